@@ -1,0 +1,121 @@
+// Package config reads the control plane's settings from the environment
+// (and the .env file the operator keeps beside it). It never logs a value
+// that could hold a secret, such as the database URL.
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Config is every setting of `nebula serve`.
+type Config struct {
+	// Addr is the listen address of the HTTP server.
+	Addr string
+	// DataDir holds the embedded store's file when DatabaseURL is empty.
+	DataDir string
+	// DatabaseURL selects PostgreSQL.
+	DatabaseURL string
+	// Introspection enables GraphQL schema introspection.
+	Introspection bool
+	// LogLevel is debug, info, warn or error; LogFormat text or json.
+	LogLevel, LogFormat string
+	// Limits of one GraphQL request.
+	MaxBodyBytes  int64
+	MaxTokens     int
+	MaxDepth      int
+	MaxComplexity int
+	// Bootstrap names the first tenant and its admin on an empty store.
+	BootstrapTenant, BootstrapEmail string
+}
+
+// FromEnv reads the settings; lookup is os.LookupEnv outside tests.
+func FromEnv(lookup func(string) (string, bool)) (Config, error) {
+	c := Config{
+		Addr:            str(lookup, "NEBULA_ADDR", "127.0.0.1:8080"),
+		DataDir:         str(lookup, "NEBULA_DATA_DIR", "nebula-data"),
+		DatabaseURL:     str(lookup, "NEBULA_DATABASE_URL", ""),
+		LogLevel:        str(lookup, "NEBULA_LOG_LEVEL", "info"),
+		LogFormat:       str(lookup, "NEBULA_LOG_FORMAT", "text"),
+		BootstrapTenant: str(lookup, "NEBULA_BOOTSTRAP_TENANT", "default"),
+		BootstrapEmail:  str(lookup, "NEBULA_BOOTSTRAP_EMAIL", "admin@localhost.localdomain"),
+	}
+	var errs []string
+	b := func(key string, def bool) bool {
+		v, ok := lookup(key)
+		if !ok || v == "" {
+			return def
+		}
+		x, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s=%q is not a boolean", key, v))
+		}
+		return x
+	}
+	n := func(key string, def, min, max int) int {
+		v, ok := lookup(key)
+		if !ok || v == "" {
+			return def
+		}
+		x, err := strconv.Atoi(v)
+		if err != nil || x < min || x > max {
+			errs = append(errs, fmt.Sprintf("%s=%q must be a whole number from %d to %d", key, v, min, max))
+		}
+		return x
+	}
+	c.Introspection = b("NEBULA_INTROSPECTION", true)
+	c.MaxBodyBytes = int64(n("NEBULA_MAX_BODY_BYTES", 1<<20, 1<<10, 64<<20))
+	c.MaxTokens = n("NEBULA_MAX_QUERY_TOKENS", 15000, 100, 1_000_000)
+	c.MaxDepth = n("NEBULA_MAX_DEPTH", 12, 2, 100)
+	c.MaxComplexity = n("NEBULA_MAX_COMPLEXITY", 250_000, 10, 100_000_000)
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Sprintf("NEBULA_LOG_LEVEL=%q must be debug, info, warn or error", c.LogLevel))
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Sprintf("NEBULA_LOG_FORMAT=%q must be text or json", c.LogFormat))
+	}
+	if len(errs) > 0 {
+		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
+	}
+	return c, nil
+}
+
+func str(lookup func(string) (string, bool), key, def string) string {
+	if v, ok := lookup(key); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// LoadDotEnv sets variables from a KEY=VALUE file that are not already set
+// in the environment. A missing file is not an error.
+func LoadDotEnv(path string) error {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return fmt.Errorf("%s line %d: want KEY=VALUE", path, i+1)
+		}
+		k, v = strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"'`)
+		if _, set := os.LookupEnv(k); !set {
+			if err := os.Setenv(k, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

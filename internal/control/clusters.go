@@ -1,0 +1,163 @@
+package control
+
+import (
+	"context"
+	"errors"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+func (p *Plane) Cluster(ctx context.Context, id model.ClusterID) (*model.Cluster, error) {
+	return get(ctx, p, p.store.Q(), store.Clusters, id, authz.ClusterRead)
+}
+
+func (p *Plane) ClustersByIDs(ctx context.Context, ids []model.ClusterID) (map[model.ClusterID]*model.Cluster, error) {
+	return byIDs(ctx, p, store.Clusters, ids, authz.ClusterRead)
+}
+
+func (p *Plane) Clusters(ctx context.Context, tenant model.TenantID, pg store.PageArgs) (store.Page[model.Cluster], error) {
+	if err := p.authz.CheckCtx(ctx, authz.ClusterRead, model.Scope{Tenant: tenant}); err != nil {
+		return store.Page[model.Cluster]{}, err
+	}
+	return store.Clusters.List(ctx, p.store.Q(), pg, "tenant_id = $1", string(tenant))
+}
+
+// ClusterStatus derives a cluster's status on the plane's clock.
+func (p *Plane) ClusterStatus(c *model.Cluster) model.ClusterStatus { return c.Status(p.now()) }
+
+// RegisterCluster registers a cluster; it stays PENDING until its agent
+// connects. Tenant admins only, within the plan.
+func (p *Plane) RegisterCluster(ctx context.Context, tenant model.TenantID, name string, labels []model.Label) (*model.Cluster, error) {
+	if err := p.authz.CheckCtx(ctx, authz.ClusterManage, model.Scope{Tenant: tenant}); err != nil {
+		return nil, err
+	}
+	var c checks
+	c.name(name, "cluster name", "input", "name")
+	ls := c.labels(labels, "input", "labels")
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	cl := &model.Cluster{ID: newID[model.ClusterID](), TenantID: tenant, Name: name, Labels: ls, CreatedAt: p.now()}
+	err := p.change(ctx, tenant, func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error {
+		if err := p.ensureRoom(ctx, q, t, model.LimitClusters, 1); err != nil {
+			return err
+		}
+		if err := store.Clusters.Insert(ctx, q, cl); err != nil {
+			return conflictOn(err, "name", "a cluster named "+name+" already exists in this tenant")
+		}
+		target(ev, "cluster.register", "Cluster", string(cl.ID))
+		ev.Details["name"], ev.Details["labels"] = name, ls
+		return nil
+	})
+	return cl, err
+}
+
+func (p *Plane) SetClusterLabels(ctx context.Context, id model.ClusterID, labels []model.Label) (*model.Cluster, error) {
+	cl, err := get(ctx, p, p.store.Q(), store.Clusters, id, authz.ClusterManage)
+	if err != nil {
+		return nil, err
+	}
+	var c checks
+	ls := c.labels(labels, "input", "labels")
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	err = p.change(ctx, cl.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		if cl, err = store.Clusters.Get(ctx, q, id); err != nil {
+			return err
+		}
+		target(ev, "cluster.set_labels", "Cluster", string(id))
+		ev.Details["labels"] = map[string]any{"from": cl.Labels, "to": ls}
+		cl.Labels = ls
+		return store.SetClusterLabels(ctx, q, id, ls)
+	})
+	return cl, err
+}
+
+// DeleteCluster deletes a cluster and its namespace targets; a cluster that
+// deployments went to keeps its history and cannot be deleted.
+func (p *Plane) DeleteCluster(ctx context.Context, id model.ClusterID) error {
+	cl, err := get(ctx, p, p.store.Q(), store.Clusters, id, authz.ClusterManage)
+	if err != nil {
+		return err
+	}
+	return p.change(ctx, cl.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		target(ev, "cluster.delete", "Cluster", string(id))
+		ev.Details["name"] = cl.Name
+		err := store.Clusters.Delete(ctx, q, id)
+		var ce *store.ConflictError
+		if errors.As(err, &ce) && ce.Reference {
+			return Problem{Field: []string{"input", "clusterId"}, Code: CodeConflict,
+				Message: "deployments went to cluster " + cl.Name + "; it keeps their history and cannot be deleted"}
+		}
+		return err
+	})
+}
+
+func (p *Plane) NamespaceTarget(ctx context.Context, id model.NamespaceTargetID) (*model.NamespaceTarget, error) {
+	return get(ctx, p, p.store.Q(), store.NamespaceTargets, id, authz.ClusterRead)
+}
+
+func (p *Plane) NamespaceTargets(ctx context.Context, cl *model.Cluster, pg store.PageArgs) (store.Page[model.NamespaceTarget], error) {
+	if err := p.authz.CheckCtx(ctx, authz.ClusterRead, cl.Scope()); err != nil {
+		return store.Page[model.NamespaceTarget]{}, err
+	}
+	return store.NamespaceTargets.List(ctx, p.store.Q(), pg, "cluster_id = $1", string(cl.ID))
+}
+
+func (p *Plane) CreateNamespaceTarget(ctx context.Context, cluster model.ClusterID, namespace string, labels []model.Label) (*model.NamespaceTarget, error) {
+	cl, err := get(ctx, p, p.store.Q(), store.Clusters, cluster, authz.NamespaceTargetManage)
+	if err != nil {
+		return nil, err
+	}
+	var c checks
+	c.name(namespace, "namespace", "input", "namespace")
+	ls := c.labels(labels, "input", "labels")
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	nt := &model.NamespaceTarget{ID: newID[model.NamespaceTargetID](), TenantID: cl.TenantID, ClusterID: cluster,
+		Namespace: namespace, Labels: ls, CreatedAt: p.now()}
+	err = p.change(ctx, cl.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		if err := store.NamespaceTargets.Insert(ctx, q, nt); err != nil {
+			return conflictOn(err, "namespace", "cluster "+cl.Name+" already has a namespace target "+namespace)
+		}
+		target(ev, "namespace_target.create", "NamespaceTarget", string(nt.ID))
+		ev.Details["clusterId"], ev.Details["namespace"], ev.Details["labels"] = string(cluster), namespace, ls
+		return nil
+	})
+	return nt, err
+}
+
+func (p *Plane) SetNamespaceTargetLabels(ctx context.Context, id model.NamespaceTargetID, labels []model.Label) (*model.NamespaceTarget, error) {
+	nt, err := get(ctx, p, p.store.Q(), store.NamespaceTargets, id, authz.NamespaceTargetManage)
+	if err != nil {
+		return nil, err
+	}
+	var c checks
+	ls := c.labels(labels, "input", "labels")
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	err = p.change(ctx, nt.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		target(ev, "namespace_target.set_labels", "NamespaceTarget", string(id))
+		ev.Details["labels"] = map[string]any{"from": nt.Labels, "to": ls}
+		nt.Labels = ls
+		return store.SetNamespaceTargetLabels(ctx, q, id, ls)
+	})
+	return nt, err
+}
+
+func (p *Plane) DeleteNamespaceTarget(ctx context.Context, id model.NamespaceTargetID) error {
+	nt, err := get(ctx, p, p.store.Q(), store.NamespaceTargets, id, authz.NamespaceTargetManage)
+	if err != nil {
+		return err
+	}
+	return p.change(ctx, nt.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		target(ev, "namespace_target.delete", "NamespaceTarget", string(id))
+		ev.Details["clusterId"], ev.Details["namespace"] = string(nt.ClusterID), nt.Namespace
+		return store.NamespaceTargets.Delete(ctx, q, id)
+	})
+}

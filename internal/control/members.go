@@ -1,0 +1,236 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+func (p *Plane) Member(ctx context.Context, id model.MemberID) (*model.Member, error) {
+	return get(ctx, p, p.store.Q(), store.Members, id, authz.MemberRead)
+}
+
+func (p *Plane) Members(ctx context.Context, tenant model.TenantID, pg store.PageArgs) (store.Page[model.Member], error) {
+	if err := p.authz.CheckCtx(ctx, authz.MemberRead, model.Scope{Tenant: tenant}); err != nil {
+		return store.Page[model.Member]{}, err
+	}
+	return store.Members.List(ctx, p.store.Q(), pg, "tenant_id = $1", string(tenant))
+}
+
+// UsersByIDs reads users for a dataloader: a user is visible to callers who
+// share a tenant with them (through the caller's token's tenant).
+func (p *Plane) UsersByIDs(ctx context.Context, ids []model.UserID) (map[model.UserID]*model.User, error) {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	users, err := store.Users.ByIDs(ctx, p.store.Q(), ids)
+	if err != nil {
+		return nil, err
+	}
+	in, args := store.InList(ids, 1)
+	shared, err := store.Members.All(ctx, p.store.Q(), "tenant_id = $1 AND user_id IN ("+in+")",
+		append([]any{string(a.Token.TenantID)}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	visible := map[model.UserID]bool{a.User.ID: true}
+	for _, m := range shared {
+		visible[m.UserID] = true
+	}
+	for id := range users {
+		if !visible[id] {
+			delete(users, id)
+		}
+	}
+	return users, nil
+}
+
+// User reads one user visible to the caller.
+func (p *Plane) User(ctx context.Context, id model.UserID) (*model.User, error) {
+	m, err := p.UsersByIDs(ctx, []model.UserID{id})
+	if err != nil {
+		return nil, err
+	}
+	if u := m[id]; u != nil {
+		return u, nil
+	}
+	return nil, store.ErrNotFound
+}
+
+// AddMemberInput adds a person or integration to a tenant.
+type AddMemberInput struct {
+	Tenant model.TenantID
+	Email  string
+	Name   string
+	Role   model.TenantRole
+	Kind   model.UserKind
+}
+
+func (p *Plane) AddMember(ctx context.Context, in AddMemberInput) (*model.Member, error) {
+	if err := p.authz.CheckCtx(ctx, authz.MemberManage, model.Scope{Tenant: in.Tenant}); err != nil {
+		return nil, err
+	}
+	in.Email = strings.ToLower(strings.TrimSpace(in.Email))
+	var c checks
+	c.email(in.Email, "input", "email")
+	c.text(in.Name, "name", 100, true, "input", "name")
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	var m *model.Member
+	err := p.change(ctx, in.Tenant, func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error {
+		if err := p.ensureRoom(ctx, q, t, model.LimitMembers, 1); err != nil {
+			return err
+		}
+		u, err := store.UserByEmail(ctx, q, in.Email)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			u = &model.User{ID: newID[model.UserID](), Email: in.Email, Name: strings.TrimSpace(in.Name), Kind: in.Kind, CreatedAt: p.now()}
+			if err := store.Users.Insert(ctx, q, u); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		case u.Kind != in.Kind:
+			return Invalid("a user with this email exists and is of kind "+string(u.Kind), "input", "kind")
+		}
+		m = &model.Member{ID: newID[model.MemberID](), TenantID: in.Tenant, UserID: u.ID, Role: in.Role, CreatedAt: p.now()}
+		if err := store.Members.Insert(ctx, q, m); err != nil {
+			return conflictOn(err, "email", in.Email+" is already a member of this tenant")
+		}
+		target(ev, "member.add", "Member", string(m.ID))
+		ev.Details["userId"], ev.Details["email"], ev.Details["role"], ev.Details["kind"] = string(u.ID), u.Email, string(in.Role), string(u.Kind)
+		return nil
+	})
+	return m, err
+}
+
+// UpdateMemberRole changes a tenant role; the last admin cannot be demoted.
+func (p *Plane) UpdateMemberRole(ctx context.Context, id model.MemberID, role model.TenantRole) (*model.Member, error) {
+	m, err := get(ctx, p, p.store.Q(), store.Members, id, authz.MemberManage)
+	if err != nil {
+		return nil, err
+	}
+	err = p.change(ctx, m.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		if m, err = store.Members.Get(ctx, q, id); err != nil {
+			return err
+		}
+		if m.Role == model.TenantAdmin && role != model.TenantAdmin {
+			if err := lastAdminGuard(ctx, q, m.TenantID, "demote"); err != nil {
+				return err
+			}
+		}
+		target(ev, "member.update_role", "Member", string(id))
+		ev.Details["userId"] = string(m.UserID)
+		ev.Details["role"] = map[string]any{"from": string(m.Role), "to": string(role)}
+		m.Role = role
+		return store.UpdateMemberRole(ctx, q, id, role)
+	})
+	return m, err
+}
+
+// RemoveMember removes someone from a tenant, with their project roles and
+// tokens there; the last admin cannot be removed.
+func (p *Plane) RemoveMember(ctx context.Context, id model.MemberID) error {
+	m, err := get(ctx, p, p.store.Q(), store.Members, id, authz.MemberManage)
+	if err != nil {
+		return err
+	}
+	return p.change(ctx, m.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		if m, err = store.Members.Get(ctx, q, id); err != nil {
+			return err
+		}
+		if m.Role == model.TenantAdmin {
+			if err := lastAdminGuard(ctx, q, m.TenantID, "remove"); err != nil {
+				return err
+			}
+		}
+		if err := store.DeleteProjectGrantsInTenant(ctx, q, m.TenantID, m.UserID); err != nil {
+			return err
+		}
+		if err := store.RevokeUserTokens(ctx, q, m.TenantID, m.UserID, p.now()); err != nil {
+			return err
+		}
+		target(ev, "member.remove", "Member", string(id))
+		ev.Details["userId"], ev.Details["role"] = string(m.UserID), string(m.Role)
+		return store.Members.Delete(ctx, q, id)
+	})
+}
+
+func lastAdminGuard(ctx context.Context, q store.Querier, tenant model.TenantID, verb string) error {
+	n, err := store.Members.Count(ctx, q, "tenant_id = $1 AND role = $2", string(tenant), string(model.TenantAdmin))
+	if err != nil {
+		return err
+	}
+	if n <= 1 {
+		return Problem{Field: []string{"input", "memberId"}, Code: CodeConflict,
+			Message: "cannot " + verb + " the last admin of the tenant; make someone else admin first"}
+	}
+	return nil
+}
+
+func (p *Plane) ProjectMember(ctx context.Context, id model.ProjectMemberID) (*model.ProjectMember, error) {
+	return get(ctx, p, p.store.Q(), store.ProjectMembers, id, authz.ProjectMemberRead)
+}
+
+func (p *Plane) ProjectMembers(ctx context.Context, project model.Scope, pg store.PageArgs) (store.Page[model.ProjectMember], error) {
+	if err := p.authz.CheckCtx(ctx, authz.ProjectMemberRead, project); err != nil {
+		return store.Page[model.ProjectMember]{}, err
+	}
+	return store.ProjectMembers.List(ctx, p.store.Q(), pg, "project_id = $1", string(project.Project))
+}
+
+// AddProjectMember gives a tenant member a role in a project.
+func (p *Plane) AddProjectMember(ctx context.Context, project model.ProjectID, user model.UserID, role model.ProjectRole) (*model.ProjectMember, error) {
+	proj, err := get(ctx, p, p.store.Q(), store.Projects, project, authz.ProjectMemberManage)
+	if err != nil {
+		return nil, err
+	}
+	var pm *model.ProjectMember
+	err = p.change(ctx, proj.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		if _, err := store.Members.One(ctx, q, "tenant_id = $1 AND user_id = $2", string(proj.TenantID), string(user)); err != nil {
+			return notFoundOn(err, "userId", "the user is not a member of this project's tenant; add them to the tenant first")
+		}
+		pm = &model.ProjectMember{ID: newID[model.ProjectMemberID](), TenantID: proj.TenantID, ProjectID: project,
+			UserID: user, Role: role, CreatedAt: p.now()}
+		if err := store.ProjectMembers.Insert(ctx, q, pm); err != nil {
+			return conflictOn(err, "userId", "the user already has a role in this project; update it instead")
+		}
+		target(ev, "project_member.add", "ProjectMember", string(pm.ID))
+		ev.Details["projectId"], ev.Details["userId"], ev.Details["role"] = string(project), string(user), string(role)
+		return nil
+	})
+	return pm, err
+}
+
+func (p *Plane) UpdateProjectMemberRole(ctx context.Context, id model.ProjectMemberID, role model.ProjectRole) (*model.ProjectMember, error) {
+	pm, err := get(ctx, p, p.store.Q(), store.ProjectMembers, id, authz.ProjectMemberManage)
+	if err != nil {
+		return nil, err
+	}
+	err = p.change(ctx, pm.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		target(ev, "project_member.update_role", "ProjectMember", string(id))
+		ev.Details["projectId"], ev.Details["userId"] = string(pm.ProjectID), string(pm.UserID)
+		ev.Details["role"] = map[string]any{"from": string(pm.Role), "to": string(role)}
+		pm.Role = role
+		return store.UpdateProjectMemberRole(ctx, q, id, role)
+	})
+	return pm, err
+}
+
+func (p *Plane) RemoveProjectMember(ctx context.Context, id model.ProjectMemberID) error {
+	pm, err := get(ctx, p, p.store.Q(), store.ProjectMembers, id, authz.ProjectMemberManage)
+	if err != nil {
+		return err
+	}
+	return p.change(ctx, pm.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		target(ev, "project_member.remove", "ProjectMember", string(id))
+		ev.Details["projectId"], ev.Details["userId"], ev.Details["role"] = string(pm.ProjectID), string(pm.UserID), string(pm.Role)
+		return store.ProjectMembers.Delete(ctx, q, id)
+	})
+}

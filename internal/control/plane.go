@@ -1,0 +1,179 @@
+// Package control holds the control plane's domain services: the rules of
+// every query and mutation, their transactions, authorization checks, plan
+// limits and audit events. Resolvers, the CLI and (later) the agent hub call
+// it; it calls the store.
+//
+// Every read goes through authorization here, never in the callers, and
+// every committed change writes exactly one audit event in its transaction.
+// It never returns a secret except the one-time token value of the call
+// that created it.
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// Plane is the control plane's domain layer.
+type Plane struct {
+	store *store.Store
+	authz *authz.Authorizer
+	log   *slog.Logger
+	now   func() time.Time
+}
+
+// New wires the domain layer over a migrated store.
+func New(st *store.Store, log *slog.Logger) (*Plane, error) {
+	z, err := authz.New(func(ctx context.Context, u model.UserID) (*model.Grants, error) {
+		return store.GrantsOf(ctx, st.Q(), u)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Plane{store: st, authz: z, log: log, now: store.Now}, nil
+}
+
+// Authorizer exposes the policy, for the role matrix test and docs.
+func (p *Plane) Authorizer() *authz.Authorizer { return p.authz }
+
+// Store exposes the store, for health checks.
+func (p *Plane) Store() *store.Store { return p.store }
+
+func newID[T ~string]() T { return T(uuid.Must(uuid.NewV7()).String()) }
+
+// scoped is a row type that knows its tenant and project.
+type scoped[T any] interface {
+	*T
+	Scope() model.Scope
+}
+
+// get reads one row and checks the actor may perm on it. A row the actor
+// cannot see is reported as not found, exactly like a missing one.
+func get[K ~string, T any, PT scoped[T]](ctx context.Context, p *Plane, q store.Querier, t *store.Table[K, T], id K, perm authz.Perm) (*T, error) {
+	v, err := t.Get(ctx, q, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.authz.CheckCtx(ctx, perm, PT(v).Scope()); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// byIDs reads rows for a dataloader, dropping those the actor may not read.
+func byIDs[K ~string, T any, PT scoped[T]](ctx context.Context, p *Plane, t *store.Table[K, T], ids []K, perm authz.Perm) (map[K]*T, error) {
+	rows, err := t.ByIDs(ctx, p.store.Q(), ids)
+	if err != nil {
+		return nil, err
+	}
+	for id, v := range rows {
+		if err := p.authz.CheckCtx(ctx, perm, PT(v).Scope()); err != nil {
+			if isDenied(err) {
+				delete(rows, id)
+				continue
+			}
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+func isDenied(err error) bool {
+	return errors.Is(err, authz.ErrNotVisible) || errors.Is(err, authz.ErrForbidden)
+}
+
+// IsNotFound reports whether err means "no such object, or not yours".
+func IsNotFound(err error) bool {
+	return errors.Is(err, store.ErrNotFound) || errors.Is(err, authz.ErrNotVisible)
+}
+
+// change runs fn in a transaction that holds the tenant's write lock and
+// records the audit event fn fills in. A failed fn writes nothing, audit
+// included.
+func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error) error {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return err
+	}
+	return p.store.Tx(ctx, func(q store.Querier) error {
+		t, err := store.LockTenant(ctx, q, tenant)
+		if err != nil {
+			return fmt.Errorf("locking tenant: %w", err)
+		}
+		ev := p.auditEvent(a, tenant)
+		if err := fn(q, t, ev); err != nil {
+			return err
+		}
+		return store.InsertAudit(ctx, q, ev)
+	})
+}
+
+func (p *Plane) auditEvent(a *authz.Actor, tenant model.TenantID) *model.AuditEvent {
+	ev := &model.AuditEvent{TenantID: tenant, ClientAddress: a.Origin, CreatedAt: p.now(), Details: map[string]any{}}
+	if a.User != nil {
+		id := a.User.ID
+		ev.ActorID = &id
+	}
+	if a.Token != nil {
+		id := a.Token.ID
+		ev.TokenID = &id
+	}
+	return ev
+}
+
+// target fills the audit event's target.
+func target(ev *model.AuditEvent, action, typ, id string) {
+	ev.Action, ev.TargetType, ev.TargetID = action, typ, &id
+}
+
+// ensureRoom fails with ENTITLEMENT_REQUIRED when adding n of res would
+// exceed the tenant's plan. Callers hold the tenant lock.
+func (p *Plane) ensureRoom(ctx context.Context, q store.Querier, t *model.Tenant, res model.LimitedResource, n int) error {
+	limit := t.PlanName.Limits()[res]
+	if limit == model.Unlimited || n <= 0 {
+		return nil
+	}
+	use, err := store.Usage(ctx, q, t.ID)
+	if err != nil {
+		return err
+	}
+	if use[res]+n > limit {
+		return Problem{Code: CodeEntitlement, Message: fmt.Sprintf(
+			"the %s plan allows %d %s and this tenant uses %d; upgrade the plan to add more",
+			t.PlanName, limit, humanResource(res), use[res])}
+	}
+	return nil
+}
+
+func humanResource(r model.LimitedResource) string {
+	switch r {
+	case model.LimitClusters:
+		return "clusters"
+	case model.LimitProjects:
+		return "projects"
+	case model.LimitProtectedEnvironments:
+		return "protected environments"
+	case model.LimitMembers:
+		return "members"
+	default:
+		return "services"
+	}
+}
+
+// conflictOn turns a duplicate-key error into a user error on field.
+func conflictOn(err error, field, message string) error {
+	var ce *store.ConflictError
+	if errors.As(err, &ce) && !ce.Reference {
+		return Problem{Field: []string{"input", field}, Code: CodeConflict, Message: message}
+	}
+	return err
+}

@@ -1,0 +1,303 @@
+package control
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+func (p *Plane) Service(ctx context.Context, id model.ServiceID) (*model.Service, error) {
+	return get(ctx, p, p.store.Q(), store.Services, id, authz.ServiceRead)
+}
+
+func (p *Plane) ServicesByIDs(ctx context.Context, ids []model.ServiceID) (map[model.ServiceID]*model.Service, error) {
+	return byIDs(ctx, p, store.Services, ids, authz.ServiceRead)
+}
+
+// ServicesOf lists the services of several projects in one query.
+func (p *Plane) ServicesOf(ctx context.Context, projects []model.Scope, pg store.PageArgs) (map[string]store.Page[model.Service], error) {
+	ids, err := p.readableParents(ctx, projects, authz.ServiceRead, func(s model.Scope) string { return string(s.Project) })
+	if err != nil {
+		return nil, err
+	}
+	return store.Services.ListByParents(ctx, p.store.Q(), "project_id",
+		func(s *model.Service) string { return string(s.ProjectID) }, ids, pg, "ASC")
+}
+
+// ServiceInput creates or (nil fields kept) updates a service.
+type ServiceInput struct {
+	Name      string
+	Image     *string
+	Processes []model.Process
+	Variables []model.Variable
+	Domains   []model.Domain
+}
+
+func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in ServiceInput) (*model.Service, error) {
+	proj, err := get(ctx, p, p.store.Q(), store.Projects, project, authz.ServiceManage)
+	if err != nil {
+		return nil, err
+	}
+	now := p.now()
+	svc := &model.Service{ID: newID[model.ServiceID](), TenantID: proj.TenantID, ProjectID: project, Name: in.Name,
+		CreatedAt: now, UpdatedAt: now, ServiceConfig: model.ServiceConfig{
+			Processes: in.Processes, Variables: orEmpty(in.Variables), Domains: orEmpty(in.Domains)}}
+	if in.Image != nil {
+		svc.Image = *in.Image
+	}
+	var c checks
+	c.name(in.Name, "service name", "input", "name")
+	if svc.Processes == nil {
+		svc.Processes = []model.Process{}
+	}
+	c.config(&svc.Image, &svc.ServiceConfig)
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	err = p.change(ctx, proj.TenantID, func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error {
+		if err := p.ensureRoom(ctx, q, t, model.LimitServices, 1); err != nil {
+			return err
+		}
+		if err := store.Services.Insert(ctx, q, svc); err != nil {
+			return conflictOn(err, "name", "a service named "+in.Name+" already exists in this project")
+		}
+		target(ev, "service.create", "Service", string(svc.ID))
+		ev.Details["projectId"], ev.Details["name"], ev.Details["image"] = string(project), svc.Name, svc.Image
+		auditConfig(ev, svc.ServiceConfig)
+		return nil
+	})
+	return svc, err
+}
+
+// auditConfig records a configuration without variable values: names say
+// what changed, values may be sensitive.
+func auditConfig(ev *model.AuditEvent, cfg model.ServiceConfig) {
+	procs := make([]string, len(cfg.Processes))
+	for i, pr := range cfg.Processes {
+		procs[i] = pr.Name
+	}
+	vars := make([]string, len(cfg.Variables))
+	for i, v := range cfg.Variables {
+		vars[i] = v.Name
+	}
+	hosts := make([]string, len(cfg.Domains))
+	for i, d := range cfg.Domains {
+		hosts[i] = d.Host
+	}
+	ev.Details["processes"], ev.Details["variableNames"], ev.Details["domains"] = procs, vars, hosts
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func (p *Plane) UpdateService(ctx context.Context, id model.ServiceID, in ServiceInput) (*model.Service, error) {
+	svc, err := get(ctx, p, p.store.Q(), store.Services, id, authz.ServiceManage)
+	if err != nil {
+		return nil, err
+	}
+	err = p.change(ctx, svc.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		if svc, err = store.Services.Get(ctx, q, id); err != nil {
+			return err
+		}
+		if in.Image != nil {
+			svc.Image = *in.Image
+		}
+		if in.Processes != nil {
+			svc.Processes = in.Processes
+		}
+		if in.Variables != nil {
+			svc.Variables = in.Variables
+		}
+		if in.Domains != nil {
+			svc.Domains = in.Domains
+		}
+		var c checks
+		c.config(&svc.Image, &svc.ServiceConfig)
+		if err := c.err(); err != nil {
+			return err
+		}
+		svc.UpdatedAt = p.now()
+		target(ev, "service.update", "Service", string(id))
+		ev.Details["image"] = svc.Image
+		auditConfig(ev, svc.ServiceConfig)
+		return store.UpdateService(ctx, q, svc)
+	})
+	return svc, err
+}
+
+func (p *Plane) DeleteService(ctx context.Context, id model.ServiceID) error {
+	svc, err := get(ctx, p, p.store.Q(), store.Services, id, authz.ServiceManage)
+	if err != nil {
+		return err
+	}
+	return p.change(ctx, svc.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		target(ev, "service.delete", "Service", string(id))
+		ev.Details["projectId"], ev.Details["name"] = string(svc.ProjectID), svc.Name
+		return store.Services.Delete(ctx, q, id)
+	})
+}
+
+func (p *Plane) Release(ctx context.Context, id model.ReleaseID) (*model.Release, error) {
+	return get(ctx, p, p.store.Q(), store.Releases, id, authz.ReleaseRead)
+}
+
+func (p *Plane) ReleasesByIDs(ctx context.Context, ids []model.ReleaseID) (map[model.ReleaseID]*model.Release, error) {
+	return byIDs(ctx, p, store.Releases, ids, authz.ReleaseRead)
+}
+
+// Releases lists a service's releases newest first, optionally of one
+// environment.
+func (p *Plane) Releases(ctx context.Context, svc *model.Service, env *model.EnvironmentID, pg store.PageArgs) (store.Page[model.Release], error) {
+	if err := p.authz.CheckCtx(ctx, authz.ReleaseRead, svc.Scope()); err != nil {
+		return store.Page[model.Release]{}, err
+	}
+	where, args := "service_id = $1", []any{string(svc.ID)}
+	if env != nil {
+		where, args = where+" AND environment_id = $2", append(args, string(*env))
+	}
+	return store.Releases.Newest(ctx, p.store.Q(), pg, where, args...)
+}
+
+func (p *Plane) Deployment(ctx context.Context, id model.DeploymentID) (*model.Deployment, error) {
+	return get(ctx, p, p.store.Q(), store.Deployments, id, authz.DeploymentRead)
+}
+
+// DeploymentsOf lists the deployments of several environments, newest
+// first, in one query.
+func (p *Plane) DeploymentsOf(ctx context.Context, envs []model.Scope, ids []model.EnvironmentID, pg store.PageArgs) (map[string]store.Page[model.Deployment], error) {
+	for _, s := range envs {
+		if err := p.authz.CheckCtx(ctx, authz.DeploymentRead, s); err != nil {
+			return nil, err
+		}
+	}
+	parents := make([]string, len(ids))
+	for i, id := range ids {
+		parents[i] = string(id)
+	}
+	return store.Deployments.ListByParents(ctx, p.store.Q(), "environment_id",
+		func(d *model.Deployment) string { return string(d.EnvironmentID) }, parents, pg, "DESC")
+}
+
+// Deploy releases a service to an environment: it freezes the service's
+// configuration with the image digest into the next numbered release and
+// queues a deployment to the one cluster the environment's selector picks.
+func (p *Plane) Deploy(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, digest string) (*model.Release, *model.Deployment, error) {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc, err := get(ctx, p, p.store.Q(), store.Services, svcID, authz.ServiceRead)
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := get(ctx, p, p.store.Q(), store.Environments, envID, authz.EnvironmentRead)
+	if err != nil {
+		return nil, nil, err
+	}
+	if env.ProjectID != svc.ProjectID {
+		return nil, nil, Invalid("the environment belongs to another project than the service", "input", "environmentId")
+	}
+	// Seeing an environment is not permission to deploy to it.
+	perm := authz.DeploymentCreate
+	if env.Protected {
+		perm = authz.DeploymentProtected
+	}
+	if err := p.authz.Check(ctx, a, perm, env.Scope()); err != nil {
+		return nil, nil, err
+	}
+	if !imageDigest.MatchString(digest) {
+		return nil, nil, Invalid(fmt.Sprintf("image digest %q must be sha256: followed by 64 lowercase hex digits", digest), "input", "imageDigest")
+	}
+	var rel *model.Release
+	var dep *model.Deployment
+	err = p.change(ctx, svc.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		if svc, err = store.Services.Get(ctx, q, svcID); err != nil {
+			return err
+		}
+		clusters, targets, err := p.tenantTargets(ctx, q, svc.TenantID)
+		if err != nil {
+			return err
+		}
+		cs, _ := eligible(env, clusters, targets)
+		if len(cs) != 1 {
+			return noSingleTarget(env, cs)
+		}
+		num, err := store.NextReleaseNumber(ctx, q, svcID, envID)
+		if err != nil {
+			return err
+		}
+		now := p.now()
+		uid := a.User.ID
+		rel = &model.Release{ID: newID[model.ReleaseID](), TenantID: svc.TenantID, ProjectID: svc.ProjectID,
+			ServiceID: svcID, EnvironmentID: envID, Number: num, Image: svc.Image, ImageDigest: digest,
+			ServiceConfig: svc.ServiceConfig, CreatedBy: &uid, CreatedAt: now}
+		if err := store.Releases.Insert(ctx, q, rel); err != nil {
+			return err
+		}
+		dep = &model.Deployment{ID: newID[model.DeploymentID](), TenantID: svc.TenantID, ProjectID: svc.ProjectID,
+			ServiceID: svcID, EnvironmentID: envID, ReleaseID: rel.ID, ClusterID: cs[0].ID, Stage: model.StageQueued,
+			RequestedBy: &uid, CreatedAt: now, UpdatedAt: now}
+		if err := store.Deployments.Insert(ctx, q, dep); err != nil {
+			return err
+		}
+		target(ev, "deployment.create", "Deployment", string(dep.ID))
+		ev.Details["serviceId"], ev.Details["environmentId"], ev.Details["clusterId"] = string(svcID), string(envID), string(cs[0].ID)
+		ev.Details["releaseId"], ev.Details["releaseNumber"], ev.Details["imageDigest"] = string(rel.ID), num, digest
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return rel, dep, nil
+}
+
+// noSingleTarget explains why a deployment has no cluster to go to, naming
+// the candidates; it never guesses.
+func noSingleTarget(env *model.Environment, cs []*model.Cluster) error {
+	if len(cs) == 0 {
+		return Invalid(fmt.Sprintf("environment %s has no eligible cluster: no cluster carries every label of its cluster selector %s",
+			env.Name, labelString(env.ClusterSelector)), "input", "environmentId")
+	}
+	return Invalid(fmt.Sprintf("environment %s picks %d clusters (%s); narrow its cluster selector so that it picks exactly one",
+		env.Name, len(cs), names(cs, func(c *model.Cluster) string { return c.Name })), "input", "environmentId")
+}
+
+func labelString(ls model.Labels) string {
+	if len(ls) == 0 {
+		return "{}"
+	}
+	s := "{"
+	for i, l := range ls {
+		if i > 0 {
+			s += ", "
+		}
+		s += l.Key + "=" + l.Value
+	}
+	return s + "}"
+}
+
+// AuditEvents lists a tenant's audit history newest first; tenant admins only.
+func (p *Plane) AuditEvents(ctx context.Context, tenant model.TenantID, f store.AuditFilter, pg store.PageArgs) (store.Page[model.AuditEvent], error) {
+	if err := p.authz.CheckCtx(ctx, authz.AuditRead, model.Scope{Tenant: tenant}); err != nil {
+		return store.Page[model.AuditEvent]{}, err
+	}
+	return store.ListAudit(ctx, p.store.Q(), tenant, f, pg)
+}
+
+func (p *Plane) AuditEvent(ctx context.Context, id model.AuditEventID) (*model.AuditEvent, error) {
+	ev, err := store.AuditEventByID(ctx, p.store.Q(), id)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.authz.CheckCtx(ctx, authz.AuditRead, ev.Scope()); err != nil {
+		return nil, authz.ErrNotVisible
+	}
+	return ev, nil
+}

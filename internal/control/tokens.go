@@ -1,0 +1,220 @@
+package control
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// TokenPrefix starts every API token, so that secret scanners and people
+// recognise one.
+const TokenPrefix = "nbt_"
+
+// tokenTouchInterval bounds how often a token's last-used time is written.
+const tokenTouchInterval = time.Minute
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// newSecret returns a token with 256 bits of randomness, its display
+// prefix, and the hash that is stored.
+func newSecret() (secret, prefix string, hash []byte) {
+	var b [43]byte
+	raw := make([]byte, len(b))
+	if _, err := rand.Read(raw); err != nil {
+		panic(fmt.Sprintf("reading randomness: %v", err))
+	}
+	for i, r := range raw {
+		// 43 base62 characters carry about 256 bits; the modulo bias of
+		// 256 % 62 costs under 0.1 bit each.
+		b[i] = base62[int(r)%len(base62)]
+	}
+	secret = TokenPrefix + string(b[:])
+	return secret, secret[:len(TokenPrefix)+8], hashToken(secret)
+}
+
+// hashToken is SHA-256: tokens are long random strings, so a slow password
+// hash adds nothing and would cost every request.
+func hashToken(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+// Authenticate turns a presented token into an actor. Every failure reads
+// the same to the caller, so a token's state is not disclosed.
+func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz.Actor, error) {
+	if !strings.HasPrefix(secret, TokenPrefix) || len(secret) > 200 {
+		return nil, authz.ErrUnauthenticated
+	}
+	q := p.store.Q()
+	tok, err := store.TokenByHash(ctx, q, hashToken(secret))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, authz.ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, fmt.Errorf("looking up token: %w", err)
+	}
+	now := p.now()
+	if tok.RevokedAt != nil || (tok.ExpiresAt != nil && !now.Before(*tok.ExpiresAt)) {
+		return nil, authz.ErrUnauthenticated
+	}
+	user, err := store.Users.Get(ctx, q, tok.UserID)
+	if err != nil {
+		return nil, fmt.Errorf("reading token user: %w", err)
+	}
+	if tok.LastUsedAt == nil || now.Sub(*tok.LastUsedAt) >= tokenTouchInterval {
+		if err := store.TouchToken(ctx, q, tok.ID, now, tokenTouchInterval); err != nil {
+			// Losing a last-used time must not fail the request.
+			p.log.WarnContext(ctx, "recording token use", "token_id", tok.ID, "error", err)
+		}
+	}
+	return &authz.Actor{User: user, Token: tok, Origin: origin}, nil
+}
+
+// insertToken creates a token for user in tenant and returns it with its secret.
+func (p *Plane) insertToken(ctx context.Context, q store.Querier, tenant model.TenantID, user model.UserID, name string, expires *time.Time) (*model.APIToken, string, error) {
+	secret, prefix, hash := newSecret()
+	tok := &model.APIToken{
+		ID: newID[model.TokenID](), TenantID: tenant, UserID: user, Name: name, Prefix: prefix, Hash: hash,
+		CreatedAt: p.now(), ExpiresAt: expires,
+	}
+	if err := store.Tokens.Insert(ctx, q, tok); err != nil {
+		return nil, "", err
+	}
+	return tok, secret, nil
+}
+
+// CreateTokenInput asks for a token.
+type CreateTokenInput struct {
+	Name string
+	// User is an integration user of the caller's tenant; nil for the caller.
+	User          *model.UserID
+	ExpiresInDays *int
+}
+
+// CreateAPIToken creates a token in the caller's tenant and returns its
+// secret, which is never shown again.
+func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model.APIToken, string, error) {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	var c checks
+	c.text(in.Name, "token name", 100, true, "input", "name")
+	var expires *time.Time
+	if d := in.ExpiresInDays; d != nil {
+		if *d < 1 || *d > 3650 {
+			c.add(Invalid("expiresInDays must be between 1 and 3650", "input", "expiresInDays"))
+		} else {
+			t := p.now().Add(time.Duration(*d) * 24 * time.Hour)
+			expires = &t
+		}
+	}
+	if err := c.err(); err != nil {
+		return nil, "", err
+	}
+	tenant := a.Token.TenantID
+	owner := a.User.ID
+	if in.User != nil && *in.User != owner {
+		if err := p.authz.Check(ctx, a, authz.TokenManageIntegrate, model.Scope{Tenant: tenant}); err != nil {
+			return nil, "", err
+		}
+		owner = *in.User
+	}
+	var tok *model.APIToken
+	var secret string
+	err = p.change(ctx, tenant, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		if owner != a.User.ID {
+			u, err := store.Users.Get(ctx, q, owner)
+			if err != nil {
+				return notFoundOn(err, "userId", "no such user in this tenant")
+			}
+			if _, err := store.Members.One(ctx, q, "tenant_id = $1 AND user_id = $2", string(tenant), string(owner)); err != nil {
+				return notFoundOn(err, "userId", "no such user in this tenant")
+			}
+			if u.Kind != model.UserIntegration {
+				return Invalid("tokens can be created for integration users only; people create their own", "input", "userId")
+			}
+		}
+		var err error
+		tok, secret, err = p.insertToken(ctx, q, tenant, owner, in.Name, expires)
+		if err != nil {
+			return err
+		}
+		target(ev, "api_token.create", "ApiToken", string(tok.ID))
+		ev.Details["name"], ev.Details["prefix"], ev.Details["userId"] = tok.Name, tok.Prefix, string(owner)
+		if expires != nil {
+			ev.Details["expiresAt"] = expires.Format(time.RFC3339)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return tok, secret, nil
+}
+
+// RevokeAPIToken revokes a token: the caller's own, or any in the tenant for
+// a tenant admin.
+func (p *Plane) RevokeAPIToken(ctx context.Context, id model.TokenID) (*model.APIToken, error) {
+	tok, err := p.APIToken(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	err = p.change(ctx, tok.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		if err := store.RevokeToken(ctx, q, id, p.now()); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return Problem{Field: []string{"input", "apiTokenId"}, Code: CodeConflict, Message: "the token is already revoked"}
+			}
+			return err
+		}
+		target(ev, "api_token.revoke", "ApiToken", string(id))
+		ev.Details["name"], ev.Details["prefix"] = tok.Name, tok.Prefix
+		tok, err = store.Tokens.Get(ctx, q, id)
+		return err
+	})
+	return tok, err
+}
+
+// APIToken reads a token's metadata: the owner's, or a tenant admin's.
+func (p *Plane) APIToken(ctx context.Context, id model.TokenID) (*model.APIToken, error) {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := store.Tokens.Get(ctx, p.store.Q(), id)
+	if err != nil {
+		return nil, err
+	}
+	if tok.UserID == a.User.ID && a.Token.TenantID == tok.TenantID {
+		return tok, nil
+	}
+	if err := p.authz.Check(ctx, a, authz.MemberManage, tok.Scope()); err != nil {
+		return nil, authz.ErrNotVisible
+	}
+	return tok, nil
+}
+
+// MyAPITokens lists the caller's tokens in the current tenant.
+func (p *Plane) MyAPITokens(ctx context.Context, pg store.PageArgs) (store.Page[model.APIToken], error) {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return store.Page[model.APIToken]{}, err
+	}
+	return store.Tokens.List(ctx, p.store.Q(), pg, "user_id = $1 AND tenant_id = $2", string(a.User.ID), string(a.Token.TenantID))
+}
+
+// notFoundOn reports a missing referenced object as a user error on field.
+func notFoundOn(err error, fieldName, message string) error {
+	if IsNotFound(err) {
+		return Invalid(message, "input", fieldName)
+	}
+	return err
+}

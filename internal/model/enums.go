@@ -1,0 +1,117 @@
+package model
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+)
+
+type TenantRole string
+
+const (
+	TenantAdmin  TenantRole = "ADMIN"
+	TenantMember TenantRole = "MEMBER"
+)
+
+type ProjectRole string
+
+const (
+	ProjectManager ProjectRole = "PROJECT_MANAGER"
+	ProjectEditor  ProjectRole = "EDITOR"
+	ProjectViewer  ProjectRole = "VIEWER"
+)
+
+type UserKind string
+
+const (
+	UserHuman       UserKind = "HUMAN"
+	UserIntegration UserKind = "INTEGRATION"
+)
+
+type ClusterStatus string
+
+const (
+	ClusterPending      ClusterStatus = "PENDING"
+	ClusterConnected    ClusterStatus = "CONNECTED"
+	ClusterDisconnected ClusterStatus = "DISCONNECTED"
+)
+
+type DeploymentStage string
+
+const (
+	StageQueued           DeploymentStage = "QUEUED"
+	StageBuilding         DeploymentStage = "BUILDING"
+	StageAwaitingApproval DeploymentStage = "AWAITING_APPROVAL"
+	StageDelivering       DeploymentStage = "DELIVERING"
+	StageStarting         DeploymentStage = "STARTING"
+	StageProbing          DeploymentStage = "PROBING"
+	StageSwitchingTraffic DeploymentStage = "SWITCHING_TRAFFIC"
+	StageRetiring         DeploymentStage = "RETIRING"
+	StageSucceeded        DeploymentStage = "SUCCEEDED"
+	StageFailed           DeploymentStage = "FAILED"
+	StageRolledBack       DeploymentStage = "ROLLED_BACK"
+	StageSuperseded       DeploymentStage = "SUPERSEDED"
+	StageCancelled        DeploymentStage = "CANCELLED"
+)
+
+// The values each enum accepts, in schema order.
+var (
+	tenantRoles      = []TenantRole{TenantAdmin, TenantMember}
+	projectRoles     = []ProjectRole{ProjectManager, ProjectEditor, ProjectViewer}
+	userKinds        = []UserKind{UserHuman, UserIntegration}
+	clusterStatuses  = []ClusterStatus{ClusterPending, ClusterConnected, ClusterDisconnected}
+	deploymentStages = []DeploymentStage{
+		StageQueued, StageBuilding, StageAwaitingApproval, StageDelivering, StageStarting, StageProbing,
+		StageSwitchingTraffic, StageRetiring, StageSucceeded, StageFailed, StageRolledBack, StageSuperseded, StageCancelled,
+	}
+	planNames        = []PlanName{PlanFree, PlanTeam, PlanEnterprise}
+	limitedResources = []LimitedResource{LimitClusters, LimitProjects, LimitProtectedEnvironments, LimitMembers, LimitServices}
+)
+
+// The enums marshal to and from GraphQL themselves (gqlgen's Marshaler and
+// Unmarshaler interfaces need only io.Writer), so the API and the domain
+// share one set of values.
+
+func (v TenantRole) MarshalGQL(w io.Writer)     { marshalEnum(w, v) }
+func (v *TenantRole) UnmarshalGQL(x any) error  { return unmarshalEnum(x, v, tenantRoles) }
+func (v ProjectRole) MarshalGQL(w io.Writer)    { marshalEnum(w, v) }
+func (v *ProjectRole) UnmarshalGQL(x any) error { return unmarshalEnum(x, v, projectRoles) }
+func (v UserKind) MarshalGQL(w io.Writer)       { marshalEnum(w, v) }
+func (v *UserKind) UnmarshalGQL(x any) error    { return unmarshalEnum(x, v, userKinds) }
+func (v ClusterStatus) MarshalGQL(w io.Writer)  { marshalEnum(w, v) }
+func (v *ClusterStatus) UnmarshalGQL(x any) error {
+	return unmarshalEnum(x, v, clusterStatuses)
+}
+func (v DeploymentStage) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
+func (v *DeploymentStage) UnmarshalGQL(x any) error {
+	return unmarshalEnum(x, v, deploymentStages)
+}
+func (v PlanName) MarshalGQL(w io.Writer)        { marshalEnum(w, v) }
+func (v *PlanName) UnmarshalGQL(x any) error     { return unmarshalEnum(x, v, planNames) }
+func (v LimitedResource) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
+func (v *LimitedResource) UnmarshalGQL(x any) error {
+	return unmarshalEnum(x, v, limitedResources)
+}
+
+// Valid reports whether the role is one the schema knows.
+func (v TenantRole) Valid() bool  { return slices.Contains(tenantRoles, v) }
+func (v ProjectRole) Valid() bool { return slices.Contains(projectRoles, v) }
+func (v UserKind) Valid() bool    { return slices.Contains(userKinds, v) }
+func (v PlanName) Valid() bool    { return slices.Contains(planNames, v) }
+
+func marshalEnum[T ~string](w io.Writer, v T) {
+	_, _ = io.WriteString(w, strconv.Quote(string(v)))
+}
+
+func unmarshalEnum[T ~string](x any, dst *T, values []T) error {
+	s, ok := x.(string)
+	if !ok {
+		return fmt.Errorf("enum value must be a string, got %T", x)
+	}
+	if !slices.Contains(values, T(s)) {
+		return fmt.Errorf("%q is not one of %v", s, values)
+	}
+	*dst = T(s)
+	return nil
+}

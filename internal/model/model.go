@@ -1,0 +1,258 @@
+// Package model holds the domain types every layer shares: tenants, projects,
+// environments, clusters, services, releases, deployments and audit events.
+//
+// It is plain data plus small pure helpers. It must never import the store,
+// the API or the agent, so that every one of them can import it.
+package model
+
+import (
+	"time"
+)
+
+// Typed ids: mixing them up is a compile error rather than a wrong row.
+type (
+	TenantID          string
+	UserID            string
+	MemberID          string
+	TokenID           string
+	ProjectID         string
+	ProjectMemberID   string
+	EnvironmentID     string
+	ClusterID         string
+	NamespaceTargetID string
+	ServiceID         string
+	ReleaseID         string
+	DeploymentID      string
+	AuditEventID      string
+)
+
+// Scope says which tenant, and which project if any, an object belongs to.
+// Authorization decides on scopes.
+type Scope struct {
+	Tenant  TenantID
+	Project ProjectID
+}
+
+// Node is implemented by every object that has a global id.
+type Node interface{ IsNode() }
+
+type Tenant struct {
+	ID        TenantID
+	Name      string
+	PlanName  PlanName
+	CreatedAt time.Time
+}
+
+type User struct {
+	ID        UserID
+	Email     string
+	Name      string
+	Kind      UserKind
+	CreatedAt time.Time
+}
+
+type Member struct {
+	ID        MemberID
+	TenantID  TenantID
+	UserID    UserID
+	Role      TenantRole
+	CreatedAt time.Time
+}
+
+// APIToken is a stored token. The secret itself is never stored, only its
+// hash. A token acts for its user in one tenant only.
+type APIToken struct {
+	ID         TokenID
+	TenantID   TenantID
+	UserID     UserID
+	Name       string
+	Prefix     string
+	Hash       []byte
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	ExpiresAt  *time.Time
+	RevokedAt  *time.Time
+}
+
+type Project struct {
+	ID          ProjectID
+	TenantID    TenantID
+	Name        string
+	Description string
+	CreatedAt   time.Time
+}
+
+type ProjectMember struct {
+	ID        ProjectMemberID
+	TenantID  TenantID
+	ProjectID ProjectID
+	UserID    UserID
+	Role      ProjectRole
+	CreatedAt time.Time
+}
+
+type Environment struct {
+	ID                EnvironmentID
+	TenantID          TenantID
+	ProjectID         ProjectID
+	Name              string
+	Protected         bool
+	ClusterSelector   Labels
+	NamespaceSelector Labels
+	CreatedAt         time.Time
+}
+
+type Cluster struct {
+	ID              ClusterID
+	TenantID        TenantID
+	Name            string
+	Labels          Labels
+	LastHeartbeatAt *time.Time
+	CreatedAt       time.Time
+}
+
+// DisconnectedAfter is how long a cluster may stay silent before it counts as
+// disconnected.
+const DisconnectedAfter = 60 * time.Second
+
+// Status derives the cluster's connection status from its last heartbeat.
+func (c *Cluster) Status(now time.Time) ClusterStatus {
+	switch {
+	case c.LastHeartbeatAt == nil:
+		return ClusterPending
+	case now.Sub(*c.LastHeartbeatAt) > DisconnectedAfter:
+		return ClusterDisconnected
+	default:
+		return ClusterConnected
+	}
+}
+
+type NamespaceTarget struct {
+	ID        NamespaceTargetID
+	TenantID  TenantID
+	ClusterID ClusterID
+	Namespace string
+	Labels    Labels
+	CreatedAt time.Time
+}
+
+// ServiceConfig is the part of a service a release freezes.
+type ServiceConfig struct {
+	Processes []Process  `json:"processes"`
+	Variables []Variable `json:"variables"`
+	Domains   []Domain   `json:"domains"`
+}
+
+type Service struct {
+	ID        ServiceID
+	TenantID  TenantID
+	ProjectID ProjectID
+	Name      string
+	Image     string
+	ServiceConfig
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+type Process struct {
+	Name           string   `json:"name"`
+	Command        []string `json:"command"`
+	Replicas       int      `json:"replicas"`
+	Port           *int     `json:"port,omitempty"`
+	ReadinessProbe *Probe   `json:"readinessProbe,omitempty"`
+}
+
+type Probe struct {
+	Path                *string `json:"path,omitempty"`
+	Port                int     `json:"port"`
+	InitialDelaySeconds int     `json:"initialDelaySeconds"`
+	PeriodSeconds       int     `json:"periodSeconds"`
+}
+
+type Variable struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type Domain struct {
+	Host    string `json:"host"`
+	Process string `json:"process"`
+}
+
+// Release is immutable once stored.
+type Release struct {
+	ID            ReleaseID
+	TenantID      TenantID
+	ProjectID     ProjectID
+	ServiceID     ServiceID
+	EnvironmentID EnvironmentID
+	Number        int
+	Image         string
+	ImageDigest   string
+	ServiceConfig
+	CreatedBy *UserID
+	CreatedAt time.Time
+}
+
+type Deployment struct {
+	ID            DeploymentID
+	TenantID      TenantID
+	ProjectID     ProjectID
+	ServiceID     ServiceID
+	EnvironmentID EnvironmentID
+	ReleaseID     ReleaseID
+	ClusterID     ClusterID
+	Stage         DeploymentStage
+	Blocker       *string
+	RequestedBy   *UserID
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// AuditEvent records one committed change. Details never hold a secret.
+type AuditEvent struct {
+	ID            AuditEventID
+	TenantID      TenantID
+	ActorID       *UserID
+	TokenID       *TokenID
+	Action        string
+	TargetType    string
+	TargetID      *string
+	ClientAddress string
+	Details       map[string]any
+	CreatedAt     time.Time
+}
+
+func (Tenant) IsNode()          {}
+func (User) IsNode()            {}
+func (Member) IsNode()          {}
+func (APIToken) IsNode()        {}
+func (Project) IsNode()         {}
+func (ProjectMember) IsNode()   {}
+func (Environment) IsNode()     {}
+func (Cluster) IsNode()         {}
+func (NamespaceTarget) IsNode() {}
+func (Service) IsNode()         {}
+func (Release) IsNode()         {}
+func (Deployment) IsNode()      {}
+func (AuditEvent) IsNode()      {}
+
+func (t *Tenant) Scope() Scope          { return Scope{Tenant: t.ID} }
+func (m *Member) Scope() Scope          { return Scope{Tenant: m.TenantID} }
+func (p *Project) Scope() Scope         { return Scope{Tenant: p.TenantID, Project: p.ID} }
+func (m *ProjectMember) Scope() Scope   { return Scope{Tenant: m.TenantID, Project: m.ProjectID} }
+func (e *Environment) Scope() Scope     { return Scope{Tenant: e.TenantID, Project: e.ProjectID} }
+func (c *Cluster) Scope() Scope         { return Scope{Tenant: c.TenantID} }
+func (n *NamespaceTarget) Scope() Scope { return Scope{Tenant: n.TenantID} }
+func (s *Service) Scope() Scope         { return Scope{Tenant: s.TenantID, Project: s.ProjectID} }
+func (r *Release) Scope() Scope         { return Scope{Tenant: r.TenantID, Project: r.ProjectID} }
+func (d *Deployment) Scope() Scope      { return Scope{Tenant: d.TenantID, Project: d.ProjectID} }
+func (a *AuditEvent) Scope() Scope      { return Scope{Tenant: a.TenantID} }
+func (t *APIToken) Scope() Scope        { return Scope{Tenant: t.TenantID} }
+
+// Grants are a user's roles: one per tenant they belong to and one per
+// project they were given a role in.
+type Grants struct {
+	Tenants  map[TenantID]TenantRole
+	Projects map[ProjectID]ProjectRole
+}

@@ -1,0 +1,335 @@
+// Package server wires the HTTP surface of the control plane: GraphQL with
+// its limits, authentication, GraphiQL, health, readiness and metrics. It
+// holds no domain rules; those are in control.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/graph"
+	"github.com/nebulactrl/nebula/internal/config"
+	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/resolvers"
+)
+
+// Log field names.
+const (
+	logRequestID = "request_id"
+	logMethod    = "method"
+	logPath      = "path"
+	logStatus    = "status"
+	logDuration  = "duration"
+	logError     = "error"
+)
+
+// Server is the control plane's HTTP server.
+type Server struct {
+	plane   *control.Plane
+	cfg     config.Config
+	log     *slog.Logger
+	metrics *metrics
+	handler http.Handler
+}
+
+// New builds the server.
+func New(plane *control.Plane, cfg config.Config, log *slog.Logger) *Server {
+	s := &Server{plane: plane, cfg: cfg, log: log, metrics: newMetrics()}
+	s.handler = s.routes()
+	return s
+}
+
+// Handler is the whole HTTP surface, for tests and benchmarks.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	gql := s.graphQL()
+	mux.Handle("POST /graphql", s.authenticate(gql))
+	mux.Handle("GET /graphql", s.authenticate(gql))
+	mux.Handle("GET /{$}", playground.Handler("NebulaCtrl GraphiQL", "/graphql"))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.plane.Store().Ping(ctx); err != nil {
+			s.log.WarnContext(ctx, "readiness check failed", logError, err)
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "database unreachable"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	return s.observe(s.limitBody(mux))
+}
+
+// graphQL builds the gqlgen server with the limits of the configuration.
+func (s *Server) graphQL() http.Handler {
+	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Plane: s.plane}, Complexity: complexity()})
+	srv := handler.New(es)
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetParserTokenLimit(s.cfg.MaxTokens)
+	if s.cfg.Introspection {
+		srv.Use(extension.Introspection{})
+	}
+	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	srv.Use(depthLimit{max: s.cfg.MaxDepth})
+	srv.Use(extension.FixedComplexityLimit(s.cfg.MaxComplexity))
+	srv.AroundOperations(resolvers.Loaders(s.plane))
+	srv.AroundOperations(s.metrics.operations)
+	srv.AroundResponses(reportCost)
+	srv.SetErrorPresenter(graph.Presenter(s.log, RequestID))
+	srv.SetRecoverFunc(graph.Recover(s.log, RequestID))
+	return srv
+}
+
+// reportCost adds the query's cost to the response extensions so that
+// clients can see how close they are to the limit.
+func reportCost(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	if resp == nil {
+		return nil
+	}
+	if st := extension.GetComplexityStats(ctx); st != nil {
+		if resp.Extensions == nil {
+			resp.Extensions = map[string]any{}
+		}
+		resp.Extensions["cost"] = map[string]int{"complexity": st.Complexity, "limit": st.ComplexityLimit}
+	}
+	return resp
+}
+
+// authenticate puts the caller's actor in the context; requests without a
+// valid token get 401 and a GraphQL error with code UNAUTHENTICATED.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		token, ok := bearer(r)
+		if !ok {
+			unauthenticated(w, "missing token: send Authorization: Bearer <token>")
+			return
+		}
+		actor, err := s.plane.Authenticate(ctx, token, clientAddress(r))
+		switch {
+		case errors.Is(err, authz.ErrUnauthenticated):
+			unauthenticated(w, "invalid, expired or revoked token")
+			return
+		case err != nil:
+			id := RequestID(ctx)
+			s.log.ErrorContext(ctx, "authenticating", logRequestID, id, logError, err)
+			writeJSON(w, http.StatusInternalServerError, gqlErrors("internal error (request id "+id+")", "INTERNAL"))
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(authz.WithActor(ctx, actor)))
+	})
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	const prefix = "Bearer "
+	if len(h) <= len(prefix) || !equalFold(h[:len(prefix)], prefix) {
+		return "", false
+	}
+	return h[len(prefix):], true
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+func unauthenticated(w http.ResponseWriter, msg string) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="nebula"`)
+	writeJSON(w, http.StatusUnauthorized, gqlErrors(msg, "UNAUTHENTICATED"))
+}
+
+func gqlErrors(msg, code string) map[string]any {
+	return map[string]any{"errors": []map[string]any{{"message": msg, "extensions": map[string]string{"code": code}}}}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// clientAddress is the peer's IP; proxies are not trusted by default.
+func clientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// limitBody caps request bodies; gqlgen reports a body over the limit as a
+// bad request.
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.cfg.MaxBodyBytes {
+			writeJSON(w, http.StatusRequestEntityTooLarge, gqlErrors(
+				"request body exceeds "+strconv.FormatInt(s.cfg.MaxBodyBytes, 10)+" bytes", "BAD_USER_INPUT"))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+type requestIDKey struct{}
+
+// RequestID returns the request id of ctx.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observe gives every request an id, logs it and counts it.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := newRequestID()
+		w.Header().Set("X-Request-Id", id)
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+		d := time.Since(start)
+		route := r.Pattern
+		if route == "" {
+			route = "unmatched"
+		}
+		s.metrics.requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
+		s.metrics.duration.WithLabelValues(route).Observe(d.Seconds())
+		s.log.DebugContext(r.Context(), "request", logRequestID, id, logMethod, r.Method, logPath, r.URL.Path,
+			logStatus, sw.status, logDuration, d)
+	})
+}
+
+type metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	ops      *prometheus.CounterVec
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "nebula_http_requests_total", Help: "HTTP requests by route and status code.",
+		}, []string{"route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "nebula_http_request_duration_seconds", Help: "HTTP request latency by route.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route"}),
+		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "nebula_graphql_operations_total", Help: "GraphQL operations by type and outcome.",
+		}, []string{"type", "outcome"}),
+	}
+	m.reg.MustRegister(m.requests, m.duration, m.ops,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) operations(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	op := graphql.GetOperationContext(ctx)
+	typ := "unknown"
+	if op != nil && op.Operation != nil {
+		typ = string(op.Operation.Operation)
+	}
+	h := next(ctx)
+	return func(ctx context.Context) *graphql.Response {
+		resp := h(ctx)
+		outcome := "ok"
+		if resp != nil && len(resp.Errors) > 0 {
+			outcome = "error"
+		}
+		m.ops.WithLabelValues(typ, outcome).Inc()
+		return resp
+	}
+}
+
+// Run serves until ctx ends, then shuts down gracefully, letting requests
+// in flight finish for up to 15 seconds.
+func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nebulactrl/nebula/internal/model"
+)
+
+const auditColumns = `seq, tenant_id, actor_id, token_id, action, target_type, target_id, client_address, details, created_at`
+
+// InsertAudit appends an audit event. It is called inside the transaction of
+// the change it records.
+func InsertAudit(ctx context.Context, q Querier, e *model.AuditEvent) error {
+	_, err := q.Exec(ctx, `INSERT INTO audit_events
+		(tenant_id, actor_id, token_id, action, target_type, target_id, client_address, details, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		string(e.TenantID), nullable(e.ActorID), nullable(e.TokenID), e.Action, e.TargetType, e.TargetID,
+		e.ClientAddress, encodeJSON(e.Details), e.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("inserting audit event: %w", err)
+	}
+	return nil
+}
+
+// AuditFilter narrows an audit query; zero fields do not filter.
+type AuditFilter struct {
+	Action  string
+	ActorID model.UserID
+	// TargetType and TargetID filter together: an id is unique per type.
+	TargetType string
+	TargetID   string
+	Since      *time.Time
+	Until      *time.Time
+}
+
+// ListAudit reads a tenant's audit events newest first. The cursor is the
+// event id (its sequence number).
+func ListAudit(ctx context.Context, q Querier, tenant model.TenantID, f AuditFilter, pg PageArgs) (Page[model.AuditEvent], error) {
+	where := []string{"tenant_id = $1"}
+	args := []any{string(tenant)}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if f.Action != "" {
+		add("action = $%d", f.Action)
+	}
+	if f.ActorID != "" {
+		add("actor_id = $%d", string(f.ActorID))
+	}
+	if f.TargetID != "" {
+		add("target_type = $%d", f.TargetType)
+		add("target_id = $%d", f.TargetID)
+	}
+	if f.Since != nil {
+		add("created_at >= $%d", *f.Since)
+	}
+	if f.Until != nil {
+		add("created_at < $%d", *f.Until)
+	}
+	if pg.After != "" {
+		seq, err := strconv.ParseInt(pg.After, 10, 64)
+		if err != nil {
+			return Page[model.AuditEvent]{}, fmt.Errorf("audit cursor %q: %w", pg.After, err)
+		}
+		add("seq < $%d", seq)
+	}
+	items, err := queryAudit(ctx, q, strings.Join(where, " AND "), pg.First+1, args...)
+	if err != nil {
+		return Page[model.AuditEvent]{}, err
+	}
+	return pageOf(items, pg.First), nil
+}
+
+// AuditEventByID reads one event; the caller authorizes on its tenant.
+func AuditEventByID(ctx context.Context, q Querier, id model.AuditEventID) (*model.AuditEvent, error) {
+	seq, err := strconv.ParseInt(string(id), 10, 64)
+	if err != nil {
+		return nil, ErrNotFound
+	}
+	items, err := queryAudit(ctx, q, "seq = $1", 1, seq)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, ErrNotFound
+	}
+	return items[0], nil
+}
+
+func queryAudit(ctx context.Context, q Querier, where string, limit int, args ...any) ([]*model.AuditEvent, error) {
+	args = append(args, limit)
+	rows, err := q.Query(ctx, fmt.Sprintf(`SELECT %s FROM audit_events WHERE %s ORDER BY seq DESC LIMIT $%d`,
+		auditColumns, where, len(args)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("querying audit events: %w", err)
+	}
+	defer rows.Close()
+	var out []*model.AuditEvent
+	for rows.Next() {
+		var e model.AuditEvent
+		var seq int64
+		var details string
+		if err := rows.Scan(&seq, &e.TenantID, &e.ActorID, &e.TokenID, &e.Action, &e.TargetType, &e.TargetID,
+			&e.ClientAddress, &details, &e.CreatedAt); err != nil {
+			return nil, fmt.Errorf("scanning audit event: %w", err)
+		}
+		e.ID = model.AuditEventID(strconv.FormatInt(seq, 10))
+		if err := json.Unmarshal([]byte(details), &e.Details); err != nil {
+			return nil, fmt.Errorf("decoding audit details: %w", err)
+		}
+		out = append(out, &e)
+	}
+	return out, rows.Err()
+}
+
+// CountAudit counts a tenant's audit events (used by tests and the plan view).
+func CountAudit(ctx context.Context, q Querier, tenant model.TenantID) (int, error) {
+	return count(ctx, q, `SELECT COUNT(*) FROM audit_events WHERE tenant_id = $1`, string(tenant))
+}

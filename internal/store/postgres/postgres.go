@@ -1,0 +1,143 @@
+// Package postgres is the production store driver: PostgreSQL through a
+// pgx/v5 connection pool. It translates PostgreSQL errors into the store's
+// errors and never lets a raw driver error describe itself to a client.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+var dialect = store.Dialect{
+	Name:      "postgres",
+	ForUpdate: " FOR UPDATE",
+	// Any constant works; it only has to be the same on every replica.
+	MigrationLock: "SELECT pg_advisory_xact_lock(7201103)",
+}
+
+// Options tune the pool; zero values keep pgx's defaults.
+type Options struct {
+	// Tracer observes every query (tests count them with it).
+	Tracer pgx.QueryTracer
+	// MaxConns caps the pool.
+	MaxConns int32
+}
+
+// DB is a pool of PostgreSQL connections.
+type DB struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to url (a postgres:// URL or key=value DSN).
+func Open(ctx context.Context, url string, opts Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// The parse error can echo the URL, password included: keep it out.
+		return nil, errors.New("parsing the PostgreSQL URL: invalid NEBULA_DATABASE_URL")
+	}
+	if opts.Tracer != nil {
+		cfg.ConnConfig.Tracer = opts.Tracer
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("opening PostgreSQL pool: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connecting to PostgreSQL at %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, translate(err))
+	}
+	return &DB{pool: pool}, nil
+}
+
+// Pool exposes the pool, for the benchmark baseline that reads the same rows.
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+func (db *DB) Dialect() store.Dialect { return dialect }
+func (db *DB) Migrations() fs.FS {
+	sub, _ := fs.Sub(migrations, "migrations")
+	return sub
+}
+func (db *DB) Ping(ctx context.Context) error { return translate(db.pool.Ping(ctx)) }
+func (db *DB) Close()                         { db.pool.Close() }
+
+func (db *DB) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	return execOn(ctx, db.pool, sql, args)
+}
+
+func (db *DB) Query(ctx context.Context, sql string, args ...any) (store.Rows, error) {
+	return queryOn(ctx, db.pool, sql, args)
+}
+
+func (db *DB) Begin(ctx context.Context) (store.Tx, error) {
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return &txn{tx: tx}, nil
+}
+
+type txn struct{ tx pgx.Tx }
+
+func (t *txn) Dialect() store.Dialect { return dialect }
+func (t *txn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	return execOn(ctx, t.tx, sql, args)
+}
+func (t *txn) Query(ctx context.Context, sql string, args ...any) (store.Rows, error) {
+	return queryOn(ctx, t.tx, sql, args)
+}
+func (t *txn) Commit(ctx context.Context) error   { return translate(t.tx.Commit(ctx)) }
+func (t *txn) Rollback(ctx context.Context) error { return translate(t.tx.Rollback(ctx)) }
+
+type conn interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func execOn(ctx context.Context, c conn, sql string, args []any) (int64, error) {
+	tag, err := c.Exec(ctx, sql, args...)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+func queryOn(ctx context.Context, c conn, sql string, args []any) (store.Rows, error) {
+	r, err := c.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return rows{r}, nil
+}
+
+type rows struct{ pgx.Rows }
+
+func (r rows) Err() error { return translate(r.Rows.Err()) }
+
+// translate maps PostgreSQL's constraint errors to the store's.
+func translate(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505": // unique_violation
+			return fmt.Errorf("%w", &store.ConflictError{Constraint: pgErr.ConstraintName})
+		case "23503": // foreign_key_violation
+			return fmt.Errorf("%w", &store.ConflictError{Constraint: pgErr.ConstraintName, Reference: true})
+		}
+	}
+	return err
+}

@@ -1,0 +1,160 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nebulactrl/nebula/internal/model"
+)
+
+// LockTenant serialises writes within one tenant: plan limits, last-admin
+// checks and release numbers are read and written under this lock. On
+// SQLite every write transaction is already exclusive.
+func LockTenant(ctx context.Context, q Querier, id model.TenantID) (*model.Tenant, error) {
+	return Tenants.GetForUpdate(ctx, q, id)
+}
+
+// exec runs a statement that must touch one row.
+func execOne(ctx context.Context, q Querier, what, sql string, args ...any) error {
+	n, err := q.Exec(ctx, sql, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+func UpdateTenant(ctx context.Context, q Querier, t *model.Tenant) error {
+	return execOne(ctx, q, "updating tenant", `UPDATE tenants SET name = $2, plan = $3 WHERE id = $1`,
+		string(t.ID), t.Name, string(t.PlanName))
+}
+
+// CountTenants tells whether the store is empty.
+func CountTenants(ctx context.Context, q Querier) (int, error) {
+	return Tenants.Count(ctx, q, "1 = 1")
+}
+
+func UserByEmail(ctx context.Context, q Querier, email string) (*model.User, error) {
+	return Users.One(ctx, q, "email = $1", email)
+}
+
+// GrantsOf reads every tenant and project role of a user, in two queries.
+func GrantsOf(ctx context.Context, q Querier, user model.UserID) (*model.Grants, error) {
+	g := &model.Grants{Tenants: map[model.TenantID]model.TenantRole{}, Projects: map[model.ProjectID]model.ProjectRole{}}
+	ms, err := Members.All(ctx, q, "user_id = $1", string(user))
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		g.Tenants[m.TenantID] = m.Role
+	}
+	pms, err := ProjectMembers.All(ctx, q, "user_id = $1", string(user))
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range pms {
+		g.Projects[m.ProjectID] = m.Role
+	}
+	return g, nil
+}
+
+func UpdateMemberRole(ctx context.Context, q Querier, id model.MemberID, role model.TenantRole) error {
+	return execOne(ctx, q, "updating member", `UPDATE members SET role = $2 WHERE id = $1`, string(id), string(role))
+}
+
+// DeleteProjectGrantsInTenant removes a user's project roles in one tenant.
+func DeleteProjectGrantsInTenant(ctx context.Context, q Querier, tenant model.TenantID, user model.UserID) error {
+	_, err := q.Exec(ctx, `DELETE FROM project_members WHERE tenant_id = $1 AND user_id = $2`, string(tenant), string(user))
+	return err
+}
+
+func UpdateProjectMemberRole(ctx context.Context, q Querier, id model.ProjectMemberID, role model.ProjectRole) error {
+	return execOne(ctx, q, "updating project member", `UPDATE project_members SET role = $2 WHERE id = $1`,
+		string(id), string(role))
+}
+
+func TokenByHash(ctx context.Context, q Querier, hash []byte) (*model.APIToken, error) {
+	return Tokens.One(ctx, q, "hash = $1", hash)
+}
+
+// TouchToken records a use of the token, at most once per interval, so that
+// authentication does not write on every request.
+func TouchToken(ctx context.Context, q Querier, id model.TokenID, now time.Time, interval time.Duration) error {
+	_, err := q.Exec(ctx, `UPDATE api_tokens SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $3)`,
+		string(id), now, now.Add(-interval))
+	return err
+}
+
+func RevokeToken(ctx context.Context, q Querier, id model.TokenID, now time.Time) error {
+	return execOne(ctx, q, "revoking token", `UPDATE api_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`,
+		string(id), now)
+}
+
+func UpdateProject(ctx context.Context, q Querier, p *model.Project) error {
+	return execOne(ctx, q, "updating project", `UPDATE projects SET name = $2, description = $3 WHERE id = $1`,
+		string(p.ID), p.Name, p.Description)
+}
+
+func UpdateEnvironment(ctx context.Context, q Querier, e *model.Environment) error {
+	return execOne(ctx, q, "updating environment",
+		`UPDATE environments SET name = $2, protected = $3, cluster_selector = $4, namespace_selector = $5 WHERE id = $1`,
+		string(e.ID), e.Name, e.Protected, encodeJSON(e.ClusterSelector), encodeJSON(e.NamespaceSelector))
+}
+
+func SetClusterLabels(ctx context.Context, q Querier, id model.ClusterID, labels model.Labels) error {
+	return execOne(ctx, q, "updating cluster", `UPDATE clusters SET labels = $2 WHERE id = $1`,
+		string(id), encodeJSON(labels))
+}
+
+func SetNamespaceTargetLabels(ctx context.Context, q Querier, id model.NamespaceTargetID, labels model.Labels) error {
+	return execOne(ctx, q, "updating namespace target", `UPDATE namespace_targets SET labels = $2 WHERE id = $1`,
+		string(id), encodeJSON(labels))
+}
+
+func UpdateService(ctx context.Context, q Querier, s *model.Service) error {
+	return execOne(ctx, q, "updating service",
+		`UPDATE services SET image = $2, config = $3, updated_at = $4 WHERE id = $1`,
+		string(s.ID), s.Image, encodeJSON(s.ServiceConfig), s.UpdatedAt)
+}
+
+// NextReleaseNumber is one more than the highest release number of the
+// service in the environment. Callers hold the tenant lock.
+func NextReleaseNumber(ctx context.Context, q Querier, svc model.ServiceID, env model.EnvironmentID) (int, error) {
+	n, err := count(ctx, q, `SELECT COALESCE(MAX(number), 0) FROM releases WHERE service_id = $1 AND environment_id = $2`,
+		string(svc), string(env))
+	return n + 1, err
+}
+
+// Usage counts what a tenant uses of each limited resource, in one query.
+func Usage(ctx context.Context, q Querier, tenant model.TenantID) (model.Usage, error) {
+	rows, err := q.Query(ctx, `SELECT
+		(SELECT COUNT(*) FROM clusters WHERE tenant_id = $1),
+		(SELECT COUNT(*) FROM projects WHERE tenant_id = $1),
+		(SELECT COUNT(*) FROM environments WHERE tenant_id = $1 AND protected),
+		(SELECT COUNT(*) FROM members WHERE tenant_id = $1),
+		(SELECT COUNT(*) FROM services WHERE tenant_id = $1)`, string(tenant))
+	if err != nil {
+		return nil, fmt.Errorf("counting usage: %w", err)
+	}
+	defer rows.Close()
+	var c, p, pe, m, s int
+	if rows.Next() {
+		if err := rows.Scan(&c, &p, &pe, &m, &s); err != nil {
+			return nil, err
+		}
+	}
+	return model.Usage{
+		model.LimitClusters: c, model.LimitProjects: p, model.LimitProtectedEnvironments: pe,
+		model.LimitMembers: m, model.LimitServices: s,
+	}, rows.Err()
+}
+
+// RevokeUserTokens revokes every live token of a user in a tenant.
+func RevokeUserTokens(ctx context.Context, q Querier, tenant model.TenantID, user model.UserID, now time.Time) error {
+	_, err := q.Exec(ctx, `UPDATE api_tokens SET revoked_at = $3 WHERE tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL`,
+		string(tenant), string(user), now)
+	return err
+}

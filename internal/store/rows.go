@@ -1,0 +1,214 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nebulactrl/nebula/internal/model"
+)
+
+// The tables. Column lists match the migrations; JSON columns are TEXT on
+// both drivers so that one SQL text serves both.
+var (
+	Tenants = &Table[model.TenantID, model.Tenant]{
+		Name: "tenants", Columns: []string{"id", "name", "plan", "created_at"},
+		scan: func(s Scanner) (*model.Tenant, error) {
+			var t model.Tenant
+			return &t, s.Scan(&t.ID, &t.Name, &t.PlanName, &t.CreatedAt)
+		},
+		values: func(t *model.Tenant) []any { return []any{string(t.ID), t.Name, string(t.PlanName), t.CreatedAt} },
+		id:     func(t *model.Tenant) model.TenantID { return t.ID },
+	}
+	Users = &Table[model.UserID, model.User]{
+		Name: "users", Columns: []string{"id", "email", "name", "kind", "created_at"},
+		scan: func(s Scanner) (*model.User, error) {
+			var u model.User
+			return &u, s.Scan(&u.ID, &u.Email, &u.Name, &u.Kind, &u.CreatedAt)
+		},
+		values: func(u *model.User) []any { return []any{string(u.ID), u.Email, u.Name, string(u.Kind), u.CreatedAt} },
+		id:     func(u *model.User) model.UserID { return u.ID },
+	}
+	Members = &Table[model.MemberID, model.Member]{
+		Name: "members", Columns: []string{"id", "tenant_id", "user_id", "role", "created_at"},
+		scan: func(s Scanner) (*model.Member, error) {
+			var m model.Member
+			return &m, s.Scan(&m.ID, &m.TenantID, &m.UserID, &m.Role, &m.CreatedAt)
+		},
+		values: func(m *model.Member) []any {
+			return []any{string(m.ID), string(m.TenantID), string(m.UserID), string(m.Role), m.CreatedAt}
+		},
+		id: func(m *model.Member) model.MemberID { return m.ID },
+	}
+	Tokens = &Table[model.TokenID, model.APIToken]{
+		Name: "api_tokens",
+		Columns: []string{"id", "tenant_id", "user_id", "name", "prefix", "hash", "created_at", "last_used_at",
+			"expires_at", "revoked_at"},
+		scan: func(s Scanner) (*model.APIToken, error) {
+			var t model.APIToken
+			return &t, s.Scan(&t.ID, &t.TenantID, &t.UserID, &t.Name, &t.Prefix, &t.Hash, &t.CreatedAt, &t.LastUsedAt,
+				&t.ExpiresAt, &t.RevokedAt)
+		},
+		values: func(t *model.APIToken) []any {
+			return []any{string(t.ID), string(t.TenantID), string(t.UserID), t.Name, t.Prefix, t.Hash, t.CreatedAt, t.LastUsedAt,
+				t.ExpiresAt, t.RevokedAt}
+		},
+		id: func(t *model.APIToken) model.TokenID { return t.ID },
+	}
+	Projects = &Table[model.ProjectID, model.Project]{
+		Name: "projects", Columns: []string{"id", "tenant_id", "name", "description", "created_at"},
+		scan: func(s Scanner) (*model.Project, error) {
+			var p model.Project
+			return &p, s.Scan(&p.ID, &p.TenantID, &p.Name, &p.Description, &p.CreatedAt)
+		},
+		values: func(p *model.Project) []any {
+			return []any{string(p.ID), string(p.TenantID), p.Name, p.Description, p.CreatedAt}
+		},
+		id: func(p *model.Project) model.ProjectID { return p.ID },
+	}
+	ProjectMembers = &Table[model.ProjectMemberID, model.ProjectMember]{
+		Name: "project_members", Columns: []string{"id", "tenant_id", "project_id", "user_id", "role", "created_at"},
+		scan: func(s Scanner) (*model.ProjectMember, error) {
+			var m model.ProjectMember
+			return &m, s.Scan(&m.ID, &m.TenantID, &m.ProjectID, &m.UserID, &m.Role, &m.CreatedAt)
+		},
+		values: func(m *model.ProjectMember) []any {
+			return []any{string(m.ID), string(m.TenantID), string(m.ProjectID), string(m.UserID), string(m.Role),
+				m.CreatedAt}
+		},
+		id: func(m *model.ProjectMember) model.ProjectMemberID { return m.ID },
+	}
+	Environments = &Table[model.EnvironmentID, model.Environment]{
+		Name: "environments",
+		Columns: []string{"id", "tenant_id", "project_id", "name", "protected", "cluster_selector",
+			"namespace_selector", "created_at"},
+		scan: func(s Scanner) (*model.Environment, error) {
+			var e model.Environment
+			var cs, ns string
+			if err := s.Scan(&e.ID, &e.TenantID, &e.ProjectID, &e.Name, &e.Protected, &cs, &ns, &e.CreatedAt); err != nil {
+				return nil, err
+			}
+			return &e, decodeJSON(&e.ClusterSelector, cs, &e.NamespaceSelector, ns)
+		},
+		values: func(e *model.Environment) []any {
+			return []any{string(e.ID), string(e.TenantID), string(e.ProjectID), e.Name, e.Protected,
+				encodeJSON(e.ClusterSelector), encodeJSON(e.NamespaceSelector), e.CreatedAt}
+		},
+		id: func(e *model.Environment) model.EnvironmentID { return e.ID },
+	}
+	Clusters = &Table[model.ClusterID, model.Cluster]{
+		Name: "clusters", Columns: []string{"id", "tenant_id", "name", "labels", "last_heartbeat_at", "created_at"},
+		scan: func(s Scanner) (*model.Cluster, error) {
+			var c model.Cluster
+			var labels string
+			if err := s.Scan(&c.ID, &c.TenantID, &c.Name, &labels, &c.LastHeartbeatAt, &c.CreatedAt); err != nil {
+				return nil, err
+			}
+			return &c, decodeJSON(&c.Labels, labels)
+		},
+		values: func(c *model.Cluster) []any {
+			return []any{string(c.ID), string(c.TenantID), c.Name, encodeJSON(c.Labels), c.LastHeartbeatAt, c.CreatedAt}
+		},
+		id: func(c *model.Cluster) model.ClusterID { return c.ID },
+	}
+	NamespaceTargets = &Table[model.NamespaceTargetID, model.NamespaceTarget]{
+		Name: "namespace_targets", Columns: []string{"id", "tenant_id", "cluster_id", "namespace", "labels", "created_at"},
+		scan: func(s Scanner) (*model.NamespaceTarget, error) {
+			var n model.NamespaceTarget
+			var labels string
+			if err := s.Scan(&n.ID, &n.TenantID, &n.ClusterID, &n.Namespace, &labels, &n.CreatedAt); err != nil {
+				return nil, err
+			}
+			return &n, decodeJSON(&n.Labels, labels)
+		},
+		values: func(n *model.NamespaceTarget) []any {
+			return []any{string(n.ID), string(n.TenantID), string(n.ClusterID), n.Namespace, encodeJSON(n.Labels),
+				n.CreatedAt}
+		},
+		id: func(n *model.NamespaceTarget) model.NamespaceTargetID { return n.ID },
+	}
+	Services = &Table[model.ServiceID, model.Service]{
+		Name:    "services",
+		Columns: []string{"id", "tenant_id", "project_id", "name", "image", "config", "created_at", "updated_at"},
+		scan: func(s Scanner) (*model.Service, error) {
+			var v model.Service
+			var cfg string
+			if err := s.Scan(&v.ID, &v.TenantID, &v.ProjectID, &v.Name, &v.Image, &cfg, &v.CreatedAt, &v.UpdatedAt); err != nil {
+				return nil, err
+			}
+			return &v, decodeJSON(&v.ServiceConfig, cfg)
+		},
+		values: func(v *model.Service) []any {
+			return []any{string(v.ID), string(v.TenantID), string(v.ProjectID), v.Name, v.Image,
+				encodeJSON(v.ServiceConfig), v.CreatedAt, v.UpdatedAt}
+		},
+		id: func(v *model.Service) model.ServiceID { return v.ID },
+	}
+	Releases = &Table[model.ReleaseID, model.Release]{
+		Name: "releases",
+		Columns: []string{"id", "tenant_id", "project_id", "service_id", "environment_id", "number", "image",
+			"image_digest", "config", "created_by", "created_at"},
+		scan: func(s Scanner) (*model.Release, error) {
+			var r model.Release
+			var cfg string
+			if err := s.Scan(&r.ID, &r.TenantID, &r.ProjectID, &r.ServiceID, &r.EnvironmentID, &r.Number, &r.Image,
+				&r.ImageDigest, &cfg, &r.CreatedBy, &r.CreatedAt); err != nil {
+				return nil, err
+			}
+			return &r, decodeJSON(&r.ServiceConfig, cfg)
+		},
+		values: func(r *model.Release) []any {
+			return []any{string(r.ID), string(r.TenantID), string(r.ProjectID), string(r.ServiceID),
+				string(r.EnvironmentID), r.Number, r.Image, r.ImageDigest, encodeJSON(r.ServiceConfig),
+				nullable(r.CreatedBy), r.CreatedAt}
+		},
+		id: func(r *model.Release) model.ReleaseID { return r.ID },
+	}
+	Deployments = &Table[model.DeploymentID, model.Deployment]{
+		Name: "deployments",
+		Columns: []string{"id", "tenant_id", "project_id", "service_id", "environment_id", "release_id", "cluster_id",
+			"stage", "blocker", "requested_by", "created_at", "updated_at"},
+		scan: func(s Scanner) (*model.Deployment, error) {
+			var d model.Deployment
+			return &d, s.Scan(&d.ID, &d.TenantID, &d.ProjectID, &d.ServiceID, &d.EnvironmentID, &d.ReleaseID,
+				&d.ClusterID, &d.Stage, &d.Blocker, &d.RequestedBy, &d.CreatedAt, &d.UpdatedAt)
+		},
+		values: func(d *model.Deployment) []any {
+			return []any{string(d.ID), string(d.TenantID), string(d.ProjectID), string(d.ServiceID),
+				string(d.EnvironmentID), string(d.ReleaseID), string(d.ClusterID), string(d.Stage), d.Blocker,
+				nullable(d.RequestedBy), d.CreatedAt, d.UpdatedAt}
+		},
+		id: func(d *model.Deployment) model.DeploymentID { return d.ID },
+	}
+)
+
+func encodeJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only plain structs, slices and strings are encoded here.
+		panic(fmt.Sprintf("encoding %T: %v", v, err))
+	}
+	return string(b)
+}
+
+// decodeJSON takes (destination, text) pairs.
+func decodeJSON(pairs ...any) error {
+	for i := 0; i < len(pairs); i += 2 {
+		if err := json.Unmarshal([]byte(pairs[i+1].(string)), pairs[i]); err != nil {
+			return fmt.Errorf("decoding JSON column: %w", err)
+		}
+	}
+	return nil
+}
+
+// nullable turns a typed optional id into a plain *string both drivers bind.
+func nullable[T ~string](p *T) *string {
+	if p == nil {
+		return nil
+	}
+	s := string(*p)
+	return &s
+}
+
+// Now is the store's clock precision: both databases keep microseconds.
+func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }

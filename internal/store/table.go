@@ -1,0 +1,236 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// MaxPage is the most rows one page may hold.
+const MaxPage = 100
+
+// PageArgs asks for the First rows after the row with id After ("" for the
+// start). Callers validate First against MaxPage.
+type PageArgs struct {
+	First int
+	After string
+}
+
+// Page is one page of rows in id order.
+type Page[T any] struct {
+	Items   []*T
+	HasNext bool
+}
+
+// Scanner is what a row scanner reads from.
+type Scanner interface{ Scan(dest ...any) error }
+
+// Table describes a table whose primary key is a text id, so that the
+// common reads and the insert are written once for every row type.
+type Table[K ~string, T any] struct {
+	Name    string
+	Columns []string
+	scan    func(Scanner) (*T, error)
+	values  func(*T) []any
+	id      func(*T) K
+}
+
+func (t *Table[K, T]) cols() string { return strings.Join(t.Columns, ", ") }
+
+// Insert stores a new row.
+func (t *Table[K, T]) Insert(ctx context.Context, q Querier, v *T) error {
+	ph := make([]string, len(t.Columns))
+	for i := range ph {
+		ph[i] = fmt.Sprintf("$%d", i+1)
+	}
+	sql := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t.Name, t.cols(), strings.Join(ph, ", "))
+	if _, err := q.Exec(ctx, sql, t.values(v)...); err != nil {
+		return fmt.Errorf("inserting into %s: %w", t.Name, err)
+	}
+	return nil
+}
+
+// Get reads one row by id.
+func (t *Table[K, T]) Get(ctx context.Context, q Querier, id K) (*T, error) {
+	return t.One(ctx, q, "id = $1", string(id))
+}
+
+// GetForUpdate reads one row by id and, on PostgreSQL, locks it until the
+// transaction ends.
+func (t *Table[K, T]) GetForUpdate(ctx context.Context, q Querier, id K) (*T, error) {
+	return t.One(ctx, q, "id = $1"+q.Dialect().ForUpdate, string(id))
+}
+
+// One reads the single row matching where.
+func (t *Table[K, T]) One(ctx context.Context, q Querier, where string, args ...any) (*T, error) {
+	items, err := t.query(ctx, q, fmt.Sprintf("SELECT %s FROM %s WHERE %s", t.cols(), t.Name, where), args...)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, ErrNotFound
+	}
+	return items[0], nil
+}
+
+// All reads every row matching where, in id order.
+func (t *Table[K, T]) All(ctx context.Context, q Querier, where string, args ...any) ([]*T, error) {
+	return t.query(ctx, q, fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY id", t.cols(), t.Name, where), args...)
+}
+
+// ByIDs reads the rows with the given ids in one query; missing ids are
+// absent from the map.
+func (t *Table[K, T]) ByIDs(ctx context.Context, q Querier, ids []K) (map[K]*T, error) {
+	out := make(map[K]*T, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	in, args := InList(ids, 0)
+	items, err := t.query(ctx, q, fmt.Sprintf("SELECT %s FROM %s WHERE id IN (%s)", t.cols(), t.Name, in), args...)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		out[t.id(it)] = it
+	}
+	return out, nil
+}
+
+// List reads one page of the rows matching where (whose placeholders are
+// numbered from $1), in id order: oldest first, as ids are time-ordered.
+func (t *Table[K, T]) List(ctx context.Context, q Querier, pg PageArgs, where string, args ...any) (Page[T], error) {
+	return t.list(ctx, q, pg, "ASC", where, args)
+}
+
+// Newest is List in reverse: newest first.
+func (t *Table[K, T]) Newest(ctx context.Context, q Querier, pg PageArgs, where string, args ...any) (Page[T], error) {
+	return t.list(ctx, q, pg, "DESC", where, args)
+}
+
+func (t *Table[K, T]) list(ctx context.Context, q Querier, pg PageArgs, order, where string, args []any) (Page[T], error) {
+	n := len(args)
+	if pg.After != "" {
+		cmp := ">"
+		if order == "DESC" {
+			cmp = "<"
+		}
+		where += fmt.Sprintf(" AND id %s $%d", cmp, n+1)
+		args = append(args, pg.After)
+		n++
+	}
+	sql := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY id %s LIMIT $%d", t.cols(), t.Name, where, order, n+1)
+	items, err := t.query(ctx, q, sql, append(args, pg.First+1)...)
+	if err != nil {
+		return Page[T]{}, err
+	}
+	return pageOf(items, pg.First), nil
+}
+
+// ListByParents reads one page of children for each parent in a single
+// query, so that a nested GraphQL list costs one query per level rather than
+// one per parent. parentCol is the column holding the parent's id; order is
+// "ASC" or "DESC" by id.
+func (t *Table[K, T]) ListByParents(ctx context.Context, q Querier, parentCol string, parent func(*T) string,
+	parents []string, pg PageArgs, order string) (map[string]Page[T], error) {
+	out := make(map[string]Page[T], len(parents))
+	if len(parents) == 0 {
+		return out, nil
+	}
+	in, args := InList(parents, 0)
+	where := fmt.Sprintf("%s IN (%s)", parentCol, in)
+	if pg.After != "" {
+		cmp := ">"
+		if order == "DESC" {
+			cmp = "<"
+		}
+		args = append(args, pg.After)
+		where += fmt.Sprintf(" AND id %s $%d", cmp, len(args))
+	}
+	args = append(args, pg.First+1)
+	sql := fmt.Sprintf(`SELECT %[1]s FROM (
+		SELECT %[1]s, ROW_NUMBER() OVER (PARTITION BY %[2]s ORDER BY id %[3]s) AS rn FROM %[4]s WHERE %[5]s
+	) ranked WHERE rn <= $%[6]d ORDER BY %[2]s, rn`, t.cols(), parentCol, order, t.Name, where, len(args))
+	items, err := t.query(ctx, q, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	grouped := map[string][]*T{}
+	for _, it := range items {
+		p := parent(it)
+		grouped[p] = append(grouped[p], it)
+	}
+	for _, p := range parents {
+		out[p] = pageOf(grouped[p], pg.First)
+	}
+	return out, nil
+}
+
+// Count counts the rows matching where.
+func (t *Table[K, T]) Count(ctx context.Context, q Querier, where string, args ...any) (int, error) {
+	return count(ctx, q, fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s", t.Name, where), args...)
+}
+
+// Delete removes a row by id; ErrNotFound if there was none.
+func (t *Table[K, T]) Delete(ctx context.Context, q Querier, id K) error {
+	n, err := q.Exec(ctx, fmt.Sprintf("DELETE FROM %s WHERE id = $1", t.Name), string(id))
+	if err != nil {
+		return fmt.Errorf("deleting from %s: %w", t.Name, err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+func (t *Table[K, T]) query(ctx context.Context, q Querier, sql string, args ...any) ([]*T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("querying %s: %w", t.Name, err)
+	}
+	defer rows.Close()
+	var out []*T
+	for rows.Next() {
+		v, err := t.scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scanning %s: %w", t.Name, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", t.Name, err)
+	}
+	return out, nil
+}
+
+func pageOf[T any](items []*T, first int) Page[T] {
+	if len(items) > first {
+		return Page[T]{Items: items[:first], HasNext: true}
+	}
+	return Page[T]{Items: items}
+}
+
+// InList renders "$k+1, $k+2, …" for the values and returns them as args.
+func InList[S ~string](vals []S, k int) (string, []any) {
+	ph := make([]string, len(vals))
+	args := make([]any, len(vals))
+	for i, v := range vals {
+		ph[i] = fmt.Sprintf("$%d", k+i+1)
+		args[i] = string(v)
+	}
+	return strings.Join(ph, ", "), args
+}
+
+func count(ctx context.Context, q Querier, sql string, args ...any) (int, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return 0, fmt.Errorf("counting: %w", err)
+	}
+	defer rows.Close()
+	var n int
+	if rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			return 0, err
+		}
+	}
+	return n, rows.Err()
+}

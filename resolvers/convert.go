@@ -1,0 +1,209 @@
+package resolvers
+
+import (
+	"github.com/nebulactrl/nebula/graph/gqlmodel"
+	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// decode parses an input id of one kind; a malformed id is a user error on
+// the input field.
+func decode[T ~string](kind, id, fieldName string) (T, error) {
+	v, err := gid.Decode[T](kind, id)
+	if err != nil {
+		return "", control.Invalid(err.Error(), "input", fieldName)
+	}
+	return v, nil
+}
+
+func decodeOptional[T ~string](kind string, id *string, fieldName string) (*T, error) {
+	if id == nil {
+		return nil, nil
+	}
+	v, err := decode[T](kind, *id, fieldName)
+	return &v, err
+}
+
+func labelsIn(in []*gqlmodel.LabelInput) []model.Label {
+	if in == nil {
+		return nil
+	}
+	out := make([]model.Label, len(in))
+	for i, l := range in {
+		out[i] = model.Label{Key: l.Key, Value: l.Value}
+	}
+	return out
+}
+
+func labelsOut(ls model.Labels) []*model.Label {
+	out := make([]*model.Label, len(ls))
+	for i := range ls {
+		out[i] = &ls[i]
+	}
+	return out
+}
+
+func processesIn(in []*gqlmodel.ProcessInput) []model.Process {
+	if in == nil {
+		return nil
+	}
+	out := make([]model.Process, len(in))
+	for i, p := range in {
+		pr := model.Process{Name: p.Name, Command: p.Command, Replicas: 1, Port: p.Port}
+		if pr.Command == nil {
+			pr.Command = []string{}
+		}
+		if p.Replicas != nil {
+			pr.Replicas = *p.Replicas
+		}
+		if pb := p.ReadinessProbe; pb != nil {
+			pr.ReadinessProbe = &model.Probe{Path: pb.Path, Port: pb.Port, InitialDelaySeconds: deref(pb.InitialDelaySeconds, 0), PeriodSeconds: deref(pb.PeriodSeconds, 10)}
+		}
+		out[i] = pr
+	}
+	return out
+}
+
+func variablesIn(in []*gqlmodel.VariableInput) []model.Variable {
+	if in == nil {
+		return nil
+	}
+	out := make([]model.Variable, len(in))
+	for i, v := range in {
+		out[i] = model.Variable{Name: v.Name, Value: v.Value}
+	}
+	return out
+}
+
+func domainsIn(in []*gqlmodel.DomainInput) []model.Domain {
+	if in == nil {
+		return nil
+	}
+	out := make([]model.Domain, len(in))
+	for i, d := range in {
+		out[i] = model.Domain{Host: d.Host, Process: d.Process}
+	}
+	return out
+}
+
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func encoded[T ~string](kind string, id T) *string {
+	s := gid.Encode(kind, id)
+	return &s
+}
+
+// The connection constructors, one per connection type of the schema.
+
+func tenantConn(p store.Page[model.Tenant]) *gqlmodel.TenantConnection {
+	return conn(p, func(v *model.Tenant) string { return string(v.ID) },
+		func(c string, n *model.Tenant) *gqlmodel.TenantEdge { return &gqlmodel.TenantEdge{Cursor: c, Node: n} },
+		func(e []*gqlmodel.TenantEdge, n []*model.Tenant, pi *gqlmodel.PageInfo) *gqlmodel.TenantConnection {
+			return &gqlmodel.TenantConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func memberConn(p store.Page[model.Member]) *gqlmodel.MemberConnection {
+	return conn(p, func(v *model.Member) string { return string(v.ID) },
+		func(c string, n *model.Member) *gqlmodel.MemberEdge { return &gqlmodel.MemberEdge{Cursor: c, Node: n} },
+		func(e []*gqlmodel.MemberEdge, n []*model.Member, pi *gqlmodel.PageInfo) *gqlmodel.MemberConnection {
+			return &gqlmodel.MemberConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func tokenConn(p store.Page[model.APIToken]) *gqlmodel.APITokenConnection {
+	return conn(p, func(v *model.APIToken) string { return string(v.ID) },
+		func(c string, n *model.APIToken) *gqlmodel.APITokenEdge { return &gqlmodel.APITokenEdge{Cursor: c, Node: n} },
+		func(e []*gqlmodel.APITokenEdge, n []*model.APIToken, pi *gqlmodel.PageInfo) *gqlmodel.APITokenConnection {
+			return &gqlmodel.APITokenConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func projectConn(p store.Page[model.Project]) *gqlmodel.ProjectConnection {
+	return conn(p, func(v *model.Project) string { return string(v.ID) },
+		func(c string, n *model.Project) *gqlmodel.ProjectEdge { return &gqlmodel.ProjectEdge{Cursor: c, Node: n} },
+		func(e []*gqlmodel.ProjectEdge, n []*model.Project, pi *gqlmodel.PageInfo) *gqlmodel.ProjectConnection {
+			return &gqlmodel.ProjectConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func projectMemberConn(p store.Page[model.ProjectMember]) *gqlmodel.ProjectMemberConnection {
+	return conn(p, func(v *model.ProjectMember) string { return string(v.ID) },
+		func(c string, n *model.ProjectMember) *gqlmodel.ProjectMemberEdge {
+			return &gqlmodel.ProjectMemberEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.ProjectMemberEdge, n []*model.ProjectMember, pi *gqlmodel.PageInfo) *gqlmodel.ProjectMemberConnection {
+			return &gqlmodel.ProjectMemberConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func environmentConn(p store.Page[model.Environment]) *gqlmodel.EnvironmentConnection {
+	return conn(p, func(v *model.Environment) string { return string(v.ID) },
+		func(c string, n *model.Environment) *gqlmodel.EnvironmentEdge {
+			return &gqlmodel.EnvironmentEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.EnvironmentEdge, n []*model.Environment, pi *gqlmodel.PageInfo) *gqlmodel.EnvironmentConnection {
+			return &gqlmodel.EnvironmentConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func clusterConn(p store.Page[model.Cluster]) *gqlmodel.ClusterConnection {
+	return conn(p, func(v *model.Cluster) string { return string(v.ID) },
+		func(c string, n *model.Cluster) *gqlmodel.ClusterEdge { return &gqlmodel.ClusterEdge{Cursor: c, Node: n} },
+		func(e []*gqlmodel.ClusterEdge, n []*model.Cluster, pi *gqlmodel.PageInfo) *gqlmodel.ClusterConnection {
+			return &gqlmodel.ClusterConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func namespaceTargetConn(p store.Page[model.NamespaceTarget]) *gqlmodel.NamespaceTargetConnection {
+	return conn(p, func(v *model.NamespaceTarget) string { return string(v.ID) },
+		func(c string, n *model.NamespaceTarget) *gqlmodel.NamespaceTargetEdge {
+			return &gqlmodel.NamespaceTargetEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.NamespaceTargetEdge, n []*model.NamespaceTarget, pi *gqlmodel.PageInfo) *gqlmodel.NamespaceTargetConnection {
+			return &gqlmodel.NamespaceTargetConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func serviceConn(p store.Page[model.Service]) *gqlmodel.ServiceConnection {
+	return conn(p, func(v *model.Service) string { return string(v.ID) },
+		func(c string, n *model.Service) *gqlmodel.ServiceEdge { return &gqlmodel.ServiceEdge{Cursor: c, Node: n} },
+		func(e []*gqlmodel.ServiceEdge, n []*model.Service, pi *gqlmodel.PageInfo) *gqlmodel.ServiceConnection {
+			return &gqlmodel.ServiceConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func releaseConn(p store.Page[model.Release]) *gqlmodel.ReleaseConnection {
+	return conn(p, func(v *model.Release) string { return string(v.ID) },
+		func(c string, n *model.Release) *gqlmodel.ReleaseEdge { return &gqlmodel.ReleaseEdge{Cursor: c, Node: n} },
+		func(e []*gqlmodel.ReleaseEdge, n []*model.Release, pi *gqlmodel.PageInfo) *gqlmodel.ReleaseConnection {
+			return &gqlmodel.ReleaseConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func deploymentConn(p store.Page[model.Deployment]) *gqlmodel.DeploymentConnection {
+	return conn(p, func(v *model.Deployment) string { return string(v.ID) },
+		func(c string, n *model.Deployment) *gqlmodel.DeploymentEdge {
+			return &gqlmodel.DeploymentEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.DeploymentEdge, n []*model.Deployment, pi *gqlmodel.PageInfo) *gqlmodel.DeploymentConnection {
+			return &gqlmodel.DeploymentConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func auditConn(p store.Page[model.AuditEvent]) *gqlmodel.AuditEventConnection {
+	return conn(p, func(v *model.AuditEvent) string { return string(v.ID) },
+		func(c string, n *model.AuditEvent) *gqlmodel.AuditEventEdge {
+			return &gqlmodel.AuditEventEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.AuditEventEdge, n []*model.AuditEvent, pi *gqlmodel.PageInfo) *gqlmodel.AuditEventConnection {
+			return &gqlmodel.AuditEventConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}

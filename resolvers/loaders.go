@@ -1,0 +1,267 @@
+package resolvers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vikstrous/dataloadgen"
+
+	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// Two ways keep a nested query at a fixed number of SQL queries:
+//
+//   - Child lists (a project's environments, an environment's deployments)
+//     are prefetched: when a parent list resolves, it looks ahead at the
+//     selection, loads the children of every parent in one query with the
+//     arguments the query asks for, and leaves the pages in a per-operation
+//     cache that the child resolvers read. This is deterministic: no timing
+//     decides how many queries run.
+//   - References by id (a deployment's release, a release's creator) go
+//     through dataloaders that batch the ids asked for within a short window,
+//     and are primed by the prefetch where it can see them coming.
+
+const batchWait = 2 * time.Millisecond
+
+type loaders struct {
+	plane        *control.Plane
+	users        *dataloadgen.Loader[model.UserID, *model.User]
+	tenants      *dataloadgen.Loader[model.TenantID, *model.Tenant]
+	projects     *dataloadgen.Loader[model.ProjectID, *model.Project]
+	environments *dataloadgen.Loader[model.EnvironmentID, *model.Environment]
+	clusters     *dataloadgen.Loader[model.ClusterID, *model.Cluster]
+	services     *dataloadgen.Loader[model.ServiceID, *model.Service]
+	releases     *dataloadgen.Loader[model.ReleaseID, *model.Release]
+
+	envPages pageCache[model.Environment]
+	svcPages pageCache[model.Service]
+	depPages pageCache[model.Deployment]
+}
+
+type loadersKey struct{}
+
+// Loaders returns the operation middleware that gives each operation its
+// own loaders: a cache never outlives the request whose actor filled it.
+func Loaders(plane *control.Plane) graphql.OperationMiddleware {
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		return next(context.WithValue(ctx, loadersKey{}, newLoaders(plane)))
+	}
+}
+
+func newLoaders(p *control.Plane) *loaders {
+	w := dataloadgen.WithWait(batchWait)
+	return &loaders{
+		plane:        p,
+		users:        dataloadgen.NewMappedLoader(p.UsersByIDs, w),
+		tenants:      dataloadgen.NewMappedLoader(p.TenantsByIDs, w),
+		projects:     dataloadgen.NewMappedLoader(p.ProjectsByIDs, w),
+		environments: dataloadgen.NewMappedLoader(p.EnvironmentsByIDs, w),
+		clusters:     dataloadgen.NewMappedLoader(p.ClustersByIDs, w),
+		services:     dataloadgen.NewMappedLoader(p.ServicesByIDs, w),
+		releases:     dataloadgen.NewMappedLoader(p.ReleasesByIDs, w),
+	}
+}
+
+func loadersFrom(ctx context.Context, p *control.Plane) *loaders {
+	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
+		return l
+	}
+	// Callers outside an operation (tests of single resolvers) still work.
+	return newLoaders(p)
+}
+
+// load reads one referenced object; a missing or invisible one is
+// store.ErrNotFound.
+func load[K comparable, V any](ctx context.Context, l *dataloadgen.Loader[K, *V], id K) (*V, error) {
+	v, err := l.Load(ctx, id)
+	if errors.Is(err, dataloadgen.ErrNotFound) {
+		return nil, store.ErrNotFound
+	}
+	return v, err
+}
+
+// loadOptional reads an optional reference: nil when unset or not visible.
+func loadOptional[K comparable, V any](ctx context.Context, l *dataloadgen.Loader[K, *V], id *K) (*V, error) {
+	if id == nil {
+		return nil, nil
+	}
+	v, err := load(ctx, l, *id)
+	if control.IsNotFound(err) {
+		return nil, nil
+	}
+	return v, err
+}
+
+type pageKey struct {
+	parent string
+	first  int
+	after  string
+}
+
+// pageCache holds prefetched child pages for one operation.
+type pageCache[T any] struct {
+	mu sync.Mutex
+	m  map[pageKey]store.Page[T]
+}
+
+func (c *pageCache[T]) get(parent string, pg store.PageArgs) (store.Page[T], bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.m[pageKey{parent, pg.First, pg.After}]
+	return p, ok
+}
+
+func (c *pageCache[T]) put(pages map[string]store.Page[T], pg store.PageArgs) []*T {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[pageKey]store.Page[T]{}
+	}
+	var all []*T
+	for parent, p := range pages {
+		c.m[pageKey{parent, pg.First, pg.After}] = p
+		all = append(all, p.Items...)
+	}
+	return all
+}
+
+// nodeFields returns the fields selected on the nodes of the connection
+// field f (through both `nodes` and `edges { node }`).
+func nodeFields(op *graphql.OperationContext, sel []graphql.CollectedField) []graphql.CollectedField {
+	var out []graphql.CollectedField
+	for _, f := range sel {
+		switch f.Name {
+		case "nodes":
+			out = append(out, graphql.CollectFields(op, f.Selections, nil)...)
+		case "edges":
+			for _, e := range graphql.CollectFields(op, f.Selections, nil) {
+				if e.Name == "node" {
+					out = append(out, graphql.CollectFields(op, e.Selections, nil)...)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// childPages finds the fields called name among fields and returns, for
+// each, its validated page arguments and the fields selected on its nodes.
+func childPages(op *graphql.OperationContext, fields []graphql.CollectedField, name string) (out []struct {
+	pg     store.PageArgs
+	fields []graphql.CollectedField
+}) {
+	for _, f := range fields {
+		if f.Name != name {
+			continue
+		}
+		args := f.ArgumentMap(op.Variables)
+		first, after := intArg(args["first"]), strArg(args["after"])
+		pg, err := pageArgs(first, after)
+		if err != nil {
+			continue // the resolver reports it
+		}
+		out = append(out, struct {
+			pg     store.PageArgs
+			fields []graphql.CollectedField
+		}{pg, nodeFields(op, graphql.CollectFields(op, f.Selections, nil))})
+	}
+	return out
+}
+
+func intArg(v any) *int {
+	var n int
+	switch x := v.(type) {
+	case int:
+		n = x
+	case int64:
+		n = int(x)
+	case float64:
+		n = int(x)
+	case json.Number:
+		i, err := x.Int64()
+		if err != nil {
+			return nil
+		}
+		n = int(i)
+	default:
+		return nil
+	}
+	return &n
+}
+
+func strArg(v any) *string {
+	if s, ok := v.(string); ok {
+		return &s
+	}
+	return nil
+}
+
+func selected(fields []graphql.CollectedField, name string) bool {
+	for _, f := range fields {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// primeProjects prefetches what the selection asks of each project.
+// Errors are left for the child resolvers to meet and report.
+func (l *loaders) primeProjects(ctx context.Context, projects []*model.Project) {
+	if len(projects) == 0 {
+		return
+	}
+	op := graphql.GetOperationContext(ctx)
+	fields := nodeFields(op, graphql.CollectFieldsCtx(ctx, nil))
+	scopes := make([]model.Scope, len(projects))
+	for i, p := range projects {
+		scopes[i] = p.Scope()
+	}
+	for _, c := range childPages(op, fields, "environments") {
+		pages, err := l.plane.EnvironmentsOf(ctx, scopes, c.pg)
+		if err != nil {
+			continue
+		}
+		l.primeEnvironments(ctx, op, l.envPages.put(pages, c.pg), c.fields)
+	}
+	for _, c := range childPages(op, fields, "services") {
+		if pages, err := l.plane.ServicesOf(ctx, scopes, c.pg); err == nil {
+			l.svcPages.put(pages, c.pg)
+		}
+	}
+}
+
+func (l *loaders) primeEnvironments(ctx context.Context, op *graphql.OperationContext, envs []*model.Environment, fields []graphql.CollectedField) {
+	if len(envs) == 0 {
+		return
+	}
+	scopes := make([]model.Scope, len(envs))
+	ids := make([]model.EnvironmentID, len(envs))
+	for i, e := range envs {
+		scopes[i], ids[i] = e.Scope(), e.ID
+	}
+	for _, c := range childPages(op, fields, "deployments") {
+		pages, err := l.plane.DeploymentsOf(ctx, scopes, ids, c.pg)
+		if err != nil {
+			continue
+		}
+		deps := l.depPages.put(pages, c.pg)
+		if selected(c.fields, "release") && len(deps) > 0 {
+			rids := make([]model.ReleaseID, len(deps))
+			for i, d := range deps {
+				rids[i] = d.ReleaseID
+			}
+			if rels, err := l.plane.ReleasesByIDs(ctx, rids); err == nil {
+				for id, r := range rels {
+					l.releases.Prime(id, r)
+				}
+			}
+		}
+	}
+}
