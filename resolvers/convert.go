@@ -120,7 +120,9 @@ func memberConn(p store.Page[model.Member]) *gqlmodel.MemberConnection {
 
 func tokenConn(p store.Page[model.APIToken]) *gqlmodel.APITokenConnection {
 	return conn(p, func(v *model.APIToken) string { return string(v.ID) },
-		func(c string, n *model.APIToken) *gqlmodel.APITokenEdge { return &gqlmodel.APITokenEdge{Cursor: c, Node: n} },
+		func(c string, n *model.APIToken) *gqlmodel.APITokenEdge {
+			return &gqlmodel.APITokenEdge{Cursor: c, Node: n}
+		},
 		func(e []*gqlmodel.APITokenEdge, n []*model.APIToken, pi *gqlmodel.PageInfo) *gqlmodel.APITokenConnection {
 			return &gqlmodel.APITokenConnection{Edges: e, Nodes: n, PageInfo: pi}
 		})
@@ -128,7 +130,9 @@ func tokenConn(p store.Page[model.APIToken]) *gqlmodel.APITokenConnection {
 
 func projectConn(p store.Page[model.Project]) *gqlmodel.ProjectConnection {
 	return conn(p, func(v *model.Project) string { return string(v.ID) },
-		func(c string, n *model.Project) *gqlmodel.ProjectEdge { return &gqlmodel.ProjectEdge{Cursor: c, Node: n} },
+		func(c string, n *model.Project) *gqlmodel.ProjectEdge {
+			return &gqlmodel.ProjectEdge{Cursor: c, Node: n}
+		},
 		func(e []*gqlmodel.ProjectEdge, n []*model.Project, pi *gqlmodel.PageInfo) *gqlmodel.ProjectConnection {
 			return &gqlmodel.ProjectConnection{Edges: e, Nodes: n, PageInfo: pi}
 		})
@@ -156,7 +160,9 @@ func environmentConn(p store.Page[model.Environment]) *gqlmodel.EnvironmentConne
 
 func clusterConn(p store.Page[model.Cluster]) *gqlmodel.ClusterConnection {
 	return conn(p, func(v *model.Cluster) string { return string(v.ID) },
-		func(c string, n *model.Cluster) *gqlmodel.ClusterEdge { return &gqlmodel.ClusterEdge{Cursor: c, Node: n} },
+		func(c string, n *model.Cluster) *gqlmodel.ClusterEdge {
+			return &gqlmodel.ClusterEdge{Cursor: c, Node: n}
+		},
 		func(e []*gqlmodel.ClusterEdge, n []*model.Cluster, pi *gqlmodel.PageInfo) *gqlmodel.ClusterConnection {
 			return &gqlmodel.ClusterConnection{Edges: e, Nodes: n, PageInfo: pi}
 		})
@@ -174,7 +180,9 @@ func namespaceTargetConn(p store.Page[model.NamespaceTarget]) *gqlmodel.Namespac
 
 func serviceConn(p store.Page[model.Service]) *gqlmodel.ServiceConnection {
 	return conn(p, func(v *model.Service) string { return string(v.ID) },
-		func(c string, n *model.Service) *gqlmodel.ServiceEdge { return &gqlmodel.ServiceEdge{Cursor: c, Node: n} },
+		func(c string, n *model.Service) *gqlmodel.ServiceEdge {
+			return &gqlmodel.ServiceEdge{Cursor: c, Node: n}
+		},
 		func(e []*gqlmodel.ServiceEdge, n []*model.Service, pi *gqlmodel.PageInfo) *gqlmodel.ServiceConnection {
 			return &gqlmodel.ServiceConnection{Edges: e, Nodes: n, PageInfo: pi}
 		})
@@ -182,7 +190,9 @@ func serviceConn(p store.Page[model.Service]) *gqlmodel.ServiceConnection {
 
 func releaseConn(p store.Page[model.Release]) *gqlmodel.ReleaseConnection {
 	return conn(p, func(v *model.Release) string { return string(v.ID) },
-		func(c string, n *model.Release) *gqlmodel.ReleaseEdge { return &gqlmodel.ReleaseEdge{Cursor: c, Node: n} },
+		func(c string, n *model.Release) *gqlmodel.ReleaseEdge {
+			return &gqlmodel.ReleaseEdge{Cursor: c, Node: n}
+		},
 		func(e []*gqlmodel.ReleaseEdge, n []*model.Release, pi *gqlmodel.PageInfo) *gqlmodel.ReleaseConnection {
 			return &gqlmodel.ReleaseConnection{Edges: e, Nodes: n, PageInfo: pi}
 		})

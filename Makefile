@@ -1,0 +1,37 @@
+# NebulaCtrl — the targets a newcomer can guess.
+GO      ?= go
+PKGS    ?= ./...
+BENCH   ?= .
+COUNT   ?= 6
+
+.PHONY: run test generate lint bench build check-generate
+
+## run: start the control plane on the embedded store (data in ./nebula-data)
+run:
+	$(GO) run ./cmd/nebula serve
+
+## build: build the nebula binary into bin/
+build:
+	$(GO) build -o bin/nebula ./cmd/nebula
+
+## test: the whole test suite (PostgreSQL tests start their own server)
+test:
+	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+## generate: regenerate the gqlgen code in graph/ from schema.graphqls
+generate:
+	$(GO) tool gqlgen generate
+	gofmt -w graph resolvers
+
+## check-generate: fail when `make generate` changes anything (CI)
+check-generate: generate
+	@git status --porcelain -- graph resolvers gqlgen.yml schema.graphqls go.mod go.sum | tee /dev/stderr | (! grep .)
+
+## lint: formatting and vet
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1)
+	$(GO) vet $(PKGS)
+
+## bench: the benchmarks of docs/benchmarks.md (COUNT runs each, for benchstat)
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) -timeout 60m ./internal/bench/
