@@ -57,7 +57,6 @@ var (
 	NamespaceTargetManage = Perm{"namespace_target", "manage"}
 	AuditRead             = Perm{"audit", "read"}
 	TokenManageIntegrate  = Perm{"token", "manage_integration"}
-	ProjectList           = Perm{"project", "list"}
 	ProjectCreate         = Perm{"project", "create"}
 	ProjectDelete         = Perm{"project", "delete"}
 	ProjectRead           = Perm{"project", "read"}

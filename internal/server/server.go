@@ -248,9 +248,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		id := newRequestID()
 		w.Header().Set("X-Request-Id", id)
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+		inner := r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		next.ServeHTTP(sw, inner)
 		d := time.Since(start)
-		route := r.Pattern
+		route := inner.Pattern // set by the mux
 		if route == "" {
 			route = "unmatched"
 		}
