@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"strconv"
@@ -65,7 +66,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	gql := s.graphQL()
-	mux.Handle("POST /graphql", s.authenticate(gql))
+	mux.Handle("POST /graphql", requireJSON(s.authenticate(gql)))
 	mux.Handle("GET /graphql", s.authenticate(gql))
 	mux.Handle("GET /{$}", playground.Handler("NebulaCtrl GraphiQL", "/graphql"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -112,8 +113,9 @@ func (s *Server) graphQL() http.Handler {
 // clients can see how close they are to the limit.
 func reportCost(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
-	if resp == nil {
-		return nil
+	// Requests refused before parsing have no operation to price.
+	if resp == nil || !graphql.HasOperationContext(ctx) {
+		return resp
 	}
 	if st := extension.GetComplexityStats(ctx); st != nil {
 		if resp.Extensions == nil {
@@ -146,6 +148,19 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(authz.WithActor(ctx, actor)))
+	})
+}
+
+// requireJSON refuses POST bodies that are not JSON with a GraphQL error
+// rather than gqlgen's uncoded "transport not supported".
+func requireJSON(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if mt != "application/json" && mt != "application/graphql-response+json" {
+			writeJSON(w, http.StatusUnsupportedMediaType, gqlErrors("Content-Type must be application/json", "BAD_USER_INPUT"))
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -258,3 +258,39 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Error("server still answers after shutdown")
 	}
 }
+
+// Requests gqlgen rejects before execution still carry a code.
+func TestMalformedRequests(t *testing.T) {
+	e := setup(t, nil)
+	cases := []struct {
+		name, contentType, body string
+		status                  int
+	}{
+		{"invalid JSON", "application/json", `{bad json`, http.StatusBadRequest},
+		{"wrong content type", "text/plain", `{ viewer { user { email } } }`, http.StatusUnsupportedMediaType},
+		{"no query", "application/json", `{}`, http.StatusUnprocessableEntity},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", e.srv.URL+"/graphql", strings.NewReader(c.body))
+			req.Header.Set("Content-Type", c.contentType)
+			req.Header.Set("Authorization", "Bearer "+e.token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var out gqlResponse
+			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+				t.Fatal(err)
+			}
+			out.Status = resp.StatusCode
+			if got := codeOf(t, out); got != "BAD_USER_INPUT" {
+				t.Errorf("code = %q (%v), want BAD_USER_INPUT", got, out.Errors)
+			}
+			if out.Status != c.status {
+				t.Errorf("status = %d, want %d", out.Status, c.status)
+			}
+		})
+	}
+}
