@@ -40,6 +40,9 @@ func Code(err error) gqlmodel.ErrorCode {
 		return gqlmodel.ErrorCodeBadUserInput
 	case errors.Is(err, store.ErrConflict):
 		return gqlmodel.ErrorCodeConflict
+	case err.Error() == "introspection disabled":
+		// gqlgen's plain error when the server turns introspection off.
+		return gqlmodel.ErrorCodeForbidden
 	case errors.As(err, &gerr) && gerr.Err == nil:
 		// gqlgen's own validation and coercion errors: the query is wrong.
 		return gqlmodel.ErrorCodeBadUserInput
@@ -88,7 +91,9 @@ func Presenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPresenter
 		case gqlmodel.ErrorCodeNotFound:
 			gerr.Message = "not found"
 		case gqlmodel.ErrorCodeForbidden:
-			gerr.Message = "forbidden: your role does not allow this"
+			if gerr.Message != "introspection disabled" {
+				gerr.Message = "forbidden: your role does not allow this"
+			}
 		case gqlmodel.ErrorCodeUnauthenticated:
 			gerr.Message = "unauthenticated: send Authorization: Bearer <token>"
 		}

@@ -51,7 +51,7 @@ func (p *Plane) RegisterCluster(ctx context.Context, tenant model.TenantID, name
 		ev.Details["name"], ev.Details["labels"] = name, ls
 		return nil
 	})
-	return cl, err
+	return committed(cl, err)
 }
 
 func (p *Plane) SetClusterLabels(ctx context.Context, id model.ClusterID, labels []model.Label) (*model.Cluster, error) {
@@ -73,7 +73,7 @@ func (p *Plane) SetClusterLabels(ctx context.Context, id model.ClusterID, labels
 		cl.Labels = ls
 		return store.SetClusterLabels(ctx, q, id, ls)
 	})
-	return cl, err
+	return committed(cl, err)
 }
 
 // DeleteCluster deletes a cluster and its namespace targets; a cluster that
@@ -128,7 +128,7 @@ func (p *Plane) CreateNamespaceTarget(ctx context.Context, cluster model.Cluster
 		ev.Details["clusterId"], ev.Details["namespace"], ev.Details["labels"] = string(cluster), namespace, ls
 		return nil
 	})
-	return nt, err
+	return committed(nt, err)
 }
 
 func (p *Plane) SetNamespaceTargetLabels(ctx context.Context, id model.NamespaceTargetID, labels []model.Label) (*model.NamespaceTarget, error) {
@@ -147,7 +147,7 @@ func (p *Plane) SetNamespaceTargetLabels(ctx context.Context, id model.Namespace
 		nt.Labels = ls
 		return store.SetNamespaceTargetLabels(ctx, q, id, ls)
 	})
-	return nt, err
+	return committed(nt, err)
 }
 
 func (p *Plane) DeleteNamespaceTarget(ctx context.Context, id model.NamespaceTargetID) error {

@@ -107,7 +107,7 @@ func (p *Plane) AddMember(ctx context.Context, in AddMemberInput) (*model.Member
 		ev.Details["userId"], ev.Details["email"], ev.Details["role"], ev.Details["kind"] = string(u.ID), u.Email, string(in.Role), string(u.Kind)
 		return nil
 	})
-	return m, err
+	return committed(m, err)
 }
 
 // UpdateMemberRole changes a tenant role; the last admin cannot be demoted.
@@ -131,7 +131,7 @@ func (p *Plane) UpdateMemberRole(ctx context.Context, id model.MemberID, role mo
 		m.Role = role
 		return store.UpdateMemberRole(ctx, q, id, role)
 	})
-	return m, err
+	return committed(m, err)
 }
 
 // RemoveMember removes someone from a tenant, with their project roles and
@@ -205,7 +205,7 @@ func (p *Plane) AddProjectMember(ctx context.Context, project model.ProjectID, u
 		ev.Details["projectId"], ev.Details["userId"], ev.Details["role"] = string(project), string(user), string(role)
 		return nil
 	})
-	return pm, err
+	return committed(pm, err)
 }
 
 func (p *Plane) UpdateProjectMemberRole(ctx context.Context, id model.ProjectMemberID, role model.ProjectRole) (*model.ProjectMember, error) {
@@ -220,7 +220,7 @@ func (p *Plane) UpdateProjectMemberRole(ctx context.Context, id model.ProjectMem
 		pm.Role = role
 		return store.UpdateProjectMemberRole(ctx, q, id, role)
 	})
-	return pm, err
+	return committed(pm, err)
 }
 
 func (p *Plane) RemoveProjectMember(ctx context.Context, id model.ProjectMemberID) error {

@@ -177,3 +177,12 @@ func conflictOn(err error, field, message string) error {
 	}
 	return err
 }
+
+// committed returns v only when the change committed: a failed mutation
+// never hands back an object that was not stored.
+func committed[T any](v *T, err error) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}

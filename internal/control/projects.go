@@ -70,7 +70,7 @@ func (p *Plane) CreateProject(ctx context.Context, tenant model.TenantID, name, 
 		ev.Details["name"], ev.Details["description"] = name, description
 		return nil
 	})
-	return proj, err
+	return committed(proj, err)
 }
 
 // UpdateProject renames or re-describes a project; nil fields stay.
@@ -101,7 +101,7 @@ func (p *Plane) UpdateProject(ctx context.Context, id model.ProjectID, name, des
 		}
 		return nil
 	})
-	return proj, err
+	return committed(proj, err)
 }
 
 // DeleteProject deletes a project with its environments, services,
@@ -185,7 +185,7 @@ func (p *Plane) CreateEnvironment(ctx context.Context, project model.ProjectID, 
 		ev.Details["clusterSelector"], ev.Details["namespaceSelector"] = env.ClusterSelector, env.NamespaceSelector
 		return nil
 	})
-	return env, err
+	return committed(env, err)
 }
 
 func (p *Plane) UpdateEnvironment(ctx context.Context, id model.EnvironmentID, in EnvironmentInput) (*model.Environment, error) {
@@ -215,7 +215,7 @@ func (p *Plane) UpdateEnvironment(ctx context.Context, id model.EnvironmentID, i
 		}
 		return nil
 	})
-	return env, err
+	return committed(env, err)
 }
 
 // applyEnvironment validates in and applies it to env, inside the tenant

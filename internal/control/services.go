@@ -69,7 +69,7 @@ func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in S
 		auditConfig(ev, svc.ServiceConfig)
 		return nil
 	})
-	return svc, err
+	return committed(svc, err)
 }
 
 // auditConfig records a configuration without variable values: names say
@@ -129,7 +129,7 @@ func (p *Plane) UpdateService(ctx context.Context, id model.ServiceID, in Servic
 		auditConfig(ev, svc.ServiceConfig)
 		return store.UpdateService(ctx, q, svc)
 	})
-	return svc, err
+	return committed(svc, err)
 }
 
 func (p *Plane) DeleteService(ctx context.Context, id model.ServiceID) error {

@@ -120,6 +120,10 @@ func (p *Plane) CreateTenant(ctx context.Context, name string) (*model.Tenant, *
 	if err != nil {
 		return nil, nil, "", err
 	}
+	if a.User.Kind != model.UserHuman {
+		// An integration acts for the tenant it was made in; it does not found new ones.
+		return nil, nil, "", fmt.Errorf("%w: integrations cannot create tenants", authz.ErrForbidden)
+	}
 	var c checks
 	c.text(name, "tenant name", 100, true, "input", "name")
 	if err := c.err(); err != nil {
@@ -248,7 +252,7 @@ func (p *Plane) UpdateTenant(ctx context.Context, id model.TenantID, name string
 		out = t
 		return store.UpdateTenant(ctx, q, t)
 	})
-	return out, err
+	return committed(out, err)
 }
 
 // SetTenantPlan changes the plan. A downgrade below what the tenant uses is
@@ -279,5 +283,5 @@ func (p *Plane) SetTenantPlan(ctx context.Context, id model.TenantID, plan model
 		out = t
 		return store.UpdateTenant(ctx, q, t)
 	})
-	return out, err
+	return committed(out, err)
 }

@@ -180,7 +180,7 @@ func (p *Plane) RevokeAPIToken(ctx context.Context, id model.TokenID) (*model.AP
 		tok, err = store.Tokens.Get(ctx, q, id)
 		return err
 	})
-	return tok, err
+	return committed(tok, err)
 }
 
 // APIToken reads a token's metadata: the owner's, or a tenant admin's.

@@ -67,7 +67,7 @@ func complexity() graph.ComplexityRoot {
 	var c graph.ComplexityRoot
 	page := func(child int, first *int, _ *string) int {
 		n := 20
-		if first != nil && *first > 0 {
+		if first != nil && *first >= 0 {
 			n = *first
 		}
 		return 1 + n*child

@@ -90,7 +90,6 @@ func (s *Server) routes() http.Handler {
 func (s *Server) graphQL() http.Handler {
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Plane: s.plane}, Complexity: complexity()})
 	srv := handler.New(es)
-	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -216,8 +215,9 @@ func clientAddress(r *http.Request) string {
 	return host
 }
 
-// limitBody caps request bodies; gqlgen reports a body over the limit as a
-// bad request.
+// limitBody caps request bodies: a declared length over the limit is
+// refused here with 413; a chunked body is cut at the limit and the read
+// error reaches the client as BAD_USER_INPUT.
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > s.cfg.MaxBodyBytes {

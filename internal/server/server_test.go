@@ -200,6 +200,9 @@ func TestIntrospectionSwitch(t *testing.T) {
 		if got := len(r.Errors) == 0; got != (on == "true") {
 			t.Errorf("introspection %s: allowed = %v (errors %v)", on, got, r.Errors)
 		}
+		if on == "false" && codeOf(t, r) != "FORBIDDEN" {
+			t.Errorf("introspection off: code %v, want FORBIDDEN", r.Errors)
+		}
 	}
 }
 

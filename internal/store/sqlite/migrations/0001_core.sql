@@ -1,6 +1,6 @@
 -- The core: tenants, people, tokens, projects, environments, clusters,
--- SQLite: TIMESTAMP columns hold Unix microseconds (the driver converts).
 -- services, releases, deployments and the audit history.
+-- SQLite: TIMESTAMP columns hold Unix microseconds (the driver converts).
 CREATE TABLE tenants (
     id          TEXT PRIMARY KEY,
     name        TEXT NOT NULL,
