@@ -109,6 +109,12 @@ func (s *Store) Tx(ctx context.Context, fn func(q Querier) error) (err error) {
 		return fmt.Errorf("beginning transaction: %w", err)
 	}
 	defer func() {
+		// A panic in fn must not leave the transaction (and its locks) open
+		// behind a recovering HTTP server.
+		if p := recover(); p != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+			panic(p)
+		}
 		if err != nil {
 			_ = tx.Rollback(context.WithoutCancel(ctx))
 		}

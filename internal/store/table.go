@@ -109,6 +109,7 @@ func (t *Table[K, T]) Newest(ctx context.Context, q Querier, pg PageArgs, where 
 
 func (t *Table[K, T]) list(ctx context.Context, q Querier, pg PageArgs, order, where string, args []any) (Page[T], error) {
 	n := len(args)
+	where = "(" + where + ")"
 	if pg.After != "" {
 		cmp := ">"
 		if order == "DESC" {
@@ -135,6 +136,9 @@ func (t *Table[K, T]) ListByParents(ctx context.Context, q Querier, parentCol st
 	out := make(map[string]Page[T], len(parents))
 	if len(parents) == 0 {
 		return out, nil
+	}
+	if order != "ASC" && order != "DESC" {
+		return nil, fmt.Errorf("order %q: want ASC or DESC", order)
 	}
 	in, args := InList(parents, 0)
 	where := fmt.Sprintf("%s IN (%s)", parentCol, in)

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"strings"
 
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -40,7 +41,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	q.Set("_txlock", "immediate")
 	q.Set("_time_integer_format", "unix_micro")
 	q.Set("_inttotime", "1")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	// The path is a URI path here: characters that would start a query or
+	// fragment, or an escape, must be escaped.
+	name := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	db, err := sql.Open("sqlite", "file:"+name+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("opening SQLite %s: %w", path, err)
 	}

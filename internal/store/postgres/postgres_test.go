@@ -1,0 +1,75 @@
+package postgres_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/nebulactrl/nebula/internal/store"
+	"github.com/nebulactrl/nebula/internal/store/pgtest"
+	"github.com/nebulactrl/nebula/internal/store/postgres"
+	"github.com/nebulactrl/nebula/internal/store/storetest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) *store.Store { return pgtest.Open(t) })
+}
+
+// Replicas starting together on a fresh database both succeed: the advisory
+// lock makes one wait for the other, which then finds nothing to apply.
+func TestConcurrentMigrate(t *testing.T) {
+	url := pgtest.URL(t)
+	const replicas = 2
+	var dbs []*postgres.DB
+	for range replicas {
+		db, err := postgres.Open(t.Context(), url, postgres.Options{})
+		if err != nil {
+			t.Fatalf("opening: %v", err)
+		}
+		t.Cleanup(db.Close)
+		dbs = append(dbs, db)
+	}
+	all, err := store.Migrations(dbs[0].Migrations())
+	if err != nil {
+		t.Fatalf("listing migrations: %v", err)
+	}
+
+	applied := make([][]string, replicas)
+	errs := make([]error, replicas)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, db := range dbs {
+		wg.Go(func() {
+			<-start
+			applied[i], errs[i] = store.New(db).Migrate(t.Context())
+		})
+	}
+	close(start)
+	wg.Wait()
+
+	total := 0
+	for i := range replicas {
+		if errs[i] != nil {
+			t.Errorf("Migrate on replica %d: %v", i, errs[i])
+		}
+		total += len(applied[i])
+	}
+	if total != len(all) {
+		t.Errorf("got %d migrations applied in total (%q), want each of the %d once", total, applied, len(all))
+	}
+	var n int
+	rows, err := dbs[0].Query(t.Context(), `SELECT COUNT(*) FROM schema_migrations`)
+	if err != nil {
+		t.Fatalf("counting schema_migrations: %v", err)
+	}
+	defer rows.Close()
+	if rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			t.Fatalf("scanning: %v", err)
+		}
+	}
+	if n != len(all) {
+		t.Errorf("schema_migrations: got %d rows, want %d", n, len(all))
+	}
+}
