@@ -1,0 +1,453 @@
+// Package desired compiles a cluster's desired state: a pure function from
+// stored rows to everything that cluster should run — every environment of
+// every project placed on it, with namespaces, the processes of each
+// service's current release, domains, variables (secrets already opened for
+// delivery to that cluster's agent) and the services that are held, with
+// the reason.
+//
+// It does no I/O and reads no clock: the same input always compiles to the
+// same state and the same hash. It never decides authorization; callers
+// give it only rows of the cluster's tenant.
+package desired
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/nebulactrl/nebula/internal/model"
+)
+
+// Scope of a variable: the narrower one overrides.
+type Scope int
+
+const (
+	ScopeProject Scope = iota
+	ScopeEnvironment
+	ScopeService
+)
+
+// Variable is one variable row as the compiler sees it.
+type Variable struct {
+	Scope       Scope
+	Environment model.EnvironmentID // for ScopeEnvironment
+	Service     model.ServiceID     // for ScopeService
+	Name        string
+	Value       string // opened, for a readable secret
+	Secret      bool
+	// Unreadable is set for a secret that did not open (wrong or missing
+	// master key): its services are held, never given an empty value.
+	Unreadable string
+}
+
+// Project is a project with what the compiler needs of it.
+type Project struct {
+	Project      model.Project
+	Environments []model.Environment
+	Services     []model.Service
+	Variables    []Variable
+	// Current is the current release of each service in each environment.
+	Current map[model.EnvironmentID]map[model.ServiceID]*model.Release
+}
+
+// Input is everything of a tenant that can land on one cluster.
+type Input struct {
+	Cluster  model.Cluster
+	Clusters []model.Cluster         // every cluster of the tenant, for placement
+	Targets  []model.NamespaceTarget // every namespace target of the tenant
+	Projects []Project
+}
+
+// State is a cluster's whole desired state.
+type State struct {
+	Cluster    model.ClusterID `json:"cluster"`
+	Namespaces []Namespace     `json:"namespaces"`
+	// Unplaced lists environments whose selectors pick this cluster but
+	// whose namespace could not be decided.
+	Unplaced []Unplaced `json:"unplaced"`
+}
+
+// Namespace holds one environment of one project.
+type Namespace struct {
+	Name        string              `json:"name"`
+	Project     string              `json:"project"`
+	Environment string              `json:"environment"`
+	EnvID       model.EnvironmentID `json:"environmentId"`
+	Services    []Service           `json:"services"`
+	Held        []Held              `json:"held"`
+}
+
+// Service is what runs for one service: its current release.
+type Service struct {
+	Name      string          `json:"name"`
+	ID        model.ServiceID `json:"id"`
+	Release   int             `json:"release"`
+	ReleaseID model.ReleaseID `json:"releaseId"`
+	Image     string          `json:"image"`
+	Processes []Process       `json:"processes"`
+	Env       []EnvVar        `json:"env"`
+	Domains   []Domain        `json:"domains"`
+}
+
+type Process struct {
+	Name     string       `json:"name"`
+	Command  []string     `json:"command"`
+	Replicas int          `json:"replicas"`
+	Port     *int         `json:"port,omitempty"`
+	Probe    *model.Probe `json:"readinessProbe,omitempty"`
+}
+
+type EnvVar struct {
+	Name   string `json:"name"`
+	Value  string `json:"value"`
+	Secret bool   `json:"secret,omitempty"`
+}
+
+type Domain struct {
+	Host    string `json:"host"`
+	Process string `json:"process"`
+	Port    int    `json:"port"`
+}
+
+// Held is a service the agent must leave exactly as it runs now.
+type Held struct {
+	Name   string          `json:"name"`
+	ID     model.ServiceID `json:"id"`
+	Reason string          `json:"reason"`
+}
+
+type Unplaced struct {
+	Project     string `json:"project"`
+	Environment string `json:"environment"`
+	Reason      string `json:"reason"`
+}
+
+// Redacted is the value shown in place of a secret outside delivery.
+const Redacted = "<redacted>"
+
+// Compile computes the desired state of in.Cluster.
+func Compile(in Input) State {
+	st := State{Cluster: in.Cluster.ID, Namespaces: []Namespace{}, Unplaced: []Unplaced{}}
+	projects := slices.Clone(in.Projects)
+	slices.SortFunc(projects, func(a, b Project) int { return cmp.Compare(a.Project.Name, b.Project.Name) })
+	for _, p := range projects {
+		envs := slices.Clone(p.Environments)
+		slices.SortFunc(envs, func(a, b model.Environment) int { return cmp.Compare(a.Name, b.Name) })
+		for _, env := range envs {
+			pl := Place(env, in.Clusters, in.Targets)
+			if pl.Cluster == nil || pl.Cluster.ID != in.Cluster.ID {
+				// An environment that picks this cluster but lands nowhere is
+				// reported here, so the cluster's owners see why.
+				if pl.Cluster == nil && isCandidate(pl, in.Cluster.ID) {
+					st.Unplaced = append(st.Unplaced, Unplaced{Project: p.Project.Name, Environment: env.Name, Reason: pl.Reason})
+				}
+				continue
+			}
+			st.Namespaces = append(st.Namespaces, compileNamespace(p, env, pl.Namespace))
+		}
+	}
+	return st
+}
+
+func isCandidate(pl Placement, c model.ClusterID) bool {
+	return slices.ContainsFunc(pl.Candidates, func(x model.Cluster) bool { return x.ID == c })
+}
+
+// Placement is where an environment lands: one cluster and a namespace on
+// it, or the reason it lands nowhere.
+type Placement struct {
+	Cluster    *model.Cluster
+	Namespace  string
+	Candidates []model.Cluster
+	Reason     string
+}
+
+// Place applies an environment's selectors. Exactly one cluster must match;
+// on it, an empty namespace selector means the namespace <project-env>…
+// named by the caller; otherwise exactly one namespace target must match.
+// Anything else is explained, never guessed.
+func Place(env model.Environment, clusters []model.Cluster, targets []model.NamespaceTarget) Placement {
+	var pl Placement
+	for _, c := range clusters {
+		if c.Labels.Matches(env.ClusterSelector) {
+			pl.Candidates = append(pl.Candidates, c)
+		}
+	}
+	slices.SortFunc(pl.Candidates, func(a, b model.Cluster) int { return cmp.Compare(a.Name, b.Name) })
+	switch len(pl.Candidates) {
+	case 0:
+		pl.Reason = fmt.Sprintf("no cluster carries every label of the cluster selector %s", labelString(env.ClusterSelector))
+		return pl
+	case 1:
+	default:
+		names := make([]string, len(pl.Candidates))
+		for i, c := range pl.Candidates {
+			names[i] = c.Name
+		}
+		pl.Reason = fmt.Sprintf("the cluster selector %s picks %d clusters (%s); it must pick exactly one",
+			labelString(env.ClusterSelector), len(names), strings.Join(names, ", "))
+		return pl
+	}
+	c := pl.Candidates[0]
+	if len(env.NamespaceSelector) == 0 {
+		pl.Cluster = &c
+		return pl
+	}
+	var matches []string
+	for _, t := range targets {
+		if t.ClusterID == c.ID && t.Labels.Matches(env.NamespaceSelector) {
+			matches = append(matches, t.Namespace)
+		}
+	}
+	slices.Sort(matches)
+	switch len(matches) {
+	case 1:
+		pl.Cluster, pl.Namespace = &c, matches[0]
+	case 0:
+		pl.Reason = fmt.Sprintf("no namespace target on cluster %s carries every label of the namespace selector %s",
+			c.Name, labelString(env.NamespaceSelector))
+	default:
+		pl.Reason = fmt.Sprintf("the namespace selector %s picks %d namespaces on cluster %s (%s); it must pick exactly one",
+			labelString(env.NamespaceSelector), len(matches), c.Name, strings.Join(matches, ", "))
+	}
+	return pl
+}
+
+// DefaultNamespace is the namespace of an environment without a namespace
+// selector.
+func DefaultNamespace(project, env string) string {
+	ns := project + "-" + env
+	if len(ns) > 63 {
+		sum := sha256.Sum256([]byte(ns))
+		ns = strings.TrimRight(ns[:54], "-") + "-" + hex.EncodeToString(sum[:4])
+	}
+	return ns
+}
+
+func compileNamespace(p Project, env model.Environment, ns string) Namespace {
+	if ns == "" {
+		ns = DefaultNamespace(p.Project.Name, env.Name)
+	}
+	out := Namespace{Name: ns, Project: p.Project.Name, Environment: env.Name, EnvID: env.ID, Services: []Service{}, Held: []Held{}}
+	current := p.Current[env.ID]
+	byName := map[string]*model.Service{}
+	for i := range p.Services {
+		byName[p.Services[i].Name] = &p.Services[i]
+	}
+	r := resolver{p: p, env: env, ns: ns, current: current, byName: byName}
+	svcs := slices.Clone(p.Services)
+	slices.SortFunc(svcs, func(a, b model.Service) int { return cmp.Compare(a.Name, b.Name) })
+	for _, svc := range svcs {
+		rel := current[svc.ID]
+		if rel == nil {
+			continue // never released here: nothing to run
+		}
+		vars, err := r.variables(svc.ID, nil)
+		if err != nil {
+			out.Held = append(out.Held, Held{Name: svc.Name, ID: svc.ID, Reason: err.Error()})
+			continue
+		}
+		out.Services = append(out.Services, compileService(svc, rel, vars))
+	}
+	return out
+}
+
+func compileService(svc model.Service, rel *model.Release, vars []EnvVar) Service {
+	out := Service{Name: svc.Name, ID: svc.ID, Release: rel.Number, ReleaseID: rel.ID,
+		Image: rel.Image + "@" + rel.ImageDigest, Processes: []Process{}, Env: vars, Domains: []Domain{}}
+	ports := map[string]int{}
+	for _, pr := range rel.Processes {
+		out.Processes = append(out.Processes, Process{Name: pr.Name, Command: orEmpty(pr.Command), Replicas: pr.Replicas, Port: pr.Port, Probe: pr.ReadinessProbe})
+		if pr.Port != nil {
+			ports[pr.Name] = *pr.Port
+		}
+	}
+	slices.SortFunc(out.Processes, func(a, b Process) int { return cmp.Compare(a.Name, b.Name) })
+	for _, d := range svc.Domains {
+		if port, ok := ports[d.Process]; ok {
+			out.Domains = append(out.Domains, Domain{Host: d.Host, Process: d.Process, Port: port})
+		}
+	}
+	slices.SortFunc(out.Domains, func(a, b Domain) int { return cmp.Compare(a.Host, b.Host) })
+	return out
+}
+
+// A reference names another service's values inside a variable value:
+// ${{ services.api.url }}, ${{ services.api.port }} or
+// ${{ services.api.variables.TOKEN }}.
+var reference = regexp.MustCompile(`\$\{\{\s*services\.([a-z0-9-]+)\.(url|port|host|variables\.([A-Za-z_][A-Za-z0-9_]*))\s*\}\}`)
+
+type resolver struct {
+	p       Project
+	env     model.Environment
+	ns      string
+	current map[model.ServiceID]*model.Release
+	byName  map[string]*model.Service
+}
+
+// variables merges the scopes for a service and expands references; seen
+// guards against cycles.
+func (r *resolver) variables(svc model.ServiceID, seen []model.ServiceID) ([]EnvVar, error) {
+	if slices.Contains(seen, svc) {
+		return nil, fmt.Errorf("variable references form a cycle through %s", r.nameOf(svc))
+	}
+	seen = append(seen, svc)
+	merged := map[string]Variable{}
+	for _, v := range r.p.Variables {
+		applies := v.Scope == ScopeProject ||
+			v.Scope == ScopeEnvironment && v.Environment == r.env.ID ||
+			v.Scope == ScopeService && v.Service == svc
+		if !applies {
+			continue
+		}
+		if cur, ok := merged[v.Name]; ok && cur.Scope > v.Scope {
+			continue
+		}
+		merged[v.Name] = v
+	}
+	names := make([]string, 0, len(merged))
+	for n := range merged {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := make([]EnvVar, 0, len(names))
+	for _, n := range names {
+		v := merged[n]
+		if v.Unreadable != "" {
+			return nil, fmt.Errorf("secret %s cannot be opened: %s", n, v.Unreadable)
+		}
+		val, err := r.expand(v.Value, seen)
+		if err != nil {
+			return nil, fmt.Errorf("variable %s: %w", n, err)
+		}
+		out = append(out, EnvVar{Name: n, Value: val, Secret: v.Secret})
+	}
+	return out, nil
+}
+
+func (r *resolver) nameOf(id model.ServiceID) string {
+	for _, s := range r.p.Services {
+		if s.ID == id {
+			return s.Name
+		}
+	}
+	return string(id)
+}
+
+func (r *resolver) expand(val string, seen []model.ServiceID) (string, error) {
+	var firstErr error
+	out := reference.ReplaceAllStringFunc(val, func(m string) string {
+		sub := reference.FindStringSubmatch(m)
+		name, what, varName := sub[1], sub[2], sub[3]
+		target, ok := r.byName[name]
+		if !ok {
+			firstErr = cmp.Or(firstErr, fmt.Errorf("references service %s, which does not exist in project %s", name, r.p.Project.Name))
+			return ""
+		}
+		if varName != "" {
+			vars, err := r.variables(target.ID, seen)
+			if err != nil {
+				firstErr = cmp.Or(firstErr, fmt.Errorf("references service %s, which cannot compile: %w", name, err))
+				return ""
+			}
+			for _, v := range vars {
+				if v.Name == varName {
+					return v.Value
+				}
+			}
+			firstErr = cmp.Or(firstErr, fmt.Errorf("references variable %s of service %s, which it does not have", varName, name))
+			return ""
+		}
+		rel := r.current[target.ID]
+		if rel == nil {
+			firstErr = cmp.Or(firstErr, fmt.Errorf("references service %s, which has no release in environment %s", name, r.env.Name))
+			return ""
+		}
+		port, proc, ok := servingPort(rel)
+		if !ok {
+			firstErr = cmp.Or(firstErr, fmt.Errorf("references the address of service %s, none of whose processes has a port", name))
+			return ""
+		}
+		host := name + "-" + proc + "." + r.ns + ".svc.cluster.local"
+		switch what {
+		case "port":
+			return fmt.Sprint(port)
+		case "host":
+			return host
+		default:
+			return fmt.Sprintf("http://%s:%d", host, port)
+		}
+	})
+	return out, firstErr
+}
+
+// servingPort picks the port a service is reached on: its "web" process,
+// else the first process (by name) that has one.
+func servingPort(rel *model.Release) (int, string, bool) {
+	procs := slices.Clone(rel.Processes)
+	slices.SortFunc(procs, func(a, b model.Process) int {
+		if (a.Name == "web") != (b.Name == "web") {
+			if a.Name == "web" {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	for _, p := range procs {
+		if p.Port != nil {
+			return *p.Port, p.Name, true
+		}
+	}
+	return 0, "", false
+}
+
+// Hash is the state's fingerprint: SHA-256 of its canonical JSON.
+func (s State) Hash() string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("encoding desired state: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Redact returns a copy with every secret value replaced, for showing.
+func (s State) Redact() State {
+	out := s
+	out.Namespaces = make([]Namespace, len(s.Namespaces))
+	for i, ns := range s.Namespaces {
+		ns.Services = slices.Clone(ns.Services)
+		for j, svc := range ns.Services {
+			env := slices.Clone(svc.Env)
+			for k := range env {
+				if env[k].Secret {
+					env[k].Value = Redacted
+				}
+			}
+			ns.Services[j].Env = env
+		}
+		out.Namespaces[i] = ns
+	}
+	return out
+}
+
+func labelString(ls model.Labels) string {
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = l.Key + "=" + l.Value
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
