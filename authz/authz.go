@@ -15,6 +15,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -95,25 +96,43 @@ type Actor struct {
 	// Origin is the client address the request came from.
 	Origin string
 
-	once   sync.Once
-	grants *model.Grants
-	err    error
+	mu      sync.Mutex
+	loaded  bool
+	grants  *model.Grants
+	err     error
+	founded []model.TenantID
+}
+
+// Founded records that the actor created tenant t in this request and is
+// its admin: the rest of the request (the mutation's payload) may read it
+// although the token acts in another tenant.
+func (a *Actor) Founded(t model.TenantID) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.founded = append(a.founded, t)
+	if a.loaded && a.err == nil {
+		a.grants.Tenants[t] = model.TenantAdmin
+	}
 }
 
 // Grants returns the actor's roles, reading them at most once. A token acts
 // in its own tenant only, so roles in other tenants are dropped.
 func (a *Actor) Grants(ctx context.Context, load Loader) (*model.Grants, error) {
-	a.once.Do(func() {
-		a.grants, a.err = load(ctx, a.User.ID)
-		if a.err != nil || a.Token == nil {
-			return
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.loaded {
+		return a.grants, a.err
+	}
+	a.loaded = true
+	a.grants, a.err = load(ctx, a.User.ID)
+	if a.err != nil || a.Token == nil {
+		return a.grants, a.err
+	}
+	for t := range a.grants.Tenants {
+		if t != a.Token.TenantID && !slices.Contains(a.founded, t) {
+			delete(a.grants.Tenants, t)
 		}
-		for t := range a.grants.Tenants {
-			if t != a.Token.TenantID {
-				delete(a.grants.Tenants, t)
-			}
-		}
-	})
+	}
 	return a.grants, a.err
 }
 

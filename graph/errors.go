@@ -88,6 +88,13 @@ func Presenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPresenter
 			log.ErrorContext(ctx, "internal error", "request_id", id, "error", cause)
 			gerr.Message = "internal error (request id " + id + ")"
 			gerr.Extensions["requestId"] = id
+		case gqlmodel.ErrorCodeConflict:
+			if _, ok := control.AsProblems(cause); !ok {
+				// A constraint the domain layer did not anticipate: keep
+				// its name (a schema detail) in the log.
+				log.WarnContext(ctx, "unexpected conflict", "request_id", requestID(ctx), "error", cause)
+				gerr.Message = "conflict with a concurrent change; retry"
+			}
 		case gqlmodel.ErrorCodeNotFound:
 			gerr.Message = "not found"
 		case gqlmodel.ErrorCodeForbidden:

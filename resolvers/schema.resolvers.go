@@ -23,7 +23,7 @@ func (r *apiTokenResolver) User(ctx context.Context, obj *model.APIToken) (*mode
 }
 
 func (r *auditEventResolver) Actor(ctx context.Context, obj *model.AuditEvent) (*model.User, error) {
-	return loadOptional(ctx, loadersFrom(ctx, r.Plane).users, obj.ActorID)
+	return r.Plane.AuditActor(ctx, obj)
 }
 
 func (r *auditEventResolver) TargetID(ctx context.Context, obj *model.AuditEvent) (*string, error) {

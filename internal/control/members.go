@@ -2,7 +2,6 @@ package control
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/nebulactrl/nebula/authz"
@@ -50,6 +49,18 @@ func (p *Plane) UsersByIDs(ctx context.Context, ids []model.UserID) (map[model.U
 	return users, nil
 }
 
+// AuditActor reads the user who made an audit event, for readers of the
+// audit history: the actor stays known after they leave the tenant.
+func (p *Plane) AuditActor(ctx context.Context, ev *model.AuditEvent) (*model.User, error) {
+	if ev.ActorID == nil {
+		return nil, nil
+	}
+	if err := p.authz.CheckCtx(ctx, authz.AuditRead, ev.Scope()); err != nil {
+		return nil, err
+	}
+	return store.Users.Get(ctx, p.store.Q(), *ev.ActorID)
+}
+
 // User reads one user visible to the caller.
 func (p *Plane) User(ctx context.Context, id model.UserID) (*model.User, error) {
 	m, err := p.UsersByIDs(ctx, []model.UserID{id})
@@ -87,16 +98,14 @@ func (p *Plane) AddMember(ctx context.Context, in AddMemberInput) (*model.Member
 		if err := p.ensureRoom(ctx, q, t, model.LimitMembers, 1); err != nil {
 			return err
 		}
-		u, err := store.UserByEmail(ctx, q, in.Email)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			u = &model.User{ID: newID[model.UserID](), Email: in.Email, Name: strings.TrimSpace(in.Name), Kind: in.Kind, CreatedAt: p.now()}
-			if err := store.Users.Insert(ctx, q, u); err != nil {
-				return err
-			}
-		case err != nil:
+		// Users are global: another tenant may add the same email at the
+		// same moment, so the insert tolerates losing that race.
+		u, err := store.InsertUserIfAbsent(ctx, q, &model.User{ID: newID[model.UserID](), Email: in.Email,
+			Name: strings.TrimSpace(in.Name), Kind: in.Kind, CreatedAt: p.now()})
+		if err != nil {
 			return err
-		case u.Kind != in.Kind:
+		}
+		if u.Kind != in.Kind {
 			return Invalid("a user with this email exists and is of kind "+string(u.Kind), "input", "kind")
 		}
 		m = &model.Member{ID: newID[model.MemberID](), TenantID: in.Tenant, UserID: u.ID, Role: in.Role, CreatedAt: p.now()}

@@ -148,8 +148,8 @@ func (p *Plane) ensureRoom(ctx context.Context, q store.Querier, t *model.Tenant
 	}
 	if use[res]+n > limit {
 		return Problem{Code: CodeEntitlement, Message: fmt.Sprintf(
-			"the %s plan allows %d %s and this tenant uses %d; upgrade the plan to add more",
-			t.PlanName, limit, humanResource(res), use[res])}
+			"the %s plan's limit of %s is %d and this tenant uses %d; upgrade the plan to add more",
+			t.PlanName, humanResource(res), limit, use[res])}
 	}
 	return nil
 }

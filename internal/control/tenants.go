@@ -148,6 +148,7 @@ func (p *Plane) CreateTenant(ctx context.Context, name string) (*model.Tenant, *
 	if err != nil {
 		return nil, nil, "", err
 	}
+	a.Founded(t.ID)
 	return t, tok, secret, nil
 }
 

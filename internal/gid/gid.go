@@ -64,7 +64,7 @@ func Decode[T ~string](kind, id string) (T, error) {
 		return "", err
 	}
 	if k != kind {
-		return "", fmt.Errorf("%w: %q is a %s id, not a %s id", ErrMalformed, clip(id), k, kind)
+		return "", fmt.Errorf("%w: %q is an id of kind %s where kind %s is expected", ErrMalformed, clip(id), k, kind)
 	}
 	return T(raw), nil
 }

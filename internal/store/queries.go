@@ -37,6 +37,16 @@ func CountTenants(ctx context.Context, q Querier) (int, error) {
 	return Tenants.Count(ctx, q, "1 = 1")
 }
 
+// InsertUserIfAbsent creates the user unless one with the email exists
+// (perhaps just created by a concurrent request) and returns the stored one.
+func InsertUserIfAbsent(ctx context.Context, q Querier, u *model.User) (*model.User, error) {
+	if _, err := q.Exec(ctx, `INSERT INTO users (id, email, name, kind, created_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (email) DO NOTHING`, string(u.ID), u.Email, u.Name, string(u.Kind), u.CreatedAt); err != nil {
+		return nil, fmt.Errorf("inserting user: %w", err)
+	}
+	return UserByEmail(ctx, q, u.Email)
+}
+
 func UserByEmail(ctx context.Context, q Querier, email string) (*model.User, error) {
 	return Users.One(ctx, q, "email = $1", email)
 }

@@ -1,0 +1,738 @@
+package apitest
+
+import (
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/nebulactrl/nebula/graph"
+	"github.com/nebulactrl/nebula/resolvers"
+)
+
+// access is the outcome a role gets for an operation.
+type access string
+
+const (
+	allowed   access = "allowed"
+	forbidden access = "FORBIDDEN"
+	notFound  access = "NOT_FOUND"
+)
+
+// by lists the outcome for each role, in the order of Roles.
+func by(admin, pm, editor, viewer, member access) map[Role]access {
+	return map[Role]access{Admin: admin, ProjectManager: pm, Editor: editor, Viewer: viewer, Member: member}
+}
+
+// The outcomes that follow from authz/policy.csv: tenant capabilities are
+// the tenant role's; project capabilities need a project role (or tenant
+// admin), and a tenant member without one cannot see the project at all.
+var (
+	everyone        = by(allowed, allowed, allowed, allowed, allowed)
+	tenantAdmins    = by(allowed, forbidden, forbidden, forbidden, forbidden)
+	projectReaders  = by(allowed, allowed, allowed, allowed, notFound)
+	projectEditors  = by(allowed, allowed, allowed, forbidden, notFound)
+	projectManagers = by(allowed, allowed, forbidden, forbidden, notFound)
+	// Deleting a project is a tenant capability exercised on a project.
+	projectDeleters = by(allowed, forbidden, forbidden, forbidden, notFound)
+	// Only its owner and tenant admins see a token.
+	tokenOwnerOnly = by(allowed, notFound, notFound, notFound, notFound)
+	// An object only tenant admins may read (an audit event) is invisible,
+	// not forbidden, to everyone else.
+	adminOnlyObject = by(allowed, notFound, notFound, notFound, notFound)
+)
+
+// matrixCase is one operation of the role matrix.
+type matrixCase struct {
+	name  string
+	query string
+	// vars prepares, as the owner, what the operation acts on (fresh per
+	// role where the operation destroys or changes it) and returns the
+	// variables; keys starting with '_' are test state, not sent.
+	vars func(t *testing.T, f *Fixture, r Role) map[string]any
+	want map[Role]access
+	// effect checks, as the owner, that an allowed call did what it says
+	// (ok) or that a denied one changed nothing (!ok).
+	effect func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool)
+}
+
+const ue = `userErrors { field message code }`
+
+// nodeCase reads an object of the fixture by node(id:).
+func nodeCase(name string, id func(f *Fixture) string, selection string, want map[Role]access) matrixCase {
+	return matrixCase{
+		name:  name,
+		query: `query($id: ID!) { node(id: $id) { id ` + selection + ` } }`,
+		vars:  func(t *testing.T, f *Fixture, r Role) map[string]any { return map[string]any{"id": id(f)} },
+		want:  want,
+		effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+			t.Helper()
+			if got := res.Str("node.id"); ok && got != v["id"] {
+				t.Errorf("node.id: got %q, want %q", got, v["id"])
+			}
+			if !ok && res.Get("node") != nil {
+				t.Errorf("node: got %v, want null", res.Get("node"))
+			}
+		},
+	}
+}
+
+// then runs extra checks after a case's own effect check.
+func (c matrixCase) then(check func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool)) matrixCase {
+	prev := c.effect
+	c.effect = func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+		t.Helper()
+		if prev != nil {
+			prev(t, f, r, v, res, ok)
+		}
+		check(t, f, r, v, res, ok)
+	}
+	return c
+}
+
+// gone checks that the object with the id in v[key] was deleted exactly
+// when the call was allowed.
+func gone(key string) func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+	return func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+		t.Helper()
+		id := v[key].(string)
+		exists := f.Node(t, id, "") != nil
+		if ok && exists {
+			t.Errorf("%s %s still exists after an allowed delete", key, id)
+		}
+		if !ok && !exists {
+			t.Errorf("%s %s was deleted by a denied call", key, id)
+		}
+	}
+}
+
+// fieldIs checks that node(v[key]) has value want at path exactly when the
+// call was allowed.
+func fieldIs(key, selection, path string, want func(v map[string]any) string) func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+	return func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+		t.Helper()
+		id := v[key].(string)
+		n := f.Node(t, id, selection)
+		if n == nil {
+			t.Fatalf("node %s is gone", id)
+		}
+		got, _ := dig(n, path).(string)
+		w := want(v)
+		if ok && got != w {
+			t.Errorf("%s after an allowed call: got %q, want %q", path, got, w)
+		}
+		if !ok && got == w {
+			t.Errorf("%s after a denied call: got %q, want it unchanged", path, got)
+		}
+	}
+}
+
+// listed checks that the value v[key] appears in the list exactly when the
+// call was allowed.
+func listed(key string, node func(f *Fixture) string, selection, listPath, itemPath string) func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+	return func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+		t.Helper()
+		vals := f.Values(t, node(f), selection, listPath, itemPath)
+		in := slices.Contains(vals, v[key].(string))
+		if ok && !in {
+			t.Errorf("%s %v missing from %s after an allowed call (got %v)", key, v[key], listPath, vals)
+		}
+		if !ok && in {
+			t.Errorf("%s %v in %s after a denied call", key, v[key], listPath)
+		}
+	}
+}
+
+func tenantOf(f *Fixture) string  { return f.TenantID }
+func projectOf(f *Fixture) string { return f.ProjectID }
+func clusterOf(f *Fixture) string { return f.ClusterID }
+
+func constant(s string) func(map[string]any) string { return func(map[string]any) string { return s } }
+
+func varOf(key string) func(map[string]any) string {
+	return func(v map[string]any) string { s, _ := v[key].(string); return s }
+}
+
+// roleMatrix is the table: for every Query and Mutation field, the
+// operations that exercise it and the outcome for every role.
+func roleMatrix() map[string][]matrixCase {
+	return map[string][]matrixCase{
+		"node": {
+			nodeCase("tenant", tenantOf, `... on Tenant { viewerRole }`, everyone).then(
+				func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+					want := "MEMBER"
+					if r == Admin {
+						want = "ADMIN"
+					}
+					if got := res.Str("node.viewerRole"); got != want {
+						t.Errorf("tenant viewerRole: got %q, want %q", got, want)
+					}
+				}),
+			nodeCase("user", func(f *Fixture) string { return f.Users[ProjectManager].UserID }, `... on User { email }`, everyone),
+			nodeCase("member", func(f *Fixture) string { return f.Users[Viewer].MemberID }, `... on Member { role }`, everyone),
+			// The editor owns the token: it sees it, as does the admin.
+			nodeCase("apiToken", func(f *Fixture) string { return f.Users[Editor].TokenID }, `... on ApiToken { prefix }`,
+				by(allowed, notFound, allowed, notFound, notFound)),
+			nodeCase("project", projectOf, `... on Project { viewerRole }`, projectReaders).then(
+				func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+					want := map[Role]string{Admin: "PROJECT_MANAGER", ProjectManager: "PROJECT_MANAGER", Editor: "EDITOR", Viewer: "VIEWER"}[r]
+					if got := res.Str("node.viewerRole"); ok && got != want {
+						t.Errorf("project viewerRole: got %q, want %q", got, want)
+					}
+				}),
+			nodeCase("projectMember", func(f *Fixture) string { return f.Users[Viewer].ProjectMemberID }, `... on ProjectMember { role }`, projectReaders),
+			nodeCase("environment", func(f *Fixture) string { return f.EnvironmentID }, `... on Environment { name }`, projectReaders),
+			nodeCase("cluster", clusterOf, `... on Cluster { name status }`, everyone),
+			nodeCase("namespaceTarget", func(f *Fixture) string { return f.NamespaceTargetID }, `... on NamespaceTarget { namespace }`, everyone),
+			nodeCase("service", func(f *Fixture) string { return f.ServiceID }, `... on Service { name }`, projectReaders),
+			nodeCase("release", func(f *Fixture) string { return f.ReleaseID }, `... on Release { number imageDigest }`, projectReaders),
+			nodeCase("deployment", func(f *Fixture) string { return f.DeploymentID }, `... on Deployment { stage }`, projectReaders),
+			{
+				name:  "auditEvent",
+				query: `query($id: ID!) { node(id: $id) { id } }`,
+				vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+					r0 := f.MustDo(t, `query($id: ID!) { node(id: $id) { ... on Tenant { auditEvents(first: 1) { nodes { id } } } } }`,
+						map[string]any{"id": f.TenantID})
+					return map[string]any{"id": r0.Str("node.auditEvents.nodes.0.id")}
+				},
+				// Seeing the tenant is not seeing its history: an event a
+				// member may not read looks missing.
+				want: adminOnlyObject,
+			},
+			nodeCase("tenant.auditEvents", tenantOf, `... on Tenant { auditEvents(first: 5) { nodes { id action } } }`,
+				tenantAdmins).then(func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				if ok && len(res.List("node.auditEvents.nodes")) == 0 {
+					t.Errorf("auditEvents: got none, want the fixture's history")
+				}
+			}),
+			nodeCase("tenant.members", tenantOf, `... on Tenant { members(first: 100) { nodes { id } } }`, everyone),
+			nodeCase("tenant.clusters", tenantOf, `... on Tenant { clusters { nodes { id } } }`, everyone),
+			nodeCase("tenant.plan", tenantOf, `... on Tenant { plan { name limits { resource limit used } } }`, everyone),
+			nodeCase("tenant.projects", tenantOf, `... on Tenant { projects { nodes { id } } }`, everyone).then(
+				func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+					// A project is listed to those who can read it.
+					got := res.IDs("node.projects.nodes")
+					want := []string{f.ProjectID}
+					if r == Member {
+						want = nil
+					}
+					if !slices.Equal(got, want) {
+						t.Errorf("projects: got %v, want %v", got, want)
+					}
+				}),
+			nodeCase("project.members", projectOf, `... on Project { members { nodes { id } } }`, projectReaders),
+			nodeCase("project.environments.deployments", projectOf,
+				`... on Project { environments { nodes { id eligibleClusters { nodes { id } } eligibleNamespaceTargets { nodes { id } }
+					deployments { nodes { id release { id } cluster { id } requestedBy { id } } } } } }`, projectReaders).then(
+				func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+					if !ok {
+						return
+					}
+					var deps []string
+					for _, e := range res.List("node.environments.nodes") {
+						for _, d := range dig(e, "deployments.nodes").([]any) {
+							deps = append(deps, dig(d, "id").(string))
+						}
+					}
+					if !slices.Equal(deps, []string{f.DeploymentID}) {
+						t.Errorf("deployments: got %v, want [%s]", deps, f.DeploymentID)
+					}
+				}),
+			nodeCase("service.releases", func(f *Fixture) string { return f.ServiceID },
+				`... on Service { releases { nodes { id createdBy { id } } } }`, projectReaders),
+		},
+		"viewer": {{
+			name:  "self",
+			query: `{ viewer { user { id } token { id } tenants { nodes { id } } apiTokens { nodes { id } } } }`,
+			want:  everyone,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				c := f.Users[r]
+				if got := res.Str("viewer.user.id"); got != c.UserID {
+					t.Errorf("viewer.user.id: got %q, want %q", got, c.UserID)
+				}
+				if got := res.Str("viewer.token.id"); got != c.TokenID {
+					t.Errorf("viewer.token.id: got %q, want %q", got, c.TokenID)
+				}
+				if got := res.IDs("viewer.tenants.nodes"); !slices.Equal(got, []string{f.TenantID}) {
+					t.Errorf("viewer.tenants: got %v, want [%s]", got, f.TenantID)
+				}
+				if got := res.IDs("viewer.apiTokens.nodes"); !slices.Equal(got, []string{c.TokenID}) {
+					t.Errorf("viewer.apiTokens: got %v, want [%s]", got, c.TokenID)
+				}
+			},
+		}},
+
+		// The role callers are integrations, and an integration acts for
+		// the tenant it was made in: it founds no tenants. A person founding
+		// one is what every fixture does (and TestAuditOnePerMutation checks).
+		"createTenant": {{
+			name:  "by an integration",
+			query: `mutation($name: String!) { createTenant(input: {name: $name}) { tenant { id name } apiToken { id prefix } secret ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"name": f.Unique("by-" + r.slug())}
+			},
+			want: by(forbidden, forbidden, forbidden, forbidden, forbidden),
+		}},
+		"updateTenant": {{
+			name:  "rename",
+			query: `mutation($t: ID!, $name: String!) { updateTenant(input: {tenantId: $t, name: $name}) { tenant { id name } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"t": f.TenantID, "name": "renamed by " + string(r)}
+			},
+			want:   tenantAdmins,
+			effect: fieldIs("t", `... on Tenant { name }`, "name", varOf("name")),
+		}},
+		"setTenantPlan": {{
+			name:  "upgrade",
+			query: `mutation($t: ID!, $plan: PlanName!) { setTenantPlan(input: {tenantId: $t, plan: $plan}) { tenant { id plan { name } } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				// Always a change: from whatever the plan is now.
+				plan := "ENTERPRISE"
+				if f.Node(t, f.TenantID, `... on Tenant { plan { name } }`)["plan"].(map[string]any)["name"] == plan {
+					plan = "TEAM"
+				}
+				return map[string]any{"t": f.TenantID, "plan": plan}
+			},
+			want:   tenantAdmins,
+			effect: fieldIs("t", `... on Tenant { plan { name } }`, "plan.name", varOf("plan")),
+		}},
+		"addMember": {{
+			name: "person",
+			query: `mutation($t: ID!, $email: String!) { addMember(input: {tenantId: $t, email: $email, name: "New Person", role: MEMBER}) {
+				member { id } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"t": f.TenantID, "email": f.Unique("new-"+r.slug()) + "@example.com"}
+			},
+			want:   tenantAdmins,
+			effect: listed("email", tenantOf, `... on Tenant { members(first: 100) { nodes { user { email } } } }`, "members.nodes", "user.email"),
+		}},
+		"updateMemberRole": {{
+			name:  "promote",
+			query: `mutation($m: ID!) { updateMemberRole(input: {memberId: $m, role: ADMIN}) { member { id role } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"m": f.NewCaller(t, "promoted", "MEMBER").MemberID}
+			},
+			want:   tenantAdmins,
+			effect: fieldIs("m", `... on Member { role }`, "role", constant("ADMIN")),
+		}},
+		"removeMember": {{
+			name:  "integration",
+			query: `mutation($m: ID!) { removeMember(input: {memberId: $m}) { removedMemberId ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				c := f.NewCaller(t, "removed", "MEMBER")
+				return map[string]any{"m": c.MemberID, "_secret": c.Token}
+			},
+			want: tenantAdmins,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				gone("m")(t, f, r, v, res, ok)
+				// Removing a member revokes their tokens in the tenant.
+				if _, works := f.Env.Authenticates(t, v["_secret"].(string)); works == ok {
+					t.Errorf("the removed member's token: accepted=%v, want %v", works, !ok)
+				}
+			},
+		}},
+
+		"createApiToken": {
+			{
+				name:  "own",
+				query: `mutation($name: String!) { createApiToken(input: {name: $name}) { apiToken { id prefix user { id } } secret ` + ue + ` } }`,
+				vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+					return map[string]any{"name": "ci of " + string(r)}
+				},
+				want: everyone,
+				effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+					secret, prefix := res.Str("createApiToken.secret"), res.Str("createApiToken.apiToken.prefix")
+					if prefix == "" || !strings.HasPrefix(secret, prefix) {
+						t.Errorf("prefix %q is not a prefix of the secret", prefix)
+					}
+					if got, _ := f.Env.Authenticates(t, secret); got != f.Users[r].UserID {
+						t.Errorf("new token authenticates as %q, want the caller %q", got, f.Users[r].UserID)
+					}
+				},
+			},
+			{
+				name:  "for an integration user",
+				query: `mutation($u: ID!) { createApiToken(input: {name: "deploy bot", userId: $u}) { apiToken { id } secret ` + ue + ` } }`,
+				vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+					return map[string]any{"u": f.NewCaller(t, "bot", "MEMBER").UserID}
+				},
+				want: tenantAdmins,
+				effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+					if !ok {
+						return
+					}
+					if got, _ := f.Env.Authenticates(t, res.Str("createApiToken.secret")); got != v["u"] {
+						t.Errorf("new token authenticates as %q, want the integration user %q", got, v["u"])
+					}
+				},
+			},
+		},
+		"revokeApiToken": {
+			{
+				name:  "own",
+				query: `mutation($id: ID!) { revokeApiToken(input: {apiTokenId: $id}) { apiToken { id revokedAt } ` + ue + ` } }`,
+				vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+					res := f.Env.MustDo(t, f.Users[r].Token, `mutation { createApiToken(input: {name: "short-lived"}) { apiToken { id } secret `+ue+` } }`, nil)
+					return map[string]any{"id": res.Str("createApiToken.apiToken.id"), "_secret": res.Str("createApiToken.secret")}
+				},
+				want:   everyone,
+				effect: revoked,
+			},
+			{
+				name:  "another user's",
+				query: `mutation($id: ID!) { revokeApiToken(input: {apiTokenId: $id}) { apiToken { id revokedAt } ` + ue + ` } }`,
+				vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+					c := f.NewCaller(t, "revoked", "MEMBER")
+					return map[string]any{"id": c.TokenID, "_secret": c.Token}
+				},
+				want:   tokenOwnerOnly,
+				effect: revoked,
+			},
+		},
+
+		"createProject": {{
+			name:  "project",
+			query: `mutation($t: ID!, $name: String!) { createProject(input: {tenantId: $t, name: $name}) { project { id } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"t": f.TenantID, "name": f.Unique(r.slug())}
+			},
+			want:   tenantAdmins,
+			effect: listed("name", tenantOf, `... on Tenant { projects(first: 100) { nodes { name } } }`, "projects.nodes", "name"),
+		}},
+		"updateProject": {{
+			name:  "describe",
+			query: `mutation($p: ID!, $d: String!) { updateProject(input: {projectId: $p, description: $d}) { project { id description } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"p": f.ProjectID, "d": "described by " + string(r)}
+			},
+			want:   projectManagers,
+			effect: fieldIs("p", `... on Project { description }`, "description", varOf("d")),
+		}},
+		"deleteProject": {{
+			name:  "project",
+			query: `mutation($p: ID!) { deleteProject(input: {projectId: $p}) { deletedProjectId ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"p": f.NewProject(t)}
+			},
+			want:   projectDeleters,
+			effect: gone("p"),
+		}},
+
+		"addProjectMember": {{
+			name:  "viewer",
+			query: `mutation($p: ID!, $u: ID!) { addProjectMember(input: {projectId: $p, userId: $u, role: VIEWER}) { projectMember { id } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"p": f.ProjectID, "u": f.NewCaller(t, "joiner", "MEMBER").UserID}
+			},
+			want:   projectManagers,
+			effect: listed("u", projectOf, `... on Project { members(first: 100) { nodes { user { id } } } }`, "members.nodes", "user.id"),
+		}},
+		"updateProjectMemberRole": {{
+			name:  "promote",
+			query: `mutation($pm: ID!) { updateProjectMemberRole(input: {projectMemberId: $pm, role: EDITOR}) { projectMember { id role } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				c := f.NewCaller(t, "promoted", "MEMBER")
+				return map[string]any{"pm": f.GrantProjectRole(t, f.ProjectID, c.UserID, "VIEWER")}
+			},
+			want:   projectManagers,
+			effect: fieldIs("pm", `... on ProjectMember { role }`, "role", constant("EDITOR")),
+		}},
+		"removeProjectMember": {{
+			name:  "viewer",
+			query: `mutation($pm: ID!) { removeProjectMember(input: {projectMemberId: $pm}) { removedProjectMemberId ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				c := f.NewCaller(t, "leaver", "MEMBER")
+				return map[string]any{"pm": f.GrantProjectRole(t, f.ProjectID, c.UserID, "VIEWER")}
+			},
+			want:   projectManagers,
+			effect: gone("pm"),
+		}},
+
+		"createEnvironment": {{
+			name: "selecting the cluster",
+			query: `mutation($p: ID!, $name: String!) { createEnvironment(input: {projectId: $p, name: $name,
+				clusterSelector: [{key: "env", value: "prod"}]}) { environment { id } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"p": f.ProjectID, "name": f.Unique(r.slug())}
+			},
+			want:   projectManagers,
+			effect: listed("name", projectOf, `... on Project { environments(first: 100) { nodes { name } } }`, "environments.nodes", "name"),
+		}},
+		"updateEnvironment": {{
+			name:  "rename",
+			query: `mutation($e: ID!, $name: String!) { updateEnvironment(input: {environmentId: $e, name: $name}) { environment { id name } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"e": f.NewEnvironment(t), "name": f.Unique("renamed")}
+			},
+			want:   projectManagers,
+			effect: fieldIs("e", `... on Environment { name }`, "name", varOf("name")),
+		}},
+		"deleteEnvironment": {{
+			name:  "environment",
+			query: `mutation($e: ID!) { deleteEnvironment(input: {environmentId: $e}) { deletedEnvironmentId ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"e": f.NewEnvironment(t)}
+			},
+			want:   projectManagers,
+			effect: gone("e"),
+		}},
+
+		"registerCluster": {{
+			name:  "cluster",
+			query: `mutation($t: ID!, $name: String!) { registerCluster(input: {tenantId: $t, name: $name}) { cluster { id status } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"t": f.TenantID, "name": f.Unique(r.slug())}
+			},
+			want:   tenantAdmins,
+			effect: listed("name", tenantOf, `... on Tenant { clusters(first: 100) { nodes { name } } }`, "clusters.nodes", "name"),
+		}},
+		"setClusterLabels": {{
+			name: "relabel",
+			query: `mutation($c: ID!, $v: String!) { setClusterLabels(input: {clusterId: $c, labels: [{key: "scratch", value: $v}]}) {
+				cluster { id labels { key value } } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"c": f.NewCluster(t), "v": r.slug()}
+			},
+			want:   tenantAdmins,
+			effect: fieldIs("c", `... on Cluster { labels { key value } }`, "labels.0.value", varOf("v")),
+		}},
+		"deleteCluster": {{
+			name:  "unused cluster",
+			query: `mutation($c: ID!) { deleteCluster(input: {clusterId: $c}) { deletedClusterId ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"c": f.NewCluster(t)}
+			},
+			want:   tenantAdmins,
+			effect: gone("c"),
+		}},
+
+		"createNamespaceTarget": {{
+			name:  "namespace",
+			query: `mutation($c: ID!, $ns: String!) { createNamespaceTarget(input: {clusterId: $c, namespace: $ns}) { namespaceTarget { id } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"c": f.ClusterID, "ns": f.Unique(r.slug())}
+			},
+			want: tenantAdmins,
+			effect: listed("ns", clusterOf, `... on Cluster { namespaceTargets(first: 100) { nodes { namespace } } }`,
+				"namespaceTargets.nodes", "namespace"),
+		}},
+		"setNamespaceTargetLabels": {{
+			name: "relabel",
+			query: `mutation($n: ID!, $v: String!) { setNamespaceTargetLabels(input: {namespaceTargetId: $n, labels: [{key: "tier", value: $v}]}) {
+				namespaceTarget { id } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"n": f.NewNamespaceTarget(t), "v": r.slug()}
+			},
+			want:   tenantAdmins,
+			effect: fieldIs("n", `... on NamespaceTarget { labels { key value } }`, "labels.0.value", varOf("v")),
+		}},
+		"deleteNamespaceTarget": {{
+			name:  "namespace target",
+			query: `mutation($n: ID!) { deleteNamespaceTarget(input: {namespaceTargetId: $n}) { deletedNamespaceTargetId ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"n": f.NewNamespaceTarget(t)}
+			},
+			want:   tenantAdmins,
+			effect: gone("n"),
+		}},
+
+		"createService": {{
+			name: "service",
+			query: `mutation($p: ID!, $name: String!) { createService(input: {projectId: $p, name: $name,
+				image: "registry.example.com/shop/worker", processes: [{name: "worker", command: ["./work"]}]}) { service { id } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"p": f.ProjectID, "name": f.Unique(r.slug())}
+			},
+			want:   projectEditors,
+			effect: listed("name", projectOf, `... on Project { services(first: 100) { nodes { name } } }`, "services.nodes", "name"),
+		}},
+		"updateService": {{
+			name:  "image",
+			query: `mutation($s: ID!, $image: String!) { updateService(input: {serviceId: $s, image: $image}) { service { id image } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"s": f.ServiceID, "image": "registry.example.com/shop/api-" + r.slug()}
+			},
+			want:   projectEditors,
+			effect: fieldIs("s", `... on Service { image }`, "image", varOf("image")),
+		}},
+		"deleteService": {{
+			name:  "service",
+			query: `mutation($s: ID!) { deleteService(input: {serviceId: $s}) { deletedServiceId ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"s": f.NewService(t, f.ProjectID, f.Unique("doomed"))}
+			},
+			want:   projectEditors,
+			effect: gone("s"),
+		}},
+
+		"deploy": {
+			deployCase("unprotected environment", func(f *Fixture) string { return f.EnvironmentID }, projectEditors),
+			// A protected environment needs a project manager.
+			deployCase("protected environment", func(f *Fixture) string { return f.ProtectedEnvironmentID }, projectManagers),
+		},
+	}
+}
+
+func revoked(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+	t.Helper()
+	if ok && res.Str("revokeApiToken.apiToken.revokedAt") == "" {
+		t.Errorf("revokedAt: got empty after revoking")
+	}
+	if _, works := f.Env.Authenticates(t, v["_secret"].(string)); works == ok {
+		t.Errorf("token accepted after the call: %v, want %v", works, !ok)
+	}
+}
+
+func deployCase(name string, env func(f *Fixture) string, want map[Role]access) matrixCase {
+	return matrixCase{
+		name: name,
+		query: `mutation($s: ID!, $e: ID!, $d: String!) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d}) {
+			release { id number imageDigest } deployment { id stage requestedBy { id } cluster { id } } ` + ue + ` } }`,
+		vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+			return map[string]any{"s": f.ServiceID, "e": env(f), "d": Digest(f.Env.Next())}
+		},
+		want: want,
+		effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+			digests := f.Values(t, f.ServiceID, `... on Service { releases(first: 100) { nodes { imageDigest } } }`, "releases.nodes", "imageDigest")
+			if in := slices.Contains(digests, v["d"].(string)); in != ok {
+				t.Errorf("a release of digest %s exists: %v, want %v", v["d"], in, ok)
+			}
+			if !ok {
+				return
+			}
+			if got := res.Str("deploy.deployment.stage"); got != "QUEUED" {
+				t.Errorf("stage: got %q, want QUEUED", got)
+			}
+			if got := res.Str("deploy.deployment.requestedBy.id"); got != f.Users[r].UserID {
+				t.Errorf("requestedBy: got %q, want the caller %q", got, f.Users[r].UserID)
+			}
+			if got := res.Str("deploy.deployment.cluster.id"); got != f.ClusterID {
+				t.Errorf("cluster: got %q, want %q", got, f.ClusterID)
+			}
+		},
+	}
+}
+
+// schemaFields lists the Query and Mutation fields of the executable schema.
+func schemaFields() []string {
+	s := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{}}).Schema()
+	var out []string
+	for _, f := range s.Query.Fields {
+		if !strings.HasPrefix(f.Name, "__") {
+			out = append(out, f.Name)
+		}
+	}
+	for _, f := range s.Mutation.Fields {
+		if !strings.HasPrefix(f.Name, "__") {
+			out = append(out, f.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestRoleMatrix(t *testing.T) {
+	t.Parallel()
+	table := roleMatrix()
+	t.Run("covers every field", func(t *testing.T) {
+		fields := schemaFields()
+		for _, f := range fields {
+			if len(table[f]) == 0 {
+				t.Errorf("field %s has no entry in the role matrix", f)
+			}
+		}
+		for k := range table {
+			if !slices.Contains(fields, k) {
+				t.Errorf("role matrix entry %q names no Query or Mutation field", k)
+			}
+		}
+		for k, cases := range table {
+			for _, c := range cases {
+				for _, r := range Roles {
+					if _, ok := c.want[r]; !ok {
+						t.Errorf("%s/%s: no outcome for role %s", k, c.name, r)
+					}
+				}
+			}
+		}
+	})
+	keys := make([]string, 0, len(table))
+	for k := range table {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, s := range Stores(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			env := NewEnv(t, s.Open(t))
+			for _, field := range keys {
+				for _, c := range table[field] {
+					t.Run(field+"/"+c.name, func(t *testing.T) {
+						t.Parallel()
+						f := env.NewFixture(t)
+						for _, r := range Roles {
+							t.Run(string(r), func(t *testing.T) { runMatrixCase(t, f, field, c, r) })
+						}
+					})
+				}
+			}
+		})
+	}
+}
+
+func runMatrixCase(t *testing.T, f *Fixture, field string, c matrixCase, r Role) {
+	vars := map[string]any{}
+	if c.vars != nil {
+		vars = c.vars(t, f, r)
+	}
+	want := c.want[r]
+	isMutation := strings.HasPrefix(strings.TrimSpace(c.query), "mutation")
+	before := f.AuditCount(t)
+	res := f.Env.Do(t, f.Users[r].Token, c.query, vars)
+	delta := f.AuditCount(t) - before
+	if res.Status != http.StatusOK {
+		t.Fatalf("%s as %s: got HTTP %d, want 200\n%s", field, r, res.Status, res.Body)
+	}
+	if want == allowed {
+		if len(res.Errors) > 0 {
+			t.Fatalf("%s as %s: got errors %s, want success", field, r, res.errorList())
+		}
+		wantDelta := 0
+		if isMutation {
+			if res.Get(field) == nil {
+				t.Fatalf("%s as %s: got a null payload", field, r)
+			}
+			if ue := res.UserErrors(field); len(ue) > 0 {
+				t.Fatalf("%s as %s: got userErrors %+v, want none", field, r, ue)
+			}
+			wantDelta = 1
+		}
+		if delta != wantDelta {
+			t.Errorf("%s as %s: got %d new audit events in the tenant, want %d", field, r, delta, wantDelta)
+		}
+	} else {
+		if len(res.Errors) == 0 {
+			t.Fatalf("%s as %s: got success %s, want %s", field, r, res.Body, want)
+		}
+		e := res.Errors[0]
+		if e.Code() != string(want) {
+			t.Errorf("%s as %s: got code %s (%s), want %s", field, r, e.Code(), e.Message, want)
+		}
+		if len(e.Path) == 0 || e.Path[0] != field {
+			t.Errorf("%s as %s: error path %v, want it to start at %s", field, r, e.Path, field)
+		}
+		wantMsg := map[access]string{forbidden: "forbidden: your role does not allow this", notFound: "not found"}[want]
+		if e.Message != wantMsg {
+			t.Errorf("%s as %s: message %q, want %q", field, r, e.Message, wantMsg)
+		}
+		if isMutation && res.Get(field) != nil {
+			t.Errorf("%s as %s: denied, yet returned a payload %v", field, r, res.Get(field))
+		}
+		if delta != 0 {
+			t.Errorf("%s as %s: denied, yet wrote %d audit events", field, r, delta)
+		}
+	}
+	if c.effect != nil {
+		c.effect(t, f, r, vars, res, want == allowed)
+	}
+}
