@@ -245,6 +245,9 @@ func (l *loaders) primeEnvironments(ctx context.Context, op *graphql.OperationCo
 	ids := make([]model.EnvironmentID, len(envs))
 	for i, e := range envs {
 		scopes[i], ids[i] = e.Scope(), e.ID
+		// Already authorized through their project: references to them
+		// (a deployment's environment) need no second read.
+		l.environments.Prime(e.ID, e)
 	}
 	for _, c := range childPages(op, fields, "deployments") {
 		pages, err := l.plane.DeploymentsOf(ctx, scopes, ids, c.pg)

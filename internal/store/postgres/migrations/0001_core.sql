@@ -72,6 +72,7 @@ CREATE TABLE environments (
     created_at          TIMESTAMPTZ NOT NULL,
     CONSTRAINT environments_project_name_key UNIQUE (project_id, name)
 );
+CREATE INDEX environments_project_idx ON environments (project_id, id);
 
 CREATE TABLE clusters (
     id                 TEXT PRIMARY KEY,
@@ -104,6 +105,7 @@ CREATE TABLE services (
     updated_at  TIMESTAMPTZ NOT NULL,
     CONSTRAINT services_project_name_key UNIQUE (project_id, name)
 );
+CREATE INDEX services_project_idx ON services (project_id, id);
 
 CREATE TABLE releases (
     id              TEXT PRIMARY KEY,
@@ -119,6 +121,7 @@ CREATE TABLE releases (
     created_at      TIMESTAMPTZ NOT NULL,
     CONSTRAINT releases_service_environment_number_key UNIQUE (service_id, environment_id, number)
 );
+CREATE INDEX releases_service_idx ON releases (service_id, id);
 
 CREATE TABLE deployments (
     id              TEXT PRIMARY KEY,

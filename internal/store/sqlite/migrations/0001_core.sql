@@ -73,6 +73,7 @@ CREATE TABLE environments (
     created_at          TIMESTAMP NOT NULL,
     CONSTRAINT environments_project_name_key UNIQUE (project_id, name)
 );
+CREATE INDEX environments_project_idx ON environments (project_id, id);
 
 CREATE TABLE clusters (
     id                 TEXT PRIMARY KEY,
@@ -105,6 +106,7 @@ CREATE TABLE services (
     updated_at  TIMESTAMP NOT NULL,
     CONSTRAINT services_project_name_key UNIQUE (project_id, name)
 );
+CREATE INDEX services_project_idx ON services (project_id, id);
 
 CREATE TABLE releases (
     id              TEXT PRIMARY KEY,
@@ -120,6 +122,7 @@ CREATE TABLE releases (
     created_at      TIMESTAMP NOT NULL,
     CONSTRAINT releases_service_environment_number_key UNIQUE (service_id, environment_id, number)
 );
+CREATE INDEX releases_service_idx ON releases (service_id, id);
 
 CREATE TABLE deployments (
     id              TEXT PRIMARY KEY,

@@ -1,0 +1,127 @@
+package bench
+
+import (
+	"io"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// TestNestedQueryCount counts the SQL statements one GraphQL request of the
+// nested query sends to PostgreSQL, authentication included, on a seed of
+// 10 environments and one of 100. The prefetching in resolvers/loaders.go
+// promises a fixed number of queries per request, so the two counts must
+// be equal; a count that grows with the items is an N+1 in a resolver.
+func TestNestedQueryCount(t *testing.T) {
+	sizes := []struct {
+		name string
+		size Size
+	}{
+		{"10 items", smallSize},
+		{"100 items", mainSize},
+	}
+	counts := make([]int, len(sizes))
+	for i, s := range sizes {
+		t.Run(s.name, func(t *testing.T) {
+			f := newFixture(t, s.size)
+			// The first request of a token in a minute also records its
+			// use (one UPDATE); this one takes it, so the count below is
+			// the steady state.
+			f.fetch(t, f.graphQL, f.nested)
+
+			var resp nestedResponse
+			sql := f.queries.record(func() { resp, _ = f.fetch(t, f.graphQL, f.nested) })
+			checkNested(t, resp, f.seed)
+			counts[i] = len(sql)
+			t.Logf("%d environments: %d SQL statements per request", s.size.Items(), len(sql))
+			for j, q := range sql {
+				t.Logf("  %d. %6s %s", j+1, q.took.Round(time.Microsecond), clip(q.sql, 150))
+			}
+
+			// The baseline must answer with the same items, or the
+			// benchmark compares different work.
+			base, _ := f.fetch(t, f.baseline, f.nested)
+			if !reflect.DeepEqual(base.Data, resp.Data) {
+				t.Errorf("the baseline's data differs from the GraphQL data")
+			}
+		})
+	}
+	if t.Failed() || counts[0] == 0 || counts[1] == 0 {
+		return // a subtest failed or was skipped and said why
+	}
+	if counts[0] != counts[1] {
+		t.Errorf("got %d SQL statements for %d items and %d for %d items, want the same number: "+
+			"some field of the query runs a statement per item", counts[0], smallSize.Items(), counts[1], mainSize.Items())
+	}
+}
+
+// BenchmarkNestedQuery runs the nested query over loopback HTTP against
+// the whole GraphQL server and against a hand-written handler that reads the
+// same rows with three SQL queries. See docs/benchmarks.md.
+func BenchmarkNestedQuery(b *testing.B) {
+	f := newFixture(b, mainSize)
+	// Both sides must return the same items before either is timed.
+	gql, gqlLen := f.fetch(b, f.graphQL, f.nested)
+	checkNested(b, gql, f.seed)
+	base, baseLen := f.fetch(b, f.baseline, f.nested)
+	if !reflect.DeepEqual(base.Data, gql.Data) {
+		b.Fatal("the baseline's data differs from the GraphQL data")
+	}
+
+	b.Run("graphql", func(b *testing.B) { f.bench(b, f.graphQL, f.nested, gqlLen) })
+	b.Run("baseline", func(b *testing.B) { f.bench(b, f.baseline, f.nested, baseLen) })
+}
+
+// BenchmarkGraphQLLayers grows the nested query one level at a time on the
+// same seed, so that the cost of each layer (authentication, the tenant and
+// the caller's grants, each level of lists) can be read off as differences.
+// Its last step is BenchmarkNestedQuery/graphql again.
+func BenchmarkGraphQLLayers(b *testing.B) {
+	f := newFixture(b, mainSize)
+	layers := []struct{ name, query string }{
+		// HTTP, the token lookup and the executor, and nothing else.
+		{"1-typename", `{ __typename }`},
+		// The tenant by id, through authorization: the caller's grants.
+		{"2-tenant", `query($t: ID!) { node(id: $t) { id } }`},
+		{"3-projects", `query($t: ID!) { node(id: $t) { ... on Tenant { projects(first: 100) { nodes { id name } } } } }`},
+		{"4-environments", `query($t: ID!) { node(id: $t) { ... on Tenant { projects(first: 100) { nodes { id name environments(first: 10) { nodes { id name protected } } } } } } }`},
+		{"5-nested", nestedQuery},
+	}
+	for _, l := range layers {
+		body := f.request(b, l.query)
+		_, n := f.fetch(b, f.graphQL, body)
+		b.Run(l.name, func(b *testing.B) { f.bench(b, f.graphQL, body, n) })
+	}
+}
+
+// bench posts body to url in a loop, one request at a time over one
+// keep-alive connection, checking that each response has the length of the
+// checked one. Besides time and allocations it reports, per request, the
+// SQL statements, the time spent in them (see queryCounter), and the CPU
+// time of this process (client and server, not PostgreSQL).
+func (f *fixture) bench(b *testing.B, url string, body []byte, wantLen int64) {
+	b.ReportAllocs()
+	queries, sql := f.queries.n.Load(), f.queries.busy.Load()
+	cpu, cpuOK := processCPU()
+	for b.Loop() {
+		n, err := f.post(url, body, io.Discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n != wantLen {
+			b.Fatalf("got a response of %d bytes, want %d like the checked one", n, wantLen)
+		}
+	}
+	b.ReportMetric(float64(f.queries.n.Load()-queries)/float64(b.N), "queries/op")
+	b.ReportMetric(float64(f.queries.busy.Load()-sql)/float64(b.N), "sql-ns/op")
+	if now, ok := processCPU(); ok && cpuOK {
+		b.ReportMetric(float64((now-cpu)/time.Nanosecond)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
