@@ -108,6 +108,8 @@ type ComplexityRoot struct {
 
 	Cluster struct {
 		CreatedAt        func(childComplexity int) int
+		DesiredRevision  func(childComplexity int) int
+		DesiredState     func(childComplexity int) int
 		ID               func(childComplexity int) int
 		Labels           func(childComplexity int) int
 		LastHeartbeatAt  func(childComplexity int) int
@@ -578,6 +580,8 @@ type ClusterResolver interface {
 	Status(ctx context.Context, obj *model.Cluster) (model.ClusterStatus, error)
 
 	NamespaceTargets(ctx context.Context, obj *model.Cluster, first *int, after *string) (*gqlmodel.NamespaceTargetConnection, error)
+
+	DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error)
 }
 type DeploymentResolver interface {
 	Release(ctx context.Context, obj *model.Deployment) (*model.Release, error)
@@ -886,6 +890,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cluster.CreatedAt(childComplexity), true
+	case "Cluster.desiredRevision":
+		if e.ComplexityRoot.Cluster.DesiredRevision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.DesiredRevision(childComplexity), true
+	case "Cluster.desiredState":
+		if e.ComplexityRoot.Cluster.DesiredState == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.DesiredState(childComplexity), true
 	case "Cluster.id":
 		if e.ComplexityRoot.Cluster.ID == nil {
 			break
@@ -3060,6 +3076,10 @@ type Cluster implements Node {
   lastHeartbeatAt: Time
   createdAt: Time!
   namespaceTargets(first: Int, after: String): NamespaceTargetConnection!
+  "The number of the cluster's compiled desired state; it grows with every change that alters it."
+  desiredRevision: Int!
+  "The newest desired state with secret values redacted. Tenant admins only."
+  desiredState: Map!
 }
 
 type ClusterConnection {
@@ -3755,6 +3775,10 @@ func (ec *executionContext) childFields_Cluster(ctx context.Context, field graph
 		return ec.fieldContext_Cluster_createdAt(ctx, field)
 	case "namespaceTargets":
 		return ec.fieldContext_Cluster_namespaceTargets(ctx, field)
+	case "desiredRevision":
+		return ec.fieldContext_Cluster_desiredRevision(ctx, field)
+	case "desiredState":
+		return ec.fieldContext_Cluster_desiredState(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Cluster", field.Name)
 }
@@ -6528,6 +6552,52 @@ func (ec *executionContext) fieldContext_Cluster_namespaceTargets(ctx context.Co
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Cluster_desiredRevision(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_desiredRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DesiredRevision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_desiredRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Cluster_desiredState(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_desiredState(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().DesiredState(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNMap2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_desiredState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, true, true, "Map")
 }
 
 func (ec *executionContext) _ClusterConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClusterConnection) (ret graphql.Marshaler) {
@@ -17454,6 +17524,17 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_namespaceTargets(ctx, field, obj)
 				})
+		case "desiredRevision":
+			out.Values[i] = ec._Cluster_desiredRevision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "desiredState":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_desiredState(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -21764,6 +21845,20 @@ func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, 
 func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalInt(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
+	res, err := graphql.UnmarshalInt64(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalInt64(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}

@@ -57,6 +57,10 @@ func (r *clusterResolver) NamespaceTargets(ctx context.Context, obj *model.Clust
 	return namespaceTargetConn(p), nil
 }
 
+func (r *clusterResolver) DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error) {
+	return r.Plane.DesiredState(ctx, obj)
+}
+
 func (r *deploymentResolver) Release(ctx context.Context, obj *model.Deployment) (*model.Release, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).releases, obj.ReleaseID)
 }

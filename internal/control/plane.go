@@ -113,6 +113,9 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 		if err := fn(q, t, ev); err != nil {
 			return err
 		}
+		if _, err := p.recompile(ctx, q, tenant); err != nil {
+			return fmt.Errorf("compiling desired state: %w", err)
+		}
 		return store.InsertAudit(ctx, q, ev)
 	})
 }

@@ -109,6 +109,10 @@ type Cluster struct {
 	Labels          Labels
 	LastHeartbeatAt *time.Time
 	CreatedAt       time.Time
+	// DesiredRevision numbers the cluster's compiled desired state; it only
+	// grows. DesiredHash fingerprints that state.
+	DesiredRevision int64
+	DesiredHash     string
 }
 
 // DisconnectedAfter is how long a cluster may stay silent before it counts as

@@ -97,17 +97,21 @@ var (
 		id: func(e *model.Environment) model.EnvironmentID { return e.ID },
 	}
 	Clusters = &Table[model.ClusterID, model.Cluster]{
-		Name: "clusters", Columns: []string{"id", "tenant_id", "name", "labels", "last_heartbeat_at", "created_at"},
+		Name: "clusters",
+		Columns: []string{"id", "tenant_id", "name", "labels", "last_heartbeat_at", "created_at", "desired_revision",
+			"desired_hash"},
 		scan: func(s Scanner) (*model.Cluster, error) {
 			var c model.Cluster
 			var labels string
-			if err := s.Scan(&c.ID, &c.TenantID, &c.Name, &labels, &c.LastHeartbeatAt, &c.CreatedAt); err != nil {
+			if err := s.Scan(&c.ID, &c.TenantID, &c.Name, &labels, &c.LastHeartbeatAt, &c.CreatedAt, &c.DesiredRevision,
+				&c.DesiredHash); err != nil {
 				return nil, err
 			}
 			return &c, decodeJSON(&c.Labels, labels)
 		},
 		values: func(c *model.Cluster) []any {
-			return []any{string(c.ID), string(c.TenantID), c.Name, encodeJSON(c.Labels), c.LastHeartbeatAt, c.CreatedAt}
+			return []any{string(c.ID), string(c.TenantID), c.Name, encodeJSON(c.Labels), c.LastHeartbeatAt, c.CreatedAt,
+				c.DesiredRevision, c.DesiredHash}
 		},
 		id: func(c *model.Cluster) model.ClusterID { return c.ID },
 	}

@@ -1,0 +1,108 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/desired"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// Bumped is a cluster that got a new desired revision in a change.
+type Bumped struct {
+	Cluster  model.ClusterID
+	Revision int64
+}
+
+// recompile compiles every cluster of the tenant inside the change's
+// transaction and gives each whose state changed the next revision. A change
+// that compiles to the same state bumps nothing. The tenant lock the change
+// holds orders revisions across replicas.
+func (p *Plane) recompile(ctx context.Context, q store.Querier, tenant model.TenantID) ([]Bumped, error) {
+	rows, err := store.LoadTenantRows(ctx, q, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("loading rows to compile: %w", err)
+	}
+	var out []Bumped
+	for _, c := range rows.Clusters {
+		st := desired.Compile(compileInput(rows, c))
+		h := st.Hash()
+		if h == c.DesiredHash {
+			continue
+		}
+		shown, err := json.Marshal(st.Redact())
+		if err != nil {
+			return nil, err
+		}
+		rev, err := store.BumpRevision(ctx, q, c.ID, h, string(shown), p.now())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Bumped{Cluster: c.ID, Revision: rev})
+	}
+	return out, nil
+}
+
+// compileInput arranges a tenant's rows for the compiler.
+func compileInput(rows *store.TenantRows, c *model.Cluster) desired.Input {
+	in := desired.Input{Cluster: *c}
+	for _, x := range rows.Clusters {
+		in.Clusters = append(in.Clusters, *x)
+	}
+	for _, t := range rows.Targets {
+		in.Targets = append(in.Targets, *t)
+	}
+	byProject := map[model.ProjectID]*desired.Project{}
+	for _, p := range rows.Projects {
+		byProject[p.ID] = &desired.Project{Project: *p, Current: map[model.EnvironmentID]map[model.ServiceID]*model.Release{}}
+	}
+	for _, e := range rows.Environments {
+		if p := byProject[e.ProjectID]; p != nil {
+			p.Environments = append(p.Environments, *e)
+		}
+	}
+	for _, s := range rows.Services {
+		p := byProject[s.ProjectID]
+		if p == nil {
+			continue
+		}
+		p.Services = append(p.Services, *s)
+		for _, v := range s.Variables {
+			p.Variables = append(p.Variables, desired.Variable{Scope: desired.ScopeService, Service: s.ID, Name: v.Name, Value: v.Value})
+		}
+	}
+	for _, r := range rows.Current {
+		if p := byProject[r.ProjectID]; p != nil {
+			if p.Current[r.EnvironmentID] == nil {
+				p.Current[r.EnvironmentID] = map[model.ServiceID]*model.Release{}
+			}
+			p.Current[r.EnvironmentID][r.ServiceID] = r
+		}
+	}
+	for _, p := range rows.Projects {
+		in.Projects = append(in.Projects, *byProject[p.ID])
+	}
+	return in
+}
+
+// DesiredState shows a cluster's newest revision with secret values
+// redacted; tenant admins only.
+func (p *Plane) DesiredState(ctx context.Context, c *model.Cluster) (map[string]any, error) {
+	if err := p.authz.CheckCtx(ctx, authz.ClusterManage, c.Scope()); err != nil {
+		return nil, err
+	}
+	rev, err := store.LatestRevision(ctx, p.store.Q(), c.ID)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(rev.State), &out); err != nil {
+		return nil, fmt.Errorf("decoding stored state: %w", err)
+	}
+	out["revision"] = rev.Number
+	out["hash"] = rev.Hash
+	return out, nil
+}

@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nebulactrl/nebula/internal/model"
+)
+
+// BumpRevision gives a cluster the next desired revision with its hash and
+// redacted state, and returns the new number. Callers hold the tenant lock,
+// so revisions of one cluster are assigned one at a time, on every replica.
+func BumpRevision(ctx context.Context, q Querier, cluster model.ClusterID, hash, redactedState string, now time.Time) (int64, error) {
+	rows, err := q.Query(ctx, `UPDATE clusters SET desired_revision = desired_revision + 1, desired_hash = $2
+		WHERE id = $1 RETURNING desired_revision`, string(cluster), hash)
+	if err != nil {
+		return 0, fmt.Errorf("bumping revision: %w", err)
+	}
+	var rev int64
+	found := rows.Next()
+	if found {
+		err = rows.Scan(&rev)
+	}
+	rows.Close()
+	if err == nil {
+		err = rows.Err()
+	}
+	if err != nil {
+		return 0, fmt.Errorf("bumping revision: %w", err)
+	}
+	if !found {
+		return 0, ErrNotFound
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO cluster_revisions (cluster_id, revision, hash, state, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		string(cluster), rev, hash, redactedState, now); err != nil {
+		return 0, fmt.Errorf("recording revision: %w", err)
+	}
+	return rev, nil
+}
+
+// Revision is one stored desired revision of a cluster.
+type Revision struct {
+	Cluster   model.ClusterID
+	Number    int64
+	Hash      string
+	State     string // redacted JSON
+	CreatedAt time.Time
+}
+
+// LatestRevision reads a cluster's newest revision.
+func LatestRevision(ctx context.Context, q Querier, cluster model.ClusterID) (*Revision, error) {
+	rows, err := q.Query(ctx, `SELECT cluster_id, revision, hash, state, created_at FROM cluster_revisions
+		WHERE cluster_id = $1 ORDER BY revision DESC LIMIT 1`, string(cluster))
+	if err != nil {
+		return nil, fmt.Errorf("reading revision: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		return nil, ErrNotFound
+	}
+	var r Revision
+	if err := rows.Scan(&r.Cluster, &r.Number, &r.Hash, &r.State, &r.CreatedAt); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// TenantRows is everything of a tenant the desired-state compiler reads.
+type TenantRows struct {
+	Clusters     []*model.Cluster
+	Targets      []*model.NamespaceTarget
+	Projects     []*model.Project
+	Environments []*model.Environment
+	Services     []*model.Service
+	// Current is the release of the newest live deployment of each service
+	// in each environment.
+	Current []*model.Release
+}
+
+// LoadTenantRows reads a tenant's rows for compiling, in a fixed number of
+// queries.
+func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID) (*TenantRows, error) {
+	var r TenantRows
+	var err error
+	t := string(tenant)
+	if r.Clusters, err = Clusters.All(ctx, q, "tenant_id = $1", t); err != nil {
+		return nil, err
+	}
+	if r.Targets, err = NamespaceTargets.All(ctx, q, "tenant_id = $1", t); err != nil {
+		return nil, err
+	}
+	if r.Projects, err = Projects.All(ctx, q, "tenant_id = $1", t); err != nil {
+		return nil, err
+	}
+	if r.Environments, err = Environments.All(ctx, q, "tenant_id = $1", t); err != nil {
+		return nil, err
+	}
+	if r.Services, err = Services.All(ctx, q, "tenant_id = $1", t); err != nil {
+		return nil, err
+	}
+	// A deployment that failed, was cancelled, rolled back or superseded
+	// does not decide what runs.
+	r.Current, err = Releases.All(ctx, q, `id IN (SELECT release_id FROM (
+		SELECT release_id, ROW_NUMBER() OVER (PARTITION BY service_id, environment_id ORDER BY id DESC) AS rn
+		FROM deployments WHERE tenant_id = $1 AND stage NOT IN ('FAILED', 'CANCELLED', 'ROLLED_BACK', 'SUPERSEDED')
+	) live WHERE rn = 1)`, t)
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
