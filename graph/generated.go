@@ -45,6 +45,7 @@ type ResolverRoot interface {
 	Release() ReleaseResolver
 	Service() ServiceResolver
 	Tenant() TenantResolver
+	Variable() VariableResolver
 	Viewer() ViewerResolver
 }
 
@@ -188,6 +189,11 @@ type ComplexityRoot struct {
 		UserErrors       func(childComplexity int) int
 	}
 
+	DeleteVariablePayload struct {
+		DeletedVariableID func(childComplexity int) int
+		UserErrors        func(childComplexity int) int
+	}
+
 	DeployPayload struct {
 		Deployment func(childComplexity int) int
 		Release    func(childComplexity int) int
@@ -233,6 +239,7 @@ type ComplexityRoot struct {
 		NamespaceSelector        func(childComplexity int) int
 		Project                  func(childComplexity int) int
 		Protected                func(childComplexity int) int
+		Variables                func(childComplexity int) int
 	}
 
 	EnvironmentConnection struct {
@@ -284,6 +291,7 @@ type ComplexityRoot struct {
 		DeleteNamespaceTarget    func(childComplexity int, input gqlmodel.DeleteNamespaceTargetInput) int
 		DeleteProject            func(childComplexity int, input gqlmodel.DeleteProjectInput) int
 		DeleteService            func(childComplexity int, input gqlmodel.DeleteServiceInput) int
+		DeleteVariable           func(childComplexity int, input gqlmodel.DeleteVariableInput) int
 		Deploy                   func(childComplexity int, input gqlmodel.DeployInput) int
 		RegisterCluster          func(childComplexity int, input gqlmodel.RegisterClusterInput) int
 		RemoveMember             func(childComplexity int, input gqlmodel.RemoveMemberInput) int
@@ -292,6 +300,7 @@ type ComplexityRoot struct {
 		SetClusterLabels         func(childComplexity int, input gqlmodel.SetClusterLabelsInput) int
 		SetNamespaceTargetLabels func(childComplexity int, input gqlmodel.SetNamespaceTargetLabelsInput) int
 		SetTenantPlan            func(childComplexity int, input gqlmodel.SetTenantPlanInput) int
+		SetVariable              func(childComplexity int, input gqlmodel.SetVariableInput) int
 		UpdateEnvironment        func(childComplexity int, input gqlmodel.UpdateEnvironmentInput) int
 		UpdateMemberRole         func(childComplexity int, input gqlmodel.UpdateMemberRoleInput) int
 		UpdateProject            func(childComplexity int, input gqlmodel.UpdateProjectInput) int
@@ -359,6 +368,7 @@ type ComplexityRoot struct {
 		Name         func(childComplexity int) int
 		Services     func(childComplexity int, first *int, after *string) int
 		Tenant       func(childComplexity int) int
+		Variables    func(childComplexity int) int
 		ViewerRole   func(childComplexity int) int
 	}
 
@@ -413,7 +423,6 @@ type ComplexityRoot struct {
 		Number      func(childComplexity int) int
 		Processes   func(childComplexity int) int
 		Service     func(childComplexity int) int
-		Variables   func(childComplexity int) int
 	}
 
 	ReleaseConnection struct {
@@ -479,6 +488,11 @@ type ComplexityRoot struct {
 	SetTenantPlanPayload struct {
 		Tenant     func(childComplexity int) int
 		UserErrors func(childComplexity int) int
+	}
+
+	SetVariablePayload struct {
+		UserErrors func(childComplexity int) int
+		Variable   func(childComplexity int) int
 	}
 
 	Tenant struct {
@@ -549,8 +563,18 @@ type ComplexityRoot struct {
 	}
 
 	Variable struct {
-		Name  func(childComplexity int) int
-		Value func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		Environment  func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Name         func(childComplexity int) int
+		Project      func(childComplexity int) int
+		Scope        func(childComplexity int) int
+		Secret       func(childComplexity int) int
+		Service      func(childComplexity int) int
+		Status       func(childComplexity int) int
+		StatusReason func(childComplexity int) int
+		UpdatedAt    func(childComplexity int) int
+		Value        func(childComplexity int) int
 	}
 
 	Viewer struct {
@@ -599,6 +623,7 @@ type EnvironmentResolver interface {
 	EligibleClusters(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.ClusterConnection, error)
 	EligibleNamespaceTargets(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.NamespaceTargetConnection, error)
 	Deployments(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.DeploymentConnection, error)
+	Variables(ctx context.Context, obj *model.Environment) ([]*model.Variable, error)
 }
 type MemberResolver interface {
 	Tenant(ctx context.Context, obj *model.Member) (*model.Tenant, error)
@@ -632,6 +657,8 @@ type MutationResolver interface {
 	UpdateService(ctx context.Context, input gqlmodel.UpdateServiceInput) (*gqlmodel.UpdateServicePayload, error)
 	DeleteService(ctx context.Context, input gqlmodel.DeleteServiceInput) (*gqlmodel.DeleteServicePayload, error)
 	Deploy(ctx context.Context, input gqlmodel.DeployInput) (*gqlmodel.DeployPayload, error)
+	SetVariable(ctx context.Context, input gqlmodel.SetVariableInput) (*gqlmodel.SetVariablePayload, error)
+	DeleteVariable(ctx context.Context, input gqlmodel.DeleteVariableInput) (*gqlmodel.DeleteVariablePayload, error)
 }
 type NamespaceTargetResolver interface {
 	Cluster(ctx context.Context, obj *model.NamespaceTarget) (*model.Cluster, error)
@@ -645,6 +672,7 @@ type ProjectResolver interface {
 	Members(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.ProjectMemberConnection, error)
 	Environments(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.EnvironmentConnection, error)
 	Services(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.ServiceConnection, error)
+	Variables(ctx context.Context, obj *model.Project) ([]*model.Variable, error)
 }
 type ProjectMemberResolver interface {
 	Project(ctx context.Context, obj *model.ProjectMember) (*model.Project, error)
@@ -663,6 +691,8 @@ type ReleaseResolver interface {
 type ServiceResolver interface {
 	Project(ctx context.Context, obj *model.Service) (*model.Project, error)
 
+	Variables(ctx context.Context, obj *model.Service) ([]*model.Variable, error)
+
 	Releases(ctx context.Context, obj *model.Service, first *int, after *string, environmentID *string) (*gqlmodel.ReleaseConnection, error)
 }
 type TenantResolver interface {
@@ -672,6 +702,16 @@ type TenantResolver interface {
 	Projects(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.ProjectConnection, error)
 	Clusters(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.ClusterConnection, error)
 	AuditEvents(ctx context.Context, obj *model.Tenant, first *int, after *string, filter *gqlmodel.AuditEventFilter) (*gqlmodel.AuditEventConnection, error)
+}
+type VariableResolver interface {
+	Scope(ctx context.Context, obj *model.Variable) (model.VariableScope, error)
+
+	Value(ctx context.Context, obj *model.Variable) (*string, error)
+	Status(ctx context.Context, obj *model.Variable) (gqlmodel.VariableStatus, error)
+	StatusReason(ctx context.Context, obj *model.Variable) (*string, error)
+	Project(ctx context.Context, obj *model.Variable) (*model.Project, error)
+	Environment(ctx context.Context, obj *model.Variable) (*model.Environment, error)
+	Service(ctx context.Context, obj *model.Variable) (*model.Service, error)
 }
 type ViewerResolver interface {
 	Tenants(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string) (*gqlmodel.TenantConnection, error)
@@ -1143,6 +1183,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeleteServicePayload.UserErrors(childComplexity), true
 
+	case "DeleteVariablePayload.deletedVariableId":
+		if e.ComplexityRoot.DeleteVariablePayload.DeletedVariableID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteVariablePayload.DeletedVariableID(childComplexity), true
+	case "DeleteVariablePayload.userErrors":
+		if e.ComplexityRoot.DeleteVariablePayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteVariablePayload.UserErrors(childComplexity), true
+
 	case "DeployPayload.deployment":
 		if e.ComplexityRoot.DeployPayload.Deployment == nil {
 			break
@@ -1337,6 +1390,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Environment.Protected(childComplexity), true
+	case "Environment.variables":
+		if e.ComplexityRoot.Environment.Variables == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Environment.Variables(childComplexity), true
 
 	case "EnvironmentConnection.edges":
 		if e.ComplexityRoot.EnvironmentConnection.Edges == nil {
@@ -1589,6 +1648,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteService(childComplexity, args["input"].(gqlmodel.DeleteServiceInput)), true
+	case "Mutation.deleteVariable":
+		if e.ComplexityRoot.Mutation.DeleteVariable == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteVariable_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteVariable(childComplexity, args["input"].(gqlmodel.DeleteVariableInput)), true
 	case "Mutation.deploy":
 		if e.ComplexityRoot.Mutation.Deploy == nil {
 			break
@@ -1677,6 +1747,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetTenantPlan(childComplexity, args["input"].(gqlmodel.SetTenantPlanInput)), true
+	case "Mutation.setVariable":
+		if e.ComplexityRoot.Mutation.SetVariable == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setVariable_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetVariable(childComplexity, args["input"].(gqlmodel.SetVariableInput)), true
 	case "Mutation.updateEnvironment":
 		if e.ComplexityRoot.Mutation.UpdateEnvironment == nil {
 			break
@@ -1971,6 +2052,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Project.Tenant(childComplexity), true
+	case "Project.variables":
+		if e.ComplexityRoot.Project.Variables == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.Variables(childComplexity), true
 	case "Project.viewerRole":
 		if e.ComplexityRoot.Project.ViewerRole == nil {
 			break
@@ -2164,12 +2251,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Release.Service(childComplexity), true
-	case "Release.variables":
-		if e.ComplexityRoot.Release.Variables == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Release.Variables(childComplexity), true
 
 	case "ReleaseConnection.edges":
 		if e.ComplexityRoot.ReleaseConnection.Edges == nil {
@@ -2378,6 +2459,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SetTenantPlanPayload.UserErrors(childComplexity), true
+
+	case "SetVariablePayload.userErrors":
+		if e.ComplexityRoot.SetVariablePayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetVariablePayload.UserErrors(childComplexity), true
+	case "SetVariablePayload.variable":
+		if e.ComplexityRoot.SetVariablePayload.Variable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetVariablePayload.Variable(childComplexity), true
 
 	case "Tenant.auditEvents":
 		if e.ComplexityRoot.Tenant.AuditEvents == nil {
@@ -2614,12 +2708,72 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UserError.Message(childComplexity), true
 
+	case "Variable.createdAt":
+		if e.ComplexityRoot.Variable.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Variable.CreatedAt(childComplexity), true
+	case "Variable.environment":
+		if e.ComplexityRoot.Variable.Environment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Variable.Environment(childComplexity), true
+	case "Variable.id":
+		if e.ComplexityRoot.Variable.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Variable.ID(childComplexity), true
 	case "Variable.name":
 		if e.ComplexityRoot.Variable.Name == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Variable.Name(childComplexity), true
+	case "Variable.project":
+		if e.ComplexityRoot.Variable.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Variable.Project(childComplexity), true
+	case "Variable.scope":
+		if e.ComplexityRoot.Variable.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Variable.Scope(childComplexity), true
+	case "Variable.secret":
+		if e.ComplexityRoot.Variable.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Variable.Secret(childComplexity), true
+	case "Variable.service":
+		if e.ComplexityRoot.Variable.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Variable.Service(childComplexity), true
+	case "Variable.status":
+		if e.ComplexityRoot.Variable.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Variable.Status(childComplexity), true
+	case "Variable.statusReason":
+		if e.ComplexityRoot.Variable.StatusReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Variable.StatusReason(childComplexity), true
+	case "Variable.updatedAt":
+		if e.ComplexityRoot.Variable.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Variable.UpdatedAt(childComplexity), true
 	case "Variable.value":
 		if e.ComplexityRoot.Variable.Value == nil {
 			break
@@ -2685,6 +2839,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("DeleteNamespaceTargetInput", ec.unmarshalInputDeleteNamespaceTargetInput),
 			graphql.NewInputUnmarshaler("DeleteProjectInput", ec.unmarshalInputDeleteProjectInput),
 			graphql.NewInputUnmarshaler("DeleteServiceInput", ec.unmarshalInputDeleteServiceInput),
+			graphql.NewInputUnmarshaler("DeleteVariableInput", ec.unmarshalInputDeleteVariableInput),
 			graphql.NewInputUnmarshaler("DeployInput", ec.unmarshalInputDeployInput),
 			graphql.NewInputUnmarshaler("DomainInput", ec.unmarshalInputDomainInput),
 			graphql.NewInputUnmarshaler("LabelInput", ec.unmarshalInputLabelInput),
@@ -2697,6 +2852,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("SetClusterLabelsInput", ec.unmarshalInputSetClusterLabelsInput),
 			graphql.NewInputUnmarshaler("SetNamespaceTargetLabelsInput", ec.unmarshalInputSetNamespaceTargetLabelsInput),
 			graphql.NewInputUnmarshaler("SetTenantPlanInput", ec.unmarshalInputSetTenantPlanInput),
+			graphql.NewInputUnmarshaler("SetVariableInput", ec.unmarshalInputSetVariableInput),
 			graphql.NewInputUnmarshaler("UpdateEnvironmentInput", ec.unmarshalInputUpdateEnvironmentInput),
 			graphql.NewInputUnmarshaler("UpdateMemberRoleInput", ec.unmarshalInputUpdateMemberRoleInput),
 			graphql.NewInputUnmarshaler("UpdateProjectInput", ec.unmarshalInputUpdateProjectInput),
@@ -2995,6 +3151,8 @@ type Project implements Node {
   members(first: Int, after: String): ProjectMemberConnection!
   environments(first: Int, after: String): EnvironmentConnection!
   services(first: Int, after: String): ServiceConnection!
+  "The variables set at project scope."
+  variables: [Variable!]!
 }
 
 type ProjectConnection {
@@ -3044,6 +3202,8 @@ type Environment implements Node {
   eligibleNamespaceTargets(first: Int, after: String): NamespaceTargetConnection!
   "Deployments to this environment, newest first."
   deployments(first: Int, after: String): DeploymentConnection!
+  "The variables set at this environment's scope."
+  variables: [Variable!]!
 }
 
 type EnvironmentConnection {
@@ -3122,6 +3282,7 @@ type Service implements Node {
   "The image repository releases are deployed from, e.g. ` + "`" + `registry.example.com/shop/api` + "`" + `."
   image: String!
   processes: [Process!]!
+  "The variables set at this service's scope."
   variables: [Variable!]!
   domains: [Domain!]!
   createdAt: Time!
@@ -3157,9 +3318,39 @@ type Probe {
   periodSeconds: Int!
 }
 
-type Variable {
+enum VariableScope {
+  PROJECT
+  ENVIRONMENT
+  SERVICE
+}
+
+enum VariableStatus {
+  "The value is stored and usable."
+  SET
+  "A secret that does not open: sealed with a master key this control plane lacks, or tampered with. Services that need it are held."
+  UNREADABLE
+}
+
+"""
+A variable at project, environment or service scope; the narrower scope
+overrides. A secret's value is sealed at rest and never returned.
+"""
+type Variable implements Node {
+  id: ID!
   name: String!
-  value: String!
+  scope: VariableScope!
+  secret: Boolean!
+  "The value of a plain variable; always null for a secret."
+  value: String
+  status: VariableStatus!
+  "Why the variable is unreadable."
+  statusReason: String
+  project: Project!
+  environment: Environment
+  service: Service
+  createdAt: Time!
+  "When the value last changed."
+  updatedAt: Time!
 }
 
 type Domain {
@@ -3186,6 +3377,8 @@ input ProbeInput {
 input VariableInput {
   name: String!
   value: String!
+  "Seal the value; it is never shown again."
+  secret: Boolean = false
 }
 
 input DomainInput {
@@ -3195,7 +3388,7 @@ input DomainInput {
 
 # ---------------------------------------------------------------- releases and deployments
 
-"An immutable image digest plus the service configuration frozen when it was created."
+"An immutable image digest plus the service configuration (processes, domains) frozen when it was created. Variables are not frozen: they take effect as they change."
 type Release implements Node {
   id: ID!
   service: Service!
@@ -3205,7 +3398,6 @@ type Release implements Node {
   image: String!
   imageDigest: String!
   processes: [Process!]!
-  variables: [Variable!]!
   domains: [Domain!]!
   createdBy: User
   createdAt: Time!
@@ -3343,6 +3535,10 @@ type Mutation {
 
   "Creates a release of the service for the environment and a QUEUED deployment of it."
   deploy(input: DeployInput!): DeployPayload!
+
+  "Sets a variable at project scope, or at an environment's or a service's. A secret is sealed."
+  setVariable(input: SetVariableInput!): SetVariablePayload!
+  deleteVariable(input: DeleteVariableInput!): DeleteVariablePayload!
 }
 
 input CreateTenantInput {
@@ -3641,6 +3837,31 @@ type DeployPayload {
   deployment: Deployment
   userErrors: [UserError!]!
 }
+
+input SetVariableInput {
+  projectId: ID!
+  "Set for environment scope."
+  environmentId: ID
+  "Set for service scope."
+  serviceId: ID
+  name: String!
+  value: String!
+  secret: Boolean = false
+}
+
+type SetVariablePayload {
+  variable: Variable
+  userErrors: [UserError!]!
+}
+
+input DeleteVariableInput {
+  variableId: ID!
+}
+
+type DeleteVariablePayload {
+  deletedVariableId: ID
+  userErrors: [UserError!]!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3921,6 +4142,16 @@ func (ec *executionContext) childFields_DeleteServicePayload(ctx context.Context
 	return nil, fmt.Errorf("no field named %q was found under type DeleteServicePayload", field.Name)
 }
 
+func (ec *executionContext) childFields_DeleteVariablePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedVariableId":
+		return ec.fieldContext_DeleteVariablePayload_deletedVariableId(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_DeleteVariablePayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteVariablePayload", field.Name)
+}
+
 func (ec *executionContext) childFields_DeployPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "release":
@@ -4011,6 +4242,8 @@ func (ec *executionContext) childFields_Environment(ctx context.Context, field g
 		return ec.fieldContext_Environment_eligibleNamespaceTargets(ctx, field)
 	case "deployments":
 		return ec.fieldContext_Environment_deployments(ctx, field)
+	case "variables":
+		return ec.fieldContext_Environment_variables(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Environment", field.Name)
 }
@@ -4205,6 +4438,8 @@ func (ec *executionContext) childFields_Project(ctx context.Context, field graph
 		return ec.fieldContext_Project_environments(ctx, field)
 	case "services":
 		return ec.fieldContext_Project_services(ctx, field)
+	case "variables":
+		return ec.fieldContext_Project_variables(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Project", field.Name)
 }
@@ -4295,8 +4530,6 @@ func (ec *executionContext) childFields_Release(ctx context.Context, field graph
 		return ec.fieldContext_Release_imageDigest(ctx, field)
 	case "processes":
 		return ec.fieldContext_Release_processes(ctx, field)
-	case "variables":
-		return ec.fieldContext_Release_variables(ctx, field)
 	case "domains":
 		return ec.fieldContext_Release_domains(ctx, field)
 	case "createdBy":
@@ -4437,6 +4670,16 @@ func (ec *executionContext) childFields_SetTenantPlanPayload(ctx context.Context
 	return nil, fmt.Errorf("no field named %q was found under type SetTenantPlanPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_SetVariablePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "variable":
+		return ec.fieldContext_SetVariablePayload_variable(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_SetVariablePayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SetVariablePayload", field.Name)
+}
+
 func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4573,10 +4816,30 @@ func (ec *executionContext) childFields_UserError(ctx context.Context, field gra
 
 func (ec *executionContext) childFields_Variable(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_Variable_id(ctx, field)
 	case "name":
 		return ec.fieldContext_Variable_name(ctx, field)
+	case "scope":
+		return ec.fieldContext_Variable_scope(ctx, field)
+	case "secret":
+		return ec.fieldContext_Variable_secret(ctx, field)
 	case "value":
 		return ec.fieldContext_Variable_value(ctx, field)
+	case "status":
+		return ec.fieldContext_Variable_status(ctx, field)
+	case "statusReason":
+		return ec.fieldContext_Variable_statusReason(ctx, field)
+	case "project":
+		return ec.fieldContext_Variable_project(ctx, field)
+	case "environment":
+		return ec.fieldContext_Variable_environment(ctx, field)
+	case "service":
+		return ec.fieldContext_Variable_service(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Variable_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Variable_updatedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Variable", field.Name)
 }
@@ -4981,6 +5244,20 @@ func (ec *executionContext) field_Mutation_deleteService_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteVariable_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.DeleteVariableInput, error) {
+			return ec.unmarshalNDeleteVariableInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeleteVariableInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deploy_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5085,6 +5362,20 @@ func (ec *executionContext) field_Mutation_setTenantPlan_args(ctx context.Contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.SetTenantPlanInput, error) {
 			return ec.unmarshalNSetTenantPlanInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSetTenantPlanInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setVariable_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.SetVariableInput, error) {
+			return ec.unmarshalNSetVariableInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSetVariableInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7488,6 +7779,61 @@ func (ec *executionContext) fieldContext_DeleteServicePayload_userErrors(_ conte
 	return fc, nil
 }
 
+func (ec *executionContext) _DeleteVariablePayload_deletedVariableId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeleteVariablePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteVariablePayload_deletedVariableId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedVariableID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteVariablePayload_deletedVariableId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteVariablePayload", field, false, false, "ID")
+}
+
+func (ec *executionContext) _DeleteVariablePayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeleteVariablePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteVariablePayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteVariablePayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeleteVariablePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DeployPayload_release(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeployPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8340,6 +8686,38 @@ func (ec *executionContext) fieldContext_Environment_deployments(ctx context.Con
 	if fc.Args, err = ec.field_Environment_deployments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Environment_variables(ctx context.Context, field graphql.CollectedField, obj *model.Environment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Environment_variables(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Environment().Variables(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Variable) graphql.Marshaler {
+			return ec.marshalNVariable2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Environment_variables(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Environment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Variable(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -10013,6 +10391,94 @@ func (ec *executionContext) fieldContext_Mutation_deploy(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_setVariable(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setVariable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetVariable(ctx, fc.Args["input"].(gqlmodel.SetVariableInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.SetVariablePayload) graphql.Marshaler {
+			return ec.marshalNSetVariablePayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSetVariablePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setVariable(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SetVariablePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setVariable_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteVariable(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteVariable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteVariable(ctx, fc.Args["input"].(gqlmodel.DeleteVariableInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.DeleteVariablePayload) graphql.Marshaler {
+			return ec.marshalNDeleteVariablePayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeleteVariablePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteVariable(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteVariablePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteVariable_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _NamespaceTarget_id(ctx context.Context, field graphql.CollectedField, obj *model.NamespaceTarget) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10962,6 +11428,38 @@ func (ec *executionContext) fieldContext_Project_services(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Project_variables(ctx context.Context, field graphql.CollectedField, obj *model.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_variables(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Project().Variables(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Variable) graphql.Marshaler {
+			return ec.marshalNVariable2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_variables(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Project",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Variable(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ProjectConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ProjectConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11801,38 +12299,6 @@ func (ec *executionContext) fieldContext_Release_processes(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Release_variables(ctx context.Context, field graphql.CollectedField, obj *model.Release) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Release_variables(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Variables, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model.Variable) graphql.Marshaler {
-			return ec.marshalNVariable2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Release_variables(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Release",
-		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Variable(ctx, field)
-		},
-	}
-	return fc, nil
-}
-
 func (ec *executionContext) _Release_domains(ctx context.Context, field graphql.CollectedField, obj *model.Release) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12387,11 +12853,11 @@ func (ec *executionContext) _Service_variables(ctx context.Context, field graphq
 			return ec.fieldContext_Service_variables(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Variables, nil
+			return ec.Resolvers.Service().Variables(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model.Variable) graphql.Marshaler {
-			return ec.marshalNVariable2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Variable) graphql.Marshaler {
+			return ec.marshalNVariable2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12401,8 +12867,8 @@ func (ec *executionContext) fieldContext_Service_variables(_ context.Context, fi
 	fc = &graphql.FieldContext{
 		Object:     "Service",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Variable(ctx, field)
 		},
@@ -12865,6 +13331,70 @@ func (ec *executionContext) _SetTenantPlanPayload_userErrors(ctx context.Context
 func (ec *executionContext) fieldContext_SetTenantPlanPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "SetTenantPlanPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SetVariablePayload_variable(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.SetVariablePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetVariablePayload_variable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Variable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Variable) graphql.Marshaler {
+			return ec.marshalOVariable2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariable(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SetVariablePayload_variable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SetVariablePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Variable(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SetVariablePayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.SetVariablePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetVariablePayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetVariablePayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SetVariablePayload",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -13894,6 +14424,29 @@ func (ec *executionContext) fieldContext_UserError_code(_ context.Context, field
 	return graphql.NewScalarFieldContext("UserError", field, false, false, "ErrorCode")
 }
 
+func (ec *executionContext) _Variable_id(ctx context.Context, field graphql.CollectedField, obj *model.Variable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Variable_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.VariableID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Variable_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Variable", field, false, false, "ID")
+}
+
 func (ec *executionContext) _Variable_name(ctx context.Context, field graphql.CollectedField, obj *model.Variable) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13917,6 +14470,52 @@ func (ec *executionContext) fieldContext_Variable_name(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Variable", field, false, false, "String")
 }
 
+func (ec *executionContext) _Variable_scope(ctx context.Context, field graphql.CollectedField, obj *model.Variable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Variable_scope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Variable().Scope(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.VariableScope) graphql.Marshaler {
+			return ec.marshalNVariableScope2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableScope(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Variable_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Variable", field, true, true, "VariableScope")
+}
+
+func (ec *executionContext) _Variable_secret(ctx context.Context, field graphql.CollectedField, obj *model.Variable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Variable_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Variable_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Variable", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _Variable_value(ctx context.Context, field graphql.CollectedField, obj *model.Variable) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13926,18 +14525,206 @@ func (ec *executionContext) _Variable_value(ctx context.Context, field graphql.C
 			return ec.fieldContext_Variable_value(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Value, nil
+			return ec.Resolvers.Variable().Value(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Variable_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Variable", field, true, true, "String")
+}
+
+func (ec *executionContext) _Variable_status(ctx context.Context, field graphql.CollectedField, obj *model.Variable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Variable_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Variable().Status(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.VariableStatus) graphql.Marshaler {
+			return ec.marshalNVariableStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐVariableStatus(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Variable_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Variable", field, false, false, "String")
+func (ec *executionContext) fieldContext_Variable_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Variable", field, true, true, "VariableStatus")
+}
+
+func (ec *executionContext) _Variable_statusReason(ctx context.Context, field graphql.CollectedField, obj *model.Variable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Variable_statusReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Variable().StatusReason(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Variable_statusReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Variable", field, true, true, "String")
+}
+
+func (ec *executionContext) _Variable_project(ctx context.Context, field graphql.CollectedField, obj *model.Variable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Variable_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Variable().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Variable_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Variable",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Variable_environment(ctx context.Context, field graphql.CollectedField, obj *model.Variable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Variable_environment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Variable().Environment(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Environment) graphql.Marshaler {
+			return ec.marshalOEnvironment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEnvironment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Variable_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Variable",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Environment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Variable_service(ctx context.Context, field graphql.CollectedField, obj *model.Variable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Variable_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Variable().Service(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Service) graphql.Marshaler {
+			return ec.marshalOService2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐService(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Variable_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Variable",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Service(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Variable_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Variable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Variable_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Variable_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Variable", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Variable_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Variable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Variable_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Variable_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Variable", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Viewer_user(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Viewer) (ret graphql.Marshaler) {
@@ -15957,6 +16744,48 @@ func UnmarshalDeleteServiceInput(ctx context.Context, raw any) (gqlmodel.DeleteS
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputDeleteVariableInput(ctx context.Context, obj any) (gqlmodel.DeleteVariableInput, error) {
+	var it gqlmodel.DeleteVariableInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"variableId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "variableId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("variableId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.VariableID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalDeleteVariableInput unmarshals raw into the DeleteVariableInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDeleteVariableInput(ctx context.Context, raw any) (gqlmodel.DeleteVariableInput, error) {
+	var out gqlmodel.DeleteVariableInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DeleteVariableInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputDeployInput(ctx context.Context, obj any) (gqlmodel.DeployInput, error) {
 	var it gqlmodel.DeployInput
 	if obj == nil {
@@ -16588,6 +17417,87 @@ func UnmarshalSetTenantPlanInput(ctx context.Context, raw any) (gqlmodel.SetTena
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputSetVariableInput(ctx context.Context, obj any) (gqlmodel.SetVariableInput, error) {
+	var it gqlmodel.SetVariableInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["secret"]; !present {
+		asMap["secret"] = false
+	}
+
+	fieldsInOrder := [...]string{"projectId", "environmentId", "serviceId", "name", "value", "secret"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "projectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projectId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProjectID = data
+		case "environmentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environmentId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EnvironmentID = data
+		case "serviceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("serviceId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ServiceID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "value":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("value"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Value = data
+		case "secret":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("secret"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Secret = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSetVariableInput unmarshals raw into the SetVariableInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSetVariableInput(ctx context.Context, raw any) (gqlmodel.SetVariableInput, error) {
+	var out gqlmodel.SetVariableInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SetVariableInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUpdateEnvironmentInput(ctx context.Context, obj any) (gqlmodel.UpdateEnvironmentInput, error) {
 	var it gqlmodel.UpdateEnvironmentInput
 	if obj == nil {
@@ -16942,7 +17852,11 @@ func (ec *executionContext) unmarshalInputVariableInput(ctx context.Context, obj
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "value"}
+	if _, present := asMap["secret"]; !present {
+		asMap["secret"] = false
+	}
+
+	fieldsInOrder := [...]string{"name", "value", "secret"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16963,6 +17877,13 @@ func (ec *executionContext) unmarshalInputVariableInput(ctx context.Context, obj
 				return it, err
 			}
 			it.Value = data
+		case "secret":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("secret"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Secret = data
 		}
 	}
 	return it, nil
@@ -16988,6 +17909,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case model.Variable:
+		return ec._Variable(ctx, sel, &obj)
+	case *model.Variable:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Variable(ctx, sel, obj)
 	case model.User:
 		return ec._User(ctx, sel, &obj)
 	case *model.User:
@@ -18066,6 +18994,44 @@ func (ec *executionContext) _DeleteServicePayload(ctx context.Context, sel ast.S
 	return out
 }
 
+var deleteVariablePayloadImplementors = []string{"DeleteVariablePayload"}
+
+func (ec *executionContext) _DeleteVariablePayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.DeleteVariablePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteVariablePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteVariablePayload")
+		case "deletedVariableId":
+			out.Values[i] = ec._DeleteVariablePayload_deletedVariableId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._DeleteVariablePayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var deployPayloadImplementors = []string{"DeployPayload"}
 
 func (ec *executionContext) _DeployPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.DeployPayload) graphql.Marshaler {
@@ -18371,6 +19337,12 @@ func (ec *executionContext) _Environment(ctx context.Context, sel ast.SelectionS
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Environment_deployments(ctx, field, obj)
+				})
+		case "variables":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Environment_variables(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -18852,6 +19824,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setVariable":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setVariable(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteVariable":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteVariable(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19286,6 +20272,12 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Project_services(ctx, field, obj)
 				})
+		case "variables":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Project_variables(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19668,11 +20660,6 @@ func (ec *executionContext) _Release(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
-		case "variables":
-			out.Values[i] = ec._Release_variables(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
 		case "domains":
 			out.Values[i] = ec._Release_domains(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -19939,10 +20926,11 @@ func (ec *executionContext) _Service(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "variables":
-			out.Values[i] = ec._Service_variables(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Service_variables(ctx, field, obj)
+				})
 		case "domains":
 			out.Values[i] = ec._Service_domains(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -20156,6 +21144,44 @@ func (ec *executionContext) _SetTenantPlanPayload(ctx context.Context, sel ast.S
 			}
 		case "userErrors":
 			out.Values[i] = ec._SetTenantPlanPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var setVariablePayloadImplementors = []string{"SetVariablePayload"}
+
+func (ec *executionContext) _SetVariablePayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.SetVariablePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, setVariablePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SetVariablePayload")
+		case "variable":
+			out.Values[i] = ec._SetVariablePayload_variable(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._SetVariablePayload_userErrors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -20660,7 +21686,7 @@ func (ec *executionContext) _UserError(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
-var variableImplementors = []string{"Variable"}
+var variableImplementors = []string{"Variable", "Node"}
 
 func (ec *executionContext) _Variable(ctx context.Context, sel ast.SelectionSet, obj *model.Variable) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, variableImplementors)
@@ -20671,15 +21697,72 @@ func (ec *executionContext) _Variable(ctx context.Context, sel ast.SelectionSet,
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Variable")
+		case "id":
+			out.Values[i] = ec._Variable_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "name":
 			out.Values[i] = ec._Variable_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "scope":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Variable_scope(ctx, field, obj)
+				})
+		case "secret":
+			out.Values[i] = ec._Variable_secret(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "value":
-			out.Values[i] = ec._Variable_value(ctx, field, obj)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Variable_value(ctx, field, obj)
+				})
+		case "status":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Variable_status(ctx, field, obj)
+				})
+		case "statusReason":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Variable_statusReason(ctx, field, obj)
+				})
+		case "project":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Variable_project(ctx, field, obj)
+				})
+		case "environment":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Variable_environment(ctx, field, obj)
+				})
+		case "service":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Variable_service(ctx, field, obj)
+				})
+		case "createdAt":
+			out.Values[i] = ec._Variable_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Variable_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -21471,6 +22554,19 @@ func (ec *executionContext) marshalNDeleteServicePayload2ᚖgithubᚗcomᚋnebul
 	return ec._DeleteServicePayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNDeleteVariableInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeleteVariableInput(ctx context.Context, v any) (gqlmodel.DeleteVariableInput, error) {
+	res, err := ec.unmarshalInputDeleteVariableInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteVariablePayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeleteVariablePayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.DeleteVariablePayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DeleteVariablePayload!")
+		return graphql.Null
+	}
+	return ec._DeleteVariablePayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNDeployInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeployInput(ctx context.Context, v any) (gqlmodel.DeployInput, error) {
 	res, err := ec.unmarshalInputDeployInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -21817,6 +22913,20 @@ func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋin
 func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐUserID(ctx context.Context, sel ast.SelectionSet, v model.UserID) graphql.Marshaler {
 	_ = sel
 	res := gid.MarshalUserID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableID(ctx context.Context, v any) (model.VariableID, error) {
+	res, err := gid.UnmarshalVariableID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableID(ctx context.Context, sel ast.SelectionSet, v model.VariableID) graphql.Marshaler {
+	_ = sel
+	res := gid.MarshalVariableID(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}
@@ -22462,6 +23572,19 @@ func (ec *executionContext) marshalNSetTenantPlanPayload2ᚖgithubᚗcomᚋnebul
 	return ec._SetTenantPlanPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNSetVariableInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSetVariableInput(ctx context.Context, v any) (gqlmodel.SetVariableInput, error) {
+	res, err := ec.unmarshalInputSetVariableInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSetVariablePayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSetVariablePayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.SetVariablePayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SetVariablePayload!")
+		return graphql.Null
+	}
+	return ec._SetVariablePayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -22705,15 +23828,11 @@ func (ec *executionContext) marshalNUserKind2githubᚗcomᚋnebulactrlᚋnebula�
 	return v
 }
 
-func (ec *executionContext) marshalNVariable2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariable(ctx context.Context, sel ast.SelectionSet, v model.Variable) graphql.Marshaler {
-	return ec._Variable(ctx, sel, &v)
-}
-
-func (ec *executionContext) marshalNVariable2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Variable) graphql.Marshaler {
+func (ec *executionContext) marshalNVariable2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Variable) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNVariable2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariable(ctx, sel, v[i])
+		return ec.marshalNVariable2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariable(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -22725,9 +23844,37 @@ func (ec *executionContext) marshalNVariable2ᚕgithubᚗcomᚋnebulactrlᚋnebu
 	return ret
 }
 
+func (ec *executionContext) marshalNVariable2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariable(ctx context.Context, sel ast.SelectionSet, v *model.Variable) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Variable!")
+		return graphql.Null
+	}
+	return ec._Variable(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNVariableInput2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐVariableInput(ctx context.Context, v any) (*gqlmodel.VariableInput, error) {
 	res, err := ec.unmarshalInputVariableInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNVariableScope2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableScope(ctx context.Context, v any) (model.VariableScope, error) {
+	var res model.VariableScope
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNVariableScope2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableScope(ctx context.Context, sel ast.SelectionSet, v model.VariableScope) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNVariableStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐVariableStatus(ctx context.Context, v any) (gqlmodel.VariableStatus, error) {
+	var res gqlmodel.VariableStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNVariableStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐVariableStatus(ctx context.Context, sel ast.SelectionSet, v gqlmodel.VariableStatus) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNViewer2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐViewer(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Viewer) graphql.Marshaler {
@@ -23196,6 +24343,13 @@ func (ec *executionContext) marshalOUserKind2ᚖgithubᚗcomᚋnebulactrlᚋnebu
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOVariable2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariable(ctx context.Context, sel ast.SelectionSet, v *model.Variable) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Variable(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOVariableInput2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐVariableInputᚄ(ctx context.Context, v any) ([]*gqlmodel.VariableInput, error) {

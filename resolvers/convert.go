@@ -66,13 +66,13 @@ func processesIn(in []*gqlmodel.ProcessInput) []model.Process {
 	return out
 }
 
-func variablesIn(in []*gqlmodel.VariableInput) []model.Variable {
+func variablesIn(in []*gqlmodel.VariableInput) []control.VariableInput {
 	if in == nil {
 		return nil
 	}
-	out := make([]model.Variable, len(in))
+	out := make([]control.VariableInput, len(in))
 	for i, v := range in {
-		out[i] = model.Variable{Name: v.Name, Value: v.Value}
+		out[i] = control.VariableInput{Name: v.Name, Value: v.Value, Secret: deref(v.Secret, false)}
 	}
 	return out
 }

@@ -129,6 +129,10 @@ func (r *environmentResolver) Deployments(ctx context.Context, obj *model.Enviro
 	return deploymentConn(pages[string(obj.ID)]), nil
 }
 
+func (r *environmentResolver) Variables(ctx context.Context, obj *model.Environment) ([]*model.Variable, error) {
+	return r.Plane.Variables(ctx, obj.Scope(), &obj.ID, nil)
+}
+
 func (r *memberResolver) Tenant(ctx context.Context, obj *model.Member) (*model.Tenant, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).tenants, obj.TenantID)
 }
@@ -447,6 +451,38 @@ func (r *mutationResolver) Deploy(ctx context.Context, input gqlmodel.DeployInpu
 	return &gqlmodel.DeployPayload{Release: rel, Deployment: dep, UserErrors: ue}, err
 }
 
+func (r *mutationResolver) SetVariable(ctx context.Context, input gqlmodel.SetVariableInput) (*gqlmodel.SetVariablePayload, error) {
+	project, err := decode[model.ProjectID](gid.Project, input.ProjectID, "projectId")
+	var env *model.EnvironmentID
+	if err == nil {
+		env, err = decodeOptional[model.EnvironmentID](gid.Environment, input.EnvironmentID, "environmentId")
+	}
+	var svc *model.ServiceID
+	if err == nil {
+		svc, err = decodeOptional[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
+	}
+	var v *model.Variable
+	if err == nil {
+		v, err = r.Plane.SetVariable(ctx, control.SetVariableInput{Project: project, Environment: env, Service: svc,
+			VariableInput: control.VariableInput{Name: input.Name, Value: input.Value, Secret: deref(input.Secret, false)}})
+	}
+	ue, err := graph.UserErrors(err)
+	return &gqlmodel.SetVariablePayload{Variable: v, UserErrors: ue}, err
+}
+
+func (r *mutationResolver) DeleteVariable(ctx context.Context, input gqlmodel.DeleteVariableInput) (*gqlmodel.DeleteVariablePayload, error) {
+	id, err := decode[model.VariableID](gid.Variable, input.VariableID, "variableId")
+	if err == nil {
+		err = r.Plane.DeleteVariable(ctx, id)
+	}
+	out := &gqlmodel.DeleteVariablePayload{}
+	if err == nil {
+		out.DeletedVariableID = encoded(gid.Variable, id)
+	}
+	out.UserErrors, err = graph.UserErrors(err)
+	return out, err
+}
+
 func (r *namespaceTargetResolver) Cluster(ctx context.Context, obj *model.NamespaceTarget) (*model.Cluster, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).clusters, obj.ClusterID)
 }
@@ -508,6 +544,10 @@ func (r *projectResolver) Services(ctx context.Context, obj *model.Project, firs
 	return serviceConn(pages[string(obj.ID)]), nil
 }
 
+func (r *projectResolver) Variables(ctx context.Context, obj *model.Project) ([]*model.Variable, error) {
+	return r.Plane.Variables(ctx, obj.Scope(), nil, nil)
+}
+
 func (r *projectMemberResolver) Project(ctx context.Context, obj *model.ProjectMember) (*model.Project, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).projects, obj.ProjectID)
 }
@@ -542,6 +582,10 @@ func (r *releaseResolver) CreatedBy(ctx context.Context, obj *model.Release) (*m
 
 func (r *serviceResolver) Project(ctx context.Context, obj *model.Service) (*model.Project, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).projects, obj.ProjectID)
+}
+
+func (r *serviceResolver) Variables(ctx context.Context, obj *model.Service) ([]*model.Variable, error) {
+	return r.Plane.Variables(ctx, obj.Scope(), nil, &obj.ID)
 }
 
 func (r *serviceResolver) Releases(ctx context.Context, obj *model.Service, first *int, after *string, environmentID *string) (*gqlmodel.ReleaseConnection, error) {
@@ -638,6 +682,36 @@ func (r *tenantResolver) AuditEvents(ctx context.Context, obj *model.Tenant, fir
 	return auditConn(p), nil
 }
 
+func (r *variableResolver) Scope(ctx context.Context, obj *model.Variable) (model.VariableScope, error) {
+	return obj.Kind(), nil
+}
+
+func (r *variableResolver) Value(ctx context.Context, obj *model.Variable) (*string, error) {
+	return control.PlainValue(obj), nil
+}
+
+func (r *variableResolver) Status(ctx context.Context, obj *model.Variable) (gqlmodel.VariableStatus, error) {
+	st, _ := r.Plane.VariableStatus(obj)
+	return gqlmodel.VariableStatus(st), nil
+}
+
+func (r *variableResolver) StatusReason(ctx context.Context, obj *model.Variable) (*string, error) {
+	_, reason := r.Plane.VariableStatus(obj)
+	return reason, nil
+}
+
+func (r *variableResolver) Project(ctx context.Context, obj *model.Variable) (*model.Project, error) {
+	return load(ctx, loadersFrom(ctx, r.Plane).projects, obj.ProjectID)
+}
+
+func (r *variableResolver) Environment(ctx context.Context, obj *model.Variable) (*model.Environment, error) {
+	return loadOptional(ctx, loadersFrom(ctx, r.Plane).environments, obj.EnvironmentID)
+}
+
+func (r *variableResolver) Service(ctx context.Context, obj *model.Variable) (*model.Service, error) {
+	return loadOptional(ctx, loadersFrom(ctx, r.Plane).services, obj.ServiceID)
+}
+
 func (r *viewerResolver) Tenants(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string) (*gqlmodel.TenantConnection, error) {
 	pg, err := pageArgs(first, after)
 	if err != nil {
@@ -692,6 +766,8 @@ func (r *Resolver) Service() graph.ServiceResolver { return &serviceResolver{r} 
 
 func (r *Resolver) Tenant() graph.TenantResolver { return &tenantResolver{r} }
 
+func (r *Resolver) Variable() graph.VariableResolver { return &variableResolver{r} }
+
 func (r *Resolver) Viewer() graph.ViewerResolver { return &viewerResolver{r} }
 
 type (
@@ -709,5 +785,6 @@ type (
 	releaseResolver         struct{ *Resolver }
 	serviceResolver         struct{ *Resolver }
 	tenantResolver          struct{ *Resolver }
+	variableResolver        struct{ *Resolver }
 	viewerResolver          struct{ *Resolver }
 )

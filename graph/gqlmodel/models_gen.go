@@ -200,6 +200,15 @@ type DeleteServicePayload struct {
 	UserErrors       []*UserError `json:"userErrors"`
 }
 
+type DeleteVariableInput struct {
+	VariableID string `json:"variableId"`
+}
+
+type DeleteVariablePayload struct {
+	DeletedVariableID *string      `json:"deletedVariableId,omitempty"`
+	UserErrors        []*UserError `json:"userErrors"`
+}
+
 type DeployInput struct {
 	ServiceID     string `json:"serviceId"`
 	EnvironmentID string `json:"environmentId"`
@@ -412,6 +421,22 @@ type SetTenantPlanPayload struct {
 	UserErrors []*UserError  `json:"userErrors"`
 }
 
+type SetVariableInput struct {
+	ProjectID string `json:"projectId"`
+	// Set for environment scope.
+	EnvironmentID *string `json:"environmentId,omitempty"`
+	// Set for service scope.
+	ServiceID *string `json:"serviceId,omitempty"`
+	Name      string  `json:"name"`
+	Value     string  `json:"value"`
+	Secret    *bool   `json:"secret,omitempty"`
+}
+
+type SetVariablePayload struct {
+	Variable   *model.Variable `json:"variable,omitempty"`
+	UserErrors []*UserError    `json:"userErrors"`
+}
+
 type TenantConnection struct {
 	Edges    []*TenantEdge   `json:"edges"`
 	Nodes    []*model.Tenant `json:"nodes"`
@@ -502,6 +527,8 @@ type UserError struct {
 type VariableInput struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
+	// Seal the value; it is never shown again.
+	Secret *bool `json:"secret,omitempty"`
 }
 
 type Viewer struct {
@@ -575,6 +602,63 @@ func (e *ErrorCode) UnmarshalJSON(b []byte) error {
 }
 
 func (e ErrorCode) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type VariableStatus string
+
+const (
+	// The value is stored and usable.
+	VariableStatusSet VariableStatus = "SET"
+	// A secret that does not open: sealed with a master key this control plane lacks, or tampered with. Services that need it are held.
+	VariableStatusUnreadable VariableStatus = "UNREADABLE"
+)
+
+var AllVariableStatus = []VariableStatus{
+	VariableStatusSet,
+	VariableStatusUnreadable,
+}
+
+func (e VariableStatus) IsValid() bool {
+	switch e {
+	case VariableStatusSet, VariableStatusUnreadable:
+		return true
+	}
+	return false
+}
+
+func (e VariableStatus) String() string {
+	return string(e)
+}
+
+func (e *VariableStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = VariableStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid VariableStatus", str)
+	}
+	return nil
+}
+
+func (e VariableStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *VariableStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e VariableStatus) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

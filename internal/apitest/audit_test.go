@@ -237,6 +237,13 @@ func TestAuditOnePerMutation(t *testing.T) {
 				map[string]any{"s": worker, "e": f.EnvironmentID, "d": Digest(77)}, "deployment.create", at("deploy.deployment.id"))
 			reject(editor, "deploy", deployMutation, map[string]any{"s": worker, "e": f.EnvironmentID, "d": "sha256:nope"}, "BAD_USER_INPUT")
 			reject(editor, "deploy", deployMutation, map[string]any{"s": worker, "e": f.ProtectedEnvironmentID, "d": Digest(78)}, "FORBIDDEN")
+			res = step(pm, "setVariable", `mutation($p: ID!, $v: String!) { setVariable(input: {projectId: $p, name: "DB_PASSWORD", value: $v, secret: true}) {
+				variable { id } `+ue+` } }`, map[string]any{"p": f.ProjectID, "v": variableValue + "-secret"}, "variable.set", at("setVariable.variable.id"))
+			secretVar := res.Str("setVariable.variable.id")
+			reject(editor, "setVariable", `mutation($p: ID!) { setVariable(input: {projectId: $p, name: "X", value: "y"}) { variable { id } `+ue+` } }`,
+				map[string]any{"p": f.ProjectID}, "FORBIDDEN")
+			step(pm, "deleteVariable", `mutation($v: ID!) { deleteVariable(input: {variableId: $v}) { deletedVariableId `+ue+` } }`,
+				map[string]any{"v": secretVar}, "variable.delete", fixed(secretVar))
 			step(editor, "deleteService", `mutation($s: ID!) { deleteService(input: {serviceId: $s}) { deletedServiceId `+ue+` } }`,
 				map[string]any{"s": worker}, "service.delete", fixed(worker))
 			step(pm, "deleteEnvironment", `mutation($e: ID!) { deleteEnvironment(input: {environmentId: $e}) { deletedEnvironmentId `+ue+` } }`,
@@ -377,7 +384,8 @@ var mutationAction = map[string]string{
 	"createNamespaceTarget": "namespace_target.create", "setNamespaceTargetLabels": "namespace_target.set_labels",
 	"deleteNamespaceTarget": "namespace_target.delete",
 	"createService":         "service.create", "updateService": "service.update", "deleteService": "service.delete",
-	"deploy": "deployment.create",
+	"deploy":      "deployment.create",
+	"setVariable": "variable.set", "deleteVariable": "variable.delete",
 }
 
 func eventIDs(evs []auditEvent) []string {

@@ -28,6 +28,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/server"
 	"github.com/nebulactrl/nebula/internal/store"
 	"github.com/nebulactrl/nebula/internal/store/pgtest"
@@ -89,7 +90,11 @@ func NewEnv(t testing.TB, st *store.Store) *Env {
 	t.Helper()
 	tw := &testWriter{t: t}
 	log := slog.New(slog.NewTextHandler(tw, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	plane, err := control.New(st, log)
+	key, err := seal.ParseKey(seal.GenerateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plane, err := control.New(st, log, control.WithBox(seal.NewBox(&key)))
 	if err != nil {
 		t.Fatalf("control.New: %v", err)
 	}

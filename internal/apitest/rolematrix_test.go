@@ -566,6 +566,23 @@ func roleMatrix() map[string][]matrixCase {
 			effect: gone("s"),
 		}},
 
+		"setVariable": {
+			setVariableCase("service scope", `, $s: ID!`, `serviceId: $s, `, projectEditors),
+			setVariableCase("environment scope", `, $e: ID!`, `environmentId: $e, `, projectManagers),
+			setVariableCase("project scope", ``, ``, projectManagers),
+		},
+		"deleteVariable": {{
+			name:  "service variable",
+			query: `mutation($v: ID!) { deleteVariable(input: {variableId: $v}) { deletedVariableId ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				res := f.MustDo(t, `mutation($p: ID!, $s: ID!, $n: String!) { setVariable(input: {projectId: $p, serviceId: $s, name: $n, value: "x"}) { variable { id } }}`,
+					map[string]any{"p": f.ProjectID, "s": f.ServiceID, "n": "DOOMED_" + strings.ToUpper(r.slug())})
+				return map[string]any{"v": res.Str("setVariable.variable.id")}
+			},
+			want:   projectEditors,
+			effect: gone("v"),
+		}},
+
 		"deploy": {
 			deployCase("unprotected environment", func(f *Fixture) string { return f.EnvironmentID }, projectEditors),
 			// A protected environment needs a project manager.
@@ -734,5 +751,38 @@ func runMatrixCase(t *testing.T, f *Fixture, field string, c matrixCase, r Role)
 	}
 	if c.effect != nil {
 		c.effect(t, f, r, vars, res, want == allowed)
+	}
+}
+
+// setVariableCase sets a secret at a scope (scopeArg names it) and checks,
+// as the owner, that it is there — as a secret whose value never shows.
+func setVariableCase(name, decl, scopeArg string, want map[Role]access) matrixCase {
+	return matrixCase{
+		name: name,
+		query: `mutation($p: ID!, $n: String!` + decl + `) { setVariable(input: {projectId: $p, ` + scopeArg +
+			`name: $n, value: "s3cret-matrix", secret: true}) { variable { id secret value status } ` + ue + ` } }`,
+		vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+			v := map[string]any{"p": f.ProjectID, "n": "K_" + strings.ToUpper(strings.NewReplacer(" ", "_", "-", "_").Replace(name+"_"+r.slug()))}
+			switch {
+			case strings.Contains(decl, "$s"):
+				v["s"] = f.ServiceID
+			case strings.Contains(decl, "$e"):
+				v["e"] = f.EnvironmentID
+			}
+			return v
+		},
+		want: want,
+		effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+			t.Helper()
+			if strings.Contains(string(res.Body), "s3cret-matrix") {
+				t.Errorf("the response shows the secret: %s", res.Body)
+			}
+			if !ok {
+				return
+			}
+			if res.Get("setVariable.variable.value") != nil || res.Str("setVariable.variable.status") != "SET" {
+				t.Errorf("secret variable: %s, want value null and status SET", res.Body)
+			}
+		},
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/server"
 	"github.com/nebulactrl/nebula/internal/store"
 	"github.com/nebulactrl/nebula/internal/store/postgres"
@@ -31,6 +32,10 @@ Usage:
   nebula migrate                    apply database migrations and exit
   nebula admin bootstrap [--recover] create the first tenant and an admin token on an empty store;
                                     with --recover, mint a new admin token for an existing one
+  nebula admin gen-master-key [--rotate]
+                                    write a new master key (seals secrets) to .env; with --rotate,
+                                    keep the current one in NEBULA_MASTER_KEYS_OLD for opening
+  nebula admin reseal               reseal every secret under the primary master key (safe while serving)
   nebula version                    print the version
 
 Configuration comes from the environment and a .env file in the working directory;
@@ -117,7 +122,36 @@ func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
 	return store.New(db), nil
 }
 
+// keyBox builds the master key ring. A malformed key stops the start; a
+// missing or wrong one does not: secrets then read as unreadable.
+func keyBox(cfg config.Config, log *slog.Logger) (*seal.Box, error) {
+	var primary *seal.Key
+	if cfg.MasterKey != "" {
+		k, err := seal.ParseKey(cfg.MasterKey)
+		if err != nil {
+			return nil, fmt.Errorf("NEBULA_MASTER_KEY: %w", err)
+		}
+		primary = &k
+	}
+	var older []seal.Key
+	for i, s := range cfg.OldMasterKeys {
+		k, err := seal.ParseKey(s)
+		if err != nil {
+			return nil, fmt.Errorf("NEBULA_MASTER_KEYS_OLD entry %d: %w", i+1, err)
+		}
+		older = append(older, k)
+	}
+	if primary == nil {
+		log.Warn("no master key: secrets cannot be set and stored ones are unreadable; run `nebula admin gen-master-key`")
+	}
+	return seal.NewBox(primary, older...), nil
+}
+
 func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*control.Plane, *store.Store, error) {
+	box, err := keyBox(cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
@@ -126,7 +160,7 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 		st.Close()
 		return nil, nil, err
 	}
-	p, err := control.New(st, log)
+	p, err := control.New(st, log, control.WithBox(box))
 	if err != nil {
 		st.Close()
 		return nil, nil, err
@@ -135,6 +169,23 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 }
 
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer) error {
+	if cfg.MasterKey == "" {
+		// Zero-config: a first start with no key and no data makes one, so
+		// secrets work from the first minute. With data already stored, a
+		// missing key is the operator's to restore, never to replace.
+		empty, err := storeIsEmpty(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		if empty {
+			k, err := writeMasterKey(false)
+			if err != nil {
+				return err
+			}
+			cfg.MasterKey = k
+			fmt.Fprintf(stdout, "Wrote a new master key to .env (it seals secrets; back it up: without it they cannot be opened).\n")
+		}
+	}
 	plane, st, err := openPlane(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -175,9 +226,72 @@ Try it:
 `, headline, secret, base, secret)
 }
 
+// storeIsEmpty tells whether the store holds no tenant yet.
+func storeIsEmpty(ctx context.Context, cfg config.Config) (bool, error) {
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return false, err
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		return false, err
+	}
+	n, err := store.CountTenants(ctx, st.Q())
+	return n == 0, err
+}
+
+// writeMasterKey writes a new primary key to .env and returns it; with
+// rotate, the current one moves to NEBULA_MASTER_KEYS_OLD.
+func writeMasterKey(rotate bool) (string, error) {
+	key := seal.GenerateKey()
+	set := map[string]string{"NEBULA_MASTER_KEY": key}
+	if cur := os.Getenv("NEBULA_MASTER_KEY"); cur != "" {
+		if !rotate {
+			return "", errors.New("NEBULA_MASTER_KEY is already set; use --rotate to make a new primary and keep the old one for opening")
+		}
+		old := cur
+		if prev := os.Getenv("NEBULA_MASTER_KEYS_OLD"); prev != "" {
+			old = cur + "," + prev
+		}
+		set["NEBULA_MASTER_KEYS_OLD"] = old
+	}
+	if err := config.WriteDotEnv(".env", set); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
 func admin(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "gen-master-key" {
+		fs := flag.NewFlagSet("gen-master-key", flag.ContinueOnError)
+		rotate := fs.Bool("rotate", false, "keep the current key for opening")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		key, err := writeMasterKey(*rotate)
+		if err != nil {
+			return err
+		}
+		k, _ := seal.ParseKey(key)
+		fmt.Fprintf(stdout, "Wrote master key %s to .env. Restart the control plane, then run `nebula admin reseal`.\n", k.ID())
+		return nil
+	}
+	if len(args) > 0 && args[0] == "reseal" {
+		plane, st, err := openPlane(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		rep, err := plane.Reseal(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "resealed %d secrets; %d already under the primary key; %d unreadable with the keys given\n",
+			rep.Resealed, rep.Current, rep.Unreadable)
+		return nil
+	}
 	if len(args) == 0 || args[0] != "bootstrap" {
-		return errors.New("usage: nebula admin bootstrap [--recover]")
+		return errors.New("usage: nebula admin bootstrap [--recover] | gen-master-key [--rotate] | reseal")
 	}
 	fs := flag.NewFlagSet("bootstrap", flag.ContinueOnError)
 	recover := fs.Bool("recover", false, "mint a new admin token for the first tenant's admin")

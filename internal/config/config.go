@@ -6,6 +6,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -29,6 +30,10 @@ type Config struct {
 	MaxComplexity int
 	// Bootstrap names the first tenant and its admin on an empty store.
 	BootstrapTenant, BootstrapEmail string
+	// MasterKey seals secrets; OldMasterKeys only open them (rotation).
+	// Never logged.
+	MasterKey     string
+	OldMasterKeys []string
 }
 
 // FromEnv reads the settings; lookup is os.LookupEnv outside tests.
@@ -41,6 +46,12 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 		LogFormat:       str(lookup, "NEBULA_LOG_FORMAT", "text"),
 		BootstrapTenant: str(lookup, "NEBULA_BOOTSTRAP_TENANT", "default"),
 		BootstrapEmail:  str(lookup, "NEBULA_BOOTSTRAP_EMAIL", "admin@localhost.localdomain"),
+		MasterKey:       str(lookup, "NEBULA_MASTER_KEY", ""),
+	}
+	for _, k := range strings.Split(str(lookup, "NEBULA_MASTER_KEYS_OLD", ""), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			c.OldMasterKeys = append(c.OldMasterKeys, k)
+		}
 	}
 	var errs []string
 	b := func(key string, def bool) bool {
@@ -118,4 +129,39 @@ func LoadDotEnv(path string) error {
 		}
 	}
 	return nil
+}
+
+// WriteDotEnv sets keys in a KEY=VALUE file, keeping its other lines, and
+// leaves it readable by its owner only: it holds secrets.
+func WriteDotEnv(path string, set map[string]string) error {
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	var out []string
+	done := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		k, _, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if v, replace := set[strings.TrimSpace(k)]; ok && replace {
+			line = strings.TrimSpace(k) + "=" + v
+			done[strings.TrimSpace(k)] = true
+		}
+		if line != "" || len(out) > 0 {
+			out = append(out, line)
+		}
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !done[k] {
+			out = append(out, k+"="+set[k])
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o600); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return os.Chmod(path, 0o600)
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
@@ -27,19 +28,31 @@ import (
 type Plane struct {
 	store *store.Store
 	authz *authz.Authorizer
+	box   *seal.Box
 	log   *slog.Logger
 	now   func() time.Time
 }
 
+// Option configures a Plane.
+type Option func(*Plane)
+
+// WithBox gives the plane the master keys that seal and open secrets.
+// Without it, secrets cannot be set and stored ones are unreadable.
+func WithBox(b *seal.Box) Option { return func(p *Plane) { p.box = b } }
+
 // New wires the domain layer over a migrated store.
-func New(st *store.Store, log *slog.Logger) (*Plane, error) {
+func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 	z, err := authz.New(func(ctx context.Context, u model.UserID) (*model.Grants, error) {
 		return store.GrantsOf(ctx, st.Q(), u)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Plane{store: st, authz: z, log: log, now: store.Now}, nil
+	p := &Plane{store: st, authz: z, box: seal.NewBox(nil), log: log, now: store.Now}
+	for _, o := range opts {
+		o(p)
+	}
+	return p, nil
 }
 
 // Authorizer exposes the policy, for the role matrix test and docs.

@@ -8,6 +8,7 @@ import (
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
@@ -28,7 +29,7 @@ func (p *Plane) recompile(ctx context.Context, q store.Querier, tenant model.Ten
 	}
 	var out []Bumped
 	for _, c := range rows.Clusters {
-		st := desired.Compile(compileInput(rows, c))
+		st := desired.Compile(compileInput(p.box, rows, c))
 		h := st.Hash()
 		if h == c.DesiredHash {
 			continue
@@ -47,7 +48,7 @@ func (p *Plane) recompile(ctx context.Context, q store.Querier, tenant model.Ten
 }
 
 // compileInput arranges a tenant's rows for the compiler.
-func compileInput(rows *store.TenantRows, c *model.Cluster) desired.Input {
+func compileInput(box *seal.Box, rows *store.TenantRows, c *model.Cluster) desired.Input {
 	in := desired.Input{Cluster: *c}
 	for _, x := range rows.Clusters {
 		in.Clusters = append(in.Clusters, *x)
@@ -70,8 +71,10 @@ func compileInput(rows *store.TenantRows, c *model.Cluster) desired.Input {
 			continue
 		}
 		p.Services = append(p.Services, *s)
-		for _, v := range s.Variables {
-			p.Variables = append(p.Variables, desired.Variable{Scope: desired.ScopeService, Service: s.ID, Name: v.Name, Value: v.Value})
+	}
+	for _, v := range rows.Variables {
+		if p := byProject[v.ProjectID]; p != nil {
+			p.Variables = append(p.Variables, compileVariable(box, v))
 		}
 	}
 	for _, r := range rows.Current {
@@ -105,4 +108,27 @@ func (p *Plane) DesiredState(ctx context.Context, c *model.Cluster) (map[string]
 	out["revision"] = rev.Number
 	out["hash"] = rev.Hash
 	return out, nil
+}
+
+// compileVariable opens a secret for the compiler. A secret that does not
+// open is marked unreadable, which holds the services that need it.
+func compileVariable(box *seal.Box, v *model.Variable) desired.Variable {
+	out := desired.Variable{Name: v.Name, Value: v.Value, Secret: v.Secret, Scope: desired.ScopeProject}
+	switch {
+	case v.ServiceID != nil:
+		out.Scope, out.Service = desired.ScopeService, *v.ServiceID
+	case v.EnvironmentID != nil:
+		out.Scope, out.Environment = desired.ScopeEnvironment, *v.EnvironmentID
+	}
+	if v.Secret {
+		out.Value = ""
+		out.Version = fmt.Sprintf("%s@%d", v.ID, v.UpdatedAt.UnixMicro())
+		pt, err := box.Open(v.Value, v.Binding())
+		if err != nil {
+			out.Unreadable = err.Error()
+		} else {
+			out.Value = string(pt)
+		}
+	}
+	return out
 }

@@ -27,12 +27,13 @@ func (p *Plane) ServicesOf(ctx context.Context, projects []model.Scope, pg store
 		func(s *model.Service) string { return string(s.ProjectID) }, ids, pg, "ASC")
 }
 
-// ServiceInput creates or (nil fields kept) updates a service.
+// ServiceInput creates or (nil fields kept) updates a service. Variables,
+// when given, replace the service-scope variables.
 type ServiceInput struct {
 	Name      string
 	Image     *string
 	Processes []model.Process
-	Variables []model.Variable
+	Variables []VariableInput
 	Domains   []model.Domain
 }
 
@@ -44,7 +45,7 @@ func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in S
 	now := p.now()
 	svc := &model.Service{ID: newID[model.ServiceID](), TenantID: proj.TenantID, ProjectID: project, Name: in.Name,
 		CreatedAt: now, UpdatedAt: now, ServiceConfig: model.ServiceConfig{
-			Processes: in.Processes, Variables: orEmpty(in.Variables), Domains: orEmpty(in.Domains)}}
+			Processes: in.Processes, Domains: orEmpty(in.Domains)}}
 	if in.Image != nil {
 		svc.Image = *in.Image
 	}
@@ -54,6 +55,7 @@ func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in S
 		svc.Processes = []model.Process{}
 	}
 	c.config(&svc.Image, &svc.ServiceConfig)
+	c.variables(in.Variables, "input", "variables")
 	if err := c.err(); err != nil {
 		return nil, err
 	}
@@ -64,30 +66,36 @@ func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in S
 		if err := store.Services.Insert(ctx, q, svc); err != nil {
 			return conflictOn(err, "name", "a service named "+in.Name+" already exists in this project")
 		}
+		if err := p.replaceServiceVariables(ctx, q, svc, in.Variables); err != nil {
+			return err
+		}
 		target(ev, "service.create", "Service", string(svc.ID))
 		ev.Details["projectId"], ev.Details["name"], ev.Details["image"] = string(project), svc.Name, svc.Image
-		auditConfig(ev, svc.ServiceConfig)
+		auditConfig(ev, svc.ServiceConfig, in.Variables)
 		return nil
 	})
 	return committed(svc, err)
 }
 
 // auditConfig records a configuration without variable values: names say
-// what changed, values may be sensitive.
-func auditConfig(ev *model.AuditEvent, cfg model.ServiceConfig) {
+// what changed, values may be sensitive. vars is nil when unchanged.
+func auditConfig(ev *model.AuditEvent, cfg model.ServiceConfig, vars []VariableInput) {
 	procs := make([]string, len(cfg.Processes))
 	for i, pr := range cfg.Processes {
 		procs[i] = pr.Name
-	}
-	vars := make([]string, len(cfg.Variables))
-	for i, v := range cfg.Variables {
-		vars[i] = v.Name
 	}
 	hosts := make([]string, len(cfg.Domains))
 	for i, d := range cfg.Domains {
 		hosts[i] = d.Host
 	}
-	ev.Details["processes"], ev.Details["variableNames"], ev.Details["domains"] = procs, vars, hosts
+	ev.Details["processes"], ev.Details["domains"] = procs, hosts
+	if vars != nil {
+		names := make([]string, len(vars))
+		for i, v := range vars {
+			names[i] = v.Name
+		}
+		ev.Details["variableNames"] = names
+	}
 }
 
 func orEmpty[T any](s []T) []T {
@@ -112,21 +120,24 @@ func (p *Plane) UpdateService(ctx context.Context, id model.ServiceID, in Servic
 		if in.Processes != nil {
 			svc.Processes = in.Processes
 		}
-		if in.Variables != nil {
-			svc.Variables = in.Variables
-		}
 		if in.Domains != nil {
 			svc.Domains = in.Domains
 		}
 		var c checks
 		c.config(&svc.Image, &svc.ServiceConfig)
+		c.variables(in.Variables, "input", "variables")
 		if err := c.err(); err != nil {
 			return err
+		}
+		if in.Variables != nil {
+			if err := p.replaceServiceVariables(ctx, q, svc, in.Variables); err != nil {
+				return err
+			}
 		}
 		svc.UpdatedAt = p.now()
 		target(ev, "service.update", "Service", string(id))
 		ev.Details["image"] = svc.Image
-		auditConfig(ev, svc.ServiceConfig)
+		auditConfig(ev, svc.ServiceConfig, in.Variables)
 		return store.UpdateService(ctx, q, svc)
 	})
 	return committed(svc, err)

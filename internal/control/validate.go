@@ -158,22 +158,6 @@ func (c *checks) config(image *string, cfg *model.ServiceConfig) {
 			}
 		}
 	}
-	if len(cfg.Variables) > 200 {
-		c.add(Invalid("a service has at most 200 variables", "input", "variables"))
-	}
-	vars := map[string]bool{}
-	for i, v := range cfg.Variables {
-		if !envVarName.MatchString(v.Name) || len(v.Name) > 255 {
-			c.add(Invalid(fmt.Sprintf("variable name %q must be letters, digits and '_', not starting with a digit", v.Name), "input", "variables", strconv.Itoa(i), "name"))
-		}
-		if vars[v.Name] {
-			c.add(Invalid(fmt.Sprintf("variable %q appears twice", v.Name), "input", "variables", strconv.Itoa(i), "name"))
-		}
-		vars[v.Name] = true
-		if len(v.Value) > maxVariableValue || !utf8.ValidString(v.Value) {
-			c.add(Invalid(fmt.Sprintf("variable %q must be valid text of at most %d bytes", v.Name, maxVariableValue), "input", "variables", strconv.Itoa(i), "value"))
-		}
-	}
 	if len(cfg.Domains) > 50 {
 		c.add(Invalid("a service has at most 50 domains", "input", "domains"))
 	}
@@ -192,6 +176,33 @@ func (c *checks) config(image *string, cfg *model.ServiceConfig) {
 		case pr.Port == nil:
 			c.add(Invalid(fmt.Sprintf("domain %q needs process %q to have a port", d.Host, d.Process), "input", "domains", strconv.Itoa(i), "process"))
 		}
+	}
+}
+
+// variables checks a list of variables given together (a service's).
+func (c *checks) variables(vars []VariableInput, path ...any) {
+	if len(vars) > 200 {
+		c.add(Invalid("at most 200 variables", field(path...)...))
+	}
+	seen := map[string]bool{}
+	for i, v := range vars {
+		p := append(append([]any{}, path...), i)
+		c.variable(v, p...)
+		if seen[v.Name] {
+			c.add(Invalid(fmt.Sprintf("variable %q appears twice", v.Name), field(append(p, "name")...)...))
+		}
+		seen[v.Name] = true
+	}
+}
+
+// variable checks one variable. The message never quotes the value: it may
+// be a secret.
+func (c *checks) variable(v VariableInput, path ...any) {
+	if !envVarName.MatchString(v.Name) || len(v.Name) > 255 {
+		c.add(Invalid(fmt.Sprintf("variable name %q must be letters, digits and '_', not starting with a digit", v.Name), field(append(path, "name")...)...))
+	}
+	if len(v.Value) > maxVariableValue || !utf8.ValidString(v.Value) {
+		c.add(Invalid(fmt.Sprintf("the value of %s must be valid text of at most %d bytes", v.Name, maxVariableValue), field(append(path, "value")...)...))
 	}
 }
 

@@ -40,6 +40,10 @@ type Variable struct {
 	Name        string
 	Value       string // opened, for a readable secret
 	Secret      bool
+	// Version identifies a secret's value without revealing it, so that a
+	// new secret value changes the state's hash though the hash never
+	// covers the value itself.
+	Version string
 	// Unreadable is set for a secret that did not open (wrong or missing
 	// master key): its services are held, never given an empty value.
 	Unreadable string
@@ -103,9 +107,10 @@ type Process struct {
 }
 
 type EnvVar struct {
-	Name   string `json:"name"`
-	Value  string `json:"value"`
-	Secret bool   `json:"secret,omitempty"`
+	Name    string `json:"name"`
+	Value   string `json:"value"`
+	Secret  bool   `json:"secret,omitempty"`
+	Version string `json:"version,omitempty"`
 }
 
 type Domain struct {
@@ -325,7 +330,7 @@ func (r *resolver) variables(svc model.ServiceID, seen []model.ServiceID) ([]Env
 		if err != nil {
 			return nil, fmt.Errorf("variable %s: %w", n, err)
 		}
-		out = append(out, EnvVar{Name: n, Value: val, Secret: v.Secret})
+		out = append(out, EnvVar{Name: n, Value: val, Secret: v.Secret, Version: v.Version})
 	}
 	return out, nil
 }
@@ -407,9 +412,11 @@ func servingPort(rel *model.Release) (int, string, bool) {
 	return 0, "", false
 }
 
-// Hash is the state's fingerprint: SHA-256 of its canonical JSON.
+// Hash is the state's fingerprint: SHA-256 of its canonical JSON with
+// secrets redacted (their versions stand for their values), so that a hash
+// shown to people gives away nothing about a secret.
 func (s State) Hash() string {
-	b, err := json.Marshal(s)
+	b, err := json.Marshal(s.Redact())
 	if err != nil {
 		panic(fmt.Sprintf("encoding desired state: %v", err))
 	}

@@ -34,6 +34,7 @@ const (
 	Release         = "Release"
 	Deployment      = "Deployment"
 	AuditEvent      = "AuditEvent"
+	Variable        = "Variable"
 )
 
 // ErrMalformed is returned for an id that is not one of ours.
@@ -149,4 +150,8 @@ func MarshalAuditEventID(v model.AuditEventID) graphql.Marshaler {
 }
 func UnmarshalAuditEventID(v any) (model.AuditEventID, error) {
 	return unmarshal[model.AuditEventID](AuditEvent, v)
+}
+func MarshalVariableID(v model.VariableID) graphql.Marshaler { return marshal(Variable, v) }
+func UnmarshalVariableID(v any) (model.VariableID, error) {
+	return unmarshal[model.VariableID](Variable, v)
 }

@@ -66,6 +66,7 @@ var (
 		StageSwitchingTraffic, StageRetiring, StageSucceeded, StageFailed, StageRolledBack, StageSuperseded, StageCancelled,
 	}
 	planNames        = []PlanName{PlanFree, PlanTeam, PlanEnterprise}
+	variableScopes   = []VariableScope{VariableProject, VariableEnvironment, VariableService}
 	limitedResources = []LimitedResource{LimitClusters, LimitProjects, LimitProtectedEnvironments, LimitMembers, LimitServices}
 )
 
@@ -92,6 +93,11 @@ func (v *PlanName) UnmarshalGQL(x any) error     { return unmarshalEnum(x, v, pl
 func (v LimitedResource) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 func (v *LimitedResource) UnmarshalGQL(x any) error {
 	return unmarshalEnum(x, v, limitedResources)
+}
+
+func (v VariableScope) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
+func (v *VariableScope) UnmarshalGQL(x any) error {
+	return unmarshalEnum(x, v, variableScopes)
 }
 
 // Valid reports whether the role is one the schema knows.

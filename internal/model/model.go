@@ -24,6 +24,7 @@ type (
 	ReleaseID         string
 	DeploymentID      string
 	AuditEventID      string
+	VariableID        string
 )
 
 // Scope says which tenant, and which project if any, an object belongs to.
@@ -140,11 +141,12 @@ type NamespaceTarget struct {
 	CreatedAt time.Time
 }
 
-// ServiceConfig is the part of a service a release freezes.
+// ServiceConfig is the part of a service a release freezes. Variables are
+// not part of it: they live in their own rows, at three scopes, and take
+// effect without a new release.
 type ServiceConfig struct {
-	Processes []Process  `json:"processes"`
-	Variables []Variable `json:"variables"`
-	Domains   []Domain   `json:"domains"`
+	Processes []Process `json:"processes"`
+	Domains   []Domain  `json:"domains"`
 }
 
 type Service struct {
@@ -173,10 +175,56 @@ type Probe struct {
 	PeriodSeconds       int     `json:"periodSeconds"`
 }
 
+// VariableScope is where a variable applies; the narrower scope overrides.
+type VariableScope string
+
+const (
+	VariableProject     VariableScope = "PROJECT"
+	VariableEnvironment VariableScope = "ENVIRONMENT"
+	VariableService     VariableScope = "SERVICE"
+)
+
+// Variable is one variable row. For a secret, Value holds the sealed text,
+// never the plaintext.
 type Variable struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
+	ID            VariableID
+	TenantID      TenantID
+	ProjectID     ProjectID
+	EnvironmentID *EnvironmentID
+	ServiceID     *ServiceID
+	Name          string
+	Secret        bool
+	Value         string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
+
+// Kind says which scope the variable is at.
+func (v *Variable) Kind() VariableScope {
+	switch {
+	case v.ServiceID != nil:
+		return VariableService
+	case v.EnvironmentID != nil:
+		return VariableEnvironment
+	default:
+		return VariableProject
+	}
+}
+
+// ScopeKey names the variable's scope uniquely within its project.
+func (v *Variable) ScopeKey() string {
+	switch {
+	case v.ServiceID != nil:
+		return "service:" + string(*v.ServiceID)
+	case v.EnvironmentID != nil:
+		return "environment:" + string(*v.EnvironmentID)
+	default:
+		return "project"
+	}
+}
+
+// Binding is what a sealed value is bound to: its row.
+func (v *Variable) Binding() string { return "variable:" + string(v.ID) }
 
 type Domain struct {
 	Host    string `json:"host"`
@@ -240,6 +288,7 @@ func (Service) IsNode()         {}
 func (Release) IsNode()         {}
 func (Deployment) IsNode()      {}
 func (AuditEvent) IsNode()      {}
+func (Variable) IsNode()        {}
 
 func (t *Tenant) Scope() Scope          { return Scope{Tenant: t.ID} }
 func (m *Member) Scope() Scope          { return Scope{Tenant: m.TenantID} }
@@ -253,6 +302,7 @@ func (r *Release) Scope() Scope         { return Scope{Tenant: r.TenantID, Proje
 func (d *Deployment) Scope() Scope      { return Scope{Tenant: d.TenantID, Project: d.ProjectID} }
 func (a *AuditEvent) Scope() Scope      { return Scope{Tenant: a.TenantID} }
 func (t *APIToken) Scope() Scope        { return Scope{Tenant: t.TenantID} }
+func (v *Variable) Scope() Scope        { return Scope{Tenant: v.TenantID, Project: v.ProjectID} }
 
 // Grants are a user's roles: one per tenant they belong to and one per
 // project they were given a role in.

@@ -168,3 +168,25 @@ func RevokeUserTokens(ctx context.Context, q Querier, tenant model.TenantID, use
 		string(tenant), string(user), now)
 	return err
 }
+
+// VariableIn reads the variable of a scope by name.
+func VariableIn(ctx context.Context, q Querier, project model.ProjectID, scopeKey, name string) (*model.Variable, error) {
+	return Variables.One(ctx, q, "project_id = $1 AND scope_key = $2 AND name = $3", string(project), scopeKey, name)
+}
+
+// UpdateVariable stores a new value (sealed for a secret).
+func UpdateVariable(ctx context.Context, q Querier, v *model.Variable) error {
+	return execOne(ctx, q, "updating variable", `UPDATE variables SET secret = $2, value = $3, updated_at = $4 WHERE id = $1`,
+		string(v.ID), v.Secret, v.Value, v.UpdatedAt)
+}
+
+// ReplaceSealed swaps a sealed value for the same secret sealed under
+// another key, unless the value changed meanwhile. It reports whether it
+// swapped; the variable's updated time stays, as its value did.
+func ReplaceSealed(ctx context.Context, q Querier, id model.VariableID, old, sealed string) (bool, error) {
+	n, err := q.Exec(ctx, `UPDATE variables SET value = $3 WHERE id = $1 AND secret AND value = $2`, string(id), old, sealed)
+	if err != nil {
+		return false, fmt.Errorf("resealing variable: %w", err)
+	}
+	return n == 1, nil
+}

@@ -76,6 +76,7 @@ type TenantRows struct {
 	Projects     []*model.Project
 	Environments []*model.Environment
 	Services     []*model.Service
+	Variables    []*model.Variable
 	// Current is the release of the newest live deployment of each service
 	// in each environment.
 	Current []*model.Release
@@ -100,6 +101,9 @@ func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID) (*Ten
 		return nil, err
 	}
 	if r.Services, err = Services.All(ctx, q, "tenant_id = $1", t); err != nil {
+		return nil, err
+	}
+	if r.Variables, err = Variables.All(ctx, q, "tenant_id = $1", t); err != nil {
 		return nil, err
 	}
 	// A deployment that failed, was cancelled, rolled back or superseded

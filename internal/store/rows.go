@@ -148,6 +148,22 @@ var (
 		},
 		id: func(v *model.Service) model.ServiceID { return v.ID },
 	}
+	Variables = &Table[model.VariableID, model.Variable]{
+		Name: "variables",
+		Columns: []string{"id", "tenant_id", "project_id", "environment_id", "service_id", "scope_key", "name", "secret",
+			"value", "created_at", "updated_at"},
+		scan: func(s Scanner) (*model.Variable, error) {
+			var v model.Variable
+			var key string
+			return &v, s.Scan(&v.ID, &v.TenantID, &v.ProjectID, &v.EnvironmentID, &v.ServiceID, &key, &v.Name, &v.Secret,
+				&v.Value, &v.CreatedAt, &v.UpdatedAt)
+		},
+		values: func(v *model.Variable) []any {
+			return []any{string(v.ID), string(v.TenantID), string(v.ProjectID), nullable(v.EnvironmentID),
+				nullable(v.ServiceID), v.ScopeKey(), v.Name, v.Secret, v.Value, v.CreatedAt, v.UpdatedAt}
+		},
+		id: func(v *model.Variable) model.VariableID { return v.ID },
+	}
 	Releases = &Table[model.ReleaseID, model.Release]{
 		Name: "releases",
 		Columns: []string{"id", "tenant_id", "project_id", "service_id", "environment_id", "number", "image",

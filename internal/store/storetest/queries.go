@@ -277,7 +277,6 @@ func testServiceQueries(t *testing.T, s *store.Store) {
 		want.Image = "ghcr.io/acme/web:v2"
 		want.ServiceConfig = model.ServiceConfig{
 			Processes: []model.Process{{Name: "web", Command: []string{"serve"}, Replicas: 2, Port: ptr(80)}},
-			Variables: []model.Variable{{Name: "A", Value: "b"}},
 		}
 		want.UpdatedAt = svc.UpdatedAt.Add(time.Hour + time.Microsecond)
 		changed := want

@@ -257,8 +257,7 @@ func fullConfig() model.ServiceConfig {
 			},
 			{Name: "worker", Command: []string{"./worker", "--queue", "émails ✓"}, Replicas: 0},
 		},
-		Variables: []model.Variable{{Name: "LOG_LEVEL", Value: "debug"}, {Name: "EMPTY", Value: ""}},
-		Domains:   []model.Domain{{Host: "app.example.com", Process: "web"}},
+		Domains: []model.Domain{{Host: "app.example.com", Process: "web"}},
 	}
 }
 

@@ -201,6 +201,21 @@ func testRoundTrip(t *testing.T, s *store.Store) {
 				ServiceID: g.service.ID, EnvironmentID: g.env.ID, Number: 8, Image: "ghcr.io/acme/web:v2",
 				ImageDigest: "sha256:4567", ServiceConfig: fullConfig(), CreatedBy: ptr(g.user.ID), CreatedAt: at})
 		}},
+		{"project variable", func(t *testing.T) {
+			id := model.VariableID(newID())
+			roundTrip(t, s, store.Variables, id, &model.Variable{ID: id, TenantID: g.tenant.ID, ProjectID: g.project.ID,
+				Name: "LOG_LEVEL", Value: "info", CreatedAt: now, UpdatedAt: at})
+		}},
+		{"environment secret", func(t *testing.T) {
+			id := model.VariableID(newID())
+			roundTrip(t, s, store.Variables, id, &model.Variable{ID: id, TenantID: g.tenant.ID, ProjectID: g.project.ID,
+				EnvironmentID: ptr(g.env.ID), Name: "DB_PASSWORD", Secret: true, Value: "v1:abcd:sealed", CreatedAt: now, UpdatedAt: now})
+		}},
+		{"service variable", func(t *testing.T) {
+			id := model.VariableID(newID())
+			roundTrip(t, s, store.Variables, id, &model.Variable{ID: id, TenantID: g.tenant.ID, ProjectID: g.project.ID,
+				ServiceID: ptr(g.service.ID), Name: "PORT", Value: "8080", CreatedAt: now, UpdatedAt: now})
+		}},
 		{"deployment", func(t *testing.T) {
 			id := model.DeploymentID(newID())
 			roundTrip(t, s, store.Deployments, id, &model.Deployment{ID: id, TenantID: g.tenant.ID, ProjectID: g.project.ID,
