@@ -15,6 +15,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
+	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -107,6 +109,11 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ChangePreview struct {
+		Clusters   func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+	}
+
 	Cluster struct {
 		CreatedAt        func(childComplexity int) int
 		DesiredRevision  func(childComplexity int) int
@@ -118,6 +125,16 @@ type ComplexityRoot struct {
 		NamespaceTargets func(childComplexity int, first *int, after *string) int
 		Status           func(childComplexity int) int
 		Tenant           func(childComplexity int) int
+	}
+
+	ClusterChange struct {
+		Added        func(childComplexity int) int
+		Changed      func(childComplexity int) int
+		Cluster      func(childComplexity int) int
+		FromRevision func(childComplexity int) int
+		NowHeld      func(childComplexity int) int
+		Released     func(childComplexity int) int
+		Removed      func(childComplexity int) int
 	}
 
 	ClusterConnection struct {
@@ -223,6 +240,12 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	DesiredObject struct {
+		Kind      func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Namespace func(childComplexity int) int
+	}
+
 	Domain struct {
 		Host    func(childComplexity int) int
 		Process func(childComplexity int) int
@@ -251,6 +274,12 @@ type ComplexityRoot struct {
 	EnvironmentEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	HeldService struct {
+		Namespace func(childComplexity int) int
+		Reason    func(childComplexity int) int
+		Service   func(childComplexity int) int
 	}
 
 	Label struct {
@@ -403,8 +432,11 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Node   func(childComplexity int, id string) int
-		Viewer func(childComplexity int) int
+		Node                 func(childComplexity int, id string) int
+		PreviewDeploy        func(childComplexity int, input gqlmodel.DeployInput) int
+		PreviewSetVariable   func(childComplexity int, input gqlmodel.SetVariableInput) int
+		PreviewUpdateService func(childComplexity int, input gqlmodel.UpdateServiceInput) int
+		Viewer               func(childComplexity int) int
 	}
 
 	RegisterClusterPayload struct {
@@ -681,6 +713,9 @@ type ProjectMemberResolver interface {
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
 	Viewer(ctx context.Context) (*gqlmodel.Viewer, error)
+	PreviewDeploy(ctx context.Context, input gqlmodel.DeployInput) (*gqlmodel.ChangePreview, error)
+	PreviewUpdateService(ctx context.Context, input gqlmodel.UpdateServiceInput) (*gqlmodel.ChangePreview, error)
+	PreviewSetVariable(ctx context.Context, input gqlmodel.SetVariableInput) (*gqlmodel.ChangePreview, error)
 }
 type ReleaseResolver interface {
 	Service(ctx context.Context, obj *model.Release) (*model.Service, error)
@@ -924,6 +959,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AuditEventEdge.Node(childComplexity), true
 
+	case "ChangePreview.clusters":
+		if e.ComplexityRoot.ChangePreview.Clusters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangePreview.Clusters(childComplexity), true
+	case "ChangePreview.userErrors":
+		if e.ComplexityRoot.ChangePreview.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangePreview.UserErrors(childComplexity), true
+
 	case "Cluster.createdAt":
 		if e.ComplexityRoot.Cluster.CreatedAt == nil {
 			break
@@ -989,6 +1037,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cluster.Tenant(childComplexity), true
+
+	case "ClusterChange.added":
+		if e.ComplexityRoot.ClusterChange.Added == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterChange.Added(childComplexity), true
+	case "ClusterChange.changed":
+		if e.ComplexityRoot.ClusterChange.Changed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterChange.Changed(childComplexity), true
+	case "ClusterChange.cluster":
+		if e.ComplexityRoot.ClusterChange.Cluster == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterChange.Cluster(childComplexity), true
+	case "ClusterChange.fromRevision":
+		if e.ComplexityRoot.ClusterChange.FromRevision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterChange.FromRevision(childComplexity), true
+	case "ClusterChange.nowHeld":
+		if e.ComplexityRoot.ClusterChange.NowHeld == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterChange.NowHeld(childComplexity), true
+	case "ClusterChange.released":
+		if e.ComplexityRoot.ClusterChange.Released == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterChange.Released(childComplexity), true
+	case "ClusterChange.removed":
+		if e.ComplexityRoot.ClusterChange.Removed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterChange.Removed(childComplexity), true
 
 	case "ClusterConnection.edges":
 		if e.ComplexityRoot.ClusterConnection.Edges == nil {
@@ -1302,6 +1393,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeploymentEdge.Node(childComplexity), true
 
+	case "DesiredObject.kind":
+		if e.ComplexityRoot.DesiredObject.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DesiredObject.Kind(childComplexity), true
+	case "DesiredObject.name":
+		if e.ComplexityRoot.DesiredObject.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DesiredObject.Name(childComplexity), true
+	case "DesiredObject.namespace":
+		if e.ComplexityRoot.DesiredObject.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DesiredObject.Namespace(childComplexity), true
+
 	case "Domain.host":
 		if e.ComplexityRoot.Domain.Host == nil {
 			break
@@ -1428,6 +1538,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EnvironmentEdge.Node(childComplexity), true
+
+	case "HeldService.namespace":
+		if e.ComplexityRoot.HeldService.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldService.Namespace(childComplexity), true
+	case "HeldService.reason":
+		if e.ComplexityRoot.HeldService.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldService.Reason(childComplexity), true
+	case "HeldService.service":
+		if e.ComplexityRoot.HeldService.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeldService.Service(childComplexity), true
 
 	case "Label.key":
 		if e.ComplexityRoot.Label.Key == nil {
@@ -2171,6 +2300,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.previewDeploy":
+		if e.ComplexityRoot.Query.PreviewDeploy == nil {
+			break
+		}
+
+		args, err := ec.field_Query_previewDeploy_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PreviewDeploy(childComplexity, args["input"].(gqlmodel.DeployInput)), true
+	case "Query.previewSetVariable":
+		if e.ComplexityRoot.Query.PreviewSetVariable == nil {
+			break
+		}
+
+		args, err := ec.field_Query_previewSetVariable_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PreviewSetVariable(childComplexity, args["input"].(gqlmodel.SetVariableInput)), true
+	case "Query.previewUpdateService":
+		if e.ComplexityRoot.Query.PreviewUpdateService == nil {
+			break
+		}
+
+		args, err := ec.field_Query_previewUpdateService_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PreviewUpdateService(childComplexity, args["input"].(gqlmodel.UpdateServiceInput)), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -3000,6 +3162,46 @@ type Query {
   node(id: ID!): Node
   "The caller: their user, token and tenants."
   viewer: Viewer!
+
+  "What deploy would change on each affected cluster, checked as the real mutation is; nothing is stored or published."
+  previewDeploy(input: DeployInput!): ChangePreview!
+  "What updateService would change on each affected cluster; nothing is stored or published."
+  previewUpdateService(input: UpdateServiceInput!): ChangePreview!
+  "What setVariable would change on each affected cluster; nothing is stored or published."
+  previewSetVariable(input: SetVariableInput!): ChangePreview!
+}
+
+"What a change would do, per cluster whose desired state it alters."
+type ChangePreview {
+  clusters: [ClusterChange!]!
+  "Why the change would be refused, exactly as the mutation would say."
+  userErrors: [UserError!]!
+}
+
+type ClusterChange {
+  cluster: Cluster!
+  "The cluster's desired revision now; the change would publish the next one."
+  fromRevision: Int!
+  added: [DesiredObject!]!
+  changed: [DesiredObject!]!
+  removed: [DesiredObject!]!
+  "Services the change would hold (their workloads left as they run)."
+  nowHeld: [HeldService!]!
+  "Services the change would release from hold."
+  released: [HeldService!]!
+}
+
+"A Kubernetes object of a desired state."
+type DesiredObject {
+  kind: String!
+  namespace: String!
+  name: String!
+}
+
+type HeldService {
+  namespace: String!
+  service: String!
+  reason: String!
 }
 
 type Viewer {
@@ -3978,6 +4180,16 @@ func (ec *executionContext) childFields_AuditEventEdge(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type AuditEventEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_ChangePreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "clusters":
+		return ec.fieldContext_ChangePreview_clusters(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_ChangePreview_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangePreview", field.Name)
+}
+
 func (ec *executionContext) childFields_Cluster(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4002,6 +4214,26 @@ func (ec *executionContext) childFields_Cluster(ctx context.Context, field graph
 		return ec.fieldContext_Cluster_desiredState(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Cluster", field.Name)
+}
+
+func (ec *executionContext) childFields_ClusterChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cluster":
+		return ec.fieldContext_ClusterChange_cluster(ctx, field)
+	case "fromRevision":
+		return ec.fieldContext_ClusterChange_fromRevision(ctx, field)
+	case "added":
+		return ec.fieldContext_ClusterChange_added(ctx, field)
+	case "changed":
+		return ec.fieldContext_ClusterChange_changed(ctx, field)
+	case "removed":
+		return ec.fieldContext_ClusterChange_removed(ctx, field)
+	case "nowHeld":
+		return ec.fieldContext_ClusterChange_nowHeld(ctx, field)
+	case "released":
+		return ec.fieldContext_ClusterChange_released(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterChange", field.Name)
 }
 
 func (ec *executionContext) childFields_ClusterConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4210,6 +4442,18 @@ func (ec *executionContext) childFields_DeploymentEdge(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type DeploymentEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_DesiredObject(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_DesiredObject_kind(ctx, field)
+	case "namespace":
+		return ec.fieldContext_DesiredObject_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_DesiredObject_name(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DesiredObject", field.Name)
+}
+
 func (ec *executionContext) childFields_Domain(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "host":
@@ -4268,6 +4512,18 @@ func (ec *executionContext) childFields_EnvironmentEdge(ctx context.Context, fie
 		return ec.fieldContext_EnvironmentEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EnvironmentEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_HeldService(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "namespace":
+		return ec.fieldContext_HeldService_namespace(ctx, field)
+	case "service":
+		return ec.fieldContext_HeldService_service(ctx, field)
+	case "reason":
+		return ec.fieldContext_HeldService_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HeldService", field.Name)
 }
 
 func (ec *executionContext) childFields_Label(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5562,6 +5818,48 @@ func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs m
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_previewDeploy_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.DeployInput, error) {
+			return ec.unmarshalNDeployInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeployInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_previewSetVariable_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.SetVariableInput, error) {
+			return ec.unmarshalNSetVariableInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSetVariableInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_previewUpdateService_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.UpdateServiceInput, error) {
+			return ec.unmarshalNUpdateServiceInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUpdateServiceInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Service_releases_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6622,6 +6920,70 @@ func (ec *executionContext) fieldContext_AuditEventEdge_node(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _ChangePreview_clusters(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangePreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangePreview_clusters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Clusters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*control.ClusterChange) graphql.Marshaler {
+			return ec.marshalNClusterChange2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐClusterChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangePreview_clusters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangePreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangePreview_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangePreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangePreview_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangePreview_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangePreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Cluster_id(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6889,6 +7251,221 @@ func (ec *executionContext) _Cluster_desiredState(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_Cluster_desiredState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Cluster", field, true, true, "Map")
+}
+
+func (ec *executionContext) _ClusterChange_cluster(ctx context.Context, field graphql.CollectedField, obj *control.ClusterChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterChange_cluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cluster, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Cluster) graphql.Marshaler {
+			return ec.marshalNCluster2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCluster(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterChange_cluster(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cluster(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterChange_fromRevision(ctx context.Context, field graphql.CollectedField, obj *control.ClusterChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterChange_fromRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromRevision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterChange_fromRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterChange", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ClusterChange_added(ctx context.Context, field graphql.CollectedField, obj *control.ClusterChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterChange_added(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Added, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []desired.Object) graphql.Marshaler {
+			return ec.marshalNDesiredObject2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐObjectᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterChange_added(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DesiredObject(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterChange_changed(ctx context.Context, field graphql.CollectedField, obj *control.ClusterChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterChange_changed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []desired.Object) graphql.Marshaler {
+			return ec.marshalNDesiredObject2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐObjectᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterChange_changed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DesiredObject(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterChange_removed(ctx context.Context, field graphql.CollectedField, obj *control.ClusterChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterChange_removed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Removed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []desired.Object) graphql.Marshaler {
+			return ec.marshalNDesiredObject2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐObjectᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterChange_removed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DesiredObject(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterChange_nowHeld(ctx context.Context, field graphql.CollectedField, obj *control.ClusterChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterChange_nowHeld(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NowHeld, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []desired.HeldService) graphql.Marshaler {
+			return ec.marshalNHeldService2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐHeldServiceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterChange_nowHeld(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HeldService(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterChange_released(ctx context.Context, field graphql.CollectedField, obj *control.ClusterChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterChange_released(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Released, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []desired.HeldService) graphql.Marshaler {
+			return ec.marshalNHeldService2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐHeldServiceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterChange_released(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HeldService(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ClusterConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClusterConnection) (ret graphql.Marshaler) {
@@ -8324,6 +8901,75 @@ func (ec *executionContext) fieldContext_DeploymentEdge_node(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _DesiredObject_kind(ctx context.Context, field graphql.CollectedField, obj *desired.Object) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DesiredObject_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DesiredObject_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DesiredObject", field, false, false, "String")
+}
+
+func (ec *executionContext) _DesiredObject_namespace(ctx context.Context, field graphql.CollectedField, obj *desired.Object) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DesiredObject_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DesiredObject_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DesiredObject", field, false, false, "String")
+}
+
+func (ec *executionContext) _DesiredObject_name(ctx context.Context, field graphql.CollectedField, obj *desired.Object) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DesiredObject_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DesiredObject_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DesiredObject", field, false, false, "String")
+}
+
 func (ec *executionContext) _Domain_host(ctx context.Context, field graphql.CollectedField, obj *model.Domain) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8871,6 +9517,75 @@ func (ec *executionContext) fieldContext_EnvironmentEdge_node(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _HeldService_namespace(ctx context.Context, field graphql.CollectedField, obj *desired.HeldService) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldService_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldService_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldService", field, false, false, "String")
+}
+
+func (ec *executionContext) _HeldService_service(ctx context.Context, field graphql.CollectedField, obj *desired.HeldService) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldService_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Service, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldService_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldService", field, false, false, "String")
+}
+
+func (ec *executionContext) _HeldService_reason(ctx context.Context, field graphql.CollectedField, obj *desired.HeldService) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeldService_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeldService_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeldService", field, false, false, "String")
 }
 
 func (ec *executionContext) _Label_key(ctx context.Context, field graphql.CollectedField, obj *model.Label) (ret graphql.Marshaler) {
@@ -11967,6 +12682,138 @@ func (ec *executionContext) fieldContext_Query_viewer(_ context.Context, field g
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Viewer(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_previewDeploy(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_previewDeploy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PreviewDeploy(ctx, fc.Args["input"].(gqlmodel.DeployInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangePreview) graphql.Marshaler {
+			return ec.marshalNChangePreview2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangePreview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_previewDeploy(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangePreview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_previewDeploy_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_previewUpdateService(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_previewUpdateService(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PreviewUpdateService(ctx, fc.Args["input"].(gqlmodel.UpdateServiceInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangePreview) graphql.Marshaler {
+			return ec.marshalNChangePreview2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangePreview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_previewUpdateService(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangePreview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_previewUpdateService_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_previewSetVariable(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_previewSetVariable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PreviewSetVariable(ctx, fc.Args["input"].(gqlmodel.SetVariableInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangePreview) graphql.Marshaler {
+			return ec.marshalNChangePreview2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangePreview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_previewSetVariable(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangePreview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_previewSetVariable_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -18397,6 +19244,44 @@ func (ec *executionContext) _AuditEventEdge(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var changePreviewImplementors = []string{"ChangePreview"}
+
+func (ec *executionContext) _ChangePreview(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ChangePreview) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changePreviewImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangePreview")
+		case "clusters":
+			out.Values[i] = ec._ChangePreview_clusters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._ChangePreview_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var clusterImplementors = []string{"Cluster", "Node"}
 
 func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, obj *model.Cluster) graphql.Marshaler {
@@ -18463,6 +19348,69 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_desiredState(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterChangeImplementors = []string{"ClusterChange"}
+
+func (ec *executionContext) _ClusterChange(ctx context.Context, sel ast.SelectionSet, obj *control.ClusterChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterChange")
+		case "cluster":
+			out.Values[i] = ec._ClusterChange_cluster(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromRevision":
+			out.Values[i] = ec._ClusterChange_fromRevision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "added":
+			out.Values[i] = ec._ClusterChange_added(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changed":
+			out.Values[i] = ec._ClusterChange_changed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removed":
+			out.Values[i] = ec._ClusterChange_removed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nowHeld":
+			out.Values[i] = ec._ClusterChange_nowHeld(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "released":
+			out.Values[i] = ec._ClusterChange_released(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19233,6 +20181,49 @@ func (ec *executionContext) _DeploymentEdge(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var desiredObjectImplementors = []string{"DesiredObject"}
+
+func (ec *executionContext) _DesiredObject(ctx context.Context, sel ast.SelectionSet, obj *desired.Object) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, desiredObjectImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DesiredObject")
+		case "kind":
+			out.Values[i] = ec._DesiredObject_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._DesiredObject_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._DesiredObject_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var domainImplementors = []string{"Domain"}
 
 func (ec *executionContext) _Domain(ctx context.Context, sel ast.SelectionSet, obj *model.Domain) graphql.Marshaler {
@@ -19422,6 +20413,49 @@ func (ec *executionContext) _EnvironmentEdge(ctx context.Context, sel ast.Select
 			}
 		case "node":
 			out.Values[i] = ec._EnvironmentEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var heldServiceImplementors = []string{"HeldService"}
+
+func (ec *executionContext) _HeldService(ctx context.Context, sel ast.SelectionSet, obj *desired.HeldService) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, heldServiceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HeldService")
+		case "namespace":
+			out.Values[i] = ec._HeldService_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "service":
+			out.Values[i] = ec._HeldService_service(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._HeldService_reason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -20542,6 +21576,24 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_viewer(ctx, field)
+				})
+		case "previewDeploy":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_previewDeploy(ctx, field)
+				})
+		case "previewUpdateService":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_previewUpdateService(ctx, field)
+				})
+		case "previewSetVariable":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_previewSetVariable(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -22345,6 +23397,14 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNChangePreview2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangePreview(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ChangePreview) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ChangePreview!")
+		return graphql.Null
+	}
+	return ec._ChangePreview(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCluster2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐClusterᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Cluster) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -22367,6 +23427,30 @@ func (ec *executionContext) marshalNCluster2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 		return graphql.Null
 	}
 	return ec._Cluster(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNClusterChange2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐClusterChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*control.ClusterChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClusterChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐClusterChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNClusterChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐClusterChange(ctx context.Context, sel ast.SelectionSet, v *control.ClusterChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ClusterChange!")
+		return graphql.Null
+	}
+	return ec._ClusterChange(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNClusterConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ClusterConnection) graphql.Marshaler {
@@ -22646,6 +23730,26 @@ func (ec *executionContext) marshalNDeploymentStage2githubᚗcomᚋnebulactrlᚋ
 	return v
 }
 
+func (ec *executionContext) marshalNDesiredObject2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐObject(ctx context.Context, sel ast.SelectionSet, v desired.Object) graphql.Marshaler {
+	return ec._DesiredObject(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNDesiredObject2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐObjectᚄ(ctx context.Context, sel ast.SelectionSet, v []desired.Object) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDesiredObject2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐObject(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNDomain2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDomain(ctx context.Context, sel ast.SelectionSet, v model.Domain) graphql.Marshaler {
 	return ec._Domain(ctx, sel, &v)
 }
@@ -22735,6 +23839,26 @@ func (ec *executionContext) unmarshalNErrorCode2githubᚗcomᚋnebulactrlᚋnebu
 
 func (ec *executionContext) marshalNErrorCode2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐErrorCode(ctx context.Context, sel ast.SelectionSet, v gqlmodel.ErrorCode) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNHeldService2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐHeldService(ctx context.Context, sel ast.SelectionSet, v desired.HeldService) graphql.Marshaler {
+	return ec._HeldService(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNHeldService2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐHeldServiceᚄ(ctx context.Context, sel ast.SelectionSet, v []desired.HeldService) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHeldService2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐHeldService(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAuditEventID(ctx context.Context, v any) (model.AuditEventID, error) {

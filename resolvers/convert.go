@@ -1,6 +1,7 @@
 package resolvers
 
 import (
+	"github.com/nebulactrl/nebula/graph"
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/gid"
@@ -216,4 +217,47 @@ func auditConn(p store.Page[model.AuditEvent]) *gqlmodel.AuditEventConnection {
 		func(e []*gqlmodel.AuditEventEdge, n []*model.AuditEvent, pi *gqlmodel.PageInfo) *gqlmodel.AuditEventConnection {
 			return &gqlmodel.AuditEventConnection{Edges: e, Nodes: n, PageInfo: pi}
 		})
+}
+
+func deployArgs(input gqlmodel.DeployInput) (model.ServiceID, model.EnvironmentID, error) {
+	svc, err := decode[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
+	if err != nil {
+		return "", "", err
+	}
+	env, err := decode[model.EnvironmentID](gid.Environment, input.EnvironmentID, "environmentId")
+	return svc, env, err
+}
+
+func updateServiceArgs(input gqlmodel.UpdateServiceInput) (model.ServiceID, control.ServiceInput, error) {
+	id, err := decode[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
+	return id, control.ServiceInput{Image: input.Image, Processes: processesIn(input.Processes),
+		Variables: variablesIn(input.Variables), Domains: domainsIn(input.Domains)}, err
+}
+
+func setVariableArgs(input gqlmodel.SetVariableInput) (control.SetVariableInput, error) {
+	project, err := decode[model.ProjectID](gid.Project, input.ProjectID, "projectId")
+	if err != nil {
+		return control.SetVariableInput{}, err
+	}
+	env, err := decodeOptional[model.EnvironmentID](gid.Environment, input.EnvironmentID, "environmentId")
+	if err != nil {
+		return control.SetVariableInput{}, err
+	}
+	svc, err := decodeOptional[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
+	return control.SetVariableInput{Project: project, Environment: env, Service: svc,
+		VariableInput: control.VariableInput{Name: input.Name, Value: input.Value, Secret: deref(input.Secret, false)}}, err
+}
+
+// changePreview puts a preview, or the user errors the change would meet,
+// into the payload.
+func changePreview(changes []control.ClusterChange, err error) (*gqlmodel.ChangePreview, error) {
+	ue, err := graph.UserErrors(err)
+	if err != nil {
+		return nil, err
+	}
+	out := &gqlmodel.ChangePreview{Clusters: make([]*control.ClusterChange, len(changes)), UserErrors: ue}
+	for i := range changes {
+		out.Clusters[i] = &changes[i]
+	}
+	return out, nil
 }

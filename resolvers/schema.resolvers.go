@@ -413,11 +413,10 @@ func (r *mutationResolver) CreateService(ctx context.Context, input gqlmodel.Cre
 }
 
 func (r *mutationResolver) UpdateService(ctx context.Context, input gqlmodel.UpdateServiceInput) (*gqlmodel.UpdateServicePayload, error) {
-	id, err := decode[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
+	id, in, err := updateServiceArgs(input)
 	var svc *model.Service
 	if err == nil {
-		svc, err = r.Plane.UpdateService(ctx, id, control.ServiceInput{Image: input.Image,
-			Processes: processesIn(input.Processes), Variables: variablesIn(input.Variables), Domains: domainsIn(input.Domains)})
+		svc, err = r.Plane.UpdateService(ctx, id, in)
 	}
 	ue, err := graph.UserErrors(err)
 	return &gqlmodel.UpdateServicePayload{Service: svc, UserErrors: ue}, err
@@ -437,11 +436,7 @@ func (r *mutationResolver) DeleteService(ctx context.Context, input gqlmodel.Del
 }
 
 func (r *mutationResolver) Deploy(ctx context.Context, input gqlmodel.DeployInput) (*gqlmodel.DeployPayload, error) {
-	svc, err := decode[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
-	var env model.EnvironmentID
-	if err == nil {
-		env, err = decode[model.EnvironmentID](gid.Environment, input.EnvironmentID, "environmentId")
-	}
+	svc, env, err := deployArgs(input)
 	var rel *model.Release
 	var dep *model.Deployment
 	if err == nil {
@@ -452,19 +447,10 @@ func (r *mutationResolver) Deploy(ctx context.Context, input gqlmodel.DeployInpu
 }
 
 func (r *mutationResolver) SetVariable(ctx context.Context, input gqlmodel.SetVariableInput) (*gqlmodel.SetVariablePayload, error) {
-	project, err := decode[model.ProjectID](gid.Project, input.ProjectID, "projectId")
-	var env *model.EnvironmentID
-	if err == nil {
-		env, err = decodeOptional[model.EnvironmentID](gid.Environment, input.EnvironmentID, "environmentId")
-	}
-	var svc *model.ServiceID
-	if err == nil {
-		svc, err = decodeOptional[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
-	}
+	in, err := setVariableArgs(input)
 	var v *model.Variable
 	if err == nil {
-		v, err = r.Plane.SetVariable(ctx, control.SetVariableInput{Project: project, Environment: env, Service: svc,
-			VariableInput: control.VariableInput{Name: input.Name, Value: input.Value, Secret: deref(input.Secret, false)}})
+		v, err = r.Plane.SetVariable(ctx, in)
 	}
 	ue, err := graph.UserErrors(err)
 	return &gqlmodel.SetVariablePayload{Variable: v, UserErrors: ue}, err
@@ -566,6 +552,33 @@ func (r *queryResolver) Viewer(ctx context.Context) (*gqlmodel.Viewer, error) {
 		return nil, err
 	}
 	return &gqlmodel.Viewer{User: a.User, Token: a.Token}, nil
+}
+
+func (r *queryResolver) PreviewDeploy(ctx context.Context, input gqlmodel.DeployInput) (*gqlmodel.ChangePreview, error) {
+	svc, env, err := deployArgs(input)
+	var changes []control.ClusterChange
+	if err == nil {
+		changes, err = r.Plane.PreviewDeploy(ctx, svc, env, input.ImageDigest)
+	}
+	return changePreview(changes, err)
+}
+
+func (r *queryResolver) PreviewUpdateService(ctx context.Context, input gqlmodel.UpdateServiceInput) (*gqlmodel.ChangePreview, error) {
+	id, in, err := updateServiceArgs(input)
+	var changes []control.ClusterChange
+	if err == nil {
+		changes, err = r.Plane.PreviewUpdateService(ctx, id, in)
+	}
+	return changePreview(changes, err)
+}
+
+func (r *queryResolver) PreviewSetVariable(ctx context.Context, input gqlmodel.SetVariableInput) (*gqlmodel.ChangePreview, error) {
+	in, err := setVariableArgs(input)
+	var changes []control.ClusterChange
+	if err == nil {
+		changes, err = r.Plane.PreviewSetVariable(ctx, in)
+	}
+	return changePreview(changes, err)
 }
 
 func (r *releaseResolver) Service(ctx context.Context, obj *model.Release) (*model.Service, error) {

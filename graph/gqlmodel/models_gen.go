@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/model"
 )
 
@@ -65,6 +66,13 @@ type AuditEventFilter struct {
 	TargetID *string    `json:"targetId,omitempty"`
 	Since    *time.Time `json:"since,omitempty"`
 	Until    *time.Time `json:"until,omitempty"`
+}
+
+// What a change would do, per cluster whose desired state it alters.
+type ChangePreview struct {
+	Clusters []*control.ClusterChange `json:"clusters"`
+	// Why the change would be refused, exactly as the mutation would say.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
 type ClusterConnection struct {

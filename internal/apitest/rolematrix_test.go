@@ -566,6 +566,21 @@ func roleMatrix() map[string][]matrixCase {
 			effect: gone("s"),
 		}},
 
+		"previewDeploy": {
+			previewCase("unprotected environment", `previewDeploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d})`,
+				func(f *Fixture) string { return f.EnvironmentID }, projectEditors),
+			previewCase("protected environment", `previewDeploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d})`,
+				func(f *Fixture) string { return f.ProtectedEnvironmentID }, projectManagers),
+		},
+		"previewUpdateService": {
+			// Domains take effect at once (processes wait for the next deploy).
+			previewCase("new domain", `previewUpdateService(input: {serviceId: $s, domains: [{host: "preview.example.com", process: "web"}]})`,
+				nil, projectEditors),
+		},
+		"previewSetVariable": {
+			previewCase("service variable", `previewSetVariable(input: {projectId: $p, serviceId: $s, name: "NEW_VAR", value: "x"})`,
+				nil, projectEditors),
+		},
 		"setVariable": {
 			setVariableCase("service scope", `, $s: ID!`, `serviceId: $s, `, projectEditors),
 			setVariableCase("environment scope", `, $e: ID!`, `environmentId: $e, `, projectManagers),
@@ -782,6 +797,60 @@ func setVariableCase(name, decl, scopeArg string, want map[Role]access) matrixCa
 			}
 			if res.Get("setVariable.variable.value") != nil || res.Str("setVariable.variable.status") != "SET" {
 				t.Errorf("secret variable: %s, want value null and status SET", res.Body)
+			}
+		},
+	}
+}
+
+// previewCase runs a preview query: allowed for whoever may run the
+// mutation, it reports a change on the fixture cluster and stores nothing
+// (the runner checks no audit event is written; this checks the revision).
+func previewCase(name, call string, env func(*Fixture) string, want map[Role]access) matrixCase {
+	field := call[:strings.Index(call, "(")]
+	var decl []string
+	for _, d := range []string{"$s: ID!", "$e: ID!", "$d: String!", "$p: ID!"} {
+		if strings.Contains(call, d[:2]) {
+			decl = append(decl, d)
+		}
+	}
+	return matrixCase{
+		name: name,
+		query: `query(` + strings.Join(decl, ", ") + `) { ` + call + ` {
+			clusters { cluster { id } fromRevision added { kind namespace name } changed { kind name } removed { kind name } }
+			userErrors { field message code } } }`,
+		vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+			e := f.EnvironmentID
+			if env != nil {
+				e = env(f)
+			}
+			rev := f.Node(t, f.ClusterID, "... on Cluster { desiredRevision }")["desiredRevision"]
+			v := map[string]any{"_rev": rev}
+			for k, val := range map[string]any{"s": f.ServiceID, "e": e, "d": Digest(4242), "p": f.ProjectID} {
+				if strings.Contains(call, "$"+k) {
+					v[k] = val
+				}
+			}
+			return v
+		},
+		want: want,
+		effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+			t.Helper()
+			if rev := f.Node(t, f.ClusterID, "... on Cluster { desiredRevision }")["desiredRevision"]; rev != v["_rev"] {
+				t.Errorf("a preview moved the revision from %v to %v", v["_rev"], rev)
+			}
+			if !ok {
+				return
+			}
+			clusters := res.List(field + ".clusters")
+			if len(clusters) != 1 {
+				t.Fatalf("%s: %d clusters changed, want 1: %s", field, len(clusters), res.Body)
+			}
+			c := clusters[0].(map[string]any)
+			if c["fromRevision"] != v["_rev"] {
+				t.Errorf("fromRevision %v, want the current %v", c["fromRevision"], v["_rev"])
+			}
+			if len(c["added"].([]any))+len(c["changed"].([]any))+len(c["removed"].([]any)) == 0 {
+				t.Errorf("%s: a change with no objects: %s", field, res.Body)
 			}
 		},
 	}

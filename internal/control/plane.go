@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -122,9 +123,19 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 		if err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
+		pv, _ := ctx.Value(previewKey{}).(*previewing)
+		var before map[model.ClusterID]desired.State
+		if pv != nil {
+			if before, _, err = p.compileAll(ctx, q, tenant); err != nil {
+				return err
+			}
+		}
 		ev := p.auditEvent(a, tenant)
 		if err := fn(q, t, ev); err != nil {
 			return err
+		}
+		if pv != nil {
+			return p.finishPreview(ctx, q, tenant, pv, before)
 		}
 		if _, err := p.recompile(ctx, q, tenant); err != nil {
 			return fmt.Errorf("compiling desired state: %w", err)
