@@ -260,6 +260,7 @@ type ComplexityRoot struct {
 		ID                       func(childComplexity int) int
 		Name                     func(childComplexity int) int
 		NamespaceSelector        func(childComplexity int) int
+		Placement                func(childComplexity int) int
 		Project                  func(childComplexity int) int
 		Protected                func(childComplexity int) int
 		Variables                func(childComplexity int) int
@@ -360,6 +361,12 @@ type ComplexityRoot struct {
 	PageInfo struct {
 		EndCursor   func(childComplexity int) int
 		HasNextPage func(childComplexity int) int
+	}
+
+	Placement struct {
+		Cluster   func(childComplexity int) int
+		Namespace func(childComplexity int) int
+		Problem   func(childComplexity int) int
 	}
 
 	Plan struct {
@@ -655,6 +662,7 @@ type EnvironmentResolver interface {
 	EligibleClusters(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.ClusterConnection, error)
 	EligibleNamespaceTargets(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.NamespaceTargetConnection, error)
 	Deployments(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.DeploymentConnection, error)
+	Placement(ctx context.Context, obj *model.Environment) (*control.Placement, error)
 	Variables(ctx context.Context, obj *model.Environment) ([]*model.Variable, error)
 }
 type MemberResolver interface {
@@ -1488,6 +1496,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Environment.NamespaceSelector(childComplexity), true
+	case "Environment.placement":
+		if e.ComplexityRoot.Environment.Placement == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Environment.Placement(childComplexity), true
 	case "Environment.project":
 		if e.ComplexityRoot.Environment.Project == nil {
 			break
@@ -2029,6 +2043,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+
+	case "Placement.cluster":
+		if e.ComplexityRoot.Placement.Cluster == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Placement.Cluster(childComplexity), true
+	case "Placement.namespace":
+		if e.ComplexityRoot.Placement.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Placement.Namespace(childComplexity), true
+	case "Placement.problem":
+		if e.ComplexityRoot.Placement.Problem == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Placement.Problem(childComplexity), true
 
 	case "Plan.limits":
 		if e.ComplexityRoot.Plan.Limits == nil {
@@ -3404,6 +3437,8 @@ type Environment implements Node {
   eligibleNamespaceTargets(first: Int, after: String): NamespaceTargetConnection!
   "Deployments to this environment, newest first."
   deployments(first: Int, after: String): DeploymentConnection!
+  "Where the selectors put this environment: exactly one cluster and namespace, or why not."
+  placement: Placement!
   "The variables set at this environment's scope."
   variables: [Variable!]!
 }
@@ -3417,6 +3452,18 @@ type EnvironmentConnection {
 type EnvironmentEdge {
   cursor: String!
   node: Environment!
+}
+
+"""
+Where an environment lands. Its cluster selector must pick exactly one
+cluster; on it, its namespace selector exactly one namespace target (or, when
+empty, the namespace <project>-<environment>). Nothing is guessed.
+"""
+type Placement {
+  cluster: Cluster
+  namespace: String
+  "Why the environment lands nowhere, naming the candidates."
+  problem: String
 }
 
 # ---------------------------------------------------------------- clusters
@@ -4486,6 +4533,8 @@ func (ec *executionContext) childFields_Environment(ctx context.Context, field g
 		return ec.fieldContext_Environment_eligibleNamespaceTargets(ctx, field)
 	case "deployments":
 		return ec.fieldContext_Environment_deployments(ctx, field)
+	case "placement":
+		return ec.fieldContext_Environment_placement(ctx, field)
 	case "variables":
 		return ec.fieldContext_Environment_variables(ctx, field)
 	}
@@ -4620,6 +4669,18 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_Placement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cluster":
+		return ec.fieldContext_Placement_cluster(ctx, field)
+	case "namespace":
+		return ec.fieldContext_Placement_namespace(ctx, field)
+	case "problem":
+		return ec.fieldContext_Placement_problem(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Placement", field.Name)
 }
 
 func (ec *executionContext) childFields_Plan(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9336,6 +9397,38 @@ func (ec *executionContext) fieldContext_Environment_deployments(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Environment_placement(ctx context.Context, field graphql.CollectedField, obj *model.Environment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Environment_placement(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Environment().Placement(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Placement) graphql.Marshaler {
+			return ec.marshalNPlacement2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐPlacement(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Environment_placement(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Environment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Placement(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Environment_variables(ctx context.Context, field graphql.CollectedField, obj *model.Environment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11522,6 +11615,84 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _Placement_cluster(ctx context.Context, field graphql.CollectedField, obj *control.Placement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Placement_cluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cluster, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Cluster) graphql.Marshaler {
+			return ec.marshalOCluster2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCluster(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Placement_cluster(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Placement",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cluster(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Placement_namespace(ctx context.Context, field graphql.CollectedField, obj *control.Placement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Placement_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Placement_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Placement", field, false, false, "String")
+}
+
+func (ec *executionContext) _Placement_problem(ctx context.Context, field graphql.CollectedField, obj *control.Placement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Placement_problem(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Problem, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Placement_problem(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Placement", field, false, false, "String")
 }
 
 func (ec *executionContext) _Plan_name(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Plan) (ret graphql.Marshaler) {
@@ -20329,6 +20500,12 @@ func (ec *executionContext) _Environment(ctx context.Context, sel ast.SelectionS
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Environment_deployments(ctx, field, obj)
 				})
+		case "placement":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Environment_placement(ctx, field, obj)
+				})
 		case "variables":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -21043,6 +21220,49 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var placementImplementors = []string{"Placement"}
+
+func (ec *executionContext) _Placement(ctx context.Context, sel ast.SelectionSet, obj *control.Placement) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, placementImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Placement")
+		case "cluster":
+			out.Values[i] = ec._Placement_cluster(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "namespace":
+			out.Values[i] = ec._Placement_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "problem":
+			out.Values[i] = ec._Placement_problem(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -24288,6 +24508,14 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebu
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPlacement2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐPlacement(ctx context.Context, sel ast.SelectionSet, v *control.Placement) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Placement!")
+		return graphql.Null
+	}
+	return ec._Placement(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNPlan2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPlan(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.Plan) graphql.Marshaler {

@@ -129,6 +129,10 @@ func (r *environmentResolver) Deployments(ctx context.Context, obj *model.Enviro
 	return deploymentConn(pages[string(obj.ID)]), nil
 }
 
+func (r *environmentResolver) Placement(ctx context.Context, obj *model.Environment) (*control.Placement, error) {
+	return r.Plane.Place(ctx, obj)
+}
+
 func (r *environmentResolver) Variables(ctx context.Context, obj *model.Environment) ([]*model.Variable, error) {
 	return r.Plane.Variables(ctx, obj.Scope(), &obj.ID, nil)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -335,4 +336,50 @@ func names[T any](items []*T, name func(*T) string) string {
 		out[i] = name(it)
 	}
 	return strings.Join(out, ", ")
+}
+
+// place applies an environment's selectors to the tenant's clusters and
+// namespace targets (see desired.Place).
+func place(env *model.Environment, clusters []*model.Cluster, targets []*model.NamespaceTarget) desired.Placement {
+	cs := make([]model.Cluster, len(clusters))
+	for i, c := range clusters {
+		cs[i] = *c
+	}
+	ts := make([]model.NamespaceTarget, len(targets))
+	for i, t := range targets {
+		ts[i] = *t
+	}
+	return desired.Place(*env, cs, ts)
+}
+
+// Placement is where an environment lands, or why it lands nowhere.
+type Placement struct {
+	Cluster   *model.Cluster
+	Namespace *string
+	Problem   *string
+}
+
+// Place tells where the environment's selectors put it: exactly one cluster
+// and namespace, or the reason, naming the candidates.
+func (p *Plane) Place(ctx context.Context, env *model.Environment) (*Placement, error) {
+	if err := p.authz.CheckCtx(ctx, authz.EnvironmentRead, env.Scope()); err != nil {
+		return nil, err
+	}
+	clusters, targets, err := p.tenantTargets(ctx, p.store.Q(), env.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	pl := place(env, clusters, targets)
+	if pl.Cluster == nil {
+		return &Placement{Problem: &pl.Reason}, nil
+	}
+	ns := pl.Namespace
+	if ns == "" {
+		proj, err := store.Projects.Get(ctx, p.store.Q(), env.ProjectID)
+		if err != nil {
+			return nil, err
+		}
+		ns = desired.DefaultNamespace(proj.Name, env.Name)
+	}
+	return &Placement{Cluster: pl.Cluster, Namespace: &ns}, nil
 }

@@ -236,9 +236,13 @@ func (p *Plane) Deploy(ctx context.Context, svcID model.ServiceID, envID model.E
 		if err != nil {
 			return err
 		}
-		cs, _ := eligible(env, clusters, targets)
-		if len(cs) != 1 {
-			return noSingleTarget(env, cs)
+		pl := place(env, clusters, targets)
+		if pl.Cluster == nil {
+			what := "no single target"
+			if len(pl.Candidates) == 0 {
+				what = "no eligible cluster"
+			}
+			return Invalid(fmt.Sprintf("environment %s has %s: %s", env.Name, what, pl.Reason), "input", "environmentId")
 		}
 		num, err := store.NextReleaseNumber(ctx, q, svcID, envID)
 		if err != nil {
@@ -253,13 +257,13 @@ func (p *Plane) Deploy(ctx context.Context, svcID model.ServiceID, envID model.E
 			return err
 		}
 		dep = &model.Deployment{ID: newID[model.DeploymentID](), TenantID: svc.TenantID, ProjectID: svc.ProjectID,
-			ServiceID: svcID, EnvironmentID: envID, ReleaseID: rel.ID, ClusterID: cs[0].ID, Stage: model.StageQueued,
+			ServiceID: svcID, EnvironmentID: envID, ReleaseID: rel.ID, ClusterID: pl.Cluster.ID, Stage: model.StageQueued,
 			RequestedBy: &uid, CreatedAt: now, UpdatedAt: now}
 		if err := store.Deployments.Insert(ctx, q, dep); err != nil {
 			return err
 		}
 		target(ev, "deployment.create", "Deployment", string(dep.ID))
-		ev.Details["serviceId"], ev.Details["environmentId"], ev.Details["clusterId"] = string(svcID), string(envID), string(cs[0].ID)
+		ev.Details["serviceId"], ev.Details["environmentId"], ev.Details["clusterId"] = string(svcID), string(envID), string(pl.Cluster.ID)
 		ev.Details["releaseId"], ev.Details["releaseNumber"], ev.Details["imageDigest"] = string(rel.ID), num, digest
 		return nil
 	})
@@ -267,31 +271,6 @@ func (p *Plane) Deploy(ctx context.Context, svcID model.ServiceID, envID model.E
 		return nil, nil, err
 	}
 	return rel, dep, nil
-}
-
-// noSingleTarget explains why a deployment has no cluster to go to, naming
-// the candidates; it never guesses.
-func noSingleTarget(env *model.Environment, cs []*model.Cluster) error {
-	if len(cs) == 0 {
-		return Invalid(fmt.Sprintf("environment %s has no eligible cluster: no cluster carries every label of its cluster selector %s",
-			env.Name, labelString(env.ClusterSelector)), "input", "environmentId")
-	}
-	return Invalid(fmt.Sprintf("environment %s picks %d clusters (%s); narrow its cluster selector so that it picks exactly one",
-		env.Name, len(cs), names(cs, func(c *model.Cluster) string { return c.Name })), "input", "environmentId")
-}
-
-func labelString(ls model.Labels) string {
-	if len(ls) == 0 {
-		return "{}"
-	}
-	s := "{"
-	for i, l := range ls {
-		if i > 0 {
-			s += ", "
-		}
-		s += l.Key + "=" + l.Value
-	}
-	return s + "}"
 }
 
 // AuditEvents lists a tenant's audit history newest first; tenant admins only.
