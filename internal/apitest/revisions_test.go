@@ -153,3 +153,16 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// A new cluster starts at revision 1 (its empty state), and the payload
+// that registered it says so.
+func TestRegisterClusterRevision(t *testing.T) {
+	t.Parallel()
+	env := NewEnv(t, OpenSQLite(t))
+	f := env.NewFixture(t)
+	r := f.MustDo(t, `mutation($t: ID!) { registerCluster(input: {tenantId: $t, name: "fresh", labels: [{key: "scratch", value: "1"}]}) { cluster { desiredRevision } } }`,
+		map[string]any{"t": f.TenantID})
+	if got := r.Get("registerCluster.cluster.desiredRevision"); got != float64(1) {
+		t.Errorf("desiredRevision in the payload = %v, want 1", got)
+	}
+}

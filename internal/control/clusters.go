@@ -51,7 +51,7 @@ func (p *Plane) RegisterCluster(ctx context.Context, tenant model.TenantID, name
 		ev.Details["name"], ev.Details["labels"] = name, ls
 		return nil
 	})
-	return committed(cl, err)
+	return p.reread(ctx, cl, err)
 }
 
 func (p *Plane) SetClusterLabels(ctx context.Context, id model.ClusterID, labels []model.Label) (*model.Cluster, error) {
@@ -73,7 +73,16 @@ func (p *Plane) SetClusterLabels(ctx context.Context, id model.ClusterID, labels
 		cl.Labels = ls
 		return store.SetClusterLabels(ctx, q, id, ls)
 	})
-	return committed(cl, err)
+	return p.reread(ctx, cl, err)
+}
+
+// reread returns the cluster as committed: the change may have given it a
+// new desired revision after fn returned.
+func (p *Plane) reread(ctx context.Context, cl *model.Cluster, err error) (*model.Cluster, error) {
+	if err != nil {
+		return nil, err
+	}
+	return store.Clusters.Get(ctx, p.store.Q(), cl.ID)
 }
 
 // DeleteCluster deletes a cluster and its namespace targets; a cluster that
