@@ -91,6 +91,21 @@ func compileInput(box *seal.Box, rows *store.TenantRows, c *model.Cluster) desir
 	return in
 }
 
+// DeliveryState compiles a cluster's state as its agent gets it: secrets
+// opened. It is for delivery to that cluster only, never for showing; the
+// caller (the agent hub, tests) has authenticated the cluster itself.
+func (p *Plane) DeliveryState(ctx context.Context, cluster model.ClusterID) (desired.State, error) {
+	c, err := store.Clusters.Get(ctx, p.store.Q(), cluster)
+	if err != nil {
+		return desired.State{}, err
+	}
+	rows, err := store.LoadTenantRows(ctx, p.store.Q(), c.TenantID)
+	if err != nil {
+		return desired.State{}, err
+	}
+	return desired.Compile(compileInput(p.box, rows, c)), nil
+}
+
 // DesiredState shows a cluster's newest revision with secret values
 // redacted; tenant admins only.
 func (p *Plane) DesiredState(ctx context.Context, c *model.Cluster) (map[string]any, error) {

@@ -326,11 +326,19 @@ func (r *resolver) variables(svc model.ServiceID, seen []model.ServiceID) ([]Env
 		if v.Unreadable != "" {
 			return nil, fmt.Errorf("secret %s cannot be opened: %s", n, v.Unreadable)
 		}
-		val, err := r.expand(v.Value, seen)
+		val, secrets, err := r.expand(v.Value, seen)
 		if err != nil {
 			return nil, fmt.Errorf("variable %s: %w", n, err)
 		}
-		out = append(out, EnvVar{Name: n, Value: val, Secret: v.Secret, Version: v.Version})
+		ev := EnvVar{Name: n, Value: val, Secret: v.Secret, Version: v.Version}
+		if len(secrets) > 0 {
+			// A value that takes in a secret is as secret as it: redacted
+			// when shown, and versioned by what it took in, so that the
+			// hash follows the secret without covering it.
+			ev.Secret = true
+			ev.Version = strings.Join(slices.DeleteFunc(append([]string{v.Version}, secrets...), func(s string) bool { return s == "" }), "+")
+		}
+		out = append(out, ev)
 	}
 	return out, nil
 }
@@ -344,8 +352,11 @@ func (r *resolver) nameOf(id model.ServiceID) string {
 	return string(id)
 }
 
-func (r *resolver) expand(val string, seen []model.ServiceID) (string, error) {
+// expand replaces the references in val. It also returns the versions of
+// the secrets the value took in.
+func (r *resolver) expand(val string, seen []model.ServiceID) (string, []string, error) {
 	var firstErr error
+	var secrets []string
 	out := reference.ReplaceAllStringFunc(val, func(m string) string {
 		sub := reference.FindStringSubmatch(m)
 		name, what, varName := sub[1], sub[2], sub[3]
@@ -362,6 +373,9 @@ func (r *resolver) expand(val string, seen []model.ServiceID) (string, error) {
 			}
 			for _, v := range vars {
 				if v.Name == varName {
+					if v.Secret {
+						secrets = append(secrets, v.Version)
+					}
 					return v.Value
 				}
 			}
@@ -388,7 +402,7 @@ func (r *resolver) expand(val string, seen []model.ServiceID) (string, error) {
 			return fmt.Sprintf("http://%s:%d", host, port)
 		}
 	})
-	return out, firstErr
+	return out, secrets, firstErr
 }
 
 // servingPort picks the port a service is reached on: its "web" process,

@@ -198,3 +198,25 @@ func TestDefaultNamespaceFitsALabel(t *testing.T) {
 		t.Errorf("got %q", DefaultNamespace("shop", "prod"))
 	}
 }
+
+// A plain variable that takes in a secret by reference is redacted too.
+func TestReferenceToASecretIsSecret(t *testing.T) {
+	p := shop()
+	p.Variables = append(p.Variables,
+		Variable{Scope: ScopeService, Service: "s-api", Name: "DB_PASSWORD", Value: "hunter2", Secret: true, Version: "v7"},
+		Variable{Scope: ScopeService, Service: "s-front", Name: "DSN", Value: "postgres://app:${{ services.api.variables.DB_PASSWORD }}@db/shop"})
+	st := Compile(Input{Cluster: prod, Clusters: []model.Cluster{prod}, Projects: []Project{p}})
+	shown, _ := json.Marshal(st.Redact())
+	if strings.Contains(string(shown), "hunter2") {
+		t.Errorf("the redacted state shows the referenced secret: %s", shown)
+	}
+	full, _ := json.Marshal(st)
+	if !strings.Contains(string(full), "postgres://app:hunter2@db/shop") {
+		t.Error("the delivered state lacks the expanded value")
+	}
+	before := st.Hash()
+	p.Variables[len(p.Variables)-2].Value, p.Variables[len(p.Variables)-2].Version = "other", "v8"
+	if Compile(Input{Cluster: prod, Clusters: []model.Cluster{prod}, Projects: []Project{p}}).Hash() == before {
+		t.Error("a new secret value taken in by reference did not change the hash")
+	}
+}
