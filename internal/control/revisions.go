@@ -29,14 +29,9 @@ func (p *Plane) recompile(ctx context.Context, q store.Querier, tenant model.Ten
 	}
 	var out []Bumped
 	for _, c := range rows.Clusters {
-		st := desired.Compile(compileInput(p.box, rows, c))
-		h := st.Hash()
+		shown, h := desired.Compile(compileInput(p.box, rows, c)).Shown()
 		if h == c.DesiredHash {
 			continue
-		}
-		shown, err := json.Marshal(st.Redact())
-		if err != nil {
-			return nil, err
 		}
 		rev, err := store.BumpRevision(ctx, q, c.ID, h, string(shown), p.now())
 		if err != nil {

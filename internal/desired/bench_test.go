@@ -32,7 +32,7 @@ var (
 
 // benchParent is the service whose address and QUEUE variable service i
 // refers to: a binary tree rooted at api, so a service's variables pull in
-// those of up to four ancestors, like a frontend → gateway → api chain.
+// those of up to four ancestors (frontend → payments → catalog → auth → api).
 func benchParent(i int) int { return (i - 1) / 2 }
 
 // benchInput builds the fixture. The tenant has two more clusters that the

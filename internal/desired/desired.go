@@ -244,7 +244,7 @@ func compileNamespace(p Project, env model.Environment, ns string) Namespace {
 	for i := range p.Services {
 		byName[p.Services[i].Name] = &p.Services[i]
 	}
-	r := resolver{p: p, env: env, ns: ns, current: current, byName: byName}
+	r := resolver{p: p, env: env, ns: ns, current: current, byName: byName, done: map[model.ServiceID][]EnvVar{}}
 	svcs := slices.Clone(p.Services)
 	slices.SortFunc(svcs, func(a, b model.Service) int { return cmp.Compare(a.Name, b.Name) })
 	for _, svc := range svcs {
@@ -293,6 +293,9 @@ type resolver struct {
 	ns      string
 	current map[model.ServiceID]*model.Release
 	byName  map[string]*model.Service
+	// done caches the variables of services that compiled: a service that
+	// compiles from one reference path compiles from every path.
+	done map[model.ServiceID][]EnvVar
 }
 
 // variables merges the scopes for a service and expands references; seen
@@ -300,6 +303,9 @@ type resolver struct {
 func (r *resolver) variables(svc model.ServiceID, seen []model.ServiceID) ([]EnvVar, error) {
 	if slices.Contains(seen, svc) {
 		return nil, fmt.Errorf("variable references form a cycle through %s", r.nameOf(svc))
+	}
+	if vars, ok := r.done[svc]; ok {
+		return vars, nil
 	}
 	seen = append(seen, svc)
 	merged := map[string]Variable{}
@@ -333,13 +339,19 @@ func (r *resolver) variables(svc model.ServiceID, seen []model.ServiceID) ([]Env
 		ev := EnvVar{Name: n, Value: val, Secret: v.Secret, Version: v.Version}
 		if len(secrets) > 0 {
 			// A value that takes in a secret is as secret as it: redacted
-			// when shown, and versioned by what it took in, so that the
-			// hash follows the secret without covering it.
+			// when shown, and versioned by what it took in (and, for a plain
+			// template, by the template itself), so that the hash follows
+			// every change without covering the secret.
 			ev.Secret = true
-			ev.Version = strings.Join(slices.DeleteFunc(append([]string{v.Version}, secrets...), func(s string) bool { return s == "" }), "+")
+			parts := append([]string{v.Version}, secrets...)
+			if !v.Secret {
+				parts[0] = fingerprint(v.Value)
+			}
+			ev.Version = strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), "+")
 		}
 		out = append(out, ev)
 	}
+	r.done[svc] = out
 	return out, nil
 }
 
@@ -355,6 +367,9 @@ func (r *resolver) nameOf(id model.ServiceID) string {
 // expand replaces the references in val. It also returns the versions of
 // the secrets the value took in.
 func (r *resolver) expand(val string, seen []model.ServiceID) (string, []string, error) {
+	if !strings.Contains(val, "${{") {
+		return val, nil, nil
+	}
 	var firstErr error
 	var secrets []string
 	out := reference.ReplaceAllStringFunc(val, func(m string) string {
@@ -430,12 +445,19 @@ func servingPort(rel *model.Release) (int, string, bool) {
 // secrets redacted (their versions stand for their values), so that a hash
 // shown to people gives away nothing about a secret.
 func (s State) Hash() string {
+	_, h := s.Shown()
+	return h
+}
+
+// Shown is the state as it may be stored and shown — secrets redacted — in
+// canonical JSON, with its hash.
+func (s State) Shown() ([]byte, string) {
 	b, err := json.Marshal(s.Redact())
 	if err != nil {
 		panic(fmt.Sprintf("encoding desired state: %v", err))
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return b, hex.EncodeToString(sum[:])
 }
 
 // Redact returns a copy with every secret value replaced, for showing.

@@ -219,4 +219,14 @@ func TestReferenceToASecretIsSecret(t *testing.T) {
 	if Compile(Input{Cluster: prod, Clusters: []model.Cluster{prod}, Projects: []Project{p}}).Hash() == before {
 		t.Error("a new secret value taken in by reference did not change the hash")
 	}
+	// So does a new template around the same secret.
+	p = shop()
+	p.Variables = append(p.Variables,
+		Variable{Scope: ScopeService, Service: "s-api", Name: "TOKEN", Value: "t0k", Secret: true, Version: "v1"},
+		Variable{Scope: ScopeService, Service: "s-front", Name: "AUTH", Value: "Bearer ${{ services.api.variables.TOKEN }}"})
+	h1 := Compile(Input{Cluster: prod, Clusters: []model.Cluster{prod}, Projects: []Project{p}}).Hash()
+	p.Variables[len(p.Variables)-1].Value = "Token ${{ services.api.variables.TOKEN }}"
+	if Compile(Input{Cluster: prod, Clusters: []model.Cluster{prod}, Projects: []Project{p}}).Hash() == h1 {
+		t.Error("a new template around a secret did not change the hash")
+	}
 }
