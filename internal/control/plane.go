@@ -137,8 +137,10 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 		if pv != nil {
 			return p.finishPreview(ctx, q, tenant, pv, before)
 		}
-		if _, err := p.recompile(ctx, q, tenant); err != nil {
-			return fmt.Errorf("compiling desired state: %w", err)
+		if !stateless[ev.Action] {
+			if _, err := p.recompile(ctx, q, tenant); err != nil {
+				return fmt.Errorf("compiling desired state: %w", err)
+			}
 		}
 		return store.InsertAudit(ctx, q, ev)
 	})

@@ -18,6 +18,17 @@ type Bumped struct {
 	Revision int64
 }
 
+// stateless lists the changes that cannot alter any cluster's desired
+// state (people, roles, tokens, the tenant's name and plan): they skip the
+// recompile. Everything else recompiles, so a change that may matter is
+// never missed.
+var stateless = map[string]bool{
+	"member.add": true, "member.update_role": true, "member.remove": true,
+	"project_member.add": true, "project_member.update_role": true, "project_member.remove": true,
+	"api_token.create": true, "api_token.revoke": true,
+	"tenant.update": true, "tenant.set_plan": true,
+}
+
 // recompile compiles every cluster of the tenant inside the change's
 // transaction and gives each whose state changed the next revision. A change
 // that compiles to the same state bumps nothing. The tenant lock the change
