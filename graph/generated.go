@@ -439,11 +439,12 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Node                 func(childComplexity int, id string) int
-		PreviewDeploy        func(childComplexity int, input gqlmodel.DeployInput) int
-		PreviewSetVariable   func(childComplexity int, input gqlmodel.SetVariableInput) int
-		PreviewUpdateService func(childComplexity int, input gqlmodel.UpdateServiceInput) int
-		Viewer               func(childComplexity int) int
+		Node                     func(childComplexity int, id string) int
+		PreviewDeploy            func(childComplexity int, input gqlmodel.DeployInput) int
+		PreviewSetVariable       func(childComplexity int, input gqlmodel.SetVariableInput) int
+		PreviewUpdateEnvironment func(childComplexity int, input gqlmodel.UpdateEnvironmentInput) int
+		PreviewUpdateService     func(childComplexity int, input gqlmodel.UpdateServiceInput) int
+		Viewer                   func(childComplexity int) int
 	}
 
 	RegisterClusterPayload struct {
@@ -724,6 +725,7 @@ type QueryResolver interface {
 	PreviewDeploy(ctx context.Context, input gqlmodel.DeployInput) (*gqlmodel.ChangePreview, error)
 	PreviewUpdateService(ctx context.Context, input gqlmodel.UpdateServiceInput) (*gqlmodel.ChangePreview, error)
 	PreviewSetVariable(ctx context.Context, input gqlmodel.SetVariableInput) (*gqlmodel.ChangePreview, error)
+	PreviewUpdateEnvironment(ctx context.Context, input gqlmodel.UpdateEnvironmentInput) (*gqlmodel.ChangePreview, error)
 }
 type ReleaseResolver interface {
 	Service(ctx context.Context, obj *model.Release) (*model.Service, error)
@@ -2355,6 +2357,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.PreviewSetVariable(childComplexity, args["input"].(gqlmodel.SetVariableInput)), true
+	case "Query.previewUpdateEnvironment":
+		if e.ComplexityRoot.Query.PreviewUpdateEnvironment == nil {
+			break
+		}
+
+		args, err := ec.field_Query_previewUpdateEnvironment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PreviewUpdateEnvironment(childComplexity, args["input"].(gqlmodel.UpdateEnvironmentInput)), true
 	case "Query.previewUpdateService":
 		if e.ComplexityRoot.Query.PreviewUpdateService == nil {
 			break
@@ -3202,6 +3215,8 @@ type Query {
   previewUpdateService(input: UpdateServiceInput!): ChangePreview!
   "What setVariable would change on each affected cluster; nothing is stored or published."
   previewSetVariable(input: SetVariableInput!): ChangePreview!
+  "What updateEnvironment (e.g. new selectors) would change on each affected cluster; nothing is stored or published."
+  previewUpdateEnvironment(input: UpdateEnvironmentInput!): ChangePreview!
 }
 
 "What a change would do, per cluster whose desired state it alters."
@@ -5899,6 +5914,20 @@ func (ec *executionContext) field_Query_previewSetVariable_args(ctx context.Cont
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.SetVariableInput, error) {
 			return ec.unmarshalNSetVariableInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSetVariableInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_previewUpdateEnvironment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.UpdateEnvironmentInput, error) {
+			return ec.unmarshalNUpdateEnvironmentInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUpdateEnvironmentInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -12983,6 +13012,50 @@ func (ec *executionContext) fieldContext_Query_previewSetVariable(ctx context.Co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_previewSetVariable_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_previewUpdateEnvironment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_previewUpdateEnvironment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PreviewUpdateEnvironment(ctx, fc.Args["input"].(gqlmodel.UpdateEnvironmentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangePreview) graphql.Marshaler {
+			return ec.marshalNChangePreview2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangePreview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_previewUpdateEnvironment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangePreview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_previewUpdateEnvironment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -21814,6 +21887,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_previewSetVariable(ctx, field)
+				})
+		case "previewUpdateEnvironment":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_previewUpdateEnvironment(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {

@@ -261,3 +261,9 @@ func changePreview(changes []control.ClusterChange, err error) (*gqlmodel.Change
 	}
 	return out, nil
 }
+
+func updateEnvironmentArgs(input gqlmodel.UpdateEnvironmentInput) (model.EnvironmentID, control.EnvironmentInput, error) {
+	id, err := decode[model.EnvironmentID](gid.Environment, input.EnvironmentID, "environmentId")
+	return id, control.EnvironmentInput{Name: input.Name, Protected: input.Protected,
+		ClusterSelector: labelsIn(input.ClusterSelector), NamespaceSelector: labelsIn(input.NamespaceSelector)}, err
+}

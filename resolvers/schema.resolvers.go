@@ -316,11 +316,10 @@ func (r *mutationResolver) CreateEnvironment(ctx context.Context, input gqlmodel
 }
 
 func (r *mutationResolver) UpdateEnvironment(ctx context.Context, input gqlmodel.UpdateEnvironmentInput) (*gqlmodel.UpdateEnvironmentPayload, error) {
-	id, err := decode[model.EnvironmentID](gid.Environment, input.EnvironmentID, "environmentId")
+	id, in, err := updateEnvironmentArgs(input)
 	var env *model.Environment
 	if err == nil {
-		env, err = r.Plane.UpdateEnvironment(ctx, id, control.EnvironmentInput{Name: input.Name, Protected: input.Protected,
-			ClusterSelector: labelsIn(input.ClusterSelector), NamespaceSelector: labelsIn(input.NamespaceSelector)})
+		env, err = r.Plane.UpdateEnvironment(ctx, id, in)
 	}
 	ue, err := graph.UserErrors(err)
 	return &gqlmodel.UpdateEnvironmentPayload{Environment: env, UserErrors: ue}, err
@@ -581,6 +580,15 @@ func (r *queryResolver) PreviewSetVariable(ctx context.Context, input gqlmodel.S
 	var changes []control.ClusterChange
 	if err == nil {
 		changes, err = r.Plane.PreviewSetVariable(ctx, in)
+	}
+	return changePreview(changes, err)
+}
+
+func (r *queryResolver) PreviewUpdateEnvironment(ctx context.Context, input gqlmodel.UpdateEnvironmentInput) (*gqlmodel.ChangePreview, error) {
+	id, in, err := updateEnvironmentArgs(input)
+	var changes []control.ClusterChange
+	if err == nil {
+		changes, err = r.Plane.PreviewUpdateEnvironment(ctx, id, in)
 	}
 	return changePreview(changes, err)
 }

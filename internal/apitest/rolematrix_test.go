@@ -577,6 +577,11 @@ func roleMatrix() map[string][]matrixCase {
 			previewCase("new domain", `previewUpdateService(input: {serviceId: $s, domains: [{host: "preview.example.com", process: "web"}]})`,
 				nil, projectEditors),
 		},
+		"previewUpdateEnvironment": {
+			// A new namespace selector moves the environment to another target.
+			previewCase("new namespace selector", `previewUpdateEnvironment(input: {environmentId: $e, namespaceSelector: []})`,
+				nil, projectManagers),
+		},
 		"previewSetVariable": {
 			previewCase("service variable", `previewSetVariable(input: {projectId: $p, serviceId: $s, name: "NEW_VAR", value: "x"})`,
 				nil, projectEditors),

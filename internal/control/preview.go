@@ -93,3 +93,12 @@ func (p *Plane) PreviewSetVariable(ctx context.Context, in SetVariableInput) ([]
 		return err
 	})
 }
+
+// PreviewUpdateEnvironment shows what UpdateEnvironment would change: new
+// selectors move an environment between clusters and namespaces.
+func (p *Plane) PreviewUpdateEnvironment(ctx context.Context, id model.EnvironmentID, in EnvironmentInput) ([]ClusterChange, error) {
+	return p.preview(ctx, func(ctx context.Context) error {
+		_, err := p.UpdateEnvironment(ctx, id, in)
+		return err
+	})
+}
