@@ -87,19 +87,29 @@ func (p *Plane) SetVariable(ctx context.Context, in SetVariableInput) (*model.Va
 // checkScopeParent makes sure the environment or service of a variable
 // belongs to its project.
 func (p *Plane) checkScopeParent(ctx context.Context, q store.Querier, v *model.Variable) error {
+	var project model.ProjectID
+	var err error
+	fieldName, what := "", ""
 	switch {
 	case v.EnvironmentID != nil:
-		e, err := store.Environments.Get(ctx, q, *v.EnvironmentID)
-		if err != nil || e.ProjectID != v.ProjectID {
-			return notFoundOn(errors.Join(err, store.ErrNotFound), "environmentId", "no such environment in this project")
+		fieldName, what = "environmentId", "environment"
+		var e *model.Environment
+		if e, err = store.Environments.Get(ctx, q, *v.EnvironmentID); err == nil {
+			project = e.ProjectID
 		}
 	case v.ServiceID != nil:
-		s, err := store.Services.Get(ctx, q, *v.ServiceID)
-		if err != nil || s.ProjectID != v.ProjectID {
-			return notFoundOn(errors.Join(err, store.ErrNotFound), "serviceId", "no such service in this project")
+		fieldName, what = "serviceId", "service"
+		var s *model.Service
+		if s, err = store.Services.Get(ctx, q, *v.ServiceID); err == nil {
+			project = s.ProjectID
 		}
+	default:
+		return nil
 	}
-	return nil
+	if err == nil && project != v.ProjectID {
+		err = store.ErrNotFound
+	}
+	return notFoundOn(err, fieldName, "no such "+what+" in this project")
 }
 
 // putVariable upserts the variable named in at the scope of v. An unchanged
