@@ -19,6 +19,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/protocol"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -115,11 +116,16 @@ type ComplexityRoot struct {
 	}
 
 	Cluster struct {
+		AppliedRevision  func(childComplexity int) int
+		ApplyErrors      func(childComplexity int) int
+		ConnectTokens    func(childComplexity int) int
 		CreatedAt        func(childComplexity int) int
 		DesiredRevision  func(childComplexity int) int
 		DesiredState     func(childComplexity int) int
 		ID               func(childComplexity int) int
+		Inventory        func(childComplexity int) int
 		Labels           func(childComplexity int) int
+		LastHeartbeatAge func(childComplexity int) int
 		LastHeartbeatAt  func(childComplexity int) int
 		Name             func(childComplexity int) int
 		NamespaceTargets func(childComplexity int, first *int, after *string) int
@@ -146,6 +152,36 @@ type ComplexityRoot struct {
 	ClusterEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	ClusterInventory struct {
+		AgentImage        func(childComplexity int) int
+		AgentVersion      func(childComplexity int) int
+		Capabilities      func(childComplexity int) int
+		KubernetesVersion func(childComplexity int) int
+		Nodes             func(childComplexity int) int
+		Workloads         func(childComplexity int) int
+	}
+
+	ClusterNode struct {
+		Name  func(childComplexity int) int
+		Ready func(childComplexity int) int
+	}
+
+	ClusterWorkload struct {
+		Name          func(childComplexity int) int
+		Namespace     func(childComplexity int) int
+		ReadyReplicas func(childComplexity int) int
+		Replicas      func(childComplexity int) int
+	}
+
+	ConnectToken struct {
+		CreatedAt  func(childComplexity int) int
+		ExpiresAt  func(childComplexity int) int
+		ID         func(childComplexity int) int
+		LastUsedAt func(childComplexity int) int
+		Prefix     func(childComplexity int) int
+		RevokedAt  func(childComplexity int) int
 	}
 
 	CreateApiTokenPayload struct {
@@ -323,10 +359,12 @@ type ComplexityRoot struct {
 		DeleteService            func(childComplexity int, input gqlmodel.DeleteServiceInput) int
 		DeleteVariable           func(childComplexity int, input gqlmodel.DeleteVariableInput) int
 		Deploy                   func(childComplexity int, input gqlmodel.DeployInput) int
+		RegenerateConnectToken   func(childComplexity int, input gqlmodel.RegenerateConnectTokenInput) int
 		RegisterCluster          func(childComplexity int, input gqlmodel.RegisterClusterInput) int
 		RemoveMember             func(childComplexity int, input gqlmodel.RemoveMemberInput) int
 		RemoveProjectMember      func(childComplexity int, input gqlmodel.RemoveProjectMemberInput) int
 		RevokeAPIToken           func(childComplexity int, input gqlmodel.RevokeAPITokenInput) int
+		RevokeConnectToken       func(childComplexity int, input gqlmodel.RevokeConnectTokenInput) int
 		SetClusterLabels         func(childComplexity int, input gqlmodel.SetClusterLabelsInput) int
 		SetNamespaceTargetLabels func(childComplexity int, input gqlmodel.SetNamespaceTargetLabelsInput) int
 		SetTenantPlan            func(childComplexity int, input gqlmodel.SetTenantPlanInput) int
@@ -447,9 +485,16 @@ type ComplexityRoot struct {
 		Viewer                   func(childComplexity int) int
 	}
 
+	RegenerateConnectTokenPayload struct {
+		ConnectToken func(childComplexity int) int
+		Secret       func(childComplexity int) int
+		UserErrors   func(childComplexity int) int
+	}
+
 	RegisterClusterPayload struct {
-		Cluster    func(childComplexity int) int
-		UserErrors func(childComplexity int) int
+		Cluster      func(childComplexity int) int
+		ConnectToken func(childComplexity int) int
+		UserErrors   func(childComplexity int) int
 	}
 
 	Release struct {
@@ -489,6 +534,11 @@ type ComplexityRoot struct {
 	RevokeApiTokenPayload struct {
 		APIToken   func(childComplexity int) int
 		UserErrors func(childComplexity int) int
+	}
+
+	RevokeConnectTokenPayload struct {
+		ConnectToken func(childComplexity int) int
+		UserErrors   func(childComplexity int) int
 	}
 
 	Service struct {
@@ -645,6 +695,10 @@ type ClusterResolver interface {
 
 	NamespaceTargets(ctx context.Context, obj *model.Cluster, first *int, after *string) (*gqlmodel.NamespaceTargetConnection, error)
 
+	LastHeartbeatAge(ctx context.Context, obj *model.Cluster) (*int, error)
+	Inventory(ctx context.Context, obj *model.Cluster) (*protocol.Inventory, error)
+	ApplyErrors(ctx context.Context, obj *model.Cluster) (map[string]any, error)
+	ConnectTokens(ctx context.Context, obj *model.Cluster) ([]*model.ConnectToken, error)
 	DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error)
 }
 type DeploymentResolver interface {
@@ -691,6 +745,8 @@ type MutationResolver interface {
 	RegisterCluster(ctx context.Context, input gqlmodel.RegisterClusterInput) (*gqlmodel.RegisterClusterPayload, error)
 	SetClusterLabels(ctx context.Context, input gqlmodel.SetClusterLabelsInput) (*gqlmodel.SetClusterLabelsPayload, error)
 	DeleteCluster(ctx context.Context, input gqlmodel.DeleteClusterInput) (*gqlmodel.DeleteClusterPayload, error)
+	RegenerateConnectToken(ctx context.Context, input gqlmodel.RegenerateConnectTokenInput) (*gqlmodel.RegenerateConnectTokenPayload, error)
+	RevokeConnectToken(ctx context.Context, input gqlmodel.RevokeConnectTokenInput) (*gqlmodel.RevokeConnectTokenPayload, error)
 	CreateNamespaceTarget(ctx context.Context, input gqlmodel.CreateNamespaceTargetInput) (*gqlmodel.CreateNamespaceTargetPayload, error)
 	SetNamespaceTargetLabels(ctx context.Context, input gqlmodel.SetNamespaceTargetLabelsInput) (*gqlmodel.SetNamespaceTargetLabelsPayload, error)
 	DeleteNamespaceTarget(ctx context.Context, input gqlmodel.DeleteNamespaceTargetInput) (*gqlmodel.DeleteNamespaceTargetPayload, error)
@@ -982,6 +1038,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ChangePreview.UserErrors(childComplexity), true
 
+	case "Cluster.appliedRevision":
+		if e.ComplexityRoot.Cluster.AppliedRevision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.AppliedRevision(childComplexity), true
+	case "Cluster.applyErrors":
+		if e.ComplexityRoot.Cluster.ApplyErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.ApplyErrors(childComplexity), true
+	case "Cluster.connectTokens":
+		if e.ComplexityRoot.Cluster.ConnectTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.ConnectTokens(childComplexity), true
 	case "Cluster.createdAt":
 		if e.ComplexityRoot.Cluster.CreatedAt == nil {
 			break
@@ -1006,12 +1080,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cluster.ID(childComplexity), true
+	case "Cluster.inventory":
+		if e.ComplexityRoot.Cluster.Inventory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Inventory(childComplexity), true
 	case "Cluster.labels":
 		if e.ComplexityRoot.Cluster.Labels == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Cluster.Labels(childComplexity), true
+	case "Cluster.lastHeartbeatAge":
+		if e.ComplexityRoot.Cluster.LastHeartbeatAge == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.LastHeartbeatAge(childComplexity), true
 	case "Cluster.lastHeartbeatAt":
 		if e.ComplexityRoot.Cluster.LastHeartbeatAt == nil {
 			break
@@ -1122,6 +1208,118 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClusterEdge.Node(childComplexity), true
+
+	case "ClusterInventory.agentImage":
+		if e.ComplexityRoot.ClusterInventory.AgentImage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterInventory.AgentImage(childComplexity), true
+	case "ClusterInventory.agentVersion":
+		if e.ComplexityRoot.ClusterInventory.AgentVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterInventory.AgentVersion(childComplexity), true
+	case "ClusterInventory.capabilities":
+		if e.ComplexityRoot.ClusterInventory.Capabilities == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterInventory.Capabilities(childComplexity), true
+	case "ClusterInventory.kubernetesVersion":
+		if e.ComplexityRoot.ClusterInventory.KubernetesVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterInventory.KubernetesVersion(childComplexity), true
+	case "ClusterInventory.nodes":
+		if e.ComplexityRoot.ClusterInventory.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterInventory.Nodes(childComplexity), true
+	case "ClusterInventory.workloads":
+		if e.ComplexityRoot.ClusterInventory.Workloads == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterInventory.Workloads(childComplexity), true
+
+	case "ClusterNode.name":
+		if e.ComplexityRoot.ClusterNode.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterNode.Name(childComplexity), true
+	case "ClusterNode.ready":
+		if e.ComplexityRoot.ClusterNode.Ready == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterNode.Ready(childComplexity), true
+
+	case "ClusterWorkload.name":
+		if e.ComplexityRoot.ClusterWorkload.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterWorkload.Name(childComplexity), true
+	case "ClusterWorkload.namespace":
+		if e.ComplexityRoot.ClusterWorkload.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterWorkload.Namespace(childComplexity), true
+	case "ClusterWorkload.readyReplicas":
+		if e.ComplexityRoot.ClusterWorkload.ReadyReplicas == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterWorkload.ReadyReplicas(childComplexity), true
+	case "ClusterWorkload.replicas":
+		if e.ComplexityRoot.ClusterWorkload.Replicas == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterWorkload.Replicas(childComplexity), true
+
+	case "ConnectToken.createdAt":
+		if e.ComplexityRoot.ConnectToken.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectToken.CreatedAt(childComplexity), true
+	case "ConnectToken.expiresAt":
+		if e.ComplexityRoot.ConnectToken.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectToken.ExpiresAt(childComplexity), true
+	case "ConnectToken.id":
+		if e.ComplexityRoot.ConnectToken.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectToken.ID(childComplexity), true
+	case "ConnectToken.lastUsedAt":
+		if e.ComplexityRoot.ConnectToken.LastUsedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectToken.LastUsedAt(childComplexity), true
+	case "ConnectToken.prefix":
+		if e.ComplexityRoot.ConnectToken.Prefix == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectToken.Prefix(childComplexity), true
+	case "ConnectToken.revokedAt":
+		if e.ComplexityRoot.ConnectToken.RevokedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectToken.RevokedAt(childComplexity), true
 
 	case "CreateApiTokenPayload.apiToken":
 		if e.ComplexityRoot.CreateApiTokenPayload.APIToken == nil {
@@ -1815,6 +2013,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Deploy(childComplexity, args["input"].(gqlmodel.DeployInput)), true
+	case "Mutation.regenerateConnectToken":
+		if e.ComplexityRoot.Mutation.RegenerateConnectToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_regenerateConnectToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RegenerateConnectToken(childComplexity, args["input"].(gqlmodel.RegenerateConnectTokenInput)), true
 	case "Mutation.registerCluster":
 		if e.ComplexityRoot.Mutation.RegisterCluster == nil {
 			break
@@ -1859,6 +2068,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeAPIToken(childComplexity, args["input"].(gqlmodel.RevokeAPITokenInput)), true
+	case "Mutation.revokeConnectToken":
+		if e.ComplexityRoot.Mutation.RevokeConnectToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeConnectToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeConnectToken(childComplexity, args["input"].(gqlmodel.RevokeConnectTokenInput)), true
 	case "Mutation.setClusterLabels":
 		if e.ComplexityRoot.Mutation.SetClusterLabels == nil {
 			break
@@ -2386,12 +2606,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
 
+	case "RegenerateConnectTokenPayload.connectToken":
+		if e.ComplexityRoot.RegenerateConnectTokenPayload.ConnectToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegenerateConnectTokenPayload.ConnectToken(childComplexity), true
+	case "RegenerateConnectTokenPayload.secret":
+		if e.ComplexityRoot.RegenerateConnectTokenPayload.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegenerateConnectTokenPayload.Secret(childComplexity), true
+	case "RegenerateConnectTokenPayload.userErrors":
+		if e.ComplexityRoot.RegenerateConnectTokenPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegenerateConnectTokenPayload.UserErrors(childComplexity), true
+
 	case "RegisterClusterPayload.cluster":
 		if e.ComplexityRoot.RegisterClusterPayload.Cluster == nil {
 			break
 		}
 
 		return e.ComplexityRoot.RegisterClusterPayload.Cluster(childComplexity), true
+	case "RegisterClusterPayload.connectToken":
+		if e.ComplexityRoot.RegisterClusterPayload.ConnectToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegisterClusterPayload.ConnectToken(childComplexity), true
 	case "RegisterClusterPayload.userErrors":
 		if e.ComplexityRoot.RegisterClusterPayload.UserErrors == nil {
 			break
@@ -2530,6 +2775,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevokeApiTokenPayload.UserErrors(childComplexity), true
+
+	case "RevokeConnectTokenPayload.connectToken":
+		if e.ComplexityRoot.RevokeConnectTokenPayload.ConnectToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevokeConnectTokenPayload.ConnectToken(childComplexity), true
+	case "RevokeConnectTokenPayload.userErrors":
+		if e.ComplexityRoot.RevokeConnectTokenPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevokeConnectTokenPayload.UserErrors(childComplexity), true
 
 	case "Service.createdAt":
 		if e.ComplexityRoot.Service.CreatedAt == nil {
@@ -3053,10 +3311,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("LabelInput", ec.unmarshalInputLabelInput),
 			graphql.NewInputUnmarshaler("ProbeInput", ec.unmarshalInputProbeInput),
 			graphql.NewInputUnmarshaler("ProcessInput", ec.unmarshalInputProcessInput),
+			graphql.NewInputUnmarshaler("RegenerateConnectTokenInput", ec.unmarshalInputRegenerateConnectTokenInput),
 			graphql.NewInputUnmarshaler("RegisterClusterInput", ec.unmarshalInputRegisterClusterInput),
 			graphql.NewInputUnmarshaler("RemoveMemberInput", ec.unmarshalInputRemoveMemberInput),
 			graphql.NewInputUnmarshaler("RemoveProjectMemberInput", ec.unmarshalInputRemoveProjectMemberInput),
 			graphql.NewInputUnmarshaler("RevokeApiTokenInput", ec.unmarshalInputRevokeApiTokenInput),
+			graphql.NewInputUnmarshaler("RevokeConnectTokenInput", ec.unmarshalInputRevokeConnectTokenInput),
 			graphql.NewInputUnmarshaler("SetClusterLabelsInput", ec.unmarshalInputSetClusterLabelsInput),
 			graphql.NewInputUnmarshaler("SetNamespaceTargetLabelsInput", ec.unmarshalInputSetNamespaceTargetLabelsInput),
 			graphql.NewInputUnmarshaler("SetTenantPlanInput", ec.unmarshalInputSetTenantPlanInput),
@@ -3502,6 +3762,16 @@ type Cluster implements Node {
   namespaceTargets(first: Int, after: String): NamespaceTargetConnection!
   "The number of the cluster's compiled desired state; it grows with every change that alters it."
   desiredRevision: Int!
+  "The newest revision the agent acknowledged as applied; it never goes backwards."
+  appliedRevision: Int!
+  "Seconds since the last heartbeat; null before the first."
+  lastHeartbeatAge: Int
+  "What the agent last reported; null before it first connected."
+  inventory: ClusterInventory
+  "The object errors of the last revision the agent failed to apply, as JSON."
+  applyErrors: Map
+  "The cluster's connect tokens, never their secrets. Tenant admins only."
+  connectTokens: [ConnectToken!]!
   "The newest desired state with secret values redacted. Tenant admins only."
   desiredState: Map!
 }
@@ -3515,6 +3785,38 @@ type ClusterConnection {
 type ClusterEdge {
   cursor: String!
   node: Cluster!
+}
+
+type ClusterInventory {
+  agentVersion: String!
+  agentImage: String!
+  capabilities: [String!]!
+  kubernetesVersion: String!
+  nodes: [ClusterNode!]!
+  workloads: [ClusterWorkload!]!
+}
+
+type ClusterNode {
+  name: String!
+  ready: Boolean!
+}
+
+type ClusterWorkload {
+  namespace: String!
+  name: String!
+  replicas: Int!
+  readyReplicas: Int!
+}
+
+"A token a cluster's agent connects with. Only its prefix is ever shown."
+type ConnectToken implements Node {
+  id: ID!
+  prefix: String!
+  createdAt: Time!
+  "Set when a newer token replaced it: it works until then."
+  expiresAt: Time
+  revokedAt: Time
+  lastUsedAt: Time
 }
 
 "An administrator-defined namespace on a cluster, with labels of its own."
@@ -3788,6 +4090,10 @@ type Mutation {
   registerCluster(input: RegisterClusterInput!): RegisterClusterPayload!
   setClusterLabels(input: SetClusterLabelsInput!): SetClusterLabelsPayload!
   deleteCluster(input: DeleteClusterInput!): DeleteClusterPayload!
+  "A new connect token for a cluster; the old ones work for a grace window, then stop. Tenant admins only."
+  regenerateConnectToken(input: RegenerateConnectTokenInput!): RegenerateConnectTokenPayload!
+  "Stops a connect token at once and closes the agent session using it."
+  revokeConnectToken(input: RevokeConnectTokenInput!): RevokeConnectTokenPayload!
 
   createNamespaceTarget(input: CreateNamespaceTargetInput!): CreateNamespaceTargetPayload!
   setNamespaceTargetLabels(input: SetNamespaceTargetLabelsInput!): SetNamespaceTargetLabelsPayload!
@@ -3999,6 +4305,30 @@ input RegisterClusterInput {
 
 type RegisterClusterPayload {
   cluster: Cluster
+  "The cluster's connect token. Shown only in this response: put it in the agent's Secret now."
+  connectToken: String
+  userErrors: [UserError!]!
+}
+
+input RegenerateConnectTokenInput {
+  clusterId: ID!
+  "The cluster's name, to confirm."
+  confirmName: String!
+}
+
+type RegenerateConnectTokenPayload {
+  connectToken: ConnectToken
+  "The new token, shown once. The old ones keep working for the grace window."
+  secret: String
+  userErrors: [UserError!]!
+}
+
+input RevokeConnectTokenInput {
+  connectTokenId: ID!
+}
+
+type RevokeConnectTokenPayload {
+  connectToken: ConnectToken
   userErrors: [UserError!]!
 }
 
@@ -4272,6 +4602,16 @@ func (ec *executionContext) childFields_Cluster(ctx context.Context, field graph
 		return ec.fieldContext_Cluster_namespaceTargets(ctx, field)
 	case "desiredRevision":
 		return ec.fieldContext_Cluster_desiredRevision(ctx, field)
+	case "appliedRevision":
+		return ec.fieldContext_Cluster_appliedRevision(ctx, field)
+	case "lastHeartbeatAge":
+		return ec.fieldContext_Cluster_lastHeartbeatAge(ctx, field)
+	case "inventory":
+		return ec.fieldContext_Cluster_inventory(ctx, field)
+	case "applyErrors":
+		return ec.fieldContext_Cluster_applyErrors(ctx, field)
+	case "connectTokens":
+		return ec.fieldContext_Cluster_connectTokens(ctx, field)
 	case "desiredState":
 		return ec.fieldContext_Cluster_desiredState(ctx, field)
 	}
@@ -4318,6 +4658,66 @@ func (ec *executionContext) childFields_ClusterEdge(ctx context.Context, field g
 		return ec.fieldContext_ClusterEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClusterEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ClusterInventory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "agentVersion":
+		return ec.fieldContext_ClusterInventory_agentVersion(ctx, field)
+	case "agentImage":
+		return ec.fieldContext_ClusterInventory_agentImage(ctx, field)
+	case "capabilities":
+		return ec.fieldContext_ClusterInventory_capabilities(ctx, field)
+	case "kubernetesVersion":
+		return ec.fieldContext_ClusterInventory_kubernetesVersion(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ClusterInventory_nodes(ctx, field)
+	case "workloads":
+		return ec.fieldContext_ClusterInventory_workloads(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterInventory", field.Name)
+}
+
+func (ec *executionContext) childFields_ClusterNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ClusterNode_name(ctx, field)
+	case "ready":
+		return ec.fieldContext_ClusterNode_ready(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterNode", field.Name)
+}
+
+func (ec *executionContext) childFields_ClusterWorkload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "namespace":
+		return ec.fieldContext_ClusterWorkload_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_ClusterWorkload_name(ctx, field)
+	case "replicas":
+		return ec.fieldContext_ClusterWorkload_replicas(ctx, field)
+	case "readyReplicas":
+		return ec.fieldContext_ClusterWorkload_readyReplicas(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterWorkload", field.Name)
+}
+
+func (ec *executionContext) childFields_ConnectToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ConnectToken_id(ctx, field)
+	case "prefix":
+		return ec.fieldContext_ConnectToken_prefix(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ConnectToken_createdAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_ConnectToken_expiresAt(ctx, field)
+	case "revokedAt":
+		return ec.fieldContext_ConnectToken_revokedAt(ctx, field)
+	case "lastUsedAt":
+		return ec.fieldContext_ConnectToken_lastUsedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConnectToken", field.Name)
 }
 
 func (ec *executionContext) childFields_CreateApiTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4836,10 +5236,24 @@ func (ec *executionContext) childFields_ProjectMemberEdge(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type ProjectMemberEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_RegenerateConnectTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "connectToken":
+		return ec.fieldContext_RegenerateConnectTokenPayload_connectToken(ctx, field)
+	case "secret":
+		return ec.fieldContext_RegenerateConnectTokenPayload_secret(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_RegenerateConnectTokenPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RegenerateConnectTokenPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RegisterClusterPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "cluster":
 		return ec.fieldContext_RegisterClusterPayload_cluster(ctx, field)
+	case "connectToken":
+		return ec.fieldContext_RegisterClusterPayload_connectToken(ctx, field)
 	case "userErrors":
 		return ec.fieldContext_RegisterClusterPayload_userErrors(ctx, field)
 	}
@@ -4922,6 +5336,16 @@ func (ec *executionContext) childFields_RevokeApiTokenPayload(ctx context.Contex
 		return ec.fieldContext_RevokeApiTokenPayload_userErrors(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevokeApiTokenPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RevokeConnectTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "connectToken":
+		return ec.fieldContext_RevokeConnectTokenPayload_connectToken(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_RevokeConnectTokenPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevokeConnectTokenPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Service(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5604,6 +6028,20 @@ func (ec *executionContext) field_Mutation_deploy_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_regenerateConnectToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.RegenerateConnectTokenInput, error) {
+			return ec.unmarshalNRegenerateConnectTokenInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRegenerateConnectTokenInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_registerCluster_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5652,6 +6090,20 @@ func (ec *executionContext) field_Mutation_revokeApiToken_args(ctx context.Conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.RevokeAPITokenInput, error) {
 			return ec.unmarshalNRevokeApiTokenInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeAPITokenInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_revokeConnectToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.RevokeConnectTokenInput, error) {
+			return ec.unmarshalNRevokeConnectTokenInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeConnectTokenInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7320,6 +7772,139 @@ func (ec *executionContext) fieldContext_Cluster_desiredRevision(_ context.Conte
 	return graphql.NewScalarFieldContext("Cluster", field, false, false, "Int")
 }
 
+func (ec *executionContext) _Cluster_appliedRevision(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_appliedRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AppliedRevision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_appliedRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Cluster_lastHeartbeatAge(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_lastHeartbeatAge(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().LastHeartbeatAge(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_lastHeartbeatAge(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, true, true, "Int")
+}
+
+func (ec *executionContext) _Cluster_inventory(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_inventory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().Inventory(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *protocol.Inventory) graphql.Marshaler {
+			return ec.marshalOClusterInventory2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐInventory(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_inventory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterInventory(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Cluster_applyErrors(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_applyErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().ApplyErrors(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_applyErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cluster", field, true, true, "Map")
+}
+
+func (ec *executionContext) _Cluster_connectTokens(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_connectTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().ConnectTokens(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ConnectToken) graphql.Marshaler {
+			return ec.marshalNConnectToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_connectTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConnectToken(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Cluster_desiredState(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7707,6 +8292,438 @@ func (ec *executionContext) fieldContext_ClusterEdge_node(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ClusterInventory_agentVersion(ctx context.Context, field graphql.CollectedField, obj *protocol.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterInventory_agentVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterInventory_agentVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterInventory", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterInventory_agentImage(ctx context.Context, field graphql.CollectedField, obj *protocol.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterInventory_agentImage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentImage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterInventory_agentImage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterInventory", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterInventory_capabilities(ctx context.Context, field graphql.CollectedField, obj *protocol.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterInventory_capabilities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Capabilities, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterInventory_capabilities(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterInventory", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterInventory_kubernetesVersion(ctx context.Context, field graphql.CollectedField, obj *protocol.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterInventory_kubernetesVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.KubernetesVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterInventory_kubernetesVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterInventory", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterInventory_nodes(ctx context.Context, field graphql.CollectedField, obj *protocol.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterInventory_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []protocol.Node) graphql.Marshaler {
+			return ec.marshalNClusterNode2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterInventory_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterInventory",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterInventory_workloads(ctx context.Context, field graphql.CollectedField, obj *protocol.Inventory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterInventory_workloads(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Workloads, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []protocol.Workload) graphql.Marshaler {
+			return ec.marshalNClusterWorkload2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkloadᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterInventory_workloads(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterInventory",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterWorkload(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterNode_name(ctx context.Context, field graphql.CollectedField, obj *protocol.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterNode_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterNode_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterNode_ready(ctx context.Context, field graphql.CollectedField, obj *protocol.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterNode_ready(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ready, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterNode_ready(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterNode", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ClusterWorkload_namespace(ctx context.Context, field graphql.CollectedField, obj *protocol.Workload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterWorkload_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterWorkload_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterWorkload", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterWorkload_name(ctx context.Context, field graphql.CollectedField, obj *protocol.Workload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterWorkload_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterWorkload_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterWorkload", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterWorkload_replicas(ctx context.Context, field graphql.CollectedField, obj *protocol.Workload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterWorkload_replicas(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Replicas, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterWorkload_replicas(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterWorkload", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ClusterWorkload_readyReplicas(ctx context.Context, field graphql.CollectedField, obj *protocol.Workload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterWorkload_readyReplicas(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReadyReplicas, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterWorkload_readyReplicas(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterWorkload", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ConnectToken_id(ctx context.Context, field graphql.CollectedField, obj *model.ConnectToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectToken_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ConnectTokenID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectToken_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectToken", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ConnectToken_prefix(ctx context.Context, field graphql.CollectedField, obj *model.ConnectToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectToken_prefix(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Prefix, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectToken_prefix(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectToken", field, false, false, "String")
+}
+
+func (ec *executionContext) _ConnectToken_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ConnectToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectToken_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectToken_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ConnectToken_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.ConnectToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectToken_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectToken_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ConnectToken_revokedAt(ctx context.Context, field graphql.CollectedField, obj *model.ConnectToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectToken_revokedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevokedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectToken_revokedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ConnectToken_lastUsedAt(ctx context.Context, field graphql.CollectedField, obj *model.ConnectToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectToken_lastUsedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastUsedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectToken_lastUsedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectToken", field, false, false, "Time")
 }
 
 func (ec *executionContext) _CreateApiTokenPayload_apiToken(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.CreateAPITokenPayload) (ret graphql.Marshaler) {
@@ -10920,6 +11937,94 @@ func (ec *executionContext) fieldContext_Mutation_deleteCluster(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_regenerateConnectToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_regenerateConnectToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RegenerateConnectToken(ctx, fc.Args["input"].(gqlmodel.RegenerateConnectTokenInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.RegenerateConnectTokenPayload) graphql.Marshaler {
+			return ec.marshalNRegenerateConnectTokenPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRegenerateConnectTokenPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_regenerateConnectToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RegenerateConnectTokenPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_regenerateConnectToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revokeConnectToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revokeConnectToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RevokeConnectToken(ctx, fc.Args["input"].(gqlmodel.RevokeConnectTokenInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.RevokeConnectTokenPayload) graphql.Marshaler {
+			return ec.marshalNRevokeConnectTokenPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeConnectTokenPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revokeConnectToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevokeConnectTokenPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revokeConnectToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createNamespaceTarget(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13138,6 +14243,93 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _RegenerateConnectTokenPayload_connectToken(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RegenerateConnectTokenPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegenerateConnectTokenPayload_connectToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConnectToken) graphql.Marshaler {
+			return ec.marshalOConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RegenerateConnectTokenPayload_connectToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RegenerateConnectTokenPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConnectToken(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RegenerateConnectTokenPayload_secret(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RegenerateConnectTokenPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegenerateConnectTokenPayload_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RegenerateConnectTokenPayload_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegenerateConnectTokenPayload", field, false, false, "String")
+}
+
+func (ec *executionContext) _RegenerateConnectTokenPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RegenerateConnectTokenPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegenerateConnectTokenPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegenerateConnectTokenPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RegenerateConnectTokenPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RegisterClusterPayload_cluster(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RegisterClusterPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13168,6 +14360,29 @@ func (ec *executionContext) fieldContext_RegisterClusterPayload_cluster(_ contex
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RegisterClusterPayload_connectToken(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RegisterClusterPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegisterClusterPayload_connectToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RegisterClusterPayload_connectToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegisterClusterPayload", field, false, false, "String")
 }
 
 func (ec *executionContext) _RegisterClusterPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RegisterClusterPayload) (ret graphql.Marshaler) {
@@ -13792,6 +15007,70 @@ func (ec *executionContext) _RevokeApiTokenPayload_userErrors(ctx context.Contex
 func (ec *executionContext) fieldContext_RevokeApiTokenPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "RevokeApiTokenPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevokeConnectTokenPayload_connectToken(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevokeConnectTokenPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevokeConnectTokenPayload_connectToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConnectToken) graphql.Marshaler {
+			return ec.marshalOConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RevokeConnectTokenPayload_connectToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevokeConnectTokenPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConnectToken(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevokeConnectTokenPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevokeConnectTokenPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevokeConnectTokenPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevokeConnectTokenPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevokeConnectTokenPayload",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -18175,6 +19454,55 @@ func UnmarshalProcessInput(ctx context.Context, raw any) (gqlmodel.ProcessInput,
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputRegenerateConnectTokenInput(ctx context.Context, obj any) (gqlmodel.RegenerateConnectTokenInput, error) {
+	var it gqlmodel.RegenerateConnectTokenInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"clusterId", "confirmName"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "clusterId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clusterId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClusterID = data
+		case "confirmName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("confirmName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConfirmName = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRegenerateConnectTokenInput unmarshals raw into the RegenerateConnectTokenInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRegenerateConnectTokenInput(ctx context.Context, raw any) (gqlmodel.RegenerateConnectTokenInput, error) {
+	var out gqlmodel.RegenerateConnectTokenInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RegenerateConnectTokenInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRegisterClusterInput(ctx context.Context, obj any) (gqlmodel.RegisterClusterInput, error) {
 	var it gqlmodel.RegisterClusterInput
 	if obj == nil {
@@ -18358,6 +19686,48 @@ func (ec *executionContext) unmarshalInputRevokeApiTokenInput(ctx context.Contex
 func UnmarshalRevokeApiTokenInput(ctx context.Context, raw any) (gqlmodel.RevokeAPITokenInput, error) {
 	var out gqlmodel.RevokeAPITokenInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "RevokeApiTokenInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRevokeConnectTokenInput(ctx context.Context, obj any) (gqlmodel.RevokeConnectTokenInput, error) {
+	var it gqlmodel.RevokeConnectTokenInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"connectTokenId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "connectTokenId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("connectTokenId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConnectTokenID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRevokeConnectTokenInput unmarshals raw into the RevokeConnectTokenInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRevokeConnectTokenInput(ctx context.Context, raw any) (gqlmodel.RevokeConnectTokenInput, error) {
+	var out gqlmodel.RevokeConnectTokenInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RevokeConnectTokenInput", raw, &out)
 	return out, err
 }
 
@@ -19077,6 +20447,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Deployment(ctx, sel, obj)
+	case model.ConnectToken:
+		return ec._ConnectToken(ctx, sel, &obj)
+	case *model.ConnectToken:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ConnectToken(ctx, sel, obj)
 	case model.Cluster:
 		return ec._Cluster(ctx, sel, &obj)
 	case *model.Cluster:
@@ -19586,6 +20963,35 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "appliedRevision":
+			out.Values[i] = ec._Cluster_appliedRevision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastHeartbeatAge":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_lastHeartbeatAge(ctx, field, obj)
+				})
+		case "inventory":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_inventory(ctx, field, obj)
+				})
+		case "applyErrors":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_applyErrors(ctx, field, obj)
+				})
+		case "connectTokens":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_connectTokens(ctx, field, obj)
+				})
 		case "desiredState":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -19734,6 +21140,208 @@ func (ec *executionContext) _ClusterEdge(ctx context.Context, sel ast.SelectionS
 		case "node":
 			out.Values[i] = ec._ClusterEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterInventoryImplementors = []string{"ClusterInventory"}
+
+func (ec *executionContext) _ClusterInventory(ctx context.Context, sel ast.SelectionSet, obj *protocol.Inventory) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterInventoryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterInventory")
+		case "agentVersion":
+			out.Values[i] = ec._ClusterInventory_agentVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "agentImage":
+			out.Values[i] = ec._ClusterInventory_agentImage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "capabilities":
+			out.Values[i] = ec._ClusterInventory_capabilities(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kubernetesVersion":
+			out.Values[i] = ec._ClusterInventory_kubernetesVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ClusterInventory_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workloads":
+			out.Values[i] = ec._ClusterInventory_workloads(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterNodeImplementors = []string{"ClusterNode"}
+
+func (ec *executionContext) _ClusterNode(ctx context.Context, sel ast.SelectionSet, obj *protocol.Node) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterNodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterNode")
+		case "name":
+			out.Values[i] = ec._ClusterNode_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ready":
+			out.Values[i] = ec._ClusterNode_ready(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterWorkloadImplementors = []string{"ClusterWorkload"}
+
+func (ec *executionContext) _ClusterWorkload(ctx context.Context, sel ast.SelectionSet, obj *protocol.Workload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterWorkloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterWorkload")
+		case "namespace":
+			out.Values[i] = ec._ClusterWorkload_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ClusterWorkload_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "replicas":
+			out.Values[i] = ec._ClusterWorkload_replicas(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "readyReplicas":
+			out.Values[i] = ec._ClusterWorkload_readyReplicas(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var connectTokenImplementors = []string{"ConnectToken", "Node"}
+
+func (ec *executionContext) _ConnectToken(ctx context.Context, sel ast.SelectionSet, obj *model.ConnectToken) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, connectTokenImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConnectToken")
+		case "id":
+			out.Values[i] = ec._ConnectToken_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "prefix":
+			out.Values[i] = ec._ConnectToken_prefix(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ConnectToken_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._ConnectToken_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "revokedAt":
+			out.Values[i] = ec._ConnectToken_revokedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastUsedAt":
+			out.Values[i] = ec._ConnectToken_lastUsedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -21059,6 +22667,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "regenerateConnectToken":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_regenerateConnectToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revokeConnectToken":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revokeConnectToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createNamespaceTarget":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createNamespaceTarget(ctx, field)
@@ -21925,6 +23547,49 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
+var regenerateConnectTokenPayloadImplementors = []string{"RegenerateConnectTokenPayload"}
+
+func (ec *executionContext) _RegenerateConnectTokenPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.RegenerateConnectTokenPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, regenerateConnectTokenPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RegenerateConnectTokenPayload")
+		case "connectToken":
+			out.Values[i] = ec._RegenerateConnectTokenPayload_connectToken(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "secret":
+			out.Values[i] = ec._RegenerateConnectTokenPayload_secret(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._RegenerateConnectTokenPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var registerClusterPayloadImplementors = []string{"RegisterClusterPayload"}
 
 func (ec *executionContext) _RegisterClusterPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.RegisterClusterPayload) graphql.Marshaler {
@@ -21938,6 +23603,11 @@ func (ec *executionContext) _RegisterClusterPayload(ctx context.Context, sel ast
 			out.Values[i] = graphql.MarshalString("RegisterClusterPayload")
 		case "cluster":
 			out.Values[i] = ec._RegisterClusterPayload_cluster(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "connectToken":
+			out.Values[i] = ec._RegisterClusterPayload_connectToken(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -22219,6 +23889,44 @@ func (ec *executionContext) _RevokeApiTokenPayload(ctx context.Context, sel ast.
 			}
 		case "userErrors":
 			out.Values[i] = ec._RevokeApiTokenPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var revokeConnectTokenPayloadImplementors = []string{"RevokeConnectTokenPayload"}
+
+func (ec *executionContext) _RevokeConnectTokenPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.RevokeConnectTokenPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revokeConnectTokenPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevokeConnectTokenPayload")
+		case "connectToken":
+			out.Values[i] = ec._RevokeConnectTokenPayload_connectToken(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._RevokeConnectTokenPayload_userErrors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -23784,6 +25492,26 @@ func (ec *executionContext) marshalNClusterEdge2ᚖgithubᚗcomᚋnebulactrlᚋn
 	return ec._ClusterEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNClusterNode2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNode(ctx context.Context, sel ast.SelectionSet, v protocol.Node) graphql.Marshaler {
+	return ec._ClusterNode(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNClusterNode2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []protocol.Node) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClusterNode2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNClusterStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐClusterStatus(ctx context.Context, v any) (model.ClusterStatus, error) {
 	var res model.ClusterStatus
 	err := res.UnmarshalGQL(v)
@@ -23792,6 +25520,50 @@ func (ec *executionContext) unmarshalNClusterStatus2githubᚗcomᚋnebulactrlᚋ
 
 func (ec *executionContext) marshalNClusterStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐClusterStatus(ctx context.Context, sel ast.SelectionSet, v model.ClusterStatus) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNClusterWorkload2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkload(ctx context.Context, sel ast.SelectionSet, v protocol.Workload) graphql.Marshaler {
+	return ec._ClusterWorkload(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNClusterWorkload2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkloadᚄ(ctx context.Context, sel ast.SelectionSet, v []protocol.Workload) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClusterWorkload2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkload(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConnectToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ConnectToken) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx context.Context, sel ast.SelectionSet, v *model.ConnectToken) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ConnectToken!")
+		return graphql.Null
+	}
+	return ec._ConnectToken(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCreateApiTokenInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCreateAPITokenInput(ctx context.Context, v any) (gqlmodel.CreateAPITokenInput, error) {
@@ -24182,6 +25954,20 @@ func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋin
 func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐClusterID(ctx context.Context, sel ast.SelectionSet, v model.ClusterID) graphql.Marshaler {
 	_ = sel
 	res := gid.MarshalClusterID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenID(ctx context.Context, v any) (model.ConnectTokenID, error) {
+	res, err := gid.UnmarshalConnectTokenID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenID(ctx context.Context, sel ast.SelectionSet, v model.ConnectTokenID) graphql.Marshaler {
+	_ = sel
+	res := gid.MarshalConnectTokenID(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}
@@ -24800,6 +26586,19 @@ func (ec *executionContext) marshalNProjectRole2githubᚗcomᚋnebulactrlᚋnebu
 	return v
 }
 
+func (ec *executionContext) unmarshalNRegenerateConnectTokenInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRegenerateConnectTokenInput(ctx context.Context, v any) (gqlmodel.RegenerateConnectTokenInput, error) {
+	res, err := ec.unmarshalInputRegenerateConnectTokenInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRegenerateConnectTokenPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRegenerateConnectTokenPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.RegenerateConnectTokenPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RegenerateConnectTokenPayload!")
+		return graphql.Null
+	}
+	return ec._RegenerateConnectTokenPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRegisterClusterInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRegisterClusterInput(ctx context.Context, v any) (gqlmodel.RegisterClusterInput, error) {
 	res, err := ec.unmarshalInputRegisterClusterInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -24906,6 +26705,19 @@ func (ec *executionContext) marshalNRevokeApiTokenPayload2ᚖgithubᚗcomᚋnebu
 		return graphql.Null
 	}
 	return ec._RevokeApiTokenPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRevokeConnectTokenInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeConnectTokenInput(ctx context.Context, v any) (gqlmodel.RevokeConnectTokenInput, error) {
+	res, err := ec.unmarshalInputRevokeConnectTokenInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRevokeConnectTokenPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeConnectTokenPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.RevokeConnectTokenPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RevokeConnectTokenPayload!")
+		return graphql.Null
+	}
+	return ec._RevokeConnectTokenPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNService2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐServiceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Service) graphql.Marshaler {
@@ -25510,6 +27322,20 @@ func (ec *executionContext) marshalOCluster2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 	return ec._Cluster(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOClusterInventory2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐInventory(ctx context.Context, sel ast.SelectionSet, v *protocol.Inventory) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ClusterInventory(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx context.Context, sel ast.SelectionSet, v *model.ConnectToken) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ConnectToken(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalODeployment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeployment(ctx context.Context, sel ast.SelectionSet, v *model.Deployment) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -25592,6 +27418,24 @@ func (ec *executionContext) unmarshalOLabelInput2ᚕᚖgithubᚗcomᚋnebulactrl
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) unmarshalOMap2map(ctx context.Context, v any) (map[string]any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOMap2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalMap(v)
+	return res
 }
 
 func (ec *executionContext) marshalOMember2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMember(ctx context.Context, sel ast.SelectionSet, v *model.Member) graphql.Marshaler {

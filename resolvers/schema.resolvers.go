@@ -16,6 +16,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/protocol"
 )
 
 func (r *apiTokenResolver) User(ctx context.Context, obj *model.APIToken) (*model.User, error) {
@@ -55,6 +56,22 @@ func (r *clusterResolver) NamespaceTargets(ctx context.Context, obj *model.Clust
 		return nil, err
 	}
 	return namespaceTargetConn(p), nil
+}
+
+func (r *clusterResolver) LastHeartbeatAge(ctx context.Context, obj *model.Cluster) (*int, error) {
+	return r.Plane.HeartbeatAge(obj), nil
+}
+
+func (r *clusterResolver) Inventory(ctx context.Context, obj *model.Cluster) (*protocol.Inventory, error) {
+	return control.InventoryOf(obj)
+}
+
+func (r *clusterResolver) ApplyErrors(ctx context.Context, obj *model.Cluster) (map[string]any, error) {
+	return control.ApplyErrorsOf(obj)
+}
+
+func (r *clusterResolver) ConnectTokens(ctx context.Context, obj *model.Cluster) ([]*model.ConnectToken, error) {
+	return r.Plane.ConnectTokens(ctx, obj)
 }
 
 func (r *clusterResolver) DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error) {
@@ -341,11 +358,16 @@ func (r *mutationResolver) DeleteEnvironment(ctx context.Context, input gqlmodel
 func (r *mutationResolver) RegisterCluster(ctx context.Context, input gqlmodel.RegisterClusterInput) (*gqlmodel.RegisterClusterPayload, error) {
 	id, err := decode[model.TenantID](gid.Tenant, input.TenantID, "tenantId")
 	var c *model.Cluster
+	var secret string
 	if err == nil {
-		c, err = r.Plane.RegisterCluster(ctx, id, input.Name, labelsIn(input.Labels))
+		c, secret, err = r.Plane.RegisterCluster(ctx, id, input.Name, labelsIn(input.Labels))
 	}
-	ue, err := graph.UserErrors(err)
-	return &gqlmodel.RegisterClusterPayload{Cluster: c, UserErrors: ue}, err
+	out := &gqlmodel.RegisterClusterPayload{Cluster: c}
+	if secret != "" {
+		out.ConnectToken = &secret
+	}
+	out.UserErrors, err = graph.UserErrors(err)
+	return out, err
 }
 
 func (r *mutationResolver) SetClusterLabels(ctx context.Context, input gqlmodel.SetClusterLabelsInput) (*gqlmodel.SetClusterLabelsPayload, error) {
@@ -369,6 +391,31 @@ func (r *mutationResolver) DeleteCluster(ctx context.Context, input gqlmodel.Del
 	}
 	out.UserErrors, err = graph.UserErrors(err)
 	return out, err
+}
+
+func (r *mutationResolver) RegenerateConnectToken(ctx context.Context, input gqlmodel.RegenerateConnectTokenInput) (*gqlmodel.RegenerateConnectTokenPayload, error) {
+	id, err := decode[model.ClusterID](gid.Cluster, input.ClusterID, "clusterId")
+	var tok *model.ConnectToken
+	var secret string
+	if err == nil {
+		tok, secret, err = r.Plane.RegenerateConnectToken(ctx, id, input.ConfirmName)
+	}
+	out := &gqlmodel.RegenerateConnectTokenPayload{ConnectToken: tok}
+	if secret != "" {
+		out.Secret = &secret
+	}
+	out.UserErrors, err = graph.UserErrors(err)
+	return out, err
+}
+
+func (r *mutationResolver) RevokeConnectToken(ctx context.Context, input gqlmodel.RevokeConnectTokenInput) (*gqlmodel.RevokeConnectTokenPayload, error) {
+	id, err := decode[model.ConnectTokenID](gid.ConnectToken, input.ConnectTokenID, "connectTokenId")
+	var tok *model.ConnectToken
+	if err == nil {
+		tok, err = r.Plane.RevokeConnectToken(ctx, id)
+	}
+	ue, err := graph.UserErrors(err)
+	return &gqlmodel.RevokeConnectTokenPayload{ConnectToken: tok, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) CreateNamespaceTarget(ctx context.Context, input gqlmodel.CreateNamespaceTargetInput) (*gqlmodel.CreateNamespaceTargetPayload, error) {

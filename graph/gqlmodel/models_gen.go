@@ -338,6 +338,19 @@ type ProjectMemberEdge struct {
 type Query struct {
 }
 
+type RegenerateConnectTokenInput struct {
+	ClusterID string `json:"clusterId"`
+	// The cluster's name, to confirm.
+	ConfirmName string `json:"confirmName"`
+}
+
+type RegenerateConnectTokenPayload struct {
+	ConnectToken *model.ConnectToken `json:"connectToken,omitempty"`
+	// The new token, shown once. The old ones keep working for the grace window.
+	Secret     *string      `json:"secret,omitempty"`
+	UserErrors []*UserError `json:"userErrors"`
+}
+
 type RegisterClusterInput struct {
 	TenantID string        `json:"tenantId"`
 	Name     string        `json:"name"`
@@ -345,8 +358,10 @@ type RegisterClusterInput struct {
 }
 
 type RegisterClusterPayload struct {
-	Cluster    *model.Cluster `json:"cluster,omitempty"`
-	UserErrors []*UserError   `json:"userErrors"`
+	Cluster *model.Cluster `json:"cluster,omitempty"`
+	// The cluster's connect token. Shown only in this response: put it in the agent's Secret now.
+	ConnectToken *string      `json:"connectToken,omitempty"`
+	UserErrors   []*UserError `json:"userErrors"`
 }
 
 type ReleaseConnection struct {
@@ -385,6 +400,15 @@ type RevokeAPITokenInput struct {
 type RevokeAPITokenPayload struct {
 	APIToken   *model.APIToken `json:"apiToken,omitempty"`
 	UserErrors []*UserError    `json:"userErrors"`
+}
+
+type RevokeConnectTokenInput struct {
+	ConnectTokenID string `json:"connectTokenId"`
+}
+
+type RevokeConnectTokenPayload struct {
+	ConnectToken *model.ConnectToken `json:"connectToken,omitempty"`
+	UserErrors   []*UserError        `json:"userErrors"`
 }
 
 type ServiceConnection struct {

@@ -248,6 +248,13 @@ func TestAuditOnePerMutation(t *testing.T) {
 				map[string]any{"s": worker}, "service.delete", fixed(worker))
 			step(pm, "deleteEnvironment", `mutation($e: ID!) { deleteEnvironment(input: {environmentId: $e}) { deletedEnvironmentId `+ue+` } }`,
 				map[string]any{"e": canary}, "environment.delete", fixed(canary))
+			res = step(admin, "regenerateConnectToken", `mutation($c: ID!, $n: String!) { regenerateConnectToken(input: {clusterId: $c, confirmName: $n}) {
+				connectToken { id } secret `+ue+` } }`, map[string]any{"c": edge, "n": "edge"}, "cluster.regenerate_connect_token", fixed(edge))
+			f.addSecret(res.Str("regenerateConnectToken.secret"))
+			reject(admin, "regenerateConnectToken", `mutation($c: ID!) { regenerateConnectToken(input: {clusterId: $c, confirmName: "wrong"}) { secret `+ue+` } }`,
+				map[string]any{"c": edge}, "BAD_USER_INPUT")
+			step(admin, "revokeConnectToken", `mutation($k: ID!) { revokeConnectToken(input: {connectTokenId: $k}) { connectToken { id } `+ue+` } }`,
+				map[string]any{"k": res.Str("regenerateConnectToken.connectToken.id")}, "cluster.revoke_connect_token", fixed(edge))
 			step(admin, "deleteCluster", `mutation($c: ID!) { deleteCluster(input: {clusterId: $c}) { deletedClusterId `+ue+` } }`,
 				map[string]any{"c": edge}, "cluster.delete", fixed(edge))
 			step(admin, "deleteProject", `mutation($p: ID!) { deleteProject(input: {projectId: $p}) { deletedProjectId `+ue+` } }`,
@@ -386,6 +393,7 @@ var mutationAction = map[string]string{
 	"createService":         "service.create", "updateService": "service.update", "deleteService": "service.delete",
 	"deploy":      "deployment.create",
 	"setVariable": "variable.set", "deleteVariable": "variable.delete",
+	"regenerateConnectToken": "cluster.regenerate_connect_token", "revokeConnectToken": "cluster.revoke_connect_token",
 }
 
 func eventIDs(evs []auditEvent) []string {

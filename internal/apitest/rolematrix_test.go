@@ -507,6 +507,45 @@ func roleMatrix() map[string][]matrixCase {
 			effect: gone("c"),
 		}},
 
+		"regenerateConnectToken": {{
+			name:  "confirmed by name",
+			query: `mutation($c: ID!) { regenerateConnectToken(input: {clusterId: $c, confirmName: "prod-eu"}) { connectToken { id prefix } secret ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"c": f.ClusterID, "_before": len(f.connectTokens(t))}
+			},
+			want: tenantAdmins,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				t.Helper()
+				want := v["_before"].(int)
+				if ok {
+					want++
+					if secret := res.Str("regenerateConnectToken.secret"); !strings.HasPrefix(secret, res.Str("regenerateConnectToken.connectToken.prefix")) || !strings.HasPrefix(secret, "nbc_") {
+						t.Errorf("secret %q does not start with its prefix", secret)
+					}
+				}
+				if got := len(f.connectTokens(t)); got != want {
+					t.Errorf("connect tokens: %d, want %d", got, want)
+				}
+			},
+		}},
+		"revokeConnectToken": {{
+			name:  "fresh token",
+			query: `mutation($k: ID!) { revokeConnectToken(input: {connectTokenId: $k}) { connectToken { id revokedAt } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				res := f.MustDo(t, `mutation($c: ID!) { regenerateConnectToken(input: {clusterId: $c, confirmName: "prod-eu"}) { connectToken { id } } }`,
+					map[string]any{"c": f.ClusterID})
+				return map[string]any{"k": res.Str("regenerateConnectToken.connectToken.id")}
+			},
+			want: tenantAdmins,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				t.Helper()
+				revoked := f.Node(t, v["k"].(string), "... on ConnectToken { revokedAt }")["revokedAt"] != nil
+				if revoked != ok {
+					t.Errorf("token revoked = %v after a call that was allowed = %v", revoked, ok)
+				}
+			},
+		}},
+
 		"createNamespaceTarget": {{
 			name:  "namespace",
 			query: `mutation($c: ID!, $ns: String!) { createNamespaceTarget(input: {clusterId: $c, namespace: $ns}) { namespaceTarget { id } ` + ue + ` } }`,
@@ -859,4 +898,10 @@ func previewCase(name, call string, env func(*Fixture) string, want map[Role]acc
 			}
 		},
 	}
+}
+
+func (f *Fixture) connectTokens(t *testing.T) []any {
+	t.Helper()
+	n := f.Node(t, f.ClusterID, "... on Cluster { connectTokens { id } }")
+	return n["connectTokens"].([]any)
 }

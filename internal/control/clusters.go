@@ -29,17 +29,18 @@ func (p *Plane) ClusterStatus(c *model.Cluster) model.ClusterStatus { return c.S
 
 // RegisterCluster registers a cluster; it stays PENDING until its agent
 // connects. Tenant admins only, within the plan.
-func (p *Plane) RegisterCluster(ctx context.Context, tenant model.TenantID, name string, labels []model.Label) (*model.Cluster, error) {
+func (p *Plane) RegisterCluster(ctx context.Context, tenant model.TenantID, name string, labels []model.Label) (*model.Cluster, string, error) {
 	if err := p.authz.CheckCtx(ctx, authz.ClusterManage, model.Scope{Tenant: tenant}); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var c checks
 	c.name(name, "cluster name", "input", "name")
 	ls := c.labels(labels, "input", "labels")
 	if err := c.err(); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	cl := &model.Cluster{ID: newID[model.ClusterID](), TenantID: tenant, Name: name, Labels: ls, CreatedAt: p.now()}
+	var secret string
 	err := p.change(ctx, tenant, func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error {
 		if err := p.ensureRoom(ctx, q, t, model.LimitClusters, 1); err != nil {
 			return err
@@ -47,11 +48,20 @@ func (p *Plane) RegisterCluster(ctx context.Context, tenant model.TenantID, name
 		if err := store.Clusters.Insert(ctx, q, cl); err != nil {
 			return conflictOn(err, "name", "a cluster named "+name+" already exists in this tenant")
 		}
+		tok, s, err := p.insertConnectToken(ctx, q, cl)
+		if err != nil {
+			return err
+		}
+		secret = s
 		target(ev, "cluster.register", "Cluster", string(cl.ID))
-		ev.Details["name"], ev.Details["labels"] = name, ls
+		ev.Details["name"], ev.Details["labels"], ev.Details["tokenPrefix"] = name, ls, tok.Prefix
 		return nil
 	})
-	return p.reread(ctx, cl, err)
+	cl, err = p.reread(ctx, cl, err)
+	if err != nil {
+		return nil, "", err
+	}
+	return cl, secret, nil
 }
 
 func (p *Plane) SetClusterLabels(ctx context.Context, id model.ClusterID, labels []model.Label) (*model.Cluster, error) {

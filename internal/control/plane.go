@@ -32,6 +32,9 @@ type Plane struct {
 	box   *seal.Box
 	log   *slog.Logger
 	now   func() time.Time
+	pub   Publisher
+	// connectGrace is how long a replaced connect token keeps working.
+	connectGrace time.Duration
 }
 
 // Option configures a Plane.
@@ -49,7 +52,7 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plane{store: st, authz: z, box: seal.NewBox(nil), log: log, now: store.Now}
+	p := &Plane{store: st, authz: z, box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace}
 	for _, o := range opts {
 		o(p)
 	}
@@ -118,7 +121,9 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 	if err != nil {
 		return err
 	}
-	return p.store.Tx(ctx, func(q store.Querier) error {
+	var bumped []Bumped
+	err = p.store.Tx(ctx, func(q store.Querier) error {
+		bumped = nil
 		t, err := store.LockTenant(ctx, q, tenant)
 		if err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
@@ -138,12 +143,17 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 			return p.finishPreview(ctx, q, tenant, pv, before)
 		}
 		if !stateless[ev.Action] {
-			if _, err := p.recompile(ctx, q, tenant); err != nil {
+			if bumped, err = p.recompile(ctx, q, tenant); err != nil {
 				return fmt.Errorf("compiling desired state: %w", err)
 			}
 		}
 		return store.InsertAudit(ctx, q, ev)
 	})
+	if err == nil && len(bumped) > 0 && p.pub != nil {
+		// After commit: an agent must never see a revision that rolled back.
+		p.pub.Published(bumped)
+	}
+	return err
 }
 
 func (p *Plane) auditEvent(a *authz.Actor, tenant model.TenantID) *model.AuditEvent {

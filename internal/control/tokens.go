@@ -25,7 +25,7 @@ const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 // newSecret returns a token with 256 bits of randomness, its display
 // prefix, and the hash that is stored.
-func newSecret() (secret, prefix string, hash []byte) {
+func newSecret(tokenPrefix string) (secret, prefix string, hash []byte) {
 	var b [43]byte
 	raw := make([]byte, len(b))
 	if _, err := rand.Read(raw); err != nil {
@@ -36,8 +36,8 @@ func newSecret() (secret, prefix string, hash []byte) {
 		// 256 % 62 costs under 0.1 bit each.
 		b[i] = base62[int(r)%len(base62)]
 	}
-	secret = TokenPrefix + string(b[:])
-	return secret, secret[:len(TokenPrefix)+8], hashToken(secret)
+	secret = tokenPrefix + string(b[:])
+	return secret, secret[:len(tokenPrefix)+8], hashToken(secret)
 }
 
 // hashToken is SHA-256: tokens are long random strings, so a slow password
@@ -80,7 +80,7 @@ func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz
 
 // insertToken creates a token for user in tenant and returns it with its secret.
 func (p *Plane) insertToken(ctx context.Context, q store.Querier, tenant model.TenantID, user model.UserID, name string, expires *time.Time) (*model.APIToken, string, error) {
-	secret, prefix, hash := newSecret()
+	secret, prefix, hash := newSecret(TokenPrefix)
 	tok := &model.APIToken{
 		ID: newID[model.TokenID](), TenantID: tenant, UserID: user, Name: name, Prefix: prefix, Hash: hash,
 		CreatedAt: p.now(), ExpiresAt: expires,

@@ -35,6 +35,7 @@ const (
 	Deployment      = "Deployment"
 	AuditEvent      = "AuditEvent"
 	Variable        = "Variable"
+	ConnectToken    = "ConnectToken"
 )
 
 // ErrMalformed is returned for an id that is not one of ours.
@@ -154,4 +155,10 @@ func UnmarshalAuditEventID(v any) (model.AuditEventID, error) {
 func MarshalVariableID(v model.VariableID) graphql.Marshaler { return marshal(Variable, v) }
 func UnmarshalVariableID(v any) (model.VariableID, error) {
 	return unmarshal[model.VariableID](Variable, v)
+}
+func MarshalConnectTokenID(v model.ConnectTokenID) graphql.Marshaler {
+	return marshal(ConnectToken, v)
+}
+func UnmarshalConnectTokenID(v any) (model.ConnectTokenID, error) {
+	return unmarshal[model.ConnectTokenID](ConnectToken, v)
 }

@@ -25,6 +25,7 @@ type (
 	DeploymentID      string
 	AuditEventID      string
 	VariableID        string
+	ConnectTokenID    string
 )
 
 // Scope says which tenant, and which project if any, an object belongs to.
@@ -114,6 +115,13 @@ type Cluster struct {
 	// grows. DesiredHash fingerprints that state.
 	DesiredRevision int64
 	DesiredHash     string
+	// AppliedRevision is the newest revision the agent acknowledged as
+	// applied; it never goes backwards. Inventory is the agent's last report
+	// (JSON, protocol.Inventory); ApplyErrors the object errors of the last
+	// failed revision (JSON).
+	AppliedRevision int64
+	Inventory       string
+	ApplyErrors     string
 }
 
 // DisconnectedAfter is how long a cluster may stay silent before it counts as
@@ -310,3 +318,19 @@ type Grants struct {
 	Tenants  map[TenantID]TenantRole
 	Projects map[ProjectID]ProjectRole
 }
+
+// ConnectToken lets one cluster's agent connect. Only its hash is stored.
+type ConnectToken struct {
+	ID         ConnectTokenID
+	TenantID   TenantID
+	ClusterID  ClusterID
+	Prefix     string
+	Hash       []byte
+	CreatedAt  time.Time
+	ExpiresAt  *time.Time
+	RevokedAt  *time.Time
+	LastUsedAt *time.Time
+}
+
+func (ConnectToken) IsNode()            {}
+func (t *ConnectToken) Scope() Scope    { return Scope{Tenant: t.TenantID} }

@@ -190,3 +190,46 @@ func ReplaceSealed(ctx context.Context, q Querier, id model.VariableID, old, sea
 	}
 	return n == 1, nil
 }
+
+// ConnectTokenByHash finds a connect token by the hash of its secret.
+func ConnectTokenByHash(ctx context.Context, q Querier, hash []byte) (*model.ConnectToken, error) {
+	return ConnectTokens.One(ctx, q, "hash = $1", hash)
+}
+
+// ExpireConnectTokens gives every live token of a cluster an end (the grace
+// window after a regeneration), unless it already ends sooner.
+func ExpireConnectTokens(ctx context.Context, q Querier, cluster model.ClusterID, at time.Time) error {
+	_, err := q.Exec(ctx, `UPDATE connect_tokens SET expires_at = $2
+		WHERE cluster_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)`, string(cluster), at)
+	return err
+}
+
+func RevokeConnectToken(ctx context.Context, q Querier, id model.ConnectTokenID, now time.Time) error {
+	return execOne(ctx, q, "revoking connect token",
+		`UPDATE connect_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, string(id), now)
+}
+
+func TouchConnectToken(ctx context.Context, q Querier, id model.ConnectTokenID, now time.Time) error {
+	_, err := q.Exec(ctx, `UPDATE connect_tokens SET last_used_at = $2 WHERE id = $1`, string(id), now)
+	return err
+}
+
+// RecordHeartbeat stores an agent's report. The applied revision only ever
+// grows: a stale or reordered report cannot move it back.
+func RecordHeartbeat(ctx context.Context, q Querier, cluster model.ClusterID, at time.Time, inventory string, applied int64) error {
+	return execOne(ctx, q, "recording heartbeat", `UPDATE clusters SET last_heartbeat_at = $2, inventory = $3,
+		applied_revision = CASE WHEN $4 > applied_revision AND $4 <= desired_revision THEN $4 ELSE applied_revision END
+		WHERE id = $1`, string(cluster), at, inventory, applied)
+}
+
+// RecordAck stores the outcome of applying a revision: applied moves the
+// applied revision forward (never back, never past the desired one);
+// failed keeps the object errors for people to read.
+func RecordAck(ctx context.Context, q Querier, cluster model.ClusterID, revision int64, applied bool, errorsJSON string) error {
+	if applied {
+		return execOne(ctx, q, "recording ack", `UPDATE clusters SET apply_errors = '[]',
+			applied_revision = CASE WHEN $2 > applied_revision AND $2 <= desired_revision THEN $2 ELSE applied_revision END
+			WHERE id = $1`, string(cluster), revision)
+	}
+	return execOne(ctx, q, "recording ack", `UPDATE clusters SET apply_errors = $2 WHERE id = $1`, string(cluster), errorsJSON)
+}

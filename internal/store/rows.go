@@ -99,19 +99,19 @@ var (
 	Clusters = &Table[model.ClusterID, model.Cluster]{
 		Name: "clusters",
 		Columns: []string{"id", "tenant_id", "name", "labels", "last_heartbeat_at", "created_at", "desired_revision",
-			"desired_hash"},
+			"desired_hash", "applied_revision", "inventory", "apply_errors"},
 		scan: func(s Scanner) (*model.Cluster, error) {
 			var c model.Cluster
 			var labels string
 			if err := s.Scan(&c.ID, &c.TenantID, &c.Name, &labels, &c.LastHeartbeatAt, &c.CreatedAt, &c.DesiredRevision,
-				&c.DesiredHash); err != nil {
+				&c.DesiredHash, &c.AppliedRevision, &c.Inventory, &c.ApplyErrors); err != nil {
 				return nil, err
 			}
 			return &c, decodeJSON(&c.Labels, labels)
 		},
 		values: func(c *model.Cluster) []any {
 			return []any{string(c.ID), string(c.TenantID), c.Name, encodeJSON(c.Labels), c.LastHeartbeatAt, c.CreatedAt,
-				c.DesiredRevision, c.DesiredHash}
+				c.DesiredRevision, c.DesiredHash, c.AppliedRevision, orJSON(c.Inventory, "{}"), orJSON(c.ApplyErrors, "[]")}
 		},
 		id: func(c *model.Cluster) model.ClusterID { return c.ID },
 	}
@@ -164,6 +164,21 @@ var (
 		},
 		id: func(v *model.Variable) model.VariableID { return v.ID },
 	}
+	ConnectTokens = &Table[model.ConnectTokenID, model.ConnectToken]{
+		Name: "connect_tokens",
+		Columns: []string{"id", "tenant_id", "cluster_id", "prefix", "hash", "created_at", "expires_at", "revoked_at",
+			"last_used_at"},
+		scan: func(s Scanner) (*model.ConnectToken, error) {
+			var t model.ConnectToken
+			return &t, s.Scan(&t.ID, &t.TenantID, &t.ClusterID, &t.Prefix, &t.Hash, &t.CreatedAt, &t.ExpiresAt,
+				&t.RevokedAt, &t.LastUsedAt)
+		},
+		values: func(t *model.ConnectToken) []any {
+			return []any{string(t.ID), string(t.TenantID), string(t.ClusterID), t.Prefix, t.Hash, t.CreatedAt,
+				t.ExpiresAt, t.RevokedAt, t.LastUsedAt}
+		},
+		id: func(t *model.ConnectToken) model.ConnectTokenID { return t.ID },
+	}
 	Releases = &Table[model.ReleaseID, model.Release]{
 		Name: "releases",
 		Columns: []string{"id", "tenant_id", "project_id", "service_id", "environment_id", "number", "image",
@@ -201,6 +216,13 @@ var (
 		id: func(d *model.Deployment) model.DeploymentID { return d.ID },
 	}
 )
+
+func orJSON(s, empty string) string {
+	if s == "" {
+		return empty
+	}
+	return s
+}
 
 func encodeJSON(v any) string {
 	b, err := json.Marshal(v)

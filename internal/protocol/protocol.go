@@ -1,0 +1,239 @@
+// Package protocol defines the messages of the agent channel
+// (/agent/v1/connect): JSON text frames over one websocket per cluster,
+// each an envelope with a type. Both ends import it; it holds no logic
+// beyond decoding and validating, and never imports the store or the API.
+//
+// docs/agent-protocol.md describes the conversation.
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nebulactrl/nebula/internal/desired"
+)
+
+// Version is the protocol version this build speaks.
+const Version = 1
+
+// MaxMessageBytes caps one frame from an agent: inventories of large
+// clusters fit, anything bigger is refused with CloseTooBig.
+const MaxMessageBytes = 4 << 20
+
+// Capabilities the control plane knows. An agent announces what it can do;
+// the welcome lists what both sides will use.
+const (
+	CapDesiredState = "desired-state.v1"
+	CapAcks         = "acks.v1"
+	CapInventory    = "inventory.v1"
+)
+
+// Known is every capability this build implements.
+var Known = []string{CapDesiredState, CapAcks, CapInventory}
+
+// Close codes (RFC 6455 private range) the control plane ends a session with.
+const (
+	CloseMalformed    = 4400 // a frame that is not a valid message
+	CloseUnauthorized = 4401 // the token stopped being valid (revoked, expired)
+	CloseUnsupported  = 4406 // no protocol version in common
+	CloseSuperseded   = 4409 // another session of the same cluster took over
+	CloseTooBig       = 4413 // a frame over MaxMessageBytes
+	CloseTimeout      = 4408 // no hello in time, or silence past the heartbeat deadline
+)
+
+// Message types.
+const (
+	TypeHello     = "hello"
+	TypeWelcome   = "welcome"
+	TypeHeartbeat = "heartbeat"
+	TypeDesired   = "desired"
+	TypeAck       = "ack"
+)
+
+// Envelope is every frame.
+type Envelope struct {
+	Type string          `json:"type"`
+	Body json.RawMessage `json:"body"`
+}
+
+// Hello opens a session (agent → control plane).
+type Hello struct {
+	Protocols       []int     `json:"protocols"`
+	Capabilities    []string  `json:"capabilities"`
+	AppliedRevision int64     `json:"appliedRevision"`
+	Inventory       Inventory `json:"inventory"`
+}
+
+// Welcome answers a hello (control plane → agent).
+type Welcome struct {
+	Protocol     int      `json:"protocol"`
+	Capabilities []string `json:"capabilities"`
+	Cluster      string   `json:"cluster"`
+	// HeartbeatSeconds is the interval the control plane expects; it is a
+	// setting, not a contract.
+	HeartbeatSeconds int `json:"heartbeatSeconds"`
+}
+
+// Inventory is what an agent reports of its cluster.
+type Inventory struct {
+	AgentVersion      string     `json:"agentVersion"`
+	AgentImage        string     `json:"agentImage"`
+	Capabilities      []string   `json:"capabilities"`
+	KubernetesVersion string     `json:"kubernetesVersion"`
+	Nodes             []Node     `json:"nodes"`
+	Workloads         []Workload `json:"workloads"`
+}
+
+type Node struct {
+	Name  string `json:"name"`
+	Ready bool   `json:"ready"`
+}
+
+type Workload struct {
+	Namespace     string `json:"namespace"`
+	Name          string `json:"name"`
+	Replicas      int    `json:"replicas"`
+	ReadyReplicas int    `json:"readyReplicas"`
+}
+
+// Heartbeat reports liveness, inventory and the applied revision.
+type Heartbeat struct {
+	Inventory       Inventory `json:"inventory"`
+	AppliedRevision int64     `json:"appliedRevision"`
+	SentAt          time.Time `json:"sentAt"`
+}
+
+// Desired is a cluster's whole desired state at a revision.
+type Desired struct {
+	Revision int64         `json:"revision"`
+	State    desired.State `json:"state"`
+}
+
+// Ack reports how applying a revision went.
+type Ack struct {
+	Revision int64         `json:"revision"`
+	Result   string        `json:"result"` // "applied" or "failed"
+	Errors   []ObjectError `json:"errors,omitempty"`
+}
+
+type ObjectError struct {
+	Object  string `json:"object"`
+	Message string `json:"message"`
+}
+
+const (
+	ResultApplied = "applied"
+	ResultFailed  = "failed"
+)
+
+// ErrMalformed wraps every decoding and validation failure.
+var ErrMalformed = errors.New("malformed message")
+
+// Encode wraps a body in its envelope.
+func Encode(typ string, body any) ([]byte, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(Envelope{Type: typ, Body: b})
+}
+
+// Decode reads a frame from an agent and returns its typed body: *Hello,
+// *Heartbeat or *Ack. Anything else is ErrMalformed with the reason.
+func Decode(frame []byte) (any, error) {
+	var env Envelope
+	if err := json.Unmarshal(frame, &env); err != nil {
+		return nil, fmt.Errorf("%w: not a JSON envelope", ErrMalformed)
+	}
+	var body interface{ validate() error }
+	switch env.Type {
+	case TypeHello:
+		body = &Hello{}
+	case TypeHeartbeat:
+		body = &Heartbeat{}
+	case TypeAck:
+		body = &Ack{}
+	case "":
+		return nil, fmt.Errorf("%w: no type", ErrMalformed)
+	default:
+		return nil, fmt.Errorf("%w: unknown type %q", ErrMalformed, clip(env.Type))
+	}
+	if len(env.Body) == 0 {
+		return nil, fmt.Errorf("%w: %s without a body", ErrMalformed, env.Type)
+	}
+	dec := json.NewDecoder(bytes.NewReader(env.Body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(body); err != nil {
+		return nil, fmt.Errorf("%w: %s body: %v", ErrMalformed, env.Type, err)
+	}
+	if err := body.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, env.Type, err)
+	}
+	return body, nil
+}
+
+func (h *Hello) validate() error {
+	if len(h.Protocols) == 0 || len(h.Protocols) > 16 {
+		return errors.New("protocols must list 1 to 16 versions")
+	}
+	if h.AppliedRevision < 0 {
+		return errors.New("appliedRevision is negative")
+	}
+	return h.Inventory.validate()
+}
+
+func (h *Heartbeat) validate() error {
+	if h.AppliedRevision < 0 {
+		return errors.New("appliedRevision is negative")
+	}
+	return h.Inventory.validate()
+}
+
+func (a *Ack) validate() error {
+	if a.Revision <= 0 {
+		return errors.New("revision must be positive")
+	}
+	if a.Result != ResultApplied && a.Result != ResultFailed {
+		return fmt.Errorf("result %q is neither applied nor failed", clip(a.Result))
+	}
+	if len(a.Errors) > 1000 {
+		return errors.New("more than 1000 object errors")
+	}
+	return nil
+}
+
+func (i *Inventory) validate() error {
+	if len(i.AgentVersion) > 100 || len(i.AgentImage) > 500 || len(i.KubernetesVersion) > 100 {
+		return errors.New("inventory field too long")
+	}
+	if len(i.Nodes) > 10000 || len(i.Workloads) > 100000 || len(i.Capabilities) > 100 {
+		return errors.New("inventory lists too long")
+	}
+	return nil
+}
+
+// Negotiate picks the protocol version and the capabilities both sides
+// share; ok is false when there is no version in common.
+func Negotiate(h *Hello) (version int, caps []string, ok bool) {
+	if !slices.Contains(h.Protocols, Version) {
+		return 0, nil, false
+	}
+	for _, c := range h.Capabilities {
+		if slices.Contains(Known, c) && !slices.Contains(caps, c) {
+			caps = append(caps, c)
+		}
+	}
+	slices.Sort(caps)
+	return Version, caps, true
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
