@@ -228,7 +228,7 @@ func (p *Plane) HeartbeatAge(c *model.Cluster) *int {
 
 // InventoryOf decodes the agent's last report; nil before the first.
 func InventoryOf(c *model.Cluster) (*protocol.Inventory, error) {
-	if c.LastHeartbeatAt == nil {
+	if c.LastHeartbeatAt == nil || c.Inventory == "" {
 		return nil, nil
 	}
 	var inv protocol.Inventory

@@ -332,5 +332,5 @@ type ConnectToken struct {
 	LastUsedAt *time.Time
 }
 
-func (ConnectToken) IsNode()            {}
-func (t *ConnectToken) Scope() Scope    { return Scope{Tenant: t.TenantID} }
+func (ConnectToken) IsNode()         {}
+func (t *ConnectToken) Scope() Scope { return Scope{Tenant: t.TenantID} }

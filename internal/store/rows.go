@@ -111,7 +111,7 @@ var (
 		},
 		values: func(c *model.Cluster) []any {
 			return []any{string(c.ID), string(c.TenantID), c.Name, encodeJSON(c.Labels), c.LastHeartbeatAt, c.CreatedAt,
-				c.DesiredRevision, c.DesiredHash, c.AppliedRevision, orJSON(c.Inventory, "{}"), orJSON(c.ApplyErrors, "[]")}
+				c.DesiredRevision, c.DesiredHash, c.AppliedRevision, c.Inventory, c.ApplyErrors}
 		},
 		id: func(c *model.Cluster) model.ClusterID { return c.ID },
 	}
@@ -216,13 +216,6 @@ var (
 		id: func(d *model.Deployment) model.DeploymentID { return d.ID },
 	}
 )
-
-func orJSON(s, empty string) string {
-	if s == "" {
-		return empty
-	}
-	return s
-}
 
 func encodeJSON(v any) string {
 	b, err := json.Marshal(v)
