@@ -160,7 +160,7 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 		st.Close()
 		return nil, nil, err
 	}
-	p, err := control.New(st, log, control.WithBox(box))
+	p, err := control.New(st, log, control.WithBox(box), control.WithConnectGrace(cfg.ConnectTokenGrace))
 	if err != nil {
 		st.Close()
 		return nil, nil, err

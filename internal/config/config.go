@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is every setting of `nebula serve`.
@@ -34,6 +35,10 @@ type Config struct {
 	// Never logged.
 	MasterKey     string
 	OldMasterKeys []string
+	// AgentHeartbeat is the interval agents are asked to report at;
+	// ConnectTokenGrace how long a replaced connect token keeps working.
+	AgentHeartbeat    time.Duration
+	ConnectTokenGrace time.Duration
 }
 
 // FromEnv reads the settings; lookup is os.LookupEnv outside tests.
@@ -76,6 +81,19 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 		}
 		return x
 	}
+	d := func(key string, def, min, max time.Duration) time.Duration {
+		v, ok := lookup(key)
+		if !ok || v == "" {
+			return def
+		}
+		x, err := time.ParseDuration(v)
+		if err != nil || x < min || x > max {
+			errs = append(errs, fmt.Sprintf("%s=%q must be a duration from %s to %s", key, v, min, max))
+		}
+		return x
+	}
+	c.AgentHeartbeat = d("NEBULA_AGENT_HEARTBEAT", 15*time.Second, time.Second, 5*time.Minute)
+	c.ConnectTokenGrace = d("NEBULA_CONNECT_TOKEN_GRACE", time.Hour, 0, 30*24*time.Hour)
 	c.Introspection = b("NEBULA_INTROSPECTION", true)
 	c.MaxBodyBytes = int64(n("NEBULA_MAX_BODY_BYTES", 1<<20, 1<<10, 64<<20))
 	c.MaxTokens = n("NEBULA_MAX_QUERY_TOKENS", 15000, 100, 1_000_000)

@@ -34,6 +34,9 @@ func WithPublisher(pub Publisher) Option { return func(p *Plane) { p.pub = pub }
 // WithConnectGrace sets how long a replaced connect token keeps working.
 func WithConnectGrace(d time.Duration) Option { return func(p *Plane) { p.connectGrace = d } }
 
+// WithClock replaces the clock, for tests of time windows.
+func WithClock(now func() time.Time) Option { return func(p *Plane) { p.now = now } }
+
 // SetPublisher attaches the publisher after construction (the hub needs
 // the plane first).
 func (p *Plane) SetPublisher(pub Publisher) { p.pub = pub }

@@ -41,7 +41,6 @@ const (
 	CloseUnauthorized = 4401 // the token stopped being valid (revoked, expired)
 	CloseUnsupported  = 4406 // no protocol version in common
 	CloseSuperseded   = 4409 // another session of the same cluster took over
-	CloseTooBig       = 4413 // a frame over MaxMessageBytes
 	CloseTimeout      = 4408 // no hello in time, or silence past the heartbeat deadline
 )
 

@@ -31,6 +31,7 @@ import (
 	"github.com/nebulactrl/nebula/graph"
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/resolvers"
 )
 
@@ -50,15 +51,21 @@ type Server struct {
 	cfg     config.Config
 	log     *slog.Logger
 	metrics *metrics
+	hub     *hub.Hub
 	handler http.Handler
 }
 
-// New builds the server.
+// New builds the server, with the agent hub as the plane's publisher.
 func New(plane *control.Plane, cfg config.Config, log *slog.Logger) *Server {
-	s := &Server{plane: plane, cfg: cfg, log: log, metrics: newMetrics()}
+	s := &Server{plane: plane, cfg: cfg, log: log, metrics: newMetrics(),
+		hub: hub.New(plane, log, hub.Options{Heartbeat: cfg.AgentHeartbeat})}
+	plane.SetPublisher(s.hub)
 	s.handler = s.routes()
 	return s
 }
+
+// Hub is the agent hub of this server.
+func (s *Server) Hub() *hub.Hub { return s.hub }
 
 // Handler is the whole HTTP surface, for tests and benchmarks.
 func (s *Server) Handler() http.Handler { return s.handler }
@@ -69,6 +76,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /graphql", requireJSON(s.authenticate(gql)))
 	mux.Handle("GET /graphql", s.authenticate(gql))
 	mux.Handle("GET /{$}", playground.Handler("NebulaCtrl GraphiQL", "/graphql"))
+	mux.Handle("GET /agent/v1/connect", s.hub)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

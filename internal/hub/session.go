@@ -1,0 +1,210 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/protocol"
+)
+
+const writeWait = 10 * time.Second
+
+// session is one agent connection.
+type session struct {
+	hub     *Hub
+	conn    *websocket.Conn
+	cluster model.ClusterID
+	token   model.ConnectTokenID
+
+	wake      chan struct{} // a newer revision may exist
+	done      chan struct{} // closed when the session ends
+	closeOnce sync.Once
+	sent      int64 // newest revision sent; writer goroutine only
+}
+
+func (s *session) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default: // a wake is already pending: one delivery covers both
+	}
+}
+
+// close ends the session with a close code and reason; safe from any
+// goroutine, and idempotent.
+func (s *session) close(code int, reason string) {
+	s.closeOnce.Do(func() {
+		msg := websocket.FormatCloseMessage(code, reason)
+		_ = s.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(writeWait))
+		close(s.done)
+		_ = s.conn.Close()
+		if code != websocket.CloseNormalClosure {
+			s.hub.log.Info("agent session closed", logCluster, s.cluster, logCode, code, "reason", reason)
+		}
+	})
+}
+
+// run is the session: hello, welcome, then heartbeats and acks until the
+// connection ends. It returns when the session is over.
+func (s *session) run(ctx context.Context) {
+	h := s.hub
+	defer h.unregister(s)
+	defer s.close(websocket.CloseNormalClosure, "")
+	s.conn.SetReadLimit(protocol.MaxMessageBytes)
+
+	_ = s.conn.SetReadDeadline(time.Now().Add(h.opts.HelloTimeout))
+	hello, ok := s.read()
+	if !ok {
+		return
+	}
+	hi, isHello := hello.(*protocol.Hello)
+	if !isHello {
+		s.close(protocol.CloseMalformed, "the first message must be hello")
+		return
+	}
+	version, caps, ok := protocol.Negotiate(hi)
+	if !ok {
+		s.close(protocol.CloseUnsupported, "no protocol version in common; this control plane speaks 1")
+		return
+	}
+	if err := h.plane.AgentReport(ctx, s.cluster, hi.Inventory, hi.AppliedRevision); err != nil {
+		h.log.ErrorContext(ctx, "recording hello", logCluster, s.cluster, logError, err)
+		s.close(websocket.CloseInternalServerErr, "internal error")
+		return
+	}
+	// Registered before the welcome: once an agent is welcomed, a revoke or
+	// a publish finds its session.
+	h.register(s)
+	welcome, err := protocol.Encode(protocol.TypeWelcome, protocol.Welcome{Protocol: version, Capabilities: caps,
+		Cluster: string(s.cluster), HeartbeatSeconds: int(h.opts.Heartbeat / time.Second)})
+	if err != nil || s.write(welcome) != nil {
+		return
+	}
+	// The agent has what it applied; send only what is newer.
+	s.sent = hi.AppliedRevision
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); s.writer(ctx) }()
+	defer wg.Wait()
+	s.poke()
+
+	for {
+		// Three missed heartbeats end the session; the cluster then shows
+		// DISCONNECTED once its last heartbeat is old enough.
+		_ = s.conn.SetReadDeadline(time.Now().Add(3 * h.opts.Heartbeat))
+		msg, ok := s.read()
+		if !ok {
+			return
+		}
+		switch m := msg.(type) {
+		case *protocol.Heartbeat:
+			err = h.plane.AgentReport(ctx, s.cluster, m.Inventory, m.AppliedRevision)
+		case *protocol.Ack:
+			err = h.plane.AgentAck(ctx, s.cluster, m)
+		case *protocol.Hello:
+			s.close(protocol.CloseMalformed, "hello may only open a session")
+			return
+		}
+		if err != nil {
+			h.log.ErrorContext(ctx, "recording agent report", logCluster, s.cluster, logError, err)
+			s.close(websocket.CloseInternalServerErr, "internal error")
+			return
+		}
+	}
+}
+
+// read returns the next decoded message, or false when the session ended
+// (closing it with the reason if the frame was bad).
+func (s *session) read() (any, bool) {
+	typ, frame, err := s.conn.ReadMessage()
+	if err != nil {
+		switch {
+		case errors.Is(err, websocket.ErrReadLimit):
+			s.close(websocket.CloseMessageTooBig, "message over the size limit")
+		case isTimeout(err):
+			s.close(protocol.CloseTimeout, "no message in time")
+		}
+		return nil, false
+	}
+	if typ != websocket.TextMessage {
+		s.close(protocol.CloseMalformed, "messages are JSON text frames")
+		return nil, false
+	}
+	msg, err := protocol.Decode(frame)
+	if err != nil {
+		reason := err.Error()
+		if len(reason) > 120 { // a close reason fits in 123 bytes
+			reason = reason[:120]
+		}
+		s.close(protocol.CloseMalformed, reason)
+		return nil, false
+	}
+	return msg, true
+}
+
+func isTimeout(err error) bool {
+	var ne interface{ Timeout() bool }
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func (s *session) write(frame []byte) error {
+	_ = s.conn.SetWriteDeadline(time.Now().Add(writeWait))
+	err := s.conn.WriteMessage(websocket.TextMessage, frame)
+	if err != nil {
+		s.close(websocket.CloseGoingAway, "write failed")
+	}
+	return err
+}
+
+// writer delivers desired state when woken, pings to keep the connection
+// alive, and checks the token still holds (a regenerated token's grace
+// window ends while connected).
+func (s *session) writer(ctx context.Context) {
+	h := s.hub
+	tick := time.NewTicker(h.opts.Heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-s.wake:
+			if err := s.deliver(ctx); err != nil {
+				h.log.ErrorContext(ctx, "delivering desired state", logCluster, s.cluster, logError, err)
+				s.close(websocket.CloseInternalServerErr, "internal error")
+				return
+			}
+		case <-tick.C:
+			ok, err := h.plane.ConnectTokenStillValid(ctx, s.token)
+			if err == nil && !ok {
+				s.close(protocol.CloseUnauthorized, "connect token expired or revoked")
+				return
+			}
+			if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
+				s.close(websocket.CloseGoingAway, "ping failed")
+				return
+			}
+		}
+	}
+}
+
+// deliver sends the whole desired state if a revision newer than the last
+// one sent exists.
+func (s *session) deliver(ctx context.Context) error {
+	rev, st, err := s.hub.plane.DesiredFor(ctx, s.cluster, s.sent)
+	if err != nil || st == nil {
+		return err
+	}
+	frame, err := protocol.Encode(protocol.TypeDesired, protocol.Desired{Revision: rev, State: *st})
+	if err != nil {
+		return err
+	}
+	if err := s.write(frame); err != nil {
+		return nil // the session is closing
+	}
+	s.sent = rev
+	return nil
+}

@@ -1,0 +1,75 @@
+package protocol
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestDecode(t *testing.T) {
+	good := []string{
+		`{"type":"hello","body":{"protocols":[1],"capabilities":["acks.v1"],"appliedRevision":3,"inventory":{"agentVersion":"1","agentImage":"x","capabilities":[],"kubernetesVersion":"v1","nodes":[],"workloads":[]}}}`,
+		`{"type":"heartbeat","body":{"inventory":{"agentVersion":"1","agentImage":"","capabilities":null,"kubernetesVersion":"","nodes":null,"workloads":null},"appliedRevision":0,"sentAt":"2026-11-30T10:00:00Z"}}`,
+		`{"type":"ack","body":{"revision":4,"result":"failed","errors":[{"object":"Deployment/a","message":"no"}]}}`,
+	}
+	for _, g := range good {
+		if _, err := Decode([]byte(g)); err != nil {
+			t.Errorf("Decode(%s) = %v, want ok", g, err)
+		}
+	}
+	bad := map[string]string{
+		"not json":       `{`,
+		"no type":        `{"body":{}}`,
+		"unknown type":   `{"type":"teleport","body":{}}`,
+		"no body":        `{"type":"ack"}`,
+		"unknown field":  `{"type":"ack","body":{"revision":1,"result":"applied","extra":1}}`,
+		"bad result":     `{"type":"ack","body":{"revision":1,"result":"maybe"}}`,
+		"zero revision":  `{"type":"ack","body":{"revision":0,"result":"applied"}}`,
+		"no protocols":   `{"type":"hello","body":{"protocols":[]}}`,
+		"negative":       `{"type":"heartbeat","body":{"appliedRevision":-1}}`,
+		"wrong type":     `{"type":"ack","body":{"revision":"1","result":"applied"}}`,
+		"welcome to cp":  `{"type":"welcome","body":{"protocol":1}}`,
+		"desired to cp":  `{"type":"desired","body":{"revision":1}}`,
+		"long agent str": `{"type":"heartbeat","body":{"inventory":{"agentVersion":"` + strings.Repeat("v", 101) + `"}}}`,
+	}
+	for name, b := range bad {
+		if _, err := Decode([]byte(b)); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: Decode = %v, want ErrMalformed", name, err)
+		}
+	}
+}
+
+func TestNegotiate(t *testing.T) {
+	v, caps, ok := Negotiate(&Hello{Protocols: []int{2, 1}, Capabilities: []string{"acks.v1", "x", "acks.v1"}})
+	if !ok || v != 1 || len(caps) != 1 || caps[0] != CapAcks {
+		t.Errorf("Negotiate = %d %v %v, want 1 [acks.v1] true", v, caps, ok)
+	}
+	if _, _, ok := Negotiate(&Hello{Protocols: []int{2}}); ok {
+		t.Error("negotiated without a common version")
+	}
+}
+
+// FuzzDecode: no frame makes the decoder panic, and what it accepts
+// validates.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"hello","body":{"protocols":[1]}}`,
+		`{"type":"ack","body":{"revision":1,"result":"applied","errors":[{"object":"a","message":"b"}]}}`,
+		`{"type":"heartbeat","body":{"appliedRevision":2}}`,
+		`{"type":"x"}`, `[]`, `null`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		msg, err := Decode(frame)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v is not ErrMalformed", err)
+			}
+			return
+		}
+		if v, ok := msg.(interface{ validate() error }); !ok || v.validate() != nil {
+			t.Fatalf("accepted an invalid message %#v", msg)
+		}
+	})
+}
