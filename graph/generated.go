@@ -37,6 +37,7 @@ type ResolverRoot interface {
 	ApiToken() ApiTokenResolver
 	AuditEvent() AuditEventResolver
 	Cluster() ClusterResolver
+	Command() CommandResolver
 	Deployment() DeploymentResolver
 	Environment() EnvironmentResolver
 	Member() MemberResolver
@@ -118,6 +119,7 @@ type ComplexityRoot struct {
 	Cluster struct {
 		AppliedRevision  func(childComplexity int) int
 		ApplyErrors      func(childComplexity int) int
+		Commands         func(childComplexity int, first *int, after *string) int
 		ConnectTokens    func(childComplexity int) int
 		CreatedAt        func(childComplexity int) int
 		DesiredRevision  func(childComplexity int) int
@@ -173,6 +175,29 @@ type ComplexityRoot struct {
 		Namespace     func(childComplexity int) int
 		ReadyReplicas func(childComplexity int) int
 		Replicas      func(childComplexity int) int
+	}
+
+	Command struct {
+		Args        func(childComplexity int) int
+		Cluster     func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		RequestedBy func(childComplexity int) int
+		Result      func(childComplexity int) int
+		Status      func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+	}
+
+	CommandConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	CommandEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	ConnectToken struct {
@@ -359,6 +384,7 @@ type ComplexityRoot struct {
 		DeleteService            func(childComplexity int, input gqlmodel.DeleteServiceInput) int
 		DeleteVariable           func(childComplexity int, input gqlmodel.DeleteVariableInput) int
 		Deploy                   func(childComplexity int, input gqlmodel.DeployInput) int
+		QueueCommand             func(childComplexity int, input gqlmodel.QueueCommandInput) int
 		RegenerateConnectToken   func(childComplexity int, input gqlmodel.RegenerateConnectTokenInput) int
 		RegisterCluster          func(childComplexity int, input gqlmodel.RegisterClusterInput) int
 		RemoveMember             func(childComplexity int, input gqlmodel.RemoveMemberInput) int
@@ -483,6 +509,11 @@ type ComplexityRoot struct {
 		PreviewUpdateEnvironment func(childComplexity int, input gqlmodel.UpdateEnvironmentInput) int
 		PreviewUpdateService     func(childComplexity int, input gqlmodel.UpdateServiceInput) int
 		Viewer                   func(childComplexity int) int
+	}
+
+	QueueCommandPayload struct {
+		Command    func(childComplexity int) int
+		UserErrors func(childComplexity int) int
 	}
 
 	RegenerateConnectTokenPayload struct {
@@ -699,7 +730,15 @@ type ClusterResolver interface {
 	Inventory(ctx context.Context, obj *model.Cluster) (*protocol.Inventory, error)
 	ApplyErrors(ctx context.Context, obj *model.Cluster) (map[string]any, error)
 	ConnectTokens(ctx context.Context, obj *model.Cluster) ([]*model.ConnectToken, error)
+	Commands(ctx context.Context, obj *model.Cluster, first *int, after *string) (*gqlmodel.CommandConnection, error)
 	DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error)
+}
+type CommandResolver interface {
+	Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error)
+
+	Args(ctx context.Context, obj *model.Command) (map[string]any, error)
+
+	RequestedBy(ctx context.Context, obj *model.Command) (*model.User, error)
 }
 type DeploymentResolver interface {
 	Release(ctx context.Context, obj *model.Deployment) (*model.Release, error)
@@ -747,6 +786,7 @@ type MutationResolver interface {
 	DeleteCluster(ctx context.Context, input gqlmodel.DeleteClusterInput) (*gqlmodel.DeleteClusterPayload, error)
 	RegenerateConnectToken(ctx context.Context, input gqlmodel.RegenerateConnectTokenInput) (*gqlmodel.RegenerateConnectTokenPayload, error)
 	RevokeConnectToken(ctx context.Context, input gqlmodel.RevokeConnectTokenInput) (*gqlmodel.RevokeConnectTokenPayload, error)
+	QueueCommand(ctx context.Context, input gqlmodel.QueueCommandInput) (*gqlmodel.QueueCommandPayload, error)
 	CreateNamespaceTarget(ctx context.Context, input gqlmodel.CreateNamespaceTargetInput) (*gqlmodel.CreateNamespaceTargetPayload, error)
 	SetNamespaceTargetLabels(ctx context.Context, input gqlmodel.SetNamespaceTargetLabelsInput) (*gqlmodel.SetNamespaceTargetLabelsPayload, error)
 	DeleteNamespaceTarget(ctx context.Context, input gqlmodel.DeleteNamespaceTargetInput) (*gqlmodel.DeleteNamespaceTargetPayload, error)
@@ -1050,6 +1090,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cluster.ApplyErrors(childComplexity), true
+	case "Cluster.commands":
+		if e.ComplexityRoot.Cluster.Commands == nil {
+			break
+		}
+
+		args, err := ec.field_Cluster_commands_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Cluster.Commands(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Cluster.connectTokens":
 		if e.ComplexityRoot.Cluster.ConnectTokens == nil {
 			break
@@ -1283,6 +1334,93 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClusterWorkload.Replicas(childComplexity), true
+
+	case "Command.args":
+		if e.ComplexityRoot.Command.Args == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.Args(childComplexity), true
+	case "Command.cluster":
+		if e.ComplexityRoot.Command.Cluster == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.Cluster(childComplexity), true
+	case "Command.createdAt":
+		if e.ComplexityRoot.Command.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.CreatedAt(childComplexity), true
+	case "Command.id":
+		if e.ComplexityRoot.Command.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.ID(childComplexity), true
+	case "Command.kind":
+		if e.ComplexityRoot.Command.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.Kind(childComplexity), true
+	case "Command.requestedBy":
+		if e.ComplexityRoot.Command.RequestedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.RequestedBy(childComplexity), true
+	case "Command.result":
+		if e.ComplexityRoot.Command.Result == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.Result(childComplexity), true
+	case "Command.status":
+		if e.ComplexityRoot.Command.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.Status(childComplexity), true
+	case "Command.updatedAt":
+		if e.ComplexityRoot.Command.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.UpdatedAt(childComplexity), true
+
+	case "CommandConnection.edges":
+		if e.ComplexityRoot.CommandConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommandConnection.Edges(childComplexity), true
+	case "CommandConnection.nodes":
+		if e.ComplexityRoot.CommandConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommandConnection.Nodes(childComplexity), true
+	case "CommandConnection.pageInfo":
+		if e.ComplexityRoot.CommandConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommandConnection.PageInfo(childComplexity), true
+
+	case "CommandEdge.cursor":
+		if e.ComplexityRoot.CommandEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommandEdge.Cursor(childComplexity), true
+	case "CommandEdge.node":
+		if e.ComplexityRoot.CommandEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommandEdge.Node(childComplexity), true
 
 	case "ConnectToken.createdAt":
 		if e.ComplexityRoot.ConnectToken.CreatedAt == nil {
@@ -2013,6 +2151,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Deploy(childComplexity, args["input"].(gqlmodel.DeployInput)), true
+	case "Mutation.queueCommand":
+		if e.ComplexityRoot.Mutation.QueueCommand == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_queueCommand_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.QueueCommand(childComplexity, args["input"].(gqlmodel.QueueCommandInput)), true
 	case "Mutation.regenerateConnectToken":
 		if e.ComplexityRoot.Mutation.RegenerateConnectToken == nil {
 			break
@@ -2605,6 +2754,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
+
+	case "QueueCommandPayload.command":
+		if e.ComplexityRoot.QueueCommandPayload.Command == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueCommandPayload.Command(childComplexity), true
+	case "QueueCommandPayload.userErrors":
+		if e.ComplexityRoot.QueueCommandPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueCommandPayload.UserErrors(childComplexity), true
 
 	case "RegenerateConnectTokenPayload.connectToken":
 		if e.ComplexityRoot.RegenerateConnectTokenPayload.ConnectToken == nil {
@@ -3311,6 +3473,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("LabelInput", ec.unmarshalInputLabelInput),
 			graphql.NewInputUnmarshaler("ProbeInput", ec.unmarshalInputProbeInput),
 			graphql.NewInputUnmarshaler("ProcessInput", ec.unmarshalInputProcessInput),
+			graphql.NewInputUnmarshaler("QueueCommandInput", ec.unmarshalInputQueueCommandInput),
 			graphql.NewInputUnmarshaler("RegenerateConnectTokenInput", ec.unmarshalInputRegenerateConnectTokenInput),
 			graphql.NewInputUnmarshaler("RegisterClusterInput", ec.unmarshalInputRegisterClusterInput),
 			graphql.NewInputUnmarshaler("RemoveMemberInput", ec.unmarshalInputRemoveMemberInput),
@@ -3772,6 +3935,8 @@ type Cluster implements Node {
   applyErrors: Map
   "The cluster's connect tokens, never their secrets. Tenant admins only."
   connectTokens: [ConnectToken!]!
+  "Commands queued for the cluster's agent, newest first."
+  commands(first: Int, after: String): CommandConnection!
   "The newest desired state with secret values redacted. Tenant admins only."
   desiredState: Map!
 }
@@ -3806,6 +3971,49 @@ type ClusterWorkload {
   name: String!
   replicas: Int!
   readyReplicas: Int!
+}
+
+enum CommandKind {
+  "Restart one process of a service (a rolling restart of its pods)."
+  RESTART_PROCESS
+  "Re-apply the whole desired state now."
+  RESYNC
+  "Collect the agent's diagnostics."
+  COLLECT_DIAGNOSTICS
+}
+
+enum CommandStatus {
+  "Stored; waiting for the agent to be connected."
+  QUEUED
+  "Sent to the agent; waiting for its answer (sent again after a reconnect)."
+  DELIVERED
+  APPLIED
+  FAILED
+}
+
+"An operation queued for a cluster's agent. Nothing queued is lost while the cluster is disconnected."
+type Command implements Node {
+  id: ID!
+  cluster: Cluster!
+  kind: CommandKind!
+  args: Map!
+  status: CommandStatus!
+  "The agent's message, when it answered."
+  result: String!
+  requestedBy: User
+  createdAt: Time!
+  updatedAt: Time!
+}
+
+type CommandConnection {
+  edges: [CommandEdge!]!
+  nodes: [Command!]!
+  pageInfo: PageInfo!
+}
+
+type CommandEdge {
+  cursor: String!
+  node: Command!
 }
 
 "A token a cluster's agent connects with. Only its prefix is ever shown."
@@ -4094,6 +4302,8 @@ type Mutation {
   regenerateConnectToken(input: RegenerateConnectTokenInput!): RegenerateConnectTokenPayload!
   "Stops a connect token at once and closes the agent session using it."
   revokeConnectToken(input: RevokeConnectTokenInput!): RevokeConnectTokenPayload!
+  "Queues a command for a cluster's agent: restarting a process (the service's editors), or a resync or diagnostics (tenant admins)."
+  queueCommand(input: QueueCommandInput!): QueueCommandPayload!
 
   createNamespaceTarget(input: CreateNamespaceTargetInput!): CreateNamespaceTargetPayload!
   setNamespaceTargetLabels(input: SetNamespaceTargetLabelsInput!): SetNamespaceTargetLabelsPayload!
@@ -4456,6 +4666,22 @@ type DeleteVariablePayload {
   deletedVariableId: ID
   userErrors: [UserError!]!
 }
+
+input QueueCommandInput {
+  clusterId: ID!
+  kind: CommandKind!
+  "For RESTART_PROCESS: the environment, on this cluster, the service runs in."
+  environmentId: ID
+  "For RESTART_PROCESS."
+  serviceId: ID
+  "For RESTART_PROCESS: the process name."
+  process: String
+}
+
+type QueueCommandPayload {
+  command: Command
+  userErrors: [UserError!]!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -4612,6 +4838,8 @@ func (ec *executionContext) childFields_Cluster(ctx context.Context, field graph
 		return ec.fieldContext_Cluster_applyErrors(ctx, field)
 	case "connectTokens":
 		return ec.fieldContext_Cluster_connectTokens(ctx, field)
+	case "commands":
+		return ec.fieldContext_Cluster_commands(ctx, field)
 	case "desiredState":
 		return ec.fieldContext_Cluster_desiredState(ctx, field)
 	}
@@ -4700,6 +4928,52 @@ func (ec *executionContext) childFields_ClusterWorkload(ctx context.Context, fie
 		return ec.fieldContext_ClusterWorkload_readyReplicas(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClusterWorkload", field.Name)
+}
+
+func (ec *executionContext) childFields_Command(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Command_id(ctx, field)
+	case "cluster":
+		return ec.fieldContext_Command_cluster(ctx, field)
+	case "kind":
+		return ec.fieldContext_Command_kind(ctx, field)
+	case "args":
+		return ec.fieldContext_Command_args(ctx, field)
+	case "status":
+		return ec.fieldContext_Command_status(ctx, field)
+	case "result":
+		return ec.fieldContext_Command_result(ctx, field)
+	case "requestedBy":
+		return ec.fieldContext_Command_requestedBy(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Command_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Command_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Command", field.Name)
+}
+
+func (ec *executionContext) childFields_CommandConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_CommandConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_CommandConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CommandConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CommandConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_CommandEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CommandEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_CommandEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CommandEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_ConnectToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5236,6 +5510,16 @@ func (ec *executionContext) childFields_ProjectMemberEdge(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type ProjectMemberEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_QueueCommandPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "command":
+		return ec.fieldContext_QueueCommandPayload_command(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_QueueCommandPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QueueCommandPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RegenerateConnectTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "connectToken":
@@ -5730,6 +6014,28 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Cluster_commands_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Cluster_namespaceTargets_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6020,6 +6326,20 @@ func (ec *executionContext) field_Mutation_deploy_args(ctx context.Context, rawA
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.DeployInput, error) {
 			return ec.unmarshalNDeployInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeployInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_queueCommand_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.QueueCommandInput, error) {
+			return ec.unmarshalNQueueCommandInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐQueueCommandInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7905,6 +8225,50 @@ func (ec *executionContext) fieldContext_Cluster_connectTokens(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Cluster_commands(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_commands(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Cluster().Commands(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.CommandConnection) graphql.Marshaler {
+			return ec.marshalNCommandConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCommandConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_commands(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommandConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Cluster_commands_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Cluster_desiredState(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8586,6 +8950,382 @@ func (ec *executionContext) _ClusterWorkload_readyReplicas(ctx context.Context, 
 }
 func (ec *executionContext) fieldContext_ClusterWorkload_readyReplicas(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClusterWorkload", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Command_id(ctx context.Context, field graphql.CollectedField, obj *model.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.CommandID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommandID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Command_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Command", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Command_cluster(ctx context.Context, field graphql.CollectedField, obj *model.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_cluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Command().Cluster(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Cluster) graphql.Marshaler {
+			return ec.marshalNCluster2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCluster(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Command_cluster(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Command",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cluster(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Command_kind(ctx context.Context, field graphql.CollectedField, obj *model.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.CommandKind) graphql.Marshaler {
+			return ec.marshalNCommandKind2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommandKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Command_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Command", field, false, false, "CommandKind")
+}
+
+func (ec *executionContext) _Command_args(ctx context.Context, field graphql.CollectedField, obj *model.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_args(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Command().Args(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNMap2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Command_args(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Command", field, true, true, "Map")
+}
+
+func (ec *executionContext) _Command_status(ctx context.Context, field graphql.CollectedField, obj *model.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.CommandStatus) graphql.Marshaler {
+			return ec.marshalNCommandStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommandStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Command_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Command", field, false, false, "CommandStatus")
+}
+
+func (ec *executionContext) _Command_result(ctx context.Context, field graphql.CollectedField, obj *model.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_result(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Result, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Command_result(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Command", field, false, false, "String")
+}
+
+func (ec *executionContext) _Command_requestedBy(ctx context.Context, field graphql.CollectedField, obj *model.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_requestedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Command().RequestedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Command_requestedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Command",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Command_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Command_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Command", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Command_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Command_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Command", field, false, false, "Time")
+}
+
+func (ec *executionContext) _CommandConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.CommandConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommandConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.CommandEdge) graphql.Marshaler {
+			return ec.marshalNCommandEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCommandEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommandConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CommandConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommandEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CommandConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.CommandConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommandConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Command) graphql.Marshaler {
+			return ec.marshalNCommand2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommandᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommandConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CommandConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Command(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CommandConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.CommandConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommandConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommandConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CommandConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CommandEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.CommandEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommandEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommandEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommandEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _CommandEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.CommandEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommandEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Command) graphql.Marshaler {
+			return ec.marshalNCommand2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommand(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommandEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CommandEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Command(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ConnectToken_id(ctx context.Context, field graphql.CollectedField, obj *model.ConnectToken) (ret graphql.Marshaler) {
@@ -12025,6 +12765,50 @@ func (ec *executionContext) fieldContext_Mutation_revokeConnectToken(ctx context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_queueCommand(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_queueCommand(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().QueueCommand(ctx, fc.Args["input"].(gqlmodel.QueueCommandInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.QueueCommandPayload) graphql.Marshaler {
+			return ec.marshalNQueueCommandPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐQueueCommandPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_queueCommand(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueCommandPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_queueCommand_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createNamespaceTarget(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14238,6 +15022,70 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___Schema(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueCommandPayload_command(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.QueueCommandPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueCommandPayload_command(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Command, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Command) graphql.Marshaler {
+			return ec.marshalOCommand2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommand(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueCommandPayload_command(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueCommandPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Command(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueCommandPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.QueueCommandPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueCommandPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueCommandPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueCommandPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
 		},
 	}
 	return fc, nil
@@ -19454,6 +20302,76 @@ func UnmarshalProcessInput(ctx context.Context, raw any) (gqlmodel.ProcessInput,
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputQueueCommandInput(ctx context.Context, obj any) (gqlmodel.QueueCommandInput, error) {
+	var it gqlmodel.QueueCommandInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"clusterId", "kind", "environmentId", "serviceId", "process"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "clusterId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clusterId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClusterID = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNCommandKind2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommandKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "environmentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environmentId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EnvironmentID = data
+		case "serviceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("serviceId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ServiceID = data
+		case "process":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("process"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Process = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalQueueCommandInput unmarshals raw into the QueueCommandInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalQueueCommandInput(ctx context.Context, raw any) (gqlmodel.QueueCommandInput, error) {
+	var out gqlmodel.QueueCommandInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "QueueCommandInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRegenerateConnectTokenInput(ctx context.Context, obj any) (gqlmodel.RegenerateConnectTokenInput, error) {
 	var it gqlmodel.RegenerateConnectTokenInput
 	if obj == nil {
@@ -20454,6 +21372,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._ConnectToken(ctx, sel, obj)
+	case model.Command:
+		return ec._Command(ctx, sel, &obj)
+	case *model.Command:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Command(ctx, sel, obj)
 	case model.Cluster:
 		return ec._Cluster(ctx, sel, &obj)
 	case *model.Cluster:
@@ -20992,6 +21917,12 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_connectTokens(ctx, field, obj)
 				})
+		case "commands":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_commands(ctx, field, obj)
+				})
 		case "desiredState":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -21283,6 +22214,163 @@ func (ec *executionContext) _ClusterWorkload(ctx context.Context, sel ast.Select
 			}
 		case "readyReplicas":
 			out.Values[i] = ec._ClusterWorkload_readyReplicas(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var commandImplementors = []string{"Command", "Node"}
+
+func (ec *executionContext) _Command(ctx context.Context, sel ast.SelectionSet, obj *model.Command) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, commandImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Command")
+		case "id":
+			out.Values[i] = ec._Command_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cluster":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Command_cluster(ctx, field, obj)
+				})
+		case "kind":
+			out.Values[i] = ec._Command_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "args":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Command_args(ctx, field, obj)
+				})
+		case "status":
+			out.Values[i] = ec._Command_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "result":
+			out.Values[i] = ec._Command_result(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "requestedBy":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Command_requestedBy(ctx, field, obj)
+				})
+		case "createdAt":
+			out.Values[i] = ec._Command_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Command_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var commandConnectionImplementors = []string{"CommandConnection"}
+
+func (ec *executionContext) _CommandConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.CommandConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, commandConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CommandConnection")
+		case "edges":
+			out.Values[i] = ec._CommandConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._CommandConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._CommandConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var commandEdgeImplementors = []string{"CommandEdge"}
+
+func (ec *executionContext) _CommandEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.CommandEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, commandEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CommandEdge")
+		case "cursor":
+			out.Values[i] = ec._CommandEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._CommandEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -22681,6 +23769,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "queueCommand":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_queueCommand(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createNamespaceTarget":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createNamespaceTarget(ctx, field)
@@ -23529,6 +24624,44 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var queueCommandPayloadImplementors = []string{"QueueCommandPayload"}
+
+func (ec *executionContext) _QueueCommandPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.QueueCommandPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queueCommandPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueueCommandPayload")
+		case "command":
+			out.Values[i] = ec._QueueCommandPayload_command(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._QueueCommandPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -25542,6 +26675,82 @@ func (ec *executionContext) marshalNClusterWorkload2ᚕgithubᚗcomᚋnebulactrl
 	return ret
 }
 
+func (ec *executionContext) marshalNCommand2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommandᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Command) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCommand2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommand(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCommand2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommand(ctx context.Context, sel ast.SelectionSet, v *model.Command) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Command!")
+		return graphql.Null
+	}
+	return ec._Command(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCommandConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCommandConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.CommandConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CommandConnection!")
+		return graphql.Null
+	}
+	return ec._CommandConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCommandEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCommandEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.CommandEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCommandEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCommandEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCommandEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCommandEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.CommandEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CommandEdge!")
+		return graphql.Null
+	}
+	return ec._CommandEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCommandKind2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommandKind(ctx context.Context, v any) (model.CommandKind, error) {
+	var res model.CommandKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCommandKind2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommandKind(ctx context.Context, sel ast.SelectionSet, v model.CommandKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNCommandStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommandStatus(ctx context.Context, v any) (model.CommandStatus, error) {
+	var res model.CommandStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCommandStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommandStatus(ctx context.Context, sel ast.SelectionSet, v model.CommandStatus) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNConnectToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ConnectToken) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -25954,6 +27163,20 @@ func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋin
 func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐClusterID(ctx context.Context, sel ast.SelectionSet, v model.ClusterID) graphql.Marshaler {
 	_ = sel
 	res := gid.MarshalClusterID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommandID(ctx context.Context, v any) (model.CommandID, error) {
+	res, err := gid.UnmarshalCommandID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommandID(ctx context.Context, sel ast.SelectionSet, v model.CommandID) graphql.Marshaler {
+	_ = sel
+	res := gid.MarshalCommandID(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}
@@ -26584,6 +27807,19 @@ func (ec *executionContext) unmarshalNProjectRole2githubᚗcomᚋnebulactrlᚋne
 
 func (ec *executionContext) marshalNProjectRole2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProjectRole(ctx context.Context, sel ast.SelectionSet, v model.ProjectRole) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) unmarshalNQueueCommandInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐQueueCommandInput(ctx context.Context, v any) (gqlmodel.QueueCommandInput, error) {
+	res, err := ec.unmarshalInputQueueCommandInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNQueueCommandPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐQueueCommandPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.QueueCommandPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "QueueCommandPayload!")
+		return graphql.Null
+	}
+	return ec._QueueCommandPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRegenerateConnectTokenInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRegenerateConnectTokenInput(ctx context.Context, v any) (gqlmodel.RegenerateConnectTokenInput, error) {
@@ -27327,6 +28563,13 @@ func (ec *executionContext) marshalOClusterInventory2ᚖgithubᚗcomᚋnebulactr
 		return graphql.Null
 	}
 	return ec._ClusterInventory(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCommand2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommand(ctx context.Context, sel ast.SelectionSet, v *model.Command) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Command(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx context.Context, sel ast.SelectionSet, v *model.ConnectToken) graphql.Marshaler {

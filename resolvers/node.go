@@ -47,6 +47,8 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 		return nonNil(p.Deployment(ctx, model.DeploymentID(raw)))
 	case gid.AuditEvent:
 		return nonNil(p.AuditEvent(ctx, model.AuditEventID(raw)))
+	case gid.Command:
+		return nonNil(p.Command(ctx, model.CommandID(raw)))
 	case gid.ConnectToken:
 		return nonNil(p.ConnectToken(ctx, model.ConnectTokenID(raw)))
 	case gid.Variable:

@@ -74,8 +74,36 @@ func (r *clusterResolver) ConnectTokens(ctx context.Context, obj *model.Cluster)
 	return r.Plane.ConnectTokens(ctx, obj)
 }
 
+func (r *clusterResolver) Commands(ctx context.Context, obj *model.Cluster, first *int, after *string) (*gqlmodel.CommandConnection, error) {
+	pg, err := pageArgs(first, after)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.Plane.Commands(ctx, obj, pg)
+	if err != nil {
+		return nil, err
+	}
+	return commandConn(p), nil
+}
+
 func (r *clusterResolver) DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error) {
 	return r.Plane.DesiredState(ctx, obj)
+}
+
+func (r *commandResolver) Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error) {
+	return load(ctx, loadersFrom(ctx, r.Plane).clusters, obj.ClusterID)
+}
+
+func (r *commandResolver) Args(ctx context.Context, obj *model.Command) (map[string]any, error) {
+	out := make(map[string]any, len(obj.Args))
+	for k, v := range obj.Args {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (r *commandResolver) RequestedBy(ctx context.Context, obj *model.Command) (*model.User, error) {
+	return loadOptional(ctx, loadersFrom(ctx, r.Plane).users, obj.RequestedBy)
 }
 
 func (r *deploymentResolver) Release(ctx context.Context, obj *model.Deployment) (*model.Release, error) {
@@ -416,6 +444,25 @@ func (r *mutationResolver) RevokeConnectToken(ctx context.Context, input gqlmode
 	}
 	ue, err := graph.UserErrors(err)
 	return &gqlmodel.RevokeConnectTokenPayload{ConnectToken: tok, UserErrors: ue}, err
+}
+
+func (r *mutationResolver) QueueCommand(ctx context.Context, input gqlmodel.QueueCommandInput) (*gqlmodel.QueueCommandPayload, error) {
+	cl, err := decode[model.ClusterID](gid.Cluster, input.ClusterID, "clusterId")
+	var env *model.EnvironmentID
+	var svc *model.ServiceID
+	if err == nil {
+		env, err = decodeOptional[model.EnvironmentID](gid.Environment, input.EnvironmentID, "environmentId")
+	}
+	if err == nil {
+		svc, err = decodeOptional[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
+	}
+	var cmd *model.Command
+	if err == nil {
+		cmd, err = r.Plane.QueueCommand(ctx, control.CommandInput{Cluster: cl, Kind: input.Kind, Environment: env,
+			Service: svc, Process: deref(input.Process, "")})
+	}
+	ue, err := graph.UserErrors(err)
+	return &gqlmodel.QueueCommandPayload{Command: cmd, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) CreateNamespaceTarget(ctx context.Context, input gqlmodel.CreateNamespaceTargetInput) (*gqlmodel.CreateNamespaceTargetPayload, error) {
@@ -814,6 +861,8 @@ func (r *Resolver) AuditEvent() graph.AuditEventResolver { return &auditEventRes
 
 func (r *Resolver) Cluster() graph.ClusterResolver { return &clusterResolver{r} }
 
+func (r *Resolver) Command() graph.CommandResolver { return &commandResolver{r} }
+
 func (r *Resolver) Deployment() graph.DeploymentResolver { return &deploymentResolver{r} }
 
 func (r *Resolver) Environment() graph.EnvironmentResolver { return &environmentResolver{r} }
@@ -846,6 +895,7 @@ type (
 	apiTokenResolver        struct{ *Resolver }
 	auditEventResolver      struct{ *Resolver }
 	clusterResolver         struct{ *Resolver }
+	commandResolver         struct{ *Resolver }
 	deploymentResolver      struct{ *Resolver }
 	environmentResolver     struct{ *Resolver }
 	memberResolver          struct{ *Resolver }

@@ -86,6 +86,17 @@ type ClusterEdge struct {
 	Node   *model.Cluster `json:"node"`
 }
 
+type CommandConnection struct {
+	Edges    []*CommandEdge   `json:"edges"`
+	Nodes    []*model.Command `json:"nodes"`
+	PageInfo *PageInfo        `json:"pageInfo"`
+}
+
+type CommandEdge struct {
+	Cursor string         `json:"cursor"`
+	Node   *model.Command `json:"node"`
+}
+
 type CreateAPITokenInput struct {
 	Name string `json:"name"`
 	// An integration user of a tenant the caller administers; the caller when omitted.
@@ -336,6 +347,22 @@ type ProjectMemberEdge struct {
 }
 
 type Query struct {
+}
+
+type QueueCommandInput struct {
+	ClusterID string            `json:"clusterId"`
+	Kind      model.CommandKind `json:"kind"`
+	// For RESTART_PROCESS: the environment, on this cluster, the service runs in.
+	EnvironmentID *string `json:"environmentId,omitempty"`
+	// For RESTART_PROCESS.
+	ServiceID *string `json:"serviceId,omitempty"`
+	// For RESTART_PROCESS: the process name.
+	Process *string `json:"process,omitempty"`
+}
+
+type QueueCommandPayload struct {
+	Command    *model.Command `json:"command,omitempty"`
+	UserErrors []*UserError   `json:"userErrors"`
 }
 
 type RegenerateConnectTokenInput struct {

@@ -255,6 +255,10 @@ func TestAuditOnePerMutation(t *testing.T) {
 				map[string]any{"c": edge}, "BAD_USER_INPUT")
 			step(admin, "revokeConnectToken", `mutation($k: ID!) { revokeConnectToken(input: {connectTokenId: $k}) { connectToken { id } `+ue+` } }`,
 				map[string]any{"k": res.Str("regenerateConnectToken.connectToken.id")}, "cluster.revoke_connect_token", fixed(edge))
+			step(admin, "queueCommand", `mutation($c: ID!) { queueCommand(input: {clusterId: $c, kind: COLLECT_DIAGNOSTICS}) { command { id } `+ue+` } }`,
+				map[string]any{"c": edge}, "cluster.queue_command", fixed(edge))
+			reject(admin, "queueCommand", `mutation($c: ID!) { queueCommand(input: {clusterId: $c, kind: RESYNC, process: "web"}) { command { id } `+ue+` } }`,
+				map[string]any{"c": edge}, "BAD_USER_INPUT")
 			step(admin, "deleteCluster", `mutation($c: ID!) { deleteCluster(input: {clusterId: $c}) { deletedClusterId `+ue+` } }`,
 				map[string]any{"c": edge}, "cluster.delete", fixed(edge))
 			step(admin, "deleteProject", `mutation($p: ID!) { deleteProject(input: {projectId: $p}) { deletedProjectId `+ue+` } }`,
@@ -394,6 +398,7 @@ var mutationAction = map[string]string{
 	"deploy":      "deployment.create",
 	"setVariable": "variable.set", "deleteVariable": "variable.delete",
 	"regenerateConnectToken": "cluster.regenerate_connect_token", "revokeConnectToken": "cluster.revoke_connect_token",
+	"queueCommand": "cluster.queue_command",
 }
 
 func eventIDs(evs []auditEvent) []string {

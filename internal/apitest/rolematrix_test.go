@@ -546,6 +546,30 @@ func roleMatrix() map[string][]matrixCase {
 			},
 		}},
 
+		"queueCommand": {
+			{
+				name:  "resync",
+				query: `mutation($c: ID!) { queueCommand(input: {clusterId: $c, kind: RESYNC}) { command { id status } ` + ue + ` } }`,
+				vars:  func(t *testing.T, f *Fixture, r Role) map[string]any { return map[string]any{"c": f.ClusterID} },
+				want:  tenantAdmins,
+			},
+			{
+				name: "restart a process",
+				query: `mutation($c: ID!, $e: ID!, $s: ID!) { queueCommand(input: {clusterId: $c, kind: RESTART_PROCESS, environmentId: $e, serviceId: $s, process: "web"}) {
+					command { id status args } ` + ue + ` } }`,
+				vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+					return map[string]any{"c": f.ClusterID, "e": f.EnvironmentID, "s": f.ServiceID}
+				},
+				want: projectEditors,
+				effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+					t.Helper()
+					if ok && (res.Str("queueCommand.command.status") != "QUEUED" || !strings.Contains(string(res.Body), `"namespace":"shop"`)) {
+						t.Errorf("queued command: %s, want QUEUED with the namespace shop", res.Body)
+					}
+				},
+			},
+		},
+
 		"createNamespaceTarget": {{
 			name:  "namespace",
 			query: `mutation($c: ID!, $ns: String!) { createNamespaceTarget(input: {clusterId: $c, namespace: $ns}) { namespaceTarget { id } ` + ue + ` } }`,

@@ -26,6 +26,7 @@ const DefaultConnectGrace = time.Hour
 type Publisher interface {
 	Published(bumped []Bumped)
 	TokensRevoked(cluster model.ClusterID, tokens []model.ConnectTokenID)
+	CommandQueued(cluster model.ClusterID)
 }
 
 // WithPublisher tells the plane whom to notify after commits.

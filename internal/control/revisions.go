@@ -25,7 +25,8 @@ type Bumped struct {
 var stateless = map[string]bool{
 	"member.add": true, "member.update_role": true, "member.remove": true,
 	"project_member.add": true, "project_member.update_role": true, "project_member.remove": true,
-	"api_token.create": true, "api_token.revoke": true,
+	"api_token.create": true, "api_token.revoke": true, "cluster.queue_command": true,
+	"cluster.regenerate_connect_token": true, "cluster.revoke_connect_token": true,
 	"tenant.update": true, "tenant.set_plan": true,
 }
 

@@ -36,6 +36,7 @@ const (
 	AuditEvent      = "AuditEvent"
 	Variable        = "Variable"
 	ConnectToken    = "ConnectToken"
+	Command         = "Command"
 )
 
 // ErrMalformed is returned for an id that is not one of ours.
@@ -161,4 +162,8 @@ func MarshalConnectTokenID(v model.ConnectTokenID) graphql.Marshaler {
 }
 func UnmarshalConnectTokenID(v any) (model.ConnectTokenID, error) {
 	return unmarshal[model.ConnectTokenID](ConnectToken, v)
+}
+func MarshalCommandID(v model.CommandID) graphql.Marshaler { return marshal(Command, v) }
+func UnmarshalCommandID(v any) (model.CommandID, error) {
+	return unmarshal[model.CommandID](Command, v)
 }

@@ -108,6 +108,15 @@ func (h *Hub) Published(bumped []control.Bumped) {
 	}
 }
 
+// CommandQueued wakes the cluster's session to deliver its commands.
+func (h *Hub) CommandQueued(c model.ClusterID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.sessions[c]; s != nil {
+		s.poke()
+	}
+}
+
 // TokensRevoked closes the sessions that use a revoked token.
 func (h *Hub) TokensRevoked(cluster model.ClusterID, tokens []model.ConnectTokenID) {
 	h.mu.Lock()

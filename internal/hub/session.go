@@ -24,7 +24,8 @@ type session struct {
 	wake      chan struct{} // a newer revision may exist
 	done      chan struct{} // closed when the session ends
 	closeOnce sync.Once
-	sent      int64 // newest revision sent; writer goroutine only
+	sent      int64                    // newest revision sent; writer goroutine only
+	delivered map[model.CommandID]bool // commands sent on this session; writer only
 }
 
 func (s *session) poke() {
@@ -105,6 +106,8 @@ func (s *session) run(ctx context.Context) {
 			err = h.plane.AgentReport(ctx, s.cluster, m.Inventory, m.AppliedRevision)
 		case *protocol.Ack:
 			err = h.plane.AgentAck(ctx, s.cluster, m)
+		case *protocol.CommandAck:
+			err = h.plane.CommandAck(ctx, s.cluster, m)
 		case *protocol.Hello:
 			s.close(protocol.CloseMalformed, "hello may only open a session")
 			return
@@ -172,7 +175,11 @@ func (s *session) writer(ctx context.Context) {
 		case <-s.done:
 			return
 		case <-s.wake:
-			if err := s.deliver(ctx); err != nil {
+			err := s.deliver(ctx)
+			if err == nil {
+				err = s.deliverCommands(ctx)
+			}
+			if err != nil {
 				h.log.ErrorContext(ctx, "delivering desired state", logCluster, s.cluster, logError, err)
 				s.close(websocket.CloseInternalServerErr, "internal error")
 				return
@@ -206,5 +213,35 @@ func (s *session) deliver(ctx context.Context) error {
 		return nil // the session is closing
 	}
 	s.sent = rev
+	return nil
+}
+
+// deliverCommands sends the commands the agent has not acknowledged yet.
+// A command already delivered on this session is not sent twice; one
+// delivered on an earlier session is, as its ack may have been lost.
+func (s *session) deliverCommands(ctx context.Context) error {
+	cmds, err := s.hub.plane.PendingCommands(ctx, s.cluster)
+	if err != nil {
+		return err
+	}
+	for _, c := range cmds {
+		if s.delivered[c.ID] {
+			continue
+		}
+		frame, err := protocol.Encode(protocol.TypeCommand, protocol.Command{ID: string(c.ID), Kind: string(c.Kind), Args: c.Args})
+		if err != nil {
+			return err
+		}
+		if err := s.write(frame); err != nil {
+			return nil // the session is closing; the command stays pending
+		}
+		if s.delivered == nil {
+			s.delivered = map[model.CommandID]bool{}
+		}
+		s.delivered[c.ID] = true
+		if err := s.hub.plane.CommandDelivered(ctx, s.cluster, c.ID); err != nil {
+			return err
+		}
+	}
 	return nil
 }

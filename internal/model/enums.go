@@ -67,6 +67,8 @@ var (
 	}
 	planNames        = []PlanName{PlanFree, PlanTeam, PlanEnterprise}
 	variableScopes   = []VariableScope{VariableProject, VariableEnvironment, VariableService}
+	commandKinds     = []CommandKind{CommandRestartProcess, CommandResync, CommandCollectDiagnostics}
+	commandStatuses  = []CommandStatus{CommandQueued, CommandDelivered, CommandApplied, CommandFailed}
 	limitedResources = []LimitedResource{LimitClusters, LimitProjects, LimitProtectedEnvironments, LimitMembers, LimitServices}
 )
 
@@ -99,6 +101,11 @@ func (v VariableScope) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 func (v *VariableScope) UnmarshalGQL(x any) error {
 	return unmarshalEnum(x, v, variableScopes)
 }
+
+func (v CommandKind) MarshalGQL(w io.Writer)      { marshalEnum(w, v) }
+func (v *CommandKind) UnmarshalGQL(x any) error   { return unmarshalEnum(x, v, commandKinds) }
+func (v CommandStatus) MarshalGQL(w io.Writer)    { marshalEnum(w, v) }
+func (v *CommandStatus) UnmarshalGQL(x any) error { return unmarshalEnum(x, v, commandStatuses) }
 
 // Valid reports whether the role is one the schema knows.
 func (v TenantRole) Valid() bool  { return slices.Contains(tenantRoles, v) }

@@ -26,6 +26,7 @@ type (
 	AuditEventID      string
 	VariableID        string
 	ConnectTokenID    string
+	CommandID         string
 )
 
 // Scope says which tenant, and which project if any, an object belongs to.
@@ -334,3 +335,39 @@ type ConnectToken struct {
 
 func (ConnectToken) IsNode()         {}
 func (t *ConnectToken) Scope() Scope { return Scope{Tenant: t.TenantID} }
+
+// CommandKind is an operation an agent can be asked to do.
+type CommandKind string
+
+const (
+	CommandRestartProcess     CommandKind = "RESTART_PROCESS"
+	CommandResync             CommandKind = "RESYNC"
+	CommandCollectDiagnostics CommandKind = "COLLECT_DIAGNOSTICS"
+)
+
+// CommandStatus is where a command is.
+type CommandStatus string
+
+const (
+	CommandQueued    CommandStatus = "QUEUED"
+	CommandDelivered CommandStatus = "DELIVERED"
+	CommandApplied   CommandStatus = "APPLIED"
+	CommandFailed    CommandStatus = "FAILED"
+)
+
+// Command is queued for one cluster's agent and kept until acknowledged.
+type Command struct {
+	ID          CommandID
+	TenantID    TenantID
+	ClusterID   ClusterID
+	Kind        CommandKind
+	Args        map[string]string
+	Status      CommandStatus
+	Result      string
+	RequestedBy *UserID
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+func (Command) IsNode()         {}
+func (c *Command) Scope() Scope { return Scope{Tenant: c.TenantID} }

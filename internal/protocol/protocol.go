@@ -30,10 +30,11 @@ const (
 	CapDesiredState = "desired-state.v1"
 	CapAcks         = "acks.v1"
 	CapInventory    = "inventory.v1"
+	CapCommands     = "commands.v1"
 )
 
 // Known is every capability this build implements.
-var Known = []string{CapDesiredState, CapAcks, CapInventory}
+var Known = []string{CapDesiredState, CapAcks, CapInventory, CapCommands}
 
 // Close codes (RFC 6455 private range) the control plane ends a session with.
 const (
@@ -46,11 +47,13 @@ const (
 
 // Message types.
 const (
-	TypeHello     = "hello"
-	TypeWelcome   = "welcome"
-	TypeHeartbeat = "heartbeat"
-	TypeDesired   = "desired"
-	TypeAck       = "ack"
+	TypeHello      = "hello"
+	TypeWelcome    = "welcome"
+	TypeHeartbeat  = "heartbeat"
+	TypeDesired    = "desired"
+	TypeAck        = "ack"
+	TypeCommand    = "command"
+	TypeCommandAck = "commandAck"
 )
 
 // Envelope is every frame.
@@ -124,6 +127,22 @@ type ObjectError struct {
 	Message string `json:"message"`
 }
 
+// Command asks the agent to do an operation (control plane → agent). An
+// agent may get a command again after a reconnect until it acknowledges
+// it: commands are identified by id, and doing one twice must be harmless.
+type Command struct {
+	ID   string            `json:"id"`
+	Kind string            `json:"kind"`
+	Args map[string]string `json:"args"`
+}
+
+// CommandAck reports how a command went.
+type CommandAck struct {
+	ID      string `json:"id"`
+	Result  string `json:"result"` // "applied" or "failed"
+	Message string `json:"message,omitempty"`
+}
+
 const (
 	ResultApplied = "applied"
 	ResultFailed  = "failed"
@@ -156,6 +175,8 @@ func Decode(frame []byte) (any, error) {
 		body = &Heartbeat{}
 	case TypeAck:
 		body = &Ack{}
+	case TypeCommandAck:
+		body = &CommandAck{}
 	case "":
 		return nil, fmt.Errorf("%w: no type", ErrMalformed)
 	default:
@@ -201,6 +222,19 @@ func (a *Ack) validate() error {
 	}
 	if len(a.Errors) > 1000 {
 		return errors.New("more than 1000 object errors")
+	}
+	return nil
+}
+
+func (a *CommandAck) validate() error {
+	if a.ID == "" || len(a.ID) > 100 {
+		return errors.New("id must be 1 to 100 characters")
+	}
+	if a.Result != ResultApplied && a.Result != ResultFailed {
+		return fmt.Errorf("result %q is neither applied nor failed", clip(a.Result))
+	}
+	if len(a.Message) > 4096 {
+		return errors.New("message over 4096 bytes")
 	}
 	return nil
 }

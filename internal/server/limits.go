@@ -85,6 +85,7 @@ func complexity() graph.ComplexityRoot {
 	c.Environment.EligibleNamespaceTargets = page
 	c.Environment.Deployments = page
 	c.Cluster.NamespaceTargets = page
+	c.Cluster.Commands = page
 	c.Service.Releases = func(child int, first *int, after *string, _ *string) int { return page(child, first, after) }
 	c.Viewer.Tenants = page
 	c.Viewer.APITokens = page

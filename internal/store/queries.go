@@ -233,3 +233,20 @@ func RecordAck(ctx context.Context, q Querier, cluster model.ClusterID, revision
 	}
 	return execOne(ctx, q, "recording ack", `UPDATE clusters SET apply_errors = $2 WHERE id = $1`, string(cluster), errorsJSON)
 }
+
+// PendingCommands are a cluster's commands not yet acknowledged, oldest
+// first: queued ones, and delivered ones whose ack was lost with a session.
+func PendingCommands(ctx context.Context, q Querier, cluster model.ClusterID) ([]*model.Command, error) {
+	return Commands.All(ctx, q, "cluster_id = $1 AND status IN ('QUEUED', 'DELIVERED')", string(cluster))
+}
+
+// MarkCommand moves a command of a cluster to a status; an acknowledged
+// command never moves again. It reports whether it moved.
+func MarkCommand(ctx context.Context, q Querier, cluster model.ClusterID, id model.CommandID, status model.CommandStatus, result string, now time.Time) (bool, error) {
+	n, err := q.Exec(ctx, `UPDATE cluster_commands SET status = $3, result = $4, updated_at = $5
+		WHERE id = $1 AND cluster_id = $2 AND status IN ('QUEUED', 'DELIVERED')`, string(id), string(cluster), string(status), result, now)
+	if err != nil {
+		return false, fmt.Errorf("marking command: %w", err)
+	}
+	return n == 1, nil
+}

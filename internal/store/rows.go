@@ -179,6 +179,25 @@ var (
 		},
 		id: func(t *model.ConnectToken) model.ConnectTokenID { return t.ID },
 	}
+	Commands = &Table[model.CommandID, model.Command]{
+		Name: "cluster_commands",
+		Columns: []string{"id", "tenant_id", "cluster_id", "kind", "args", "status", "result", "requested_by",
+			"created_at", "updated_at"},
+		scan: func(s Scanner) (*model.Command, error) {
+			var c model.Command
+			var args string
+			if err := s.Scan(&c.ID, &c.TenantID, &c.ClusterID, &c.Kind, &args, &c.Status, &c.Result, &c.RequestedBy,
+				&c.CreatedAt, &c.UpdatedAt); err != nil {
+				return nil, err
+			}
+			return &c, decodeJSON(&c.Args, args)
+		},
+		values: func(c *model.Command) []any {
+			return []any{string(c.ID), string(c.TenantID), string(c.ClusterID), string(c.Kind), encodeJSON(c.Args),
+				string(c.Status), c.Result, nullable(c.RequestedBy), c.CreatedAt, c.UpdatedAt}
+		},
+		id: func(c *model.Command) model.CommandID { return c.ID },
+	}
 	Releases = &Table[model.ReleaseID, model.Release]{
 		Name: "releases",
 		Columns: []string{"id", "tenant_id", "project_id", "service_id", "environment_id", "number", "image",

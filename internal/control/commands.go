@@ -1,0 +1,143 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/desired"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// CommandInput asks for a command on a cluster. RESTART_PROCESS names a
+// process of a service in an environment placed on the cluster; RESYNC and
+// COLLECT_DIAGNOSTICS take nothing else.
+type CommandInput struct {
+	Cluster     model.ClusterID
+	Kind        model.CommandKind
+	Environment *model.EnvironmentID
+	Service     *model.ServiceID
+	Process     string
+}
+
+// QueueCommand stores a command for the cluster's agent; it is delivered
+// when the agent is connected, and survives disconnections and restarts
+// until acknowledged. Restarting a process is the service's editors' to
+// ask; the cluster-wide commands are tenant admins'.
+func (p *Plane) QueueCommand(ctx context.Context, in CommandInput) (*model.Command, error) {
+	cl, err := get(ctx, p, p.store.Q(), store.Clusters, in.Cluster, authz.ClusterRead)
+	if err != nil {
+		return nil, err
+	}
+	args := map[string]string{}
+	switch in.Kind {
+	case model.CommandRestartProcess:
+		if args, err = p.restartArgs(ctx, cl, in); err != nil {
+			return nil, err
+		}
+	case model.CommandResync, model.CommandCollectDiagnostics:
+		if err := p.authz.CheckCtx(ctx, authz.ClusterManage, cl.Scope()); err != nil {
+			return nil, err
+		}
+		if in.Environment != nil || in.Service != nil || in.Process != "" {
+			return nil, Invalid(fmt.Sprintf("%s takes no environment, service or process", in.Kind), "input", "kind")
+		}
+	default:
+		return nil, Invalid(fmt.Sprintf("unknown command kind %q", in.Kind), "input", "kind")
+	}
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	uid := a.User.ID
+	cmd := &model.Command{ID: newID[model.CommandID](), TenantID: cl.TenantID, ClusterID: cl.ID, Kind: in.Kind, Args: args,
+		Status: model.CommandQueued, RequestedBy: &uid, CreatedAt: p.now(), UpdatedAt: p.now()}
+	err = p.change(ctx, cl.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		target(ev, "cluster.queue_command", "Cluster", string(cl.ID))
+		ev.Details["commandId"], ev.Details["kind"], ev.Details["args"] = string(cmd.ID), string(cmd.Kind), args
+		return store.Commands.Insert(ctx, q, cmd)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if p.pub != nil {
+		p.pub.CommandQueued(cl.ID)
+	}
+	return cmd, nil
+}
+
+// restartArgs checks a restart request and names what to restart.
+func (p *Plane) restartArgs(ctx context.Context, cl *model.Cluster, in CommandInput) (map[string]string, error) {
+	if in.Environment == nil || in.Service == nil || in.Process == "" {
+		return nil, Invalid("RESTART_PROCESS needs environmentId, serviceId and process", "input", "kind")
+	}
+	svc, err := get(ctx, p, p.store.Q(), store.Services, *in.Service, authz.ServiceManage)
+	if err != nil {
+		return nil, err
+	}
+	env, err := get(ctx, p, p.store.Q(), store.Environments, *in.Environment, authz.EnvironmentRead)
+	if err != nil {
+		return nil, err
+	}
+	if env.ProjectID != svc.ProjectID {
+		return nil, Invalid("the environment belongs to another project than the service", "input", "environmentId")
+	}
+	if !slices.ContainsFunc(svc.Processes, func(pr model.Process) bool { return pr.Name == in.Process }) {
+		return nil, Invalid(fmt.Sprintf("service %s has no process %q", svc.Name, in.Process), "input", "process")
+	}
+	clusters, targets, err := p.tenantTargets(ctx, p.store.Q(), cl.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	pl := place(env, clusters, targets)
+	if pl.Cluster == nil || pl.Cluster.ID != cl.ID {
+		return nil, Invalid(fmt.Sprintf("environment %s does not run on cluster %s", env.Name, cl.Name), "input", "environmentId")
+	}
+	ns := pl.Namespace
+	if ns == "" {
+		proj, err := store.Projects.Get(ctx, p.store.Q(), env.ProjectID)
+		if err != nil {
+			return nil, err
+		}
+		ns = desired.DefaultNamespace(proj.Name, env.Name)
+	}
+	return map[string]string{"namespace": ns, "service": svc.Name, "process": in.Process}, nil
+}
+
+// Commands lists a cluster's commands, newest first.
+func (p *Plane) Commands(ctx context.Context, cl *model.Cluster, pg store.PageArgs) (store.Page[model.Command], error) {
+	if err := p.authz.CheckCtx(ctx, authz.ClusterRead, cl.Scope()); err != nil {
+		return store.Page[model.Command]{}, err
+	}
+	return store.Commands.Newest(ctx, p.store.Q(), pg, "cluster_id = $1", string(cl.ID))
+}
+
+func (p *Plane) Command(ctx context.Context, id model.CommandID) (*model.Command, error) {
+	return get(ctx, p, p.store.Q(), store.Commands, id, authz.ClusterRead)
+}
+
+// PendingCommands are what a cluster's agent has yet to acknowledge; the
+// hub delivers them (again, after a reconnect).
+func (p *Plane) PendingCommands(ctx context.Context, cluster model.ClusterID) ([]*model.Command, error) {
+	return store.PendingCommands(ctx, p.store.Q(), cluster)
+}
+
+// CommandDelivered records that a command went out on a session.
+func (p *Plane) CommandDelivered(ctx context.Context, cluster model.ClusterID, id model.CommandID) error {
+	_, err := store.MarkCommand(ctx, p.store.Q(), cluster, id, model.CommandDelivered, "", p.now())
+	return err
+}
+
+// CommandAck records an agent's answer to a command of its own cluster; an
+// ack for another cluster's command, or a second ack, changes nothing.
+func (p *Plane) CommandAck(ctx context.Context, cluster model.ClusterID, ack *protocol.CommandAck) error {
+	status := model.CommandApplied
+	if ack.Result == protocol.ResultFailed {
+		status = model.CommandFailed
+	}
+	_, err := store.MarkCommand(ctx, p.store.Q(), cluster, model.CommandID(ack.ID), status, ack.Message, p.now())
+	return err
+}
