@@ -270,7 +270,9 @@ func updateEnvironmentArgs(input gqlmodel.UpdateEnvironmentInput) (model.Environ
 
 func commandConn(p store.Page[model.Command]) *gqlmodel.CommandConnection {
 	return conn(p, func(v *model.Command) string { return string(v.ID) },
-		func(c string, n *model.Command) *gqlmodel.CommandEdge { return &gqlmodel.CommandEdge{Cursor: c, Node: n} },
+		func(c string, n *model.Command) *gqlmodel.CommandEdge {
+			return &gqlmodel.CommandEdge{Cursor: c, Node: n}
+		},
 		func(e []*gqlmodel.CommandEdge, n []*model.Command, pi *gqlmodel.PageInfo) *gqlmodel.CommandConnection {
 			return &gqlmodel.CommandConnection{Edges: e, Nodes: n, PageInfo: pi}
 		})
