@@ -3,6 +3,9 @@ package apitest
 import (
 	"net/http"
 	"testing"
+
+	"github.com/nebulactrl/nebula/graph"
+	"github.com/nebulactrl/nebula/resolvers"
 )
 
 // tenantIDs collects the global id of every object of the fixture tenant,
@@ -30,6 +33,17 @@ func tenantIDs(t *testing.T, f *Fixture) map[string][]string {
 		ids["ApiToken"] = append(ids["ApiToken"], f.Users[r].TokenID)
 	}
 	ids["AuditEvent"] = f.Values(t, f.TenantID, `... on Tenant { auditEvents(first: 100) { nodes { id } } }`, "auditEvents.nodes", "id")
+	ids["Variable"] = f.Values(t, f.ServiceID, `... on Service { variables { id } }`, "variables", "id")
+	ids["ConnectToken"] = f.Values(t, f.ClusterID, `... on Cluster { connectTokens { id } }`, "connectTokens", "id")
+	res := f.MustDo(t, `mutation($c: ID!) { queueCommand(input: {clusterId: $c, kind: RESYNC}) { command { id } } }`, map[string]any{"c": f.ClusterID})
+	ids["Command"] = []string{res.Str("queueCommand.command.id")}
+	// Every kind of node the schema has must be covered here.
+	sch := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{}}).Schema()
+	for _, def := range sch.GetPossibleTypes(sch.Types["Node"]) {
+		if _, ok := ids[def.Name]; !ok {
+			t.Errorf("node type %s has no ids in the isolation test", def.Name)
+		}
+	}
 	for kind, l := range ids {
 		if len(l) == 0 || l[0] == "" {
 			t.Fatalf("fixture has no %s id", kind)
