@@ -144,6 +144,11 @@ func Compile(in Input) State {
 		envs := slices.Clone(p.Environments)
 		slices.SortFunc(envs, func(a, b model.Environment) int { return cmp.Compare(a.Name, b.Name) })
 		for _, env := range envs {
+			// An environment whose selector does not match this cluster
+			// cannot land on it; only the ones that do need full placement.
+			if !in.Cluster.Labels.Matches(env.ClusterSelector) {
+				continue
+			}
 			pl := Place(env, in.Clusters, in.Targets)
 			if pl.Cluster == nil || pl.Cluster.ID != in.Cluster.ID {
 				// An environment that picks this cluster but lands nowhere is

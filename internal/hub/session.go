@@ -91,6 +91,9 @@ func (s *session) run(ctx context.Context) {
 	wg.Add(1)
 	go func() { defer wg.Done(); s.writer(ctx) }()
 	defer wg.Wait()
+	// Runs before wg.Wait (defers run last-first): a session whose agent
+	// left stops its writer and leaves the hub at once.
+	defer s.close(websocket.CloseNormalClosure, "")
 	s.poke()
 
 	for {
