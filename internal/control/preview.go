@@ -47,8 +47,9 @@ func (p *Plane) compileAll(ctx context.Context, q store.Querier, tenant model.Te
 		return nil, nil, err
 	}
 	out := map[model.ClusterID]desired.State{}
+	in := tenantInput(p.box, rows)
 	for _, c := range rows.Clusters {
-		out[c.ID] = desired.Compile(compileInput(p.box, rows, c))
+		out[c.ID] = desired.Compile(forCluster(in, c))
 	}
 	return out, rows.Clusters, nil
 }

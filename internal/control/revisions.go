@@ -40,8 +40,9 @@ func (p *Plane) recompile(ctx context.Context, q store.Querier, tenant model.Ten
 		return nil, fmt.Errorf("loading rows to compile: %w", err)
 	}
 	var out []Bumped
+	in := tenantInput(p.box, rows)
 	for _, c := range rows.Clusters {
-		shown, h := desired.Compile(compileInput(p.box, rows, c)).Shown()
+		shown, h := desired.Compile(forCluster(in, c)).Shown()
 		if h == c.DesiredHash {
 			continue
 		}
@@ -54,9 +55,22 @@ func (p *Plane) recompile(ctx context.Context, q store.Querier, tenant model.Ten
 	return out, nil
 }
 
-// compileInput arranges a tenant's rows for the compiler.
+// compileInput arranges a tenant's rows for compiling one cluster.
 func compileInput(box *seal.Box, rows *store.TenantRows, c *model.Cluster) desired.Input {
-	in := desired.Input{Cluster: *c}
+	return forCluster(tenantInput(box, rows), c)
+}
+
+// forCluster points a tenant's input at one of its clusters. The compiler
+// only reads its input, so one tenant input serves every cluster.
+func forCluster(in desired.Input, c *model.Cluster) desired.Input {
+	in.Cluster = *c
+	return in
+}
+
+// tenantInput arranges a tenant's rows for the compiler once, secrets
+// opened once, whatever the number of clusters compiled from it.
+func tenantInput(box *seal.Box, rows *store.TenantRows) desired.Input {
+	var in desired.Input
 	for _, x := range rows.Clusters {
 		in.Clusters = append(in.Clusters, *x)
 	}
