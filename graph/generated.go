@@ -18,6 +18,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/install"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -125,6 +126,7 @@ type ComplexityRoot struct {
 		DesiredRevision  func(childComplexity int) int
 		DesiredState     func(childComplexity int) int
 		ID               func(childComplexity int) int
+		Install          func(childComplexity int) int
 		Inventory        func(childComplexity int) int
 		Labels           func(childComplexity int) int
 		LastHeartbeatAge func(childComplexity int) int
@@ -154,6 +156,13 @@ type ComplexityRoot struct {
 	ClusterEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	ClusterInstall struct {
+		Command   func(childComplexity int) int
+		Image     func(childComplexity int) int
+		Manifests func(childComplexity int) int
+		Version   func(childComplexity int) int
 	}
 
 	ClusterInventory struct {
@@ -732,6 +741,7 @@ type ClusterResolver interface {
 	ConnectTokens(ctx context.Context, obj *model.Cluster) ([]*model.ConnectToken, error)
 	Commands(ctx context.Context, obj *model.Cluster, first *int, after *string) (*gqlmodel.CommandConnection, error)
 	DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error)
+	Install(ctx context.Context, obj *model.Cluster) (*install.Bundle, error)
 }
 type CommandResolver interface {
 	Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error)
@@ -1131,6 +1141,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cluster.ID(childComplexity), true
+	case "Cluster.install":
+		if e.ComplexityRoot.Cluster.Install == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.Install(childComplexity), true
 	case "Cluster.inventory":
 		if e.ComplexityRoot.Cluster.Inventory == nil {
 			break
@@ -1259,6 +1275,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClusterEdge.Node(childComplexity), true
+
+	case "ClusterInstall.command":
+		if e.ComplexityRoot.ClusterInstall.Command == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterInstall.Command(childComplexity), true
+	case "ClusterInstall.image":
+		if e.ComplexityRoot.ClusterInstall.Image == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterInstall.Image(childComplexity), true
+	case "ClusterInstall.manifests":
+		if e.ComplexityRoot.ClusterInstall.Manifests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterInstall.Manifests(childComplexity), true
+	case "ClusterInstall.version":
+		if e.ComplexityRoot.ClusterInstall.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterInstall.Version(childComplexity), true
 
 	case "ClusterInventory.agentImage":
 		if e.ComplexityRoot.ClusterInventory.AgentImage == nil {
@@ -3939,6 +3980,20 @@ type Cluster implements Node {
   commands(first: Int, after: String): CommandConnection!
   "The newest desired state with secret values redacted. Tenant admins only."
   desiredState: Map!
+  "How to install the cluster's agent: version-pinned manifests and the command a console shows. The connect token is never inside."
+  install: ClusterInstall!
+}
+
+"The agent's install bundle for one cluster."
+type ClusterInstall {
+  "The agent version the manifests pin: the control plane's own."
+  version: String!
+  "The agent image, tagged with that version."
+  image: String!
+  "Kubernetes manifests (YAML): namespace nebula-system, service account, RBAC with Lease permissions, the two-replica Deployment and the reference to the token Secret."
+  manifests: String!
+  "The command that installs the agent: apply the manifests (saved under the file name it uses), then create the token Secret from $NEBULA_CONNECT_TOKEN, the token registerCluster or regenerateConnectToken returned."
+  command: String!
 }
 
 type ClusterConnection {
@@ -4842,6 +4897,8 @@ func (ec *executionContext) childFields_Cluster(ctx context.Context, field graph
 		return ec.fieldContext_Cluster_commands(ctx, field)
 	case "desiredState":
 		return ec.fieldContext_Cluster_desiredState(ctx, field)
+	case "install":
+		return ec.fieldContext_Cluster_install(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Cluster", field.Name)
 }
@@ -4886,6 +4943,20 @@ func (ec *executionContext) childFields_ClusterEdge(ctx context.Context, field g
 		return ec.fieldContext_ClusterEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClusterEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ClusterInstall(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "version":
+		return ec.fieldContext_ClusterInstall_version(ctx, field)
+	case "image":
+		return ec.fieldContext_ClusterInstall_image(ctx, field)
+	case "manifests":
+		return ec.fieldContext_ClusterInstall_manifests(ctx, field)
+	case "command":
+		return ec.fieldContext_ClusterInstall_command(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterInstall", field.Name)
 }
 
 func (ec *executionContext) childFields_ClusterInventory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8292,6 +8363,38 @@ func (ec *executionContext) fieldContext_Cluster_desiredState(_ context.Context,
 	return graphql.NewScalarFieldContext("Cluster", field, true, true, "Map")
 }
 
+func (ec *executionContext) _Cluster_install(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_install(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().Install(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *install.Bundle) graphql.Marshaler {
+			return ec.marshalNClusterInstall2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋinstallᚐBundle(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_install(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterInstall(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ClusterChange_cluster(ctx context.Context, field graphql.CollectedField, obj *control.ClusterChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8656,6 +8759,98 @@ func (ec *executionContext) fieldContext_ClusterEdge_node(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ClusterInstall_version(ctx context.Context, field graphql.CollectedField, obj *install.Bundle) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterInstall_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterInstall_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterInstall", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterInstall_image(ctx context.Context, field graphql.CollectedField, obj *install.Bundle) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterInstall_image(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Image, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterInstall_image(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterInstall", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterInstall_manifests(ctx context.Context, field graphql.CollectedField, obj *install.Bundle) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterInstall_manifests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Manifests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterInstall_manifests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterInstall", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterInstall_command(ctx context.Context, field graphql.CollectedField, obj *install.Bundle) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterInstall_command(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Command, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterInstall_command(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterInstall", field, false, false, "String")
 }
 
 func (ec *executionContext) _ClusterInventory_agentVersion(ctx context.Context, field graphql.CollectedField, obj *protocol.Inventory) (ret graphql.Marshaler) {
@@ -21929,6 +22124,12 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_desiredState(ctx, field, obj)
 				})
+		case "install":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_install(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22070,6 +22271,54 @@ func (ec *executionContext) _ClusterEdge(ctx context.Context, sel ast.SelectionS
 			}
 		case "node":
 			out.Values[i] = ec._ClusterEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterInstallImplementors = []string{"ClusterInstall"}
+
+func (ec *executionContext) _ClusterInstall(ctx context.Context, sel ast.SelectionSet, obj *install.Bundle) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterInstallImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterInstall")
+		case "version":
+			out.Values[i] = ec._ClusterInstall_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "image":
+			out.Values[i] = ec._ClusterInstall_image(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "manifests":
+			out.Values[i] = ec._ClusterInstall_manifests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "command":
+			out.Values[i] = ec._ClusterInstall_command(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -26623,6 +26872,14 @@ func (ec *executionContext) marshalNClusterEdge2ᚖgithubᚗcomᚋnebulactrlᚋn
 		return graphql.Null
 	}
 	return ec._ClusterEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNClusterInstall2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋinstallᚐBundle(ctx context.Context, sel ast.SelectionSet, v *install.Bundle) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ClusterInstall!")
+		return graphql.Null
+	}
+	return ec._ClusterInstall(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNClusterNode2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNode(ctx context.Context, sel ast.SelectionSet, v protocol.Node) graphql.Marshaler {

@@ -7,9 +7,13 @@ package resolvers
 
 import (
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/install"
 )
 
 // Resolver is the root resolver.
 type Resolver struct {
 	Plane *control.Plane
+	// Install is where agents connect and which image they run, for the
+	// install bundles.
+	InstallSettings install.Settings
 }

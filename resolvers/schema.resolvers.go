@@ -15,6 +15,7 @@ import (
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/install"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 )
@@ -88,6 +89,14 @@ func (r *clusterResolver) Commands(ctx context.Context, obj *model.Cluster, firs
 
 func (r *clusterResolver) DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error) {
 	return r.Plane.DesiredState(ctx, obj)
+}
+
+func (r *clusterResolver) Install(ctx context.Context, obj *model.Cluster) (*install.Bundle, error) {
+	b, err := install.Render(r.InstallSettings, obj.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
 }
 
 func (r *commandResolver) Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error) {

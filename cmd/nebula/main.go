@@ -1,4 +1,4 @@
-// Command nebula is the NebulaCtrl control plane (and, later, its agent).
+// Command nebula is the NebulaCtrl control plane and its in-cluster agent.
 // main only wires: everything else is in internal/cli.
 package main
 

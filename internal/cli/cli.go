@@ -36,6 +36,7 @@ Usage:
                                     write a new master key (seals secrets) to .env; with --rotate,
                                     keep the current one in NEBULA_MASTER_KEYS_OLD for opening
   nebula admin reseal               reseal every secret under the primary master key (safe while serving)
+  nebula agent [flags]              run the in-cluster agent (see docs/agent-protocol.md; --help for flags)
   nebula version                    print the version
 
 Configuration comes from the environment and a .env file in the working directory;
@@ -51,6 +52,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, usage)
 		return errors.New("no command given")
 	}
+	if args[0] == "agent" {
+		// The agent runs in a customer's cluster: none of the control
+		// plane's settings (or its .env) apply to it.
+		return runAgent(ctx, args[1:], stderr)
+	}
 	if err := config.LoadDotEnv(".env"); err != nil {
 		return err
 	}
@@ -58,6 +64,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cfg.Version = Version
 	log := newLogger(cfg, stderr)
 	switch args[0] {
 	case "serve":
@@ -160,7 +167,8 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 		st.Close()
 		return nil, nil, err
 	}
-	p, err := control.New(st, log, control.WithBox(box), control.WithConnectGrace(cfg.ConnectTokenGrace))
+	p, err := control.New(st, log, control.WithBox(box), control.WithConnectGrace(cfg.ConnectTokenGrace),
+		control.WithDisconnectedAfter(cfg.AgentDisconnectedAfter))
 	if err != nil {
 		st.Close()
 		return nil, nil, err

@@ -39,20 +39,30 @@ type Config struct {
 	// ConnectTokenGrace how long a replaced connect token keeps working.
 	AgentHeartbeat    time.Duration
 	ConnectTokenGrace time.Duration
+	// AgentDisconnectedAfter is how long a silent cluster still shows
+	// CONNECTED.
+	AgentDisconnectedAfter time.Duration
+	// PublicURL is the control plane's URL as agents reach it (install
+	// manifests); AgentImageRepository the agent image without its tag.
+	PublicURL, AgentImageRepository string
+	// Version is the build's, set by the command, not the environment.
+	Version string
 }
 
 // FromEnv reads the settings; lookup is os.LookupEnv outside tests.
 func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c := Config{
-		Addr:            str(lookup, "NEBULA_ADDR", "127.0.0.1:8080"),
-		DataDir:         str(lookup, "NEBULA_DATA_DIR", "nebula-data"),
-		DatabaseURL:     str(lookup, "NEBULA_DATABASE_URL", ""),
-		LogLevel:        str(lookup, "NEBULA_LOG_LEVEL", "info"),
-		LogFormat:       str(lookup, "NEBULA_LOG_FORMAT", "text"),
-		BootstrapTenant: str(lookup, "NEBULA_BOOTSTRAP_TENANT", "default"),
-		BootstrapEmail:  str(lookup, "NEBULA_BOOTSTRAP_EMAIL", "admin@localhost.localdomain"),
-		MasterKey:       str(lookup, "NEBULA_MASTER_KEY", ""),
+		Addr:                 str(lookup, "NEBULA_ADDR", "127.0.0.1:8080"),
+		DataDir:              str(lookup, "NEBULA_DATA_DIR", "nebula-data"),
+		DatabaseURL:          str(lookup, "NEBULA_DATABASE_URL", ""),
+		LogLevel:             str(lookup, "NEBULA_LOG_LEVEL", "info"),
+		LogFormat:            str(lookup, "NEBULA_LOG_FORMAT", "text"),
+		BootstrapTenant:      str(lookup, "NEBULA_BOOTSTRAP_TENANT", "default"),
+		BootstrapEmail:       str(lookup, "NEBULA_BOOTSTRAP_EMAIL", "admin@localhost.localdomain"),
+		MasterKey:            str(lookup, "NEBULA_MASTER_KEY", ""),
+		AgentImageRepository: str(lookup, "NEBULA_AGENT_IMAGE_REPOSITORY", "ghcr.io/nebulactrl/nebula"),
 	}
+	c.PublicURL = str(lookup, "NEBULA_PUBLIC_URL", "http://"+c.Addr)
 	for _, k := range strings.Split(str(lookup, "NEBULA_MASTER_KEYS_OLD", ""), ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			c.OldMasterKeys = append(c.OldMasterKeys, k)
@@ -93,12 +103,16 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 		return x
 	}
 	c.AgentHeartbeat = d("NEBULA_AGENT_HEARTBEAT", 15*time.Second, time.Second, 5*time.Minute)
+	c.AgentDisconnectedAfter = d("NEBULA_AGENT_DISCONNECTED_AFTER", 60*time.Second, time.Second, time.Hour)
 	c.ConnectTokenGrace = d("NEBULA_CONNECT_TOKEN_GRACE", time.Hour, 0, 30*24*time.Hour)
 	c.Introspection = b("NEBULA_INTROSPECTION", true)
 	c.MaxBodyBytes = int64(n("NEBULA_MAX_BODY_BYTES", 1<<20, 1<<10, 64<<20))
 	c.MaxTokens = n("NEBULA_MAX_QUERY_TOKENS", 15000, 100, 1_000_000)
 	c.MaxDepth = n("NEBULA_MAX_DEPTH", 12, 2, 100)
 	c.MaxComplexity = n("NEBULA_MAX_COMPLEXITY", 250_000, 10, 100_000_000)
+	if !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
+		errs = append(errs, fmt.Sprintf("NEBULA_PUBLIC_URL=%q must start with http:// or https://", c.PublicURL))
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:

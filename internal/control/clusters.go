@@ -25,7 +25,9 @@ func (p *Plane) Clusters(ctx context.Context, tenant model.TenantID, pg store.Pa
 }
 
 // ClusterStatus derives a cluster's status on the plane's clock.
-func (p *Plane) ClusterStatus(c *model.Cluster) model.ClusterStatus { return c.Status(p.now()) }
+func (p *Plane) ClusterStatus(c *model.Cluster) model.ClusterStatus {
+	return c.Status(p.now(), p.disconnectedAfter)
+}
 
 // RegisterCluster registers a cluster; it stays PENDING until its agent
 // connects. Tenant admins only, within the plan.

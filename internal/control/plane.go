@@ -35,6 +35,9 @@ type Plane struct {
 	pub   Publisher
 	// connectGrace is how long a replaced connect token keeps working.
 	connectGrace time.Duration
+	// disconnectedAfter is how long a silent cluster still counts as
+	// connected.
+	disconnectedAfter time.Duration
 }
 
 // Option configures a Plane.
@@ -44,6 +47,12 @@ type Option func(*Plane)
 // Without it, secrets cannot be set and stored ones are unreadable.
 func WithBox(b *seal.Box) Option { return func(p *Plane) { p.box = b } }
 
+// WithDisconnectedAfter sets how long a cluster may stay silent before it
+// shows DISCONNECTED.
+func WithDisconnectedAfter(d time.Duration) Option {
+	return func(p *Plane) { p.disconnectedAfter = d }
+}
+
 // New wires the domain layer over a migrated store.
 func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 	z, err := authz.New(func(ctx context.Context, u model.UserID) (*model.Grants, error) {
@@ -52,7 +61,8 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plane{store: st, authz: z, box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace}
+	p := &Plane{store: st, authz: z, box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace,
+		disconnectedAfter: model.DisconnectedAfter}
 	for _, o := range opts {
 		o(p)
 	}

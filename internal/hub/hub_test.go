@@ -296,8 +296,8 @@ func TestSession(t *testing.T) {
 		t.Fatalf("desired on connect: revision %d (want %d), state %+v", d.Revision, want, d.State)
 	}
 	row := r.clusterRow(t, id)
-	if row.Status(r.clock.Now()) != model.ClusterConnected || !strings.Contains(row.Inventory, "v1.37.2") {
-		t.Errorf("after hello: status %s, inventory %s", row.Status(r.clock.Now()), row.Inventory)
+	if row.Status(r.clock.Now(), model.DisconnectedAfter) != model.ClusterConnected || !strings.Contains(row.Inventory, "v1.37.2") {
+		t.Errorf("after hello: status %s, inventory %s", row.Status(r.clock.Now(), model.DisconnectedAfter), row.Inventory)
 	}
 
 	// Changes publish the newest revision to the live session (several
@@ -329,7 +329,7 @@ func TestSession(t *testing.T) {
 
 	// Silence past 60 s reads as DISCONNECTED.
 	r.clock.Advance(61 * time.Second)
-	if s := r.clusterRow(t, id).Status(r.clock.Now()); s != model.ClusterDisconnected {
+	if s := r.clusterRow(t, id).Status(r.clock.Now(), model.DisconnectedAfter); s != model.ClusterDisconnected {
 		t.Errorf("status after 61 s of silence: %s, want DISCONNECTED", s)
 	}
 }

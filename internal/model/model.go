@@ -126,15 +126,16 @@ type Cluster struct {
 }
 
 // DisconnectedAfter is how long a cluster may stay silent before it counts as
-// disconnected.
+// disconnected, unless the control plane is configured otherwise.
 const DisconnectedAfter = 60 * time.Second
 
-// Status derives the cluster's connection status from its last heartbeat.
-func (c *Cluster) Status(now time.Time) ClusterStatus {
+// Status derives the cluster's connection status from its last heartbeat:
+// silent for longer than after is DISCONNECTED.
+func (c *Cluster) Status(now time.Time, after time.Duration) ClusterStatus {
 	switch {
 	case c.LastHeartbeatAt == nil:
 		return ClusterPending
-	case now.Sub(*c.LastHeartbeatAt) > DisconnectedAfter:
+	case now.Sub(*c.LastHeartbeatAt) > after:
 		return ClusterDisconnected
 	default:
 		return ClusterConnected

@@ -161,32 +161,63 @@ func Encode(typ string, body any) ([]byte, error) {
 }
 
 // Decode reads a frame from an agent and returns its typed body: *Hello,
-// *Heartbeat or *Ack. Anything else is ErrMalformed with the reason.
+// *Heartbeat, *Ack or *CommandAck. Anything else is ErrMalformed with the
+// reason. Unknown fields are refused: the control plane is never older than
+// the protocol its agents speak.
 func Decode(frame []byte) (any, error) {
+	return decode(frame, true, func(typ string) validator {
+		switch typ {
+		case TypeHello:
+			return &Hello{}
+		case TypeHeartbeat:
+			return &Heartbeat{}
+		case TypeAck:
+			return &Ack{}
+		case TypeCommandAck:
+			return &CommandAck{}
+		}
+		return nil
+	})
+}
+
+// DecodeServer reads a frame from the control plane (the agent's side):
+// *Welcome, *Desired or *Command. Unknown fields are ignored, so that an
+// older agent keeps working with a newer control plane.
+func DecodeServer(frame []byte) (any, error) {
+	return decode(frame, false, func(typ string) validator {
+		switch typ {
+		case TypeWelcome:
+			return &Welcome{}
+		case TypeDesired:
+			return &Desired{}
+		case TypeCommand:
+			return &Command{}
+		}
+		return nil
+	})
+}
+
+type validator interface{ validate() error }
+
+func decode(frame []byte, strict bool, bodyFor func(string) validator) (any, error) {
 	var env Envelope
 	if err := json.Unmarshal(frame, &env); err != nil {
 		return nil, fmt.Errorf("%w: not a JSON envelope", ErrMalformed)
 	}
-	var body interface{ validate() error }
-	switch env.Type {
-	case TypeHello:
-		body = &Hello{}
-	case TypeHeartbeat:
-		body = &Heartbeat{}
-	case TypeAck:
-		body = &Ack{}
-	case TypeCommandAck:
-		body = &CommandAck{}
-	case "":
+	if env.Type == "" {
 		return nil, fmt.Errorf("%w: no type", ErrMalformed)
-	default:
+	}
+	body := bodyFor(env.Type)
+	if body == nil {
 		return nil, fmt.Errorf("%w: unknown type %q", ErrMalformed, clip(env.Type))
 	}
 	if len(env.Body) == 0 {
 		return nil, fmt.Errorf("%w: %s without a body", ErrMalformed, env.Type)
 	}
 	dec := json.NewDecoder(bytes.NewReader(env.Body))
-	dec.DisallowUnknownFields()
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(body); err != nil {
 		return nil, fmt.Errorf("%w: %s body: %v", ErrMalformed, env.Type, err)
 	}
@@ -194,6 +225,33 @@ func Decode(frame []byte) (any, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, env.Type, err)
 	}
 	return body, nil
+}
+
+func (w *Welcome) validate() error {
+	if w.Protocol <= 0 || w.Cluster == "" {
+		return errors.New("protocol and cluster are required")
+	}
+	if w.HeartbeatSeconds <= 0 {
+		return errors.New("heartbeatSeconds must be positive")
+	}
+	return nil
+}
+
+func (d *Desired) validate() error {
+	if d.Revision <= 0 {
+		return errors.New("revision must be positive")
+	}
+	if d.State.Cluster == "" {
+		return errors.New("the state names no cluster")
+	}
+	return nil
+}
+
+func (c *Command) validate() error {
+	if c.ID == "" || len(c.ID) > 100 || c.Kind == "" {
+		return errors.New("a command needs an id of 1 to 100 characters and a kind")
+	}
+	return nil
 }
 
 func (h *Hello) validate() error {

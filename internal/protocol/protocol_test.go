@@ -56,20 +56,46 @@ func FuzzDecode(f *testing.F) {
 		`{"type":"hello","body":{"protocols":[1]}}`,
 		`{"type":"ack","body":{"revision":1,"result":"applied","errors":[{"object":"a","message":"b"}]}}`,
 		`{"type":"heartbeat","body":{"appliedRevision":2}}`,
+		`{"type":"welcome","body":{"protocol":1,"cluster":"c","heartbeatSeconds":15,"capabilities":[]}}`,
+		`{"type":"desired","body":{"revision":3,"state":{"cluster":"c","namespaces":[]}}}`,
+		`{"type":"command","body":{"id":"i","kind":"RESYNC","args":{}}}`,
 		`{"type":"x"}`, `[]`, `null`, ``,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		msg, err := Decode(frame)
-		if err != nil {
-			if !errors.Is(err, ErrMalformed) {
-				t.Fatalf("error %v is not ErrMalformed", err)
+		// Both directions: the control plane's decoder of agent frames and
+		// the agent's decoder of control-plane frames.
+		for _, decode := range []func([]byte) (any, error){Decode, DecodeServer} {
+			msg, err := decode(frame)
+			if err != nil {
+				if !errors.Is(err, ErrMalformed) {
+					t.Fatalf("error %v is not ErrMalformed", err)
+				}
+				continue
 			}
-			return
-		}
-		if v, ok := msg.(interface{ validate() error }); !ok || v.validate() != nil {
-			t.Fatalf("accepted an invalid message %#v", msg)
+			if v, ok := msg.(validator); !ok || v.validate() != nil {
+				t.Fatalf("accepted an invalid message %#v", msg)
+			}
 		}
 	})
+}
+
+func TestDecodeServer(t *testing.T) {
+	for frame, want := range map[string]string{
+		`{"type":"desired","body":{"revision":0,"state":{"cluster":"c"}}}`: "revision must be positive",
+		`{"type":"desired","body":{"revision":2,"state":{}}}`:              "names no cluster",
+		`{"type":"welcome","body":{"protocol":1,"cluster":"c"}}`:           "heartbeatSeconds must be positive",
+		`{"type":"command","body":{"id":"","kind":"RESYNC"}}`:              "needs an id",
+		`{"type":"hello","body":{"protocols":[1]}}`:                        `unknown type "hello"`,
+	} {
+		_, err := DecodeServer([]byte(frame))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("DecodeServer(%s) = %v, want an error containing %q", frame, err, want)
+		}
+	}
+	msg, err := DecodeServer([]byte(`{"type":"desired","body":{"revision":7,"future":true,"state":{"cluster":"c","namespaces":[]}}}`))
+	if d, ok := msg.(*Desired); err != nil || !ok || d.Revision != 7 {
+		t.Errorf("a desired state with an unknown field: %#v, %v", msg, err)
+	}
 }

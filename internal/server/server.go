@@ -32,6 +32,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/hub"
+	"github.com/nebulactrl/nebula/internal/install"
 	"github.com/nebulactrl/nebula/resolvers"
 )
 
@@ -96,7 +97,8 @@ func (s *Server) routes() http.Handler {
 
 // graphQL builds the gqlgen server with the limits of the configuration.
 func (s *Server) graphQL() http.Handler {
-	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Plane: s.plane}, Complexity: complexity()})
+	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Plane: s.plane,
+		InstallSettings: install.Settings{Server: s.cfg.PublicURL, Repository: s.cfg.AgentImageRepository, Version: s.cfg.Version}}, Complexity: complexity()})
 	srv := handler.New(es)
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})

@@ -1,0 +1,317 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/nebulactrl/nebula/internal/protocol"
+)
+
+const writeTimeout = 10 * time.Second
+
+// conn is one websocket session, safe for concurrent writers.
+type conn struct {
+	ws *websocket.Conn
+	mu sync.Mutex
+}
+
+func (c *conn) send(typ string, body any) error {
+	frame, err := protocol.Encode(typ, body)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
+	return c.ws.WriteMessage(websocket.TextMessage, frame)
+}
+
+// connectURL turns the control plane's base URL into the channel's.
+func connectURL(server string) string {
+	u := strings.TrimRight(server, "/") + "/agent/v1/connect"
+	if rest, ok := strings.CutPrefix(u, "https://"); ok {
+		return "wss://" + rest
+	}
+	return "ws://" + strings.TrimPrefix(u, "http://")
+}
+
+// session runs one connection: hello, welcome, then heartbeats, desired
+// states and commands until it ends. welcomed tells the caller the control
+// plane accepted the agent (the backoff starts over).
+func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
+	token, err := a.readToken()
+	if err != nil {
+		return false, err
+	}
+	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second, Proxy: http.ProxyFromEnvironment}
+	ws, resp, err := dialer.DialContext(ctx, connectURL(a.cfg.Server), http.Header{"Authorization": {"Bearer " + token}})
+	if err != nil {
+		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
+			return false, errors.New("the control plane refused the connect token (wrong, revoked or past its grace window); the token file is read again before the next try")
+		}
+		return false, fmt.Errorf("connecting: %w", err)
+	}
+	c := &conn{ws: ws}
+	defer ws.Close()
+	ws.SetReadLimit(64 << 20) // a whole desired state can be large
+
+	inv := a.inventory(ctx)
+	a.mu.Lock()
+	held := int64(0)
+	if a.state != nil {
+		held = a.state.Revision
+	}
+	a.mu.Unlock()
+	// appliedRevision in the hello is the state this process holds: a new
+	// process says 0 and gets the whole state, which it applies in full.
+	if err := c.send(protocol.TypeHello, protocol.Hello{Protocols: []int{protocol.Version},
+		Capabilities: protocol.Known, AppliedRevision: held, Inventory: inv}); err != nil {
+		return false, fmt.Errorf("sending hello: %w", err)
+	}
+	_ = ws.SetReadDeadline(time.Now().Add(15 * time.Second))
+	msg, err := readServer(ws)
+	if err != nil {
+		return false, err
+	}
+	w, ok := msg.(*protocol.Welcome)
+	if !ok {
+		return false, fmt.Errorf("the control plane answered the hello with %T, not a welcome", msg)
+	}
+	a.mu.Lock()
+	if a.cluster != "" && a.cluster != w.Cluster {
+		// The token now belongs to another cluster: nothing held applies.
+		a.state = nil
+	}
+	a.cluster = w.Cluster
+	// Every session acknowledges afresh: an ack lost with the last
+	// connection is sent again (the control plane ignores duplicates).
+	a.acked = map[int64]string{}
+	a.mu.Unlock()
+	a.log.Info("connected", "cluster", w.Cluster, "protocol", w.Protocol, "capabilities", w.Capabilities)
+
+	hb := time.Duration(w.HeartbeatSeconds) * time.Second
+	deadline := func() { _ = ws.SetReadDeadline(time.Now().Add(3 * hb)) }
+	ws.SetPingHandler(func(data string) error {
+		deadline()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		err := ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(writeTimeout))
+		if errors.Is(err, websocket.ErrCloseSent) {
+			return nil
+		}
+		return err
+	})
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	work := newWork()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Add(2)
+	go func() { defer wg.Done(); a.heartbeats(ctx, c, hb) }()
+	go func() { defer wg.Done(); a.worker(ctx, c, work) }()
+	go func() {
+		<-ctx.Done() // the lease was lost or the agent stops: end the session now
+		c.mu.Lock()
+		_ = ws.WriteControl(websocket.CloseMessage,
+			websocket.FormatCloseMessage(websocket.CloseNormalClosure, "agent stopping"), time.Now().Add(time.Second))
+		c.mu.Unlock()
+		_ = ws.Close()
+	}()
+	// A reconnecting agent re-applies what it holds: a full resync.
+	if held > 0 {
+		work.resync()
+	}
+	for {
+		deadline()
+		msg, err := readServer(ws)
+		if err != nil {
+			return true, err
+		}
+		switch m := msg.(type) {
+		case *protocol.Desired:
+			a.mu.Lock()
+			stale := m.Revision < a.floor || a.state != nil && m.Revision < a.state.Revision
+			if !stale {
+				a.state = m
+			}
+			floor := a.floor
+			a.mu.Unlock()
+			if stale {
+				a.log.Warn("ignoring a desired state older than the one applied", "revision", m.Revision, "applied", floor)
+				continue
+			}
+			work.resync()
+		case *protocol.Command:
+			work.command(*m)
+		case *protocol.Welcome:
+			return true, fmt.Errorf("%w: a second welcome", protocol.ErrMalformed)
+		}
+	}
+}
+
+// readServer reads one message from the control plane. A close frame
+// becomes an error that says what the agent does next.
+func readServer(ws *websocket.Conn) (any, error) {
+	typ, frame, err := ws.ReadMessage()
+	if err != nil {
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			switch ce.Code {
+			case protocol.CloseUnsupported:
+				return nil, fmt.Errorf("%w: the control plane speaks no protocol version of this agent (%s); upgrade the agent", errFatal, ce.Text)
+			case protocol.CloseUnauthorized:
+				return nil, fmt.Errorf("the connect token stopped being valid (%s); the token file is read again before the next try", ce.Text)
+			case protocol.CloseSuperseded:
+				return nil, fmt.Errorf("superseded by another session of this cluster (%s)", ce.Text)
+			}
+			return nil, fmt.Errorf("closed by the control plane: %d %s", ce.Code, ce.Text)
+		}
+		return nil, err
+	}
+	if typ != websocket.TextMessage {
+		return nil, fmt.Errorf("%w: a binary frame", protocol.ErrMalformed)
+	}
+	return protocol.DecodeServer(frame)
+}
+
+func (a *Agent) heartbeats(ctx context.Context, c *conn, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		a.mu.Lock()
+		floor := a.floor
+		a.mu.Unlock()
+		hb := protocol.Heartbeat{Inventory: a.inventory(ctx), AppliedRevision: floor, SentAt: time.Now().UTC()}
+		if err := c.send(protocol.TypeHeartbeat, hb); err != nil {
+			return // the read loop sees the broken connection
+		}
+	}
+}
+
+// work is what the worker has to do: the newest state (one slot, the
+// newest wins) and commands in order. One worker per session applies and
+// runs commands one at a time.
+type work struct {
+	kick     chan struct{}
+	mu       sync.Mutex
+	apply    bool
+	commands []protocol.Command
+}
+
+func newWork() *work { return &work{kick: make(chan struct{}, 1)} }
+
+func (w *work) resync() {
+	w.mu.Lock()
+	w.apply = true
+	w.mu.Unlock()
+	w.poke()
+}
+
+func (w *work) command(c protocol.Command) {
+	w.mu.Lock()
+	w.commands = append(w.commands, c)
+	w.mu.Unlock()
+	w.poke()
+}
+
+func (w *work) poke() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (w *work) take() (apply bool, cmds []protocol.Command) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	apply, cmds = w.apply, w.commands
+	w.apply, w.commands = false, nil
+	return apply, cmds
+}
+
+func (a *Agent) worker(ctx context.Context, c *conn, w *work) {
+	resync := time.NewTicker(a.cfg.Resync)
+	defer resync.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.kick:
+		case <-resync.C:
+			w.resync()
+		}
+		apply, cmds := w.take()
+		if apply {
+			a.applyHeld(ctx, c)
+		}
+		for _, cmd := range cmds {
+			if ctx.Err() != nil {
+				return
+			}
+			ack := a.runCommand(ctx, cmd)
+			if err := c.send(protocol.TypeCommandAck, ack); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// applyHeld applies the newest state held and acknowledges it when its
+// result is news: the first result for a revision, or a change of result
+// (a failed revision that a resync got through).
+func (a *Agent) applyHeld(ctx context.Context, c *conn) {
+	a.mu.Lock()
+	d, cluster := a.state, a.cluster
+	a.mu.Unlock()
+	if d == nil {
+		return
+	}
+	applier := Applier{Client: a.kube, Cluster: cluster}
+	start := time.Now()
+	res := applier.Apply(ctx, d.State)
+	if ctx.Err() != nil {
+		return // the session ended mid-apply; the next one applies again
+	}
+	ack := protocol.Ack{Revision: d.Revision, Result: protocol.ResultApplied}
+	if len(res.Errors) > 0 {
+		ack.Result, ack.Errors = protocol.ResultFailed, res.Errors
+		a.log.Warn("applying failed", "revision", d.Revision, "errors", len(res.Errors), "first", res.Errors[0].Object+": "+res.Errors[0].Message)
+	} else {
+		a.log.Info("applied", "revision", d.Revision, "objects", res.Applied, "pruned", res.Pruned, "took", time.Since(start).Round(time.Millisecond))
+		a.mu.Lock()
+		raised := d.Revision > a.floor
+		if raised {
+			a.floor = d.Revision
+		}
+		a.mu.Unlock()
+		if raised {
+			a.saveFloor(ctx, cluster, d.Revision)
+		}
+	}
+	a.mu.Lock()
+	news := a.acked[d.Revision] != ack.Result
+	a.acked = map[int64]string{d.Revision: ack.Result}
+	a.mu.Unlock()
+	if news {
+		if err := c.send(protocol.TypeAck, ack); err != nil {
+			a.log.Warn("sending the ack; it is sent again on the next session", "revision", d.Revision, "error", err)
+			a.mu.Lock()
+			delete(a.acked, d.Revision)
+			a.mu.Unlock()
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/nebulactrl/nebula/agent"
+)
+
+// runAgent is `nebula agent`: the in-cluster agent. Flags take their
+// defaults from NEBULA_AGENT_* variables (the install manifests set those),
+// and it reads none of the control plane's settings.
+func runAgent(ctx context.Context, args []string, stderr io.Writer) error {
+	env := func(k, def string) string {
+		if v, ok := os.LookupEnv(k); ok && v != "" {
+			return v
+		}
+		return def
+	}
+	var cfg agent.Config
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Server, "server", env("NEBULA_AGENT_SERVER", ""), "the control plane's URL (NEBULA_AGENT_SERVER)")
+	fs.StringVar(&cfg.TokenFile, "token-file", env("NEBULA_AGENT_TOKEN_FILE", "/var/run/secrets/nebula/token"), "file holding the connect token (NEBULA_AGENT_TOKEN_FILE)")
+	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", env("KUBECONFIG", ""), "kubeconfig to use instead of the in-cluster service account (KUBECONFIG)")
+	fs.StringVar(&cfg.Namespace, "namespace", env("NEBULA_AGENT_NAMESPACE", "nebula-system"), "namespace of the Lease and the agent's state (NEBULA_AGENT_NAMESPACE)")
+	fs.StringVar(&cfg.LeaseName, "lease", env("NEBULA_AGENT_LEASE", "nebula-agent"), "Lease the replicas share (NEBULA_AGENT_LEASE)")
+	fs.StringVar(&cfg.Identity, "identity", env("POD_NAME", ""), "this replica's identity in the Lease (POD_NAME; default the hostname)")
+	fs.StringVar(&cfg.Image, "image", env("NEBULA_AGENT_IMAGE", ""), "the agent's image, reported in the inventory (NEBULA_AGENT_IMAGE)")
+	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", 15*time.Second, "how long a lease holds without renewal")
+	fs.DurationVar(&cfg.RenewDeadline, "renew-deadline", 10*time.Second, "how long the leader tries to renew before giving up")
+	fs.DurationVar(&cfg.RetryPeriod, "retry-period", 2*time.Second, "how often replicas try to take or renew the lease")
+	fs.DurationVar(&cfg.Resync, "resync", 5*time.Minute, "how often the whole state is applied again")
+	fs.DurationVar(&cfg.BackoffMax, "backoff-max", time.Minute, "the longest wait between reconnects")
+	logLevel := fs.String("log-level", env("NEBULA_LOG_LEVEL", "info"), "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg.Version = Version
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("log level %q: %w", *logLevel, err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	rc, err := agent.KubeConfig(cfg.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	kube, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	log.Info("nebula agent starting", "version", Version, "server", cfg.Server, "namespace", cfg.Namespace)
+	return agent.New(cfg, kube, log).Run(ctx)
+}

@@ -1,0 +1,71 @@
+// Package install renders the manifests that install a cluster's agent:
+// the namespace nebula-system, its service account, RBAC (with the Lease
+// and state permissions in its own namespace), the two-replica Deployment
+// pinned to one agent version, and a reference to the Secret that holds
+// the connect token. The token itself is never inside: the operator
+// creates the Secret from the token registerCluster returned.
+package install
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"strings"
+	"text/template"
+)
+
+// Namespace, SecretName and SecretKey are where the agent finds its token.
+const (
+	Namespace  = "nebula-system"
+	SecretName = "nebula-agent-token"
+	SecretKey  = "token"
+	// TokenDir is where the Secret is mounted in the agent's pods.
+	TokenDir = "/var/run/secrets/nebula"
+)
+
+// Settings are the control plane's: where agents connect and which image
+// runs them.
+type Settings struct {
+	// Server is the control plane's URL as agents reach it.
+	Server string
+	// Repository is the agent image without a tag; the tag is the version.
+	Repository string
+	// Version pins the agent (the control plane's own version).
+	Version string
+}
+
+// Bundle is what a console shows for one cluster.
+type Bundle struct {
+	Version   string
+	Image     string
+	Manifests string
+	Command   string
+}
+
+//go:embed agent.yaml.tmpl
+var manifestText string
+
+var manifests = template.Must(template.New("agent").Option("missingkey=error").Parse(manifestText))
+
+// Render builds the bundle for a cluster.
+func Render(s Settings, clusterName string) (Bundle, error) {
+	if s.Server == "" || s.Repository == "" || s.Version == "" {
+		return Bundle{}, fmt.Errorf("install settings are incomplete: server %q, repository %q, version %q", s.Server, s.Repository, s.Version)
+	}
+	image := s.Repository + ":" + s.Version
+	var b bytes.Buffer
+	err := manifests.Execute(&b, map[string]string{
+		"Namespace": Namespace, "SecretName": SecretName, "SecretKey": SecretKey, "TokenDir": TokenDir,
+		"Image": image, "Server": s.Server, "Version": s.Version, "Cluster": clusterName,
+	})
+	if err != nil {
+		return Bundle{}, fmt.Errorf("rendering the agent manifests: %w", err)
+	}
+	file := "nebula-agent-" + clusterName + ".yaml"
+	cmd := strings.Join([]string{
+		"kubectl apply -f " + file,
+		"kubectl -n " + Namespace + " create secret generic " + SecretName +
+			` --from-literal=` + SecretKey + `="$NEBULA_CONNECT_TOKEN"`,
+	}, " && ")
+	return Bundle{Version: s.Version, Image: image, Manifests: b.String(), Command: cmd}, nil
+}
