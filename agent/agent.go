@@ -239,11 +239,12 @@ func (b *backoff) next() time.Duration {
 func (b *backoff) reset() { b.n = 0 }
 
 // stateConfigMap keeps the newest applied revision across restarts and
-// replicas, so that no replica ever applies an older state after it.
-const stateConfigMap = "nebula-agent-state"
+// replicas, so that no replica ever applies an older state after it. It is
+// named after the Lease, as it belongs to the replicas that share it.
+func (a *Agent) stateConfigMap() string { return a.cfg.LeaseName + "-state" }
 
 func (a *Agent) loadFloor(ctx context.Context) int64 {
-	cm, err := a.kube.CoreV1().ConfigMaps(a.cfg.Namespace).Get(ctx, stateConfigMap, metav1.GetOptions{})
+	cm, err := a.kube.CoreV1().ConfigMaps(a.cfg.Namespace).Get(ctx, a.stateConfigMap(), metav1.GetOptions{})
 	if err != nil {
 		if !apierrors.IsNotFound(err) {
 			a.log.Warn("reading the applied revision", "error", err)
@@ -255,7 +256,7 @@ func (a *Agent) loadFloor(ctx context.Context) int64 {
 }
 
 func (a *Agent) saveFloor(ctx context.Context, cluster string, rev int64) {
-	cm := corev1ac.ConfigMap(stateConfigMap, a.cfg.Namespace).
+	cm := corev1ac.ConfigMap(a.stateConfigMap(), a.cfg.Namespace).
 		WithLabels(map[string]string{LabelManagedBy: ManagedBy}).
 		WithData(map[string]string{"appliedRevision": strconv.FormatInt(rev, 10), "cluster": cluster})
 	if _, err := a.kube.CoreV1().ConfigMaps(a.cfg.Namespace).Apply(ctx, cm,

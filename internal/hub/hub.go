@@ -49,6 +49,7 @@ type Hub struct {
 
 	mu       sync.Mutex
 	sessions map[model.ClusterID]*session
+	opened   int64 // sessions welcomed since start
 }
 
 // New builds a hub; callers make it the plane's publisher.
@@ -139,12 +140,21 @@ func (h *Hub) Connected(c model.ClusterID) bool {
 	return h.sessions[c] != nil
 }
 
+// Stats are the hub's session counts, for metrics: the sessions live now
+// and those opened since the process started.
+func (h *Hub) Stats() (live int, opened int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions), h.opened
+}
+
 // register makes s the cluster's session, closing any older one: with two
 // agent replicas only the newest leader's session lives.
 func (h *Hub) register(s *session) {
 	h.mu.Lock()
 	old := h.sessions[s.cluster]
 	h.sessions[s.cluster] = s
+	h.opened++
 	h.mu.Unlock()
 	if old != nil {
 		old.close(protocol.CloseSuperseded, "another session of this cluster took over")

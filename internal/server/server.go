@@ -60,6 +60,13 @@ type Server struct {
 func New(plane *control.Plane, cfg config.Config, log *slog.Logger) *Server {
 	s := &Server{plane: plane, cfg: cfg, log: log, metrics: newMetrics(),
 		hub: hub.New(plane, log, hub.Options{Heartbeat: cfg.AgentHeartbeat})}
+	s.metrics.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "nebula_agent_sessions", Help: "Agent sessions live on this process.",
+		}, func() float64 { live, _ := s.hub.Stats(); return float64(live) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "nebula_agent_sessions_opened_total", Help: "Agent sessions welcomed since this process started.",
+		}, func() float64 { _, opened := s.hub.Stats(); return float64(opened) }))
 	plane.SetPublisher(s.hub)
 	s.handler = s.routes()
 	return s

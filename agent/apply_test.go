@@ -1,0 +1,783 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/nebulactrl/nebula/internal/desired"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/protocol"
+)
+
+const (
+	testCluster = "c-1"
+	testNS      = "shop-prod"
+	testImage   = "registry.example.com/shop/api@sha256:0123abcd"
+	secretValue = "s3cret-Value-XYZ"
+)
+
+func intp(i int) *int       { return &i }
+func strp(s string) *string { return &s }
+func int32p(i int32) *int32 { return &i }
+func newApplier() (*Applier, *fake.Clientset) {
+	cs := fake.NewClientset()
+	return &Applier{Client: cs, Cluster: testCluster}, cs
+}
+
+func testEnv() []desired.EnvVar {
+	return []desired.EnvVar{
+		{Name: "LOG_LEVEL", Value: "info"},
+		{Name: "TOKEN", Value: secretValue, Secret: true, Version: "v1"},
+	}
+}
+
+// testService is service "api" of the given release: a web process with a
+// port, an HTTP readiness probe and a command, a worker without a port, two
+// variables and one domain.
+func testService(release int) desired.Service {
+	return desired.Service{
+		Name:    "api",
+		ID:      model.ServiceID("svc-api"),
+		Release: release,
+		Image:   testImage,
+		Processes: []desired.Process{
+			{Name: "web", Command: []string{"./server", "--port", "8080"}, Replicas: 2, Port: intp(8080),
+				Probe: &model.Probe{Path: strp("/healthz"), Port: 8080, InitialDelaySeconds: 5, PeriodSeconds: 10}},
+			{Name: "worker", Command: []string{"./worker"}, Replicas: 1},
+		},
+		Env:     testEnv(),
+		Domains: []desired.Domain{{Host: "api.example.com", Process: "web", Port: 8080}},
+	}
+}
+
+func testState(svcs ...desired.Service) desired.State {
+	return desired.State{
+		Cluster: model.ClusterID(testCluster),
+		Namespaces: []desired.Namespace{{
+			Name: testNS, Project: "shop", Environment: "prod", Services: svcs,
+		}},
+	}
+}
+
+func mustApply(t *testing.T, a *Applier, st desired.State) Result {
+	t.Helper()
+	res := a.Apply(context.Background(), st)
+	if len(res.Errors) > 0 {
+		t.Fatalf("Apply: unexpected errors: %+v", res.Errors)
+	}
+	return res
+}
+
+func getDeployment(t *testing.T, cs *fake.Clientset, ns, name string) *appsv1.Deployment {
+	t.Helper()
+	d, err := cs.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get Deployment %s/%s: %v", ns, name, err)
+	}
+	return d
+}
+
+func assertGone(t *testing.T, what string, err error) {
+	t.Helper()
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("%s: want NotFound, got %v", what, err)
+	}
+}
+
+func managedLabels(service string) map[string]string {
+	l := map[string]string{LabelManagedBy: ManagedBy, LabelCluster: testCluster, LabelProject: "shop", LabelEnv: "prod"}
+	if service != "" {
+		l[LabelService] = service
+	}
+	return l
+}
+
+// TestFakeSupportsApply makes sure the fake clientset really does
+// server-side apply (with field management) and label-selected lists, which
+// the other tests rely on.
+func TestFakeSupportsApply(t *testing.T) {
+	a, cs := newApplier()
+	mustApply(t, a, testState(testService(1)))
+	d := getDeployment(t, cs, testNS, "api-web-r1")
+	found := false
+	for _, mf := range d.ManagedFields {
+		if mf.Manager == FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("Deployment has no Apply managed fields for %s: %+v", FieldManager, d.ManagedFields)
+	}
+	l, err := cs.AppsV1().Deployments("").List(context.Background(), metav1.ListOptions{LabelSelector: LabelProcess + "=worker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Items) != 1 || l.Items[0].Name != "api-worker-r1" {
+		t.Errorf("label-selected list: got %d items %v", len(l.Items), l.Items)
+	}
+}
+
+func TestApplyCreatesObjects(t *testing.T) {
+	a, cs := newApplier()
+	ctx := context.Background()
+	res := mustApply(t, a, testState(testService(3)))
+	// Namespace, Secret, two Deployments, one Service, one Ingress.
+	if res.Applied != 6 || res.Pruned != 0 {
+		t.Errorf("Result: Applied %d Pruned %d, want 6 and 0", res.Applied, res.Pruned)
+	}
+
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, testNS, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get Namespace: %v", err)
+	}
+	if !reflect.DeepEqual(ns.Labels, managedLabels("")) {
+		t.Errorf("Namespace labels = %v, want %v", ns.Labels, managedLabels(""))
+	}
+
+	// Deployment of web.
+	d := getDeployment(t, cs, testNS, "api-web-r3")
+	wantLabels := managedLabels("api")
+	wantLabels[LabelProcess] = "web"
+	wantLabels[LabelRelease] = "3"
+	if !reflect.DeepEqual(d.Labels, wantLabels) {
+		t.Errorf("Deployment labels = %v, want %v", d.Labels, wantLabels)
+	}
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
+		t.Errorf("replicas = %v, want 2", d.Spec.Replicas)
+	}
+	wantSel := map[string]string{LabelManagedBy: ManagedBy, LabelService: "api", LabelProcess: "web", LabelRelease: "3"}
+	if d.Spec.Selector == nil || !reflect.DeepEqual(d.Spec.Selector.MatchLabels, wantSel) {
+		t.Errorf("selector = %v, want %v", d.Spec.Selector, wantSel)
+	}
+	if !reflect.DeepEqual(d.Spec.Template.Labels, wantLabels) {
+		t.Errorf("pod template labels = %v, want %v", d.Spec.Template.Labels, wantLabels)
+	}
+	for k, v := range wantSel {
+		if d.Spec.Template.Labels[k] != v {
+			t.Errorf("pod template label %s = %q, the selector needs %q", k, d.Spec.Template.Labels[k], v)
+		}
+	}
+	if got, want := d.Spec.Template.Annotations[AnnotationEnv], envFingerprint(testEnv()); got != want || len(got) != 16 {
+		t.Errorf("env-version annotation = %q, want %q (16 hex digits)", got, want)
+	}
+	if n := len(d.Spec.Template.Spec.Containers); n != 1 {
+		t.Fatalf("%d containers, want 1", n)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	if c.Name != "web" || c.Image != testImage {
+		t.Errorf("container %q image %q, want web and %q", c.Name, c.Image, testImage)
+	}
+	if want := []string{"./server", "--port", "8080"}; !slices.Equal(c.Command, want) {
+		t.Errorf("command = %q, want %q", c.Command, want)
+	}
+	if want := []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}; !reflect.DeepEqual(c.Ports, want) {
+		t.Errorf("ports = %+v, want %+v", c.Ports, want)
+	}
+	rp := c.ReadinessProbe
+	if rp == nil || rp.HTTPGet == nil {
+		t.Fatalf("readiness probe = %+v, want an httpGet", rp)
+	}
+	if rp.HTTPGet.Path != "/healthz" || rp.HTTPGet.Port.IntValue() != 8080 || rp.TCPSocket != nil ||
+		rp.InitialDelaySeconds != 5 || rp.PeriodSeconds != 10 {
+		t.Errorf("readiness probe = %+v / httpGet %+v", rp, rp.HTTPGet)
+	}
+	if len(c.EnvFrom) != 1 || c.EnvFrom[0].SecretRef == nil || c.EnvFrom[0].SecretRef.Name != "api-env" {
+		t.Errorf("envFrom = %+v, want the secret api-env", c.EnvFrom)
+	}
+	if len(c.Env) != 0 {
+		t.Errorf("env = %+v, want none (values come from the Secret)", c.Env)
+	}
+
+	// Deployment of worker: no port, no probe, same env.
+	w := getDeployment(t, cs, testNS, "api-worker-r3")
+	if w.Spec.Replicas == nil || *w.Spec.Replicas != 1 {
+		t.Errorf("worker replicas = %v, want 1", w.Spec.Replicas)
+	}
+	wc := w.Spec.Template.Spec.Containers[0]
+	if wc.Name != "worker" || len(wc.Ports) != 0 || wc.ReadinessProbe != nil || !slices.Equal(wc.Command, []string{"./worker"}) {
+		t.Errorf("worker container = %+v", wc)
+	}
+	if w.Spec.Selector.MatchLabels[LabelProcess] != "worker" || w.Spec.Selector.MatchLabels[LabelRelease] != "3" {
+		t.Errorf("worker selector = %v", w.Spec.Selector.MatchLabels)
+	}
+	if w.Spec.Template.Annotations[AnnotationEnv] != d.Spec.Template.Annotations[AnnotationEnv] {
+		t.Errorf("processes of one service have different env versions: %q and %q",
+			w.Spec.Template.Annotations[AnnotationEnv], d.Spec.Template.Annotations[AnnotationEnv])
+	}
+
+	// Services: one for web, none for worker.
+	svc, err := cs.CoreV1().Services(testNS).Get(ctx, "api-web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get Service api-web: %v", err)
+	}
+	if !reflect.DeepEqual(svc.Spec.Selector, wantSel) {
+		t.Errorf("Service selector = %v, want %v", svc.Spec.Selector, wantSel)
+	}
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 8080 || svc.Spec.Ports[0].TargetPort.IntValue() != 8080 ||
+		svc.Spec.Ports[0].Protocol != corev1.ProtocolTCP {
+		t.Errorf("Service ports = %+v", svc.Spec.Ports)
+	}
+	if svc.Labels[LabelProcess] != "web" || svc.Labels[LabelCluster] != testCluster || svc.Labels[LabelManagedBy] != ManagedBy {
+		t.Errorf("Service labels = %v", svc.Labels)
+	}
+	_, err = cs.CoreV1().Services(testNS).Get(ctx, "api-worker", metav1.GetOptions{})
+	assertGone(t, "Service api-worker", err)
+	if l, _ := cs.CoreV1().Services("").List(ctx, metav1.ListOptions{}); len(l.Items) != 1 {
+		t.Errorf("%d Services, want 1", len(l.Items))
+	}
+
+	// Ingress.
+	ing, err := cs.NetworkingV1().Ingresses(testNS).Get(ctx, "api", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get Ingress api: %v", err)
+	}
+	if !reflect.DeepEqual(ing.Labels, managedLabels("api")) {
+		t.Errorf("Ingress labels = %v", ing.Labels)
+	}
+	if len(ing.Spec.Rules) != 1 {
+		t.Fatalf("Ingress rules = %+v", ing.Spec.Rules)
+	}
+	r := ing.Spec.Rules[0]
+	if r.Host != "api.example.com" || r.HTTP == nil || len(r.HTTP.Paths) != 1 {
+		t.Fatalf("Ingress rule = %+v", r)
+	}
+	p := r.HTTP.Paths[0]
+	if p.Path != "/" || p.PathType == nil || *p.PathType != networkingv1.PathTypePrefix ||
+		p.Backend.Service == nil || p.Backend.Service.Name != "api-web" || p.Backend.Service.Port.Number != 8080 {
+		t.Errorf("Ingress path = %+v backend %+v", p, p.Backend.Service)
+	}
+
+	// Secret.
+	sec, err := cs.CoreV1().Secrets(testNS).Get(ctx, "api-env", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get Secret api-env: %v", err)
+	}
+	if sec.Type != corev1.SecretTypeOpaque {
+		t.Errorf("Secret type = %q", sec.Type)
+	}
+	wantData := map[string][]byte{"LOG_LEVEL": []byte("info"), "TOKEN": []byte(secretValue)}
+	if !reflect.DeepEqual(sec.Data, wantData) {
+		t.Errorf("Secret data = %q, want %q", sec.Data, wantData)
+	}
+	if !reflect.DeepEqual(sec.Labels, managedLabels("api")) {
+		t.Errorf("Secret labels = %v", sec.Labels)
+	}
+}
+
+func TestApplyTCPProbeAndNoEnv(t *testing.T) {
+	a, cs := newApplier()
+	svc := testService(1)
+	svc.Env = nil
+	svc.Processes[0].Probe = &model.Probe{Port: 9000, PeriodSeconds: 3}
+	res := mustApply(t, a, testState(svc))
+	if res.Applied != 5 { // no Secret
+		t.Errorf("Applied = %d, want 5", res.Applied)
+	}
+	_, err := cs.CoreV1().Secrets(testNS).Get(context.Background(), "api-env", metav1.GetOptions{})
+	assertGone(t, "Secret without variables", err)
+	c := getDeployment(t, cs, testNS, "api-web-r1").Spec.Template.Spec.Containers[0]
+	if len(c.EnvFrom) != 0 {
+		t.Errorf("envFrom = %+v, want none without variables", c.EnvFrom)
+	}
+	if c.ReadinessProbe == nil || c.ReadinessProbe.TCPSocket == nil || c.ReadinessProbe.HTTPGet != nil ||
+		c.ReadinessProbe.TCPSocket.Port.IntValue() != 9000 || c.ReadinessProbe.PeriodSeconds != 3 {
+		t.Errorf("readiness probe = %+v, want tcpSocket 9000", c.ReadinessProbe)
+	}
+}
+
+func TestEnvVersionAnnotation(t *testing.T) {
+	a, cs := newApplier()
+	version := func(env []desired.EnvVar) string {
+		t.Helper()
+		svc := testService(3)
+		svc.Env = env
+		mustApply(t, a, testState(svc))
+		d := getDeployment(t, cs, testNS, "api-web-r3")
+		v := d.Spec.Template.Annotations[AnnotationEnv]
+		if v == "" {
+			t.Fatalf("no %s annotation", AnnotationEnv)
+		}
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), secretValue) || strings.Contains(string(b), "s3cret") {
+			t.Errorf("the Deployment contains the secret value: %s", b)
+		}
+		return v
+	}
+
+	base := version(testEnv())
+	if again := version(testEnv()); again != base {
+		t.Errorf("unchanged variables: version %q then %q", base, again)
+	}
+
+	plain := testEnv()
+	plain[0].Value = "debug"
+	vPlain := version(plain)
+	if vPlain == base {
+		t.Errorf("changing a plain value kept the version %q", base)
+	}
+
+	secretVer := testEnv()
+	secretVer[1].Version = "v2"
+	secretVer[1].Value = "another-s3cret"
+	vSecret := version(secretVer)
+	if vSecret == base || vSecret == vPlain {
+		t.Errorf("changing a secret's version: version %q (base %q, plain change %q)", vSecret, base, vPlain)
+	}
+
+	// The secret's value counts only through its version.
+	sameVer := testEnv()
+	sameVer[1].Value = "rotated-s3cret"
+	if v := version(sameVer); v != base {
+		t.Errorf("a secret value with the same version changed the version: %q, want %q", v, base)
+	}
+
+	added := append(testEnv(), desired.EnvVar{Name: "NEW", Value: "x"})
+	if v := version(added); v == base {
+		t.Errorf("adding a variable kept the version %q", base)
+	}
+
+	// Back to the start: the same version as first.
+	if v := version(testEnv()); v != base {
+		t.Errorf("original variables again: version %q, want %q", v, base)
+	}
+
+	if got := envFingerprint(testEnv()); strings.Contains(got, secretValue) {
+		t.Errorf("fingerprint %q contains the secret", got)
+	}
+}
+
+func TestApplyNewReleasePrunesOld(t *testing.T) {
+	a, cs := newApplier()
+	ctx := context.Background()
+	mustApply(t, a, testState(testService(3)))
+	res := mustApply(t, a, testState(testService(4)))
+	if res.Pruned != 2 {
+		t.Errorf("Pruned = %d, want 2 (api-web-r3 and api-worker-r3)", res.Pruned)
+	}
+	if res.Applied != 6 {
+		t.Errorf("Applied = %d, want 6", res.Applied)
+	}
+	getDeployment(t, cs, testNS, "api-web-r4")
+	getDeployment(t, cs, testNS, "api-worker-r4")
+	_, err := cs.AppsV1().Deployments(testNS).Get(ctx, "api-web-r3", metav1.GetOptions{})
+	assertGone(t, "Deployment api-web-r3", err)
+	_, err = cs.AppsV1().Deployments(testNS).Get(ctx, "api-worker-r3", metav1.GetOptions{})
+	assertGone(t, "Deployment api-worker-r3", err)
+
+	svc, err := cs.CoreV1().Services(testNS).Get(ctx, "api-web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.Selector[LabelRelease] != "4" {
+		t.Errorf("Service selector release = %q, want 4", svc.Spec.Selector[LabelRelease])
+	}
+	if _, err := cs.CoreV1().Secrets(testNS).Get(ctx, "api-env", metav1.GetOptions{}); err != nil {
+		t.Errorf("Secret api-env: %v", err)
+	}
+	if _, err := cs.NetworkingV1().Ingresses(testNS).Get(ctx, "api", metav1.GetOptions{}); err != nil {
+		t.Errorf("Ingress api: %v", err)
+	}
+	l, err := cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range l.Items {
+		names = append(names, d.Name)
+	}
+	slices.Sort(names)
+	if want := []string{"api-web-r4", "api-worker-r4"}; !slices.Equal(names, want) {
+		t.Errorf("Deployments = %v, want %v", names, want)
+	}
+}
+
+func TestApplyPrunesRemovedParts(t *testing.T) {
+	a, cs := newApplier()
+	ctx := context.Background()
+	mustApply(t, a, testState(testService(3)))
+
+	// No worker, no domain, no variables: its Deployment, the Ingress and
+	// the Secret go.
+	svc := testService(3)
+	svc.Processes = svc.Processes[:1]
+	svc.Domains = nil
+	svc.Env = nil
+	res := mustApply(t, a, testState(svc))
+	if res.Pruned != 3 {
+		t.Errorf("Pruned = %d, want 3", res.Pruned)
+	}
+	_, err := cs.AppsV1().Deployments(testNS).Get(ctx, "api-worker-r3", metav1.GetOptions{})
+	assertGone(t, "Deployment api-worker-r3", err)
+	_, err = cs.NetworkingV1().Ingresses(testNS).Get(ctx, "api", metav1.GetOptions{})
+	assertGone(t, "Ingress api", err)
+	_, err = cs.CoreV1().Secrets(testNS).Get(ctx, "api-env", metav1.GetOptions{})
+	assertGone(t, "Secret api-env", err)
+	getDeployment(t, cs, testNS, "api-web-r3")
+
+	// The namespace leaves the state: everything in it goes, except the
+	// namespace itself.
+	res = mustApply(t, a, desired.State{Cluster: testCluster})
+	if res.Pruned != 2 || res.Applied != 0 {
+		t.Errorf("empty state: Applied %d Pruned %d, want 0 and 2", res.Applied, res.Pruned)
+	}
+	_, err = cs.AppsV1().Deployments(testNS).Get(ctx, "api-web-r3", metav1.GetOptions{})
+	assertGone(t, "Deployment api-web-r3", err)
+	_, err = cs.CoreV1().Services(testNS).Get(ctx, "api-web", metav1.GetOptions{})
+	assertGone(t, "Service api-web", err)
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, testNS, metav1.GetOptions{}); err != nil {
+		t.Errorf("the Namespace was deleted: %v", err)
+	}
+}
+
+func objMeta(ns, name string, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}
+}
+
+func TestPruneLeavesOthersAlone(t *testing.T) {
+	a, cs := newApplier()
+	ctx := context.Background()
+	mine := func(service string) map[string]string {
+		return map[string]string{LabelManagedBy: ManagedBy, LabelCluster: testCluster, LabelService: service}
+	}
+	create := func(obj runtime.Object) {
+		t.Helper()
+		var err error
+		switch o := obj.(type) {
+		case *appsv1.Deployment:
+			_, err = cs.AppsV1().Deployments(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.Service:
+			_, err = cs.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.Secret:
+			_, err = cs.CoreV1().Secrets(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *networkingv1.Ingress:
+			_, err = cs.NetworkingV1().Ingresses(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		}
+		if err != nil {
+			t.Fatalf("create %T: %v", obj, err)
+		}
+	}
+	// Not managed by the agent at all.
+	create(&appsv1.Deployment{ObjectMeta: objMeta(testNS, "hand-made", map[string]string{LabelCluster: testCluster, LabelService: "api"})})
+	create(&corev1.Secret{ObjectMeta: objMeta(testNS, "hand-made", nil)})
+	// Managed, but for another cluster.
+	other := map[string]string{LabelManagedBy: ManagedBy, LabelCluster: "c-2", LabelService: "api"}
+	create(&appsv1.Deployment{ObjectMeta: objMeta(testNS, "api-web-r1", other)})
+	create(&corev1.Service{ObjectMeta: objMeta(testNS, "api-old", other)})
+	// Managed by this cluster's agent for a held service.
+	create(&appsv1.Deployment{ObjectMeta: objMeta(testNS, "held-web-r7", mine("held"))})
+	create(&corev1.Service{ObjectMeta: objMeta(testNS, "held-web", mine("held"))})
+	create(&corev1.Secret{ObjectMeta: objMeta(testNS, "held-env", mine("held"))})
+	create(&networkingv1.Ingress{ObjectMeta: objMeta(testNS, "held", mine("held"))})
+	// Prunable: a service gone from the state, and a service of the held
+	// name in a namespace where it is not held.
+	create(&appsv1.Deployment{ObjectMeta: objMeta(testNS, "gone-web-r2", mine("gone"))})
+	create(&corev1.Service{ObjectMeta: objMeta("elsewhere", "held-web", mine("held"))})
+
+	st := testState(testService(3))
+	st.Namespaces[0].Held = []desired.Held{{Name: "held", Reason: "secret TOKEN cannot be opened"}}
+	res := mustApply(t, a, st)
+	if res.Pruned != 2 {
+		t.Errorf("Pruned = %d, want 2", res.Pruned)
+	}
+
+	_, err := cs.AppsV1().Deployments(testNS).Get(ctx, "gone-web-r2", metav1.GetOptions{})
+	assertGone(t, "Deployment of a service gone", err)
+	_, err = cs.CoreV1().Services("elsewhere").Get(ctx, "held-web", metav1.GetOptions{})
+	assertGone(t, "Service of a service held only in another namespace", err)
+
+	for _, name := range []string{"hand-made", "api-web-r1", "held-web-r7", "api-web-r3", "api-worker-r3"} {
+		if _, err := cs.AppsV1().Deployments(testNS).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("Deployment %s: %v", name, err)
+		}
+	}
+	for _, name := range []string{"api-old", "held-web", "api-web"} {
+		if _, err := cs.CoreV1().Services(testNS).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("Service %s: %v", name, err)
+		}
+	}
+	for _, name := range []string{"hand-made", "held-env", "api-env"} {
+		if _, err := cs.CoreV1().Secrets(testNS).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("Secret %s: %v", name, err)
+		}
+	}
+	for _, name := range []string{"held", "api"} {
+		if _, err := cs.NetworkingV1().Ingresses(testNS).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("Ingress %s: %v", name, err)
+		}
+	}
+	// The other cluster's Deployment was not taken over either.
+	if d := getDeployment(t, cs, testNS, "api-web-r1"); d.Labels[LabelCluster] != "c-2" {
+		t.Errorf("the other cluster's Deployment was changed: %v", d.Labels)
+	}
+}
+
+var errInjected = errors.New("injected apply failure")
+
+// failApply makes server-side applies of the named object of resource
+// fail; it counts the failures.
+func failApply(cs *fake.Clientset, resource, name string, count *int) {
+	cs.PrependReactor("patch", resource, func(action k8stesting.Action) (bool, runtime.Object, error) {
+		pa, ok := action.(k8stesting.PatchAction)
+		if !ok || pa.GetPatchType() != types.ApplyPatchType || pa.GetName() != name {
+			return false, nil, nil
+		}
+		*count++
+		return true, nil, errInjected
+	})
+}
+
+func TestApplyFailurePrunesNothing(t *testing.T) {
+	a, cs := newApplier()
+	ctx := context.Background()
+	mustApply(t, a, testState(testService(3)))
+
+	failures := 0
+	failApply(cs, "deployments", "api-web-r4", &failures)
+	res := a.Apply(ctx, testState(testService(4)))
+	if failures != 1 {
+		t.Errorf("the reactor failed %d applies, want 1", failures)
+	}
+	want := []protocol.ObjectError{{Object: "Deployment " + testNS + "/api-web-r4", Message: errInjected.Error()}}
+	if !reflect.DeepEqual(res.Errors, want) {
+		t.Errorf("Errors = %+v, want %+v", res.Errors, want)
+	}
+	if res.Pruned != 0 {
+		t.Errorf("Pruned = %d, want 0", res.Pruned)
+	}
+	// The others still went ahead: Namespace, Secret, worker, Service, Ingress.
+	if res.Applied != 5 {
+		t.Errorf("Applied = %d, want 5", res.Applied)
+	}
+	getDeployment(t, cs, testNS, "api-worker-r4")
+	getDeployment(t, cs, testNS, "api-web-r3")
+	getDeployment(t, cs, testNS, "api-worker-r3")
+	_, err := cs.AppsV1().Deployments(testNS).Get(ctx, "api-web-r4", metav1.GetOptions{})
+	assertGone(t, "Deployment api-web-r4", err)
+	for _, act := range cs.Actions() {
+		if act.GetVerb() == "delete" {
+			t.Errorf("an apply failed, yet %s %s was deleted", act.GetResource().Resource, act.(k8stesting.DeleteAction).GetName())
+		}
+	}
+}
+
+func TestApplyNamespaceFailureSkipsItsObjects(t *testing.T) {
+	a, cs := newApplier()
+	ctx := context.Background()
+	mustApply(t, a, testState(testService(3)))
+	failures := 0
+	failApply(cs, "namespaces", testNS, &failures)
+	cs.ClearActions()
+	res := a.Apply(ctx, testState(testService(4)))
+	want := []protocol.ObjectError{{Object: "Namespace " + testNS, Message: errInjected.Error()}}
+	if !reflect.DeepEqual(res.Errors, want) {
+		t.Errorf("Errors = %+v, want %+v", res.Errors, want)
+	}
+	if res.Applied != 0 || res.Pruned != 0 {
+		t.Errorf("Applied %d Pruned %d, want 0 and 0", res.Applied, res.Pruned)
+	}
+	if n := len(cs.Actions()); n != 1 {
+		t.Errorf("%d actions after the Namespace failed, want only the Namespace apply: %v", n, cs.Actions())
+	}
+	getDeployment(t, cs, testNS, "api-web-r3")
+}
+
+func TestApplyListFailurePrunesNothing(t *testing.T) {
+	a, cs := newApplier()
+	ctx := context.Background()
+	mustApply(t, a, testState(testService(3)))
+	cs.PrependReactor("list", "secrets", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errInjected
+	})
+	res := a.Apply(ctx, testState(testService(4)))
+	want := []protocol.ObjectError{{Object: "Secrets", Message: "listing for pruning: " + errInjected.Error()}}
+	if !reflect.DeepEqual(res.Errors, want) {
+		t.Errorf("Errors = %+v, want %+v", res.Errors, want)
+	}
+	if res.Pruned != 0 {
+		t.Errorf("Pruned = %d, want 0", res.Pruned)
+	}
+	getDeployment(t, cs, testNS, "api-web-r3")
+	getDeployment(t, cs, testNS, "api-web-r4")
+}
+
+func TestApplyRefusesOtherCluster(t *testing.T) {
+	a, cs := newApplier()
+	ctx := context.Background()
+	mustApply(t, a, testState(testService(3)))
+	cs.ClearActions()
+
+	st := testState(testService(4))
+	st.Cluster = "c-2"
+	res := a.Apply(ctx, st)
+	if len(res.Errors) != 1 {
+		t.Fatalf("Errors = %+v, want one", res.Errors)
+	}
+	e := res.Errors[0]
+	if e.Object != "state" || !strings.Contains(e.Message, "c-2") || !strings.Contains(e.Message, testCluster) {
+		t.Errorf("error = %+v", e)
+	}
+	if res.Applied != 0 || res.Pruned != 0 {
+		t.Errorf("Applied %d Pruned %d, want 0 and 0", res.Applied, res.Pruned)
+	}
+	if acts := cs.Actions(); len(acts) != 0 {
+		t.Errorf("a refused state made %d calls: %v", len(acts), acts)
+	}
+	getDeployment(t, cs, testNS, "api-web-r3")
+	_, err := cs.AppsV1().Deployments(testNS).Get(ctx, "api-web-r4", metav1.GetOptions{})
+	assertGone(t, "Deployment api-web-r4", err)
+
+	// An empty cluster id is refused too.
+	if res := (&Applier{Client: cs, Cluster: testCluster}).Apply(ctx, desired.State{}); len(res.Errors) != 1 {
+		t.Errorf("a state without a cluster: Errors = %+v, want one", res.Errors)
+	}
+}
+
+// snapshot is what the agent manages, without server-set metadata.
+type snapshot struct {
+	Deployments map[string]appsv1.DeploymentSpec
+	Services    map[string]corev1.ServiceSpec
+	Ingresses   map[string]networkingv1.IngressSpec
+	Secrets     map[string]map[string][]byte
+	Labels      map[string]map[string]string
+}
+
+func takeSnapshot(t *testing.T, cs *fake.Clientset) snapshot {
+	t.Helper()
+	ctx := context.Background()
+	s := snapshot{map[string]appsv1.DeploymentSpec{}, map[string]corev1.ServiceSpec{}, map[string]networkingv1.IngressSpec{},
+		map[string]map[string][]byte{}, map[string]map[string]string{}}
+	ds, err := cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range ds.Items {
+		s.Deployments[o.Namespace+"/"+o.Name] = o.Spec
+		s.Labels["Deployment "+o.Namespace+"/"+o.Name] = o.Labels
+	}
+	ss, err := cs.CoreV1().Services("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range ss.Items {
+		s.Services[o.Namespace+"/"+o.Name] = o.Spec
+		s.Labels["Service "+o.Namespace+"/"+o.Name] = o.Labels
+	}
+	is, err := cs.NetworkingV1().Ingresses("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range is.Items {
+		s.Ingresses[o.Namespace+"/"+o.Name] = o.Spec
+		s.Labels["Ingress "+o.Namespace+"/"+o.Name] = o.Labels
+	}
+	secs, err := cs.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range secs.Items {
+		s.Secrets[o.Namespace+"/"+o.Name] = o.Data
+		s.Labels["Secret "+o.Namespace+"/"+o.Name] = o.Labels
+	}
+	nss, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range nss.Items {
+		s.Labels["Namespace "+o.Name] = o.Labels
+	}
+	return s
+}
+
+func TestApplyIdempotent(t *testing.T) {
+	a, cs := newApplier()
+	st := testState(testService(3))
+	first := mustApply(t, a, st)
+	before := takeSnapshot(t, cs)
+	second := mustApply(t, a, st)
+	after := takeSnapshot(t, cs)
+	if first.Applied != 6 || first.Pruned != 0 {
+		t.Errorf("first Result = %+v", first)
+	}
+	if !reflect.DeepEqual(second, first) {
+		t.Errorf("second Result = %+v, first %+v", second, first)
+	}
+	if len(before.Deployments) != 2 || len(before.Services) != 1 || len(before.Ingresses) != 1 || len(before.Secrets) != 1 {
+		t.Errorf("unexpected objects: %+v", before)
+	}
+	if !reflect.DeepEqual(before, after) {
+		t.Errorf("applying the same state again changed the objects:\nbefore %+v\nafter  %+v", before, after)
+	}
+}
+
+func TestWorkloads(t *testing.T) {
+	a, cs := newApplier()
+	ctx := context.Background()
+
+	// Two namespaces, given in reverse order.
+	st := desired.State{Cluster: testCluster, Namespaces: []desired.Namespace{
+		{Name: "zeta", Project: "z", Environment: "prod", Services: []desired.Service{{
+			Name: "b", Release: 1, Image: "img", Processes: []desired.Process{{Name: "web", Replicas: 3}}}}},
+		{Name: "alpha", Project: "a", Environment: "prod", Services: []desired.Service{{
+			Name: "svc", Release: 2, Image: "img",
+			Processes: []desired.Process{{Name: "worker", Replicas: 1}, {Name: "api", Replicas: 2}}}}},
+	}}
+	mustApply(t, a, st)
+
+	// Not listed: unmanaged, another cluster's; listed: a managed one
+	// without replicas set (Kubernetes' default 1) and with ready pods.
+	for _, d := range []*appsv1.Deployment{
+		{ObjectMeta: objMeta("alpha", "aaa-unmanaged", map[string]string{LabelCluster: testCluster})},
+		{ObjectMeta: objMeta("alpha", "aaa-other", map[string]string{LabelManagedBy: ManagedBy, LabelCluster: "c-2"}), Spec: appsv1.DeploymentSpec{Replicas: int32p(4)}},
+		{ObjectMeta: objMeta("middle", "held-web-r9", map[string]string{LabelManagedBy: ManagedBy, LabelCluster: testCluster}),
+			Status: appsv1.DeploymentStatus{ReadyReplicas: 1}},
+	} {
+		if _, err := cs.AppsV1().Deployments(d.Namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	got, err := a.Workloads(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []protocol.Workload{
+		{Namespace: "alpha", Name: "svc-api-r2", Replicas: 2},
+		{Namespace: "alpha", Name: "svc-worker-r2", Replicas: 1},
+		{Namespace: "middle", Name: "held-web-r9", Replicas: 1, ReadyReplicas: 1},
+		{Namespace: "zeta", Name: "b-web-r1", Replicas: 3},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Workloads = %+v\nwant        %+v", got, want)
+	}
+
+	// Nothing managed: an empty list, not nil.
+	empty, err := (&Applier{Client: fake.NewClientset(), Cluster: testCluster}).Workloads(ctx)
+	if err != nil || empty == nil || len(empty) != 0 {
+		t.Errorf("Workloads of an empty cluster = %#v, %v", empty, err)
+	}
+
+	cs.PrependReactor("list", "deployments", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errInjected
+	})
+	if _, err := a.Workloads(ctx); !errors.Is(err, errInjected) {
+		t.Errorf("Workloads error = %v, want the list error", err)
+	}
+}

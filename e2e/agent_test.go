@@ -1,0 +1,371 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+const (
+	digest1 = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	digest2 = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	digest3 = "sha256:3333333333333333333333333333333333333333333333333333333333333333"
+)
+
+// fixture is one tenant's cluster with a project that lands on it.
+type fixture struct {
+	cp                         *controlPlane
+	cluster, token             string
+	project, env, service      string
+	namespace, clusterName     string
+	tokenFile, agentKubeconfig string
+}
+
+// setup registers a cluster, installs its agent's manifests into the
+// simulated cluster (as the console's command would), and creates a
+// project whose environment lands on it with a service "api".
+func setup(t *testing.T, cp *controlPlane, name string) *fixture {
+	t.Helper()
+	f := &fixture{cp: cp, clusterName: name}
+	data := cp.gql(t, `{ viewer { tenants { nodes { id } } } }`, nil)
+	tenantID := dig(data, "viewer", "tenants", "nodes").([]any)[0].(map[string]any)["id"].(string)
+
+	reg := cp.gql(t, `mutation ($input: RegisterClusterInput!) {
+  registerCluster(input: $input) { cluster { id status } connectToken userErrors { message } } }`,
+		map[string]any{"input": map[string]any{"tenantId": tenantID, "name": name,
+			"labels": []any{map[string]any{"key": "site", "value": name}}}})
+	f.cluster = str(reg, "registerCluster", "cluster", "id")
+	f.token = str(reg, "registerCluster", "connectToken")
+	if f.cluster == "" || !strings.HasPrefix(f.token, "nbc_") {
+		t.Fatalf("registerCluster: %v", reg)
+	}
+	if s := str(reg, "registerCluster", "cluster", "status"); s != "PENDING" {
+		t.Errorf("a new cluster is %s, want PENDING", s)
+	}
+
+	// The install bundle: version-pinned, and never carrying the token.
+	inst := cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Cluster { install { version image manifests command } } } }`,
+		map[string]any{"id": f.cluster})
+	manifests := str(inst, "node", "install", "manifests")
+	command := str(inst, "node", "install", "command")
+	if strings.Contains(manifests, f.token) || strings.Contains(command, f.token) || strings.Contains(manifests, "nbc_") {
+		t.Fatal("the install bundle contains the connect token")
+	}
+	if !strings.Contains(manifests, "image: "+str(inst, "node", "install", "image")) || !strings.Contains(command, "$NEBULA_CONNECT_TOKEN") {
+		t.Fatalf("install bundle: image %q not pinned in the manifests, or command %q", str(inst, "node", "install", "image"), command)
+	}
+	applyManifests(t, manifests)
+	// What the command's second half does: the Secret the pods mount.
+	cs := admin(t)
+	_, err := cs.CoreV1().Secrets("nebula-system").Apply(context.Background(),
+		secretApply("nebula-agent-token", "nebula-system", f.token), metav1.ApplyOptions{FieldManager: "e2e", Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The agent runs here as a local process (no kubelet), with the
+	// service account's own token: exactly the RBAC of the manifests.
+	f.agentKubeconfig = serviceAccountKubeconfig(t, cs)
+	f.tokenFile = filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(f.tokenFile, []byte(f.token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	proj := cp.gql(t, `mutation ($input: CreateProjectInput!) { createProject(input: $input) { project { id } userErrors { message } } }`,
+		map[string]any{"input": map[string]any{"tenantId": tenantID, "name": "shop-" + name}})
+	f.project = str(proj, "createProject", "project", "id")
+	env := cp.gql(t, `mutation ($input: CreateEnvironmentInput!) { createEnvironment(input: $input) { environment { id } userErrors { message } } }`,
+		map[string]any{"input": map[string]any{"projectId": f.project, "name": "prod",
+			"clusterSelector": []any{map[string]any{"key": "site", "value": name}}}})
+	f.env = str(env, "createEnvironment", "environment", "id")
+	f.namespace = "shop-" + name + "-prod"
+	svc := cp.gql(t, `mutation ($input: CreateServiceInput!) { createService(input: $input) { service { id } userErrors { message } } }`,
+		map[string]any{"input": map[string]any{
+			"projectId": f.project, "name": "api", "image": "registry.example.com/shop/api",
+			"processes": []any{
+				map[string]any{"name": "web", "command": []any{"./api", "serve"}, "replicas": 2, "port": 8080,
+					"readinessProbe": map[string]any{"path": "/healthz", "port": 8080}},
+				map[string]any{"name": "worker", "command": []any{"./api", "work"}, "replicas": 1},
+			},
+			"variables": []any{
+				map[string]any{"name": "LOG_LEVEL", "value": "info"},
+				map[string]any{"name": "API_KEY", "value": "k-123", "secret": true},
+			},
+			"domains": []any{map[string]any{"host": "api." + name + ".example.com", "process": "web"}},
+		}})
+	f.service = str(svc, "createService", "service", "id")
+	return f
+}
+
+func (f *fixture) startAgent(t *testing.T, identity, lease string) *proc {
+	t.Helper()
+	return start(t, "agent-"+identity, t.TempDir(), []string{"POD_NAME=" + identity}, "agent",
+		"--server", f.cp.url, "--token-file", f.tokenFile, "--kubeconfig", f.agentKubeconfig,
+		"--lease", lease, "--lease-duration", "3s", "--renew-deadline", "2s", "--retry-period", "500ms",
+		"--backoff-max", "2s", "--log-level", "debug")
+}
+
+func (f *fixture) deploy(t *testing.T, digest string) {
+	t.Helper()
+	f.cp.gql(t, `mutation ($input: DeployInput!) { deploy(input: $input) { release { number } userErrors { message } } }`,
+		map[string]any{"input": map[string]any{"serviceId": f.service, "environmentId": f.env, "imageDigest": digest}})
+}
+
+// clusterState reads what GraphQL shows of the cluster.
+func (f *fixture) clusterState(t *testing.T) map[string]any {
+	t.Helper()
+	return dig(f.cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Cluster {
+  status lastHeartbeatAt lastHeartbeatAge desiredRevision appliedRevision applyErrors
+  inventory { agentVersion kubernetesVersion capabilities nodes { name ready } workloads { namespace name replicas readyReplicas } } } } }`,
+		map[string]any{"id": f.cluster}), "node").(map[string]any)
+}
+
+func (f *fixture) waitStatus(t *testing.T, want string, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, "the cluster is "+want, func() (bool, string) {
+		c := f.clusterState(t)
+		return str(c, "status") == want, fmt.Sprint(c)
+	})
+}
+
+// waitApplied waits until the agent acknowledged the desired revision.
+func (f *fixture) waitApplied(t *testing.T) int64 {
+	t.Helper()
+	var rev int64
+	eventually(t, 30*time.Second, "the agent applied the desired revision", func() (bool, string) {
+		c := f.clusterState(t)
+		rev = num(c, "desiredRevision")
+		return rev > 0 && num(c, "appliedRevision") == rev, fmt.Sprint(c)
+	})
+	return rev
+}
+
+func TestAgentEndToEnd(t *testing.T) {
+	needCluster(t)
+	cp := startControlPlane(t)
+	f := setup(t, cp, "sim-a")
+	cs := admin(t)
+	ctx := context.Background()
+
+	agentA := f.startAgent(t, "a-1", "nebula-agent")
+	f.waitStatus(t, "CONNECTED", 30*time.Second)
+	c := f.clusterState(t)
+	if v := str(c, "inventory", "kubernetesVersion"); !strings.HasPrefix(v, "v1.37") {
+		t.Errorf("inventory Kubernetes version %q", v)
+	}
+	nodes, _ := dig(c, "inventory", "nodes").([]any)
+	if len(nodes) != 1 || str(nodes[0], "name") != sim.node || dig(nodes[0], "ready") != true {
+		t.Errorf("inventory nodes %v, want %s ready", nodes, sim.node)
+	}
+	if dig(c, "lastHeartbeatAt") == nil || dig(c, "lastHeartbeatAge") == nil {
+		t.Errorf("no heartbeat time or age: %v", c)
+	}
+
+	// A change is published, applied, acknowledged; the objects are in
+	// the API server with the expected spec and roll out to Ready pods.
+	f.deploy(t, digest1)
+	rev1 := f.waitApplied(t)
+	dep := getDeployment(t, cs, f.namespace, "api-web-r1")
+	ctr := dep.Spec.Template.Spec.Containers[0]
+	if *dep.Spec.Replicas != 2 || ctr.Image != "registry.example.com/shop/api@"+digest1 ||
+		strings.Join(ctr.Command, " ") != "./api serve" || ctr.ReadinessProbe == nil || ctr.ReadinessProbe.HTTPGet.Path != "/healthz" {
+		t.Errorf("Deployment api-web-r1: replicas %d, container %+v", *dep.Spec.Replicas, ctr)
+	}
+	if dep.Labels["app.kubernetes.io/managed-by"] != "nebulactrl" || dep.Labels["nebula.dev/cluster"] == "" {
+		t.Errorf("Deployment labels %v", dep.Labels)
+	}
+	getDeployment(t, cs, f.namespace, "api-worker-r1")
+	svc, err := cs.CoreV1().Services(f.namespace).Get(ctx, "api-web", metav1.GetOptions{})
+	if err != nil || svc.Spec.Ports[0].Port != 8080 || svc.Spec.Selector["nebula.dev/release"] != "1" {
+		t.Errorf("Service api-web: %v %+v", err, svc)
+	}
+	if _, err := cs.CoreV1().Services(f.namespace).Get(ctx, "api-worker", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a process without a port got a Service: %v", err)
+	}
+	ing, err := cs.NetworkingV1().Ingresses(f.namespace).Get(ctx, "api", metav1.GetOptions{})
+	if err != nil || ing.Spec.Rules[0].Host != "api.sim-a.example.com" || ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name != "api-web" {
+		t.Errorf("Ingress api: %v %+v", err, ing)
+	}
+	sec, err := cs.CoreV1().Secrets(f.namespace).Get(ctx, "api-env", metav1.GetOptions{})
+	if err != nil || string(sec.Data["API_KEY"]) != "k-123" || string(sec.Data["LOG_LEVEL"]) != "info" {
+		t.Errorf("Secret api-env: %v (keys %d)", err, len(sec.Data))
+	}
+	eventually(t, 30*time.Second, "api-web-r1 has 2 Ready pods", func() (bool, string) {
+		d := getDeployment(t, cs, f.namespace, "api-web-r1")
+		return d.Status.ReadyReplicas == 2, fmt.Sprintf("%+v", d.Status)
+	})
+	eventually(t, 10*time.Second, "the inventory lists the managed workloads", func() (bool, string) {
+		w, _ := dig(f.clusterState(t), "inventory", "workloads").([]any)
+		for _, x := range w {
+			if str(x, "name") == "api-web-r1" && num(x, "readyReplicas") == 2 {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(w)
+	})
+
+	// A command: restart the web process.
+	cmd := cp.gql(t, `mutation ($input: QueueCommandInput!) { queueCommand(input: $input) { command { id status } userErrors { message } } }`,
+		map[string]any{"input": map[string]any{"clusterId": f.cluster, "kind": "RESTART_PROCESS",
+			"environmentId": f.env, "serviceId": f.service, "process": "web"}})
+	cmdID := str(cmd, "queueCommand", "command", "id")
+	eventually(t, 15*time.Second, "the restart command is applied", func() (bool, string) {
+		n := dig(cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Command { status result } } }`, map[string]any{"id": cmdID}), "node")
+		return str(n, "status") == "APPLIED", fmt.Sprint(n)
+	})
+	if a := getDeployment(t, cs, f.namespace, "api-web-r1").Spec.Template.Annotations["nebula.dev/restartedAt"]; a == "" {
+		t.Error("the restarted Deployment has no restartedAt annotation")
+	}
+
+	// The agent dies: the cluster shows DISCONNECTED after the silence, and
+	// nothing in the cluster is deleted.
+	agentA.kill()
+	f.waitStatus(t, "DISCONNECTED", 15*time.Second)
+	getDeployment(t, cs, f.namespace, "api-web-r1")
+
+	// Changes made meanwhile wait for it.
+	f.deploy(t, digest2)
+	c = f.clusterState(t)
+	if num(c, "desiredRevision") <= rev1 || num(c, "appliedRevision") != rev1 {
+		t.Fatalf("after a deploy to a disconnected cluster: desired %d, applied %d (was %d)", num(c, "desiredRevision"), num(c, "appliedRevision"), rev1)
+	}
+
+	// Restarted, it catches up to the latest revision and prunes the old
+	// release.
+	f.startAgent(t, "a-2", "nebula-agent")
+	rev2 := f.waitApplied(t)
+	f.waitStatus(t, "CONNECTED", 10*time.Second)
+	if rev2 <= rev1 {
+		t.Fatalf("revision after catching up %d, before %d", rev2, rev1)
+	}
+	if img := getDeployment(t, cs, f.namespace, "api-web-r2").Spec.Template.Spec.Containers[0].Image; !strings.HasSuffix(img, digest2) {
+		t.Errorf("api-web-r2 runs %s", img)
+	}
+	eventually(t, 10*time.Second, "api-web-r1 is pruned", func() (bool, string) {
+		_, err := cs.AppsV1().Deployments(f.namespace).Get(ctx, "api-web-r1", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	svc, _ = cs.CoreV1().Services(f.namespace).Get(ctx, "api-web", metav1.GetOptions{})
+	if svc.Spec.Selector["nebula.dev/release"] != "2" {
+		t.Errorf("Service api-web selects release %s, want 2", svc.Spec.Selector["nebula.dev/release"])
+	}
+
+	// Objects the agent does not manage are never touched by pruning.
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{}); err != nil {
+		t.Errorf("kube-system: %v", err)
+	}
+	if strings.Contains(agentA.logText(), f.token) || strings.Contains(cp.logText(), f.token) {
+		t.Error("a log line carries the connect token")
+	}
+}
+
+func TestAgentLeaderTakeover(t *testing.T) {
+	needCluster(t)
+	cp := startControlPlane(t)
+	f := setup(t, cp, "sim-b")
+	const lease = "nebula-agent-b"
+	cs := admin(t)
+
+	agents := map[string]*proc{
+		"b-1": f.startAgent(t, "b-1", lease),
+		"b-2": f.startAgent(t, "b-2", lease),
+	}
+	f.waitStatus(t, "CONNECTED", 30*time.Second)
+	leader := leaseHolder(t, cs, lease)
+	if agents[leader] == nil {
+		t.Fatalf("the lease is held by %q, not by one of the agents", leader)
+	}
+	f.deploy(t, digest1)
+	f.waitApplied(t)
+
+	// One session at a time: the control plane opened exactly one, and the
+	// other replica never connected.
+	time.Sleep(2 * time.Second)
+	if live, opened := sessions(t, cp); live != 1 || opened != 1 {
+		t.Fatalf("with two replicas: %v live sessions, %v opened; want 1 and 1", live, opened)
+	}
+	follower := "b-1"
+	if leader == "b-1" {
+		follower = "b-2"
+	}
+	if strings.Contains(agents[follower].logText(), "msg=connected") {
+		t.Fatalf("the follower %s held a session", follower)
+	}
+
+	// The leader dies without releasing the lease; the other takes over
+	// once the lease runs out, connects, and applies what comes next.
+	killed := time.Now()
+	agents[leader].kill()
+	eventually(t, 20*time.Second, "the follower takes the lease", func() (bool, string) {
+		h := leaseHolder(t, cs, lease)
+		return h == follower, h
+	})
+	eventually(t, 20*time.Second, "the follower holds the session", func() (bool, string) {
+		live, opened := sessions(t, cp)
+		return live == 1 && opened == 2, fmt.Sprintf("live %v opened %v", live, opened)
+	})
+	t.Logf("takeover: the follower's session opened %s after the leader was killed", time.Since(killed).Round(100*time.Millisecond))
+	f.deploy(t, digest3)
+	f.waitApplied(t)
+	if img := getDeployment(t, cs, f.namespace, "api-web-r2").Spec.Template.Spec.Containers[0].Image; !strings.HasSuffix(img, digest3) {
+		t.Errorf("after the takeover api-web-r2 runs %s", img)
+	}
+	f.waitStatus(t, "CONNECTED", 5*time.Second)
+}
+
+func getDeployment(t *testing.T, cs *kubernetes.Clientset, ns, name string) *appsv1.Deployment {
+	t.Helper()
+	d, err := cs.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("Deployment %s/%s: %v", ns, name, err)
+	}
+	return d
+}
+
+func leaseHolder(t *testing.T, cs *kubernetes.Clientset, name string) string {
+	t.Helper()
+	l, err := cs.CoordinationV1().Leases("nebula-system").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil || l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+var metricLine = regexp.MustCompile(`(?m)^(nebula_agent_sessions(?:_opened_total)?) (\S+)$`)
+
+// sessions reads the control plane's agent session metrics.
+func sessions(t *testing.T, cp *controlPlane) (live, opened float64) {
+	t.Helper()
+	resp, err := http.Get(cp.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, m := range metricLine.FindAllStringSubmatch(string(b), -1) {
+		v, _ := strconv.ParseFloat(m[2], 64)
+		if m[1] == "nebula_agent_sessions" {
+			live = v
+		} else {
+			opened = v
+		}
+	}
+	return live, opened
+}
+
+func secretApply(name, ns, token string) *corev1ac.SecretApplyConfiguration {
+	return corev1ac.Secret(name, ns).WithStringData(map[string]string{"token": token})
+}
