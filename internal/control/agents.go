@@ -191,10 +191,12 @@ func (p *Plane) DesiredFor(ctx context.Context, c model.ClusterID, after int64) 
 		return cl.DesiredRevision, nil, nil
 	}
 	// Compile and read the revision in one snapshot of the rows: the state
-	// must be the one its revision names.
+	// must be the one its revision names. A read-only snapshot takes no
+	// write lock, so a thousand sessions catching up at once never queue
+	// behind each other or behind mutations.
 	var st desired.State
 	var rev int64
-	err = p.store.Tx(ctx, func(q store.Querier) error {
+	err = p.store.ReadTx(ctx, func(q store.Querier) error {
 		cl, err := store.Clusters.Get(ctx, q, c)
 		if err != nil {
 			return err

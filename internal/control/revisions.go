@@ -16,6 +16,10 @@ import (
 type Bumped struct {
 	Cluster  model.ClusterID
 	Revision int64
+	// State is the state compiled at Revision (secrets opened, for
+	// delivery), so that a publisher in this process need not compile it
+	// again. Never shown or logged.
+	State *desired.State
 }
 
 // stateless lists the changes that cannot alter any cluster's desired
@@ -42,7 +46,8 @@ func (p *Plane) recompile(ctx context.Context, q store.Querier, tenant model.Ten
 	var out []Bumped
 	in := tenantInput(p.box, rows)
 	for _, c := range rows.Clusters {
-		shown, h := desired.Compile(forCluster(in, c)).Shown()
+		st := desired.Compile(forCluster(in, c))
+		shown, h := st.Shown()
 		if h == c.DesiredHash {
 			continue
 		}
@@ -50,7 +55,7 @@ func (p *Plane) recompile(ctx context.Context, q store.Querier, tenant model.Ten
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Bumped{Cluster: c.ID, Revision: rev})
+		out = append(out, Bumped{Cluster: c.ID, Revision: rev, State: &st})
 	}
 	return out, nil
 }

@@ -103,7 +103,12 @@ func (h *Hub) Published(bumped []control.Bumped) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, b := range bumped {
-		if s := h.sessions[b.Cluster]; s != nil {
+		s := h.sessions[b.Cluster]
+		switch {
+		case s == nil:
+		case b.State != nil:
+			s.hand(&protocol.Desired{Revision: b.Revision, State: *b.State})
+		default:
 			s.poke()
 		}
 	}
@@ -114,7 +119,7 @@ func (h *Hub) CommandQueued(c model.ClusterID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if s := h.sessions[c]; s != nil {
-		s.poke()
+		s.commands()
 	}
 }
 

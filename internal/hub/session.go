@@ -21,11 +21,44 @@ type session struct {
 	cluster model.ClusterID
 	token   model.ConnectTokenID
 
-	wake      chan struct{} // a newer revision may exist
+	wake      chan struct{} // a newer revision or a command may exist
 	done      chan struct{} // closed when the session ends
 	closeOnce sync.Once
 	sent      int64                    // newest revision sent; writer goroutine only
 	delivered map[model.CommandID]bool // commands sent on this session; writer only
+
+	mu sync.Mutex
+	// handed is a state the recompile computed and handed over with its
+	// publish: sending it needs no second compile.
+	handed *protocol.Desired
+	// commandsDue asks the writer to look for queued commands.
+	commandsDue bool
+}
+
+// hand gives the session a freshly compiled state to send.
+func (s *session) hand(d *protocol.Desired) {
+	s.mu.Lock()
+	if s.handed == nil || d.Revision > s.handed.Revision {
+		s.handed = d
+	}
+	s.mu.Unlock()
+	s.poke()
+}
+
+// commands asks the session to deliver queued commands.
+func (s *session) commands() {
+	s.mu.Lock()
+	s.commandsDue = true
+	s.mu.Unlock()
+	s.poke()
+}
+
+func (s *session) take() (*protocol.Desired, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, c := s.handed, s.commandsDue
+	s.handed, s.commandsDue = nil, false
+	return d, c
 }
 
 func (s *session) poke() {
@@ -94,7 +127,7 @@ func (s *session) run(ctx context.Context) {
 	// Runs before wg.Wait (defers run last-first): a session whose agent
 	// left stops its writer and leaves the hub at once.
 	defer s.close(websocket.CloseNormalClosure, "")
-	s.poke()
+	s.commands() // the state if newer, and any commands queued meanwhile
 
 	for {
 		// Three missed heartbeats end the session; the cluster then shows
@@ -106,7 +139,12 @@ func (s *session) run(ctx context.Context) {
 		}
 		switch m := msg.(type) {
 		case *protocol.Heartbeat:
-			err = h.plane.AgentReport(ctx, s.cluster, m.Inventory, m.AppliedRevision)
+			// A heartbeat that cannot be recorded is logged, not fatal:
+			// dropping every session when the database hiccups would
+			// bring all agents back at once. The next one records again.
+			if err := h.plane.AgentReport(ctx, s.cluster, m.Inventory, m.AppliedRevision); err != nil {
+				h.log.WarnContext(ctx, "recording a heartbeat", logCluster, s.cluster, logError, err)
+			}
 		case *protocol.Ack:
 			err = h.plane.AgentAck(ctx, s.cluster, m)
 		case *protocol.CommandAck:
@@ -178,8 +216,9 @@ func (s *session) writer(ctx context.Context) {
 		case <-s.done:
 			return
 		case <-s.wake:
-			err := s.deliver(ctx)
-			if err == nil {
+			handed, commands := s.take()
+			err := s.deliver(ctx, handed)
+			if err == nil && commands {
 				err = s.deliverCommands(ctx)
 			}
 			if err != nil {
@@ -202,20 +241,25 @@ func (s *session) writer(ctx context.Context) {
 }
 
 // deliver sends the whole desired state if a revision newer than the last
-// one sent exists.
-func (s *session) deliver(ctx context.Context) error {
-	rev, st, err := s.hub.plane.DesiredFor(ctx, s.cluster, s.sent)
-	if err != nil || st == nil {
-		return err
+// one sent exists: the state handed over with a publish when there is one,
+// else the stored revision compiled afresh.
+func (s *session) deliver(ctx context.Context, handed *protocol.Desired) error {
+	d := handed
+	if d == nil || d.Revision <= s.sent {
+		rev, st, err := s.hub.plane.DesiredFor(ctx, s.cluster, s.sent)
+		if err != nil || st == nil {
+			return err
+		}
+		d = &protocol.Desired{Revision: rev, State: *st}
 	}
-	frame, err := protocol.Encode(protocol.TypeDesired, protocol.Desired{Revision: rev, State: *st})
+	frame, err := protocol.Encode(protocol.TypeDesired, *d)
 	if err != nil {
 		return err
 	}
 	if err := s.write(frame); err != nil {
 		return nil // the session is closing
 	}
-	s.sent = rev
+	s.sent = d.Revision
 	return nil
 }
 

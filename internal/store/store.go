@@ -76,6 +76,9 @@ type Tx interface {
 type Driver interface {
 	Querier
 	Begin(ctx context.Context) (Tx, error)
+	// BeginRead starts a read-only transaction that sees one snapshot of
+	// the data throughout, and takes no write lock.
+	BeginRead(ctx context.Context) (Tx, error)
 	Ping(ctx context.Context) error
 	Migrations() fs.FS
 	Close()
@@ -104,7 +107,17 @@ func (s *Store) Close() { s.drv.Close() }
 // Tx runs fn in a transaction, committing if it returns nil and rolling
 // back otherwise.
 func (s *Store) Tx(ctx context.Context, fn func(q Querier) error) (err error) {
-	tx, err := s.drv.Begin(ctx)
+	return s.run(ctx, s.drv.Begin, fn)
+}
+
+// ReadTx runs fn in a read-only transaction over one snapshot: every read
+// in fn sees the same committed state, and no writer waits for it.
+func (s *Store) ReadTx(ctx context.Context, fn func(q Querier) error) (err error) {
+	return s.run(ctx, s.drv.BeginRead, fn)
+}
+
+func (s *Store) run(ctx context.Context, begin func(context.Context) (Tx, error), fn func(q Querier) error) (err error) {
+	tx, err := begin(ctx)
 	if err != nil {
 		return fmt.Errorf("beginning transaction: %w", err)
 	}

@@ -91,6 +91,16 @@ func (db *DB) Begin(ctx context.Context) (store.Tx, error) {
 	return &txn{tx: tx}, nil
 }
 
+// BeginRead starts a read-only REPEATABLE READ transaction: all its
+// statements read one snapshot.
+func (db *DB) BeginRead(ctx context.Context) (store.Tx, error) {
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, translate(err)
+	}
+	return &txn{tx: tx}, nil
+}
+
 type txn struct{ tx pgx.Tx }
 
 func (t *txn) Dialect() store.Dialect { return dialect }

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"net/url"
 	"strings"
+	"sync"
 
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -28,7 +29,25 @@ var dialect = store.Dialect{Name: "sqlite"}
 // DB is an open SQLite file.
 type DB struct {
 	db *sql.DB
+	// writer is held by the one write in progress. SQLite has one writer
+	// at a time anyway; taking turns here, in order, replaces many
+	// connections polling the file lock under busy_timeout, which under
+	// load (hundreds of agents heartbeating) starves some past the
+	// timeout with SQLITE_BUSY.
+	writer chan struct{}
 }
+
+// lockWrite waits for the writer's turn, or for ctx to end.
+func (d *DB) lockWrite(ctx context.Context) error {
+	select {
+	case d.writer <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (d *DB) unlockWrite() { <-d.writer }
 
 // Open opens (creating if needed) the database file at path.
 func Open(ctx context.Context, path string) (*DB, error) {
@@ -52,7 +71,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("opening SQLite %s: %w", path, err)
 	}
-	return &DB{db: db}, nil
+	return &DB{db: db, writer: make(chan struct{}, 1)}, nil
 }
 
 func (d *DB) Dialect() store.Dialect { return dialect }
@@ -64,6 +83,10 @@ func (d *DB) Ping(ctx context.Context) error { return d.db.PingContext(ctx) }
 func (d *DB) Close()                         { _ = d.db.Close() }
 
 func (d *DB) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if err := d.lockWrite(ctx); err != nil {
+		return 0, err
+	}
+	defer d.unlockWrite()
 	return execOn(ctx, d.db, query, args)
 }
 
@@ -72,14 +95,38 @@ func (d *DB) Query(ctx context.Context, query string, args ...any) (store.Rows, 
 }
 
 func (d *DB) Begin(ctx context.Context) (store.Tx, error) {
+	if err := d.lockWrite(ctx); err != nil {
+		return nil, err
+	}
 	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		d.unlockWrite()
+		return nil, translate(err)
+	}
+	return &txn{tx: tx, release: d.unlockWrite}, nil
+}
+
+// BeginRead starts a deferred transaction: in WAL mode it reads one
+// snapshot, taken at its first read, and never blocks writers.
+func (d *DB) BeginRead(ctx context.Context) (store.Tx, error) {
+	tx, err := d.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, translate(err)
 	}
 	return &txn{tx: tx}, nil
 }
 
-type txn struct{ tx *sql.Tx }
+type txn struct {
+	tx      *sql.Tx
+	release func() // ends a write transaction's turn; nil for reads
+	once    sync.Once
+}
+
+func (t *txn) end() {
+	if t.release != nil {
+		t.once.Do(t.release)
+	}
+}
 
 func (t *txn) Dialect() store.Dialect { return dialect }
 func (t *txn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
@@ -88,8 +135,15 @@ func (t *txn) Exec(ctx context.Context, query string, args ...any) (int64, error
 func (t *txn) Query(ctx context.Context, query string, args ...any) (store.Rows, error) {
 	return queryOn(ctx, t.tx, query, args)
 }
-func (t *txn) Commit(context.Context) error   { return translate(t.tx.Commit()) }
-func (t *txn) Rollback(context.Context) error { return translate(t.tx.Rollback()) }
+func (t *txn) Commit(context.Context) error {
+	defer t.end()
+	return translate(t.tx.Commit())
+}
+
+func (t *txn) Rollback(context.Context) error {
+	defer t.end()
+	return translate(t.tx.Rollback())
+}
 
 type conn interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)

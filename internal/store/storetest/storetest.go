@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"Cascade", testCascade},
 		{"Tx", testTx},
 		{"TxPanic", testTxPanic},
+		{"ReadTx", testReadTx},
 		{"LockTenant", testLockTenant},
 		{"Rows", testRows},
 		{"Tenants", testTenantQueries},

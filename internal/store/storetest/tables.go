@@ -906,3 +906,39 @@ func testRows(t *testing.T, s *store.Store) {
 		t.Errorf("Dialect().Name: got %q, want postgres or sqlite", name)
 	}
 }
+
+// testReadTx: a read transaction sees one snapshot, though a writer
+// commits in the middle of it, and does not hold that writer up.
+func testReadTx(t *testing.T, s *store.Store) {
+	ctx := t.Context()
+	tenant := newTenant(t, s)
+	var first, second string
+	err := s.ReadTx(ctx, func(q store.Querier) error {
+		got, err := store.Tenants.Get(ctx, q, tenant.ID)
+		if err != nil {
+			return err
+		}
+		first = got.Name
+		// A writer commits meanwhile, on another connection.
+		if err := s.Tx(ctx, func(w store.Querier) error {
+			renamed := *tenant
+			renamed.Name = "renamed"
+			return store.UpdateTenant(ctx, w, &renamed)
+		}); err != nil {
+			return fmt.Errorf("writing during a read transaction: %w", err)
+		}
+		got, err = store.Tenants.Get(ctx, q, tenant.ID)
+		if err != nil {
+			return err
+		}
+		second = got.Name
+		return nil
+	})
+	wantNoErr(t, "read transaction", err)
+	if first != tenant.Name || second != tenant.Name {
+		t.Errorf("inside one read transaction the name read %q, then %q; want %q both times", first, second, tenant.Name)
+	}
+	if got := mustGet(t, s, store.Tenants, tenant.ID).Name; got != "renamed" {
+		t.Errorf("after the read transaction the name is %q, want the committed %q", got, "renamed")
+	}
+}
