@@ -228,7 +228,16 @@ type backoff struct {
 }
 
 func (b *backoff) next() time.Duration {
-	d := b.min << min(b.n, 30)
+	// Doubling stops at max; checking before each shift means it never
+	// overflows, whatever min and max are.
+	d := b.min
+	for i := 0; i < b.n && d < b.max; i++ {
+		if d > b.max/2 {
+			d = b.max
+			break
+		}
+		d *= 2
+	}
 	if d > b.max || d <= 0 {
 		d = b.max
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -93,15 +94,31 @@ func (a *Applier) Apply(ctx context.Context, st desired.State) Result {
 			continue // nothing inside can apply
 		}
 		res.Applied++
+		// Two services can name an object alike (service "api" with
+		// process "web-x", service "api-web" with process "x"): such an
+		// object is applied for neither, and the failure says why.
+		owners := map[object][]string{}
+		var all []applyable
 		for _, svc := range ns.Services {
 			for _, ac := range a.objects(ns, svc) {
-				keep[ac.obj] = true
-				if err := ac.apply(ctx, a.Client, opts); err != nil {
-					fail(ac.obj, err)
-					continue
-				}
-				res.Applied++
+				owners[ac.obj] = append(owners[ac.obj], svc.Name)
+				all = append(all, ac)
 			}
+		}
+		for _, ac := range all {
+			keep[ac.obj] = true
+			if o := owners[ac.obj]; len(o) > 1 {
+				fail(ac.obj, fmt.Errorf("services %s both make this object; rename a service or a process", strings.Join(slices.Compact(o), " and ")))
+				delete(owners, ac.obj) // reported once
+				continue
+			} else if o == nil {
+				continue // a clash already reported
+			}
+			if err := ac.apply(ctx, a.Client, opts); err != nil {
+				fail(ac.obj, err)
+				continue
+			}
+			res.Applied++
 		}
 	}
 	if len(res.Errors) > 0 {
@@ -119,13 +136,14 @@ type applyable struct {
 	apply func(ctx context.Context, c kubernetes.Interface, opts metav1.ApplyOptions) error
 }
 
-// Names of the objects of a service.
-func DeploymentName(svc, proc string, release int) string {
-	return svc + "-" + proc + "-r" + strconv.Itoa(release)
-}
-func ServiceName(svc, proc string) string { return svc + "-" + proc }
-func SecretName(svc string) string        { return svc + "-env" }
-func IngressName(svc string) string       { return svc }
+// Object names come from the desired package, which the compiler (service
+// addresses) and previews use too.
+var (
+	DeploymentName = desired.DeploymentName
+	ServiceName    = desired.ServiceName
+	SecretName     = desired.SecretName
+	IngressName    = desired.IngressName
+)
 
 func (a *Applier) nsLabels(ns desired.Namespace) map[string]string {
 	return map[string]string{LabelManagedBy: ManagedBy, LabelCluster: a.Cluster,
@@ -251,9 +269,11 @@ func envFingerprint(env []desired.EnvVar) string {
 	for _, e := range env {
 		v := e.Value
 		if e.Secret {
-			v = "secret:" + e.Version
+			v = e.Version
 		}
-		fmt.Fprintf(h, "%s=%q\n", e.Name, v)
+		// The kind is part of each entry: a plain value never reads like
+		// a secret's version.
+		fmt.Fprintf(h, "%q\x00%t\x00%q\n", e.Name, e.Secret, v)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -551,6 +551,7 @@ func TestApplyFailurePrunesNothing(t *testing.T) {
 
 	failures := 0
 	failApply(cs, "deployments", "api-web-r4", &failures)
+	cs.ClearActions()
 	res := a.Apply(ctx, testState(testService(4)))
 	if failures != 1 {
 		t.Errorf("the reactor failed %d applies, want 1", failures)
@@ -779,5 +780,44 @@ func TestWorkloads(t *testing.T) {
 	})
 	if _, err := a.Workloads(ctx); !errors.Is(err, errInjected) {
 		t.Errorf("Workloads error = %v, want the list error", err)
+	}
+}
+
+// Two services whose names run together ("api" + "web-x", "api-web" + "x")
+// would make the same Service; neither gets it, and the failure names both.
+func TestApplyNameClash(t *testing.T) {
+	a, cs := newApplier()
+	one := testService(1)
+	one.Processes = []desired.Process{{Name: "web-x", Replicas: 1, Port: intp(80)}}
+	one.Domains, one.Env = nil, nil
+	two := testService(1)
+	two.Name, two.ID = "api-web", model.ServiceID("svc-api-web")
+	two.Processes = []desired.Process{{Name: "x", Replicas: 1, Port: intp(81)}}
+	two.Domains, two.Env = nil, nil
+	res := a.Apply(context.Background(), testState(one, two))
+	want := map[string]bool{"Deployment " + testNS + "/api-web-x-r1": true, "Service " + testNS + "/api-web-x": true}
+	if len(res.Errors) != len(want) {
+		t.Fatalf("errors %+v, want one per clashing object", res.Errors)
+	}
+	for _, e := range res.Errors {
+		if !want[e.Object] || !strings.Contains(e.Message, "services api and api-web") {
+			t.Errorf("error %+v", e)
+		}
+	}
+	if _, err := cs.CoreV1().Services(testNS).Get(context.Background(), "api-web-x", metav1.GetOptions{}); err == nil {
+		t.Error("the clashing Service was applied")
+	}
+	if _, err := cs.AppsV1().Deployments(testNS).Get(context.Background(), "api-web-x-r1", metav1.GetOptions{}); err == nil {
+		t.Error("the clashing Deployment was applied")
+	}
+}
+
+// A plain value that reads like a secret's version does not fingerprint
+// like that secret.
+func TestEnvFingerprintKinds(t *testing.T) {
+	plain := envFingerprint([]desired.EnvVar{{Name: "X", Value: "v1"}})
+	secret := envFingerprint([]desired.EnvVar{{Name: "X", Value: "other", Secret: true, Version: "v1"}})
+	if plain == secret {
+		t.Error("a plain value and a secret version share a fingerprint")
 	}
 }

@@ -412,7 +412,7 @@ func (r *resolver) expand(val string, seen []model.ServiceID) (string, []string,
 			firstErr = cmp.Or(firstErr, fmt.Errorf("references the address of service %s, none of whose processes has a port", name))
 			return ""
 		}
-		host := name + "-" + proc + "." + r.ns + ".svc.cluster.local"
+		host := ServiceName(name, proc) + "." + r.ns + ".svc.cluster.local"
 		switch what {
 		case "port":
 			return fmt.Sprint(port)

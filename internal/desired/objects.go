@@ -41,18 +41,18 @@ func (s State) objects() map[Object]entry {
 		for _, svc := range ns.Services {
 			owner := ns.Name + "/" + svc.Name
 			for _, pr := range svc.Processes {
-				out[Object{"Deployment", ns.Name, fmt.Sprintf("%s-%s-r%d", svc.Name, pr.Name, svc.Release)}] =
+				out[Object{"Deployment", ns.Name, DeploymentName(svc.Name, pr.Name, svc.Release)}] =
 					entry{fingerprint(pr, svc.Image, svc.Env), owner}
 				if pr.Port != nil {
-					out[Object{"Service", ns.Name, svc.Name + "-" + pr.Name}] = entry{fingerprint(*pr.Port, svc.Release), owner}
+					out[Object{"Service", ns.Name, ServiceName(svc.Name, pr.Name)}] = entry{fingerprint(*pr.Port, svc.Release), owner}
 				}
 			}
 			if len(svc.Env) > 0 {
 				// Secret values count through their versions only.
-				out[Object{"Secret", ns.Name, svc.Name + "-env"}] = entry{fingerprint(redactEnv(svc.Env)), owner}
+				out[Object{"Secret", ns.Name, SecretName(svc.Name)}] = entry{fingerprint(redactEnv(svc.Env)), owner}
 			}
 			if len(svc.Domains) > 0 {
-				out[Object{"Ingress", ns.Name, svc.Name}] = entry{fingerprint(svc.Domains), owner}
+				out[Object{"Ingress", ns.Name, IngressName(svc.Name)}] = entry{fingerprint(svc.Domains), owner}
 			}
 		}
 	}
