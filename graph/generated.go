@@ -36,10 +36,12 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	ApiToken() ApiTokenResolver
+	Approval() ApprovalResolver
 	AuditEvent() AuditEventResolver
 	Cluster() ClusterResolver
 	Command() CommandResolver
 	Deployment() DeploymentResolver
+	DeploymentEvent() DeploymentEventResolver
 	Environment() EnvironmentResolver
 	Member() MemberResolver
 	Mutation() MutationResolver
@@ -88,6 +90,13 @@ type ComplexityRoot struct {
 	ApiTokenEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	Approval struct {
+		Comment   func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		Decision  func(childComplexity int) int
+		User      func(childComplexity int) int
 	}
 
 	AuditEvent struct {
@@ -288,15 +297,19 @@ type ComplexityRoot struct {
 	}
 
 	Deployment struct {
-		Blocker     func(childComplexity int) int
-		Cluster     func(childComplexity int) int
-		CreatedAt   func(childComplexity int) int
-		Environment func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Release     func(childComplexity int) int
-		RequestedBy func(childComplexity int) int
-		Stage       func(childComplexity int) int
-		UpdatedAt   func(childComplexity int) int
+		ApprovalExpiresAt func(childComplexity int) int
+		Approvals         func(childComplexity int) int
+		Blocker           func(childComplexity int) int
+		Cluster           func(childComplexity int) int
+		CreatedAt         func(childComplexity int) int
+		Environment       func(childComplexity int) int
+		Events            func(childComplexity int, after *string, first *int) int
+		ID                func(childComplexity int) int
+		Message           func(childComplexity int) int
+		Release           func(childComplexity int) int
+		RequestedBy       func(childComplexity int) int
+		Stage             func(childComplexity int) int
+		UpdatedAt         func(childComplexity int) int
 	}
 
 	DeploymentConnection struct {
@@ -308,6 +321,20 @@ type ComplexityRoot struct {
 	DeploymentEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	DeploymentEvent struct {
+		Blocker   func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		Cursor    func(childComplexity int) int
+		Message   func(childComplexity int) int
+		Seq       func(childComplexity int) int
+		Stage     func(childComplexity int) int
+	}
+
+	DeploymentPayload struct {
+		Deployment func(childComplexity int) int
+		UserErrors func(childComplexity int) int
 	}
 
 	DesiredObject struct {
@@ -380,6 +407,8 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AddMember                func(childComplexity int, input gqlmodel.AddMemberInput) int
 		AddProjectMember         func(childComplexity int, input gqlmodel.AddProjectMemberInput) int
+		ApproveDeployment        func(childComplexity int, input gqlmodel.DecideDeploymentInput) int
+		CancelDeployment         func(childComplexity int, input gqlmodel.CancelDeploymentInput) int
 		CreateAPIToken           func(childComplexity int, input gqlmodel.CreateAPITokenInput) int
 		CreateEnvironment        func(childComplexity int, input gqlmodel.CreateEnvironmentInput) int
 		CreateNamespaceTarget    func(childComplexity int, input gqlmodel.CreateNamespaceTargetInput) int
@@ -394,12 +423,15 @@ type ComplexityRoot struct {
 		DeleteVariable           func(childComplexity int, input gqlmodel.DeleteVariableInput) int
 		Deploy                   func(childComplexity int, input gqlmodel.DeployInput) int
 		QueueCommand             func(childComplexity int, input gqlmodel.QueueCommandInput) int
+		Redeploy                 func(childComplexity int, input gqlmodel.RedeployInput) int
 		RegenerateConnectToken   func(childComplexity int, input gqlmodel.RegenerateConnectTokenInput) int
 		RegisterCluster          func(childComplexity int, input gqlmodel.RegisterClusterInput) int
+		RejectDeployment         func(childComplexity int, input gqlmodel.DecideDeploymentInput) int
 		RemoveMember             func(childComplexity int, input gqlmodel.RemoveMemberInput) int
 		RemoveProjectMember      func(childComplexity int, input gqlmodel.RemoveProjectMemberInput) int
 		RevokeAPIToken           func(childComplexity int, input gqlmodel.RevokeAPITokenInput) int
 		RevokeConnectToken       func(childComplexity int, input gqlmodel.RevokeConnectTokenInput) int
+		Rollback                 func(childComplexity int, input gqlmodel.RollbackInput) int
 		SetClusterLabels         func(childComplexity int, input gqlmodel.SetClusterLabelsInput) int
 		SetNamespaceTargetLabels func(childComplexity int, input gqlmodel.SetNamespaceTargetLabelsInput) int
 		SetTenantPlan            func(childComplexity int, input gqlmodel.SetTenantPlanInput) int
@@ -722,6 +754,9 @@ type ComplexityRoot struct {
 type ApiTokenResolver interface {
 	User(ctx context.Context, obj *model.APIToken) (*model.User, error)
 }
+type ApprovalResolver interface {
+	User(ctx context.Context, obj *model.Approval) (*model.User, error)
+}
 type AuditEventResolver interface {
 	Actor(ctx context.Context, obj *model.AuditEvent) (*model.User, error)
 
@@ -756,6 +791,12 @@ type DeploymentResolver interface {
 	Cluster(ctx context.Context, obj *model.Deployment) (*model.Cluster, error)
 
 	RequestedBy(ctx context.Context, obj *model.Deployment) (*model.User, error)
+
+	Approvals(ctx context.Context, obj *model.Deployment) ([]*model.Approval, error)
+	Events(ctx context.Context, obj *model.Deployment, after *string, first *int) ([]*model.DeploymentEvent, error)
+}
+type DeploymentEventResolver interface {
+	Cursor(ctx context.Context, obj *model.DeploymentEvent) (string, error)
 }
 type EnvironmentResolver interface {
 	Project(ctx context.Context, obj *model.Environment) (*model.Project, error)
@@ -804,6 +845,11 @@ type MutationResolver interface {
 	UpdateService(ctx context.Context, input gqlmodel.UpdateServiceInput) (*gqlmodel.UpdateServicePayload, error)
 	DeleteService(ctx context.Context, input gqlmodel.DeleteServiceInput) (*gqlmodel.DeleteServicePayload, error)
 	Deploy(ctx context.Context, input gqlmodel.DeployInput) (*gqlmodel.DeployPayload, error)
+	ApproveDeployment(ctx context.Context, input gqlmodel.DecideDeploymentInput) (*gqlmodel.DeploymentPayload, error)
+	RejectDeployment(ctx context.Context, input gqlmodel.DecideDeploymentInput) (*gqlmodel.DeploymentPayload, error)
+	CancelDeployment(ctx context.Context, input gqlmodel.CancelDeploymentInput) (*gqlmodel.DeploymentPayload, error)
+	Redeploy(ctx context.Context, input gqlmodel.RedeployInput) (*gqlmodel.DeploymentPayload, error)
+	Rollback(ctx context.Context, input gqlmodel.RollbackInput) (*gqlmodel.DeploymentPayload, error)
 	SetVariable(ctx context.Context, input gqlmodel.SetVariableInput) (*gqlmodel.SetVariablePayload, error)
 	DeleteVariable(ctx context.Context, input gqlmodel.DeleteVariableInput) (*gqlmodel.DeleteVariablePayload, error)
 }
@@ -993,6 +1039,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApiTokenEdge.Node(childComplexity), true
+
+	case "Approval.comment":
+		if e.ComplexityRoot.Approval.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Approval.Comment(childComplexity), true
+	case "Approval.at":
+		if e.ComplexityRoot.Approval.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Approval.CreatedAt(childComplexity), true
+	case "Approval.decision":
+		if e.ComplexityRoot.Approval.Decision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Approval.Decision(childComplexity), true
+	case "Approval.user":
+		if e.ComplexityRoot.Approval.User == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Approval.User(childComplexity), true
 
 	case "AuditEvent.action":
 		if e.ComplexityRoot.AuditEvent.Action == nil {
@@ -1693,6 +1764,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeployPayload.UserErrors(childComplexity), true
 
+	case "Deployment.approvalExpiresAt":
+		if e.ComplexityRoot.Deployment.ApprovalExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Deployment.ApprovalExpiresAt(childComplexity), true
+	case "Deployment.approvals":
+		if e.ComplexityRoot.Deployment.Approvals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Deployment.Approvals(childComplexity), true
 	case "Deployment.blocker":
 		if e.ComplexityRoot.Deployment.Blocker == nil {
 			break
@@ -1717,12 +1800,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Deployment.Environment(childComplexity), true
+	case "Deployment.events":
+		if e.ComplexityRoot.Deployment.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Deployment_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Deployment.Events(childComplexity, args["after"].(*string), args["first"].(*int)), true
 	case "Deployment.id":
 		if e.ComplexityRoot.Deployment.ID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Deployment.ID(childComplexity), true
+	case "Deployment.message":
+		if e.ComplexityRoot.Deployment.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Deployment.Message(childComplexity), true
 	case "Deployment.release":
 		if e.ComplexityRoot.Deployment.Release == nil {
 			break
@@ -1779,6 +1879,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DeploymentEdge.Node(childComplexity), true
+
+	case "DeploymentEvent.blocker":
+		if e.ComplexityRoot.DeploymentEvent.Blocker == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeploymentEvent.Blocker(childComplexity), true
+	case "DeploymentEvent.at":
+		if e.ComplexityRoot.DeploymentEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeploymentEvent.CreatedAt(childComplexity), true
+	case "DeploymentEvent.cursor":
+		if e.ComplexityRoot.DeploymentEvent.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeploymentEvent.Cursor(childComplexity), true
+	case "DeploymentEvent.message":
+		if e.ComplexityRoot.DeploymentEvent.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeploymentEvent.Message(childComplexity), true
+	case "DeploymentEvent.sequence":
+		if e.ComplexityRoot.DeploymentEvent.Seq == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeploymentEvent.Seq(childComplexity), true
+	case "DeploymentEvent.stage":
+		if e.ComplexityRoot.DeploymentEvent.Stage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeploymentEvent.Stage(childComplexity), true
+
+	case "DeploymentPayload.deployment":
+		if e.ComplexityRoot.DeploymentPayload.Deployment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeploymentPayload.Deployment(childComplexity), true
+	case "DeploymentPayload.userErrors":
+		if e.ComplexityRoot.DeploymentPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeploymentPayload.UserErrors(childComplexity), true
 
 	case "DesiredObject.kind":
 		if e.ComplexityRoot.DesiredObject.Kind == nil {
@@ -2049,6 +2199,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddProjectMember(childComplexity, args["input"].(gqlmodel.AddProjectMemberInput)), true
+	case "Mutation.approveDeployment":
+		if e.ComplexityRoot.Mutation.ApproveDeployment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_approveDeployment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ApproveDeployment(childComplexity, args["input"].(gqlmodel.DecideDeploymentInput)), true
+	case "Mutation.cancelDeployment":
+		if e.ComplexityRoot.Mutation.CancelDeployment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelDeployment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelDeployment(childComplexity, args["input"].(gqlmodel.CancelDeploymentInput)), true
 	case "Mutation.createApiToken":
 		if e.ComplexityRoot.Mutation.CreateAPIToken == nil {
 			break
@@ -2203,6 +2375,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.QueueCommand(childComplexity, args["input"].(gqlmodel.QueueCommandInput)), true
+	case "Mutation.redeploy":
+		if e.ComplexityRoot.Mutation.Redeploy == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_redeploy_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Redeploy(childComplexity, args["input"].(gqlmodel.RedeployInput)), true
 	case "Mutation.regenerateConnectToken":
 		if e.ComplexityRoot.Mutation.RegenerateConnectToken == nil {
 			break
@@ -2225,6 +2408,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RegisterCluster(childComplexity, args["input"].(gqlmodel.RegisterClusterInput)), true
+	case "Mutation.rejectDeployment":
+		if e.ComplexityRoot.Mutation.RejectDeployment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rejectDeployment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RejectDeployment(childComplexity, args["input"].(gqlmodel.DecideDeploymentInput)), true
 	case "Mutation.removeMember":
 		if e.ComplexityRoot.Mutation.RemoveMember == nil {
 			break
@@ -2269,6 +2463,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeConnectToken(childComplexity, args["input"].(gqlmodel.RevokeConnectTokenInput)), true
+	case "Mutation.rollback":
+		if e.ComplexityRoot.Mutation.Rollback == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rollback_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Rollback(childComplexity, args["input"].(gqlmodel.RollbackInput)), true
 	case "Mutation.setClusterLabels":
 		if e.ComplexityRoot.Mutation.SetClusterLabels == nil {
 			break
@@ -3497,12 +3702,14 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("AddMemberInput", ec.unmarshalInputAddMemberInput),
 			graphql.NewInputUnmarshaler("AddProjectMemberInput", ec.unmarshalInputAddProjectMemberInput),
 			graphql.NewInputUnmarshaler("AuditEventFilter", ec.unmarshalInputAuditEventFilter),
+			graphql.NewInputUnmarshaler("CancelDeploymentInput", ec.unmarshalInputCancelDeploymentInput),
 			graphql.NewInputUnmarshaler("CreateApiTokenInput", ec.unmarshalInputCreateApiTokenInput),
 			graphql.NewInputUnmarshaler("CreateEnvironmentInput", ec.unmarshalInputCreateEnvironmentInput),
 			graphql.NewInputUnmarshaler("CreateNamespaceTargetInput", ec.unmarshalInputCreateNamespaceTargetInput),
 			graphql.NewInputUnmarshaler("CreateProjectInput", ec.unmarshalInputCreateProjectInput),
 			graphql.NewInputUnmarshaler("CreateServiceInput", ec.unmarshalInputCreateServiceInput),
 			graphql.NewInputUnmarshaler("CreateTenantInput", ec.unmarshalInputCreateTenantInput),
+			graphql.NewInputUnmarshaler("DecideDeploymentInput", ec.unmarshalInputDecideDeploymentInput),
 			graphql.NewInputUnmarshaler("DeleteClusterInput", ec.unmarshalInputDeleteClusterInput),
 			graphql.NewInputUnmarshaler("DeleteEnvironmentInput", ec.unmarshalInputDeleteEnvironmentInput),
 			graphql.NewInputUnmarshaler("DeleteNamespaceTargetInput", ec.unmarshalInputDeleteNamespaceTargetInput),
@@ -3515,12 +3722,14 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ProbeInput", ec.unmarshalInputProbeInput),
 			graphql.NewInputUnmarshaler("ProcessInput", ec.unmarshalInputProcessInput),
 			graphql.NewInputUnmarshaler("QueueCommandInput", ec.unmarshalInputQueueCommandInput),
+			graphql.NewInputUnmarshaler("RedeployInput", ec.unmarshalInputRedeployInput),
 			graphql.NewInputUnmarshaler("RegenerateConnectTokenInput", ec.unmarshalInputRegenerateConnectTokenInput),
 			graphql.NewInputUnmarshaler("RegisterClusterInput", ec.unmarshalInputRegisterClusterInput),
 			graphql.NewInputUnmarshaler("RemoveMemberInput", ec.unmarshalInputRemoveMemberInput),
 			graphql.NewInputUnmarshaler("RemoveProjectMemberInput", ec.unmarshalInputRemoveProjectMemberInput),
 			graphql.NewInputUnmarshaler("RevokeApiTokenInput", ec.unmarshalInputRevokeApiTokenInput),
 			graphql.NewInputUnmarshaler("RevokeConnectTokenInput", ec.unmarshalInputRevokeConnectTokenInput),
+			graphql.NewInputUnmarshaler("RollbackInput", ec.unmarshalInputRollbackInput),
 			graphql.NewInputUnmarshaler("SetClusterLabelsInput", ec.unmarshalInputSetClusterLabelsInput),
 			graphql.NewInputUnmarshaler("SetNamespaceTargetLabelsInput", ec.unmarshalInputSetNamespaceTargetLabelsInput),
 			graphql.NewInputUnmarshaler("SetTenantPlanInput", ec.unmarshalInputSetTenantPlanInput),
@@ -4266,11 +4475,45 @@ type Deployment implements Node {
   "The cluster the environment's selector picked when the deployment was created."
   cluster: Cluster!
   stage: DeploymentStage!
-  "What a stage that cannot proceed waits for, e.g. ` + "`" + `delivery` + "`" + ` or ` + "`" + `approval` + "`" + `."
+  "What a stage that cannot proceed waits for: ` + "`" + `delivery` + "`" + ` while the cluster's agent is not connected, ` + "`" + `approval` + "`" + ` while a reviewer is awaited."
   blocker: String
+  "What the latest stage did, or why the deployment ended."
+  message: String!
   requestedBy: User
+  "Until when it can be approved, while it awaits approval."
+  approvalExpiresAt: Time
+  "The decisions of reviewers, oldest first."
+  approvals: [Approval!]!
+  "Every stage the deployment reached, oldest first, after the cursor given (an event's ` + "`" + `cursor` + "`" + `)."
+  events(after: String, first: Int): [DeploymentEvent!]!
   createdAt: Time!
   updatedAt: Time!
+}
+
+"One stage a deployment reached."
+type DeploymentEvent {
+  "Resume after this event: pass it as ` + "`" + `after` + "`" + `."
+  cursor: String!
+  "1 for the first event of the deployment, then one more for each."
+  sequence: Int!
+  stage: DeploymentStage!
+  blocker: String
+  message: String!
+  at: Time!
+}
+
+enum ApprovalDecision {
+  APPROVED
+  REJECTED
+}
+
+"A reviewer's decision on a deployment to a protected environment."
+type Approval {
+  decision: ApprovalDecision!
+  comment: String!
+  "Null once the reviewer left the tenant."
+  user: User
+  at: Time!
 }
 
 type DeploymentConnection {
@@ -4368,8 +4611,18 @@ type Mutation {
   updateService(input: UpdateServiceInput!): UpdateServicePayload!
   deleteService(input: DeleteServiceInput!): DeleteServicePayload!
 
-  "Creates a release of the service for the environment and a QUEUED deployment of it."
+  "Creates a release of the service for the environment and a deployment of it: awaiting approval in a protected environment, delivering otherwise."
   deploy(input: DeployInput!): DeployPayload!
+  "Approves a deployment awaiting approval (project managers and tenant admins; not its requester unless allowed). It is then delivered."
+  approveDeployment(input: DecideDeploymentInput!): DeploymentPayload!
+  "Rejects a deployment awaiting approval; it ends CANCELLED."
+  rejectDeployment(input: DecideDeploymentInput!): DeploymentPayload!
+  "Cancels a deployment that has not ended. One already delivered is taken back: the cluster returns to the release before it."
+  cancelDeployment(input: CancelDeploymentInput!): DeploymentPayload!
+  "Deploys a deployment's release again, as a new deployment."
+  redeploy(input: RedeployInput!): DeploymentPayload!
+  "Deploys an earlier release of a service in an environment, named by its number, as a new deployment."
+  rollback(input: RollbackInput!): DeploymentPayload!
 
   "Sets a variable at project scope, or at an environment's or a service's. A secret is sealed."
   setVariable(input: SetVariableInput!): SetVariablePayload!
@@ -4697,6 +4950,32 @@ type DeployPayload {
   userErrors: [UserError!]!
 }
 
+input DecideDeploymentInput {
+  deploymentId: ID!
+  comment: String
+}
+
+input CancelDeploymentInput {
+  deploymentId: ID!
+  reason: String
+}
+
+input RedeployInput {
+  deploymentId: ID!
+}
+
+input RollbackInput {
+  serviceId: ID!
+  environmentId: ID!
+  "The number of the earlier release to deploy."
+  releaseNumber: Int!
+}
+
+type DeploymentPayload {
+  deployment: Deployment
+  userErrors: [UserError!]!
+}
+
 input SetVariableInput {
   projectId: ID!
   "Set for environment scope."
@@ -4807,6 +5086,20 @@ func (ec *executionContext) childFields_ApiTokenEdge(ctx context.Context, field 
 		return ec.fieldContext_ApiTokenEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ApiTokenEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Approval(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "decision":
+		return ec.fieldContext_Approval_decision(ctx, field)
+	case "comment":
+		return ec.fieldContext_Approval_comment(ctx, field)
+	case "user":
+		return ec.fieldContext_Approval_user(ctx, field)
+	case "at":
+		return ec.fieldContext_Approval_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Approval", field.Name)
 }
 
 func (ec *executionContext) childFields_AuditEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5217,8 +5510,16 @@ func (ec *executionContext) childFields_Deployment(ctx context.Context, field gr
 		return ec.fieldContext_Deployment_stage(ctx, field)
 	case "blocker":
 		return ec.fieldContext_Deployment_blocker(ctx, field)
+	case "message":
+		return ec.fieldContext_Deployment_message(ctx, field)
 	case "requestedBy":
 		return ec.fieldContext_Deployment_requestedBy(ctx, field)
+	case "approvalExpiresAt":
+		return ec.fieldContext_Deployment_approvalExpiresAt(ctx, field)
+	case "approvals":
+		return ec.fieldContext_Deployment_approvals(ctx, field)
+	case "events":
+		return ec.fieldContext_Deployment_events(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Deployment_createdAt(ctx, field)
 	case "updatedAt":
@@ -5247,6 +5548,34 @@ func (ec *executionContext) childFields_DeploymentEdge(ctx context.Context, fiel
 		return ec.fieldContext_DeploymentEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DeploymentEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_DeploymentEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_DeploymentEvent_cursor(ctx, field)
+	case "sequence":
+		return ec.fieldContext_DeploymentEvent_sequence(ctx, field)
+	case "stage":
+		return ec.fieldContext_DeploymentEvent_stage(ctx, field)
+	case "blocker":
+		return ec.fieldContext_DeploymentEvent_blocker(ctx, field)
+	case "message":
+		return ec.fieldContext_DeploymentEvent_message(ctx, field)
+	case "at":
+		return ec.fieldContext_DeploymentEvent_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeploymentEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_DeploymentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deployment":
+		return ec.fieldContext_DeploymentPayload_deployment(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_DeploymentPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeploymentPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_DesiredObject(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6129,6 +6458,28 @@ func (ec *executionContext) field_Cluster_namespaceTargets_args(ctx context.Cont
 	return args, nil
 }
 
+func (ec *executionContext) field_Deployment_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Environment_deployments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6215,6 +6566,34 @@ func (ec *executionContext) field_Mutation_addProjectMember_args(ctx context.Con
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.AddProjectMemberInput, error) {
 			return ec.unmarshalNAddProjectMemberInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAddProjectMemberInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_approveDeployment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.DecideDeploymentInput, error) {
+			return ec.unmarshalNDecideDeploymentInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDecideDeploymentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_cancelDeployment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.CancelDeploymentInput, error) {
+			return ec.unmarshalNCancelDeploymentInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCancelDeploymentInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6419,6 +6798,20 @@ func (ec *executionContext) field_Mutation_queueCommand_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_redeploy_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.RedeployInput, error) {
+			return ec.unmarshalNRedeployInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRedeployInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_regenerateConnectToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6439,6 +6832,20 @@ func (ec *executionContext) field_Mutation_registerCluster_args(ctx context.Cont
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.RegisterClusterInput, error) {
 			return ec.unmarshalNRegisterClusterInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRegisterClusterInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rejectDeployment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.DecideDeploymentInput, error) {
+			return ec.unmarshalNDecideDeploymentInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDecideDeploymentInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6495,6 +6902,20 @@ func (ec *executionContext) field_Mutation_revokeConnectToken_args(ctx context.C
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.RevokeConnectTokenInput, error) {
 			return ec.unmarshalNRevokeConnectTokenInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeConnectTokenInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rollback_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.RollbackInput, error) {
+			return ec.unmarshalNRollbackInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRollbackInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7507,6 +7928,107 @@ func (ec *executionContext) fieldContext_ApiTokenEdge_node(_ context.Context, fi
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Approval_decision(ctx context.Context, field graphql.CollectedField, obj *model.Approval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Approval_decision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Decision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ApprovalDecision) graphql.Marshaler {
+			return ec.marshalNApprovalDecision2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApprovalDecision(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Approval_decision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Approval", field, false, false, "ApprovalDecision")
+}
+
+func (ec *executionContext) _Approval_comment(ctx context.Context, field graphql.CollectedField, obj *model.Approval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Approval_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Comment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Approval_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Approval", field, false, false, "String")
+}
+
+func (ec *executionContext) _Approval_user(ctx context.Context, field graphql.CollectedField, obj *model.Approval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Approval_user(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Approval().User(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Approval_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Approval",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Approval_at(ctx context.Context, field graphql.CollectedField, obj *model.Approval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Approval_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Approval_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Approval", field, false, false, "Time")
 }
 
 func (ec *executionContext) _AuditEvent_id(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
@@ -10714,6 +11236,29 @@ func (ec *executionContext) fieldContext_Deployment_blocker(_ context.Context, f
 	return graphql.NewScalarFieldContext("Deployment", field, false, false, "String")
 }
 
+func (ec *executionContext) _Deployment_message(ctx context.Context, field graphql.CollectedField, obj *model.Deployment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Deployment_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Deployment_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Deployment", field, false, false, "String")
+}
+
 func (ec *executionContext) _Deployment_requestedBy(ctx context.Context, field graphql.CollectedField, obj *model.Deployment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10742,6 +11287,105 @@ func (ec *executionContext) fieldContext_Deployment_requestedBy(_ context.Contex
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_User(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Deployment_approvalExpiresAt(ctx context.Context, field graphql.CollectedField, obj *model.Deployment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Deployment_approvalExpiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ApprovalExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Deployment_approvalExpiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Deployment", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Deployment_approvals(ctx context.Context, field graphql.CollectedField, obj *model.Deployment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Deployment_approvals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Deployment().Approvals(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Approval) graphql.Marshaler {
+			return ec.marshalNApproval2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApprovalᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Deployment_approvals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Deployment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Approval(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Deployment_events(ctx context.Context, field graphql.CollectedField, obj *model.Deployment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Deployment_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Deployment().Events(ctx, obj, fc.Args["after"].(*string), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.DeploymentEvent) graphql.Marshaler {
+			return ec.marshalNDeploymentEvent2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Deployment_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Deployment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeploymentEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Deployment_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -10938,6 +11582,208 @@ func (ec *executionContext) fieldContext_DeploymentEdge_node(_ context.Context, 
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Deployment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeploymentEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *model.DeploymentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeploymentEvent_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.DeploymentEvent().Cursor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeploymentEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeploymentEvent", field, true, true, "String")
+}
+
+func (ec *executionContext) _DeploymentEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *model.DeploymentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeploymentEvent_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seq, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeploymentEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeploymentEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _DeploymentEvent_stage(ctx context.Context, field graphql.CollectedField, obj *model.DeploymentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeploymentEvent_stage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.DeploymentStage) graphql.Marshaler {
+			return ec.marshalNDeploymentStage2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentStage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeploymentEvent_stage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeploymentEvent", field, false, false, "DeploymentStage")
+}
+
+func (ec *executionContext) _DeploymentEvent_blocker(ctx context.Context, field graphql.CollectedField, obj *model.DeploymentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeploymentEvent_blocker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Blocker, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DeploymentEvent_blocker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeploymentEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _DeploymentEvent_message(ctx context.Context, field graphql.CollectedField, obj *model.DeploymentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeploymentEvent_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeploymentEvent_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeploymentEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _DeploymentEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.DeploymentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeploymentEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeploymentEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeploymentEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _DeploymentPayload_deployment(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeploymentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeploymentPayload_deployment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deployment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Deployment) graphql.Marshaler {
+			return ec.marshalODeployment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeployment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DeploymentPayload_deployment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeploymentPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Deployment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeploymentPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeploymentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeploymentPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeploymentPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeploymentPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
 		},
 	}
 	return fc, nil
@@ -13306,6 +14152,226 @@ func (ec *executionContext) fieldContext_Mutation_deploy(ctx context.Context, fi
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_deploy_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_approveDeployment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_approveDeployment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ApproveDeployment(ctx, fc.Args["input"].(gqlmodel.DecideDeploymentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.DeploymentPayload) graphql.Marshaler {
+			return ec.marshalNDeploymentPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_approveDeployment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeploymentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_approveDeployment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rejectDeployment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rejectDeployment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RejectDeployment(ctx, fc.Args["input"].(gqlmodel.DecideDeploymentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.DeploymentPayload) graphql.Marshaler {
+			return ec.marshalNDeploymentPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rejectDeployment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeploymentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rejectDeployment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelDeployment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelDeployment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelDeployment(ctx, fc.Args["input"].(gqlmodel.CancelDeploymentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.DeploymentPayload) graphql.Marshaler {
+			return ec.marshalNDeploymentPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelDeployment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeploymentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelDeployment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_redeploy(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_redeploy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Redeploy(ctx, fc.Args["input"].(gqlmodel.RedeployInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.DeploymentPayload) graphql.Marshaler {
+			return ec.marshalNDeploymentPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_redeploy(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeploymentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_redeploy_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rollback(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rollback(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Rollback(ctx, fc.Args["input"].(gqlmodel.RollbackInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.DeploymentPayload) graphql.Marshaler {
+			return ec.marshalNDeploymentPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rollback(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeploymentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rollback_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -19565,6 +20631,55 @@ func UnmarshalAuditEventFilter(ctx context.Context, raw any) (gqlmodel.AuditEven
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputCancelDeploymentInput(ctx context.Context, obj any) (gqlmodel.CancelDeploymentInput, error) {
+	var it gqlmodel.CancelDeploymentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"deploymentId", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "deploymentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("deploymentId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DeploymentID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCancelDeploymentInput unmarshals raw into the CancelDeploymentInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCancelDeploymentInput(ctx context.Context, raw any) (gqlmodel.CancelDeploymentInput, error) {
+	var out gqlmodel.CancelDeploymentInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CancelDeploymentInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateApiTokenInput(ctx context.Context, obj any) (gqlmodel.CreateAPITokenInput, error) {
 	var it gqlmodel.CreateAPITokenInput
 	if obj == nil {
@@ -19944,6 +21059,55 @@ func (ec *executionContext) unmarshalInputCreateTenantInput(ctx context.Context,
 func UnmarshalCreateTenantInput(ctx context.Context, raw any) (gqlmodel.CreateTenantInput, error) {
 	var out gqlmodel.CreateTenantInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateTenantInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputDecideDeploymentInput(ctx context.Context, obj any) (gqlmodel.DecideDeploymentInput, error) {
+	var it gqlmodel.DecideDeploymentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"deploymentId", "comment"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "deploymentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("deploymentId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DeploymentID = data
+		case "comment":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("comment"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Comment = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalDecideDeploymentInput unmarshals raw into the DecideDeploymentInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDecideDeploymentInput(ctx context.Context, raw any) (gqlmodel.DecideDeploymentInput, error) {
+	var out gqlmodel.DecideDeploymentInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DecideDeploymentInput", raw, &out)
 	return out, err
 }
 
@@ -20567,6 +21731,48 @@ func UnmarshalQueueCommandInput(ctx context.Context, raw any) (gqlmodel.QueueCom
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputRedeployInput(ctx context.Context, obj any) (gqlmodel.RedeployInput, error) {
+	var it gqlmodel.RedeployInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"deploymentId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "deploymentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("deploymentId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DeploymentID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRedeployInput unmarshals raw into the RedeployInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRedeployInput(ctx context.Context, raw any) (gqlmodel.RedeployInput, error) {
+	var out gqlmodel.RedeployInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RedeployInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRegenerateConnectTokenInput(ctx context.Context, obj any) (gqlmodel.RegenerateConnectTokenInput, error) {
 	var it gqlmodel.RegenerateConnectTokenInput
 	if obj == nil {
@@ -20841,6 +22047,62 @@ func (ec *executionContext) unmarshalInputRevokeConnectTokenInput(ctx context.Co
 func UnmarshalRevokeConnectTokenInput(ctx context.Context, raw any) (gqlmodel.RevokeConnectTokenInput, error) {
 	var out gqlmodel.RevokeConnectTokenInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "RevokeConnectTokenInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRollbackInput(ctx context.Context, obj any) (gqlmodel.RollbackInput, error) {
+	var it gqlmodel.RollbackInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"serviceId", "environmentId", "releaseNumber"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "serviceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("serviceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ServiceID = data
+		case "environmentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environmentId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EnvironmentID = data
+		case "releaseNumber":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("releaseNumber"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReleaseNumber = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRollbackInput unmarshals raw into the RollbackInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRollbackInput(ctx context.Context, raw any) (gqlmodel.RollbackInput, error) {
+	var out gqlmodel.RollbackInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RollbackInput", raw, &out)
 	return out, err
 }
 
@@ -21816,6 +23078,55 @@ func (ec *executionContext) _ApiTokenEdge(ctx context.Context, sel ast.Selection
 			out.Values[i] = ec._ApiTokenEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var approvalImplementors = []string{"Approval"}
+
+func (ec *executionContext) _Approval(ctx context.Context, sel ast.SelectionSet, obj *model.Approval) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, approvalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Approval")
+		case "decision":
+			out.Values[i] = ec._Approval_decision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "comment":
+			out.Values[i] = ec._Approval_comment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "user":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Approval_user(ctx, field, obj)
+				})
+		case "at":
+			out.Values[i] = ec._Approval_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -23256,11 +24567,33 @@ func (ec *executionContext) _Deployment(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "message":
+			out.Values[i] = ec._Deployment_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "requestedBy":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Deployment_requestedBy(ctx, field, obj)
+				})
+		case "approvalExpiresAt":
+			out.Values[i] = ec._Deployment_approvalExpiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "approvals":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Deployment_approvals(ctx, field, obj)
+				})
+		case "events":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Deployment_events(ctx, field, obj)
 				})
 		case "createdAt":
 			out.Values[i] = ec._Deployment_createdAt(ctx, field, obj)
@@ -23350,6 +24683,103 @@ func (ec *executionContext) _DeploymentEdge(ctx context.Context, sel ast.Selecti
 			}
 		case "node":
 			out.Values[i] = ec._DeploymentEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var deploymentEventImplementors = []string{"DeploymentEvent"}
+
+func (ec *executionContext) _DeploymentEvent(ctx context.Context, sel ast.SelectionSet, obj *model.DeploymentEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deploymentEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeploymentEvent")
+		case "cursor":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._DeploymentEvent_cursor(ctx, field, obj)
+				})
+		case "sequence":
+			out.Values[i] = ec._DeploymentEvent_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "stage":
+			out.Values[i] = ec._DeploymentEvent_stage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "blocker":
+			out.Values[i] = ec._DeploymentEvent_blocker(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "message":
+			out.Values[i] = ec._DeploymentEvent_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "at":
+			out.Values[i] = ec._DeploymentEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var deploymentPayloadImplementors = []string{"DeploymentPayload"}
+
+func (ec *executionContext) _DeploymentPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.DeploymentPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deploymentPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeploymentPayload")
+		case "deployment":
+			out.Values[i] = ec._DeploymentPayload_deployment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._DeploymentPayload_userErrors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -24070,6 +25500,41 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deploy":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deploy(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approveDeployment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_approveDeployment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rejectDeployment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rejectDeployment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelDeployment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelDeployment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "redeploy":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_redeploy(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rollback":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rollback(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -26716,6 +28181,40 @@ func (ec *executionContext) marshalNApiTokenEdge2ᚖgithubᚗcomᚋnebulactrlᚋ
 	return ec._ApiTokenEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNApproval2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApprovalᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Approval) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApproval2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApproval(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApproval2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApproval(ctx context.Context, sel ast.SelectionSet, v *model.Approval) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Approval!")
+		return graphql.Null
+	}
+	return ec._Approval(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNApprovalDecision2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApprovalDecision(ctx context.Context, v any) (model.ApprovalDecision, error) {
+	var res model.ApprovalDecision
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNApprovalDecision2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApprovalDecision(ctx context.Context, sel ast.SelectionSet, v model.ApprovalDecision) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNAuditEvent2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAuditEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AuditEvent) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -26784,6 +28283,11 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 		graphql.AddInvalidNullFromMarshaler(ctx, "Boolean!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNCancelDeploymentInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCancelDeploymentInput(ctx context.Context, v any) (gqlmodel.CancelDeploymentInput, error) {
+	res, err := ec.unmarshalInputCancelDeploymentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNChangePreview2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangePreview(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ChangePreview) graphql.Marshaler {
@@ -27110,6 +28614,11 @@ func (ec *executionContext) marshalNCreateTenantPayload2ᚖgithubᚗcomᚋnebula
 	return ec._CreateTenantPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNDecideDeploymentInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDecideDeploymentInput(ctx context.Context, v any) (gqlmodel.DecideDeploymentInput, error) {
+	res, err := ec.unmarshalInputDecideDeploymentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNDeleteClusterInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeleteClusterInput(ctx context.Context, v any) (gqlmodel.DeleteClusterInput, error) {
 	res, err := ec.unmarshalInputDeleteClusterInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -27255,6 +28764,38 @@ func (ec *executionContext) marshalNDeploymentEdge2ᚖgithubᚗcomᚋnebulactrl�
 		return graphql.Null
 	}
 	return ec._DeploymentEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDeploymentEvent2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.DeploymentEvent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDeploymentEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDeploymentEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentEvent(ctx context.Context, sel ast.SelectionSet, v *model.DeploymentEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DeploymentEvent!")
+		return graphql.Null
+	}
+	return ec._DeploymentEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDeploymentPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.DeploymentPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DeploymentPayload!")
+		return graphql.Null
+	}
+	return ec._DeploymentPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDeploymentStage2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentStage(ctx context.Context, v any) (model.DeploymentStage, error) {
@@ -28079,6 +29620,11 @@ func (ec *executionContext) marshalNQueueCommandPayload2ᚖgithubᚗcomᚋnebula
 	return ec._QueueCommandPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRedeployInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRedeployInput(ctx context.Context, v any) (gqlmodel.RedeployInput, error) {
+	res, err := ec.unmarshalInputRedeployInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNRegenerateConnectTokenInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRegenerateConnectTokenInput(ctx context.Context, v any) (gqlmodel.RegenerateConnectTokenInput, error) {
 	res, err := ec.unmarshalInputRegenerateConnectTokenInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -28211,6 +29757,11 @@ func (ec *executionContext) marshalNRevokeConnectTokenPayload2ᚖgithubᚗcomᚋ
 		return graphql.Null
 	}
 	return ec._RevokeConnectTokenPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRollbackInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRollbackInput(ctx context.Context, v any) (gqlmodel.RollbackInput, error) {
+	res, err := ec.unmarshalInputRollbackInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNService2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐServiceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Service) graphql.Marshaler {

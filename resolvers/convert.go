@@ -1,6 +1,11 @@
 package resolvers
 
 import (
+	"context"
+	"encoding/base64"
+	"strconv"
+	"strings"
+
 	"github.com/nebulactrl/nebula/graph"
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
 	"github.com/nebulactrl/nebula/internal/control"
@@ -276,4 +281,52 @@ func commandConn(p store.Page[model.Command]) *gqlmodel.CommandConnection {
 		func(e []*gqlmodel.CommandEdge, n []*model.Command, pi *gqlmodel.PageInfo) *gqlmodel.CommandConnection {
 			return &gqlmodel.CommandConnection{Edges: e, Nodes: n, PageInfo: pi}
 		})
+}
+
+func decideDeployment(ctx context.Context, plane *control.Plane, input gqlmodel.DecideDeploymentInput, d model.ApprovalDecision) (*gqlmodel.DeploymentPayload, error) {
+	id, err := decode[model.DeploymentID](gid.Deployment, input.DeploymentID, "deploymentId")
+	var dep *model.Deployment
+	if err == nil {
+		dep, err = plane.Decide(ctx, id, d, deref(input.Comment, ""))
+	}
+	return deploymentPayload(dep, err)
+}
+
+func deploymentPayload(dep *model.Deployment, err error) (*gqlmodel.DeploymentPayload, error) {
+	ue, err := graph.UserErrors(err)
+	return &gqlmodel.DeploymentPayload{Deployment: dep, UserErrors: ue}, err
+}
+
+// A deployment event's cursor is its sequence number, opaque to clients.
+func eventCursor(seq int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("event:" + strconv.FormatInt(seq, 10)))
+}
+
+// parseEventCursor reads a cursor eventCursor made; "" is the start.
+func parseEventCursor(c string) (int64, error) {
+	if c == "" {
+		return 0, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	rest, ok := strings.CutPrefix(string(b), "event:")
+	n, perr := strconv.ParseInt(rest, 10, 64)
+	if err != nil || !ok || perr != nil || n < 0 {
+		return 0, control.Invalid("the cursor is not one a deployment event gave", "after")
+	}
+	return n, nil
+}
+
+func eventArgs(after *string, first *int) (int64, int, error) {
+	n, err := parseEventCursor(deref(after, ""))
+	if err != nil {
+		return 0, 0, err
+	}
+	limit := 100
+	if first != nil {
+		if *first < 0 || *first > 1000 {
+			return 0, 0, control.Invalid("first must be between 0 and 1000", "first")
+		}
+		limit = *first
+	}
+	return n, limit, nil
 }

@@ -24,6 +24,10 @@ func (r *apiTokenResolver) User(ctx context.Context, obj *model.APIToken) (*mode
 	return load(ctx, loadersFrom(ctx, r.Plane).users, obj.UserID)
 }
 
+func (r *approvalResolver) User(ctx context.Context, obj *model.Approval) (*model.User, error) {
+	return loadOptional(ctx, loadersFrom(ctx, r.Plane).users, obj.UserID)
+}
+
 func (r *auditEventResolver) Actor(ctx context.Context, obj *model.AuditEvent) (*model.User, error) {
 	return r.Plane.AuditActor(ctx, obj)
 }
@@ -129,6 +133,22 @@ func (r *deploymentResolver) Cluster(ctx context.Context, obj *model.Deployment)
 
 func (r *deploymentResolver) RequestedBy(ctx context.Context, obj *model.Deployment) (*model.User, error) {
 	return loadOptional(ctx, loadersFrom(ctx, r.Plane).users, obj.RequestedBy)
+}
+
+func (r *deploymentResolver) Approvals(ctx context.Context, obj *model.Deployment) ([]*model.Approval, error) {
+	return r.Plane.Approvals(ctx, obj)
+}
+
+func (r *deploymentResolver) Events(ctx context.Context, obj *model.Deployment, after *string, first *int) ([]*model.DeploymentEvent, error) {
+	from, limit, err := eventArgs(after, first)
+	if err != nil {
+		return nil, err
+	}
+	return r.Plane.DeploymentEvents(ctx, obj.ID, from, limit)
+}
+
+func (r *deploymentEventResolver) Cursor(ctx context.Context, obj *model.DeploymentEvent) (string, error) {
+	return eventCursor(obj.Seq), nil
 }
 
 func (r *environmentResolver) Project(ctx context.Context, obj *model.Environment) (*model.Project, error) {
@@ -552,6 +572,41 @@ func (r *mutationResolver) Deploy(ctx context.Context, input gqlmodel.DeployInpu
 	return &gqlmodel.DeployPayload{Release: rel, Deployment: dep, UserErrors: ue}, err
 }
 
+func (r *mutationResolver) ApproveDeployment(ctx context.Context, input gqlmodel.DecideDeploymentInput) (*gqlmodel.DeploymentPayload, error) {
+	return decideDeployment(ctx, r.Plane, input, model.Approved)
+}
+
+func (r *mutationResolver) RejectDeployment(ctx context.Context, input gqlmodel.DecideDeploymentInput) (*gqlmodel.DeploymentPayload, error) {
+	return decideDeployment(ctx, r.Plane, input, model.Rejected)
+}
+
+func (r *mutationResolver) CancelDeployment(ctx context.Context, input gqlmodel.CancelDeploymentInput) (*gqlmodel.DeploymentPayload, error) {
+	id, err := decode[model.DeploymentID](gid.Deployment, input.DeploymentID, "deploymentId")
+	var dep *model.Deployment
+	if err == nil {
+		dep, err = r.Plane.Cancel(ctx, id, deref(input.Reason, ""))
+	}
+	return deploymentPayload(dep, err)
+}
+
+func (r *mutationResolver) Redeploy(ctx context.Context, input gqlmodel.RedeployInput) (*gqlmodel.DeploymentPayload, error) {
+	id, err := decode[model.DeploymentID](gid.Deployment, input.DeploymentID, "deploymentId")
+	var dep *model.Deployment
+	if err == nil {
+		dep, err = r.Plane.Redeploy(ctx, id)
+	}
+	return deploymentPayload(dep, err)
+}
+
+func (r *mutationResolver) Rollback(ctx context.Context, input gqlmodel.RollbackInput) (*gqlmodel.DeploymentPayload, error) {
+	svc, env, err := deployArgs(gqlmodel.DeployInput{ServiceID: input.ServiceID, EnvironmentID: input.EnvironmentID})
+	var dep *model.Deployment
+	if err == nil {
+		dep, err = r.Plane.Rollback(ctx, svc, env, input.ReleaseNumber)
+	}
+	return deploymentPayload(dep, err)
+}
+
 func (r *mutationResolver) SetVariable(ctx context.Context, input gqlmodel.SetVariableInput) (*gqlmodel.SetVariablePayload, error) {
 	in, err := setVariableArgs(input)
 	var v *model.Variable
@@ -866,6 +921,8 @@ func (r *viewerResolver) APITokens(ctx context.Context, obj *gqlmodel.Viewer, fi
 
 func (r *Resolver) ApiToken() graph.ApiTokenResolver { return &apiTokenResolver{r} }
 
+func (r *Resolver) Approval() graph.ApprovalResolver { return &approvalResolver{r} }
+
 func (r *Resolver) AuditEvent() graph.AuditEventResolver { return &auditEventResolver{r} }
 
 func (r *Resolver) Cluster() graph.ClusterResolver { return &clusterResolver{r} }
@@ -873,6 +930,10 @@ func (r *Resolver) Cluster() graph.ClusterResolver { return &clusterResolver{r} 
 func (r *Resolver) Command() graph.CommandResolver { return &commandResolver{r} }
 
 func (r *Resolver) Deployment() graph.DeploymentResolver { return &deploymentResolver{r} }
+
+func (r *Resolver) DeploymentEvent() graph.DeploymentEventResolver {
+	return &deploymentEventResolver{r}
+}
 
 func (r *Resolver) Environment() graph.EnvironmentResolver { return &environmentResolver{r} }
 
@@ -902,10 +963,12 @@ func (r *Resolver) Viewer() graph.ViewerResolver { return &viewerResolver{r} }
 
 type (
 	apiTokenResolver        struct{ *Resolver }
+	approvalResolver        struct{ *Resolver }
 	auditEventResolver      struct{ *Resolver }
 	clusterResolver         struct{ *Resolver }
 	commandResolver         struct{ *Resolver }
 	deploymentResolver      struct{ *Resolver }
+	deploymentEventResolver struct{ *Resolver }
 	environmentResolver     struct{ *Resolver }
 	memberResolver          struct{ *Resolver }
 	mutationResolver        struct{ *Resolver }

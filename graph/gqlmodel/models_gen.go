@@ -68,6 +68,11 @@ type AuditEventFilter struct {
 	Until    *time.Time `json:"until,omitempty"`
 }
 
+type CancelDeploymentInput struct {
+	DeploymentID string  `json:"deploymentId"`
+	Reason       *string `json:"reason,omitempty"`
+}
+
 // What a change would do, per cluster whose desired state it alters.
 type ChangePreview struct {
 	Clusters []*control.ClusterChange `json:"clusters"`
@@ -174,6 +179,11 @@ type CreateTenantPayload struct {
 	UserErrors []*UserError `json:"userErrors"`
 }
 
+type DecideDeploymentInput struct {
+	DeploymentID string  `json:"deploymentId"`
+	Comment      *string `json:"comment,omitempty"`
+}
+
 type DeleteClusterInput struct {
 	ClusterID string `json:"clusterId"`
 }
@@ -250,6 +260,11 @@ type DeploymentConnection struct {
 type DeploymentEdge struct {
 	Cursor string            `json:"cursor"`
 	Node   *model.Deployment `json:"node"`
+}
+
+type DeploymentPayload struct {
+	Deployment *model.Deployment `json:"deployment,omitempty"`
+	UserErrors []*UserError      `json:"userErrors"`
 }
 
 type DomainInput struct {
@@ -365,6 +380,10 @@ type QueueCommandPayload struct {
 	UserErrors []*UserError   `json:"userErrors"`
 }
 
+type RedeployInput struct {
+	DeploymentID string `json:"deploymentId"`
+}
+
 type RegenerateConnectTokenInput struct {
 	ClusterID string `json:"clusterId"`
 	// The cluster's name, to confirm.
@@ -436,6 +455,13 @@ type RevokeConnectTokenInput struct {
 type RevokeConnectTokenPayload struct {
 	ConnectToken *model.ConnectToken `json:"connectToken,omitempty"`
 	UserErrors   []*UserError        `json:"userErrors"`
+}
+
+type RollbackInput struct {
+	ServiceID     string `json:"serviceId"`
+	EnvironmentID string `json:"environmentId"`
+	// The number of the earlier release to deploy.
+	ReleaseNumber int `json:"releaseNumber"`
 }
 
 type ServiceConnection struct {

@@ -236,6 +236,35 @@ func TestAuditOnePerMutation(t *testing.T) {
 				deployment { id } `+ue+` } }`,
 				map[string]any{"s": worker, "e": f.EnvironmentID, "d": Digest(77)}, "deployment.create", at("deploy.deployment.id"))
 			reject(editor, "deploy", deployMutation, map[string]any{"s": worker, "e": f.EnvironmentID, "d": "sha256:nope"}, "BAD_USER_INPUT")
+			res = step(editor, "deploy", `mutation($s: ID!, $e: ID!, $d: String!) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d}) {
+				deployment { id } `+ue+` } }`,
+				map[string]any{"s": worker, "e": f.EnvironmentID, "d": Digest(79)}, "deployment.create", at("deploy.deployment.id"))
+			second := res.Str("deploy.deployment.id")
+			step(editor, "cancelDeployment", `mutation($d: ID!) { cancelDeployment(input: {deploymentId: $d}) { deployment { id } `+ue+` } }`,
+				map[string]any{"d": second}, "deployment.cancel", fixed(second))
+			reject(editor, "cancelDeployment", `mutation($d: ID!) { cancelDeployment(input: {deploymentId: $d}) { deployment { id } `+ue+` } }`,
+				map[string]any{"d": second}, "CONFLICT")
+			step(editor, "redeploy", `mutation($d: ID!) { redeploy(input: {deploymentId: $d}) { deployment { id } `+ue+` } }`,
+				map[string]any{"d": second}, "deployment.redeploy", at("redeploy.deployment.id"))
+			step(editor, "rollback", `mutation($s: ID!, $e: ID!) { rollback(input: {serviceId: $s, environmentId: $e, releaseNumber: 1}) { deployment { id } `+ue+` } }`,
+				map[string]any{"s": worker, "e": f.EnvironmentID}, "deployment.rollback", at("rollback.deployment.id"))
+			reject(editor, "rollback", `mutation($s: ID!, $e: ID!) { rollback(input: {serviceId: $s, environmentId: $e, releaseNumber: 99}) { deployment { id } `+ue+` } }`,
+				map[string]any{"s": worker, "e": f.EnvironmentID}, "BAD_USER_INPUT")
+			res = step(pm, "deploy", `mutation($s: ID!, $e: ID!, $d: String!) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d}) {
+				deployment { id } `+ue+` } }`,
+				map[string]any{"s": worker, "e": f.ProtectedEnvironmentID, "d": Digest(80)}, "deployment.create", at("deploy.deployment.id"))
+			awaiting := res.Str("deploy.deployment.id")
+			// The requester cannot approve their own deployment.
+			reject(pm, "approveDeployment", `mutation($d: ID!) { approveDeployment(input: {deploymentId: $d}) { deployment { id } `+ue+` } }`,
+				map[string]any{"d": awaiting}, "CONFLICT")
+			step(admin, "approveDeployment", `mutation($d: ID!) { approveDeployment(input: {deploymentId: $d, comment: "ok"}) { deployment { id } `+ue+` } }`,
+				map[string]any{"d": awaiting}, "deployment.approve", fixed(awaiting))
+			res = step(pm, "deploy", `mutation($s: ID!, $e: ID!, $d: String!) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d}) {
+				deployment { id } `+ue+` } }`,
+				map[string]any{"s": worker, "e": f.ProtectedEnvironmentID, "d": Digest(81)}, "deployment.create", at("deploy.deployment.id"))
+			awaiting = res.Str("deploy.deployment.id")
+			step(admin, "rejectDeployment", `mutation($d: ID!) { rejectDeployment(input: {deploymentId: $d, comment: "not now"}) { deployment { id } `+ue+` } }`,
+				map[string]any{"d": awaiting}, "deployment.reject", fixed(awaiting))
 			reject(editor, "deploy", deployMutation, map[string]any{"s": worker, "e": f.ProtectedEnvironmentID, "d": Digest(78)}, "FORBIDDEN")
 			res = step(pm, "setVariable", `mutation($p: ID!, $v: String!) { setVariable(input: {projectId: $p, name: "DB_PASSWORD", value: $v, secret: true}) {
 				variable { id } `+ue+` } }`, map[string]any{"p": f.ProjectID, "v": variableValue + "-secret"}, "variable.set", at("setVariable.variable.id"))
@@ -395,7 +424,9 @@ var mutationAction = map[string]string{
 	"createNamespaceTarget": "namespace_target.create", "setNamespaceTargetLabels": "namespace_target.set_labels",
 	"deleteNamespaceTarget": "namespace_target.delete",
 	"createService":         "service.create", "updateService": "service.update", "deleteService": "service.delete",
-	"deploy":      "deployment.create",
+	"deploy":            "deployment.create",
+	"approveDeployment": "deployment.approve", "rejectDeployment": "deployment.reject",
+	"cancelDeployment": "deployment.cancel", "redeploy": "deployment.redeploy", "rollback": "deployment.rollback",
 	"setVariable": "variable.set", "deleteVariable": "variable.delete",
 	"regenerateConnectToken": "cluster.regenerate_connect_token", "revokeConnectToken": "cluster.revoke_connect_token",
 	"queueCommand": "cluster.queue_command",

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/nebulactrl/nebula/graph"
@@ -632,8 +633,10 @@ func roleMatrix() map[string][]matrixCase {
 		"previewDeploy": {
 			previewCase("unprotected environment", `previewDeploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d})`,
 				func(f *Fixture) string { return f.EnvironmentID }, projectEditors),
-			previewCase("protected environment", `previewDeploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d})`,
-				func(f *Fixture) string { return f.ProtectedEnvironmentID }, projectManagers),
+			// In a protected environment the release waits for approval:
+			// deploying changes no cluster yet.
+			previewNothing(previewCase("protected environment", `previewDeploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d})`,
+				func(f *Fixture) string { return f.ProtectedEnvironmentID }, projectManagers)),
 		},
 		"previewUpdateService": {
 			// Domains take effect at once (processes wait for the next deploy).
@@ -671,6 +674,118 @@ func roleMatrix() map[string][]matrixCase {
 			// A protected environment needs a project manager.
 			deployCase("protected environment", func(f *Fixture) string { return f.ProtectedEnvironmentID }, projectManagers),
 		},
+		"approveDeployment": {decideCase("approveDeployment", "DELIVERING")},
+		"rejectDeployment":  {decideCase("rejectDeployment", "CANCELLED")},
+		"cancelDeployment": {{
+			name:  "delivering deployment",
+			query: `mutation($d: ID!) { cancelDeployment(input: {deploymentId: $d, reason: "wrong image"}) { deployment { id stage message } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"d": f.deployAsOwner(t, f.EnvironmentID)}
+			},
+			want:   projectEditors,
+			effect: stageIs("d", "CANCELLED", "DELIVERING"),
+		}},
+		"redeploy": {{
+			name:  "earlier deployment",
+			query: `mutation($d: ID!) { redeploy(input: {deploymentId: $d}) { deployment { id stage release { id } } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				d := f.deployAsOwner(t, f.EnvironmentID)
+				return map[string]any{"d": d, "_release": f.Node(t, d, `... on Deployment { release { id } }`)["release"].(map[string]any)["id"]}
+			},
+			want: projectEditors,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				if !ok {
+					return
+				}
+				if res.Str("redeploy.deployment.id") == v["d"] || res.Str("redeploy.deployment.release.id") != v["_release"] {
+					t.Errorf("redeploy: %s, want a new deployment of release %s", res.Body, v["_release"])
+				}
+			},
+		}},
+		"rollback": {{
+			name:  "release 1",
+			query: `mutation($s: ID!, $e: ID!) { rollback(input: {serviceId: $s, environmentId: $e, releaseNumber: 1}) { deployment { id stage release { number } } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				f.deployAsOwner(t, f.EnvironmentID)
+				return map[string]any{"s": f.ServiceID, "e": f.EnvironmentID}
+			},
+			want: projectEditors,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				if ok && (res.Get("rollback.deployment.release.number") != float64(1) || res.Str("rollback.deployment.stage") != "DELIVERING") {
+					t.Errorf("rollback: %s, want a delivering deployment of release 1", res.Body)
+				}
+			},
+		}},
+	}
+}
+
+// deployAsOwner deploys the fixture's service to an environment as the
+// owner and returns the deployment's id.
+func (f *Fixture) deployAsOwner(t *testing.T, env string) string {
+	t.Helper()
+	res := f.MustDo(t, `mutation($s: ID!, $e: ID!, $d: String!) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d}) { deployment { id } } }`,
+		map[string]any{"s": f.ServiceID, "e": env, "d": Digest(f.Env.Next())})
+	return res.Str("deploy.deployment.id")
+}
+
+var (
+	requestersMu sync.Mutex
+	requesters   = map[*Fixture]*Caller{}
+)
+
+// requester is a project manager who is none of the matrix's roles: it
+// requests the deployments the roles decide on, so that no role decides on
+// its own.
+func (f *Fixture) requester(t *testing.T) *Caller {
+	t.Helper()
+	requestersMu.Lock()
+	defer requestersMu.Unlock()
+	if c := requesters[f]; c != nil {
+		return c
+	}
+	c := f.NewCaller(t, "requester", "MEMBER")
+	f.GrantProjectRole(t, f.ProjectID, c.UserID, "PROJECT_MANAGER")
+	requesters[f] = c
+	return c
+}
+
+// decideCase approves or rejects a deployment to the protected environment
+// that the requester asked for.
+func decideCase(field, after string) matrixCase {
+	return matrixCase{
+		name:  "awaiting approval",
+		query: `mutation($d: ID!) { ` + field + `(input: {deploymentId: $d, comment: "looks right"}) { deployment { id stage approvals { decision comment user { id } } } ` + ue + ` } }`,
+		vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+			res := f.Env.MustDo(t, f.requester(t).Token, `mutation($s: ID!, $e: ID!, $d: String!) {
+				deploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d}) { deployment { id stage } } }`,
+				map[string]any{"s": f.ServiceID, "e": f.ProtectedEnvironmentID, "d": Digest(f.Env.Next())})
+			if got := res.Str("deploy.deployment.stage"); got != "AWAITING_APPROVAL" {
+				t.Fatalf("a deployment to the protected environment is %s", got)
+			}
+			return map[string]any{"d": res.Str("deploy.deployment.id")}
+		},
+		want: projectManagers,
+		effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+			stageIs("d", after, "AWAITING_APPROVAL")(t, f, r, v, res, ok)
+			if ok && res.Str(field+".deployment.approvals.0.user.id") != f.Users[r].UserID {
+				t.Errorf("approvals: %s, want the caller's decision", res.Body)
+			}
+		},
+	}
+}
+
+// stageIs checks the deployment in v[key] reached ok's stage, or stayed in
+// before when the call was refused.
+func stageIs(key, ok, before string) func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, allowed bool) {
+	return func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, allowed bool) {
+		t.Helper()
+		want := before
+		if allowed {
+			want = ok
+		}
+		if got := f.Node(t, v[key].(string), `... on Deployment { stage }`)["stage"]; got != want {
+			t.Errorf("deployment stage %v, want %s", got, want)
+		}
 	}
 }
 
@@ -701,8 +816,15 @@ func deployCase(name string, env func(f *Fixture) string, want map[Role]access) 
 			if !ok {
 				return
 			}
-			if got := res.Str("deploy.deployment.stage"); got != "QUEUED" {
-				t.Errorf("stage: got %q, want QUEUED", got)
+			// No agent is connected: an unprotected environment's deployment
+			// is delivering, blocked on delivery; a protected one awaits
+			// approval.
+			want := "DELIVERING"
+			if v["e"] == f.ProtectedEnvironmentID {
+				want = "AWAITING_APPROVAL"
+			}
+			if got := res.Str("deploy.deployment.stage"); got != want {
+				t.Errorf("stage: got %q, want %s", got, want)
 			}
 			if got := res.Str("deploy.deployment.requestedBy.id"); got != f.Users[r].UserID {
 				t.Errorf("requestedBy: got %q, want the caller %q", got, f.Users[r].UserID)
@@ -873,6 +995,23 @@ func setVariableCase(name, decl, scopeArg string, want map[Role]access) matrixCa
 // previewCase runs a preview query: allowed for whoever may run the
 // mutation, it reports a change on the fixture cluster and stores nothing
 // (the runner checks no audit event is written; this checks the revision).
+// previewNothing turns a preview case into one whose change alters no
+// cluster (checked as the owner, like previewCase's effect).
+func previewNothing(c matrixCase) matrixCase {
+	field := c.query[strings.Index(c.query, "{")+1:]
+	field = strings.TrimSpace(field[:strings.Index(field, "(")])
+	c.effect = func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+		t.Helper()
+		if rev := f.Node(t, f.ClusterID, "... on Cluster { desiredRevision }")["desiredRevision"]; rev != v["_rev"] {
+			t.Errorf("a preview moved the revision from %v to %v", v["_rev"], rev)
+		}
+		if clusters := res.List(field + ".clusters"); ok && len(clusters) != 0 {
+			t.Errorf("%s: %d clusters changed, want none: %s", field, len(clusters), res.Body)
+		}
+	}
+	return c
+}
+
 func previewCase(name, call string, env func(*Fixture) string, want map[Role]access) matrixCase {
 	field := call[:strings.Index(call, "(")]
 	var decl []string

@@ -168,7 +168,7 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 		return nil, nil, err
 	}
 	p, err := control.New(st, log, control.WithBox(box), control.WithConnectGrace(cfg.ConnectTokenGrace),
-		control.WithDisconnectedAfter(cfg.AgentDisconnectedAfter))
+		control.WithDisconnectedAfter(cfg.AgentDisconnectedAfter), control.WithApprovals(cfg.ApprovalTTL, cfg.AllowSelfApproval))
 	if err != nil {
 		st.Close()
 		return nil, nil, err

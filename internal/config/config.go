@@ -45,6 +45,10 @@ type Config struct {
 	// PublicURL is the control plane's URL as agents reach it (install
 	// manifests); AgentImageRepository the agent image without its tag.
 	PublicURL, AgentImageRepository string
+	// ApprovalTTL is how long a deployment may wait for approval;
+	// AllowSelfApproval lets a requester approve their own deployment.
+	ApprovalTTL       time.Duration
+	AllowSelfApproval bool
 	// Version is the build's, set by the command, not the environment.
 	Version string
 }
@@ -106,6 +110,8 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.AgentDisconnectedAfter = d("NEBULA_AGENT_DISCONNECTED_AFTER", 60*time.Second, time.Second, time.Hour)
 	c.ConnectTokenGrace = d("NEBULA_CONNECT_TOKEN_GRACE", time.Hour, 0, 30*24*time.Hour)
 	c.Introspection = b("NEBULA_INTROSPECTION", true)
+	c.ApprovalTTL = d("NEBULA_APPROVAL_TTL", 24*time.Hour, time.Second, 90*24*time.Hour)
+	c.AllowSelfApproval = b("NEBULA_ALLOW_SELF_APPROVAL", false)
 	c.MaxBodyBytes = int64(n("NEBULA_MAX_BODY_BYTES", 1<<20, 1<<10, 64<<20))
 	c.MaxTokens = n("NEBULA_MAX_QUERY_TOKENS", 15000, 100, 1_000_000)
 	c.MaxDepth = n("NEBULA_MAX_DEPTH", 12, 2, 100)

@@ -38,6 +38,10 @@ type Plane struct {
 	// disconnectedAfter is how long a silent cluster still counts as
 	// connected.
 	disconnectedAfter time.Duration
+	// approvalTTL is how long a deployment may wait for approval;
+	// allowSelfApproval lets requesters approve their own.
+	approvalTTL       time.Duration
+	allowSelfApproval bool
 }
 
 // Option configures a Plane.
@@ -62,7 +66,7 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 		return nil, err
 	}
 	p := &Plane{store: st, authz: z, box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace,
-		disconnectedAfter: model.DisconnectedAfter}
+		disconnectedAfter: model.DisconnectedAfter, approvalTTL: DefaultApprovalTTL}
 	for _, o := range opts {
 		o(p)
 	}

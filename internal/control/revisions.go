@@ -103,6 +103,17 @@ func tenantInput(box *seal.Box, rows *store.TenantRows) desired.Input {
 			p.Variables = append(p.Variables, compileVariable(box, v))
 		}
 	}
+	for _, d := range rows.Live {
+		if p := byProject[d.ProjectID]; p != nil {
+			if p.Deployments == nil {
+				p.Deployments = map[model.EnvironmentID]map[model.ServiceID]model.DeploymentID{}
+			}
+			if p.Deployments[d.EnvironmentID] == nil {
+				p.Deployments[d.EnvironmentID] = map[model.ServiceID]model.DeploymentID{}
+			}
+			p.Deployments[d.EnvironmentID][d.ServiceID] = d.ID
+		}
+	}
 	for _, r := range rows.Current {
 		if p := byProject[r.ProjectID]; p != nil {
 			if p.Current[r.EnvironmentID] == nil {

@@ -55,8 +55,10 @@ type Project struct {
 	Environments []model.Environment
 	Services     []model.Service
 	Variables    []Variable
-	// Current is the current release of each service in each environment.
-	Current map[model.EnvironmentID]map[model.ServiceID]*model.Release
+	// Current is the current release of each service in each environment,
+	// and Deployments the deployment that made it current.
+	Current     map[model.EnvironmentID]map[model.ServiceID]*model.Release
+	Deployments map[model.EnvironmentID]map[model.ServiceID]model.DeploymentID
 }
 
 // Input is everything of a tenant that can land on one cluster.
@@ -92,10 +94,13 @@ type Service struct {
 	ID        model.ServiceID `json:"id"`
 	Release   int             `json:"release"`
 	ReleaseID model.ReleaseID `json:"releaseId"`
-	Image     string          `json:"image"`
-	Processes []Process       `json:"processes"`
-	Env       []EnvVar        `json:"env"`
-	Domains   []Domain        `json:"domains"`
+	// Deployment made this release current; the agent reports the stages
+	// of rolling it out under this id.
+	Deployment model.DeploymentID `json:"deployment,omitempty"`
+	Image      string             `json:"image"`
+	Processes  []Process          `json:"processes"`
+	Env        []EnvVar           `json:"env"`
+	Domains    []Domain           `json:"domains"`
 }
 
 type Process struct {
@@ -262,7 +267,9 @@ func compileNamespace(p Project, env model.Environment, ns string) Namespace {
 			out.Held = append(out.Held, Held{Name: svc.Name, ID: svc.ID, Reason: err.Error()})
 			continue
 		}
-		out.Services = append(out.Services, compileService(svc, rel, vars))
+		cs := compileService(svc, rel, vars)
+		cs.Deployment = p.Deployments[env.ID][svc.ID]
+		out.Services = append(out.Services, cs)
 	}
 	return out
 }

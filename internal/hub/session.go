@@ -149,6 +149,8 @@ func (s *session) run(ctx context.Context) {
 			err = h.plane.AgentAck(ctx, s.cluster, m)
 		case *protocol.CommandAck:
 			err = h.plane.CommandAck(ctx, s.cluster, m)
+		case *protocol.Stage:
+			err = h.plane.AgentStage(ctx, s.cluster, m)
 		case *protocol.Hello:
 			s.close(protocol.CloseMalformed, "hello may only open a session")
 			return

@@ -55,6 +55,36 @@ const (
 	StageCancelled        DeploymentStage = "CANCELLED"
 )
 
+// Terminal stages end a deployment: nothing moves it on.
+func (s DeploymentStage) Terminal() bool {
+	switch s {
+	case StageSucceeded, StageFailed, StageRolledBack, StageSuperseded, StageCancelled:
+		return true
+	}
+	return false
+}
+
+// Live tells whether the deployment's release is what should run: it was
+// released to its cluster (approved where needed) and did not end
+// without success.
+func (s DeploymentStage) Live() bool {
+	switch s {
+	case StageDelivering, StageStarting, StageProbing, StageSwitchingTraffic, StageRetiring, StageSucceeded:
+		return true
+	}
+	return false
+}
+
+// Rank orders the stages of a deployment's way: a report never moves a
+// deployment to a lower rank. Every terminal stage ranks above every
+// other.
+func (s DeploymentStage) Rank() int {
+	if s.Terminal() {
+		return 100
+	}
+	return slices.Index(deploymentStages, s)
+}
+
 // The values each enum accepts, in schema order.
 var (
 	tenantRoles      = []TenantRole{TenantAdmin, TenantMember}
@@ -65,11 +95,12 @@ var (
 		StageQueued, StageBuilding, StageAwaitingApproval, StageDelivering, StageStarting, StageProbing,
 		StageSwitchingTraffic, StageRetiring, StageSucceeded, StageFailed, StageRolledBack, StageSuperseded, StageCancelled,
 	}
-	planNames        = []PlanName{PlanFree, PlanTeam, PlanEnterprise}
-	variableScopes   = []VariableScope{VariableProject, VariableEnvironment, VariableService}
-	commandKinds     = []CommandKind{CommandRestartProcess, CommandResync, CommandCollectDiagnostics}
-	commandStatuses  = []CommandStatus{CommandQueued, CommandDelivered, CommandApplied, CommandFailed}
-	limitedResources = []LimitedResource{LimitClusters, LimitProjects, LimitProtectedEnvironments, LimitMembers, LimitServices}
+	planNames         = []PlanName{PlanFree, PlanTeam, PlanEnterprise}
+	variableScopes    = []VariableScope{VariableProject, VariableEnvironment, VariableService}
+	commandKinds      = []CommandKind{CommandRestartProcess, CommandResync, CommandCollectDiagnostics}
+	commandStatuses   = []CommandStatus{CommandQueued, CommandDelivered, CommandApplied, CommandFailed}
+	approvalDecisions = []ApprovalDecision{Approved, Rejected}
+	limitedResources  = []LimitedResource{LimitClusters, LimitProjects, LimitProtectedEnvironments, LimitMembers, LimitServices}
 )
 
 // The enums marshal to and from GraphQL themselves (gqlgen's Marshaler and
@@ -89,6 +120,10 @@ func (v *ClusterStatus) UnmarshalGQL(x any) error {
 func (v DeploymentStage) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 func (v *DeploymentStage) UnmarshalGQL(x any) error {
 	return unmarshalEnum(x, v, deploymentStages)
+}
+func (v ApprovalDecision) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
+func (v *ApprovalDecision) UnmarshalGQL(x any) error {
+	return unmarshalEnum(x, v, approvalDecisions)
 }
 func (v PlanName) MarshalGQL(w io.Writer)        { marshalEnum(w, v) }
 func (v *PlanName) UnmarshalGQL(x any) error     { return unmarshalEnum(x, v, planNames) }

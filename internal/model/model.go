@@ -27,6 +27,7 @@ type (
 	VariableID        string
 	ConnectTokenID    string
 	CommandID         string
+	ApprovalID        string
 )
 
 // Scope says which tenant, and which project if any, an object belongs to.
@@ -269,7 +270,51 @@ type Deployment struct {
 	RequestedBy   *UserID
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+	// Message says what the latest stage did or why it ended; LastSeq is
+	// the number of its newest event.
+	Message string
+	LastSeq int64
+	// ApprovalExpiresAt is when a deployment awaiting approval can no
+	// longer be approved.
+	ApprovalExpiresAt *time.Time
 }
+
+// DeploymentEvent is one stage a deployment reached, numbered from 1 per
+// deployment: subscribers resume after a number.
+type DeploymentEvent struct {
+	DeploymentID DeploymentID
+	Seq          int64
+	TenantID     TenantID
+	Stage        DeploymentStage
+	Blocker      *string
+	Message      string
+	CreatedAt    time.Time
+}
+
+// Approval is a reviewer's decision on a deployment to a protected
+// environment.
+type Approval struct {
+	ID           ApprovalID
+	TenantID     TenantID
+	DeploymentID DeploymentID
+	UserID       *UserID
+	Decision     ApprovalDecision
+	Comment      string
+	CreatedAt    time.Time
+}
+
+type ApprovalDecision string
+
+const (
+	Approved ApprovalDecision = "APPROVED"
+	Rejected ApprovalDecision = "REJECTED"
+)
+
+// Blockers name what a stage that cannot proceed waits for.
+const (
+	BlockerDelivery = "delivery" // the cluster's agent is not connected
+	BlockerApproval = "approval" // a reviewer has not decided yet
+)
 
 // AuditEvent records one committed change. Details never hold a secret.
 type AuditEvent struct {

@@ -31,10 +31,11 @@ const (
 	CapAcks         = "acks.v1"
 	CapInventory    = "inventory.v1"
 	CapCommands     = "commands.v1"
+	CapStages       = "stages.v1"
 )
 
 // Known is every capability this build implements.
-var Known = []string{CapDesiredState, CapAcks, CapInventory, CapCommands}
+var Known = []string{CapDesiredState, CapAcks, CapInventory, CapCommands, CapStages}
 
 // Close codes (RFC 6455 private range) the control plane ends a session with.
 const (
@@ -54,6 +55,7 @@ const (
 	TypeAck        = "ack"
 	TypeCommand    = "command"
 	TypeCommandAck = "commandAck"
+	TypeStage      = "stage"
 )
 
 // Envelope is every frame.
@@ -136,6 +138,33 @@ type Command struct {
 	Args map[string]string `json:"args"`
 }
 
+// Stage reports how rolling out a deployment goes (agent → control
+// plane): STARTING, PROBING, SWITCHING_TRAFFIC, RETIRING, SUCCEEDED,
+// FAILED or ROLLED_BACK, with what happened. Reports only move a
+// deployment forward; one sent twice changes nothing.
+type Stage struct {
+	Deployment string    `json:"deployment"`
+	Stage      string    `json:"stage"`
+	Message    string    `json:"message"`
+	At         time.Time `json:"at"`
+}
+
+// Stages an agent reports.
+var AgentStages = []string{"STARTING", "PROBING", "SWITCHING_TRAFFIC", "RETIRING", "SUCCEEDED", "FAILED", "ROLLED_BACK"}
+
+func (s *Stage) validate() error {
+	if s.Deployment == "" || len(s.Deployment) > 100 {
+		return errors.New("deployment must be 1 to 100 characters")
+	}
+	if !slices.Contains(AgentStages, s.Stage) {
+		return fmt.Errorf("stage %q is not one an agent reports", clip(s.Stage))
+	}
+	if len(s.Message) > 4096 {
+		return errors.New("message over 4096 bytes")
+	}
+	return nil
+}
+
 // CommandAck reports how a command went.
 type CommandAck struct {
 	ID      string `json:"id"`
@@ -175,6 +204,8 @@ func Decode(frame []byte) (any, error) {
 			return &Ack{}
 		case TypeCommandAck:
 			return &CommandAck{}
+		case TypeStage:
+			return &Stage{}
 		}
 		return nil
 	})

@@ -78,9 +78,13 @@ type TenantRows struct {
 	Services     []*model.Service
 	Variables    []*model.Variable
 	// Current is the release of the newest live deployment of each service
-	// in each environment.
+	// in each environment, and Live those deployments.
 	Current []*model.Release
+	Live    []*model.Deployment
 }
+
+// liveStages is the SQL list of model.DeploymentStage.Live.
+const liveStages = `('DELIVERING', 'STARTING', 'PROBING', 'SWITCHING_TRAFFIC', 'RETIRING', 'SUCCEEDED')`
 
 // LoadTenantRows reads a tenant's rows for compiling, in a fixed number of
 // queries.
@@ -106,14 +110,28 @@ func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID) (*Ten
 	if r.Variables, err = Variables.All(ctx, q, "tenant_id = $1", t); err != nil {
 		return nil, err
 	}
-	// A deployment that failed, was cancelled, rolled back or superseded
-	// does not decide what runs.
-	r.Current, err = Releases.All(ctx, q, `id IN (SELECT release_id FROM (
-		SELECT release_id, ROW_NUMBER() OVER (PARTITION BY service_id, environment_id ORDER BY id DESC) AS rn
-		FROM deployments WHERE tenant_id = $1 AND stage NOT IN ('FAILED', 'CANCELLED', 'ROLLED_BACK', 'SUPERSEDED')
+	// Only a live deployment decides what runs: one that is queued or
+	// awaits approval does not yet, one that failed, was cancelled, rolled
+	// back or superseded no longer does.
+	r.Live, err = Deployments.All(ctx, q, `id IN (SELECT id FROM (
+		SELECT id, ROW_NUMBER() OVER (PARTITION BY service_id, environment_id ORDER BY id DESC) AS rn
+		FROM deployments WHERE tenant_id = $1 AND stage IN `+liveStages+`
 	) live WHERE rn = 1)`, t)
 	if err != nil {
 		return nil, err
+	}
+	ids := make([]model.ReleaseID, 0, len(r.Live))
+	for _, d := range r.Live {
+		ids = append(ids, d.ReleaseID)
+	}
+	byID, err := Releases.ByIDs(ctx, q, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range r.Live {
+		if rel := byID[d.ReleaseID]; rel != nil {
+			r.Current = append(r.Current, rel)
+		}
 	}
 	return &r, nil
 }

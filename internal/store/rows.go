@@ -198,6 +198,19 @@ var (
 		},
 		id: func(c *model.Command) model.CommandID { return c.ID },
 	}
+	Approvals = &Table[model.ApprovalID, model.Approval]{
+		Name:    "approvals",
+		Columns: []string{"id", "tenant_id", "deployment_id", "user_id", "decision", "comment", "created_at"},
+		scan: func(s Scanner) (*model.Approval, error) {
+			var a model.Approval
+			return &a, s.Scan(&a.ID, &a.TenantID, &a.DeploymentID, &a.UserID, &a.Decision, &a.Comment, &a.CreatedAt)
+		},
+		values: func(a *model.Approval) []any {
+			return []any{string(a.ID), string(a.TenantID), string(a.DeploymentID), nullable(a.UserID),
+				string(a.Decision), a.Comment, a.CreatedAt}
+		},
+		id: func(a *model.Approval) model.ApprovalID { return a.ID },
+	}
 	Releases = &Table[model.ReleaseID, model.Release]{
 		Name: "releases",
 		Columns: []string{"id", "tenant_id", "project_id", "service_id", "environment_id", "number", "image",
@@ -221,16 +234,17 @@ var (
 	Deployments = &Table[model.DeploymentID, model.Deployment]{
 		Name: "deployments",
 		Columns: []string{"id", "tenant_id", "project_id", "service_id", "environment_id", "release_id", "cluster_id",
-			"stage", "blocker", "requested_by", "created_at", "updated_at"},
+			"stage", "blocker", "requested_by", "created_at", "updated_at", "message", "last_seq", "approval_expires_at"},
 		scan: func(s Scanner) (*model.Deployment, error) {
 			var d model.Deployment
 			return &d, s.Scan(&d.ID, &d.TenantID, &d.ProjectID, &d.ServiceID, &d.EnvironmentID, &d.ReleaseID,
-				&d.ClusterID, &d.Stage, &d.Blocker, &d.RequestedBy, &d.CreatedAt, &d.UpdatedAt)
+				&d.ClusterID, &d.Stage, &d.Blocker, &d.RequestedBy, &d.CreatedAt, &d.UpdatedAt, &d.Message, &d.LastSeq,
+				&d.ApprovalExpiresAt)
 		},
 		values: func(d *model.Deployment) []any {
 			return []any{string(d.ID), string(d.TenantID), string(d.ProjectID), string(d.ServiceID),
 				string(d.EnvironmentID), string(d.ReleaseID), string(d.ClusterID), string(d.Stage), d.Blocker,
-				nullable(d.RequestedBy), d.CreatedAt, d.UpdatedAt}
+				nullable(d.RequestedBy), d.CreatedAt, d.UpdatedAt, d.Message, d.LastSeq, d.ApprovalExpiresAt}
 		},
 		id: func(d *model.Deployment) model.DeploymentID { return d.ID },
 	}

@@ -1,0 +1,440 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// Deployment stages, as docs/graphql.md tells them:
+//
+//	QUEUED → (AWAITING_APPROVAL) → DELIVERING → STARTING → PROBING →
+//	SWITCHING_TRAFFIC → RETIRING → SUCCEEDED
+//
+// or FAILED, ROLLED_BACK, SUPERSEDED, CANCELLED. The control plane moves a
+// deployment up to DELIVERING (its release then becomes what the cluster
+// should run); the cluster's agent reports the rest. Every move is an
+// event numbered per deployment, which subscribers resume from.
+
+// DefaultApprovalTTL is how long a deployment may wait for approval.
+const DefaultApprovalTTL = 24 * time.Hour
+
+// WithApprovals sets how long an approval may be waited for and whether a
+// requester may approve their own deployment.
+func WithApprovals(ttl time.Duration, allowSelf bool) Option {
+	return func(p *Plane) { p.approvalTTL, p.allowSelfApproval = ttl, allowSelf }
+}
+
+// advance moves a deployment to a stage and records the event. Callers
+// hold the tenant lock.
+func (p *Plane) advance(ctx context.Context, q store.Querier, d *model.Deployment, stage model.DeploymentStage, blocker, msg string) error {
+	now := p.now()
+	d.Stage, d.Message, d.UpdatedAt = stage, msg, now
+	d.Blocker = nil
+	if blocker != "" {
+		d.Blocker = &blocker
+	}
+	if stage != model.StageAwaitingApproval {
+		d.ApprovalExpiresAt = nil
+	}
+	d.LastSeq++
+	if err := store.UpdateDeploymentStage(ctx, q, d); err != nil {
+		return err
+	}
+	return store.InsertDeploymentEvent(ctx, q, &model.DeploymentEvent{DeploymentID: d.ID, Seq: d.LastSeq,
+		TenantID: d.TenantID, Stage: stage, Blocker: d.Blocker, Message: msg, CreatedAt: now})
+}
+
+// moved collects the deployments a change moved, to tell subscribers
+// after the commit.
+type moved []model.DeploymentID
+
+func (m *moved) add(ids ...model.DeploymentID) { *m = append(*m, ids...) }
+
+func (p *Plane) announce(m moved) {
+	if len(m) > 0 && p.pub != nil {
+		p.pub.DeploymentsMoved(m)
+	}
+}
+
+// queue records a new deployment's first event, replaces the requests of
+// the same service and environment still waiting, and starts it: to
+// approval in a protected environment, to delivery otherwise.
+func (p *Plane) queue(ctx context.Context, q store.Querier, d *model.Deployment, env *model.Environment, rel *model.Release, why string, m *moved) error {
+	if err := store.InsertDeploymentEvent(ctx, q, &model.DeploymentEvent{DeploymentID: d.ID, Seq: 1,
+		TenantID: d.TenantID, Stage: model.StageQueued, Message: why, CreatedAt: d.CreatedAt}); err != nil {
+		return err
+	}
+	d.LastSeq, d.Message = 1, why
+	if err := store.UpdateDeploymentStage(ctx, q, d); err != nil {
+		return err
+	}
+	m.add(d.ID)
+	open, err := store.OpenDeployments(ctx, q, d.ServiceID, d.EnvironmentID)
+	if err != nil {
+		return err
+	}
+	for _, o := range open {
+		if o.ID == d.ID || (o.Stage != model.StageQueued && o.Stage != model.StageAwaitingApproval) {
+			continue
+		}
+		if err := p.advance(ctx, q, o, model.StageSuperseded, "",
+			fmt.Sprintf("superseded by the deployment of release %d, requested before this one was released", rel.Number)); err != nil {
+			return err
+		}
+		m.add(o.ID)
+	}
+	if env.Protected {
+		exp := p.now().Add(p.approvalTTL)
+		d.ApprovalExpiresAt = &exp
+		return p.advance(ctx, q, d, model.StageAwaitingApproval, model.BlockerApproval,
+			fmt.Sprintf("environment %s is protected: waiting for a project manager or tenant admin to approve release %d (until %s)",
+				env.Name, rel.Number, exp.Format(time.RFC3339)))
+	}
+	return p.deliver(ctx, q, d, rel, m)
+}
+
+// deliver releases a deployment to its cluster: it becomes live (the
+// recompile that follows puts its release into the cluster's desired
+// state) and supersedes older deployments still rolling out.
+func (p *Plane) deliver(ctx context.Context, q store.Querier, d *model.Deployment, rel *model.Release, m *moved) error {
+	open, err := store.OpenDeployments(ctx, q, d.ServiceID, d.EnvironmentID)
+	if err != nil {
+		return err
+	}
+	for _, o := range open {
+		if o.ID == d.ID || o.ID > d.ID && o.Stage.Live() {
+			continue
+		}
+		if err := p.advance(ctx, q, o, model.StageSuperseded, "",
+			fmt.Sprintf("superseded by the deployment of release %d", rel.Number)); err != nil {
+			return err
+		}
+		m.add(o.ID)
+	}
+	c, err := store.Clusters.Get(ctx, q, d.ClusterID)
+	if err != nil {
+		return err
+	}
+	m.add(d.ID)
+	if c.Status(p.now(), p.disconnectedAfter) != model.ClusterConnected {
+		return p.advance(ctx, q, d, model.StageDelivering, model.BlockerDelivery,
+			fmt.Sprintf("release %d waits for cluster %s, whose agent is not connected", rel.Number, c.Name))
+	}
+	return p.advance(ctx, q, d, model.StageDelivering, "", fmt.Sprintf("delivering release %d to cluster %s", rel.Number, c.Name))
+}
+
+// deploymentFor reads a deployment with its environment and release, and
+// checks the actor may act on it as perm says (deploying or approving).
+func (p *Plane) deploymentFor(ctx context.Context, id model.DeploymentID, approve bool) (*model.Deployment, *model.Environment, error) {
+	d, err := get(ctx, p, p.store.Q(), store.Deployments, id, authz.DeploymentRead)
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := store.Environments.Get(ctx, p.store.Q(), d.EnvironmentID)
+	if err != nil {
+		return nil, nil, err
+	}
+	perm := authz.DeploymentCreate
+	switch {
+	case approve:
+		perm = authz.DeploymentApprove
+	case env.Protected:
+		perm = authz.DeploymentProtected
+	}
+	if err := p.authz.CheckCtx(ctx, perm, env.Scope()); err != nil {
+		return nil, nil, err
+	}
+	return d, env, nil
+}
+
+func actorName(a *authz.Actor) string {
+	if a.User != nil {
+		return a.User.Email
+	}
+	return "the control plane"
+}
+
+// Decide approves or rejects a deployment awaiting approval, with a
+// comment. Project managers and tenant admins decide; the requester may
+// not decide on their own deployment unless the control plane allows it;
+// an approval window that closed cannot be used.
+func (p *Plane) Decide(ctx context.Context, id model.DeploymentID, decision model.ApprovalDecision, comment string) (*model.Deployment, error) {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, env, err := p.deploymentFor(ctx, id, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(comment) > 2000 {
+		return nil, Invalid("a comment has at most 2000 characters", "input", "comment")
+	}
+	var m moved
+	err = p.change(ctx, d.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		if d, err = store.Deployments.Get(ctx, q, id); err != nil {
+			return err
+		}
+		if d.Stage != model.StageAwaitingApproval {
+			return Problem{Code: CodeConflict, Field: []string{"input", "deploymentId"},
+				Message: fmt.Sprintf("the deployment is %s, not awaiting approval", d.Stage)}
+		}
+		if d.ApprovalExpiresAt != nil && !p.now().Before(*d.ApprovalExpiresAt) {
+			return Problem{Code: CodeConflict, Field: []string{"input", "deploymentId"},
+				Message: fmt.Sprintf("the approval window closed at %s; deploy again to ask anew", d.ApprovalExpiresAt.Format(time.RFC3339))}
+		}
+		if !p.allowSelfApproval && a.User != nil && d.RequestedBy != nil && *d.RequestedBy == a.User.ID {
+			return Problem{Code: CodeConflict, Field: []string{"input", "deploymentId"},
+				Message: "you requested this deployment: another project manager or tenant admin must decide on it"}
+		}
+		rel, err := store.Releases.Get(ctx, q, d.ReleaseID)
+		if err != nil {
+			return err
+		}
+		ap := &model.Approval{ID: newID[model.ApprovalID](), TenantID: d.TenantID, DeploymentID: d.ID,
+			Decision: decision, Comment: comment, CreatedAt: p.now()}
+		if a.User != nil {
+			uid := a.User.ID
+			ap.UserID = &uid
+		}
+		if err := store.Approvals.Insert(ctx, q, ap); err != nil {
+			return err
+		}
+		action := "deployment.approve"
+		if decision == model.Rejected {
+			action = "deployment.reject"
+		}
+		target(ev, action, "Deployment", string(d.ID))
+		ev.Details["environmentId"], ev.Details["releaseNumber"] = string(env.ID), rel.Number
+		if decision == model.Rejected {
+			m.add(d.ID)
+			return p.advance(ctx, q, d, model.StageCancelled, "", fmt.Sprintf("rejected by %s: %s", actorName(a), orNone(comment)))
+		}
+		if err := store.InsertDeploymentEvent(ctx, q, &model.DeploymentEvent{DeploymentID: d.ID, Seq: d.LastSeq + 1,
+			TenantID: d.TenantID, Stage: d.Stage, Message: fmt.Sprintf("approved by %s: %s", actorName(a), orNone(comment)),
+			CreatedAt: p.now()}); err != nil {
+			return err
+		}
+		d.LastSeq++
+		return p.deliver(ctx, q, d, rel, &m)
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.announce(m)
+	return d, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no comment)"
+	}
+	return s
+}
+
+// Cancel ends a deployment that has not ended. One already released is
+// taken back: its cluster returns to the release that ran before.
+func (p *Plane) Cancel(ctx context.Context, id model.DeploymentID, reason string) (*model.Deployment, error) {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, _, err := p.deploymentFor(ctx, id, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(reason) > 2000 {
+		return nil, Invalid("a reason has at most 2000 characters", "input", "reason")
+	}
+	var m moved
+	err = p.change(ctx, d.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		if d, err = store.Deployments.Get(ctx, q, id); err != nil {
+			return err
+		}
+		if d.Stage.Terminal() {
+			return Problem{Code: CodeConflict, Field: []string{"input", "deploymentId"},
+				Message: fmt.Sprintf("the deployment already ended: %s", d.Stage)}
+		}
+		target(ev, "deployment.cancel", "Deployment", string(d.ID))
+		ev.Details["stage"] = string(d.Stage)
+		m.add(d.ID)
+		return p.advance(ctx, q, d, model.StageCancelled, "", fmt.Sprintf("cancelled by %s: %s", actorName(a), orNone(reason)))
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.announce(m)
+	return d, nil
+}
+
+// Redeploy deploys a deployment's release again, as a new deployment.
+func (p *Plane) Redeploy(ctx context.Context, id model.DeploymentID) (*model.Deployment, error) {
+	d, _, err := p.deploymentFor(ctx, id, false)
+	if err != nil {
+		return nil, err
+	}
+	return p.deployRelease(ctx, d.ReleaseID, "deployment.redeploy", "redeploy of release %d requested by %s", "input", "deploymentId")
+}
+
+// Rollback deploys an earlier release of a service in an environment, by
+// its number, as a new deployment.
+func (p *Plane) Rollback(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, number int) (*model.Deployment, error) {
+	svc, err := get(ctx, p, p.store.Q(), store.Services, svcID, authz.ServiceRead)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := store.Releases.One(ctx, p.store.Q(), "service_id = $1 AND environment_id = $2 AND number = $3",
+		string(svc.ID), string(envID), number)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, Invalid(fmt.Sprintf("service %s has no release %d in this environment", svc.Name, number), "input", "releaseNumber")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p.deployRelease(ctx, rel.ID, "deployment.rollback", "rollback to release %d requested by %s", "input", "releaseNumber")
+}
+
+// deployRelease queues a new deployment of an existing release, checked
+// like deploy.
+func (p *Plane) deployRelease(ctx context.Context, relID model.ReleaseID, action, why string, field ...string) (*model.Deployment, error) {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := get(ctx, p, p.store.Q(), store.Releases, relID, authz.DeploymentRead)
+	if err != nil {
+		return nil, err
+	}
+	env, err := store.Environments.Get(ctx, p.store.Q(), rel.EnvironmentID)
+	if err != nil {
+		return nil, err
+	}
+	perm := authz.DeploymentCreate
+	if env.Protected {
+		perm = authz.DeploymentProtected
+	}
+	if err := p.authz.Check(ctx, a, perm, env.Scope()); err != nil {
+		return nil, err
+	}
+	var dep *model.Deployment
+	var m moved
+	err = p.change(ctx, rel.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		clusters, targets, err := p.tenantTargets(ctx, q, rel.TenantID)
+		if err != nil {
+			return err
+		}
+		pl := place(env, clusters, targets)
+		if pl.Cluster == nil {
+			return Invalid(fmt.Sprintf("environment %s has no single target: %s", env.Name, pl.Reason), field...)
+		}
+		now := p.now()
+		uid := a.User.ID
+		dep = &model.Deployment{ID: newID[model.DeploymentID](), TenantID: rel.TenantID, ProjectID: rel.ProjectID,
+			ServiceID: rel.ServiceID, EnvironmentID: rel.EnvironmentID, ReleaseID: rel.ID, ClusterID: pl.Cluster.ID,
+			Stage: model.StageQueued, RequestedBy: &uid, CreatedAt: now, UpdatedAt: now}
+		if err := store.Deployments.Insert(ctx, q, dep); err != nil {
+			return err
+		}
+		target(ev, action, "Deployment", string(dep.ID))
+		ev.Details["releaseId"], ev.Details["releaseNumber"], ev.Details["clusterId"] = string(rel.ID), rel.Number, string(pl.Cluster.ID)
+		return p.queue(ctx, q, dep, env, rel, fmt.Sprintf(why, rel.Number, actorName(a)), &m)
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.announce(m)
+	return dep, nil
+}
+
+// agentStages are the stages an agent may report.
+var agentStages = map[model.DeploymentStage]bool{
+	model.StageStarting: true, model.StageProbing: true, model.StageSwitchingTraffic: true, model.StageRetiring: true,
+	model.StageSucceeded: true, model.StageFailed: true, model.StageRolledBack: true,
+}
+
+// AgentStage records a stage the cluster's agent reports for one of its
+// deployments. A report for another cluster's deployment, for one that
+// ended, or for a stage not above the current one changes nothing (agents
+// report again after reconnecting). A failure or a rollback takes the
+// release out of the desired state: the cluster returns to the release
+// that ran before.
+func (p *Plane) AgentStage(ctx context.Context, cluster model.ClusterID, r *protocol.Stage) error {
+	stage := model.DeploymentStage(r.Stage)
+	if !agentStages[stage] {
+		return nil
+	}
+	d, err := store.Deployments.Get(ctx, p.store.Q(), model.DeploymentID(r.Deployment))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if d.ClusterID != cluster || d.Stage.Terminal() || stage.Rank() <= d.Stage.Rank() {
+		return nil
+	}
+	var m moved
+	err = p.system(ctx, d.TenantID, !stage.Live(), func(q store.Querier) error {
+		if d, err = store.Deployments.Get(ctx, q, d.ID); err != nil {
+			return err
+		}
+		if d.Stage.Terminal() || stage.Rank() <= d.Stage.Rank() {
+			return nil // moved on meanwhile
+		}
+		m.add(d.ID)
+		return p.advance(ctx, q, d, stage, "", r.Message)
+	})
+	if err != nil {
+		return err
+	}
+	p.announce(m)
+	return nil
+}
+
+// system runs a change the control plane makes itself (agent reports,
+// background jobs): under the tenant lock, recompiling when the change can
+// alter desired state, publishing after the commit. fn writes its own
+// audit events when it changes what people asked for.
+func (p *Plane) system(ctx context.Context, tenant model.TenantID, recompile bool, fn func(q store.Querier) error) error {
+	var bumped []Bumped
+	err := p.store.Tx(ctx, func(q store.Querier) error {
+		bumped = nil
+		if _, err := store.LockTenant(ctx, q, tenant); err != nil {
+			return fmt.Errorf("locking tenant: %w", err)
+		}
+		if err := fn(q); err != nil {
+			return err
+		}
+		if !recompile {
+			return nil
+		}
+		var err error
+		bumped, err = p.recompile(ctx, q, tenant)
+		return err
+	})
+	if err == nil && len(bumped) > 0 && p.pub != nil {
+		p.pub.Published(bumped)
+	}
+	return err
+}
+
+// DeploymentEvents reads a deployment's events after a sequence number.
+func (p *Plane) DeploymentEvents(ctx context.Context, id model.DeploymentID, after int64, limit int) ([]*model.DeploymentEvent, error) {
+	if _, err := get(ctx, p, p.store.Q(), store.Deployments, id, authz.DeploymentRead); err != nil {
+		return nil, err
+	}
+	return store.DeploymentEventsAfter(ctx, p.store.Q(), id, after, limit)
+}
+
+// Approvals lists the decisions on a deployment, oldest first (ids are
+// time-ordered).
+func (p *Plane) Approvals(ctx context.Context, d *model.Deployment) ([]*model.Approval, error) {
+	return store.Approvals.All(ctx, p.store.Q(), "deployment_id = $1", string(d.ID))
+}

@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nebulactrl/nebula/internal/model"
+)
+
+// UpdateDeploymentStage writes a deployment's stage, blocker, message,
+// event number and approval deadline.
+func UpdateDeploymentStage(ctx context.Context, q Querier, d *model.Deployment) error {
+	return execOne(ctx, q, "updating deployment", `UPDATE deployments SET stage = $2, blocker = $3, message = $4,
+		last_seq = $5, approval_expires_at = $6, updated_at = $7 WHERE id = $1`,
+		string(d.ID), string(d.Stage), d.Blocker, d.Message, d.LastSeq, d.ApprovalExpiresAt, d.UpdatedAt)
+}
+
+// InsertDeploymentEvent records one stage of a deployment.
+func InsertDeploymentEvent(ctx context.Context, q Querier, e *model.DeploymentEvent) error {
+	_, err := q.Exec(ctx, `INSERT INTO deployment_events (deployment_id, seq, tenant_id, stage, blocker, message, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		string(e.DeploymentID), e.Seq, string(e.TenantID), string(e.Stage), e.Blocker, e.Message, e.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("recording deployment event: %w", err)
+	}
+	return nil
+}
+
+// DeploymentEventsAfter reads a deployment's events numbered above after,
+// in order, at most limit.
+func DeploymentEventsAfter(ctx context.Context, q Querier, d model.DeploymentID, after int64, limit int) ([]*model.DeploymentEvent, error) {
+	rows, err := q.Query(ctx, `SELECT deployment_id, seq, tenant_id, stage, blocker, message, created_at
+		FROM deployment_events WHERE deployment_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, string(d), after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading deployment events: %w", err)
+	}
+	defer rows.Close()
+	var out []*model.DeploymentEvent
+	for rows.Next() {
+		var e model.DeploymentEvent
+		if err := rows.Scan(&e.DeploymentID, &e.Seq, &e.TenantID, &e.Stage, &e.Blocker, &e.Message, &e.CreatedAt); err != nil {
+			return nil, fmt.Errorf("reading deployment events: %w", err)
+		}
+		out = append(out, &e)
+	}
+	return out, rows.Err()
+}
+
+// terminalStages is the SQL list of the stages that end a deployment.
+const terminalStages = `('SUCCEEDED', 'FAILED', 'ROLLED_BACK', 'SUPERSEDED', 'CANCELLED')`
+
+// OpenDeployments lists the deployments of a service to an environment
+// that have not ended, oldest first.
+func OpenDeployments(ctx context.Context, q Querier, svc model.ServiceID, env model.EnvironmentID) ([]*model.Deployment, error) {
+	return Deployments.All(ctx, q, `service_id = $1 AND environment_id = $2 AND stage NOT IN `+terminalStages,
+		string(svc), string(env))
+}
+
+// ExpiredApprovals lists deployments whose approval window closed before
+// now, across tenants.
+func ExpiredApprovals(ctx context.Context, q Querier, now any) ([]*model.Deployment, error) {
+	return Deployments.All(ctx, q, `stage = 'AWAITING_APPROVAL' AND approval_expires_at < $1`, now)
+}
