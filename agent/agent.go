@@ -43,6 +43,9 @@ type Config struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// Resync re-applies the whole state this often, correcting drift.
 	Resync time.Duration
+	// RolloutTimeout is how long a new release's pods have to become
+	// Ready before its rollout is rolled back (or fails).
+	RolloutTimeout time.Duration
 	// BackoffMin and BackoffMax bound the jittered reconnect delay.
 	BackoffMin, BackoffMax time.Duration
 	// Version and Image are reported in the inventory.
@@ -59,6 +62,7 @@ func (c *Config) defaults() {
 	def(&c.RenewDeadline, 10*time.Second)
 	def(&c.RetryPeriod, 2*time.Second)
 	def(&c.Resync, 5*time.Minute)
+	def(&c.RolloutTimeout, 5*time.Minute)
 	def(&c.BackoffMin, time.Second)
 	def(&c.BackoffMax, time.Minute)
 	if c.Namespace == "" {
@@ -108,6 +112,18 @@ type Agent struct {
 	acked   map[int64]string  // the result last reported per revision
 	floor   int64             // the newest revision applied (persisted)
 	done    map[string]protocol.CommandAck
+
+	// Rollouts under way, releases pinned after a rollback, and the final
+	// stage of finished rollouts: the worker goroutine's only.
+	rollouts map[string]*rollout
+	pinned   map[string]pin
+	finals   map[string]protocol.Stage
+}
+
+func (a *Agent) clusterID() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cluster
 }
 
 // KubeConfig loads the Kubernetes client configuration: the kubeconfig
@@ -131,7 +147,8 @@ func KubeConfig(kubeconfig string) (*rest.Config, error) {
 // New builds an agent over a Kubernetes client.
 func New(cfg Config, kube kubernetes.Interface, log *slog.Logger) *Agent {
 	cfg.defaults()
-	return &Agent{cfg: cfg, kube: kube, log: log, acked: map[int64]string{}, done: map[string]protocol.CommandAck{}}
+	return &Agent{cfg: cfg, kube: kube, log: log, acked: map[int64]string{}, done: map[string]protocol.CommandAck{},
+		rollouts: map[string]*rollout{}, pinned: map[string]pin{}, finals: map[string]protocol.Stage{}}
 }
 
 // Run campaigns for the Lease and, while leading, holds the session with

@@ -50,6 +50,43 @@ const (
 type Applier struct {
 	Client  kubernetes.Interface
 	Cluster string // the cluster id the agent serves; states of others are refused
+	// Traffic names, per ServiceKey, the release a service's Services
+	// route to while a newer release is started and probed; that release's
+	// Deployments are kept. Without an entry, Services route to the
+	// state's release.
+	Traffic map[string]int
+	// Pinned names, per ServiceKey, a release that stays in place of the
+	// state's: its rollout failed and was rolled back, and the control
+	// plane has not yet sent the state without it. Nothing of the state's
+	// release is applied for the service.
+	Pinned map[string]int
+}
+
+// ServiceKey names a service in one namespace.
+func ServiceKey(namespace, service string) string { return namespace + "/" + service }
+
+// routed is the release a service's Services select.
+func (a *Applier) routed(ns string, svc desired.Service) int {
+	key := ServiceKey(ns, svc.Name)
+	if r, ok := a.Pinned[key]; ok {
+		return r
+	}
+	if r, ok := a.Traffic[key]; ok {
+		return r
+	}
+	return svc.Release
+}
+
+// protected tells whether a Deployment of a service's release must stay
+// though the state does not have it.
+func (a *Applier) protected(ns, service, release string) bool {
+	key := ServiceKey(ns, service)
+	for _, m := range []map[string]int{a.Traffic, a.Pinned} {
+		if r, ok := m[key]; ok && strconv.Itoa(r) == release {
+			return true
+		}
+	}
+	return false
 }
 
 // object names one Kubernetes object in errors and in the pruning set.
@@ -176,15 +213,18 @@ func (a *Applier) objects(ns desired.Namespace, svc desired.Service) []applyable
 			}})
 	}
 	envVersion := envFingerprint(svc.Env)
+	_, pinned := a.Pinned[ServiceKey(ns.Name, svc.Name)]
 	for _, p := range svc.Processes {
-		out = append(out, a.deployment(ns, svc, p, base, envVersion))
+		if !pinned {
+			out = append(out, a.deployment(ns, svc, p, base, envVersion))
+		}
 		if p.Port == nil {
 			continue
 		}
 		name := ServiceName(svc.Name, p.Name)
 		labels := with(base, LabelProcess, p.Name)
 		service := corev1ac.Service(name, ns.Name).WithLabels(labels).WithSpec(corev1ac.ServiceSpec().
-			WithSelector(with(selectorOf(svc.Name, p.Name), LabelRelease, strconv.Itoa(svc.Release))).
+			WithSelector(with(selectorOf(svc.Name, p.Name), LabelRelease, strconv.Itoa(a.routed(ns.Name, svc)))).
 			WithPorts(corev1ac.ServicePort().WithName("http").WithProtocol(corev1.ProtocolTCP).
 				WithPort(int32(*p.Port)).WithTargetPort(intstr.FromInt32(int32(*p.Port)))))
 		out = append(out, applyable{object{"Service", ns.Name, name},
@@ -297,6 +337,7 @@ func (a *Applier) prune(ctx context.Context, st desired.State, keep map[object]b
 	type found struct {
 		obj     object
 		service string
+		release string
 	}
 	var all []found
 	var errs []protocol.ObjectError
@@ -307,28 +348,28 @@ func (a *Applier) prune(ctx context.Context, st desired.State, keep map[object]b
 		listErr("Deployment", err)
 	} else {
 		for _, o := range l.Items {
-			all = append(all, found{object{"Deployment", o.Namespace, o.Name}, o.Labels[LabelService]})
+			all = append(all, found{object{"Deployment", o.Namespace, o.Name}, o.Labels[LabelService], o.Labels[LabelRelease]})
 		}
 	}
 	if l, err := a.Client.CoreV1().Services("").List(ctx, list); err != nil {
 		listErr("Service", err)
 	} else {
 		for _, o := range l.Items {
-			all = append(all, found{object{"Service", o.Namespace, o.Name}, o.Labels[LabelService]})
+			all = append(all, found{object{"Service", o.Namespace, o.Name}, o.Labels[LabelService], ""})
 		}
 	}
 	if l, err := a.Client.NetworkingV1().Ingresses("").List(ctx, list); err != nil {
 		listErr("Ingress", err)
 	} else {
 		for _, o := range l.Items {
-			all = append(all, found{object{"Ingress", o.Namespace, o.Name}, o.Labels[LabelService]})
+			all = append(all, found{object{"Ingress", o.Namespace, o.Name}, o.Labels[LabelService], ""})
 		}
 	}
 	if l, err := a.Client.CoreV1().Secrets("").List(ctx, list); err != nil {
 		listErr("Secret", err)
 	} else {
 		for _, o := range l.Items {
-			all = append(all, found{object{"Secret", o.Namespace, o.Name}, o.Labels[LabelService]})
+			all = append(all, found{object{"Secret", o.Namespace, o.Name}, o.Labels[LabelService], ""})
 		}
 	}
 	if len(errs) > 0 {
@@ -339,7 +380,8 @@ func (a *Applier) prune(ctx context.Context, st desired.State, keep map[object]b
 	background := metav1.DeletePropagationBackground
 	del := metav1.DeleteOptions{PropagationPolicy: &background}
 	for _, f := range all {
-		if keep[f.obj] || held[[2]string{f.obj.namespace, f.service}] {
+		if keep[f.obj] || held[[2]string{f.obj.namespace, f.service}] ||
+			f.obj.kind == "Deployment" && a.protected(f.obj.namespace, f.service, f.release) {
 			continue
 		}
 		var err error

@@ -105,12 +105,13 @@ func (a *Agent) restart(ctx context.Context, namespace, service, process string)
 // resyncNow applies the whole state held, now.
 func (a *Agent) resyncNow(ctx context.Context) (string, error) {
 	a.mu.Lock()
-	d, cluster := a.state, a.cluster
+	d := a.state
 	a.mu.Unlock()
 	if d == nil {
 		return "no desired state received yet: nothing to apply", nil
 	}
-	res := (&Applier{Client: a.kube, Cluster: cluster}).Apply(ctx, d.State)
+	a.planRollouts(ctx, d.State)
+	res := a.applier().Apply(ctx, d.State)
 	if len(res.Errors) > 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "revision %d: %d objects failed:", d.Revision, len(res.Errors))

@@ -246,6 +246,10 @@ func (w *work) take() (apply bool, cmds []protocol.Command) {
 func (a *Agent) worker(ctx context.Context, c *conn, w *work) {
 	resync := time.NewTicker(a.cfg.Resync)
 	defer resync.Stop()
+	// Rollouts under way move on every second.
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	a.resendFinals(c)
 	for {
 		select {
 		case <-ctx.Done():
@@ -253,6 +257,11 @@ func (a *Agent) worker(ctx context.Context, c *conn, w *work) {
 		case <-w.kick:
 		case <-resync.C:
 			w.resync()
+		case <-tick.C:
+			if len(a.rollouts) > 0 {
+				a.progress(ctx, c)
+			}
+			continue
 		}
 		apply, cmds := w.take()
 		if apply {
@@ -280,12 +289,19 @@ func (a *Agent) applyHeld(ctx context.Context, c *conn) {
 	if d == nil {
 		return
 	}
-	applier := Applier{Client: a.kube, Cluster: cluster}
+	started := a.planRollouts(ctx, d.State)
 	start := time.Now()
-	res := applier.Apply(ctx, d.State)
+	res := a.applier().Apply(ctx, d.State)
 	if ctx.Err() != nil {
 		return // the session ended mid-apply; the next one applies again
 	}
+	defer func() {
+		for _, r := range started {
+			if a.rollouts[r.key()] == r {
+				a.step(ctx, c, r)
+			}
+		}
+	}()
 	ack := protocol.Ack{Revision: d.Revision, Result: protocol.ResultApplied}
 	if len(res.Errors) > 0 {
 		ack.Result, ack.Errors = protocol.ResultFailed, res.Errors

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -115,13 +116,37 @@ func (f *fixture) startAgent(t *testing.T, identity, lease string) *proc {
 	return start(t, "agent-"+identity, t.TempDir(), []string{"POD_NAME=" + identity}, "agent",
 		"--server", f.cp.url, "--token-file", f.tokenFile, "--kubeconfig", f.agentKubeconfig,
 		"--lease", lease, "--lease-duration", "3s", "--renew-deadline", "2s", "--retry-period", "500ms",
-		"--backoff-max", "2s", "--log-level", "debug")
+		"--backoff-max", "2s", "--rollout-timeout", "6s", "--log-level", "debug")
 }
 
-func (f *fixture) deploy(t *testing.T, digest string) {
+func (f *fixture) deploy(t *testing.T, digest string) string {
 	t.Helper()
-	f.cp.gql(t, `mutation ($input: DeployInput!) { deploy(input: $input) { release { number } userErrors { message } } }`,
+	res := f.cp.gql(t, `mutation ($input: DeployInput!) { deploy(input: $input) { deployment { id } userErrors { message } } }`,
 		map[string]any{"input": map[string]any{"serviceId": f.service, "environmentId": f.env, "imageDigest": digest}})
+	return str(res, "deploy", "deployment", "id")
+}
+
+// events reads a deployment's stage and its events' stages.
+func (f *fixture) events(t *testing.T, id string) (stage string, stages []string, last string) {
+	t.Helper()
+	d := dig(f.cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Deployment { stage message events { stage message } } } }`,
+		map[string]any{"id": id}), "node")
+	evs, _ := dig(d, "events").([]any)
+	for _, e := range evs {
+		stages = append(stages, str(e, "stage"))
+	}
+	return str(d, "stage"), stages, str(d, "message")
+}
+
+func (f *fixture) waitStage(t *testing.T, id, want string, timeout time.Duration) []string {
+	t.Helper()
+	var stages []string
+	eventually(t, timeout, "the deployment is "+want, func() (bool, string) {
+		stage, s, msg := f.events(t, id)
+		stages = s
+		return stage == want, fmt.Sprintf("%s (%s) after %v", stage, msg, s)
+	})
+	return stages
 }
 
 // clusterState reads what GraphQL shows of the cluster.
@@ -324,6 +349,75 @@ func TestAgentLeaderTakeover(t *testing.T) {
 		t.Errorf("after the takeover api-web-r2 runs %s", img)
 	}
 	f.waitStatus(t, "CONNECTED", 5*time.Second)
+}
+
+// TestDeploymentRollout: a deployment that really rolls out, stage by
+// stage, and one whose readiness probes fail and is rolled back.
+func TestDeploymentRollout(t *testing.T) {
+	needCluster(t)
+	cp := startControlPlane(t)
+	f := setup(t, cp, "sim-c")
+	cs := admin(t)
+	ctx := context.Background()
+	f.startAgent(t, "c-1", "nebula-agent-c")
+	f.waitStatus(t, "CONNECTED", 30*time.Second)
+
+	full := []string{"QUEUED", "DELIVERING", "STARTING", "PROBING", "SWITCHING_TRAFFIC", "RETIRING", "SUCCEEDED"}
+	first := f.deploy(t, digest1)
+	if got := f.waitStage(t, first, "SUCCEEDED", 30*time.Second); strings.Join(got, ",") != strings.Join(full, ",") {
+		t.Errorf("first deployment's stages %v, want %v", got, full)
+	}
+	second := f.deploy(t, digest2)
+	if got := f.waitStage(t, second, "SUCCEEDED", 30*time.Second); strings.Join(got, ",") != strings.Join(full, ",") {
+		t.Errorf("second deployment's stages %v, want %v", got, full)
+	}
+	if d := getDeployment(t, cs, f.namespace, "api-web-r2"); d.Status.ReadyReplicas != 2 {
+		t.Errorf("api-web-r2 has %d ready pods after SUCCEEDED", d.Status.ReadyReplicas)
+	}
+	eventually(t, 10*time.Second, "release 1 is retired", func() (bool, string) {
+		_, err := cs.AppsV1().Deployments(f.namespace).Get(ctx, "api-web-r1", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	if stage, _, _ := f.events(t, first); stage != "SUPERSEDED" && stage != "SUCCEEDED" {
+		t.Errorf("the first deployment is %s after the second succeeded", stage)
+	}
+
+	// Release 3's web process never becomes Ready (the simulated cluster
+	// keeps pods whose command ends in --simulate-unready unready): it is
+	// rolled back, and traffic never leaves release 2.
+	f.cp.gql(t, `mutation ($input: UpdateServiceInput!) { updateService(input: $input) { service { id } userErrors { message } } }`,
+		map[string]any{"input": map[string]any{"serviceId": f.service, "processes": []any{
+			map[string]any{"name": "web", "command": []any{"./api", "serve", "--simulate-unready"}, "replicas": 2, "port": 8080,
+				"readinessProbe": map[string]any{"path": "/healthz", "port": 8080}},
+			map[string]any{"name": "worker", "command": []any{"./api", "work"}, "replicas": 1},
+		}}})
+	third := f.deploy(t, digest3)
+	stages := f.waitStage(t, third, "ROLLED_BACK", 40*time.Second)
+	want := []string{"QUEUED", "DELIVERING", "STARTING", "PROBING", "ROLLED_BACK"}
+	if strings.Join(stages, ",") != strings.Join(want, ",") {
+		t.Errorf("failed deployment's stages %v, want %v", stages, want)
+	}
+	if _, _, msg := f.events(t, third); !strings.Contains(msg, "readiness probes did not pass") || !strings.Contains(msg, "web 0/2 ready") ||
+		!strings.Contains(msg, "release 2") {
+		t.Errorf("rollback message %q does not say why and where traffic is", msg)
+	}
+	svc, err := cs.CoreV1().Services(f.namespace).Get(ctx, "api-web", metav1.GetOptions{})
+	if err != nil || svc.Spec.Selector["nebula.dev/release"] != "2" {
+		t.Errorf("after the rollback Service api-web: %v, selects release %v", err, svc.Spec.Selector)
+	}
+	eventually(t, 15*time.Second, "release 3 is removed and release 2 runs", func() (bool, string) {
+		_, err := cs.AppsV1().Deployments(f.namespace).Get(ctx, "api-web-r3", metav1.GetOptions{})
+		d, err2 := cs.AppsV1().Deployments(f.namespace).Get(ctx, "api-web-r2", metav1.GetOptions{})
+		return apierrors.IsNotFound(err) && err2 == nil && d.Status.ReadyReplicas == 2, fmt.Sprint(err, err2)
+	})
+	// The control plane took release 3 out: the cluster's desired state is
+	// release 2 again, applied.
+	f.waitApplied(t)
+	state := dig(f.cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Cluster { desiredState } } }`, map[string]any{"id": f.cluster}),
+		"node", "desiredState")
+	if b, _ := json.Marshal(state); !strings.Contains(string(b), `"release":2`) {
+		t.Errorf("desired state after the rollback: %s", b)
+	}
 }
 
 func getDeployment(t *testing.T, cs *kubernetes.Clientset, ns, name string) *appsv1.Deployment {

@@ -38,6 +38,7 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.DurationVar(&cfg.RenewDeadline, "renew-deadline", 10*time.Second, "how long the leader tries to renew before giving up")
 	fs.DurationVar(&cfg.RetryPeriod, "retry-period", 2*time.Second, "how often replicas try to take or renew the lease")
 	fs.DurationVar(&cfg.Resync, "resync", 5*time.Minute, "how often the whole state is applied again")
+	fs.DurationVar(&cfg.RolloutTimeout, "rollout-timeout", 5*time.Minute, "how long a new release's pods have to become Ready before it is rolled back")
 	fs.DurationVar(&cfg.BackoffMax, "backoff-max", time.Minute, "the longest wait between reconnects")
 	logLevel := fs.String("log-level", env("NEBULA_LOG_LEVEL", "info"), "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
