@@ -70,6 +70,26 @@ func OpenSQLite(t testing.TB) *store.Store {
 	return st
 }
 
+// Clock is real time plus an offset that Advance moves forward, for tests
+// of time windows against a running control plane.
+type Clock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return store.Now().Add(c.offset)
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.offset += d
+	c.mu.Unlock()
+}
+
 // Env is a running control plane: the HTTP server of `nebula serve` (with
 // the default configuration) over a bootstrapped store.
 type Env struct {
@@ -81,6 +101,8 @@ type Env struct {
 	BootstrapToken string
 	// BootstrapUserID is the global id of the first admin.
 	BootstrapUserID string
+	// Clock is the control plane's: real time, moved on by Advance.
+	Clock *Clock
 
 	seq atomic.Int64
 }
@@ -94,7 +116,8 @@ func NewEnv(t testing.TB, st *store.Store) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plane, err := control.New(st, log, control.WithBox(seal.NewBox(&key)))
+	clk := &Clock{}
+	plane, err := control.New(st, log, control.WithBox(seal.NewBox(&key)), control.WithClock(clk.Now))
 	if err != nil {
 		t.Fatalf("control.New: %v", err)
 	}
@@ -116,6 +139,7 @@ func NewEnv(t testing.TB, st *store.Store) *Env {
 	})
 	return &Env{
 		Store: st, Plane: plane, Server: srv,
+		Clock:           clk,
 		BootstrapToken:  boot.Secret,
 		BootstrapUserID: gid.Encode(gid.User, boot.User.ID),
 	}

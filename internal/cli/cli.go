@@ -15,7 +15,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/seal"
@@ -167,13 +169,39 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 		st.Close()
 		return nil, nil, err
 	}
-	p, err := control.New(st, log, control.WithBox(box), control.WithConnectGrace(cfg.ConnectTokenGrace),
-		control.WithDisconnectedAfter(cfg.AgentDisconnectedAfter), control.WithApprovals(cfg.ApprovalTTL, cfg.AllowSelfApproval))
+	opts := []control.Option{control.WithBox(box), control.WithConnectGrace(cfg.ConnectTokenGrace),
+		control.WithDisconnectedAfter(cfg.AgentDisconnectedAfter), control.WithApprovals(cfg.ApprovalTTL, cfg.AllowSelfApproval)}
+	if cfg.DatabaseURL != "" {
+		// Several replicas share PostgreSQL: changes are told to all of
+		// them with NOTIFY, and each LISTENs (started by serve).
+		opts = append(opts, control.WithBus(bus.New(), bus.Postgres{Q: st.Q(), OnError: func(err error) {
+			log.Warn("sending a notification", "error", err)
+		}}))
+	}
+	p, err := control.New(st, log, opts...)
 	if err != nil {
 		st.Close()
 		return nil, nil, err
 	}
 	return p, st, nil
+}
+
+// listen starts the PostgreSQL notification listener of a serving
+// replica and waits until it listens.
+func listen(ctx context.Context, cfg config.Config, p *control.Plane, log *slog.Logger) error {
+	if cfg.DatabaseURL == "" {
+		return nil
+	}
+	ready := make(chan struct{})
+	go bus.Listen(ctx, cfg.DatabaseURL, p.Bus(), log, ready)
+	select {
+	case <-ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(30 * time.Second):
+		return errors.New("the PostgreSQL notification listener did not start within 30 s")
+	}
 }
 
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer) error {
@@ -199,6 +227,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 		return err
 	}
 	defer st.Close()
+	if err := listen(ctx, cfg, plane, log); err != nil {
+		return err
+	}
 	boot, err := plane.Bootstrap(ctx, cfg.BootstrapTenant, cfg.BootstrapEmail)
 	if err != nil && !errors.Is(err, control.ErrBootstrapped) {
 		return err

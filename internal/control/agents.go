@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nebulactrl/nebula/internal/bus"
 	"strings"
 	"time"
 
@@ -98,7 +99,8 @@ func (p *Plane) RevokeConnectToken(ctx context.Context, id model.ConnectTokenID)
 		}
 		target(ev, "cluster.revoke_connect_token", "Cluster", string(tok.ClusterID))
 		ev.Details["tokenPrefix"] = tok.Prefix
-		return nil
+		// The agent's session may live on another replica.
+		return p.noteTx(ctx, q, bus.Tokens(string(tok.ClusterID)))
 	})
 	if err != nil {
 		return nil, err
@@ -179,7 +181,16 @@ func (p *Plane) AgentAck(ctx context.Context, c model.ClusterID, ack *protocol.A
 	if err != nil {
 		return err
 	}
-	return store.RecordAck(ctx, p.store.Q(), c, ack.Revision, ack.Result == protocol.ResultApplied, string(errs))
+	if err := store.RecordAck(ctx, p.store.Q(), c, ack.Revision, ack.Result == protocol.ResultApplied, string(errs)); err != nil {
+		return err
+	}
+	p.notify.Now(ctx, []string{bus.Cluster(string(c))})
+	return nil
+}
+
+// AgentConnected tells the cluster's followers its agent connected.
+func (p *Plane) AgentConnected(ctx context.Context, c model.ClusterID) {
+	p.notify.Now(ctx, []string{bus.Cluster(string(c))})
 }
 
 // DesiredFor returns the cluster's desired revision and, when it is newer

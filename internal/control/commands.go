@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"fmt"
+	"github.com/nebulactrl/nebula/internal/bus"
 	"slices"
 
 	"github.com/nebulactrl/nebula/authz"
@@ -58,7 +59,11 @@ func (p *Plane) QueueCommand(ctx context.Context, in CommandInput) (*model.Comma
 	err = p.change(ctx, cl.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
 		target(ev, "cluster.queue_command", "Cluster", string(cl.ID))
 		ev.Details["commandId"], ev.Details["kind"], ev.Details["args"] = string(cmd.ID), string(cmd.Kind), args
-		return store.Commands.Insert(ctx, q, cmd)
+		if err := store.Commands.Insert(ctx, q, cmd); err != nil {
+			return err
+		}
+		// The agent's session may live on another replica.
+		return p.noteTx(ctx, q, bus.Commands(string(cl.ID)))
 	})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -47,6 +48,9 @@ func (p *Plane) advance(ctx context.Context, q store.Querier, d *model.Deploymen
 	if err := store.UpdateDeploymentStage(ctx, q, d); err != nil {
 		return err
 	}
+	if err := p.noteTx(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID))); err != nil {
+		return err
+	}
 	return store.InsertDeploymentEvent(ctx, q, &model.DeploymentEvent{DeploymentID: d.ID, Seq: d.LastSeq,
 		TenantID: d.TenantID, Stage: stage, Blocker: d.Blocker, Message: msg, CreatedAt: now})
 }
@@ -73,6 +77,9 @@ func (p *Plane) queue(ctx context.Context, q store.Querier, d *model.Deployment,
 	}
 	d.LastSeq, d.Message = 1, why
 	if err := store.UpdateDeploymentStage(ctx, q, d); err != nil {
+		return err
+	}
+	if err := p.noteTx(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID))); err != nil {
 		return err
 	}
 	m.add(d.ID)
@@ -216,6 +223,9 @@ func (p *Plane) Decide(ctx context.Context, id model.DeploymentID, decision mode
 		if decision == model.Rejected {
 			m.add(d.ID)
 			return p.advance(ctx, q, d, model.StageCancelled, "", fmt.Sprintf("rejected by %s: %s", actorName(a), orNone(comment)))
+		}
+		if err := p.noteTx(ctx, q, bus.Deployment(string(d.ID))); err != nil {
+			return err
 		}
 		if err := store.InsertDeploymentEvent(ctx, q, &model.DeploymentEvent{DeploymentID: d.ID, Seq: d.LastSeq + 1,
 			TenantID: d.TenantID, Stage: d.Stage, Message: fmt.Sprintf("approved by %s: %s", actorName(a), orNone(comment)),
@@ -404,7 +414,7 @@ func (p *Plane) AgentStage(ctx context.Context, cluster model.ClusterID, r *prot
 // audit events when it changes what people asked for.
 func (p *Plane) system(ctx context.Context, tenant model.TenantID, recompile bool, fn func(q store.Querier) error) error {
 	var bumped []Bumped
-	err := p.store.Tx(ctx, func(q store.Querier) error {
+	err := p.tx(ctx, func(q store.Querier) error {
 		bumped = nil
 		if _, err := store.LockTenant(ctx, q, tenant); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)

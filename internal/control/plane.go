@@ -14,11 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/seal"
@@ -42,6 +44,52 @@ type Plane struct {
 	// allowSelfApproval lets requesters approve their own.
 	approvalTTL       time.Duration
 	allowSelfApproval bool
+
+	// bus fans notes out to this process's subscribers; notify tells
+	// them (and, on PostgreSQL, the other replicas'). pending holds the
+	// topics noted in each open transaction, by its querier.
+	bus     *bus.Bus
+	notify  bus.Notifier
+	pending sync.Map
+}
+
+// WithBus sets the bus subscribers follow and how notes reach it (in
+// memory, or through PostgreSQL to every replica).
+func WithBus(b *bus.Bus, n bus.Notifier) Option {
+	return func(p *Plane) { p.bus, p.notify = b, n }
+}
+
+// Bus is what subscribers follow.
+func (p *Plane) Bus() *bus.Bus { return p.bus }
+
+// noteTx notes topics inside the transaction q: told to subscribers once
+// it commits.
+func (p *Plane) noteTx(ctx context.Context, q store.Querier, topics ...string) error {
+	if v, ok := p.pending.Load(q); ok {
+		list := v.(*[]string)
+		*list = append(*list, topics...)
+	}
+	return p.notify.InTx(ctx, q, topics)
+}
+
+// tx runs fn in a transaction whose noted topics are told after it
+// commits.
+func (p *Plane) tx(ctx context.Context, fn func(q store.Querier) error) error {
+	var topics []string
+	err := p.store.Tx(ctx, func(q store.Querier) error {
+		list := &[]string{}
+		p.pending.Store(q, list)
+		defer p.pending.Delete(q)
+		if err := fn(q); err != nil {
+			return err
+		}
+		topics = *list
+		return nil
+	})
+	if err == nil && len(topics) > 0 {
+		p.notify.Committed(topics)
+	}
+	return err
 }
 
 // Option configures a Plane.
@@ -65,7 +113,9 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 	if err != nil {
 		return nil, err
 	}
+	b := bus.New()
 	p := &Plane{store: st, authz: z, box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace,
+		bus: b, notify: bus.Memory{B: b},
 		disconnectedAfter: model.DisconnectedAfter, approvalTTL: DefaultApprovalTTL}
 	for _, o := range opts {
 		o(p)
@@ -136,7 +186,7 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 		return err
 	}
 	var bumped []Bumped
-	err = p.store.Tx(ctx, func(q store.Querier) error {
+	err = p.tx(ctx, func(q store.Querier) error {
 		bumped = nil
 		t, err := store.LockTenant(ctx, q, tenant)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/nebulactrl/nebula/internal/bus"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/desired"
@@ -53,6 +54,9 @@ func (p *Plane) recompile(ctx context.Context, q store.Querier, tenant model.Ten
 		}
 		rev, err := store.BumpRevision(ctx, q, c.ID, h, string(shown), p.now())
 		if err != nil {
+			return nil, err
+		}
+		if err := p.noteTx(ctx, q, bus.Revision(string(c.ID)), bus.Cluster(string(c.ID))); err != nil {
 			return nil, err
 		}
 		out = append(out, Bumped{Cluster: c.ID, Revision: rev, State: &st})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 )
@@ -31,8 +32,19 @@ type session struct {
 	// handed is a state the recompile computed and handed over with its
 	// publish: sending it needs no second compile.
 	handed *protocol.Desired
-	// commandsDue asks the writer to look for queued commands.
+	// commandsDue asks the writer to look for queued commands; tokenDue
+	// to check the session's token again.
 	commandsDue bool
+	tokenDue    bool
+}
+
+// noted wakes the session for a note from the bus (a change on any
+// replica): a revision, a command or a revoked token of its cluster.
+func (s *session) noted() {
+	s.mu.Lock()
+	s.commandsDue, s.tokenDue = true, true
+	s.mu.Unlock()
+	s.poke()
 }
 
 // hand gives the session a freshly compiled state to send.
@@ -53,12 +65,12 @@ func (s *session) commands() {
 	s.poke()
 }
 
-func (s *session) take() (*protocol.Desired, bool) {
+func (s *session) take() (*protocol.Desired, bool, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d, c := s.handed, s.commandsDue
-	s.handed, s.commandsDue = nil, false
-	return d, c
+	d, c, t := s.handed, s.commandsDue, s.tokenDue
+	s.handed, s.commandsDue, s.tokenDue = nil, false, false
+	return d, c, t
 }
 
 func (s *session) poke() {
@@ -111,8 +123,23 @@ func (s *session) run(ctx context.Context) {
 		return
 	}
 	// Registered before the welcome: once an agent is welcomed, a revoke or
-	// a publish finds its session.
+	// a publish finds its session, from this replica or (through the bus)
+	// from another.
 	h.register(s)
+	c := string(s.cluster)
+	sub := h.plane.Bus().Subscribe(bus.Revision(c), bus.Commands(c), bus.Tokens(c))
+	defer sub.Close()
+	go func() {
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-sub.C:
+				s.noted()
+			}
+		}
+	}()
+	h.plane.AgentConnected(ctx, s.cluster)
 	welcome, err := protocol.Encode(protocol.TypeWelcome, protocol.Welcome{Protocol: version, Capabilities: caps,
 		Cluster: string(s.cluster), HeartbeatSeconds: int(h.opts.Heartbeat / time.Second)})
 	if err != nil || s.write(welcome) != nil {
@@ -218,7 +245,13 @@ func (s *session) writer(ctx context.Context) {
 		case <-s.done:
 			return
 		case <-s.wake:
-			handed, commands := s.take()
+			handed, commands, token := s.take()
+			if token {
+				if ok, err := h.plane.ConnectTokenStillValid(ctx, s.token); err == nil && !ok {
+					s.close(protocol.CloseUnauthorized, "connect token expired or revoked")
+					return
+				}
+			}
 			err := s.deliver(ctx, handed)
 			if err == nil && commands {
 				err = s.deliverCommands(ctx)

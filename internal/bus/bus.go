@@ -1,0 +1,114 @@
+// Package bus tells the parts of the control plane — on this replica and,
+// with PostgreSQL, on every replica — that something changed. A note is a
+// topic naming one object ("deployment:<id>", "cluster:<id>", …), never
+// its content: whoever follows a topic re-reads the object through
+// authorization, from where it got to. A note may be delivered twice or
+// coalesced with others; a subscriber that may have missed notes (a
+// listener that reconnected) is told to resync, i.e. to re-read.
+//
+// The embedded store runs one replica: notes go from the commit to the
+// subscribers in memory. PostgreSQL runs several: notes are sent with
+// pg_notify inside the transaction that made the change (delivered at
+// commit, dropped on rollback) and every replica LISTENs (listen.go).
+package bus
+
+import (
+	"sync"
+)
+
+// Topics.
+func Deployment(id string) string  { return "deployment:" + id }
+func Environment(id string) string { return "environment:" + id }
+func Cluster(id string) string     { return "cluster:" + id }
+func Revision(cluster string) string {
+	return "revision:" + cluster
+}
+func Commands(cluster string) string { return "commands:" + cluster }
+func Tokens(cluster string) string   { return "tokens:" + cluster }
+
+// Bus fans notes out to subscriptions of this process.
+type Bus struct {
+	mu     sync.Mutex
+	topics map[string]map[*Sub]struct{}
+	subs   map[*Sub]struct{}
+}
+
+// New makes an empty bus.
+func New() *Bus {
+	return &Bus{topics: map[string]map[*Sub]struct{}{}, subs: map[*Sub]struct{}{}}
+}
+
+// Sub is a subscription to some topics. C receives a value whenever one of
+// them was noted (several notes may become one) or a resync is due; it
+// never blocks the bus.
+type Sub struct {
+	C      chan struct{}
+	b      *Bus
+	topics []string
+	once   sync.Once
+}
+
+// Subscribe follows topics until Close.
+func (b *Bus) Subscribe(topics ...string) *Sub {
+	s := &Sub{C: make(chan struct{}, 1), b: b, topics: topics}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.subs[s] = struct{}{}
+	for _, t := range topics {
+		if b.topics[t] == nil {
+			b.topics[t] = map[*Sub]struct{}{}
+		}
+		b.topics[t][s] = struct{}{}
+	}
+	return s
+}
+
+// Close stops the subscription.
+func (s *Sub) Close() {
+	s.once.Do(func() {
+		b := s.b
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		delete(b.subs, s)
+		for _, t := range s.topics {
+			delete(b.topics[t], s)
+			if len(b.topics[t]) == 0 {
+				delete(b.topics, t)
+			}
+		}
+	})
+}
+
+func (s *Sub) poke() {
+	select {
+	case s.C <- struct{}{}:
+	default: // one pending wake covers every note since
+	}
+}
+
+// Deliver wakes the subscriptions of the topics.
+func (b *Bus) Deliver(topics ...string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, t := range topics {
+		for s := range b.topics[t] {
+			s.poke()
+		}
+	}
+}
+
+// Resync wakes every subscription: notes may have been lost.
+func (b *Bus) Resync() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.subs {
+		s.poke()
+	}
+}
+
+// Subscriptions counts the live subscriptions, for metrics.
+func (b *Bus) Subscriptions() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.subs)
+}
