@@ -51,6 +51,7 @@ type ResolverRoot interface {
 	Query() QueryResolver
 	Release() ReleaseResolver
 	Service() ServiceResolver
+	Subscription() SubscriptionResolver
 	Tenant() TenantResolver
 	Variable() VariableResolver
 	Viewer() ViewerResolver
@@ -324,12 +325,13 @@ type ComplexityRoot struct {
 	}
 
 	DeploymentEvent struct {
-		Blocker   func(childComplexity int) int
-		CreatedAt func(childComplexity int) int
-		Cursor    func(childComplexity int) int
-		Message   func(childComplexity int) int
-		Seq       func(childComplexity int) int
-		Stage     func(childComplexity int) int
+		Blocker    func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		Cursor     func(childComplexity int) int
+		Deployment func(childComplexity int) int
+		Message    func(childComplexity int) int
+		Seq        func(childComplexity int) int
+		Stage      func(childComplexity int) int
 	}
 
 	DeploymentPayload struct {
@@ -657,6 +659,12 @@ type ComplexityRoot struct {
 		Variable   func(childComplexity int) int
 	}
 
+	Subscription struct {
+		ClusterStatus          func(childComplexity int, clusterID string) int
+		DeploymentEvents       func(childComplexity int, deploymentID string, after *string) int
+		EnvironmentDeployments func(childComplexity int, environmentID string) int
+	}
+
 	Tenant struct {
 		AuditEvents func(childComplexity int, first *int, after *string, filter *gqlmodel.AuditEventFilter) int
 		Clusters    func(childComplexity int, first *int, after *string) int
@@ -796,6 +804,7 @@ type DeploymentResolver interface {
 	Events(ctx context.Context, obj *model.Deployment, after *string, first *int) ([]*model.DeploymentEvent, error)
 }
 type DeploymentEventResolver interface {
+	Deployment(ctx context.Context, obj *model.DeploymentEvent) (*model.Deployment, error)
 	Cursor(ctx context.Context, obj *model.DeploymentEvent) (string, error)
 }
 type EnvironmentResolver interface {
@@ -891,6 +900,11 @@ type ServiceResolver interface {
 	Variables(ctx context.Context, obj *model.Service) ([]*model.Variable, error)
 
 	Releases(ctx context.Context, obj *model.Service, first *int, after *string, environmentID *string) (*gqlmodel.ReleaseConnection, error)
+}
+type SubscriptionResolver interface {
+	DeploymentEvents(ctx context.Context, deploymentID string, after *string) (<-chan *model.DeploymentEvent, error)
+	EnvironmentDeployments(ctx context.Context, environmentID string) (<-chan *model.Deployment, error)
+	ClusterStatus(ctx context.Context, clusterID string) (<-chan *model.Cluster, error)
 }
 type TenantResolver interface {
 	ViewerRole(ctx context.Context, obj *model.Tenant) (model.TenantRole, error)
@@ -1898,6 +1912,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DeploymentEvent.Cursor(childComplexity), true
+	case "DeploymentEvent.deployment":
+		if e.ComplexityRoot.DeploymentEvent.Deployment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeploymentEvent.Deployment(childComplexity), true
 	case "DeploymentEvent.message":
 		if e.ComplexityRoot.DeploymentEvent.Message == nil {
 			break
@@ -3347,6 +3367,40 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SetVariablePayload.Variable(childComplexity), true
 
+	case "Subscription.clusterStatus":
+		if e.ComplexityRoot.Subscription.ClusterStatus == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_clusterStatus_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ClusterStatus(childComplexity, args["clusterId"].(string)), true
+	case "Subscription.deploymentEvents":
+		if e.ComplexityRoot.Subscription.DeploymentEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_deploymentEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.DeploymentEvents(childComplexity, args["deploymentId"].(string), args["after"].(*string)), true
+	case "Subscription.environmentDeployments":
+		if e.ComplexityRoot.Subscription.EnvironmentDeployments == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_environmentDeployments_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.EnvironmentDeployments(childComplexity, args["environmentId"].(string)), true
+
 	case "Tenant.auditEvents":
 		if e.ComplexityRoot.Tenant.AuditEvents == nil {
 			break
@@ -3791,6 +3845,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -3829,6 +3900,7 @@ Conventions (see docs/graphql.md):
 schema {
   query: Query
   mutation: Mutation
+  subscription: Subscription
 }
 
 "An RFC 3339 timestamp in UTC."
@@ -4490,8 +4562,26 @@ type Deployment implements Node {
   updatedAt: Time!
 }
 
+"""
+Live updates, over graphql-transport-ws (or the legacy graphql-ws) at
+/graphql with the API token in connection_init's payload
+({"Authorization": "Bearer nbt_…"}), or over SSE (POST /graphql with
+Accept: text/event-stream and the Authorization header). Every update is
+read again through authorization: a subscription ends when its token is
+revoked or its user loses access.
+"""
+type Subscription {
+  "The deployment's events after the cursor (from the first without one), then each new one as it happens; completes after the deployment ends. Resume after a disconnect with the last event's cursor: no gap, no duplicate."
+  deploymentEvents(deploymentId: ID!, after: String): DeploymentEvent!
+  "The environment's deployments, each time one of them reaches a new stage."
+  environmentDeployments(environmentId: ID!): Deployment!
+  "The cluster now, then each time its status, heartbeat or revisions change."
+  clusterStatus(clusterId: ID!): Cluster!
+}
+
 "One stage a deployment reached."
 type DeploymentEvent {
+  deployment: Deployment!
   "Resume after this event: pass it as ` + "`" + `after` + "`" + `."
   cursor: String!
   "1 for the first event of the deployment, then one more for each."
@@ -5552,6 +5642,8 @@ func (ec *executionContext) childFields_DeploymentEdge(ctx context.Context, fiel
 
 func (ec *executionContext) childFields_DeploymentEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "deployment":
+		return ec.fieldContext_DeploymentEvent_deployment(ctx, field)
 	case "cursor":
 		return ec.fieldContext_DeploymentEvent_cursor(ctx, field)
 	case "sequence":
@@ -7241,6 +7333,56 @@ func (ec *executionContext) field_Service_releases_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["environmentId"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_clusterStatus_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "clusterId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clusterId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_deploymentEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "deploymentId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["deploymentId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_environmentDeployments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "environmentId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["environmentId"] = arg0
 	return args, nil
 }
 
@@ -11580,6 +11722,38 @@ func (ec *executionContext) fieldContext_DeploymentEdge_node(_ context.Context, 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Deployment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeploymentEvent_deployment(ctx context.Context, field graphql.CollectedField, obj *model.DeploymentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeploymentEvent_deployment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.DeploymentEvent().Deployment(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Deployment) graphql.Marshaler {
+			return ec.marshalNDeployment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeployment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeploymentEvent_deployment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeploymentEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Deployment(ctx, field)
 		},
@@ -17880,6 +18054,138 @@ func (ec *executionContext) fieldContext_SetVariablePayload_userErrors(_ context
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_UserError(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_deploymentEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_deploymentEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().DeploymentEvents(ctx, fc.Args["deploymentId"].(string), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeploymentEvent) graphql.Marshaler {
+			return ec.marshalNDeploymentEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_deploymentEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeploymentEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_deploymentEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_environmentDeployments(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_environmentDeployments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().EnvironmentDeployments(ctx, fc.Args["environmentId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Deployment) graphql.Marshaler {
+			return ec.marshalNDeployment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeployment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_environmentDeployments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Deployment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_environmentDeployments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_clusterStatus(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_clusterStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ClusterStatus(ctx, fc.Args["clusterId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Cluster) graphql.Marshaler {
+			return ec.marshalNCluster2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCluster(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_clusterStatus(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cluster(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_clusterStatus_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -24714,6 +25020,12 @@ func (ec *executionContext) _DeploymentEvent(ctx context.Context, sel ast.Select
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("DeploymentEvent")
+		case "deployment":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._DeploymentEvent_deployment(ctx, field, obj)
+				})
 		case "cursor":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -27106,6 +27418,30 @@ func (ec *executionContext) _SetVariablePayload(ctx context.Context, sel ast.Sel
 	}
 
 	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "deploymentEvents":
+		return ec._Subscription_deploymentEvents(ctx, fields[0])
+	case "environmentDeployments":
+		return ec._Subscription_environmentDeployments(ctx, fields[0])
+	case "clusterStatus":
+		return ec._Subscription_clusterStatus(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
 }
 
 var tenantImplementors = []string{"Tenant", "Node"}

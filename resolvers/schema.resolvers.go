@@ -147,6 +147,10 @@ func (r *deploymentResolver) Events(ctx context.Context, obj *model.Deployment, 
 	return r.Plane.DeploymentEvents(ctx, obj.ID, from, limit)
 }
 
+func (r *deploymentEventResolver) Deployment(ctx context.Context, obj *model.DeploymentEvent) (*model.Deployment, error) {
+	return r.Plane.Deployment(ctx, obj.DeploymentID)
+}
+
 func (r *deploymentEventResolver) Cursor(ctx context.Context, obj *model.DeploymentEvent) (string, error) {
 	return eventCursor(obj.Seq), nil
 }
@@ -791,6 +795,44 @@ func (r *serviceResolver) Releases(ctx context.Context, obj *model.Service, firs
 	return releaseConn(p), nil
 }
 
+func (r *subscriptionResolver) DeploymentEvents(ctx context.Context, deploymentID string, after *string) (<-chan *model.DeploymentEvent, error) {
+	id, err := decode[model.DeploymentID](gid.Deployment, deploymentID, "deploymentId")
+	if err != nil {
+		return nil, err
+	}
+	seq, err := parseEventCursor(deref(after, ""))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.Plane.Deployment(ctx, id); err != nil {
+		return nil, err
+	}
+	return deploymentEvents(ctx, r.Plane, id, seq), nil
+}
+
+func (r *subscriptionResolver) EnvironmentDeployments(ctx context.Context, environmentID string) (<-chan *model.Deployment, error) {
+	id, err := decode[model.EnvironmentID](gid.Environment, environmentID, "environmentId")
+	if err != nil {
+		return nil, err
+	}
+	env, err := r.Plane.Environment(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return environmentDeployments(ctx, r.Plane, env), nil
+}
+
+func (r *subscriptionResolver) ClusterStatus(ctx context.Context, clusterID string) (<-chan *model.Cluster, error) {
+	id, err := decode[model.ClusterID](gid.Cluster, clusterID, "clusterId")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.Plane.Cluster(ctx, id); err != nil {
+		return nil, err
+	}
+	return clusterStatus(ctx, r.Plane, id), nil
+}
+
 func (r *tenantResolver) ViewerRole(ctx context.Context, obj *model.Tenant) (model.TenantRole, error) {
 	return r.Plane.TenantRole(ctx, obj.ID)
 }
@@ -955,6 +997,8 @@ func (r *Resolver) Release() graph.ReleaseResolver { return &releaseResolver{r} 
 
 func (r *Resolver) Service() graph.ServiceResolver { return &serviceResolver{r} }
 
+func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
+
 func (r *Resolver) Tenant() graph.TenantResolver { return &tenantResolver{r} }
 
 func (r *Resolver) Variable() graph.VariableResolver { return &variableResolver{r} }
@@ -978,6 +1022,7 @@ type (
 	queryResolver           struct{ *Resolver }
 	releaseResolver         struct{ *Resolver }
 	serviceResolver         struct{ *Resolver }
+	subscriptionResolver    struct{ *Resolver }
 	tenantResolver          struct{ *Resolver }
 	variableResolver        struct{ *Resolver }
 	viewerResolver          struct{ *Resolver }

@@ -522,6 +522,15 @@ type SetVariablePayload struct {
 	UserErrors []*UserError    `json:"userErrors"`
 }
 
+// Live updates, over graphql-transport-ws (or the legacy graphql-ws) at
+// /graphql with the API token in connection_init's payload
+// ({"Authorization": "Bearer nbt_…"}), or over SSE (POST /graphql with
+// Accept: text/event-stream and the Authorization header). Every update is
+// read again through authorization: a subscription ends when its token is
+// revoked or its user loses access.
+type Subscription struct {
+}
+
 type TenantConnection struct {
 	Edges    []*TenantEdge   `json:"edges"`
 	Nodes    []*model.Tenant `json:"nodes"`

@@ -31,8 +31,8 @@ type Notifier interface {
 type Memory struct{ B *Bus }
 
 func (Memory) InTx(context.Context, store.Querier, []string) error { return nil }
-func (m Memory) Committed(topics []string)                          { m.B.Deliver(topics...) }
-func (m Memory) Now(_ context.Context, topics []string)             { m.B.Deliver(topics...) }
+func (m Memory) Committed(topics []string)                         { m.B.Deliver(topics...) }
+func (m Memory) Now(_ context.Context, topics []string)            { m.B.Deliver(topics...) }
 
 // Postgres sends notes with pg_notify; every replica's listener (Listen)
 // delivers them, this one's included.

@@ -49,6 +49,9 @@ type Config struct {
 	// AllowSelfApproval lets a requester approve their own deployment.
 	ApprovalTTL       time.Duration
 	AllowSelfApproval bool
+	// AllowedOrigins may open GraphQL websockets from a browser (besides
+	// the server's own origin).
+	AllowedOrigins []string
 	// Version is the build's, set by the command, not the environment.
 	Version string
 }
@@ -70,6 +73,11 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	for _, k := range strings.Split(str(lookup, "NEBULA_MASTER_KEYS_OLD", ""), ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			c.OldMasterKeys = append(c.OldMasterKeys, k)
+		}
+	}
+	for _, o := range strings.Split(str(lookup, "NEBULA_ALLOWED_ORIGINS", ""), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.AllowedOrigins = append(c.AllowedOrigins, o)
 		}
 	}
 	var errs []string

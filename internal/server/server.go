@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -22,6 +23,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -82,7 +84,15 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	gql := s.graphQL()
 	mux.Handle("POST /graphql", requireJSON(s.authenticate(gql)))
-	mux.Handle("GET /graphql", s.authenticate(gql))
+	// A websocket authenticates in its connection_init message, not with
+	// the upgrade request: browsers cannot set headers on websockets.
+	mux.Handle("GET /graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if websocket.IsWebSocketUpgrade(r) {
+			gql.ServeHTTP(w, r)
+			return
+		}
+		s.authenticate(gql).ServeHTTP(w, r)
+	}))
 	mux.Handle("GET /{$}", playground.Handler("NebulaCtrl GraphiQL", "/graphql"))
 	mux.Handle("GET /agent/v1/connect", s.hub)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -107,6 +117,11 @@ func (s *Server) graphQL() http.Handler {
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Plane: s.plane,
 		InstallSettings: install.Settings{Server: s.cfg.PublicURL, Repository: s.cfg.AgentImageRepository, Version: s.cfg.Version}}, Complexity: complexity()})
 	srv := handler.New(es)
+	// Subscriptions: websockets (token in connection_init) and SSE (POST
+	// with Accept: text/event-stream, token in the Authorization header).
+	srv.AddTransport(newWSTransport(WSOptions{Origins: s.cfg.AllowedOrigins}, s.plane.Authenticate,
+		func(msg string, args ...any) { s.log.Warn(msg, args...) }))
+	srv.AddTransport(transport.SSE{KeepAlivePingInterval: 15 * time.Second})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -163,7 +178,20 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeJSON(w, http.StatusInternalServerError, gqlErrors("internal error (request id "+id+")", "INTERNAL"))
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(authz.WithActor(ctx, actor)))
+		ctx = authz.WithActor(ctx, actor)
+		// A subscription over SSE reads each update as its caller again.
+		addr := clientAddress(r)
+		ctx = resolvers.WithRefresh(ctx, func(ctx context.Context) (context.Context, error) {
+			a, err := s.plane.Authenticate(ctx, token, addr)
+			if err != nil {
+				return nil, err
+			}
+			return authz.WithActor(ctx, a), nil
+		})
+		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			w = &deadlineWriter{ResponseWriter: w}
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
@@ -272,6 +300,23 @@ func (w *statusWriter) WriteHeader(code int) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush lets SSE responses stream through the metrics wrapper.
+func (w *statusWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// deadlineWriter bounds every write of a streamed (SSE) response: a
+// client that stops reading is cut off after 10 s instead of holding its
+// subscription's updates forever.
+type deadlineWriter struct{ http.ResponseWriter }
+
+func (w *deadlineWriter) Write(b []byte) (int, error) {
+	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(time.Now().Add(10 * time.Second))
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *deadlineWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // observe gives every request an id, logs it and counts it.
 func (s *Server) observe(next http.Handler) http.Handler {

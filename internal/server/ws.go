@@ -1,0 +1,435 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/gorilla/websocket"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/resolvers"
+)
+
+// The GraphQL websocket transport: graphql-transport-ws (the graphql-ws
+// library's protocol) and the legacy graphql-ws protocol of
+// subscriptions-transport-ws, written here rather than taken from gqlgen so
+// that it closes with the protocol's codes and bounds what a slow client
+// can hold.
+const (
+	protoTransportWS = "graphql-transport-ws"
+	protoLegacyWS    = "graphql-ws"
+)
+
+// Close codes (graphql-transport-ws; the legacy protocol uses the same).
+const (
+	closeBadRequest      = 4400 // a message that is not one the protocol knows
+	closeUnauthorized    = 4401 // subscribe before connection_ack
+	closeForbidden       = 4403 // connection_init without a valid token, or the token was revoked
+	closeNoSubprotocol   = 4406 // no subprotocol this server speaks
+	closeInitTimeout     = 4408 // no connection_init in time
+	closeSubscriberExist = 4409 // an operation id already in use
+	closeTooManyInits    = 4429 // a second connection_init
+	// closeSlow (1013 "try again later") cuts off a client that does not
+	// read: it may reconnect and resume from its last cursor.
+	closeSlow = 1013
+)
+
+// WSOptions tune the transport; zero values take the defaults.
+type WSOptions struct {
+	// InitTimeout bounds the wait for connection_init (default 10 s).
+	InitTimeout time.Duration
+	// Queue is how many messages a connection may have waiting to be
+	// written before it counts as too slow (default 256).
+	Queue int
+	// Recheck is how often the connection's token is checked again
+	// (default 10 s): a revoked token ends the connection with 4403.
+	Recheck time.Duration
+	// Ping is the keep-alive interval (default 15 s).
+	Ping time.Duration
+	// Origins are the allowed Origin headers; a request without one (not
+	// a browser) is always allowed, one from the server's own host too.
+	Origins []string
+}
+
+func (o *WSOptions) defaults() {
+	if o.InitTimeout <= 0 {
+		o.InitTimeout = 10 * time.Second
+	}
+	if o.Queue <= 0 {
+		o.Queue = 256
+	}
+	if o.Recheck <= 0 {
+		o.Recheck = 10 * time.Second
+	}
+	if o.Ping <= 0 {
+		o.Ping = 15 * time.Second
+	}
+}
+
+// wsTransport serves GraphQL over websockets.
+type wsTransport struct {
+	opts WSOptions
+	auth func(ctx context.Context, token, origin string) (*authz.Actor, error)
+	up   websocket.Upgrader
+	log  func(msg string, args ...any)
+}
+
+func newWSTransport(opts WSOptions, auth func(ctx context.Context, token, origin string) (*authz.Actor, error), log func(string, ...any)) *wsTransport {
+	opts.defaults()
+	t := &wsTransport{opts: opts, auth: auth, log: log}
+	t.up = websocket.Upgrader{
+		Subprotocols: []string{protoTransportWS, protoLegacyWS},
+		CheckOrigin:  t.originAllowed,
+	}
+	return t
+}
+
+func (t *wsTransport) originAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	for _, o := range t.opts.Origins {
+		if o == "*" || strings.EqualFold(o, origin) {
+			return true
+		}
+	}
+	host := strings.TrimPrefix(strings.TrimPrefix(origin, "https://"), "http://")
+	return strings.EqualFold(host, r.Host)
+}
+
+func (t *wsTransport) Supports(r *http.Request) bool {
+	return r.Method == http.MethodGet && websocket.IsWebSocketUpgrade(r)
+}
+
+// wsMessage is a frame of either protocol.
+type wsMessage struct {
+	ID      string          `json:"id,omitempty"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if !t.originAllowed(r) {
+		writeJSON(w, http.StatusForbidden, gqlErrors("origin not allowed", "FORBIDDEN"))
+		return
+	}
+	ws, err := t.up.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader answered
+	}
+	c := &wsConn{t: t, ws: ws, exec: exec, proto: ws.Subprotocol(), origin: clientAddress(r),
+		out: make(chan []byte, t.opts.Queue), done: make(chan struct{}), ops: map[string]context.CancelFunc{}}
+	ws.SetReadLimit(1 << 20)
+	if c.proto == "" {
+		c.close(closeNoSubprotocol, "Subprotocol not acceptable: use graphql-transport-ws or graphql-ws")
+		_ = ws.Close()
+		return
+	}
+	c.run(context.WithoutCancel(r.Context()))
+}
+
+// wsConn is one client connection.
+type wsConn struct {
+	t      *wsTransport
+	ws     *websocket.Conn
+	exec   graphql.GraphExecutor
+	proto  string
+	origin string
+
+	out       chan []byte // bounded: a full queue cuts the client off
+	done      chan struct{}
+	closeOnce sync.Once
+
+	mu    sync.Mutex
+	ops   map[string]context.CancelFunc
+	token string // kept to check again; never logged
+	actor *authz.Actor
+	acked bool
+}
+
+func (c *wsConn) legacy() bool { return c.proto == protoLegacyWS }
+
+// close ends the connection with a code and reason; safe from anywhere.
+func (c *wsConn) close(code int, reason string) {
+	c.closeOnce.Do(func() {
+		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+		close(c.done)
+		_ = c.ws.Close()
+	})
+}
+
+// send queues a message; a client whose queue is full is cut off.
+func (c *wsConn) send(m wsMessage) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	select {
+	case <-c.done:
+	case c.out <- b:
+	default:
+		c.close(closeSlow, fmt.Sprintf("too slow: %d messages waiting; reconnect and resume from your last cursor", cap(c.out)))
+	}
+}
+
+func (c *wsConn) writer() {
+	ping := time.NewTicker(c.t.opts.Ping)
+	defer ping.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case b := <-c.out:
+			_ = c.ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
+				c.close(websocket.CloseGoingAway, "write failed")
+				return
+			}
+		case <-ping.C:
+			typ := "ping"
+			if c.legacy() {
+				typ = "ka"
+			}
+			c.send(wsMessage{Type: typ})
+		}
+	}
+}
+
+func (c *wsConn) run(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer c.close(websocket.CloseNormalClosure, "")
+	go c.writer()
+	go func() { <-c.done; cancel() }()
+	init := time.AfterFunc(c.t.opts.InitTimeout, func() {
+		c.mu.Lock()
+		acked := c.acked
+		c.mu.Unlock()
+		if !acked {
+			c.close(closeInitTimeout, "Connection initialisation timeout")
+		}
+	})
+	defer init.Stop()
+	for {
+		typ, frame, err := c.ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		var m wsMessage
+		if typ != websocket.TextMessage || json.Unmarshal(frame, &m) != nil || m.Type == "" {
+			c.close(closeBadRequest, "Invalid message: a JSON text frame with a type is expected")
+			return
+		}
+		if !c.handle(ctx, m) {
+			return
+		}
+	}
+}
+
+// handle acts on one message; false ends the connection.
+func (c *wsConn) handle(ctx context.Context, m wsMessage) bool {
+	switch m.Type {
+	case "connection_init":
+		return c.connectionInit(ctx, m)
+	case "ping":
+		if !c.legacy() {
+			c.send(wsMessage{Type: "pong", Payload: m.Payload})
+		}
+		return true
+	case "pong", "ka":
+		return true
+	case "subscribe", "start":
+		if (m.Type == "subscribe") == c.legacy() {
+			break
+		}
+		c.mu.Lock()
+		acked := c.acked
+		c.mu.Unlock()
+		if !acked {
+			c.close(closeUnauthorized, "Unauthorized: connection_init first")
+			return false
+		}
+		if m.ID == "" {
+			c.close(closeBadRequest, "Invalid message: "+m.Type+" needs an id")
+			return false
+		}
+		return c.subscribe(ctx, m)
+	case "complete", "stop":
+		if (m.Type == "complete") == c.legacy() {
+			break
+		}
+		c.mu.Lock()
+		if stop := c.ops[m.ID]; stop != nil {
+			stop()
+			delete(c.ops, m.ID)
+		}
+		c.mu.Unlock()
+		return true
+	case "connection_terminate":
+		if c.legacy() {
+			c.close(websocket.CloseNormalClosure, "terminated")
+			return false
+		}
+	}
+	c.close(closeBadRequest, fmt.Sprintf("Invalid message: unknown type %q", clipText(m.Type)))
+	return false
+}
+
+func clipText(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+// connectionInit authenticates the token of the payload: {"Authorization":
+// "Bearer nbt_…"} (any case) or {"token": "nbt_…"}.
+func (c *wsConn) connectionInit(ctx context.Context, m wsMessage) bool {
+	c.mu.Lock()
+	if c.token != "" || c.acked {
+		c.mu.Unlock()
+		c.close(closeTooManyInits, "Too many initialisation requests")
+		return false
+	}
+	c.mu.Unlock()
+	var payload map[string]any
+	_ = json.Unmarshal(m.Payload, &payload)
+	token := ""
+	for k, v := range payload {
+		s, _ := v.(string)
+		switch strings.ToLower(k) {
+		case "authorization":
+			if len(s) > 7 && strings.EqualFold(s[:7], "bearer ") {
+				token = s[7:]
+			}
+		case "token":
+			token = s
+		}
+	}
+	actor, err := c.t.auth(ctx, token, c.origin)
+	if err != nil {
+		if c.legacy() {
+			b, _ := json.Marshal(map[string]string{"message": "Forbidden: a valid API token is required"})
+			c.send(wsMessage{Type: "connection_error", Payload: b})
+			time.Sleep(50 * time.Millisecond) // let the reason out before the close
+		}
+		if !errors.Is(err, authz.ErrUnauthenticated) {
+			c.t.log("authenticating a websocket", "error", err)
+		}
+		c.close(closeForbidden, "Forbidden: a valid API token is required in connection_init")
+		return false
+	}
+	c.mu.Lock()
+	c.token, c.actor, c.acked = token, actor, true
+	c.mu.Unlock()
+	c.send(wsMessage{Type: "connection_ack"})
+	if c.legacy() {
+		c.send(wsMessage{Type: "ka"})
+	}
+	go c.recheck(ctx)
+	return true
+}
+
+// recheck ends the connection when its token stops being valid.
+func (c *wsConn) recheck(ctx context.Context) {
+	t := time.NewTicker(c.t.opts.Recheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+		}
+		if _, err := c.t.auth(ctx, c.token, c.origin); errors.Is(err, authz.ErrUnauthenticated) {
+			c.close(closeForbidden, "Forbidden: the token was revoked or expired")
+			return
+		}
+	}
+}
+
+// refresh re-authenticates the token: subscriptions read each update
+// through authorization with fresh grants.
+func (c *wsConn) refresh(ctx context.Context) (context.Context, error) {
+	a, err := c.t.auth(ctx, c.token, c.origin)
+	if err != nil {
+		return nil, err
+	}
+	return authz.WithActor(ctx, a), nil
+}
+
+func (c *wsConn) subscribe(ctx context.Context, m wsMessage) bool {
+	var params graphql.RawParams
+	if err := json.Unmarshal(m.Payload, &params); err != nil {
+		c.close(closeBadRequest, "Invalid message: the payload is not a GraphQL request")
+		return false
+	}
+	c.mu.Lock()
+	if c.ops[m.ID] != nil {
+		c.mu.Unlock()
+		c.close(closeSubscriberExist, "Subscriber for "+clipText(m.ID)+" already exists")
+		return false
+	}
+	opCtx, stop := context.WithCancel(authz.WithActor(ctx, c.actor))
+	c.ops[m.ID] = stop
+	c.mu.Unlock()
+	opCtx = resolvers.WithRefresh(opCtx, c.refresh)
+	params.ReadTime = graphql.TraceTiming{Start: graphql.Now(), End: graphql.Now()}
+	go c.operate(opCtx, m.ID, &params)
+	return true
+}
+
+// operate runs one operation to its end and says so.
+func (c *wsConn) operate(ctx context.Context, id string, params *graphql.RawParams) {
+	defer func() {
+		c.mu.Lock()
+		if stop := c.ops[id]; stop != nil {
+			stop()
+			delete(c.ops, id)
+		}
+		c.mu.Unlock()
+	}()
+	next, errType, complete := "next", "error", "complete"
+	if c.legacy() {
+		next = "data"
+	}
+	rc, errs := c.exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		resp := c.exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
+		c.sendErrors(id, errType, resp.Errors)
+		return
+	}
+	ctx = graphql.WithOperationContext(ctx, rc)
+	responses, ctx := c.exec.DispatchOperation(ctx, rc)
+	for {
+		resp := responses(ctx)
+		if resp == nil || ctx.Err() != nil {
+			break
+		}
+		b, _ := json.Marshal(resp)
+		c.send(wsMessage{ID: id, Type: next, Payload: b})
+	}
+	if ctx.Err() == nil {
+		c.send(wsMessage{ID: id, Type: complete})
+	}
+}
+
+func (c *wsConn) sendErrors(id, typ string, errs gqlerror.List) {
+	var b []byte
+	if c.legacy() {
+		b, _ = json.Marshal(map[string]any{"errors": errs})
+		c.send(wsMessage{ID: id, Type: "data", Payload: b})
+		c.send(wsMessage{ID: id, Type: "complete"})
+		return
+	}
+	b, _ = json.Marshal(errs)
+	c.send(wsMessage{ID: id, Type: typ, Payload: b})
+}
