@@ -130,6 +130,8 @@ func (p *Plane) deliver(ctx context.Context, q store.Querier, d *model.Deploymen
 		return err
 	}
 	m.add(d.ID)
+	now := p.now()
+	d.DeliveredAt = &now
 	if c.Status(p.now(), p.disconnectedAfter) != model.ClusterConnected {
 		return p.advance(ctx, q, d, model.StageDelivering, model.BlockerDelivery,
 			fmt.Sprintf("release %d waits for cluster %s, whose agent is not connected", rel.Number, c.Name))

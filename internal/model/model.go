@@ -277,6 +277,8 @@ type Deployment struct {
 	// ApprovalExpiresAt is when a deployment awaiting approval can no
 	// longer be approved.
 	ApprovalExpiresAt *time.Time
+	// DeliveredAt is when it was released to its cluster.
+	DeliveredAt *time.Time
 }
 
 // DeploymentEvent is one stage a deployment reached, numbered from 1 per

@@ -11,8 +11,8 @@ import (
 // event number and approval deadline.
 func UpdateDeploymentStage(ctx context.Context, q Querier, d *model.Deployment) error {
 	return execOne(ctx, q, "updating deployment", `UPDATE deployments SET stage = $2, blocker = $3, message = $4,
-		last_seq = $5, approval_expires_at = $6, updated_at = $7 WHERE id = $1`,
-		string(d.ID), string(d.Stage), d.Blocker, d.Message, d.LastSeq, d.ApprovalExpiresAt, d.UpdatedAt)
+		last_seq = $5, approval_expires_at = $6, updated_at = $7, delivered_at = $8 WHERE id = $1`,
+		string(d.ID), string(d.Stage), d.Blocker, d.Message, d.LastSeq, d.ApprovalExpiresAt, d.UpdatedAt, d.DeliveredAt)
 }
 
 // InsertDeploymentEvent records one stage of a deployment.

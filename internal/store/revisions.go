@@ -110,12 +110,15 @@ func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID) (*Ten
 	if r.Variables, err = Variables.All(ctx, q, "tenant_id = $1", t); err != nil {
 		return nil, err
 	}
-	// Only a live deployment decides what runs: one that is queued or
-	// awaits approval does not yet, one that failed, was cancelled, rolled
-	// back or superseded no longer does.
+	// The newest live deployment decides what runs: one that is queued or
+	// awaits approval does not yet, one that failed, was cancelled or
+	// rolled back no longer does. One that was delivered and then
+	// superseded still counts, so that cancelling or rolling back the
+	// newer one returns to it.
 	r.Live, err = Deployments.All(ctx, q, `id IN (SELECT id FROM (
 		SELECT id, ROW_NUMBER() OVER (PARTITION BY service_id, environment_id ORDER BY id DESC) AS rn
-		FROM deployments WHERE tenant_id = $1 AND stage IN `+liveStages+`
+		FROM deployments WHERE tenant_id = $1
+			AND (stage IN `+liveStages+` OR stage = 'SUPERSEDED' AND delivered_at IS NOT NULL)
 	) live WHERE rn = 1)`, t)
 	if err != nil {
 		return nil, err

@@ -234,17 +234,18 @@ var (
 	Deployments = &Table[model.DeploymentID, model.Deployment]{
 		Name: "deployments",
 		Columns: []string{"id", "tenant_id", "project_id", "service_id", "environment_id", "release_id", "cluster_id",
-			"stage", "blocker", "requested_by", "created_at", "updated_at", "message", "last_seq", "approval_expires_at"},
+			"stage", "blocker", "requested_by", "created_at", "updated_at", "message", "last_seq", "approval_expires_at",
+			"delivered_at"},
 		scan: func(s Scanner) (*model.Deployment, error) {
 			var d model.Deployment
 			return &d, s.Scan(&d.ID, &d.TenantID, &d.ProjectID, &d.ServiceID, &d.EnvironmentID, &d.ReleaseID,
 				&d.ClusterID, &d.Stage, &d.Blocker, &d.RequestedBy, &d.CreatedAt, &d.UpdatedAt, &d.Message, &d.LastSeq,
-				&d.ApprovalExpiresAt)
+				&d.ApprovalExpiresAt, &d.DeliveredAt)
 		},
 		values: func(d *model.Deployment) []any {
 			return []any{string(d.ID), string(d.TenantID), string(d.ProjectID), string(d.ServiceID),
 				string(d.EnvironmentID), string(d.ReleaseID), string(d.ClusterID), string(d.Stage), d.Blocker,
-				nullable(d.RequestedBy), d.CreatedAt, d.UpdatedAt, d.Message, d.LastSeq, d.ApprovalExpiresAt}
+				nullable(d.RequestedBy), d.CreatedAt, d.UpdatedAt, d.Message, d.LastSeq, d.ApprovalExpiresAt, d.DeliveredAt}
 		},
 		id: func(d *model.Deployment) model.DeploymentID { return d.ID },
 	}
