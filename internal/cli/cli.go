@@ -170,7 +170,8 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 		return nil, nil, err
 	}
 	opts := []control.Option{control.WithBox(box), control.WithConnectGrace(cfg.ConnectTokenGrace),
-		control.WithDisconnectedAfter(cfg.AgentDisconnectedAfter), control.WithApprovals(cfg.ApprovalTTL, cfg.AllowSelfApproval)}
+		control.WithDisconnectedAfter(cfg.AgentDisconnectedAfter), control.WithApprovals(cfg.ApprovalTTL, cfg.AllowSelfApproval),
+		control.WithStallAfter(cfg.StallAfter)}
 	if cfg.DatabaseURL != "" {
 		// Several replicas share PostgreSQL: changes are told to all of
 		// them with NOTIFY, and each LISTENs (started by serve).
@@ -230,6 +231,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 	if err := listen(ctx, cfg, plane, log); err != nil {
 		return err
 	}
+	go plane.RunJobs(ctx, cfg.JobInterval)
 	boot, err := plane.Bootstrap(ctx, cfg.BootstrapTenant, cfg.BootstrapEmail)
 	if err != nil && !errors.Is(err, control.ErrBootstrapped) {
 		return err

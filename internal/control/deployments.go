@@ -389,7 +389,7 @@ func (p *Plane) AgentStage(ctx context.Context, cluster model.ClusterID, r *prot
 	if err != nil {
 		return err
 	}
-	if d.ClusterID != cluster || d.Stage.Terminal() || stage.Rank() <= d.Stage.Rank() {
+	if d.ClusterID != cluster || !moves(d, stage) {
 		return nil
 	}
 	var m moved
@@ -397,7 +397,7 @@ func (p *Plane) AgentStage(ctx context.Context, cluster model.ClusterID, r *prot
 		if d, err = store.Deployments.Get(ctx, q, d.ID); err != nil {
 			return err
 		}
-		if d.Stage.Terminal() || stage.Rank() <= d.Stage.Rank() {
+		if !moves(d, stage) {
 			return nil // moved on meanwhile
 		}
 		m.add(d.ID)
@@ -408,6 +408,16 @@ func (p *Plane) AgentStage(ctx context.Context, cluster model.ClusterID, r *prot
 	}
 	p.announce(m)
 	return nil
+}
+
+// moves tells whether an agent's report of stage moves the deployment on:
+// to a later stage, or out of a blocker at the same stage (the agent is
+// back, or progressing again).
+func moves(d *model.Deployment, stage model.DeploymentStage) bool {
+	if d.Stage.Terminal() {
+		return false
+	}
+	return stage.Rank() > d.Stage.Rank() || stage == d.Stage && d.Blocker != nil
 }
 
 // system runs a change the control plane makes itself (agent reports,

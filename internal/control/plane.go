@@ -44,6 +44,7 @@ type Plane struct {
 	// allowSelfApproval lets requesters approve their own.
 	approvalTTL       time.Duration
 	allowSelfApproval bool
+	stallAfter        time.Duration
 
 	// bus fans notes out to this process's subscribers; notify tells
 	// them (and, on PostgreSQL, the other replicas'). pending holds the
@@ -116,7 +117,8 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 	b := bus.New()
 	p := &Plane{store: st, authz: z, box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace,
 		bus: b, notify: bus.Memory{B: b},
-		disconnectedAfter: model.DisconnectedAfter, approvalTTL: DefaultApprovalTTL}
+		disconnectedAfter: model.DisconnectedAfter, approvalTTL: DefaultApprovalTTL,
+		stallAfter: DefaultStallAfter}
 	for _, o := range opts {
 		o(p)
 	}

@@ -316,6 +316,7 @@ const (
 const (
 	BlockerDelivery = "delivery" // the cluster's agent is not connected
 	BlockerApproval = "approval" // a reviewer has not decided yet
+	BlockerStalled  = "stalled"  // no progress within the stall window
 )
 
 // AuditEvent records one committed change. Details never hold a secret.

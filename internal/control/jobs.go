@@ -1,0 +1,155 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// Background jobs, run by every replica on a timer and, per run, by one
+// replica only (store.TryJobLock): a replica that finds the job's lock
+// taken skips it. Each job acts only on rows still in the state it looks
+// for, inside its transaction, so a run that follows another does nothing
+// twice.
+
+// DefaultStallAfter is how long a deployment may go without progress
+// before it is flagged.
+const DefaultStallAfter = 10 * time.Minute
+
+// WithStallAfter sets how long a rollout may make no progress before the
+// stall job flags it.
+func WithStallAfter(d time.Duration) Option { return func(p *Plane) { p.stallAfter = d } }
+
+// JobReport says what one run of the jobs did.
+type JobReport struct {
+	Expired, Stalled, Disconnected int
+	// Skipped names jobs whose lock another replica held.
+	Skipped []string
+}
+
+// RunJobs runs the jobs every interval until ctx ends.
+func (p *Plane) RunJobs(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := p.RunJobsOnce(ctx); err != nil && ctx.Err() == nil {
+			p.log.Warn("background jobs", "error", err)
+		}
+	}
+}
+
+// RunJobsOnce runs each job once.
+func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
+	var rep JobReport
+	jobs := []struct {
+		name string
+		run  func(ctx context.Context, q store.Querier) (int, error)
+		n    *int
+	}{
+		{"expire-approvals", p.expireApprovals, &rep.Expired},
+		{"flag-stalled", p.flagStalled, &rep.Stalled},
+		{"mark-disconnected", p.markDisconnected, &rep.Disconnected},
+	}
+	for _, j := range jobs {
+		var skipped bool
+		err := p.tx(ctx, func(q store.Querier) error {
+			ok, err := store.TryJobLock(ctx, q, j.name)
+			if err != nil || !ok {
+				skipped = err == nil
+				return err
+			}
+			*j.n, err = j.run(ctx, q)
+			return err
+		})
+		if err != nil {
+			return rep, fmt.Errorf("job %s: %w", j.name, err)
+		}
+		if skipped {
+			rep.Skipped = append(rep.Skipped, j.name)
+		}
+	}
+	return rep, nil
+}
+
+// expireApprovals cancels deployments whose approval window closed, each
+// audited as the control plane's own change.
+func (p *Plane) expireApprovals(ctx context.Context, q store.Querier) (int, error) {
+	ds, err := store.ExpiredApprovals(ctx, q, p.now())
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range ds {
+		if _, err := store.LockTenant(ctx, q, d.TenantID); err != nil {
+			return 0, err
+		}
+		exp := d.ApprovalExpiresAt
+		if err := p.advance(ctx, q, d, model.StageCancelled, "",
+			fmt.Sprintf("the approval window closed at %s without a decision", exp.Format(time.RFC3339))); err != nil {
+			return 0, err
+		}
+		ev := &model.AuditEvent{TenantID: d.TenantID, ClientAddress: "control-plane", CreatedAt: p.now(),
+			Details: map[string]any{"approvalExpiredAt": exp.Format(time.RFC3339)}}
+		target(ev, "deployment.approval_expired", "Deployment", string(d.ID))
+		if err := store.InsertAudit(ctx, q, ev); err != nil {
+			return 0, err
+		}
+	}
+	return len(ds), nil
+}
+
+// flagStalled marks rollouts that made no progress for stallAfter with the
+// blocker "stalled"; the next stage the agent reports clears it.
+func (p *Plane) flagStalled(ctx context.Context, q store.Querier) (int, error) {
+	ds, err := store.StalledDeployments(ctx, q, p.now().Add(-p.stallAfter))
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range ds {
+		if err := p.advance(ctx, q, d, d.Stage, model.BlockerStalled,
+			fmt.Sprintf("no progress in %s for %s", d.Stage, p.stallAfter)); err != nil {
+			return 0, err
+		}
+	}
+	return len(ds), nil
+}
+
+// markDisconnected finds clusters silent for longer than disconnectedAfter,
+// tells their followers, and blocks their rollouts on delivery.
+func (p *Plane) markDisconnected(ctx context.Context, q store.Querier) (int, error) {
+	now := p.now()
+	cs, err := store.SilentClusters(ctx, q, now.Add(-p.disconnectedAfter))
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range cs {
+		if err := store.MarkDisconnected(ctx, q, c.ID, now); err != nil {
+			return 0, err
+		}
+		if err := p.noteTx(ctx, q, bus.Cluster(string(c.ID))); err != nil {
+			return 0, err
+		}
+		ds, err := store.RolloutsOn(ctx, q, c.ID)
+		if err != nil {
+			return 0, err
+		}
+		for _, d := range ds {
+			if d.Blocker != nil && *d.Blocker == model.BlockerDelivery {
+				continue
+			}
+			if err := p.advance(ctx, q, d, d.Stage, model.BlockerDelivery,
+				fmt.Sprintf("cluster %s's agent went silent at %s", c.Name, c.LastHeartbeatAt.Format(time.RFC3339))); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return len(cs), nil
+}
