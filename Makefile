@@ -4,11 +4,15 @@ PKGS    ?= ./...
 BENCH   ?= .
 COUNT   ?= 6
 
-.PHONY: run test generate lint bench build check-generate
+.PHONY: run dev test generate lint bench build check-generate
 
 ## run: start the control plane on the embedded store (data in ./nebula-data)
 run:
 	$(GO) run ./cmd/nebula serve
+
+## dev: the control plane with a simulated cluster and a demo project (no Kubernetes needed)
+dev:
+	$(GO) run ./cmd/nebula dev
 
 ## build: build the nebula binary into bin/
 build:

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 
 	"github.com/nebulactrl/nebula/agent"
 )
@@ -53,6 +54,8 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("log level %q: %w", *logLevel, err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	// client-go's own logging (leader election) goes the same way.
+	klog.SetSlogLogger(log.With("component", "client-go"))
 	rc, err := agent.KubeConfig(cfg.Kubeconfig)
 	if err != nil {
 		return err

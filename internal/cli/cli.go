@@ -31,6 +31,8 @@ const usage = `nebula — the NebulaCtrl control plane
 
 Usage:
   nebula serve                      serve the GraphQL API (embedded store unless NEBULA_DATABASE_URL is set)
+  nebula dev                        serve on the embedded store (./nebula-dev) with a simulated cluster, its agent and
+                                    a demo project in this process: deploy and watch the stages live in GraphiQL
   nebula migrate                    apply database migrations and exit
   nebula admin bootstrap [--recover] create the first tenant and an admin token on an empty store;
                                     with --recover, mint a new admin token for an existing one
@@ -71,6 +73,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, cfg, log, stdout)
+	case "dev":
+		if _, set := os.LookupEnv("NEBULA_DATA_DIR"); !set {
+			cfg.DataDir = "nebula-dev"
+		}
+		return dev(ctx, cfg, log, stdout)
 	case "migrate":
 		st, err := openStore(ctx, cfg)
 		if err != nil {
@@ -206,6 +213,13 @@ func listen(ctx context.Context, cfg config.Config, p *control.Plane, log *slog.
 }
 
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer) error {
+	return serveWith(ctx, cfg, log, stdout, nil)
+}
+
+// serveWith serves; ready, when given, runs once the server listens, with
+// its base URL and the admin token of a first start ("" otherwise).
+func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer,
+	ready func(ctx context.Context, base, bootSecret string) error) error {
 	if cfg.MasterKey == "" {
 		// Zero-config: a first start with no key and no data makes one, so
 		// secrets work from the first minute. With data already stored, a
@@ -252,7 +266,24 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 		fmt.Fprintf(stdout, "Authenticate with the admin token printed at first start (lost it? run `nebula admin bootstrap --recover`).\n")
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "store", st.Dialect().Name)
-	return server.New(plane, cfg, log).Run(ctx, ln)
+	srv := server.New(plane, cfg, log)
+	if ready != nil {
+		secret := ""
+		if boot != nil {
+			secret = boot.Secret
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		errc := make(chan error, 1)
+		go func() { errc <- srv.Run(ctx, ln) }()
+		if err := ready(ctx, base, secret); err != nil {
+			cancel()
+			<-errc
+			return err
+		}
+		return <-errc
+	}
+	return srv.Run(ctx, ln)
 }
 
 func printToken(w io.Writer, headline, secret, base string) {

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer collects what the command prints while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// `nebula dev` serves a demo project on a simulated cluster: a deployment
+// made as its output says goes through every stage to SUCCEEDED.
+func TestDevDeploysToTheSimulatedCluster(t *testing.T) {
+	t.Chdir(t.TempDir())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	t.Setenv("NEBULA_ADDR", addr)
+	t.Setenv("NEBULA_LOG_LEVEL", "warn")
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr lockedBuffer
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, []string{"dev"}, &stdout, &stderr) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	ids := regexp.MustCompile(`serviceId: "([^"]+)", environmentId: "([^"]+)"`)
+	deadline := time.Now().Add(30 * time.Second)
+	for !ids.MatchString(stdout.String()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("nebula dev did not set up; stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out := stdout.String()
+	m := ids.FindStringSubmatch(out)
+	token := regexp.MustCompile(`nbt_[A-Za-z0-9]+`).FindString(out)
+	c := &devClient{base: "http://" + addr, token: token}
+	dep, err := c.str(ctx, fmt.Sprintf(`mutation { deploy(input: {serviceId: %q, environmentId: %q, imageDigest: "sha256:%s"}) {
+		deployment { id } userErrors { message } } }`, m[1], m[2], strings.Repeat("cd", 32)), nil, "deploy.deployment.id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stages []string
+	for {
+		res, err := c.do(ctx, `query($d: ID!) { node(id: $d) { ... on Deployment { stage events { stage } } } }`, map[string]any{"d": dep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stages = nil
+		evs, _ := dig(res, "node.events").([]any)
+		for _, e := range evs {
+			stages = append(stages, dig(e, "stage").(string))
+		}
+		if dig(res, "node.stage") == "SUCCEEDED" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the deployment did not succeed: %v\nstderr:\n%s", stages, stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	want := "QUEUED,DELIVERING,STARTING,PROBING,SWITCHING_TRAFFIC,RETIRING,SUCCEEDED"
+	if strings.Join(stages, ",") != want {
+		t.Errorf("stages %v, want %s", stages, want)
+	}
+}
