@@ -1,0 +1,178 @@
+package apitest
+
+import (
+	"bufio"
+	"bytes"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/seal"
+	"github.com/nebulactrl/nebula/internal/store/pgtest"
+)
+
+// Two `nebula serve` processes on one PostgreSQL, as a deployment with
+// several replicas runs them: an agent connected to the first reports a
+// deployment's stages, a subscriber on the second sees every one; both
+// run the background jobs, and an expired approval is cancelled once.
+func TestTwoProcessesOnOnePostgres(t *testing.T) {
+	url := pgtest.URL(t)
+	bin := filepath.Join(t.TempDir(), "nebula")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/nebula")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building nebula: %v\n%s", err, out)
+	}
+	key := seal.GenerateKey()
+	serve := func(name string) (base string, stdout func() string) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		cmd := exec.Command(bin, "serve")
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "NEBULA_ADDR="+addr, "NEBULA_DATABASE_URL="+url, "NEBULA_MASTER_KEY="+key,
+			"NEBULA_JOB_INTERVAL=200ms", "NEBULA_APPROVAL_TTL=2s", "NEBULA_LOG_LEVEL=warn")
+		var mu sync.Mutex
+		var out bytes.Buffer
+		pipe, _ := cmd.StdoutPipe()
+		logf, _ := os.Create(filepath.Join(t.TempDir(), name+".log"))
+		cmd.Stderr = logf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			sc := bufio.NewScanner(pipe)
+			for sc.Scan() {
+				mu.Lock()
+				out.WriteString(sc.Text() + "\n")
+				mu.Unlock()
+			}
+		}()
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			_ = cmd.Wait()
+			if t.Failed() {
+				b, _ := os.ReadFile(logf.Name())
+				t.Logf("--- %s log ---\n%s", name, b)
+			}
+		})
+		base = "http://" + addr
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			if resp, err := http.Get(base + "/readyz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not become ready", name)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return base, func() string { mu.Lock(); defer mu.Unlock(); return out.String() }
+	}
+	a, outA := serve("a")
+	b, _ := serve("b")
+	token := regexp.MustCompile(`nbt_[A-Za-z0-9]+`).FindString(outA())
+	if token == "" {
+		t.Fatalf("replica a printed no admin token:\n%s", outA())
+	}
+	// Clients of either process.
+	ea, eb := &Env{Server: &httptest.Server{URL: a}}, &Env{Server: &httptest.Server{URL: b}}
+	gql := func(e *Env, tok, q string, vars map[string]any) Response {
+		t.Helper()
+		return e.MustDo(t, tok, q, vars)
+	}
+	tenant := gql(ea, token, `{ viewer { tenants { nodes { id } } } }`, nil).Str("viewer.tenants.nodes.0.id")
+	reg := gql(ea, token, `mutation($t: ID!) { registerCluster(input: {tenantId: $t, name: "two", labels: [{key: "env", value: "two"}]}) {
+		cluster { id } connectToken } }`, map[string]any{"t": tenant})
+	connect := reg.Str("registerCluster.connectToken")
+	project := gql(ea, token, `mutation($t: ID!) { createProject(input: {tenantId: $t, name: "two"}) { project { id } } }`,
+		map[string]any{"t": tenant}).Str("createProject.project.id")
+	env1 := gql(ea, token, `mutation($p: ID!) { createEnvironment(input: {projectId: $p, name: "open", clusterSelector: [{key: "env", value: "two"}]}) {
+		environment { id } } }`, map[string]any{"p": project}).Str("createEnvironment.environment.id")
+	prot := gql(ea, token, `mutation($p: ID!) { createEnvironment(input: {projectId: $p, name: "locked", protected: true,
+		clusterSelector: [{key: "env", value: "two"}]}) { environment { id } } }`, map[string]any{"p": project}).Str("createEnvironment.environment.id")
+	svc := gql(ea, token, `mutation($p: ID!) { createService(input: {projectId: $p, name: "api", image: "registry.example.com/two/api",
+		processes: [{name: "web", replicas: 1, port: 80}]}) { service { id } } }`, map[string]any{"p": project}).Str("createService.service.id")
+
+	// An agent connects to replica a.
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(a, "http")+"/agent/v1/connect", http.Header{"Authorization": {"Bearer " + connect}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	hello, _ := protocol.Encode(protocol.TypeHello, protocol.Hello{Protocols: []int{1}, Capabilities: protocol.Known})
+	if err := ws.WriteMessage(websocket.TextMessage, hello); err != nil {
+		t.Fatal(err)
+	}
+	go func() { // read whatever the control plane sends
+		for {
+			if _, _, err := ws.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+
+	dep := gql(ea, token, `mutation($s: ID!, $e: ID!) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: "`+Digest(1)+`"}) {
+		deployment { id } } }`, map[string]any{"s": svc, "e": env1}).Str("deploy.deployment.id")
+	rawDep, _ := gid.Decode[model.DeploymentID](gid.Deployment, dep)
+
+	// A subscriber on replica b.
+	s := subscribeOn(t, eb, token, `subscription($d: ID!) { deploymentEvents(deploymentId: $d) { stage } }`, map[string]any{"d": dep})
+	s.waitValues(t, "deploymentEvents.stage", []string{"QUEUED", "DELIVERING"})
+	for _, st := range []string{"STARTING", "PROBING", "SWITCHING_TRAFFIC", "RETIRING", "SUCCEEDED"} {
+		frame, _ := protocol.Encode(protocol.TypeStage, protocol.Stage{Deployment: string(rawDep), Stage: st, Message: st, At: time.Now()})
+		if err := ws.WriteMessage(websocket.TextMessage, frame); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.waitValues(t, "deploymentEvents.stage", []string{"QUEUED", "DELIVERING", "STARTING", "PROBING", "SWITCHING_TRAFFIC", "RETIRING", "SUCCEEDED"})
+
+	// Jobs: both replicas run them every 200 ms; a deployment waiting for
+	// approval for longer than its 2 s is cancelled once.
+	pending := gql(ea, token, `mutation($s: ID!, $e: ID!) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: "`+Digest(2)+`"}) {
+		deployment { id stage } } }`, map[string]any{"s": svc, "e": prot})
+	if pending.Str("deploy.deployment.stage") != "AWAITING_APPROVAL" {
+		t.Fatalf("a deploy to the protected environment: %s", pending.Body)
+	}
+	pid := pending.Str("deploy.deployment.id")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := gql(eb, token, `query($d: ID!) { node(id: $d) { ... on Deployment { stage events { stage } } } }`, map[string]any{"d": pid})
+		if r.Str("node.stage") == "CANCELLED" {
+			time.Sleep(1 * time.Second) // more job runs on both replicas
+			r = gql(eb, token, `query($d: ID!) { node(id: $d) { ... on Deployment { stage events { stage } } } }`, map[string]any{"d": pid})
+			if n := len(r.List("node.events")); n != 3 {
+				t.Errorf("%d events after the approval expired, want 3 (QUEUED, AWAITING_APPROVAL, CANCELLED once): %s", n, r.Body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the expired approval was never cancelled: %s", r.Body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	audit := gql(ea, token, `query($t: ID!) { node(id: $t) { ... on Tenant { auditEvents(first: 50, filter: {action: "deployment.approval_expired"}) {
+		nodes { targetId } } } } }`, map[string]any{"t": tenant})
+	if n := len(audit.List("node.auditEvents.nodes")); n != 1 {
+		t.Errorf("%d approval_expired audit events, want 1: %s", n, audit.Body)
+	}
+}
