@@ -4573,7 +4573,7 @@ revoked or its user loses access.
 type Subscription {
   "The deployment's events after the cursor (from the first without one), then each new one as it happens; completes after the deployment ends. Resume after a disconnect with the last event's cursor: no gap, no duplicate."
   deploymentEvents(deploymentId: ID!, after: String): DeploymentEvent!
-  "The environment's deployments, each time one of them reaches a new stage."
+  "The environment's deployments: first those under way, then each one as it reaches a new stage."
   environmentDeployments(environmentId: ID!): Deployment!
   "The cluster now, then each time its status, heartbeat or revisions change."
   clusterStatus(clusterId: ID!): Cluster!

@@ -97,8 +97,8 @@ func deploymentEvents(ctx context.Context, p *control.Plane, id model.Deployment
 	return out
 }
 
-// environmentDeployments streams the environment's deployments that moved
-// since the subscription started.
+// environmentDeployments streams the environment's deployments: first the
+// ones under way (not ended), then each one that moves.
 func environmentDeployments(ctx context.Context, p *control.Plane, env *model.Environment) <-chan *model.Deployment {
 	out := make(chan *model.Deployment)
 	seen := map[model.DeploymentID]int64{}
@@ -115,7 +115,7 @@ func environmentDeployments(ctx context.Context, p *control.Plane, env *model.En
 				d := items[i]
 				last, known := seen[d.ID]
 				seen[d.ID] = d.LastSeq
-				if first || known && last >= d.LastSeq {
+				if first && d.Stage.Terminal() || known && last >= d.LastSeq {
 					continue
 				}
 				select {

@@ -182,6 +182,8 @@ func TestReplicasSubscribersFollowTheOtherReplica(t *testing.T) {
 	envSub := subscribeOn(t, r.b, f.Owner.Token, `subscription($e: ID!) { environmentDeployments(environmentId: $e) { id stage } }`,
 		map[string]any{"e": f.EnvironmentID})
 	events.waitValues(t, "deploymentEvents.stage", []string{"QUEUED", "DELIVERING"})
+	// The environment's subscriber starts with the deployments under way.
+	envSub.waitValues(t, "environmentDeployments.stage", []string{"DELIVERING"})
 
 	// The deployment moves on replica a (the agent's session is there).
 	for _, st := range []string{"STARTING", "PROBING", "SWITCHING_TRAFFIC", "RETIRING", "SUCCEEDED"} {
@@ -193,7 +195,7 @@ func TestReplicasSubscribersFollowTheOtherReplica(t *testing.T) {
 		[]string{"QUEUED", "DELIVERING", "STARTING", "PROBING", "SWITCHING_TRAFFIC", "RETIRING", "SUCCEEDED"})
 	// The environment's subscriber sees the deployment as it is whenever
 	// it looks: some stages may fold into one update, never out of order.
-	order := "STARTING,PROBING,SWITCHING_TRAFFIC,RETIRING,SUCCEEDED"
+	order := "DELIVERING,STARTING,PROBING,SWITCHING_TRAFFIC,RETIRING,SUCCEEDED"
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		got := envSub.values("environmentDeployments.stage")
