@@ -85,7 +85,13 @@ func Presenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPresenter
 		switch code {
 		case gqlmodel.ErrorCodeInternal:
 			id := requestID(ctx)
-			log.ErrorContext(ctx, "internal error", "request_id", id, "error", cause)
+			if errors.Is(cause, context.Canceled) {
+				// The client left (or stopped the subscription) while it
+				// ran: nothing is wrong on this side.
+				log.DebugContext(ctx, "operation cancelled", "request_id", id)
+			} else {
+				log.ErrorContext(ctx, "internal error", "request_id", id, "error", cause)
+			}
 			gerr.Message = "internal error (request id " + id + ")"
 			gerr.Extensions["requestId"] = id
 		case gqlmodel.ErrorCodeConflict:

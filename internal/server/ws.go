@@ -127,7 +127,7 @@ func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		return // the upgrader answered
 	}
 	c := &wsConn{t: t, ws: ws, exec: exec, proto: ws.Subprotocol(), origin: clientAddress(r),
-		out: make(chan []byte, t.opts.Queue), done: make(chan struct{}), ops: map[string]context.CancelFunc{}}
+		out: make(chan []byte, t.opts.Queue), done: make(chan struct{}), ops: map[string]*wsOp{}, slow: make(chan struct{})}
 	ws.SetReadLimit(1 << 20)
 	if c.proto == "" {
 		c.close(closeNoSubprotocol, "Subprotocol not acceptable: use graphql-transport-ws or graphql-ws")
@@ -148,22 +148,31 @@ type wsConn struct {
 	out       chan []byte // bounded: a full queue cuts the client off
 	done      chan struct{}
 	closeOnce sync.Once
+	slow      chan struct{} // closed when the queue overflowed
+	slowOnce  sync.Once
 
 	mu    sync.Mutex
-	ops   map[string]context.CancelFunc
+	ops   map[string]*wsOp
 	token string // kept to check again; never logged
 	actor *authz.Actor
 	acked bool
 }
 
+type wsOp struct{ stop context.CancelFunc }
+
 func (c *wsConn) legacy() bool { return c.proto == protoLegacyWS }
 
 // close ends the connection with a code and reason; safe from anywhere.
-func (c *wsConn) close(code int, reason string) {
+func (c *wsConn) close(code int, reason string) { c.closeWithin(code, reason, time.Second) }
+
+func (c *wsConn) closeWithin(code int, reason string, d time.Duration) {
 	c.closeOnce.Do(func() {
-		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(d))
 		close(c.done)
-		_ = c.ws.Close()
+		// The reader closes the connection on the client's close frame
+		// (or soon without one): closing now would reset a connection
+		// whose client is still sending, and lose the close frame.
+		_ = c.ws.SetReadDeadline(time.Now().Add(2 * time.Second))
 	})
 }
 
@@ -177,7 +186,7 @@ func (c *wsConn) send(m wsMessage) {
 	case <-c.done:
 	case c.out <- b:
 	default:
-		c.close(closeSlow, fmt.Sprintf("too slow: %d messages waiting; reconnect and resume from your last cursor", cap(c.out)))
+		c.slowOnce.Do(func() { close(c.slow) })
 	}
 }
 
@@ -187,6 +196,9 @@ func (c *wsConn) writer() {
 	for {
 		select {
 		case <-c.done:
+			return
+		case <-c.slow:
+			c.closeWithin(closeSlow, fmt.Sprintf("too slow: %d messages waiting; reconnect and resume from your last cursor", cap(c.out)), 10*time.Second)
 			return
 		case b := <-c.out:
 			_ = c.ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
@@ -207,6 +219,7 @@ func (c *wsConn) writer() {
 func (c *wsConn) run(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer func() { _ = c.ws.Close() }()
 	defer c.close(websocket.CloseNormalClosure, "")
 	go c.writer()
 	go func() { <-c.done; cancel() }()
@@ -224,14 +237,17 @@ func (c *wsConn) run(ctx context.Context) {
 		if err != nil {
 			return
 		}
+		select {
+		case <-c.done:
+			continue // closing: wait for the client's close frame
+		default:
+		}
 		var m wsMessage
 		if typ != websocket.TextMessage || json.Unmarshal(frame, &m) != nil || m.Type == "" {
 			c.close(closeBadRequest, "Invalid message: a JSON text frame with a type is expected")
-			return
+			continue
 		}
-		if !c.handle(ctx, m) {
-			return
-		}
+		c.handle(ctx, m)
 	}
 }
 
@@ -268,8 +284,8 @@ func (c *wsConn) handle(ctx context.Context, m wsMessage) bool {
 			break
 		}
 		c.mu.Lock()
-		if stop := c.ops[m.ID]; stop != nil {
-			stop()
+		if op := c.ops[m.ID]; op != nil {
+			op.stop()
 			delete(c.ops, m.ID)
 		}
 		c.mu.Unlock()
@@ -360,6 +376,12 @@ func (c *wsConn) recheck(ctx context.Context) {
 // through authorization with fresh grants.
 func (c *wsConn) refresh(ctx context.Context) (context.Context, error) {
 	a, err := c.t.auth(ctx, c.token, c.origin)
+	if errors.Is(err, authz.ErrUnauthenticated) {
+		// Found by a subscription before the periodic check: the client
+		// learns why at once, not from a subscription that just ends.
+		c.close(closeForbidden, "Forbidden: the token was revoked or expired")
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -379,20 +401,21 @@ func (c *wsConn) subscribe(ctx context.Context, m wsMessage) bool {
 		return false
 	}
 	opCtx, stop := context.WithCancel(authz.WithActor(ctx, c.actor))
-	c.ops[m.ID] = stop
+	op := &wsOp{stop: stop}
+	c.ops[m.ID] = op
 	c.mu.Unlock()
 	opCtx = resolvers.WithRefresh(opCtx, c.refresh)
 	params.ReadTime = graphql.TraceTiming{Start: graphql.Now(), End: graphql.Now()}
-	go c.operate(opCtx, m.ID, &params)
+	go c.operate(opCtx, op, m.ID, &params)
 	return true
 }
 
 // operate runs one operation to its end and says so.
-func (c *wsConn) operate(ctx context.Context, id string, params *graphql.RawParams) {
+func (c *wsConn) operate(ctx context.Context, op *wsOp, id string, params *graphql.RawParams) {
 	defer func() {
+		op.stop()
 		c.mu.Lock()
-		if stop := c.ops[id]; stop != nil {
-			stop()
+		if c.ops[id] == op {
 			delete(c.ops, id)
 		}
 		c.mu.Unlock()
