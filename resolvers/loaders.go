@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vikstrous/dataloadgen"
 
 	"github.com/nebulactrl/nebula/internal/control"
@@ -50,6 +51,12 @@ type loadersKey struct{}
 // own loaders: a cache never outlives the request whose actor filled it.
 func Loaders(plane *control.Plane) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		// A subscription lives long and sends many updates: loaders kept for
+		// its whole life would serve stale objects. Its fields load on
+		// their own (loadersFrom makes loaders per call).
+		if op := graphql.GetOperationContext(ctx); op != nil && op.Operation != nil && op.Operation.Operation == ast.Subscription {
+			return next(ctx)
+		}
 		return next(context.WithValue(ctx, loadersKey{}, newLoaders(plane)))
 	}
 }

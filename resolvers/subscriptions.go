@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -16,14 +17,16 @@ import (
 // nothing is lost to coalesced or duplicated notes, and resync re-reads
 // after a missed one.
 
-// resyncEvery re-reads even without a note, in case one was lost.
-const resyncEvery = 30 * time.Second
+// resyncEvery re-reads even without a note. Notes are not lost in memory,
+// and a PostgreSQL listener that reconnects resyncs everyone; this only
+// bounds how long anything unforeseen could go unnoticed.
+const resyncEvery = 5 * time.Minute
 
 type refreshKey struct{}
 
 // Refresh returns the context to read an update in: the subscriber's
-// actor authenticated again.
-type Refresh func(ctx context.Context) (context.Context, error)
+// actor authenticated again (force: not from a recent authentication).
+type Refresh func(ctx context.Context, force bool) (context.Context, error)
 
 // WithRefresh gives subscriptions a way to re-authenticate their caller.
 func WithRefresh(ctx context.Context, f Refresh) context.Context {
@@ -32,32 +35,44 @@ func WithRefresh(ctx context.Context, f Refresh) context.Context {
 
 // refreshed is ctx with a freshly authenticated actor; without a Refresh
 // (tests of resolvers), ctx itself.
-func refreshed(ctx context.Context) (context.Context, error) {
+func refreshed(ctx context.Context, force bool) (context.Context, error) {
 	if f, ok := ctx.Value(refreshKey{}).(Refresh); ok {
-		return f(ctx)
+		return f(ctx, force)
 	}
 	return ctx, nil
 }
 
 // follow calls read once, then after every note of the topics (or every
-// resyncEvery), until read says stop, it fails, or ctx ends.
+// resyncEvery), until read says stop, it fails, or ctx ends. A change of
+// the subscriber's own access (a note of their user) re-reads at once with
+// a fresh authentication: a subscription whose user lost access ends.
 func follow(ctx context.Context, b *bus.Bus, topics []string, read func(ctx context.Context) (stop bool, err error)) {
 	sub := b.Subscribe(topics...)
 	defer sub.Close()
+	var access <-chan struct{}
+	if a, err := authz.ActorFrom(ctx); err == nil && a.User != nil {
+		us := b.Subscribe(bus.User(string(a.User.ID)))
+		defer us.Close()
+		access = us.C
+	}
 	tick := time.NewTicker(resyncEvery)
 	defer tick.Stop()
+	force := false
 	for {
-		rctx, err := refreshed(ctx)
+		rctx, err := refreshed(ctx, force)
 		if err != nil {
 			return
 		}
 		if stop, err := read(rctx); stop || err != nil {
 			return
 		}
+		force = false
 		select {
 		case <-ctx.Done():
 			return
 		case <-sub.C:
+		case <-access:
+			force = true
 		case <-tick.C:
 		}
 	}

@@ -26,6 +26,10 @@ func Revision(cluster string) string {
 func Commands(cluster string) string { return "commands:" + cluster }
 func Tokens(cluster string) string   { return "tokens:" + cluster }
 
+// User is noted when a user's access changes: a role, a membership, a
+// revoked API token. Their connections check their token again.
+func User(id string) string { return "user:" + id }
+
 // Bus fans notes out to subscriptions of this process.
 type Bus struct {
 	mu     sync.Mutex

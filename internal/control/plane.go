@@ -208,6 +208,12 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 		if pv != nil {
 			return p.finishPreview(ctx, q, tenant, pv, before)
 		}
+		if uid, ok := ev.Details["userId"].(string); ok && accessChanges[ev.Action] {
+			// Open subscriptions of that user check their access now.
+			if err := p.noteTx(ctx, q, bus.User(uid)); err != nil {
+				return err
+			}
+		}
 		if !stateless[ev.Action] {
 			if bumped, err = p.recompile(ctx, q, tenant); err != nil {
 				return fmt.Errorf("compiling desired state: %w", err)
@@ -220,6 +226,13 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 		p.pub.Published(bumped)
 	}
 	return err
+}
+
+// accessChanges are the changes that can take access away from the user
+// named in their audit details.
+var accessChanges = map[string]bool{
+	"member.update_role": true, "member.remove": true, "project_member.update_role": true,
+	"project_member.remove": true, "api_token.revoke": true,
 }
 
 func (p *Plane) auditEvent(a *authz.Actor, tenant model.TenantID) *model.AuditEvent {

@@ -176,7 +176,7 @@ func (p *Plane) RevokeAPIToken(ctx context.Context, id model.TokenID) (*model.AP
 			return err
 		}
 		target(ev, "api_token.revoke", "ApiToken", string(id))
-		ev.Details["name"], ev.Details["prefix"] = tok.Name, tok.Prefix
+		ev.Details["name"], ev.Details["prefix"], ev.Details["userId"] = tok.Name, tok.Prefix, string(tok.UserID)
 		tok, err = store.Tokens.Get(ctx, q, id)
 		return err
 	})

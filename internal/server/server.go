@@ -119,7 +119,7 @@ func (s *Server) graphQL() http.Handler {
 	srv := handler.New(es)
 	// Subscriptions: websockets (token in connection_init) and SSE (POST
 	// with Accept: text/event-stream, token in the Authorization header).
-	srv.AddTransport(newWSTransport(WSOptions{Origins: s.cfg.AllowedOrigins}, s.plane.Authenticate,
+	srv.AddTransport(newWSTransport(WSOptions{Origins: s.cfg.AllowedOrigins}, s.plane.Bus(), s.plane.Authenticate,
 		func(msg string, args ...any) { s.log.Warn(msg, args...) }))
 	srv.AddTransport(transport.SSE{KeepAlivePingInterval: 15 * time.Second})
 	srv.AddTransport(transport.GET{})
@@ -144,8 +144,12 @@ func (s *Server) graphQL() http.Handler {
 // clients can see how close they are to the limit.
 func reportCost(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
-	// Requests refused before parsing have no operation to price.
+	// Requests refused before parsing have no operation to price; a
+	// subscription's updates would repeat the same price each time.
 	if resp == nil || !graphql.HasOperationContext(ctx) {
+		return resp
+	}
+	if op := graphql.GetOperationContext(ctx); op.Operation != nil && op.Operation.Operation == ast.Subscription {
 		return resp
 	}
 	if st := extension.GetComplexityStats(ctx); st != nil {
@@ -181,7 +185,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		ctx = authz.WithActor(ctx, actor)
 		// A subscription over SSE reads each update as its caller again.
 		addr := clientAddress(r)
-		ctx = resolvers.WithRefresh(ctx, func(ctx context.Context) (context.Context, error) {
+		ctx = resolvers.WithRefresh(ctx, func(ctx context.Context, _ bool) (context.Context, error) {
 			a, err := s.plane.Authenticate(ctx, token, addr)
 			if err != nil {
 				return nil, err

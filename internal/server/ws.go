@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/resolvers"
 )
 
@@ -50,7 +51,8 @@ type WSOptions struct {
 	// written before it counts as too slow (default 256).
 	Queue int
 	// Recheck is how often the connection's token is checked again
-	// (default 10 s): a revoked token ends the connection with 4403.
+	// (default 60 s) besides right after its user's access changed: a
+	// revoked token ends the connection with 4403.
 	Recheck time.Duration
 	// Ping is the keep-alive interval (default 15 s).
 	Ping time.Duration
@@ -67,7 +69,7 @@ func (o *WSOptions) defaults() {
 		o.Queue = 256
 	}
 	if o.Recheck <= 0 {
-		o.Recheck = 10 * time.Second
+		o.Recheck = time.Minute
 	}
 	if o.Ping <= 0 {
 		o.Ping = 15 * time.Second
@@ -77,14 +79,15 @@ func (o *WSOptions) defaults() {
 // wsTransport serves GraphQL over websockets.
 type wsTransport struct {
 	opts WSOptions
+	bus  *bus.Bus // notes of access changes; nil in tests without one
 	auth func(ctx context.Context, token, origin string) (*authz.Actor, error)
 	up   websocket.Upgrader
 	log  func(msg string, args ...any)
 }
 
-func newWSTransport(opts WSOptions, auth func(ctx context.Context, token, origin string) (*authz.Actor, error), log func(string, ...any)) *wsTransport {
+func newWSTransport(opts WSOptions, b *bus.Bus, auth func(ctx context.Context, token, origin string) (*authz.Actor, error), log func(string, ...any)) *wsTransport {
 	opts.defaults()
-	t := &wsTransport{opts: opts, auth: auth, log: log}
+	t := &wsTransport{opts: opts, bus: b, auth: auth, log: log}
 	t.up = websocket.Upgrader{
 		Subprotocols: []string{protoTransportWS, protoLegacyWS},
 		CheckOrigin:  t.originAllowed,
@@ -126,15 +129,18 @@ func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	if err != nil {
 		return // the upgrader answered
 	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer cancel()
 	c := &wsConn{t: t, ws: ws, exec: exec, proto: ws.Subprotocol(), origin: clientAddress(r),
-		out: make(chan []byte, t.opts.Queue), done: make(chan struct{}), ops: map[string]*wsOp{}, slow: make(chan struct{})}
+		out: make(chan []byte, t.opts.Queue), done: ctx.Done(), cancel: cancel, ops: map[string]*wsOp{},
+		slow: make(chan struct{}), access: make(chan chan struct{}, 1)}
 	ws.SetReadLimit(1 << 20)
 	if c.proto == "" {
 		c.close(closeNoSubprotocol, "Subprotocol not acceptable: use graphql-transport-ws or graphql-ws")
 		_ = ws.Close()
 		return
 	}
-	c.run(context.WithoutCancel(r.Context()))
+	c.run(ctx)
 }
 
 // wsConn is one client connection.
@@ -146,7 +152,8 @@ type wsConn struct {
 	origin string
 
 	out       chan []byte // bounded: a full queue cuts the client off
-	done      chan struct{}
+	done      <-chan struct{}
+	cancel    context.CancelFunc // ends the connection's context: done, and every operation
 	closeOnce sync.Once
 	slow      chan struct{} // closed when the queue overflowed
 	slowOnce  sync.Once
@@ -156,6 +163,14 @@ type wsConn struct {
 	token string // kept to check again; never logged
 	actor *authz.Actor
 	acked bool
+	// fresh is the actor last authenticated for the subscriptions' reads,
+	// and when: reused for a moment, so that a burst of updates does not
+	// authenticate once per update.
+	fresh   *authz.Actor
+	freshAt time.Time
+	// access hands the writer the bus subscription that wakes it when the
+	// user's access changed: it then checks the token at once.
+	access chan chan struct{}
 }
 
 type wsOp struct{ stop context.CancelFunc }
@@ -168,7 +183,7 @@ func (c *wsConn) close(code int, reason string) { c.closeWithin(code, reason, ti
 func (c *wsConn) closeWithin(code int, reason string, d time.Duration) {
 	c.closeOnce.Do(func() {
 		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(d))
-		close(c.done)
+		c.cancel()
 		// The reader closes the connection on the client's close frame
 		// (or soon without one): closing now would reset a connection
 		// whose client is still sending, and lose the close frame.
@@ -190,13 +205,26 @@ func (c *wsConn) send(m wsMessage) {
 	}
 }
 
-func (c *wsConn) writer() {
+// writer writes the queued messages, pings, and checks the token again
+// every Recheck and whenever the user's access changed.
+func (c *wsConn) writer(ctx context.Context) {
 	ping := time.NewTicker(c.t.opts.Ping)
 	defer ping.Stop()
+	recheck := time.NewTicker(c.t.opts.Recheck)
+	defer recheck.Stop()
+	var accessChanged chan struct{}
 	for {
 		select {
 		case <-c.done:
 			return
+		case <-recheck.C:
+			c.checkToken(ctx)
+		case accessChanged = <-c.access:
+		case <-accessChanged:
+			c.mu.Lock()
+			c.fresh = nil
+			c.mu.Unlock()
+			c.checkToken(ctx)
 		case <-c.slow:
 			c.closeWithin(closeSlow, fmt.Sprintf("too slow: %d messages waiting; reconnect and resume from your last cursor", cap(c.out)), 10*time.Second)
 			return
@@ -217,12 +245,9 @@ func (c *wsConn) writer() {
 }
 
 func (c *wsConn) run(ctx context.Context) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	defer func() { _ = c.ws.Close() }()
 	defer c.close(websocket.CloseNormalClosure, "")
-	go c.writer()
-	go func() { <-c.done; cancel() }()
+	go c.writer(ctx)
 	init := time.AfterFunc(c.t.opts.InitTimeout, func() {
 		c.mu.Lock()
 		acked := c.acked
@@ -347,34 +372,43 @@ func (c *wsConn) connectionInit(ctx context.Context, m wsMessage) bool {
 	c.mu.Lock()
 	c.token, c.actor, c.acked = token, actor, true
 	c.mu.Unlock()
+	if actor.User != nil && c.t.bus != nil {
+		// A change of this user's access (a role, a membership, a revoked
+		// token) is checked at once, on whichever replica it happened.
+		sub := c.t.bus.Subscribe(bus.User(string(actor.User.ID)))
+		context.AfterFunc(ctx, sub.Close)
+		c.access <- sub.C // the writer follows it from now on
+	}
 	c.send(wsMessage{Type: "connection_ack"})
 	if c.legacy() {
 		c.send(wsMessage{Type: "ka"})
 	}
-	go c.recheck(ctx)
 	return true
 }
 
-// recheck ends the connection when its token stops being valid.
-func (c *wsConn) recheck(ctx context.Context) {
-	t := time.NewTicker(c.t.opts.Recheck)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.done:
-			return
-		case <-t.C:
-		}
-		if _, err := c.t.auth(ctx, c.token, c.origin); errors.Is(err, authz.ErrUnauthenticated) {
-			c.close(closeForbidden, "Forbidden: the token was revoked or expired")
-			return
-		}
+// checkToken ends the connection when its token stopped being valid.
+func (c *wsConn) checkToken(ctx context.Context) {
+	c.mu.Lock()
+	token := c.token
+	c.mu.Unlock()
+	if token == "" {
+		return
+	}
+	if _, err := c.t.auth(ctx, token, c.origin); errors.Is(err, authz.ErrUnauthenticated) {
+		c.close(closeForbidden, "Forbidden: the token was revoked or expired")
 	}
 }
 
 // refresh re-authenticates the token: subscriptions read each update
 // through authorization with fresh grants.
-func (c *wsConn) refresh(ctx context.Context) (context.Context, error) {
+func (c *wsConn) refresh(ctx context.Context, force bool) (context.Context, error) {
+	c.mu.Lock()
+	if !force && c.fresh != nil && time.Since(c.freshAt) < freshFor {
+		a := c.fresh
+		c.mu.Unlock()
+		return authz.WithActor(ctx, a), nil
+	}
+	c.mu.Unlock()
 	a, err := c.t.auth(ctx, c.token, c.origin)
 	if errors.Is(err, authz.ErrUnauthenticated) {
 		// Found by a subscription before the periodic check: the client
@@ -385,8 +419,15 @@ func (c *wsConn) refresh(ctx context.Context) (context.Context, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	c.fresh, c.freshAt = a, time.Now()
+	c.mu.Unlock()
 	return authz.WithActor(ctx, a), nil
 }
+
+// freshFor is how long an authentication serves the subscriptions' reads.
+// A change of the user's access does not wait for it: the note clears it.
+const freshFor = 2 * time.Second
 
 func (c *wsConn) subscribe(ctx context.Context, m wsMessage) bool {
 	var params graphql.RawParams
