@@ -24,6 +24,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
@@ -590,7 +591,7 @@ func idleNebula(tb testing.TB, o idleOpts) idleResult {
 		cluster = d.Deployment.ClusterID
 	}
 	q, _ := json.Marshal(map[string]any{"query": clusterStatusQuery, "variables": map[string]any{"c": gid.Encode(gid.Cluster, cluster)}})
-	r := measureIdle(tb, o, "graphql", rep.wsURL(), func() int { return rep.plane.Bus().Subscriptions() }, rep.queries.n.Load,
+	r := measureIdle(tb, o, "graphql", rep.wsURL(), func() int { return rep.plane.Bus().Following(bus.Cluster(string(cluster))) }, rep.queries.n.Load,
 		envSubsToken+"="+seed.Secret, envSubsQuery+"="+string(q))
 	if rep.log.count() > 0 {
 		tb.Errorf("%s", rep.log)

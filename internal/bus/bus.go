@@ -110,6 +110,13 @@ func (b *Bus) Resync() {
 	}
 }
 
+// Following counts the subscriptions of one topic.
+func (b *Bus) Following(topic string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.topics[topic])
+}
+
 // Subscriptions counts the live subscriptions, for metrics.
 func (b *Bus) Subscriptions() int {
 	b.mu.Lock()
