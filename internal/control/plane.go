@@ -60,8 +60,13 @@ func WithBus(b *bus.Bus, n bus.Notifier) Option {
 	return func(p *Plane) { p.bus, p.notify = b, n }
 }
 
-// Bus is what subscribers follow.
-func (p *Plane) Bus() *bus.Bus { return p.bus }
+// Bus is what subscribers follow (nil without a plane).
+func (p *Plane) Bus() *bus.Bus {
+	if p == nil {
+		return nil
+	}
+	return p.bus
+}
 
 // noteTx notes topics inside the transaction q: told to subscribers once
 // it commits.
