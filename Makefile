@@ -29,7 +29,8 @@ generate:
 
 ## check-generate: fail when `make generate` changes anything (CI)
 check-generate: generate
-	@git status --porcelain -- graph resolvers gqlgen.yml schema.graphqls go.mod go.sum | tee /dev/stderr | (! grep .)
+	@out="$$(git status --porcelain -- graph resolvers gqlgen.yml schema.graphqls go.mod go.sum)"; \
+	if [ -n "$$out" ]; then echo "make generate changed:"; echo "$$out"; exit 1; fi
 
 ## lint: formatting and vet
 lint:
