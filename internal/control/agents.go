@@ -28,8 +28,6 @@ type Publisher interface {
 	Published(bumped []Bumped)
 	TokensRevoked(cluster model.ClusterID, tokens []model.ConnectTokenID)
 	CommandQueued(cluster model.ClusterID)
-	// DeploymentsMoved names deployments that reached a new stage.
-	DeploymentsMoved(ids []model.DeploymentID)
 }
 
 // WithPublisher tells the plane whom to notify after commits.

@@ -55,22 +55,10 @@ func (p *Plane) advance(ctx context.Context, q store.Querier, d *model.Deploymen
 		TenantID: d.TenantID, Stage: stage, Blocker: d.Blocker, Message: msg, CreatedAt: now})
 }
 
-// moved collects the deployments a change moved, to tell subscribers
-// after the commit.
-type moved []model.DeploymentID
-
-func (m *moved) add(ids ...model.DeploymentID) { *m = append(*m, ids...) }
-
-func (p *Plane) announce(m moved) {
-	if len(m) > 0 && p.pub != nil {
-		p.pub.DeploymentsMoved(m)
-	}
-}
-
 // queue records a new deployment's first event, replaces the requests of
 // the same service and environment still waiting, and starts it: to
 // approval in a protected environment, to delivery otherwise.
-func (p *Plane) queue(ctx context.Context, q store.Querier, d *model.Deployment, env *model.Environment, rel *model.Release, why string, m *moved) error {
+func (p *Plane) queue(ctx context.Context, q store.Querier, d *model.Deployment, env *model.Environment, rel *model.Release, why string) error {
 	if err := store.InsertDeploymentEvent(ctx, q, &model.DeploymentEvent{DeploymentID: d.ID, Seq: 1,
 		TenantID: d.TenantID, Stage: model.StageQueued, Message: why, CreatedAt: d.CreatedAt}); err != nil {
 		return err
@@ -82,7 +70,6 @@ func (p *Plane) queue(ctx context.Context, q store.Querier, d *model.Deployment,
 	if err := p.noteTx(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID))); err != nil {
 		return err
 	}
-	m.add(d.ID)
 	open, err := store.OpenDeployments(ctx, q, d.ServiceID, d.EnvironmentID)
 	if err != nil {
 		return err
@@ -95,7 +82,6 @@ func (p *Plane) queue(ctx context.Context, q store.Querier, d *model.Deployment,
 			fmt.Sprintf("superseded by the deployment of release %d, requested before this one was released", rel.Number)); err != nil {
 			return err
 		}
-		m.add(o.ID)
 	}
 	if env.Protected {
 		exp := p.now().Add(p.approvalTTL)
@@ -104,13 +90,13 @@ func (p *Plane) queue(ctx context.Context, q store.Querier, d *model.Deployment,
 			fmt.Sprintf("environment %s is protected: waiting for a project manager or tenant admin to approve release %d (until %s)",
 				env.Name, rel.Number, exp.Format(time.RFC3339)))
 	}
-	return p.deliver(ctx, q, d, rel, m)
+	return p.deliver(ctx, q, d, rel)
 }
 
 // deliver releases a deployment to its cluster: it becomes live (the
 // recompile that follows puts its release into the cluster's desired
 // state) and supersedes older deployments still rolling out.
-func (p *Plane) deliver(ctx context.Context, q store.Querier, d *model.Deployment, rel *model.Release, m *moved) error {
+func (p *Plane) deliver(ctx context.Context, q store.Querier, d *model.Deployment, rel *model.Release) error {
 	open, err := store.OpenDeployments(ctx, q, d.ServiceID, d.EnvironmentID)
 	if err != nil {
 		return err
@@ -123,13 +109,11 @@ func (p *Plane) deliver(ctx context.Context, q store.Querier, d *model.Deploymen
 			fmt.Sprintf("superseded by the deployment of release %d", rel.Number)); err != nil {
 			return err
 		}
-		m.add(o.ID)
 	}
 	c, err := store.Clusters.Get(ctx, q, d.ClusterID)
 	if err != nil {
 		return err
 	}
-	m.add(d.ID)
 	now := p.now()
 	d.DeliveredAt = &now
 	if c.Status(p.now(), p.disconnectedAfter) != model.ClusterConnected {
@@ -186,7 +170,6 @@ func (p *Plane) Decide(ctx context.Context, id model.DeploymentID, decision mode
 	if len(comment) > 2000 {
 		return nil, Invalid("a comment has at most 2000 characters", "input", "comment")
 	}
-	var m moved
 	err = p.change(ctx, d.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
 		if d, err = store.Deployments.Get(ctx, q, id); err != nil {
 			return err
@@ -223,7 +206,6 @@ func (p *Plane) Decide(ctx context.Context, id model.DeploymentID, decision mode
 		target(ev, action, "Deployment", string(d.ID))
 		ev.Details["environmentId"], ev.Details["releaseNumber"] = string(env.ID), rel.Number
 		if decision == model.Rejected {
-			m.add(d.ID)
 			return p.advance(ctx, q, d, model.StageCancelled, "", fmt.Sprintf("rejected by %s: %s", actorName(a), orNone(comment)))
 		}
 		if err := p.noteTx(ctx, q, bus.Deployment(string(d.ID))); err != nil {
@@ -235,12 +217,11 @@ func (p *Plane) Decide(ctx context.Context, id model.DeploymentID, decision mode
 			return err
 		}
 		d.LastSeq++
-		return p.deliver(ctx, q, d, rel, &m)
+		return p.deliver(ctx, q, d, rel)
 	})
 	if err != nil {
 		return nil, err
 	}
-	p.announce(m)
 	return d, nil
 }
 
@@ -265,7 +246,6 @@ func (p *Plane) Cancel(ctx context.Context, id model.DeploymentID, reason string
 	if len(reason) > 2000 {
 		return nil, Invalid("a reason has at most 2000 characters", "input", "reason")
 	}
-	var m moved
 	err = p.change(ctx, d.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
 		if d, err = store.Deployments.Get(ctx, q, id); err != nil {
 			return err
@@ -276,13 +256,11 @@ func (p *Plane) Cancel(ctx context.Context, id model.DeploymentID, reason string
 		}
 		target(ev, "deployment.cancel", "Deployment", string(d.ID))
 		ev.Details["stage"] = string(d.Stage)
-		m.add(d.ID)
 		return p.advance(ctx, q, d, model.StageCancelled, "", fmt.Sprintf("cancelled by %s: %s", actorName(a), orNone(reason)))
 	})
 	if err != nil {
 		return nil, err
 	}
-	p.announce(m)
 	return d, nil
 }
 
@@ -336,7 +314,6 @@ func (p *Plane) deployRelease(ctx context.Context, relID model.ReleaseID, action
 		return nil, err
 	}
 	var dep *model.Deployment
-	var m moved
 	err = p.change(ctx, rel.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
 		clusters, targets, err := p.tenantTargets(ctx, q, rel.TenantID)
 		if err != nil {
@@ -356,12 +333,11 @@ func (p *Plane) deployRelease(ctx context.Context, relID model.ReleaseID, action
 		}
 		target(ev, action, "Deployment", string(dep.ID))
 		ev.Details["releaseId"], ev.Details["releaseNumber"], ev.Details["clusterId"] = string(rel.ID), rel.Number, string(pl.Cluster.ID)
-		return p.queue(ctx, q, dep, env, rel, fmt.Sprintf(why, rel.Number, actorName(a)), &m)
+		return p.queue(ctx, q, dep, env, rel, fmt.Sprintf(why, rel.Number, actorName(a)))
 	})
 	if err != nil {
 		return nil, err
 	}
-	p.announce(m)
 	return dep, nil
 }
 
@@ -392,7 +368,6 @@ func (p *Plane) AgentStage(ctx context.Context, cluster model.ClusterID, r *prot
 	if d.ClusterID != cluster || !moves(d, stage) {
 		return nil
 	}
-	var m moved
 	err = p.system(ctx, d.TenantID, !stage.Live(), func(q store.Querier) error {
 		if d, err = store.Deployments.Get(ctx, q, d.ID); err != nil {
 			return err
@@ -400,13 +375,11 @@ func (p *Plane) AgentStage(ctx context.Context, cluster model.ClusterID, r *prot
 		if !moves(d, stage) {
 			return nil // moved on meanwhile
 		}
-		m.add(d.ID)
 		return p.advance(ctx, q, d, stage, "", r.Message)
 	})
 	if err != nil {
 		return err
 	}
-	p.announce(m)
 	return nil
 }
 

@@ -228,9 +228,7 @@ func (p *Plane) Deploy(ctx context.Context, svcID model.ServiceID, envID model.E
 	}
 	var rel *model.Release
 	var dep *model.Deployment
-	var m moved
 	err = p.change(ctx, svc.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
-		m = nil
 		if svc, err = store.Services.Get(ctx, q, svcID); err != nil {
 			return err
 		}
@@ -267,12 +265,11 @@ func (p *Plane) Deploy(ctx context.Context, svcID model.ServiceID, envID model.E
 		target(ev, "deployment.create", "Deployment", string(dep.ID))
 		ev.Details["serviceId"], ev.Details["environmentId"], ev.Details["clusterId"] = string(svcID), string(envID), string(pl.Cluster.ID)
 		ev.Details["releaseId"], ev.Details["releaseNumber"], ev.Details["imageDigest"] = string(rel.ID), num, digest
-		return p.queue(ctx, q, dep, env, rel, fmt.Sprintf("release %d requested by %s", num, actorName(a)), &m)
+		return p.queue(ctx, q, dep, env, rel, fmt.Sprintf("release %d requested by %s", num, actorName(a)))
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	p.announce(m)
 	return rel, dep, nil
 }
 

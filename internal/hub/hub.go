@@ -114,10 +114,6 @@ func (h *Hub) Published(bumped []control.Bumped) {
 	}
 }
 
-// DeploymentsMoved is not the hub's business: subscriptions follow
-// deployments.
-func (h *Hub) DeploymentsMoved([]model.DeploymentID) {}
-
 // CommandQueued wakes the cluster's session to deliver its commands.
 func (h *Hub) CommandQueued(c model.ClusterID) {
 	h.mu.Lock()
