@@ -250,7 +250,6 @@ func TestReplicasAgentSessionFollowsTheOtherReplica(t *testing.T) {
 	t.Parallel()
 	r := newReplicas(t)
 	f := r.a.NewFixture(t)
-	rawCluster, _ := gid.Decode[model.ClusterID](gid.Cluster, f.ClusterID)
 	// A fresh connect token, and an agent on replica b.
 	res := f.MustDo(t, `mutation($c: ID!, $n: String!) { regenerateConnectToken(input: {clusterId: $c, confirmName: $n}) { secret userErrors { message } } }`,
 		map[string]any{"c": f.ClusterID, "n": f.Node(t, f.ClusterID, "... on Cluster { name }")["name"]})
@@ -313,7 +312,6 @@ func TestReplicasAgentSessionFollowsTheOtherReplica(t *testing.T) {
 			break
 		}
 	}
-	_ = rawCluster
 }
 
 func TestReplicasJobsRunOnce(t *testing.T) {
