@@ -909,8 +909,14 @@ func TestWSSlowConsumer(t *testing.T) {
 		}
 	}
 
-	const subs, batch = 1000, 50
-	query := `subscription($d: ID!) { deploymentEvents(deploymentId: $d) { stage sequence cursor m0: message m1: message m2: message m3: message } }`
+	// At most 100 operations run on one connection: each repeats the 4 kB
+	// message 40 times, so that 100 of them overflow the queue.
+	const subs, batch = 100, 10
+	var aliases strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&aliases, " m%d: message", i)
+	}
+	query := `subscription($d: ID!) { deploymentEvents(deploymentId: $d) { stage sequence cursor` + aliases.String() + ` } }`
 	slow := wsDialWith(t, env, websocket.Dialer{ReadBufferSize: 1024}, wsTransportWS)
 	slow.init(token)
 	sent := 0
@@ -949,4 +955,54 @@ func TestWSSlowConsumer(t *testing.T) {
 	switching := time.Now()
 	wsStage(t, f, raw, "SWITCHING_TRAFFIC")
 	goodEvent(5, "SWITCHING_TRAFFIC", switching)
+}
+
+// One connection runs at most 100 operations at once: the 101st gets an
+// error naming the limit, the connection stays open, and completing one
+// makes room.
+func TestWSOperationLimit(t *testing.T) {
+	t.Parallel()
+	env := NewEnv(t, OpenSQLite(t))
+	f := env.NewFixture(t)
+	w := wsDial(t, env, wsTransportWS)
+	w.init(f.Users[Viewer].Token)
+	vars := map[string]any{"d": f.DeploymentID} // still delivering: every subscription stays open
+	for i := range 100 {
+		w.subscribe(fmt.Sprintf("s%d", i), wsEventsSubscription, vars)
+	}
+	w.subscribe("over", wsEventsSubscription, vars)
+	for {
+		m := w.next()
+		if m.ID != "over" {
+			continue // the events of the 100
+		}
+		if m.Type != "error" || !strings.Contains(string(m.Payload), "TOO_MANY_OPERATIONS") ||
+			!strings.Contains(string(m.Payload), "at most 100") {
+			t.Fatalf("the 101st operation got %s, want an error naming the limit", m)
+		}
+		break
+	}
+	w.send("complete", "s0", nil) // the client stops it
+	// The completed operation's room is free once its goroutine ended.
+	deadline := time.Now().Add(wsWait)
+	for attempt := 0; ; attempt++ {
+		id := fmt.Sprintf("again%d", attempt)
+		w.subscribe(id, wsEventsSubscription, vars)
+		ok := false
+		for {
+			m := w.next()
+			if m.ID != id {
+				continue
+			}
+			ok = m.Type == "next"
+			break
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no room after completing an operation")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -56,6 +56,9 @@ type WSOptions struct {
 	Recheck time.Duration
 	// Ping is the keep-alive interval (default 15 s).
 	Ping time.Duration
+	// MaxOperations bounds the operations one connection runs at once
+	// (default 100): one client cannot hold the server's work for many.
+	MaxOperations int
 	// Origins are the allowed Origin headers; a request without one (not
 	// a browser) is always allowed, one from the server's own host too.
 	Origins []string
@@ -73,6 +76,9 @@ func (o *WSOptions) defaults() {
 	}
 	if o.Ping <= 0 {
 		o.Ping = 15 * time.Second
+	}
+	if o.MaxOperations <= 0 {
+		o.MaxOperations = 100
 	}
 }
 
@@ -440,6 +446,14 @@ func (c *wsConn) subscribe(ctx context.Context, m wsMessage) bool {
 		c.mu.Unlock()
 		c.close(closeSubscriberExist, "Subscriber for "+clipText(m.ID)+" already exists")
 		return false
+	}
+	if len(c.ops) >= c.t.opts.MaxOperations {
+		c.mu.Unlock()
+		c.sendErrors(m.ID, "error", gqlerror.List{{
+			Message:    fmt.Sprintf("too many operations on this connection: at most %d at once; complete one or open another connection", c.t.opts.MaxOperations),
+			Extensions: map[string]any{"code": "TOO_MANY_OPERATIONS"},
+		}})
+		return true
 	}
 	opCtx, stop := context.WithCancel(authz.WithActor(ctx, c.actor))
 	op := &wsOp{stop: stop}
