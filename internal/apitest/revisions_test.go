@@ -238,3 +238,50 @@ func TestRevisionsAcrossReplicas(t *testing.T) {
 		}
 	}
 }
+
+// The state delivered to an agent is always its revision's, though the
+// control plane keeps the tenant's rows from one delivery to the next: a
+// change to the cluster's state is delivered, one that leaves it alone
+// keeps the revision and the state.
+func TestDeliveredStateFollowsRevisions(t *testing.T) {
+	t.Parallel()
+	for _, s := range Stores(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			env := NewEnv(t, s.Open(t))
+			f := env.NewFixture(t)
+			ctx := context.Background()
+			c, _ := gid.Decode[model.ClusterID](gid.Cluster, f.ClusterID)
+			deliver := func() (int64, string) {
+				t.Helper()
+				rev, st, err := env.Plane.DesiredFor(ctx, c, 0)
+				if err != nil || st == nil {
+					t.Fatalf("DesiredFor: %v, %v", st, err)
+				}
+				b, _ := json.Marshal(st)
+				return rev, string(b)
+			}
+			rev1, st1 := deliver()
+			if again, st := deliver(); again != rev1 || st != st1 {
+				t.Fatalf("a second delivery of revision %d differs: %d", rev1, again)
+			}
+			f.MustDo(t, `mutation($p: ID!) { setVariable(input: {projectId: $p, name: "DELIVERED", value: "v1"}) { variable { id } userErrors { message } } }`,
+				map[string]any{"p": f.ProjectID})
+			rev2, st2 := deliver()
+			if rev2 != rev1+1 || !strings.Contains(st2, `"DELIVERED"`) || !strings.Contains(st2, `"v1"`) {
+				t.Fatalf("after a change: revision %d (was %d), state has the new variable: %v", rev2, rev1, strings.Contains(st2, "DELIVERED"))
+			}
+			// Another cluster that no environment picks: this one's state
+			// and revision stay.
+			f.MustDo(t, `mutation($t: ID!) { registerCluster(input: {tenantId: $t, name: "elsewhere", labels: [{key: "region", value: "mars"}]}) {
+				cluster { id } userErrors { message } } }`, map[string]any{"t": f.TenantID})
+			if rev3, st3 := deliver(); rev3 != rev2 || st3 != st2 {
+				t.Errorf("an unrelated change moved the delivery from %d to %d", rev2, rev3)
+			}
+			f.MustDo(t, `mutation($p: ID!) { setVariable(input: {projectId: $p, name: "DELIVERED", value: "v2"}) { variable { id } userErrors { message } } }`,
+				map[string]any{"p": f.ProjectID})
+			if rev4, st4 := deliver(); rev4 != rev2+1 || !strings.Contains(st4, `"v2"`) || strings.Contains(st4, `"v1"`) {
+				t.Errorf("after the second change: revision %d, state %s", rev4, st4)
+			}
+		})
+	}
+}

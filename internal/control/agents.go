@@ -186,6 +186,37 @@ func (p *Plane) AgentAck(ctx context.Context, c model.ClusterID, ack *protocol.A
 	return nil
 }
 
+// tenantSnapshot is a tenant's compiler input as read for a delivery, with
+// each cluster's row (and desired revision) of the same moment.
+type tenantSnapshot struct {
+	input    desired.Input
+	clusters map[model.ClusterID]*model.Cluster
+}
+
+// maxSnapshots bounds the tenants whose snapshot is kept.
+const maxSnapshots = 16
+
+func (p *Plane) deliverySnapshot(t model.TenantID) *tenantSnapshot {
+	p.snapMu.Lock()
+	defer p.snapMu.Unlock()
+	return p.snaps[t]
+}
+
+func (p *Plane) keepDeliverySnapshot(t model.TenantID, s *tenantSnapshot) {
+	p.snapMu.Lock()
+	defer p.snapMu.Unlock()
+	if p.snaps == nil {
+		p.snaps = map[model.TenantID]*tenantSnapshot{}
+	}
+	if _, ok := p.snaps[t]; !ok && len(p.snaps) >= maxSnapshots {
+		for k := range p.snaps { // any one: the next delivery reads afresh
+			delete(p.snaps, k)
+			break
+		}
+	}
+	p.snaps[t] = s
+}
+
 // AgentConnected tells the cluster's followers its agent connected.
 func (p *Plane) AgentConnected(ctx context.Context, c model.ClusterID) {
 	p.notify.Now(ctx, []string{bus.Cluster(string(c))})
@@ -201,6 +232,16 @@ func (p *Plane) DesiredFor(ctx context.Context, c model.ClusterID, after int64) 
 	if cl.DesiredRevision <= after {
 		return cl.DesiredRevision, nil, nil
 	}
+	// A snapshot of the tenant taken for an earlier delivery serves as long
+	// as this cluster's revision has not moved since: every change that
+	// alters a cluster's state bumps its revision. A fleet that connects at
+	// once then reads the tenant about once, not once per agent.
+	if snap := p.deliverySnapshot(cl.TenantID); snap != nil {
+		if sc := snap.clusters[c]; sc != nil && sc.DesiredRevision == cl.DesiredRevision {
+			st := desired.Compile(forCluster(snap.input, sc))
+			return sc.DesiredRevision, &st, nil
+		}
+	}
 	// Compile and read the revision in one snapshot of the rows: the state
 	// must be the one its revision names. A read-only snapshot takes no
 	// write lock, so a thousand sessions catching up at once never queue
@@ -208,15 +249,20 @@ func (p *Plane) DesiredFor(ctx context.Context, c model.ClusterID, after int64) 
 	var st desired.State
 	var rev int64
 	err = p.store.ReadTx(ctx, func(q store.Querier) error {
-		cl, err := store.Clusters.Get(ctx, q, c)
-		if err != nil {
-			return err
-		}
 		rows, err := store.LoadTenantRows(ctx, q, cl.TenantID)
 		if err != nil {
 			return err
 		}
-		st, rev = desired.Compile(compileInput(p.box, rows, cl)), cl.DesiredRevision
+		snap := &tenantSnapshot{input: tenantInput(p.box, rows), clusters: map[model.ClusterID]*model.Cluster{}}
+		for _, x := range rows.Clusters {
+			snap.clusters[x.ID] = x
+		}
+		sc := snap.clusters[c]
+		if sc == nil {
+			return store.ErrNotFound
+		}
+		p.keepDeliverySnapshot(cl.TenantID, snap)
+		st, rev = desired.Compile(forCluster(snap.input, sc)), sc.DesiredRevision
 		return nil
 	})
 	if err != nil {

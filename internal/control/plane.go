@@ -52,6 +52,10 @@ type Plane struct {
 	bus     *bus.Bus
 	notify  bus.Notifier
 	pending sync.Map
+
+	// snaps keeps, per tenant, the rows last read to deliver a state.
+	snapMu sync.Mutex
+	snaps  map[model.TenantID]*tenantSnapshot
 }
 
 // WithBus sets the bus subscribers follow and how notes reach it (in
