@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/nebulactrl/nebula/internal/bus"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nebulactrl/nebula/authz"
@@ -202,6 +203,22 @@ func (p *Plane) deliverySnapshot(t model.TenantID) *tenantSnapshot {
 	return p.snaps[t]
 }
 
+// lockTenantLoad serializes the reads of one tenant's rows for delivery.
+func (p *Plane) lockTenantLoad(t model.TenantID) func() {
+	p.snapMu.Lock()
+	if p.loading == nil {
+		p.loading = map[model.TenantID]*sync.Mutex{}
+	}
+	m := p.loading[t]
+	if m == nil {
+		m = &sync.Mutex{}
+		p.loading[t] = m
+	}
+	p.snapMu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
+
 func (p *Plane) keepDeliverySnapshot(t model.TenantID, s *tenantSnapshot) {
 	p.snapMu.Lock()
 	defer p.snapMu.Unlock()
@@ -236,11 +253,27 @@ func (p *Plane) DesiredFor(ctx context.Context, c model.ClusterID, after int64) 
 	// as this cluster's revision has not moved since: every change that
 	// alters a cluster's state bumps its revision. A fleet that connects at
 	// once then reads the tenant about once, not once per agent.
-	if snap := p.deliverySnapshot(cl.TenantID); snap != nil {
-		if sc := snap.clusters[c]; sc != nil && sc.DesiredRevision == cl.DesiredRevision {
-			st := desired.Compile(forCluster(snap.input, sc))
-			return sc.DesiredRevision, &st, nil
+	fromSnapshot := func() (int64, *desired.State, bool) {
+		snap := p.deliverySnapshot(cl.TenantID)
+		if snap == nil {
+			return 0, nil, false
 		}
+		sc := snap.clusters[c]
+		if sc == nil || sc.DesiredRevision != cl.DesiredRevision {
+			return 0, nil, false
+		}
+		st := desired.Compile(forCluster(snap.input, sc))
+		return sc.DesiredRevision, &st, true
+	}
+	if rev, st, ok := fromSnapshot(); ok {
+		return rev, st, nil
+	}
+	// One session of the tenant reads it at a time; the others then find
+	// its snapshot (after a fan-out, a thousand sessions miss at once).
+	unlock := p.lockTenantLoad(cl.TenantID)
+	defer unlock()
+	if rev, st, ok := fromSnapshot(); ok {
+		return rev, st, nil
 	}
 	// Compile and read the revision in one snapshot of the rows: the state
 	// must be the one its revision names. A read-only snapshot takes no

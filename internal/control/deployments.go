@@ -399,7 +399,7 @@ func moves(d *model.Deployment, stage model.DeploymentStage) bool {
 // audit events when it changes what people asked for.
 func (p *Plane) system(ctx context.Context, tenant model.TenantID, recompile bool, fn func(q store.Querier) error) error {
 	var bumped []Bumped
-	err := p.tx(ctx, func(q store.Querier) error {
+	return p.txThen(ctx, func(q store.Querier) error {
 		bumped = nil
 		if _, err := store.LockTenant(ctx, q, tenant); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
@@ -413,11 +413,11 @@ func (p *Plane) system(ctx context.Context, tenant model.TenantID, recompile boo
 		var err error
 		bumped, err = p.recompile(ctx, q, tenant)
 		return err
+	}, func() {
+		if len(bumped) > 0 && p.pub != nil {
+			p.pub.Published(bumped)
+		}
 	})
-	if err == nil && len(bumped) > 0 && p.pub != nil {
-		p.pub.Published(bumped)
-	}
-	return err
 }
 
 // DeploymentEvents reads a deployment's events after a sequence number.

@@ -54,8 +54,9 @@ type Plane struct {
 	pending sync.Map
 
 	// snaps keeps, per tenant, the rows last read to deliver a state.
-	snapMu sync.Mutex
-	snaps  map[model.TenantID]*tenantSnapshot
+	snapMu  sync.Mutex
+	snaps   map[model.TenantID]*tenantSnapshot
+	loading map[model.TenantID]*sync.Mutex
 }
 
 // WithBus sets the bus subscribers follow and how notes reach it (in
@@ -85,6 +86,13 @@ func (p *Plane) noteTx(ctx context.Context, q store.Querier, topics ...string) e
 // tx runs fn in a transaction whose noted topics are told after it
 // commits.
 func (p *Plane) tx(ctx context.Context, fn func(q store.Querier) error) error {
+	return p.txThen(ctx, fn, nil)
+}
+
+// txThen is tx with a step between the commit and the notes: the recompile
+// hands its states to this process's agent sessions there, so that a note
+// never sends a session to compile a state already on its way.
+func (p *Plane) txThen(ctx context.Context, fn func(q store.Querier) error, committed func()) error {
 	var topics []string
 	err := p.store.Tx(ctx, func(q store.Querier) error {
 		list := &[]string{}
@@ -96,6 +104,9 @@ func (p *Plane) tx(ctx context.Context, fn func(q store.Querier) error) error {
 		topics = *list
 		return nil
 	})
+	if err == nil && committed != nil {
+		committed()
+	}
 	if err == nil && len(topics) > 0 {
 		p.notify.Committed(topics)
 	}
@@ -197,7 +208,7 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 		return err
 	}
 	var bumped []Bumped
-	err = p.tx(ctx, func(q store.Querier) error {
+	err = p.txThen(ctx, func(q store.Querier) error {
 		bumped = nil
 		t, err := store.LockTenant(ctx, q, tenant)
 		if err != nil {
@@ -229,11 +240,12 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 			}
 		}
 		return store.InsertAudit(ctx, q, ev)
-	})
-	if err == nil && len(bumped) > 0 && p.pub != nil {
+	}, func() {
 		// After commit: an agent must never see a revision that rolled back.
-		p.pub.Published(bumped)
-	}
+		if len(bumped) > 0 && p.pub != nil {
+			p.pub.Published(bumped)
+		}
+	})
 	return err
 }
 

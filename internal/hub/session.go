@@ -36,6 +36,9 @@ type session struct {
 	// to check the session's token again.
 	commandsDue bool
 	tokenDue    bool
+	// notes wakes the writer for a note of the cluster's topics on the bus
+	// (a change made on any replica); set before the writer starts.
+	notes <-chan struct{}
 }
 
 // noted wakes the session for a note from the bus (a change on any
@@ -129,16 +132,7 @@ func (s *session) run(ctx context.Context) {
 	c := string(s.cluster)
 	sub := h.plane.Bus().Subscribe(bus.Revision(c), bus.Commands(c), bus.Tokens(c))
 	defer sub.Close()
-	go func() {
-		for {
-			select {
-			case <-s.done:
-				return
-			case <-sub.C:
-				s.noted()
-			}
-		}
-	}()
+	s.notes = sub.C // the writer follows it
 	h.plane.AgentConnected(ctx, s.cluster)
 	welcome, err := protocol.Encode(protocol.TypeWelcome, protocol.Welcome{Protocol: version, Capabilities: caps,
 		Cluster: string(s.cluster), HeartbeatSeconds: int(h.opts.Heartbeat / time.Second)})
@@ -244,6 +238,8 @@ func (s *session) writer(ctx context.Context) {
 		select {
 		case <-s.done:
 			return
+		case <-s.notes:
+			s.noted()
 		case <-s.wake:
 			handed, commands, token := s.take()
 			if token {
