@@ -3,15 +3,12 @@
 package bench
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"math"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -132,49 +129,6 @@ func subsHeapProfile(tb testing.TB) {
 	if err := pprof.Lookup("heap").WriteTo(w, 0); err != nil {
 		tb.Error(err)
 	}
-}
-
-// subsLog is the control plane's log: it keeps the first errors and
-// warnings, which a run reports, and counts them all.
-type subsLog struct {
-	mu    sync.Mutex
-	n     int
-	first []string
-}
-
-func (l *subsLog) Enabled(_ context.Context, lv slog.Level) bool { return lv >= slog.LevelWarn }
-func (l *subsLog) WithAttrs([]slog.Attr) slog.Handler            { return l }
-func (l *subsLog) WithGroup(string) slog.Handler                 { return l }
-
-func (l *subsLog) Handle(_ context.Context, r slog.Record) error {
-	var sb strings.Builder
-	sb.WriteString(r.Message)
-	r.Attrs(func(a slog.Attr) bool {
-		fmt.Fprintf(&sb, " %s=%v", a.Key, a.Value)
-		return true
-	})
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.n++
-	if len(l.first) < 5 {
-		l.first = append(l.first, sb.String())
-	}
-	return nil
-}
-
-func (l *subsLog) count() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n
-}
-
-func (l *subsLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.n == 0 {
-		return "the control plane logged no errors"
-	}
-	return fmt.Sprintf("the control plane logged %d errors and warnings, first: %s", l.n, strings.Join(l.first, "; "))
 }
 
 // subsWait polls cond every 10 ms until it holds or timeout passes.

@@ -3,6 +3,8 @@
 package bench
 
 import (
+	"github.com/nebulactrl/nebula/internal/logcheck"
+
 	"context"
 	"log/slog"
 	"net/http/httptest"
@@ -30,7 +32,7 @@ type subsReplica struct {
 	st       *store.Store
 	plane    *control.Plane
 	srv      *httptest.Server
-	log      *subsLog
+	log      *logcheck.Warnings
 	queries  *queryCounter // the statements of the replica's pool (not of its listener)
 	cancel   context.CancelFunc
 	listened chan struct{} // closed when the listener returned
@@ -41,7 +43,7 @@ type subsReplica struct {
 func openSubsReplica(tb testing.TB, url, name string) *subsReplica {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &subsReplica{name: name, log: &subsLog{}, queries: &queryCounter{}, cancel: cancel, listened: make(chan struct{})}
+	r := &subsReplica{name: name, log: &logcheck.Warnings{}, queries: &queryCounter{}, cancel: cancel, listened: make(chan struct{})}
 	db, err := postgres.Open(ctx, url, postgres.Options{Tracer: r.queries})
 	if err != nil {
 		cancel()

@@ -345,7 +345,7 @@ func openNebulaStages(tb testing.TB, k, n int) *stageTarget {
 		log: func() string {
 			var out []string
 			for _, r := range reps {
-				if r.log.count() > 0 {
+				if r.log.Count() > 0 {
 					out = append(out, "replica "+r.name+": "+r.log.String())
 				}
 			}
@@ -593,7 +593,7 @@ func idleNebula(tb testing.TB, o idleOpts) idleResult {
 	q, _ := json.Marshal(map[string]any{"query": clusterStatusQuery, "variables": map[string]any{"c": gid.Encode(gid.Cluster, cluster)}})
 	r := measureIdle(tb, o, "graphql", rep.wsURL(), func() int { return rep.plane.Bus().Following(bus.Cluster(string(cluster))) }, rep.queries.n.Load,
 		envSubsToken+"="+seed.Secret, envSubsQuery+"="+string(q))
-	if rep.log.count() > 0 {
+	if rep.log.Count() > 0 {
 		tb.Errorf("%s", rep.log)
 	}
 	return r

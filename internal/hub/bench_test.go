@@ -12,6 +12,8 @@
 package hub_test
 
 import (
+	"github.com/nebulactrl/nebula/internal/logcheck"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -260,7 +262,7 @@ type fleet struct {
 	srv    *httptest.Server
 	hub    *hub.Hub
 	pub    *publishClock
-	errors *errorLog
+	errors *logcheck.Warnings
 }
 
 // openFleet starts a control plane on a seeded fleet (a copy of it, on
@@ -268,7 +270,7 @@ type fleet struct {
 func openFleet(tb testing.TB, sd *seeded, heartbeat time.Duration) *fleet {
 	tb.Helper()
 	ctx := context.Background()
-	f := &fleet{seeded: sd, st: sd.shared, errors: &errorLog{}}
+	f := &fleet{seeded: sd, st: sd.shared, errors: &logcheck.Warnings{}}
 	if f.st == nil {
 		dir := tb.TempDir()
 		if err := os.CopyFS(dir, os.DirFS(sd.dir)); err != nil {
@@ -316,44 +318,6 @@ func newFleet(tb testing.TB, n int, viaPlane bool, heartbeat time.Duration) *fle
 func (f *fleet) setVariable(tb testing.TB, value string) {
 	tb.Helper()
 	setVariable(tb, f.plane, f.admin, f.project, value)
-}
-
-// errorLog is the control plane's log: it keeps the first errors and
-// warnings, which a failing run reports, and counts them all.
-type errorLog struct {
-	mu    sync.Mutex
-	n     int
-	first []string
-}
-
-func (l *errorLog) Enabled(_ context.Context, lv slog.Level) bool { return lv >= slog.LevelWarn }
-func (l *errorLog) WithAttrs([]slog.Attr) slog.Handler            { return l }
-func (l *errorLog) WithGroup(string) slog.Handler                 { return l }
-
-func (l *errorLog) Handle(_ context.Context, r slog.Record) error {
-	var sb strings.Builder
-	sb.WriteString(r.Message)
-	r.Attrs(func(a slog.Attr) bool {
-		fmt.Fprintf(&sb, " %s=%v", a.Key, a.Value)
-		return true
-	})
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.n++
-	if len(l.first) < 5 {
-		l.first = append(l.first, sb.String())
-	}
-	return nil
-}
-
-// String says how many errors were logged, and the first of them.
-func (l *errorLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.n == 0 {
-		return "the control plane logged no errors"
-	}
-	return fmt.Sprintf("the control plane logged %d errors and warnings, first: %s", l.n, strings.Join(l.first, "; "))
 }
 
 // waitDisconnected waits until the hub holds no session of the fleet, so
