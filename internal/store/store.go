@@ -5,7 +5,7 @@
 //
 // The store knows nothing of actors or permissions: callers authorize before
 // they read or write. Driver errors never leave this package tree untranslated:
-// each driver turns them into ErrNotFound or a *ConflictError.
+// each driver turns them into ErrNotFound, ErrUnavailable or a *ConflictError.
 package store
 
 import (
@@ -17,6 +17,12 @@ import (
 
 // ErrNotFound is returned when a row does not exist.
 var ErrNotFound = errors.New("not found")
+
+// ErrUnavailable matches errors of a database that cannot be reached or
+// is not accepting work (down, restarting, out of connections, locked for
+// too long). The operation may be retried; when it struck at commit, the
+// change may or may not have been made.
+var ErrUnavailable = errors.New("database unavailable")
 
 // ErrConflict matches every *ConflictError.
 var ErrConflict = errors.New("conflict")

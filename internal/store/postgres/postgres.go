@@ -8,7 +8,11 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net"
+	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -138,8 +142,12 @@ type rows struct{ pgx.Rows }
 
 func (r rows) Err() error { return translate(r.Rows.Err()) }
 
-// translate maps PostgreSQL's constraint errors to the store's.
+// translate maps PostgreSQL's constraint errors to the store's, and the
+// errors of a server that cannot be reached to store.ErrUnavailable.
 func translate(err error) error {
+	if err == nil {
+		return nil
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
@@ -149,5 +157,38 @@ func translate(err error) error {
 			return fmt.Errorf("%w", &store.ConflictError{Constraint: pgErr.ConstraintName, Reference: true})
 		}
 	}
+	if unavailable(err) {
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+	}
 	return err
+}
+
+// unavailable tells whether err says the server is down, restarting or
+// unreachable, rather than that the statement was wrong.
+func unavailable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case strings.HasPrefix(pgErr.Code, "08"): // connection_exception
+			return true
+		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutdown, crash, cannot connect now
+			return true
+		case pgErr.Code == "53300": // too_many_connections
+			return true
+		}
+		return false
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &connectErr), errors.As(err, &netErr):
+		return true
+	case errors.Is(err, pgconn.ErrConnClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EPIPE):
+		return true
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	}
+	// A closed connection taken from the pool reports itself this way.
+	return strings.Contains(err.Error(), "conn closed")
 }

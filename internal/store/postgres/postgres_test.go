@@ -1,6 +1,9 @@
 package postgres_test
 
 import (
+	"errors"
+	"net"
+	"strings"
 	"sync"
 	"testing"
 
@@ -71,5 +74,24 @@ func TestConcurrentMigrate(t *testing.T) {
 	}
 	if n != len(all) {
 		t.Errorf("schema_migrations: got %d rows, want %d", n, len(all))
+	}
+}
+
+// A server that cannot be reached is reported as store.ErrUnavailable, so
+// that the API answers "try again" rather than "internal error", and the
+// URL's password never appears in the error.
+func TestUnreachableIsUnavailable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	_, err = postgres.Open(t.Context(), "postgres://nebula:hunter2@"+addr+"/nebula?connect_timeout=2", postgres.Options{})
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("opening an unreachable server: got %v, want store.ErrUnavailable", err)
+	}
+	if strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("the error shows the password: %v", err)
 	}
 }

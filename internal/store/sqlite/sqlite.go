@@ -180,6 +180,12 @@ func translate(err error) error {
 		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
 			return fmt.Errorf("%w", &store.ConflictError{Constraint: e.Error(), Reference: true})
 		}
+		switch e.Code() & 0xff { // the primary result code
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN:
+			// Locked past the busy timeout, or the disk failed: the
+			// statement was fine and may succeed later.
+			return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+		}
 	}
 	return err
 }
