@@ -40,6 +40,8 @@ func Code(err error) gqlmodel.ErrorCode {
 		return gqlmodel.ErrorCodeBadUserInput
 	case errors.Is(err, store.ErrConflict):
 		return gqlmodel.ErrorCodeConflict
+	case errors.Is(err, store.ErrUnavailable):
+		return gqlmodel.ErrorCodeUnavailable
 	case err.Error() == "introspection disabled":
 		// gqlgen's plain error when the server turns introspection off.
 		return gqlmodel.ErrorCodeForbidden
@@ -101,6 +103,12 @@ func Presenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPresenter
 				log.WarnContext(ctx, "unexpected conflict", "request_id", requestID(ctx), "error", cause)
 				gerr.Message = "conflict with a concurrent change; retry"
 			}
+		case gqlmodel.ErrorCodeUnavailable:
+			id := requestID(ctx)
+			log.WarnContext(ctx, "database unavailable", "request_id", id, "error", cause)
+			gerr.Message = "the database is unavailable for a moment; retry (request id " + id + ")"
+			gerr.Extensions["requestId"] = id
+			gerr.Extensions["retryable"] = true
 		case gqlmodel.ErrorCodeNotFound:
 			gerr.Message = "not found"
 		case gqlmodel.ErrorCodeForbidden:

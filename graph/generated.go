@@ -3945,6 +3945,8 @@ enum ErrorCode {
   CONFLICT
   ENTITLEMENT_REQUIRED
   RATE_LIMITED
+  "The database (or another dependency) is unavailable for a moment: retry with backoff. The outcome of a mutation answered so is unknown unless it carried an idempotency key."
+  UNAVAILABLE
   INTERNAL
 }
 

@@ -644,7 +644,9 @@ const (
 	ErrorCodeConflict            ErrorCode = "CONFLICT"
 	ErrorCodeEntitlementRequired ErrorCode = "ENTITLEMENT_REQUIRED"
 	ErrorCodeRateLimited         ErrorCode = "RATE_LIMITED"
-	ErrorCodeInternal            ErrorCode = "INTERNAL"
+	// The database (or another dependency) is unavailable for a moment: retry with backoff. The outcome of a mutation answered so is unknown unless it carried an idempotency key.
+	ErrorCodeUnavailable ErrorCode = "UNAVAILABLE"
+	ErrorCodeInternal    ErrorCode = "INTERNAL"
 )
 
 var AllErrorCode = []ErrorCode{
@@ -655,12 +657,13 @@ var AllErrorCode = []ErrorCode{
 	ErrorCodeConflict,
 	ErrorCodeEntitlementRequired,
 	ErrorCodeRateLimited,
+	ErrorCodeUnavailable,
 	ErrorCodeInternal,
 }
 
 func (e ErrorCode) IsValid() bool {
 	switch e {
-	case ErrorCodeUnauthenticated, ErrorCodeForbidden, ErrorCodeNotFound, ErrorCodeBadUserInput, ErrorCodeConflict, ErrorCodeEntitlementRequired, ErrorCodeRateLimited, ErrorCodeInternal:
+	case ErrorCodeUnauthenticated, ErrorCodeForbidden, ErrorCodeNotFound, ErrorCodeBadUserInput, ErrorCodeConflict, ErrorCodeEntitlementRequired, ErrorCodeRateLimited, ErrorCodeUnavailable, ErrorCodeInternal:
 		return true
 	}
 	return false
