@@ -6,8 +6,9 @@
 // background jobs. A caller who cannot see a scope gets ErrNotVisible, which
 // the API reports exactly like a missing row; one who can see it but lacks
 // the capability gets ErrForbidden. This package never reads the database
-// itself: the caller's grants come from a loader, once per request, so a role
-// change takes effect on the next request.
+// itself: the caller's grants come from a loader at every check, so a role
+// change takes effect on the next check, also on a connection that stays
+// open (the loader keeps grants between changes, not between requests).
 package authz
 
 import (
@@ -15,6 +16,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -86,10 +88,13 @@ const (
 
 var subjects = []string{SubjectTenantAdmin, SubjectTenantMember, SubjectProjectManager, SubjectEditor, SubjectViewer}
 
-// Loader reads a user's grants.
+// Loader reads a user's grants as they are now. The control plane's loader
+// keeps them between changes and drops them when a change is noted.
 type Loader func(ctx context.Context, user model.UserID) (*model.Grants, error)
 
-// Actor is an authenticated caller for the span of one request.
+// Actor is an authenticated caller: a user and the token they present. An
+// actor may live as long as a websocket connection; it holds no roles of
+// its own, so that every check sees the grants in force when it runs.
 type Actor struct {
 	User  *model.User
 	Token *model.APIToken
@@ -97,9 +102,6 @@ type Actor struct {
 	Origin string
 
 	mu      sync.Mutex
-	loaded  bool
-	grants  *model.Grants
-	err     error
 	founded []model.TenantID
 }
 
@@ -110,30 +112,36 @@ func (a *Actor) Founded(t model.TenantID) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.founded = append(a.founded, t)
-	if a.loaded && a.err == nil {
-		a.grants.Tenants[t] = model.TenantAdmin
-	}
 }
 
-// Grants returns the actor's roles, reading them at most once. A token acts
-// in its own tenant only, so roles in other tenants are dropped.
-func (a *Actor) Grants(ctx context.Context, load Loader) (*model.Grants, error) {
+// ActsIn tells whether the actor may act in tenant t at all: a token acts
+// in its own tenant (and one it just founded), never in the user's others.
+func (a *Actor) ActsIn(t model.TenantID) bool {
+	if a.Token == nil || a.Token.TenantID == t {
+		return true
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.loaded {
-		return a.grants, a.err
+	return slices.Contains(a.founded, t)
+}
+
+// Grants returns the actor's roles in force now, limited to the tenants
+// the actor acts in. The result is the caller's to keep.
+func (a *Actor) Grants(ctx context.Context, load Loader) (*model.Grants, error) {
+	g, err := load(ctx, a.User.ID)
+	if err != nil {
+		return nil, err
 	}
-	a.loaded = true
-	a.grants, a.err = load(ctx, a.User.ID)
-	if a.err != nil || a.Token == nil {
-		return a.grants, a.err
-	}
-	for t := range a.grants.Tenants {
-		if t != a.Token.TenantID && !slices.Contains(a.founded, t) {
-			delete(a.grants.Tenants, t)
+	out := &model.Grants{Tenants: map[model.TenantID]model.TenantRole{}, Projects: map[model.ProjectID]model.ProjectRole{}}
+	for t, r := range g.Tenants {
+		if a.ActsIn(t) {
+			out.Tenants[t] = r
 		}
 	}
-	return a.grants, a.err
+	// Project roles in other tenants are unreachable: every project check
+	// first needs the project's tenant.
+	maps.Copy(out.Projects, g.Projects)
+	return out, nil
 }
 
 type actorKey struct{}
@@ -226,7 +234,10 @@ func (z *Authorizer) Known(p Perm) bool {
 // when the actor cannot see it: not a member of the tenant, or (for a
 // project scope) neither tenant admin nor holding a project role.
 func (z *Authorizer) Subject(ctx context.Context, a *Actor, scope model.Scope) (string, error) {
-	g, err := a.Grants(ctx, z.load)
+	if !a.ActsIn(scope.Tenant) {
+		return "", ErrNotVisible
+	}
+	g, err := z.load(ctx, a.User.ID)
 	if err != nil {
 		return "", fmt.Errorf("loading grants: %w", err)
 	}

@@ -3,6 +3,7 @@ package authz
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/nebulactrl/nebula/internal/model"
@@ -107,5 +108,54 @@ func clone[K comparable, V any](m map[K]V) map[K]V {
 func TestActorFromEmptyContext(t *testing.T) {
 	if _, err := ActorFrom(context.Background()); !errors.Is(err, ErrUnauthenticated) {
 		t.Errorf("got %v, want ErrUnauthenticated", err)
+	}
+}
+
+// Checks read the grants from the loader every time: a change reaches an
+// actor that lives on (a websocket connection's) at its next check.
+func TestChecksSeeGrantsChange(t *testing.T) {
+	var mu sync.Mutex
+	g := &model.Grants{Tenants: map[model.TenantID]model.TenantRole{"t1": model.TenantAdmin}}
+	z, err := New(func(context.Context, model.UserID) (*model.Grants, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return g, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Actor{User: &model.User{ID: "u"}, Token: &model.APIToken{TenantID: "t1"}}
+	if err := z.Check(context.Background(), a, PlanUpdate, model.Scope{Tenant: "t1"}); err != nil {
+		t.Fatalf("as an admin: %v", err)
+	}
+	mu.Lock()
+	g = &model.Grants{Tenants: map[model.TenantID]model.TenantRole{"t1": model.TenantMember}}
+	mu.Unlock()
+	if err := z.Check(context.Background(), a, PlanUpdate, model.Scope{Tenant: "t1"}); !errors.Is(err, ErrForbidden) {
+		t.Errorf("after the demotion: got %v, want ErrForbidden", err)
+	}
+}
+
+// A tenant founded in a request is readable by the rest of it while other
+// goroutines of the request check their own scopes (run with -race).
+func TestFoundedWhileChecking(t *testing.T) {
+	z := newAuthorizer(t, &model.Grants{Tenants: map[model.TenantID]model.TenantRole{"t1": model.TenantMember, "new": model.TenantAdmin}})
+	a := &Actor{User: &model.User{ID: "u"}, Token: &model.APIToken{TenantID: "t1"}}
+	if err := z.Check(context.Background(), a, TenantRead, model.Scope{Tenant: "new"}); !errors.Is(err, ErrNotVisible) {
+		t.Fatalf("before founding: got %v, want ErrNotVisible", err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				_ = z.Check(context.Background(), a, TenantRead, model.Scope{Tenant: "new"})
+				_, _ = a.Grants(context.Background(), z.load)
+			}
+		})
+	}
+	a.Founded("new")
+	wg.Wait()
+	if err := z.Check(context.Background(), a, TenantRead, model.Scope{Tenant: "new"}); err != nil {
+		t.Errorf("after founding: %v", err)
 	}
 }

@@ -2,6 +2,8 @@ package resolvers
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"time"
 
 	"github.com/nebulactrl/nebula/authz"
@@ -21,6 +23,15 @@ import (
 // and a PostgreSQL listener that reconnects resyncs everyone; this only
 // bounds how long anything unforeseen could go unnoticed.
 const resyncEvery = 5 * time.Minute
+
+// While the database is unavailable a subscription keeps its place and
+// reads again, backing off from retryFirst to retryMax, for up to
+// retryFor; only then does it end, with an error that says to retry.
+const (
+	retryFirst = 100 * time.Millisecond
+	retryMax   = 2 * time.Second
+	retryFor   = 60 * time.Second
+)
 
 type refreshKey struct{}
 
@@ -42,11 +53,50 @@ func refreshed(ctx context.Context, force bool) (context.Context, error) {
 	return ctx, nil
 }
 
+// End holds why a subscription stopped before its documented end (the
+// deployment ended; nothing else ends one). A transport reports it as an
+// error of the operation, never as complete: a client must not take a
+// subscription that could not go on for one that is over.
+type End struct {
+	mu  sync.Mutex
+	err error
+}
+
+type endKey struct{}
+
+// WithEnd gives the subscriptions of ctx a place to say why they stopped.
+func WithEnd(ctx context.Context) (context.Context, *End) {
+	e := &End{}
+	return context.WithValue(ctx, endKey{}, e), e
+}
+
+// Err is the reason the subscription stopped early; nil when it reached
+// its end or was stopped by its client.
+func (e *End) Err() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
+}
+
+func endWith(ctx context.Context, err error) {
+	if e, ok := ctx.Value(endKey{}).(*End); ok && err != nil && ctx.Err() == nil {
+		e.mu.Lock()
+		e.err = err
+		e.mu.Unlock()
+	}
+}
+
 // follow calls read once, then after every note of the topics (or every
 // resyncEvery), until read says stop, it fails, or ctx ends. A change of
 // the subscriber's own access (a note of their user) re-reads at once with
-// a fresh authentication: a subscription whose user lost access ends.
+// a fresh authentication: a subscription whose user lost access ends, with
+// the reason (not found, unauthenticated). An unavailable database is
+// waited out (see retryFor), the place kept: read resumes where it was.
 func follow(ctx context.Context, b *bus.Bus, topics []string, read func(ctx context.Context) (stop bool, err error)) {
+	endWith(ctx, followErr(ctx, b, topics, read))
+}
+
+func followErr(ctx context.Context, b *bus.Bus, topics []string, read func(ctx context.Context) (stop bool, err error)) error {
 	sub := b.Subscribe(topics...)
 	defer sub.Close()
 	var access <-chan struct{}
@@ -58,22 +108,42 @@ func follow(ctx context.Context, b *bus.Bus, topics []string, read func(ctx cont
 	tick := time.NewTicker(resyncEvery)
 	defer tick.Stop()
 	force := false
+	var failingSince time.Time
+	wait := retryFirst
 	for {
 		rctx, err := refreshed(ctx, force)
-		if err != nil {
-			return
+		if err == nil {
+			var stop bool
+			if stop, err = read(rctx); stop && err == nil {
+				return nil
+			}
 		}
-		if stop, err := read(rctx); stop || err != nil {
-			return
+		var retry <-chan time.Time
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err == nil:
+			failingSince, wait = time.Time{}, retryFirst
+		case !errors.Is(err, store.ErrUnavailable):
+			return err
+		default:
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			} else if time.Since(failingSince) > retryFor {
+				return err
+			}
+			retry = time.After(wait)
+			wait = min(2*wait, retryMax)
 		}
 		force = false
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-sub.C:
 		case <-access:
 			force = true
 		case <-tick.C:
+		case <-retry:
 		}
 	}
 }

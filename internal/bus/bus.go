@@ -35,6 +35,18 @@ type Bus struct {
 	mu     sync.Mutex
 	topics map[string]map[*Sub]struct{}
 	subs   map[*Sub]struct{}
+	// observers see every delivered topic, and nil for a resync.
+	observers []func(topics []string)
+}
+
+// Observe calls fn with the topics of every delivery, and with nil when
+// notes may have been lost (a resync), for caches of this process that
+// must drop what a change made stale. fn runs inside the bus's lock: it
+// must be quick and must not call the bus.
+func (b *Bus) Observe(fn func(topics []string)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.observers = append(b.observers, fn)
 }
 
 // New makes an empty bus.
@@ -94,6 +106,9 @@ func (s *Sub) poke() {
 func (b *Bus) Deliver(topics ...string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	for _, fn := range b.observers {
+		fn(topics)
+	}
 	for _, t := range topics {
 		for s := range b.topics[t] {
 			s.poke()
@@ -105,6 +120,9 @@ func (b *Bus) Deliver(topics ...string) {
 func (b *Bus) Resync() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	for _, fn := range b.observers {
+		fn(nil)
+	}
 	for s := range b.subs {
 		s.poke()
 	}

@@ -29,8 +29,9 @@ import (
 
 // Plane is the control plane's domain layer.
 type Plane struct {
-	store *store.Store
-	authz *authz.Authorizer
+	store  *store.Store
+	authz  *authz.Authorizer
+	grants *grantCache
 	box   *seal.Box
 	log   *slog.Logger
 	now   func() time.Time
@@ -104,6 +105,11 @@ func (p *Plane) txThen(ctx context.Context, fn func(q store.Querier) error, comm
 		topics = *list
 		return nil
 	})
+	if err == nil {
+		// This replica's checks see an access change as soon as it
+		// committed, before its note comes back from PostgreSQL.
+		p.grants.noted(topics)
+	}
 	if err == nil && committed != nil {
 		committed()
 	}
@@ -128,20 +134,21 @@ func WithDisconnectedAfter(d time.Duration) Option {
 
 // New wires the domain layer over a migrated store.
 func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
-	z, err := authz.New(func(ctx context.Context, u model.UserID) (*model.Grants, error) {
-		return store.GrantsOf(ctx, st.Q(), u)
-	})
+	grants := newGrantCache(st)
+	z, err := authz.New(grants.get)
 	if err != nil {
 		return nil, err
 	}
 	b := bus.New()
-	p := &Plane{store: st, authz: z, box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace,
+	p := &Plane{store: st, authz: z, grants: grants, box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace,
 		bus: b, notify: bus.Memory{B: b},
 		disconnectedAfter: model.DisconnectedAfter, approvalTTL: DefaultApprovalTTL,
 		stallAfter: DefaultStallAfter}
 	for _, o := range opts {
 		o(p)
 	}
+	// Access changed on another replica drops the grants here too.
+	p.bus.Observe(grants.noted)
 	return p, nil
 }
 
@@ -229,7 +236,8 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 			return p.finishPreview(ctx, q, tenant, pv, before)
 		}
 		if uid, ok := ev.Details["userId"].(string); ok && accessChanges[ev.Action] {
-			// Open subscriptions of that user check their access now.
+			// Checks read that user's grants afresh, and open connections
+			// check their token now.
 			if err := p.noteTx(ctx, q, bus.User(uid)); err != nil {
 				return err
 			}
@@ -249,11 +257,12 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 	return err
 }
 
-// accessChanges are the changes that can take access away from the user
-// named in their audit details.
+// accessChanges are the changes of the access of the user named in their
+// audit details: their grants are dropped from every replica's cache, and
+// their open connections check their token again.
 var accessChanges = map[string]bool{
-	"member.update_role": true, "member.remove": true, "project_member.update_role": true,
-	"project_member.remove": true, "api_token.revoke": true,
+	"member.add": true, "member.update_role": true, "member.remove": true, "project_member.add": true,
+	"project_member.update_role": true, "project_member.remove": true, "api_token.revoke": true,
 }
 
 func (p *Plane) auditEvent(a *authz.Actor, tenant model.TenantID) *model.AuditEvent {

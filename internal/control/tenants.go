@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -132,7 +133,7 @@ func (p *Plane) CreateTenant(ctx context.Context, name string) (*model.Tenant, *
 	var t *model.Tenant
 	var tok *model.APIToken
 	var secret string
-	err = p.store.Tx(ctx, func(q store.Querier) error {
+	err = p.tx(ctx, func(q store.Querier) error {
 		var err error
 		if t, _, err = p.insertTenant(ctx, q, name, a.User, false); err != nil {
 			return err
@@ -143,6 +144,10 @@ func (p *Plane) CreateTenant(ctx context.Context, name string) (*model.Tenant, *
 		ev := p.auditEvent(a, t.ID)
 		target(ev, "tenant.create", "Tenant", string(t.ID))
 		ev.Details["name"], ev.Details["tokenPrefix"] = t.Name, tok.Prefix
+		// The founder is now an admin of one more tenant.
+		if err := p.noteTx(ctx, q, bus.User(string(a.User.ID))); err != nil {
+			return err
+		}
 		return store.InsertAudit(ctx, q, ev)
 	})
 	if err != nil {
@@ -182,7 +187,7 @@ func (p *Plane) Tenants(ctx context.Context, pg store.PageArgs) (store.Page[mode
 }
 
 func (p *Plane) loadGrants(ctx context.Context, u model.UserID) (*model.Grants, error) {
-	return store.GrantsOf(ctx, p.store.Q(), u)
+	return p.grants.get(ctx, u)
 }
 
 // TenantRole is the caller's role in a tenant they can see.

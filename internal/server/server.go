@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -50,6 +49,11 @@ const (
 
 // Server is the control plane's HTTP server.
 type Server struct {
+	// closing ends when the server begins to shut down: long-lived
+	// streams and connections end with it.
+	closing   context.Context
+	beginStop context.CancelFunc
+
 	plane   *control.Plane
 	cfg     config.Config
 	log     *slog.Logger
@@ -62,6 +66,7 @@ type Server struct {
 func New(plane *control.Plane, cfg config.Config, log *slog.Logger) *Server {
 	s := &Server{plane: plane, cfg: cfg, log: log, metrics: newMetrics(),
 		hub: hub.New(plane, log, hub.Options{Heartbeat: cfg.AgentHeartbeat})}
+	s.closing, s.beginStop = context.WithCancel(context.Background())
 	s.metrics.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "nebula_agent_sessions", Help: "Agent sessions live on this process.",
@@ -121,7 +126,7 @@ func (s *Server) graphQL() http.Handler {
 	// with Accept: text/event-stream, token in the Authorization header).
 	srv.AddTransport(newWSTransport(WSOptions{Origins: s.cfg.AllowedOrigins}, s.plane.Bus(), s.plane.Authenticate,
 		func(msg string, args ...any) { s.log.Warn(msg, args...) }))
-	srv.AddTransport(transport.SSE{KeepAlivePingInterval: 15 * time.Second})
+	srv.AddTransport(sseTransport{ping: 15 * time.Second, write: 10 * time.Second, closing: s.closing})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -192,9 +197,6 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			}
 			return authz.WithActor(ctx, a), nil
 		})
-		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-			w = &deadlineWriter{ResponseWriter: w}
-		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -307,20 +309,6 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Flush lets SSE responses stream through the metrics wrapper.
 func (w *statusWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
-
-// deadlineWriter bounds every write of a streamed (SSE) response: a
-// client that stops reading is cut off after 10 s instead of holding its
-// subscription's updates forever.
-type deadlineWriter struct{ http.ResponseWriter }
-
-func (w *deadlineWriter) Write(b []byte) (int, error) {
-	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(time.Now().Add(10 * time.Second))
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *deadlineWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
-
-func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // observe gives every request an id, logs it and counts it.
 func (s *Server) observe(next http.Handler) http.Handler {

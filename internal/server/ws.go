@@ -12,6 +12,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/gorilla/websocket"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/nebulactrl/nebula/authz"
@@ -38,9 +39,11 @@ const (
 	closeInitTimeout     = 4408 // no connection_init in time
 	closeSubscriberExist = 4409 // an operation id already in use
 	closeTooManyInits    = 4429 // a second connection_init
-	// closeSlow (1013 "try again later") cuts off a client that does not
-	// read: it may reconnect and resume from its last cursor.
-	closeSlow = 1013
+	// closeTryAgain (1013 "try again later") cuts off a client that does
+	// not read, and answers a connection_init while tokens cannot be
+	// checked (the database is unavailable): the client reconnects with
+	// backoff and resumes from its last cursor.
+	closeTryAgain = 1013
 )
 
 // WSOptions tune the transport; zero values take the defaults.
@@ -232,7 +235,7 @@ func (c *wsConn) writer(ctx context.Context) {
 			c.mu.Unlock()
 			c.checkToken(ctx)
 		case <-c.slow:
-			c.closeWithin(closeSlow, fmt.Sprintf("too slow: %d messages waiting; reconnect and resume from your last cursor", cap(c.out)), 10*time.Second)
+			c.closeWithin(closeTryAgain, fmt.Sprintf("too slow: %d messages waiting; reconnect and resume from your last cursor", cap(c.out)), 10*time.Second)
 			return
 		case b := <-c.out:
 			_ = c.ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
@@ -363,14 +366,18 @@ func (c *wsConn) connectionInit(ctx context.Context, m wsMessage) bool {
 		}
 	}
 	actor, err := c.t.auth(ctx, token, c.origin)
+	if err != nil && !errors.Is(err, authz.ErrUnauthenticated) {
+		// The token could not be checked (the database is away): not a
+		// bad token. 1013 tells clients to come back, 4403 never to.
+		c.t.log("authenticating a websocket", "error", err)
+		c.close(closeTryAgain, "Try again later: the control plane cannot check tokens right now")
+		return false
+	}
 	if err != nil {
 		if c.legacy() {
 			b, _ := json.Marshal(map[string]string{"message": "Forbidden: a valid API token is required"})
 			c.send(wsMessage{Type: "connection_error", Payload: b})
 			time.Sleep(50 * time.Millisecond) // let the reason out before the close
-		}
-		if !errors.Is(err, authz.ErrUnauthenticated) {
-			c.t.log("authenticating a websocket", "error", err)
 		}
 		c.close(closeForbidden, "Forbidden: a valid API token is required in connection_init")
 		return false
@@ -455,17 +462,19 @@ func (c *wsConn) subscribe(ctx context.Context, m wsMessage) bool {
 		}})
 		return true
 	}
-	opCtx, stop := context.WithCancel(authz.WithActor(ctx, c.actor))
+	opCtx, stop := context.WithCancel(ctx)
 	op := &wsOp{stop: stop}
 	c.ops[m.ID] = op
 	c.mu.Unlock()
-	opCtx = resolvers.WithRefresh(opCtx, c.refresh)
 	params.ReadTime = graphql.TraceTiming{Start: graphql.Now(), End: graphql.Now()}
 	go c.operate(opCtx, op, m.ID, &params)
 	return true
 }
 
-// operate runs one operation to its end and says so.
+// operate runs one operation to its end and says so. The operation runs
+// as the connection's token authenticated afresh, and every check it makes
+// reads the grants in force when it makes it: a connection opened before
+// a role was lowered runs its next operation with the lower role.
 func (c *wsConn) operate(ctx context.Context, op *wsOp, id string, params *graphql.RawParams) {
 	defer func() {
 		op.stop()
@@ -479,6 +488,17 @@ func (c *wsConn) operate(ctx context.Context, op *wsOp, id string, params *graph
 	if c.legacy() {
 		next = "data"
 	}
+	actor, err := c.t.auth(ctx, c.token, c.origin)
+	if errors.Is(err, authz.ErrUnauthenticated) {
+		c.close(closeForbidden, "Forbidden: the token was revoked or expired")
+		return
+	}
+	if err != nil {
+		c.sendErrors(id, errType, c.exec.DispatchError(ctx, gqlerror.List{{Err: err, Message: err.Error()}}).Errors)
+		return
+	}
+	ctx = resolvers.WithRefresh(authz.WithActor(ctx, actor), c.refresh)
+	ctx, end := resolvers.WithEnd(ctx)
 	rc, errs := c.exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		resp := c.exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
@@ -487,27 +507,42 @@ func (c *wsConn) operate(ctx context.Context, op *wsOp, id string, params *graph
 	}
 	ctx = graphql.WithOperationContext(ctx, rc)
 	responses, ctx := c.exec.DispatchOperation(ctx, rc)
-	for {
+	subscription := rc.Operation != nil && rc.Operation.Operation == ast.Subscription
+	for first := true; ; first = false {
 		resp := responses(ctx)
 		if resp == nil || ctx.Err() != nil {
 			break
 		}
+		if subscription && first && len(resp.Errors) > 0 && isNull(resp.Data) {
+			// The subscription could not start (not found, database
+			// unavailable): the protocol's error, not a result and a
+			// complete that would read as "it is over".
+			c.sendErrors(id, errType, resp.Errors)
+			return
+		}
 		b, _ := json.Marshal(resp)
 		c.send(wsMessage{ID: id, Type: next, Payload: b})
 	}
-	if ctx.Err() == nil {
-		c.send(wsMessage{ID: id, Type: complete})
+	if ctx.Err() != nil {
+		return
 	}
+	if err := end.Err(); err != nil {
+		// It stopped before its end (access lost, the database gone for
+		// too long): an error that says why, and whether to retry.
+		c.sendErrors(id, errType, c.exec.DispatchError(ctx, gqlerror.List{{Err: err, Message: err.Error()}}).Errors)
+		return
+	}
+	c.send(wsMessage{ID: id, Type: complete})
+}
+
+func isNull(data json.RawMessage) bool {
+	return len(data) == 0 || string(data) == "null"
 }
 
 func (c *wsConn) sendErrors(id, typ string, errs gqlerror.List) {
-	var b []byte
-	if c.legacy() {
-		b, _ = json.Marshal(map[string]any{"errors": errs})
-		c.send(wsMessage{ID: id, Type: "data", Payload: b})
-		c.send(wsMessage{ID: id, Type: "complete"})
-		return
-	}
-	b, _ = json.Marshal(errs)
+	b, _ := json.Marshal(errs)
+	// Both protocols end the operation with this message: no complete
+	// follows (graphql-ws clients take the payload, a list of errors, as
+	// the operation's error).
 	c.send(wsMessage{ID: id, Type: typ, Payload: b})
 }

@@ -1,0 +1,99 @@
+package control
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// grantTTL bounds how long a user's grants are trusted without a note. A
+// change of access notes bus.User in its transaction, and every replica
+// drops the entry when the note arrives (within milliseconds); the bound
+// only covers notes that could not arrive, e.g. while a replica's
+// PostgreSQL listener reconnects. It is also how late, at worst, a role
+// change takes effect on a replica.
+const grantTTL = time.Second
+
+// maxGrantEntries bounds the cache; past it, it starts again empty.
+const maxGrantEntries = 10_000
+
+// grantCache keeps users' grants for authorization checks between the
+// changes of their access. Every check of every request, websocket
+// operation and subscription update reads the grants through it, so a
+// long-lived connection is authorized with the grants in force when each
+// operation runs and each update is sent, at the cost of about one query
+// per user per second.
+type grantCache struct {
+	load func(ctx context.Context, u model.UserID) (*model.Grants, error)
+	now  func() time.Time
+
+	mu sync.Mutex
+	// epoch moves on with every drop: a load that overlapped one may have
+	// read the grants before the change, so it is not kept.
+	epoch   uint64
+	entries map[model.UserID]grantEntry
+}
+
+type grantEntry struct {
+	g  *model.Grants
+	at time.Time
+}
+
+func newGrantCache(st *store.Store) *grantCache {
+	return &grantCache{
+		load: func(ctx context.Context, u model.UserID) (*model.Grants, error) { return store.GrantsOf(ctx, st.Q(), u) },
+		// Real time, not the plane's clock: tests move that one by hours.
+		now:     time.Now,
+		entries: map[model.UserID]grantEntry{},
+	}
+}
+
+// get returns the user's grants, read at most grantTTL ago and not
+// changed since. Callers must not modify them.
+func (c *grantCache) get(ctx context.Context, u model.UserID) (*model.Grants, error) {
+	c.mu.Lock()
+	e, ok := c.entries[u]
+	epoch := c.epoch
+	c.mu.Unlock()
+	if ok && c.now().Sub(e.at) < grantTTL {
+		return e.g, nil
+	}
+	at := c.now()
+	g, err := c.load(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.epoch == epoch {
+		if len(c.entries) >= maxGrantEntries {
+			c.entries = map[model.UserID]grantEntry{}
+		}
+		c.entries[u] = grantEntry{g: g, at: at}
+	}
+	return g, nil
+}
+
+// noted drops the grants of the users among the topics of a delivery;
+// nil (a resync: notes may have been lost) drops them all.
+func (c *grantCache) noted(topics []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if topics == nil {
+		c.epoch++
+		clear(c.entries)
+		return
+	}
+	prefix := bus.User("")
+	for _, t := range topics {
+		if u, ok := strings.CutPrefix(t, prefix); ok {
+			c.epoch++
+			delete(c.entries, model.UserID(u))
+		}
+	}
+}
