@@ -56,6 +56,10 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
 			return false, errors.New("the control plane refused the connect token (wrong, revoked or past its grace window); the token file is read again before the next try")
 		}
+		if resp != nil && resp.StatusCode == http.StatusServiceUnavailable {
+			// Its database is away for a moment: the token is fine.
+			return false, errors.New("the control plane is unavailable for a moment (503); what runs is left as it is")
+		}
 		return false, fmt.Errorf("connecting: %w", err)
 	}
 	c := &conn{ws: ws}

@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -51,6 +52,21 @@ func refreshed(ctx context.Context, force bool) (context.Context, error) {
 		return f(ctx, force)
 	}
 	return ctx, nil
+}
+
+type logKey struct{}
+
+// WithLogger gives subscriptions the logger of their request (its id
+// among the fields), for what they go through on their own.
+func WithLogger(ctx context.Context, log *slog.Logger) context.Context {
+	return context.WithValue(ctx, logKey{}, log)
+}
+
+func logger(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(logKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.New(slog.DiscardHandler)
 }
 
 // End holds why a subscription stopped before its documented end (the
@@ -123,12 +139,16 @@ func followErr(ctx context.Context, b *bus.Bus, topics []string, read func(ctx c
 		case ctx.Err() != nil:
 			return nil
 		case err == nil:
+			if !failingSince.IsZero() {
+				logger(ctx).InfoContext(ctx, "subscription resumed: the database is back", "after", time.Since(failingSince).Round(time.Millisecond))
+			}
 			failingSince, wait = time.Time{}, retryFirst
 		case !errors.Is(err, store.ErrUnavailable):
 			return err
 		default:
 			if failingSince.IsZero() {
 				failingSince = time.Now()
+				logger(ctx).WarnContext(ctx, "subscription waiting for the database; it keeps its place", "error", err)
 			} else if time.Since(failingSince) > retryFor {
 				return err
 			}

@@ -270,47 +270,81 @@ func (s *sseStream) next() sseEvent {
 	}
 }
 
-// live is a subscription over one transport.
+// live is a subscription over one transport, read by its own goroutine.
 type live struct {
-	next func() (data map[string]any, errs []GraphQLError, end string)
+	t       *testing.T
+	updates chan liveUpdate
 }
 
-// liveSubscribe opens a subscription over a transport and returns how to
-// read its updates: each is data and errors, or how it ended ("complete",
-// "error", "closed 4403", "ended" for an SSE stream without complete).
+// liveUpdate is one update: data and errors, or how the subscription
+// ended ("complete", "error", "closed <code>", "ended" for an SSE stream
+// without complete).
+type liveUpdate struct {
+	data map[string]any
+	errs []GraphQLError
+	end  string
+}
+
+// next returns the next update.
+func (l live) next() (map[string]any, []GraphQLError, string) {
+	l.t.Helper()
+	select {
+	case u := <-l.updates:
+		return u.data, u.errs, u.end
+	case <-time.After(wsWait):
+		l.t.Fatal("no update of the subscription in time")
+		return nil, nil, ""
+	}
+}
+
+// quiet asserts that nothing arrives for d.
+func (l live) quiet(what string, d time.Duration) {
+	l.t.Helper()
+	select {
+	case u := <-l.updates:
+		l.t.Fatalf("%s: got data %v errors %v end %q, want nothing for %v", what, u.data, codesOf(u.errs), u.end, d)
+	case <-time.After(d):
+	}
+}
+
+// liveSubscribe opens a subscription over a transport.
 func liveSubscribe(t *testing.T, e *Env, transport, token, query string, vars map[string]any) live {
 	t.Helper()
+	l := live{t: t, updates: make(chan liveUpdate, 256)}
 	if transport == "sse" {
 		s := sseSubscribe(t, e, token, query, vars)
-		var errs []GraphQLError
-		return live{next: func() (map[string]any, []GraphQLError, string) {
-			ev := s.next()
-			switch ev.Name {
-			case "next":
-				if ev.Data == nil && len(ev.Errs) > 0 {
-					errs = ev.Errs // the subscription's error: the stream ends next
-					return nil, ev.Errs, ""
+		go func() {
+			var errs []GraphQLError
+			for ev := range s.events {
+				switch ev.Name {
+				case "next":
+					if ev.Data == nil && len(ev.Errs) > 0 {
+						errs = ev.Errs // the subscription's error: the stream ends next
+					}
+					l.updates <- liveUpdate{data: ev.Data, errs: ev.Errs}
+				case "complete":
+					l.updates <- liveUpdate{end: "complete"}
+					return
 				}
-				return ev.Data, ev.Errs, ""
-			case "complete":
-				return nil, nil, "complete"
 			}
-			return nil, errs, "ended"
-		}}
+			l.updates <- liveUpdate{errs: errs, end: "ended"}
+		}()
+		return l
 	}
 	w := wsDial(t, e, transport)
 	w.init(token)
 	w.subscribe("sub", query, vars)
-	return live{next: func() (map[string]any, []GraphQLError, string) {
-		deadline := time.Now().Add(wsWait)
+	go func() {
 		for {
-			m, err := w.readFrame(time.Until(deadline))
+			m, err := w.readFrame(time.Hour)
 			var ce *websocket.CloseError
 			if errors.As(err, &ce) {
-				return nil, nil, fmt.Sprintf("closed %d", ce.Code)
+				l.updates <- liveUpdate{end: fmt.Sprintf("closed %d", ce.Code)}
+				return
 			}
 			if err != nil {
-				t.Fatalf("reading the subscription: %v", err)
+				l.updates <- liveUpdate{end: "broken: " + err.Error()}
+				return
 			}
 			if m.ID != "sub" {
 				continue
@@ -322,16 +356,19 @@ func liveSubscribe(t *testing.T, e *Env, transport, token, query string, vars ma
 					Errors []GraphQLError `json:"errors"`
 				}
 				_ = json.Unmarshal(m.Payload, &p)
-				return p.Data, p.Errors, ""
+				l.updates <- liveUpdate{data: p.Data, errs: p.Errors}
 			case "error":
 				var list []GraphQLError
 				_ = json.Unmarshal(m.Payload, &list)
-				return nil, list, "error"
+				l.updates <- liveUpdate{errs: list, end: "error"}
+				return
 			case "complete":
-				return nil, nil, "complete"
+				l.updates <- liveUpdate{end: "complete"}
+				return
 			}
 		}
-	}}
+	}()
+	return l
 }
 
 // liveEnd reads updates until the subscription ends and returns how, with

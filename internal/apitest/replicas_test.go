@@ -43,50 +43,62 @@ func newReplicas(t *testing.T) *replicas {
 		t.Fatal(err)
 	}
 	clk := &Clock{}
+	r := &replicas{url: url}
+	r.a, r.b = startReplica(t, url, "a", key, clk), startReplica(t, url, "b", key, clk)
+	bootstrapReplicas(t, r.a, r.b)
+	return r
+}
+
+// startReplica runs a control plane replica in this process on the
+// PostgreSQL at url, as `nebula serve` does: its own pool, notification
+// listener and HTTP server.
+func startReplica(t *testing.T, url, name string, key seal.Key, clk *Clock) *Env {
+	t.Helper()
 	cfg, err := config.FromEnv(func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &replicas{url: url}
-	replica := func(name string) *Env {
-		ctx, cancel := context.WithCancel(context.Background())
-		t.Cleanup(cancel)
-		db, err := postgres.Open(ctx, url, postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := store.New(db)
-		t.Cleanup(st.Close)
-		if _, err := st.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		log := slog.New(slog.NewTextHandler(&testWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("replica", name)
-		b := bus.New()
-		plane, err := control.New(st, log, control.WithBox(seal.NewBox(&key)), control.WithClock(clk.Now),
-			control.WithBus(b, bus.Postgres{Q: st.Q()}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ready := make(chan struct{})
-		go bus.Listen(ctx, url, b, log, ready)
-		select {
-		case <-ready:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the listener did not start")
-		}
-		srv := httptest.NewServer(server.New(plane, cfg, log).Handler())
-		t.Cleanup(srv.Close)
-		return &Env{Store: st, Plane: plane, Server: srv, Clock: clk}
-	}
-	r.a, r.b = replica("a"), replica("b")
-	boot, err := r.a.Plane.Bootstrap(context.Background(), "acme", "admin@acme.test")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	db, err := postgres.Open(ctx, url, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range []*Env{r.a, r.b} {
+	st := store.New(db)
+	t.Cleanup(st.Close)
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(&testWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("replica", name)
+	b := bus.New()
+	plane, err := control.New(st, log, control.WithBox(seal.NewBox(&key)), control.WithClock(clk.Now),
+		control.WithBus(b, bus.Postgres{Q: st.Q()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{})
+	go bus.Listen(ctx, url, b, log, ready)
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listener did not start")
+	}
+	srv := httptest.NewServer(server.New(plane, cfg, log).Handler())
+	t.Cleanup(srv.Close)
+	return &Env{Store: st, Plane: plane, Server: srv, Clock: clk}
+}
+
+// bootstrapReplicas makes the first tenant and gives every replica's Env
+// its admin token.
+func bootstrapReplicas(t *testing.T, envs ...*Env) {
+	t.Helper()
+	boot, err := envs[0].Plane.Bootstrap(context.Background(), "acme", "admin@acme.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range envs {
 		e.BootstrapToken, e.BootstrapUserID = boot.Secret, gid.Encode(gid.User, boot.User.ID)
 	}
-	return r
 }
 
 // repSub is a graphql-transport-ws subscription over a real websocket.

@@ -11,7 +11,7 @@ import (
 
 // Listen keeps a dedicated PostgreSQL connection LISTENing on Channel and
 // delivers what arrives to b, until ctx ends. When the connection drops it
-// reconnects (backing off up to 30 s) and then resyncs every subscription,
+// reconnects (backing off up to 2 s) and then resyncs every subscription,
 // since notes sent meanwhile are lost. ready is closed once the first
 // LISTEN is in place.
 func Listen(ctx context.Context, url string, b *Bus, log *slog.Logger, ready chan<- struct{}) {
@@ -38,7 +38,7 @@ func Listen(ctx context.Context, url string, b *Bus, log *slog.Logger, ready cha
 			return
 		case <-time.After(wait):
 		}
-		wait = min(wait*2, 30*time.Second)
+		wait = min(wait*2, 2*time.Second)
 	}
 }
 

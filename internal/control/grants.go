@@ -46,7 +46,9 @@ type grantEntry struct {
 
 func newGrantCache(st *store.Store) *grantCache {
 	return &grantCache{
-		load: func(ctx context.Context, u model.UserID) (*model.Grants, error) { return store.GrantsOf(ctx, st.Q(), u) },
+		load: func(ctx context.Context, u model.UserID) (*model.Grants, error) {
+			return store.GrantsOf(ctx, st.Q(), u)
+		},
 		// Real time, not the plane's clock: tests move that one by hours.
 		now:     time.Now,
 		entries: map[model.UserID]grantEntry{},

@@ -32,10 +32,10 @@ type Plane struct {
 	store  *store.Store
 	authz  *authz.Authorizer
 	grants *grantCache
-	box   *seal.Box
-	log   *slog.Logger
-	now   func() time.Time
-	pub   Publisher
+	box    *seal.Box
+	log    *slog.Logger
+	now    func() time.Time
+	pub    Publisher
 	// connectGrace is how long a replaced connect token keeps working.
 	connectGrace time.Duration
 	// disconnectedAfter is how long a silent cluster still counts as

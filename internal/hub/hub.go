@@ -23,6 +23,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/store"
 )
 
 // Log field names.
@@ -82,6 +83,14 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cluster, tok, err := h.plane.AuthenticateAgent(r.Context(), secret)
 	if errors.Is(err, control.ErrAgentUnauthorized) {
 		http.Error(w, `{"error":"invalid, expired or revoked connect token"}`, http.StatusUnauthorized)
+		return
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		// Not the token's fault: the agent comes back after a while and
+		// keeps running what it has meanwhile.
+		h.log.WarnContext(r.Context(), "authenticating agent: database unavailable", logError, err)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, `{"error":"the control plane cannot check connect tokens right now; retry","code":"UNAVAILABLE"}`, http.StatusServiceUnavailable)
 		return
 	}
 	if err != nil {

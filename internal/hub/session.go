@@ -11,6 +11,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/store"
 )
 
 const writeWait = 10 * time.Second
@@ -121,8 +122,7 @@ func (s *session) run(ctx context.Context) {
 		return
 	}
 	if err := h.plane.AgentReport(ctx, s.cluster, hi.Inventory, hi.AppliedRevision); err != nil {
-		h.log.ErrorContext(ctx, "recording hello", logCluster, s.cluster, logError, err)
-		s.close(websocket.CloseInternalServerErr, "internal error")
+		s.fail(ctx, "recording hello", err)
 		return
 	}
 	// Registered before the welcome: once an agent is welcomed, a revoke or
@@ -177,12 +177,27 @@ func (s *session) run(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			h.log.ErrorContext(ctx, "recording agent report", logCluster, s.cluster, logError, err)
-			s.close(websocket.CloseInternalServerErr, "internal error")
+			s.fail(ctx, "recording agent report", err)
 			return
 		}
 	}
 }
+
+// fail ends the session after an error of the control plane: 1013 (try
+// again later) when its database is unavailable, so the agent comes back
+// and reports again once it is; 1011 for anything else.
+func (s *session) fail(ctx context.Context, doing string, err error) {
+	if errors.Is(err, store.ErrUnavailable) {
+		s.hub.log.WarnContext(ctx, doing+": database unavailable", logCluster, s.cluster, logError, err)
+		s.close(closeTryAgain, "the control plane's database is unavailable; reconnect")
+		return
+	}
+	s.hub.log.ErrorContext(ctx, doing, logCluster, s.cluster, logError, err)
+	s.close(websocket.CloseInternalServerErr, "internal error")
+}
+
+// closeTryAgain is websocket's 1013 "try again later".
+const closeTryAgain = 1013
 
 // read returns the next decoded message, or false when the session ended
 // (closing it with the reason if the frame was bad).
@@ -253,8 +268,7 @@ func (s *session) writer(ctx context.Context) {
 				err = s.deliverCommands(ctx)
 			}
 			if err != nil {
-				h.log.ErrorContext(ctx, "delivering desired state", logCluster, s.cluster, logError, err)
-				s.close(websocket.CloseInternalServerErr, "internal error")
+				s.fail(ctx, "delivering desired state", err)
 				return
 			}
 		case <-tick.C:

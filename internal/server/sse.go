@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strings"
@@ -32,6 +33,7 @@ type sseTransport struct {
 	// closing ends when the server shuts down, and every stream with it:
 	// clients reconnect to another replica and resume from their cursor.
 	closing context.Context
+	log     *slog.Logger
 }
 
 func (t sseTransport) Supports(r *http.Request) bool {
@@ -90,6 +92,7 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		return emit("event: next\ndata: " + string(b) + "\n\n")
 	}
 
+	ctx = resolvers.WithLogger(ctx, t.log.With(logRequestID, RequestID(ctx)))
 	ctx, end := resolvers.WithEnd(ctx)
 	opCtx, errs := exec.CreateOperationContext(ctx, &params)
 	w.Header().Set("Content-Type", "text/event-stream")

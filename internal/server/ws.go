@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -91,10 +92,10 @@ type wsTransport struct {
 	bus  *bus.Bus // notes of access changes; nil in tests without one
 	auth func(ctx context.Context, token, origin string) (*authz.Actor, error)
 	up   websocket.Upgrader
-	log  func(msg string, args ...any)
+	log  *slog.Logger
 }
 
-func newWSTransport(opts WSOptions, b *bus.Bus, auth func(ctx context.Context, token, origin string) (*authz.Actor, error), log func(string, ...any)) *wsTransport {
+func newWSTransport(opts WSOptions, b *bus.Bus, auth func(ctx context.Context, token, origin string) (*authz.Actor, error), log *slog.Logger) *wsTransport {
 	opts.defaults()
 	t := &wsTransport{opts: opts, bus: b, auth: auth, log: log}
 	t.up = websocket.Upgrader{
@@ -369,7 +370,7 @@ func (c *wsConn) connectionInit(ctx context.Context, m wsMessage) bool {
 	if err != nil && !errors.Is(err, authz.ErrUnauthenticated) {
 		// The token could not be checked (the database is away): not a
 		// bad token. 1013 tells clients to come back, 4403 never to.
-		c.t.log("authenticating a websocket", "error", err)
+		c.t.log.WarnContext(ctx, "authenticating a websocket: database unavailable", logRequestID, RequestID(ctx), logError, err)
 		c.close(closeTryAgain, "Try again later: the control plane cannot check tokens right now")
 		return false
 	}
@@ -498,6 +499,7 @@ func (c *wsConn) operate(ctx context.Context, op *wsOp, id string, params *graph
 		return
 	}
 	ctx = resolvers.WithRefresh(authz.WithActor(ctx, actor), c.refresh)
+	ctx = resolvers.WithLogger(ctx, c.t.log.With(logRequestID, RequestID(ctx)))
 	ctx, end := resolvers.WithEnd(ctx)
 	rc, errs := c.exec.CreateOperationContext(ctx, params)
 	if errs != nil {

@@ -159,7 +159,7 @@ func setup() {
 		}
 		return
 	}
-	local, setupErr = start()
+	local, setupErr = start(false)
 	if setupErr == nil {
 		adminURL = local.url
 	}
@@ -208,6 +208,14 @@ type owner struct{ uid, gid int }
 type server struct {
 	dir     string // everything lives here: data, socket, log
 	url     string
+	port    int
+	pgbin   string
+	own     *owner
+	// durable servers acknowledge a commit once its WAL is written, so
+	// that an immediate shutdown (a crash of PostgreSQL, not of the
+	// machine) loses no acknowledged commit; the shared server does not
+	// bother.
+	durable bool
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when cmd has been waited for
 	waitErr error         // cmd's exit, valid once exited is closed
@@ -218,7 +226,7 @@ func (s *server) logPath() string { return filepath.Join(s.dir, "postgres.log") 
 
 // start initialises a cluster in a new temporary directory and starts a
 // postgres on a free loopback port.
-func start() (_ *server, err error) {
+func start(durable bool) (_ *server, err error) {
 	bin := os.Getenv(EnvBin)
 	if bin == "" {
 		bin = defaultBin
@@ -242,7 +250,7 @@ func start() (_ *server, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the server directory: %w", err)
 	}
-	s := &server{dir: dir}
+	s := &server{dir: dir, durable: durable}
 	defer func() {
 		if err != nil {
 			_ = os.RemoveAll(dir)
@@ -265,8 +273,9 @@ func start() (_ *server, err error) {
 		return nil, fmt.Errorf("running initdb: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 
+	s.pgbin, s.own = pgbin, own
 	for attempt := 1; ; attempt++ {
-		err = s.launch(ctx, pgbin, own)
+		err = s.launch(ctx, 0)
 		if err == nil {
 			return s, nil
 		}
@@ -281,23 +290,28 @@ var errExited = errors.New("postgres exited before accepting connections")
 // launch starts postgres on a free port and waits until it accepts a
 // connection. A postgres that exits first (say, another process took the
 // port) is reported as errExited so that start can try another port.
-func (s *server) launch(ctx context.Context, pgbin string, own *owner) error {
-	port, err := freePort()
-	if err != nil {
-		return err
+func (s *server) launch(ctx context.Context, port int) error {
+	pgbin, own := s.pgbin, s.own
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return err
+		}
 	}
+	s.port = port
 	logf, err := os.OpenFile(s.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("opening the server log: %w", err)
 	}
 	defer logf.Close() // the child has its own descriptor
 
-	// Durability is worthless for a database thrown away after the tests.
+	// Durability is worthless for a database thrown away after the tests
+	// (fsync matters only when the machine, not PostgreSQL, stops).
 	cmd := exec.Command(pgbin, "-D", s.dataDir(), "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=127.0.0.1",
 		"-c", "unix_socket_directories="+s.dir,
 		"-c", "fsync=off",
-		"-c", "synchronous_commit=off",
+		"-c", "synchronous_commit="+map[bool]string{true: "on", false: "off"}[s.durable],
 		"-c", "full_page_writes=off",
 		"-c", "max_connections=200",
 	)
@@ -347,6 +361,81 @@ func (s *server) waitReady(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// Server is a PostgreSQL of one test's own, which the test may stop and
+// start again on the same address: fault tests of what clients see when
+// the database goes away.
+type Server struct {
+	t testing.TB
+	s *server
+	// URL is the URL of its database nebula.
+	URL string
+}
+
+// Private starts a server for the test alone, stopped and removed when the
+// test ends. Without PostgreSQL the test is skipped, or fails when
+// NEBULA_REQUIRE_POSTGRES=1.
+func Private(t testing.TB) *Server {
+	t.Helper()
+	s, err := start(true)
+	if err != nil {
+		msg := fmt.Sprintf("PostgreSQL unavailable: %v", err)
+		if os.Getenv(EnvRequire) == "1" {
+			t.Fatalf("%s (%s=1)", msg, EnvRequire)
+		}
+		t.Skip(msg)
+	}
+	t.Cleanup(func() {
+		if err := s.stop(); err != nil {
+			t.Errorf("pgtest: stopping the private server: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, s.url)
+	if err != nil {
+		t.Fatalf("pgtest: connecting to the private server: %v", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "CREATE DATABASE nebula"); err != nil {
+		t.Fatalf("pgtest: creating the database: %v", err)
+	}
+	u, err := withDatabase(s.url, "nebula")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Server{t: t, s: s, URL: u}
+}
+
+// Stop shuts the server down at once, like pg_ctl stop -m immediate:
+// every connection is cut, no checkpoint; it recovers when started.
+func (p *Server) Stop() {
+	p.t.Helper()
+	p.s.kill()
+}
+
+// Start starts the stopped server again on the same port.
+func (p *Server) Start() {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	var err error
+	for attempt := 0; attempt < launchAttempts; attempt++ {
+		// The port was just freed; another process could take it, but
+		// then the test cannot go on anyway.
+		if err = p.s.launch(ctx, p.s.port); err == nil {
+			return
+		}
+	}
+	p.t.Fatalf("pgtest: restarting the private server: %v", err)
+}
+
+// Restart is Stop then Start: pg_ctl restart -m immediate.
+func (p *Server) Restart() {
+	p.t.Helper()
+	p.Stop()
+	p.Start()
 }
 
 // stop shuts the server down without a checkpoint (the data is about to be
