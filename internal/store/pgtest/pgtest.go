@@ -206,11 +206,11 @@ type owner struct{ uid, gid int }
 
 // server is a PostgreSQL this test binary started.
 type server struct {
-	dir     string // everything lives here: data, socket, log
-	url     string
-	port    int
-	pgbin   string
-	own     *owner
+	dir   string // everything lives here: data, socket, log
+	url   string
+	port  int
+	pgbin string
+	own   *owner
 	// durable servers acknowledge a commit once its WAL is written, so
 	// that an immediate shutdown (a crash of PostgreSQL, not of the
 	// machine) loses no acknowledged commit; the shared server does not
