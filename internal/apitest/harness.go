@@ -110,6 +110,12 @@ type Env struct {
 // NewEnv bootstraps st and serves it on a loopback port until the test ends.
 func NewEnv(t testing.TB, st *store.Store) *Env {
 	t.Helper()
+	return NewEnvWith(t, st, nil)
+}
+
+// NewEnvWith is NewEnv with settings changed from the defaults by tune.
+func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
+	t.Helper()
 	tw := &testWriter{t: t}
 	log := slog.New(slog.NewTextHandler(tw, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	key, err := seal.ParseKey(seal.GenerateKey())
@@ -125,6 +131,9 @@ func NewEnv(t testing.TB, st *store.Store) *Env {
 	cfg, err := config.FromEnv(func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatalf("default configuration: %v", err)
+	}
+	if tune != nil {
+		tune(&cfg)
 	}
 	boot, err := plane.Bootstrap(context.Background(), "acme", "admin@acme.test")
 	if err != nil {

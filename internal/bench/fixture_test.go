@@ -198,6 +198,8 @@ func newFixture(tb testing.TB, size Size) *fixture {
 	if err != nil {
 		tb.Fatalf("default configuration: %v", err)
 	}
+	// Thousands of subscribers share one address and a few tokens here.
+	cfg.MaxConnsPerToken, cfg.MaxConnsPerAddress = 1_000_000, 1_000_000
 	gql := httptest.NewServer(server.New(plane, cfg, log).Handler())
 	tb.Cleanup(gql.Close)
 	base := httptest.NewServer(baselineHandler(db.Pool(), seed.Secret))

@@ -81,6 +81,8 @@ func openSubsReplica(tb testing.TB, url, name string) *subsReplica {
 		r.close()
 		tb.Fatalf("default configuration: %v", err)
 	}
+	// Thousands of subscribers share one address and a few tokens here.
+	cfg.MaxConnsPerToken, cfg.MaxConnsPerAddress = 1_000_000, 1_000_000
 	r.srv = httptest.NewServer(server.New(r.plane, cfg, log).Handler())
 	return r
 }

@@ -55,6 +55,10 @@ type Config struct {
 	// AllowedOrigins may open GraphQL websockets from a browser (besides
 	// the server's own origin).
 	AllowedOrigins []string
+	// MaxConnsPerToken and MaxConnsPerAddress cap the GraphQL websockets
+	// and SSE streams open at once on one replica, per API token and per
+	// client address.
+	MaxConnsPerToken, MaxConnsPerAddress int
 	// Version is the build's, set by the command, not the environment.
 	Version string
 }
@@ -129,6 +133,8 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.MaxTokens = n("NEBULA_MAX_QUERY_TOKENS", 15000, 100, 1_000_000)
 	c.MaxDepth = n("NEBULA_MAX_DEPTH", 12, 2, 100)
 	c.MaxComplexity = n("NEBULA_MAX_COMPLEXITY", 250_000, 10, 100_000_000)
+	c.MaxConnsPerToken = n("NEBULA_MAX_CONNECTIONS_PER_TOKEN", 32, 1, 100_000)
+	c.MaxConnsPerAddress = n("NEBULA_MAX_CONNECTIONS_PER_ADDRESS", 256, 1, 1_000_000)
 	if !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
 		errs = append(errs, fmt.Sprintf("NEBULA_PUBLIC_URL=%q must start with http:// or https://", c.PublicURL))
 	}

@@ -124,8 +124,9 @@ func (s *Server) graphQL() http.Handler {
 	srv := handler.New(es)
 	// Subscriptions: websockets (token in connection_init) and SSE (POST
 	// with Accept: text/event-stream, token in the Authorization header).
-	srv.AddTransport(newWSTransport(WSOptions{Origins: s.cfg.AllowedOrigins}, s.plane.Bus(), s.plane.Authenticate, s.log))
-	srv.AddTransport(sseTransport{ping: 15 * time.Second, write: 10 * time.Second, closing: s.closing, log: s.log})
+	limits := newConnLimits(s.cfg.MaxConnsPerToken, s.cfg.MaxConnsPerAddress)
+	srv.AddTransport(newWSTransport(WSOptions{Origins: s.cfg.AllowedOrigins}, limits, s.plane.Bus(), s.plane.Authenticate, s.log))
+	srv.AddTransport(sseTransport{ping: 15 * time.Second, write: 10 * time.Second, closing: s.closing, log: s.log, limits: limits})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))

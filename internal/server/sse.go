@@ -14,6 +14,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/resolvers"
 )
 
@@ -34,6 +35,7 @@ type sseTransport struct {
 	// clients reconnect to another replica and resume from their cursor.
 	closing context.Context
 	log     *slog.Logger
+	limits  *connLimits
 }
 
 func (t sseTransport) Supports(r *http.Request) bool {
@@ -45,6 +47,20 @@ func (t sseTransport) Supports(r *http.Request) bool {
 }
 
 func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	releaseAddr, ok := t.limits.address(clientAddress(r))
+	if !ok {
+		tooMany(w, "from this address", t.limits.perAddress)
+		return
+	}
+	defer releaseAddr()
+	if a, err := authz.ActorFrom(r.Context()); err == nil && a.Token != nil {
+		releaseToken, ok := t.limits.token(string(a.Token.ID))
+		if !ok {
+			tooMany(w, "for this token", t.limits.perToken)
+			return
+		}
+		defer releaseToken()
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	if t.closing != nil {

@@ -39,7 +39,7 @@ const (
 	closeNoSubprotocol   = 4406 // no subprotocol this server speaks
 	closeInitTimeout     = 4408 // no connection_init in time
 	closeSubscriberExist = 4409 // an operation id already in use
-	closeTooManyInits    = 4429 // a second connection_init
+	closeTooManyInits    = 4429 // a second connection_init; also: too many connections for this token
 	// closeTryAgain (1013 "try again later") cuts off a client that does
 	// not read, and answers a connection_init while tokens cannot be
 	// checked (the database is unavailable): the client reconnects with
@@ -88,16 +88,17 @@ func (o *WSOptions) defaults() {
 
 // wsTransport serves GraphQL over websockets.
 type wsTransport struct {
-	opts WSOptions
+	opts   WSOptions
+	limits *connLimits
 	bus  *bus.Bus // notes of access changes; nil in tests without one
 	auth func(ctx context.Context, token, origin string) (*authz.Actor, error)
 	up   websocket.Upgrader
 	log  *slog.Logger
 }
 
-func newWSTransport(opts WSOptions, b *bus.Bus, auth func(ctx context.Context, token, origin string) (*authz.Actor, error), log *slog.Logger) *wsTransport {
+func newWSTransport(opts WSOptions, limits *connLimits, b *bus.Bus, auth func(ctx context.Context, token, origin string) (*authz.Actor, error), log *slog.Logger) *wsTransport {
 	opts.defaults()
-	t := &wsTransport{opts: opts, bus: b, auth: auth, log: log}
+	t := &wsTransport{opts: opts, limits: limits, bus: b, auth: auth, log: log}
 	t.up = websocket.Upgrader{
 		Subprotocols: []string{protoTransportWS, protoLegacyWS},
 		CheckOrigin:  t.originAllowed,
@@ -135,6 +136,12 @@ func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		writeJSON(w, http.StatusForbidden, gqlErrors("origin not allowed", "FORBIDDEN"))
 		return
 	}
+	release, ok := t.limits.address(clientAddress(r))
+	if !ok {
+		tooMany(w, "from this address", t.limits.perAddress)
+		return
+	}
+	defer release()
 	ws, err := t.up.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader answered
@@ -383,6 +390,12 @@ func (c *wsConn) connectionInit(ctx context.Context, m wsMessage) bool {
 		c.close(closeForbidden, "Forbidden: a valid API token is required in connection_init")
 		return false
 	}
+	release, ok := c.t.limits.token(string(actor.Token.ID))
+	if !ok {
+		c.close(closeTooManyInits, fmt.Sprintf("Too many connections for this token: at most %d", c.t.limits.perToken))
+		return false
+	}
+	context.AfterFunc(ctx, release)
 	c.mu.Lock()
 	c.token, c.actor, c.acked = token, actor, true
 	c.mu.Unlock()
