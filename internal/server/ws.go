@@ -90,10 +90,10 @@ func (o *WSOptions) defaults() {
 type wsTransport struct {
 	opts   WSOptions
 	limits *connLimits
-	bus  *bus.Bus // notes of access changes; nil in tests without one
-	auth func(ctx context.Context, token, origin string) (*authz.Actor, error)
-	up   websocket.Upgrader
-	log  *slog.Logger
+	bus    *bus.Bus // notes of access changes; nil in tests without one
+	auth   func(ctx context.Context, token, origin string) (*authz.Actor, error)
+	up     websocket.Upgrader
+	log    *slog.Logger
 }
 
 func newWSTransport(opts WSOptions, limits *connLimits, b *bus.Bus, auth func(ctx context.Context, token, origin string) (*authz.Actor, error), log *slog.Logger) *wsTransport {
