@@ -227,6 +227,12 @@ func (a *Agent) serve(ctx context.Context) error {
 			b.reset()
 		}
 		wait := b.next()
+		if welcomed && errors.Is(err, errGoingAway) {
+			// A rolling restart: another replica is up behind the same
+			// URL. Come back within a quarter second (jittered, so that
+			// a fleet does not arrive at once), not after a backoff step.
+			wait = rand.N(goingAwayJitter)
+		}
 		a.log.Warn("session ended; reconnecting", "error", err, "in", wait.Round(time.Millisecond))
 		select {
 		case <-ctx.Done():
@@ -235,6 +241,10 @@ func (a *Agent) serve(ctx context.Context) error {
 	}
 	return nil
 }
+
+// goingAwayJitter bounds the wait before reconnecting after a replica went
+// away.
+const goingAwayJitter = 250 * time.Millisecond
 
 // backoff doubles from min to max with "equal jitter": each wait is
 // uniformly between half and all of the current step, so that a fleet of

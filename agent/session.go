@@ -162,6 +162,10 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 	}
 }
 
+// errGoingAway: the control plane replica is shutting down (1001); another
+// one takes the agent at once.
+var errGoingAway = errors.New("the control plane replica is going away")
+
 // readServer reads one message from the control plane. A close frame
 // becomes an error that says what the agent does next.
 func readServer(ws *websocket.Conn) (any, error) {
@@ -176,6 +180,8 @@ func readServer(ws *websocket.Conn) (any, error) {
 				return nil, fmt.Errorf("the connect token stopped being valid (%s); the token file is read again before the next try", ce.Text)
 			case protocol.CloseSuperseded:
 				return nil, fmt.Errorf("superseded by another session of this cluster (%s)", ce.Text)
+			case websocket.CloseGoingAway:
+				return nil, fmt.Errorf("%w (%s)", errGoingAway, ce.Text)
 			}
 			return nil, fmt.Errorf("closed by the control plane: %d %s", ce.Code, ce.Text)
 		}

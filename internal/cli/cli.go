@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/bus"
@@ -195,13 +196,13 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 }
 
 // listen starts the PostgreSQL notification listener of a serving
-// replica and waits until it listens.
-func listen(ctx context.Context, cfg config.Config, p *control.Plane, log *slog.Logger) error {
+// replica, owned by parts until ctx ends, and waits until it listens.
+func listen(ctx context.Context, cfg config.Config, p *control.Plane, log *slog.Logger, parts *sync.WaitGroup) error {
 	if cfg.DatabaseURL == "" {
 		return nil
 	}
 	ready := make(chan struct{})
-	go bus.Listen(ctx, cfg.DatabaseURL, p.Bus(), log, ready)
+	parts.Go(func() { bus.Listen(ctx, cfg.DatabaseURL, p.Bus(), log, ready) })
 	select {
 	case <-ready:
 		return nil
@@ -237,15 +238,26 @@ func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout 
 			fmt.Fprintf(stdout, "Wrote a new master key to .env (it seals secrets; back it up: without it they cannot be opened).\n")
 		}
 	}
+	// One owner for the process's parts. They start in order — store,
+	// notification listener, jobs, server — and stop in reverse: the
+	// server drains first (srv.Run returns once it has), then the jobs and
+	// the listener, then the store closes.
 	plane, st, err := openPlane(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := listen(ctx, cfg, plane, log); err != nil {
+	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	var parts sync.WaitGroup
+	defer func() {
+		stopBackground()
+		parts.Wait()
+		log.Info("stopped: jobs and the notification listener; closing the store")
+	}()
+	if err := listen(bg, cfg, plane, log, &parts); err != nil {
 		return err
 	}
-	go plane.RunJobs(ctx, cfg.JobInterval)
+	parts.Go(func() { plane.RunJobs(bg, cfg.JobInterval) })
 	boot, err := plane.Bootstrap(ctx, cfg.BootstrapTenant, cfg.BootstrapEmail)
 	if err != nil && !errors.Is(err, control.ErrBootstrapped) {
 		return err

@@ -59,6 +59,9 @@ type Config struct {
 	// and SSE streams open at once on one replica, per API token and per
 	// client address.
 	MaxConnsPerToken, MaxConnsPerAddress int
+	// ShutdownGrace bounds how long a stopping server waits for requests
+	// in flight once it closed its connections.
+	ShutdownGrace time.Duration
 	// Version is the build's, set by the command, not the environment.
 	Version string
 }
@@ -133,6 +136,7 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.MaxTokens = n("NEBULA_MAX_QUERY_TOKENS", 15000, 100, 1_000_000)
 	c.MaxDepth = n("NEBULA_MAX_DEPTH", 12, 2, 100)
 	c.MaxComplexity = n("NEBULA_MAX_COMPLEXITY", 250_000, 10, 100_000_000)
+	c.ShutdownGrace = d("NEBULA_SHUTDOWN_GRACE", 15*time.Second, 0, 10*time.Minute)
 	c.MaxConnsPerToken = n("NEBULA_MAX_CONNECTIONS_PER_TOKEN", 32, 1, 100_000)
 	c.MaxConnsPerAddress = n("NEBULA_MAX_CONNECTIONS_PER_ADDRESS", 256, 1, 1_000_000)
 	if !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {

@@ -21,6 +21,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/drain"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -51,6 +52,12 @@ type Hub struct {
 	mu       sync.Mutex
 	sessions map[model.ClusterID]*session
 	opened   int64 // sessions welcomed since start
+	// closed is set by Close: no session starts after it. running holds
+	// every session whose connection is open, welcomed or not, for Close
+	// to end them; drain counts them for Wait.
+	closed  bool
+	running map[*session]struct{}
+	drain   drain.Drain
 }
 
 // New builds a hub; callers make it the plane's publisher.
@@ -98,14 +105,72 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"internal error"}`, http.StatusInternalServerError)
 		return
 	}
+	s := &session{hub: h, cluster: cluster.ID, token: tok.ID, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if !h.enter(s) {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, `{"error":"this replica is shutting down; reconnect","code":"UNAVAILABLE"}`, http.StatusServiceUnavailable)
+		return
+	}
+	defer h.leave(s)
 	conn, err := h.up.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader has answered
 	}
-	s := &session{hub: h, conn: conn, cluster: cluster.ID, token: tok.ID,
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	h.mu.Lock()
+	s.conn = conn
+	closing := h.closed
+	h.mu.Unlock()
+	if closing { // Close came during the upgrade
+		s.close(websocket.CloseGoingAway, "the control plane replica is shutting down; reconnect")
+		return
+	}
+	// The session outlives the request's context on purpose: the server
+	// ends it through Close, with a close code the agent understands.
 	s.run(context.WithoutCancel(r.Context()))
 }
+
+// enter counts a session about to start; false once the hub is closed.
+func (h *Hub) enter(s *session) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || !h.drain.Enter() {
+		return false
+	}
+	if h.running == nil {
+		h.running = map[*session]struct{}{}
+	}
+	h.running[s] = struct{}{}
+	return true
+}
+
+func (h *Hub) leave(s *session) {
+	h.mu.Lock()
+	delete(h.running, s)
+	h.mu.Unlock()
+	h.drain.Leave()
+}
+
+// Close ends every session with 1001 (going away): the agents reconnect,
+// through the load balancer, to another replica at once. No session
+// starts after it. Wait tells when they are all gone.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	h.closed = true
+	h.drain.Close()
+	live := make([]*session, 0, len(h.running))
+	for s := range h.running {
+		if s.conn != nil { // one still upgrading closes itself
+			live = append(live, s)
+		}
+	}
+	h.mu.Unlock()
+	for _, s := range live {
+		s.close(websocket.CloseGoingAway, "the control plane replica is shutting down; reconnect")
+	}
+}
+
+// Wait returns once every session ended after Close, or when ctx ends.
+func (h *Hub) Wait(ctx context.Context) error { return h.drain.Wait(ctx) }
 
 // Published wakes the sessions of clusters that got a new revision.
 func (h *Hub) Published(bumped []control.Bumped) {

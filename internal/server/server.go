@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"mime"
 	"net"
@@ -32,6 +33,7 @@ import (
 	"github.com/nebulactrl/nebula/graph"
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/drain"
 	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/internal/install"
 	"github.com/nebulactrl/nebula/resolvers"
@@ -50,9 +52,11 @@ const (
 // Server is the control plane's HTTP server.
 type Server struct {
 	// closing ends when the server begins to shut down: long-lived
-	// streams and connections end with it.
+	// streams and connections end with it. drain counts the GraphQL
+	// websockets, which net/http's shutdown does not wait for.
 	closing   context.Context
 	beginStop context.CancelFunc
+	drain     drain.Drain
 
 	plane   *control.Plane
 	cfg     config.Config
@@ -125,7 +129,7 @@ func (s *Server) graphQL() http.Handler {
 	// Subscriptions: websockets (token in connection_init) and SSE (POST
 	// with Accept: text/event-stream, token in the Authorization header).
 	limits := newConnLimits(s.cfg.MaxConnsPerToken, s.cfg.MaxConnsPerAddress)
-	srv.AddTransport(newWSTransport(WSOptions{Origins: s.cfg.AllowedOrigins}, limits, s.plane.Bus(), s.plane.Authenticate, s.log))
+	srv.AddTransport(newWSTransport(WSOptions{Origins: s.cfg.AllowedOrigins}, limits, &s.drain, s.closing, s.plane.Bus(), s.plane.Authenticate, s.log))
 	srv.AddTransport(sseTransport{ping: 15 * time.Second, write: 10 * time.Second, closing: s.closing, log: s.log, limits: limits})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
@@ -318,7 +322,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", id)
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		inner := r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		inFlight := s.metrics.inFlight.WithLabelValues(r.Method)
+		inFlight.Inc()
 		next.ServeHTTP(sw, inner)
+		inFlight.Dec()
 		d := time.Since(start)
 		route := inner.Pattern // set by the mux
 		if route == "" {
@@ -336,6 +343,7 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	ops      *prometheus.CounterVec
+	inFlight *prometheus.GaugeVec
 }
 
 func newMetrics() *metrics {
@@ -351,8 +359,11 @@ func newMetrics() *metrics {
 		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "nebula_graphql_operations_total", Help: "GraphQL operations by type and outcome.",
 		}, []string{"type", "outcome"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "nebula_http_requests_in_flight", Help: "HTTP requests being served (websockets and SSE streams included), by method.",
+		}, []string{"method"}),
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.ops,
+	m.reg.MustRegister(m.requests, m.duration, m.ops, m.inFlight,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -375,8 +386,13 @@ func (m *metrics) operations(ctx context.Context, next graphql.OperationHandler)
 	}
 }
 
-// Run serves until ctx ends, then shuts down gracefully, letting requests
-// in flight finish for up to 15 seconds.
+// Run serves until ctx ends, then shuts down in order: it stops accepting
+// connections, closes websockets (GraphQL and agents) with 1001 so that
+// their clients reconnect to another replica at once, ends SSE streams,
+// and lets requests in flight (and queries and mutations on websockets)
+// finish within the grace period (NEBULA_SHUTDOWN_GRACE). It returns once
+// all of that is over; what the server uses (jobs, the listener, the
+// store) is its caller's to stop afterwards.
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.handler,
@@ -385,21 +401,57 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	// Runs once the listeners are closed: nothing new arrives.
+	hs.RegisterOnShutdown(s.stopLongLived)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
+		s.stopLongLived()
 		return err
 	case <-ctx.Done():
 	}
-	s.log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	s.log.Info("shutting down: no new connections; websockets closed with 1001; waiting for requests in flight", "grace", s.cfg.ShutdownGrace)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownGrace)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		return err
+	err := hs.Shutdown(sctx)
+	if werr := s.waitLongLived(sctx); werr != nil && err == nil {
+		err = fmt.Errorf("waiting for websockets: %w", werr)
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
+	if err != nil {
+		s.log.Warn("the grace period ended before every connection did; closing the rest", "error", err)
+		_ = hs.Close()
+	}
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		return serr
 	}
 	return nil
+}
+
+// stopLongLived ends what outlives a request: GraphQL websockets and SSE
+// streams (through closing), agent sessions.
+func (s *Server) stopLongLived() {
+	s.drain.Close()
+	if s.beginStop != nil {
+		s.beginStop()
+	}
+	if s.hub != nil {
+		s.hub.Close()
+	}
+}
+
+// waitLongLived waits for the websockets stopLongLived closed.
+func (s *Server) waitLongLived(ctx context.Context) error {
+	err := s.drain.Wait(ctx)
+	if s.hub != nil {
+		err = errors.Join(err, s.hub.Wait(ctx))
+	}
+	return err
+}
+
+// shuttingDown answers a connection that arrives while the server shuts
+// down (it was accepted just before): 503, retry at once elsewhere.
+func shuttingDown(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "0")
+	writeJSON(w, http.StatusServiceUnavailable, gqlErrors("this replica is shutting down; retry", "UNAVAILABLE"))
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/drain"
 	"github.com/nebulactrl/nebula/resolvers"
 )
 
@@ -90,15 +91,20 @@ func (o *WSOptions) defaults() {
 type wsTransport struct {
 	opts   WSOptions
 	limits *connLimits
-	bus    *bus.Bus // notes of access changes; nil in tests without one
-	auth   func(ctx context.Context, token, origin string) (*authz.Actor, error)
-	up     websocket.Upgrader
-	log    *slog.Logger
+	// drain counts the open connections; closing ends when the server
+	// shuts down, and with it every connection (code 1001).
+	drain   *drain.Drain
+	closing context.Context
+	bus     *bus.Bus // notes of access changes; nil in tests without one
+	auth    func(ctx context.Context, token, origin string) (*authz.Actor, error)
+	up      websocket.Upgrader
+	log     *slog.Logger
 }
 
-func newWSTransport(opts WSOptions, limits *connLimits, b *bus.Bus, auth func(ctx context.Context, token, origin string) (*authz.Actor, error), log *slog.Logger) *wsTransport {
+func newWSTransport(opts WSOptions, limits *connLimits, d *drain.Drain, closing context.Context, b *bus.Bus,
+	auth func(ctx context.Context, token, origin string) (*authz.Actor, error), log *slog.Logger) *wsTransport {
 	opts.defaults()
-	t := &wsTransport{opts: opts, limits: limits, bus: b, auth: auth, log: log}
+	t := &wsTransport{opts: opts, limits: limits, drain: d, closing: closing, bus: b, auth: auth, log: log}
 	t.up = websocket.Upgrader{
 		Subprotocols: []string{protoTransportWS, protoLegacyWS},
 		CheckOrigin:  t.originAllowed,
@@ -142,6 +148,11 @@ func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		return
 	}
 	defer release()
+	if !t.drain.Enter() {
+		shuttingDown(w)
+		return
+	}
+	defer t.drain.Leave()
 	ws, err := t.up.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader answered
@@ -157,6 +168,8 @@ func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		_ = ws.Close()
 		return
 	}
+	stop := context.AfterFunc(t.closing, c.shutdown)
+	defer stop()
 	c.run(ctx)
 }
 
@@ -175,11 +188,12 @@ type wsConn struct {
 	slow      chan struct{} // closed when the queue overflowed
 	slowOnce  sync.Once
 
-	mu    sync.Mutex
-	ops   map[string]*wsOp
-	token string // kept to check again; never logged
-	actor *authz.Actor
-	acked bool
+	mu       sync.Mutex
+	draining bool // the server is shutting down: no new operation starts
+	ops      map[string]*wsOp
+	token    string // kept to check again; never logged
+	actor    *authz.Actor
+	acked    bool
 	// fresh is the actor last authenticated for the subscriptions' reads,
 	// and when: reused for a moment, so that a burst of updates does not
 	// authenticate once per update.
@@ -190,7 +204,38 @@ type wsConn struct {
 	access chan chan struct{}
 }
 
-type wsOp struct{ stop context.CancelFunc }
+type wsOp struct {
+	stop context.CancelFunc
+	done chan struct{} // closed when the operation ended
+	// subscription is known once the operation is parsed.
+	subscription bool
+}
+
+// shutdown ends the connection of a server going away: subscriptions stop
+// at once (their clients resume elsewhere from their cursor), queries and
+// mutations under way finish and send their result (the server's grace
+// period bounds them), then the connection closes with 1001, which
+// clients retry at once.
+func (c *wsConn) shutdown() {
+	c.mu.Lock()
+	c.draining = true
+	var running []<-chan struct{}
+	for _, op := range c.ops {
+		if op.subscription {
+			op.stop()
+		} else {
+			running = append(running, op.done)
+		}
+	}
+	c.mu.Unlock()
+	for _, done := range running {
+		select {
+		case <-done:
+		case <-c.done:
+		}
+	}
+	c.close(websocket.CloseGoingAway, "the server is shutting down: reconnect, and resume subscriptions from your last cursor")
+}
 
 func (c *wsConn) legacy() bool { return c.proto == protoLegacyWS }
 
@@ -476,8 +521,16 @@ func (c *wsConn) subscribe(ctx context.Context, m wsMessage) bool {
 		}})
 		return true
 	}
+	if c.draining {
+		c.mu.Unlock()
+		c.sendErrors(m.ID, "error", gqlerror.List{{
+			Message:    "the server is shutting down: reconnect and send the operation again",
+			Extensions: map[string]any{"code": "UNAVAILABLE", "retryable": true},
+		}})
+		return true
+	}
 	opCtx, stop := context.WithCancel(ctx)
-	op := &wsOp{stop: stop}
+	op := &wsOp{stop: stop, done: make(chan struct{})}
 	c.ops[m.ID] = op
 	c.mu.Unlock()
 	params.ReadTime = graphql.TraceTiming{Start: graphql.Now(), End: graphql.Now()}
@@ -497,6 +550,7 @@ func (c *wsConn) operate(ctx context.Context, op *wsOp, id string, params *graph
 			delete(c.ops, id)
 		}
 		c.mu.Unlock()
+		close(op.done)
 	}()
 	next, errType, complete := "next", "error", "complete"
 	if c.legacy() {
@@ -523,6 +577,13 @@ func (c *wsConn) operate(ctx context.Context, op *wsOp, id string, params *graph
 	ctx = graphql.WithOperationContext(ctx, rc)
 	responses, ctx := c.exec.DispatchOperation(ctx, rc)
 	subscription := rc.Operation != nil && rc.Operation.Operation == ast.Subscription
+	c.mu.Lock()
+	op.subscription = subscription
+	draining := c.draining
+	c.mu.Unlock()
+	if subscription && draining {
+		return // the connection closes with 1001; the client subscribes elsewhere
+	}
 	for first := true; ; first = false {
 		resp := responses(ctx)
 		if resp == nil || ctx.Err() != nil {
