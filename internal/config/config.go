@@ -52,6 +52,9 @@ type Config struct {
 	// JobInterval is how often the background jobs run; StallAfter how
 	// long a rollout may make no progress before it is flagged.
 	JobInterval, StallAfter time.Duration
+	// IdempotencyTTL is how long a mutation's idempotency key and its
+	// outcome are kept for retries.
+	IdempotencyTTL time.Duration
 	// AllowedOrigins may open GraphQL websockets from a browser (besides
 	// the server's own origin).
 	AllowedOrigins []string
@@ -132,6 +135,7 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.AllowSelfApproval = b("NEBULA_ALLOW_SELF_APPROVAL", false)
 	c.JobInterval = d("NEBULA_JOB_INTERVAL", 5*time.Second, 100*time.Millisecond, time.Hour)
 	c.StallAfter = d("NEBULA_DEPLOYMENT_STALL_AFTER", 10*time.Minute, time.Second, 24*time.Hour)
+	c.IdempotencyTTL = d("NEBULA_IDEMPOTENCY_TTL", 24*time.Hour, time.Minute, 30*24*time.Hour)
 	c.MaxBodyBytes = int64(n("NEBULA_MAX_BODY_BYTES", 1<<20, 1<<10, 64<<20))
 	c.MaxTokens = n("NEBULA_MAX_QUERY_TOKENS", 15000, 100, 1_000_000)
 	c.MaxDepth = n("NEBULA_MAX_DEPTH", 12, 2, 100)

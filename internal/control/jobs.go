@@ -27,6 +27,8 @@ func WithStallAfter(d time.Duration) Option { return func(p *Plane) { p.stallAft
 // JobReport says what one run of the jobs did.
 type JobReport struct {
 	Expired, Stalled, Disconnected int
+	// Keys counts idempotency keys deleted because their window closed.
+	Keys int
 	// Skipped names jobs whose lock another replica held.
 	Skipped []string
 }
@@ -58,6 +60,7 @@ func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 		{"expire-approvals", p.expireApprovals, &rep.Expired},
 		{"flag-stalled", p.flagStalled, &rep.Stalled},
 		{"mark-disconnected", p.markDisconnected, &rep.Disconnected},
+		{"expire-idempotency-keys", p.expireKeys, &rep.Keys},
 	}
 	for _, j := range jobs {
 		var skipped bool

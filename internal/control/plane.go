@@ -247,6 +247,9 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 				return fmt.Errorf("compiling desired state: %w", err)
 			}
 		}
+		if err := p.recordKey(ctx, q, ev); err != nil {
+			return err
+		}
 		return store.InsertAudit(ctx, q, ev)
 	}, func() {
 		// After commit: an agent must never see a revision that rolled back.

@@ -92,7 +92,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	gql := s.graphQL()
-	mux.Handle("POST /graphql", requireJSON(s.authenticate(gql)))
+	mux.Handle("POST /graphql", requireJSON(s.authenticate(s.idempotent(gql))))
 	// A websocket authenticates in its connection_init message, not with
 	// the upgrade request: browsers cannot set headers on websockets.
 	mux.Handle("GET /graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"NextReleaseNumber", testNextReleaseNumber},
 		{"Usage", testUsage},
 		{"Audit", testAudit},
+		{"IdempotencyKeys", testIdempotencyKeys},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
