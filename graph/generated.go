@@ -4259,7 +4259,7 @@ type Cluster implements Node {
   applyErrors: Map
   "The cluster's connect tokens, never their secrets. Tenant admins only."
   connectTokens: [ConnectToken!]!
-  "Commands queued for the cluster's agent, newest first."
+  "Commands queued for the cluster's agent, newest first. A command acting in a project (a restart of one of its services) is listed only to those who may read that project; cluster-wide ones to every tenant member."
   commands(first: Int, after: String): CommandConnection!
   "The newest desired state with secret values redacted. Tenant admins only."
   desiredState: Map!
@@ -4664,7 +4664,7 @@ type Mutation {
   updateTenant(input: UpdateTenantInput!): UpdateTenantPayload!
   setTenantPlan(input: SetTenantPlanInput!): SetTenantPlanPayload!
 
-  "Adds a person or integration to a tenant, creating the user if the email is new."
+  "Adds a person or integration to a tenant by email. The tenant knows them by the name and kind it gives here; the answer is the same whether or not the email is already a user of another tenant."
   addMember(input: AddMemberInput!): AddMemberPayload!
   updateMemberRole(input: UpdateMemberRoleInput!): UpdateMemberRolePayload!
   removeMember(input: RemoveMemberInput!): RemoveMemberPayload!

@@ -65,7 +65,9 @@ func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz
 	if tok.RevokedAt != nil || (tok.ExpiresAt != nil && !now.Before(*tok.ExpiresAt)) {
 		return nil, authz.ErrUnauthenticated
 	}
-	user, err := store.Users.Get(ctx, q, tok.UserID)
+	// The user as the token's tenant knows them: its name and kind for
+	// them decide, e.g., whether they may found tenants.
+	user, err := store.UserAsKnownIn(ctx, q, tok.TenantID, tok.UserID)
 	if err != nil {
 		return nil, fmt.Errorf("reading token user: %w", err)
 	}
@@ -132,11 +134,12 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 	var secret string
 	err = p.change(ctx, tenant, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
 		if owner != a.User.ID {
-			u, err := store.Users.Get(ctx, q, owner)
-			if err != nil {
+			if _, err := store.Members.One(ctx, q, "tenant_id = $1 AND user_id = $2", string(tenant), string(owner)); err != nil {
 				return notFoundOn(err, "userId", "no such user in this tenant")
 			}
-			if _, err := store.Members.One(ctx, q, "tenant_id = $1 AND user_id = $2", string(tenant), string(owner)); err != nil {
+			// Of the kind this tenant gave them, whatever another said.
+			u, err := store.UserAsKnownIn(ctx, q, tenant, owner)
+			if err != nil {
 				return notFoundOn(err, "userId", "no such user in this tenant")
 			}
 			if u.Kind != model.UserIntegration {

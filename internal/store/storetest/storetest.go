@@ -48,6 +48,8 @@ func Run(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"Tenants", testTenantQueries},
 		{"Grants", testGrants},
 		{"Tokens", testTokens},
+		{"MemberProfiles", testMemberProfiles},
+		{"CommandProjects", testCommandProjects},
 		{"Projects", testProjectQueries},
 		{"Environments", testEnvironmentQueries},
 		{"Labels", testLabelQueries},
