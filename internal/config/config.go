@@ -52,6 +52,9 @@ type Config struct {
 	// JobInterval is how often the background jobs run; StallAfter how
 	// long a rollout may make no progress before it is flagged.
 	JobInterval, StallAfter time.Duration
+	// MaxTokensPerUser caps the API tokens that work at once for one user
+	// in one tenant.
+	MaxTokensPerUser int
 	// AllowedOrigins may open GraphQL websockets from a browser (besides
 	// the server's own origin).
 	AllowedOrigins []string
@@ -129,6 +132,7 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.MaxTokens = n("NEBULA_MAX_QUERY_TOKENS", 15000, 100, 1_000_000)
 	c.MaxDepth = n("NEBULA_MAX_DEPTH", 12, 2, 100)
 	c.MaxComplexity = n("NEBULA_MAX_COMPLEXITY", 250_000, 10, 100_000_000)
+	c.MaxTokensPerUser = n("NEBULA_MAX_TOKENS_PER_USER", 25, 1, 10_000)
 	if !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
 		errs = append(errs, fmt.Sprintf("NEBULA_PUBLIC_URL=%q must start with http:// or https://", c.PublicURL))
 	}

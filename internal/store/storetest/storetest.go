@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"Tenants", testTenantQueries},
 		{"Grants", testGrants},
 		{"Tokens", testTokens},
+		{"TokenCounts", testTokenCounts},
 		{"MemberProfiles", testMemberProfiles},
 		{"CommandProjects", testCommandProjects},
 		{"Projects", testProjectQueries},
