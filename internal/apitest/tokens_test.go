@@ -1,12 +1,18 @@
 package apitest
 
 import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/gid"
 )
 
@@ -186,6 +192,40 @@ func TestTokensPerUserCapped(t *testing.T) {
 				}
 				refused(t, bot.Token, "", nil)
 			})
+		})
+	}
+}
+
+// The cap is a setting (NEBULA_MAX_TOKENS_PER_USER, given to the plane).
+func TestTokensPerUserSetting(t *testing.T) {
+	t.Parallel()
+	for _, s := range Stores(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			plane, err := control.New(s.Open(t), slog.New(slog.NewTextHandler(io.Discard, nil)), control.WithMaxTokensPerUser(3))
+			if err != nil {
+				t.Fatal(err)
+			}
+			boot, err := plane.Bootstrap(ctx, "acme", "admin@acme.test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			actor, err := plane.Authenticate(ctx, boot.Secret, "127.0.0.1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx = authz.WithActor(ctx, actor)
+			for i := 2; i <= 4; i++ { // the bootstrap token is the first
+				_, _, err := plane.CreateAPIToken(ctx, control.CreateTokenInput{Name: "t"})
+				var p control.Problem
+				switch {
+				case i <= 3 && err != nil:
+					t.Fatalf("token %d: got %v, want it made", i, err)
+				case i == 4 && (!errors.As(err, &p) || p.Code != control.CodeConflict):
+					t.Errorf("token %d: got %v, want a CONFLICT problem", i, err)
+				}
+			}
 		})
 	}
 }

@@ -119,12 +119,12 @@ func (p *Plane) insertToken(ctx context.Context, q store.Querier, tenant model.T
 		if err != nil {
 			return nil, "", err
 		}
-		if max := p.maxTokensPerUser(); n >= max {
+		if limit := p.maxTokensPerUser(); n >= limit {
 			pr := Problem{Code: CodeConflict, Message: fmt.Sprintf(
-				"you have %d working API tokens in this tenant, the most allowed (%d); revoke one first", n, max)}
+				"you have %d working API tokens in this tenant, the most allowed (%d); revoke one first", n, limit)}
 			if user != a.User.ID {
 				pr.Field = []string{"input", "userId"}
-				pr.Message = fmt.Sprintf("the user has %d working API tokens in this tenant, the most allowed (%d); revoke one first", n, max)
+				pr.Message = fmt.Sprintf("the user has %d working API tokens in this tenant, the most allowed (%d); revoke one first", n, limit)
 			}
 			return nil, "", pr
 		}
