@@ -388,6 +388,7 @@ type ComplexityRoot struct {
 	}
 
 	Member struct {
+		APITokens func(childComplexity int, first *int, after *string) int
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Role      func(childComplexity int) int
@@ -433,6 +434,7 @@ type ComplexityRoot struct {
 		RemoveProjectMember      func(childComplexity int, input gqlmodel.RemoveProjectMemberInput) int
 		RevokeAPIToken           func(childComplexity int, input gqlmodel.RevokeAPITokenInput) int
 		RevokeConnectToken       func(childComplexity int, input gqlmodel.RevokeConnectTokenInput) int
+		RevokeMemberAPITokens    func(childComplexity int, input gqlmodel.RevokeMemberAPITokensInput) int
 		Rollback                 func(childComplexity int, input gqlmodel.RollbackInput) int
 		SetClusterLabels         func(childComplexity int, input gqlmodel.SetClusterLabelsInput) int
 		SetNamespaceTargetLabels func(childComplexity int, input gqlmodel.SetNamespaceTargetLabelsInput) int
@@ -613,6 +615,12 @@ type ComplexityRoot struct {
 	RevokeConnectTokenPayload struct {
 		ConnectToken func(childComplexity int) int
 		UserErrors   func(childComplexity int) int
+	}
+
+	RevokeMemberApiTokensPayload struct {
+		Member           func(childComplexity int) int
+		RevokedAPITokens func(childComplexity int) int
+		UserErrors       func(childComplexity int) int
 	}
 
 	Service struct {
@@ -822,6 +830,8 @@ type EnvironmentResolver interface {
 type MemberResolver interface {
 	Tenant(ctx context.Context, obj *model.Member) (*model.Tenant, error)
 	User(ctx context.Context, obj *model.Member) (*model.User, error)
+
+	APITokens(ctx context.Context, obj *model.Member, first *int, after *string) (*gqlmodel.APITokenConnection, error)
 }
 type MutationResolver interface {
 	CreateTenant(ctx context.Context, input gqlmodel.CreateTenantInput) (*gqlmodel.CreateTenantPayload, error)
@@ -832,6 +842,7 @@ type MutationResolver interface {
 	RemoveMember(ctx context.Context, input gqlmodel.RemoveMemberInput) (*gqlmodel.RemoveMemberPayload, error)
 	CreateAPIToken(ctx context.Context, input gqlmodel.CreateAPITokenInput) (*gqlmodel.CreateAPITokenPayload, error)
 	RevokeAPIToken(ctx context.Context, input gqlmodel.RevokeAPITokenInput) (*gqlmodel.RevokeAPITokenPayload, error)
+	RevokeMemberAPITokens(ctx context.Context, input gqlmodel.RevokeMemberAPITokensInput) (*gqlmodel.RevokeMemberAPITokensPayload, error)
 	CreateProject(ctx context.Context, input gqlmodel.CreateProjectInput) (*gqlmodel.CreateProjectPayload, error)
 	UpdateProject(ctx context.Context, input gqlmodel.UpdateProjectInput) (*gqlmodel.UpdateProjectPayload, error)
 	DeleteProject(ctx context.Context, input gqlmodel.DeleteProjectInput) (*gqlmodel.DeleteProjectPayload, error)
@@ -2134,6 +2145,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Label.Value(childComplexity), true
 
+	case "Member.apiTokens":
+		if e.ComplexityRoot.Member.APITokens == nil {
+			break
+		}
+
+		args, err := ec.field_Member_apiTokens_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Member.APITokens(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Member.createdAt":
 		if e.ComplexityRoot.Member.CreatedAt == nil {
 			break
@@ -2483,6 +2505,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeConnectToken(childComplexity, args["input"].(gqlmodel.RevokeConnectTokenInput)), true
+	case "Mutation.revokeMemberApiTokens":
+		if e.ComplexityRoot.Mutation.RevokeMemberAPITokens == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeMemberApiTokens_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeMemberAPITokens(childComplexity, args["input"].(gqlmodel.RevokeMemberAPITokensInput)), true
 	case "Mutation.rollback":
 		if e.ComplexityRoot.Mutation.Rollback == nil {
 			break
@@ -3217,6 +3250,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RevokeConnectTokenPayload.UserErrors(childComplexity), true
 
+	case "RevokeMemberApiTokensPayload.member":
+		if e.ComplexityRoot.RevokeMemberApiTokensPayload.Member == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevokeMemberApiTokensPayload.Member(childComplexity), true
+	case "RevokeMemberApiTokensPayload.revokedApiTokens":
+		if e.ComplexityRoot.RevokeMemberApiTokensPayload.RevokedAPITokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevokeMemberApiTokensPayload.RevokedAPITokens(childComplexity), true
+	case "RevokeMemberApiTokensPayload.userErrors":
+		if e.ComplexityRoot.RevokeMemberApiTokensPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevokeMemberApiTokensPayload.UserErrors(childComplexity), true
+
 	case "Service.createdAt":
 		if e.ComplexityRoot.Service.CreatedAt == nil {
 			break
@@ -3783,6 +3835,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("RemoveProjectMemberInput", ec.unmarshalInputRemoveProjectMemberInput),
 			graphql.NewInputUnmarshaler("RevokeApiTokenInput", ec.unmarshalInputRevokeApiTokenInput),
 			graphql.NewInputUnmarshaler("RevokeConnectTokenInput", ec.unmarshalInputRevokeConnectTokenInput),
+			graphql.NewInputUnmarshaler("RevokeMemberApiTokensInput", ec.unmarshalInputRevokeMemberApiTokensInput),
 			graphql.NewInputUnmarshaler("RollbackInput", ec.unmarshalInputRollbackInput),
 			graphql.NewInputUnmarshaler("SetClusterLabelsInput", ec.unmarshalInputSetClusterLabelsInput),
 			graphql.NewInputUnmarshaler("SetNamespaceTargetLabelsInput", ec.unmarshalInputSetNamespaceTargetLabelsInput),
@@ -4097,6 +4150,8 @@ type Member implements Node {
   user: User!
   role: TenantRole!
   createdAt: Time!
+  "The member's API tokens in this tenant, oldest first: working, expired and revoked; never their secrets. Tenant admins, and the member."
+  apiTokens(first: Int, after: String): ApiTokenConnection!
 }
 
 type MemberConnection {
@@ -4259,7 +4314,7 @@ type Cluster implements Node {
   applyErrors: Map
   "The cluster's connect tokens, never their secrets. Tenant admins only."
   connectTokens: [ConnectToken!]!
-  "Commands queued for the cluster's agent, newest first."
+  "Commands queued for the cluster's agent, newest first. A command acting in a project (a restart of one of its services) is listed only to those who may read that project; cluster-wide ones to every tenant member."
   commands(first: Int, after: String): CommandConnection!
   "The newest desired state with secret values redacted. Tenant admins only."
   desiredState: Map!
@@ -4664,14 +4719,16 @@ type Mutation {
   updateTenant(input: UpdateTenantInput!): UpdateTenantPayload!
   setTenantPlan(input: SetTenantPlanInput!): SetTenantPlanPayload!
 
-  "Adds a person or integration to a tenant, creating the user if the email is new."
+  "Adds a person or integration to a tenant by email. The tenant knows them by the name and kind it gives here; the answer is the same whether or not the email is already a user of another tenant."
   addMember(input: AddMemberInput!): AddMemberPayload!
   updateMemberRole(input: UpdateMemberRoleInput!): UpdateMemberRolePayload!
   removeMember(input: RemoveMemberInput!): RemoveMemberPayload!
 
-  "Creates an API token for the caller, or (tenant admins) for an integration user. The secret is shown once."
+  "Creates an API token for the caller, or (tenant admins) for an integration user. The secret is shown once. A user has at most NEBULA_MAX_TOKENS_PER_USER working tokens in a tenant (25 by default)."
   createApiToken(input: CreateApiTokenInput!): CreateApiTokenPayload!
   revokeApiToken(input: RevokeApiTokenInput!): RevokeApiTokenPayload!
+  "Revokes every API token of a member in the tenant not revoked yet, at once. Tenant admins only."
+  revokeMemberApiTokens(input: RevokeMemberApiTokensInput!): RevokeMemberApiTokensPayload!
 
   createProject(input: CreateProjectInput!): CreateProjectPayload!
   updateProject(input: UpdateProjectInput!): UpdateProjectPayload!
@@ -4727,7 +4784,7 @@ input CreateTenantInput {
 
 type CreateTenantPayload {
   tenant: Tenant
-  "A token for the new tenant (tokens act in one tenant), owned by the caller."
+  "A token for the new tenant (tokens act in one tenant), owned by the caller; it expires when the caller's token does."
   apiToken: ApiToken
   "The whole token. Shown only in this response; store it now."
   secret: String
@@ -4790,7 +4847,7 @@ input CreateApiTokenInput {
   name: String!
   "An integration user of a tenant the caller administers; the caller when omitted."
   userId: ID
-  "Days until the token expires; never when omitted."
+  "Days until the token expires; never when omitted. A token never outlives the token that creates it: a later (or no) expiry is shortened to that token's."
   expiresInDays: Int
 }
 
@@ -4807,6 +4864,17 @@ input RevokeApiTokenInput {
 
 type RevokeApiTokenPayload {
   apiToken: ApiToken
+  userErrors: [UserError!]!
+}
+
+input RevokeMemberApiTokensInput {
+  memberId: ID!
+}
+
+type RevokeMemberApiTokensPayload {
+  member: Member
+  "The tokens this call revoked, oldest first."
+  revokedApiTokens: [ApiToken!]
   userErrors: [UserError!]!
 }
 
@@ -5780,6 +5848,8 @@ func (ec *executionContext) childFields_Member(ctx context.Context, field graphq
 		return ec.fieldContext_Member_role(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Member_createdAt(ctx, field)
+	case "apiTokens":
+		return ec.fieldContext_Member_apiTokens(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Member", field.Name)
 }
@@ -6124,6 +6194,18 @@ func (ec *executionContext) childFields_RevokeConnectTokenPayload(ctx context.Co
 		return ec.fieldContext_RevokeConnectTokenPayload_userErrors(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevokeConnectTokenPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RevokeMemberApiTokensPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "member":
+		return ec.fieldContext_RevokeMemberApiTokensPayload_member(ctx, field)
+	case "revokedApiTokens":
+		return ec.fieldContext_RevokeMemberApiTokensPayload_revokedApiTokens(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_RevokeMemberApiTokensPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevokeMemberApiTokensPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Service(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6640,6 +6722,28 @@ func (ec *executionContext) field_Environment_eligibleNamespaceTargets_args(ctx 
 	return args, nil
 }
 
+func (ec *executionContext) field_Member_apiTokens_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_addMember_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6996,6 +7100,20 @@ func (ec *executionContext) field_Mutation_revokeConnectToken_args(ctx context.C
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.RevokeConnectTokenInput, error) {
 			return ec.unmarshalNRevokeConnectTokenInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeConnectTokenInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_revokeMemberApiTokens_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.RevokeMemberAPITokensInput, error) {
+			return ec.unmarshalNRevokeMemberApiTokensInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeMemberAPITokensInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -12863,6 +12981,50 @@ func (ec *executionContext) fieldContext_Member_createdAt(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Member", field, false, false, "Time")
 }
 
+func (ec *executionContext) _Member_apiTokens(ctx context.Context, field graphql.CollectedField, obj *model.Member) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Member_apiTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Member().APITokens(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.APITokenConnection) graphql.Marshaler {
+			return ec.marshalNApiTokenConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAPITokenConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Member_apiTokens(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Member",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApiTokenConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Member_apiTokens_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MemberConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.MemberConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13360,6 +13522,50 @@ func (ec *executionContext) fieldContext_Mutation_revokeApiToken(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_revokeApiToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revokeMemberApiTokens(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revokeMemberApiTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RevokeMemberAPITokens(ctx, fc.Args["input"].(gqlmodel.RevokeMemberAPITokensInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.RevokeMemberAPITokensPayload) graphql.Marshaler {
+			return ec.marshalNRevokeMemberApiTokensPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeMemberAPITokensPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revokeMemberApiTokens(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevokeMemberApiTokensPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revokeMemberApiTokens_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -17356,6 +17562,102 @@ func (ec *executionContext) _RevokeConnectTokenPayload_userErrors(ctx context.Co
 func (ec *executionContext) fieldContext_RevokeConnectTokenPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "RevokeConnectTokenPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevokeMemberApiTokensPayload_member(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevokeMemberAPITokensPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevokeMemberApiTokensPayload_member(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Member, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Member) graphql.Marshaler {
+			return ec.marshalOMember2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMember(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RevokeMemberApiTokensPayload_member(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevokeMemberApiTokensPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Member(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevokeMemberApiTokensPayload_revokedApiTokens(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevokeMemberAPITokensPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevokeMemberApiTokensPayload_revokedApiTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevokedAPITokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.APIToken) graphql.Marshaler {
+			return ec.marshalOApiToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAPITokenᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RevokeMemberApiTokensPayload_revokedApiTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevokeMemberApiTokensPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApiToken(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevokeMemberApiTokensPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevokeMemberAPITokensPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevokeMemberApiTokensPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevokeMemberApiTokensPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevokeMemberApiTokensPayload",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -22358,6 +22660,48 @@ func UnmarshalRevokeConnectTokenInput(ctx context.Context, raw any) (gqlmodel.Re
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputRevokeMemberApiTokensInput(ctx context.Context, obj any) (gqlmodel.RevokeMemberAPITokensInput, error) {
+	var it gqlmodel.RevokeMemberAPITokensInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"memberId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "memberId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("memberId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MemberID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRevokeMemberApiTokensInput unmarshals raw into the RevokeMemberApiTokensInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRevokeMemberApiTokensInput(ctx context.Context, raw any) (gqlmodel.RevokeMemberAPITokensInput, error) {
+	var out gqlmodel.RevokeMemberAPITokensInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RevokeMemberApiTokensInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRollbackInput(ctx context.Context, obj any) (gqlmodel.RollbackInput, error) {
 	var it gqlmodel.RollbackInput
 	if obj == nil {
@@ -25491,6 +25835,12 @@ func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "apiTokens":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Member_apiTokens(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25660,6 +26010,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "revokeApiToken":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_revokeApiToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revokeMemberApiTokens":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revokeMemberApiTokens(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -27088,6 +27445,49 @@ func (ec *executionContext) _RevokeConnectTokenPayload(ctx context.Context, sel 
 			}
 		case "userErrors":
 			out.Values[i] = ec._RevokeConnectTokenPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var revokeMemberApiTokensPayloadImplementors = []string{"RevokeMemberApiTokensPayload"}
+
+func (ec *executionContext) _RevokeMemberApiTokensPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.RevokeMemberAPITokensPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revokeMemberApiTokensPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevokeMemberApiTokensPayload")
+		case "member":
+			out.Values[i] = ec._RevokeMemberApiTokensPayload_member(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "revokedApiTokens":
+			out.Values[i] = ec._RevokeMemberApiTokensPayload_revokedApiTokens(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._RevokeMemberApiTokensPayload_userErrors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -30097,6 +30497,19 @@ func (ec *executionContext) marshalNRevokeConnectTokenPayload2ᚖgithubᚗcomᚋ
 	return ec._RevokeConnectTokenPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRevokeMemberApiTokensInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeMemberAPITokensInput(ctx context.Context, v any) (gqlmodel.RevokeMemberAPITokensInput, error) {
+	res, err := ec.unmarshalInputRevokeMemberApiTokensInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRevokeMemberApiTokensPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeMemberAPITokensPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.RevokeMemberAPITokensPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RevokeMemberApiTokensPayload!")
+		return graphql.Null
+	}
+	return ec._RevokeMemberApiTokensPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRollbackInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRollbackInput(ctx context.Context, v any) (gqlmodel.RollbackInput, error) {
 	res, err := ec.unmarshalInputRollbackInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -30650,6 +31063,25 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 		graphql.AddInvalidNullFromMarshaler(ctx, "__TypeKind!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalOApiToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAPITokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.APIToken) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApiToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAPIToken(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalOApiToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAPIToken(ctx context.Context, sel ast.SelectionSet, v *model.APIToken) graphql.Marshaler {

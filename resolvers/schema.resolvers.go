@@ -223,6 +223,18 @@ func (r *memberResolver) User(ctx context.Context, obj *model.Member) (*model.Us
 	return load(ctx, loadersFrom(ctx, r.Plane).users, obj.UserID)
 }
 
+func (r *memberResolver) APITokens(ctx context.Context, obj *model.Member, first *int, after *string) (*gqlmodel.APITokenConnection, error) {
+	pg, err := pageArgs(first, after)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.Plane.MemberAPITokens(ctx, obj, pg)
+	if err != nil {
+		return nil, err
+	}
+	return tokenConn(p), nil
+}
+
 func (r *mutationResolver) CreateTenant(ctx context.Context, input gqlmodel.CreateTenantInput) (*gqlmodel.CreateTenantPayload, error) {
 	t, tok, secret, err := r.Plane.CreateTenant(ctx, input.Name)
 	ue, err := graph.UserErrors(err)
@@ -310,6 +322,17 @@ func (r *mutationResolver) RevokeAPIToken(ctx context.Context, input gqlmodel.Re
 	}
 	ue, err := graph.UserErrors(err)
 	return &gqlmodel.RevokeAPITokenPayload{APIToken: tok, UserErrors: ue}, err
+}
+
+func (r *mutationResolver) RevokeMemberAPITokens(ctx context.Context, input gqlmodel.RevokeMemberAPITokensInput) (*gqlmodel.RevokeMemberAPITokensPayload, error) {
+	id, err := decode[model.MemberID](gid.Member, input.MemberID, "memberId")
+	var m *model.Member
+	var revoked []*model.APIToken
+	if err == nil {
+		m, revoked, err = r.Plane.RevokeMemberAPITokens(ctx, id)
+	}
+	ue, err := graph.UserErrors(err)
+	return &gqlmodel.RevokeMemberAPITokensPayload{Member: m, RevokedAPITokens: revoked, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) CreateProject(ctx context.Context, input gqlmodel.CreateProjectInput) (*gqlmodel.CreateProjectPayload, error) {

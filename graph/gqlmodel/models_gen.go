@@ -106,7 +106,7 @@ type CreateAPITokenInput struct {
 	Name string `json:"name"`
 	// An integration user of a tenant the caller administers; the caller when omitted.
 	UserID *string `json:"userId,omitempty"`
-	// Days until the token expires; never when omitted.
+	// Days until the token expires; never when omitted. A token never outlives the token that creates it: a later (or no) expiry is shortened to that token's.
 	ExpiresInDays *int `json:"expiresInDays,omitempty"`
 }
 
@@ -172,7 +172,7 @@ type CreateTenantInput struct {
 
 type CreateTenantPayload struct {
 	Tenant *model.Tenant `json:"tenant,omitempty"`
-	// A token for the new tenant (tokens act in one tenant), owned by the caller.
+	// A token for the new tenant (tokens act in one tenant), owned by the caller; it expires when the caller's token does.
 	APIToken *model.APIToken `json:"apiToken,omitempty"`
 	// The whole token. Shown only in this response; store it now.
 	Secret     *string      `json:"secret,omitempty"`
@@ -455,6 +455,17 @@ type RevokeConnectTokenInput struct {
 type RevokeConnectTokenPayload struct {
 	ConnectToken *model.ConnectToken `json:"connectToken,omitempty"`
 	UserErrors   []*UserError        `json:"userErrors"`
+}
+
+type RevokeMemberAPITokensInput struct {
+	MemberID string `json:"memberId"`
+}
+
+type RevokeMemberAPITokensPayload struct {
+	Member *model.Member `json:"member,omitempty"`
+	// The tokens this call revoked, oldest first.
+	RevokedAPITokens []*model.APIToken `json:"revokedApiTokens,omitempty"`
+	UserErrors       []*UserError      `json:"userErrors"`
 }
 
 type RollbackInput struct {

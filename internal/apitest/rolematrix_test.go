@@ -222,6 +222,15 @@ func roleMatrix() map[string][]matrixCase {
 						t.Errorf("projects: got %v, want %v", got, want)
 					}
 				}),
+			// A member's tokens: tenant admins', and the member's own (the
+			// editor's member here).
+			nodeCase("member.apiTokens", func(f *Fixture) string { return f.Users[Editor].MemberID },
+				`... on Member { apiTokens { nodes { id prefix } } }`, by(allowed, forbidden, allowed, forbidden, forbidden)).then(
+				func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+					if got := res.IDs("node.apiTokens.nodes"); ok && !slices.Contains(got, f.Users[Editor].TokenID) {
+						t.Errorf("member.apiTokens: got %v, want the editor's token %s among them", got, f.Users[Editor].TokenID)
+					}
+				}),
 			nodeCase("project.members", projectOf, `... on Project { members { nodes { id } } }`, projectReaders),
 			nodeCase("project.environments.deployments", projectOf,
 				`... on Project { environments { nodes { id eligibleClusters { nodes { id } } eligibleNamespaceTargets { nodes { id } }
@@ -391,6 +400,23 @@ func roleMatrix() map[string][]matrixCase {
 				effect: revoked,
 			},
 		},
+		"revokeMemberApiTokens": {{
+			name:  "integration",
+			query: `mutation($m: ID!) { revokeMemberApiTokens(input: {memberId: $m}) { member { id } revokedApiTokens { id revokedAt } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				c := f.NewCaller(t, "revoked-all", "MEMBER")
+				return map[string]any{"m": c.MemberID, "_secret": c.Token}
+			},
+			want: tenantAdmins,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				if _, works := f.Env.Authenticates(t, v["_secret"].(string)); works == ok {
+					t.Errorf("the member's token: accepted=%v, want %v", works, !ok)
+				}
+				if ok && len(res.List("revokeMemberApiTokens.revokedApiTokens")) != 1 {
+					t.Errorf("revokedApiTokens: %s, want the member's one token", res.Body)
+				}
+			},
+		}},
 
 		"createProject": {{
 			name:  "project",

@@ -55,6 +55,9 @@ type Config struct {
 	// IdempotencyTTL is how long a mutation's idempotency key and its
 	// outcome are kept for retries.
 	IdempotencyTTL time.Duration
+	// MaxTokensPerUser caps the API tokens that work at once for one user
+	// in one tenant.
+	MaxTokensPerUser int
 	// AllowedOrigins may open GraphQL websockets from a browser (besides
 	// the server's own origin).
 	AllowedOrigins []string
@@ -143,6 +146,7 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.ShutdownGrace = d("NEBULA_SHUTDOWN_GRACE", 15*time.Second, 0, 10*time.Minute)
 	c.MaxConnsPerToken = n("NEBULA_MAX_CONNECTIONS_PER_TOKEN", 32, 1, 100_000)
 	c.MaxConnsPerAddress = n("NEBULA_MAX_CONNECTIONS_PER_ADDRESS", 256, 1, 1_000_000)
+	c.MaxTokensPerUser = n("NEBULA_MAX_TOKENS_PER_USER", 25, 1, 10_000)
 	if !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
 		errs = append(errs, fmt.Sprintf("NEBULA_PUBLIC_URL=%q must start with http:// or https://", c.PublicURL))
 	}

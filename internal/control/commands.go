@@ -3,10 +3,10 @@ package control
 import (
 	"context"
 	"fmt"
-	"github.com/nebulactrl/nebula/internal/bus"
 	"slices"
 
 	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
@@ -34,9 +34,10 @@ func (p *Plane) QueueCommand(ctx context.Context, in CommandInput) (*model.Comma
 		return nil, err
 	}
 	args := map[string]string{}
+	var project *model.ProjectID
 	switch in.Kind {
 	case model.CommandRestartProcess:
-		if args, err = p.restartArgs(ctx, cl, in); err != nil {
+		if args, project, err = p.restartArgs(ctx, cl, in); err != nil {
 			return nil, err
 		}
 	case model.CommandResync, model.CommandCollectDiagnostics:
@@ -62,6 +63,11 @@ func (p *Plane) QueueCommand(ctx context.Context, in CommandInput) (*model.Comma
 		if err := store.Commands.Insert(ctx, q, cmd); err != nil {
 			return err
 		}
+		if project != nil {
+			if err := store.SetCommandProject(ctx, q, cmd.ID, *project); err != nil {
+				return err
+			}
+		}
 		// The agent's session may live on another replica.
 		return p.noteTx(ctx, q, bus.Commands(string(cl.ID)))
 	})
@@ -74,54 +80,99 @@ func (p *Plane) QueueCommand(ctx context.Context, in CommandInput) (*model.Comma
 	return cmd, nil
 }
 
-// restartArgs checks a restart request and names what to restart.
-func (p *Plane) restartArgs(ctx context.Context, cl *model.Cluster, in CommandInput) (map[string]string, error) {
+// restartArgs checks a restart request and names what to restart, and
+// the project it acts in.
+func (p *Plane) restartArgs(ctx context.Context, cl *model.Cluster, in CommandInput) (map[string]string, *model.ProjectID, error) {
 	if in.Environment == nil || in.Service == nil || in.Process == "" {
-		return nil, Invalid("RESTART_PROCESS needs environmentId, serviceId and process", "input", "kind")
+		return nil, nil, Invalid("RESTART_PROCESS needs environmentId, serviceId and process", "input", "kind")
 	}
 	svc, err := get(ctx, p, p.store.Q(), store.Services, *in.Service, authz.ServiceManage)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	env, err := get(ctx, p, p.store.Q(), store.Environments, *in.Environment, authz.EnvironmentRead)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if env.ProjectID != svc.ProjectID {
-		return nil, Invalid("the environment belongs to another project than the service", "input", "environmentId")
+		return nil, nil, Invalid("the environment belongs to another project than the service", "input", "environmentId")
 	}
 	if !slices.ContainsFunc(svc.Processes, func(pr model.Process) bool { return pr.Name == in.Process }) {
-		return nil, Invalid(fmt.Sprintf("service %s has no process %q", svc.Name, in.Process), "input", "process")
+		return nil, nil, Invalid(fmt.Sprintf("service %s has no process %q", svc.Name, in.Process), "input", "process")
 	}
 	clusters, targets, err := p.tenantTargets(ctx, p.store.Q(), cl.TenantID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pl := place(env, clusters, targets)
 	if pl.Cluster == nil || pl.Cluster.ID != cl.ID {
-		return nil, Invalid(fmt.Sprintf("environment %s does not run on cluster %s", env.Name, cl.Name), "input", "environmentId")
+		return nil, nil, Invalid(fmt.Sprintf("environment %s does not run on cluster %s", env.Name, cl.Name), "input", "environmentId")
 	}
 	ns := pl.Namespace
 	if ns == "" {
 		proj, err := store.Projects.Get(ctx, p.store.Q(), env.ProjectID)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ns = desired.DefaultNamespace(proj.Name, env.Name)
 	}
-	return map[string]string{"namespace": ns, "service": svc.Name, "process": in.Process}, nil
+	project := svc.ProjectID
+	return map[string]string{"namespace": ns, "service": svc.Name, "process": in.Process}, &project, nil
 }
 
-// Commands lists a cluster's commands, newest first.
+// Commands lists a cluster's commands, newest first. A command acting in a
+// project (a restart of one of its services) names its namespace, service
+// and requester: it is listed only to those who may read the project, and
+// does not exist for the others. Cluster-wide commands are listed to every
+// tenant member; tenant admins see them all.
 func (p *Plane) Commands(ctx context.Context, cl *model.Cluster, pg store.PageArgs) (store.Page[model.Command], error) {
-	if err := p.authz.CheckCtx(ctx, authz.ClusterRead, cl.Scope()); err != nil {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
 		return store.Page[model.Command]{}, err
 	}
-	return store.Commands.Newest(ctx, p.store.Q(), pg, "cluster_id = $1", string(cl.ID))
+	if err := p.authz.Check(ctx, a, authz.ClusterRead, cl.Scope()); err != nil {
+		return store.Page[model.Command]{}, err
+	}
+	all := p.authz.Check(ctx, a, authz.ClusterManage, cl.Scope()) == nil
+	var projects []model.ProjectID
+	if !all {
+		g, err := a.Grants(ctx, p.loadGrants)
+		if err != nil {
+			return store.Page[model.Command]{}, err
+		}
+		for id := range g.Projects {
+			if p.authz.Check(ctx, a, authz.ProjectRead, model.Scope{Tenant: cl.TenantID, Project: id}) == nil {
+				projects = append(projects, id)
+			}
+		}
+		slices.Sort(projects)
+	}
+	return store.CommandsIn(ctx, p.store.Q(), cl.ID, all, projects, pg)
 }
 
+// Command reads one command, visible as Commands lists it.
 func (p *Plane) Command(ctx context.Context, id model.CommandID) (*model.Command, error) {
-	return get(ctx, p, p.store.Q(), store.Commands, id, authz.ClusterRead)
+	cmd, err := get(ctx, p, p.store.Q(), store.Commands, id, authz.ClusterRead)
+	if err != nil {
+		return nil, err
+	}
+	project, err := store.CommandProject(ctx, p.store.Q(), id)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case project != nil:
+		err = p.authz.CheckCtx(ctx, authz.ProjectRead, model.Scope{Tenant: cmd.TenantID, Project: *project})
+	case cmd.Kind == model.CommandRestartProcess: // queued before commands recorded their project
+		err = p.authz.CheckCtx(ctx, authz.ClusterManage, cmd.Scope())
+	}
+	if isDenied(err) {
+		return nil, authz.ErrNotVisible
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cmd, nil
 }
 
 // PendingCommands are what a cluster's agent has yet to acknowledge; the

@@ -347,50 +347,99 @@ var agentStages = map[model.DeploymentStage]bool{
 	model.StageSucceeded: true, model.StageFailed: true, model.StageRolledBack: true,
 }
 
+// Log fields of refused stage reports.
+const (
+	logCluster    = "cluster_id"
+	logDeployment = "deployment_id"
+	logFrom       = "from"
+	logTo         = "to"
+	logReason     = "reason"
+)
+
 // AgentStage records a stage the cluster's agent reports for one of its
-// deployments. A report for another cluster's deployment, for one that
-// ended, or for a stage not above the current one changes nothing (agents
-// report again after reconnecting). A failure or a rollback takes the
-// release out of the desired state: the cluster returns to the release
-// that ran before.
+// deployments. Only a deployment released to this very cluster moves, and
+// only as its rollout can from where it is (see agentMove): a report for
+// another cluster's deployment, for one not delivered (awaiting approval,
+// say), for one that ended, or going backwards is refused — logged, and
+// nothing changes; the session goes on. A report of the stage the
+// deployment is at changes nothing either (agents report again after
+// reconnecting). A failure or a rollback takes the release out of the
+// desired state: the cluster returns to the release that ran before.
 func (p *Plane) AgentStage(ctx context.Context, cluster model.ClusterID, r *protocol.Stage) error {
 	stage := model.DeploymentStage(r.Stage)
-	if !agentStages[stage] {
-		return nil
-	}
 	d, err := store.Deployments.Get(ctx, p.store.Q(), model.DeploymentID(r.Deployment))
 	if errors.Is(err, store.ErrNotFound) {
+		p.refuseStage(ctx, cluster, r, "", "no such deployment")
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if d.ClusterID != cluster || !moves(d, stage) {
+	if d.ClusterID != cluster {
+		// Said in the log only: the agent learns nothing of other clusters.
+		p.refuseStage(ctx, cluster, r, "", "the deployment is not this cluster's")
 		return nil
 	}
+	if ok, why := agentMove(d, stage); !ok {
+		if why != "" {
+			p.refuseStage(ctx, cluster, r, d.Stage, why)
+		}
+		return nil
+	}
+	var refused string
+	var from model.DeploymentStage
 	err = p.system(ctx, d.TenantID, !stage.Live(), func(q store.Querier) error {
 		if d, err = store.Deployments.Get(ctx, q, d.ID); err != nil {
 			return err
 		}
-		if !moves(d, stage) {
-			return nil // moved on meanwhile
+		ok, why := agentMove(d, stage) // it may have moved on meanwhile
+		if !ok {
+			refused, from = why, d.Stage
+			return nil
 		}
 		return p.advance(ctx, q, d, stage, "", r.Message)
 	})
 	if err != nil {
 		return err
 	}
+	if refused != "" {
+		p.refuseStage(ctx, cluster, r, from, refused)
+	}
 	return nil
 }
 
-// moves tells whether an agent's report of stage moves the deployment on:
-// to a later stage, or out of a blocker at the same stage (the agent is
-// back, or progressing again).
-func moves(d *model.Deployment, stage model.DeploymentStage) bool {
-	if d.Stage.Terminal() {
-		return false
+// refuseStage logs a stage report that changed nothing, and why. The
+// report's message is the agent's and is not logged.
+func (p *Plane) refuseStage(ctx context.Context, cluster model.ClusterID, r *protocol.Stage, from model.DeploymentStage, why string) {
+	p.log.WarnContext(ctx, "refused an agent's stage report", logCluster, cluster, logDeployment, r.Deployment,
+		logFrom, string(from), logTo, r.Stage, logReason, why)
+}
+
+// agentMove tells whether an agent's report of stage moves the deployment,
+// as a rollout on its cluster can: it must have been delivered (approved
+// where needed) and not have ended; from there any later rollout stage
+// (reports lost to a reconnect skip stages), FAILED or ROLLED_BACK, or the
+// same stage when it carries a blocker (the agent is back, or progressing
+// again). Never backwards. When the report does not move it, why says
+// what refuses it; why is empty for a repeat of where the deployment is,
+// which agents send after reconnecting and which is no refusal.
+func agentMove(d *model.Deployment, stage model.DeploymentStage) (ok bool, why string) {
+	switch {
+	case !agentStages[stage]:
+		return false, fmt.Sprintf("%s is not a stage an agent reports", stage)
+	case d.Stage == stage && (d.Stage.Terminal() || d.Blocker == nil):
+		return false, ""
+	case d.Stage.Terminal():
+		return false, fmt.Sprintf("the deployment already ended %s", d.Stage)
+	case d.DeliveredAt == nil || !d.Stage.Live():
+		return false, fmt.Sprintf("the deployment was not delivered to the cluster: it is %s", d.Stage)
+	case d.Stage == stage, stage == model.StageFailed, stage == model.StageRolledBack:
+		return true, ""
+	case stage.Rank() > d.Stage.Rank():
+		return true, ""
+	default:
+		return false, fmt.Sprintf("the rollout is past %s", stage)
 	}
-	return stage.Rank() > d.Stage.Rank() || stage == d.Stage && d.Blocker != nil
 }
 
 // system runs a change the control plane makes itself (agent reports,

@@ -21,13 +21,14 @@ func (p *Plane) Members(ctx context.Context, tenant model.TenantID, pg store.Pag
 }
 
 // UsersByIDs reads users for a dataloader: a user is visible to callers who
-// share a tenant with them (through the caller's token's tenant).
+// share a tenant with them (through the caller's token's tenant), and is
+// shown as that tenant knows them (the name and kind it gave).
 func (p *Plane) UsersByIDs(ctx context.Context, ids []model.UserID) (map[model.UserID]*model.User, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	users, err := store.Users.ByIDs(ctx, p.store.Q(), ids)
+	users, err := store.UsersAsKnownIn(ctx, p.store.Q(), a.Token.TenantID, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +51,8 @@ func (p *Plane) UsersByIDs(ctx context.Context, ids []model.UserID) (map[model.U
 }
 
 // AuditActor reads the user who made an audit event, for readers of the
-// audit history: the actor stays known after they leave the tenant.
+// audit history, as the event's tenant knows them: the actor stays known
+// after they leave the tenant.
 func (p *Plane) AuditActor(ctx context.Context, ev *model.AuditEvent) (*model.User, error) {
 	if ev.ActorID == nil {
 		return nil, nil
@@ -58,7 +60,7 @@ func (p *Plane) AuditActor(ctx context.Context, ev *model.AuditEvent) (*model.Us
 	if err := p.authz.CheckCtx(ctx, authz.AuditRead, ev.Scope()); err != nil {
 		return nil, err
 	}
-	return store.Users.Get(ctx, p.store.Q(), *ev.ActorID)
+	return store.UserAsKnownIn(ctx, p.store.Q(), ev.TenantID, *ev.ActorID)
 }
 
 // User reads one user visible to the caller.
@@ -82,11 +84,18 @@ type AddMemberInput struct {
 	Kind   model.UserKind
 }
 
+// AddMember adds a person or integration to a tenant by email. Users are
+// global, but whether the email is new or already another tenant's user
+// does not show: the answer is the same either way, and the tenant knows
+// the user by the name and kind it gave, since now (a member profile),
+// never by what another tenant said. (An invitation the person accepts is
+// for a later change.)
 func (p *Plane) AddMember(ctx context.Context, in AddMemberInput) (*model.Member, error) {
 	if err := p.authz.CheckCtx(ctx, authz.MemberManage, model.Scope{Tenant: in.Tenant}); err != nil {
 		return nil, err
 	}
 	in.Email = strings.ToLower(strings.TrimSpace(in.Email))
+	in.Name = strings.TrimSpace(in.Name)
 	var c checks
 	c.email(in.Email, "input", "email")
 	c.text(in.Name, "name", 100, true, "input", "name")
@@ -98,22 +107,24 @@ func (p *Plane) AddMember(ctx context.Context, in AddMemberInput) (*model.Member
 		if err := p.ensureRoom(ctx, q, t, model.LimitMembers, 1); err != nil {
 			return err
 		}
+		now := p.now()
 		// Users are global: another tenant may add the same email at the
 		// same moment, so the insert tolerates losing that race.
 		u, err := store.InsertUserIfAbsent(ctx, q, &model.User{ID: newID[model.UserID](), Email: in.Email,
-			Name: strings.TrimSpace(in.Name), Kind: in.Kind, CreatedAt: p.now()})
+			Name: in.Name, Kind: in.Kind, CreatedAt: now})
 		if err != nil {
 			return err
 		}
-		if u.Kind != in.Kind {
-			return Invalid("a user with this email exists and is of kind "+string(u.Kind), "input", "kind")
-		}
-		m = &model.Member{ID: newID[model.MemberID](), TenantID: in.Tenant, UserID: u.ID, Role: in.Role, CreatedAt: p.now()}
+		m = &model.Member{ID: newID[model.MemberID](), TenantID: in.Tenant, UserID: u.ID, Role: in.Role, CreatedAt: now}
 		if err := store.Members.Insert(ctx, q, m); err != nil {
 			return conflictOn(err, "email", in.Email+" is already a member of this tenant")
 		}
+		known := &model.User{ID: u.ID, Email: in.Email, Name: in.Name, Kind: in.Kind, CreatedAt: now}
+		if err := store.PutMemberProfile(ctx, q, in.Tenant, known); err != nil {
+			return err
+		}
 		target(ev, "member.add", "Member", string(m.ID))
-		ev.Details["userId"], ev.Details["email"], ev.Details["role"], ev.Details["kind"] = string(u.ID), u.Email, string(in.Role), string(u.Kind)
+		ev.Details["userId"], ev.Details["email"], ev.Details["role"], ev.Details["kind"] = string(u.ID), in.Email, string(in.Role), string(in.Kind)
 		return nil
 	})
 	return committed(m, err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nebulactrl/nebula/authz"
@@ -65,7 +66,9 @@ func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz
 	if tok.RevokedAt != nil || (tok.ExpiresAt != nil && !now.Before(*tok.ExpiresAt)) {
 		return nil, authz.ErrUnauthenticated
 	}
-	user, err := store.Users.Get(ctx, q, tok.UserID)
+	// The user as the token's tenant knows them: its name and kind for
+	// them decide, e.g., whether they may found tenants.
+	user, err := store.UserAsKnownIn(ctx, q, tok.TenantID, tok.UserID)
 	if err != nil {
 		return nil, fmt.Errorf("reading token user: %w", err)
 	}
@@ -78,8 +81,54 @@ func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz
 	return &authz.Actor{User: user, Token: tok, Origin: origin}, nil
 }
 
-// insertToken creates a token for user in tenant and returns it with its secret.
+// DefaultMaxTokensPerUser is how many API tokens may work at once for one
+// user in one tenant (NEBULA_MAX_TOKENS_PER_USER).
+const DefaultMaxTokensPerUser = 25
+
+// maxTokens holds the cap of each plane made WithMaxTokensPerUser. It is
+// a field of Plane in all but place: plane.go is being changed on another
+// branch, and the field moves there when both meet.
+var maxTokens sync.Map // *Plane → int
+
+// WithMaxTokensPerUser sets how many API tokens may work at once for one
+// user in one tenant.
+func WithMaxTokensPerUser(n int) Option {
+	return func(p *Plane) { maxTokens.Store(p, n) }
+}
+
+func (p *Plane) maxTokensPerUser() int {
+	if n, ok := maxTokens.Load(p); ok {
+		return n.(int)
+	}
+	return DefaultMaxTokensPerUser
+}
+
+// insertToken creates a token for user in tenant and returns it with its
+// secret. Minted over the API (an actor in ctx), the token expires no
+// later than the token it is minted with, and the user may not hold more
+// working tokens in the tenant than the cap: a token cannot be used to
+// outlive itself, or to mint siblings without end. Callers hold the
+// tenant's lock (or create the tenant).
 func (p *Plane) insertToken(ctx context.Context, q store.Querier, tenant model.TenantID, user model.UserID, name string, expires *time.Time) (*model.APIToken, string, error) {
+	if a, err := authz.ActorFrom(ctx); err == nil && a.Token != nil {
+		if end := a.Token.ExpiresAt; end != nil && (expires == nil || expires.After(*end)) {
+			e := *end
+			expires = &e
+		}
+		n, err := store.CountLiveTokens(ctx, q, tenant, user, p.now())
+		if err != nil {
+			return nil, "", err
+		}
+		if limit := p.maxTokensPerUser(); n >= limit {
+			pr := Problem{Code: CodeConflict, Message: fmt.Sprintf(
+				"you have %d working API tokens in this tenant, the most allowed (%d); revoke one first", n, limit)}
+			if user != a.User.ID {
+				pr.Field = []string{"input", "userId"}
+				pr.Message = fmt.Sprintf("the user has %d working API tokens in this tenant, the most allowed (%d); revoke one first", n, limit)
+			}
+			return nil, "", pr
+		}
+	}
 	secret, prefix, hash := newSecret(TokenPrefix)
 	tok := &model.APIToken{
 		ID: newID[model.TokenID](), TenantID: tenant, UserID: user, Name: name, Prefix: prefix, Hash: hash,
@@ -132,11 +181,12 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 	var secret string
 	err = p.change(ctx, tenant, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
 		if owner != a.User.ID {
-			u, err := store.Users.Get(ctx, q, owner)
-			if err != nil {
+			if _, err := store.Members.One(ctx, q, "tenant_id = $1 AND user_id = $2", string(tenant), string(owner)); err != nil {
 				return notFoundOn(err, "userId", "no such user in this tenant")
 			}
-			if _, err := store.Members.One(ctx, q, "tenant_id = $1 AND user_id = $2", string(tenant), string(owner)); err != nil {
+			// Of the kind this tenant gave them, whatever another said.
+			u, err := store.UserAsKnownIn(ctx, q, tenant, owner)
+			if err != nil {
 				return notFoundOn(err, "userId", "no such user in this tenant")
 			}
 			if u.Kind != model.UserIntegration {
@@ -150,8 +200,8 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 		}
 		target(ev, "api_token.create", "ApiToken", string(tok.ID))
 		ev.Details["name"], ev.Details["prefix"], ev.Details["userId"] = tok.Name, tok.Prefix, string(owner)
-		if expires != nil {
-			ev.Details["expiresAt"] = expires.Format(time.RFC3339)
+		if tok.ExpiresAt != nil {
+			ev.Details["expiresAt"] = tok.ExpiresAt.Format(time.RFC3339)
 		}
 		return nil
 	})
@@ -200,6 +250,65 @@ func (p *Plane) APIToken(ctx context.Context, id model.TokenID) (*model.APIToken
 		return nil, authz.ErrNotVisible
 	}
 	return tok, nil
+}
+
+// MemberAPITokens lists a member's tokens in the member's tenant, oldest
+// first: to tenant admins, and to the member.
+func (p *Plane) MemberAPITokens(ctx context.Context, m *model.Member, pg store.PageArgs) (store.Page[model.APIToken], error) {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return store.Page[model.APIToken]{}, err
+	}
+	if m.UserID != a.User.ID || m.TenantID != a.Token.TenantID {
+		if err := p.authz.Check(ctx, a, authz.MemberManage, m.Scope()); err != nil {
+			return store.Page[model.APIToken]{}, err
+		}
+	}
+	return store.TokensOf(ctx, p.store.Q(), m.TenantID, m.UserID, pg)
+}
+
+// RevokeMemberAPITokens revokes every token of a member in its tenant not
+// revoked yet (tenant admins): an integration's siblings included, which
+// its admin may never have seen minted. It returns the tokens it revoked.
+// The one audit event is a token revocation naming the user, so that the
+// user's open connections check their token at once.
+func (p *Plane) RevokeMemberAPITokens(ctx context.Context, id model.MemberID) (*model.Member, []*model.APIToken, error) {
+	m, err := get(ctx, p, p.store.Q(), store.Members, id, authz.MemberManage)
+	if err != nil {
+		return nil, nil, err
+	}
+	var revoked []*model.APIToken
+	err = p.change(ctx, m.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+		if m, err = store.Members.Get(ctx, q, id); err != nil {
+			return err
+		}
+		toks, err := store.UnrevokedTokens(ctx, q, m.TenantID, m.UserID)
+		if err != nil {
+			return err
+		}
+		if len(toks) == 0 {
+			return Problem{Field: []string{"input", "memberId"}, Code: CodeConflict, Message: "the member has no API token left to revoke"}
+		}
+		now := p.now()
+		if err := store.RevokeUserTokens(ctx, q, m.TenantID, m.UserID, now); err != nil {
+			return err
+		}
+		prefixes := make([]string, len(toks))
+		for i, t := range toks {
+			t.RevokedAt = &now
+			prefixes[i] = t.Prefix
+		}
+		revoked = toks
+		// The action of a revocation: the user's connections recheck
+		// their token (Plane.change notes the user named in the details).
+		target(ev, "api_token.revoke", "Member", string(id))
+		ev.Details["userId"], ev.Details["count"], ev.Details["prefixes"] = string(m.UserID), len(toks), prefixes
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, revoked, nil
 }
 
 // MyAPITokens lists the caller's tokens in the current tenant.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -112,8 +113,11 @@ func (p *Plane) checkScopeParent(ctx context.Context, q store.Querier, v *model.
 	return notFoundOn(err, fieldName, "no such "+what+" in this project")
 }
 
-// putVariable upserts the variable named in at the scope of v. An unchanged
-// value keeps its row untouched, so it changes no revision.
+// putVariable upserts the variable named in at the scope of v. An
+// unchanged plain value keeps its row untouched, so it changes no revision.
+// A secret is never compared with the one stored — the answer (a revision,
+// a preview's diff, updatedAt) would tell whether a guess was right — so
+// setting one always stores a new version.
 func (p *Plane) putVariable(ctx context.Context, q store.Querier, v *model.Variable, in VariableInput) (*model.Variable, bool, error) {
 	cur, err := store.VariableIn(ctx, q, v.ProjectID, v.ScopeKey(), in.Name)
 	switch {
@@ -127,10 +131,16 @@ func (p *Plane) putVariable(ctx context.Context, q store.Querier, v *model.Varia
 	case err != nil:
 		return nil, false, err
 	}
-	if cur.Secret == in.Secret && p.sameValue(cur, in.Value) {
+	if !cur.Secret && !in.Secret && cur.Value == in.Value {
 		return cur, false, nil
 	}
-	cur.UpdatedAt = p.now()
+	// The version is the id and this time: it must move even within the
+	// clock's microsecond.
+	now := p.now()
+	if !now.After(cur.UpdatedAt) {
+		now = cur.UpdatedAt.Add(time.Microsecond)
+	}
+	cur.UpdatedAt = now
 	if err := p.setValue(cur, in); err != nil {
 		return nil, false, err
 	}
@@ -151,14 +161,6 @@ func (p *Plane) setValue(v *model.Variable, in VariableInput) error {
 	}
 	v.Value = sealed
 	return nil
-}
-
-func (p *Plane) sameValue(v *model.Variable, value string) bool {
-	if !v.Secret {
-		return v.Value == value
-	}
-	pt, err := p.box.Open(v.Value, v.Binding())
-	return err == nil && string(pt) == value
 }
 
 // replaceServiceVariables makes the service-scope variables exactly vars.

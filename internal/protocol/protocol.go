@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/desired"
@@ -140,8 +141,9 @@ type Command struct {
 
 // Stage reports how rolling out a deployment goes (agent → control
 // plane): STARTING, PROBING, SWITCHING_TRAFFIC, RETIRING, SUCCEEDED,
-// FAILED or ROLLED_BACK, with what happened. Reports only move a
-// deployment forward; one sent twice changes nothing.
+// FAILED or ROLLED_BACK, with what happened. A report only moves a
+// deployment delivered to the agent's own cluster, forward (or to FAILED
+// or ROLLED_BACK before it ended); one sent twice changes nothing.
 type Stage struct {
 	Deployment string    `json:"deployment"`
 	Stage      string    `json:"stage"`
@@ -152,15 +154,25 @@ type Stage struct {
 // Stages an agent reports.
 var AgentStages = []string{"STARTING", "PROBING", "SWITCHING_TRAFFIC", "RETIRING", "SUCCEEDED", "FAILED", "ROLLED_BACK"}
 
+// validate bounds a stage report. Whether it may move the deployment it
+// names is the control plane's to decide (control.AgentStage): this only
+// keeps out what could never be stored or looked up — a NUL, which
+// PostgreSQL text refuses, would end every session that resent it.
 func (s *Stage) validate() error {
 	if s.Deployment == "" || len(s.Deployment) > 100 {
 		return errors.New("deployment must be 1 to 100 characters")
+	}
+	if strings.ContainsFunc(s.Deployment, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return errors.New("deployment holds a space or a control character")
 	}
 	if !slices.Contains(AgentStages, s.Stage) {
 		return fmt.Errorf("stage %q is not one an agent reports", clip(s.Stage))
 	}
 	if len(s.Message) > 4096 {
 		return errors.New("message over 4096 bytes")
+	}
+	if strings.ContainsRune(s.Message, 0) {
+		return errors.New("message holds a NUL character")
 	}
 	return nil
 }
@@ -190,7 +202,7 @@ func Encode(typ string, body any) ([]byte, error) {
 }
 
 // Decode reads a frame from an agent and returns its typed body: *Hello,
-// *Heartbeat, *Ack or *CommandAck. Anything else is ErrMalformed with the
+// *Heartbeat, *Ack, *CommandAck or *Stage. Anything else is ErrMalformed with the
 // reason. Unknown fields are refused: the control plane is never older than
 // the protocol its agents speak.
 func Decode(frame []byte) (any, error) {

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -11,6 +12,8 @@ func TestDecode(t *testing.T) {
 		`{"type":"hello","body":{"protocols":[1],"capabilities":["acks.v1"],"appliedRevision":3,"inventory":{"agentVersion":"1","agentImage":"x","capabilities":[],"kubernetesVersion":"v1","nodes":[],"workloads":[]}}}`,
 		`{"type":"heartbeat","body":{"inventory":{"agentVersion":"1","agentImage":"","capabilities":null,"kubernetesVersion":"","nodes":null,"workloads":null},"appliedRevision":0,"sentAt":"2026-11-30T10:00:00Z"}}`,
 		`{"type":"ack","body":{"revision":4,"result":"failed","errors":[{"object":"Deployment/a","message":"no"}]}}`,
+		`{"type":"stage","body":{"deployment":"01a22bbd-97a1-7c2e-9d3f-5e6a7b8c9d0e","stage":"PROBING","message":"waiting for readiness probes: web 0/2 ready\n(pod web-1: ContainersNotReady)","at":"2026-11-30T10:00:00Z"}}`,
+		`{"type":"stage","body":{"deployment":"d","stage":"ROLLED_BACK","message":""}}`,
 	}
 	for _, g := range good {
 		if _, err := Decode([]byte(g)); err != nil {
@@ -31,6 +34,21 @@ func TestDecode(t *testing.T) {
 		"welcome to cp":  `{"type":"welcome","body":{"protocol":1}}`,
 		"desired to cp":  `{"type":"desired","body":{"revision":1}}`,
 		"long agent str": `{"type":"heartbeat","body":{"inventory":{"agentVersion":"` + strings.Repeat("v", 101) + `"}}}`,
+		// Stages: the control plane's to move a deployment to, not the agent's.
+		"stage queued":        `{"type":"stage","body":{"deployment":"d","stage":"QUEUED","message":""}}`,
+		"stage delivering":    `{"type":"stage","body":{"deployment":"d","stage":"DELIVERING","message":""}}`,
+		"stage awaiting":      `{"type":"stage","body":{"deployment":"d","stage":"AWAITING_APPROVAL","message":""}}`,
+		"stage cancelled":     `{"type":"stage","body":{"deployment":"d","stage":"CANCELLED","message":""}}`,
+		"stage superseded":    `{"type":"stage","body":{"deployment":"d","stage":"SUPERSEDED","message":""}}`,
+		"stage lower case":    `{"type":"stage","body":{"deployment":"d","stage":"succeeded","message":""}}`,
+		"stage no deployment": `{"type":"stage","body":{"deployment":"","stage":"STARTING","message":""}}`,
+		"stage long id":       `{"type":"stage","body":{"deployment":"` + strings.Repeat("d", 101) + `","stage":"STARTING"}}`,
+		"stage id with NUL":   `{"type":"stage","body":{"deployment":"d\u0000","stage":"STARTING"}}`,
+		"stage id with space": `{"type":"stage","body":{"deployment":"a b","stage":"STARTING"}}`,
+		"stage message NUL":   `{"type":"stage","body":{"deployment":"d","stage":"STARTING","message":"a\u0000b"}}`,
+		"stage long message":  `{"type":"stage","body":{"deployment":"d","stage":"FAILED","message":"` + strings.Repeat("m", 4097) + `"}}`,
+		"stage extra field":   `{"type":"stage","body":{"deployment":"d","stage":"STARTING","cluster":"c"}}`,
+		"stage bad time":      `{"type":"stage","body":{"deployment":"d","stage":"STARTING","at":"yesterday"}}`,
 	}
 	for name, b := range bad {
 		if _, err := Decode([]byte(b)); !errors.Is(err, ErrMalformed) {
@@ -50,7 +68,9 @@ func TestNegotiate(t *testing.T) {
 }
 
 // FuzzDecode: no frame makes the decoder panic, and what it accepts
-// validates.
+// validates. A stage report it accepts names a deployment by an id that
+// can be looked up, reports a stage only an agent reports, and carries a
+// message that can be stored.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"hello","body":{"protocols":[1]}}`,
@@ -59,6 +79,15 @@ func FuzzDecode(f *testing.F) {
 		`{"type":"welcome","body":{"protocol":1,"cluster":"c","heartbeatSeconds":15,"capabilities":[]}}`,
 		`{"type":"desired","body":{"revision":3,"state":{"cluster":"c","namespaces":[]}}}`,
 		`{"type":"command","body":{"id":"i","kind":"RESYNC","args":{}}}`,
+		`{"type":"stage","body":{"deployment":"01a22bbd-97a1-7c2e-9d3f-5e6a7b8c9d0e","stage":"STARTING","message":"started release 3 of api: web","at":"2026-11-30T10:00:00Z"}}`,
+		`{"type":"stage","body":{"deployment":"d","stage":"SUCCEEDED","message":"release 3 is live"}}`,
+		`{"type":"stage","body":{"deployment":"d","stage":"ROLLED_BACK","message":"readiness probes did not pass"}}`,
+		`{"type":"stage","body":{"deployment":"d","stage":"AWAITING_APPROVAL","message":""}}`,
+		`{"type":"stage","body":{"deployment":"d","stage":"DELIVERING","message":""}}`,
+		`{"type":"stage","body":{"deployment":"d\u0000","stage":"STARTING"}}`,
+		`{"type":"stage","body":{"deployment":"d","stage":"FAILED","message":"\u0000"}}`,
+		`{"type":"stage","body":{"deployment":"","stage":"PROBING"}}`,
+		`{"type":"stage","body":{"deployment":"d","stage":"PROBING","extra":1}}`,
 		`{"type":"x"}`, `[]`, `null`, ``,
 	} {
 		f.Add([]byte(s))
@@ -77,8 +106,38 @@ func FuzzDecode(f *testing.F) {
 			if v, ok := msg.(validator); !ok || v.validate() != nil {
 				t.Fatalf("accepted an invalid message %#v", msg)
 			}
+			if s, ok := msg.(*Stage); ok {
+				if why := stageInvariant(s); why != "" {
+					t.Fatalf("accepted a stage report %#v: %s", s, why)
+				}
+			}
 		}
 	})
+}
+
+// stageInvariant says what is wrong with an accepted stage report, written
+// apart from validate so that the fuzzer checks the rules, not the code.
+func stageInvariant(s *Stage) string {
+	switch s.Stage {
+	case "STARTING", "PROBING", "SWITCHING_TRAFFIC", "RETIRING", "SUCCEEDED", "FAILED", "ROLLED_BACK":
+	default:
+		return "a stage no agent reports"
+	}
+	if n := len(s.Deployment); n < 1 || n > 100 {
+		return "a deployment id of " + strconv.Itoa(n) + " bytes"
+	}
+	for _, r := range s.Deployment {
+		if r <= ' ' || r == 0x7f {
+			return "a control character or space in the deployment id"
+		}
+	}
+	if len(s.Message) > 4096 {
+		return "a message over 4096 bytes"
+	}
+	if strings.ContainsRune(s.Message, 0) {
+		return "a NUL in the message"
+	}
+	return ""
 }
 
 func TestDecodeServer(t *testing.T) {

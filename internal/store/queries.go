@@ -250,3 +250,67 @@ func MarkCommand(ctx context.Context, q Querier, cluster model.ClusterID, id mod
 	}
 	return n == 1, nil
 }
+
+// SetCommandProject records the project a command acts in.
+func SetCommandProject(ctx context.Context, q Querier, id model.CommandID, project model.ProjectID) error {
+	return execOne(ctx, q, "recording command project", `UPDATE cluster_commands SET project_id = $2 WHERE id = $1`,
+		string(id), string(project))
+}
+
+// CommandProject reads the project a command acts in; nil for a
+// cluster-wide command, and for a restart queued before commands recorded
+// their project.
+func CommandProject(ctx context.Context, q Querier, id model.CommandID) (*model.ProjectID, error) {
+	rows, err := q.Query(ctx, `SELECT project_id FROM cluster_commands WHERE id = $1`, string(id))
+	if err != nil {
+		return nil, fmt.Errorf("reading command project: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		return nil, ErrNotFound
+	}
+	var p *model.ProjectID
+	if err := rows.Scan(&p); err != nil {
+		return nil, fmt.Errorf("reading command project: %w", err)
+	}
+	return p, rows.Err()
+}
+
+// CommandsIn lists a cluster's commands newest first: when all is false,
+// only those acting in one of projects and those of no project that are
+// not restarts (cluster-wide commands).
+func CommandsIn(ctx context.Context, q Querier, cluster model.ClusterID, all bool, projects []model.ProjectID, pg PageArgs) (Page[model.Command], error) {
+	if all {
+		return Commands.Newest(ctx, q, pg, "cluster_id = $1", string(cluster))
+	}
+	where := "cluster_id = $1 AND ((project_id IS NULL AND kind <> $2)"
+	args := []any{string(cluster), string(model.CommandRestartProcess)}
+	if len(projects) > 0 {
+		in, ps := InList(projects, 2)
+		where += " OR project_id IN (" + in + ")"
+		args = append(args, ps...)
+	}
+	return Commands.Newest(ctx, q, pg, where+")", args...)
+}
+
+// TokensOf lists a user's API tokens in a tenant, oldest first: live,
+// expired and revoked.
+func TokensOf(ctx context.Context, q Querier, tenant model.TenantID, user model.UserID, pg PageArgs) (Page[model.APIToken], error) {
+	return Tokens.List(ctx, q, pg, "tenant_id = $1 AND user_id = $2", string(tenant), string(user))
+}
+
+// CountLiveTokens counts a user's tokens in a tenant that still work at
+// now: neither revoked nor expired.
+func CountLiveTokens(ctx context.Context, q Querier, tenant model.TenantID, user model.UserID, now time.Time) (int, error) {
+	return count(ctx, q, `SELECT COUNT(*) FROM api_tokens WHERE tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL
+		AND (expires_at IS NULL OR expires_at > $3)`, string(tenant), string(user), now)
+}
+
+// UnrevokedTokens lists a user's tokens in a tenant not revoked yet
+// (expired ones included), oldest first.
+func UnrevokedTokens(ctx context.Context, q Querier, tenant model.TenantID, user model.UserID) ([]*model.APIToken, error) {
+	return Tokens.All(ctx, q, "tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL", string(tenant), string(user))
+}

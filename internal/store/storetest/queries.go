@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -177,6 +178,69 @@ func testTokens(t *testing.T, s *store.Store) {
 		if got := mustGet(t, s, store.Tokens, live1.ID).RevokedAt; got == nil || !got.Equal(now) {
 			t.Errorf("revoked_at after a second RevokeUserTokens: got %v, want %s", got, now)
 		}
+	})
+}
+
+// testTokenCounts: a user's tokens in one tenant, listed, counted while
+// they work, and those not revoked yet.
+func testTokenCounts(t *testing.T, s *store.Store) {
+	ctx := t.Context()
+	tenant, other, user, colleague := newTenant(t, s), newTenant(t, s), newUser(t, s), newUser(t, s)
+	now := store.Now()
+	live := newToken(t, s, tenant, user)
+	later := mustInsert(t, s, store.Tokens, &model.APIToken{ID: model.TokenID(newID()), TenantID: tenant.ID, UserID: user.ID,
+		Name: "expires later", Prefix: "nbt_later000", Hash: []byte("hash of a token expiring later " + newID()), CreatedAt: now,
+		ExpiresAt: ptr(now.Add(time.Hour))})
+	expired := mustInsert(t, s, store.Tokens, &model.APIToken{ID: model.TokenID(newID()), TenantID: tenant.ID, UserID: user.ID,
+		Name: "expired", Prefix: "nbt_expired0", Hash: []byte("hash of an expired token " + newID()), CreatedAt: now.Add(-2 * time.Hour),
+		ExpiresAt: ptr(now)}) // expires at now: no longer works at now
+	revoked := newToken(t, s, tenant, user)
+	wantNoErr(t, "revoking", store.RevokeToken(ctx, s.Q(), revoked.ID, now))
+	newToken(t, s, other, user)       // another tenant
+	newToken(t, s, tenant, colleague) // another user
+
+	t.Run("CountLiveTokens", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			at   time.Time
+			want int
+		}{
+			{"now", now, 2},
+			{"before the expired one ended", now.Add(-time.Minute), 3},
+			{"after the later one ended", now.Add(time.Hour), 1},
+		} {
+			n, err := store.CountLiveTokens(ctx, s.Q(), tenant.ID, user.ID, tc.at)
+			wantNoErr(t, tc.name, err)
+			if n != tc.want {
+				t.Errorf("%s: got %d, want %d", tc.name, n, tc.want)
+			}
+		}
+		n, err := store.CountLiveTokens(ctx, s.Q(), tenant.ID, newUser(t, s).ID, now)
+		wantNoErr(t, "a user without tokens", err)
+		if n != 0 {
+			t.Errorf("a user without tokens: got %d, want 0", n)
+		}
+	})
+	t.Run("UnrevokedTokens", func(t *testing.T) {
+		got, err := store.UnrevokedTokens(ctx, s.Q(), tenant.ID, user.ID)
+		wantNoErr(t, "listing", err)
+		want := ids([]*model.APIToken{live, later, expired}, func(t *model.APIToken) model.TokenID { return t.ID })
+		if g := ids(got, func(t *model.APIToken) model.TokenID { return t.ID }); !slices.Equal(g, want) {
+			t.Errorf("got %v, want %v", g, want)
+		}
+	})
+	t.Run("TokensOf", func(t *testing.T) {
+		all := ids([]*model.APIToken{live, later, expired, revoked}, func(t *model.APIToken) model.TokenID { return t.ID })
+		first, err := store.TokensOf(ctx, s.Q(), tenant.ID, user.ID, store.PageArgs{First: 3})
+		wantNoErr(t, "listing", err)
+		rest, err := store.TokensOf(ctx, s.Q(), tenant.ID, user.ID, store.PageArgs{First: 3, After: string(first.Items[2].ID)})
+		wantNoErr(t, "listing the rest", err)
+		got := append(ids(first.Items, func(t *model.APIToken) model.TokenID { return t.ID }),
+			ids(rest.Items, func(t *model.APIToken) model.TokenID { return t.ID })...)
+		if !slices.Equal(got, all) || !first.HasNext || rest.HasNext {
+			t.Errorf("got %v (hasNext %v, %v), want %v in two pages", got, first.HasNext, rest.HasNext, all)
+		}
+		assertEqual(t, "first token", first.Items[0], live)
 	})
 }
 
