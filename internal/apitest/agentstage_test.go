@@ -298,7 +298,7 @@ func TestAgentStageReports(t *testing.T) {
 					}
 					for _, r := range tc.refused {
 						if !loggedRefusal(logs.Lines(), r.deployment, string(r.stage)) {
-							t.Errorf("no warning logged for the refused report %s of %s\nwarnings:\n%s",
+							t.Errorf("no refusal logged for the report %s of %s\nwarnings:\n%s",
 								r.stage, r.deployment, strings.Join(warnings(logs.Lines()), "\n"))
 						}
 					}
@@ -360,12 +360,13 @@ func TestAgentStageReports(t *testing.T) {
 	}
 }
 
-// loggedRefusal tells whether the log holds a warning that a report of
-// stage for the deployment was refused, with where it was refused from
-// and why.
+// loggedRefusal tells whether the log says that a report of stage for the
+// deployment was refused, with where it was refused from and why: a
+// warning, or (a late report of a rollout the cluster ran) an info line.
 func loggedRefusal(lines []string, deployment, stage string) bool {
 	for _, l := range lines {
-		if strings.Contains(l, "level=WARN") && strings.Contains(l, "deployment_id="+deployment) &&
+		if (strings.Contains(l, "level=WARN") || strings.Contains(l, "level=INFO")) &&
+			strings.Contains(l, "refused an agent's stage report") && strings.Contains(l, "deployment_id="+deployment) &&
 			strings.Contains(l, "to="+stage) && strings.Contains(l, "cluster_id=") &&
 			strings.Contains(l, "from=") && strings.Contains(l, "reason=") {
 			return true

@@ -180,6 +180,12 @@ func TestAuditOnePerMutation(t *testing.T) {
 				map[string]any{"m": robotMember}, "member.update_role", fixed(robotMember))
 			step(admin, "createApiToken", `mutation($u: ID!) { createApiToken(input: {name: "robot", userId: $u, expiresInDays: 30}) { apiToken { id } secret `+ue+` } }`,
 				map[string]any{"u": robotUser}, "api_token.create", at("createApiToken.apiToken.id"))
+			step(admin, "revokeMemberApiTokens", `mutation($m: ID!) { revokeMemberApiTokens(input: {memberId: $m}) { member { id } revokedApiTokens { id } `+ue+` } }`,
+				map[string]any{"m": robotMember}, "api_token.revoke", fixed(robotMember))
+			reject(admin, "revokeMemberApiTokens", `mutation($m: ID!) { revokeMemberApiTokens(input: {memberId: $m}) { member { id } `+ue+` } }`,
+				map[string]any{"m": robotMember}, "CONFLICT")
+			step(admin, "createApiToken", `mutation($u: ID!) { createApiToken(input: {name: "robot-2", userId: $u, expiresInDays: 30}) { apiToken { id } secret `+ue+` } }`,
+				map[string]any{"u": robotUser}, "api_token.create", at("createApiToken.apiToken.id"))
 			res = step(pm, "createApiToken", `mutation { createApiToken(input: {name: "laptop"}) { apiToken { id } secret `+ue+` } }`, nil,
 				"api_token.create", at("createApiToken.apiToken.id"))
 			step(pm, "revokeApiToken", `mutation($id: ID!) { revokeApiToken(input: {apiTokenId: $id}) { apiToken { id } `+ue+` } }`,
@@ -415,7 +421,7 @@ func TestAuditOnePerMutation(t *testing.T) {
 var mutationAction = map[string]string{
 	"createTenant": "tenant.create", "updateTenant": "tenant.update", "setTenantPlan": "tenant.set_plan",
 	"addMember": "member.add", "updateMemberRole": "member.update_role", "removeMember": "member.remove",
-	"createApiToken": "api_token.create", "revokeApiToken": "api_token.revoke",
+	"createApiToken": "api_token.create", "revokeApiToken": "api_token.revoke", "revokeMemberApiTokens": "api_token.revoke",
 	"createProject": "project.create", "updateProject": "project.update", "deleteProject": "project.delete",
 	"addProjectMember": "project_member.add", "updateProjectMemberRole": "project_member.update_role",
 	"removeProjectMember": "project_member.remove",

@@ -24,8 +24,6 @@ import (
 // revokeMemberApiTokens is one audit event per committed call, with the
 // action of revoking a token (TestAuditOnePerMutation lists it here, as
 // audit_test.go's script reaches that action through revokeApiToken).
-func init() { mutationAction["revokeMemberApiTokens"] = "api_token.revoke" }
-
 const mintToken = `mutation($name: String!, $u: ID, $days: Int) { createApiToken(input: {name: $name, userId: $u, expiresInDays: $days}) {
 	apiToken { id expiresAt } secret ` + ue + ` } }`
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/nebulactrl/nebula/authz"
@@ -411,7 +412,14 @@ func (p *Plane) AgentStage(ctx context.Context, cluster model.ClusterID, r *prot
 // refuseStage logs a stage report that changed nothing, and why. The
 // report's message is the agent's and is not logged.
 func (p *Plane) refuseStage(ctx context.Context, cluster model.ClusterID, r *protocol.Stage, from model.DeploymentStage, why string) {
-	p.log.WarnContext(ctx, "refused an agent's stage report", logCluster, cluster, logDeployment, r.Deployment,
+	level := slog.LevelWarn
+	if from != "" && (from.Terminal() || from.Live()) && agentStages[model.DeploymentStage(r.Stage)] {
+		// A late report of a rollout this cluster ran (an agent that
+		// reconnected or restarted tells what it saw again): refused, but
+		// nothing suspicious.
+		level = slog.LevelInfo
+	}
+	p.log.Log(ctx, level, "refused an agent's stage report", logCluster, cluster, logDeployment, r.Deployment,
 		logFrom, string(from), logTo, r.Stage, logReason, why)
 }
 

@@ -46,6 +46,9 @@ type Plane struct {
 	approvalTTL       time.Duration
 	allowSelfApproval bool
 	stallAfter        time.Duration
+	// maxTokensPerUser caps the API tokens working at once for one user
+	// in one tenant.
+	maxTokensPerUser int
 
 	// bus fans notes out to this process's subscribers; notify tells
 	// them (and, on PostgreSQL, the other replicas'). pending holds the
@@ -143,7 +146,7 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 	p := &Plane{store: st, authz: z, grants: grants, box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace,
 		bus: b, notify: bus.Memory{B: b},
 		disconnectedAfter: model.DisconnectedAfter, approvalTTL: DefaultApprovalTTL,
-		stallAfter: DefaultStallAfter}
+		stallAfter: DefaultStallAfter, maxTokensPerUser: DefaultMaxTokensPerUser}
 	for _, o := range opts {
 		o(p)
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nebulactrl/nebula/authz"
@@ -85,22 +84,10 @@ func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz
 // user in one tenant (NEBULA_MAX_TOKENS_PER_USER).
 const DefaultMaxTokensPerUser = 25
 
-// maxTokens holds the cap of each plane made WithMaxTokensPerUser. It is
-// a field of Plane in all but place: plane.go is being changed on another
-// branch, and the field moves there when both meet.
-var maxTokens sync.Map // *Plane → int
-
 // WithMaxTokensPerUser sets how many API tokens may work at once for one
 // user in one tenant.
 func WithMaxTokensPerUser(n int) Option {
-	return func(p *Plane) { maxTokens.Store(p, n) }
-}
-
-func (p *Plane) maxTokensPerUser() int {
-	if n, ok := maxTokens.Load(p); ok {
-		return n.(int)
-	}
-	return DefaultMaxTokensPerUser
+	return func(p *Plane) { p.maxTokensPerUser = n }
 }
 
 // insertToken creates a token for user in tenant and returns it with its
@@ -119,7 +106,7 @@ func (p *Plane) insertToken(ctx context.Context, q store.Querier, tenant model.T
 		if err != nil {
 			return nil, "", err
 		}
-		if limit := p.maxTokensPerUser(); n >= limit {
+		if limit := p.maxTokensPerUser; n >= limit {
 			pr := Problem{Code: CodeConflict, Message: fmt.Sprintf(
 				"you have %d working API tokens in this tenant, the most allowed (%d); revoke one first", n, limit)}
 			if user != a.User.ID {
