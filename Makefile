@@ -18,9 +18,17 @@ dev:
 build:
 	$(GO) build -o bin/nebula ./cmd/nebula
 
-## test: the whole test suite (PostgreSQL tests start their own server)
+# The packages whose state is shared across goroutines, and the API tests
+# that drive connections, subscriptions and replicas concurrently: run again
+# under the race detector.
+RACE_PKGS ?= ./authz ./internal/bus ./internal/drain ./internal/hub ./internal/server ./internal/control ./agent ./internal/protocol
+RACE_API  ?= TestWS|TestLiveGrants|TestSubscription|TestConnectionLimits|TestGracefulShutdown|TestIdempotencyConcurrent|TestReplicas|TestUnavailable
+
+## test: the whole test suite (PostgreSQL tests start their own server), then the concurrent parts under -race
 test:
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
+	$(GO) test -race -count=1 -timeout 20m -run '$(RACE_API)' ./internal/apitest
 
 ## generate: regenerate the gqlgen code in graph/ from schema.graphqls
 generate:

@@ -125,12 +125,13 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		return
 	}
 
+	done := ctx.Done()
 	go func() { // keep-alive comments, until the operation ends
 		tick := time.NewTicker(t.ping)
 		defer tick.Stop()
 		for {
 			select {
-			case <-ctx.Done():
+			case <-done:
 				return
 			case <-tick.C:
 				emit(": ping\n\n")
