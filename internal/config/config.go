@@ -29,6 +29,11 @@ type Config struct {
 	MaxTokens     int
 	MaxDepth      int
 	MaxComplexity int
+	// MaxSelections caps a document's fields, inline fragments and
+	// fragment spreads with its fragments expanded; MaxPreviews the
+	// preview… fields one request may run.
+	MaxSelections int
+	MaxPreviews   int
 	// Bootstrap names the first tenant and its admin on an empty store.
 	BootstrapTenant, BootstrapEmail string
 	// MasterKey seals secrets; OldMasterKeys only open them (rotation).
@@ -58,6 +63,13 @@ type Config struct {
 	// Version is the build's, set by the command, not the environment.
 	Version string
 }
+
+// Defaults of the request limits that a Config built without FromEnv
+// (zero) also gets.
+const (
+	DefaultMaxSelections = 2000
+	DefaultMaxPreviews   = 10
+)
 
 // FromEnv reads the settings; lookup is os.LookupEnv outside tests.
 func FromEnv(lookup func(string) (string, bool)) (Config, error) {
@@ -129,6 +141,8 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.MaxTokens = n("NEBULA_MAX_QUERY_TOKENS", 15000, 100, 1_000_000)
 	c.MaxDepth = n("NEBULA_MAX_DEPTH", 12, 2, 100)
 	c.MaxComplexity = n("NEBULA_MAX_COMPLEXITY", 250_000, 10, 100_000_000)
+	c.MaxSelections = n("NEBULA_MAX_SELECTIONS", DefaultMaxSelections, 100, 100_000)
+	c.MaxPreviews = n("NEBULA_MAX_PREVIEWS_PER_REQUEST", DefaultMaxPreviews, 1, 1000)
 	if !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
 		errs = append(errs, fmt.Sprintf("NEBULA_PUBLIC_URL=%q must start with http:// or https://", c.PublicURL))
 	}

@@ -124,12 +124,20 @@ func (s *Server) graphQL() http.Handler {
 	srv.AddTransport(transport.SSE{KeepAlivePingInterval: 15 * time.Second})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	docs := lru.New[*ast.QueryDocument](1000)
+	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(s.cfg.MaxTokens)
 	if s.cfg.Introspection {
 		srv.Use(extension.Introspection{})
+	} else {
+		// Without introspection, "Did you mean …?" must not give the
+		// schema away either.
+		srv.SetDisableSuggestion(true)
+		srv.SetValidationRulesFn(rulesWithoutSuggestions)
 	}
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	// After the persisted query is known, before gqlgen validates it.
+	srv.Use(newSelectionLimit(orDefault(s.cfg.MaxSelections, config.DefaultMaxSelections), s.cfg.MaxTokens, docs))
 	srv.Use(depthLimit{max: s.cfg.MaxDepth})
 	srv.Use(extension.FixedComplexityLimit(s.cfg.MaxComplexity))
 	srv.AroundOperations(resolvers.Loaders(s.plane))
