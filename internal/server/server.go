@@ -35,6 +35,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/internal/install"
+	"github.com/nebulactrl/nebula/internal/store"
 	"github.com/nebulactrl/nebula/resolvers"
 )
 
@@ -83,7 +84,8 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	gql := s.graphQL()
-	mux.Handle("POST /graphql", requireJSON(s.authenticate(gql)))
+	api := httpSpec(s.authenticate(gql))
+	mux.Handle("POST /graphql", api)
 	// A websocket authenticates in its connection_init message, not with
 	// the upgrade request: browsers cannot set headers on websockets.
 	mux.Handle("GET /graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -91,8 +93,9 @@ func (s *Server) routes() http.Handler {
 			gql.ServeHTTP(w, r)
 			return
 		}
-		s.authenticate(gql).ServeHTTP(w, r)
+		api.ServeHTTP(w, r)
 	}))
+	mux.Handle("/graphql", api) // other methods: 405 with a GraphQL error
 	mux.Handle("GET /{$}", playground.Handler("NebulaCtrl GraphiQL", "/graphql"))
 	mux.Handle("GET /agent/v1/connect", s.hub)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -122,8 +125,7 @@ func (s *Server) graphQL() http.Handler {
 	srv.AddTransport(newWSTransport(WSOptions{Origins: s.cfg.AllowedOrigins}, s.plane.Bus(), s.plane.Authenticate,
 		func(msg string, args ...any) { s.log.Warn(msg, args...) }))
 	srv.AddTransport(transport.SSE{KeepAlivePingInterval: 15 * time.Second})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(httpTransport{})
 	docs := lru.New[*ast.QueryDocument](1000)
 	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(s.cfg.MaxTokens)
@@ -186,6 +188,11 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		case err != nil:
 			id := RequestID(ctx)
+			if errors.Is(err, store.ErrUnavailable) {
+				s.log.WarnContext(ctx, "authenticating: database unavailable", logRequestID, id, logError, err)
+				writeUnavailable(w, mediaOf(r), id)
+				return
+			}
 			s.log.ErrorContext(ctx, "authenticating", logRequestID, id, logError, err)
 			writeJSON(w, http.StatusInternalServerError, gqlErrors("internal error (request id "+id+")", "INTERNAL"))
 			return
@@ -278,8 +285,8 @@ func clientAddress(r *http.Request) string {
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > s.cfg.MaxBodyBytes {
-			writeJSON(w, http.StatusRequestEntityTooLarge, gqlErrors(
-				"request body exceeds "+strconv.FormatInt(s.cfg.MaxBodyBytes, 10)+" bytes", "BAD_USER_INPUT"))
+			writeProblem(w, mediaOf(r), http.StatusRequestEntityTooLarge,
+				"request body exceeds "+strconv.FormatInt(s.cfg.MaxBodyBytes, 10)+" bytes", "BAD_USER_INPUT")
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
