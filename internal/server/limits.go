@@ -96,6 +96,38 @@ func (d depther) fragment(name string) int {
 	return n
 }
 
+// previewLimit refuses, before it runs, a query that asks for more than
+// max previews (every Query field named preview…): each runs a mutation's
+// code and compiles its tenant's clusters twice, and gqlgen runs a query's
+// fields at once, so aliases would multiply one request's work at will.
+type previewLimit struct{ max int }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = previewLimit{}
+
+func (previewLimit) ExtensionName() string                   { return "PreviewLimit" }
+func (previewLimit) Validate(graphql.ExecutableSchema) error { return nil }
+func (l previewLimit) MutateOperationContext(_ context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	if op.Operation == nil || op.Operation.Operation != ast.Query {
+		return nil
+	}
+	n := 0
+	// As execution collects them: fragments expanded, @skip and @include
+	// applied, fields of one response name run once.
+	for _, f := range graphql.CollectFields(op, op.Operation.SelectionSet, []string{"Query"}) {
+		if strings.HasPrefix(f.Name, "preview") {
+			n++
+		}
+	}
+	if n > l.max {
+		return badInput(fmt.Sprintf("the query asks for %d previews; one request may run at most %d: "+
+			"send the others in further requests", n, l.max))
+	}
+	return nil
+}
+
 // rulesWithoutSuggestions are gqlparser's validation rules with every rule
 // that suggests names ("Did you mean …?") replaced by its silent variant.
 // gqlgen's SetDisableSuggestion swaps only two of them.

@@ -141,6 +141,7 @@ func (s *Server) graphQL() http.Handler {
 	// After the persisted query is known, before gqlgen validates it.
 	srv.Use(newSelectionLimit(orDefault(s.cfg.MaxSelections, config.DefaultMaxSelections), s.cfg.MaxTokens, docs))
 	srv.Use(depthLimit{max: s.cfg.MaxDepth})
+	srv.Use(previewLimit{max: orDefault(s.cfg.MaxPreviews, config.DefaultMaxPreviews)})
 	srv.Use(extension.FixedComplexityLimit(s.cfg.MaxComplexity))
 	srv.AroundOperations(resolvers.Loaders(s.plane))
 	srv.AroundOperations(s.metrics.operations)
