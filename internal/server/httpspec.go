@@ -254,18 +254,21 @@ func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		writeResponse(w, media, status, resp, false)
 		return
 	}
-	if r.Method != http.MethodPost && op.Operation.Operation != ast.Query {
+	switch {
+	case r.Method != http.MethodPost && op.Operation.Operation != ast.Query:
 		w.Header().Set("Allow", "POST")
 		writeProblem(w, media, http.StatusMethodNotAllowed,
 			"a GET request runs queries only; send a "+string(op.Operation.Operation)+" with POST", "BAD_USER_INPUT")
+		return
+	case op.Operation.Operation == ast.Subscription:
+		writeProblem(w, media, http.StatusBadRequest,
+			"a subscription needs a websocket or server-sent events (Accept: text/event-stream)", "BAD_USER_INPUT")
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, op)
 	resp := responses(ctx)
 	if resp == nil {
-		// The client left while it ran; nobody reads what follows.
-		writeProblem(w, media, http.StatusServiceUnavailable, "the request was cancelled", "INTERNAL")
-		return
+		return // a query or mutation always answers, unless its client left
 	}
 	if unavailable(resp) {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))

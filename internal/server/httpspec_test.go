@@ -120,6 +120,7 @@ func TestGraphQLOverHTTP(t *testing.T) {
 		{name: "GET variables not JSON", method: http.MethodGet, target: get(url.Values{"query": {ok}, "variables": {"{x"}}), want: notWellFormed},
 		{name: "GET mutation", method: http.MethodGet, target: get(url.Values{"query": {`mutation { revokeApiToken(input: {apiTokenId: "x"}) { userErrors { code } } }`}}),
 			want: want{405, 405, false, "BAD_USER_INPUT"}},
+		{name: "subscription without a stream", body: post(map[string]any{"query": `subscription { clusterStatus(clusterId: "x") { id } }`}), want: notWellFormed},
 		{name: "document does not parse", body: post(map[string]any{"query": "{"}), want: requestError},
 		{name: "document does not validate", body: post(map[string]any{"query": "{ viewer { nope } }"}), want: requestError},
 		{name: "unknown operation", body: post(map[string]any{"query": "query A { viewer { user { email } } }", "operationName": "B"}), want: requestError},
