@@ -29,6 +29,11 @@ type Config struct {
 	MaxTokens     int
 	MaxDepth      int
 	MaxComplexity int
+	// MaxSelections caps a document's fields, inline fragments and
+	// fragment spreads with its fragments expanded; MaxPreviews the
+	// preview… fields one request may run.
+	MaxSelections int
+	MaxPreviews   int
 	// Bootstrap names the first tenant and its admin on an empty store.
 	BootstrapTenant, BootstrapEmail string
 	// MasterKey seals secrets; OldMasterKeys only open them (rotation).
@@ -71,6 +76,13 @@ type Config struct {
 	// Version is the build's, set by the command, not the environment.
 	Version string
 }
+
+// Defaults of the request limits that a Config built without FromEnv
+// (zero) also gets.
+const (
+	DefaultMaxSelections = 2000
+	DefaultMaxPreviews   = 10
+)
 
 // FromEnv reads the settings; lookup is os.LookupEnv outside tests.
 func FromEnv(lookup func(string) (string, bool)) (Config, error) {
@@ -147,6 +159,8 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.MaxConnsPerToken = n("NEBULA_MAX_CONNECTIONS_PER_TOKEN", 32, 1, 100_000)
 	c.MaxConnsPerAddress = n("NEBULA_MAX_CONNECTIONS_PER_ADDRESS", 256, 1, 1_000_000)
 	c.MaxTokensPerUser = n("NEBULA_MAX_TOKENS_PER_USER", 25, 1, 10_000)
+	c.MaxSelections = n("NEBULA_MAX_SELECTIONS", DefaultMaxSelections, 100, 100_000)
+	c.MaxPreviews = n("NEBULA_MAX_PREVIEWS_PER_REQUEST", DefaultMaxPreviews, 1, 1000)
 	if !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
 		errs = append(errs, fmt.Sprintf("NEBULA_PUBLIC_URL=%q must start with http:// or https://", c.PublicURL))
 	}

@@ -21,7 +21,6 @@ import (
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
-	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -217,6 +216,10 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 	if err != nil {
 		return err
 	}
+	if pv, ok := ctx.Value(previewKey{}).(*previewing); ok {
+		// A preview runs the same fn without the tenant's write lock.
+		return p.changePreview(ctx, tenant, a, pv, fn)
+	}
 	var bumped []Bumped
 	err = p.txThen(ctx, func(q store.Querier) error {
 		bumped = nil
@@ -224,19 +227,9 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 		if err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
-		pv, _ := ctx.Value(previewKey{}).(*previewing)
-		var before map[model.ClusterID]desired.State
-		if pv != nil {
-			if before, _, err = p.compileAll(ctx, q, tenant); err != nil {
-				return err
-			}
-		}
 		ev := p.auditEvent(a, tenant)
 		if err := fn(q, t, ev); err != nil {
 			return err
-		}
-		if pv != nil {
-			return p.finishPreview(ctx, q, tenant, pv, before)
 		}
 		if uid, ok := ev.Details["userId"].(string); ok && accessChanges[ev.Action] {
 			// Checks read that user's grants afresh, and open connections

@@ -3,10 +3,13 @@ package server
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/validator/core"
+	"github.com/vektah/gqlparser/v2/validator/rules"
 
 	"github.com/nebulactrl/nebula/graph"
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
@@ -37,28 +40,117 @@ func (d depthLimit) MutateOperationContext(_ context.Context, op *graphql.Operat
 	return nil
 }
 
+// depth is the deepest chain of fields in set, fragments expanded. Each
+// fragment's depth is computed once: expanding a fragment at every spread
+// is exponential in a document whose fragments spread each other twice.
 func depth(set ast.SelectionSet, frags ast.FragmentDefinitionList) int {
-	max := 0
+	d := depther{frags: make(map[string]*ast.FragmentDefinition, len(frags)), memo: map[string]int{}}
+	for _, f := range frags {
+		if _, dup := d.frags[f.Name]; !dup {
+			d.frags[f.Name] = f
+		}
+	}
+	return d.of(set)
+}
+
+type depther struct {
+	frags map[string]*ast.FragmentDefinition
+	// memo holds each fragment's depth, or counting while it is measured
+	// (a cycle, which validation has refused before this runs).
+	memo map[string]int
+}
+
+func (d depther) of(set ast.SelectionSet) int {
+	deepest := 0
 	for _, sel := range set {
-		var d int
+		var n int
 		switch s := sel.(type) {
 		case *ast.Field:
 			if len(s.Name) > 1 && s.Name[:2] == "__" {
 				continue
 			}
-			d = 1 + depth(s.SelectionSet, frags)
+			n = 1 + d.of(s.SelectionSet)
 		case *ast.InlineFragment:
-			d = depth(s.SelectionSet, frags)
+			n = d.of(s.SelectionSet)
 		case *ast.FragmentSpread:
-			if f := frags.ForName(s.Name); f != nil {
-				d = depth(f.SelectionSet, frags)
-			}
+			n = d.fragment(s.Name)
 		}
-		if d > max {
-			max = d
+		if n > deepest {
+			deepest = n
 		}
 	}
-	return max
+	return deepest
+}
+
+func (d depther) fragment(name string) int {
+	if n, ok := d.memo[name]; ok {
+		return max(n, 0)
+	}
+	f := d.frags[name]
+	if f == nil {
+		return 0
+	}
+	d.memo[name] = counting
+	n := d.of(f.SelectionSet)
+	d.memo[name] = n
+	return n
+}
+
+// previewLimit refuses, before it runs, a query that asks for more than
+// max previews (every Query field named preview…): each runs a mutation's
+// code and compiles its tenant's clusters twice, and gqlgen runs a query's
+// fields at once, so aliases would multiply one request's work at will.
+type previewLimit struct{ max int }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = previewLimit{}
+
+func (previewLimit) ExtensionName() string                   { return "PreviewLimit" }
+func (previewLimit) Validate(graphql.ExecutableSchema) error { return nil }
+func (l previewLimit) MutateOperationContext(_ context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	if op.Operation == nil || op.Operation.Operation != ast.Query {
+		return nil
+	}
+	n := 0
+	// As execution collects them: fragments expanded, @skip and @include
+	// applied, fields of one response name run once.
+	for _, f := range graphql.CollectFields(op, op.Operation.SelectionSet, []string{"Query"}) {
+		if strings.HasPrefix(f.Name, "preview") {
+			n++
+		}
+	}
+	if n > l.max {
+		return badInput(fmt.Sprintf("the query asks for %d previews; one request may run at most %d: "+
+			"send the others in further requests", n, l.max))
+	}
+	return nil
+}
+
+// rulesWithoutSuggestions are gqlparser's validation rules with every rule
+// that suggests names ("Did you mean …?") replaced by its silent variant.
+// gqlgen's SetDisableSuggestion swaps only two of them.
+func rulesWithoutSuggestions() *rules.Rules {
+	r := rules.NewDefaultRules()
+	for _, silent := range []core.Rule{
+		rules.FieldsOnCorrectTypeRuleWithoutSuggestions,
+		rules.KnownArgumentNamesRuleWithoutSuggestions,
+		rules.KnownTypeNamesRuleWithoutSuggestions,
+		rules.ScalarLeafsRuleWithoutSuggestions,
+		rules.ValuesOfCorrectTypeRuleWithoutSuggestions,
+	} {
+		r.RemoveRule(strings.TrimSuffix(silent.Name, "WithoutSuggestions"))
+		r.AddRule(silent.Name, silent.RuleFunc)
+	}
+	return r
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // complexity prices every connection field by the page it asks for, so that

@@ -21,7 +21,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,6 +35,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/drain"
 	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/internal/install"
+	"github.com/nebulactrl/nebula/internal/store"
 	"github.com/nebulactrl/nebula/resolvers"
 )
 
@@ -92,7 +92,8 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	gql := s.graphQL()
-	mux.Handle("POST /graphql", requireJSON(s.authenticate(s.idempotent(gql))))
+	api := httpSpec(s.authenticate(s.idempotent(gql)))
+	mux.Handle("POST /graphql", api)
 	// A websocket authenticates in its connection_init message, not with
 	// the upgrade request: browsers cannot set headers on websockets.
 	mux.Handle("GET /graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -100,8 +101,9 @@ func (s *Server) routes() http.Handler {
 			gql.ServeHTTP(w, r)
 			return
 		}
-		s.authenticate(gql).ServeHTTP(w, r)
+		api.ServeHTTP(w, r)
 	}))
+	mux.Handle("/graphql", api) // other methods: 405 with a GraphQL error
 	mux.Handle("GET /{$}", playground.Handler("NebulaCtrl GraphiQL", "/graphql"))
 	mux.Handle("GET /agent/v1/connect", s.hub)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -131,15 +133,23 @@ func (s *Server) graphQL() http.Handler {
 	limits := newConnLimits(s.cfg.MaxConnsPerToken, s.cfg.MaxConnsPerAddress)
 	srv.AddTransport(newWSTransport(WSOptions{Origins: s.cfg.AllowedOrigins}, limits, &s.drain, s.closing, s.plane.Bus(), s.plane.Authenticate, s.log))
 	srv.AddTransport(sseTransport{ping: 15 * time.Second, write: 10 * time.Second, closing: s.closing, log: s.log, limits: limits})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.AddTransport(httpTransport{})
+	docs := lru.New[*ast.QueryDocument](1000)
+	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(s.cfg.MaxTokens)
 	if s.cfg.Introspection {
 		srv.Use(extension.Introspection{})
+	} else {
+		// Without introspection, "Did you mean …?" must not give the
+		// schema away either.
+		srv.SetDisableSuggestion(true)
+		srv.SetValidationRulesFn(rulesWithoutSuggestions)
 	}
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	// After the persisted query is known, before gqlgen validates it.
+	srv.Use(newSelectionLimit(orDefault(s.cfg.MaxSelections, config.DefaultMaxSelections), s.cfg.MaxTokens, docs))
 	srv.Use(depthLimit{max: s.cfg.MaxDepth})
+	srv.Use(previewLimit{max: orDefault(s.cfg.MaxPreviews, config.DefaultMaxPreviews)})
 	srv.Use(extension.FixedComplexityLimit(s.cfg.MaxComplexity))
 	srv.AroundOperations(resolvers.Loaders(s.plane))
 	srv.AroundOperations(s.metrics.operations)
@@ -187,6 +197,11 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		case err != nil:
 			id := RequestID(ctx)
+			if errors.Is(err, store.ErrUnavailable) {
+				s.log.WarnContext(ctx, "authenticating: database unavailable", logRequestID, id, logError, err)
+				writeUnavailable(w, mediaOf(r), id)
+				return
+			}
 			s.log.ErrorContext(ctx, "authenticating", logRequestID, id, logError, err)
 			writeJSON(w, http.StatusInternalServerError, gqlErrors("internal error (request id "+id+")", "INTERNAL"))
 			return
@@ -276,8 +291,8 @@ func clientAddress(r *http.Request) string {
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > s.cfg.MaxBodyBytes {
-			writeJSON(w, http.StatusRequestEntityTooLarge, gqlErrors(
-				"request body exceeds "+strconv.FormatInt(s.cfg.MaxBodyBytes, 10)+" bytes", "BAD_USER_INPUT"))
+			writeProblem(w, mediaOf(r), http.StatusRequestEntityTooLarge,
+				"request body exceeds "+strconv.FormatInt(s.cfg.MaxBodyBytes, 10)+" bytes", "BAD_USER_INPUT")
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)

@@ -271,7 +271,7 @@ func TestMalformedRequests(t *testing.T) {
 	}{
 		{"invalid JSON", "application/json", `{bad json`, http.StatusBadRequest},
 		{"wrong content type", "text/plain", `{ viewer { user { email } } }`, http.StatusUnsupportedMediaType},
-		{"no query", "application/json", `{}`, http.StatusUnprocessableEntity},
+		{"no query", "application/json", `{}`, http.StatusBadRequest},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
