@@ -181,5 +181,6 @@ func complexity() graph.ComplexityRoot {
 	c.Service.Releases = func(child int, first *int, after *string, _ *string) int { return page(child, first, after) }
 	c.Viewer.Tenants = page
 	c.Viewer.APITokens = page
+	c.Member.APITokens = page
 	return c
 }
