@@ -5,15 +5,20 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -43,13 +48,38 @@ const (
 	// (secret values by their version only), so that a changed variable
 	// rolls the pods.
 	AnnotationEnv = "nebula.dev/env-version"
+	// AnnotationApplied is the hash of the form the agent last applied to
+	// an object: an object whose hash matches the desired form's (and
+	// whose fields still hold it) is not written again.
+	AnnotationApplied = "nebula.dev/applied"
+	// AnnotationDeployment names, on a release's Deployments, the
+	// deployment whose rollout they belong to, and AnnotationStarted when
+	// that rollout began: a restarted agent, or the other replica, knows
+	// from the cluster which rollouts began and how long ago.
+	AnnotationDeployment = "nebula.dev/deployment"
+	AnnotationStarted    = "nebula.dev/rollout-started"
 )
 
-// Applier applies a cluster's whole desired state and prunes what the
-// agent manages but the state no longer has.
+// Applier makes the cluster match a desired state, writing only objects
+// whose desired form differs from what runs: an object carries the hash of
+// the form last applied (AnnotationApplied), and one whose hash matches and
+// whose live fields still hold every value the agent sets is left alone. A
+// change behind the agent's back (another field manager, kubectl edit)
+// shows in the live fields, and the object is applied again. Reads come
+// from the Cache; only writes reach the API server.
 type Applier struct {
-	Client  kubernetes.Interface
-	Cluster string // the cluster id the agent serves; states of others are refused
+	Client kubernetes.Interface
+	Cache  *Cache
+	// Cluster is the cluster id the agent serves; states of others are
+	// refused.
+	Cluster string
+	// Concurrency bounds the services applied at once (default 8).
+	Concurrency int
+	// Now stamps the start of a rollout on its Deployments (default
+	// time.Now).
+	Now func() time.Time
+
+	mu sync.Mutex
 	// Traffic names, per ServiceKey, the release a service's Services
 	// route to while a newer release is started and probed; that release's
 	// Deployments are kept. Without an entry, Services route to the
@@ -60,14 +90,39 @@ type Applier struct {
 	// plane has not yet sent the state without it. Nothing of the state's
 	// release is applied for the service.
 	Pinned map[string]int
+	// clashes are the objects two services of a namespace both make, as
+	// the last whole pass found them: applied for neither.
+	clashes map[object]bool
 }
 
 // ServiceKey names a service in one namespace.
 func ServiceKey(namespace, service string) string { return namespace + "/" + service }
 
+// setRoute sets, for a service, the release its traffic stays on while
+// its rollout is under way (0: the state's release) and the release
+// pinned in place of the state's after a rollback (0: none).
+func (a *Applier) setRoute(key string, traffic, pinned int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.Traffic == nil {
+		a.Traffic, a.Pinned = map[string]int{}, map[string]int{}
+	}
+	set := func(m map[string]int, v int) {
+		if v == 0 {
+			delete(m, key)
+		} else {
+			m[key] = v
+		}
+	}
+	set(a.Traffic, traffic)
+	set(a.Pinned, pinned)
+}
+
 // routed is the release a service's Services select.
 func (a *Applier) routed(ns string, svc desired.Service) int {
 	key := ServiceKey(ns, svc.Name)
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if r, ok := a.Pinned[key]; ok {
 		return r
 	}
@@ -77,10 +132,20 @@ func (a *Applier) routed(ns string, svc desired.Service) int {
 	return svc.Release
 }
 
+// pinned tells whether a service's release is pinned (rolled back).
+func (a *Applier) pinned(ns, service string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.Pinned[ServiceKey(ns, service)]
+	return ok
+}
+
 // protected tells whether a Deployment of a service's release must stay
 // though the state does not have it.
 func (a *Applier) protected(ns, service, release string) bool {
 	key := ServiceKey(ns, service)
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	for _, m := range []map[string]int{a.Traffic, a.Pinned} {
 		if r, ok := m[key]; ok && strconv.Itoa(r) == release {
 			return true
@@ -101,17 +166,37 @@ func (o object) String() string {
 
 // Result is what applying a state did.
 type Result struct {
-	Applied int
-	Pruned  int
-	Errors  []protocol.ObjectError
+	// Applied counts the objects that hold their desired form (written
+	// now or already), Written those written now.
+	Applied, Written int
+	Pruned           int
+	Errors           []protocol.ObjectError
 }
 
-// Apply makes the cluster match st. Objects are applied in dependency
-// order (namespaces, secrets, deployments, services, ingresses); each
-// failure is reported for its object and the others still go ahead.
-// Pruning runs only when every object applied: a partly applied state
-// never deletes anything. Held services are neither applied nor pruned.
+func (r *Result) add(o Result) {
+	r.Applied += o.Applied
+	r.Written += o.Written
+	r.Pruned += o.Pruned
+	r.Errors = append(r.Errors, o.Errors...)
+}
+
+func (r *Result) fail(o object, err error) {
+	r.Errors = append(r.Errors, protocol.ObjectError{Object: o.String(), Message: err.Error()})
+}
+
+// Apply makes the cluster match st: namespaces first, then the services,
+// several at once, each in dependency order (secret, deployments,
+// services, ingress). Each failure is reported for its object and the
+// others still go ahead. Pruning runs only when every object applied: a
+// partly applied state never deletes anything. Held services are neither
+// applied nor pruned.
 func (a *Applier) Apply(ctx context.Context, st desired.State) Result {
+	return a.ApplyWith(ctx, st, a.ApplyService)
+}
+
+// ApplyWith is Apply with each service made to match by step (the agent's
+// rollouts decide there where a service's traffic goes).
+func (a *Applier) ApplyWith(ctx context.Context, st desired.State, step func(ctx context.Context, ns desired.Namespace, svc desired.Service) Result) Result {
 	var res Result
 	if string(st.Cluster) != a.Cluster {
 		res.Errors = append(res.Errors, protocol.ObjectError{Object: "state",
@@ -119,46 +204,61 @@ func (a *Applier) Apply(ctx context.Context, st desired.State) Result {
 		return res
 	}
 	keep := map[object]bool{}
-	fail := func(o object, err error) {
-		res.Errors = append(res.Errors, protocol.ObjectError{Object: o.String(), Message: err.Error()})
+	clashes := map[object]bool{}
+	type job struct {
+		ns  desired.Namespace
+		svc desired.Service
 	}
-	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
+	var jobs []job
 	for _, ns := range st.Namespaces {
-		o := object{"Namespace", "", ns.Name}
-		_, err := a.Client.CoreV1().Namespaces().Apply(ctx, corev1ac.Namespace(ns.Name).WithLabels(a.nsLabels(ns)), opts)
-		if err != nil {
-			fail(o, err)
+		r := a.applyOne(ctx, object{"Namespace", "", ns.Name}, a.namespace(ns))
+		res.add(r)
+		if len(r.Errors) > 0 {
 			continue // nothing inside can apply
 		}
-		res.Applied++
 		// Two services can name an object alike (service "api" with
 		// process "web-x", service "api-web" with process "x"): such an
 		// object is applied for neither, and the failure says why.
 		owners := map[object][]string{}
-		var all []applyable
 		for _, svc := range ns.Services {
 			for _, ac := range a.objects(ns, svc) {
 				owners[ac.obj] = append(owners[ac.obj], svc.Name)
-				all = append(all, ac)
+				keep[ac.obj] = true
 			}
+			jobs = append(jobs, job{ns, svc})
 		}
-		for _, ac := range all {
-			keep[ac.obj] = true
-			if o := owners[ac.obj]; len(o) > 1 {
-				fail(ac.obj, fmt.Errorf("services %s both make this object; rename a service or a process", strings.Join(slices.Compact(o), " and ")))
-				delete(owners, ac.obj) // reported once
-				continue
-			} else if o == nil {
-				continue // a clash already reported
+		for o, names := range owners {
+			if len(names) > 1 {
+				clashes[o] = true
+				res.fail(o, fmt.Errorf("services %s both make this object; rename a service or a process",
+					strings.Join(slices.Compact(names), " and ")))
 			}
-			if err := ac.apply(ctx, a.Client, opts); err != nil {
-				fail(ac.obj, err)
-				continue
-			}
-			res.Applied++
 		}
 	}
+	a.mu.Lock()
+	a.clashes = clashes
+	a.mu.Unlock()
+
+	var mu sync.Mutex
+	n := a.Concurrency
+	if n <= 0 {
+		n = 8
+	}
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			r := step(ctx, j.ns, j.svc)
+			mu.Lock()
+			res.add(r)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
 	if len(res.Errors) > 0 {
+		slices.SortFunc(res.Errors, func(x, y protocol.ObjectError) int { return cmp.Compare(x.Object, y.Object) })
 		return res
 	}
 	pruned, errs := a.prune(ctx, st, keep)
@@ -167,10 +267,151 @@ func (a *Applier) Apply(ctx context.Context, st desired.State) Result {
 	return res
 }
 
-// applyable is one object of a service, ready to apply.
+// ApplyService applies one service's objects that differ from their
+// desired form (the Namespace must exist).
+func (a *Applier) ApplyService(ctx context.Context, ns desired.Namespace, svc desired.Service) Result {
+	var res Result
+	a.mu.Lock()
+	clashes := a.clashes
+	a.mu.Unlock()
+	for _, ac := range a.objects(ns, svc) {
+		if clashes[ac.obj] || ctx.Err() != nil {
+			continue
+		}
+		res.add(a.applyOne(ctx, ac.obj, ac))
+	}
+	return res
+}
+
+// applyOne writes one object unless it holds its desired form already.
+func (a *Applier) applyOne(ctx context.Context, o object, ac applyable) Result {
+	var res Result
+	body, err := json.Marshal(ac.config)
+	if err != nil {
+		res.fail(o, err)
+		return res
+	}
+	sum := sha256.Sum256(body)
+	hash := hex.EncodeToString(sum[:12])
+	if a.holds(o, hash, body) {
+		res.Applied++
+		return res
+	}
+	ac.stamp(hash)
+	written, err := ac.apply(ctx, a.Client, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	if err != nil {
+		res.fail(o, err)
+		return res
+	}
+	if a.Cache != nil && written != nil {
+		a.Cache.Observe(o, written)
+	}
+	res.Applied++
+	res.Written++
+	return res
+}
+
+// holds tells whether the live object already has the desired form: the
+// hash it was last applied with is the desired one, and every field the
+// form sets still has the value it sets.
+func (a *Applier) holds(o object, hash string, body []byte) bool {
+	if a.Cache == nil {
+		return false
+	}
+	live := a.Cache.Object(o)
+	if live == nil || live.GetAnnotations()[AnnotationApplied] != hash {
+		return false
+	}
+	var want map[string]any
+	if err := json.Unmarshal(body, &want); err != nil {
+		return false
+	}
+	have, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+	if err != nil {
+		return false
+	}
+	delete(want, "kind")
+	delete(want, "apiVersion")
+	return subset(want, have)
+}
+
+// subset tells whether every value of want is in have: maps key by key;
+// lists of named items (containers, ports) by name, other lists item by
+// item; numbers by value, whatever their Go type.
+func subset(want, have any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range w {
+			if !subset(v, h[k]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return false
+		}
+		if named(w) && named(h) {
+			byName := map[any]any{}
+			for _, it := range h {
+				byName[it.(map[string]any)["name"]] = it
+			}
+			for _, it := range w {
+				if !subset(it, byName[it.(map[string]any)["name"]]) {
+					return false
+				}
+			}
+			return true
+		}
+		for i := range w {
+			if !subset(w[i], h[i]) {
+				return false
+			}
+		}
+		return true
+	case float64:
+		switch h := have.(type) {
+		case float64:
+			return w == h
+		case int64:
+			return w == float64(h)
+		case int32:
+			return w == float64(h)
+		case int:
+			return w == float64(h)
+		}
+		return false
+	case nil:
+		return have == nil
+	default:
+		return want == have
+	}
+}
+
+// named tells whether every item of a list is an object with a name.
+func named(l []any) bool {
+	for _, it := range l {
+		m, ok := it.(map[string]any)
+		if !ok || m["name"] == nil {
+			return false
+		}
+	}
+	return len(l) > 0
+}
+
+// applyable is one object of a service, ready to apply: its apply
+// configuration (hashed and compared with the live object), how to stamp
+// the hash on it, and the call that applies it.
 type applyable struct {
-	obj   object
-	apply func(ctx context.Context, c kubernetes.Interface, opts metav1.ApplyOptions) error
+	obj    object
+	config any
+	stamp  func(hash string)
+	apply  func(ctx context.Context, c kubernetes.Interface, opts metav1.ApplyOptions) (metaObject, error)
 }
 
 // Object names come from the desired package, which the compiler (service
@@ -193,6 +434,18 @@ func (a *Applier) svcLabels(ns desired.Namespace, svc desired.Service) map[strin
 	return l
 }
 
+func stampOf(set func(map[string]string)) func(string) {
+	return func(h string) { set(map[string]string{AnnotationApplied: h}) }
+}
+
+func (a *Applier) namespace(ns desired.Namespace) applyable {
+	cfg := corev1ac.Namespace(ns.Name).WithLabels(a.nsLabels(ns))
+	return applyable{object{"Namespace", "", ns.Name}, cfg, stampOf(func(m map[string]string) { cfg.WithAnnotations(m) }),
+		func(ctx context.Context, c kubernetes.Interface, opts metav1.ApplyOptions) (metaObject, error) {
+			return c.CoreV1().Namespaces().Apply(ctx, cfg, opts)
+		}}
+}
+
 // objects builds the apply configurations of one service: a Secret of its
 // variables, a Deployment per process of its release, a Service per
 // process with a port, and an Ingress for its domains.
@@ -206,14 +459,14 @@ func (a *Applier) objects(ns desired.Namespace, svc desired.Service) []applyable
 		}
 		sec := corev1ac.Secret(SecretName(svc.Name), ns.Name).WithLabels(base).
 			WithType(corev1.SecretTypeOpaque).WithData(data)
-		out = append(out, applyable{object{"Secret", ns.Name, SecretName(svc.Name)},
-			func(ctx context.Context, c kubernetes.Interface, opts metav1.ApplyOptions) error {
-				_, err := c.CoreV1().Secrets(ns.Name).Apply(ctx, sec, opts)
-				return err
+		out = append(out, applyable{object{"Secret", ns.Name, SecretName(svc.Name)}, sec,
+			stampOf(func(m map[string]string) { sec.WithAnnotations(m) }),
+			func(ctx context.Context, c kubernetes.Interface, opts metav1.ApplyOptions) (metaObject, error) {
+				return c.CoreV1().Secrets(ns.Name).Apply(ctx, sec, opts)
 			}})
 	}
 	envVersion := envFingerprint(svc.Env)
-	_, pinned := a.Pinned[ServiceKey(ns.Name, svc.Name)]
+	pinned := a.pinned(ns.Name, svc.Name)
 	for _, p := range svc.Processes {
 		if !pinned {
 			out = append(out, a.deployment(ns, svc, p, base, envVersion))
@@ -227,10 +480,10 @@ func (a *Applier) objects(ns desired.Namespace, svc desired.Service) []applyable
 			WithSelector(with(selectorOf(svc.Name, p.Name), LabelRelease, strconv.Itoa(a.routed(ns.Name, svc)))).
 			WithPorts(corev1ac.ServicePort().WithName("http").WithProtocol(corev1.ProtocolTCP).
 				WithPort(int32(*p.Port)).WithTargetPort(intstr.FromInt32(int32(*p.Port)))))
-		out = append(out, applyable{object{"Service", ns.Name, name},
-			func(ctx context.Context, c kubernetes.Interface, opts metav1.ApplyOptions) error {
-				_, err := c.CoreV1().Services(ns.Name).Apply(ctx, service, opts)
-				return err
+		out = append(out, applyable{object{"Service", ns.Name, name}, service,
+			stampOf(func(m map[string]string) { service.WithAnnotations(m) }),
+			func(ctx context.Context, c kubernetes.Interface, opts metav1.ApplyOptions) (metaObject, error) {
+				return c.CoreV1().Services(ns.Name).Apply(ctx, service, opts)
 			}})
 	}
 	if len(svc.Domains) > 0 {
@@ -244,10 +497,10 @@ func (a *Applier) objects(ns desired.Namespace, svc desired.Service) []applyable
 							WithPort(networkingv1ac.ServiceBackendPort().WithNumber(int32(d.Port))))))))
 		}
 		ing := networkingv1ac.Ingress(IngressName(svc.Name), ns.Name).WithLabels(base).WithSpec(spec)
-		out = append(out, applyable{object{"Ingress", ns.Name, IngressName(svc.Name)},
-			func(ctx context.Context, c kubernetes.Interface, opts metav1.ApplyOptions) error {
-				_, err := c.NetworkingV1().Ingresses(ns.Name).Apply(ctx, ing, opts)
-				return err
+		out = append(out, applyable{object{"Ingress", ns.Name, IngressName(svc.Name)}, ing,
+			stampOf(func(m map[string]string) { ing.WithAnnotations(m) }),
+			func(ctx context.Context, c kubernetes.Interface, opts metav1.ApplyOptions) (metaObject, error) {
+				return c.NetworkingV1().Ingresses(ns.Name).Apply(ctx, ing, opts)
 			}})
 	}
 	return out
@@ -282,11 +535,29 @@ func (a *Applier) deployment(ns desired.Namespace, svc desired.Service, p desire
 		WithTemplate(corev1ac.PodTemplateSpec().WithLabels(labels).
 			WithAnnotations(map[string]string{AnnotationEnv: envVersion}).
 			WithSpec(corev1ac.PodSpec().WithContainers(ctr))))
-	return applyable{object{"Deployment", ns.Name, name},
-		func(ctx context.Context, c kubernetes.Interface, opts metav1.ApplyOptions) error {
-			_, err := c.AppsV1().Deployments(ns.Name).Apply(ctx, dep, opts)
-			return err
+	if svc.Deployment != "" {
+		// The rollout this release's Deployments belong to, and when it
+		// began: kept from the live object while it is the same rollout.
+		started := a.now().UTC().Format(time.RFC3339)
+		if a.Cache != nil {
+			if live := a.Cache.Object(object{"Deployment", ns.Name, name}); live != nil &&
+				live.GetAnnotations()[AnnotationDeployment] == string(svc.Deployment) && live.GetAnnotations()[AnnotationStarted] != "" {
+				started = live.GetAnnotations()[AnnotationStarted]
+			}
+		}
+		dep.WithAnnotations(map[string]string{AnnotationDeployment: string(svc.Deployment), AnnotationStarted: started})
+	}
+	return applyable{object{"Deployment", ns.Name, name}, dep, stampOf(func(m map[string]string) { dep.WithAnnotations(m) }),
+		func(ctx context.Context, c kubernetes.Interface, opts metav1.ApplyOptions) (metaObject, error) {
+			return c.AppsV1().Deployments(ns.Name).Apply(ctx, dep, opts)
 		}}
+}
+
+func (a *Applier) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
 }
 
 func selectorOf(svc, proc string) map[string]string {
@@ -323,9 +594,18 @@ func ManagedSelector(cluster string) string {
 	return LabelManagedBy + "=" + ManagedBy + "," + LabelCluster + "=" + cluster
 }
 
+// managed is ManagedSelector as a selector.
+func managed(cluster string, more ...string) labels.Selector {
+	set := labels.Set{LabelManagedBy: ManagedBy, LabelCluster: cluster}
+	for i := 0; i+1 < len(more); i += 2 {
+		set[more[i]] = more[i+1]
+	}
+	return labels.SelectorFromSet(set)
+}
+
 // prune deletes the managed objects the state no longer has, except those
 // of held services. Namespaces are never deleted: one may hold more than
-// what the agent put there.
+// what the agent put there. What exists comes from the cache.
 func (a *Applier) prune(ctx context.Context, st desired.State, keep map[object]bool) (int, []protocol.ObjectError) {
 	held := map[[2]string]bool{}
 	for _, ns := range st.Namespaces {
@@ -333,69 +613,34 @@ func (a *Applier) prune(ctx context.Context, st desired.State, keep map[object]b
 			held[[2]string{ns.Name, h.Name}] = true
 		}
 	}
-	list := metav1.ListOptions{LabelSelector: ManagedSelector(a.Cluster)}
 	type found struct {
 		obj     object
 		service string
 		release string
 	}
 	var all []found
-	var errs []protocol.ObjectError
-	listErr := func(kind string, err error) {
-		errs = append(errs, protocol.ObjectError{Object: kind + "s", Message: "listing for pruning: " + err.Error()})
+	sel := managed(a.Cluster)
+	for _, o := range a.Cache.Deployments("", sel) {
+		all = append(all, found{object{"Deployment", o.Namespace, o.Name}, o.Labels[LabelService], o.Labels[LabelRelease]})
 	}
-	if l, err := a.Client.AppsV1().Deployments("").List(ctx, list); err != nil {
-		listErr("Deployment", err)
-	} else {
-		for _, o := range l.Items {
-			all = append(all, found{object{"Deployment", o.Namespace, o.Name}, o.Labels[LabelService], o.Labels[LabelRelease]})
-		}
+	for _, o := range a.Cache.Services("", sel) {
+		all = append(all, found{object{"Service", o.Namespace, o.Name}, o.Labels[LabelService], ""})
 	}
-	if l, err := a.Client.CoreV1().Services("").List(ctx, list); err != nil {
-		listErr("Service", err)
-	} else {
-		for _, o := range l.Items {
-			all = append(all, found{object{"Service", o.Namespace, o.Name}, o.Labels[LabelService], ""})
-		}
+	for _, o := range a.Cache.Ingresses("", sel) {
+		all = append(all, found{object{"Ingress", o.Namespace, o.Name}, o.Labels[LabelService], ""})
 	}
-	if l, err := a.Client.NetworkingV1().Ingresses("").List(ctx, list); err != nil {
-		listErr("Ingress", err)
-	} else {
-		for _, o := range l.Items {
-			all = append(all, found{object{"Ingress", o.Namespace, o.Name}, o.Labels[LabelService], ""})
-		}
-	}
-	if l, err := a.Client.CoreV1().Secrets("").List(ctx, list); err != nil {
-		listErr("Secret", err)
-	} else {
-		for _, o := range l.Items {
-			all = append(all, found{object{"Secret", o.Namespace, o.Name}, o.Labels[LabelService], ""})
-		}
-	}
-	if len(errs) > 0 {
-		return 0, errs // an incomplete picture prunes nothing
+	for _, o := range a.Cache.Secrets("", sel) {
+		all = append(all, found{object{"Secret", o.Namespace, o.Name}, o.Labels[LabelService], ""})
 	}
 	slices.SortFunc(all, func(x, y found) int { return cmp.Compare(x.obj.String(), y.obj.String()) })
 	pruned := 0
-	background := metav1.DeletePropagationBackground
-	del := metav1.DeleteOptions{PropagationPolicy: &background}
+	var errs []protocol.ObjectError
 	for _, f := range all {
 		if keep[f.obj] || held[[2]string{f.obj.namespace, f.service}] ||
 			f.obj.kind == "Deployment" && a.protected(f.obj.namespace, f.service, f.release) {
 			continue
 		}
-		var err error
-		switch f.obj.kind {
-		case "Deployment":
-			err = a.Client.AppsV1().Deployments(f.obj.namespace).Delete(ctx, f.obj.name, del)
-		case "Service":
-			err = a.Client.CoreV1().Services(f.obj.namespace).Delete(ctx, f.obj.name, del)
-		case "Ingress":
-			err = a.Client.NetworkingV1().Ingresses(f.obj.namespace).Delete(ctx, f.obj.name, del)
-		case "Secret":
-			err = a.Client.CoreV1().Secrets(f.obj.namespace).Delete(ctx, f.obj.name, del)
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
+		if err := a.delete(ctx, f.obj); err != nil {
 			errs = append(errs, protocol.ObjectError{Object: f.obj.String(), Message: "pruning: " + err.Error()})
 			continue
 		}
@@ -404,21 +649,46 @@ func (a *Applier) prune(ctx context.Context, st desired.State, keep map[object]b
 	return pruned, errs
 }
 
-// Workloads lists the managed Deployments for the inventory.
-func (a *Applier) Workloads(ctx context.Context) ([]protocol.Workload, error) {
-	l, err := a.Client.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: ManagedSelector(a.Cluster)})
-	if err != nil {
-		return nil, err
+// delete removes one managed object (gone already is fine).
+func (a *Applier) delete(ctx context.Context, o object) error {
+	background := metav1.DeletePropagationBackground
+	del := metav1.DeleteOptions{PropagationPolicy: &background}
+	rv := ""
+	if live := a.Cache.Object(o); live != nil {
+		rv = live.GetResourceVersion()
 	}
-	out := make([]protocol.Workload, 0, len(l.Items))
-	for _, d := range l.Items {
+	var err error
+	switch o.kind {
+	case "Deployment":
+		err = a.Client.AppsV1().Deployments(o.namespace).Delete(ctx, o.name, del)
+	case "Service":
+		err = a.Client.CoreV1().Services(o.namespace).Delete(ctx, o.name, del)
+	case "Ingress":
+		err = a.Client.NetworkingV1().Ingresses(o.namespace).Delete(ctx, o.name, del)
+	case "Secret":
+		err = a.Client.CoreV1().Secrets(o.namespace).Delete(ctx, o.name, del)
+	default:
+		return fmt.Errorf("cannot delete a %s", o.kind)
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	a.Cache.Deleted(o, rv)
+	return nil
+}
+
+// Workloads lists the managed Deployments for the inventory.
+func (a *Applier) Workloads() []protocol.Workload {
+	deps := a.Cache.Deployments("", managed(a.Cluster))
+	out := make([]protocol.Workload, 0, len(deps))
+	for _, d := range deps {
 		out = append(out, protocol.Workload{Namespace: d.Namespace, Name: d.Name,
 			Replicas: int(ptrOr(d.Spec.Replicas, 1)), ReadyReplicas: int(d.Status.ReadyReplicas)})
 	}
 	slices.SortFunc(out, func(x, y protocol.Workload) int {
 		return cmp.Or(cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
 	})
-	return out, nil
+	return out
 }
 
 func ptrOr[T any](p *T, def T) T {

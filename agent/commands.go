@@ -105,13 +105,12 @@ func (a *Agent) restart(ctx context.Context, namespace, service, process string)
 // resyncNow applies the whole state held, now.
 func (a *Agent) resyncNow(ctx context.Context) (string, error) {
 	a.mu.Lock()
-	d := a.state
+	d, ap := a.state, a.applier
 	a.mu.Unlock()
-	if d == nil {
+	if d == nil || ap == nil {
 		return "no desired state received yet: nothing to apply", nil
 	}
-	a.planRollouts(ctx, d.State)
-	res := a.applier().Apply(ctx, d.State)
+	res := a.applyState(ctx, ap, d.State)
 	if len(res.Errors) > 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "revision %d: %d objects failed:", d.Revision, len(res.Errors))
@@ -120,7 +119,7 @@ func (a *Agent) resyncNow(ctx context.Context) (string, error) {
 		}
 		return "", fmt.Errorf("%s", b.String())
 	}
-	return fmt.Sprintf("revision %d applied again: %d objects, %d pruned", d.Revision, res.Applied, res.Pruned), nil
+	return fmt.Sprintf("revision %d applied again: %d objects, %d written, %d pruned", d.Revision, res.Applied, res.Written, res.Pruned), nil
 }
 
 // diagnostics summarises the cluster and what the agent manages: nodes,
@@ -198,14 +197,10 @@ func (a *Agent) inventory(ctx context.Context) protocol.Inventory {
 		a.log.Warn("listing nodes", "error", err)
 	}
 	a.mu.Lock()
-	cluster := a.cluster
+	ap := a.applier
 	a.mu.Unlock()
-	if cluster != "" {
-		if w, err := (&Applier{Client: a.kube, Cluster: cluster}).Workloads(ctx); err == nil {
-			inv.Workloads = w
-		} else {
-			a.log.Warn("listing managed workloads", "error", err)
-		}
+	if ap != nil && ap.Cache != nil {
+		inv.Workloads = ap.Workloads()
 	}
 	return inv
 }

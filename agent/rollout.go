@@ -6,12 +6,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/protocol"
@@ -26,18 +26,15 @@ import (
 // Deployments are removed and traffic never left the old one
 // (ROLLED_BACK); without one, FAILED. Every stage is reported to the
 // control plane with what happened.
-type rollout struct {
-	deployment string
-	namespace  string
-	service    string
-	target     int
-	previous   int // the release traffic is on; 0 when none
-	processes  []string
-	started    time.Time
-	stage      string // last reported
-}
-
-func (r *rollout) key() string { return ServiceKey(r.namespace, r.service) }
+//
+// Where a rollout stands is read from the cluster, never kept only in
+// memory: the new release's Deployments carry the deployment they belong
+// to and when its rollout began (AnnotationDeployment, AnnotationStarted),
+// the Services say which release has the traffic, and the Deployments of
+// other releases say whether retiring is done. A resync, a restarted agent
+// and the other replica after a leader change all find a finished rollout
+// finished and one under way where it is; none starts one again. The
+// releases pinned after a rollback are kept in the state ConfigMap.
 
 // Stage names as the protocol carries them.
 const (
@@ -50,259 +47,318 @@ const (
 	stageRolled    = "ROLLED_BACK"
 )
 
-// maxFinals bounds the final reports kept to send again after a reconnect.
-const maxFinals = 200
+var stageRank = map[string]int{"": 0, stageStarting: 1, stageProbing: 2, stageSwitching: 3, stageRetiring: 4,
+	stageSucceeded: 5, stageFailed: 5, stageRolled: 5}
 
-// planRollouts compares the state with the rollouts under way before an
-// apply: a service whose deployment is new starts a rollout, keeping
-// traffic on the release its Services route to now. It returns the
-// rollouts that start.
-func (a *Agent) planRollouts(ctx context.Context, st desired.State) []*rollout {
-	var started []*rollout
+func final(stage string) bool { return stageRank[stage] == 5 }
+
+// pin is a rolled back rollout's release kept until the control plane
+// sends the state without the failed one.
+type pin struct {
+	Deployment string `json:"deployment"`
+	Release    int    `json:"release"`
+}
+
+// rollouts is what the agent keeps of rollouts between passes: the stage
+// it last reported for each deployment of the state (to report each stage
+// once), and the pins.
+type rollouts struct {
+	mu       sync.Mutex
+	reported map[string]protocol.Stage
+	pins     map[string]pin
+}
+
+// reconcile moves one service toward its desired state as far as its
+// rollout allows now, and reports how far the rollout got. It is the one
+// step of a whole pass (a new state, a resync) and of a reaction to a
+// change in the cluster (a pod got Ready, someone edited an object).
+// Callers hold the service's lock.
+func (a *Agent) reconcile(ctx context.Context, ap *Applier, ns desired.Namespace, svc desired.Service) Result {
+	key := ServiceKey(ns.Name, svc.Name)
+	dep := string(svc.Deployment)
+	a.ro.mu.Lock()
+	p, pinned := a.ro.pins[key]
+	if pinned && p.Deployment != dep {
+		delete(a.ro.pins, key) // the control plane moved on from the failed one
+		pinned = false
+		a.ro.mu.Unlock()
+		a.savePins(ctx)
+	} else {
+		a.ro.mu.Unlock()
+	}
+	if pinned {
+		ap.setRoute(key, 0, p.Release)
+		return ap.ApplyService(ctx, ns, svc)
+	}
+
+	// The route is set once, never cleared on the way: a prune running
+	// beside this reconcile must always see the release traffic is on.
+	v := a.inspect(ap.Cluster, ns.Name, svc)
+	began := v.began(dep) // before this apply: a rollout that began earlier
+	prev := v.previous(svc.Release)
+	route := svc.Release
+	if !v.ready && prev != 0 && !v.switched(svc.Release) {
+		route = prev // traffic stays until the new release passed its probes
+	}
+	ap.setRoute(key, route, 0)
+	res := ap.ApplyService(ctx, ns, svc)
+	if dep == "" || len(res.Errors) > 0 {
+		return res
+	}
+	if last := a.lastReported(dep); final(last) {
+		return res
+	}
+
+	// How far the rollout is, and what to say at each stage reached.
+	reached := []protocol.Stage{}
+	say := func(stage, msg string) {
+		reached = append(reached, protocol.Stage{Deployment: dep, Stage: stage, Message: clipMessage(msg), At: time.Now().UTC()})
+	}
+	processes := make([]string, len(svc.Processes))
+	for i, p := range svc.Processes {
+		processes[i] = p.Name
+	}
+	say(stageStarting, fmt.Sprintf("started release %d of %s: %s", svc.Release, svc.Name, strings.Join(processes, ", ")))
+	after := a.inspect(ap.Cluster, ns.Name, svc) // as just applied
+	if !after.ready {
+		say(stageProbing, "waiting for readiness probes: "+after.detail)
+		startedAt := after.startedAt(dep)
+		if left := a.cfg.RolloutTimeout - time.Since(startedAt); left > 0 {
+			a.recheck(key, left)
+			a.tell(began, reached)
+			return res
+		}
+		a.tell(began, reached)
+		a.fail(ctx, ap, key, ns.Name, svc, prev, after.detail)
+		return res
+	}
+	say(stageProbing, "readiness probes passed: "+after.detail)
+	say(stageSwitching, fmt.Sprintf("routing %s to release %d", svc.Name, svc.Release))
+	retiring := "no earlier release to retire"
+	if prev != 0 {
+		retiring = fmt.Sprintf("retiring release %d", prev)
+	}
+	say(stageRetiring, retiring)
+	for _, d := range after.others {
+		if err := ap.delete(ctx, object{"Deployment", d.Namespace, d.Name}); err != nil {
+			a.log.Warn("retiring the previous release", "service", key, "error", err)
+			a.tell(began, reached)
+			a.recheck(key, time.Second)
+			return res
+		}
+	}
+	say(stageSucceeded, fmt.Sprintf("release %d is live: %s", svc.Release, after.detail))
+	a.tell(began, reached)
+	return res
+}
+
+// tell reports the stages reached that were not reported yet, in order.
+// A rollout this process did not see begin (began before a restart, or on
+// the other replica) is reported at the stage it reached only: the stages
+// before were told by whoever saw them, and the control plane fills gaps.
+func (a *Agent) tell(began bool, reached []protocol.Stage) {
+	if len(reached) == 0 {
+		return
+	}
+	dep := reached[0].Deployment
+	last := a.lastReported(dep)
+	if began && last == "" {
+		reached = reached[len(reached)-1:]
+		if reached[0].Stage == stageStarting {
+			reached = nil // it began and nothing moved since: no news
+		}
+	}
+	for _, s := range reached {
+		if stageRank[s.Stage] <= stageRank[last] {
+			continue
+		}
+		a.report(s)
+		last = s.Stage
+	}
+}
+
+// lastReported is the stage this process last reported for a deployment.
+func (a *Agent) lastReported(dep string) string {
+	a.ro.mu.Lock()
+	defer a.ro.mu.Unlock()
+	return a.ro.reported[dep].Stage
+}
+
+// report sends a stage and remembers it, to send again on the next
+// session if this one is gone.
+func (a *Agent) report(s protocol.Stage) {
+	a.ro.mu.Lock()
+	a.ro.reported[s.Deployment] = s
+	a.ro.mu.Unlock()
+	a.log.Info("rollout", "deployment", s.Deployment, "stage", s.Stage, "message", s.Message)
+	a.mu.Lock()
+	c := a.conn
+	a.mu.Unlock()
+	if c == nil {
+		return
+	}
+	if err := c.send(protocol.TypeStage, s); err != nil {
+		a.log.Warn("sending a stage; it is sent again after reconnecting", "deployment", s.Deployment, "error", err)
+	}
+}
+
+// resendStages tells a new session the stage last reported of every
+// deployment of the state: one may have been lost with the last session.
+func (a *Agent) resendStages(c sender, st desired.State) {
 	live := map[string]bool{}
 	for _, ns := range st.Namespaces {
 		for _, svc := range ns.Services {
-			key := ServiceKey(ns.Name, svc.Name)
-			live[key] = true
-			if svc.Deployment == "" {
-				continue
-			}
-			dep := string(svc.Deployment)
-			if r := a.rollouts[key]; r != nil && r.deployment == dep {
-				continue
-			}
-			if pin, ok := a.pinned[key]; ok {
-				if pin.deployment == dep {
-					continue // rolled back; the control plane has not answered yet
-				}
-				delete(a.pinned, key)
-			}
-			if _, done := a.finals[dep]; done {
-				continue
-			}
-			r := &rollout{deployment: dep, namespace: ns.Name, service: svc.Name, target: svc.Release, started: time.Now()}
-			for _, p := range svc.Processes {
-				r.processes = append(r.processes, p.Name)
-			}
-			r.previous = a.routedNow(ctx, ns.Name, svc.Name, svc.Release)
-			a.rollouts[key] = r
-			started = append(started, r)
+			live[string(svc.Deployment)] = true
 		}
 	}
-	// A service gone from the state (deleted, held, moved) ends its rollout
-	// without a report: its deployment ended on the control plane.
-	for key := range a.rollouts {
-		if !live[key] {
-			delete(a.rollouts, key)
+	a.ro.mu.Lock()
+	var out []protocol.Stage
+	for dep, s := range a.ro.reported {
+		if !live[dep] {
+			delete(a.ro.reported, dep) // its deployment left the state: bounded by the state
+			continue
 		}
+		out = append(out, s)
 	}
-	for key := range a.pinned {
-		if !live[key] {
-			delete(a.pinned, key)
-		}
+	a.ro.mu.Unlock()
+	for _, s := range out {
+		_ = c.send(protocol.TypeStage, s)
 	}
-	return started
 }
 
-// routedNow is the release a service's traffic is on in the cluster: what
-// its Services select, or else the newest other release it still runs; 0
-// when it runs nothing.
-func (a *Agent) routedNow(ctx context.Context, ns, service string, target int) int {
-	sel := ManagedSelector(a.clusterID()) + "," + LabelService + "=" + service
-	if l, err := a.kube.CoreV1().Services(ns).List(ctx, metav1.ListOptions{LabelSelector: sel}); err == nil {
-		for _, s := range l.Items {
-			if r, err := strconv.Atoi(s.Spec.Selector[LabelRelease]); err == nil && r != target {
-				return r
-			}
+// fail ends a rollout whose pods did not all become Ready in time.
+func (a *Agent) fail(ctx context.Context, ap *Applier, key, ns string, svc desired.Service, prev int, detail string) {
+	dep := string(svc.Deployment)
+	why := fmt.Sprintf("readiness probes did not pass within %s: %s", a.cfg.RolloutTimeout, detail)
+	if prev == 0 {
+		a.report(protocol.Stage{Deployment: dep, Stage: stageFailed, At: time.Now().UTC(),
+			Message: clipMessage(why + "; there is no earlier release to return to")})
+		return
+	}
+	for _, d := range a.cache.Deployments(ns, managed(ap.Cluster, LabelService, svc.Name, LabelRelease, strconv.Itoa(svc.Release))) {
+		if err := ap.delete(ctx, object{"Deployment", d.Namespace, d.Name}); err != nil {
+			a.log.Warn("removing the failed release", "service", key, "error", err)
+			a.recheck(key, time.Second)
+			return
+		}
+	}
+	a.ro.mu.Lock()
+	a.ro.pins[key] = pin{Deployment: dep, Release: prev}
+	a.ro.mu.Unlock()
+	a.savePins(ctx)
+	a.report(protocol.Stage{Deployment: dep, Stage: stageRolled, At: time.Now().UTC(),
+		Message: clipMessage(fmt.Sprintf("%s; traffic stayed on release %d and release %d was removed", why, prev, svc.Release))})
+}
+
+// view is one service as the cache shows it now.
+type view struct {
+	target   []*appsv1.Deployment // the desired release's, one per process present
+	others   []*appsv1.Deployment // other releases'
+	services []*corev1.Service
+	ready    bool
+	detail   string
+}
+
+// inspect reads a service's objects from the cache.
+func (a *Agent) inspect(cluster, ns string, svc desired.Service) view {
+	var v view
+	for _, d := range a.cache.Deployments(ns, managed(cluster, LabelService, svc.Name)) {
+		if d.Labels[LabelRelease] == strconv.Itoa(svc.Release) {
+			v.target = append(v.target, d)
+		} else {
+			v.others = append(v.others, d)
+		}
+	}
+	v.services = a.cache.Services(ns, managed(cluster, LabelService, svc.Name))
+	v.ready, v.detail = a.readiness(v.target, len(svc.Processes))
+	return v
+}
+
+// began tells whether the rollout of dep began already: its release's
+// Deployments carry it.
+func (v view) began(dep string) bool {
+	for _, d := range v.target {
+		if d.Annotations[AnnotationDeployment] == dep {
+			return true
+		}
+	}
+	return false
+}
+
+// startedAt is when the rollout of dep began, as its Deployments say.
+func (v view) startedAt(dep string) time.Time {
+	for _, d := range v.target {
+		if d.Annotations[AnnotationDeployment] != dep {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339, d.Annotations[AnnotationStarted]); err == nil {
+			return t
+		}
+	}
+	return time.Now()
+}
+
+// previous is the release the service's traffic is on, when not target:
+// what its Services select, or else the newest other release it runs; 0
+// when there is none.
+func (v view) previous(target int) int {
+	for _, s := range v.services {
+		if r, err := strconv.Atoi(s.Spec.Selector[LabelRelease]); err == nil && r != target {
+			return r
 		}
 	}
 	prev := 0
-	if l, err := a.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: sel}); err == nil {
-		for _, d := range l.Items {
-			if r, err := strconv.Atoi(d.Labels[LabelRelease]); err == nil && r != target && r > prev {
-				prev = r
-			}
+	for _, d := range v.others {
+		if r, err := strconv.Atoi(d.Labels[LabelRelease]); err == nil && r > prev {
+			prev = r
 		}
 	}
 	return prev
 }
 
-// applier is the Applier for the current rollouts.
-func (a *Agent) applier() *Applier {
-	ap := &Applier{Client: a.kube, Cluster: a.clusterID(), Traffic: map[string]int{}, Pinned: map[string]int{}}
-	for key, r := range a.rollouts {
-		// Traffic stays on the previous release until the new one passed
-		// its probes; from then on the state's release is routed.
-		if r.previous != 0 && (r.stage == "" || r.stage == stageStarting || r.stage == stageProbing) {
-			ap.Traffic[key] = r.previous
+// switched tells whether every Service routes to target already.
+func (v view) switched(target int) bool {
+	for _, s := range v.services {
+		if s.Spec.Selector[LabelRelease] != strconv.Itoa(target) {
+			return false
 		}
 	}
-	for key, p := range a.pinned {
-		ap.Pinned[key] = p.release
-	}
-	return ap
+	return len(v.services) > 0
 }
 
-// pin is a rolled back rollout's release kept until the control plane
-// sends the state without the failed one.
-type pin struct {
-	deployment string
-	release    int
-}
-
-// report sends a rollout's stage (once per stage).
-func (a *Agent) report(c *conn, r *rollout, stage, msg string) {
-	if r.stage == stage {
-		return
-	}
-	r.stage = stage
-	s := protocol.Stage{Deployment: r.deployment, Stage: stage, Message: clipMessage(msg), At: time.Now().UTC()}
-	if stage == stageSucceeded || stage == stageFailed || stage == stageRolled {
-		if len(a.finals) >= maxFinals {
-			for k := range a.finals { // drop any one: they are all final
-				delete(a.finals, k)
-				break
-			}
-		}
-		a.finals[r.deployment] = s
-	}
-	a.log.Info("rollout", "deployment", r.deployment, "service", r.key(), "release", r.target, "stage", stage, "message", msg)
-	if c != nil {
-		if err := c.send(protocol.TypeStage, s); err != nil {
-			a.log.Warn("sending a stage; it is sent again after reconnecting", "deployment", r.deployment, "error", err)
-		}
-	}
-}
-
-// resendFinals tells a new session how the rollouts it may have missed
-// ended, and where the ones under way are.
-func (a *Agent) resendFinals(c *conn) {
-	for _, s := range a.finals {
-		_ = c.send(protocol.TypeStage, s)
-	}
-	for _, r := range a.rollouts {
-		if r.stage != "" {
-			_ = c.send(protocol.TypeStage, protocol.Stage{Deployment: r.deployment, Stage: r.stage, At: time.Now().UTC(),
-				Message: "still " + strings.ToLower(strings.ReplaceAll(r.stage, "_", " "))})
-		}
-	}
-}
-
-// progress moves every rollout as far as the cluster allows now.
-func (a *Agent) progress(ctx context.Context, c *conn) {
-	for _, key := range sortedKeys(a.rollouts) {
-		r := a.rollouts[key]
-		if ctx.Err() != nil {
-			return
-		}
-		a.step(ctx, c, r)
-	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// step moves one rollout on.
-func (a *Agent) step(ctx context.Context, c *conn, r *rollout) {
-	if r.stage == "" {
-		a.report(c, r, stageStarting, fmt.Sprintf("started release %d of %s: %s", r.target, r.service, strings.Join(r.processes, ", ")))
-	}
-	ready, detail, err := a.readiness(ctx, r)
-	if err != nil {
-		a.log.Warn("reading rollout readiness", "service", r.key(), "error", err)
-		return
-	}
-	if !ready {
-		if r.stage == stageStarting {
-			a.report(c, r, stageProbing, "waiting for readiness probes: "+detail)
-		}
-		if time.Since(r.started) < a.cfg.RolloutTimeout {
-			return
-		}
-		a.fail(ctx, c, r, detail)
-		return
-	}
-	if r.stage == stageStarting {
-		a.report(c, r, stageProbing, "readiness probes passed: "+detail)
-	}
-	a.report(c, r, stageSwitching, fmt.Sprintf("routing %s to release %d", r.service, r.target))
-	r.stage = stageSwitching
-	if err := a.route(ctx, r); err != nil {
-		a.log.Warn("switching traffic", "service", r.key(), "error", err)
-		return // tried again at the next step
-	}
-	retiring := "no earlier release to retire"
-	if r.previous != 0 {
-		retiring = fmt.Sprintf("retiring release %d", r.previous)
-	}
-	a.report(c, r, stageRetiring, retiring)
-	if err := a.retire(ctx, r, func(release string) bool { return release != strconv.Itoa(r.target) }); err != nil {
-		a.log.Warn("retiring the previous release", "service", r.key(), "error", err)
-		return
-	}
-	a.report(c, r, stageSucceeded, fmt.Sprintf("release %d is live: %s", r.target, detail))
-	delete(a.rollouts, r.key())
-}
-
-// fail ends a rollout whose pods did not all become Ready in time.
-func (a *Agent) fail(ctx context.Context, c *conn, r *rollout, detail string) {
-	why := fmt.Sprintf("readiness probes did not pass within %s: %s", a.cfg.RolloutTimeout, detail)
-	if r.previous == 0 {
-		a.report(c, r, stageFailed, why+"; there is no earlier release to return to")
-		delete(a.rollouts, r.key())
-		return
-	}
-	if err := a.retire(ctx, r, func(release string) bool { return release == strconv.Itoa(r.target) }); err != nil {
-		a.log.Warn("removing the failed release", "service", r.key(), "error", err)
-		return // tried again at the next step
-	}
-	a.pinned[r.key()] = pin{deployment: r.deployment, release: r.previous}
-	delete(a.rollouts, r.key())
-	a.report(c, r, stageRolled, fmt.Sprintf("%s; traffic stayed on release %d and release %d was removed", why, r.previous, r.target))
-}
-
-// readiness tells whether every Deployment of the rollout's release is
+// readiness tells whether every process's Deployment of the release is
 // rolled out with all its pods Ready, and says how far each is.
-func (a *Agent) readiness(ctx context.Context, r *rollout) (bool, string, error) {
-	sel := ManagedSelector(a.clusterID()) + "," + LabelService + "=" + r.service + "," + LabelRelease + "=" + strconv.Itoa(r.target)
-	l, err := a.kube.AppsV1().Deployments(r.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		return false, "", err
-	}
-	if len(l.Items) < len(r.processes) {
-		return false, fmt.Sprintf("%d of %d processes created", len(l.Items), len(r.processes)), nil
+func (a *Agent) readiness(deps []*appsv1.Deployment, processes int) (bool, string) {
+	if len(deps) < processes {
+		return false, fmt.Sprintf("%d of %d processes created", len(deps), processes)
 	}
 	all := true
 	var parts []string
-	for _, d := range l.Items {
+	for _, d := range deps {
 		want := ptrOr(d.Spec.Replicas, 1)
 		ok := d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want && d.Status.ReadyReplicas == want
-		parts = append(parts, fmt.Sprintf("%s %d/%d ready", d.Labels[LabelProcess], d.Status.ReadyReplicas, want))
+		part := fmt.Sprintf("%s %d/%d ready", d.Labels[LabelProcess], d.Status.ReadyReplicas, want)
 		if !ok {
 			all = false
-			if why := a.unreadyPod(ctx, &d); why != "" {
-				parts[len(parts)-1] += " (" + why + ")"
+			if why := a.unreadyPod(d); why != "" {
+				part += " (" + why + ")"
 			}
 		}
+		parts = append(parts, part)
 	}
 	slices.Sort(parts)
-	return all, strings.Join(parts, ", "), nil
+	return all, strings.Join(parts, ", ")
 }
 
 // unreadyPod says why one pod of a Deployment is not Ready.
-func (a *Agent) unreadyPod(ctx context.Context, d *appsv1.Deployment) string {
-	sel := metav1.FormatLabelSelector(d.Spec.Selector)
-	pods, err := a.kube.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel, Limit: 20})
+func (a *Agent) unreadyPod(d *appsv1.Deployment) string {
+	sel, err := metaSelector(d)
 	if err != nil {
 		return ""
 	}
-	for _, p := range pods.Items {
+	pods := a.cache.Pods(d.Namespace, sel)
+	slices.SortFunc(pods, func(x, y *corev1.Pod) int { return strings.Compare(x.Name, y.Name) })
+	for _, p := range pods {
 		for _, c := range p.Status.Conditions {
 			if c.Type == corev1.PodReady && c.Status != corev1.ConditionTrue {
 				return fmt.Sprintf("pod %s: %s", p.Name, strings.TrimSpace(c.Reason+" "+c.Message))
@@ -312,42 +368,9 @@ func (a *Agent) unreadyPod(ctx context.Context, d *appsv1.Deployment) string {
 	return ""
 }
 
-// route points the service's Services at the rollout's release.
-func (a *Agent) route(ctx context.Context, r *rollout) error {
-	sel := ManagedSelector(a.clusterID()) + "," + LabelService + "=" + r.service
-	l, err := a.kube.CoreV1().Services(r.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		return err
+func metaSelector(d *appsv1.Deployment) (labels.Selector, error) {
+	if d.Spec.Selector == nil {
+		return labels.Nothing(), nil
 	}
-	for _, s := range l.Items {
-		if s.Spec.Selector[LabelRelease] == strconv.Itoa(r.target) {
-			continue
-		}
-		patch := fmt.Appendf(nil, `{"spec":{"selector":{%q:%q}}}`, LabelRelease, strconv.Itoa(r.target))
-		if _, err := a.kube.CoreV1().Services(r.namespace).Patch(ctx, s.Name, "application/merge-patch+json", patch,
-			metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
-			return fmt.Errorf("routing Service %s: %w", s.Name, err)
-		}
-	}
-	return nil
-}
-
-// retire deletes the service's Deployments whose release matches.
-func (a *Agent) retire(ctx context.Context, r *rollout, match func(release string) bool) error {
-	sel := ManagedSelector(a.clusterID()) + "," + LabelService + "=" + r.service
-	l, err := a.kube.AppsV1().Deployments(r.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		return err
-	}
-	background := metav1.DeletePropagationBackground
-	for _, d := range l.Items {
-		if !match(d.Labels[LabelRelease]) {
-			continue
-		}
-		err := a.kube.AppsV1().Deployments(r.namespace).Delete(ctx, d.Name, metav1.DeleteOptions{PropagationPolicy: &background})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting Deployment %s: %w", d.Name, err)
-		}
-	}
-	return nil
+	return labels.SelectorFromSet(d.Spec.Selector.MatchLabels), nil
 }

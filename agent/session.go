@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/protocol"
 )
 
@@ -97,7 +98,18 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 	// Every session acknowledges afresh: an ack lost with the last
 	// connection is sent again (the control plane ignores duplicates).
 	a.acked = map[int64]string{}
+	if a.applier == nil || a.applier.Cluster != w.Cluster {
+		a.applier = &Applier{Client: a.kube, Cache: a.cache, Cluster: w.Cluster, Concurrency: a.cfg.Concurrency}
+	}
+	a.conn = c // stages of rollouts moved on by a change in the cluster go here
 	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		if a.conn == sender(c) {
+			a.conn = nil
+		}
+		a.mu.Unlock()
+	}()
 	a.log.Info("connected", "cluster", w.Cluster, "protocol", w.Protocol, "capabilities", w.Capabilities)
 
 	hb := time.Duration(w.HeartbeatSeconds) * time.Second
@@ -254,12 +266,16 @@ func (w *work) take() (apply bool, cmds []protocol.Command) {
 }
 
 func (a *Agent) worker(ctx context.Context, c *conn, w *work) {
+	// A resync reads the cluster from the cache and writes only what
+	// differs; rollouts move on as the cluster changes (Cache, reconcileKey).
 	resync := time.NewTicker(a.cfg.Resync)
 	defer resync.Stop()
-	// Rollouts under way move on every second.
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	a.resendFinals(c)
+	a.mu.Lock()
+	held := a.state
+	a.mu.Unlock()
+	if held != nil {
+		a.resendStages(c, held.State)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -267,11 +283,6 @@ func (a *Agent) worker(ctx context.Context, c *conn, w *work) {
 		case <-w.kick:
 		case <-resync.C:
 			w.resync()
-		case <-tick.C:
-			if len(a.rollouts) > 0 {
-				a.progress(ctx, c)
-			}
-			continue
 		}
 		apply, cmds := w.take()
 		if apply {
@@ -294,30 +305,23 @@ func (a *Agent) worker(ctx context.Context, c *conn, w *work) {
 // (a failed revision that a resync got through).
 func (a *Agent) applyHeld(ctx context.Context, c *conn) {
 	a.mu.Lock()
-	d, cluster := a.state, a.cluster
+	d, ap := a.state, a.applier
 	a.mu.Unlock()
-	if d == nil {
+	if d == nil || ap == nil {
 		return
 	}
-	started := a.planRollouts(ctx, d.State)
 	start := time.Now()
-	res := a.applier().Apply(ctx, d.State)
+	res := a.applyState(ctx, ap, d.State)
 	if ctx.Err() != nil {
 		return // the session ended mid-apply; the next one applies again
 	}
-	defer func() {
-		for _, r := range started {
-			if a.rollouts[r.key()] == r {
-				a.step(ctx, c, r)
-			}
-		}
-	}()
 	ack := protocol.Ack{Revision: d.Revision, Result: protocol.ResultApplied}
 	if len(res.Errors) > 0 {
 		ack.Result, ack.Errors = protocol.ResultFailed, res.Errors
 		a.log.Warn("applying failed", "revision", d.Revision, "errors", len(res.Errors), "first", res.Errors[0].Object+": "+res.Errors[0].Message)
 	} else {
-		a.log.Info("applied", "revision", d.Revision, "objects", res.Applied, "pruned", res.Pruned, "took", time.Since(start).Round(time.Millisecond))
+		a.log.Info("applied", "revision", d.Revision, "objects", res.Applied, "written", res.Written, "pruned", res.Pruned,
+			"took", time.Since(start).Round(time.Millisecond))
 		a.mu.Lock()
 		raised := d.Revision > a.floor
 		if raised {
@@ -325,7 +329,7 @@ func (a *Agent) applyHeld(ctx context.Context, c *conn) {
 		}
 		a.mu.Unlock()
 		if raised {
-			a.saveFloor(ctx, cluster, d.Revision)
+			a.saveState(ctx)
 		}
 	}
 	a.mu.Lock()
@@ -340,4 +344,23 @@ func (a *Agent) applyHeld(ctx context.Context, c *conn) {
 			a.mu.Unlock()
 		}
 	}
+}
+
+// applyState makes the cluster match a state, each service as far as its
+// rollout allows now, and makes its services the ones a change in the
+// cluster reconciles.
+func (a *Agent) applyState(ctx context.Context, ap *Applier, st desired.State) Result {
+	index := map[string]indexed{}
+	for _, ns := range st.Namespaces {
+		for _, svc := range ns.Services {
+			index[ServiceKey(ns.Name, svc.Name)] = indexed{ns, svc}
+		}
+	}
+	a.mu.Lock()
+	a.index = index
+	a.mu.Unlock()
+	return ap.ApplyWith(ctx, st, func(ctx context.Context, ns desired.Namespace, svc desired.Service) Result {
+		defer a.lock(ServiceKey(ns.Name, svc.Name))()
+		return a.reconcile(ctx, ap, ns, svc)
+	})
 }

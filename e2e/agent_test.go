@@ -313,8 +313,9 @@ func TestAgentLeaderTakeover(t *testing.T) {
 	if agents[leader] == nil {
 		t.Fatalf("the lease is held by %q, not by one of the agents", leader)
 	}
-	f.deploy(t, digest1)
+	first := f.deploy(t, digest1)
 	f.waitApplied(t)
+	f.waitStage(t, first, "SUCCEEDED", 30*time.Second)
 
 	// One session at a time: the control plane opened exactly one, and the
 	// other replica never connected.
@@ -343,8 +344,17 @@ func TestAgentLeaderTakeover(t *testing.T) {
 		return live == 1 && opened == 2, fmt.Sprintf("live %v opened %v", live, opened)
 	})
 	t.Logf("takeover: the follower's session opened %s after the leader was killed", time.Since(killed).Round(100*time.Millisecond))
-	f.deploy(t, digest3)
+	third := f.deploy(t, digest3)
 	f.waitApplied(t)
+	f.waitStage(t, third, "SUCCEEDED", 30*time.Second)
+	// The new leader found the first rollout finished in the cluster: it
+	// started only the new one.
+	if n := strings.Count(agents[follower].logText(), "stage=STARTING"); n != 1 {
+		t.Errorf("the new leader reported STARTING %d times, want once (the new deployment only):\n%s", n, agents[follower].logText())
+	}
+	if _, stages, _ := f.events(t, first); strings.Count(strings.Join(stages, ","), "STARTING") != 1 {
+		t.Errorf("the first deployment's events %v: its rollout started again", stages)
+	}
 	if img := getDeployment(t, cs, f.namespace, "api-web-r2").Spec.Template.Spec.Containers[0].Image; !strings.HasSuffix(img, digest3) {
 		t.Errorf("after the takeover api-web-r2 runs %s", img)
 	}
@@ -397,8 +407,9 @@ func TestDeploymentRollout(t *testing.T) {
 	if strings.Join(stages, ",") != strings.Join(want, ",") {
 		t.Errorf("failed deployment's stages %v, want %v", stages, want)
 	}
+	// The pod's own reason is in it: the agent may read (and watch) pods.
 	if _, _, msg := f.events(t, third); !strings.Contains(msg, "readiness probes did not pass") || !strings.Contains(msg, "web 0/2 ready") ||
-		!strings.Contains(msg, "release 2") {
+		!strings.Contains(msg, "(pod api-web-r3-") || !strings.Contains(msg, "release 2") {
 		t.Errorf("rollback message %q does not say why and where traffic is", msg)
 	}
 	svc, err := cs.CoreV1().Services(f.namespace).Get(ctx, "api-web", metav1.GetOptions{})

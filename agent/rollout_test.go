@@ -1,0 +1,333 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/nebulactrl/nebula/internal/desired"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/protocol"
+)
+
+// Rollouts at a small size, on the fake clientset: stages reported once
+// each, moved on by changes in the cluster (no resync), never started again
+// by a resync, a restarted agent or the other replica, traffic kept on the
+// old release until the new one is Ready, rolled back on timeout; and only
+// what changed is written.
+
+// recorder is a session that keeps the stages sent on it.
+type recorder struct {
+	mu     sync.Mutex
+	stages []protocol.Stage
+	wake   chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{wake: make(chan struct{}, 1)} }
+
+func (r *recorder) send(typ string, body any) error {
+	if typ != protocol.TypeStage {
+		return nil
+	}
+	r.mu.Lock()
+	r.stages = append(r.stages, body.(protocol.Stage))
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// of lists the stages reported for a deployment, in order.
+func (r *recorder) of(dep string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, s := range r.stages {
+		if s.Deployment == dep {
+			out = append(out, s.Stage)
+		}
+	}
+	return out
+}
+
+// waitFor waits until a deployment's stages reach stage.
+func (r *recorder) waitFor(t *testing.T, dep, stage string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for !slices.Contains(r.of(dep), stage) {
+		select {
+		case <-r.wake:
+		case <-deadline:
+			t.Fatalf("%s never reported %s; reported %v", dep, stage, r.of(dep))
+		}
+	}
+}
+
+// testAgent is an agent leading over the fake cluster, with a recorder as
+// its session: what a replica of the agent is between welcome and close.
+func testAgent(t *testing.T, cs *fake.Clientset, timeout time.Duration) (*Agent, *recorder) {
+	t.Helper()
+	a := New(Config{Server: "http://control-plane.test", TokenFile: "/dev/null", Identity: "test", RolloutTimeout: timeout},
+		cs, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithCancel(context.Background())
+	a.loadState(ctx)
+	stop, err := a.watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); stop() })
+	rec := newRecorder()
+	a.mu.Lock()
+	a.cluster = testCluster
+	a.applier = &Applier{Client: cs, Cache: a.cache, Cluster: testCluster, Concurrency: 4}
+	a.conn = rec
+	a.mu.Unlock()
+	return a, rec
+}
+
+// pass applies a state as a new state or a resync does.
+func (a *Agent) pass(t *testing.T, st desired.State) Result {
+	t.Helper()
+	a.mu.Lock()
+	ap := a.applier
+	a.mu.Unlock()
+	settle(t, ap, ap.Client.(*fake.Clientset))
+	res := a.applyState(context.Background(), ap, st)
+	if len(res.Errors) > 0 {
+		t.Fatalf("applying: %+v", res.Errors)
+	}
+	return res
+}
+
+// markReady plays the Deployment controller and kubelet: every pod of the
+// Deployment is up to date and Ready.
+func markReady(t *testing.T, cs *fake.Clientset, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := ptrOr(d.Spec.Replicas, 1)
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n}
+	if _, err := cs.AppsV1().Deployments(ns).UpdateStatus(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func deployed(release int, dep string) desired.Service {
+	s := testService(release)
+	s.Deployment = model.DeploymentID(dep)
+	return s
+}
+
+// writes counts the writes the fake received since its actions were
+// cleared, and the lists.
+func writes(cs *fake.Clientset) (writes, lists int) {
+	for _, act := range cs.Actions() {
+		switch act.GetVerb() {
+		case "create", "update", "patch", "delete":
+			writes++
+		case "list":
+			lists++
+		}
+	}
+	return
+}
+
+var allStages = []string{stageStarting, stageProbing, stageSwitching, stageRetiring, stageSucceeded}
+
+func TestRolloutFollowsTheClusterAndNeverStartsAgain(t *testing.T) {
+	cs := fake.NewClientset()
+	a, rec := testAgent(t, cs, time.Hour)
+	st := testState(deployed(1, "d1"))
+	a.pass(t, st)
+	if got := rec.of("d1"); !slices.Equal(got, []string{stageStarting, stageProbing}) {
+		t.Fatalf("after the apply: %v, want STARTING, PROBING", got)
+	}
+	// The pods get Ready: the watch moves the rollout on, no resync.
+	markReady(t, cs, testNS, "api-web-r1")
+	markReady(t, cs, testNS, "api-worker-r1")
+	rec.waitFor(t, "d1", stageSucceeded)
+	if got := rec.of("d1"); !slices.Equal(got, allStages) {
+		t.Errorf("stages %v, want each once: %v", got, allStages)
+	}
+
+	// Three resyncs: nothing written, nothing listed, nothing reported.
+	settle(t, a.applier, cs)
+	cs.ClearActions()
+	for range 3 {
+		if res := a.pass(t, st); res.Written != 0 {
+			t.Errorf("a resync wrote %d objects", res.Written)
+		}
+	}
+	if w, l := writes(cs); w != 0 || l != 0 {
+		t.Errorf("three resyncs made %d writes and %d lists, want none", w, l)
+	}
+	if got := rec.of("d1"); len(got) != len(allStages) {
+		t.Errorf("after the resyncs: %v", got)
+	}
+
+	// A restarted agent, or the other replica after a leader change, finds
+	// the rollout finished: it says so once, and starts nothing.
+	b, rec2 := testAgent(t, cs, time.Hour)
+	if res := b.pass(t, st); res.Written != 0 {
+		t.Errorf("the new leader wrote %d objects", res.Written)
+	}
+	if got := rec2.of("d1"); !slices.Equal(got, []string{stageSucceeded}) {
+		t.Errorf("the new leader reported %v, want SUCCEEDED only", got)
+	}
+}
+
+func TestRolloutKeepsTrafficUntilReady(t *testing.T) {
+	cs := fake.NewClientset()
+	a, rec := testAgent(t, cs, time.Hour)
+	a.pass(t, testState(deployed(1, "d1")))
+	markReady(t, cs, testNS, "api-web-r1")
+	markReady(t, cs, testNS, "api-worker-r1")
+	rec.waitFor(t, "d1", stageSucceeded)
+
+	a.pass(t, testState(deployed(2, "d2")))
+	svc := func() string {
+		s, err := cs.CoreV1().Services(testNS).Get(context.Background(), "api-web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Spec.Selector[LabelRelease]
+	}
+	if got := svc(); got != "1" {
+		t.Errorf("while release 2 starts, the Service routes to %s, want 1", got)
+	}
+	getDeployment(t, cs, testNS, "api-web-r1") // kept while traffic is on it
+	if got := rec.of("d2"); !slices.Equal(got, []string{stageStarting, stageProbing}) {
+		t.Fatalf("d2: %v", got)
+	}
+
+	// The agent restarts mid-rollout: the new one does not start it again.
+	b, rec2 := testAgent(t, cs, time.Hour)
+	b.pass(t, testState(deployed(2, "d2")))
+	if got := rec2.of("d2"); slices.Contains(got, stageStarting) {
+		t.Errorf("the restarted agent started the rollout again: %v", got)
+	}
+	markReady(t, cs, testNS, "api-web-r2")
+	markReady(t, cs, testNS, "api-worker-r2")
+	rec2.waitFor(t, "d2", stageSucceeded)
+	if got := svc(); got != "2" {
+		t.Errorf("after release 2 got Ready, the Service routes to %s, want 2", got)
+	}
+	for _, name := range []string{"api-web-r1", "api-worker-r1"} {
+		if _, err := cs.AppsV1().Deployments(testNS).Get(context.Background(), name, metav1.GetOptions{}); err == nil {
+			t.Errorf("%s was not retired", name)
+		}
+	}
+}
+
+func TestRolloutRolledBackStaysPinnedAcrossRestarts(t *testing.T) {
+	cs := fake.NewClientset()
+	a, rec := testAgent(t, cs, time.Hour)
+	a.pass(t, testState(deployed(1, "d1")))
+	markReady(t, cs, testNS, "api-web-r1")
+	markReady(t, cs, testNS, "api-worker-r1")
+	rec.waitFor(t, "d1", stageSucceeded)
+
+	b, rec2 := testAgent(t, cs, 50*time.Millisecond)
+	b.pass(t, testState(deployed(2, "d2")))
+	rec2.waitFor(t, "d2", stageRolled) // the timeout rechecks it: no resync
+	for _, name := range []string{"api-web-r2", "api-worker-r2"} {
+		if _, err := cs.AppsV1().Deployments(testNS).Get(context.Background(), name, metav1.GetOptions{}); err == nil {
+			t.Errorf("the failed release's %s was not removed", name)
+		}
+	}
+	getDeployment(t, cs, testNS, "api-web-r1")
+
+	// A restarted agent still holds the pin while the control plane has
+	// not answered: it does not start release 2 again.
+	c, rec3 := testAgent(t, cs, time.Hour)
+	c.pass(t, testState(deployed(2, "d2")))
+	if got := rec3.of("d2"); slices.Contains(got, stageStarting) {
+		t.Errorf("after a restart the rolled back rollout started again: %v", got)
+	}
+	if _, err := cs.AppsV1().Deployments(testNS).Get(context.Background(), "api-web-r2", metav1.GetOptions{}); err == nil {
+		t.Error("after a restart the failed release was applied again")
+	}
+}
+
+func TestOnlyChangesAreWritten(t *testing.T) {
+	cs := fake.NewClientset()
+	a, rec := testAgent(t, cs, time.Hour)
+	other := deployed(1, "d-other")
+	other.Name, other.ID = "web", "svc-web"
+	other.Domains = nil
+	a.pass(t, testState(deployed(1, "d1"), other))
+	for _, n := range []string{"api-web-r1", "api-worker-r1", "web-web-r1", "web-worker-r1"} {
+		markReady(t, cs, testNS, n)
+	}
+	rec.waitFor(t, "d1", stageSucceeded)
+	rec.waitFor(t, "d-other", stageSucceeded)
+
+	// One variable of one service: its Secret and its two Deployments
+	// (their pods roll), nothing of the other service.
+	changed := deployed(1, "d1")
+	changed.Env[0].Value = "debug"
+	settle(t, a.applier, cs)
+	cs.ClearActions()
+	res := a.pass(t, testState(changed, other))
+	w, _ := writes(cs)
+	if res.Written != 3 || w != 3 {
+		t.Errorf("one variable changed: %d objects written (%d writes), want 3 (Secret and two Deployments)", res.Written, w)
+	}
+	for _, act := range cs.Actions() {
+		if act.GetVerb() == "patch" && strings.HasPrefix(act.(interface{ GetName() string }).GetName(), "web") {
+			t.Errorf("the other service's %s was written", act.(interface{ GetName() string }).GetName())
+		}
+	}
+	if got := rec.of("d1"); slices.Contains(got[len(allStages):], stageStarting) {
+		t.Errorf("a variable change restarted the rollout: %v", got)
+	}
+
+	// Someone edits the Service behind the agent's back: the watch sees
+	// it and the agent puts it back, writing that object only.
+	cs.ClearActions()
+	s, err := cs.CoreV1().Services(testNS).Get(context.Background(), "api-web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Spec.Selector[LabelRelease] = "7"
+	if _, err := cs.CoreV1().Services(testNS).Update(context.Background(), s, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, err := cs.CoreV1().Services(testNS).Get(context.Background(), "api-web", metav1.GetOptions{})
+		if err == nil && s.Spec.Selector[LabelRelease] == "1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the edited Service was not put back: %v", s.Spec.Selector)
+		}
+		time.Sleep(10 * time.Millisecond) // the watch moves on its own goroutine
+	}
+	// Only that object is written. (The fake keeps no resource versions,
+	// so a second reconcile before its watch catches up may write it again;
+	// against an API server the agent's own write is taken in at once.)
+	patched := map[string]int{}
+	for _, act := range cs.Actions() {
+		if act.GetVerb() == "patch" {
+			patched[act.GetResource().Resource+"/"+act.(interface{ GetName() string }).GetName()]++
+		}
+	}
+	if len(patched) != 1 || patched["services/api-web"] == 0 {
+		t.Errorf("putting back one edited Service wrote %v, want that Service only", patched)
+	}
+}
