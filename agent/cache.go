@@ -59,6 +59,17 @@ func NewCache(client kubernetes.Interface, changed func(namespace, service strin
 		deps: f.Apps().V1().Deployments().Informer(), svcs: f.Core().V1().Services().Informer(),
 		secrets: f.Core().V1().Secrets().Informer(), ings: f.Networking().V1().Ingresses().Informer(),
 		nss: f.Core().V1().Namespaces().Informer(), pods: f.Core().V1().Pods().Informer()}
+	for _, inf := range []cache.SharedIndexInformer{c.deps, c.svcs, c.secrets, c.ings, c.pods} {
+		// A service's objects are read together (every reconcile of it):
+		// an index keeps that from scanning every object of the cluster.
+		_ = inf.AddIndexers(cache.Indexers{byService: func(o any) ([]string, error) {
+			m, ok := o.(v1.Object)
+			if !ok {
+				return nil, nil
+			}
+			return []string{m.GetNamespace() + "/" + m.GetLabels()[LabelService]}, nil
+		}})
+	}
 	for kind, inf := range map[string]cache.SharedIndexInformer{"Deployment": c.deps, "Service": c.svcs,
 		"Secret": c.secrets, "Ingress": c.ings, "Pod": c.pods, "Namespace": c.nss} {
 		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -194,11 +205,20 @@ func (c *Cache) Object(o object) metaObject {
 	return v
 }
 
+// byService indexes objects by namespace and service label.
+const byService = "service"
+
 // list returns the managed objects of an informer matching sel, in any
 // namespace when ns is empty.
 func list[T any](inf cache.SharedIndexInformer, ns string, sel labels.Selector) []T {
 	var out []T
-	for _, v := range inf.GetStore().List() {
+	items := inf.GetStore().List()
+	if svc, ok := sel.RequiresExactMatch(LabelService); ok && ns != "" {
+		if found, err := inf.GetIndexer().ByIndex(byService, ns+"/"+svc); err == nil {
+			items = found
+		}
+	}
+	for _, v := range items {
 		m, ok := v.(v1.Object)
 		if !ok || ns != "" && m.GetNamespace() != ns || !sel.Matches(labels.Set(m.GetLabels())) ||
 			m.GetLabels()[LabelManagedBy] != ManagedBy {
