@@ -255,8 +255,8 @@ func (b *scaleBench) setup() {
 	deploys := time.Now()
 	b.deployAll(0)
 	b.printf("## Agent at scale: %d environments × %d services (NEBULA_AGENT_SCALE=%dx%d)\n", b.envs, b.svcs, b.envs, b.svcs)
-	b.printf("%d managed objects (%d Namespaces + %d × Secret, Deployment, Service), %d pods; setup took %s (%d deploy mutations %s)",
-		b.objects(), b.envs, b.envs*b.svcs, b.pods(), since(began), len(b.releases[0]), since(deploys))
+	b.printf("%d managed objects (%d Namespaces + %d × Secret, Deployment, Service), %d pods; setup took %s (%d deploy mutations %s); load average %s",
+		b.objects(), b.envs, b.envs*b.svcs, b.pods(), since(began), len(b.releases[0]), since(deploys), loadavg())
 	b.agentArgs = []string{"--server", b.cp.url, "--token-file", b.tokenFile, "--kubeconfig", b.kubeconfig,
 		"--lease", scaleLease,
 		// Only the benchmark's RESYNC commands resync, so that every
@@ -1354,8 +1354,8 @@ func (ph *phase) finish() {
 	for _, c := range []string{"kube-apiserver", "etcd", "kube-controller-manager", "kube-scheduler", "kwok", "control plane"} {
 		cpuRow(c, func(s snapshot) (cpuSample, bool) { v, ok := s.cluster[c]; return v, ok })
 	}
-	ph.rows = append(ph.rows, "", fmt.Sprintf("Agent (leader) memory at the end: RSS %.0f MB, peak %.0f MB.",
-		float64(last.agent.rss)/1024, float64(last.agent.peak)/1024))
+	ph.rows = append(ph.rows, "", fmt.Sprintf("Agent (leader) memory at the end: RSS %.0f MB, peak %.0f MB. Load average at the end: %s.",
+		float64(last.agent.rss)/1024, float64(last.agent.peak)/1024, loadavg()))
 
 	ph.rows = append(ph.rows, "", "apiserver requests (apiserver_request_total, after − before; all clients):", "")
 	head = "| verb | resource |"
@@ -1422,6 +1422,16 @@ func percentiles(ds []time.Duration) [3]time.Duration {
 		return s[max(0, min(i, len(s)-1))]
 	}
 	return [3]time.Duration{rank(0.5), rank(0.99), s[len(s)-1]}
+}
+
+// loadavg is the machine's 1, 5 and 15 minute load averages: other
+// sessions share its cores.
+func loadavg() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(raw)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }
 
 func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
