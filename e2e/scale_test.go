@@ -372,6 +372,9 @@ func (b *scaleBench) variableChanged() {
 	for _, n := range objs {
 		total += n
 	}
+	b.readStarting()
+	cp0 := b.cpLogSize()
+	agent0 := b.agentLogSizes()
 	ph := b.begin("one variable changed")
 	b.cp.gql(b.t, `mutation ($input: SetVariableInput!) { setVariable(input: $input) { variable { id } userErrors { message } } }`,
 		map[string]any{"input": map[string]any{"projectId": b.project, "serviceId": svc.id, "name": "GREETING", "value": "changed"}})
@@ -388,6 +391,7 @@ func (b *scaleBench) variableChanged() {
 	ph.mark("pods rolled")
 	settled := b.settle()
 	ph.mark("quiet")
+	r := b.restartedRollouts(cp0, agent0)
 
 	writesAck := ph.between(0, 1).agentWrites()
 	writes := ph.between(0, len(ph.marks)-1).agentWrites()
@@ -400,9 +404,12 @@ func (b *scaleBench) variableChanged() {
 	ph.row("agent writes until acknowledged (APPLY, PATCH, POST, DELETE on its kinds)", fmt.Sprintf("%.0f", writesAck),
 		fmt.Sprintf("≤ %d (2 × %d)", 2*total, total), verdict(writesAck <= float64(2*total)))
 	ph.row("agent writes until settled", fmt.Sprintf("%.0f", writes), fmt.Sprintf("≤ %d", 2*total), verdict(writes <= float64(2*total)))
+	ph.row("LIST until acknowledged / until settled", fmt.Sprintf("%.0f / %.0f", ph.between(0, 1).count(verbIn("LIST"), anyKind),
+		ph.between(0, len(ph.marks)-1).count(verbIn("LIST"), anyKind)), "", "")
+	b.restartRows(ph, r)
 	ph.finish()
-	b.result("one variable changed: acknowledged %s, %.0f agent writes for %d objects",
-		since2(ph.start, ack), writes, total)
+	b.result("one variable changed: acknowledged %s, %.0f agent writes for %d objects, %d rollouts restarted",
+		since2(ph.start, ack), writes, total, r.restarted())
 }
 
 // resync queues a RESYNC command with nothing changed and counts what the
@@ -858,10 +865,7 @@ func (b *scaleBench) restartedRollouts(cpFrom int64, agentFrom map[*proc]int64) 
 }
 
 func (b *scaleBench) restartRows(ph *phase, r restarts) {
-	total := 0
-	for _, rel := range b.releases {
-		total += len(rel)
-	}
+	total := len(b.releases[len(b.releases)-1]) // the rollouts the state names
 	ph.row("restarted rollouts (deployments whose STARTING the control plane heard after SUCCEEDED)",
 		fmt.Sprintf("%d of %d", r.restarted(), total), "0", verdict(r.restarted() == 0))
 	ph.row("… refused STARTING reports in the control plane's log (deployments, reports) / new STARTING events in the API / deployments with a STARTING in the agents' logs",
