@@ -50,7 +50,7 @@ bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) -timeout 60m ./internal/bench/
 
 # The agent at scale (issue 10): environments x services, e.g. 5x10 for a
-# quick run (a few minutes); 50x20 is the issue's size (most of an hour with
+# quick run (2-3 minutes); 50x20 is the issue's size (about half an hour with
 # the agent before its rework). Extra agent flags come from
 # NEBULA_SCALE_AGENT_ARGS, e.g. NEBULA_SCALE_AGENT_ARGS='--kube-qps 200'.
 SCALE ?= 50x20

@@ -53,8 +53,7 @@ const (
 	// A phase has settled when the apiserver saw quietFor without a
 	// busy second (see settle).
 	quietFor = 5 * time.Second
-	// The agent's identity flags; a restart keeps the identity, as a
-	// restarted container in the same pod would.
+	// scaleLease is the Lease the agent replicas share.
 	scaleLease = "nebula-agent-scale"
 )
 
