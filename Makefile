@@ -4,7 +4,7 @@ PKGS    ?= ./...
 BENCH   ?= .
 COUNT   ?= 6
 
-.PHONY: run dev test generate lint bench build check-generate
+.PHONY: run dev test generate lint bench bench-agent build check-generate
 
 ## run: start the control plane on the embedded store (data in ./nebula-data)
 run:
@@ -48,3 +48,14 @@ lint:
 ## bench: the benchmarks of docs/benchmarks.md (COUNT runs each, for benchstat)
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) -timeout 60m ./internal/bench/
+
+# The agent at scale (issue 10): environments x services, e.g. 5x10 for a
+# quick run (2-3 minutes); 50x20 is the issue's size (about half an hour with
+# the agent before its rework). Extra agent flags come from
+# NEBULA_SCALE_AGENT_ARGS, e.g. NEBULA_SCALE_AGENT_ARGS='--kube-qps 200'.
+SCALE ?= 50x20
+
+## bench-agent: the agent against the simulated cluster at SCALE=EnvxSvc, phase by phase (docs/benchmarks.md)
+bench-agent:
+	NEBULA_AGENT_SCALE=$(SCALE) NEBULA_REQUIRE_SIMCLUSTER=1 \
+		$(GO) test -count=1 -v -timeout 300m -run '^TestAgentScale$$' ./e2e

@@ -43,9 +43,10 @@ var (
 	sim        simEnv
 )
 
-// simEnv is what simcluster.sh start exports.
+// simEnv is what simcluster.sh start exports; dir is its state directory
+// (pids, logs).
 type simEnv struct {
-	kubeconfig, apiserver, ca, node string
+	kubeconfig, apiserver, ca, node, dir string
 }
 
 func TestMain(m *testing.M) {
@@ -109,7 +110,7 @@ func run(m *testing.M) int {
 		exports[m[1]] = m[2]
 	}
 	sim = simEnv{kubeconfig: exports["KUBECONFIG"], apiserver: exports["NEBULA_SIMCLUSTER_APISERVER"],
-		ca: exports["NEBULA_SIMCLUSTER_CA"], node: exports["NEBULA_SIMCLUSTER_NODE"]}
+		ca: exports["NEBULA_SIMCLUSTER_CA"], node: exports["NEBULA_SIMCLUSTER_NODE"], dir: exports["NEBULA_SIMCLUSTER_DIR"]}
 	if sim.kubeconfig == "" || sim.apiserver == "" {
 		fmt.Fprintf(os.Stderr, "e2e: simcluster.sh start printed no exports:\n%s", out)
 		return 1
@@ -241,16 +242,23 @@ type controlPlane struct {
 
 func startControlPlane(t *testing.T) *controlPlane {
 	t.Helper()
+	return startControlPlaneEnv(t)
+}
+
+// startControlPlaneEnv is startControlPlane with more settings; a variable
+// given here wins over the default above (the last of a name counts).
+func startControlPlaneEnv(t *testing.T, env ...string) *controlPlane {
+	t.Helper()
 	dir := t.TempDir()
 	url := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	p := start(t, "control-plane", dir, []string{
+	p := start(t, "control-plane", dir, append([]string{
 		"NEBULA_ADDR=" + strings.TrimPrefix(url, "http://"),
 		"NEBULA_DATA_DIR=" + filepath.Join(dir, "data"),
 		"NEBULA_AGENT_HEARTBEAT=1s",
 		"NEBULA_AGENT_DISCONNECTED_AFTER=3s",
 		"NEBULA_PUBLIC_URL=" + url,
 		"NEBULA_LOG_LEVEL=debug",
-	}, "serve")
+	}, env...), "serve")
 	tokenLine := regexp.MustCompile(`(?m)^\s+(nbt_\S+)\s*$`)
 	var token string
 	eventually(t, 30*time.Second, "the control plane prints its admin token", func() (bool, string) {
@@ -392,7 +400,14 @@ func applyManifests(t *testing.T, manifests string) {
 // its install manifests.
 func serviceAccountKubeconfig(t *testing.T, cs *kubernetes.Clientset) string {
 	t.Helper()
-	exp := int64(3600)
+	return serviceAccountKubeconfigFor(t, cs, time.Hour)
+}
+
+// serviceAccountKubeconfigFor is serviceAccountKubeconfig with a token
+// valid for ttl, for runs longer than an hour.
+func serviceAccountKubeconfigFor(t *testing.T, cs *kubernetes.Clientset, ttl time.Duration) string {
+	t.Helper()
+	exp := int64(ttl / time.Second)
 	tr, err := cs.CoreV1().ServiceAccounts("nebula-system").CreateToken(context.Background(), "nebula-agent",
 		&authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
 	if err != nil {

@@ -18,6 +18,7 @@
 #   NEBULA_SIMCLUSTER_CONTROLLERS  kube-controller-manager --controllers list
 #   NEBULA_SIMCLUSTER_NODE   name of the kwok node (default kwok-node-0)
 #   NEBULA_SIMCLUSTER_TIMEOUT seconds allowed for each readiness wait (default 60)
+#   NEBULA_SIMCLUSTER_PODS   pods the node takes (default 5000)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,6 +28,11 @@ DIR="${NEBULA_SIMCLUSTER_DIR:-${TMPDIR:-/tmp}/nebula-simcluster}"
 CONTROLLERS="${NEBULA_SIMCLUSTER_CONTROLLERS:-deployment-controller,replicaset-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,garbage-collector-controller}"
 NODE="${NEBULA_SIMCLUSTER_NODE:-kwok-node-0}"
 TIMEOUT="${NEBULA_SIMCLUSTER_TIMEOUT:-60}"
+# The node's pod capacity. A kubelet's default is 110; the agent-at-scale
+# benchmark (e2e/scale_test.go, issue 10) runs 50 environments x 20 services
+# of 1-2 replicas, 1,500 pods, and twice that while a new release starts
+# beside the old one: 5,000 leaves room for both and for other tests.
+PODS="${NEBULA_SIMCLUSTER_PODS:-5000}"
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 
 log() { printf '[simcluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -226,7 +232,7 @@ node_json() {
  "annotations":{"kwok.x-k8s.io/node":"fake","node.alpha.kubernetes.io/ttl":"0"},
  "labels":{"type":"kwok","kubernetes.io/hostname":"$NODE","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64","node-role.kubernetes.io/agent":""}},
  "spec":{},
- "status":{"allocatable":{"cpu":"32","memory":"256Gi","pods":"110"},"capacity":{"cpu":"32","memory":"256Gi","pods":"110"},
+ "status":{"allocatable":{"cpu":"32","memory":"256Gi","pods":"$PODS"},"capacity":{"cpu":"32","memory":"256Gi","pods":"$PODS"},
   "nodeInfo":{"architecture":"amd64","operatingSystem":"linux","kubeletVersion":"fake","kubeProxyVersion":"fake","bootID":"","containerRuntimeVersion":"","kernelVersion":"","machineID":"","osImage":"","systemUUID":""}}}
 EOF
 }
@@ -263,6 +269,7 @@ start() {
     [[ -x "$BIN/$b" ]] || die "$BIN/$b missing: run $HERE/build.sh first"
   done
   [[ -d "$CACHE/kwok-stages/pod" ]] || die "$CACHE/kwok-stages missing: run $HERE/build.sh first"
+  [[ "$PODS" =~ ^[1-9][0-9]*$ ]] || die "NEBULA_SIMCLUSTER_PODS=$PODS is not a positive number"
 
   if running; then
     log "already running; kubeconfig: $DIR/kubeconfig"
@@ -324,8 +331,17 @@ EOF
     --profiling=false
   wait_for "kube-apiserver /readyz" api GET /readyz
 
+  # Client-side rate limits: at their defaults (controller-manager 20 QPS /
+  # 30 burst, scheduler 50 / 100) the controllers, not the apiserver, set the
+  # pace once there are thousands of pods: 1,000 Deployments (1,500 pods) took
+  # 272 s to be Ready with the apiserver using a third of a core, since each
+  # pod costs the controller-manager several requests. These are kwokctl's
+  # own settings for large simulated clusters (its DisableQPSLimits), so the
+  # cluster answers as fast as the machine allows and a benchmark of the
+  # agent (e2e/scale_test.go) measures the agent.
   launch kube-controller-manager \
     --kubeconfig="$DIR/kubeconfig" \
+    --kube-api-qps=5000 --kube-api-burst=10000 \
     --authentication-kubeconfig="$DIR/kubeconfig" --authorization-kubeconfig="$DIR/kubeconfig" \
     --bind-address=127.0.0.1 --secure-port="$KCM_PORT" --cert-dir="$DIR/certs/kcm" \
     --controllers="$CONTROLLERS" \
@@ -335,6 +351,7 @@ EOF
     --profiling=false
   launch kube-scheduler \
     --kubeconfig="$DIR/kubeconfig" \
+    --kube-api-qps=5000 --kube-api-burst=10000 \
     --authentication-kubeconfig="$DIR/kubeconfig" --authorization-kubeconfig="$DIR/kubeconfig" \
     --bind-address=127.0.0.1 --secure-port="$SCHED_PORT" --cert-dir="$DIR/certs/scheduler" \
     --leader-elect=false \
