@@ -337,13 +337,16 @@ func (a *Applier) holds(o object, hash string, body []byte) bool {
 
 // subset tells whether every value of want is in have: maps key by key;
 // lists of named items (containers, ports) by name, other lists item by
-// item; numbers by value, whatever their Go type.
+// item; numbers by value, whatever their Go type. A zero value in want (0,
+// "", false, an empty map or list) also matches a field have leaves out:
+// the API server omits empty fields (omitempty), so a probe's
+// initialDelaySeconds: 0 is never in the live object.
 func subset(want, have any) bool {
 	switch w := want.(type) {
 	case map[string]any:
 		h, ok := have.(map[string]any)
 		if !ok {
-			return false
+			return len(w) == 0 && have == nil
 		}
 		for k, v := range w {
 			if !subset(v, h[k]) {
@@ -353,6 +356,9 @@ func subset(want, have any) bool {
 		return true
 	case []any:
 		h, ok := have.([]any)
+		if !ok && len(w) == 0 && have == nil {
+			return true
+		}
 		if !ok || len(h) != len(w) {
 			return false
 		}
@@ -375,6 +381,9 @@ func subset(want, have any) bool {
 		}
 		return true
 	case float64:
+		if w == 0 && have == nil {
+			return true // a zero the API server leaves out (omitempty)
+		}
 		switch h := have.(type) {
 		case float64:
 			return w == h
@@ -388,6 +397,10 @@ func subset(want, have any) bool {
 		return false
 	case nil:
 		return have == nil
+	case string:
+		return want == have || w == "" && have == nil
+	case bool:
+		return want == have || !w && have == nil
 	default:
 		return want == have
 	}

@@ -866,3 +866,43 @@ func TestEnvFingerprintKinds(t *testing.T) {
 		t.Error("a plain value and a secret version share a fingerprint")
 	}
 }
+
+func TestSubset(t *testing.T) {
+	obj := func(s string) any {
+		var v any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		want, have string
+		holds      bool
+	}{
+		{`{"a":1}`, `{"a":1,"b":2}`, true},
+		{`{"a":1}`, `{"a":2}`, false},
+		{`{"a":1}`, `{}`, false},
+		// Zero values the API server leaves out.
+		{`{"delay":0,"name":"","on":false,"m":{},"l":[]}`, `{}`, true},
+		{`{"delay":0}`, `{"delay":5}`, false},
+		{`{"name":""}`, `{"name":"x"}`, false},
+		{`{"on":false}`, `{"on":true}`, false},
+		{`{"m":{}}`, `{"m":{"k":"v"}}`, true},
+		{`{"l":[]}`, `{"l":[1]}`, false},
+		{`{"a":null}`, `{}`, true},
+		{`{"a":null}`, `{"a":0}`, false},
+		// Named lists by name, others in order.
+		{`{"c":[{"name":"a","x":1},{"name":"b","x":2}]}`, `{"c":[{"name":"b","x":2,"y":3},{"name":"a","x":1}]}`, true},
+		{`{"c":[{"name":"a","x":1}]}`, `{"c":[{"name":"a","x":2}]}`, false},
+		{`{"c":[1,2]}`, `{"c":[2,1]}`, false},
+		{`{"c":[{"name":"a"}]}`, `{"c":[{"name":"a"},{"name":"b"}]}`, false},
+	} {
+		if got := subset(obj(c.want), obj(c.have)); got != c.holds {
+			t.Errorf("subset(%s, %s) = %v, want %v", c.want, c.have, got, c.holds)
+		}
+	}
+	// Live objects carry integers, the desired form float64.
+	if !subset(obj(`{"r":2}`), map[string]any{"r": int64(2)}) || subset(obj(`{"r":2}`), map[string]any{"r": int32(3)}) {
+		t.Error("numbers are compared by value whatever their Go type")
+	}
+}

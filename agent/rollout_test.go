@@ -4,8 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -283,14 +283,22 @@ func TestOnlyChangesAreWritten(t *testing.T) {
 	settle(t, a.applier, cs)
 	cs.ClearActions()
 	res := a.pass(t, testState(changed, other))
-	w, _ := writes(cs)
-	if res.Written != 3 || w != 3 {
-		t.Errorf("one variable changed: %d objects written (%d writes), want 3 (Secret and two Deployments)", res.Written, w)
+	if res.Written != 3 {
+		t.Errorf("one variable changed: the pass wrote %d objects, want 3 (Secret and two Deployments)", res.Written)
 	}
+	// (A reconcile after the pass may write one of them again before the
+	// fake's watch shows the first write: the fake keeps no resource
+	// versions. What matters is which objects are written.)
+	written := map[string]bool{}
 	for _, act := range cs.Actions() {
-		if act.GetVerb() == "patch" && strings.HasPrefix(act.(interface{ GetName() string }).GetName(), "web") {
-			t.Errorf("the other service's %s was written", act.(interface{ GetName() string }).GetName())
+		switch act.GetVerb() {
+		case "create", "update", "patch", "delete":
+			written[act.GetResource().Resource+"/"+act.(interface{ GetName() string }).GetName()] = true
 		}
+	}
+	want := map[string]bool{"secrets/api-env": true, "deployments/api-web-r1": true, "deployments/api-worker-r1": true}
+	if !reflect.DeepEqual(written, want) {
+		t.Errorf("one variable changed: wrote %v, want %v", written, want)
 	}
 	if got := rec.of("d1"); slices.Contains(got[len(allStages):], stageStarting) {
 		t.Errorf("a variable change restarted the rollout: %v", got)
