@@ -138,6 +138,10 @@ type Agent struct {
 	// the session's connection, nil between sessions (under mu).
 	index map[string]indexed
 	conn  sender
+	// settled is, per ServiceKey, the desired form each service was last
+	// reconciled to without an error in this session (under mu; nil
+	// until the session's first pass, emptied by a whole pass).
+	settled map[string]settledAs
 	// ro keeps the stages reported and the pinned releases.
 	ro rollouts
 	// locks serialize the reconciles of one service.
@@ -425,7 +429,7 @@ func (a *Agent) watch(ctx context.Context) (stop func(), err error) {
 		wg.Wait()
 		c.Shutdown()
 		a.mu.Lock()
-		a.cache, a.queue, a.applier = nil, nil, nil
+		a.cache, a.queue, a.applier, a.settled = nil, nil, nil, nil
 		a.mu.Unlock()
 	}, nil
 }
@@ -460,7 +464,7 @@ func (a *Agent) reconcileKey(ctx context.Context, key string) {
 		return
 	}
 	defer a.lock(key)()
-	if res := a.reconcile(ctx, ap, it.ns, it.svc); len(res.Errors) > 0 {
+	if res := a.reconcileNoted(ctx, ap, it.ns, it.svc); len(res.Errors) > 0 {
 		a.log.Warn("reconciling a service", "service", key, "errors", len(res.Errors),
 			"first", res.Errors[0].Object+": "+res.Errors[0].Message)
 		a.recheck(key, 5*time.Second)

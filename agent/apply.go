@@ -93,6 +93,21 @@ type Applier struct {
 	// clashes are the objects two services of a namespace both make, as
 	// the last whole pass found them: applied for neither.
 	clashes map[object]bool
+
+	// held remembers, per object, the resource version at which its live
+	// form was last found to hold a desired hash (a heldAt): checking the
+	// same version against the same hash again skips comparing its fields,
+	// which is most of an unchanged pass's CPU.
+	held sync.Map
+}
+
+type heldAt struct{ version, hash string }
+
+// clashSet is the objects the last whole pass found two services making.
+func (a *Applier) clashSet() map[object]bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.clashes
 }
 
 // ServiceKey names a service in one namespace.
@@ -167,14 +182,16 @@ func (o object) String() string {
 // Result is what applying a state did.
 type Result struct {
 	// Applied counts the objects that hold their desired form (written
-	// now or already), Written those written now.
-	Applied, Written int
-	Pruned           int
-	Errors           []protocol.ObjectError
+	// now or already), Checked those compared with the cluster now (a
+	// service left to the cache is not), Written those written now.
+	Applied, Checked, Written int
+	Pruned                    int
+	Errors                    []protocol.ObjectError
 }
 
 func (r *Result) add(o Result) {
 	r.Applied += o.Applied
+	r.Checked += o.Checked
 	r.Written += o.Written
 	r.Pruned += o.Pruned
 	r.Errors = append(r.Errors, o.Errors...)
@@ -293,6 +310,7 @@ func (a *Applier) applyOne(ctx context.Context, o object, ac applyable) Result {
 	}
 	sum := sha256.Sum256(body)
 	hash := hex.EncodeToString(sum[:12])
+	res.Checked++
 	if a.holds(o, hash, body) {
 		res.Applied++
 		return res
@@ -322,6 +340,13 @@ func (a *Applier) holds(o object, hash string, body []byte) bool {
 	if live == nil || live.GetAnnotations()[AnnotationApplied] != hash {
 		return false
 	}
+	// A version is one state of the object: if its fields held the form
+	// once, they still do. (Without versions, as in a fake clientset,
+	// every check compares.)
+	at := heldAt{live.GetResourceVersion(), hash}
+	if v, ok := a.held.Load(o); ok && at.version != "" && v.(heldAt) == at {
+		return true
+	}
 	var want map[string]any
 	if err := json.Unmarshal(body, &want); err != nil {
 		return false
@@ -332,7 +357,11 @@ func (a *Applier) holds(o object, hash string, body []byte) bool {
 	}
 	delete(want, "kind")
 	delete(want, "apiVersion")
-	return subset(want, have)
+	if !subset(want, have) {
+		return false
+	}
+	a.held.Store(o, at)
+	return true
 }
 
 // subset tells whether every value of want is in have: maps key by key;
@@ -687,6 +716,7 @@ func (a *Applier) delete(ctx context.Context, o object) error {
 		return err
 	}
 	a.Cache.Deleted(o, rv)
+	a.held.Delete(o)
 	return nil
 }
 

@@ -41,7 +41,7 @@ func int32p(i int32) *int32 { return &i }
 
 // newApplier is an Applier over a fake clientset, with its cache watching
 // the fake until the test ends.
-func newApplier(t *testing.T) (*Applier, *fake.Clientset) {
+func newApplier(t testing.TB) (*Applier, *fake.Clientset) {
 	t.Helper()
 	cs := fake.NewClientset()
 	c := NewCache(cs, nil)
@@ -57,7 +57,7 @@ func newApplier(t *testing.T) (*Applier, *fake.Clientset) {
 // at its current version (and nothing more): the agent's informers do
 // this before it serves. It reads the fake's tracker, so that it records
 // no action of its own.
-func settle(t *testing.T, a *Applier, cs *fake.Clientset) {
+func settle(t testing.TB, a *Applier, cs *fake.Clientset) {
 	t.Helper()
 	kinds := []struct {
 		gvr schema.GroupVersionResource

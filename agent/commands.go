@@ -110,7 +110,7 @@ func (a *Agent) resyncNow(ctx context.Context) (string, error) {
 	if d == nil || ap == nil {
 		return "no desired state received yet: nothing to apply", nil
 	}
-	res := a.applyState(ctx, ap, d.State)
+	res := a.applyState(ctx, ap, d.State, true)
 	if len(res.Errors) > 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "revision %d: %d objects failed:", d.Revision, len(res.Errors))

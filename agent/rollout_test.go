@@ -96,14 +96,27 @@ func testAgent(t *testing.T, cs *fake.Clientset, timeout time.Duration) (*Agent,
 	return a, rec
 }
 
-// pass applies a state as a new state or a resync does.
+// pass applies a state as a resync (or a new session) does: every
+// service is checked.
 func (a *Agent) pass(t *testing.T, st desired.State) Result {
+	t.Helper()
+	return a.applyAs(t, st, true)
+}
+
+// newState applies a state as a new state received does: the services
+// it changed.
+func (a *Agent) newState(t *testing.T, st desired.State) Result {
+	t.Helper()
+	return a.applyAs(t, st, false)
+}
+
+func (a *Agent) applyAs(t *testing.T, st desired.State, full bool) Result {
 	t.Helper()
 	a.mu.Lock()
 	ap := a.applier
 	a.mu.Unlock()
 	settle(t, ap, ap.Client.(*fake.Clientset))
-	res := a.applyState(context.Background(), ap, st)
+	res := a.applyState(context.Background(), ap, st, full)
 	if len(res.Errors) > 0 {
 		t.Fatalf("applying: %+v", res.Errors)
 	}
@@ -269,7 +282,7 @@ func TestOnlyChangesAreWritten(t *testing.T) {
 	other := deployed(1, "d-other")
 	other.Name, other.ID = "web", "svc-web"
 	other.Domains = nil
-	a.pass(t, testState(deployed(1, "d1"), other))
+	all := a.pass(t, testState(deployed(1, "d1"), other))
 	for _, n := range []string{"api-web-r1", "api-worker-r1", "web-web-r1", "web-worker-r1"} {
 		markReady(t, cs, testNS, n)
 	}
@@ -282,9 +295,15 @@ func TestOnlyChangesAreWritten(t *testing.T) {
 	changed.Env[0].Value = "debug"
 	settle(t, a.applier, cs)
 	cs.ClearActions()
-	res := a.pass(t, testState(changed, other))
+	st := testState(changed, other)
+	res := a.newState(t, st)
 	if res.Written != 3 {
 		t.Errorf("one variable changed: the pass wrote %d objects, want 3 (Secret and two Deployments)", res.Written)
+	}
+	// The new state costs the changed service's objects (and the
+	// namespace) only: the other service is left to the cache.
+	if want := 1 + len(a.applier.objects(st.Namespaces[0], changed)); res.Checked != want || res.Applied != all.Applied {
+		t.Errorf("one variable changed: checked %d objects (%d hold the state), want %d (%d)", res.Checked, res.Applied, want, all.Applied)
 	}
 	// (A reconcile after the pass may write one of them again before the
 	// fake's watch shows the first write: the fake keeps no resource
@@ -337,5 +356,30 @@ func TestOnlyChangesAreWritten(t *testing.T) {
 	}
 	if len(patched) != 1 || patched["services/api-web"] == 0 {
 		t.Errorf("putting back one edited Service wrote %v, want that Service only", patched)
+	}
+
+	// The service the new state left to the cache is put back too.
+	d, err := cs.AppsV1().Deployments(testNS).Get(context.Background(), "web-worker-r1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Spec.Template.Spec.Containers[0].Image = "evil/miner:latest"
+	if _, err := cs.AppsV1().Deployments(testNS).Update(context.Background(), d, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		d, err := cs.AppsV1().Deployments(testNS).Get(context.Background(), "web-worker-r1", metav1.GetOptions{})
+		if err == nil && d.Spec.Template.Spec.Containers[0].Image == testImage {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the edited Deployment of the service the new state did not change was not put back: %v", d.Spec.Template.Spec.Containers[0].Image)
+		}
+		time.Sleep(10 * time.Millisecond) // the watch moves on its own goroutine
+	}
+
+	// A resync checks every object again, and writes none.
+	if res := a.pass(t, st); res.Checked != all.Checked || res.Written != 0 {
+		t.Errorf("a resync checked %d objects and wrote %d, want %d and 0", res.Checked, res.Written, all.Checked)
 	}
 }

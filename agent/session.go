@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -98,6 +100,7 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 	// Every session acknowledges afresh: an ack lost with the last
 	// connection is sent again (the control plane ignores duplicates).
 	a.acked = map[int64]string{}
+	a.settled = nil // the session's first pass looks at every service
 	if a.applier == nil || a.applier.Cluster != w.Cluster {
 		a.applier = &Applier{Client: a.kube, Cache: a.cache, Cluster: w.Cluster, Concurrency: a.cfg.Concurrency}
 	}
@@ -165,7 +168,7 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 				a.log.Warn("ignoring a desired state older than the one applied", "revision", m.Revision, "applied", floor)
 				continue
 			}
-			work.resync()
+			work.changed()
 		case *protocol.Command:
 			work.command(*m)
 		case *protocol.Welcome:
@@ -228,15 +231,28 @@ func (a *Agent) heartbeats(ctx context.Context, c *conn, every time.Duration) {
 // newest wins) and commands in order. One worker per session applies and
 // runs commands one at a time.
 type work struct {
-	kick     chan struct{}
-	mu       sync.Mutex
-	apply    bool
+	kick  chan struct{}
+	mu    sync.Mutex
+	apply bool
+	// full asks the next apply to check every service against the
+	// cluster; without it, a new state reconciles only the services it
+	// changed (the cache reconciles the others when the cluster changes).
+	full     bool
 	commands []protocol.Command
 }
 
 func newWork() *work { return &work{kick: make(chan struct{}, 1)} }
 
+// resync asks for a whole pass over the state held.
 func (w *work) resync() {
+	w.mu.Lock()
+	w.apply, w.full = true, true
+	w.mu.Unlock()
+	w.poke()
+}
+
+// changed asks for a pass over the services a new state changed.
+func (w *work) changed() {
 	w.mu.Lock()
 	w.apply = true
 	w.mu.Unlock()
@@ -257,12 +273,12 @@ func (w *work) poke() {
 	}
 }
 
-func (w *work) take() (apply bool, cmds []protocol.Command) {
+func (w *work) take() (apply, full bool, cmds []protocol.Command) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	apply, cmds = w.apply, w.commands
-	w.apply, w.commands = false, nil
-	return apply, cmds
+	apply, full, cmds = w.apply, w.full, w.commands
+	w.apply, w.full, w.commands = false, false, nil
+	return apply, full, cmds
 }
 
 func (a *Agent) worker(ctx context.Context, c *conn, w *work) {
@@ -284,9 +300,9 @@ func (a *Agent) worker(ctx context.Context, c *conn, w *work) {
 		case <-resync.C:
 			w.resync()
 		}
-		apply, cmds := w.take()
+		apply, full, cmds := w.take()
 		if apply {
-			a.applyHeld(ctx, c)
+			a.applyHeld(ctx, c, full)
 		}
 		for _, cmd := range cmds {
 			if ctx.Err() != nil {
@@ -303,7 +319,7 @@ func (a *Agent) worker(ctx context.Context, c *conn, w *work) {
 // applyHeld applies the newest state held and acknowledges it when its
 // result is news: the first result for a revision, or a change of result
 // (a failed revision that a resync got through).
-func (a *Agent) applyHeld(ctx context.Context, c *conn) {
+func (a *Agent) applyHeld(ctx context.Context, c *conn, full bool) {
 	a.mu.Lock()
 	d, ap := a.state, a.applier
 	a.mu.Unlock()
@@ -311,7 +327,7 @@ func (a *Agent) applyHeld(ctx context.Context, c *conn) {
 		return
 	}
 	start := time.Now()
-	res := a.applyState(ctx, ap, d.State)
+	res := a.applyState(ctx, ap, d.State, full)
 	if ctx.Err() != nil {
 		return // the session ended mid-apply; the next one applies again
 	}
@@ -320,7 +336,7 @@ func (a *Agent) applyHeld(ctx context.Context, c *conn) {
 		ack.Result, ack.Errors = protocol.ResultFailed, res.Errors
 		a.log.Warn("applying failed", "revision", d.Revision, "errors", len(res.Errors), "first", res.Errors[0].Object+": "+res.Errors[0].Message)
 	} else {
-		a.log.Info("applied", "revision", d.Revision, "objects", res.Applied, "written", res.Written, "pruned", res.Pruned,
+		a.log.Info("applied", "revision", d.Revision, "objects", res.Applied, "checked", res.Checked, "written", res.Written, "pruned", res.Pruned,
 			"took", time.Since(start).Round(time.Millisecond))
 		a.mu.Lock()
 		raised := d.Revision > a.floor
@@ -348,8 +364,11 @@ func (a *Agent) applyHeld(ctx context.Context, c *conn) {
 
 // applyState makes the cluster match a state, each service as far as its
 // rollout allows now, and makes its services the ones a change in the
-// cluster reconciles.
-func (a *Agent) applyState(ctx context.Context, ap *Applier, st desired.State) Result {
+// cluster reconciles. Unless full, a service the agent last reconciled
+// to the same desired form without an error is left to the cache: the
+// cluster changing under it reconciles it again (reconcileKey), so a new
+// state costs work in proportion to the services it changed.
+func (a *Agent) applyState(ctx context.Context, ap *Applier, st desired.State, full bool) Result {
 	index := map[string]indexed{}
 	for _, ns := range st.Namespaces {
 		for _, svc := range ns.Services {
@@ -358,9 +377,63 @@ func (a *Agent) applyState(ctx context.Context, ap *Applier, st desired.State) R
 	}
 	a.mu.Lock()
 	a.index = index
+	if a.settled == nil {
+		a.settled = map[string]settledAs{}
+	}
 	a.mu.Unlock()
+	before := ap.clashSet()
 	return ap.ApplyWith(ctx, st, func(ctx context.Context, ns desired.Namespace, svc desired.Service) Result {
-		defer a.lock(ServiceKey(ns.Name, svc.Name))()
-		return a.reconcile(ctx, ap, ns, svc)
+		key := ServiceKey(ns.Name, svc.Name)
+		defer a.lock(key)()
+		// (An object two services both make, or no longer make, changes
+		// what either may apply: then every service is looked at.)
+		if !full {
+			if n, ok := a.settledAt(key, ns, svc); ok && maps.Equal(before, ap.clashSet()) {
+				return Result{Applied: n}
+			}
+		}
+		return a.reconcileNoted(ctx, ap, ns, svc)
 	})
+}
+
+// settledAs is the desired form a service was last reconciled to without
+// an error, and how many objects it has.
+type settledAs struct {
+	it      indexed
+	objects int
+}
+
+// header is a namespace without its services: what of it a service's
+// objects depend on.
+func header(ns desired.Namespace) desired.Namespace {
+	ns.Services = nil
+	return ns
+}
+
+// settledAt tells whether the service was last reconciled, without an
+// error, to this very desired form, and how many objects it has.
+func (a *Agent) settledAt(key string, ns desired.Namespace, svc desired.Service) (int, bool) {
+	a.mu.Lock()
+	s, ok := a.settled[key]
+	a.mu.Unlock()
+	if !ok || !reflect.DeepEqual(s.it, indexed{header(ns), svc}) {
+		return 0, false
+	}
+	return s.objects, true
+}
+
+// reconcileNoted reconciles a service and notes whether it settled.
+func (a *Agent) reconcileNoted(ctx context.Context, ap *Applier, ns desired.Namespace, svc desired.Service) Result {
+	res := a.reconcile(ctx, ap, ns, svc)
+	key := ServiceKey(ns.Name, svc.Name)
+	a.mu.Lock()
+	if a.settled != nil {
+		if len(res.Errors) == 0 && ctx.Err() == nil {
+			a.settled[key] = settledAs{indexed{header(ns), svc}, res.Applied}
+		} else {
+			delete(a.settled, key)
+		}
+	}
+	a.mu.Unlock()
+	return res
 }
