@@ -3,6 +3,7 @@ package apitest
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -34,9 +35,31 @@ const deployQ = `mutation($s: ID!, $e: ID!, $d: String!) {
 func (f *Fixture) deployments(t testing.TB) int {
 	t.Helper()
 	raw := mustRaw[model.ServiceID](t, gid.Service, f.ServiceID)
-	n, err := store.Deployments.Count(context.Background(), f.Env.Store.Q(), "service_id = $1", string(raw))
+	var envs []string
+	for _, id := range []string{f.EnvironmentID, f.ProtectedEnvironmentID} {
+		envs = append(envs, string(mustRaw[model.EnvironmentID](t, gid.Environment, id)))
+	}
+	pages, err := store.DeploymentsOfEnvironments(context.Background(), f.Env.Store.Q(), envs, store.PageArgs{First: store.MaxPage})
 	if err != nil {
 		t.Fatal(err)
+	}
+	n := 0
+	for _, pg := range pages {
+		if pg.HasNext {
+			t.Fatal("more deployments than a page holds")
+		}
+		n += countOf(pg.Items, func(d *model.Deployment) bool { return d.ServiceID == raw })
+	}
+	return n
+}
+
+// countOf counts the items for which match holds.
+func countOf[T any](items []*T, match func(*T) bool) int {
+	n := 0
+	for _, it := range items {
+		if match(it) {
+			n++
+		}
 	}
 	return n
 }
@@ -102,15 +125,11 @@ func replayed(r Response) bool { return r.Header.Get("Idempotent-Replayed") == "
 func (f *Fixture) projects(t testing.TB, name string) int {
 	t.Helper()
 	raw, _ := gid.Decode[model.TenantID](gid.Tenant, f.TenantID)
-	where, args := "tenant_id = $1", []any{string(raw)}
-	if name != "" {
-		where, args = where+" AND name = $2", append(args, name)
+	pg, err := store.ProjectsOf(context.Background(), f.Env.Store.Q(), raw, store.PageArgs{First: store.MaxPage})
+	if err != nil || pg.HasNext {
+		t.Fatalf("listing projects: %v (more than a page: %v)", err, pg.HasNext)
 	}
-	n, err := store.Projects.Count(context.Background(), f.Env.Store.Q(), where, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return countOf(pg.Items, func(p *model.Project) bool { return name == "" || p.Name == name })
 }
 
 // actorCtx is the context a request of token gets after authentication.
@@ -388,23 +407,26 @@ func TestIdempotencyOneTimeSecret(t *testing.T) {
 				t.Errorf("extensions %v, want the action and the token's id %s", r.Errors[0].Extensions, id)
 			}
 			raw, _ := gid.Decode[model.UserID](gid.User, f.Owner.UserID)
-			n, err := store.Tokens.Count(context.Background(), env.Store.Q(), "user_id = $1 AND name = $2", string(raw), "keyed")
+			tenant, _ := gid.Decode[model.TenantID](gid.Tenant, f.TenantID)
+			pg, err := store.TokensOf(context.Background(), env.Store.Q(), tenant, raw, store.PageArgs{First: store.MaxPage})
+			n := countOf(pg.Items, func(k *model.APIToken) bool { return k.Name == "keyed" })
 			if err != nil || n != 1 {
 				t.Errorf("tokens named keyed: got %d (%v), want 1", n, err)
 			}
-			keys, err := store.IdempotencyKeys.All(context.Background(), env.Store.Q(), "1 = 1")
-			if err != nil || len(keys) != 1 {
-				t.Fatalf("stored keys: got %d (%v), want 1", len(keys), err)
+			sum := sha256.Sum256([]byte("token"))
+			key, err := store.KeyFor(context.Background(), env.Store.Q(), store.KeyScope{Tenant: tenant, User: raw, KeyHash: sum[:]})
+			if err != nil {
+				t.Fatalf("the stored key: %v", err)
 			}
-			if keys[0].State != store.KeyWithheld || len(keys[0].ResponseBody) != 0 || bytes.Contains(keys[0].ResponseBody, []byte(secret)) {
-				t.Errorf("the stored key: state %s, %d bytes of response; want withheld, none", keys[0].State, len(keys[0].ResponseBody))
+			if key.State != store.KeyWithheld || len(key.ResponseBody) != 0 || bytes.Contains(key.ResponseBody, []byte(secret)) {
+				t.Errorf("the stored key: state %s, %d bytes of response; want withheld, none", key.State, len(key.ResponseBody))
 			}
 
 			// createTenant commits outside a tenant's change: it refuses a key.
-			tenants, _ := store.Tenants.Count(context.Background(), env.Store.Q(), "1 = 1")
+			tenants, _ := store.CountTenants(context.Background(), env.Store.Q())
 			r = env.keyed(t, env.BootstrapToken, `mutation { createTenant(input: {name: "keyed"}) { tenant { id } secret userErrors { message } } }`, nil, "tenant")
 			wantKeyError(t, "createTenant with a key", r, http.StatusBadRequest, "BAD_USER_INPUT", "UNSUPPORTED_REQUEST")
-			if n, _ := store.Tenants.Count(context.Background(), env.Store.Q(), "1 = 1"); n != tenants {
+			if n, _ := store.CountTenants(context.Background(), env.Store.Q()); n != tenants {
 				t.Errorf("tenants: got %d, want %d", n, tenants)
 			}
 		})
@@ -458,7 +480,7 @@ func TestIdempotencyExpiry(t *testing.T) {
 			f := env.NewFixture(t)
 			ctx := context.Background()
 			count := func() int {
-				n, err := store.IdempotencyKeys.Count(ctx, env.Store.Q(), "1 = 1")
+				n, err := store.CountKeys(ctx, env.Store.Q())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -534,7 +556,7 @@ func TestIdempotencyBadRequests(t *testing.T) {
 			if n := f.projects(t, ""); n != 1 || f.AuditCount(t) != audit {
 				t.Errorf("after the refused requests: %d projects, %d audit events; want the fixture's 1 and %d", n, f.AuditCount(t), audit)
 			}
-			if n, _ := store.IdempotencyKeys.Count(context.Background(), env.Store.Q(), "1 = 1"); n != 0 {
+			if n, _ := store.CountKeys(context.Background(), env.Store.Q()); n != 0 {
 				t.Errorf("keys stored: got %d, want none", n)
 			}
 		})

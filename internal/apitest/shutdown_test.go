@@ -17,6 +17,8 @@ import (
 
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/server"
@@ -195,7 +197,9 @@ func TestGracefulShutdown(t *testing.T) {
 	if err := <-stopped; err != nil {
 		t.Errorf("Run: %v", err)
 	}
-	n, err := store.Environments.Count(context.Background(), env.Store.Q(), "name = $1", "late")
+	project := string(mustRaw[model.ProjectID](t, gid.Project, f.ProjectID))
+	envs, err := store.EnvironmentsOfProjects(context.Background(), env.Store.Q(), []string{project}, store.PageArgs{First: store.MaxPage})
+	n := countOf(envs[project].Items, func(e *model.Environment) bool { return e.Name == "late" })
 	if err != nil || n != 1 {
 		t.Errorf("the acknowledged environment: %d rows (%v), want 1", n, err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/nebulactrl/nebula/internal/store/postgres"
 )
 
 // Listen keeps a dedicated PostgreSQL connection LISTENing on Channel and
@@ -43,20 +43,7 @@ func Listen(ctx context.Context, url string, b *Bus, log *slog.Logger, ready cha
 }
 
 func listenOnce(ctx context.Context, url string, b *Bus, listening func()) error {
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+Channel); err != nil {
-		return err
-	}
-	listening()
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		b.Deliver(strings.Split(n.Payload, "\n")...)
-	}
+	return postgres.ListenOnce(ctx, url, Channel, listening, func(payload string) {
+		b.Deliver(strings.Split(payload, "\n")...)
+	})
 }

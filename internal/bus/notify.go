@@ -2,10 +2,10 @@ package bus
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/nebulactrl/nebula/internal/store"
+	"github.com/nebulactrl/nebula/internal/store/postgres"
 )
 
 // Channel is the PostgreSQL notification channel.
@@ -45,8 +45,8 @@ type Postgres struct {
 
 func (p Postgres) InTx(ctx context.Context, q store.Querier, topics []string) error {
 	for _, payload := range payloads(topics) {
-		if _, err := q.Exec(ctx, `SELECT pg_notify($1, $2)`, Channel, payload); err != nil {
-			return fmt.Errorf("notifying: %w", err)
+		if err := postgres.Notify(ctx, q, Channel, payload); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -90,7 +90,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if len(applied) == 0 {
-			fmt.Fprintf(stdout, "%s store is up to date\n", st.Dialect().Name)
+			fmt.Fprintf(stdout, "%s store is up to date\n", st.Kind())
 		}
 		for _, m := range applied {
 			fmt.Fprintf(stdout, "applied %s\n", m)
@@ -277,7 +277,7 @@ func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout 
 	} else {
 		fmt.Fprintf(stdout, "Authenticate with the admin token printed at first start (lost it? run `nebula admin bootstrap --recover`).\n")
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "store", st.Dialect().Name)
+	log.Info("serving", "addr", ln.Addr().String(), "store", st.Kind())
 	srv := server.New(plane, cfg, log)
 	if ready != nil {
 		secret := ""

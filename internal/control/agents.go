@@ -115,7 +115,7 @@ func (p *Plane) ConnectTokens(ctx context.Context, c *model.Cluster) ([]*model.C
 	if err := p.authz.CheckCtx(ctx, authz.ClusterManage, c.Scope()); err != nil {
 		return nil, err
 	}
-	return store.ConnectTokens.All(ctx, p.store.Q(), "cluster_id = $1", string(c.ID))
+	return store.ConnectTokensOf(ctx, p.store.Q(), c.ID)
 }
 
 // ErrAgentUnauthorized: the connect token is unknown, revoked or past its

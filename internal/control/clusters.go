@@ -21,7 +21,7 @@ func (p *Plane) Clusters(ctx context.Context, tenant model.TenantID, pg store.Pa
 	if err := p.authz.CheckCtx(ctx, authz.ClusterRead, model.Scope{Tenant: tenant}); err != nil {
 		return store.Page[model.Cluster]{}, err
 	}
-	return store.Clusters.List(ctx, p.store.Q(), pg, "tenant_id = $1", string(tenant))
+	return store.ClustersOf(ctx, p.store.Q(), tenant, pg)
 }
 
 // ClusterStatus derives a cluster's status on the plane's clock.
@@ -125,7 +125,7 @@ func (p *Plane) NamespaceTargets(ctx context.Context, cl *model.Cluster, pg stor
 	if err := p.authz.CheckCtx(ctx, authz.ClusterRead, cl.Scope()); err != nil {
 		return store.Page[model.NamespaceTarget]{}, err
 	}
-	return store.NamespaceTargets.List(ctx, p.store.Q(), pg, "cluster_id = $1", string(cl.ID))
+	return store.NamespaceTargetsOf(ctx, p.store.Q(), cl.ID, pg)
 }
 
 func (p *Plane) CreateNamespaceTarget(ctx context.Context, cluster model.ClusterID, namespace string, labels []model.Label) (*model.NamespaceTarget, error) {

@@ -281,8 +281,7 @@ func (p *Plane) Rollback(ctx context.Context, svcID model.ServiceID, envID model
 	if err != nil {
 		return nil, err
 	}
-	rel, err := store.Releases.One(ctx, p.store.Q(), "service_id = $1 AND environment_id = $2 AND number = $3",
-		string(svc.ID), string(envID), number)
+	rel, err := store.ReleaseByNumber(ctx, p.store.Q(), svc.ID, envID, number)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, Invalid(fmt.Sprintf("service %s has no release %d in this environment", svc.Name, number), "input", "releaseNumber")
 	}
@@ -488,5 +487,5 @@ func (p *Plane) DeploymentEvents(ctx context.Context, id model.DeploymentID, aft
 // Approvals lists the decisions on a deployment, oldest first (ids are
 // time-ordered).
 func (p *Plane) Approvals(ctx context.Context, d *model.Deployment) ([]*model.Approval, error) {
-	return store.Approvals.All(ctx, p.store.Q(), "deployment_id = $1", string(d.ID))
+	return store.ApprovalsOf(ctx, p.store.Q(), d.ID)
 }

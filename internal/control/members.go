@@ -17,7 +17,7 @@ func (p *Plane) Members(ctx context.Context, tenant model.TenantID, pg store.Pag
 	if err := p.authz.CheckCtx(ctx, authz.MemberRead, model.Scope{Tenant: tenant}); err != nil {
 		return store.Page[model.Member]{}, err
 	}
-	return store.Members.List(ctx, p.store.Q(), pg, "tenant_id = $1", string(tenant))
+	return store.MembersOf(ctx, p.store.Q(), tenant, pg)
 }
 
 // UsersByIDs reads users for a dataloader: a user is visible to callers who
@@ -32,9 +32,7 @@ func (p *Plane) UsersByIDs(ctx context.Context, ids []model.UserID) (map[model.U
 	if err != nil {
 		return nil, err
 	}
-	in, args := store.InList(ids, 1)
-	shared, err := store.Members.All(ctx, p.store.Q(), "tenant_id = $1 AND user_id IN ("+in+")",
-		append([]any{string(a.Token.TenantID)}, args...)...)
+	shared, err := store.MembersByUsers(ctx, p.store.Q(), a.Token.TenantID, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +181,7 @@ func (p *Plane) RemoveMember(ctx context.Context, id model.MemberID) error {
 }
 
 func lastAdminGuard(ctx context.Context, q store.Querier, tenant model.TenantID, verb string) error {
-	n, err := store.Members.Count(ctx, q, "tenant_id = $1 AND role = $2", string(tenant), string(model.TenantAdmin))
+	n, err := store.CountMembersWithRole(ctx, q, tenant, model.TenantAdmin)
 	if err != nil {
 		return err
 	}
@@ -202,7 +200,7 @@ func (p *Plane) ProjectMembers(ctx context.Context, project model.Scope, pg stor
 	if err := p.authz.CheckCtx(ctx, authz.ProjectMemberRead, project); err != nil {
 		return store.Page[model.ProjectMember]{}, err
 	}
-	return store.ProjectMembers.List(ctx, p.store.Q(), pg, "project_id = $1", string(project.Project))
+	return store.ProjectMembersOf(ctx, p.store.Q(), project.Project, pg)
 }
 
 // AddProjectMember gives a tenant member a role in a project.
@@ -213,7 +211,7 @@ func (p *Plane) AddProjectMember(ctx context.Context, project model.ProjectID, u
 	}
 	var pm *model.ProjectMember
 	err = p.change(ctx, proj.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
-		if _, err := store.Members.One(ctx, q, "tenant_id = $1 AND user_id = $2", string(proj.TenantID), string(user)); err != nil {
+		if _, err := store.MemberOf(ctx, q, proj.TenantID, user); err != nil {
 			return notFoundOn(err, "userId", "the user is not a member of this project's tenant; add them to the tenant first")
 		}
 		pm = &model.ProjectMember{ID: newID[model.ProjectMemberID](), TenantID: proj.TenantID, ProjectID: project,

@@ -84,12 +84,7 @@ func (p *Plane) preview(ctx context.Context, do func(context.Context) error) ([]
 func (p *Plane) changePreview(ctx context.Context, tenant model.TenantID, a *authz.Actor, pv *previewing,
 	fn func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error) error {
 	return p.tx(ctx, func(q store.Querier) error {
-		share := ""
-		if q.Dialect().Name == "postgres" {
-			// The store has no shared tenant lock next to LockTenant yet.
-			share = " FOR KEY SHARE"
-		}
-		t, err := store.Tenants.One(ctx, q, "id = $1"+share, string(tenant))
+		t, err := store.ShareTenant(ctx, q, tenant)
 		if err != nil {
 			return fmt.Errorf("reading tenant: %w", err)
 		}

@@ -30,7 +30,7 @@ func (p *Plane) Projects(ctx context.Context, tenant model.TenantID, pg store.Pa
 		return store.Page[model.Project]{}, err
 	}
 	if s == authz.SubjectTenantAdmin {
-		return store.Projects.List(ctx, p.store.Q(), pg, "tenant_id = $1", string(tenant))
+		return store.ProjectsOf(ctx, p.store.Q(), tenant, pg)
 	}
 	g, err := a.Grants(ctx, p.loadGrants)
 	if err != nil {
@@ -40,11 +40,7 @@ func (p *Plane) Projects(ctx context.Context, tenant model.TenantID, pg store.Pa
 	for id := range g.Projects {
 		ids = append(ids, id)
 	}
-	if len(ids) == 0 {
-		return store.Page[model.Project]{}, nil
-	}
-	in, args := store.InList(ids, 1)
-	return store.Projects.List(ctx, p.store.Q(), pg, "tenant_id = $1 AND id IN ("+in+")", append([]any{string(tenant)}, args...)...)
+	return store.ProjectsIn(ctx, p.store.Q(), tenant, ids, pg)
 }
 
 // CreateProject creates a project; tenant admins only, within the plan.
@@ -143,8 +139,7 @@ func (p *Plane) EnvironmentsOf(ctx context.Context, projects []model.Scope, pg s
 	if err != nil {
 		return nil, err
 	}
-	return store.Environments.ListByParents(ctx, p.store.Q(), "project_id",
-		func(e *model.Environment) string { return string(e.ProjectID) }, ids, pg, "ASC")
+	return store.EnvironmentsOfProjects(ctx, p.store.Q(), ids, pg)
 }
 
 // readableParents checks perm on each parent scope and returns their ids.
@@ -268,11 +263,11 @@ func (p *Plane) applyEnvironment(ctx context.Context, q store.Querier, t *model.
 }
 
 func (p *Plane) tenantTargets(ctx context.Context, q store.Querier, tenant model.TenantID) ([]*model.Cluster, []*model.NamespaceTarget, error) {
-	clusters, err := store.Clusters.All(ctx, q, "tenant_id = $1", string(tenant))
+	clusters, err := store.AllClustersOf(ctx, q, tenant)
 	if err != nil {
 		return nil, nil, err
 	}
-	targets, err := store.NamespaceTargets.All(ctx, q, "tenant_id = $1", string(tenant))
+	targets, err := store.AllNamespaceTargetsOf(ctx, q, tenant)
 	return clusters, targets, err
 }
 

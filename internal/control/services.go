@@ -23,8 +23,7 @@ func (p *Plane) ServicesOf(ctx context.Context, projects []model.Scope, pg store
 	if err != nil {
 		return nil, err
 	}
-	return store.Services.ListByParents(ctx, p.store.Q(), "project_id",
-		func(s *model.Service) string { return string(s.ProjectID) }, ids, pg, "ASC")
+	return store.ServicesOfProjects(ctx, p.store.Q(), ids, pg)
 }
 
 // ServiceInput creates or (nil fields kept) updates a service. Variables,
@@ -169,11 +168,7 @@ func (p *Plane) Releases(ctx context.Context, svc *model.Service, env *model.Env
 	if err := p.authz.CheckCtx(ctx, authz.ReleaseRead, svc.Scope()); err != nil {
 		return store.Page[model.Release]{}, err
 	}
-	where, args := "service_id = $1", []any{string(svc.ID)}
-	if env != nil {
-		where, args = where+" AND environment_id = $2", append(args, string(*env))
-	}
-	return store.Releases.Newest(ctx, p.store.Q(), pg, where, args...)
+	return store.ReleasesOf(ctx, p.store.Q(), svc.ID, env, pg)
 }
 
 func (p *Plane) Deployment(ctx context.Context, id model.DeploymentID) (*model.Deployment, error) {
@@ -192,8 +187,7 @@ func (p *Plane) DeploymentsOf(ctx context.Context, envs []model.Scope, ids []mod
 	for i, id := range ids {
 		parents[i] = string(id)
 	}
-	return store.Deployments.ListByParents(ctx, p.store.Q(), "environment_id",
-		func(d *model.Deployment) string { return string(d.EnvironmentID) }, parents, pg, "DESC")
+	return store.DeploymentsOfEnvironments(ctx, p.store.Q(), parents, pg)
 }
 
 // Deploy releases a service to an environment: it freezes the service's

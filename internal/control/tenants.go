@@ -68,15 +68,15 @@ func (p *Plane) Bootstrap(ctx context.Context, tenantName, email string) (*Boots
 func (p *Plane) RecoverAdminToken(ctx context.Context) (*Bootstrapped, error) {
 	var out Bootstrapped
 	err := p.store.Tx(ctx, func(q store.Querier) error {
-		page, err := store.Tenants.List(ctx, q, store.PageArgs{First: 1}, "1 = 1")
+		t, err := store.OldestTenant(ctx, q)
+		if errors.Is(err, store.ErrNotFound) {
+			return errors.New("the store is empty: run bootstrap without --recover")
+		}
 		if err != nil {
 			return err
 		}
-		if len(page.Items) == 0 {
-			return errors.New("the store is empty: run bootstrap without --recover")
-		}
-		out.Tenant = page.Items[0]
-		m, err := store.Members.All(ctx, q, "tenant_id = $1 AND role = $2", string(out.Tenant.ID), string(model.TenantAdmin))
+		out.Tenant = t
+		m, err := store.MembersWithRole(ctx, q, out.Tenant.ID, model.TenantAdmin)
 		if err != nil || len(m) == 0 {
 			return fmt.Errorf("finding an admin of tenant %s: %w", out.Tenant.Name, errors.Join(err, store.ErrNotFound))
 		}
@@ -179,11 +179,7 @@ func (p *Plane) Tenants(ctx context.Context, pg store.PageArgs) (store.Page[mode
 	for id := range g.Tenants {
 		ids = append(ids, id)
 	}
-	if len(ids) == 0 {
-		return store.Page[model.Tenant]{}, nil
-	}
-	in, args := store.InList(ids, 0)
-	return store.Tenants.List(ctx, p.store.Q(), pg, "id IN ("+in+")", args...)
+	return store.TenantsIn(ctx, p.store.Q(), ids, pg)
 }
 
 func (p *Plane) loadGrants(ctx context.Context, u model.UserID) (*model.Grants, error) {

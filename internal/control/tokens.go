@@ -168,7 +168,7 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 	var secret string
 	err = p.change(ctx, tenant, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
 		if owner != a.User.ID {
-			if _, err := store.Members.One(ctx, q, "tenant_id = $1 AND user_id = $2", string(tenant), string(owner)); err != nil {
+			if _, err := store.MemberOf(ctx, q, tenant, owner); err != nil {
 				return notFoundOn(err, "userId", "no such user in this tenant")
 			}
 			// Of the kind this tenant gave them, whatever another said.
@@ -304,7 +304,7 @@ func (p *Plane) MyAPITokens(ctx context.Context, pg store.PageArgs) (store.Page[
 	if err != nil {
 		return store.Page[model.APIToken]{}, err
 	}
-	return store.Tokens.List(ctx, p.store.Q(), pg, "user_id = $1 AND tenant_id = $2", string(a.User.ID), string(a.Token.TenantID))
+	return store.TokensOf(ctx, p.store.Q(), a.Token.TenantID, a.User.ID, pg)
 }
 
 // notFoundOn reports a missing referenced object as a user error on field.

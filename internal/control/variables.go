@@ -165,7 +165,7 @@ func (p *Plane) setValue(v *model.Variable, in VariableInput) error {
 
 // replaceServiceVariables makes the service-scope variables exactly vars.
 func (p *Plane) replaceServiceVariables(ctx context.Context, q store.Querier, svc *model.Service, vars []VariableInput) error {
-	cur, err := store.Variables.All(ctx, q, "service_id = $1", string(svc.ID))
+	cur, err := store.VariablesOfService(ctx, q, svc.ID)
 	if err != nil {
 		return err
 	}
@@ -215,7 +215,7 @@ func (p *Plane) Variables(ctx context.Context, scope model.Scope, env *model.Env
 		return nil, err
 	}
 	v := model.Variable{ProjectID: scope.Project, EnvironmentID: env, ServiceID: svc}
-	return store.Variables.All(ctx, p.store.Q(), "project_id = $1 AND scope_key = $2", string(scope.Project), v.ScopeKey())
+	return store.VariablesInScope(ctx, p.store.Q(), scope.Project, v.ScopeKey())
 }
 
 // PlainValue is a variable's value as shown: nil for a secret, always.
@@ -257,7 +257,7 @@ func (p *Plane) Reseal(ctx context.Context) (ResealReport, error) {
 	if p.box.Primary() == "" {
 		return rep, seal.ErrNoKey
 	}
-	vars, err := store.Variables.All(ctx, p.store.Q(), "secret")
+	vars, err := store.SecretVariables(ctx, p.store.Q())
 	if err != nil {
 		return rep, err
 	}

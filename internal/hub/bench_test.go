@@ -351,8 +351,7 @@ func (f *fleet) waitApplied(tb testing.TB, timeout time.Duration) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		behind, err := store.Clusters.Count(context.Background(), f.st.Q(),
-			"tenant_id = $1 AND applied_revision < desired_revision", string(f.tenant))
+		behind, err := store.CountClustersBehind(context.Background(), f.st.Q(), f.tenant)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -52,12 +52,12 @@ const terminalStages = `('SUCCEEDED', 'FAILED', 'ROLLED_BACK', 'SUPERSEDED', 'CA
 // OpenDeployments lists the deployments of a service to an environment
 // that have not ended, oldest first.
 func OpenDeployments(ctx context.Context, q Querier, svc model.ServiceID, env model.EnvironmentID) ([]*model.Deployment, error) {
-	return Deployments.All(ctx, q, `service_id = $1 AND environment_id = $2 AND stage NOT IN `+terminalStages,
+	return Deployments.all(ctx, q, `service_id = $1 AND environment_id = $2 AND stage NOT IN `+terminalStages,
 		string(svc), string(env))
 }
 
 // ExpiredApprovals lists deployments whose approval window closed before
 // now, across tenants.
 func ExpiredApprovals(ctx context.Context, q Querier, now any) ([]*model.Deployment, error) {
-	return Deployments.All(ctx, q, `stage = 'AWAITING_APPROVAL' AND approval_expires_at < $1`, now)
+	return Deployments.all(ctx, q, `stage = 'AWAITING_APPROVAL' AND approval_expires_at < $1`, now)
 }

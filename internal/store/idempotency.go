@@ -107,7 +107,7 @@ func ClaimKey(ctx context.Context, q Querier, k *IdempotencyKey, now time.Time) 
 // KeyFor reads the key of a scope, locking it (on PostgreSQL) until the
 // transaction ends; ErrNotFound when there is none.
 func KeyFor(ctx context.Context, q Querier, s KeyScope) (*IdempotencyKey, error) {
-	return IdempotencyKeys.One(ctx, q, keyWhere+q.Dialect().ForUpdate, s.args()...)
+	return IdempotencyKeys.one(ctx, q, keyWhere+q.Dialect().ForUpdate, s.args()...)
 }
 
 // TakeOverKey hands a running key whose lease ran out from owner to
@@ -180,4 +180,9 @@ func DeleteExpiredKeys(ctx context.Context, q Querier, now time.Time, limit int)
 		return 0, fmt.Errorf("deleting expired idempotency keys: %w", err)
 	}
 	return int(n), nil
+}
+
+// CountKeys counts the idempotency keys stored, expired or not.
+func CountKeys(ctx context.Context, q Querier) (int, error) {
+	return IdempotencyKeys.count(ctx, q, "1 = 1")
 }

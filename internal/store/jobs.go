@@ -33,14 +33,14 @@ func TryJobLock(ctx context.Context, q Querier, job string) (bool, error) {
 // StalledDeployments lists deployments being rolled out that have not moved
 // since before, and are not already flagged.
 func StalledDeployments(ctx context.Context, q Querier, before time.Time) ([]*model.Deployment, error) {
-	return Deployments.All(ctx, q, `stage IN ('DELIVERING', 'STARTING', 'PROBING', 'SWITCHING_TRAFFIC', 'RETIRING')
+	return Deployments.all(ctx, q, `stage IN ('DELIVERING', 'STARTING', 'PROBING', 'SWITCHING_TRAFFIC', 'RETIRING')
 		AND blocker IS NULL AND updated_at < $1`, before)
 }
 
 // SilentClusters lists clusters heard from before (but at all) that have
 // not been marked disconnected since their last heartbeat.
 func SilentClusters(ctx context.Context, q Querier, before time.Time) ([]*model.Cluster, error) {
-	return Clusters.All(ctx, q, `last_heartbeat_at < $1 AND (disconnected_at IS NULL OR disconnected_at < last_heartbeat_at)`, before)
+	return Clusters.all(ctx, q, `last_heartbeat_at < $1 AND (disconnected_at IS NULL OR disconnected_at < last_heartbeat_at)`, before)
 }
 
 // MarkDisconnected records that a cluster was found silent at.
@@ -50,6 +50,6 @@ func MarkDisconnected(ctx context.Context, q Querier, cluster model.ClusterID, a
 
 // RolloutsOn lists a cluster's deployments being delivered or rolled out.
 func RolloutsOn(ctx context.Context, q Querier, cluster model.ClusterID) ([]*model.Deployment, error) {
-	return Deployments.All(ctx, q, `cluster_id = $1 AND stage IN ('DELIVERING', 'STARTING', 'PROBING', 'SWITCHING_TRAFFIC', 'RETIRING')`,
+	return Deployments.all(ctx, q, `cluster_id = $1 AND stage IN ('DELIVERING', 'STARTING', 'PROBING', 'SWITCHING_TRAFFIC', 'RETIRING')`,
 		string(cluster))
 }

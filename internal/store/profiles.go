@@ -32,7 +32,7 @@ func UsersAsKnownIn(ctx context.Context, q Querier, tenant model.TenantID, ids [
 	if len(ids) == 0 {
 		return out, nil
 	}
-	in, args := InList(ids, 1)
+	in, args := inList(ids, 1)
 	rows, err := q.Query(ctx, `SELECT u.id, u.email, u.name, u.kind, u.created_at, p.name, p.kind, p.created_at
 		FROM users u LEFT JOIN member_profiles p ON p.user_id = u.id AND p.tenant_id = $1
 		WHERE u.id IN (`+in+`)`, append([]any{string(tenant)}, args...)...)

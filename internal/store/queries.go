@@ -34,7 +34,7 @@ func UpdateTenant(ctx context.Context, q Querier, t *model.Tenant) error {
 
 // CountTenants tells whether the store is empty.
 func CountTenants(ctx context.Context, q Querier) (int, error) {
-	return Tenants.Count(ctx, q, "1 = 1")
+	return Tenants.count(ctx, q, "1 = 1")
 }
 
 // InsertUserIfAbsent creates the user unless one with the email exists
@@ -48,20 +48,20 @@ func InsertUserIfAbsent(ctx context.Context, q Querier, u *model.User) (*model.U
 }
 
 func UserByEmail(ctx context.Context, q Querier, email string) (*model.User, error) {
-	return Users.One(ctx, q, "email = $1", email)
+	return Users.one(ctx, q, "email = $1", email)
 }
 
 // GrantsOf reads every tenant and project role of a user, in two queries.
 func GrantsOf(ctx context.Context, q Querier, user model.UserID) (*model.Grants, error) {
 	g := &model.Grants{Tenants: map[model.TenantID]model.TenantRole{}, Projects: map[model.ProjectID]model.ProjectRole{}}
-	ms, err := Members.All(ctx, q, "user_id = $1", string(user))
+	ms, err := Members.all(ctx, q, "user_id = $1", string(user))
 	if err != nil {
 		return nil, err
 	}
 	for _, m := range ms {
 		g.Tenants[m.TenantID] = m.Role
 	}
-	pms, err := ProjectMembers.All(ctx, q, "user_id = $1", string(user))
+	pms, err := ProjectMembers.all(ctx, q, "user_id = $1", string(user))
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func UpdateProjectMemberRole(ctx context.Context, q Querier, id model.ProjectMem
 }
 
 func TokenByHash(ctx context.Context, q Querier, hash []byte) (*model.APIToken, error) {
-	return Tokens.One(ctx, q, "hash = $1", hash)
+	return Tokens.one(ctx, q, "hash = $1", hash)
 }
 
 // TouchToken records a use of the token, at most once per interval, so that
@@ -171,7 +171,7 @@ func RevokeUserTokens(ctx context.Context, q Querier, tenant model.TenantID, use
 
 // VariableIn reads the variable of a scope by name.
 func VariableIn(ctx context.Context, q Querier, project model.ProjectID, scopeKey, name string) (*model.Variable, error) {
-	return Variables.One(ctx, q, "project_id = $1 AND scope_key = $2 AND name = $3", string(project), scopeKey, name)
+	return Variables.one(ctx, q, "project_id = $1 AND scope_key = $2 AND name = $3", string(project), scopeKey, name)
 }
 
 // UpdateVariable stores a new value (sealed for a secret).
@@ -193,7 +193,7 @@ func ReplaceSealed(ctx context.Context, q Querier, id model.VariableID, old, sea
 
 // ConnectTokenByHash finds a connect token by the hash of its secret.
 func ConnectTokenByHash(ctx context.Context, q Querier, hash []byte) (*model.ConnectToken, error) {
-	return ConnectTokens.One(ctx, q, "hash = $1", hash)
+	return ConnectTokens.one(ctx, q, "hash = $1", hash)
 }
 
 // ExpireConnectTokens gives every live token of a cluster an end (the grace
@@ -237,7 +237,7 @@ func RecordAck(ctx context.Context, q Querier, cluster model.ClusterID, revision
 // PendingCommands are a cluster's commands not yet acknowledged, oldest
 // first: queued ones, and delivered ones whose ack was lost with a session.
 func PendingCommands(ctx context.Context, q Querier, cluster model.ClusterID) ([]*model.Command, error) {
-	return Commands.All(ctx, q, "cluster_id = $1 AND status IN ('QUEUED', 'DELIVERED')", string(cluster))
+	return Commands.all(ctx, q, "cluster_id = $1 AND status IN ('QUEUED', 'DELIVERED')", string(cluster))
 }
 
 // MarkCommand moves a command of a cluster to a status; an acknowledged
@@ -284,22 +284,22 @@ func CommandProject(ctx context.Context, q Querier, id model.CommandID) (*model.
 // not restarts (cluster-wide commands).
 func CommandsIn(ctx context.Context, q Querier, cluster model.ClusterID, all bool, projects []model.ProjectID, pg PageArgs) (Page[model.Command], error) {
 	if all {
-		return Commands.Newest(ctx, q, pg, "cluster_id = $1", string(cluster))
+		return Commands.newest(ctx, q, pg, "cluster_id = $1", string(cluster))
 	}
 	where := "cluster_id = $1 AND ((project_id IS NULL AND kind <> $2)"
 	args := []any{string(cluster), string(model.CommandRestartProcess)}
 	if len(projects) > 0 {
-		in, ps := InList(projects, 2)
+		in, ps := inList(projects, 2)
 		where += " OR project_id IN (" + in + ")"
 		args = append(args, ps...)
 	}
-	return Commands.Newest(ctx, q, pg, where+")", args...)
+	return Commands.newest(ctx, q, pg, where+")", args...)
 }
 
 // TokensOf lists a user's API tokens in a tenant, oldest first: live,
 // expired and revoked.
 func TokensOf(ctx context.Context, q Querier, tenant model.TenantID, user model.UserID, pg PageArgs) (Page[model.APIToken], error) {
-	return Tokens.List(ctx, q, pg, "tenant_id = $1 AND user_id = $2", string(tenant), string(user))
+	return Tokens.list(ctx, q, pg, "tenant_id = $1 AND user_id = $2", string(tenant), string(user))
 }
 
 // CountLiveTokens counts a user's tokens in a tenant that still work at
@@ -312,5 +312,5 @@ func CountLiveTokens(ctx context.Context, q Querier, tenant model.TenantID, user
 // UnrevokedTokens lists a user's tokens in a tenant not revoked yet
 // (expired ones included), oldest first.
 func UnrevokedTokens(ctx context.Context, q Querier, tenant model.TenantID, user model.UserID) ([]*model.APIToken, error) {
-	return Tokens.All(ctx, q, "tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL", string(tenant), string(user))
+	return Tokens.all(ctx, q, "tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL", string(tenant), string(user))
 }

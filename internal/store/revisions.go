@@ -92,22 +92,22 @@ func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID) (*Ten
 	var r TenantRows
 	var err error
 	t := string(tenant)
-	if r.Clusters, err = Clusters.All(ctx, q, "tenant_id = $1", t); err != nil {
+	if r.Clusters, err = Clusters.all(ctx, q, "tenant_id = $1", t); err != nil {
 		return nil, err
 	}
-	if r.Targets, err = NamespaceTargets.All(ctx, q, "tenant_id = $1", t); err != nil {
+	if r.Targets, err = NamespaceTargets.all(ctx, q, "tenant_id = $1", t); err != nil {
 		return nil, err
 	}
-	if r.Projects, err = Projects.All(ctx, q, "tenant_id = $1", t); err != nil {
+	if r.Projects, err = Projects.all(ctx, q, "tenant_id = $1", t); err != nil {
 		return nil, err
 	}
-	if r.Environments, err = Environments.All(ctx, q, "tenant_id = $1", t); err != nil {
+	if r.Environments, err = Environments.all(ctx, q, "tenant_id = $1", t); err != nil {
 		return nil, err
 	}
-	if r.Services, err = Services.All(ctx, q, "tenant_id = $1", t); err != nil {
+	if r.Services, err = Services.all(ctx, q, "tenant_id = $1", t); err != nil {
 		return nil, err
 	}
-	if r.Variables, err = Variables.All(ctx, q, "tenant_id = $1", t); err != nil {
+	if r.Variables, err = Variables.all(ctx, q, "tenant_id = $1", t); err != nil {
 		return nil, err
 	}
 	// The newest live deployment decides what runs: one that is queued or
@@ -115,7 +115,7 @@ func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID) (*Ten
 	// rolled back no longer does. One that was delivered and then
 	// superseded still counts, so that cancelling or rolling back the
 	// newer one returns to it.
-	r.Live, err = Deployments.All(ctx, q, `id IN (SELECT id FROM (
+	r.Live, err = Deployments.all(ctx, q, `id IN (SELECT id FROM (
 		SELECT id, ROW_NUMBER() OVER (PARTITION BY service_id, environment_id ORDER BY id DESC) AS rn
 		FROM deployments WHERE tenant_id = $1
 			AND (stage IN `+liveStages+` OR stage = 'SUPERSEDED' AND delivered_at IS NOT NULL)

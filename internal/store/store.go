@@ -51,6 +51,9 @@ type Dialect struct {
 	Name string
 	// ForUpdate is appended to a SELECT that locks its rows.
 	ForUpdate string
+	// KeyShare is appended to a SELECT that holds a shared lock on its
+	// rows: others may write rows that reference them, not the rows.
+	KeyShare string
 	// MigrationLock is run first inside the migration transaction, so that
 	// replicas starting together migrate one at a time.
 	MigrationLock string
@@ -101,8 +104,13 @@ func New(drv Driver) *Store { return &Store{drv: drv} }
 // Q returns a querier for reads outside a transaction.
 func (s *Store) Q() Querier { return s.drv }
 
-// Dialect names the driver in use.
+// Dialect holds the SQL quirks of the driver in use: for the store's own
+// queries and its drivers.
 func (s *Store) Dialect() Dialect { return s.drv.Dialect() }
+
+// Kind names the database in use ("postgres" or "sqlite"), for logs and
+// messages: callers never choose SQL by it.
+func (s *Store) Kind() string { return s.drv.Dialect().Name }
 
 // Ping checks the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.drv.Ping(ctx) }

@@ -52,17 +52,17 @@ func (t *Table[K, T]) Insert(ctx context.Context, q Querier, v *T) error {
 
 // Get reads one row by id.
 func (t *Table[K, T]) Get(ctx context.Context, q Querier, id K) (*T, error) {
-	return t.One(ctx, q, "id = $1", string(id))
+	return t.one(ctx, q, "id = $1", string(id))
 }
 
 // GetForUpdate reads one row by id and, on PostgreSQL, locks it until the
 // transaction ends.
 func (t *Table[K, T]) GetForUpdate(ctx context.Context, q Querier, id K) (*T, error) {
-	return t.One(ctx, q, "id = $1"+q.Dialect().ForUpdate, string(id))
+	return t.one(ctx, q, "id = $1"+q.Dialect().ForUpdate, string(id))
 }
 
-// One reads the single row matching where.
-func (t *Table[K, T]) One(ctx context.Context, q Querier, where string, args ...any) (*T, error) {
+// one reads the single row matching where.
+func (t *Table[K, T]) one(ctx context.Context, q Querier, where string, args ...any) (*T, error) {
 	items, err := t.query(ctx, q, fmt.Sprintf("SELECT %s FROM %s WHERE %s", t.cols(), t.Name, where), args...)
 	if err != nil {
 		return nil, err
@@ -73,8 +73,8 @@ func (t *Table[K, T]) One(ctx context.Context, q Querier, where string, args ...
 	return items[0], nil
 }
 
-// All reads every row matching where, in id order.
-func (t *Table[K, T]) All(ctx context.Context, q Querier, where string, args ...any) ([]*T, error) {
+// all reads every row matching where, in id order.
+func (t *Table[K, T]) all(ctx context.Context, q Querier, where string, args ...any) ([]*T, error) {
 	return t.query(ctx, q, fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY id", t.cols(), t.Name, where), args...)
 }
 
@@ -85,7 +85,7 @@ func (t *Table[K, T]) ByIDs(ctx context.Context, q Querier, ids []K) (map[K]*T, 
 	if len(ids) == 0 {
 		return out, nil
 	}
-	in, args := InList(ids, 0)
+	in, args := inList(ids, 0)
 	items, err := t.query(ctx, q, fmt.Sprintf("SELECT %s FROM %s WHERE id IN (%s)", t.cols(), t.Name, in), args...)
 	if err != nil {
 		return nil, err
@@ -96,18 +96,18 @@ func (t *Table[K, T]) ByIDs(ctx context.Context, q Querier, ids []K) (map[K]*T, 
 	return out, nil
 }
 
-// List reads one page of the rows matching where (whose placeholders are
+// list reads one page of the rows matching where (whose placeholders are
 // numbered from $1), in id order: oldest first, as ids are time-ordered.
-func (t *Table[K, T]) List(ctx context.Context, q Querier, pg PageArgs, where string, args ...any) (Page[T], error) {
-	return t.list(ctx, q, pg, "ASC", where, args)
+func (t *Table[K, T]) list(ctx context.Context, q Querier, pg PageArgs, where string, args ...any) (Page[T], error) {
+	return t.page(ctx, q, pg, "ASC", where, args)
 }
 
-// Newest is List in reverse: newest first.
-func (t *Table[K, T]) Newest(ctx context.Context, q Querier, pg PageArgs, where string, args ...any) (Page[T], error) {
-	return t.list(ctx, q, pg, "DESC", where, args)
+// newest is list in reverse: newest first.
+func (t *Table[K, T]) newest(ctx context.Context, q Querier, pg PageArgs, where string, args ...any) (Page[T], error) {
+	return t.page(ctx, q, pg, "DESC", where, args)
 }
 
-func (t *Table[K, T]) list(ctx context.Context, q Querier, pg PageArgs, order, where string, args []any) (Page[T], error) {
+func (t *Table[K, T]) page(ctx context.Context, q Querier, pg PageArgs, order, where string, args []any) (Page[T], error) {
 	n := len(args)
 	where = "(" + where + ")"
 	if pg.After != "" {
@@ -127,11 +127,11 @@ func (t *Table[K, T]) list(ctx context.Context, q Querier, pg PageArgs, order, w
 	return pageOf(items, pg.First), nil
 }
 
-// ListByParents reads one page of children for each parent in a single
+// listByParents reads one page of children for each parent in a single
 // query, so that a nested GraphQL list costs one query per level rather than
 // one per parent. parentCol is the column holding the parent's id; order is
 // "ASC" or "DESC" by id.
-func (t *Table[K, T]) ListByParents(ctx context.Context, q Querier, parentCol string, parent func(*T) string,
+func (t *Table[K, T]) listByParents(ctx context.Context, q Querier, parentCol string, parent func(*T) string,
 	parents []string, pg PageArgs, order string) (map[string]Page[T], error) {
 	out := make(map[string]Page[T], len(parents))
 	if len(parents) == 0 {
@@ -140,7 +140,7 @@ func (t *Table[K, T]) ListByParents(ctx context.Context, q Querier, parentCol st
 	if order != "ASC" && order != "DESC" {
 		return nil, fmt.Errorf("order %q: want ASC or DESC", order)
 	}
-	in, args := InList(parents, 0)
+	in, args := inList(parents, 0)
 	where := fmt.Sprintf("%s IN (%s)", parentCol, in)
 	if pg.After != "" {
 		cmp := ">"
@@ -169,8 +169,8 @@ func (t *Table[K, T]) ListByParents(ctx context.Context, q Querier, parentCol st
 	return out, nil
 }
 
-// Count counts the rows matching where.
-func (t *Table[K, T]) Count(ctx context.Context, q Querier, where string, args ...any) (int, error) {
+// count counts the rows matching where.
+func (t *Table[K, T]) count(ctx context.Context, q Querier, where string, args ...any) (int, error) {
 	return count(ctx, q, fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s", t.Name, where), args...)
 }
 
@@ -213,8 +213,8 @@ func pageOf[T any](items []*T, first int) Page[T] {
 	return Page[T]{Items: items}
 }
 
-// InList renders "$k+1, $k+2, …" for the values and returns them as args.
-func InList[S ~string](vals []S, k int) (string, []any) {
+// inList renders "$k+1, $k+2, …" for the values and returns them as args.
+func inList[S ~string](vals []S, k int) (string, []any) {
 	ph := make([]string, len(vals))
 	args := make([]any, len(vals))
 	for i, v := range vals {

@@ -27,6 +27,7 @@ var migrations embed.FS
 var dialect = store.Dialect{
 	Name:      "postgres",
 	ForUpdate: " FOR UPDATE",
+	KeyShare:  " FOR KEY SHARE",
 	// Any constant works; it only has to be the same on every replica.
 	MigrationLock: "SELECT pg_advisory_xact_lock(7201103)",
 }

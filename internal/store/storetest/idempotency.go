@@ -244,9 +244,18 @@ func testIdempotencyKeys(t *testing.T, s *store.Store) {
 			k.ExpiresAt = base.Add(exp)
 			claim(t, k, now)
 		}
-		count := func() int { return mustCount(t, s, store.IdempotencyKeys, "tenant_id = $1", string(tn.ID)) }
+		count := func() int { return mustCount(t, s, "idempotency_keys", "tenant_id = $1", string(tn.ID)) }
 		// The keys of the cases above expire long before base: delete
 		// them first.
+		countKeys := func() int {
+			t.Helper()
+			n, err := store.CountKeys(ctx, s.Q())
+			wantNoErr(t, "counting keys", err)
+			return n
+		}
+		if n := countKeys(); n <= 4 {
+			t.Errorf("CountKeys before deleting: got %d, want the 4 keys here and those of the cases above", n)
+		}
 		for {
 			n, err := store.DeleteExpiredKeys(ctx, s.Q(), base.Add(-4*time.Hour), 1000)
 			wantNoErr(t, "deleting older keys", err)
@@ -254,11 +263,18 @@ func testIdempotencyKeys(t *testing.T, s *store.Store) {
 				break
 			}
 		}
+		// CountKeys counts every key, expired or not, of every tenant.
+		if n := countKeys(); n != 4 {
+			t.Errorf("CountKeys once only the 4 keys here are left: got %d, want 4", n)
+		}
 		for _, want := range []struct{ deleted, left int }{{2, 2}, {1, 1}, {0, 1}} {
 			n, err := store.DeleteExpiredKeys(ctx, s.Q(), base, 2)
 			wantNoErr(t, "deleting expired keys", err)
 			if n != want.deleted || count() != want.left {
 				t.Errorf("got %d deleted and %d left, want %d and %d", n, count(), want.deleted, want.left)
+			}
+			if n := countKeys(); n != want.left {
+				t.Errorf("CountKeys: got %d, want %d (an expired key not deleted yet counts)", n, want.left)
 			}
 		}
 	})

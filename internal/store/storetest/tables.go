@@ -64,31 +64,27 @@ func testMigrations(t *testing.T, s *store.Store) {
 	}
 
 	// Every table the store reads exists, empty.
-	counts := []struct {
-		table string
-		count func() (int, error)
-	}{
-		{"tenants", func() (int, error) { return store.Tenants.Count(ctx, s.Q(), "1 = 1") }},
-		{"users", func() (int, error) { return store.Users.Count(ctx, s.Q(), "1 = 1") }},
-		{"members", func() (int, error) { return store.Members.Count(ctx, s.Q(), "1 = 1") }},
-		{"api_tokens", func() (int, error) { return store.Tokens.Count(ctx, s.Q(), "1 = 1") }},
-		{"projects", func() (int, error) { return store.Projects.Count(ctx, s.Q(), "1 = 1") }},
-		{"project_members", func() (int, error) { return store.ProjectMembers.Count(ctx, s.Q(), "1 = 1") }},
-		{"environments", func() (int, error) { return store.Environments.Count(ctx, s.Q(), "1 = 1") }},
-		{"clusters", func() (int, error) { return store.Clusters.Count(ctx, s.Q(), "1 = 1") }},
-		{"namespace_targets", func() (int, error) { return store.NamespaceTargets.Count(ctx, s.Q(), "1 = 1") }},
-		{"services", func() (int, error) { return store.Services.Count(ctx, s.Q(), "1 = 1") }},
-		{"releases", func() (int, error) { return store.Releases.Count(ctx, s.Q(), "1 = 1") }},
-		{"deployments", func() (int, error) { return store.Deployments.Count(ctx, s.Q(), "1 = 1") }},
-		{"audit_events", func() (int, error) { return store.CountAudit(ctx, s.Q(), "no-such-tenant") }},
-	}
-	for _, c := range counts {
-		n, err := c.count()
+	for _, table := range []string{
+		"tenants", "users", "members", "member_profiles", "api_tokens", "projects", "project_members", "environments",
+		"clusters", "cluster_revisions", "namespace_targets", "connect_tokens", "cluster_commands", "services",
+		"variables", "releases", "deployments", "deployment_events", "approvals", "audit_events", "idempotency_keys",
+	} {
+		n, err := countRows(t, s, table, "1 = 1")
 		if err != nil {
-			t.Errorf("counting %s: %v", c.table, err)
+			t.Errorf("counting %s: %v", table, err)
 		} else if n != 0 {
-			t.Errorf("counting %s in a fresh store: got %d, want 0", c.table, n)
+			t.Errorf("counting %s in a fresh store: got %d, want 0", table, n)
 		}
+	}
+	n, err := store.CountTenants(ctx, s.Q())
+	wantNoErr(t, "counting tenants", err)
+	if n != 0 {
+		t.Errorf("CountTenants in a fresh store: got %d, want 0", n)
+	}
+	n, err = store.CountAudit(ctx, s.Q(), "no-such-tenant")
+	wantNoErr(t, "counting audit events", err)
+	if n != 0 {
+		t.Errorf("CountAudit in a fresh store: got %d, want 0", n)
 	}
 }
 
@@ -237,6 +233,9 @@ func testRoundTrip(t *testing.T, s *store.Store) {
 func testNotFound(t *testing.T, s *store.Store) {
 	ctx, q := t.Context(), s.Q()
 	missing := newID()
+	// The rows exist in some other table: a miss is per table. The named
+	// reads below miss though their parents exist: the miss is the filter's.
+	g := newGraph(t, s)
 	tests := []struct {
 		table string
 		get   func() error
@@ -259,11 +258,21 @@ func testNotFound(t *testing.T, s *store.Store) {
 		{"services", func() error { _, err := store.Services.Get(ctx, q, model.ServiceID(missing)); return err }},
 		{"releases", func() error { _, err := store.Releases.Get(ctx, q, model.ReleaseID(missing)); return err }},
 		{"deployments", func() error { _, err := store.Deployments.Get(ctx, q, model.DeploymentID(missing)); return err }},
-		{"One with no match", func() error { _, err := store.Projects.One(ctx, q, "name = $1", "nope"); return err }},
+		{"GetForUpdate", func() error { _, err := store.Tenants.GetForUpdate(ctx, q, model.TenantID(missing)); return err }},
 		{"UserByEmail", func() error { _, err := store.UserByEmail(ctx, q, "nobody@example.com"); return err }},
+		{"MemberOf a user who is not a member", func() error { _, err := store.MemberOf(ctx, q, g.tenant.ID, g.user.ID); return err }},
+		{"ReleaseByNumber with no such number", func() error {
+			_, err := store.ReleaseByNumber(ctx, q, g.service.ID, g.env.ID, g.release.Number+1)
+			return err
+		}},
+		{"VariableIn with no such name", func() error { _, err := store.VariableIn(ctx, q, g.project.ID, "project", "NOPE"); return err }},
+		{"ConnectTokenByHash with no such hash", func() error {
+			_, err := store.ConnectTokenByHash(ctx, q, []byte("no such hash"))
+			return err
+		}},
+		{"ShareTenant", func() error { _, err := store.ShareTenant(ctx, q, model.TenantID(missing)); return err }},
+		{"LatestRevision of a cluster never bumped", func() error { _, err := store.LatestRevision(ctx, q, g.cluster.ID); return err }},
 	}
-	// The rows exist in some other table: a miss is per table.
-	newGraph(t, s)
 	for _, tc := range tests {
 		t.Run(tc.table, func(t *testing.T) {
 			wantErr(t, "getting a missing "+tc.table+" row", tc.get(), store.ErrNotFound)
@@ -408,17 +417,61 @@ func testByIDs(t *testing.T, s *store.Store) {
 	}
 }
 
+// walk reads every page of list, first rows at a time from the start, and
+// returns the ids in the order read, each page's size and HasNext.
+func walk[T any, K ~string](t *testing.T, first int, id func(*T) K,
+	list func(pg store.PageArgs) (store.Page[T], error)) (got []string, sizes []int, next []bool) {
+	t.Helper()
+	after := ""
+	for page := 0; ; page++ {
+		if page > 200 {
+			t.Fatalf("still paging after %d pages", page)
+		}
+		pg, err := list(store.PageArgs{First: first, After: after})
+		wantNoErr(t, fmt.Sprintf("listing page %d", page), err)
+		sizes = append(sizes, len(pg.Items))
+		next = append(next, pg.HasNext)
+		got = append(got, ids(pg.Items, id)...)
+		if !pg.HasNext || len(pg.Items) == 0 {
+			return got, sizes, next
+		}
+		after = got[len(got)-1]
+	}
+}
+
+// wantPages checks what walk read: the page sizes, HasNext on every page
+// but the last, and every id once, in order.
+func wantPages(t *testing.T, got []string, sizes []int, next []bool, want []string, wantSizes []int) {
+	t.Helper()
+	if !slices.Equal(sizes, wantSizes) {
+		t.Errorf("got page sizes %v, want %v", sizes, wantSizes)
+	}
+	for i, n := range next {
+		if wantNext := i < len(wantSizes)-1; n != wantNext {
+			t.Errorf("page %d: got HasNext %v, want %v", i, n, wantNext)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("walking every page: got ids %v, want each of %v once, in order", got, want)
+	}
+}
+
 func testList(t *testing.T, s *store.Store) {
 	ctx := t.Context()
 	a, b := newTenant(t, s), newTenant(t, s)
 	var want []string
+	var inA []*model.Project
 	for range 25 {
-		want = append(want, string(newProject(t, s, a).ID))
+		p := newProject(t, s, a)
+		inA = append(inA, p)
+		want = append(want, string(p.ID))
 	}
+	var inB []*model.Project
 	for range 5 {
-		newProject(t, s, b)
+		inB = append(inB, newProject(t, s, b))
 	}
 	slices.Sort(want)
+	projectID := func(p *model.Project) model.ProjectID { return p.ID }
 
 	tests := []struct {
 		first int
@@ -432,234 +485,406 @@ func testList(t *testing.T, s *store.Store) {
 		{1, slices.Repeat([]int{1}, 25)},
 	}
 	for _, tc := range tests {
-		t.Run(fmt.Sprintf("first=%d", tc.first), func(t *testing.T) {
-			var got []string
-			var sizes []int
-			after := ""
-			for page := 0; ; page++ {
-				if page > len(want) {
-					t.Fatalf("still paging after %d pages, want %d", page, len(tc.pages))
-				}
-				pg, err := store.Projects.List(ctx, s.Q(), store.PageArgs{First: tc.first, After: after}, "tenant_id = $1", string(a.ID))
-				wantNoErr(t, fmt.Sprintf("listing page %d", page), err)
-				sizes = append(sizes, len(pg.Items))
-				for _, p := range pg.Items {
+		t.Run(fmt.Sprintf("ProjectsOf first=%d", tc.first), func(t *testing.T) {
+			got, sizes, next := walk(t, tc.first, projectID, func(pg store.PageArgs) (store.Page[model.Project], error) {
+				page, err := store.ProjectsOf(ctx, s.Q(), a.ID, pg)
+				for _, p := range page.Items {
 					if p.TenantID != a.ID {
-						t.Errorf("page %d: got project %s of tenant %s, want only tenant %s", page, p.ID, p.TenantID, a.ID)
+						t.Errorf("got project %s of tenant %s, want only tenant %s", p.ID, p.TenantID, a.ID)
 					}
-					got = append(got, string(p.ID))
 				}
-				if wantNext := page < len(tc.pages)-1; pg.HasNext != wantNext {
-					t.Errorf("page %d: got HasNext %v, want %v", page, pg.HasNext, wantNext)
-				}
-				if !pg.HasNext || len(pg.Items) == 0 {
-					break
-				}
-				after = got[len(got)-1]
-			}
-			if !slices.Equal(sizes, tc.pages) {
-				t.Errorf("got page sizes %v, want %v", sizes, tc.pages)
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("walking every page: got ids %v, want each of %v once, in order", got, want)
-			}
+				return page, err
+			})
+			wantPages(t, got, sizes, next, want, tc.pages)
 		})
 	}
+	t.Run("ProjectsOf whole rows", func(t *testing.T) {
+		pg, err := store.ProjectsOf(ctx, s.Q(), b.ID, store.PageArgs{First: 1})
+		wantNoErr(t, "listing", err)
+		if len(pg.Items) != 1 || !pg.HasNext {
+			t.Fatalf("got %d items, HasNext %v; want 1, true", len(pg.Items), pg.HasNext)
+		}
+		assertEqual(t, "project", pg.Items[0], inB[0])
+	})
 
-	t.Run("Newest", func(t *testing.T) {
-		desc := slices.Clone(want)
-		slices.Reverse(desc)
-		var got []string
-		var sizes []int
-		after := ""
-		for page := 0; page <= len(want); page++ {
-			pg, err := store.Projects.Newest(ctx, s.Q(), store.PageArgs{First: 10, After: after}, "tenant_id = $1", string(a.ID))
-			wantNoErr(t, fmt.Sprintf("listing page %d", page), err)
-			sizes = append(sizes, len(pg.Items))
-			got = append(got, ids(pg.Items, func(p *model.Project) model.ProjectID { return p.ID })...)
-			if wantNext := page < 2; pg.HasNext != wantNext {
-				t.Errorf("page %d: got HasNext %v, want %v", page, pg.HasNext, wantNext)
+	t.Run("ReleasesOf newest first", func(t *testing.T) {
+		p := newProject(t, s, newTenant(t, s)) // a tenant of its own: a and b keep their projects
+		svc, otherSvc := newService(t, s, p), newService(t, s, p)
+		env, otherEnv := newEnvironment(t, s, p, false), newEnvironment(t, s, p, false)
+		var inEnv, ofSvc []string
+		var rels []*model.Release
+		for n := 1; n <= 25; n++ {
+			r := newRelease(t, s, svc, env, n)
+			rels = append(rels, r)
+			inEnv = append(inEnv, string(r.ID))
+			ofSvc = append(ofSvc, string(r.ID))
+			if n%5 == 0 { // the same service in another environment, interleaved
+				ofSvc = append(ofSvc, string(newRelease(t, s, svc, otherEnv, n/5).ID))
 			}
-			if !pg.HasNext || len(pg.Items) == 0 {
-				break
-			}
-			after = got[len(got)-1]
 		}
-		if want := []int{10, 10, 5}; !slices.Equal(sizes, want) {
-			t.Errorf("got page sizes %v, want %v", sizes, want)
+		newRelease(t, s, otherSvc, env, 1) // another service's
+		slices.Sort(inEnv)
+		slices.Reverse(inEnv)
+		slices.Sort(ofSvc)
+		slices.Reverse(ofSvc)
+		releaseID := func(r *model.Release) model.ReleaseID { return r.ID }
+
+		got, sizes, next := walk(t, 10, releaseID, func(pg store.PageArgs) (store.Page[model.Release], error) {
+			return store.ReleasesOf(ctx, s.Q(), svc.ID, &env.ID, pg)
+		})
+		wantPages(t, got, sizes, next, inEnv, []int{10, 10, 5})
+
+		got, sizes, next = walk(t, 10, releaseID, func(pg store.PageArgs) (store.Page[model.Release], error) {
+			return store.ReleasesOf(ctx, s.Q(), svc.ID, nil, pg)
+		})
+		wantPages(t, got, sizes, next, ofSvc, []int{10, 10, 10})
+
+		pg, err := store.ReleasesOf(ctx, s.Q(), svc.ID, &env.ID, store.PageArgs{First: 1})
+		wantNoErr(t, "listing", err)
+		if len(pg.Items) != 1 || !pg.HasNext {
+			t.Fatalf("got %d items, HasNext %v; want 1, true", len(pg.Items), pg.HasNext)
 		}
-		if !slices.Equal(got, desc) {
-			t.Errorf("walking every page newest first: got ids %v, want %v", got, desc)
+		assertEqual(t, "newest release", pg.Items[0], rels[len(rels)-1])
+
+		pg, err = store.ReleasesOf(ctx, s.Q(), svc.ID, &env.ID, store.PageArgs{First: 10, After: inEnv[len(inEnv)-1]})
+		wantNoErr(t, "listing after the oldest", err)
+		if len(pg.Items) != 0 || pg.HasNext {
+			t.Errorf("after the oldest release: got %d items, HasNext %v; want 0, false", len(pg.Items), pg.HasNext)
+		}
+		pg, err = store.ReleasesOf(ctx, s.Q(), model.ServiceID(newID()), nil, store.PageArgs{First: 10})
+		wantNoErr(t, "listing an unknown service", err)
+		if len(pg.Items) != 0 || pg.HasNext {
+			t.Errorf("an unknown service: got %d items, HasNext %v; want 0, false", len(pg.Items), pg.HasNext)
 		}
 	})
-	t.Run("where with OR", func(t *testing.T) {
-		var got []string
-		after := ""
-		for page := 0; page <= 30; page++ {
-			pg, err := store.Projects.List(ctx, s.Q(), store.PageArgs{First: 10, After: after},
-				"tenant_id = $1 OR tenant_id = $2", string(a.ID), string(b.ID))
-			wantNoErr(t, fmt.Sprintf("listing page %d", page), err)
-			got = append(got, ids(pg.Items, func(p *model.Project) model.ProjectID { return p.ID })...)
-			if !pg.HasNext || len(pg.Items) == 0 {
-				break
+
+	t.Run("ProjectsIn", func(t *testing.T) {
+		// Every other project of a, two of b's (another tenant's ids never
+		// show) and an id that names nothing, asked in no particular order.
+		var asked []model.ProjectID
+		var wantIn []string
+		for i, p := range inA {
+			if i%2 == 0 {
+				asked = append(asked, p.ID)
+				wantIn = append(wantIn, string(p.ID))
 			}
-			after = got[len(got)-1]
 		}
-		if len(got) != 30 || !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != 30 {
-			t.Errorf("walking both tenants' projects: got %d ids (sorted %v), want 30 distinct in order",
-				len(got), slices.IsSorted(got))
+		asked = append(asked, inB[0].ID, inB[1].ID, model.ProjectID(newID()))
+		slices.Reverse(asked)
+		slices.Sort(wantIn)
+		got, sizes, next := walk(t, 5, projectID, func(pg store.PageArgs) (store.Page[model.Project], error) {
+			return store.ProjectsIn(ctx, s.Q(), a.ID, asked, pg)
+		})
+		wantPages(t, got, sizes, next, wantIn, []int{5, 5, 3})
+
+		for name, ids := range map[string][]model.ProjectID{
+			"none":                 nil,
+			"another tenant's ids": {inB[0].ID, inB[1].ID},
+		} {
+			pg, err := store.ProjectsIn(ctx, s.Q(), a.ID, ids, store.PageArgs{First: 10})
+			wantNoErr(t, "listing "+name, err)
+			if len(pg.Items) != 0 || pg.HasNext {
+				t.Errorf("%s: got %d items, HasNext %v; want 0, false", name, len(pg.Items), pg.HasNext)
+			}
 		}
 	})
 	t.Run("after the last row", func(t *testing.T) {
-		pg, err := store.Projects.List(ctx, s.Q(), store.PageArgs{First: 10, After: want[len(want)-1]}, "tenant_id = $1", string(a.ID))
+		pg, err := store.ProjectsOf(ctx, s.Q(), a.ID, store.PageArgs{First: 10, After: want[len(want)-1]})
 		wantNoErr(t, "listing", err)
 		if len(pg.Items) != 0 || pg.HasNext {
 			t.Errorf("got %d items, HasNext %v; want 0, false", len(pg.Items), pg.HasNext)
 		}
 	})
 	t.Run("no matching rows", func(t *testing.T) {
-		pg, err := store.Projects.List(ctx, s.Q(), store.PageArgs{First: 10}, "tenant_id = $1", newID())
+		pg, err := store.ProjectsOf(ctx, s.Q(), model.TenantID(newID()), store.PageArgs{First: 10})
 		wantNoErr(t, "listing", err)
 		if len(pg.Items) != 0 || pg.HasNext {
 			t.Errorf("got %d items, HasNext %v; want 0, false", len(pg.Items), pg.HasNext)
 		}
 	})
 	t.Run("All", func(t *testing.T) {
-		all, err := store.Projects.All(ctx, s.Q(), "tenant_id = $1", string(a.ID))
+		rows, err := store.LoadTenantRows(ctx, s.Q(), a.ID)
 		wantNoErr(t, "reading all", err)
-		if got := ids(all, func(p *model.Project) model.ProjectID { return p.ID }); !slices.Equal(got, want) {
+		if got := ids(rows.Projects, projectID); !slices.Equal(got, want) {
 			t.Errorf("got ids %v, want %v", got, want)
 		}
+		rows, err = store.LoadTenantRows(ctx, s.Q(), b.ID)
+		wantNoErr(t, "reading all", err)
+		assertEqual(t, "projects", rows.Projects, inB)
 	})
+}
+
+// parentPage is the page expected for one parent.
+type parentPage struct {
+	ids     []string
+	hasNext bool
+}
+
+// wantParentPages checks the pages of a listing by parents: one per asked
+// parent, even empty, each holding only that parent's rows.
+func wantParentPages[T any, K ~string](t *testing.T, got map[string]store.Page[T], want map[string]parentPage,
+	id func(*T) K, parent func(*T) string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("got pages for %d parents, want %d", len(got), len(want))
+	}
+	for p, w := range want {
+		pg, ok := got[p]
+		if !ok {
+			t.Errorf("parent %s: missing, want a page (even an empty one)", p)
+			continue
+		}
+		gotIDs := ids(pg.Items, id)
+		if !slices.Equal(gotIDs, w.ids) && (len(gotIDs) != 0 || len(w.ids) != 0) {
+			t.Errorf("parent %s: got ids %v, want %v", p, gotIDs, w.ids)
+		}
+		if pg.HasNext != w.hasNext {
+			t.Errorf("parent %s: got HasNext %v, want %v", p, pg.HasNext, w.hasNext)
+		}
+		for _, it := range pg.Items {
+			if parent(it) != p {
+				t.Errorf("parent %s: got %s of %s", p, id(it), parent(it))
+			}
+		}
+	}
 }
 
 func testListByParents(t *testing.T, s *store.Store) {
 	ctx := t.Context()
 	tenant := newTenant(t, s)
-	// Five environments, two, none, and an unasked parent with some.
+	cluster := newCluster(t, s, tenant)
+	// Five children, two, none, and an unasked parent with some.
 	sizes := []int{5, 2, 0, 3}
+
+	// Environments of projects, oldest first.
 	var projects []*model.Project
 	envs := map[string][]*model.Environment{}
 	for _, n := range sizes {
 		p := newProject(t, s, tenant)
 		projects = append(projects, p)
 		for range n {
-			e := newEnvironment(t, s, p, false)
-			envs[string(p.ID)] = append(envs[string(p.ID)], e)
+			envs[string(p.ID)] = append(envs[string(p.ID)], newEnvironment(t, s, p, false))
 		}
 	}
 	for _, es := range envs {
 		slices.SortFunc(es, func(a, b *model.Environment) int { return strings.Compare(string(a.ID), string(b.ID)) })
 	}
 	asked := []string{string(projects[0].ID), string(projects[1].ID), string(projects[2].ID)}
-	envIDs := func(p int, from, to int, desc bool) []string {
+	envIDs := func(p int, from, to int) []string {
 		all := ids(envs[string(projects[p].ID)], func(e *model.Environment) model.EnvironmentID { return e.ID })
-		if desc {
-			slices.Reverse(all)
-		}
 		return all[from:min(to, len(all))]
 	}
-	type page struct {
-		ids     []string
-		hasNext bool
-	}
-	tests := []struct {
+	envTests := []struct {
 		name    string
 		parents []string
 		pg      store.PageArgs
-		order   string
-		want    map[string]page
+		want    map[string]parentPage
 	}{
-		{"ASC", asked, store.PageArgs{First: 3}, "ASC", map[string]page{
-			asked[0]: {envIDs(0, 0, 3, false), true},
-			asked[1]: {envIDs(1, 0, 3, false), false},
+		{"first page", asked, store.PageArgs{First: 3}, map[string]parentPage{
+			asked[0]: {envIDs(0, 0, 3), true},
+			asked[1]: {envIDs(1, 0, 3), false},
 			asked[2]: {nil, false},
 		}},
-		{"DESC", asked, store.PageArgs{First: 3}, "DESC", map[string]page{
-			asked[0]: {envIDs(0, 0, 3, true), true},
-			asked[1]: {envIDs(1, 0, 3, true), false},
-			asked[2]: {nil, false},
+		{"exactly a page", asked[1:2], store.PageArgs{First: 2}, map[string]parentPage{
+			asked[1]: {envIDs(1, 0, 2), false},
 		}},
-		{"ASC exactly a page", asked[1:2], store.PageArgs{First: 2}, "ASC", map[string]page{
-			asked[1]: {envIDs(1, 0, 2, false), false},
+		{"after", asked[:1], store.PageArgs{First: 3, After: envIDs(0, 2, 3)[0]}, map[string]parentPage{
+			asked[0]: {envIDs(0, 3, 5), false},
 		}},
-		{"ASC after", asked[:1], store.PageArgs{First: 3, After: envIDs(0, 2, 3, false)[0]}, "ASC", map[string]page{
-			asked[0]: {envIDs(0, 3, 5, false), false},
+		{"after, a page short", asked[:1], store.PageArgs{First: 2, After: envIDs(0, 0, 1)[0]}, map[string]parentPage{
+			asked[0]: {envIDs(0, 1, 3), true},
 		}},
-		{"DESC after", asked[:1], store.PageArgs{First: 2, After: envIDs(0, 1, 2, true)[0]}, "DESC", map[string]page{
-			asked[0]: {envIDs(0, 2, 4, true), true},
-		}},
-		{"no parents", nil, store.PageArgs{First: 3}, "ASC", map[string]page{}},
+		{"no parents", nil, store.PageArgs{First: 3}, map[string]parentPage{}},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := store.Environments.ListByParents(ctx, s.Q(), "project_id",
-				func(e *model.Environment) string { return string(e.ProjectID) }, tc.parents, tc.pg, tc.order)
+	for _, tc := range envTests {
+		t.Run("EnvironmentsOfProjects "+tc.name, func(t *testing.T) {
+			got, err := store.EnvironmentsOfProjects(ctx, s.Q(), tc.parents, tc.pg)
 			wantNoErr(t, "listing by parents", err)
-			if len(got) != len(tc.want) {
-				t.Errorf("got pages for %d parents, want %d", len(got), len(tc.want))
-			}
-			for parent, want := range tc.want {
-				pg, ok := got[parent]
-				if !ok {
-					t.Errorf("parent %s: missing, want a page (even an empty one)", parent)
-					continue
-				}
-				gotIDs := ids(pg.Items, func(e *model.Environment) model.EnvironmentID { return e.ID })
-				if !slices.Equal(gotIDs, want.ids) && (len(gotIDs) != 0 || len(want.ids) != 0) {
-					t.Errorf("parent %s: got ids %v, want %v", parent, gotIDs, want.ids)
-				}
-				if pg.HasNext != want.hasNext {
-					t.Errorf("parent %s: got HasNext %v, want %v", parent, pg.HasNext, want.hasNext)
-				}
-				for _, e := range pg.Items {
-					if string(e.ProjectID) != parent {
-						t.Errorf("parent %s: got environment %s of project %s", parent, e.ID, e.ProjectID)
-					}
-				}
-			}
+			wantParentPages(t, got, tc.want, func(e *model.Environment) model.EnvironmentID { return e.ID },
+				func(e *model.Environment) string { return string(e.ProjectID) })
 		})
 	}
-	// Whole rows come back, not just ids.
-	got, err := store.Environments.ListByParents(ctx, s.Q(), "project_id",
-		func(e *model.Environment) string { return string(e.ProjectID) }, asked[1:2], store.PageArgs{First: 1}, "ASC")
-	wantNoErr(t, "listing by parents", err)
-	if items := got[asked[1]].Items; len(items) != 1 {
-		t.Errorf("got %d items, want 1", len(items))
-	} else {
-		assertEqual(t, "environment", items[0], envs[asked[1]][0])
+	t.Run("EnvironmentsOfProjects whole rows", func(t *testing.T) {
+		got, err := store.EnvironmentsOfProjects(ctx, s.Q(), asked[1:2], store.PageArgs{First: 1})
+		wantNoErr(t, "listing by parents", err)
+		if items := got[asked[1]].Items; len(items) != 1 {
+			t.Errorf("got %d items, want 1", len(items))
+		} else {
+			assertEqual(t, "environment", items[0], envs[asked[1]][0])
+		}
+	})
+
+	// Services of the same projects, oldest first: one, none, none.
+	svc := newService(t, s, projects[0])
+	later := newService(t, s, projects[0])
+	newService(t, s, projects[3])
+	t.Run("ServicesOfProjects", func(t *testing.T) {
+		got, err := store.ServicesOfProjects(ctx, s.Q(), asked[:2], store.PageArgs{First: 1})
+		wantNoErr(t, "listing by parents", err)
+		wantParentPages(t, got, map[string]parentPage{
+			asked[0]: {[]string{string(svc.ID)}, true},
+			asked[1]: {nil, false},
+		}, func(s *model.Service) model.ServiceID { return s.ID }, func(s *model.Service) string { return string(s.ProjectID) })
+		if items := got[asked[0]].Items; len(items) == 1 {
+			assertEqual(t, "service", items[0], svc)
+		}
+		got, err = store.ServicesOfProjects(ctx, s.Q(), asked[:1], store.PageArgs{First: 1, After: string(svc.ID)})
+		wantNoErr(t, "listing by parents after", err)
+		wantParentPages(t, got, map[string]parentPage{asked[0]: {[]string{string(later.ID)}, false}},
+			func(s *model.Service) model.ServiceID { return s.ID }, func(s *model.Service) string { return string(s.ProjectID) })
+		got, err = store.ServicesOfProjects(ctx, s.Q(), nil, store.PageArgs{First: 1})
+		wantNoErr(t, "listing no parents", err)
+		wantParentPages(t, got, map[string]parentPage{},
+			func(s *model.Service) model.ServiceID { return s.ID }, func(s *model.Service) string { return string(s.ProjectID) })
+	})
+
+	// Deployments of environments, newest first: the same sizes, under
+	// four environments of one project.
+	p := newProject(t, s, tenant)
+	dsvc := newService(t, s, p)
+	var depEnvs []*model.Environment
+	deps := map[string][]*model.Deployment{}
+	for _, n := range sizes {
+		e := newEnvironment(t, s, p, false)
+		depEnvs = append(depEnvs, e)
+		r := newRelease(t, s, dsvc, e, 1)
+		for range n {
+			deps[string(e.ID)] = append(deps[string(e.ID)], newDeployment(t, s, r, cluster))
+		}
 	}
+	for _, ds := range deps {
+		slices.SortFunc(ds, func(a, b *model.Deployment) int { return strings.Compare(string(b.ID), string(a.ID)) })
+	}
+	askedEnvs := []string{string(depEnvs[0].ID), string(depEnvs[1].ID), string(depEnvs[2].ID)}
+	depIDs := func(e int, from, to int) []string {
+		all := ids(deps[string(depEnvs[e].ID)], func(d *model.Deployment) model.DeploymentID { return d.ID })
+		return all[from:min(to, len(all))]
+	}
+	depTests := []struct {
+		name    string
+		parents []string
+		pg      store.PageArgs
+		want    map[string]parentPage
+	}{
+		{"first page", askedEnvs, store.PageArgs{First: 3}, map[string]parentPage{
+			askedEnvs[0]: {depIDs(0, 0, 3), true},
+			askedEnvs[1]: {depIDs(1, 0, 3), false},
+			askedEnvs[2]: {nil, false},
+		}},
+		{"exactly a page", askedEnvs[1:2], store.PageArgs{First: 2}, map[string]parentPage{
+			askedEnvs[1]: {depIDs(1, 0, 2), false},
+		}},
+		{"after", askedEnvs[:1], store.PageArgs{First: 2, After: depIDs(0, 1, 2)[0]}, map[string]parentPage{
+			askedEnvs[0]: {depIDs(0, 2, 4), true},
+		}},
+		{"after, to the end", askedEnvs[:1], store.PageArgs{First: 3, After: depIDs(0, 2, 3)[0]}, map[string]parentPage{
+			askedEnvs[0]: {depIDs(0, 3, 5), false},
+		}},
+		{"no parents", nil, store.PageArgs{First: 3}, map[string]parentPage{}},
+	}
+	for _, tc := range depTests {
+		t.Run("DeploymentsOfEnvironments "+tc.name, func(t *testing.T) {
+			got, err := store.DeploymentsOfEnvironments(ctx, s.Q(), tc.parents, tc.pg)
+			wantNoErr(t, "listing by parents", err)
+			wantParentPages(t, got, tc.want, func(d *model.Deployment) model.DeploymentID { return d.ID },
+				func(d *model.Deployment) string { return string(d.EnvironmentID) })
+		})
+	}
+	t.Run("DeploymentsOfEnvironments whole rows", func(t *testing.T) {
+		got, err := store.DeploymentsOfEnvironments(ctx, s.Q(), askedEnvs[1:2], store.PageArgs{First: 1})
+		wantNoErr(t, "listing by parents", err)
+		if items := got[askedEnvs[1]].Items; len(items) != 1 {
+			t.Errorf("got %d items, want 1", len(items))
+		} else {
+			assertEqual(t, "newest deployment", items[0], deps[askedEnvs[1]][0])
+		}
+	})
 }
 
 func testCount(t *testing.T, s *store.Store) {
-	a, b := newTenant(t, s), newTenant(t, s)
-	for range 3 {
-		newProject(t, s, a)
-	}
-	newProject(t, s, b)
-	tests := []struct {
-		where string
-		args  []any
-		want  int
-	}{
-		{"tenant_id = $1", []any{string(a.ID)}, 3},
-		{"tenant_id = $1", []any{string(b.ID)}, 1},
-		{"tenant_id = $1", []any{newID()}, 0},
-		{"1 = 1", nil, 4},
-		{"tenant_id = $1 OR tenant_id = $2", []any{string(a.ID), string(b.ID)}, 4},
-	}
-	for _, tc := range tests {
-		t.Run(fmt.Sprintf("%s %v", tc.where, tc.args), func(t *testing.T) {
-			if got := mustCount(t, s, store.Projects, tc.where, tc.args...); got != tc.want {
-				t.Errorf("got %d, want %d", got, tc.want)
+	ctx := t.Context()
+	t.Run("CountTenants", func(t *testing.T) {
+		for want := range 3 {
+			n, err := store.CountTenants(ctx, s.Q())
+			wantNoErr(t, "counting tenants", err)
+			if n != want {
+				t.Errorf("CountTenants: got %d, want %d", n, want)
 			}
-		})
-	}
-	n, err := store.CountTenants(t.Context(), s.Q())
-	wantNoErr(t, "counting tenants", err)
-	if n != 2 {
-		t.Errorf("CountTenants: got %d, want 2", n)
-	}
+			newTenant(t, s)
+		}
+	})
+
+	a, b := newTenant(t, s), newTenant(t, s)
+	t.Run("CountMembersWithRole", func(t *testing.T) {
+		var aMembers []*model.Member
+		for _, role := range []model.TenantRole{model.TenantAdmin, model.TenantMember, model.TenantAdmin, model.TenantMember, model.TenantMember} {
+			aMembers = append(aMembers, newMember(t, s, a, newUser(t, s), role))
+		}
+		newMember(t, s, b, newUser(t, s), model.TenantAdmin)
+		count := func(tn model.TenantID, role model.TenantRole) int {
+			t.Helper()
+			n, err := store.CountMembersWithRole(ctx, s.Q(), tn, role)
+			wantNoErr(t, "counting members", err)
+			return n
+		}
+		for _, tc := range []struct {
+			name   string
+			tenant model.TenantID
+			role   model.TenantRole
+			want   int
+		}{
+			{"admins of a", a.ID, model.TenantAdmin, 2},
+			{"members of a", a.ID, model.TenantMember, 3},
+			{"admins of b", b.ID, model.TenantAdmin, 1},
+			{"members of b", b.ID, model.TenantMember, 0},
+			{"admins of an unknown tenant", model.TenantID(newID()), model.TenantAdmin, 0},
+		} {
+			if got := count(tc.tenant, tc.role); got != tc.want {
+				t.Errorf("%s: got %d, want %d", tc.name, got, tc.want)
+			}
+		}
+		wantNoErr(t, "promoting a member", store.UpdateMemberRole(ctx, s.Q(), aMembers[1].ID, model.TenantAdmin))
+		if got, got2 := count(a.ID, model.TenantAdmin), count(a.ID, model.TenantMember); got != 3 || got2 != 2 {
+			t.Errorf("after a promotion: got %d admins and %d members, want 3 and 2", got, got2)
+		}
+	})
+
+	t.Run("CountClustersBehind", func(t *testing.T) {
+		behind := newCluster(t, s, a)   // two revisions, none applied
+		caughtUp := newCluster(t, s, a) // one revision, applied
+		newCluster(t, s, a)             // never given a revision
+		elsewhere := newCluster(t, s, b)
+		for _, c := range []*model.Cluster{behind, behind, caughtUp, elsewhere} {
+			_, err := store.BumpRevision(ctx, s.Q(), c.ID, "hash", "{}", store.Now())
+			wantNoErr(t, "bumping", err)
+		}
+		wantNoErr(t, "acknowledging", store.RecordAck(ctx, s.Q(), caughtUp.ID, 1, true, ""))
+		count := func(tn model.TenantID) int {
+			t.Helper()
+			n, err := store.CountClustersBehind(ctx, s.Q(), tn)
+			wantNoErr(t, "counting clusters behind", err)
+			return n
+		}
+		if got := count(a.ID); got != 1 {
+			t.Errorf("tenant a: got %d clusters behind, want 1", got)
+		}
+		if got := count(b.ID); got != 1 {
+			t.Errorf("tenant b: got %d clusters behind, want 1", got)
+		}
+		if got := count(model.TenantID(newID())); got != 0 {
+			t.Errorf("an unknown tenant: got %d clusters behind, want 0", got)
+		}
+		// Applying one of two revisions leaves it behind; applying both
+		// catches it up.
+		wantNoErr(t, "acknowledging revision 1", store.RecordAck(ctx, s.Q(), behind.ID, 1, true, ""))
+		if got := count(a.ID); got != 1 {
+			t.Errorf("tenant a after revision 1 of 2 applied: got %d clusters behind, want 1", got)
+		}
+		wantNoErr(t, "acknowledging revision 2", store.RecordAck(ctx, s.Q(), behind.ID, 2, true, ""))
+		if got := count(a.ID); got != 0 {
+			t.Errorf("tenant a after every revision applied: got %d clusters behind, want 0", got)
+		}
+	})
 }
 
 func testDelete(t *testing.T, s *store.Store) {
@@ -696,11 +921,11 @@ func testCascade(t *testing.T, s *store.Store) {
 			table string
 			n     int
 		}{
-			{"environments", mustCount(t, s, store.Environments, "project_id = $1", p)},
-			{"services", mustCount(t, s, store.Services, "project_id = $1", p)},
-			{"releases", mustCount(t, s, store.Releases, "project_id = $1", p)},
-			{"deployments", mustCount(t, s, store.Deployments, "project_id = $1", p)},
-			{"project_members", mustCount(t, s, store.ProjectMembers, "project_id = $1", p)},
+			{"environments", mustCount(t, s, "environments", "project_id = $1", p)},
+			{"services", mustCount(t, s, "services", "project_id = $1", p)},
+			{"releases", mustCount(t, s, "releases", "project_id = $1", p)},
+			{"deployments", mustCount(t, s, "deployments", "project_id = $1", p)},
+			{"project_members", mustCount(t, s, "project_members", "project_id = $1", p)},
 		} {
 			if c.n != 0 {
 				t.Errorf("%s of the deleted project: got %d rows, want 0", c.table, c.n)
@@ -711,10 +936,10 @@ func testCascade(t *testing.T, s *store.Store) {
 			table string
 			n     int
 		}{
-			{"environments", mustCount(t, s, store.Environments, "project_id = $1", o)},
-			{"services", mustCount(t, s, store.Services, "project_id = $1", o)},
-			{"releases", mustCount(t, s, store.Releases, "project_id = $1", o)},
-			{"deployments", mustCount(t, s, store.Deployments, "project_id = $1", o)},
+			{"environments", mustCount(t, s, "environments", "project_id = $1", o)},
+			{"services", mustCount(t, s, "services", "project_id = $1", o)},
+			{"releases", mustCount(t, s, "releases", "project_id = $1", o)},
+			{"deployments", mustCount(t, s, "deployments", "project_id = $1", o)},
 		} {
 			if c.n != 1 {
 				t.Errorf("%s of the other project: got %d rows, want 1", c.table, c.n)
@@ -770,7 +995,7 @@ func testTx(t *testing.T, s *store.Store) {
 		wantErr(t, "Tx", err, errRollback)
 		_, err = store.Tenants.Get(ctx, s.Q(), tenant.ID)
 		wantErr(t, "getting the rolled back tenant", err, store.ErrNotFound)
-		if n := mustCount(t, s, store.Projects, "tenant_id = $1", string(tenant.ID)); n != 0 {
+		if n := mustCount(t, s, "projects", "tenant_id = $1", string(tenant.ID)); n != 0 {
 			t.Errorf("projects of the rolled back tenant: got %d, want 0", n)
 		}
 		n, err := store.CountAudit(ctx, s.Q(), tenant.ID)
@@ -904,6 +1129,9 @@ func testRows(t *testing.T, s *store.Store) {
 	}
 	if name := s.Dialect().Name; name != "postgres" && name != "sqlite" {
 		t.Errorf("Dialect().Name: got %q, want postgres or sqlite", name)
+	}
+	if kind := s.Kind(); kind != s.Dialect().Name {
+		t.Errorf("Kind: got %q, want the dialect's name %q", kind, s.Dialect().Name)
 	}
 }
 
