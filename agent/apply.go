@@ -238,9 +238,9 @@ func (a *Applier) ApplyWith(ctx context.Context, st desired.State, step func(ctx
 		// object is applied for neither, and the failure says why.
 		owners := map[object][]string{}
 		for _, svc := range ns.Services {
-			for _, ac := range a.objects(ns, svc) {
-				owners[ac.obj] = append(owners[ac.obj], svc.Name)
-				keep[ac.obj] = true
+			for _, o := range a.names(ns, svc) {
+				owners[o] = append(owners[o], svc.Name)
+				keep[o] = true
 			}
 			jobs = append(jobs, job{ns, svc})
 		}
@@ -491,6 +491,30 @@ func (a *Applier) namespace(ns desired.Namespace) applyable {
 // objects builds the apply configurations of one service: a Secret of its
 // variables, a Deployment per process of its release, a Service per
 // process with a port, and an Ingress for its domains.
+// names lists the objects objects makes, without building them: what a
+// pass keeps and checks for clashes for every service, changed or not.
+func (a *Applier) names(ns desired.Namespace, svc desired.Service) []object {
+	var out []object
+	if len(svc.Env) > 0 {
+		out = append(out, object{"Secret", ns.Name, SecretName(svc.Name)})
+	}
+	pinned := a.pinned(ns.Name, svc.Name)
+	for _, p := range svc.Processes {
+		if !pinned {
+			out = append(out, object{"Deployment", ns.Name, DeploymentName(svc.Name, p.Name, svc.Release)})
+		}
+		if p.Port != nil {
+			out = append(out, object{"Service", ns.Name, ServiceName(svc.Name, p.Name)})
+		}
+	}
+	if len(svc.Domains) > 0 {
+		out = append(out, object{"Ingress", ns.Name, IngressName(svc.Name)})
+	}
+	return out
+}
+
+// objects builds the objects a service is made of, in the order they are
+// applied.
 func (a *Applier) objects(ns desired.Namespace, svc desired.Service) []applyable {
 	var out []applyable
 	base := a.svcLabels(ns, svc)
@@ -674,14 +698,14 @@ func (a *Applier) prune(ctx context.Context, st desired.State, keep map[object]b
 	for _, o := range a.Cache.Secrets("", sel) {
 		all = append(all, found{object{"Secret", o.Namespace, o.Name}, o.Labels[LabelService], ""})
 	}
-	slices.SortFunc(all, func(x, y found) int { return cmp.Compare(x.obj.String(), y.obj.String()) })
+	gone := slices.DeleteFunc(all, func(f found) bool {
+		return keep[f.obj] || held[[2]string{f.obj.namespace, f.service}] ||
+			f.obj.kind == "Deployment" && a.protected(f.obj.namespace, f.service, f.release)
+	})
+	slices.SortFunc(gone, func(x, y found) int { return cmp.Compare(x.obj.String(), y.obj.String()) })
 	pruned := 0
 	var errs []protocol.ObjectError
-	for _, f := range all {
-		if keep[f.obj] || held[[2]string{f.obj.namespace, f.service}] ||
-			f.obj.kind == "Deployment" && a.protected(f.obj.namespace, f.service, f.release) {
-			continue
-		}
+	for _, f := range gone {
 		if err := a.delete(ctx, f.obj); err != nil {
 			errs = append(errs, protocol.ObjectError{Object: f.obj.String(), Message: "pruning: " + err.Error()})
 			continue

@@ -906,3 +906,25 @@ func TestSubset(t *testing.T) {
 		t.Error("numbers are compared by value whatever their Go type")
 	}
 }
+
+// names must list exactly what objects builds, pinned or not: a pass keeps
+// (and does not prune) what names lists.
+func TestNamesAreTheObjects(t *testing.T) {
+	a, _ := newApplier(t)
+	ns := testState().Namespaces[0]
+	bare := testService(3)
+	bare.Env, bare.Domains = nil, nil
+	bare.Processes[0].Port = nil
+	for _, svc := range []desired.Service{testService(1), bare} {
+		for _, pinned := range []int{0, 2} {
+			a.setRoute(ServiceKey(ns.Name, svc.Name), 0, pinned)
+			var built []object
+			for _, ac := range a.objects(ns, svc) {
+				built = append(built, ac.obj)
+			}
+			if got := a.names(ns, svc); !slices.Equal(got, built) || pinned == 0 && len(got) == 0 {
+				t.Errorf("release %d, pinned %d: names %v, objects %v", svc.Release, pinned, got, built)
+			}
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/nebulactrl/nebula/internal/desired"
+	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 )
 
@@ -36,21 +37,27 @@ import (
 // finished and one under way where it is; none starts one again. The
 // releases pinned after a rollback are kept in the state ConfigMap.
 
-// Stage names as the protocol carries them.
+// Stage names as the protocol carries them (the model's vocabulary).
 const (
-	stageStarting  = "STARTING"
-	stageProbing   = "PROBING"
-	stageSwitching = "SWITCHING_TRAFFIC"
-	stageRetiring  = "RETIRING"
-	stageSucceeded = "SUCCEEDED"
-	stageFailed    = "FAILED"
-	stageRolled    = "ROLLED_BACK"
+	stageStarting  = string(model.StageStarting)
+	stageProbing   = string(model.StageProbing)
+	stageSwitching = string(model.StageSwitchingTraffic)
+	stageRetiring  = string(model.StageRetiring)
+	stageSucceeded = string(model.StageSucceeded)
+	stageFailed    = string(model.StageFailed)
+	stageRolled    = string(model.StageRolledBack)
 )
 
-var stageRank = map[string]int{"": 0, stageStarting: 1, stageProbing: 2, stageSwitching: 3, stageRetiring: 4,
-	stageSucceeded: 5, stageFailed: 5, stageRolled: 5}
+// final tells whether a stage ends the rollout.
+func final(stage string) bool { return model.DeploymentStage(stage).Terminal() }
 
-func final(stage string) bool { return stageRank[stage] == 5 }
+// rank orders the stages a rollout reaches; "" (nothing reported) first.
+func rank(stage string) int {
+	if stage == "" {
+		return -1
+	}
+	return model.DeploymentStage(stage).Rank()
+}
 
 // pin is a rolled back rollout's release kept until the control plane
 // sends the state without the failed one.
@@ -169,7 +176,7 @@ func (a *Agent) tell(began bool, reached []protocol.Stage) {
 		}
 	}
 	for _, s := range reached {
-		if stageRank[s.Stage] <= stageRank[last] {
+		if rank(s.Stage) <= rank(last) {
 			continue
 		}
 		a.report(s)
