@@ -341,12 +341,6 @@ func (p *Plane) deployRelease(ctx context.Context, relID model.ReleaseID, action
 	return dep, nil
 }
 
-// agentStages are the stages an agent may report.
-var agentStages = map[model.DeploymentStage]bool{
-	model.StageStarting: true, model.StageProbing: true, model.StageSwitchingTraffic: true, model.StageRetiring: true,
-	model.StageSucceeded: true, model.StageFailed: true, model.StageRolledBack: true,
-}
-
 // Log fields of refused stage reports.
 const (
 	logCluster    = "cluster_id"
@@ -412,7 +406,7 @@ func (p *Plane) AgentStage(ctx context.Context, cluster model.ClusterID, r *prot
 // report's message is the agent's and is not logged.
 func (p *Plane) refuseStage(ctx context.Context, cluster model.ClusterID, r *protocol.Stage, from model.DeploymentStage, why string) {
 	level := slog.LevelWarn
-	if from != "" && (from.Terminal() || from.Live()) && agentStages[model.DeploymentStage(r.Stage)] {
+	if from != "" && (from.Terminal() || from.Live()) && model.DeploymentStage(r.Stage).FromAgent() {
 		// A late report of a rollout this cluster ran (an agent that
 		// reconnected or restarted tells what it saw again): refused, but
 		// nothing suspicious.
@@ -432,7 +426,7 @@ func (p *Plane) refuseStage(ctx context.Context, cluster model.ClusterID, r *pro
 // which agents send after reconnecting and which is no refusal.
 func agentMove(d *model.Deployment, stage model.DeploymentStage) (ok bool, why string) {
 	switch {
-	case !agentStages[stage]:
+	case !stage.FromAgent():
 		return false, fmt.Sprintf("%s is not a stage an agent reports", stage)
 	case d.Stage == stage && (d.Stage.Terminal() || d.Blocker == nil):
 		return false, ""

@@ -55,25 +55,44 @@ const (
 	StageCancelled        DeploymentStage = "CANCELLED"
 )
 
+// The stage sets every layer takes its vocabulary from: the store gets
+// them as query parameters, the agent's protocol and rollouts name the
+// same values. Each is in the order of a deployment's way.
+var (
+	// terminalStages end a deployment: nothing moves it on.
+	terminalStages = []DeploymentStage{StageSucceeded, StageFailed, StageRolledBack, StageSuperseded, StageCancelled}
+	// rollingStages are a rollout under way on its cluster: delivered,
+	// not ended.
+	rollingStages = []DeploymentStage{StageDelivering, StageStarting, StageProbing, StageSwitchingTraffic, StageRetiring}
+	// agentStages are those a cluster's agent reports.
+	agentStages = []DeploymentStage{StageStarting, StageProbing, StageSwitchingTraffic, StageRetiring,
+		StageSucceeded, StageFailed, StageRolledBack}
+)
+
+// TerminalStages are the stages that end a deployment.
+func TerminalStages() []DeploymentStage { return slices.Clone(terminalStages) }
+
+// RollingStages are the stages of a rollout under way on its cluster:
+// delivered and not ended.
+func RollingStages() []DeploymentStage { return slices.Clone(rollingStages) }
+
+// LiveStages are the stages whose release is what should run: rolling
+// out, or succeeded.
+func LiveStages() []DeploymentStage { return append(RollingStages(), StageSucceeded) }
+
+// AgentStages are the stages a cluster's agent reports, in order.
+func AgentStages() []DeploymentStage { return slices.Clone(agentStages) }
+
 // Terminal stages end a deployment: nothing moves it on.
-func (s DeploymentStage) Terminal() bool {
-	switch s {
-	case StageSucceeded, StageFailed, StageRolledBack, StageSuperseded, StageCancelled:
-		return true
-	}
-	return false
-}
+func (s DeploymentStage) Terminal() bool { return slices.Contains(terminalStages, s) }
 
 // Live tells whether the deployment's release is what should run: it was
 // released to its cluster (approved where needed) and did not end
 // without success.
-func (s DeploymentStage) Live() bool {
-	switch s {
-	case StageDelivering, StageStarting, StageProbing, StageSwitchingTraffic, StageRetiring, StageSucceeded:
-		return true
-	}
-	return false
-}
+func (s DeploymentStage) Live() bool { return s == StageSucceeded || slices.Contains(rollingStages, s) }
+
+// FromAgent tells whether an agent may report the stage.
+func (s DeploymentStage) FromAgent() bool { return slices.Contains(agentStages, s) }
 
 // Rank orders the stages of a deployment's way: a report never moves a
 // deployment to a lower rank. Every terminal stage ranks above every

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/desired"
+	"github.com/nebulactrl/nebula/internal/model"
 )
 
 // Version is the protocol version this build speaks.
@@ -151,8 +152,15 @@ type Stage struct {
 	At         time.Time `json:"at"`
 }
 
-// Stages an agent reports.
-var AgentStages = []string{"STARTING", "PROBING", "SWITCHING_TRAFFIC", "RETIRING", "SUCCEEDED", "FAILED", "ROLLED_BACK"}
+// AgentStages are the stages an agent reports (model.AgentStages), as
+// the protocol carries them.
+var AgentStages = func() []string {
+	var out []string
+	for _, s := range model.AgentStages() {
+		out = append(out, string(s))
+	}
+	return out
+}()
 
 // validate bounds a stage report. Whether it may move the deployment it
 // names is the control plane's to decide (control.AgentStage): this only

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/nebulactrl/nebula/internal/model"
 )
@@ -46,18 +47,16 @@ func DeploymentEventsAfter(ctx context.Context, q Querier, d model.DeploymentID,
 	return out, rows.Err()
 }
 
-// terminalStages is the SQL list of the stages that end a deployment.
-const terminalStages = `('SUCCEEDED', 'FAILED', 'ROLLED_BACK', 'SUPERSEDED', 'CANCELLED')`
-
 // OpenDeployments lists the deployments of a service to an environment
 // that have not ended, oldest first.
 func OpenDeployments(ctx context.Context, q Querier, svc model.ServiceID, env model.EnvironmentID) ([]*model.Deployment, error) {
-	return Deployments.all(ctx, q, `service_id = $1 AND environment_id = $2 AND stage NOT IN `+terminalStages,
-		string(svc), string(env))
+	in, stages := inList(model.TerminalStages(), 2)
+	return Deployments.all(ctx, q, `service_id = $1 AND environment_id = $2 AND stage NOT IN (`+in+`)`,
+		append([]any{string(svc), string(env)}, stages...)...)
 }
 
 // ExpiredApprovals lists deployments whose approval window closed before
 // now, across tenants.
-func ExpiredApprovals(ctx context.Context, q Querier, now any) ([]*model.Deployment, error) {
-	return Deployments.all(ctx, q, `stage = 'AWAITING_APPROVAL' AND approval_expires_at < $1`, now)
+func ExpiredApprovals(ctx context.Context, q Querier, now time.Time) ([]*model.Deployment, error) {
+	return Deployments.all(ctx, q, `stage = $1 AND approval_expires_at < $2`, string(model.StageAwaitingApproval), now)
 }

@@ -33,8 +33,9 @@ func TryJobLock(ctx context.Context, q Querier, job string) (bool, error) {
 // StalledDeployments lists deployments being rolled out that have not moved
 // since before, and are not already flagged.
 func StalledDeployments(ctx context.Context, q Querier, before time.Time) ([]*model.Deployment, error) {
-	return Deployments.all(ctx, q, `stage IN ('DELIVERING', 'STARTING', 'PROBING', 'SWITCHING_TRAFFIC', 'RETIRING')
-		AND blocker IS NULL AND updated_at < $1`, before)
+	in, stages := inList(model.RollingStages(), 1)
+	return Deployments.all(ctx, q, `stage IN (`+in+`) AND blocker IS NULL AND updated_at < $1`,
+		append([]any{before}, stages...)...)
 }
 
 // SilentClusters lists clusters heard from before (but at all) that have
@@ -50,6 +51,6 @@ func MarkDisconnected(ctx context.Context, q Querier, cluster model.ClusterID, a
 
 // RolloutsOn lists a cluster's deployments being delivered or rolled out.
 func RolloutsOn(ctx context.Context, q Querier, cluster model.ClusterID) ([]*model.Deployment, error) {
-	return Deployments.all(ctx, q, `cluster_id = $1 AND stage IN ('DELIVERING', 'STARTING', 'PROBING', 'SWITCHING_TRAFFIC', 'RETIRING')`,
-		string(cluster))
+	in, stages := inList(model.RollingStages(), 1)
+	return Deployments.all(ctx, q, `cluster_id = $1 AND stage IN (`+in+`)`, append([]any{string(cluster)}, stages...)...)
 }

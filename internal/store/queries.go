@@ -237,14 +237,16 @@ func RecordAck(ctx context.Context, q Querier, cluster model.ClusterID, revision
 // PendingCommands are a cluster's commands not yet acknowledged, oldest
 // first: queued ones, and delivered ones whose ack was lost with a session.
 func PendingCommands(ctx context.Context, q Querier, cluster model.ClusterID) ([]*model.Command, error) {
-	return Commands.all(ctx, q, "cluster_id = $1 AND status IN ('QUEUED', 'DELIVERED')", string(cluster))
+	return Commands.all(ctx, q, "cluster_id = $1 AND status IN ($2, $3)",
+		string(cluster), string(model.CommandQueued), string(model.CommandDelivered))
 }
 
 // MarkCommand moves a command of a cluster to a status; an acknowledged
 // command never moves again. It reports whether it moved.
 func MarkCommand(ctx context.Context, q Querier, cluster model.ClusterID, id model.CommandID, status model.CommandStatus, result string, now time.Time) (bool, error) {
 	n, err := q.Exec(ctx, `UPDATE cluster_commands SET status = $3, result = $4, updated_at = $5
-		WHERE id = $1 AND cluster_id = $2 AND status IN ('QUEUED', 'DELIVERED')`, string(id), string(cluster), string(status), result, now)
+		WHERE id = $1 AND cluster_id = $2 AND status IN ($6, $7)`, string(id), string(cluster), string(status), result, now,
+		string(model.CommandQueued), string(model.CommandDelivered))
 	if err != nil {
 		return false, fmt.Errorf("marking command: %w", err)
 	}

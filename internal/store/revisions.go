@@ -83,9 +83,6 @@ type TenantRows struct {
 	Live    []*model.Deployment
 }
 
-// liveStages is the SQL list of model.DeploymentStage.Live.
-const liveStages = `('DELIVERING', 'STARTING', 'PROBING', 'SWITCHING_TRAFFIC', 'RETIRING', 'SUCCEEDED')`
-
 // LoadTenantRows reads a tenant's rows for compiling, in a fixed number of
 // queries.
 func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID) (*TenantRows, error) {
@@ -115,11 +112,12 @@ func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID) (*Ten
 	// rolled back no longer does. One that was delivered and then
 	// superseded still counts, so that cancelling or rolling back the
 	// newer one returns to it.
+	in, live := inList(model.LiveStages(), 2)
 	r.Live, err = Deployments.all(ctx, q, `id IN (SELECT id FROM (
 		SELECT id, ROW_NUMBER() OVER (PARTITION BY service_id, environment_id ORDER BY id DESC) AS rn
 		FROM deployments WHERE tenant_id = $1
-			AND (stage IN `+liveStages+` OR stage = 'SUPERSEDED' AND delivered_at IS NOT NULL)
-	) live WHERE rn = 1)`, t)
+			AND (stage IN (`+in+`) OR stage = $2 AND delivered_at IS NOT NULL)
+	) live WHERE rn = 1)`, append([]any{t, string(model.StageSuperseded)}, live...)...)
 	if err != nil {
 		return nil, err
 	}
