@@ -45,7 +45,10 @@ die() { log "ERROR: $*"; exit 1; }
 alive() {
   local exe
   exe="$(readlink "/proc/$2/exe" 2>/dev/null)" || return 1
-  [[ "$exe" == "$BIN/$1" || "$exe" == "$BIN/$1 (deleted)" ]]
+  [[ "$exe" == "$BIN/$1" || "$exe" == "$BIN/$1 (deleted)" ]] && return 0
+  # Just started: the background shell or setsid has not exec'd the
+  # component yet. (A pid reused by another program is neither.)
+  [[ "$exe" == */setsid || "$exe" == */bash ]] && [[ "$(cat "/proc/$2/stat" 2>/dev/null)" != *") Z "* ]]
 }
 
 running() {
