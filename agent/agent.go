@@ -160,12 +160,14 @@ type indexed struct {
 }
 
 // Defaults for the settings that scale with the cluster: a 3,000-object
-// cluster is applied in well under 30 s at 200 requests/s, and 8 services
-// at once keep the API server's queue short.
+// cluster is written in about 15 s at 200 requests/s, and 16 services at
+// once (16 requests in flight at most) keep a change of one service's 50
+// environments near a second while the API server is busy rolling pods
+// (docs/benchmarks.md, "Agent at scale": 8 took twice as long).
 const (
 	DefaultKubeQPS     = 200
 	DefaultKubeBurst   = 400
-	DefaultConcurrency = 8
+	DefaultConcurrency = 16
 )
 
 func (a *Agent) clusterID() string {

@@ -73,7 +73,8 @@ type Applier struct {
 	// Cluster is the cluster id the agent serves; states of others are
 	// refused.
 	Cluster string
-	// Concurrency bounds the services applied at once (default 8).
+	// Concurrency bounds the services applied at once (default 8 here; the
+	// agent sets DefaultConcurrency).
 	Concurrency int
 	// Now stamps the start of a rollout on its Deployments (default
 	// time.Now).
