@@ -3,6 +3,8 @@ package resolvers
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
@@ -329,4 +332,17 @@ func eventArgs(after *string, first *int) (int64, int, error) {
 		limit = *first
 	}
 	return n, limit, nil
+}
+
+// inventoryOf decodes the agent's last report, stored as the protocol
+// carried it; nil before the first.
+func inventoryOf(c *model.Cluster) (*protocol.Inventory, error) {
+	if c.LastHeartbeatAt == nil || c.Inventory == "" {
+		return nil, nil
+	}
+	var inv protocol.Inventory
+	if err := json.Unmarshal([]byte(c.Inventory), &inv); err != nil {
+		return nil, fmt.Errorf("decoding inventory: %w", err)
+	}
+	return &inv, nil
 }

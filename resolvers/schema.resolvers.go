@@ -68,7 +68,7 @@ func (r *clusterResolver) LastHeartbeatAge(ctx context.Context, obj *model.Clust
 }
 
 func (r *clusterResolver) Inventory(ctx context.Context, obj *model.Cluster) (*protocol.Inventory, error) {
-	return control.InventoryOf(obj)
+	return inventoryOf(obj)
 }
 
 func (r *clusterResolver) ApplyErrors(ctx context.Context, obj *model.Cluster) (map[string]any, error) {

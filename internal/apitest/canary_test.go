@@ -564,7 +564,7 @@ func envVar(s desired.Service, name string) (desired.EnvVar, bool) {
 }
 
 // agentState compiles the fixture cluster's desired state unredacted, as
-// delivery to its agent does (control.Plane.DeliveryState), with secrets
+// delivery to its agent does (control.AgentSide.State), with secrets
 // opened by box; checkHash compares its hash with the one the plane stored
 // at its last recompile.
 func (r *canaryRun) agentState(t *testing.T, box *seal.Box, checkHash bool) desired.State {
@@ -578,10 +578,15 @@ func (r *canaryRun) agentState(t *testing.T, box *seal.Box, checkHash bool) desi
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := plane.DeliveryState(ctx, cid)
+	side, err := plane.AgentSideOf(ctx, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stp, err := side.State(ctx)
 	if err != nil {
 		t.Fatalf("compiling the delivery state: %v", err)
 	}
+	st := *stp
 	cluster, err := store.Clusters.Get(ctx, r.env.Store.Q(), cid)
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/server"
@@ -96,6 +97,8 @@ type Env struct {
 	Store  *store.Store
 	Plane  *control.Plane
 	Server *httptest.Server
+	// Hub is the server's agent hub.
+	Hub *hub.Hub
 	// BootstrapToken is the first admin's token secret; it acts in the
 	// bootstrap tenant. Fixtures are tenants this admin creates.
 	BootstrapToken string
@@ -139,7 +142,8 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 	if err != nil {
 		t.Fatalf("bootstrapping: %v", err)
 	}
-	srv := httptest.NewServer(server.New(plane, cfg, log).Handler())
+	served := server.New(plane, cfg, log)
+	srv := httptest.NewServer(served.Handler())
 	t.Cleanup(func() {
 		srv.Close()
 		tw.mu.Lock()
@@ -147,7 +151,7 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 		tw.mu.Unlock()
 	})
 	return &Env{
-		Store: st, Plane: plane, Server: srv,
+		Store: st, Plane: plane, Server: srv, Hub: served.Hub(),
 		Clock:           clk,
 		BootstrapToken:  boot.Secret,
 		BootstrapUserID: gid.Encode(gid.User, boot.User.ID),
@@ -169,6 +173,17 @@ func (w *testWriter) Write(p []byte) (int, error) {
 		w.t.Logf("server: %s", bytes.TrimRight(p, "\n"))
 	}
 	return len(p), nil
+}
+
+// AgentSide opens the control plane's side of cluster c's agent, for tests
+// that report as the agent without a session.
+func (e *Env) AgentSide(t testing.TB, c model.ClusterID) *control.AgentSide {
+	t.Helper()
+	a, err := e.Plane.AgentSideOf(context.Background(), c)
+	if err != nil {
+		t.Fatalf("opening cluster %s's agent side: %v", c, err)
+	}
+	return a
 }
 
 // Next returns a number unique within the environment, for names.

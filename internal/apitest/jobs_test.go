@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 )
@@ -21,12 +22,12 @@ func TestJobs(t *testing.T) {
 			ctx := context.Background()
 			rawCluster, _ := gid.Decode[model.ClusterID](gid.Cluster, f.ClusterID)
 			// The cluster's agent reports, so it is connected.
-			if err := env.Plane.AgentReport(ctx, rawCluster, protocol.Inventory{}, 0); err != nil {
+			if err := env.AgentSide(t, rawCluster).Report(ctx, []byte(`{}`), 0); err != nil {
 				t.Fatal(err)
 			}
 			dep := f.deployAsOwner(t, f.EnvironmentID)
 			rawDep, _ := gid.Decode[model.DeploymentID](gid.Deployment, dep)
-			if err := env.Plane.AgentStage(ctx, rawCluster, &protocol.Stage{Deployment: string(rawDep), Stage: "PROBING", Message: "probing"}); err != nil {
+			if err := env.AgentSide(t, rawCluster).Stage(ctx, hub.StageOf(&protocol.Stage{Deployment: string(rawDep), Stage: "PROBING", Message: "probing"})); err != nil {
 				t.Fatal(err)
 			}
 			read := func() map[string]any {
@@ -43,7 +44,7 @@ func TestJobs(t *testing.T) {
 
 			// Eleven minutes without progress: stalled, once.
 			env.Clock.Advance(11 * time.Minute)
-			if err := env.Plane.AgentReport(ctx, rawCluster, protocol.Inventory{}, 0); err != nil { // still heartbeating
+			if err := env.AgentSide(t, rawCluster).Report(ctx, []byte(`{}`), 0); err != nil { // still heartbeating
 				t.Fatal(err)
 			}
 			if rep, err = env.Plane.RunJobsOnce(ctx); err != nil || rep.Stalled != 1 || rep.Disconnected != 0 {
@@ -57,7 +58,7 @@ func TestJobs(t *testing.T) {
 				t.Errorf("flagged twice: %+v", rep)
 			}
 			// Progress clears the flag.
-			if err := env.Plane.AgentStage(ctx, rawCluster, &protocol.Stage{Deployment: string(rawDep), Stage: "PROBING", Message: "still probing"}); err != nil {
+			if err := env.AgentSide(t, rawCluster).Stage(ctx, hub.StageOf(&protocol.Stage{Deployment: string(rawDep), Stage: "PROBING", Message: "still probing"})); err != nil {
 				t.Fatal(err)
 			}
 			if d := read(); d["blocker"] != nil || d["stage"] != "PROBING" {
@@ -82,10 +83,10 @@ func TestJobs(t *testing.T) {
 				t.Errorf("marked disconnected twice: %+v", rep)
 			}
 			// The agent comes back and reports: the blocker clears.
-			if err := env.Plane.AgentReport(ctx, rawCluster, protocol.Inventory{}, 0); err != nil {
+			if err := env.AgentSide(t, rawCluster).Report(ctx, []byte(`{}`), 0); err != nil {
 				t.Fatal(err)
 			}
-			if err := env.Plane.AgentStage(ctx, rawCluster, &protocol.Stage{Deployment: string(rawDep), Stage: "SWITCHING_TRAFFIC", Message: "switching"}); err != nil {
+			if err := env.AgentSide(t, rawCluster).Stage(ctx, hub.StageOf(&protocol.Stage{Deployment: string(rawDep), Stage: "SWITCHING_TRAFFIC", Message: "switching"})); err != nil {
 				t.Fatal(err)
 			}
 			if d := read(); d["blocker"] != nil || d["stage"] != "SWITCHING_TRAFFIC" {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 )
@@ -161,8 +162,8 @@ func TestJSClientsResume(t *testing.T) {
 			rawCluster, _ := gid.Decode[model.ClusterID](gid.Cluster, f.ClusterID)
 			report := func(stage string) {
 				t.Helper()
-				if err := env.Plane.AgentStage(context.Background(), rawCluster,
-					&protocol.Stage{Deployment: string(rawDep), Stage: stage, Message: "test: " + stage}); err != nil {
+				if err := env.AgentSide(t, rawCluster).Stage(context.Background(),
+					hub.StageOf(&protocol.Stage{Deployment: string(rawDep), Stage: stage, Message: "test: " + stage})); err != nil {
 					t.Fatalf("reporting %s: %v", stage, err)
 				}
 			}

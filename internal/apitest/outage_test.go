@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/seal"
@@ -47,8 +48,11 @@ func stageWhenUp(t *testing.T, f *Fixture, dep model.DeploymentID, stage string)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		err := f.Env.Plane.AgentStage(context.Background(), cl, &protocol.Stage{
-			Deployment: string(dep), Stage: stage, Message: "agent: " + strings.ToLower(stage), At: time.Now()})
+		side, err := f.Env.Plane.AgentSideOf(context.Background(), cl)
+		if err == nil {
+			err = side.Stage(context.Background(), hub.StageOf(&protocol.Stage{
+				Deployment: string(dep), Stage: stage, Message: "agent: " + strings.ToLower(stage), At: time.Now()}))
+		}
 		if err == nil {
 			return
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/seal"
@@ -199,7 +200,7 @@ func TestReplicasSubscribersFollowTheOtherReplica(t *testing.T) {
 
 	// The deployment moves on replica a (the agent's session is there).
 	for _, st := range []string{"STARTING", "PROBING", "SWITCHING_TRAFFIC", "RETIRING", "SUCCEEDED"} {
-		if err := r.a.Plane.AgentStage(context.Background(), rawCluster, &protocol.Stage{Deployment: string(rawDep), Stage: st}); err != nil {
+		if err := r.a.AgentSide(t, rawCluster).Stage(context.Background(), hub.StageOf(&protocol.Stage{Deployment: string(rawDep), Stage: st})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -236,7 +237,7 @@ func TestReplicasSubscribersFollowTheOtherReplica(t *testing.T) {
 	later.waitValues(t, "deploymentEvents.stage", []string{"QUEUED", "DELIVERING"})
 	killListeners(t, r.url)
 	raw2, _ := gid.Decode[model.DeploymentID](gid.Deployment, second)
-	if err := r.a.Plane.AgentStage(context.Background(), rawCluster, &protocol.Stage{Deployment: string(raw2), Stage: "STARTING"}); err != nil {
+	if err := r.a.AgentSide(t, rawCluster).Stage(context.Background(), hub.StageOf(&protocol.Stage{Deployment: string(raw2), Stage: "STARTING"})); err != nil {
 		t.Fatal(err)
 	}
 	later.waitValues(t, "deploymentEvents.stage", []string{"QUEUED", "DELIVERING", "STARTING"})

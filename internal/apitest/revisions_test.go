@@ -253,9 +253,9 @@ func TestDeliveredStateFollowsRevisions(t *testing.T) {
 			c, _ := gid.Decode[model.ClusterID](gid.Cluster, f.ClusterID)
 			deliver := func() (int64, string) {
 				t.Helper()
-				rev, st, err := env.Plane.DesiredFor(ctx, c, 0)
+				rev, st, err := env.Hub.Desired(ctx, env.AgentSide(t, c), 0)
 				if err != nil || st == nil {
-					t.Fatalf("DesiredFor: %v, %v", st, err)
+					t.Fatalf("Desired: %v, %v", st, err)
 				}
 				b, _ := json.Marshal(st)
 				return rev, string(b)

@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 )
@@ -350,8 +351,8 @@ func wsStageWith(t testing.TB, f *Fixture, dep model.DeploymentID, stage, msg st
 	if err != nil {
 		t.Fatalf("decoding cluster id: %v", err)
 	}
-	err = f.Env.Plane.AgentStage(context.Background(), cl, &protocol.Stage{
-		Deployment: string(dep), Stage: stage, Message: msg, At: time.Now()})
+	err = f.Env.AgentSide(t, cl).Stage(context.Background(), hub.StageOf(&protocol.Stage{
+		Deployment: string(dep), Stage: stage, Message: msg, At: time.Now()}))
 	if err != nil {
 		t.Fatalf("AgentStage %s: %v", stage, err)
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/store/pgtest"
@@ -56,7 +57,7 @@ const deploymentEventsQuery = `subscription($d: ID!) { deploymentEvents(deployme
 const clusterStatusQuery = `subscription($c: ID!) { clusterStatus(clusterId: $c) { id name status lastHeartbeatAt desiredRevision appliedRevision } }`
 
 // BenchmarkStageToSubscriber measures, per op one run of 10 s (-benchtime
-// 1x), the time from an agent's stage report (Plane.AgentStage, on replica
+// 1x), the time from an agent's stage report (AgentSide.Stage, on replica
 // A) to a graphql-transport-ws subscriber of deploymentEvents reading the
 // `next` of that stage (on replica A with replicas=1, on replica B with
 // replicas=2), at 100 reports a second. See docs/benchmarks.md.
@@ -332,15 +333,18 @@ func openNebulaStages(tb testing.TB, k, n int) *stageTarget {
 	tb.Logf("replicas=%d: seeded %d deployments in %v, subscribed in %v", k, n,
 		seeded.Round(time.Millisecond), (time.Since(start) - seeded).Round(time.Millisecond))
 
-	cluster := deps[0].ClusterID
+	side, err := reps[0].plane.AgentSideOf(context.Background(), deps[0].ClusterID)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	return &stageTarget{
 		n:    n,
 		subs: subs,
 		reps: reps,
 		want: append([]string{"QUEUED", "DELIVERING"}, subsStages[:]...),
 		report: func(ctx context.Context, d, s int) error {
-			return reps[0].plane.AgentStage(ctx, cluster, &protocol.Stage{Deployment: string(deps[d].ID),
-				Stage: subsStages[s], At: time.Now()})
+			return side.Stage(ctx, hub.StageOf(&protocol.Stage{Deployment: string(deps[d].ID),
+				Stage: subsStages[s], At: time.Now()}))
 		},
 		log: func() string {
 			var out []string

@@ -10,7 +10,7 @@ import (
 )
 
 func (p *Plane) Cluster(ctx context.Context, id model.ClusterID) (*model.Cluster, error) {
-	return get(ctx, p, p.store.Q(), store.Clusters, id, authz.ClusterRead)
+	return get(ctx, p, p.q(ctx), store.Clusters, id, authz.ClusterRead)
 }
 
 func (p *Plane) ClustersByIDs(ctx context.Context, ids []model.ClusterID) (map[model.ClusterID]*model.Cluster, error) {
@@ -21,7 +21,7 @@ func (p *Plane) Clusters(ctx context.Context, tenant model.TenantID, pg store.Pa
 	if err := p.authz.CheckCtx(ctx, authz.ClusterRead, model.Scope{Tenant: tenant}); err != nil {
 		return store.Page[model.Cluster]{}, err
 	}
-	return store.ClustersOf(ctx, p.store.Q(), tenant, pg)
+	return store.ClustersOf(ctx, p.q(ctx), tenant, pg)
 }
 
 // ClusterStatus derives a cluster's status on the plane's clock.
@@ -43,7 +43,7 @@ func (p *Plane) RegisterCluster(ctx context.Context, tenant model.TenantID, name
 	}
 	cl := &model.Cluster{ID: newID[model.ClusterID](), TenantID: tenant, Name: name, Labels: ls, CreatedAt: p.now()}
 	var secret string
-	err := p.change(ctx, tenant, func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error {
+	err := p.change(ctx, tenant, func(q *txn, t *model.Tenant, ev *audit) error {
 		if err := p.ensureRoom(ctx, q, t, model.LimitClusters, 1); err != nil {
 			return err
 		}
@@ -55,7 +55,7 @@ func (p *Plane) RegisterCluster(ctx context.Context, tenant model.TenantID, name
 			return err
 		}
 		secret = s
-		target(ev, "cluster.register", "Cluster", string(cl.ID))
+		target(ev, ActClusterRegister, "Cluster", string(cl.ID))
 		ev.Details["name"], ev.Details["labels"], ev.Details["tokenPrefix"] = name, ls, tok.Prefix
 		return nil
 	})
@@ -67,7 +67,7 @@ func (p *Plane) RegisterCluster(ctx context.Context, tenant model.TenantID, name
 }
 
 func (p *Plane) SetClusterLabels(ctx context.Context, id model.ClusterID, labels []model.Label) (*model.Cluster, error) {
-	cl, err := get(ctx, p, p.store.Q(), store.Clusters, id, authz.ClusterManage)
+	cl, err := get(ctx, p, p.q(ctx), store.Clusters, id, authz.ClusterManage)
 	if err != nil {
 		return nil, err
 	}
@@ -76,11 +76,11 @@ func (p *Plane) SetClusterLabels(ctx context.Context, id model.ClusterID, labels
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, cl.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+	err = p.change(ctx, cl.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		if cl, err = store.Clusters.Get(ctx, q, id); err != nil {
 			return err
 		}
-		target(ev, "cluster.set_labels", "Cluster", string(id))
+		target(ev, ActClusterSetLabels, "Cluster", string(id))
 		ev.Details["labels"] = map[string]any{"from": cl.Labels, "to": ls}
 		cl.Labels = ls
 		return store.SetClusterLabels(ctx, q, id, ls)
@@ -94,18 +94,18 @@ func (p *Plane) reread(ctx context.Context, cl *model.Cluster, err error) (*mode
 	if err != nil {
 		return nil, err
 	}
-	return store.Clusters.Get(ctx, p.store.Q(), cl.ID)
+	return store.Clusters.Get(ctx, p.q(ctx), cl.ID)
 }
 
 // DeleteCluster deletes a cluster and its namespace targets; a cluster that
 // deployments went to keeps its history and cannot be deleted.
 func (p *Plane) DeleteCluster(ctx context.Context, id model.ClusterID) error {
-	cl, err := get(ctx, p, p.store.Q(), store.Clusters, id, authz.ClusterManage)
+	cl, err := get(ctx, p, p.q(ctx), store.Clusters, id, authz.ClusterManage)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, cl.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
-		target(ev, "cluster.delete", "Cluster", string(id))
+	return p.change(ctx, cl.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		target(ev, ActClusterDelete, "Cluster", string(id))
 		ev.Details["name"] = cl.Name
 		err := store.Clusters.Delete(ctx, q, id)
 		var ce *store.ConflictError
@@ -118,18 +118,18 @@ func (p *Plane) DeleteCluster(ctx context.Context, id model.ClusterID) error {
 }
 
 func (p *Plane) NamespaceTarget(ctx context.Context, id model.NamespaceTargetID) (*model.NamespaceTarget, error) {
-	return get(ctx, p, p.store.Q(), store.NamespaceTargets, id, authz.ClusterRead)
+	return get(ctx, p, p.q(ctx), store.NamespaceTargets, id, authz.ClusterRead)
 }
 
 func (p *Plane) NamespaceTargets(ctx context.Context, cl *model.Cluster, pg store.PageArgs) (store.Page[model.NamespaceTarget], error) {
 	if err := p.authz.CheckCtx(ctx, authz.ClusterRead, cl.Scope()); err != nil {
 		return store.Page[model.NamespaceTarget]{}, err
 	}
-	return store.NamespaceTargetsOf(ctx, p.store.Q(), cl.ID, pg)
+	return store.NamespaceTargetsOf(ctx, p.q(ctx), cl.ID, pg)
 }
 
 func (p *Plane) CreateNamespaceTarget(ctx context.Context, cluster model.ClusterID, namespace string, labels []model.Label) (*model.NamespaceTarget, error) {
-	cl, err := get(ctx, p, p.store.Q(), store.Clusters, cluster, authz.NamespaceTargetManage)
+	cl, err := get(ctx, p, p.q(ctx), store.Clusters, cluster, authz.NamespaceTargetManage)
 	if err != nil {
 		return nil, err
 	}
@@ -141,11 +141,11 @@ func (p *Plane) CreateNamespaceTarget(ctx context.Context, cluster model.Cluster
 	}
 	nt := &model.NamespaceTarget{ID: newID[model.NamespaceTargetID](), TenantID: cl.TenantID, ClusterID: cluster,
 		Namespace: namespace, Labels: ls, CreatedAt: p.now()}
-	err = p.change(ctx, cl.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+	err = p.change(ctx, cl.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		if err := store.NamespaceTargets.Insert(ctx, q, nt); err != nil {
 			return conflictOn(err, "namespace", "cluster "+cl.Name+" already has a namespace target "+namespace)
 		}
-		target(ev, "namespace_target.create", "NamespaceTarget", string(nt.ID))
+		target(ev, ActTargetCreate, "NamespaceTarget", string(nt.ID))
 		ev.Details["clusterId"], ev.Details["namespace"], ev.Details["labels"] = string(cluster), namespace, ls
 		return nil
 	})
@@ -153,7 +153,7 @@ func (p *Plane) CreateNamespaceTarget(ctx context.Context, cluster model.Cluster
 }
 
 func (p *Plane) SetNamespaceTargetLabels(ctx context.Context, id model.NamespaceTargetID, labels []model.Label) (*model.NamespaceTarget, error) {
-	nt, err := get(ctx, p, p.store.Q(), store.NamespaceTargets, id, authz.NamespaceTargetManage)
+	nt, err := get(ctx, p, p.q(ctx), store.NamespaceTargets, id, authz.NamespaceTargetManage)
 	if err != nil {
 		return nil, err
 	}
@@ -162,8 +162,8 @@ func (p *Plane) SetNamespaceTargetLabels(ctx context.Context, id model.Namespace
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, nt.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
-		target(ev, "namespace_target.set_labels", "NamespaceTarget", string(id))
+	err = p.change(ctx, nt.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		target(ev, ActTargetSetLabels, "NamespaceTarget", string(id))
 		ev.Details["labels"] = map[string]any{"from": nt.Labels, "to": ls}
 		nt.Labels = ls
 		return store.SetNamespaceTargetLabels(ctx, q, id, ls)
@@ -172,12 +172,12 @@ func (p *Plane) SetNamespaceTargetLabels(ctx context.Context, id model.Namespace
 }
 
 func (p *Plane) DeleteNamespaceTarget(ctx context.Context, id model.NamespaceTargetID) error {
-	nt, err := get(ctx, p, p.store.Q(), store.NamespaceTargets, id, authz.NamespaceTargetManage)
+	nt, err := get(ctx, p, p.q(ctx), store.NamespaceTargets, id, authz.NamespaceTargetManage)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, nt.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
-		target(ev, "namespace_target.delete", "NamespaceTarget", string(id))
+	return p.change(ctx, nt.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		target(ev, ActTargetDelete, "NamespaceTarget", string(id))
 		ev.Details["clusterId"], ev.Details["namespace"] = string(nt.ClusterID), nt.Namespace
 		return store.NamespaceTargets.Delete(ctx, q, id)
 	})

@@ -9,7 +9,6 @@ import (
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/model"
-	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
@@ -29,7 +28,7 @@ type CommandInput struct {
 // until acknowledged. Restarting a process is the service's editors' to
 // ask; the cluster-wide commands are tenant admins'.
 func (p *Plane) QueueCommand(ctx context.Context, in CommandInput) (*model.Command, error) {
-	cl, err := get(ctx, p, p.store.Q(), store.Clusters, in.Cluster, authz.ClusterRead)
+	cl, err := get(ctx, p, p.q(ctx), store.Clusters, in.Cluster, authz.ClusterRead)
 	if err != nil {
 		return nil, err
 	}
@@ -57,8 +56,8 @@ func (p *Plane) QueueCommand(ctx context.Context, in CommandInput) (*model.Comma
 	uid := a.User.ID
 	cmd := &model.Command{ID: newID[model.CommandID](), TenantID: cl.TenantID, ClusterID: cl.ID, Kind: in.Kind, Args: args,
 		Status: model.CommandQueued, RequestedBy: &uid, CreatedAt: p.now(), UpdatedAt: p.now()}
-	err = p.change(ctx, cl.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
-		target(ev, "cluster.queue_command", "Cluster", string(cl.ID))
+	err = p.change(ctx, cl.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		target(ev, ActClusterQueueCommand, "Cluster", string(cl.ID))
 		ev.Details["commandId"], ev.Details["kind"], ev.Details["args"] = string(cmd.ID), string(cmd.Kind), args
 		if err := store.Commands.Insert(ctx, q, cmd); err != nil {
 			return err
@@ -69,7 +68,7 @@ func (p *Plane) QueueCommand(ctx context.Context, in CommandInput) (*model.Comma
 			}
 		}
 		// The agent's session may live on another replica.
-		return p.noteTx(ctx, q, bus.Commands(string(cl.ID)))
+		return p.note(ctx, q, bus.Commands(string(cl.ID)))
 	})
 	if err != nil {
 		return nil, err
@@ -86,11 +85,11 @@ func (p *Plane) restartArgs(ctx context.Context, cl *model.Cluster, in CommandIn
 	if in.Environment == nil || in.Service == nil || in.Process == "" {
 		return nil, nil, Invalid("RESTART_PROCESS needs environmentId, serviceId and process", "input", "kind")
 	}
-	svc, err := get(ctx, p, p.store.Q(), store.Services, *in.Service, authz.ServiceManage)
+	svc, err := get(ctx, p, p.q(ctx), store.Services, *in.Service, authz.ServiceManage)
 	if err != nil {
 		return nil, nil, err
 	}
-	env, err := get(ctx, p, p.store.Q(), store.Environments, *in.Environment, authz.EnvironmentRead)
+	env, err := get(ctx, p, p.q(ctx), store.Environments, *in.Environment, authz.EnvironmentRead)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -100,7 +99,7 @@ func (p *Plane) restartArgs(ctx context.Context, cl *model.Cluster, in CommandIn
 	if !slices.ContainsFunc(svc.Processes, func(pr model.Process) bool { return pr.Name == in.Process }) {
 		return nil, nil, Invalid(fmt.Sprintf("service %s has no process %q", svc.Name, in.Process), "input", "process")
 	}
-	clusters, targets, err := p.tenantTargets(ctx, p.store.Q(), cl.TenantID)
+	clusters, targets, err := p.tenantTargets(ctx, p.q(ctx), cl.TenantID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -110,7 +109,7 @@ func (p *Plane) restartArgs(ctx context.Context, cl *model.Cluster, in CommandIn
 	}
 	ns := pl.Namespace
 	if ns == "" {
-		proj, err := store.Projects.Get(ctx, p.store.Q(), env.ProjectID)
+		proj, err := store.Projects.Get(ctx, p.q(ctx), env.ProjectID)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -147,16 +146,16 @@ func (p *Plane) Commands(ctx context.Context, cl *model.Cluster, pg store.PageAr
 		}
 		slices.Sort(projects)
 	}
-	return store.CommandsIn(ctx, p.store.Q(), cl.ID, all, projects, pg)
+	return store.CommandsIn(ctx, p.q(ctx), cl.ID, all, projects, pg)
 }
 
 // Command reads one command, visible as Commands lists it.
 func (p *Plane) Command(ctx context.Context, id model.CommandID) (*model.Command, error) {
-	cmd, err := get(ctx, p, p.store.Q(), store.Commands, id, authz.ClusterRead)
+	cmd, err := get(ctx, p, p.q(ctx), store.Commands, id, authz.ClusterRead)
 	if err != nil {
 		return nil, err
 	}
-	project, err := store.CommandProject(ctx, p.store.Q(), id)
+	project, err := store.CommandProject(ctx, p.q(ctx), id)
 	if err != nil {
 		return nil, err
 	}
@@ -173,27 +172,4 @@ func (p *Plane) Command(ctx context.Context, id model.CommandID) (*model.Command
 		return nil, err
 	}
 	return cmd, nil
-}
-
-// PendingCommands are what a cluster's agent has yet to acknowledge; the
-// hub delivers them (again, after a reconnect).
-func (p *Plane) PendingCommands(ctx context.Context, cluster model.ClusterID) ([]*model.Command, error) {
-	return store.PendingCommands(ctx, p.store.Q(), cluster)
-}
-
-// CommandDelivered records that a command went out on a session.
-func (p *Plane) CommandDelivered(ctx context.Context, cluster model.ClusterID, id model.CommandID) error {
-	_, err := store.MarkCommand(ctx, p.store.Q(), cluster, id, model.CommandDelivered, "", p.now())
-	return err
-}
-
-// CommandAck records an agent's answer to a command of its own cluster; an
-// ack for another cluster's command, or a second ack, changes nothing.
-func (p *Plane) CommandAck(ctx context.Context, cluster model.ClusterID, ack *protocol.CommandAck) error {
-	status := model.CommandApplied
-	if ack.Result == protocol.ResultFailed {
-		status = model.CommandFailed
-	}
-	_, err := store.MarkCommand(ctx, p.store.Q(), cluster, model.CommandID(ack.ID), status, ack.Message, p.now())
-	return err
 }

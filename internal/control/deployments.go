@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/model"
-	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
@@ -35,7 +33,7 @@ func WithApprovals(ttl time.Duration, allowSelf bool) Option {
 
 // advance moves a deployment to a stage and records the event. Callers
 // hold the tenant lock.
-func (p *Plane) advance(ctx context.Context, q store.Querier, d *model.Deployment, stage model.DeploymentStage, blocker, msg string) error {
+func (p *Plane) advance(ctx context.Context, q *txn, d *model.Deployment, stage model.DeploymentStage, blocker, msg string) error {
 	now := p.now()
 	d.Stage, d.Message, d.UpdatedAt = stage, msg, now
 	d.Blocker = nil
@@ -49,7 +47,7 @@ func (p *Plane) advance(ctx context.Context, q store.Querier, d *model.Deploymen
 	if err := store.UpdateDeploymentStage(ctx, q, d); err != nil {
 		return err
 	}
-	if err := p.noteTx(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID))); err != nil {
+	if err := p.note(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID))); err != nil {
 		return err
 	}
 	return store.InsertDeploymentEvent(ctx, q, &model.DeploymentEvent{DeploymentID: d.ID, Seq: d.LastSeq,
@@ -59,7 +57,7 @@ func (p *Plane) advance(ctx context.Context, q store.Querier, d *model.Deploymen
 // queue records a new deployment's first event, replaces the requests of
 // the same service and environment still waiting, and starts it: to
 // approval in a protected environment, to delivery otherwise.
-func (p *Plane) queue(ctx context.Context, q store.Querier, d *model.Deployment, env *model.Environment, rel *model.Release, why string) error {
+func (p *Plane) queue(ctx context.Context, q *txn, d *model.Deployment, env *model.Environment, rel *model.Release, why string) error {
 	if err := store.InsertDeploymentEvent(ctx, q, &model.DeploymentEvent{DeploymentID: d.ID, Seq: 1,
 		TenantID: d.TenantID, Stage: model.StageQueued, Message: why, CreatedAt: d.CreatedAt}); err != nil {
 		return err
@@ -68,7 +66,7 @@ func (p *Plane) queue(ctx context.Context, q store.Querier, d *model.Deployment,
 	if err := store.UpdateDeploymentStage(ctx, q, d); err != nil {
 		return err
 	}
-	if err := p.noteTx(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID))); err != nil {
+	if err := p.note(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID))); err != nil {
 		return err
 	}
 	open, err := store.OpenDeployments(ctx, q, d.ServiceID, d.EnvironmentID)
@@ -97,7 +95,7 @@ func (p *Plane) queue(ctx context.Context, q store.Querier, d *model.Deployment,
 // deliver releases a deployment to its cluster: it becomes live (the
 // recompile that follows puts its release into the cluster's desired
 // state) and supersedes older deployments still rolling out.
-func (p *Plane) deliver(ctx context.Context, q store.Querier, d *model.Deployment, rel *model.Release) error {
+func (p *Plane) deliver(ctx context.Context, q *txn, d *model.Deployment, rel *model.Release) error {
 	open, err := store.OpenDeployments(ctx, q, d.ServiceID, d.EnvironmentID)
 	if err != nil {
 		return err
@@ -127,11 +125,11 @@ func (p *Plane) deliver(ctx context.Context, q store.Querier, d *model.Deploymen
 // deploymentFor reads a deployment with its environment and release, and
 // checks the actor may act on it as perm says (deploying or approving).
 func (p *Plane) deploymentFor(ctx context.Context, id model.DeploymentID, approve bool) (*model.Deployment, *model.Environment, error) {
-	d, err := get(ctx, p, p.store.Q(), store.Deployments, id, authz.DeploymentRead)
+	d, err := get(ctx, p, p.q(ctx), store.Deployments, id, authz.DeploymentRead)
 	if err != nil {
 		return nil, nil, err
 	}
-	env, err := store.Environments.Get(ctx, p.store.Q(), d.EnvironmentID)
+	env, err := store.Environments.Get(ctx, p.q(ctx), d.EnvironmentID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -171,7 +169,7 @@ func (p *Plane) Decide(ctx context.Context, id model.DeploymentID, decision mode
 	if len(comment) > 2000 {
 		return nil, Invalid("a comment has at most 2000 characters", "input", "comment")
 	}
-	err = p.change(ctx, d.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+	err = p.change(ctx, d.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		if d, err = store.Deployments.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -200,16 +198,16 @@ func (p *Plane) Decide(ctx context.Context, id model.DeploymentID, decision mode
 		if err := store.Approvals.Insert(ctx, q, ap); err != nil {
 			return err
 		}
-		action := "deployment.approve"
+		action := ActDeploymentApprove
 		if decision == model.Rejected {
-			action = "deployment.reject"
+			action = ActDeploymentReject
 		}
 		target(ev, action, "Deployment", string(d.ID))
 		ev.Details["environmentId"], ev.Details["releaseNumber"] = string(env.ID), rel.Number
 		if decision == model.Rejected {
 			return p.advance(ctx, q, d, model.StageCancelled, "", fmt.Sprintf("rejected by %s: %s", actorName(a), orNone(comment)))
 		}
-		if err := p.noteTx(ctx, q, bus.Deployment(string(d.ID))); err != nil {
+		if err := p.note(ctx, q, bus.Deployment(string(d.ID))); err != nil {
 			return err
 		}
 		if err := store.InsertDeploymentEvent(ctx, q, &model.DeploymentEvent{DeploymentID: d.ID, Seq: d.LastSeq + 1,
@@ -247,7 +245,7 @@ func (p *Plane) Cancel(ctx context.Context, id model.DeploymentID, reason string
 	if len(reason) > 2000 {
 		return nil, Invalid("a reason has at most 2000 characters", "input", "reason")
 	}
-	err = p.change(ctx, d.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+	err = p.change(ctx, d.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		if d, err = store.Deployments.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -255,7 +253,7 @@ func (p *Plane) Cancel(ctx context.Context, id model.DeploymentID, reason string
 			return Problem{Code: CodeConflict, Field: []string{"input", "deploymentId"},
 				Message: fmt.Sprintf("the deployment already ended: %s", d.Stage)}
 		}
-		target(ev, "deployment.cancel", "Deployment", string(d.ID))
+		target(ev, ActDeploymentCancel, "Deployment", string(d.ID))
 		ev.Details["stage"] = string(d.Stage)
 		return p.advance(ctx, q, d, model.StageCancelled, "", fmt.Sprintf("cancelled by %s: %s", actorName(a), orNone(reason)))
 	})
@@ -271,38 +269,38 @@ func (p *Plane) Redeploy(ctx context.Context, id model.DeploymentID) (*model.Dep
 	if err != nil {
 		return nil, err
 	}
-	return p.deployRelease(ctx, d.ReleaseID, "deployment.redeploy", "redeploy of release %d requested by %s", "input", "deploymentId")
+	return p.deployRelease(ctx, d.ReleaseID, ActDeploymentRedeploy, "redeploy of release %d requested by %s", "input", "deploymentId")
 }
 
 // Rollback deploys an earlier release of a service in an environment, by
 // its number, as a new deployment.
 func (p *Plane) Rollback(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, number int) (*model.Deployment, error) {
-	svc, err := get(ctx, p, p.store.Q(), store.Services, svcID, authz.ServiceRead)
+	svc, err := get(ctx, p, p.q(ctx), store.Services, svcID, authz.ServiceRead)
 	if err != nil {
 		return nil, err
 	}
-	rel, err := store.ReleaseByNumber(ctx, p.store.Q(), svc.ID, envID, number)
+	rel, err := store.ReleaseByNumber(ctx, p.q(ctx), svc.ID, envID, number)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, Invalid(fmt.Sprintf("service %s has no release %d in this environment", svc.Name, number), "input", "releaseNumber")
 	}
 	if err != nil {
 		return nil, err
 	}
-	return p.deployRelease(ctx, rel.ID, "deployment.rollback", "rollback to release %d requested by %s", "input", "releaseNumber")
+	return p.deployRelease(ctx, rel.ID, ActDeploymentRollback, "rollback to release %d requested by %s", "input", "releaseNumber")
 }
 
 // deployRelease queues a new deployment of an existing release, checked
 // like deploy.
-func (p *Plane) deployRelease(ctx context.Context, relID model.ReleaseID, action, why string, field ...string) (*model.Deployment, error) {
+func (p *Plane) deployRelease(ctx context.Context, relID model.ReleaseID, action Action, why string, field ...string) (*model.Deployment, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rel, err := get(ctx, p, p.store.Q(), store.Releases, relID, authz.DeploymentRead)
+	rel, err := get(ctx, p, p.q(ctx), store.Releases, relID, authz.DeploymentRead)
 	if err != nil {
 		return nil, err
 	}
-	env, err := store.Environments.Get(ctx, p.store.Q(), rel.EnvironmentID)
+	env, err := store.Environments.Get(ctx, p.q(ctx), rel.EnvironmentID)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +312,7 @@ func (p *Plane) deployRelease(ctx context.Context, relID model.ReleaseID, action
 		return nil, err
 	}
 	var dep *model.Deployment
-	err = p.change(ctx, rel.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+	err = p.change(ctx, rel.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		clusters, targets, err := p.tenantTargets(ctx, q, rel.TenantID)
 		if err != nil {
 			return err
@@ -341,116 +339,12 @@ func (p *Plane) deployRelease(ctx context.Context, relID model.ReleaseID, action
 	return dep, nil
 }
 
-// Log fields of refused stage reports.
-const (
-	logCluster    = "cluster_id"
-	logDeployment = "deployment_id"
-	logFrom       = "from"
-	logTo         = "to"
-	logReason     = "reason"
-)
-
-// AgentStage records a stage the cluster's agent reports for one of its
-// deployments. Only a deployment released to this very cluster moves, and
-// only as its rollout can from where it is (see agentMove): a report for
-// another cluster's deployment, for one not delivered (awaiting approval,
-// say), for one that ended, or going backwards is refused — logged, and
-// nothing changes; the session goes on. A report of the stage the
-// deployment is at changes nothing either (agents report again after
-// reconnecting). A failure or a rollback takes the release out of the
-// desired state: the cluster returns to the release that ran before.
-func (p *Plane) AgentStage(ctx context.Context, cluster model.ClusterID, r *protocol.Stage) error {
-	stage := model.DeploymentStage(r.Stage)
-	d, err := store.Deployments.Get(ctx, p.store.Q(), model.DeploymentID(r.Deployment))
-	if errors.Is(err, store.ErrNotFound) {
-		p.refuseStage(ctx, cluster, r, "", "no such deployment")
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if d.ClusterID != cluster {
-		// Said in the log only: the agent learns nothing of other clusters.
-		p.refuseStage(ctx, cluster, r, "", "the deployment is not this cluster's")
-		return nil
-	}
-	if ok, why := agentMove(d, stage); !ok {
-		if why != "" {
-			p.refuseStage(ctx, cluster, r, d.Stage, why)
-		}
-		return nil
-	}
-	var refused string
-	var from model.DeploymentStage
-	err = p.system(ctx, d.TenantID, !stage.Live(), func(q store.Querier) error {
-		if d, err = store.Deployments.Get(ctx, q, d.ID); err != nil {
-			return err
-		}
-		ok, why := agentMove(d, stage) // it may have moved on meanwhile
-		if !ok {
-			refused, from = why, d.Stage
-			return nil
-		}
-		return p.advance(ctx, q, d, stage, "", r.Message)
-	})
-	if err != nil {
-		return err
-	}
-	if refused != "" {
-		p.refuseStage(ctx, cluster, r, from, refused)
-	}
-	return nil
-}
-
-// refuseStage logs a stage report that changed nothing, and why. The
-// report's message is the agent's and is not logged.
-func (p *Plane) refuseStage(ctx context.Context, cluster model.ClusterID, r *protocol.Stage, from model.DeploymentStage, why string) {
-	level := slog.LevelWarn
-	if from != "" && (from.Terminal() || from.Live()) && model.DeploymentStage(r.Stage).FromAgent() {
-		// A late report of a rollout this cluster ran (an agent that
-		// reconnected or restarted tells what it saw again): refused, but
-		// nothing suspicious.
-		level = slog.LevelInfo
-	}
-	p.log.Log(ctx, level, "refused an agent's stage report", logCluster, cluster, logDeployment, r.Deployment,
-		logFrom, string(from), logTo, r.Stage, logReason, why)
-}
-
-// agentMove tells whether an agent's report of stage moves the deployment,
-// as a rollout on its cluster can: it must have been delivered (approved
-// where needed) and not have ended; from there any later rollout stage
-// (reports lost to a reconnect skip stages), FAILED or ROLLED_BACK, or the
-// same stage when it carries a blocker (the agent is back, or progressing
-// again). Never backwards. When the report does not move it, why says
-// what refuses it; why is empty for a repeat of where the deployment is,
-// which agents send after reconnecting and which is no refusal.
-func agentMove(d *model.Deployment, stage model.DeploymentStage) (ok bool, why string) {
-	switch {
-	case !stage.FromAgent():
-		return false, fmt.Sprintf("%s is not a stage an agent reports", stage)
-	case d.Stage == stage && (d.Stage.Terminal() || d.Blocker == nil):
-		return false, ""
-	case d.Stage.Terminal():
-		return false, fmt.Sprintf("the deployment already ended %s", d.Stage)
-	case d.DeliveredAt == nil || !d.Stage.Live():
-		return false, fmt.Sprintf("the deployment was not delivered to the cluster: it is %s", d.Stage)
-	case d.Stage == stage, stage == model.StageFailed, stage == model.StageRolledBack:
-		return true, ""
-	case stage.Rank() > d.Stage.Rank():
-		return true, ""
-	default:
-		return false, fmt.Sprintf("the rollout is past %s", stage)
-	}
-}
-
 // system runs a change the control plane makes itself (agent reports,
 // background jobs): under the tenant lock, recompiling when the change can
 // alter desired state, publishing after the commit. fn writes its own
 // audit events when it changes what people asked for.
-func (p *Plane) system(ctx context.Context, tenant model.TenantID, recompile bool, fn func(q store.Querier) error) error {
-	var bumped []Bumped
-	return p.txThen(ctx, func(q store.Querier) error {
-		bumped = nil
+func (p *Plane) system(ctx context.Context, tenant model.TenantID, recompile bool, fn func(q *txn) error) error {
+	return p.tx(ctx, func(q *txn) error {
 		if _, err := store.LockTenant(ctx, q, tenant); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
@@ -460,26 +354,23 @@ func (p *Plane) system(ctx context.Context, tenant model.TenantID, recompile boo
 		if !recompile {
 			return nil
 		}
-		var err error
-		bumped, err = p.recompile(ctx, q, tenant)
-		return err
-	}, func() {
-		if len(bumped) > 0 && p.pub != nil {
-			p.pub.Published(bumped)
-		}
+		return p.recompile(ctx, q, tenant)
 	})
 }
 
 // DeploymentEvents reads a deployment's events after a sequence number.
 func (p *Plane) DeploymentEvents(ctx context.Context, id model.DeploymentID, after int64, limit int) ([]*model.DeploymentEvent, error) {
-	if _, err := get(ctx, p, p.store.Q(), store.Deployments, id, authz.DeploymentRead); err != nil {
+	if _, err := get(ctx, p, p.q(ctx), store.Deployments, id, authz.DeploymentRead); err != nil {
 		return nil, err
 	}
-	return store.DeploymentEventsAfter(ctx, p.store.Q(), id, after, limit)
+	return store.DeploymentEventsAfter(ctx, p.q(ctx), id, after, limit)
 }
 
 // Approvals lists the decisions on a deployment, oldest first (ids are
 // time-ordered).
 func (p *Plane) Approvals(ctx context.Context, d *model.Deployment) ([]*model.Approval, error) {
-	return store.ApprovalsOf(ctx, p.store.Q(), d.ID)
+	if err := p.authz.CheckCtx(ctx, authz.DeploymentRead, d.Scope()); err != nil {
+		return nil, err
+	}
+	return store.ApprovalsOf(ctx, p.q(ctx), d.ID)
 }

@@ -123,7 +123,7 @@ func (p *Plane) ClaimKey(ctx context.Context, req KeyRequest) (KeyAnswer, error)
 	scope := store.KeyScope{Tenant: a.Token.TenantID, User: a.User.ID, KeyHash: sum[:]}
 	owner := newID[string]()
 	var ans KeyAnswer
-	err = p.store.Tx(ctx, func(q store.Querier) error {
+	err = p.tx(ctx, func(q *txn) error {
 		now := p.now()
 		lease := now.Add(KeyLease)
 		// A key released between our insert and our read is claimed on
@@ -224,12 +224,12 @@ func (p *Plane) recordKey(ctx context.Context, q store.Querier, ev *model.AuditE
 // even when the client has gone: the outcome is for its retry.
 func (p *Plane) FinishKey(ctx context.Context, c *KeyClaim, end store.KeyEnd) error {
 	ctx = context.WithoutCancel(ctx)
-	return p.store.Tx(ctx, func(q store.Querier) error {
+	return p.tx(ctx, func(q *txn) error {
 		return store.FinishKey(ctx, q, c.scope, c.owner, end)
 	})
 }
 
 // expireKeys deletes keys whose window closed (the background job).
-func (p *Plane) expireKeys(ctx context.Context, q store.Querier) (int, error) {
+func (p *Plane) expireKeys(ctx context.Context, q *txn) (int, error) {
 	return store.DeleteExpiredKeys(ctx, q, p.now(), expiredKeysPerRun)
 }

@@ -51,10 +51,11 @@ func (p *Plane) RunJobs(ctx context.Context, every time.Duration) {
 
 // RunJobsOnce runs each job once.
 func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
+	ctx = as(ctx, systemJobs)
 	var rep JobReport
 	jobs := []struct {
 		name string
-		run  func(ctx context.Context, q store.Querier) (int, error)
+		run  func(ctx context.Context, q *txn) (int, error)
 		n    *int
 	}{
 		{"expire-approvals", p.expireApprovals, &rep.Expired},
@@ -64,7 +65,7 @@ func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 	}
 	for _, j := range jobs {
 		var skipped bool
-		err := p.tx(ctx, func(q store.Querier) error {
+		err := p.tx(ctx, func(q *txn) error {
 			ok, err := store.TryJobLock(ctx, q, j.name)
 			if err != nil || !ok {
 				skipped = err == nil
@@ -85,7 +86,7 @@ func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 
 // expireApprovals cancels deployments whose approval window closed, each
 // audited as the control plane's own change.
-func (p *Plane) expireApprovals(ctx context.Context, q store.Querier) (int, error) {
+func (p *Plane) expireApprovals(ctx context.Context, q *txn) (int, error) {
 	ds, err := store.ExpiredApprovals(ctx, q, p.now())
 	if err != nil {
 		return 0, err
@@ -99,10 +100,10 @@ func (p *Plane) expireApprovals(ctx context.Context, q store.Querier) (int, erro
 			fmt.Sprintf("the approval window closed at %s without a decision", exp.Format(time.RFC3339))); err != nil {
 			return 0, err
 		}
-		ev := &model.AuditEvent{TenantID: d.TenantID, ClientAddress: "control-plane", CreatedAt: p.now(),
-			Details: map[string]any{"approvalExpiredAt": exp.Format(time.RFC3339)}}
-		target(ev, "deployment.approval_expired", "Deployment", string(d.ID))
-		if err := store.InsertAudit(ctx, q, ev); err != nil {
+		ev := &audit{AuditEvent: &model.AuditEvent{TenantID: d.TenantID, ClientAddress: "control-plane", CreatedAt: p.now(),
+			Details: map[string]any{"approvalExpiredAt": exp.Format(time.RFC3339)}}}
+		target(ev, ActApprovalExpired, "Deployment", string(d.ID))
+		if err := store.InsertAudit(ctx, q, ev.AuditEvent); err != nil {
 			return 0, err
 		}
 	}
@@ -111,7 +112,7 @@ func (p *Plane) expireApprovals(ctx context.Context, q store.Querier) (int, erro
 
 // flagStalled marks rollouts that made no progress for stallAfter with the
 // blocker "stalled"; the next stage the agent reports clears it.
-func (p *Plane) flagStalled(ctx context.Context, q store.Querier) (int, error) {
+func (p *Plane) flagStalled(ctx context.Context, q *txn) (int, error) {
 	ds, err := store.StalledDeployments(ctx, q, p.now().Add(-p.stallAfter))
 	if err != nil {
 		return 0, err
@@ -127,7 +128,7 @@ func (p *Plane) flagStalled(ctx context.Context, q store.Querier) (int, error) {
 
 // markDisconnected finds clusters silent for longer than disconnectedAfter,
 // tells their followers, and blocks their rollouts on delivery.
-func (p *Plane) markDisconnected(ctx context.Context, q store.Querier) (int, error) {
+func (p *Plane) markDisconnected(ctx context.Context, q *txn) (int, error) {
 	now := p.now()
 	cs, err := store.SilentClusters(ctx, q, now.Add(-p.disconnectedAfter))
 	if err != nil {
@@ -137,7 +138,7 @@ func (p *Plane) markDisconnected(ctx context.Context, q store.Querier) (int, err
 		if err := store.MarkDisconnected(ctx, q, c.ID, now); err != nil {
 			return 0, err
 		}
-		if err := p.noteTx(ctx, q, bus.Cluster(string(c.ID))); err != nil {
+		if err := p.note(ctx, q, bus.Cluster(string(c.ID))); err != nil {
 			return 0, err
 		}
 		ds, err := store.RolloutsOn(ctx, q, c.ID)

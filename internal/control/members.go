@@ -10,14 +10,14 @@ import (
 )
 
 func (p *Plane) Member(ctx context.Context, id model.MemberID) (*model.Member, error) {
-	return get(ctx, p, p.store.Q(), store.Members, id, authz.MemberRead)
+	return get(ctx, p, p.q(ctx), store.Members, id, authz.MemberRead)
 }
 
 func (p *Plane) Members(ctx context.Context, tenant model.TenantID, pg store.PageArgs) (store.Page[model.Member], error) {
 	if err := p.authz.CheckCtx(ctx, authz.MemberRead, model.Scope{Tenant: tenant}); err != nil {
 		return store.Page[model.Member]{}, err
 	}
-	return store.MembersOf(ctx, p.store.Q(), tenant, pg)
+	return store.MembersOf(ctx, p.q(ctx), tenant, pg)
 }
 
 // UsersByIDs reads users for a dataloader: a user is visible to callers who
@@ -28,11 +28,11 @@ func (p *Plane) UsersByIDs(ctx context.Context, ids []model.UserID) (map[model.U
 	if err != nil {
 		return nil, err
 	}
-	users, err := store.UsersAsKnownIn(ctx, p.store.Q(), a.Token.TenantID, ids)
+	users, err := store.UsersAsKnownIn(ctx, p.q(ctx), a.Token.TenantID, ids)
 	if err != nil {
 		return nil, err
 	}
-	shared, err := store.MembersByUsers(ctx, p.store.Q(), a.Token.TenantID, ids)
+	shared, err := store.MembersByUsers(ctx, p.q(ctx), a.Token.TenantID, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (p *Plane) AuditActor(ctx context.Context, ev *model.AuditEvent) (*model.Us
 	if err := p.authz.CheckCtx(ctx, authz.AuditRead, ev.Scope()); err != nil {
 		return nil, err
 	}
-	return store.UserAsKnownIn(ctx, p.store.Q(), ev.TenantID, *ev.ActorID)
+	return store.UserAsKnownIn(ctx, p.q(ctx), ev.TenantID, *ev.ActorID)
 }
 
 // User reads one user visible to the caller.
@@ -101,7 +101,7 @@ func (p *Plane) AddMember(ctx context.Context, in AddMemberInput) (*model.Member
 		return nil, err
 	}
 	var m *model.Member
-	err := p.change(ctx, in.Tenant, func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error {
+	err := p.change(ctx, in.Tenant, func(q *txn, t *model.Tenant, ev *audit) error {
 		if err := p.ensureRoom(ctx, q, t, model.LimitMembers, 1); err != nil {
 			return err
 		}
@@ -121,7 +121,7 @@ func (p *Plane) AddMember(ctx context.Context, in AddMemberInput) (*model.Member
 		if err := store.PutMemberProfile(ctx, q, in.Tenant, known); err != nil {
 			return err
 		}
-		target(ev, "member.add", "Member", string(m.ID))
+		target(ev, ActMemberAdd, "Member", string(m.ID))
 		ev.Details["userId"], ev.Details["email"], ev.Details["role"], ev.Details["kind"] = string(u.ID), in.Email, string(in.Role), string(in.Kind)
 		return nil
 	})
@@ -130,11 +130,11 @@ func (p *Plane) AddMember(ctx context.Context, in AddMemberInput) (*model.Member
 
 // UpdateMemberRole changes a tenant role; the last admin cannot be demoted.
 func (p *Plane) UpdateMemberRole(ctx context.Context, id model.MemberID, role model.TenantRole) (*model.Member, error) {
-	m, err := get(ctx, p, p.store.Q(), store.Members, id, authz.MemberManage)
+	m, err := get(ctx, p, p.q(ctx), store.Members, id, authz.MemberManage)
 	if err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, m.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+	err = p.change(ctx, m.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		if m, err = store.Members.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -143,7 +143,7 @@ func (p *Plane) UpdateMemberRole(ctx context.Context, id model.MemberID, role mo
 				return err
 			}
 		}
-		target(ev, "member.update_role", "Member", string(id))
+		target(ev, ActMemberUpdateRole, "Member", string(id))
 		ev.Details["userId"] = string(m.UserID)
 		ev.Details["role"] = map[string]any{"from": string(m.Role), "to": string(role)}
 		m.Role = role
@@ -155,11 +155,11 @@ func (p *Plane) UpdateMemberRole(ctx context.Context, id model.MemberID, role mo
 // RemoveMember removes someone from a tenant, with their project roles and
 // tokens there; the last admin cannot be removed.
 func (p *Plane) RemoveMember(ctx context.Context, id model.MemberID) error {
-	m, err := get(ctx, p, p.store.Q(), store.Members, id, authz.MemberManage)
+	m, err := get(ctx, p, p.q(ctx), store.Members, id, authz.MemberManage)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, m.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+	return p.change(ctx, m.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		if m, err = store.Members.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -174,7 +174,7 @@ func (p *Plane) RemoveMember(ctx context.Context, id model.MemberID) error {
 		if err := store.RevokeUserTokens(ctx, q, m.TenantID, m.UserID, p.now()); err != nil {
 			return err
 		}
-		target(ev, "member.remove", "Member", string(id))
+		target(ev, ActMemberRemove, "Member", string(id))
 		ev.Details["userId"], ev.Details["role"] = string(m.UserID), string(m.Role)
 		return store.Members.Delete(ctx, q, id)
 	})
@@ -193,24 +193,24 @@ func lastAdminGuard(ctx context.Context, q store.Querier, tenant model.TenantID,
 }
 
 func (p *Plane) ProjectMember(ctx context.Context, id model.ProjectMemberID) (*model.ProjectMember, error) {
-	return get(ctx, p, p.store.Q(), store.ProjectMembers, id, authz.ProjectMemberRead)
+	return get(ctx, p, p.q(ctx), store.ProjectMembers, id, authz.ProjectMemberRead)
 }
 
 func (p *Plane) ProjectMembers(ctx context.Context, project model.Scope, pg store.PageArgs) (store.Page[model.ProjectMember], error) {
 	if err := p.authz.CheckCtx(ctx, authz.ProjectMemberRead, project); err != nil {
 		return store.Page[model.ProjectMember]{}, err
 	}
-	return store.ProjectMembersOf(ctx, p.store.Q(), project.Project, pg)
+	return store.ProjectMembersOf(ctx, p.q(ctx), project.Project, pg)
 }
 
 // AddProjectMember gives a tenant member a role in a project.
 func (p *Plane) AddProjectMember(ctx context.Context, project model.ProjectID, user model.UserID, role model.ProjectRole) (*model.ProjectMember, error) {
-	proj, err := get(ctx, p, p.store.Q(), store.Projects, project, authz.ProjectMemberManage)
+	proj, err := get(ctx, p, p.q(ctx), store.Projects, project, authz.ProjectMemberManage)
 	if err != nil {
 		return nil, err
 	}
 	var pm *model.ProjectMember
-	err = p.change(ctx, proj.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+	err = p.change(ctx, proj.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		if _, err := store.MemberOf(ctx, q, proj.TenantID, user); err != nil {
 			return notFoundOn(err, "userId", "the user is not a member of this project's tenant; add them to the tenant first")
 		}
@@ -219,7 +219,7 @@ func (p *Plane) AddProjectMember(ctx context.Context, project model.ProjectID, u
 		if err := store.ProjectMembers.Insert(ctx, q, pm); err != nil {
 			return conflictOn(err, "userId", "the user already has a role in this project; update it instead")
 		}
-		target(ev, "project_member.add", "ProjectMember", string(pm.ID))
+		target(ev, ActProjectMemberAdd, "ProjectMember", string(pm.ID))
 		ev.Details["projectId"], ev.Details["userId"], ev.Details["role"] = string(project), string(user), string(role)
 		return nil
 	})
@@ -227,12 +227,12 @@ func (p *Plane) AddProjectMember(ctx context.Context, project model.ProjectID, u
 }
 
 func (p *Plane) UpdateProjectMemberRole(ctx context.Context, id model.ProjectMemberID, role model.ProjectRole) (*model.ProjectMember, error) {
-	pm, err := get(ctx, p, p.store.Q(), store.ProjectMembers, id, authz.ProjectMemberManage)
+	pm, err := get(ctx, p, p.q(ctx), store.ProjectMembers, id, authz.ProjectMemberManage)
 	if err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, pm.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
-		target(ev, "project_member.update_role", "ProjectMember", string(id))
+	err = p.change(ctx, pm.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		target(ev, ActProjectMemberUpdateRole, "ProjectMember", string(id))
 		ev.Details["projectId"], ev.Details["userId"] = string(pm.ProjectID), string(pm.UserID)
 		ev.Details["role"] = map[string]any{"from": string(pm.Role), "to": string(role)}
 		pm.Role = role
@@ -242,12 +242,12 @@ func (p *Plane) UpdateProjectMemberRole(ctx context.Context, id model.ProjectMem
 }
 
 func (p *Plane) RemoveProjectMember(ctx context.Context, id model.ProjectMemberID) error {
-	pm, err := get(ctx, p, p.store.Q(), store.ProjectMembers, id, authz.ProjectMemberManage)
+	pm, err := get(ctx, p, p.q(ctx), store.ProjectMembers, id, authz.ProjectMemberManage)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, pm.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
-		target(ev, "project_member.remove", "ProjectMember", string(id))
+	return p.change(ctx, pm.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		target(ev, ActProjectMemberRemove, "ProjectMember", string(id))
 		ev.Details["projectId"], ev.Details["userId"], ev.Details["role"] = string(pm.ProjectID), string(pm.UserID), string(pm.Role)
 		return store.ProjectMembers.Delete(ctx, q, id)
 	})

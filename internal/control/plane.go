@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,16 +49,10 @@ type Plane struct {
 	maxTokensPerUser int
 
 	// bus fans notes out to this process's subscribers; notify tells
-	// them (and, on PostgreSQL, the other replicas'). pending holds the
-	// topics noted in each open transaction, by its querier.
-	bus     *bus.Bus
-	notify  bus.Notifier
-	pending sync.Map
-
-	// snaps keeps, per tenant, the rows last read to deliver a state.
-	snapMu  sync.Mutex
-	snaps   map[model.TenantID]*tenantSnapshot
-	loading map[model.TenantID]*sync.Mutex
+	// them (and, on PostgreSQL, the other replicas'). A transaction keeps
+	// its own notes until it commits (txn).
+	bus    *bus.Bus
+	notify bus.Notifier
 }
 
 // WithBus sets the bus subscribers follow and how notes reach it (in
@@ -74,51 +67,6 @@ func (p *Plane) Bus() *bus.Bus {
 		return nil
 	}
 	return p.bus
-}
-
-// noteTx notes topics inside the transaction q: told to subscribers once
-// it commits.
-func (p *Plane) noteTx(ctx context.Context, q store.Querier, topics ...string) error {
-	if v, ok := p.pending.Load(q); ok {
-		list := v.(*[]string)
-		*list = append(*list, topics...)
-	}
-	return p.notify.InTx(ctx, q, topics)
-}
-
-// tx runs fn in a transaction whose noted topics are told after it
-// commits.
-func (p *Plane) tx(ctx context.Context, fn func(q store.Querier) error) error {
-	return p.txThen(ctx, fn, nil)
-}
-
-// txThen is tx with a step between the commit and the notes: the recompile
-// hands its states to this process's agent sessions there, so that a note
-// never sends a session to compile a state already on its way.
-func (p *Plane) txThen(ctx context.Context, fn func(q store.Querier) error, committed func()) error {
-	var topics []string
-	err := p.store.Tx(ctx, func(q store.Querier) error {
-		list := &[]string{}
-		p.pending.Store(q, list)
-		defer p.pending.Delete(q)
-		if err := fn(q); err != nil {
-			return err
-		}
-		topics = *list
-		return nil
-	})
-	if err == nil {
-		// This replica's checks see an access change as soon as it
-		// committed, before its note comes back from PostgreSQL.
-		p.grants.noted(topics)
-	}
-	if err == nil && committed != nil {
-		committed()
-	}
-	if err == nil && len(topics) > 0 {
-		p.notify.Committed(topics)
-	}
-	return err
 }
 
 // Option configures a Plane.
@@ -157,9 +105,6 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 // Authorizer exposes the policy, for the role matrix test and docs.
 func (p *Plane) Authorizer() *authz.Authorizer { return p.authz }
 
-// Store exposes the store, for health checks.
-func (p *Plane) Store() *store.Store { return p.store }
-
 func newID[T ~string]() T { return T(uuid.Must(uuid.NewV7()).String()) }
 
 // scoped is a row type that knows its tenant and project.
@@ -183,7 +128,7 @@ func get[K ~string, T any, PT scoped[T]](ctx context.Context, p *Plane, q store.
 
 // byIDs reads rows for a dataloader, dropping those the actor may not read.
 func byIDs[K ~string, T any, PT scoped[T]](ctx context.Context, p *Plane, t *store.Table[K, T], ids []K, perm authz.Perm) (map[K]*T, error) {
-	rows, err := t.ByIDs(ctx, p.store.Q(), ids)
+	rows, err := t.ByIDs(ctx, p.q(ctx), ids)
 	if err != nil {
 		return nil, err
 	}
@@ -210,19 +155,27 @@ func IsNotFound(err error) bool {
 
 // change runs fn in a transaction that holds the tenant's write lock and
 // records the audit event fn fills in. A failed fn writes nothing, audit
-// included.
-func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error) error {
+// included. What the change does beyond its rows follows from the action fn
+// chose: it recompiles unless the action keeps every state, and it notes an
+// access change of the user in the event's details.
+func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q *txn, t *model.Tenant, ev *audit) error) error {
+	return p.changeOr(ctx, nil, tenant, fn)
+}
+
+// changeOr is change, or with dry set, its dry run: the same fn in a
+// transaction that always rolls back, its effect on the tenant's clusters
+// collected in dry (see preview). The mutations that can be previewed take
+// dry as an explicit argument and pass it here.
+func (p *Plane) changeOr(ctx context.Context, dry *previewing, tenant model.TenantID, fn func(q *txn, t *model.Tenant, ev *audit) error) error {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return err
 	}
-	if pv, ok := ctx.Value(previewKey{}).(*previewing); ok {
+	if dry != nil {
 		// A preview runs the same fn without the tenant's write lock.
-		return p.changePreview(ctx, tenant, a, pv, fn)
+		return p.changePreview(ctx, tenant, a, dry, fn)
 	}
-	var bumped []Bumped
-	err = p.txThen(ctx, func(q store.Querier) error {
-		bumped = nil
+	return p.tx(ctx, func(q *txn) error {
 		t, err := store.LockTenant(ctx, q, tenant)
 		if err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
@@ -231,41 +184,27 @@ func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q sto
 		if err := fn(q, t, ev); err != nil {
 			return err
 		}
-		if uid, ok := ev.Details["userId"].(string); ok && accessChanges[ev.Action] {
+		if uid, ok := ev.Details["userId"].(string); ok && ev.act.access {
 			// Checks read that user's grants afresh, and open connections
 			// check their token now.
-			if err := p.noteTx(ctx, q, bus.User(uid)); err != nil {
+			if err := p.note(ctx, q, bus.User(uid)); err != nil {
 				return err
 			}
 		}
-		if !stateless[ev.Action] {
-			if bumped, err = p.recompile(ctx, q, tenant); err != nil {
+		if !ev.act.keepsState {
+			if err := p.recompile(ctx, q, tenant); err != nil {
 				return fmt.Errorf("compiling desired state: %w", err)
 			}
 		}
-		if err := p.recordKey(ctx, q, ev); err != nil {
+		if err := p.recordKey(ctx, q, ev.AuditEvent); err != nil {
 			return err
 		}
-		return store.InsertAudit(ctx, q, ev)
-	}, func() {
-		// After commit: an agent must never see a revision that rolled back.
-		if len(bumped) > 0 && p.pub != nil {
-			p.pub.Published(bumped)
-		}
+		return store.InsertAudit(ctx, q, ev.AuditEvent)
 	})
-	return err
 }
 
-// accessChanges are the changes of the access of the user named in their
-// audit details: their grants are dropped from every replica's cache, and
-// their open connections check their token again.
-var accessChanges = map[string]bool{
-	"member.add": true, "member.update_role": true, "member.remove": true, "project_member.add": true,
-	"project_member.update_role": true, "project_member.remove": true, "api_token.revoke": true,
-}
-
-func (p *Plane) auditEvent(a *authz.Actor, tenant model.TenantID) *model.AuditEvent {
-	ev := &model.AuditEvent{TenantID: tenant, ClientAddress: a.Origin, CreatedAt: p.now(), Details: map[string]any{}}
+func (p *Plane) auditEvent(a *authz.Actor, tenant model.TenantID) *audit {
+	ev := &audit{AuditEvent: &model.AuditEvent{TenantID: tenant, ClientAddress: a.Origin, CreatedAt: p.now(), Details: map[string]any{}}}
 	if a.User != nil {
 		id := a.User.ID
 		ev.ActorID = &id
@@ -275,11 +214,6 @@ func (p *Plane) auditEvent(a *authz.Actor, tenant model.TenantID) *model.AuditEv
 		ev.TokenID = &id
 	}
 	return ev
-}
-
-// target fills the audit event's target.
-func target(ev *model.AuditEvent, action, typ, id string) {
-	ev.Action, ev.TargetType, ev.TargetID = action, typ, &id
 }
 
 // ensureRoom fails with ENTITLEMENT_REQUIRED when adding n of res would

@@ -21,10 +21,10 @@ type ClusterChange struct {
 	desired.Diff
 }
 
-// previewing collects the result of a change run for a preview.
+// previewing marks a change as a dry run and collects what it would do.
+// The mutations that can be previewed take it as an explicit argument
+// (nil: for real) and hand it to Plane.changeOr.
 type previewing struct{ changes []ClusterChange }
-
-type previewKey struct{}
 
 // errPreviewed rolls a previewed change back once its effect is known.
 var errPreviewed = errors.New("preview: rolled back")
@@ -38,7 +38,7 @@ var errPreviewed = errors.New("preview: rolled back")
 // request of many aliased previews would otherwise compile its tenant over
 // and over on every CPU and hold every database connection, and other
 // tenants' requests would wait for them.
-func (p *Plane) preview(ctx context.Context, do func(context.Context) error) ([]ClusterChange, error) {
+func (p *Plane) preview(ctx context.Context, do func(dry *previewing) error) ([]ClusterChange, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func (p *Plane) preview(ctx context.Context, do func(context.Context) error) ([]
 	}
 	defer leave()
 	pv := &previewing{}
-	err = do(context.WithValue(ctx, previewKey{}, pv))
+	err = do(pv)
 	if errors.Is(err, errPreviewed) {
 		return pv.changes, nil
 	}
@@ -82,8 +82,8 @@ func (p *Plane) preview(ctx context.Context, do func(context.Context) error) ([]
 // exclusive: a preview takes its turn as a write (sqlite.DB's writer queue,
 // first come first served) and holds it for two compilations and fn.
 func (p *Plane) changePreview(ctx context.Context, tenant model.TenantID, a *authz.Actor, pv *previewing,
-	fn func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error) error {
-	return p.tx(ctx, func(q store.Querier) error {
+	fn func(q *txn, t *model.Tenant, ev *audit) error) error {
+	return p.tx(ctx, func(q *txn) error {
 		t, err := store.ShareTenant(ctx, q, tenant)
 		if err != nil {
 			return fmt.Errorf("reading tenant: %w", err)
@@ -202,24 +202,24 @@ func (p *Plane) finishPreview(ctx context.Context, q store.Querier, tenant model
 
 // PreviewDeploy shows what Deploy would change.
 func (p *Plane) PreviewDeploy(ctx context.Context, svc model.ServiceID, env model.EnvironmentID, digest string) ([]ClusterChange, error) {
-	return p.preview(ctx, func(ctx context.Context) error {
-		_, _, err := p.Deploy(ctx, svc, env, digest)
+	return p.preview(ctx, func(dry *previewing) error {
+		_, _, err := p.deploy(ctx, dry, svc, env, digest)
 		return err
 	})
 }
 
 // PreviewUpdateService shows what UpdateService would change.
 func (p *Plane) PreviewUpdateService(ctx context.Context, id model.ServiceID, in ServiceInput) ([]ClusterChange, error) {
-	return p.preview(ctx, func(ctx context.Context) error {
-		_, err := p.UpdateService(ctx, id, in)
+	return p.preview(ctx, func(dry *previewing) error {
+		_, err := p.updateService(ctx, dry, id, in)
 		return err
 	})
 }
 
 // PreviewSetVariable shows what SetVariable would change.
 func (p *Plane) PreviewSetVariable(ctx context.Context, in SetVariableInput) ([]ClusterChange, error) {
-	return p.preview(ctx, func(ctx context.Context) error {
-		_, err := p.SetVariable(ctx, in)
+	return p.preview(ctx, func(dry *previewing) error {
+		_, err := p.setVariable(ctx, dry, in)
 		return err
 	})
 }
@@ -227,8 +227,8 @@ func (p *Plane) PreviewSetVariable(ctx context.Context, in SetVariableInput) ([]
 // PreviewUpdateEnvironment shows what UpdateEnvironment would change: new
 // selectors move an environment between clusters and namespaces.
 func (p *Plane) PreviewUpdateEnvironment(ctx context.Context, id model.EnvironmentID, in EnvironmentInput) ([]ClusterChange, error) {
-	return p.preview(ctx, func(ctx context.Context) error {
-		_, err := p.UpdateEnvironment(ctx, id, in)
+	return p.preview(ctx, func(dry *previewing) error {
+		_, err := p.updateEnvironment(ctx, dry, id, in)
 		return err
 	})
 }

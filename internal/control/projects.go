@@ -11,7 +11,7 @@ import (
 )
 
 func (p *Plane) Project(ctx context.Context, id model.ProjectID) (*model.Project, error) {
-	return get(ctx, p, p.store.Q(), store.Projects, id, authz.ProjectRead)
+	return get(ctx, p, p.q(ctx), store.Projects, id, authz.ProjectRead)
 }
 
 func (p *Plane) ProjectsByIDs(ctx context.Context, ids []model.ProjectID) (map[model.ProjectID]*model.Project, error) {
@@ -30,7 +30,7 @@ func (p *Plane) Projects(ctx context.Context, tenant model.TenantID, pg store.Pa
 		return store.Page[model.Project]{}, err
 	}
 	if s == authz.SubjectTenantAdmin {
-		return store.ProjectsOf(ctx, p.store.Q(), tenant, pg)
+		return store.ProjectsOf(ctx, p.q(ctx), tenant, pg)
 	}
 	g, err := a.Grants(ctx, p.loadGrants)
 	if err != nil {
@@ -40,7 +40,7 @@ func (p *Plane) Projects(ctx context.Context, tenant model.TenantID, pg store.Pa
 	for id := range g.Projects {
 		ids = append(ids, id)
 	}
-	return store.ProjectsIn(ctx, p.store.Q(), tenant, ids, pg)
+	return store.ProjectsIn(ctx, p.q(ctx), tenant, ids, pg)
 }
 
 // CreateProject creates a project; tenant admins only, within the plan.
@@ -55,7 +55,7 @@ func (p *Plane) CreateProject(ctx context.Context, tenant model.TenantID, name, 
 		return nil, err
 	}
 	var proj *model.Project
-	err := p.change(ctx, tenant, func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error {
+	err := p.change(ctx, tenant, func(q *txn, t *model.Tenant, ev *audit) error {
 		if err := p.ensureRoom(ctx, q, t, model.LimitProjects, 1); err != nil {
 			return err
 		}
@@ -63,7 +63,7 @@ func (p *Plane) CreateProject(ctx context.Context, tenant model.TenantID, name, 
 		if err := store.Projects.Insert(ctx, q, proj); err != nil {
 			return conflictOn(err, "name", "a project named "+name+" already exists in this tenant")
 		}
-		target(ev, "project.create", "Project", string(proj.ID))
+		target(ev, ActProjectCreate, "Project", string(proj.ID))
 		ev.Details["name"], ev.Details["description"] = name, description
 		return nil
 	})
@@ -72,7 +72,7 @@ func (p *Plane) CreateProject(ctx context.Context, tenant model.TenantID, name, 
 
 // UpdateProject renames or re-describes a project; nil fields stay.
 func (p *Plane) UpdateProject(ctx context.Context, id model.ProjectID, name, description *string) (*model.Project, error) {
-	proj, err := get(ctx, p, p.store.Q(), store.Projects, id, authz.ProjectUpdate)
+	proj, err := get(ctx, p, p.q(ctx), store.Projects, id, authz.ProjectUpdate)
 	if err != nil {
 		return nil, err
 	}
@@ -86,11 +86,11 @@ func (p *Plane) UpdateProject(ctx context.Context, id model.ProjectID, name, des
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, proj.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+	err = p.change(ctx, proj.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		if proj, err = store.Projects.Get(ctx, q, id); err != nil {
 			return err
 		}
-		target(ev, "project.update", "Project", string(id))
+		target(ev, ActProjectUpdate, "Project", string(id))
 		changed(ev, "name", &proj.Name, name)
 		changed(ev, "description", &proj.Description, description)
 		if err := store.UpdateProject(ctx, q, proj); err != nil {
@@ -104,19 +104,19 @@ func (p *Plane) UpdateProject(ctx context.Context, id model.ProjectID, name, des
 // DeleteProject deletes a project with its environments, services,
 // releases and deployments; tenant admins only.
 func (p *Plane) DeleteProject(ctx context.Context, id model.ProjectID) error {
-	proj, err := get(ctx, p, p.store.Q(), store.Projects, id, authz.ProjectDelete)
+	proj, err := get(ctx, p, p.q(ctx), store.Projects, id, authz.ProjectDelete)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, proj.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
-		target(ev, "project.delete", "Project", string(id))
+	return p.change(ctx, proj.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		target(ev, ActProjectDelete, "Project", string(id))
 		ev.Details["name"] = proj.Name
 		return store.Projects.Delete(ctx, q, id)
 	})
 }
 
 // changed applies an optional new value and records it in the audit event.
-func changed[T comparable](ev *model.AuditEvent, key string, dst *T, v *T) {
+func changed[T comparable](ev *audit, key string, dst *T, v *T) {
 	if v == nil || *v == *dst {
 		return
 	}
@@ -125,7 +125,7 @@ func changed[T comparable](ev *model.AuditEvent, key string, dst *T, v *T) {
 }
 
 func (p *Plane) Environment(ctx context.Context, id model.EnvironmentID) (*model.Environment, error) {
-	return get(ctx, p, p.store.Q(), store.Environments, id, authz.EnvironmentRead)
+	return get(ctx, p, p.q(ctx), store.Environments, id, authz.EnvironmentRead)
 }
 
 func (p *Plane) EnvironmentsByIDs(ctx context.Context, ids []model.EnvironmentID) (map[model.EnvironmentID]*model.Environment, error) {
@@ -139,7 +139,7 @@ func (p *Plane) EnvironmentsOf(ctx context.Context, projects []model.Scope, pg s
 	if err != nil {
 		return nil, err
 	}
-	return store.EnvironmentsOfProjects(ctx, p.store.Q(), ids, pg)
+	return store.EnvironmentsOfProjects(ctx, p.q(ctx), ids, pg)
 }
 
 // readableParents checks perm on each parent scope and returns their ids.
@@ -163,20 +163,20 @@ type EnvironmentInput struct {
 }
 
 func (p *Plane) CreateEnvironment(ctx context.Context, project model.ProjectID, in EnvironmentInput) (*model.Environment, error) {
-	proj, err := get(ctx, p, p.store.Q(), store.Projects, project, authz.EnvironmentManage)
+	proj, err := get(ctx, p, p.q(ctx), store.Projects, project, authz.EnvironmentManage)
 	if err != nil {
 		return nil, err
 	}
 	env := &model.Environment{ID: newID[model.EnvironmentID](), TenantID: proj.TenantID, ProjectID: project,
 		ClusterSelector: model.Labels{}, NamespaceSelector: model.Labels{}, CreatedAt: p.now()}
-	err = p.change(ctx, proj.TenantID, func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error {
+	err = p.change(ctx, proj.TenantID, func(q *txn, t *model.Tenant, ev *audit) error {
 		if err := p.applyEnvironment(ctx, q, t, env, in, true); err != nil {
 			return err
 		}
 		if err := store.Environments.Insert(ctx, q, env); err != nil {
 			return conflictOn(err, "name", "an environment named "+env.Name+" already exists in this project")
 		}
-		target(ev, "environment.create", "Environment", string(env.ID))
+		target(ev, ActEnvironmentCreate, "Environment", string(env.ID))
 		ev.Details["projectId"], ev.Details["name"], ev.Details["protected"] = string(project), env.Name, env.Protected
 		ev.Details["clusterSelector"], ev.Details["namespaceSelector"] = env.ClusterSelector, env.NamespaceSelector
 		return nil
@@ -185,11 +185,16 @@ func (p *Plane) CreateEnvironment(ctx context.Context, project model.ProjectID, 
 }
 
 func (p *Plane) UpdateEnvironment(ctx context.Context, id model.EnvironmentID, in EnvironmentInput) (*model.Environment, error) {
-	env, err := get(ctx, p, p.store.Q(), store.Environments, id, authz.EnvironmentManage)
+	return p.updateEnvironment(ctx, nil, id, in)
+}
+
+// updateEnvironment is UpdateEnvironment, or its dry run when dry is set.
+func (p *Plane) updateEnvironment(ctx context.Context, dry *previewing, id model.EnvironmentID, in EnvironmentInput) (*model.Environment, error) {
+	env, err := get(ctx, p, p.q(ctx), store.Environments, id, authz.EnvironmentManage)
 	if err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, env.TenantID, func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error {
+	err = p.changeOr(ctx, dry, env.TenantID, func(q *txn, t *model.Tenant, ev *audit) error {
 		if env, err = store.Environments.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -197,7 +202,7 @@ func (p *Plane) UpdateEnvironment(ctx context.Context, id model.EnvironmentID, i
 		if err := p.applyEnvironment(ctx, q, t, env, in, false); err != nil {
 			return err
 		}
-		target(ev, "environment.update", "Environment", string(id))
+		target(ev, ActEnvironmentUpdate, "Environment", string(id))
 		changed(ev, "name", &before.Name, &env.Name)
 		changed(ev, "protected", &before.Protected, &env.Protected)
 		if in.ClusterSelector != nil {
@@ -282,12 +287,12 @@ func labelKeys[T any](items []*T, labels func(*T) model.Labels) map[string]bool 
 }
 
 func (p *Plane) DeleteEnvironment(ctx context.Context, id model.EnvironmentID) error {
-	env, err := get(ctx, p, p.store.Q(), store.Environments, id, authz.EnvironmentManage)
+	env, err := get(ctx, p, p.q(ctx), store.Environments, id, authz.EnvironmentManage)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, env.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
-		target(ev, "environment.delete", "Environment", string(id))
+	return p.change(ctx, env.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		target(ev, ActEnvironmentDelete, "Environment", string(id))
 		ev.Details["projectId"], ev.Details["name"] = string(env.ProjectID), env.Name
 		return store.Environments.Delete(ctx, q, id)
 	})
@@ -299,7 +304,7 @@ func (p *Plane) Eligible(ctx context.Context, env *model.Environment) ([]*model.
 	if err := p.authz.CheckCtx(ctx, authz.EnvironmentRead, env.Scope()); err != nil {
 		return nil, nil, err
 	}
-	clusters, targets, err := p.tenantTargets(ctx, p.store.Q(), env.TenantID)
+	clusters, targets, err := p.tenantTargets(ctx, p.q(ctx), env.TenantID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -360,7 +365,7 @@ func (p *Plane) Place(ctx context.Context, env *model.Environment) (*Placement, 
 	if err := p.authz.CheckCtx(ctx, authz.EnvironmentRead, env.Scope()); err != nil {
 		return nil, err
 	}
-	clusters, targets, err := p.tenantTargets(ctx, p.store.Q(), env.TenantID)
+	clusters, targets, err := p.tenantTargets(ctx, p.q(ctx), env.TenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +375,7 @@ func (p *Plane) Place(ctx context.Context, env *model.Environment) (*Placement, 
 	}
 	ns := pl.Namespace
 	if ns == "" {
-		proj, err := store.Projects.Get(ctx, p.store.Q(), env.ProjectID)
+		proj, err := store.Projects.Get(ctx, p.q(ctx), env.ProjectID)
 		if err != nil {
 			return nil, err
 		}

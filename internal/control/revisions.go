@@ -23,26 +23,16 @@ type Bumped struct {
 	State *desired.State
 }
 
-// stateless lists the changes that cannot alter any cluster's desired
-// state (people, roles, tokens, the tenant's name and plan): they skip the
-// recompile. Everything else recompiles, so a change that may matter is
-// never missed.
-var stateless = map[string]bool{
-	"member.add": true, "member.update_role": true, "member.remove": true,
-	"project_member.add": true, "project_member.update_role": true, "project_member.remove": true,
-	"api_token.create": true, "api_token.revoke": true, "cluster.queue_command": true,
-	"cluster.regenerate_connect_token": true, "cluster.revoke_connect_token": true,
-	"tenant.update": true, "tenant.set_plan": true,
-}
-
 // recompile compiles every cluster of the tenant inside the change's
 // transaction and gives each whose state changed the next revision. A change
 // that compiles to the same state bumps nothing. The tenant lock the change
-// holds orders revisions across replicas.
-func (p *Plane) recompile(ctx context.Context, q store.Querier, tenant model.TenantID) ([]Bumped, error) {
+// holds orders revisions across replicas. Once the change committed, the
+// new states go to this process's agent sessions (Publisher.Published):
+// an agent never sees a revision that rolled back.
+func (p *Plane) recompile(ctx context.Context, q *txn, tenant model.TenantID) error {
 	rows, err := store.LoadTenantRows(ctx, q, tenant)
 	if err != nil {
-		return nil, fmt.Errorf("loading rows to compile: %w", err)
+		return fmt.Errorf("loading rows to compile: %w", err)
 	}
 	var out []Bumped
 	in := tenantInput(p.box, rows)
@@ -54,14 +44,17 @@ func (p *Plane) recompile(ctx context.Context, q store.Querier, tenant model.Ten
 		}
 		rev, err := store.BumpRevision(ctx, q, c.ID, h, string(shown), p.now())
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if err := p.noteTx(ctx, q, bus.Revision(string(c.ID)), bus.Cluster(string(c.ID))); err != nil {
-			return nil, err
+		if err := p.note(ctx, q, bus.Revision(string(c.ID)), bus.Cluster(string(c.ID))); err != nil {
+			return err
 		}
 		out = append(out, Bumped{Cluster: c.ID, Revision: rev, State: &st})
 	}
-	return out, nil
+	if len(out) > 0 && p.pub != nil {
+		q.afterCommit(func() { p.pub.Published(out) })
+	}
+	return nil
 }
 
 // compileInput arranges a tenant's rows for compiling one cluster.
@@ -132,28 +125,13 @@ func tenantInput(box *seal.Box, rows *store.TenantRows) desired.Input {
 	return in
 }
 
-// DeliveryState compiles a cluster's state as its agent gets it: secrets
-// opened. It is for delivery to that cluster only, never for showing; the
-// caller (the agent hub, tests) has authenticated the cluster itself.
-func (p *Plane) DeliveryState(ctx context.Context, cluster model.ClusterID) (desired.State, error) {
-	c, err := store.Clusters.Get(ctx, p.store.Q(), cluster)
-	if err != nil {
-		return desired.State{}, err
-	}
-	rows, err := store.LoadTenantRows(ctx, p.store.Q(), c.TenantID)
-	if err != nil {
-		return desired.State{}, err
-	}
-	return desired.Compile(compileInput(p.box, rows, c)), nil
-}
-
 // DesiredState shows a cluster's newest revision with secret values
 // redacted; tenant admins only.
 func (p *Plane) DesiredState(ctx context.Context, c *model.Cluster) (map[string]any, error) {
 	if err := p.authz.CheckCtx(ctx, authz.ClusterManage, c.Scope()); err != nil {
 		return nil, err
 	}
-	rev, err := store.LatestRevision(ctx, p.store.Q(), c.ID)
+	rev, err := store.LatestRevision(ctx, p.q(ctx), c.ID)
 	if err != nil {
 		return nil, err
 	}

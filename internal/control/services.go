@@ -10,7 +10,7 @@ import (
 )
 
 func (p *Plane) Service(ctx context.Context, id model.ServiceID) (*model.Service, error) {
-	return get(ctx, p, p.store.Q(), store.Services, id, authz.ServiceRead)
+	return get(ctx, p, p.q(ctx), store.Services, id, authz.ServiceRead)
 }
 
 func (p *Plane) ServicesByIDs(ctx context.Context, ids []model.ServiceID) (map[model.ServiceID]*model.Service, error) {
@@ -23,7 +23,7 @@ func (p *Plane) ServicesOf(ctx context.Context, projects []model.Scope, pg store
 	if err != nil {
 		return nil, err
 	}
-	return store.ServicesOfProjects(ctx, p.store.Q(), ids, pg)
+	return store.ServicesOfProjects(ctx, p.q(ctx), ids, pg)
 }
 
 // ServiceInput creates or (nil fields kept) updates a service. Variables,
@@ -37,7 +37,7 @@ type ServiceInput struct {
 }
 
 func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in ServiceInput) (*model.Service, error) {
-	proj, err := get(ctx, p, p.store.Q(), store.Projects, project, authz.ServiceManage)
+	proj, err := get(ctx, p, p.q(ctx), store.Projects, project, authz.ServiceManage)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in S
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, proj.TenantID, func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error {
+	err = p.change(ctx, proj.TenantID, func(q *txn, t *model.Tenant, ev *audit) error {
 		if err := p.ensureRoom(ctx, q, t, model.LimitServices, 1); err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in S
 		if err := p.replaceServiceVariables(ctx, q, svc, in.Variables); err != nil {
 			return err
 		}
-		target(ev, "service.create", "Service", string(svc.ID))
+		target(ev, ActServiceCreate, "Service", string(svc.ID))
 		ev.Details["projectId"], ev.Details["name"], ev.Details["image"] = string(project), svc.Name, svc.Image
 		auditConfig(ev, svc.ServiceConfig, in.Variables)
 		return nil
@@ -78,7 +78,7 @@ func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in S
 
 // auditConfig records a configuration without variable values: names say
 // what changed, values may be sensitive. vars is nil when unchanged.
-func auditConfig(ev *model.AuditEvent, cfg model.ServiceConfig, vars []VariableInput) {
+func auditConfig(ev *audit, cfg model.ServiceConfig, vars []VariableInput) {
 	procs := make([]string, len(cfg.Processes))
 	for i, pr := range cfg.Processes {
 		procs[i] = pr.Name
@@ -105,11 +105,16 @@ func orEmpty[T any](s []T) []T {
 }
 
 func (p *Plane) UpdateService(ctx context.Context, id model.ServiceID, in ServiceInput) (*model.Service, error) {
-	svc, err := get(ctx, p, p.store.Q(), store.Services, id, authz.ServiceManage)
+	return p.updateService(ctx, nil, id, in)
+}
+
+// updateService is UpdateService, or its dry run when dry is set.
+func (p *Plane) updateService(ctx context.Context, dry *previewing, id model.ServiceID, in ServiceInput) (*model.Service, error) {
+	svc, err := get(ctx, p, p.q(ctx), store.Services, id, authz.ServiceManage)
 	if err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, svc.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+	err = p.changeOr(ctx, dry, svc.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		if svc, err = store.Services.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -134,7 +139,7 @@ func (p *Plane) UpdateService(ctx context.Context, id model.ServiceID, in Servic
 			}
 		}
 		svc.UpdatedAt = p.now()
-		target(ev, "service.update", "Service", string(id))
+		target(ev, ActServiceUpdate, "Service", string(id))
 		ev.Details["image"] = svc.Image
 		auditConfig(ev, svc.ServiceConfig, in.Variables)
 		return store.UpdateService(ctx, q, svc)
@@ -143,19 +148,19 @@ func (p *Plane) UpdateService(ctx context.Context, id model.ServiceID, in Servic
 }
 
 func (p *Plane) DeleteService(ctx context.Context, id model.ServiceID) error {
-	svc, err := get(ctx, p, p.store.Q(), store.Services, id, authz.ServiceManage)
+	svc, err := get(ctx, p, p.q(ctx), store.Services, id, authz.ServiceManage)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, svc.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
-		target(ev, "service.delete", "Service", string(id))
+	return p.change(ctx, svc.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		target(ev, ActServiceDelete, "Service", string(id))
 		ev.Details["projectId"], ev.Details["name"] = string(svc.ProjectID), svc.Name
 		return store.Services.Delete(ctx, q, id)
 	})
 }
 
 func (p *Plane) Release(ctx context.Context, id model.ReleaseID) (*model.Release, error) {
-	return get(ctx, p, p.store.Q(), store.Releases, id, authz.ReleaseRead)
+	return get(ctx, p, p.q(ctx), store.Releases, id, authz.ReleaseRead)
 }
 
 func (p *Plane) ReleasesByIDs(ctx context.Context, ids []model.ReleaseID) (map[model.ReleaseID]*model.Release, error) {
@@ -168,11 +173,11 @@ func (p *Plane) Releases(ctx context.Context, svc *model.Service, env *model.Env
 	if err := p.authz.CheckCtx(ctx, authz.ReleaseRead, svc.Scope()); err != nil {
 		return store.Page[model.Release]{}, err
 	}
-	return store.ReleasesOf(ctx, p.store.Q(), svc.ID, env, pg)
+	return store.ReleasesOf(ctx, p.q(ctx), svc.ID, env, pg)
 }
 
 func (p *Plane) Deployment(ctx context.Context, id model.DeploymentID) (*model.Deployment, error) {
-	return get(ctx, p, p.store.Q(), store.Deployments, id, authz.DeploymentRead)
+	return get(ctx, p, p.q(ctx), store.Deployments, id, authz.DeploymentRead)
 }
 
 // DeploymentsOf lists the deployments of several environments, newest
@@ -187,22 +192,27 @@ func (p *Plane) DeploymentsOf(ctx context.Context, envs []model.Scope, ids []mod
 	for i, id := range ids {
 		parents[i] = string(id)
 	}
-	return store.DeploymentsOfEnvironments(ctx, p.store.Q(), parents, pg)
+	return store.DeploymentsOfEnvironments(ctx, p.q(ctx), parents, pg)
 }
 
 // Deploy releases a service to an environment: it freezes the service's
 // configuration with the image digest into the next numbered release and
 // queues a deployment to the one cluster the environment's selector picks.
 func (p *Plane) Deploy(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, digest string) (*model.Release, *model.Deployment, error) {
+	return p.deploy(ctx, nil, svcID, envID, digest)
+}
+
+// deploy is Deploy, or its dry run when dry is set.
+func (p *Plane) deploy(ctx context.Context, dry *previewing, svcID model.ServiceID, envID model.EnvironmentID, digest string) (*model.Release, *model.Deployment, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err := get(ctx, p, p.store.Q(), store.Services, svcID, authz.ServiceRead)
+	svc, err := get(ctx, p, p.q(ctx), store.Services, svcID, authz.ServiceRead)
 	if err != nil {
 		return nil, nil, err
 	}
-	env, err := get(ctx, p, p.store.Q(), store.Environments, envID, authz.EnvironmentRead)
+	env, err := get(ctx, p, p.q(ctx), store.Environments, envID, authz.EnvironmentRead)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -222,7 +232,7 @@ func (p *Plane) Deploy(ctx context.Context, svcID model.ServiceID, envID model.E
 	}
 	var rel *model.Release
 	var dep *model.Deployment
-	err = p.change(ctx, svc.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+	err = p.changeOr(ctx, dry, svc.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		if svc, err = store.Services.Get(ctx, q, svcID); err != nil {
 			return err
 		}
@@ -256,7 +266,7 @@ func (p *Plane) Deploy(ctx context.Context, svcID model.ServiceID, envID model.E
 		if err := store.Deployments.Insert(ctx, q, dep); err != nil {
 			return err
 		}
-		target(ev, "deployment.create", "Deployment", string(dep.ID))
+		target(ev, ActDeploymentCreate, "Deployment", string(dep.ID))
 		ev.Details["serviceId"], ev.Details["environmentId"], ev.Details["clusterId"] = string(svcID), string(envID), string(pl.Cluster.ID)
 		ev.Details["releaseId"], ev.Details["releaseNumber"], ev.Details["imageDigest"] = string(rel.ID), num, digest
 		return p.queue(ctx, q, dep, env, rel, fmt.Sprintf("release %d requested by %s", num, actorName(a)))
@@ -272,11 +282,11 @@ func (p *Plane) AuditEvents(ctx context.Context, tenant model.TenantID, f store.
 	if err := p.authz.CheckCtx(ctx, authz.AuditRead, model.Scope{Tenant: tenant}); err != nil {
 		return store.Page[model.AuditEvent]{}, err
 	}
-	return store.ListAudit(ctx, p.store.Q(), tenant, f, pg)
+	return store.ListAudit(ctx, p.q(ctx), tenant, f, pg)
 }
 
 func (p *Plane) AuditEvent(ctx context.Context, id model.AuditEventID) (*model.AuditEvent, error) {
-	ev, err := store.AuditEventByID(ctx, p.store.Q(), id)
+	ev, err := store.AuditEventByID(ctx, p.q(ctx), id)
 	if err != nil {
 		return nil, err
 	}

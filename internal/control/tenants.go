@@ -26,6 +26,7 @@ type Bootstrapped struct {
 // Bootstrap creates the first tenant, its admin and an admin token, on an
 // empty store only. The event is audited with the system as actor.
 func (p *Plane) Bootstrap(ctx context.Context, tenantName, email string) (*Bootstrapped, error) {
+	ctx = as(ctx, systemOperator)
 	var c checks
 	c.text(tenantName, "tenant name", 100, true, "tenant")
 	c.email(email, "email")
@@ -33,7 +34,7 @@ func (p *Plane) Bootstrap(ctx context.Context, tenantName, email string) (*Boots
 		return nil, err
 	}
 	var out Bootstrapped
-	err := p.store.Tx(ctx, func(q store.Querier) error {
+	err := p.tx(ctx, func(q *txn) error {
 		n, err := store.CountTenants(ctx, q)
 		if err != nil {
 			return err
@@ -52,9 +53,9 @@ func (p *Plane) Bootstrap(ctx context.Context, tenantName, email string) (*Boots
 			return err
 		}
 		ev := p.auditEvent(&authz.Actor{Origin: "local"}, out.Tenant.ID)
-		target(ev, "tenant.bootstrap", "Tenant", string(out.Tenant.ID))
+		target(ev, ActTenantBootstrap, "Tenant", string(out.Tenant.ID))
 		ev.Details["name"], ev.Details["adminEmail"], ev.Details["tokenPrefix"] = tenantName, email, out.Token.Prefix
-		return store.InsertAudit(ctx, q, ev)
+		return store.InsertAudit(ctx, q, ev.AuditEvent)
 	})
 	if err != nil {
 		return nil, err
@@ -66,8 +67,9 @@ func (p *Plane) Bootstrap(ctx context.Context, tenantName, email string) (*Boots
 // oldest tenant: the way back in when the bootstrap token is lost. It is run
 // from the host (nebula admin bootstrap --recover), never over the API.
 func (p *Plane) RecoverAdminToken(ctx context.Context) (*Bootstrapped, error) {
+	ctx = as(ctx, systemOperator)
 	var out Bootstrapped
-	err := p.store.Tx(ctx, func(q store.Querier) error {
+	err := p.tx(ctx, func(q *txn) error {
 		t, err := store.OldestTenant(ctx, q)
 		if errors.Is(err, store.ErrNotFound) {
 			return errors.New("the store is empty: run bootstrap without --recover")
@@ -87,9 +89,9 @@ func (p *Plane) RecoverAdminToken(ctx context.Context) (*Bootstrapped, error) {
 			return err
 		}
 		ev := p.auditEvent(&authz.Actor{Origin: "local"}, out.Tenant.ID)
-		target(ev, "api_token.recover", "ApiToken", string(out.Token.ID))
+		target(ev, ActTokenRecover, "ApiToken", string(out.Token.ID))
 		ev.Details["userId"], ev.Details["prefix"] = string(out.User.ID), out.Token.Prefix
-		return store.InsertAudit(ctx, q, ev)
+		return store.InsertAudit(ctx, q, ev.AuditEvent)
 	})
 	if err != nil {
 		return nil, err
@@ -133,7 +135,7 @@ func (p *Plane) CreateTenant(ctx context.Context, name string) (*model.Tenant, *
 	var t *model.Tenant
 	var tok *model.APIToken
 	var secret string
-	err = p.tx(ctx, func(q store.Querier) error {
+	err = p.tx(ctx, func(q *txn) error {
 		var err error
 		if t, _, err = p.insertTenant(ctx, q, name, a.User, false); err != nil {
 			return err
@@ -142,13 +144,13 @@ func (p *Plane) CreateTenant(ctx context.Context, name string) (*model.Tenant, *
 			return err
 		}
 		ev := p.auditEvent(a, t.ID)
-		target(ev, "tenant.create", "Tenant", string(t.ID))
+		target(ev, ActTenantCreate, "Tenant", string(t.ID))
 		ev.Details["name"], ev.Details["tokenPrefix"] = t.Name, tok.Prefix
 		// The founder is now an admin of one more tenant.
-		if err := p.noteTx(ctx, q, bus.User(string(a.User.ID))); err != nil {
+		if err := p.note(ctx, q, bus.User(string(a.User.ID))); err != nil {
 			return err
 		}
-		return store.InsertAudit(ctx, q, ev)
+		return store.InsertAudit(ctx, q, ev.AuditEvent)
 	})
 	if err != nil {
 		return nil, nil, "", err
@@ -158,7 +160,7 @@ func (p *Plane) CreateTenant(ctx context.Context, name string) (*model.Tenant, *
 }
 
 func (p *Plane) Tenant(ctx context.Context, id model.TenantID) (*model.Tenant, error) {
-	return get(ctx, p, p.store.Q(), store.Tenants, id, authz.TenantRead)
+	return get(ctx, p, p.q(ctx), store.Tenants, id, authz.TenantRead)
 }
 
 func (p *Plane) TenantsByIDs(ctx context.Context, ids []model.TenantID) (map[model.TenantID]*model.Tenant, error) {
@@ -179,7 +181,7 @@ func (p *Plane) Tenants(ctx context.Context, pg store.PageArgs) (store.Page[mode
 	for id := range g.Tenants {
 		ids = append(ids, id)
 	}
-	return store.TenantsIn(ctx, p.store.Q(), ids, pg)
+	return store.TenantsIn(ctx, p.q(ctx), ids, pg)
 }
 
 func (p *Plane) loadGrants(ctx context.Context, u model.UserID) (*model.Grants, error) {
@@ -221,7 +223,7 @@ func (p *Plane) PlanLimits(ctx context.Context, t *model.Tenant) ([]model.PlanLi
 	if err := p.authz.CheckCtx(ctx, authz.TenantRead, t.Scope()); err != nil {
 		return nil, err
 	}
-	use, err := store.Usage(ctx, p.store.Q(), t.ID)
+	use, err := store.Usage(ctx, p.q(ctx), t.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +240,7 @@ func (p *Plane) PlanLimits(ctx context.Context, t *model.Tenant) ([]model.PlanLi
 }
 
 func (p *Plane) UpdateTenant(ctx context.Context, id model.TenantID, name string) (*model.Tenant, error) {
-	if _, err := get(ctx, p, p.store.Q(), store.Tenants, id, authz.TenantUpdate); err != nil {
+	if _, err := get(ctx, p, p.q(ctx), store.Tenants, id, authz.TenantUpdate); err != nil {
 		return nil, err
 	}
 	var c checks
@@ -247,8 +249,8 @@ func (p *Plane) UpdateTenant(ctx context.Context, id model.TenantID, name string
 		return nil, err
 	}
 	var out *model.Tenant
-	err := p.change(ctx, id, func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error {
-		target(ev, "tenant.update", "Tenant", string(id))
+	err := p.change(ctx, id, func(q *txn, t *model.Tenant, ev *audit) error {
+		target(ev, ActTenantUpdate, "Tenant", string(id))
 		ev.Details["name"] = map[string]any{"from": t.Name, "to": strings.TrimSpace(name)}
 		t.Name = strings.TrimSpace(name)
 		out = t
@@ -260,11 +262,11 @@ func (p *Plane) UpdateTenant(ctx context.Context, id model.TenantID, name string
 // SetTenantPlan changes the plan. A downgrade below what the tenant uses is
 // refused, naming each resource over the new limit.
 func (p *Plane) SetTenantPlan(ctx context.Context, id model.TenantID, plan model.PlanName) (*model.Tenant, error) {
-	if _, err := get(ctx, p, p.store.Q(), store.Tenants, id, authz.PlanUpdate); err != nil {
+	if _, err := get(ctx, p, p.q(ctx), store.Tenants, id, authz.PlanUpdate); err != nil {
 		return nil, err
 	}
 	var out *model.Tenant
-	err := p.change(ctx, id, func(q store.Querier, t *model.Tenant, ev *model.AuditEvent) error {
+	err := p.change(ctx, id, func(q *txn, t *model.Tenant, ev *audit) error {
 		use, err := store.Usage(ctx, q, id)
 		if err != nil {
 			return err
@@ -279,7 +281,7 @@ func (p *Plane) SetTenantPlan(ctx context.Context, id model.TenantID, plan model
 			return Problem{Field: []string{"input", "plan"}, Code: CodeEntitlement, Message: fmt.Sprintf(
 				"the tenant uses more than the %s plan allows: %s", plan, strings.Join(over, ", "))}
 		}
-		target(ev, "tenant.set_plan", "Tenant", string(id))
+		target(ev, ActTenantSetPlan, "Tenant", string(id))
 		ev.Details["plan"] = map[string]any{"from": string(t.PlanName), "to": string(plan)}
 		t.PlanName = plan
 		out = t

@@ -50,10 +50,11 @@ func hashToken(secret string) []byte {
 // Authenticate turns a presented token into an actor. Every failure reads
 // the same to the caller, so a token's state is not disclosed.
 func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz.Actor, error) {
+	ctx = as(ctx, systemAuthenticator)
 	if !strings.HasPrefix(secret, TokenPrefix) || len(secret) > 200 {
 		return nil, authz.ErrUnauthenticated
 	}
-	q := p.store.Q()
+	q := p.q(ctx)
 	tok, err := store.TokenByHash(ctx, q, hashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, authz.ErrUnauthenticated
@@ -166,7 +167,7 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 	}
 	var tok *model.APIToken
 	var secret string
-	err = p.change(ctx, tenant, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+	err = p.change(ctx, tenant, func(q *txn, _ *model.Tenant, ev *audit) error {
 		if owner != a.User.ID {
 			if _, err := store.MemberOf(ctx, q, tenant, owner); err != nil {
 				return notFoundOn(err, "userId", "no such user in this tenant")
@@ -185,7 +186,7 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 		if err != nil {
 			return err
 		}
-		target(ev, "api_token.create", "ApiToken", string(tok.ID))
+		target(ev, ActTokenCreate, "ApiToken", string(tok.ID))
 		ev.Details["name"], ev.Details["prefix"], ev.Details["userId"] = tok.Name, tok.Prefix, string(owner)
 		if tok.ExpiresAt != nil {
 			ev.Details["expiresAt"] = tok.ExpiresAt.Format(time.RFC3339)
@@ -205,14 +206,14 @@ func (p *Plane) RevokeAPIToken(ctx context.Context, id model.TokenID) (*model.AP
 	if err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, tok.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+	err = p.change(ctx, tok.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		if err := store.RevokeToken(ctx, q, id, p.now()); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return Problem{Field: []string{"input", "apiTokenId"}, Code: CodeConflict, Message: "the token is already revoked"}
 			}
 			return err
 		}
-		target(ev, "api_token.revoke", "ApiToken", string(id))
+		target(ev, ActTokenRevoke, "ApiToken", string(id))
 		ev.Details["name"], ev.Details["prefix"], ev.Details["userId"] = tok.Name, tok.Prefix, string(tok.UserID)
 		tok, err = store.Tokens.Get(ctx, q, id)
 		return err
@@ -226,7 +227,7 @@ func (p *Plane) APIToken(ctx context.Context, id model.TokenID) (*model.APIToken
 	if err != nil {
 		return nil, err
 	}
-	tok, err := store.Tokens.Get(ctx, p.store.Q(), id)
+	tok, err := store.Tokens.Get(ctx, p.q(ctx), id)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +252,7 @@ func (p *Plane) MemberAPITokens(ctx context.Context, m *model.Member, pg store.P
 			return store.Page[model.APIToken]{}, err
 		}
 	}
-	return store.TokensOf(ctx, p.store.Q(), m.TenantID, m.UserID, pg)
+	return store.TokensOf(ctx, p.q(ctx), m.TenantID, m.UserID, pg)
 }
 
 // RevokeMemberAPITokens revokes every token of a member in its tenant not
@@ -260,12 +261,12 @@ func (p *Plane) MemberAPITokens(ctx context.Context, m *model.Member, pg store.P
 // The one audit event is a token revocation naming the user, so that the
 // user's open connections check their token at once.
 func (p *Plane) RevokeMemberAPITokens(ctx context.Context, id model.MemberID) (*model.Member, []*model.APIToken, error) {
-	m, err := get(ctx, p, p.store.Q(), store.Members, id, authz.MemberManage)
+	m, err := get(ctx, p, p.q(ctx), store.Members, id, authz.MemberManage)
 	if err != nil {
 		return nil, nil, err
 	}
 	var revoked []*model.APIToken
-	err = p.change(ctx, m.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+	err = p.change(ctx, m.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		if m, err = store.Members.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -288,7 +289,7 @@ func (p *Plane) RevokeMemberAPITokens(ctx context.Context, id model.MemberID) (*
 		revoked = toks
 		// The action of a revocation: the user's connections recheck
 		// their token (Plane.change notes the user named in the details).
-		target(ev, "api_token.revoke", "Member", string(id))
+		target(ev, ActTokenRevoke, "Member", string(id))
 		ev.Details["userId"], ev.Details["count"], ev.Details["prefixes"] = string(m.UserID), len(toks), prefixes
 		return nil
 	})
@@ -304,7 +305,7 @@ func (p *Plane) MyAPITokens(ctx context.Context, pg store.PageArgs) (store.Page[
 	if err != nil {
 		return store.Page[model.APIToken]{}, err
 	}
-	return store.TokensOf(ctx, p.store.Q(), a.Token.TenantID, a.User.ID, pg)
+	return store.TokensOf(ctx, p.q(ctx), a.Token.TenantID, a.User.ID, pg)
 }
 
 // notFoundOn reports a missing referenced object as a user error on field.

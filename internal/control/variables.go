@@ -53,7 +53,12 @@ func scopePerm(v *model.Variable) authz.Perm {
 // its row before it is stored; its value never leaves in a response, a log
 // line, an audit event or an error.
 func (p *Plane) SetVariable(ctx context.Context, in SetVariableInput) (*model.Variable, error) {
-	proj, err := get(ctx, p, p.store.Q(), store.Projects, in.Project, authz.ProjectRead)
+	return p.setVariable(ctx, nil, in)
+}
+
+// setVariable is SetVariable, or its dry run when dry is set.
+func (p *Plane) setVariable(ctx context.Context, dry *previewing, in SetVariableInput) (*model.Variable, error) {
+	proj, err := get(ctx, p, p.q(ctx), store.Projects, in.Project, authz.ProjectRead)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +74,7 @@ func (p *Plane) SetVariable(ctx context.Context, in SetVariableInput) (*model.Va
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, proj.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
+	err = p.changeOr(ctx, dry, proj.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		if err := p.checkScopeParent(ctx, q, v); err != nil {
 			return err
 		}
@@ -78,7 +83,7 @@ func (p *Plane) SetVariable(ctx context.Context, in SetVariableInput) (*model.Va
 			return err
 		}
 		v = saved
-		target(ev, "variable.set", "Variable", string(v.ID))
+		target(ev, ActVariableSet, "Variable", string(v.ID))
 		ev.Details["name"], ev.Details["scope"], ev.Details["secret"], ev.Details["created"] = v.Name, string(v.Kind()), v.Secret, created
 		return nil
 	})
@@ -190,22 +195,22 @@ func (p *Plane) replaceServiceVariables(ctx context.Context, q store.Querier, sv
 
 // DeleteVariable removes a variable.
 func (p *Plane) DeleteVariable(ctx context.Context, id model.VariableID) error {
-	v, err := get(ctx, p, p.store.Q(), store.Variables, id, authz.ProjectRead)
+	v, err := get(ctx, p, p.q(ctx), store.Variables, id, authz.ProjectRead)
 	if err != nil {
 		return err
 	}
 	if err := p.authz.CheckCtx(ctx, scopePerm(v), v.Scope()); err != nil {
 		return err
 	}
-	return p.change(ctx, v.TenantID, func(q store.Querier, _ *model.Tenant, ev *model.AuditEvent) error {
-		target(ev, "variable.delete", "Variable", string(id))
+	return p.change(ctx, v.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		target(ev, ActVariableDelete, "Variable", string(id))
 		ev.Details["name"], ev.Details["scope"], ev.Details["secret"] = v.Name, string(v.Kind()), v.Secret
 		return store.Variables.Delete(ctx, q, id)
 	})
 }
 
 func (p *Plane) Variable(ctx context.Context, id model.VariableID) (*model.Variable, error) {
-	return get(ctx, p, p.store.Q(), store.Variables, id, authz.ProjectRead)
+	return get(ctx, p, p.q(ctx), store.Variables, id, authz.ProjectRead)
 }
 
 // Variables lists the variables set exactly at a scope: the project's
@@ -215,7 +220,7 @@ func (p *Plane) Variables(ctx context.Context, scope model.Scope, env *model.Env
 		return nil, err
 	}
 	v := model.Variable{ProjectID: scope.Project, EnvironmentID: env, ServiceID: svc}
-	return store.VariablesInScope(ctx, p.store.Q(), scope.Project, v.ScopeKey())
+	return store.VariablesInScope(ctx, p.q(ctx), scope.Project, v.ScopeKey())
 }
 
 // PlainValue is a variable's value as shown: nil for a secret, always.
@@ -253,11 +258,12 @@ type ResealReport struct {
 // changed concurrently is left for its writer (who sealed it under the
 // primary already). Values no key opens are counted, never touched.
 func (p *Plane) Reseal(ctx context.Context) (ResealReport, error) {
+	ctx = as(ctx, systemOperator)
 	var rep ResealReport
 	if p.box.Primary() == "" {
 		return rep, seal.ErrNoKey
 	}
-	vars, err := store.SecretVariables(ctx, p.store.Q())
+	vars, err := store.SecretVariables(ctx, p.q(ctx))
 	if err != nil {
 		return rep, err
 	}
@@ -280,7 +286,7 @@ func (p *Plane) Reseal(ctx context.Context) (ResealReport, error) {
 		if err != nil {
 			return rep, err
 		}
-		ok, err := store.ReplaceSealed(ctx, p.store.Q(), v.ID, v.Value, sealed)
+		ok, err := store.ReplaceSealed(ctx, p.q(ctx), v.ID, v.Value, sealed)
 		if err != nil {
 			return rep, err
 		}
@@ -290,13 +296,11 @@ func (p *Plane) Reseal(ctx context.Context) (ResealReport, error) {
 		}
 	}
 	for tenant, n := range perTenant {
-		err := p.store.Tx(ctx, func(q store.Querier) error {
+		err := p.tx(ctx, func(q *txn) error {
 			ev := p.auditEvent(&authz.Actor{Origin: "local"}, tenant)
-			ev.Action, ev.TargetType = "secrets.reseal", "Tenant"
-			id := string(tenant)
-			ev.TargetID = &id
+			target(ev, ActSecretsReseal, "Tenant", string(tenant))
 			ev.Details["resealed"], ev.Details["primaryKey"] = n, p.box.Primary()
-			return store.InsertAudit(ctx, q, ev)
+			return store.InsertAudit(ctx, q, ev.AuditEvent)
 		})
 		if err != nil {
 			return rep, err

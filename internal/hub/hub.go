@@ -58,6 +58,8 @@ type Hub struct {
 	closed  bool
 	running map[*session]struct{}
 	drain   drain.Drain
+
+	deliveries deliveries
 }
 
 // New builds a hub; callers make it the plane's publisher.
@@ -87,7 +89,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"missing connect token: send Authorization: Bearer nbc_…"}`, http.StatusUnauthorized)
 		return
 	}
-	cluster, tok, err := h.plane.AuthenticateAgent(r.Context(), secret)
+	side, err := h.plane.AuthenticateAgent(r.Context(), secret)
 	if errors.Is(err, control.ErrAgentUnauthorized) {
 		http.Error(w, `{"error":"invalid, expired or revoked connect token"}`, http.StatusUnauthorized)
 		return
@@ -105,7 +107,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"internal error"}`, http.StatusInternalServerError)
 		return
 	}
-	s := &session{hub: h, cluster: cluster.ID, token: tok.ID, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &session{hub: h, side: side, cluster: side.Cluster(), token: side.Token(), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if !h.enter(s) {
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, `{"error":"this replica is shutting down; reconnect","code":"UNAVAILABLE"}`, http.StatusServiceUnavailable)

@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -18,8 +19,11 @@ const writeWait = 10 * time.Second
 
 // session is one agent connection.
 type session struct {
-	hub     *Hub
-	conn    *websocket.Conn
+	hub  *Hub
+	conn *websocket.Conn
+	// side is the control plane as this cluster's agent sees it: every
+	// report goes through it, translated from the protocol here.
+	side    *control.AgentSide
 	cluster model.ClusterID
 	token   model.ConnectTokenID
 
@@ -121,7 +125,7 @@ func (s *session) run(ctx context.Context) {
 		s.close(protocol.CloseUnsupported, "no protocol version in common; this control plane speaks 1")
 		return
 	}
-	if err := h.plane.AgentReport(ctx, s.cluster, hi.Inventory, hi.AppliedRevision); err != nil {
+	if err := s.report(ctx, hi.Inventory, hi.AppliedRevision); err != nil {
 		s.fail(ctx, "recording hello", err)
 		return
 	}
@@ -133,7 +137,7 @@ func (s *session) run(ctx context.Context) {
 	sub := h.plane.Bus().Subscribe(bus.Revision(c), bus.Commands(c), bus.Tokens(c))
 	defer sub.Close()
 	s.notes = sub.C // the writer follows it
-	h.plane.AgentConnected(ctx, s.cluster)
+	s.side.Connected(ctx)
 	welcome, err := protocol.Encode(protocol.TypeWelcome, protocol.Welcome{Protocol: version, Capabilities: caps,
 		Cluster: string(s.cluster), HeartbeatSeconds: int(h.opts.Heartbeat / time.Second)})
 	if err != nil || s.write(welcome) != nil {
@@ -163,15 +167,15 @@ func (s *session) run(ctx context.Context) {
 			// A heartbeat that cannot be recorded is logged, not fatal:
 			// dropping every session when the database hiccups would
 			// bring all agents back at once. The next one records again.
-			if err := h.plane.AgentReport(ctx, s.cluster, m.Inventory, m.AppliedRevision); err != nil {
+			if err := s.report(ctx, m.Inventory, m.AppliedRevision); err != nil {
 				h.log.WarnContext(ctx, "recording a heartbeat", logCluster, s.cluster, logError, err)
 			}
 		case *protocol.Ack:
-			err = h.plane.AgentAck(ctx, s.cluster, m)
+			err = s.side.Ack(ctx, AppliedOf(m))
 		case *protocol.CommandAck:
-			err = h.plane.CommandAck(ctx, s.cluster, m)
+			err = s.side.CommandAck(ctx, CommandDoneOf(m))
 		case *protocol.Stage:
-			err = h.plane.AgentStage(ctx, s.cluster, m)
+			err = s.side.Stage(ctx, StageOf(m))
 		case *protocol.Hello:
 			s.close(protocol.CloseMalformed, "hello may only open a session")
 			return
@@ -258,7 +262,7 @@ func (s *session) writer(ctx context.Context) {
 		case <-s.wake:
 			handed, commands, token := s.take()
 			if token {
-				if ok, err := h.plane.ConnectTokenStillValid(ctx, s.token); err == nil && !ok {
+				if ok, err := s.side.TokenStillValid(ctx); err == nil && !ok {
 					s.close(protocol.CloseUnauthorized, "connect token expired or revoked")
 					return
 				}
@@ -272,7 +276,7 @@ func (s *session) writer(ctx context.Context) {
 				return
 			}
 		case <-tick.C:
-			ok, err := h.plane.ConnectTokenStillValid(ctx, s.token)
+			ok, err := s.side.TokenStillValid(ctx)
 			if err == nil && !ok {
 				s.close(protocol.CloseUnauthorized, "connect token expired or revoked")
 				return
@@ -291,7 +295,7 @@ func (s *session) writer(ctx context.Context) {
 func (s *session) deliver(ctx context.Context, handed *protocol.Desired) error {
 	d := handed
 	if d == nil || d.Revision <= s.sent {
-		rev, st, err := s.hub.plane.DesiredFor(ctx, s.cluster, s.sent)
+		rev, st, err := s.hub.Desired(ctx, s.side, s.sent)
 		if err != nil || st == nil {
 			return err
 		}
@@ -312,7 +316,7 @@ func (s *session) deliver(ctx context.Context, handed *protocol.Desired) error {
 // A command already delivered on this session is not sent twice; one
 // delivered on an earlier session is, as its ack may have been lost.
 func (s *session) deliverCommands(ctx context.Context) error {
-	cmds, err := s.hub.plane.PendingCommands(ctx, s.cluster)
+	cmds, err := s.side.PendingCommands(ctx)
 	if err != nil {
 		return err
 	}
@@ -331,7 +335,7 @@ func (s *session) deliverCommands(ctx context.Context) error {
 			s.delivered = map[model.CommandID]bool{}
 		}
 		s.delivered[c.ID] = true
-		if err := s.hub.plane.CommandDelivered(ctx, s.cluster, c.ID); err != nil {
+		if err := s.side.CommandDelivered(ctx, c.ID); err != nil {
 			return err
 		}
 	}

@@ -112,7 +112,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := s.plane.Store().Ping(ctx); err != nil {
+		if err := s.plane.Ping(ctx); err != nil {
 			s.log.WarnContext(ctx, "readiness check failed", logError, err)
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "database unreachable"})
 			return

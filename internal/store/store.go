@@ -104,6 +104,16 @@ func New(drv Driver) *Store { return &Store{drv: drv} }
 // Q returns a querier for reads outside a transaction.
 func (s *Store) Q() Querier { return s.drv }
 
+// Refusing is a querier that runs nothing: every statement fails with err.
+// The control plane hands it to a call that has no subject to act for.
+func Refusing(err error) Querier { return refusing{err} }
+
+type refusing struct{ err error }
+
+func (r refusing) Exec(context.Context, string, ...any) (int64, error) { return 0, r.err }
+func (r refusing) Query(context.Context, string, ...any) (Rows, error) { return nil, r.err }
+func (r refusing) Dialect() Dialect                                    { return Dialect{} }
+
 // Dialect holds the SQL quirks of the driver in use: for the store's own
 // queries and its drivers.
 func (s *Store) Dialect() Dialect { return s.drv.Dialect() }

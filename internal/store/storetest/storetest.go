@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"Tx", testTx},
 		{"TxPanic", testTxPanic},
 		{"ReadTx", testReadTx},
+		{"Refusing", testRefusing},
 		{"LockTenant", testLockTenant},
 		{"Rows", testRows},
 		{"Tenants", testTenantQueries},

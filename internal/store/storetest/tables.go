@@ -1170,3 +1170,23 @@ func testReadTx(t *testing.T, s *store.Store) {
 		t.Errorf("after the read transaction the name is %q, want the committed %q", got, "renamed")
 	}
 }
+
+// testRefusing: a refusing querier runs nothing. Reads and writes through
+// it fail with its error, and the rows stay as they were.
+func testRefusing(t *testing.T, s *store.Store) {
+	ctx := t.Context()
+	tenant := newTenant(t, s)
+	errNo := errors.New("no subject")
+	q := store.Refusing(errNo)
+	if _, err := store.Tenants.Get(ctx, q, tenant.ID); !errors.Is(err, errNo) {
+		t.Errorf("reading through a refusing querier: %v, want its error", err)
+	}
+	renamed := *tenant
+	renamed.Name = "refused"
+	if err := store.UpdateTenant(ctx, q, &renamed); !errors.Is(err, errNo) {
+		t.Errorf("writing through a refusing querier: %v, want its error", err)
+	}
+	if got := mustGet(t, s, store.Tenants, tenant.ID).Name; got != tenant.Name {
+		t.Errorf("after a refused write the name is %q, want %q", got, tenant.Name)
+	}
+}

@@ -1,0 +1,129 @@
+package control
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// The door. Every read and write of tenant data in the control plane gets
+// its querier here and nowhere else (TestOneDoor fails on p.store used
+// outside this file), and a querier acts for a subject:
+//
+//   - a person or integration: the authz.Actor a request authenticated as,
+//     whose capabilities every read (get, byIDs) and write (change) checks
+//     against the object's scope;
+//   - the control plane itself, as a named system subject that can do only
+//     what its name says: the agent of one cluster (AgentSide: it reports
+//     and is sent that cluster's state, nothing else), the background jobs,
+//     the operator at the local console (bootstrap, token recovery,
+//     resealing), and the authenticator that turns a presented token into
+//     an actor.
+//
+// A call with neither reaches no table: its querier refuses every
+// statement with authz.ErrUnauthenticated (TestNoSubjectReachesTheStore
+// calls every exported method of Plane without one). This is Coder's
+// dbauthz idea, the subject carried with each store access and system work
+// as explicit subjects, fitted to a store of functions rather than one
+// interface: the per-object decisions stay in get, byIDs and the checks of
+// each method, and the door guarantees that none of them runs without
+// knowing for whom.
+
+// A system subject is the control plane acting on its own account.
+type system struct {
+	name string
+	// cluster narrows an agent's subject to its cluster.
+	cluster model.ClusterID
+}
+
+// The system subjects.
+var (
+	systemJobs          = system{name: "jobs"}
+	systemOperator      = system{name: "operator"}
+	systemAuthenticator = system{name: "authenticator"}
+)
+
+func systemAgent(c model.ClusterID) system { return system{name: "agent", cluster: c} }
+
+func (s system) String() string {
+	if s.cluster != "" {
+		return fmt.Sprintf("%s of cluster %s", s.name, s.cluster)
+	}
+	return s.name
+}
+
+type systemKey struct{}
+
+// refused is the querier of a call without a subject.
+var refused = store.Refusing(fmt.Errorf("%w: no subject for this statement", authz.ErrUnauthenticated))
+
+// as runs the rest of ctx as a system subject.
+func as(ctx context.Context, s system) context.Context {
+	return context.WithValue(ctx, systemKey{}, s)
+}
+
+// subjectOf names the subject ctx acts for; false when it has none.
+func subjectOf(ctx context.Context) (string, bool) {
+	if a, err := authz.ActorFrom(ctx); err == nil {
+		if a.User != nil {
+			return "user " + string(a.User.ID), true
+		}
+		return "actor", true
+	}
+	if s, ok := ctx.Value(systemKey{}).(system); ok {
+		return s.String(), true
+	}
+	return "", false
+}
+
+// as gives the calls of an agent side its subject: the agent of its
+// cluster.
+func (a *AgentSide) as(ctx context.Context) context.Context { return as(ctx, systemAgent(a.cluster)) }
+
+// q is an agent side's querier.
+func (a *AgentSide) q(ctx context.Context) store.Querier { return a.p.q(a.as(ctx)) }
+
+// q is the querier for reads outside a transaction, for the subject of
+// ctx.
+func (p *Plane) q(ctx context.Context) store.Querier {
+	if _, ok := subjectOf(ctx); !ok {
+		return refused
+	}
+	return p.store.Q()
+}
+
+// tx runs fn in a write transaction for the subject of ctx; without one it
+// begins none. See txn for the outbox dispatched after the commit.
+func (p *Plane) tx(ctx context.Context, fn func(q *txn) error) error {
+	if _, ok := subjectOf(ctx); !ok {
+		return authz.ErrUnauthenticated
+	}
+	var done *txn
+	err := p.store.Tx(ctx, func(q store.Querier) error {
+		t := &txn{Querier: q}
+		if err := fn(t); err != nil {
+			return err
+		}
+		done = t
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	p.dispatch(done)
+	return nil
+}
+
+// readTx runs fn in a read-only snapshot for the subject of ctx.
+func (p *Plane) readTx(ctx context.Context, fn func(q store.Querier) error) error {
+	if _, ok := subjectOf(ctx); !ok {
+		return authz.ErrUnauthenticated
+	}
+	return p.store.ReadTx(ctx, fn)
+}
+
+// Ping checks the database answers, for health checks: it reads no data.
+func (p *Plane) Ping(ctx context.Context) error { return p.store.Ping(ctx) }

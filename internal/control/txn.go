@@ -1,0 +1,45 @@
+package control
+
+import (
+	"context"
+
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// txn is one write transaction of the plane. Its rows go through the
+// Querier it embeds; what it notes and what it asks to run after the
+// commit it keeps itself, an outbox that is dispatched only once the
+// transaction committed and dropped with it when it rolls back.
+type txn struct {
+	store.Querier
+	notes []string
+	after []func()
+}
+
+// afterCommit runs f once the transaction committed, before its notes are
+// told: the recompile hands its states to this process's agent sessions
+// there, so that a note never sends a session to compile a state already on
+// its way. f never runs for a transaction that rolled back.
+func (t *txn) afterCommit(f func()) { t.after = append(t.after, f) }
+
+// note notes topics in the transaction: written with it (on PostgreSQL,
+// where the other replicas listen) and told to this process's subscribers
+// once it commits.
+func (p *Plane) note(ctx context.Context, q *txn, topics ...string) error {
+	q.notes = append(q.notes, topics...)
+	return p.notify.InTx(ctx, q.Querier, topics)
+}
+
+// dispatch tells what a committed transaction kept: this replica's grant
+// cache first (a check sees an access change as soon as it committed,
+// before its note comes back from PostgreSQL), then the after-commit steps,
+// then the notes.
+func (p *Plane) dispatch(t *txn) {
+	p.grants.noted(t.notes)
+	for _, f := range t.after {
+		f()
+	}
+	if len(t.notes) > 0 {
+		p.notify.Committed(t.notes)
+	}
+}

@@ -1,0 +1,42 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/protocol"
+)
+
+// The protocol ends here: the hub translates what an agent sends into the
+// control plane's own types, which never name a wire type.
+
+// report records a hello's or heartbeat's inventory (stored as the agent
+// sent it) and applied revision.
+func (s *session) report(ctx context.Context, inv protocol.Inventory, applied int64) error {
+	b, err := json.Marshal(inv)
+	if err != nil {
+		return err
+	}
+	return s.side.Report(ctx, b, applied)
+}
+
+// AppliedOf translates an apply acknowledgement.
+func AppliedOf(m *protocol.Ack) control.Applied {
+	out := control.Applied{Revision: m.Revision, OK: m.Result == protocol.ResultApplied}
+	for _, e := range m.Errors {
+		out.Errors = append(out.Errors, control.ObjectError{Object: e.Object, Message: e.Message})
+	}
+	return out
+}
+
+// CommandDoneOf translates a command acknowledgement.
+func CommandDoneOf(m *protocol.CommandAck) control.CommandDone {
+	return control.CommandDone{ID: model.CommandID(m.ID), Failed: m.Result == protocol.ResultFailed, Message: m.Message}
+}
+
+// StageOf translates a stage report.
+func StageOf(m *protocol.Stage) control.StageReport {
+	return control.StageReport{Deployment: model.DeploymentID(m.Deployment), Stage: model.DeploymentStage(m.Stage), Message: m.Message}
+}
