@@ -15,6 +15,7 @@ import (
 
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/wake"
 )
 
 const writeTimeout = 10 * time.Second
@@ -231,7 +232,7 @@ func (a *Agent) heartbeats(ctx context.Context, c *conn, every time.Duration) {
 // newest wins) and commands in order. One worker per session applies and
 // runs commands one at a time.
 type work struct {
-	kick  chan struct{}
+	kick  wake.Signal
 	mu    sync.Mutex
 	apply bool
 	// full asks the next apply to check every service against the
@@ -241,7 +242,7 @@ type work struct {
 	commands []protocol.Command
 }
 
-func newWork() *work { return &work{kick: make(chan struct{}, 1)} }
+func newWork() *work { return &work{kick: wake.New()} }
 
 // resync asks for a whole pass over the state held.
 func (w *work) resync() {
@@ -266,12 +267,7 @@ func (w *work) command(c protocol.Command) {
 	w.poke()
 }
 
-func (w *work) poke() {
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
-}
+func (w *work) poke() { w.kick.Poke() }
 
 func (w *work) take() (apply, full bool, cmds []protocol.Command) {
 	w.mu.Lock()
@@ -296,7 +292,7 @@ func (a *Agent) worker(ctx context.Context, c *conn, w *work) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-w.kick:
+		case <-w.kick.C():
 		case <-resync.C:
 			w.resync()
 		}

@@ -14,6 +14,8 @@ package bus
 
 import (
 	"sync"
+
+	"github.com/nebulactrl/nebula/internal/wake"
 )
 
 // Topics.
@@ -58,7 +60,8 @@ func New() *Bus {
 // them was noted (several notes may become one) or a resync is due; it
 // never blocks the bus.
 type Sub struct {
-	C      chan struct{}
+	C      <-chan struct{}
+	wake   wake.Signal
 	b      *Bus
 	topics []string
 	once   sync.Once
@@ -66,7 +69,8 @@ type Sub struct {
 
 // Subscribe follows topics until Close.
 func (b *Bus) Subscribe(topics ...string) *Sub {
-	s := &Sub{C: make(chan struct{}, 1), b: b, topics: topics}
+	w := wake.New()
+	s := &Sub{C: w.C(), wake: w, b: b, topics: topics}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.subs[s] = struct{}{}
@@ -95,12 +99,8 @@ func (s *Sub) Close() {
 	})
 }
 
-func (s *Sub) poke() {
-	select {
-	case s.C <- struct{}{}:
-	default: // one pending wake covers every note since
-	}
-}
+// poke wakes the subscriber: one pending wake covers every note since.
+func (s *Sub) poke() { s.wake.Poke() }
 
 // Deliver wakes the subscriptions of the topics.
 func (b *Bus) Deliver(topics ...string) {

@@ -133,12 +133,9 @@ func (p *Plane) deploymentFor(ctx context.Context, id model.DeploymentID, approv
 	if err != nil {
 		return nil, nil, err
 	}
-	perm := authz.DeploymentCreate
-	switch {
-	case approve:
+	perm := deployPerm(env)
+	if approve {
 		perm = authz.DeploymentApprove
-	case env.Protected:
-		perm = authz.DeploymentProtected
 	}
 	if err := p.authz.CheckCtx(ctx, perm, env.Scope()); err != nil {
 		return nil, nil, err
@@ -304,39 +301,61 @@ func (p *Plane) deployRelease(ctx context.Context, relID model.ReleaseID, action
 	if err != nil {
 		return nil, err
 	}
-	perm := authz.DeploymentCreate
-	if env.Protected {
-		perm = authz.DeploymentProtected
-	}
-	if err := p.authz.Check(ctx, a, perm, env.Scope()); err != nil {
+	if err := p.authz.Check(ctx, a, deployPerm(env), env.Scope()); err != nil {
 		return nil, err
 	}
 	var dep *model.Deployment
 	err = p.change(ctx, rel.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		clusters, targets, err := p.tenantTargets(ctx, q, rel.TenantID)
-		if err != nil {
-			return err
-		}
-		pl := place(env, clusters, targets)
-		if pl.Cluster == nil {
-			return Invalid(fmt.Sprintf("environment %s has no single target: %s", env.Name, pl.Reason), field...)
-		}
-		now := p.now()
-		uid := a.User.ID
-		dep = &model.Deployment{ID: newID[model.DeploymentID](), TenantID: rel.TenantID, ProjectID: rel.ProjectID,
-			ServiceID: rel.ServiceID, EnvironmentID: rel.EnvironmentID, ReleaseID: rel.ID, ClusterID: pl.Cluster.ID,
-			Stage: model.StageQueued, RequestedBy: &uid, CreatedAt: now, UpdatedAt: now}
-		if err := store.Deployments.Insert(ctx, q, dep); err != nil {
-			return err
-		}
-		target(ev, action, "Deployment", string(dep.ID))
-		ev.Details["releaseId"], ev.Details["releaseNumber"], ev.Details["clusterId"] = string(rel.ID), rel.Number, string(pl.Cluster.ID)
-		return p.queue(ctx, q, dep, env, rel, fmt.Sprintf(why, rel.Number, actorName(a)))
+		dep, err = p.startDeployment(ctx, q, ev, a, action, rel, env, why, field...)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return dep, nil
+}
+
+// deployPerm is the capability deploying to env takes: seeing an
+// environment is not permission to deploy to it, and a protected one takes
+// more.
+func deployPerm(env *model.Environment) authz.Perm {
+	if env.Protected {
+		return authz.DeploymentProtected
+	}
+	return authz.DeploymentCreate
+}
+
+// startDeployment is what deploying a release takes, whether the release
+// was just made (Deploy) or is deployed again (Redeploy, Rollback): the one
+// cluster the environment's selector picks now, the deployment row, the
+// audit event's target and details, and its first stages (queue). why is a
+// format of the release number and the requester's name; field is where a
+// placement problem is reported.
+func (p *Plane) startDeployment(ctx context.Context, q *txn, ev *audit, a *authz.Actor, action Action,
+	rel *model.Release, env *model.Environment, why string, field ...string) (*model.Deployment, error) {
+	clusters, targets, err := p.tenantTargets(ctx, q, rel.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	pl := place(env, clusters, targets)
+	if pl.Cluster == nil {
+		what := "no single target"
+		if len(pl.Candidates) == 0 {
+			what = "no eligible cluster"
+		}
+		return nil, Invalid(fmt.Sprintf("environment %s has %s: %s", env.Name, what, pl.Reason), field...)
+	}
+	now := p.now()
+	uid := a.User.ID
+	dep := &model.Deployment{ID: newID[model.DeploymentID](), TenantID: rel.TenantID, ProjectID: rel.ProjectID,
+		ServiceID: rel.ServiceID, EnvironmentID: rel.EnvironmentID, ReleaseID: rel.ID, ClusterID: pl.Cluster.ID,
+		Stage: model.StageQueued, RequestedBy: &uid, CreatedAt: now, UpdatedAt: now}
+	if err := store.Deployments.Insert(ctx, q, dep); err != nil {
+		return nil, err
+	}
+	target(ev, action, "Deployment", string(dep.ID))
+	ev.Details["releaseId"], ev.Details["releaseNumber"], ev.Details["clusterId"] = string(rel.ID), rel.Number, string(pl.Cluster.ID)
+	return dep, p.queue(ctx, q, dep, env, rel, fmt.Sprintf(why, rel.Number, actorName(a)))
 }
 
 // system runs a change the control plane makes itself (agent reports,

@@ -219,12 +219,7 @@ func (p *Plane) deploy(ctx context.Context, dry *previewing, svcID model.Service
 	if env.ProjectID != svc.ProjectID {
 		return nil, nil, Invalid("the environment belongs to another project than the service", "input", "environmentId")
 	}
-	// Seeing an environment is not permission to deploy to it.
-	perm := authz.DeploymentCreate
-	if env.Protected {
-		perm = authz.DeploymentProtected
-	}
-	if err := p.authz.Check(ctx, a, perm, env.Scope()); err != nil {
+	if err := p.authz.Check(ctx, a, deployPerm(env), env.Scope()); err != nil {
 		return nil, nil, err
 	}
 	if !imageDigest.MatchString(digest) {
@@ -235,18 +230,6 @@ func (p *Plane) deploy(ctx context.Context, dry *previewing, svcID model.Service
 	err = p.changeOr(ctx, dry, svc.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		if svc, err = store.Services.Get(ctx, q, svcID); err != nil {
 			return err
-		}
-		clusters, targets, err := p.tenantTargets(ctx, q, svc.TenantID)
-		if err != nil {
-			return err
-		}
-		pl := place(env, clusters, targets)
-		if pl.Cluster == nil {
-			what := "no single target"
-			if len(pl.Candidates) == 0 {
-				what = "no eligible cluster"
-			}
-			return Invalid(fmt.Sprintf("environment %s has %s: %s", env.Name, what, pl.Reason), "input", "environmentId")
 		}
 		num, err := store.NextReleaseNumber(ctx, q, svcID, envID)
 		if err != nil {
@@ -260,16 +243,9 @@ func (p *Plane) deploy(ctx context.Context, dry *previewing, svcID model.Service
 		if err := store.Releases.Insert(ctx, q, rel); err != nil {
 			return err
 		}
-		dep = &model.Deployment{ID: newID[model.DeploymentID](), TenantID: svc.TenantID, ProjectID: svc.ProjectID,
-			ServiceID: svcID, EnvironmentID: envID, ReleaseID: rel.ID, ClusterID: pl.Cluster.ID, Stage: model.StageQueued,
-			RequestedBy: &uid, CreatedAt: now, UpdatedAt: now}
-		if err := store.Deployments.Insert(ctx, q, dep); err != nil {
-			return err
-		}
-		target(ev, ActDeploymentCreate, "Deployment", string(dep.ID))
-		ev.Details["serviceId"], ev.Details["environmentId"], ev.Details["clusterId"] = string(svcID), string(envID), string(pl.Cluster.ID)
-		ev.Details["releaseId"], ev.Details["releaseNumber"], ev.Details["imageDigest"] = string(rel.ID), num, digest
-		return p.queue(ctx, q, dep, env, rel, fmt.Sprintf("release %d requested by %s", num, actorName(a)))
+		ev.Details["serviceId"], ev.Details["environmentId"], ev.Details["imageDigest"] = string(svcID), string(envID), digest
+		dep, err = p.startDeployment(ctx, q, ev, a, ActDeploymentCreate, rel, env, "release %d requested by %s", "input", "environmentId")
+		return err
 	})
 	if err != nil {
 		return nil, nil, err

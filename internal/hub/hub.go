@@ -25,6 +25,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/store"
+	"github.com/nebulactrl/nebula/internal/wake"
 )
 
 // Log field names.
@@ -107,7 +108,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"internal error"}`, http.StatusInternalServerError)
 		return
 	}
-	s := &session{hub: h, side: side, cluster: side.Cluster(), token: side.Token(), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &session{hub: h, side: side, cluster: side.Cluster(), token: side.Token(), wake: wake.New(), done: make(chan struct{})}
 	if !h.enter(s) {
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, `{"error":"this replica is shutting down; reconnect","code":"UNAVAILABLE"}`, http.StatusServiceUnavailable)

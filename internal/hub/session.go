@@ -13,6 +13,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/store"
+	"github.com/nebulactrl/nebula/internal/wake"
 )
 
 const writeWait = 10 * time.Second
@@ -27,7 +28,7 @@ type session struct {
 	cluster model.ClusterID
 	token   model.ConnectTokenID
 
-	wake      chan struct{} // a newer revision or a command may exist
+	wake      wake.Signal   // a newer revision or a command may exist
 	done      chan struct{} // closed when the session ends
 	closeOnce sync.Once
 	sent      int64                    // newest revision sent; writer goroutine only
@@ -81,12 +82,9 @@ func (s *session) take() (*protocol.Desired, bool, bool) {
 	return d, c, t
 }
 
-func (s *session) poke() {
-	select {
-	case s.wake <- struct{}{}:
-	default: // a wake is already pending: one delivery covers both
-	}
-}
+// poke wakes the writer: a wake already pending covers this one, as one
+// delivery covers both.
+func (s *session) poke() { s.wake.Poke() }
 
 // close ends the session with a close code and reason; safe from any
 // goroutine, and idempotent.
@@ -259,7 +257,7 @@ func (s *session) writer(ctx context.Context) {
 			return
 		case <-s.notes:
 			s.noted()
-		case <-s.wake:
+		case <-s.wake.C():
 			handed, commands, token := s.take()
 			if token {
 				if ok, err := s.side.TokenStillValid(ctx); err == nil && !ok {

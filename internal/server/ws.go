@@ -161,7 +161,7 @@ func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	defer cancel()
 	c := &wsConn{t: t, ws: ws, exec: exec, proto: ws.Subprotocol(), origin: clientAddress(r),
 		out: make(chan []byte, t.opts.Queue), done: ctx.Done(), cancel: cancel, ops: map[string]*wsOp{},
-		slow: make(chan struct{}), access: make(chan chan struct{}, 1)}
+		slow: make(chan struct{}), access: make(chan (<-chan struct{}), 1)}
 	ws.SetReadLimit(1 << 20)
 	if c.proto == "" {
 		c.close(closeNoSubprotocol, "Subprotocol not acceptable: use graphql-transport-ws or graphql-ws")
@@ -201,7 +201,7 @@ type wsConn struct {
 	freshAt time.Time
 	// access hands the writer the bus subscription that wakes it when the
 	// user's access changed: it then checks the token at once.
-	access chan chan struct{}
+	access chan (<-chan struct{})
 }
 
 type wsOp struct {
@@ -274,7 +274,7 @@ func (c *wsConn) writer(ctx context.Context) {
 	defer ping.Stop()
 	recheck := time.NewTicker(c.t.opts.Recheck)
 	defer recheck.Stop()
-	var accessChanged chan struct{}
+	var accessChanged <-chan struct{}
 	for {
 		select {
 		case <-c.done:
