@@ -287,16 +287,9 @@ func commandConn(p store.Page[model.Command]) *gqlmodel.CommandConnection {
 }
 
 func decideDeployment(ctx context.Context, plane *control.Plane, input gqlmodel.DecideDeploymentInput, d model.ApprovalDecision) (*gqlmodel.DeploymentPayload, error) {
-	id, err := decode[model.DeploymentID](gid.Deployment, input.DeploymentID, "deploymentId")
-	var dep *model.Deployment
-	if err == nil {
-		dep, err = plane.Decide(ctx, id, d, deref(input.Comment, ""))
-	}
-	return deploymentPayload(dep, err)
-}
-
-func deploymentPayload(dep *model.Deployment, err error) (*gqlmodel.DeploymentPayload, error) {
-	ue, err := graph.UserErrors(err)
+	dep, ue, err := mutate(gid.Deployment, input.DeploymentID, "deploymentId", func(id model.DeploymentID) (*model.Deployment, error) {
+		return plane.Decide(ctx, id, d, deref(input.Comment, ""))
+	})
 	return &gqlmodel.DeploymentPayload{Deployment: dep, UserErrors: ue}, err
 }
 

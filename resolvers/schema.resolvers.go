@@ -246,57 +246,39 @@ func (r *mutationResolver) CreateTenant(ctx context.Context, input gqlmodel.Crea
 }
 
 func (r *mutationResolver) UpdateTenant(ctx context.Context, input gqlmodel.UpdateTenantInput) (*gqlmodel.UpdateTenantPayload, error) {
-	id, err := decode[model.TenantID](gid.Tenant, input.TenantID, "tenantId")
-	var t *model.Tenant
-	if err == nil {
-		t, err = r.Plane.UpdateTenant(ctx, id, input.Name)
-	}
-	ue, err := graph.UserErrors(err)
+	t, ue, err := mutate(gid.Tenant, input.TenantID, "tenantId", func(id model.TenantID) (*model.Tenant, error) {
+		return r.Plane.UpdateTenant(ctx, id, input.Name)
+	})
 	return &gqlmodel.UpdateTenantPayload{Tenant: t, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) SetTenantPlan(ctx context.Context, input gqlmodel.SetTenantPlanInput) (*gqlmodel.SetTenantPlanPayload, error) {
-	id, err := decode[model.TenantID](gid.Tenant, input.TenantID, "tenantId")
-	var t *model.Tenant
-	if err == nil {
-		t, err = r.Plane.SetTenantPlan(ctx, id, input.Plan)
-	}
-	ue, err := graph.UserErrors(err)
+	t, ue, err := mutate(gid.Tenant, input.TenantID, "tenantId", func(id model.TenantID) (*model.Tenant, error) {
+		return r.Plane.SetTenantPlan(ctx, id, input.Plan)
+	})
 	return &gqlmodel.SetTenantPlanPayload{Tenant: t, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) AddMember(ctx context.Context, input gqlmodel.AddMemberInput) (*gqlmodel.AddMemberPayload, error) {
-	id, err := decode[model.TenantID](gid.Tenant, input.TenantID, "tenantId")
-	var m *model.Member
-	if err == nil {
-		m, err = r.Plane.AddMember(ctx, control.AddMemberInput{Tenant: id, Email: input.Email, Name: input.Name,
+	m, ue, err := mutate(gid.Tenant, input.TenantID, "tenantId", func(id model.TenantID) (*model.Member, error) {
+		return r.Plane.AddMember(ctx, control.AddMemberInput{Tenant: id, Email: input.Email, Name: input.Name,
 			Role: input.Role, Kind: deref(input.Kind, model.UserHuman)})
-	}
-	ue, err := graph.UserErrors(err)
+	})
 	return &gqlmodel.AddMemberPayload{Member: m, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) UpdateMemberRole(ctx context.Context, input gqlmodel.UpdateMemberRoleInput) (*gqlmodel.UpdateMemberRolePayload, error) {
-	id, err := decode[model.MemberID](gid.Member, input.MemberID, "memberId")
-	var m *model.Member
-	if err == nil {
-		m, err = r.Plane.UpdateMemberRole(ctx, id, input.Role)
-	}
-	ue, err := graph.UserErrors(err)
+	m, ue, err := mutate(gid.Member, input.MemberID, "memberId", func(id model.MemberID) (*model.Member, error) {
+		return r.Plane.UpdateMemberRole(ctx, id, input.Role)
+	})
 	return &gqlmodel.UpdateMemberRolePayload{Member: m, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) RemoveMember(ctx context.Context, input gqlmodel.RemoveMemberInput) (*gqlmodel.RemoveMemberPayload, error) {
-	id, err := decode[model.MemberID](gid.Member, input.MemberID, "memberId")
-	if err == nil {
-		err = r.Plane.RemoveMember(ctx, id)
-	}
-	out := &gqlmodel.RemoveMemberPayload{}
-	if err == nil {
-		out.RemovedMemberID = encoded(gid.Member, id)
-	}
-	out.UserErrors, err = graph.UserErrors(err)
-	return out, err
+	removed, ue, err := remove(gid.Member, input.MemberID, "memberId", func(id model.MemberID) error {
+		return r.Plane.RemoveMember(ctx, id)
+	})
+	return &gqlmodel.RemoveMemberPayload{RemovedMemberID: removed, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) CreateAPIToken(ctx context.Context, input gqlmodel.CreateAPITokenInput) (*gqlmodel.CreateAPITokenPayload, error) {
@@ -315,12 +297,9 @@ func (r *mutationResolver) CreateAPIToken(ctx context.Context, input gqlmodel.Cr
 }
 
 func (r *mutationResolver) RevokeAPIToken(ctx context.Context, input gqlmodel.RevokeAPITokenInput) (*gqlmodel.RevokeAPITokenPayload, error) {
-	id, err := decode[model.TokenID](gid.APIToken, input.APITokenID, "apiTokenId")
-	var tok *model.APIToken
-	if err == nil {
-		tok, err = r.Plane.RevokeAPIToken(ctx, id)
-	}
-	ue, err := graph.UserErrors(err)
+	tok, ue, err := mutate(gid.APIToken, input.APITokenID, "apiTokenId", func(id model.TokenID) (*model.APIToken, error) {
+		return r.Plane.RevokeAPIToken(ctx, id)
+	})
 	return &gqlmodel.RevokeAPITokenPayload{APIToken: tok, UserErrors: ue}, err
 }
 
@@ -336,36 +315,24 @@ func (r *mutationResolver) RevokeMemberAPITokens(ctx context.Context, input gqlm
 }
 
 func (r *mutationResolver) CreateProject(ctx context.Context, input gqlmodel.CreateProjectInput) (*gqlmodel.CreateProjectPayload, error) {
-	id, err := decode[model.TenantID](gid.Tenant, input.TenantID, "tenantId")
-	var p *model.Project
-	if err == nil {
-		p, err = r.Plane.CreateProject(ctx, id, input.Name, deref(input.Description, ""))
-	}
-	ue, err := graph.UserErrors(err)
+	p, ue, err := mutate(gid.Tenant, input.TenantID, "tenantId", func(id model.TenantID) (*model.Project, error) {
+		return r.Plane.CreateProject(ctx, id, input.Name, deref(input.Description, ""))
+	})
 	return &gqlmodel.CreateProjectPayload{Project: p, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) UpdateProject(ctx context.Context, input gqlmodel.UpdateProjectInput) (*gqlmodel.UpdateProjectPayload, error) {
-	id, err := decode[model.ProjectID](gid.Project, input.ProjectID, "projectId")
-	var p *model.Project
-	if err == nil {
-		p, err = r.Plane.UpdateProject(ctx, id, input.Name, input.Description)
-	}
-	ue, err := graph.UserErrors(err)
+	p, ue, err := mutate(gid.Project, input.ProjectID, "projectId", func(id model.ProjectID) (*model.Project, error) {
+		return r.Plane.UpdateProject(ctx, id, input.Name, input.Description)
+	})
 	return &gqlmodel.UpdateProjectPayload{Project: p, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) DeleteProject(ctx context.Context, input gqlmodel.DeleteProjectInput) (*gqlmodel.DeleteProjectPayload, error) {
-	id, err := decode[model.ProjectID](gid.Project, input.ProjectID, "projectId")
-	if err == nil {
-		err = r.Plane.DeleteProject(ctx, id)
-	}
-	out := &gqlmodel.DeleteProjectPayload{}
-	if err == nil {
-		out.DeletedProjectID = encoded(gid.Project, id)
-	}
-	out.UserErrors, err = graph.UserErrors(err)
-	return out, err
+	deleted, ue, err := remove(gid.Project, input.ProjectID, "projectId", func(id model.ProjectID) error {
+		return r.Plane.DeleteProject(ctx, id)
+	})
+	return &gqlmodel.DeleteProjectPayload{DeletedProjectID: deleted, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) AddProjectMember(ctx context.Context, input gqlmodel.AddProjectMemberInput) (*gqlmodel.AddProjectMemberPayload, error) {
@@ -374,69 +341,47 @@ func (r *mutationResolver) AddProjectMember(ctx context.Context, input gqlmodel.
 	if err == nil {
 		user, err = decode[model.UserID](gid.User, input.UserID, "userId")
 	}
-	var pm *model.ProjectMember
-	if err == nil {
-		pm, err = r.Plane.AddProjectMember(ctx, id, user, input.Role)
-	}
-	ue, err := graph.UserErrors(err)
+	pm, ue, err := afterArgs(err, func() (*model.ProjectMember, error) {
+		return r.Plane.AddProjectMember(ctx, id, user, input.Role)
+	})
 	return &gqlmodel.AddProjectMemberPayload{ProjectMember: pm, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) UpdateProjectMemberRole(ctx context.Context, input gqlmodel.UpdateProjectMemberRoleInput) (*gqlmodel.UpdateProjectMemberRolePayload, error) {
-	id, err := decode[model.ProjectMemberID](gid.ProjectMember, input.ProjectMemberID, "projectMemberId")
-	var pm *model.ProjectMember
-	if err == nil {
-		pm, err = r.Plane.UpdateProjectMemberRole(ctx, id, input.Role)
-	}
-	ue, err := graph.UserErrors(err)
+	pm, ue, err := mutate(gid.ProjectMember, input.ProjectMemberID, "projectMemberId", func(id model.ProjectMemberID) (*model.ProjectMember, error) {
+		return r.Plane.UpdateProjectMemberRole(ctx, id, input.Role)
+	})
 	return &gqlmodel.UpdateProjectMemberRolePayload{ProjectMember: pm, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) RemoveProjectMember(ctx context.Context, input gqlmodel.RemoveProjectMemberInput) (*gqlmodel.RemoveProjectMemberPayload, error) {
-	id, err := decode[model.ProjectMemberID](gid.ProjectMember, input.ProjectMemberID, "projectMemberId")
-	if err == nil {
-		err = r.Plane.RemoveProjectMember(ctx, id)
-	}
-	out := &gqlmodel.RemoveProjectMemberPayload{}
-	if err == nil {
-		out.RemovedProjectMemberID = encoded(gid.ProjectMember, id)
-	}
-	out.UserErrors, err = graph.UserErrors(err)
-	return out, err
+	removed, ue, err := remove(gid.ProjectMember, input.ProjectMemberID, "projectMemberId", func(id model.ProjectMemberID) error {
+		return r.Plane.RemoveProjectMember(ctx, id)
+	})
+	return &gqlmodel.RemoveProjectMemberPayload{RemovedProjectMemberID: removed, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) CreateEnvironment(ctx context.Context, input gqlmodel.CreateEnvironmentInput) (*gqlmodel.CreateEnvironmentPayload, error) {
-	id, err := decode[model.ProjectID](gid.Project, input.ProjectID, "projectId")
-	var env *model.Environment
-	if err == nil {
-		env, err = r.Plane.CreateEnvironment(ctx, id, control.EnvironmentInput{Name: &input.Name, Protected: input.Protected,
+	env, ue, err := mutate(gid.Project, input.ProjectID, "projectId", func(id model.ProjectID) (*model.Environment, error) {
+		return r.Plane.CreateEnvironment(ctx, id, control.EnvironmentInput{Name: &input.Name, Protected: input.Protected,
 			ClusterSelector: labelsIn(input.ClusterSelector), NamespaceSelector: labelsIn(input.NamespaceSelector)})
-	}
-	ue, err := graph.UserErrors(err)
+	})
 	return &gqlmodel.CreateEnvironmentPayload{Environment: env, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) UpdateEnvironment(ctx context.Context, input gqlmodel.UpdateEnvironmentInput) (*gqlmodel.UpdateEnvironmentPayload, error) {
 	id, in, err := updateEnvironmentArgs(input)
-	var env *model.Environment
-	if err == nil {
-		env, err = r.Plane.UpdateEnvironment(ctx, id, in)
-	}
-	ue, err := graph.UserErrors(err)
+	env, ue, err := afterArgs(err, func() (*model.Environment, error) {
+		return r.Plane.UpdateEnvironment(ctx, id, in)
+	})
 	return &gqlmodel.UpdateEnvironmentPayload{Environment: env, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) DeleteEnvironment(ctx context.Context, input gqlmodel.DeleteEnvironmentInput) (*gqlmodel.DeleteEnvironmentPayload, error) {
-	id, err := decode[model.EnvironmentID](gid.Environment, input.EnvironmentID, "environmentId")
-	if err == nil {
-		err = r.Plane.DeleteEnvironment(ctx, id)
-	}
-	out := &gqlmodel.DeleteEnvironmentPayload{}
-	if err == nil {
-		out.DeletedEnvironmentID = encoded(gid.Environment, id)
-	}
-	out.UserErrors, err = graph.UserErrors(err)
-	return out, err
+	deleted, ue, err := remove(gid.Environment, input.EnvironmentID, "environmentId", func(id model.EnvironmentID) error {
+		return r.Plane.DeleteEnvironment(ctx, id)
+	})
+	return &gqlmodel.DeleteEnvironmentPayload{DeletedEnvironmentID: deleted, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) RegisterCluster(ctx context.Context, input gqlmodel.RegisterClusterInput) (*gqlmodel.RegisterClusterPayload, error) {
@@ -455,26 +400,17 @@ func (r *mutationResolver) RegisterCluster(ctx context.Context, input gqlmodel.R
 }
 
 func (r *mutationResolver) SetClusterLabels(ctx context.Context, input gqlmodel.SetClusterLabelsInput) (*gqlmodel.SetClusterLabelsPayload, error) {
-	id, err := decode[model.ClusterID](gid.Cluster, input.ClusterID, "clusterId")
-	var c *model.Cluster
-	if err == nil {
-		c, err = r.Plane.SetClusterLabels(ctx, id, labelsIn(input.Labels))
-	}
-	ue, err := graph.UserErrors(err)
+	c, ue, err := mutate(gid.Cluster, input.ClusterID, "clusterId", func(id model.ClusterID) (*model.Cluster, error) {
+		return r.Plane.SetClusterLabels(ctx, id, labelsIn(input.Labels))
+	})
 	return &gqlmodel.SetClusterLabelsPayload{Cluster: c, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) DeleteCluster(ctx context.Context, input gqlmodel.DeleteClusterInput) (*gqlmodel.DeleteClusterPayload, error) {
-	id, err := decode[model.ClusterID](gid.Cluster, input.ClusterID, "clusterId")
-	if err == nil {
-		err = r.Plane.DeleteCluster(ctx, id)
-	}
-	out := &gqlmodel.DeleteClusterPayload{}
-	if err == nil {
-		out.DeletedClusterID = encoded(gid.Cluster, id)
-	}
-	out.UserErrors, err = graph.UserErrors(err)
-	return out, err
+	deleted, ue, err := remove(gid.Cluster, input.ClusterID, "clusterId", func(id model.ClusterID) error {
+		return r.Plane.DeleteCluster(ctx, id)
+	})
+	return &gqlmodel.DeleteClusterPayload{DeletedClusterID: deleted, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) RegenerateConnectToken(ctx context.Context, input gqlmodel.RegenerateConnectTokenInput) (*gqlmodel.RegenerateConnectTokenPayload, error) {
@@ -493,12 +429,9 @@ func (r *mutationResolver) RegenerateConnectToken(ctx context.Context, input gql
 }
 
 func (r *mutationResolver) RevokeConnectToken(ctx context.Context, input gqlmodel.RevokeConnectTokenInput) (*gqlmodel.RevokeConnectTokenPayload, error) {
-	id, err := decode[model.ConnectTokenID](gid.ConnectToken, input.ConnectTokenID, "connectTokenId")
-	var tok *model.ConnectToken
-	if err == nil {
-		tok, err = r.Plane.RevokeConnectToken(ctx, id)
-	}
-	ue, err := graph.UserErrors(err)
+	tok, ue, err := mutate(gid.ConnectToken, input.ConnectTokenID, "connectTokenId", func(id model.ConnectTokenID) (*model.ConnectToken, error) {
+		return r.Plane.RevokeConnectToken(ctx, id)
+	})
 	return &gqlmodel.RevokeConnectTokenPayload{ConnectToken: tok, UserErrors: ue}, err
 }
 
@@ -512,80 +445,55 @@ func (r *mutationResolver) QueueCommand(ctx context.Context, input gqlmodel.Queu
 	if err == nil {
 		svc, err = decodeOptional[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
 	}
-	var cmd *model.Command
-	if err == nil {
-		cmd, err = r.Plane.QueueCommand(ctx, control.CommandInput{Cluster: cl, Kind: input.Kind, Environment: env,
+	cmd, ue, err := afterArgs(err, func() (*model.Command, error) {
+		return r.Plane.QueueCommand(ctx, control.CommandInput{Cluster: cl, Kind: input.Kind, Environment: env,
 			Service: svc, Process: deref(input.Process, "")})
-	}
-	ue, err := graph.UserErrors(err)
+	})
 	return &gqlmodel.QueueCommandPayload{Command: cmd, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) CreateNamespaceTarget(ctx context.Context, input gqlmodel.CreateNamespaceTargetInput) (*gqlmodel.CreateNamespaceTargetPayload, error) {
-	id, err := decode[model.ClusterID](gid.Cluster, input.ClusterID, "clusterId")
-	var nt *model.NamespaceTarget
-	if err == nil {
-		nt, err = r.Plane.CreateNamespaceTarget(ctx, id, input.Namespace, labelsIn(input.Labels))
-	}
-	ue, err := graph.UserErrors(err)
+	nt, ue, err := mutate(gid.Cluster, input.ClusterID, "clusterId", func(id model.ClusterID) (*model.NamespaceTarget, error) {
+		return r.Plane.CreateNamespaceTarget(ctx, id, input.Namespace, labelsIn(input.Labels))
+	})
 	return &gqlmodel.CreateNamespaceTargetPayload{NamespaceTarget: nt, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) SetNamespaceTargetLabels(ctx context.Context, input gqlmodel.SetNamespaceTargetLabelsInput) (*gqlmodel.SetNamespaceTargetLabelsPayload, error) {
-	id, err := decode[model.NamespaceTargetID](gid.NamespaceTarget, input.NamespaceTargetID, "namespaceTargetId")
-	var nt *model.NamespaceTarget
-	if err == nil {
-		nt, err = r.Plane.SetNamespaceTargetLabels(ctx, id, labelsIn(input.Labels))
-	}
-	ue, err := graph.UserErrors(err)
+	nt, ue, err := mutate(gid.NamespaceTarget, input.NamespaceTargetID, "namespaceTargetId", func(id model.NamespaceTargetID) (*model.NamespaceTarget, error) {
+		return r.Plane.SetNamespaceTargetLabels(ctx, id, labelsIn(input.Labels))
+	})
 	return &gqlmodel.SetNamespaceTargetLabelsPayload{NamespaceTarget: nt, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) DeleteNamespaceTarget(ctx context.Context, input gqlmodel.DeleteNamespaceTargetInput) (*gqlmodel.DeleteNamespaceTargetPayload, error) {
-	id, err := decode[model.NamespaceTargetID](gid.NamespaceTarget, input.NamespaceTargetID, "namespaceTargetId")
-	if err == nil {
-		err = r.Plane.DeleteNamespaceTarget(ctx, id)
-	}
-	out := &gqlmodel.DeleteNamespaceTargetPayload{}
-	if err == nil {
-		out.DeletedNamespaceTargetID = encoded(gid.NamespaceTarget, id)
-	}
-	out.UserErrors, err = graph.UserErrors(err)
-	return out, err
+	deleted, ue, err := remove(gid.NamespaceTarget, input.NamespaceTargetID, "namespaceTargetId", func(id model.NamespaceTargetID) error {
+		return r.Plane.DeleteNamespaceTarget(ctx, id)
+	})
+	return &gqlmodel.DeleteNamespaceTargetPayload{DeletedNamespaceTargetID: deleted, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) CreateService(ctx context.Context, input gqlmodel.CreateServiceInput) (*gqlmodel.CreateServicePayload, error) {
-	id, err := decode[model.ProjectID](gid.Project, input.ProjectID, "projectId")
-	var svc *model.Service
-	if err == nil {
-		svc, err = r.Plane.CreateService(ctx, id, control.ServiceInput{Name: input.Name, Image: &input.Image,
+	svc, ue, err := mutate(gid.Project, input.ProjectID, "projectId", func(id model.ProjectID) (*model.Service, error) {
+		return r.Plane.CreateService(ctx, id, control.ServiceInput{Name: input.Name, Image: &input.Image,
 			Processes: processesIn(input.Processes), Variables: variablesIn(input.Variables), Domains: domainsIn(input.Domains)})
-	}
-	ue, err := graph.UserErrors(err)
+	})
 	return &gqlmodel.CreateServicePayload{Service: svc, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) UpdateService(ctx context.Context, input gqlmodel.UpdateServiceInput) (*gqlmodel.UpdateServicePayload, error) {
 	id, in, err := updateServiceArgs(input)
-	var svc *model.Service
-	if err == nil {
-		svc, err = r.Plane.UpdateService(ctx, id, in)
-	}
-	ue, err := graph.UserErrors(err)
+	svc, ue, err := afterArgs(err, func() (*model.Service, error) {
+		return r.Plane.UpdateService(ctx, id, in)
+	})
 	return &gqlmodel.UpdateServicePayload{Service: svc, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) DeleteService(ctx context.Context, input gqlmodel.DeleteServiceInput) (*gqlmodel.DeleteServicePayload, error) {
-	id, err := decode[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
-	if err == nil {
-		err = r.Plane.DeleteService(ctx, id)
-	}
-	out := &gqlmodel.DeleteServicePayload{}
-	if err == nil {
-		out.DeletedServiceID = encoded(gid.Service, id)
-	}
-	out.UserErrors, err = graph.UserErrors(err)
-	return out, err
+	deleted, ue, err := remove(gid.Service, input.ServiceID, "serviceId", func(id model.ServiceID) error {
+		return r.Plane.DeleteService(ctx, id)
+	})
+	return &gqlmodel.DeleteServicePayload{DeletedServiceID: deleted, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) Deploy(ctx context.Context, input gqlmodel.DeployInput) (*gqlmodel.DeployPayload, error) {
@@ -608,53 +516,40 @@ func (r *mutationResolver) RejectDeployment(ctx context.Context, input gqlmodel.
 }
 
 func (r *mutationResolver) CancelDeployment(ctx context.Context, input gqlmodel.CancelDeploymentInput) (*gqlmodel.DeploymentPayload, error) {
-	id, err := decode[model.DeploymentID](gid.Deployment, input.DeploymentID, "deploymentId")
-	var dep *model.Deployment
-	if err == nil {
-		dep, err = r.Plane.Cancel(ctx, id, deref(input.Reason, ""))
-	}
-	return deploymentPayload(dep, err)
+	dep, ue, err := mutate(gid.Deployment, input.DeploymentID, "deploymentId", func(id model.DeploymentID) (*model.Deployment, error) {
+		return r.Plane.Cancel(ctx, id, deref(input.Reason, ""))
+	})
+	return &gqlmodel.DeploymentPayload{Deployment: dep, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) Redeploy(ctx context.Context, input gqlmodel.RedeployInput) (*gqlmodel.DeploymentPayload, error) {
-	id, err := decode[model.DeploymentID](gid.Deployment, input.DeploymentID, "deploymentId")
-	var dep *model.Deployment
-	if err == nil {
-		dep, err = r.Plane.Redeploy(ctx, id)
-	}
-	return deploymentPayload(dep, err)
+	dep, ue, err := mutate(gid.Deployment, input.DeploymentID, "deploymentId", func(id model.DeploymentID) (*model.Deployment, error) {
+		return r.Plane.Redeploy(ctx, id)
+	})
+	return &gqlmodel.DeploymentPayload{Deployment: dep, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) Rollback(ctx context.Context, input gqlmodel.RollbackInput) (*gqlmodel.DeploymentPayload, error) {
 	svc, env, err := deployArgs(gqlmodel.DeployInput{ServiceID: input.ServiceID, EnvironmentID: input.EnvironmentID})
-	var dep *model.Deployment
-	if err == nil {
-		dep, err = r.Plane.Rollback(ctx, svc, env, input.ReleaseNumber)
-	}
-	return deploymentPayload(dep, err)
+	dep, ue, err := afterArgs(err, func() (*model.Deployment, error) {
+		return r.Plane.Rollback(ctx, svc, env, input.ReleaseNumber)
+	})
+	return &gqlmodel.DeploymentPayload{Deployment: dep, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) SetVariable(ctx context.Context, input gqlmodel.SetVariableInput) (*gqlmodel.SetVariablePayload, error) {
 	in, err := setVariableArgs(input)
-	var v *model.Variable
-	if err == nil {
-		v, err = r.Plane.SetVariable(ctx, in)
-	}
-	ue, err := graph.UserErrors(err)
+	v, ue, err := afterArgs(err, func() (*model.Variable, error) {
+		return r.Plane.SetVariable(ctx, in)
+	})
 	return &gqlmodel.SetVariablePayload{Variable: v, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) DeleteVariable(ctx context.Context, input gqlmodel.DeleteVariableInput) (*gqlmodel.DeleteVariablePayload, error) {
-	id, err := decode[model.VariableID](gid.Variable, input.VariableID, "variableId")
-	if err == nil {
-		err = r.Plane.DeleteVariable(ctx, id)
-	}
-	out := &gqlmodel.DeleteVariablePayload{}
-	if err == nil {
-		out.DeletedVariableID = encoded(gid.Variable, id)
-	}
-	out.UserErrors, err = graph.UserErrors(err)
-	return out, err
+	deleted, ue, err := remove(gid.Variable, input.VariableID, "variableId", func(id model.VariableID) error {
+		return r.Plane.DeleteVariable(ctx, id)
+	})
+	return &gqlmodel.DeleteVariablePayload{DeletedVariableID: deleted, UserErrors: ue}, err
 }
 
 func (r *namespaceTargetResolver) Cluster(ctx context.Context, obj *model.NamespaceTarget) (*model.Cluster, error) {
