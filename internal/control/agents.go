@@ -134,7 +134,7 @@ func (p *Plane) HeartbeatAge(c *model.Cluster) *int {
 
 // ApplyErrorsOf decodes the last failed apply; nil when there is none.
 func ApplyErrorsOf(c *model.Cluster) (map[string]any, error) {
-	if c.ApplyErrors == "" || c.ApplyErrors == "[]" {
+	if c.ApplyErrors == "" {
 		return nil, nil
 	}
 	var out map[string]any

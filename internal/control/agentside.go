@@ -2,7 +2,6 @@ package control
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -108,25 +107,16 @@ func (a *AgentSide) Connected(ctx context.Context) {
 type Applied struct {
 	Revision int64
 	OK       bool
-	Errors   []ObjectError
-}
-
-// ObjectError is one object the agent could not apply.
-type ObjectError struct {
-	Object  string `json:"object"`
-	Message string `json:"message"`
+	Errors   []model.ObjectError
 }
 
 // Ack records the outcome of applying a revision.
 func (a *AgentSide) Ack(ctx context.Context, r Applied) error {
-	errs, err := json.Marshal(struct {
-		Revision int64         `json:"revision"`
-		Errors   []ObjectError `json:"errors"`
-	}{r.Revision, r.Errors})
-	if err != nil {
-		return err
+	var failed *model.ApplyFailure
+	if !r.OK {
+		failed = &model.ApplyFailure{Revision: r.Revision, Errors: r.Errors}
 	}
-	if err := store.RecordAck(ctx, a.q(ctx), a.cluster, r.Revision, r.OK, string(errs)); err != nil {
+	if err := store.RecordAck(ctx, a.q(ctx), a.cluster, r.Revision, failed); err != nil {
 		return err
 	}
 	a.p.notify.Now(ctx, []string{bus.Cluster(string(a.cluster))})

@@ -26,7 +26,7 @@ func (s *session) report(ctx context.Context, inv protocol.Inventory, applied in
 func AppliedOf(m *protocol.Ack) control.Applied {
 	out := control.Applied{Revision: m.Revision, OK: m.Result == protocol.ResultApplied}
 	for _, e := range m.Errors {
-		out.Errors = append(out.Errors, control.ObjectError{Object: e.Object, Message: e.Message})
+		out.Errors = append(out.Errors, model.ObjectError{Object: e.Object, Message: e.Message})
 	}
 	return out
 }

@@ -119,11 +119,25 @@ type Cluster struct {
 	DesiredHash     string
 	// AppliedRevision is the newest revision the agent acknowledged as
 	// applied; it never goes backwards. Inventory is the agent's last report
-	// (JSON, protocol.Inventory); ApplyErrors the object errors of the last
-	// failed revision (JSON).
+	// (JSON, protocol.Inventory); ApplyErrors the last failed revision
+	// (JSON of an ApplyFailure), empty when the newest revision applied.
 	AppliedRevision int64
 	Inventory       string
 	ApplyErrors     string
+}
+
+// ApplyFailure is what a cluster's agent reported when a revision did not
+// apply: kept on the cluster (ApplyErrors) until a revision at least as new
+// applies.
+type ApplyFailure struct {
+	Revision int64         `json:"revision"`
+	Errors   []ObjectError `json:"errors"`
+}
+
+// ObjectError is one object an agent could not apply, and why.
+type ObjectError struct {
+	Object  string `json:"object"`
+	Message string `json:"message"`
 }
 
 // DisconnectedAfter is how long a cluster may stay silent before it counts as

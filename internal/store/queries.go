@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -225,13 +226,20 @@ func RecordHeartbeat(ctx context.Context, q Querier, cluster model.ClusterID, at
 // RecordAck stores the outcome of applying a revision: applied moves the
 // applied revision forward (never back, never past the desired one);
 // failed keeps the object errors for people to read.
-func RecordAck(ctx context.Context, q Querier, cluster model.ClusterID, revision int64, applied bool, errorsJSON string) error {
-	if applied {
-		return execOne(ctx, q, "recording ack", `UPDATE clusters SET apply_errors = '[]',
+func RecordAck(ctx context.Context, q Querier, cluster model.ClusterID, revision int64, failed *model.ApplyFailure) error {
+	if failed == nil {
+		// A stale ack (older than what is applied) or one beyond the
+		// desired revision changes nothing, errors included.
+		return execOne(ctx, q, "recording ack", `UPDATE clusters SET
+			apply_errors = CASE WHEN $2 >= applied_revision AND $2 <= desired_revision THEN '' ELSE apply_errors END,
 			applied_revision = CASE WHEN $2 > applied_revision AND $2 <= desired_revision THEN $2 ELSE applied_revision END
 			WHERE id = $1`, string(cluster), revision)
 	}
-	return execOne(ctx, q, "recording ack", `UPDATE clusters SET apply_errors = $2 WHERE id = $1`, string(cluster), errorsJSON)
+	b, err := json.Marshal(failed)
+	if err != nil {
+		return fmt.Errorf("encoding apply errors: %w", err)
+	}
+	return execOne(ctx, q, "recording ack", `UPDATE clusters SET apply_errors = $2 WHERE id = $1`, string(cluster), string(b))
 }
 
 // PendingCommands are a cluster's commands not yet acknowledged, oldest

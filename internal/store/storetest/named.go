@@ -442,28 +442,32 @@ func testAgentReports(t *testing.T, s *store.Store) {
 			}
 		}
 		want := *mustGet(t, s, store.Clusters, a.ID) // desired revision 2
-		errs := `[{"object":"Deployment/web","error":"image not found"}]`
+		failed := &model.ApplyFailure{Revision: 1, Errors: []model.ObjectError{{Object: "Deployment/web", Message: "image not found"}}}
+		errs := `{"revision":1,"errors":[{"object":"Deployment/web","message":"image not found"}]}`
 
-		wantNoErr(t, "a failed ack", store.RecordAck(ctx, s.Q(), a.ID, 1, false, errs))
+		wantNoErr(t, "a failed ack", store.RecordAck(ctx, s.Q(), a.ID, 1, failed))
 		want.ApplyErrors = errs
 		assertEqual(t, "after a failed revision", mustGet(t, s, store.Clusters, a.ID), &want)
 
-		wantNoErr(t, "an ack beyond the desired revision", store.RecordAck(ctx, s.Q(), a.ID, 3, true, ""))
-		if got := mustGet(t, s, store.Clusters, a.ID).AppliedRevision; got != 0 {
-			t.Errorf("after an ack beyond the desired revision: got applied %d, want 0", got)
-		}
+		wantNoErr(t, "an ack beyond the desired revision", store.RecordAck(ctx, s.Q(), a.ID, 3, nil))
+		assertEqual(t, "after an ack beyond the desired revision (nothing moves, errors stay)", mustGet(t, s, store.Clusters, a.ID), &want)
 
-		wantNoErr(t, "an applied ack", store.RecordAck(ctx, s.Q(), a.ID, 2, true, ""))
-		want.AppliedRevision, want.ApplyErrors = 2, "[]"
+		wantNoErr(t, "an applied ack", store.RecordAck(ctx, s.Q(), a.ID, 2, nil))
+		want.AppliedRevision, want.ApplyErrors = 2, ""
 		assertEqual(t, "after applying revision 2", mustGet(t, s, store.Clusters, a.ID), &want)
 
-		wantNoErr(t, "a stale applied ack", store.RecordAck(ctx, s.Q(), a.ID, 1, true, ""))
+		// Revision 2 fails on a later pass, then a stale ack of revision 1
+		// arrives: the newer failure stays.
+		failed2 := &model.ApplyFailure{Revision: 2, Errors: []model.ObjectError{{Object: "Service/web", Message: "quota"}}}
+		wantNoErr(t, "a failed ack of the applied revision", store.RecordAck(ctx, s.Q(), a.ID, 2, failed2))
+		want.ApplyErrors = `{"revision":2,"errors":[{"object":"Service/web","message":"quota"}]}`
+		wantNoErr(t, "a stale applied ack", store.RecordAck(ctx, s.Q(), a.ID, 1, nil))
 		assertEqual(t, "after a stale ack", mustGet(t, s, store.Clusters, a.ID), &want)
 
 		wantErr(t, "an applied ack of a missing cluster",
-			store.RecordAck(ctx, s.Q(), model.ClusterID(newID()), 1, true, ""), store.ErrNotFound)
+			store.RecordAck(ctx, s.Q(), model.ClusterID(newID()), 1, nil), store.ErrNotFound)
 		wantErr(t, "a failed ack of a missing cluster",
-			store.RecordAck(ctx, s.Q(), model.ClusterID(newID()), 1, false, errs), store.ErrNotFound)
+			store.RecordAck(ctx, s.Q(), model.ClusterID(newID()), 1, failed), store.ErrNotFound)
 	})
 }
 

@@ -858,7 +858,7 @@ func testCount(t *testing.T, s *store.Store) {
 			_, err := store.BumpRevision(ctx, s.Q(), c.ID, "hash", "{}", store.Now())
 			wantNoErr(t, "bumping", err)
 		}
-		wantNoErr(t, "acknowledging", store.RecordAck(ctx, s.Q(), caughtUp.ID, 1, true, ""))
+		wantNoErr(t, "acknowledging", store.RecordAck(ctx, s.Q(), caughtUp.ID, 1, nil))
 		count := func(tn model.TenantID) int {
 			t.Helper()
 			n, err := store.CountClustersBehind(ctx, s.Q(), tn)
@@ -876,11 +876,11 @@ func testCount(t *testing.T, s *store.Store) {
 		}
 		// Applying one of two revisions leaves it behind; applying both
 		// catches it up.
-		wantNoErr(t, "acknowledging revision 1", store.RecordAck(ctx, s.Q(), behind.ID, 1, true, ""))
+		wantNoErr(t, "acknowledging revision 1", store.RecordAck(ctx, s.Q(), behind.ID, 1, nil))
 		if got := count(a.ID); got != 1 {
 			t.Errorf("tenant a after revision 1 of 2 applied: got %d clusters behind, want 1", got)
 		}
-		wantNoErr(t, "acknowledging revision 2", store.RecordAck(ctx, s.Q(), behind.ID, 2, true, ""))
+		wantNoErr(t, "acknowledging revision 2", store.RecordAck(ctx, s.Q(), behind.ID, 2, nil))
 		if got := count(a.ID); got != 0 {
 			t.Errorf("tenant a after every revision applied: got %d clusters behind, want 0", got)
 		}
