@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -26,6 +27,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 const (
@@ -79,9 +81,8 @@ func settle(t testing.TB, a *Applier, cs *fake.Clientset) {
 		}
 		return m
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		synced := true
-		var want, got map[string]string
+	// The fake's watch delivers on its own goroutine.
+	testutil.Eventually(t, 10*time.Second, "the cache catches up with the cluster", func() (bool, string) {
 		for _, k := range kinds {
 			l, err := cs.Tracker().List(k.gvr, k.gvk, "")
 			if err != nil {
@@ -92,20 +93,12 @@ func settle(t testing.TB, a *Applier, cs *fake.Clientset) {
 			for _, o := range k.inf.GetStore().List() {
 				cached = append(cached, o.(runtime.Object))
 			}
-			want, got = versions(items), versions(cached)
-			if !reflect.DeepEqual(want, got) {
-				synced = false
-				break
+			if want, got := versions(items), versions(cached); !reflect.DeepEqual(want, got) {
+				return false, fmt.Sprintf("\nwant %v\ngot  %v", want, got)
 			}
 		}
-		if synced {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the cache did not catch up with the cluster:\nwant %v\ngot  %v", want, got)
-		}
-		time.Sleep(5 * time.Millisecond) // the fake's watch delivers on its own goroutine
-	}
+		return true, ""
+	})
 }
 
 func testEnv() []desired.EnvVar {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"reflect"
@@ -17,6 +18,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 // Rollouts at a small size, on the fake clientset: stages reported once
@@ -334,17 +336,14 @@ func TestOnlyChangesAreWritten(t *testing.T) {
 	if _, err := cs.CoreV1().Services(testNS).Update(context.Background(), s, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// The watch moves on its own goroutine.
+	testutil.Eventually(t, 10*time.Second, "the edited Service is put back", func() (bool, string) {
 		s, err := cs.CoreV1().Services(testNS).Get(context.Background(), "api-web", metav1.GetOptions{})
-		if err == nil && s.Spec.Selector[LabelRelease] == "1" {
-			break
+		if err != nil {
+			return false, err.Error()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the edited Service was not put back: %v", s.Spec.Selector)
-		}
-		time.Sleep(10 * time.Millisecond) // the watch moves on its own goroutine
-	}
+		return s.Spec.Selector[LabelRelease] == "1", fmt.Sprint(s.Spec.Selector)
+	})
 	// Only that object is written. (The fake keeps no resource versions,
 	// so a second reconcile before its watch catches up may write it again;
 	// against an API server the agent's own write is taken in at once.)
@@ -367,16 +366,14 @@ func TestOnlyChangesAreWritten(t *testing.T) {
 	if _, err := cs.AppsV1().Deployments(testNS).Update(context.Background(), d, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	testutil.Eventually(t, 10*time.Second, "the edited Deployment of the service the new state did not change is put back", func() (bool, string) {
 		d, err := cs.AppsV1().Deployments(testNS).Get(context.Background(), "web-worker-r1", metav1.GetOptions{})
-		if err == nil && d.Spec.Template.Spec.Containers[0].Image == testImage {
-			break
+		if err != nil {
+			return false, err.Error()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the edited Deployment of the service the new state did not change was not put back: %v", d.Spec.Template.Spec.Containers[0].Image)
-		}
-		time.Sleep(10 * time.Millisecond) // the watch moves on its own goroutine
-	}
+		img := d.Spec.Template.Spec.Containers[0].Image
+		return img == testImage, img
+	})
 
 	// A resync checks every object again, and writes none.
 	if res := a.pass(t, st); res.Checked != all.Checked || res.Written != 0 {

@@ -19,6 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 const (
@@ -141,7 +143,7 @@ func (f *fixture) events(t *testing.T, id string) (stage string, stages []string
 func (f *fixture) waitStage(t *testing.T, id, want string, timeout time.Duration) []string {
 	t.Helper()
 	var stages []string
-	eventually(t, timeout, "the deployment is "+want, func() (bool, string) {
+	testutil.Eventually(t, timeout, "the deployment is "+want, func() (bool, string) {
 		stage, s, msg := f.events(t, id)
 		stages = s
 		return stage == want, fmt.Sprintf("%s (%s) after %v", stage, msg, s)
@@ -160,7 +162,7 @@ func (f *fixture) clusterState(t *testing.T) map[string]any {
 
 func (f *fixture) waitStatus(t *testing.T, want string, timeout time.Duration) {
 	t.Helper()
-	eventually(t, timeout, "the cluster is "+want, func() (bool, string) {
+	testutil.Eventually(t, timeout, "the cluster is "+want, func() (bool, string) {
 		c := f.clusterState(t)
 		return str(c, "status") == want, fmt.Sprint(c)
 	})
@@ -170,7 +172,7 @@ func (f *fixture) waitStatus(t *testing.T, want string, timeout time.Duration) {
 func (f *fixture) waitApplied(t *testing.T) int64 {
 	t.Helper()
 	var rev int64
-	eventually(t, 30*time.Second, "the agent applied the desired revision", func() (bool, string) {
+	testutil.Eventually(t, 30*time.Second, "the agent applied the desired revision", func() (bool, string) {
 		c := f.clusterState(t)
 		rev = num(c, "desiredRevision")
 		return rev > 0 && num(c, "appliedRevision") == rev, fmt.Sprint(c)
@@ -228,11 +230,11 @@ func TestAgentEndToEnd(t *testing.T) {
 	if err != nil || string(sec.Data["API_KEY"]) != "k-123" || string(sec.Data["LOG_LEVEL"]) != "info" {
 		t.Errorf("Secret api-env: %v (keys %d)", err, len(sec.Data))
 	}
-	eventually(t, 30*time.Second, "api-web-r1 has 2 Ready pods", func() (bool, string) {
+	testutil.Eventually(t, 30*time.Second, "api-web-r1 has 2 Ready pods", func() (bool, string) {
 		d := getDeployment(t, cs, f.namespace, "api-web-r1")
 		return d.Status.ReadyReplicas == 2, fmt.Sprintf("%+v", d.Status)
 	})
-	eventually(t, 10*time.Second, "the inventory lists the managed workloads", func() (bool, string) {
+	testutil.Eventually(t, 10*time.Second, "the inventory lists the managed workloads", func() (bool, string) {
 		w, _ := dig(f.clusterState(t), "inventory", "workloads").([]any)
 		for _, x := range w {
 			if str(x, "name") == "api-web-r1" && num(x, "readyReplicas") == 2 {
@@ -247,7 +249,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		map[string]any{"input": map[string]any{"clusterId": f.cluster, "kind": "RESTART_PROCESS",
 			"environmentId": f.env, "serviceId": f.service, "process": "web"}})
 	cmdID := str(cmd, "queueCommand", "command", "id")
-	eventually(t, 15*time.Second, "the restart command is applied", func() (bool, string) {
+	testutil.Eventually(t, 15*time.Second, "the restart command is applied", func() (bool, string) {
 		n := dig(cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Command { status result } } }`, map[string]any{"id": cmdID}), "node")
 		return str(n, "status") == "APPLIED", fmt.Sprint(n)
 	})
@@ -279,7 +281,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	if img := getDeployment(t, cs, f.namespace, "api-web-r2").Spec.Template.Spec.Containers[0].Image; !strings.HasSuffix(img, digest2) {
 		t.Errorf("api-web-r2 runs %s", img)
 	}
-	eventually(t, 10*time.Second, "api-web-r1 is pruned", func() (bool, string) {
+	testutil.Eventually(t, 10*time.Second, "api-web-r1 is pruned", func() (bool, string) {
 		_, err := cs.AppsV1().Deployments(f.namespace).Get(ctx, "api-web-r1", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
@@ -309,37 +311,50 @@ func TestAgentLeaderTakeover(t *testing.T) {
 		"b-2": f.startAgent(t, "b-2", lease),
 	}
 	f.waitStatus(t, "CONNECTED", 30*time.Second)
-	leader := leaseHolder(t, cs, lease)
+	leader, transitions := leaseHolder(t, cs, lease), leaseTransitions(t, cs, lease)
 	if agents[leader] == nil {
 		t.Fatalf("the lease is held by %q, not by one of the agents", leader)
-	}
-	first := f.deploy(t, digest1)
-	f.waitApplied(t)
-	f.waitStage(t, first, "SUCCEEDED", 30*time.Second)
-
-	// One session at a time: the control plane opened exactly one, and the
-	// other replica never connected.
-	time.Sleep(2 * time.Second)
-	if live, opened := sessions(t, cp); live != 1 || opened != 1 {
-		t.Fatalf("with two replicas: %v live sessions, %v opened; want 1 and 1", live, opened)
 	}
 	follower := "b-1"
 	if leader == "b-1" {
 		follower = "b-2"
 	}
+	first := f.deploy(t, digest1)
+	f.waitApplied(t)
+	f.waitStage(t, first, "SUCCEEDED", 30*time.Second)
+
+	// One session at a time: the follower campaigns and defers to the
+	// leader, the control plane opened exactly one session, and the other
+	// replica never connected. A replica connects only once it holds the
+	// lease, and the lease has not changed hands since the leader took it.
+	testutil.Eventually(t, 10*time.Second, "the follower defers to "+leader, func() (bool, string) {
+		log := agents[follower].logText()
+		for line := range strings.Lines(log) {
+			if strings.Contains(line, `msg="another replica leads"`) && strings.Contains(line, "leader="+leader) {
+				return true, ""
+			}
+		}
+		return false, log
+	})
+	if live, opened := sessions(t, cp); live != 1 || opened != 1 {
+		t.Fatalf("with two replicas: %v live sessions, %v opened; want 1 and 1", live, opened)
+	}
 	if strings.Contains(agents[follower].logText(), "msg=connected") {
 		t.Fatalf("the follower %s held a session", follower)
+	}
+	if h, n := leaseHolder(t, cs, lease), leaseTransitions(t, cs, lease); h != leader || n != transitions {
+		t.Fatalf("the lease is held by %q after %d transitions, want %s after %d: it changed hands", h, n, leader, transitions)
 	}
 
 	// The leader dies without releasing the lease; the other takes over
 	// once the lease runs out, connects, and applies what comes next.
 	killed := time.Now()
 	agents[leader].kill()
-	eventually(t, 20*time.Second, "the follower takes the lease", func() (bool, string) {
+	testutil.Eventually(t, 20*time.Second, "the follower takes the lease", func() (bool, string) {
 		h := leaseHolder(t, cs, lease)
 		return h == follower, h
 	})
-	eventually(t, 20*time.Second, "the follower holds the session", func() (bool, string) {
+	testutil.Eventually(t, 20*time.Second, "the follower holds the session", func() (bool, string) {
 		live, opened := sessions(t, cp)
 		return live == 1 && opened == 2, fmt.Sprintf("live %v opened %v", live, opened)
 	})
@@ -384,7 +399,7 @@ func TestDeploymentRollout(t *testing.T) {
 	if d := getDeployment(t, cs, f.namespace, "api-web-r2"); d.Status.ReadyReplicas != 2 {
 		t.Errorf("api-web-r2 has %d ready pods after SUCCEEDED", d.Status.ReadyReplicas)
 	}
-	eventually(t, 10*time.Second, "release 1 is retired", func() (bool, string) {
+	testutil.Eventually(t, 10*time.Second, "release 1 is retired", func() (bool, string) {
 		_, err := cs.AppsV1().Deployments(f.namespace).Get(ctx, "api-web-r1", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
@@ -416,7 +431,7 @@ func TestDeploymentRollout(t *testing.T) {
 	if err != nil || svc.Spec.Selector["nebula.dev/release"] != "2" {
 		t.Errorf("after the rollback Service api-web: %v, selects release %v", err, svc.Spec.Selector)
 	}
-	eventually(t, 15*time.Second, "release 3 is removed and release 2 runs", func() (bool, string) {
+	testutil.Eventually(t, 15*time.Second, "release 3 is removed and release 2 runs", func() (bool, string) {
 		_, err := cs.AppsV1().Deployments(f.namespace).Get(ctx, "api-web-r3", metav1.GetOptions{})
 		d, err2 := cs.AppsV1().Deployments(f.namespace).Get(ctx, "api-web-r2", metav1.GetOptions{})
 		return apierrors.IsNotFound(err) && err2 == nil && d.Status.ReadyReplicas == 2, fmt.Sprint(err, err2)
@@ -447,6 +462,19 @@ func leaseHolder(t *testing.T, cs *kubernetes.Clientset, name string) string {
 		return ""
 	}
 	return *l.Spec.HolderIdentity
+}
+
+// leaseTransitions reads how many times the Lease changed hands.
+func leaseTransitions(t *testing.T, cs *kubernetes.Clientset, name string) int32 {
+	t.Helper()
+	l, err := cs.CoordinationV1().Leases("nebula-system").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading the lease %s: %v", name, err)
+	}
+	if l.Spec.LeaseTransitions == nil {
+		return 0
+	}
+	return *l.Spec.LeaseTransitions
 }
 
 var metricLine = regexp.MustCompile(`(?m)^(nebula_agent_sessions(?:_opened_total)?) (\S+)$`)

@@ -34,6 +34,8 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 var (
@@ -261,7 +263,7 @@ func startControlPlaneEnv(t *testing.T, env ...string) *controlPlane {
 	}, env...), "serve")
 	tokenLine := regexp.MustCompile(`(?m)^\s+(nbt_\S+)\s*$`)
 	var token string
-	eventually(t, 30*time.Second, "the control plane prints its admin token", func() (bool, string) {
+	testutil.Eventually(t, 30*time.Second, "the control plane prints its admin token", func() (bool, string) {
 		m := tokenLine.FindStringSubmatch(p.stdout())
 		if m == nil {
 			return false, p.stdout()
@@ -270,7 +272,7 @@ func startControlPlaneEnv(t *testing.T, env ...string) *controlPlane {
 		return true, ""
 	})
 	cp := &controlPlane{proc: p, url: url, token: token}
-	eventually(t, 10*time.Second, "the control plane is ready", func() (bool, string) {
+	testutil.Eventually(t, 10*time.Second, "the control plane is ready", func() (bool, string) {
 		resp, err := http.Get(url + "/readyz")
 		if err != nil {
 			return false, err.Error()
@@ -340,25 +342,6 @@ func str(v any, keys ...string) string {
 func num(v any, keys ...string) int64 {
 	f, _ := dig(v, keys...).(float64)
 	return int64(f)
-}
-
-// eventually polls cond every 100 ms until it holds or the timeout passes;
-// the last detail cond gave is in the failure.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var detail string
-	for {
-		var ok bool
-		ok, detail = cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting until %s; last: %s", timeout, what, tail(detail, 20))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // applyManifests applies a multi-document YAML the way `kubectl apply

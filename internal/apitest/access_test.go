@@ -1,8 +1,11 @@
 package apitest
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 // A subscription ends as soon as its user loses access to what it follows,
@@ -17,22 +20,15 @@ func TestSubscriptionEndsWhenAccessIsLost(t *testing.T) {
 	s.waitValues(t, "deploymentEvents.stage", []string{"QUEUED", "DELIVERING"})
 	f.MustDo(t, `mutation($m: ID!) { removeProjectMember(input: {projectMemberId: $m}) { removedProjectMemberId userErrors { message } } }`,
 		map[string]any{"m": viewer.ProjectMemberID})
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testutil.Eventually(t, 5*time.Second, "the subscription of a user removed from the project ends", func() (bool, string) {
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		var last string
 		if n := len(s.msgs); n > 0 {
 			last, _ = s.msgs[n-1]["type"].(string)
 		}
-		s.mu.Unlock()
-		if last == "complete" || last == "error" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the subscription of a user removed from the project did not end: %v", s.msgs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return last == "complete" || last == "error", fmt.Sprint(s.msgs)
+	})
 	if got := s.values("deploymentEvents.stage"); len(got) != 2 {
 		t.Errorf("events after losing access: %v", got)
 	}

@@ -240,85 +240,82 @@ func badInputs() []badCase {
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	cases := badInputs()
-	for _, s := range Stores(t) {
-		t.Run(s.Name, func(t *testing.T) {
-			env := NewEnv(t, s.Open(t))
-			f, free := env.NewFixture(t), newFreeTenant(t, env)
-			for _, c := range cases {
-				t.Run(c.name, func(t *testing.T) {
-					vars := map[string]any{}
-					if c.vars != nil {
-						vars = c.vars(t, f, free)
+	EachStore(t, func(t *testing.T, env *Env) {
+		f, free := env.NewFixture(t), newFreeTenant(t, env)
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				vars := map[string]any{}
+				if c.vars != nil {
+					vars = c.vars(t, f, free)
+				}
+				// The free tenant is reached with its own token.
+				token := f.Owner.Token
+				for _, v := range vars {
+					if v == free.TenantID || v == free.ProjectID || v == free.Owner.MemberID {
+						token = free.Owner.Token
 					}
-					// The free tenant is reached with its own token.
-					token := f.Owner.Token
-					for _, v := range vars {
-						if v == free.TenantID || v == free.ProjectID || v == free.Owner.MemberID {
-							token = free.Owner.Token
-						}
-					}
-					before, beforeFree := f.AuditCount(t), free.AuditCount(t)
-					state, stateFree := snapshot(t, f), snapshot(t, free)
-					res := env.Do(t, token, c.query, vars)
+				}
+				before, beforeFree := f.AuditCount(t), free.AuditCount(t)
+				state, stateFree := snapshot(t, f), snapshot(t, free)
+				res := env.Do(t, token, c.query, vars)
 
-					var code, msg string
-					if c.userError {
-						field := firstField(c.query)
-						if len(res.Errors) > 0 {
-							t.Fatalf("got errors %s, want userErrors on %s", res.errorList(), field)
-						}
-						if res.Status != http.StatusOK {
-							t.Errorf("got HTTP %d, want 200", res.Status)
-						}
-						ue := res.UserErrors(field)
-						if len(ue) == 0 {
-							t.Fatalf("got no userErrors, want %s\n%s", c.code, res.Body)
-						}
-						code, msg = ue[0].Code, ue[0].Message
-						if c.path != nil && !slices.Equal(ue[0].Field, c.path) {
-							t.Errorf("userError field: got %v, want %v", ue[0].Field, c.path)
-						}
-						// A refused mutation returns no object.
-						for k, v := range res.Get(field).(map[string]any) {
-							if k != "userErrors" && v != nil {
-								t.Errorf("payload %s: got %v, want null", k, v)
-							}
-						}
-					} else {
-						if len(res.Errors) == 0 {
-							t.Fatalf("got no errors, want %s\n%s", c.code, res.Body)
-						}
-						code, msg = res.Errors[0].Code(), res.Errors[0].Message
-						if got := res.Errors[0].PathString(); c.errPath != nil && got != strings.Join(c.errPath, ".") {
-							t.Errorf("error path: got %q, want %q", got, strings.Join(c.errPath, "."))
+				var code, msg string
+				if c.userError {
+					field := firstField(c.query)
+					if len(res.Errors) > 0 {
+						t.Fatalf("got errors %s, want userErrors on %s", res.errorList(), field)
+					}
+					if res.Status != http.StatusOK {
+						t.Errorf("got HTTP %d, want 200", res.Status)
+					}
+					ue := res.UserErrors(field)
+					if len(ue) == 0 {
+						t.Fatalf("got no userErrors, want %s\n%s", c.code, res.Body)
+					}
+					code, msg = ue[0].Code, ue[0].Message
+					if c.path != nil && !slices.Equal(ue[0].Field, c.path) {
+						t.Errorf("userError field: got %v, want %v", ue[0].Field, c.path)
+					}
+					// A refused mutation returns no object.
+					for k, v := range res.Get(field).(map[string]any) {
+						if k != "userErrors" && v != nil {
+							t.Errorf("payload %s: got %v, want null", k, v)
 						}
 					}
-					t.Logf("%s: %s", code, msg)
-					if code != c.code {
-						t.Errorf("code: got %s (%q), want %s", code, msg, c.code)
+				} else {
+					if len(res.Errors) == 0 {
+						t.Fatalf("got no errors, want %s\n%s", c.code, res.Body)
 					}
-					for _, m := range c.mentions {
-						if !strings.Contains(msg, m) {
-							t.Errorf("message %q does not mention %q", msg, m)
-						}
+					code, msg = res.Errors[0].Code(), res.Errors[0].Message
+					if got := res.Errors[0].PathString(); c.errPath != nil && got != strings.Join(c.errPath, ".") {
+						t.Errorf("error path: got %q, want %q", got, strings.Join(c.errPath, "."))
 					}
-					if strings.Contains(strings.ToLower(msg), "sql") || strings.Contains(msg, "constraint") {
-						t.Errorf("message %q leaks a database error", msg)
+				}
+				t.Logf("%s: %s", code, msg)
+				if code != c.code {
+					t.Errorf("code: got %s (%q), want %s", code, msg, c.code)
+				}
+				for _, m := range c.mentions {
+					if !strings.Contains(msg, m) {
+						t.Errorf("message %q does not mention %q", msg, m)
 					}
-					if got := f.AuditCount(t); got != before {
-						t.Errorf("audit events: got %d, want %d (nothing written)", got, before)
-					}
-					if got := free.AuditCount(t); got != beforeFree {
-						t.Errorf("FREE tenant audit events: got %d, want %d (nothing written)", got, beforeFree)
-					}
-					if got := snapshot(t, f); got != state {
-						t.Errorf("tenant changed:\nbefore %s\nafter  %s", state, got)
-					}
-					if got := snapshot(t, free); got != stateFree {
-						t.Errorf("FREE tenant changed:\nbefore %s\nafter  %s", stateFree, got)
-					}
-				})
-			}
-		})
-	}
+				}
+				if strings.Contains(strings.ToLower(msg), "sql") || strings.Contains(msg, "constraint") {
+					t.Errorf("message %q leaks a database error", msg)
+				}
+				if got := f.AuditCount(t); got != before {
+					t.Errorf("audit events: got %d, want %d (nothing written)", got, before)
+				}
+				if got := free.AuditCount(t); got != beforeFree {
+					t.Errorf("FREE tenant audit events: got %d, want %d (nothing written)", got, beforeFree)
+				}
+				if got := snapshot(t, f); got != state {
+					t.Errorf("tenant changed:\nbefore %s\nafter  %s", state, got)
+				}
+				if got := snapshot(t, free); got != stateFree {
+					t.Errorf("FREE tenant changed:\nbefore %s\nafter  %s", stateFree, got)
+				}
+			})
+		}
+	})
 }

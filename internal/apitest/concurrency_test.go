@@ -36,115 +36,109 @@ func concurrently(n int, call func(i int) Response) []Response {
 // hold different tenant locks, so both may find the email unused.
 func TestConcurrentAddMemberSameEmail(t *testing.T) {
 	t.Parallel()
-	for _, s := range Stores(t) {
-		t.Run(s.Name, func(t *testing.T) {
-			env := NewEnv(t, s.Open(t))
-			const tenants, rounds = 6, 6
-			fs := make([]*Fixture, tenants)
-			for i := range fs {
-				fs[i] = env.NewFixture(t)
-			}
-			for round := range rounds {
-				email := fmt.Sprintf("shared-%d@example.com", round)
-				res := concurrently(tenants, func(i int) Response {
-					return env.Do(t, fs[i].Owner.Token, `mutation($t: ID!, $e: String!) { addMember(input: {tenantId: $t, email: $e, name: "Shared", role: MEMBER}) {
-						member { id user { id } } `+ue+` } }`, map[string]any{"t": fs[i].TenantID, "e": email})
-				})
-				users := map[string]bool{}
-				for i, r := range res {
-					if len(r.Errors) > 0 || len(r.UserErrors("addMember")) > 0 {
-						t.Errorf("round %d, tenant %d: got %s %+v, want the member added", round, i, r.errorList(), r.UserErrors("addMember"))
-						for _, e := range r.Errors {
-							if strings.Contains(e.Message, "_key") || strings.Contains(e.Message, "duplicate") {
-								t.Errorf("the error leaks a database constraint: %q", e.Message)
-							}
+	EachStore(t, func(t *testing.T, env *Env) {
+		const tenants, rounds = 6, 6
+		fs := make([]*Fixture, tenants)
+		for i := range fs {
+			fs[i] = env.NewFixture(t)
+		}
+		for round := range rounds {
+			email := fmt.Sprintf("shared-%d@example.com", round)
+			res := concurrently(tenants, func(i int) Response {
+				return env.Do(t, fs[i].Owner.Token, `mutation($t: ID!, $e: String!) { addMember(input: {tenantId: $t, email: $e, name: "Shared", role: MEMBER}) {
+					member { id user { id } } `+ue+` } }`, map[string]any{"t": fs[i].TenantID, "e": email})
+			})
+			users := map[string]bool{}
+			for i, r := range res {
+				if len(r.Errors) > 0 || len(r.UserErrors("addMember")) > 0 {
+					t.Errorf("round %d, tenant %d: got %s %+v, want the member added", round, i, r.errorList(), r.UserErrors("addMember"))
+					for _, e := range r.Errors {
+						if strings.Contains(e.Message, "_key") || strings.Contains(e.Message, "duplicate") {
+							t.Errorf("the error leaks a database constraint: %q", e.Message)
 						}
-						continue
 					}
-					users[r.Str("addMember.member.user.id")] = true
+					continue
 				}
-				if len(users) > 1 {
-					t.Errorf("round %d: %s became %d users, want one shared user", round, email, len(users))
-				}
+				users[r.Str("addMember.member.user.id")] = true
 			}
-		})
-	}
+			if len(users) > 1 {
+				t.Errorf("round %d: %s became %d users, want one shared user", round, email, len(users))
+			}
+		}
+	})
 }
 
 // Invariants guarded by the tenant lock hold under concurrent requests.
 func TestConcurrentLimits(t *testing.T) {
 	t.Parallel()
-	for _, s := range Stores(t) {
-		t.Run(s.Name, func(t *testing.T) {
-			env := NewEnv(t, s.Open(t))
+	EachStore(t, func(t *testing.T, env *Env) {
 
-			t.Run("plan limit", func(t *testing.T) {
-				// A FREE tenant with one cluster has room for one more.
-				r := env.MustDo(t, env.BootstrapToken, `mutation { createTenant(input: {name: "racing"}) { tenant { id } secret `+ue+` } }`, nil)
-				tenant, token := r.Str("createTenant.tenant.id"), r.Str("createTenant.secret")
-				env.MustDo(t, token, `mutation($t: ID!) { registerCluster(input: {tenantId: $t, name: "first"}) { `+ue+` } }`, map[string]any{"t": tenant})
-				res := concurrently(6, func(i int) Response {
-					return env.Do(t, token, `mutation($t: ID!, $n: String!) { registerCluster(input: {tenantId: $t, name: $n}) { cluster { id } `+ue+` } }`,
-						map[string]any{"t": tenant, "n": fmt.Sprintf("racer-%d", i)})
-				})
-				ok := 0
-				for _, r := range res {
-					ue := r.UserErrors("registerCluster")
-					switch {
-					case len(r.Errors) == 0 && len(ue) == 0:
-						ok++
-					case len(ue) == 1 && ue[0].Code == "ENTITLEMENT_REQUIRED":
-					default:
-						t.Errorf("got %s %+v, want success or ENTITLEMENT_REQUIRED", r.errorList(), ue)
-					}
-				}
-				if ok != 1 {
-					t.Errorf("%d concurrent registrations succeeded, want exactly 1 (FREE allows 2 clusters)", ok)
-				}
-				if n := env.AuditCount(t, tenant); n != 3 {
-					t.Errorf("audit events: got %d, want 3 (create, first cluster, the one winner)", n)
-				}
+		t.Run("plan limit", func(t *testing.T) {
+			// A FREE tenant with one cluster has room for one more.
+			r := env.MustDo(t, env.BootstrapToken, `mutation { createTenant(input: {name: "racing"}) { tenant { id } secret `+ue+` } }`, nil)
+			tenant, token := r.Str("createTenant.tenant.id"), r.Str("createTenant.secret")
+			env.MustDo(t, token, `mutation($t: ID!) { registerCluster(input: {tenantId: $t, name: "first"}) { `+ue+` } }`, map[string]any{"t": tenant})
+			res := concurrently(6, func(i int) Response {
+				return env.Do(t, token, `mutation($t: ID!, $n: String!) { registerCluster(input: {tenantId: $t, name: $n}) { cluster { id } `+ue+` } }`,
+					map[string]any{"t": tenant, "n": fmt.Sprintf("racer-%d", i)})
 			})
-
-			t.Run("last admin", func(t *testing.T) {
-				// The owner and the admin caller are the fixture's two
-				// admins; each demotes the other at once: one must stay.
-				f := env.NewFixture(t)
-				r := f.MustDo(t, `query($id: ID!) { node(id: $id) { ... on Tenant { members(first: 100) { nodes { id role user { id } } } } } }`,
-					map[string]any{"id": f.TenantID})
-				var ownerMember string
-				for _, m := range r.List("node.members.nodes") {
-					if dig(m, "user.id") == f.Owner.UserID {
-						ownerMember = dig(m, "id").(string)
-					}
+			ok := 0
+			for _, r := range res {
+				ue := r.UserErrors("registerCluster")
+				switch {
+				case len(r.Errors) == 0 && len(ue) == 0:
+					ok++
+				case len(ue) == 1 && ue[0].Code == "ENTITLEMENT_REQUIRED":
+				default:
+					t.Errorf("got %s %+v, want success or ENTITLEMENT_REQUIRED", r.errorList(), ue)
 				}
-				members := []string{f.Users[Admin].MemberID, ownerMember}
-				tokens := []string{f.Owner.Token, f.Users[Admin].Token}
-				res := concurrently(2, func(i int) Response {
-					return env.Do(t, tokens[i], `mutation($m: ID!) { updateMemberRole(input: {memberId: $m, role: MEMBER}) { member { id } `+ue+` } }`,
-						map[string]any{"m": members[i]})
-				})
-				ok := 0
-				for _, r := range res {
-					if len(r.Errors) == 0 && len(r.UserErrors("updateMemberRole")) == 0 {
-						ok++
-					}
-				}
-				if ok != 1 {
-					t.Errorf("%d of 2 concurrent demotions of the last two admins succeeded, want exactly 1", ok)
-				}
-				admins := 0
-				for _, m := range members {
-					if roleOf(t, env, f, m) == "ADMIN" {
-						admins++
-					}
-				}
-				if admins != 1 {
-					t.Errorf("admins left: got %d, want 1", admins)
-				}
-			})
+			}
+			if ok != 1 {
+				t.Errorf("%d concurrent registrations succeeded, want exactly 1 (FREE allows 2 clusters)", ok)
+			}
+			if n := env.AuditCount(t, tenant); n != 3 {
+				t.Errorf("audit events: got %d, want 3 (create, first cluster, the one winner)", n)
+			}
 		})
-	}
+
+		t.Run("last admin", func(t *testing.T) {
+			// The owner and the admin caller are the fixture's two
+			// admins; each demotes the other at once: one must stay.
+			f := env.NewFixture(t)
+			r := f.MustDo(t, `query($id: ID!) { node(id: $id) { ... on Tenant { members(first: 100) { nodes { id role user { id } } } } } }`,
+				map[string]any{"id": f.TenantID})
+			var ownerMember string
+			for _, m := range r.List("node.members.nodes") {
+				if dig(m, "user.id") == f.Owner.UserID {
+					ownerMember = dig(m, "id").(string)
+				}
+			}
+			members := []string{f.Users[Admin].MemberID, ownerMember}
+			tokens := []string{f.Owner.Token, f.Users[Admin].Token}
+			res := concurrently(2, func(i int) Response {
+				return env.Do(t, tokens[i], `mutation($m: ID!) { updateMemberRole(input: {memberId: $m, role: MEMBER}) { member { id } `+ue+` } }`,
+					map[string]any{"m": members[i]})
+			})
+			ok := 0
+			for _, r := range res {
+				if len(r.Errors) == 0 && len(r.UserErrors("updateMemberRole")) == 0 {
+					ok++
+				}
+			}
+			if ok != 1 {
+				t.Errorf("%d of 2 concurrent demotions of the last two admins succeeded, want exactly 1", ok)
+			}
+			admins := 0
+			for _, m := range members {
+				if roleOf(t, env, f, m) == "ADMIN" {
+					admins++
+				}
+			}
+			if admins != 1 {
+				t.Errorf("admins left: got %d, want 1", admins)
+			}
+		})
+	})
 }
 
 // roleOf reads a member's role straight from the store: after a demotion

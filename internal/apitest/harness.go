@@ -54,6 +54,27 @@ func Stores(t testing.TB) []StoreOpener {
 	}
 }
 
+// EachStore runs fn in a subtest per store of Stores, one after the other,
+// each on a control plane of its own.
+func EachStore(t *testing.T, fn func(t *testing.T, env *Env)) {
+	t.Helper()
+	for _, s := range Stores(t) {
+		t.Run(s.Name, func(t *testing.T) { fn(t, NewEnv(t, s.Open(t))) })
+	}
+}
+
+// EachStoreParallel is EachStore with subtests that run in parallel, their
+// control planes started once they do.
+func EachStoreParallel(t *testing.T, fn func(t *testing.T, env *Env)) {
+	t.Helper()
+	for _, s := range Stores(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, NewEnv(t, s.Open(t)))
+		})
+	}
+}
+
 // OpenSQLite returns a migrated store on a new SQLite file in the test's
 // temporary directory, closed when the test ends.
 func OpenSQLite(t testing.TB) *store.Store {

@@ -54,179 +54,176 @@ func tenantIDs(t *testing.T, f *Fixture) map[string][]string {
 
 func TestCrossTenantIsolation(t *testing.T) {
 	t.Parallel()
-	for _, s := range Stores(t) {
-		t.Run(s.Name, func(t *testing.T) {
-			env := NewEnv(t, s.Open(t))
-			a, b := env.NewFixture(t), env.NewFixture(t)
-			ids := tenantIDs(t, a)
-			callers := []struct {
-				name  string
-				token string
-			}{
-				// A user who belongs to tenant B only.
-				{"admin of B", b.Users[Admin].Token},
-				// The owner is admin of both tenants, but a token acts in
-				// its own tenant only.
-				{"owner with B's token", b.Owner.Token},
-			}
+	EachStore(t, func(t *testing.T, env *Env) {
+		a, b := env.NewFixture(t), env.NewFixture(t)
+		ids := tenantIDs(t, a)
+		callers := []struct {
+			name  string
+			token string
+		}{
+			// A user who belongs to tenant B only.
+			{"admin of B", b.Users[Admin].Token},
+			// The owner is admin of both tenants, but a token acts in
+			// its own tenant only.
+			{"owner with B's token", b.Owner.Token},
+		}
 
-			t.Run("node", func(t *testing.T) {
-				before := a.AuditCount(t)
-				for _, c := range callers {
-					for kind, list := range ids {
-						for _, id := range list {
-							res := env.Do(t, c.token, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": id})
-							if res.Get("node") != nil {
-								t.Errorf("%s read %s %s of tenant A: got %v, want null", c.name, kind, id, res.Get("node"))
-								continue
-							}
-							if len(res.Errors) != 1 || res.Errors[0].Code() != "NOT_FOUND" || res.Errors[0].Message != "not found" {
-								t.Errorf("%s read %s %s of tenant A: got errors %s, want one NOT_FOUND \"not found\"", c.name, kind, id, res.errorList())
-							}
-						}
-					}
-				}
-				if got := a.AuditCount(t); got != before {
-					t.Errorf("tenant A audit events: got %d after reads, want %d", got, before)
-				}
-			})
-
-			t.Run("lists", func(t *testing.T) {
-				// Tenant B's own lists never show A's objects.
-				res := env.MustDo(t, b.Users[Admin].Token, `query { viewer { tenants { nodes { id
-					members(first: 100) { nodes { id user { id } } }
-					projects(first: 100) { nodes { id } }
-					clusters(first: 100) { nodes { id } }
-					auditEvents(first: 100) { nodes { id targetId } } } } } }`, nil)
-				seen := map[string]bool{}
-				collect(res.Data, seen)
+		t.Run("node", func(t *testing.T) {
+			before := a.AuditCount(t)
+			for _, c := range callers {
 				for kind, list := range ids {
 					for _, id := range list {
-						if seen[id] {
-							t.Errorf("B's lists show %s %s of tenant A", kind, id)
+						res := env.Do(t, c.token, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": id})
+						if res.Get("node") != nil {
+							t.Errorf("%s read %s %s of tenant A: got %v, want null", c.name, kind, id, res.Get("node"))
+							continue
+						}
+						if len(res.Errors) != 1 || res.Errors[0].Code() != "NOT_FOUND" || res.Errors[0].Message != "not found" {
+							t.Errorf("%s read %s %s of tenant A: got errors %s, want one NOT_FOUND \"not found\"", c.name, kind, id, res.errorList())
 						}
 					}
 				}
-			})
-
-			other := func(t *testing.T) string { return b.NewCaller(t, "stranger", "MEMBER").UserID }
-			mutations := []struct {
-				name  string
-				query string
-				vars  func(t *testing.T) map[string]any
-				// userError: the failure is a userError with this code
-				// rather than a NOT_FOUND error (the id names something in
-				// the caller's own tenant that is fine; the other id is
-				// reported as not being in the tenant).
-				userError string
-			}{
-				{name: "updateTenant", query: `mutation($id: ID!) { updateTenant(input: {tenantId: $id, name: "pwned"}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.TenantID} }},
-				{name: "setTenantPlan", query: `mutation($id: ID!) { setTenantPlan(input: {tenantId: $id, plan: FREE}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.TenantID} }},
-				{name: "addMember", query: `mutation($id: ID!) { addMember(input: {tenantId: $id, email: "mole@b.test", name: "Mole", role: ADMIN}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.TenantID} }},
-				{name: "updateMemberRole", query: `mutation($id: ID!) { updateMemberRole(input: {memberId: $id, role: ADMIN}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.Users[Member].MemberID} }},
-				{name: "removeMember", query: `mutation($id: ID!) { removeMember(input: {memberId: $id}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.Users[Admin].MemberID} }},
-				{name: "createApiToken", query: `mutation($id: ID!) { createApiToken(input: {name: "steal", userId: $id}) { secret ` + ue + ` } }`,
-					vars:      func(t *testing.T) map[string]any { return map[string]any{"id": a.Users[Editor].UserID} },
-					userError: "BAD_USER_INPUT"},
-				{name: "revokeApiToken", query: `mutation($id: ID!) { revokeApiToken(input: {apiTokenId: $id}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.Users[Admin].TokenID} }},
-				{name: "createProject", query: `mutation($id: ID!) { createProject(input: {tenantId: $id, name: "planted"}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.TenantID} }},
-				{name: "updateProject", query: `mutation($id: ID!) { updateProject(input: {projectId: $id, name: "pwned"}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ProjectID} }},
-				{name: "deleteProject", query: `mutation($id: ID!) { deleteProject(input: {projectId: $id}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ProjectID} }},
-				{name: "addProjectMember to A's project", query: `mutation($p: ID!, $u: ID!) { addProjectMember(input: {projectId: $p, userId: $u, role: PROJECT_MANAGER}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"p": a.ProjectID, "u": other(t)} }},
-				{name: "addProjectMember of A's user", query: `mutation($p: ID!, $u: ID!) { addProjectMember(input: {projectId: $p, userId: $u, role: VIEWER}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any {
-						return map[string]any{"p": b.ProjectID, "u": a.Users[Member].UserID}
-					},
-					userError: "BAD_USER_INPUT"},
-				{name: "updateProjectMemberRole", query: `mutation($id: ID!) { updateProjectMemberRole(input: {projectMemberId: $id, role: PROJECT_MANAGER}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.Users[Viewer].ProjectMemberID} }},
-				{name: "removeProjectMember", query: `mutation($id: ID!) { removeProjectMember(input: {projectMemberId: $id}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any {
-						return map[string]any{"id": a.Users[ProjectManager].ProjectMemberID}
-					}},
-				{name: "createEnvironment", query: `mutation($id: ID!) { createEnvironment(input: {projectId: $id, name: "planted"}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ProjectID} }},
-				{name: "updateEnvironment", query: `mutation($id: ID!) { updateEnvironment(input: {environmentId: $id, protected: false}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ProtectedEnvironmentID} }},
-				{name: "deleteEnvironment", query: `mutation($id: ID!) { deleteEnvironment(input: {environmentId: $id}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.EnvironmentID} }},
-				{name: "registerCluster", query: `mutation($id: ID!) { registerCluster(input: {tenantId: $id, name: "planted"}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.TenantID} }},
-				{name: "setClusterLabels", query: `mutation($id: ID!) { setClusterLabels(input: {clusterId: $id, labels: []}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ClusterID} }},
-				{name: "deleteCluster", query: `mutation($id: ID!) { deleteCluster(input: {clusterId: $id}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ClusterID} }},
-				{name: "createNamespaceTarget", query: `mutation($id: ID!) { createNamespaceTarget(input: {clusterId: $id, namespace: "planted"}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ClusterID} }},
-				{name: "setNamespaceTargetLabels", query: `mutation($id: ID!) { setNamespaceTargetLabels(input: {namespaceTargetId: $id, labels: []}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.NamespaceTargetID} }},
-				{name: "deleteNamespaceTarget", query: `mutation($id: ID!) { deleteNamespaceTarget(input: {namespaceTargetId: $id}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.NamespaceTargetID} }},
-				{name: "createService", query: `mutation($id: ID!) { createService(input: {projectId: $id, name: "planted", image: "evil.example.com/x", processes: [{name: "web"}]}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ProjectID} }},
-				{name: "updateService", query: `mutation($id: ID!) { updateService(input: {serviceId: $id, image: "evil.example.com/x"}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ServiceID} }},
-				{name: "deleteService", query: `mutation($id: ID!) { deleteService(input: {serviceId: $id}) { ` + ue + ` } }`,
-					vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ServiceID} }},
-				{name: "deploy A's service to A's environment", query: deployMutation,
-					vars: func(t *testing.T) map[string]any {
-						return map[string]any{"s": a.ServiceID, "e": a.EnvironmentID, "d": Digest(env.Next())}
-					}},
-				{name: "deploy B's service to A's environment", query: deployMutation,
-					vars: func(t *testing.T) map[string]any {
-						return map[string]any{"s": b.ServiceID, "e": a.EnvironmentID, "d": Digest(env.Next())}
-					}},
-				{name: "deploy A's service to B's environment", query: deployMutation,
-					vars: func(t *testing.T) map[string]any {
-						return map[string]any{"s": a.ServiceID, "e": b.EnvironmentID, "d": Digest(env.Next())}
-					}},
 			}
-			for _, m := range mutations {
-				t.Run(m.name, func(t *testing.T) {
-					for _, c := range callers {
-						vars := m.vars(t)
-						beforeA, beforeB := a.AuditCount(t), b.AuditCount(t)
-						stateA := snapshot(t, a)
-						res := env.Do(t, c.token, m.query, vars)
-						field := firstField(m.query)
-						switch {
-						case m.userError != "":
-							ue := res.UserErrors(field)
-							if len(res.Errors) > 0 || len(ue) == 0 || ue[0].Code != m.userError {
-								t.Errorf("%s: got errors %s, userErrors %+v; want userError %s", c.name, res.errorList(), ue, m.userError)
-							}
-						case len(res.Errors) == 0:
-							t.Errorf("%s: got success %s, want NOT_FOUND", c.name, res.Body)
-						case res.Errors[0].Code() != "NOT_FOUND" || res.Errors[0].Message != "not found":
-							t.Errorf("%s: got %s, want NOT_FOUND \"not found\"", c.name, res.errorList())
-						}
-						if res.Status != http.StatusOK {
-							t.Errorf("%s: got HTTP %d, want 200", c.name, res.Status)
-						}
-						if got := a.AuditCount(t); got != beforeA {
-							t.Errorf("%s: tenant A audit events went from %d to %d", c.name, beforeA, got)
-						}
-						if got := b.AuditCount(t); got != beforeB {
-							t.Errorf("%s: tenant B audit events went from %d to %d", c.name, beforeB, got)
-						}
-						if got := snapshot(t, a); got != stateA {
-							t.Errorf("%s: tenant A changed:\nbefore %s\nafter  %s", c.name, stateA, got)
-						}
-					}
-				})
+			if got := a.AuditCount(t); got != before {
+				t.Errorf("tenant A audit events: got %d after reads, want %d", got, before)
 			}
 		})
-	}
+
+		t.Run("lists", func(t *testing.T) {
+			// Tenant B's own lists never show A's objects.
+			res := env.MustDo(t, b.Users[Admin].Token, `query { viewer { tenants { nodes { id
+				members(first: 100) { nodes { id user { id } } }
+				projects(first: 100) { nodes { id } }
+				clusters(first: 100) { nodes { id } }
+				auditEvents(first: 100) { nodes { id targetId } } } } } }`, nil)
+			seen := map[string]bool{}
+			collect(res.Data, seen)
+			for kind, list := range ids {
+				for _, id := range list {
+					if seen[id] {
+						t.Errorf("B's lists show %s %s of tenant A", kind, id)
+					}
+				}
+			}
+		})
+
+		other := func(t *testing.T) string { return b.NewCaller(t, "stranger", "MEMBER").UserID }
+		mutations := []struct {
+			name  string
+			query string
+			vars  func(t *testing.T) map[string]any
+			// userError: the failure is a userError with this code
+			// rather than a NOT_FOUND error (the id names something in
+			// the caller's own tenant that is fine; the other id is
+			// reported as not being in the tenant).
+			userError string
+		}{
+			{name: "updateTenant", query: `mutation($id: ID!) { updateTenant(input: {tenantId: $id, name: "pwned"}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.TenantID} }},
+			{name: "setTenantPlan", query: `mutation($id: ID!) { setTenantPlan(input: {tenantId: $id, plan: FREE}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.TenantID} }},
+			{name: "addMember", query: `mutation($id: ID!) { addMember(input: {tenantId: $id, email: "mole@b.test", name: "Mole", role: ADMIN}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.TenantID} }},
+			{name: "updateMemberRole", query: `mutation($id: ID!) { updateMemberRole(input: {memberId: $id, role: ADMIN}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.Users[Member].MemberID} }},
+			{name: "removeMember", query: `mutation($id: ID!) { removeMember(input: {memberId: $id}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.Users[Admin].MemberID} }},
+			{name: "createApiToken", query: `mutation($id: ID!) { createApiToken(input: {name: "steal", userId: $id}) { secret ` + ue + ` } }`,
+				vars:      func(t *testing.T) map[string]any { return map[string]any{"id": a.Users[Editor].UserID} },
+				userError: "BAD_USER_INPUT"},
+			{name: "revokeApiToken", query: `mutation($id: ID!) { revokeApiToken(input: {apiTokenId: $id}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.Users[Admin].TokenID} }},
+			{name: "createProject", query: `mutation($id: ID!) { createProject(input: {tenantId: $id, name: "planted"}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.TenantID} }},
+			{name: "updateProject", query: `mutation($id: ID!) { updateProject(input: {projectId: $id, name: "pwned"}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ProjectID} }},
+			{name: "deleteProject", query: `mutation($id: ID!) { deleteProject(input: {projectId: $id}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ProjectID} }},
+			{name: "addProjectMember to A's project", query: `mutation($p: ID!, $u: ID!) { addProjectMember(input: {projectId: $p, userId: $u, role: PROJECT_MANAGER}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"p": a.ProjectID, "u": other(t)} }},
+			{name: "addProjectMember of A's user", query: `mutation($p: ID!, $u: ID!) { addProjectMember(input: {projectId: $p, userId: $u, role: VIEWER}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any {
+					return map[string]any{"p": b.ProjectID, "u": a.Users[Member].UserID}
+				},
+				userError: "BAD_USER_INPUT"},
+			{name: "updateProjectMemberRole", query: `mutation($id: ID!) { updateProjectMemberRole(input: {projectMemberId: $id, role: PROJECT_MANAGER}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.Users[Viewer].ProjectMemberID} }},
+			{name: "removeProjectMember", query: `mutation($id: ID!) { removeProjectMember(input: {projectMemberId: $id}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any {
+					return map[string]any{"id": a.Users[ProjectManager].ProjectMemberID}
+				}},
+			{name: "createEnvironment", query: `mutation($id: ID!) { createEnvironment(input: {projectId: $id, name: "planted"}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ProjectID} }},
+			{name: "updateEnvironment", query: `mutation($id: ID!) { updateEnvironment(input: {environmentId: $id, protected: false}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ProtectedEnvironmentID} }},
+			{name: "deleteEnvironment", query: `mutation($id: ID!) { deleteEnvironment(input: {environmentId: $id}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.EnvironmentID} }},
+			{name: "registerCluster", query: `mutation($id: ID!) { registerCluster(input: {tenantId: $id, name: "planted"}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.TenantID} }},
+			{name: "setClusterLabels", query: `mutation($id: ID!) { setClusterLabels(input: {clusterId: $id, labels: []}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ClusterID} }},
+			{name: "deleteCluster", query: `mutation($id: ID!) { deleteCluster(input: {clusterId: $id}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ClusterID} }},
+			{name: "createNamespaceTarget", query: `mutation($id: ID!) { createNamespaceTarget(input: {clusterId: $id, namespace: "planted"}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ClusterID} }},
+			{name: "setNamespaceTargetLabels", query: `mutation($id: ID!) { setNamespaceTargetLabels(input: {namespaceTargetId: $id, labels: []}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.NamespaceTargetID} }},
+			{name: "deleteNamespaceTarget", query: `mutation($id: ID!) { deleteNamespaceTarget(input: {namespaceTargetId: $id}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.NamespaceTargetID} }},
+			{name: "createService", query: `mutation($id: ID!) { createService(input: {projectId: $id, name: "planted", image: "evil.example.com/x", processes: [{name: "web"}]}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ProjectID} }},
+			{name: "updateService", query: `mutation($id: ID!) { updateService(input: {serviceId: $id, image: "evil.example.com/x"}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ServiceID} }},
+			{name: "deleteService", query: `mutation($id: ID!) { deleteService(input: {serviceId: $id}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ServiceID} }},
+			{name: "deploy A's service to A's environment", query: deployMutation,
+				vars: func(t *testing.T) map[string]any {
+					return map[string]any{"s": a.ServiceID, "e": a.EnvironmentID, "d": Digest(env.Next())}
+				}},
+			{name: "deploy B's service to A's environment", query: deployMutation,
+				vars: func(t *testing.T) map[string]any {
+					return map[string]any{"s": b.ServiceID, "e": a.EnvironmentID, "d": Digest(env.Next())}
+				}},
+			{name: "deploy A's service to B's environment", query: deployMutation,
+				vars: func(t *testing.T) map[string]any {
+					return map[string]any{"s": a.ServiceID, "e": b.EnvironmentID, "d": Digest(env.Next())}
+				}},
+		}
+		for _, m := range mutations {
+			t.Run(m.name, func(t *testing.T) {
+				for _, c := range callers {
+					vars := m.vars(t)
+					beforeA, beforeB := a.AuditCount(t), b.AuditCount(t)
+					stateA := snapshot(t, a)
+					res := env.Do(t, c.token, m.query, vars)
+					field := firstField(m.query)
+					switch {
+					case m.userError != "":
+						ue := res.UserErrors(field)
+						if len(res.Errors) > 0 || len(ue) == 0 || ue[0].Code != m.userError {
+							t.Errorf("%s: got errors %s, userErrors %+v; want userError %s", c.name, res.errorList(), ue, m.userError)
+						}
+					case len(res.Errors) == 0:
+						t.Errorf("%s: got success %s, want NOT_FOUND", c.name, res.Body)
+					case res.Errors[0].Code() != "NOT_FOUND" || res.Errors[0].Message != "not found":
+						t.Errorf("%s: got %s, want NOT_FOUND \"not found\"", c.name, res.errorList())
+					}
+					if res.Status != http.StatusOK {
+						t.Errorf("%s: got HTTP %d, want 200", c.name, res.Status)
+					}
+					if got := a.AuditCount(t); got != beforeA {
+						t.Errorf("%s: tenant A audit events went from %d to %d", c.name, beforeA, got)
+					}
+					if got := b.AuditCount(t); got != beforeB {
+						t.Errorf("%s: tenant B audit events went from %d to %d", c.name, beforeB, got)
+					}
+					if got := snapshot(t, a); got != stateA {
+						t.Errorf("%s: tenant A changed:\nbefore %s\nafter  %s", c.name, stateA, got)
+					}
+				}
+			})
+		}
+	})
 }
 
 const deployMutation = `mutation($s: ID!, $e: ID!, $d: String!) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 // The npm reference clients — graphql-ws over graphql-transport-ws and
@@ -124,22 +126,20 @@ func (r *jsRun) count(key string) int {
 	return n
 }
 
+// waitFor waits until cond holds, failing at once if the client ends first.
 func (r *jsRun) waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
+	testutil.Eventually(t, 20*time.Second, what, func() (bool, string) {
 		select {
 		case <-r.done:
 			if !cond() {
 				t.Fatalf("the client ended before %s: %v; output %v", what, r.err, r.snapshot())
 			}
-			return
-		case <-time.After(20 * time.Millisecond):
+			return true, ""
+		default:
+			return cond(), fmt.Sprint(r.snapshot())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s; output %v", what, r.snapshot())
-		}
-	}
+	})
 }
 
 func (r *jsRun) wait(t *testing.T) {
@@ -175,7 +175,8 @@ func TestJSClientsResume(t *testing.T) {
 			run.waitFor(t, "the client drops after 3 events", func() bool { return run.count("dropping") == 1 })
 			report("PROBING")
 			report("SWITCHING_TRAFFIC")
-			time.Sleep(100 * time.Millisecond)
+			// The rest goes to the resumed subscription live.
+			run.waitFor(t, "the client resumes with PROBING and SWITCHING_TRAFFIC", func() bool { return run.count("event") >= 5 })
 			report("RETIRING")
 			report("SUCCEEDED")
 			run.wait(t)

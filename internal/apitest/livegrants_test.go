@@ -122,73 +122,70 @@ const (
 )
 
 func TestLiveGrantsWebsocketOperations(t *testing.T) {
-	for _, st := range Stores(t) {
-		t.Run(st.Name, func(t *testing.T) {
-			env := NewEnv(t, st.Open(t))
-			f := env.NewFixture(t)
-			for _, proto := range wsProtocols {
-				t.Run(proto, func(t *testing.T) {
-					t.Run("role lowered", func(t *testing.T) {
-						c := liveCaller(t, f, true)
-						w := wsDial(t, env, proto)
-						w.init(c.Token)
-						w.mustDo("warm", liveAdminRead, map[string]any{"c": f.ClusterID})
-						f.MustDo(t, liveDemote, map[string]any{"m": c.MemberID, "r": "MEMBER"})
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		for _, proto := range wsProtocols {
+			t.Run(proto, func(t *testing.T) {
+				t.Run("role lowered", func(t *testing.T) {
+					c := liveCaller(t, f, true)
+					w := wsDial(t, env, proto)
+					w.init(c.Token)
+					w.mustDo("warm", liveAdminRead, map[string]any{"c": f.ClusterID})
+					f.MustDo(t, liveDemote, map[string]any{"m": c.MemberID, "r": "MEMBER"})
 
-						data, errs, closed := w.do("read", liveAdminRead, map[string]any{"c": f.ClusterID})
-						wantDenied(t, "connectTokens after the demotion", data, errs, closed, "FORBIDDEN")
-						data, errs, closed = w.do("self", liveDemote, map[string]any{"m": c.MemberID, "r": "ADMIN"})
-						wantDenied(t, "updateMemberRole(self → ADMIN)", data, errs, closed, "FORBIDDEN")
-						data, errs, closed = w.do("add", liveAddAdmin, map[string]any{"t": f.TenantID, "e": f.Unique("sneaky") + "@evil.test"})
-						wantDenied(t, "addMember(role: ADMIN)", data, errs, closed, "FORBIDDEN")
-						data, errs, closed = w.do("plan", liveSetPlan, map[string]any{"t": f.TenantID})
-						wantDenied(t, "setTenantPlan", data, errs, closed, "FORBIDDEN")
+					data, errs, closed := w.do("read", liveAdminRead, map[string]any{"c": f.ClusterID})
+					wantDenied(t, "connectTokens after the demotion", data, errs, closed, "FORBIDDEN")
+					data, errs, closed = w.do("self", liveDemote, map[string]any{"m": c.MemberID, "r": "ADMIN"})
+					wantDenied(t, "updateMemberRole(self → ADMIN)", data, errs, closed, "FORBIDDEN")
+					data, errs, closed = w.do("add", liveAddAdmin, map[string]any{"t": f.TenantID, "e": f.Unique("sneaky") + "@evil.test"})
+					wantDenied(t, "addMember(role: ADMIN)", data, errs, closed, "FORBIDDEN")
+					data, errs, closed = w.do("plan", liveSetPlan, map[string]any{"t": f.TenantID})
+					wantDenied(t, "setTenantPlan", data, errs, closed, "FORBIDDEN")
 
-						r := f.MustDo(t, `query($m: ID!) { node(id: $m) { ... on Member { role } } }`, map[string]any{"m": c.MemberID})
-						if got := r.Str("node.role"); got != "MEMBER" {
-							t.Errorf("the demoted caller's role is %q, want MEMBER", got)
-						}
-						r = f.MustDo(t, `query($t: ID!) { node(id: $t) { ... on Tenant { plan { name } } } }`, map[string]any{"t": f.TenantID})
-						if got := r.Str("node.plan.name"); got != "TEAM" {
-							t.Errorf("the plan is %q, want TEAM", got)
-						}
-					})
-					t.Run("project role removed", func(t *testing.T) {
-						c := liveCaller(t, f, false)
-						w := wsDial(t, env, proto)
-						w.init(c.Token)
-						w.mustDo("warm", liveSetVariable, map[string]any{"p": f.ProjectID, "s": f.ServiceID, "v": "before"})
-						f.MustDo(t, `mutation($m: ID!) { removeProjectMember(input: {projectMemberId: $m}) { userErrors { code } } }`,
-							map[string]any{"m": c.ProjectMemberID})
-
-						data, errs, closed := w.do("var", liveSetVariable, map[string]any{"p": f.ProjectID, "s": f.ServiceID, "v": "after"})
-						wantDenied(t, "setVariable", data, errs, closed, "NOT_FOUND")
-						data, errs, closed = w.do("deploy", liveDeploy, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "d": Digest(9_000_000 + env.Next())})
-						wantDenied(t, "deploy", data, errs, closed, "NOT_FOUND")
-					})
-					t.Run("member removed", func(t *testing.T) {
-						c := liveCaller(t, f, false)
-						w := wsDial(t, env, proto)
-						w.init(c.Token)
-						w.mustDo("warm", liveSetVariable, map[string]any{"p": f.ProjectID, "s": f.ServiceID, "v": "before"})
-						f.MustDo(t, `mutation($m: ID!) { removeMember(input: {memberId: $m}) { userErrors { code } } }`,
-							map[string]any{"m": c.MemberID})
-						data, errs, closed := w.do("var", liveSetVariable, map[string]any{"p": f.ProjectID, "s": f.ServiceID, "v": "after"})
-						wantDenied(t, "setVariable", data, errs, closed, "NOT_FOUND", "UNAUTHENTICATED")
-					})
-					t.Run("token revoked", func(t *testing.T) {
-						c := liveCaller(t, f, true)
-						w := wsDial(t, env, proto)
-						w.init(c.Token)
-						w.mustDo("warm", liveAdminRead, map[string]any{"c": f.ClusterID})
-						wsRevoke(t, f, c.TokenID)
-						data, errs, closed := w.do("read", liveAdminRead, map[string]any{"c": f.ClusterID})
-						wantDenied(t, "a query", data, errs, closed, "UNAUTHENTICATED")
-					})
+					r := f.MustDo(t, `query($m: ID!) { node(id: $m) { ... on Member { role } } }`, map[string]any{"m": c.MemberID})
+					if got := r.Str("node.role"); got != "MEMBER" {
+						t.Errorf("the demoted caller's role is %q, want MEMBER", got)
+					}
+					r = f.MustDo(t, `query($t: ID!) { node(id: $t) { ... on Tenant { plan { name } } } }`, map[string]any{"t": f.TenantID})
+					if got := r.Str("node.plan.name"); got != "TEAM" {
+						t.Errorf("the plan is %q, want TEAM", got)
+					}
 				})
-			}
-		})
-	}
+				t.Run("project role removed", func(t *testing.T) {
+					c := liveCaller(t, f, false)
+					w := wsDial(t, env, proto)
+					w.init(c.Token)
+					w.mustDo("warm", liveSetVariable, map[string]any{"p": f.ProjectID, "s": f.ServiceID, "v": "before"})
+					f.MustDo(t, `mutation($m: ID!) { removeProjectMember(input: {projectMemberId: $m}) { userErrors { code } } }`,
+						map[string]any{"m": c.ProjectMemberID})
+
+					data, errs, closed := w.do("var", liveSetVariable, map[string]any{"p": f.ProjectID, "s": f.ServiceID, "v": "after"})
+					wantDenied(t, "setVariable", data, errs, closed, "NOT_FOUND")
+					data, errs, closed = w.do("deploy", liveDeploy, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "d": Digest(9_000_000 + env.Next())})
+					wantDenied(t, "deploy", data, errs, closed, "NOT_FOUND")
+				})
+				t.Run("member removed", func(t *testing.T) {
+					c := liveCaller(t, f, false)
+					w := wsDial(t, env, proto)
+					w.init(c.Token)
+					w.mustDo("warm", liveSetVariable, map[string]any{"p": f.ProjectID, "s": f.ServiceID, "v": "before"})
+					f.MustDo(t, `mutation($m: ID!) { removeMember(input: {memberId: $m}) { userErrors { code } } }`,
+						map[string]any{"m": c.MemberID})
+					data, errs, closed := w.do("var", liveSetVariable, map[string]any{"p": f.ProjectID, "s": f.ServiceID, "v": "after"})
+					wantDenied(t, "setVariable", data, errs, closed, "NOT_FOUND", "UNAUTHENTICATED")
+				})
+				t.Run("token revoked", func(t *testing.T) {
+					c := liveCaller(t, f, true)
+					w := wsDial(t, env, proto)
+					w.init(c.Token)
+					w.mustDo("warm", liveAdminRead, map[string]any{"c": f.ClusterID})
+					wsRevoke(t, f, c.TokenID)
+					data, errs, closed := w.do("read", liveAdminRead, map[string]any{"c": f.ClusterID})
+					wantDenied(t, "a query", data, errs, closed, "UNAUTHENTICATED")
+				})
+			})
+		}
+	})
 }
 
 // sseStream is a subscription over SSE, read event by event.
@@ -402,71 +399,68 @@ func bumpRevision(t *testing.T, f *Fixture) {
 }
 
 func TestLiveGrantsSubscriptions(t *testing.T) {
-	for _, st := range Stores(t) {
-		t.Run(st.Name, func(t *testing.T) {
-			env := NewEnv(t, st.Open(t))
-			f := env.NewFixture(t)
-			for _, transport := range liveTransports {
-				t.Run(transport, func(t *testing.T) {
-					// A lowered role: the next update's admin-only field is
-					// refused, though the subscription itself goes on.
-					t.Run("role lowered", func(t *testing.T) {
-						c := liveCaller(t, f, true)
-						l := liveSubscribe(t, env, transport, c.Token, liveClusterStatus, map[string]any{"c": f.ClusterID})
-						data, errs, end := l.next()
-						if end != "" || len(errs) > 0 || len(dig(data, "clusterStatus.connectTokens").([]any)) == 0 {
-							t.Fatalf("first update as an admin: data %v errors %v end %q, want the connect tokens", data, errs, end)
-						}
-						f.MustDo(t, liveDemote, map[string]any{"m": c.MemberID, "r": "MEMBER"})
-						bumpRevision(t, f)
-						data, errs, _ = l.next()
-						if tokens := dig(data, "clusterStatus.connectTokens"); tokens != nil {
-							t.Errorf("after the demotion an update still carries connectTokens %v", tokens)
-						}
-						if !slices.Contains(codesOf(errs), "FORBIDDEN") {
-							t.Errorf("after the demotion: errors %v, want FORBIDDEN", codesOf(errs))
-						}
-					})
-					for _, change := range []string{"project role removed", "member removed", "token revoked"} {
-						t.Run(change, func(t *testing.T) {
-							c := liveCaller(t, f, false)
-							l := liveSubscribe(t, env, transport, c.Token,
-								`subscription($e: ID!) { environmentDeployments(environmentId: $e) { id stage } }`,
-								map[string]any{"e": f.EnvironmentID})
-							if _, errs, end := l.next(); end != "" || len(errs) > 0 {
-								t.Fatalf("first update: errors %v end %q", errs, end)
-							}
-							var want []string
-							switch change {
-							case "project role removed":
-								f.MustDo(t, `mutation($m: ID!) { removeProjectMember(input: {projectMemberId: $m}) { userErrors { code } } }`,
-									map[string]any{"m": c.ProjectMemberID})
-								want = []string{"NOT_FOUND"}
-							case "member removed":
-								f.MustDo(t, `mutation($m: ID!) { removeMember(input: {memberId: $m}) { userErrors { code } } }`,
-									map[string]any{"m": c.MemberID})
-								want = []string{"NOT_FOUND", "UNAUTHENTICATED"}
-							case "token revoked":
-								wsRevoke(t, f, c.TokenID)
-								want = []string{"UNAUTHENTICATED"}
-							}
-							// Whatever happens next, no more deployments of the
-							// project reach the caller.
-							f.MustDo(t, liveDeploy, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "d": Digest(8_000_000 + env.Next())})
-							end, errs := l.end(t)
-							switch {
-							case end == "closed 4403":
-							case end == "complete":
-								t.Errorf("the subscription completed as if it were over; want an error saying why it ended")
-							case !slices.ContainsFunc(codesOf(errs), func(c string) bool { return slices.Contains(want, c) }):
-								t.Errorf("ended %q with errors %v, want one of %v", end, codesOf(errs), want)
-							}
-						})
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		for _, transport := range liveTransports {
+			t.Run(transport, func(t *testing.T) {
+				// A lowered role: the next update's admin-only field is
+				// refused, though the subscription itself goes on.
+				t.Run("role lowered", func(t *testing.T) {
+					c := liveCaller(t, f, true)
+					l := liveSubscribe(t, env, transport, c.Token, liveClusterStatus, map[string]any{"c": f.ClusterID})
+					data, errs, end := l.next()
+					if end != "" || len(errs) > 0 || len(dig(data, "clusterStatus.connectTokens").([]any)) == 0 {
+						t.Fatalf("first update as an admin: data %v errors %v end %q, want the connect tokens", data, errs, end)
+					}
+					f.MustDo(t, liveDemote, map[string]any{"m": c.MemberID, "r": "MEMBER"})
+					bumpRevision(t, f)
+					data, errs, _ = l.next()
+					if tokens := dig(data, "clusterStatus.connectTokens"); tokens != nil {
+						t.Errorf("after the demotion an update still carries connectTokens %v", tokens)
+					}
+					if !slices.Contains(codesOf(errs), "FORBIDDEN") {
+						t.Errorf("after the demotion: errors %v, want FORBIDDEN", codesOf(errs))
 					}
 				})
-			}
-		})
-	}
+				for _, change := range []string{"project role removed", "member removed", "token revoked"} {
+					t.Run(change, func(t *testing.T) {
+						c := liveCaller(t, f, false)
+						l := liveSubscribe(t, env, transport, c.Token,
+							`subscription($e: ID!) { environmentDeployments(environmentId: $e) { id stage } }`,
+							map[string]any{"e": f.EnvironmentID})
+						if _, errs, end := l.next(); end != "" || len(errs) > 0 {
+							t.Fatalf("first update: errors %v end %q", errs, end)
+						}
+						var want []string
+						switch change {
+						case "project role removed":
+							f.MustDo(t, `mutation($m: ID!) { removeProjectMember(input: {projectMemberId: $m}) { userErrors { code } } }`,
+								map[string]any{"m": c.ProjectMemberID})
+							want = []string{"NOT_FOUND"}
+						case "member removed":
+							f.MustDo(t, `mutation($m: ID!) { removeMember(input: {memberId: $m}) { userErrors { code } } }`,
+								map[string]any{"m": c.MemberID})
+							want = []string{"NOT_FOUND", "UNAUTHENTICATED"}
+						case "token revoked":
+							wsRevoke(t, f, c.TokenID)
+							want = []string{"UNAUTHENTICATED"}
+						}
+						// Whatever happens next, no more deployments of the
+						// project reach the caller.
+						f.MustDo(t, liveDeploy, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "d": Digest(8_000_000 + env.Next())})
+						end, errs := l.end(t)
+						switch {
+						case end == "closed 4403":
+						case end == "complete":
+							t.Errorf("the subscription completed as if it were over; want an error saying why it ended")
+						case !slices.ContainsFunc(codesOf(errs), func(c string) bool { return slices.Contains(want, c) }):
+							t.Errorf("ended %q with errors %v, want one of %v", end, codesOf(errs), want)
+						}
+					})
+				}
+			})
+		}
+	})
 }
 
 // A role change on one replica reaches a connection held by another

@@ -10,102 +10,99 @@ import (
 // the items one big page shows, in the same order.
 func TestConnectionPaging(t *testing.T) {
 	t.Parallel()
-	for _, s := range Stores(t) {
-		t.Run(s.Name, func(t *testing.T) {
-			env := NewEnv(t, s.Open(t))
-			f := env.NewFixture(t)
-			for i := range 3 {
-				f.MustDo(t, deployMutation, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "d": Digest(int64(1000 + i))})
-			}
-			f.NewService(t, f.ProjectID, "web")
-			f.NewProject(t)
-			for i := range 2 {
-				f.MustDo(t, `mutation($t: ID!, $n: String!) { registerCluster(input: {tenantId: $t, name: $n,
-					labels: [{key: "env", value: "prod"}, {key: "region", value: "eu"}]}) { `+ue+` } }`,
-					map[string]any{"t": f.TenantID, "n": fmt.Sprintf("twin-%d", i)})
-			}
-			for range 2 {
-				f.NewNamespaceTarget(t)
-			}
-			f.Env.MustDo(t, f.Users[Editor].Token, `mutation { a: createApiToken(input: {name: "a"}) { `+ue+` } b: createApiToken(input: {name: "b"}) { `+ue+` } }`, nil)
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		for i := range 3 {
+			f.MustDo(t, deployMutation, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "d": Digest(int64(1000 + i))})
+		}
+		f.NewService(t, f.ProjectID, "web")
+		f.NewProject(t)
+		for i := range 2 {
+			f.MustDo(t, `mutation($t: ID!, $n: String!) { registerCluster(input: {tenantId: $t, name: $n,
+				labels: [{key: "env", value: "prod"}, {key: "region", value: "eu"}]}) { `+ue+` } }`,
+				map[string]any{"t": f.TenantID, "n": fmt.Sprintf("twin-%d", i)})
+		}
+		for range 2 {
+			f.NewNamespaceTarget(t)
+		}
+		f.Env.MustDo(t, f.Users[Editor].Token, `mutation { a: createApiToken(input: {name: "a"}) { `+ue+` } b: createApiToken(input: {name: "b"}) { `+ue+` } }`, nil)
 
-			cases := []struct {
-				name, token, node, field string
-			}{
-				{"tenant.members", f.Owner.Token, f.TenantID, `... on Tenant { conn: members(first: $first, after: $after) { %s } }`},
-				{"tenant.projects", f.Owner.Token, f.TenantID, `... on Tenant { conn: projects(first: $first, after: $after) { %s } }`},
-				{"tenant.clusters", f.Owner.Token, f.TenantID, `... on Tenant { conn: clusters(first: $first, after: $after) { %s } }`},
-				{"cluster.namespaceTargets", f.Owner.Token, f.ClusterID, `... on Cluster { conn: namespaceTargets(first: $first, after: $after) { %s } }`},
-				{"project.members", f.Owner.Token, f.ProjectID, `... on Project { conn: members(first: $first, after: $after) { %s } }`},
-				{"project.environments", f.Owner.Token, f.ProjectID, `... on Project { conn: environments(first: $first, after: $after) { %s } }`},
-				{"project.services", f.Owner.Token, f.ProjectID, `... on Project { conn: services(first: $first, after: $after) { %s } }`},
-				{"service.releases", f.Owner.Token, f.ServiceID, `... on Service { conn: releases(first: $first, after: $after) { %s } }`},
-				{"environment.deployments", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: deployments(first: $first, after: $after) { %s } }`},
-				{"environment.eligibleClusters", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: eligibleClusters(first: $first, after: $after) { %s } }`},
-				{"environment.eligibleNamespaceTargets", f.Owner.Token, f.ProtectedEnvironmentID, `... on Environment { conn: eligibleNamespaceTargets(first: $first, after: $after) { %s } }`},
-				{"viewer.apiTokens", f.Users[Editor].Token, "", ""},
-			}
-			for _, c := range cases {
-				t.Run(c.name, func(t *testing.T) {
-					page := func(first int, after string) (ids []string, edgeCursors []string, end string, more bool) {
-						t.Helper()
-						sel := `edges { cursor node { id } } nodes { id } pageInfo { hasNextPage endCursor }`
-						q := `query($id: ID!, $first: Int, $after: String) { node(id: $id) { id ` + fmt.Sprintf(c.field, sel) + ` } }`
-						path := "node.conn"
-						if c.node == "" {
-							q = `query($first: Int, $after: String) { viewer { conn: apiTokens(first: $first, after: $after) { ` + sel + ` } } }`
-							path = "viewer.conn"
-						}
-						vars := map[string]any{"first": first}
-						if c.node != "" {
-							vars["id"] = c.node
-						}
-						if after != "" {
-							vars["after"] = after
-						}
-						r := env.MustDo(t, c.token, q, vars)
-						ids = r.IDs(path + ".nodes")
-						for _, e := range r.List(path + ".edges") {
-							edgeCursors = append(edgeCursors, dig(e, "cursor").(string))
-							if id := dig(e, "node.id"); !slices.Contains(ids, id.(string)) {
-								t.Errorf("edge node %v is not among nodes %v", id, ids)
-							}
-						}
-						end = r.Str(path + ".pageInfo.endCursor")
-						more, _ = r.Get(path + ".pageInfo.hasNextPage").(bool)
-						return
+		cases := []struct {
+			name, token, node, field string
+		}{
+			{"tenant.members", f.Owner.Token, f.TenantID, `... on Tenant { conn: members(first: $first, after: $after) { %s } }`},
+			{"tenant.projects", f.Owner.Token, f.TenantID, `... on Tenant { conn: projects(first: $first, after: $after) { %s } }`},
+			{"tenant.clusters", f.Owner.Token, f.TenantID, `... on Tenant { conn: clusters(first: $first, after: $after) { %s } }`},
+			{"cluster.namespaceTargets", f.Owner.Token, f.ClusterID, `... on Cluster { conn: namespaceTargets(first: $first, after: $after) { %s } }`},
+			{"project.members", f.Owner.Token, f.ProjectID, `... on Project { conn: members(first: $first, after: $after) { %s } }`},
+			{"project.environments", f.Owner.Token, f.ProjectID, `... on Project { conn: environments(first: $first, after: $after) { %s } }`},
+			{"project.services", f.Owner.Token, f.ProjectID, `... on Project { conn: services(first: $first, after: $after) { %s } }`},
+			{"service.releases", f.Owner.Token, f.ServiceID, `... on Service { conn: releases(first: $first, after: $after) { %s } }`},
+			{"environment.deployments", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: deployments(first: $first, after: $after) { %s } }`},
+			{"environment.eligibleClusters", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: eligibleClusters(first: $first, after: $after) { %s } }`},
+			{"environment.eligibleNamespaceTargets", f.Owner.Token, f.ProtectedEnvironmentID, `... on Environment { conn: eligibleNamespaceTargets(first: $first, after: $after) { %s } }`},
+			{"viewer.apiTokens", f.Users[Editor].Token, "", ""},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				page := func(first int, after string) (ids []string, edgeCursors []string, end string, more bool) {
+					t.Helper()
+					sel := `edges { cursor node { id } } nodes { id } pageInfo { hasNextPage endCursor }`
+					q := `query($id: ID!, $first: Int, $after: String) { node(id: $id) { id ` + fmt.Sprintf(c.field, sel) + ` } }`
+					path := "node.conn"
+					if c.node == "" {
+						q = `query($first: Int, $after: String) { viewer { conn: apiTokens(first: $first, after: $after) { ` + sel + ` } } }`
+						path = "viewer.conn"
 					}
-					all, _, _, more := page(100, "")
-					if more {
-						t.Fatalf("one page of 100 says there is more")
+					vars := map[string]any{"first": first}
+					if c.node != "" {
+						vars["id"] = c.node
 					}
-					if len(all) < 2 {
-						t.Fatalf("got %d items, want at least 2 to page through", len(all))
+					if after != "" {
+						vars["after"] = after
 					}
-					var walked []string
-					after := ""
-					for i := 0; ; i++ {
-						if i > len(all) {
-							t.Fatalf("paging does not end: %v", walked)
+					r := env.MustDo(t, c.token, q, vars)
+					ids = r.IDs(path + ".nodes")
+					for _, e := range r.List(path + ".edges") {
+						edgeCursors = append(edgeCursors, dig(e, "cursor").(string))
+						if id := dig(e, "node.id"); !slices.Contains(ids, id.(string)) {
+							t.Errorf("edge node %v is not among nodes %v", id, ids)
 						}
-						ids, cursors, end, more := page(1, after)
-						if len(ids) > 1 {
-							t.Fatalf("page of first: 1 has %d items", len(ids))
-						}
-						if len(ids) == 1 && (end == "" || cursors[0] != end) {
-							t.Errorf("endCursor %q, want the last edge's cursor %v", end, cursors)
-						}
-						walked = append(walked, ids...)
-						if !more {
-							break
-						}
-						after = end
 					}
-					if !slices.Equal(walked, all) {
-						t.Errorf("pages of 1: got %v, want %v", walked, all)
+					end = r.Str(path + ".pageInfo.endCursor")
+					more, _ = r.Get(path + ".pageInfo.hasNextPage").(bool)
+					return
+				}
+				all, _, _, more := page(100, "")
+				if more {
+					t.Fatalf("one page of 100 says there is more")
+				}
+				if len(all) < 2 {
+					t.Fatalf("got %d items, want at least 2 to page through", len(all))
+				}
+				var walked []string
+				after := ""
+				for i := 0; ; i++ {
+					if i > len(all) {
+						t.Fatalf("paging does not end: %v", walked)
 					}
-				})
-			}
-		})
-	}
+					ids, cursors, end, more := page(1, after)
+					if len(ids) > 1 {
+						t.Fatalf("page of first: 1 has %d items", len(ids))
+					}
+					if len(ids) == 1 && (end == "" || cursors[0] != end) {
+						t.Errorf("endCursor %q, want the last edge's cursor %v", end, cursors)
+					}
+					walked = append(walked, ids...)
+					if !more {
+						break
+					}
+					after = end
+				}
+				if !slices.Equal(walked, all) {
+					t.Errorf("pages of 1: got %v, want %v", walked, all)
+				}
+			})
+		}
+	})
 }

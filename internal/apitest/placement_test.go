@@ -9,40 +9,37 @@ import (
 // its one cluster and namespace, or why there is none, with the candidates.
 func TestPlacement(t *testing.T) {
 	t.Parallel()
-	for _, s := range Stores(t) {
-		t.Run(s.Name, func(t *testing.T) {
-			env := NewEnv(t, s.Open(t))
-			f := env.NewFixture(t)
-			placement := func(id string) map[string]any {
-				return f.Node(t, id, "... on Environment { placement { cluster { name } namespace problem } }")["placement"].(map[string]any)
-			}
-			// The fixture environment picks prod-eu and the "shop" target.
-			pl := placement(f.EnvironmentID)
-			if pl["cluster"].(map[string]any)["name"] != "prod-eu" || pl["namespace"] != "shop" || pl["problem"] != nil {
-				t.Errorf("placement %v, want prod-eu/shop", pl)
-			}
-			// A second cluster with env=prod makes the protected environment
-			// (selector env=prod) ambiguous.
-			f.MustDo(t, `mutation($t: ID!) { registerCluster(input: {tenantId: $t, name: "prod-us", labels: [{key: "env", value: "prod"}]}) { userErrors { message } } }`,
-				map[string]any{"t": f.TenantID})
-			pl = placement(f.ProtectedEnvironmentID)
-			problem, _ := pl["problem"].(string)
-			if pl["cluster"] != nil || !strings.Contains(problem, "prod-eu") || !strings.Contains(problem, "prod-us") {
-				t.Errorf("ambiguous placement %v, want no cluster and a problem naming both candidates", pl)
-			}
-			r := env.Do(t, f.Owner.Token, `mutation($s: ID!, $e: ID!, $d: String!) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d}) { deployment { id } userErrors { message code } } }`,
-				map[string]any{"s": f.ServiceID, "e": f.ProtectedEnvironmentID, "d": Digest(31337)})
-			ue := r.UserErrors("deploy")
-			if len(ue) != 1 || !strings.Contains(ue[0].Message, "prod-us") || r.Get("deploy.deployment") != nil {
-				t.Errorf("deploy to an ambiguous environment: %s, want a userError naming the candidates", r.Body)
-			}
-			// A namespace selector that matches no target on the cluster.
-			r = f.MustDo(t, `mutation($e: ID!) { updateEnvironment(input: {environmentId: $e, namespaceSelector: [{key: "tier", value: "batch"}]}) { userErrors { message } } }`,
-				map[string]any{"e": f.EnvironmentID})
-			pl = placement(f.EnvironmentID)
-			if problem, _ := pl["problem"].(string); pl["cluster"] != nil || !strings.Contains(problem, "tier=batch") {
-				t.Errorf("placement %v, want a problem naming the namespace selector", pl)
-			}
-		})
-	}
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		placement := func(id string) map[string]any {
+			return f.Node(t, id, "... on Environment { placement { cluster { name } namespace problem } }")["placement"].(map[string]any)
+		}
+		// The fixture environment picks prod-eu and the "shop" target.
+		pl := placement(f.EnvironmentID)
+		if pl["cluster"].(map[string]any)["name"] != "prod-eu" || pl["namespace"] != "shop" || pl["problem"] != nil {
+			t.Errorf("placement %v, want prod-eu/shop", pl)
+		}
+		// A second cluster with env=prod makes the protected environment
+		// (selector env=prod) ambiguous.
+		f.MustDo(t, `mutation($t: ID!) { registerCluster(input: {tenantId: $t, name: "prod-us", labels: [{key: "env", value: "prod"}]}) { userErrors { message } } }`,
+			map[string]any{"t": f.TenantID})
+		pl = placement(f.ProtectedEnvironmentID)
+		problem, _ := pl["problem"].(string)
+		if pl["cluster"] != nil || !strings.Contains(problem, "prod-eu") || !strings.Contains(problem, "prod-us") {
+			t.Errorf("ambiguous placement %v, want no cluster and a problem naming both candidates", pl)
+		}
+		r := env.Do(t, f.Owner.Token, `mutation($s: ID!, $e: ID!, $d: String!) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d}) { deployment { id } userErrors { message code } } }`,
+			map[string]any{"s": f.ServiceID, "e": f.ProtectedEnvironmentID, "d": Digest(31337)})
+		ue := r.UserErrors("deploy")
+		if len(ue) != 1 || !strings.Contains(ue[0].Message, "prod-us") || r.Get("deploy.deployment") != nil {
+			t.Errorf("deploy to an ambiguous environment: %s, want a userError naming the candidates", r.Body)
+		}
+		// A namespace selector that matches no target on the cluster.
+		r = f.MustDo(t, `mutation($e: ID!) { updateEnvironment(input: {environmentId: $e, namespaceSelector: [{key: "tier", value: "batch"}]}) { userErrors { message } } }`,
+			map[string]any{"e": f.EnvironmentID})
+		pl = placement(f.EnvironmentID)
+		if problem, _ := pl["problem"].(string); pl["cluster"] != nil || !strings.Contains(problem, "tier=batch") {
+			t.Errorf("placement %v, want a problem naming the namespace selector", pl)
+		}
+	})
 }

@@ -32,39 +32,36 @@ func aliasedPreviews(n int) string {
 // asking for more is refused before any of them runs.
 func TestPreviewsPerRequest(t *testing.T) {
 	t.Parallel()
-	for _, s := range Stores(t) {
-		t.Run(s.Name, func(t *testing.T) {
-			env := NewEnv(t, s.Open(t))
-			f := env.NewFixture(t)
-			vars := map[string]any{"i": map[string]any{"serviceId": f.ServiceID, "environmentId": f.EnvironmentID, "imageDigest": Digest(5150)}}
-			rev, audit := f.revision(t), f.AuditCount(t)
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		vars := map[string]any{"i": map[string]any{"serviceId": f.ServiceID, "environmentId": f.EnvironmentID, "imageDigest": Digest(5150)}}
+		rev, audit := f.revision(t), f.AuditCount(t)
 
-			for _, n := range []int{config.DefaultMaxPreviews + 1, 500} {
-				r := env.Do(t, f.Owner.Token, aliasedPreviews(n), vars)
-				if codes := r.ErrorCodes(); len(codes) != 1 || codes[0] != "BAD_USER_INPUT" ||
-					!strings.Contains(r.Errors[0].Message, fmt.Sprintf("at most %d", config.DefaultMaxPreviews)) {
-					t.Errorf("%d previews: got errors %s, want one BAD_USER_INPUT naming the limit", n, r.errorList())
-				}
-				if strings.Contains(string(r.Body), `"data"`) {
-					t.Errorf("%d previews: the refused request has data: %s", n, r.Body)
-				}
+		for _, n := range []int{config.DefaultMaxPreviews + 1, 500} {
+			r := env.Do(t, f.Owner.Token, aliasedPreviews(n), vars)
+			if codes := r.ErrorCodes(); len(codes) != 1 || codes[0] != "BAD_USER_INPUT" ||
+				!strings.Contains(r.Errors[0].Message, fmt.Sprintf("at most %d", config.DefaultMaxPreviews)) {
+				t.Errorf("%d previews: got errors %s, want one BAD_USER_INPUT naming the limit", n, r.errorList())
 			}
+			if strings.Contains(string(r.Body), `"data"`) {
+				t.Errorf("%d previews: the refused request has data: %s", n, r.Body)
+			}
+		}
 
-			r := f.MustDo(t, aliasedPreviews(config.DefaultMaxPreviews), vars)
-			for i := 0; i < config.DefaultMaxPreviews; i++ {
-				body := fmt.Sprint(r.Get(fmt.Sprintf("p%d.clusters", i)))
-				if !strings.Contains(body, "api-web-r2") {
-					t.Errorf("preview p%d: %s, want release 2's Deployment added", i, body)
-				}
+		r := f.MustDo(t, aliasedPreviews(config.DefaultMaxPreviews), vars)
+		for i := 0; i < config.DefaultMaxPreviews; i++ {
+			body := fmt.Sprint(r.Get(fmt.Sprintf("p%d.clusters", i)))
+			if !strings.Contains(body, "api-web-r2") {
+				t.Errorf("preview p%d: %s, want release 2's Deployment added", i, body)
 			}
-			if got := f.revision(t); got != rev {
-				t.Errorf("previews moved the revision from %d to %d", rev, got)
-			}
-			if got := f.AuditCount(t); got != audit {
-				t.Errorf("previews wrote %d audit events", got-audit)
-			}
-		})
-	}
+		}
+		if got := f.revision(t); got != rev {
+			t.Errorf("previews moved the revision from %d to %d", rev, got)
+		}
+		if got := f.AuditCount(t); got != audit {
+			t.Errorf("previews wrote %d audit events", got-audit)
+		}
+	})
 }
 
 // A preview takes no write lock on its tenant's row in PostgreSQL: it runs

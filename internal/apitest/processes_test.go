@@ -22,6 +22,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/store/pgtest"
+	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 // Two `nebula serve` processes on one PostgreSQL, as a deployment with
@@ -73,19 +74,14 @@ func TestTwoProcessesOnOnePostgres(t *testing.T) {
 			}
 		})
 		base = "http://" + addr
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			if resp, err := http.Get(base + "/readyz"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					break
-				}
+		testutil.Eventually(t, 30*time.Second, name+" is ready", func() (bool, string) {
+			resp, err := http.Get(base + "/readyz")
+			if err != nil {
+				return false, err.Error()
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s did not become ready", name)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			resp.Body.Close()
+			return resp.StatusCode == 200, resp.Status
+		})
 		return base, func() string { mu.Lock(); defer mu.Unlock(); return out.String() }
 	}
 	a, outA := serve("a")
@@ -148,31 +144,44 @@ func TestTwoProcessesOnOnePostgres(t *testing.T) {
 
 	// Jobs: both replicas run them every 200 ms; a deployment waiting for
 	// approval for longer than its 2 s is cancelled once.
-	pending := gql(ea, token, `mutation($s: ID!, $e: ID!) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: "`+Digest(2)+`"}) {
-		deployment { id stage } } }`, map[string]any{"s": svc, "e": prot})
-	if pending.Str("deploy.deployment.stage") != "AWAITING_APPROVAL" {
-		t.Fatalf("a deploy to the protected environment: %s", pending.Body)
+	awaitApproval := func(digest int64) string {
+		t.Helper()
+		r := gql(ea, token, `mutation($s: ID!, $e: ID!, $d: String!) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d}) {
+			deployment { id stage } } }`, map[string]any{"s": svc, "e": prot, "d": Digest(digest)})
+		if r.Str("deploy.deployment.stage") != "AWAITING_APPROVAL" {
+			t.Fatalf("a deploy to the protected environment: %s", r.Body)
+		}
+		return r.Str("deploy.deployment.id")
 	}
-	pid := pending.Str("deploy.deployment.id")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r := gql(eb, token, `query($d: ID!) { node(id: $d) { ... on Deployment { stage events { stage } } } }`, map[string]any{"d": pid})
-		if r.Str("node.stage") == "CANCELLED" {
-			time.Sleep(1 * time.Second) // more job runs on both replicas
-			r = gql(eb, token, `query($d: ID!) { node(id: $d) { ... on Deployment { stage events { stage } } } }`, map[string]any{"d": pid})
-			if n := len(r.List("node.events")); n != 3 {
-				t.Errorf("%d events after the approval expired, want 3 (QUEUED, AWAITING_APPROVAL, CANCELLED once): %s", n, r.Body)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the expired approval was never cancelled: %s", r.Body)
-		}
-		time.Sleep(100 * time.Millisecond)
+	deployment := func(id string) Response {
+		t.Helper()
+		return gql(eb, token, `query($d: ID!) { node(id: $d) { ... on Deployment { stage events { stage } } } }`, map[string]any{"d": id})
+	}
+	cancelled := func(id string) {
+		t.Helper()
+		testutil.Eventually(t, 20*time.Second, "the expired approval is cancelled", func() (bool, string) {
+			r := deployment(id)
+			return r.Str("node.stage") == "CANCELLED", string(r.Body)
+		})
+	}
+	first := awaitApproval(2)
+	cancelled(first)
+	// The jobs go on: once an approval asked for after that cancellation
+	// has expired and been cancelled too, a later pass of the job has run,
+	// which would have cancelled the first deployment again.
+	second := awaitApproval(3)
+	cancelled(second)
+	if r := deployment(first); len(r.List("node.events")) != 3 {
+		t.Errorf("%d events after the approval expired, want 3 (QUEUED, AWAITING_APPROVAL, CANCELLED once): %s", len(r.List("node.events")), r.Body)
 	}
 	audit := gql(ea, token, `query($t: ID!) { node(id: $t) { ... on Tenant { auditEvents(first: 50, filter: {action: "deployment.approval_expired"}) {
 		nodes { targetId } } } } }`, map[string]any{"t": tenant})
-	if n := len(audit.List("node.auditEvents.nodes")); n != 1 {
-		t.Errorf("%d approval_expired audit events, want 1: %s", n, audit.Body)
+	expired := map[string]int{}
+	for _, e := range audit.List("node.auditEvents.nodes") {
+		id, _ := dig(e, "targetId").(string)
+		expired[id]++
+	}
+	if len(expired) != 2 || expired[first] != 1 || expired[second] != 1 {
+		t.Errorf("approval_expired audit events by deployment %v, want one for each of %s and %s: %s", expired, first, second, audit.Body)
 	}
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 // Test parts for control planes run as processes: `nebula serve` as
@@ -140,13 +141,12 @@ func (p *serveProc) start() {
 	p.mu.Lock()
 	p.cmd, p.exited = cmd, exited
 	p.mu.Unlock()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testutil.Eventually(p.t, 60*time.Second, p.name+" is ready", func() (bool, string) {
 		resp, err := http.Get(p.base() + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return
+				return true, ""
 			}
 		}
 		select {
@@ -155,11 +155,11 @@ func (p *serveProc) start() {
 			p.t.Fatalf("%s exited before it was ready:\n%s", p.name, b)
 		default:
 		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("%s was not ready within 60 s", p.name)
+		if err != nil {
+			return false, err.Error()
 		}
-		time.Sleep(50 * time.Millisecond) // a process starting: nothing to wait on but time
-	}
+		return false, resp.Status
+	})
 }
 
 // stop sends sig and waits for the process to exit (SIGKILL after 30 s).

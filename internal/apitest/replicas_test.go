@@ -3,6 +3,7 @@ package apitest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -25,6 +26,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/store"
 	"github.com/nebulactrl/nebula/internal/store/pgtest"
 	"github.com/nebulactrl/nebula/internal/store/postgres"
+	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 // Two control plane replicas on one PostgreSQL, each with its own pool,
@@ -166,19 +168,12 @@ func (s *repSub) values(path string) []string {
 
 func (s *repSub) waitValues(t *testing.T, path string, want []string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testutil.Eventually(t, 15*time.Second, fmt.Sprintf("the subscription got %v at %s", want, path), func() (bool, string) {
 		got := s.values(path)
-		if strings.Join(got, ",") == strings.Join(want, ",") {
-			return
-		}
-		if time.Now().After(deadline) {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			t.Fatalf("subscription got %v at %s, want %v; messages %v", got, path, want, s.msgs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return strings.Join(got, ",") == strings.Join(want, ","), fmt.Sprintf("%v; messages %v", got, s.msgs)
+	})
 }
 
 func TestReplicasSubscribersFollowTheOtherReplica(t *testing.T) {
@@ -208,25 +203,19 @@ func TestReplicasSubscribersFollowTheOtherReplica(t *testing.T) {
 		[]string{"QUEUED", "DELIVERING", "STARTING", "PROBING", "SWITCHING_TRAFFIC", "RETIRING", "SUCCEEDED"})
 	// The environment's subscriber sees the deployment as it is whenever
 	// it looks: some stages may fold into one update, never out of order.
+	var got []string
+	testutil.Eventually(t, 15*time.Second, "the environment updates reach SUCCEEDED", func() (bool, string) {
+		got = envSub.values("environmentDeployments.stage")
+		return len(got) > 0 && got[len(got)-1] == "SUCCEEDED", fmt.Sprint(got)
+	})
 	order := "DELIVERING,STARTING,PROBING,SWITCHING_TRAFFIC,RETIRING,SUCCEEDED"
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		got := envSub.values("environmentDeployments.stage")
-		if len(got) > 0 && got[len(got)-1] == "SUCCEEDED" {
-			last := -1
-			for _, g := range got {
-				i := strings.Index(order, g)
-				if i < last {
-					t.Errorf("environment updates out of order: %v", got)
-				}
-				last = i
-			}
-			break
+	last := -1
+	for _, g := range got {
+		i := strings.Index(order, g)
+		if i < last {
+			t.Errorf("environment updates out of order: %v", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("environment updates %v never reached SUCCEEDED", got)
-		}
-		time.Sleep(20 * time.Millisecond)
+		last = i
 	}
 
 	// A listener that loses its connection reconnects, and its

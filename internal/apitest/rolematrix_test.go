@@ -910,22 +910,19 @@ func TestRoleMatrix(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	for _, s := range Stores(t) {
-		t.Run(s.Name, func(t *testing.T) {
-			env := NewEnv(t, s.Open(t))
-			for _, field := range keys {
-				for _, c := range table[field] {
-					t.Run(field+"/"+c.name, func(t *testing.T) {
-						t.Parallel()
-						f := env.NewFixture(t)
-						for _, r := range Roles {
-							t.Run(string(r), func(t *testing.T) { runMatrixCase(t, f, field, c, r) })
-						}
-					})
-				}
+	EachStore(t, func(t *testing.T, env *Env) {
+		for _, field := range keys {
+			for _, c := range table[field] {
+				t.Run(field+"/"+c.name, func(t *testing.T) {
+					t.Parallel()
+					f := env.NewFixture(t)
+					for _, r := range Roles {
+						t.Run(string(r), func(t *testing.T) { runMatrixCase(t, f, field, c, r) })
+					}
+				})
 			}
-		})
-	}
+		}
+	})
 }
 
 func runMatrixCase(t *testing.T, f *Fixture, field string, c matrixCase, r Role) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/server"
 	"github.com/nebulactrl/nebula/internal/store"
+	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 // serveEnv runs a control plane with Server.Run on a loopback listener, as
@@ -149,12 +151,10 @@ func TestGracefulShutdown(t *testing.T) {
 		answered <- env.Do(t, f.Owner.Token, `mutation($p: ID!) { createEnvironment(input: {projectId: $p, name: "late"}) { environment { id } userErrors { code } } }`,
 			map[string]any{"p": f.ProjectID})
 	}()
-	for deadline := time.Now().Add(wsWait); inFlight(t, env) <= baseline; {
-		if time.Now().After(deadline) {
-			t.Fatal("the mutation never reached the server")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, wsWait, "the mutation reaches the server", func() (bool, string) {
+		n := inFlight(t, env)
+		return n > baseline, fmt.Sprintf("%d requests in flight, %d before", n, baseline)
+	})
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()

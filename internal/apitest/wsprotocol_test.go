@@ -19,6 +19,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 // Tests of the GraphQL websocket transport (internal/server/ws.go) from a
@@ -541,7 +542,7 @@ func TestWSOperationIDReuseAfterStop(t *testing.T) {
 				w.event("op")
 				w.event("op")
 				w.send(stop, "op", nil)
-				time.Sleep(pause)
+				time.Sleep(pause) // the variable: nothing tells the client when the stopped one wound down
 				w.subscribe("op", wsEventsSubscription, vars)
 				m, err := w.readFrame(5 * time.Second)
 				if err != nil {
@@ -656,9 +657,11 @@ func TestWSPingPong(t *testing.T) {
 		for _, p := range payloads {
 			check(t, w, p)
 		}
-		// A pong from the client is allowed and answered with nothing.
+		// A pong from the client is allowed and answered with nothing: the
+		// server answers messages in order, so the next message is the
+		// answer to a ping sent after it.
 		w.send("pong", "", nil)
-		w.nothing(300 * time.Millisecond)
+		check(t, w, "after the pong")
 	})
 }
 
@@ -666,56 +669,52 @@ func TestWSPingPong(t *testing.T) {
 // over both protocols, then resumes from a cursor.
 func TestWSDeploymentEvents(t *testing.T) {
 	t.Parallel()
-	for _, s := range Stores(t) {
-		t.Run(s.Name, func(t *testing.T) {
-			t.Parallel()
-			env := NewEnv(t, s.Open(t))
-			f := env.NewFixture(t)
-			for _, proto := range wsProtocols {
-				t.Run(proto, func(t *testing.T) {
-					dep, raw := wsDeploy(t, f)
-					w := wsDial(t, env, proto)
-					w.init(f.Users[Viewer].Token)
-					w.subscribe("ev", wsEventsSubscription, map[string]any{"d": dep})
+	EachStoreParallel(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		for _, proto := range wsProtocols {
+			t.Run(proto, func(t *testing.T) {
+				dep, raw := wsDeploy(t, f)
+				w := wsDial(t, env, proto)
+				w.init(f.Users[Viewer].Token)
+				w.subscribe("ev", wsEventsSubscription, map[string]any{"d": dep})
 
-					var got []wsEvent
-					want := []string{"QUEUED", "DELIVERING"}
-					for range want {
-						got = append(got, w.event("ev"))
+				var got []wsEvent
+				want := []string{"QUEUED", "DELIVERING"}
+				for range want {
+					got = append(got, w.event("ev"))
+				}
+				for _, stage := range []string{"STARTING", "PROBING", "SWITCHING_TRAFFIC", "RETIRING", "SUCCEEDED"} {
+					wsStage(t, f, raw, stage)
+					want = append(want, stage)
+					e := w.event("ev")
+					if e.Message != "agent: "+strings.ToLower(stage) {
+						t.Errorf("event %d: message %q, want the agent's", e.Sequence, e.Message)
 					}
-					for _, stage := range []string{"STARTING", "PROBING", "SWITCHING_TRAFFIC", "RETIRING", "SUCCEEDED"} {
-						wsStage(t, f, raw, stage)
-						want = append(want, stage)
-						e := w.event("ev")
-						if e.Message != "agent: "+strings.ToLower(stage) {
-							t.Errorf("event %d: message %q, want the agent's", e.Sequence, e.Message)
-						}
-						got = append(got, e)
-					}
-					w.complete("ev")
-					wsCheckEvents(t, dep, got, want, 1)
+					got = append(got, e)
+				}
+				w.complete("ev")
+				wsCheckEvents(t, dep, got, want, 1)
 
-					// Resume after the third event: events 4 to the end, then complete.
-					w.subscribe("again", wsEventsSubscription, map[string]any{"d": dep, "after": got[2].Cursor})
-					var rest []wsEvent
-					for range want[3:] {
-						rest = append(rest, w.event("again"))
+				// Resume after the third event: events 4 to the end, then complete.
+				w.subscribe("again", wsEventsSubscription, map[string]any{"d": dep, "after": got[2].Cursor})
+				var rest []wsEvent
+				for range want[3:] {
+					rest = append(rest, w.event("again"))
+				}
+				w.complete("again")
+				wsCheckEvents(t, dep, rest, want[3:], 4)
+				for i, e := range rest {
+					if e.Cursor != got[3+i].Cursor {
+						t.Errorf("resumed event %d: cursor %q, want %q as the first time", e.Sequence, e.Cursor, got[3+i].Cursor)
 					}
-					w.complete("again")
-					wsCheckEvents(t, dep, rest, want[3:], 4)
-					for i, e := range rest {
-						if e.Cursor != got[3+i].Cursor {
-							t.Errorf("resumed event %d: cursor %q, want %q as the first time", e.Sequence, e.Cursor, got[3+i].Cursor)
-						}
-					}
-					// Resuming after the last event of an ended deployment has nothing left.
-					w.subscribe("end", wsEventsSubscription, map[string]any{"d": dep, "after": got[len(got)-1].Cursor})
-					w.complete("end")
-					w.nothing(200 * time.Millisecond)
-				})
-			}
-		})
-	}
+				}
+				// Resuming after the last event of an ended deployment has nothing left.
+				w.subscribe("end", wsEventsSubscription, map[string]any{"d": dep, "after": got[len(got)-1].Cursor})
+				w.complete("end")
+				w.nothing(200 * time.Millisecond)
+			})
+		}
+	})
 }
 
 // wsCheckEvents asserts the events are of the deployment, in order with
@@ -923,7 +922,7 @@ func TestWSSlowConsumer(t *testing.T) {
 	sent := 0
 	for i := range subs {
 		if i > 0 && i%batch == 0 {
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // paces the load: the client must not read, so nothing tells it the writer kept up
 		}
 		b, _ := json.Marshal(map[string]any{"type": "subscribe", "id": fmt.Sprintf("s%d", i),
 			"payload": map[string]any{"query": query, "variables": map[string]any{"d": dep}}})
@@ -940,7 +939,7 @@ func TestWSSlowConsumer(t *testing.T) {
 	const stall = 3 * time.Second
 	probing := time.Now()
 	wsStageWith(t, f, raw, "PROBING", big("PROBING"))
-	time.Sleep(stall - time.Since(probing))
+	time.Sleep(stall - time.Since(probing)) // time is the variable: the server cuts the client off unseen until it reads
 
 	// Resuming reading, the slow client finds what was queued for it,
 	// then the close.
@@ -985,25 +984,15 @@ func TestWSOperationLimit(t *testing.T) {
 	}
 	w.send("complete", "s0", nil) // the client stops it
 	// The completed operation's room is free once its goroutine ended.
-	deadline := time.Now().Add(wsWait)
-	for attempt := 0; ; attempt++ {
+	attempt := 0
+	testutil.Eventually(t, wsWait, "there is room after completing an operation", func() (bool, string) {
+		attempt++
 		id := fmt.Sprintf("again%d", attempt)
 		w.subscribe(id, wsEventsSubscription, vars)
-		ok := false
 		for {
-			m := w.next()
-			if m.ID != id {
-				continue
+			if m := w.next(); m.ID == id {
+				return m.Type == "next", fmt.Sprint(m)
 			}
-			ok = m.Type == "next"
-			break
 		}
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no room after completing an operation")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	})
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 // lockedBuffer collects what the command prints while it runs.
@@ -50,13 +52,9 @@ func TestDevDeploysToTheSimulatedCluster(t *testing.T) {
 		<-done
 	}()
 	ids := regexp.MustCompile(`serviceId: "([^"]+)", environmentId: "([^"]+)"`)
-	deadline := time.Now().Add(30 * time.Second)
-	for !ids.MatchString(stdout.String()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("nebula dev did not set up; stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testutil.Eventually(t, 30*time.Second, "nebula dev sets up", func() (bool, string) {
+		return ids.MatchString(stdout.String()), fmt.Sprintf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	})
 	out := stdout.String()
 	m := ids.FindStringSubmatch(out)
 	token := regexp.MustCompile(`nbt_[A-Za-z0-9]+`).FindString(out)
@@ -67,7 +65,7 @@ func TestDevDeploysToTheSimulatedCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stages []string
-	for {
+	testutil.Eventually(t, 30*time.Second, "the deployment succeeds", func() (bool, string) {
 		res, err := c.do(ctx, `query($d: ID!) { node(id: $d) { ... on Deployment { stage events { stage } } } }`, map[string]any{"d": dep})
 		if err != nil {
 			t.Fatal(err)
@@ -77,14 +75,8 @@ func TestDevDeploysToTheSimulatedCluster(t *testing.T) {
 		for _, e := range evs {
 			stages = append(stages, dig(e, "stage").(string))
 		}
-		if dig(res, "node.stage") == "SUCCEEDED" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the deployment did not succeed: %v\nstderr:\n%s", stages, stderr.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return dig(res, "node.stage") == "SUCCEEDED", fmt.Sprintf("%v\nstderr:\n%s", stages, stderr.String())
+	})
 	want := "QUEUED,DELIVERING,STARTING,PROBING,SWITCHING_TRAFFIC,RETIRING,SUCCEEDED"
 	if strings.Join(stages, ",") != want {
 		t.Errorf("stages %v, want %s", stages, want)

@@ -64,7 +64,7 @@ func TestCommandsDurable(t *testing.T) {
 	if got.ID != string(cmd.ID) || got.Kind != "RESYNC" {
 		t.Fatalf("command %+v, want %s RESYNC", got, cmd.ID)
 	}
-	waitFor(t, func() bool { return status(cmd.ID) == model.CommandDelivered })
+	waitFor(t, "the command is delivered", func() bool { return status(cmd.ID) == model.CommandDelivered })
 	c1.Close() // the ack is lost with the session
 
 	// Another cluster's agent cannot acknowledge it.
@@ -87,14 +87,14 @@ func TestCommandsDurable(t *testing.T) {
 		t.Errorf("status after another cluster's ack: %s, want DELIVERED", st)
 	}
 	send(t, c2, protocol.TypeCommandAck, protocol.CommandAck{ID: string(cmd.ID), Result: protocol.ResultApplied, Message: "resynced 4 objects"})
-	waitFor(t, func() bool { return status(cmd.ID) == model.CommandApplied })
+	waitFor(t, "the command is applied", func() bool { return status(cmd.ID) == model.CommandApplied })
 	send(t, c2, protocol.TypeCommandAck, protocol.CommandAck{ID: string(cmd.ID), Result: protocol.ResultFailed})
 	// Frames are handled in order: once this heartbeat shows, the ack before
 	// it was handled.
 	marked := inventory
 	marked.AgentVersion = "after-second-ack"
 	send(t, c2, protocol.TypeHeartbeat, protocol.Heartbeat{Inventory: marked})
-	waitFor(t, func() bool { return strings.Contains(r.clusterRow(t, id).Inventory, "after-second-ack") })
+	waitFor(t, "the heartbeat after the second ack is stored", func() bool { return strings.Contains(r.clusterRow(t, id).Inventory, "after-second-ack") })
 	// A command queued now reaches the live session at once; a later ack
 	// of the first one did not move it.
 	cmd2, err := r.plane.QueueCommand(r.ctx, control.CommandInput{Cluster: id, Kind: model.CommandCollectDiagnostics})

@@ -24,6 +24,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/server"
 	"github.com/nebulactrl/nebula/internal/store"
 	"github.com/nebulactrl/nebula/internal/store/sqlite"
+	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 type clock struct {
@@ -316,13 +317,13 @@ func TestSession(t *testing.T) {
 	send(t, c, protocol.TypeAck, protocol.Ack{Revision: d.Revision, Result: protocol.ResultApplied})       // stale, reordered
 	send(t, c, protocol.TypeAck, protocol.Ack{Revision: d2.Revision + 50, Result: protocol.ResultApplied}) // not issued
 	send(t, c, protocol.TypeHeartbeat, protocol.Heartbeat{Inventory: inventory, AppliedRevision: d.Revision})
-	waitFor(t, func() bool {
+	waitFor(t, "the heartbeat's inventory and the ack of the newest revision are stored", func() bool {
 		return strings.Contains(r.clusterRow(t, id).Inventory, "node-1") && r.clusterRow(t, id).AppliedRevision == d2.Revision
 	})
 	// Give the stale reports time to land, then check nothing moved back.
 	send(t, c, protocol.TypeAck, protocol.Ack{Revision: d2.Revision, Result: protocol.ResultFailed,
 		Errors: []protocol.ObjectError{{Object: "Deployment/x", Message: "quota exceeded"}}})
-	waitFor(t, func() bool { return strings.Contains(r.clusterRow(t, id).ApplyErrors, "quota exceeded") })
+	waitFor(t, "the failed ack's errors are stored", func() bool { return strings.Contains(r.clusterRow(t, id).ApplyErrors, "quota exceeded") })
 	if got := r.clusterRow(t, id).AppliedRevision; got != d2.Revision {
 		t.Errorf("applied revision %d after stale and future acks, want %d", got, d2.Revision)
 	}
@@ -334,17 +335,10 @@ func TestSession(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
+// waitFor waits up to 10 s until cond holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10 s")
-		}
-		<-tick.C
-	}
+	testutil.Eventually(t, 10*time.Second, what, func() (bool, string) { return cond(), "" })
 }
 
 // An agent that already applied the newest revision gets no state again.
