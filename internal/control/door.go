@@ -21,7 +21,9 @@ import (
 //     and is sent that cluster's state, nothing else), the background jobs,
 //     the operator at the local console (bootstrap, token recovery,
 //     resealing), and the authenticator that turns a presented token into
-//     an actor.
+//     an actor. A system subject holds no role: every capability check
+//     (authz.CheckCtx) refuses it, so it acts only through its own doors
+//     and never through a method of the API side.
 //
 // A call with neither reaches no table: its querier refuses every
 // statement with authz.ErrUnauthenticated (TestNoSubjectReachesTheStore
