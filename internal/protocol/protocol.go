@@ -265,11 +265,17 @@ func decode(frame []byte, strict bool, bodyFor func(string) validator) (any, err
 	if len(env.Body) == 0 {
 		return nil, fmt.Errorf("%w: %s without a body", ErrMalformed, env.Type)
 	}
-	dec := json.NewDecoder(bytes.NewReader(env.Body))
+	var err error
 	if strict {
+		dec := json.NewDecoder(bytes.NewReader(env.Body))
 		dec.DisallowUnknownFields()
+		err = dec.Decode(body)
+	} else {
+		// No decoder when unknown fields may pass: it would copy the body
+		// (a whole desired state) into a buffer of its own first.
+		err = json.Unmarshal(env.Body, body)
 	}
-	if err := dec.Decode(body); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("%w: %s body: %v", ErrMalformed, env.Type, err)
 	}
 	if err := body.validate(); err != nil {
