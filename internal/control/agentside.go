@@ -287,7 +287,7 @@ type Snapshot struct {
 func (a *AgentSide) Snapshot(ctx context.Context) (*Snapshot, error) {
 	var snap *Snapshot
 	err := a.p.readTx(a.as(ctx), func(q store.Querier) error {
-		rows, err := store.LoadTenantRows(ctx, q, a.tenant)
+		rows, err := store.LoadTenantRows(ctx, q, a.tenant, a.p.releases)
 		if err != nil {
 			return err
 		}

@@ -53,6 +53,10 @@ type Plane struct {
 	// its own notes until it commits (txn).
 	bus    *bus.Bus
 	notify bus.Notifier
+
+	// releases keeps the releases compiles read (they never change), so
+	// that a recompile reads only the ones it has not seen.
+	releases *store.ReleaseCache
 }
 
 // WithBus sets the bus subscribers follow and how notes reach it (in
@@ -68,6 +72,11 @@ func (p *Plane) Bus() *bus.Bus {
 	}
 	return p.bus
 }
+
+// maxCachedReleases bounds the release cache (a few KB each): past it, it
+// starts again empty, and a tenant with more live releases than this reads
+// them as before.
+const maxCachedReleases = 20_000
 
 // Option configures a Plane.
 type Option func(*Plane)
@@ -91,7 +100,7 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 	}
 	b := bus.New()
 	p := &Plane{store: st, authz: z, grants: grants, box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace,
-		bus: b, notify: bus.Memory{B: b},
+		bus: b, notify: bus.Memory{B: b}, releases: store.NewReleaseCache(maxCachedReleases),
 		disconnectedAfter: model.DisconnectedAfter, approvalTTL: DefaultApprovalTTL,
 		stallAfter: DefaultStallAfter, maxTokensPerUser: DefaultMaxTokensPerUser}
 	for _, o := range opts {

@@ -171,7 +171,7 @@ func (g *gate) enter(ctx context.Context, tenant model.TenantID) (leave func(), 
 
 // compileAll compiles every cluster of a tenant.
 func (p *Plane) compileAll(ctx context.Context, q store.Querier, tenant model.TenantID) (map[model.ClusterID]desired.State, []*model.Cluster, error) {
-	rows, err := store.LoadTenantRows(ctx, q, tenant)
+	rows, err := store.LoadTenantRows(ctx, q, tenant, p.releases)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -30,7 +30,7 @@ type Bumped struct {
 // new states go to this process's agent sessions (Publisher.Published):
 // an agent never sees a revision that rolled back.
 func (p *Plane) recompile(ctx context.Context, q *txn, tenant model.TenantID) error {
-	rows, err := store.LoadTenantRows(ctx, q, tenant)
+	rows, err := store.LoadTenantRows(ctx, q, tenant, p.releases)
 	if err != nil {
 		return fmt.Errorf("loading rows to compile: %w", err)
 	}

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
+	"sync"
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/model"
@@ -83,9 +85,61 @@ type TenantRows struct {
 	Live    []*model.Deployment
 }
 
+// ReleaseCache keeps releases read before, by id. A release never changes
+// once inserted (an image digest and the configuration frozen when it was
+// made), so the copy read for one compile serves every later one, and a
+// compile reads only the releases it has not seen: one per deploy, not the
+// tenant's thousand. Safe for concurrent use; bounded, it starts again
+// empty when full. Callers must not modify the releases it returns.
+type ReleaseCache struct {
+	mu  sync.Mutex
+	m   map[model.ReleaseID]*model.Release
+	max int
+}
+
+// NewReleaseCache returns an empty cache of at most max releases.
+func NewReleaseCache(max int) *ReleaseCache {
+	return &ReleaseCache{m: map[model.ReleaseID]*model.Release{}, max: max}
+}
+
+// known splits ids into the releases the cache holds and the ids it does not.
+func (c *ReleaseCache) known(ids []model.ReleaseID) (map[model.ReleaseID]*model.Release, []model.ReleaseID) {
+	out := make(map[model.ReleaseID]*model.Release, len(ids))
+	if c == nil {
+		return out, ids
+	}
+	var missing []model.ReleaseID
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		if r, ok := c.m[id]; ok {
+			out[id] = r
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	return out, missing
+}
+
+// keep adds releases read from the database.
+func (c *ReleaseCache) keep(rs map[model.ReleaseID]*model.Release) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m)+len(rs) > c.max {
+		c.m = map[model.ReleaseID]*model.Release{}
+	}
+	for id, r := range rs {
+		c.m[id] = r
+	}
+}
+
 // LoadTenantRows reads a tenant's rows for compiling, in a fixed number of
-// queries.
-func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID) (*TenantRows, error) {
+// queries. The current releases come from known where it holds them (nil:
+// every one is read).
+func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID, known *ReleaseCache) (*TenantRows, error) {
 	var r TenantRows
 	var err error
 	t := string(tenant)
@@ -125,9 +179,14 @@ func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID) (*Ten
 	for _, d := range r.Live {
 		ids = append(ids, d.ReleaseID)
 	}
-	byID, err := Releases.ByIDs(ctx, q, ids)
-	if err != nil {
-		return nil, err
+	byID, missing := known.known(ids)
+	if len(missing) > 0 {
+		read, err := Releases.ByIDs(ctx, q, missing)
+		if err != nil {
+			return nil, err
+		}
+		known.keep(read)
+		maps.Copy(byID, read)
 	}
 	for _, d := range r.Live {
 		if rel := byID[d.ReleaseID]; rel != nil {

@@ -767,7 +767,7 @@ func testLoadTenantRows(t *testing.T, s *store.Store) {
 	newVariable(t, s, b.project, nil, nil, "A", false, "other")
 	dep2 := newDeploymentWith(t, s, b.release, b.cluster, inStage(model.StageSucceeded))
 
-	got, err := store.LoadTenantRows(ctx, s.Q(), g.tenant.ID)
+	got, err := store.LoadTenantRows(ctx, s.Q(), g.tenant.ID, nil)
 	wantNoErr(t, "loading", err)
 	assertEqual(t, "tenant rows", got, &store.TenantRows{
 		Clusters:     []*model.Cluster{g.cluster},
@@ -780,14 +780,37 @@ func testLoadTenantRows(t *testing.T, s *store.Store) {
 		Live:         []*model.Deployment{newest, delivering, superseded},
 	})
 
-	got, err = store.LoadTenantRows(ctx, s.Q(), b.tenant.ID)
+	got, err = store.LoadTenantRows(ctx, s.Q(), b.tenant.ID, nil)
 	wantNoErr(t, "loading b", err)
 	wantIDs(t, "b's live deployments", got.Live, []*model.Deployment{dep2}, deploymentID)
 	wantIDs(t, "b's current releases", got.Current, []*model.Release{b.release}, func(r *model.Release) model.ReleaseID { return r.ID })
 
-	empty, err := store.LoadTenantRows(ctx, s.Q(), newTenant(t, s).ID)
+	empty, err := store.LoadTenantRows(ctx, s.Q(), newTenant(t, s).ID, nil)
 	wantNoErr(t, "loading an empty tenant", err)
 	assertEqual(t, "an empty tenant's rows", empty, &store.TenantRows{})
+
+	// With a release cache: the same rows, the releases of a second load
+	// the very ones the first read, and a cache too small for the tenant
+	// (it starts again empty) still loads every release.
+	cache := store.NewReleaseCache(10)
+	first, err := store.LoadTenantRows(ctx, s.Q(), g.tenant.ID, cache)
+	wantNoErr(t, "loading through a cache", err)
+	second, err := store.LoadTenantRows(ctx, s.Q(), g.tenant.ID, cache)
+	wantNoErr(t, "loading through a cache again", err)
+	for _, rows := range []*store.TenantRows{first, second} {
+		assertEqual(t, "current releases through a cache", rows.Current, []*model.Release{r2, r3, r5})
+	}
+	for i := range first.Current {
+		if first.Current[i] != second.Current[i] {
+			t.Errorf("release %s was read again though the cache held it", first.Current[i].ID)
+		}
+	}
+	tiny := store.NewReleaseCache(1)
+	for range 2 {
+		rows, err := store.LoadTenantRows(ctx, s.Q(), g.tenant.ID, tiny)
+		wantNoErr(t, "loading through a cache smaller than the tenant", err)
+		assertEqual(t, "current releases through a small cache", rows.Current, []*model.Release{r2, r3, r5})
+	}
 }
 
 func testMigrationFiles(t *testing.T, _ *store.Store) {

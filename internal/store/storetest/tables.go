@@ -603,12 +603,12 @@ func testList(t *testing.T, s *store.Store) {
 		}
 	})
 	t.Run("All", func(t *testing.T) {
-		rows, err := store.LoadTenantRows(ctx, s.Q(), a.ID)
+		rows, err := store.LoadTenantRows(ctx, s.Q(), a.ID, nil)
 		wantNoErr(t, "reading all", err)
 		if got := ids(rows.Projects, projectID); !slices.Equal(got, want) {
 			t.Errorf("got ids %v, want %v", got, want)
 		}
-		rows, err = store.LoadTenantRows(ctx, s.Q(), b.ID)
+		rows, err = store.LoadTenantRows(ctx, s.Q(), b.ID, nil)
 		wantNoErr(t, "reading all", err)
 		assertEqual(t, "projects", rows.Projects, inB)
 	})
