@@ -12,6 +12,7 @@ import (
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 	"github.com/nebulactrl/nebula/internal/store/pgtest"
 	"github.com/nebulactrl/nebula/internal/store/postgres"
@@ -59,7 +60,7 @@ func BenchmarkDeployMutation(b *testing.B) {
 	ctx = authz.WithActor(ctx, actor)
 	var targets []Deployed
 	for _, d := range seed.Latest {
-		if d.Deployment.Stage == "AWAITING_APPROVAL" {
+		if d.Deployment.Stage == model.StageAwaitingApproval {
 			continue // a protected environment's deploy waits and compiles nothing new
 		}
 		targets = append(targets, d)
