@@ -57,7 +57,7 @@ func stageWhenUp(t *testing.T, f *Fixture, dep model.DeploymentID, stage string)
 			return
 		}
 		if !errors.Is(err, store.ErrUnavailable) || time.Now().After(deadline) {
-			t.Fatalf("AgentStage %s: %v", stage, err)
+			t.Fatalf("reporting stage %s: %v", stage, err)
 		}
 		time.Sleep(50 * time.Millisecond) // the database is starting: nothing to wait on but time
 	}

@@ -355,7 +355,7 @@ func wsStageWith(t testing.TB, f *Fixture, dep model.DeploymentID, stage, msg st
 	err = f.Env.AgentSide(t, cl).Stage(context.Background(), hub.StageOf(&protocol.Stage{
 		Deployment: string(dep), Stage: stage, Message: msg, At: time.Now()}))
 	if err != nil {
-		t.Fatalf("AgentStage %s: %v", stage, err)
+		t.Fatalf("reporting stage %s: %v", stage, err)
 	}
 }
 

@@ -163,7 +163,7 @@ var AgentStages = func() []string {
 }()
 
 // validate bounds a stage report. Whether it may move the deployment it
-// names is the control plane's to decide (control.AgentStage): this only
+// names is the control plane's to decide (control.AgentSide.Stage): this only
 // keeps out what could never be stored or looked up — a NUL, which
 // PostgreSQL text refuses, would end every session that resent it.
 func (s *Stage) validate() error {
