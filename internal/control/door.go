@@ -50,13 +50,6 @@ var (
 
 func systemAgent(c model.ClusterID) system { return system{name: "agent", cluster: c} }
 
-func (s system) String() string {
-	if s.cluster != "" {
-		return fmt.Sprintf("%s of cluster %s", s.name, s.cluster)
-	}
-	return s.name
-}
-
 type systemKey struct{}
 
 // refused is the querier of a call without a subject.
@@ -67,18 +60,14 @@ func as(ctx context.Context, s system) context.Context {
 	return context.WithValue(ctx, systemKey{}, s)
 }
 
-// subjectOf names the subject ctx acts for; false when it has none.
-func subjectOf(ctx context.Context) (string, bool) {
-	if a, err := authz.ActorFrom(ctx); err == nil {
-		if a.User != nil {
-			return "user " + string(a.User.ID), true
-		}
-		return "actor", true
+// hasSubject tells whether ctx acts for a subject: an actor, or a system
+// subject. It runs for every statement, so it only looks.
+func hasSubject(ctx context.Context) bool {
+	if _, err := authz.ActorFrom(ctx); err == nil {
+		return true
 	}
-	if s, ok := ctx.Value(systemKey{}).(system); ok {
-		return s.String(), true
-	}
-	return "", false
+	_, ok := ctx.Value(systemKey{}).(system)
+	return ok
 }
 
 // as gives the calls of an agent side its subject: the agent of its
@@ -91,7 +80,7 @@ func (a *AgentSide) q(ctx context.Context) store.Querier { return a.p.q(a.as(ctx
 // q is the querier for reads outside a transaction, for the subject of
 // ctx.
 func (p *Plane) q(ctx context.Context) store.Querier {
-	if _, ok := subjectOf(ctx); !ok {
+	if !hasSubject(ctx) {
 		return refused
 	}
 	return p.store.Q()
@@ -100,7 +89,7 @@ func (p *Plane) q(ctx context.Context) store.Querier {
 // tx runs fn in a write transaction for the subject of ctx; without one it
 // begins none. See txn for the outbox dispatched after the commit.
 func (p *Plane) tx(ctx context.Context, fn func(q *txn) error) error {
-	if _, ok := subjectOf(ctx); !ok {
+	if !hasSubject(ctx) {
 		return authz.ErrUnauthenticated
 	}
 	var done *txn
@@ -121,7 +110,7 @@ func (p *Plane) tx(ctx context.Context, fn func(q *txn) error) error {
 
 // readTx runs fn in a read-only snapshot for the subject of ctx.
 func (p *Plane) readTx(ctx context.Context, fn func(q store.Querier) error) error {
-	if _, ok := subjectOf(ctx); !ok {
+	if !hasSubject(ctx) {
 		return authz.ErrUnauthenticated
 	}
 	return p.store.ReadTx(ctx, fn)

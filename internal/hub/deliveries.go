@@ -2,13 +2,11 @@ package hub
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/model"
-	"github.com/nebulactrl/nebula/internal/store"
 )
 
 // maxSnapshots bounds the tenants whose snapshot is kept.
@@ -62,10 +60,7 @@ func (d *deliveries) desired(ctx context.Context, a *control.AgentSide, after in
 		return 0, nil, err
 	}
 	d.keep(a.Tenant(), snap)
-	rev, st, ok := snap.State(a.Cluster())
-	if !ok {
-		return 0, nil, fmt.Errorf("cluster %s: %w", a.Cluster(), store.ErrNotFound)
-	}
+	rev, st, _ := snap.State(a.Cluster()) // Snapshot made sure it holds the cluster
 	return rev, st, nil
 }
 
