@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -146,6 +147,9 @@ type Agent struct {
 	ro rollouts
 	// locks serialize the reconciles of one service.
 	locks sync.Map // ServiceKey → *sync.Mutex
+	// reconciling counts the reconciles taken from the queue and not yet
+	// done.
+	reconciling atomic.Int32
 }
 
 // sender is a session's connection as rollouts report on it.
@@ -420,8 +424,10 @@ func (a *Agent) watch(ctx context.Context) (stop func(), err error) {
 				if shutdown {
 					return
 				}
+				a.reconciling.Add(1)
 				a.reconcileKey(ctx, key)
 				queue.Done(key)
+				a.reconciling.Add(-1)
 			}
 		})
 	}

@@ -61,6 +61,17 @@ func newApplier(t testing.TB) (*Applier, *fake.Clientset) {
 // no action of its own.
 func settle(t testing.TB, a *Applier, cs *fake.Clientset) {
 	t.Helper()
+	// The fake's watch delivers on its own goroutine.
+	testutil.Eventually(t, 10*time.Second, "the cache catches up with the cluster", func() (bool, string) {
+		d := unsettled(t, a, cs)
+		return d == "", d
+	})
+}
+
+// unsettled tells how the cache differs from the fake's objects ("" when
+// it does not).
+func unsettled(t testing.TB, a *Applier, cs *fake.Clientset) string {
+	t.Helper()
 	kinds := []struct {
 		gvr schema.GroupVersionResource
 		gvk schema.GroupVersionKind
@@ -76,29 +87,34 @@ func settle(t testing.TB, a *Applier, cs *fake.Clientset) {
 		for _, o := range objs {
 			mo := o.(metav1.Object)
 			if mo.GetLabels()[LabelManagedBy] == ManagedBy {
-				m[mo.GetNamespace()+"/"+mo.GetName()] = mo.GetResourceVersion()
+				// The fake keeps no resource versions: the content is
+				// what tells whether the watch has delivered a write.
+				c := o.DeepCopyObject()
+				c.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+				b, err := json.Marshal(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m[mo.GetNamespace()+"/"+mo.GetName()] = mo.GetResourceVersion() + " " + string(b)
 			}
 		}
 		return m
 	}
-	// The fake's watch delivers on its own goroutine.
-	testutil.Eventually(t, 10*time.Second, "the cache catches up with the cluster", func() (bool, string) {
-		for _, k := range kinds {
-			l, err := cs.Tracker().List(k.gvr, k.gvk, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			items, _ := meta.ExtractList(l)
-			var cached []runtime.Object
-			for _, o := range k.inf.GetStore().List() {
-				cached = append(cached, o.(runtime.Object))
-			}
-			if want, got := versions(items), versions(cached); !reflect.DeepEqual(want, got) {
-				return false, fmt.Sprintf("\nwant %v\ngot  %v", want, got)
-			}
+	for _, k := range kinds {
+		l, err := cs.Tracker().List(k.gvr, k.gvk, "")
+		if err != nil {
+			t.Fatal(err)
 		}
-		return true, ""
-	})
+		items, _ := meta.ExtractList(l)
+		var cached []runtime.Object
+		for _, o := range k.inf.GetStore().List() {
+			cached = append(cached, o.(runtime.Object))
+		}
+		if want, got := versions(items), versions(cached); !reflect.DeepEqual(want, got) {
+			return fmt.Sprintf("\nwant %v\ngot  %v", want, got)
+		}
+	}
+	return ""
 }
 
 func testEnv() []desired.EnvVar {

@@ -125,6 +125,31 @@ func (a *Agent) applyAs(t *testing.T, st desired.State, full bool) Result {
 	return res
 }
 
+// quiet waits until no reconcile can write what the cache has not yet
+// caught up with: the cache holds what the fake holds, and every
+// reconcile that might have read it before then is done. (A reconcile
+// taken from the queue afterwards reads the settled cache. The fake keeps
+// no resource versions, so without this a reconcile started by the
+// agent's own earlier writes may write an object again later.)
+func (a *Agent) quiet(t *testing.T) {
+	t.Helper()
+	a.mu.Lock()
+	ap := a.applier
+	a.mu.Unlock()
+	cs := ap.Client.(*fake.Clientset)
+	testutil.Eventually(t, 10*time.Second, "the agent is quiet", func() (bool, string) {
+		if d := unsettled(t, ap, cs); d != "" {
+			return false, d
+		}
+		if n := a.reconciling.Load(); n > 0 {
+			return false, fmt.Sprintf("%d reconciles under way", n)
+		}
+		// What those reconciles wrote is in the cache too.
+		d := unsettled(t, ap, cs)
+		return d == "", d
+	})
+}
+
 // markReady plays the Deployment controller and kubelet: every pod of the
 // Deployment is up to date and Ready.
 func markReady(t *testing.T, cs *fake.Clientset, ns, name string) {
@@ -327,6 +352,7 @@ func TestOnlyChangesAreWritten(t *testing.T) {
 
 	// Someone edits the Service behind the agent's back: the watch sees
 	// it and the agent puts it back, writing that object only.
+	a.quiet(t)
 	cs.ClearActions()
 	s, err := cs.CoreV1().Services(testNS).Get(context.Background(), "api-web", metav1.GetOptions{})
 	if err != nil {
@@ -376,6 +402,7 @@ func TestOnlyChangesAreWritten(t *testing.T) {
 	})
 
 	// A resync checks every object again, and writes none.
+	a.quiet(t)
 	if res := a.pass(t, st); res.Checked != all.Checked || res.Written != 0 {
 		t.Errorf("a resync checked %d objects and wrote %d, want %d and 0", res.Checked, res.Written, all.Checked)
 	}
