@@ -139,6 +139,9 @@ type Agent struct {
 	// the session's connection, nil between sessions (under mu).
 	index map[string]indexed
 	conn  sender
+	// pending is, during a pass, the services it has yet to step (under
+	// mu): a change in the cluster leaves them to the pass.
+	pending map[string]bool
 	// settled is, per ServiceKey, the desired form each service was last
 	// reconciled to without an error in this session (under mu; nil
 	// until the session's first pass, emptied by a whole pass).
@@ -195,6 +198,12 @@ func KubeConfig(kubeconfig string) (*rest.Config, error) {
 	}
 	rc.QPS, rc.Burst = DefaultKubeQPS, DefaultKubeBurst
 	rc.UserAgent = "nebula-agent"
+	// Protobuf, as the cluster's own controllers talk: the API server
+	// encodes the answers and the watch events of every object the agent
+	// manages at a fraction of JSON's cost. (Server-side apply bodies stay
+	// JSON; only what comes back changes.)
+	rc.ContentType = "application/vnd.kubernetes.protobuf"
+	rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	return rc, nil
 }
 
@@ -467,8 +476,9 @@ func (a *Agent) reconcileKey(ctx context.Context, key string) {
 	a.mu.Lock()
 	it, ok := a.index[key]
 	ap := a.applier
+	later := a.pending[key]
 	a.mu.Unlock()
-	if !ok || ap == nil {
+	if !ok || ap == nil || later {
 		return
 	}
 	defer a.lock(key)()

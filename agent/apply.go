@@ -204,7 +204,8 @@ func (r *Result) fail(o object, err error) {
 
 // Apply makes the cluster match st: namespaces first, then the services,
 // several at once, each in dependency order (secret, deployments,
-// services, ingress). Each failure is reported for its object and the
+// services, ingress); the services new to the cluster have everything but
+// their Deployments written before any service's Deployments. Each failure is reported for its object and the
 // others still go ahead. Pruning runs only when every object applied: a
 // partly applied state never deletes anything. Held services are neither
 // applied nor pruned.
@@ -257,24 +258,47 @@ func (a *Applier) ApplyWith(ctx context.Context, st desired.State, step func(ctx
 	a.clashes = clashes
 	a.mu.Unlock()
 
-	var mu sync.Mutex
 	n := a.Concurrency
 	if n <= 0 {
 		n = 8
 	}
-	sem := make(chan struct{}, n)
-	var wg sync.WaitGroup
+	each := func(jobs []job, f func(ctx context.Context, ns desired.Namespace, svc desired.Service) Result) {
+		var mu sync.Mutex
+		sem := make(chan struct{}, n)
+		var wg sync.WaitGroup
+		for _, j := range jobs {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				r := f(ctx, j.ns, j.svc)
+				mu.Lock()
+				res.add(r)
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+	}
+	// Services new to the cluster get their Secret, Services and Ingress
+	// before any of their Deployments is written, as Helm and kubectl
+	// order an install: a Deployment sets the cluster's controllers to
+	// work (a ReplicaSet, pods to schedule and start, status updates),
+	// which competes with the rest of the pass for the API server, and
+	// its pods then start with their Secret and Services in place. The
+	// step finds these objects holding their form and counts them; a
+	// write that failed here is tried again, and reported, there.
+	var fresh []job
 	for _, j := range jobs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			r := step(ctx, j.ns, j.svc)
-			mu.Lock()
-			res.add(r)
-			mu.Unlock()
+		if a.isNew(j.ns, j.svc) {
+			fresh = append(fresh, j)
+		}
+	}
+	if len(fresh) > 0 {
+		each(fresh, func(ctx context.Context, ns desired.Namespace, svc desired.Service) Result {
+			r := a.applyObjects(ctx, ns, svc, func(o object) bool { return o.kind != "Deployment" })
+			return Result{Written: r.Written}
 		})
 	}
-	wg.Wait()
+	each(jobs, step)
 	if len(res.Errors) > 0 {
 		slices.SortFunc(res.Errors, func(x, y protocol.ObjectError) int { return cmp.Compare(x.Object, y.Object) })
 		return res
@@ -288,17 +312,35 @@ func (a *Applier) ApplyWith(ctx context.Context, st desired.State, step func(ctx
 // ApplyService applies one service's objects that differ from their
 // desired form (the Namespace must exist).
 func (a *Applier) ApplyService(ctx context.Context, ns desired.Namespace, svc desired.Service) Result {
+	return a.applyObjects(ctx, ns, svc, func(object) bool { return true })
+}
+
+// applyObjects applies those of a service's objects that which picks.
+func (a *Applier) applyObjects(ctx context.Context, ns desired.Namespace, svc desired.Service, which func(object) bool) Result {
 	var res Result
 	a.mu.Lock()
 	clashes := a.clashes
 	a.mu.Unlock()
 	for _, ac := range a.objects(ns, svc) {
-		if clashes[ac.obj] || ctx.Err() != nil {
+		if clashes[ac.obj] || !which(ac.obj) || ctx.Err() != nil {
 			continue
 		}
 		res.add(a.applyOne(ctx, ac.obj, ac))
 	}
 	return res
+}
+
+// isNew tells whether none of a service's objects is in the cluster yet.
+func (a *Applier) isNew(ns desired.Namespace, svc desired.Service) bool {
+	if a.Cache == nil {
+		return false
+	}
+	for _, o := range a.names(ns, svc) {
+		if a.Cache.Object(o) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // applyOne writes one object unless it holds its desired form already.
@@ -489,9 +531,6 @@ func (a *Applier) namespace(ns desired.Namespace) applyable {
 		}}
 }
 
-// objects builds the apply configurations of one service: a Secret of its
-// variables, a Deployment per process of its release, a Service per
-// process with a port, and an Ingress for its domains.
 // names lists the objects objects makes, without building them: what a
 // pass keeps and checks for clashes for every service, changed or not.
 func (a *Applier) names(ns desired.Namespace, svc desired.Service) []object {

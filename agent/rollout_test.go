@@ -13,7 +13,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -405,5 +407,63 @@ func TestOnlyChangesAreWritten(t *testing.T) {
 	a.quiet(t)
 	if res := a.pass(t, st); res.Checked != all.Checked || res.Written != 0 {
 		t.Errorf("a resync checked %d objects and wrote %d, want %d and 0", res.Checked, res.Written, all.Checked)
+	}
+}
+
+// A first pass writes every new service's Secret, Services and Ingress
+// before any Deployment, though its own writes wake the watch for the
+// services it has yet to step; a service already in the cluster keeps
+// its own order (Secret, Deployments, Services).
+func TestNewServicesWorkloadsLast(t *testing.T) {
+	cs := fake.NewClientset()
+	// Writes take a moment, as an API server's do: time for the watch to
+	// bring the first ones back while the pass goes on.
+	cs.PrependReactor("patch", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
+		time.Sleep(2 * time.Millisecond)
+		return false, nil, nil
+	})
+	a, _ := testAgent(t, cs, time.Hour)
+	var svcs []desired.Service
+	for i := range 30 {
+		s := deployed(1, fmt.Sprintf("d%02d", i))
+		s.Name, s.ID = fmt.Sprintf("s%02d", i), model.ServiceID(fmt.Sprintf("svc-%02d", i))
+		s.Domains = []desired.Domain{{Host: s.Name + ".example.com", Process: "web", Port: 8080}}
+		svcs = append(svcs, s)
+	}
+	a.pass(t, testState(svcs...))
+	kinds := func() (order []string) {
+		for _, act := range cs.Actions() {
+			if act.GetVerb() == "patch" {
+				order = append(order, act.GetResource().Resource)
+			}
+		}
+		return order
+	}
+	order := kinds()
+	firstDeployment := slices.Index(order, "deployments")
+	lastOther := -1
+	for i, r := range order {
+		if r == "secrets" || r == "services" || r == "ingresses" {
+			lastOther = i
+		}
+	}
+	if n := len(order); n != 1+30*5 {
+		t.Fatalf("the first pass wrote %d objects, want %d: %v", n, 1+30*5, order)
+	}
+	if firstDeployment < lastOther {
+		t.Errorf("a Deployment was written (at %d) before the last Secret, Service or Ingress (at %d): %v", firstDeployment, lastOther, order)
+	}
+
+	// A new release of a service already there: its Secret first, then
+	// its Deployments, not held back behind anything.
+	a.quiet(t)
+	cs.ClearActions()
+	next := slices.Clone(svcs)
+	next[0] = deployed(2, "d00-2")
+	next[0].Name, next[0].ID, next[0].Domains = svcs[0].Name, svcs[0].ID, svcs[0].Domains
+	next[0].Env[0].Value = "debug"
+	a.newState(t, testState(next...))
+	if got := kinds(); !slices.Equal(got[:3], []string{"secrets", "deployments", "deployments"}) {
+		t.Errorf("a new release wrote %v, want its Secret, then its two Deployments", got)
 	}
 }

@@ -371,16 +371,34 @@ func (a *Agent) applyState(ctx context.Context, ap *Applier, st desired.State, f
 			index[ServiceKey(ns.Name, svc.Name)] = indexed{ns, svc}
 		}
 	}
+	// Until the pass steps a service, a change in the cluster does not
+	// reconcile it: the step will, and reading the cache after the change.
+	// (Without this the pass's own first writes of new services would
+	// reconcile them from the queue, Deployments and all, before the
+	// pass gets to them.)
+	pending := make(map[string]bool, len(index))
+	for key := range index {
+		pending[key] = true
+	}
 	a.mu.Lock()
 	a.index = index
+	a.pending = pending
 	if a.settled == nil {
 		a.settled = map[string]settledAs{}
 	}
 	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.pending = nil
+		a.mu.Unlock()
+	}()
 	before := ap.clashSet()
 	return ap.ApplyWith(ctx, st, func(ctx context.Context, ns desired.Namespace, svc desired.Service) Result {
 		key := ServiceKey(ns.Name, svc.Name)
 		defer a.lock(key)()
+		a.mu.Lock()
+		delete(a.pending, key)
+		a.mu.Unlock()
 		// (An object two services both make, or no longer make, changes
 		// what either may apply: then every service is looked at.)
 		if !full {
