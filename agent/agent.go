@@ -139,8 +139,9 @@ type Agent struct {
 	// the session's connection, nil between sessions (under mu).
 	index map[string]indexed
 	conn  sender
-	// pending is, during a pass, the services it has yet to step (under
-	// mu): a change in the cluster leaves them to the pass.
+	// pending is, during a pass, the services it has yet to step, each
+	// with whether a change in the cluster was left to the pass (under
+	// mu).
 	pending map[string]bool
 	// settled is, per ServiceKey, the desired form each service was last
 	// reconciled to without an error in this session (under mu; nil
@@ -476,7 +477,10 @@ func (a *Agent) reconcileKey(ctx context.Context, key string) {
 	a.mu.Lock()
 	it, ok := a.index[key]
 	ap := a.applier
-	later := a.pending[key]
+	_, later := a.pending[key]
+	if later {
+		a.pending[key] = true
+	}
 	a.mu.Unlock()
 	if !ok || ap == nil || later {
 		return

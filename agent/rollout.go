@@ -344,7 +344,11 @@ func (a *Agent) readiness(deps []*appsv1.Deployment, processes int) (bool, strin
 	for _, d := range deps {
 		want := ptrOr(d.Spec.Replicas, 1)
 		ok := d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want && d.Status.ReadyReplicas == want
-		part := fmt.Sprintf("%s %d/%d ready", d.Labels[LabelProcess], d.Status.ReadyReplicas, want)
+		ready := d.Status.ReadyReplicas
+		if !ok {
+			ready, ok = a.podsReady(d, want)
+		}
+		part := fmt.Sprintf("%s %d/%d ready", d.Labels[LabelProcess], ready, want)
 		if !ok {
 			all = false
 			if why := a.unreadyPod(d); why != "" {
@@ -355,6 +359,50 @@ func (a *Agent) readiness(deps []*appsv1.Deployment, processes int) (bool, strin
 	}
 	slices.Sort(parts)
 	return all, strings.Join(parts, ", ")
+}
+
+// podsReady reads a Deployment's rollout from its pods, as they change,
+// rather than from its status: the Deployment's status follows its pods
+// through the ReplicaSet and Deployment controllers, seconds behind when
+// the cluster is busy. It is rolled out when as many pods of its current
+// template as it wants are Ready and no pod of an earlier template runs.
+// (Within one release a template changes only with the service's
+// variables, whose fingerprint it carries, and its image.)
+func (a *Agent) podsReady(d *appsv1.Deployment, want int32) (int32, bool) {
+	sel, err := metaSelector(d)
+	if err != nil {
+		return 0, false
+	}
+	var ready, stale int32
+	for _, p := range a.cache.Pods(d.Namespace, sel) {
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if !ofTemplate(p, &d.Spec.Template) {
+			stale++
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				ready++
+			}
+		}
+	}
+	return ready, ready == want && stale == 0
+}
+
+// ofTemplate tells whether a pod was made from the template: the same
+// variables' fingerprint and the same images.
+func ofTemplate(p *corev1.Pod, t *corev1.PodTemplateSpec) bool {
+	if p.Annotations[AnnotationEnv] != t.Annotations[AnnotationEnv] || len(p.Spec.Containers) != len(t.Spec.Containers) {
+		return false
+	}
+	for i, c := range t.Spec.Containers {
+		if p.Spec.Containers[i].Image != c.Image {
+			return false
+		}
+	}
+	return true
 }
 
 // unreadyPod says why one pod of a Deployment is not Ready.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -466,4 +467,138 @@ func TestNewServicesWorkloadsLast(t *testing.T) {
 	if got := kinds(); !slices.Equal(got[:3], []string{"secrets", "deployments", "deployments"}) {
 		t.Errorf("a new release wrote %v, want its Secret, then its two Deployments", got)
 	}
+}
+
+// runPods plays the ReplicaSet controller and the kubelet for a
+// Deployment's current template: n pods of it, Ready or not. The
+// Deployment's status is left alone, as when the controllers lag.
+func runPods(t *testing.T, cs *fake.Clientset, ns, name string, n int, ready bool) []string {
+	t.Helper()
+	ctx := context.Background()
+	d := getDeployment(t, cs, ns, name)
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	running, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := range n {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", name, len(running.Items)+i),
+				Namespace: ns, Labels: d.Spec.Template.Labels, Annotations: d.Spec.Template.Annotations},
+			Spec: d.Spec.Template.Spec,
+			Status: corev1.PodStatus{Phase: corev1.PodRunning,
+				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: status, Reason: "ContainersNotReady"}}},
+		}
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// A rollout is SUCCEEDED as soon as its pods are Ready, though the
+// Deployment's status has not caught up; a pod of an earlier template
+// still running holds it back.
+func TestRolloutFollowsPods(t *testing.T) {
+	cs := fake.NewClientset()
+	a, rec := testAgent(t, cs, time.Hour)
+	svc := testService(1)
+	svc.Processes = svc.Processes[:1] // web, 2 replicas
+	svc.Deployment = "d1"
+	a.pass(t, testState(svc))
+	// A pod of the template before a variable changed, not yet gone
+	// (made first: one Ready pod of two wanted finishes nothing).
+	stale := runPods(t, cs, testNS, "api-web-r1", 1, true)[0]
+	pod, err := cs.CoreV1().Pods(testNS).Get(context.Background(), stale, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Annotations = map[string]string{AnnotationEnv: "0123456789abcdef"}
+	if _, err := cs.CoreV1().Pods(testNS).Update(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runPods(t, cs, testNS, "api-web-r1", 1, true)
+	unready := runPods(t, cs, testNS, "api-web-r1", 1, false)[0]
+	a.quiet(t)
+	if got := rec.of("d1"); slices.Contains(got, stageSucceeded) {
+		t.Fatalf("SUCCEEDED with one of two pods Ready: %v", got)
+	}
+
+	pod, err = cs.CoreV1().Pods(testNS).Get(context.Background(), unready, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Conditions[0].Status = corev1.ConditionTrue
+	if _, err := cs.CoreV1().Pods(testNS).UpdateStatus(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a.quiet(t)
+	if got := rec.of("d1"); slices.Contains(got, stageSucceeded) {
+		t.Fatalf("SUCCEEDED while a pod of an earlier template runs: %v", got)
+	}
+
+	if err := cs.CoreV1().Pods(testNS).Delete(context.Background(), stale, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor(t, "d1", stageSucceeded)
+	if d := getDeployment(t, cs, testNS, "api-web-r1"); d.Status.ReadyReplicas != 0 {
+		t.Fatalf("the test meant the Deployment's status to lag; it says %d ready", d.Status.ReadyReplicas)
+	}
+}
+
+// A change in the cluster that comes while a pass has yet to step its
+// service is not lost when the new state left that service as it was:
+// the pass reconciles it.
+func TestChangeDuringPassNotLost(t *testing.T) {
+	cs := fake.NewClientset()
+	release := make(chan struct{})
+	var once sync.Once
+	cs.PrependReactor("patch", "secrets", func(act k8stesting.Action) (bool, runtime.Object, error) {
+		if act.(k8stesting.PatchAction).GetName() == "web-env" {
+			once.Do(func() { <-release })
+		}
+		return false, nil, nil
+	})
+	a, rec := testAgent(t, cs, time.Hour)
+	a.mu.Lock()
+	a.applier.Concurrency = 1 // the services are stepped in the state's order
+	a.mu.Unlock()
+	other := deployed(1, "d-other")
+	other.Name, other.ID, other.Domains = "web", "svc-web", nil
+	api := deployed(1, "d-api")
+	first := testState(other, api)
+	done := make(chan Result)
+	go func() { done <- a.applyState(context.Background(), a.applier, first, true) }()
+	close(release) // the first pass is not held
+	<-done
+	markReady(t, cs, testNS, "web-web-r1")
+	markReady(t, cs, testNS, "web-worker-r1")
+	rec.waitFor(t, "d-other", stageSucceeded)
+	a.quiet(t)
+
+	// A new state changes "web" only; while its pass writes web's Secret,
+	// api's pods get Ready.
+	release = make(chan struct{})
+	once = sync.Once{}
+	changed := other
+	changed.Env = testEnv()
+	changed.Env[0].Value = "debug"
+	go func() { done <- a.applyState(context.Background(), a.applier, testState(changed, api), false) }()
+	markReady(t, cs, testNS, "api-web-r1")
+	markReady(t, cs, testNS, "api-worker-r1")
+	testutil.Eventually(t, 10*time.Second, "the watch leaves api to the pass", func() (bool, string) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.pending[ServiceKey(testNS, "api")], fmt.Sprint(a.pending)
+	})
+	close(release)
+	if res := <-done; len(res.Errors) > 0 {
+		t.Fatal(res.Errors)
+	}
+	rec.waitFor(t, "d-api", stageSucceeded)
 }

@@ -372,13 +372,13 @@ func (a *Agent) applyState(ctx context.Context, ap *Applier, st desired.State, f
 		}
 	}
 	// Until the pass steps a service, a change in the cluster does not
-	// reconcile it: the step will, and reading the cache after the change.
-	// (Without this the pass's own first writes of new services would
-	// reconcile them from the queue, Deployments and all, before the
-	// pass gets to them.)
+	// reconcile it: the step will, reading the cache after the change,
+	// even if the state left the service as it was. (Without this the
+	// pass's own first writes of new services would reconcile them from
+	// the queue, Deployments and all, before the pass gets to them.)
 	pending := make(map[string]bool, len(index))
 	for key := range index {
-		pending[key] = true
+		pending[key] = false
 	}
 	a.mu.Lock()
 	a.index = index
@@ -388,20 +388,29 @@ func (a *Agent) applyState(ctx context.Context, ap *Applier, st desired.State, f
 	}
 	a.mu.Unlock()
 	defer func() {
+		// A service the pass did not step (its namespace failed, the
+		// session ended) gets the changes it missed from the queue.
 		a.mu.Lock()
+		left := a.pending
 		a.pending = nil
 		a.mu.Unlock()
+		for key, missed := range left {
+			if missed {
+				a.recheck(key, 0)
+			}
+		}
 	}()
 	before := ap.clashSet()
 	return ap.ApplyWith(ctx, st, func(ctx context.Context, ns desired.Namespace, svc desired.Service) Result {
 		key := ServiceKey(ns.Name, svc.Name)
 		defer a.lock(key)()
 		a.mu.Lock()
+		missed := a.pending[key]
 		delete(a.pending, key)
 		a.mu.Unlock()
 		// (An object two services both make, or no longer make, changes
 		// what either may apply: then every service is looked at.)
-		if !full {
+		if !full && !missed {
 			if n, ok := a.settledAt(key, ns, svc); ok && maps.Equal(before, ap.clashSet()) {
 				return Result{Applied: n}
 			}
