@@ -142,7 +142,7 @@ type Push struct {
 	// gives (clone URLs, the web URL).
 	Repository []string
 	// Pusher is who pushed, as the provider names them.
-	Pusher string
+	Pusher  string
 	deleted bool
 }
 
