@@ -181,8 +181,15 @@ type Service struct {
 	Name      string
 	Image     string
 	ServiceConfig
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	// Git is where the service is built from; nil for a service deployed
+	// from images built elsewhere.
+	Git *GitSource
+	// GitCredential is the sealed read credential of a private repository
+	// (a deploy key or a token), "" for none. It leaves the control plane
+	// only for the agent that runs a build.
+	GitCredential string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 type Process struct {

@@ -127,8 +127,8 @@ func SetNamespaceTargetLabels(ctx context.Context, q Querier, id model.Namespace
 
 func UpdateService(ctx context.Context, q Querier, s *model.Service) error {
 	return execOne(ctx, q, "updating service",
-		`UPDATE services SET image = $2, config = $3, updated_at = $4 WHERE id = $1`,
-		string(s.ID), s.Image, encodeJSON(s.ServiceConfig), s.UpdatedAt)
+		`UPDATE services SET image = $2, config = $3, git = $4, git_credential = $5, updated_at = $6 WHERE id = $1`,
+		string(s.ID), s.Image, encodeJSON(s.ServiceConfig), gitColumn(s.Git), s.GitCredential, s.UpdatedAt)
 }
 
 // NextReleaseNumber is one more than the highest release number of the

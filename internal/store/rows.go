@@ -133,18 +133,26 @@ var (
 	}
 	Services = &Table[model.ServiceID, model.Service]{
 		Name:    "services",
-		Columns: []string{"id", "tenant_id", "project_id", "name", "image", "config", "created_at", "updated_at"},
+		Columns: []string{"id", "tenant_id", "project_id", "name", "image", "config", "git", "git_credential",
+			"created_at", "updated_at"},
 		scan: func(s Scanner) (*model.Service, error) {
 			var v model.Service
-			var cfg string
-			if err := s.Scan(&v.ID, &v.TenantID, &v.ProjectID, &v.Name, &v.Image, &cfg, &v.CreatedAt, &v.UpdatedAt); err != nil {
+			var cfg, git string
+			if err := s.Scan(&v.ID, &v.TenantID, &v.ProjectID, &v.Name, &v.Image, &cfg, &git, &v.GitCredential,
+				&v.CreatedAt, &v.UpdatedAt); err != nil {
 				return nil, err
+			}
+			if git != "" {
+				v.Git = &model.GitSource{}
+				if err := decodeJSON(v.Git, git); err != nil {
+					return nil, err
+				}
 			}
 			return &v, decodeJSON(&v.ServiceConfig, cfg)
 		},
 		values: func(v *model.Service) []any {
 			return []any{string(v.ID), string(v.TenantID), string(v.ProjectID), v.Name, v.Image,
-				encodeJSON(v.ServiceConfig), v.CreatedAt, v.UpdatedAt}
+				encodeJSON(v.ServiceConfig), gitColumn(v.Git), v.GitCredential, v.CreatedAt, v.UpdatedAt}
 		},
 		id: func(v *model.Service) model.ServiceID { return v.ID },
 	}

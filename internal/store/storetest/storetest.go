@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"Labels", testLabelQueries},
 		{"Services", testServiceQueries},
 		{"NextReleaseNumber", testNextReleaseNumber},
+		{"Builds", testBuildQueries},
 		{"Usage", testUsage},
 		{"Audit", testAudit},
 		{"IdempotencyKeys", testIdempotencyKeys},

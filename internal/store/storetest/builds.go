@@ -1,0 +1,154 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// testBuildQueries covers the build side: a service's Git source, hooks,
+// their deliveries and the builds.
+func testBuildQueries(t *testing.T, s *store.Store) {
+	ctx := t.Context()
+	g := newGraph(t, s)
+	other := newEnvironment(t, s, g.project, true)
+	now := store.Now()
+
+	t.Run("a service's Git source round-trips and updates", func(t *testing.T) {
+		svc := newService(t, s, g.project)
+		if svc.Git != nil || svc.GitCredential != "" {
+			t.Fatalf("a new image service has a Git source: %+v", svc.Git)
+		}
+		want := *svc
+		want.Git = &model.GitSource{Repository: "https://github.com/acme/shop.git", Branch: "main", ContextDir: "api",
+			Dockerfile: "build/Dockerfile", DeployOnPush: []model.EnvironmentID{g.env.ID, other.ID}}
+		want.GitCredential = "v1:key:sealed-bytes"
+		want.UpdatedAt = now.Add(time.Second)
+		wantNoErr(t, "updating", store.UpdateService(ctx, s.Q(), &want))
+		assertEqual(t, "service", mustGet(t, s, store.Services, svc.ID), &want)
+		got, err := store.GitServicesOfProject(ctx, s.Q(), g.project.ID)
+		wantNoErr(t, "listing Git services", err)
+		if len(got) != 1 || got[0].ID != svc.ID {
+			t.Errorf("GitServicesOfProject = %v, want only %s", ids(got, func(v *model.Service) model.ServiceID { return v.ID }), svc.ID)
+		}
+		// Back to an image service.
+		want.Git, want.GitCredential = nil, ""
+		wantNoErr(t, "updating", store.UpdateService(ctx, s.Q(), &want))
+		assertEqual(t, "service", mustGet(t, s, store.Services, svc.ID), &want)
+		got, err = store.GitServicesOfProject(ctx, s.Q(), g.project.ID)
+		wantNoErr(t, "listing Git services", err)
+		if len(got) != 0 {
+			t.Errorf("GitServicesOfProject after the source was removed: %d services", len(got))
+		}
+	})
+
+	svcHook := mustInsert(t, s, store.Webhooks, &model.Webhook{ID: model.WebhookID(newID()), TenantID: g.tenant.ID,
+		ProjectID: g.project.ID, ServiceID: &g.service.ID, Secret: "v1:k:one", CreatedBy: &g.user.ID, CreatedAt: now, RotatedAt: now})
+	projHook := mustInsert(t, s, store.Webhooks, &model.Webhook{ID: model.WebhookID(newID()), TenantID: g.tenant.ID,
+		ProjectID: g.project.ID, Secret: "v1:k:two", CreatedAt: at, RotatedAt: at})
+
+	t.Run("webhooks", func(t *testing.T) {
+		assertEqual(t, "service hook", mustGet(t, s, store.Webhooks, svcHook.ID), svcHook)
+		assertEqual(t, "project hook", mustGet(t, s, store.Webhooks, projHook.ID), projHook)
+		got, err := store.WebhookOfService(ctx, s.Q(), g.service.ID)
+		wantNoErr(t, "the service's hook", err)
+		assertEqual(t, "service hook", got, svcHook)
+		_, err = store.WebhookOfService(ctx, s.Q(), model.ServiceID(newID()))
+		wantErr(t, "a service without a hook", err, store.ErrNotFound)
+		all, err := store.WebhooksOfProject(ctx, s.Q(), g.project.ID)
+		wantNoErr(t, "the project's hooks", err)
+		if len(all) != 2 {
+			t.Errorf("WebhooksOfProject = %d hooks, want 2", len(all))
+		}
+		// One hook per service.
+		err = store.Webhooks.Insert(ctx, s.Q(), &model.Webhook{ID: model.WebhookID(newID()), TenantID: g.tenant.ID,
+			ProjectID: g.project.ID, ServiceID: &g.service.ID, Secret: "x", CreatedAt: now, RotatedAt: now})
+		wantErr(t, "a second hook of the service", err, store.ErrConflict)
+
+		rotated := *svcHook
+		rotated.Secret, rotated.RotatedAt = "v1:k:three", now.Add(time.Minute)
+		wantNoErr(t, "rotating", store.RotateWebhookSecret(ctx, s.Q(), &rotated))
+		assertEqual(t, "rotated hook", mustGet(t, s, store.Webhooks, svcHook.ID), &rotated)
+		wantErr(t, "rotating a missing hook", store.RotateWebhookSecret(ctx, s.Q(), &model.Webhook{ID: "nope"}), store.ErrNotFound)
+	})
+
+	build := func(env *model.Environment, commit string, status model.BuildStatus, created time.Time) *model.Build {
+		return mustInsert(t, s, store.Builds, &model.Build{ID: model.BuildID(newID()), TenantID: g.tenant.ID,
+			ProjectID: g.project.ID, ServiceID: g.service.ID, EnvironmentID: env.ID, Repository: "https://github.com/acme/shop.git",
+			Branch: "main", Commit: commit, Status: status, CreatedAt: created})
+	}
+	const c1, c2 = "9f2c4b7e1a3d5c8e0b6f4a2d9c7e5b3a1f8d6c4e", "3b8e1d4f6a2c9e7b5d0f1a3c8e6b4d2f9a7c5e1b"
+
+	t.Run("builds", func(t *testing.T) {
+		full := mustInsert(t, s, store.Builds, &model.Build{ID: model.BuildID(newID()), TenantID: g.tenant.ID,
+			ProjectID: g.project.ID, ServiceID: g.service.ID, EnvironmentID: g.env.ID, ClusterID: &g.cluster.ID,
+			Repository: "git@github.com:acme/shop.git", Branch: "main", Commit: c2, Status: model.BuildSucceeded,
+			Message: "pushed", ImageDigest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", CreatedBy: &g.user.ID,
+			CreatedAt: at, StartedAt: ptr(at.Add(time.Second)), FinishedAt: ptr(at.Add(time.Minute))})
+		assertEqual(t, "build", mustGet(t, s, store.Builds, full.ID), full)
+
+		failed := build(g.env, c1, model.BuildFailed, now)
+		_, err := store.BuildOfCommit(ctx, s.Q(), g.service.ID, g.env.ID, c1)
+		wantErr(t, "only a failed build of the commit", err, store.ErrNotFound)
+		queued := build(g.env, c1, model.BuildQueued, now.Add(time.Second))
+		got, err := store.BuildOfCommit(ctx, s.Q(), g.service.ID, g.env.ID, c1)
+		wantNoErr(t, "the commit's build", err)
+		assertEqual(t, "the commit's build", got, queued)
+		_, err = store.BuildOfCommit(ctx, s.Q(), g.service.ID, other.ID, c1)
+		wantErr(t, "another environment", err, store.ErrNotFound)
+		got, err = store.BuildOfCommit(ctx, s.Q(), g.service.ID, g.env.ID, c2)
+		wantNoErr(t, "a succeeded build", err)
+		assertEqual(t, "a succeeded build", got, full)
+		inOther := build(other, c1, model.BuildRunning, now.Add(2*time.Second))
+
+		page, err := store.BuildsOf(ctx, s.Q(), g.service.ID, nil, store.PageArgs{First: 10})
+		wantNoErr(t, "the service's builds", err)
+		if got, want := ids(page.Items, func(b *model.Build) model.BuildID { return b.ID }),
+			[]string{string(inOther.ID), string(queued.ID), string(failed.ID), string(full.ID)}; !slices.Equal(got, want) {
+			t.Errorf("BuildsOf = %v, want %v (newest first)", got, want)
+		}
+		page, err = store.BuildsOf(ctx, s.Q(), g.service.ID, &other.ID, store.PageArgs{First: 10})
+		wantNoErr(t, "the service's builds in one environment", err)
+		if len(page.Items) != 1 || page.Items[0].ID != inOther.ID {
+			t.Errorf("BuildsOf(other environment) = %d builds", len(page.Items))
+		}
+	})
+
+	t.Run("deliveries", func(t *testing.T) {
+		delivery := func(id string, outcome model.DeliveryOutcome, body []byte, of *model.WebhookDeliveryID, received time.Time) *model.WebhookDelivery {
+			return &model.WebhookDelivery{ID: model.WebhookDeliveryID(newID()), TenantID: g.tenant.ID, ProjectID: g.project.ID,
+				WebhookID: svcHook.ID, Provider: "GITHUB", DeliveryID: id, Event: "push", Ref: "refs/heads/main", Commit: c1,
+				Outcome: outcome, Reason: "why", Body: body, RedeliveryOf: of, ReceivedAt: received}
+		}
+		queued := delivery("d-1", model.DeliveryBuildQueued, []byte(`{"ref":"refs/heads/main"}`), nil, now)
+		queued.Builds = []model.BuildID{"b-1", "b-2"}
+		mustInsert(t, s, store.WebhookDeliveries, queued)
+		assertEqual(t, "delivery", mustGet(t, s, store.WebhookDeliveries, queued.ID), queued)
+		refused := mustInsert(t, s, store.WebhookDeliveries, delivery("d-1", model.DeliveryRefused, nil, nil, now.Add(time.Second)))
+		got := mustGet(t, s, store.WebhookDeliveries, refused.ID)
+		if got.Body != nil || got.Builds == nil || len(got.Builds) != 0 {
+			t.Errorf("a refused delivery read back with body %q and builds %v, want none and []", got.Body, got.Builds)
+		}
+		err := store.WebhookDeliveries.Insert(ctx, s.Q(), delivery("d-1", model.DeliveryIgnored, []byte("{}"), nil, now))
+		wantErr(t, "a delivery id accepted twice", err, store.ErrConflict)
+		again := mustInsert(t, s, store.WebhookDeliveries, delivery("d-1", model.DeliveryDuplicate, []byte("{}"), &queued.ID, now.Add(2*time.Second)))
+
+		acc, err := store.AcceptedDelivery(ctx, s.Q(), svcHook.ID, "d-1")
+		wantNoErr(t, "the accepted delivery", err)
+		assertEqual(t, "the accepted delivery", acc, queued)
+		_, err = store.AcceptedDelivery(ctx, s.Q(), svcHook.ID, "d-2")
+		wantErr(t, "an unknown delivery id", err, store.ErrNotFound)
+		_, err = store.AcceptedDelivery(ctx, s.Q(), projHook.ID, "d-1")
+		wantErr(t, "another hook's delivery id", err, store.ErrNotFound)
+
+		page, err := store.DeliveriesOf(ctx, s.Q(), svcHook.ID, store.PageArgs{First: 2})
+		wantNoErr(t, "the hook's deliveries", err)
+		if got, want := ids(page.Items, func(d *model.WebhookDelivery) model.WebhookDeliveryID { return d.ID }),
+			[]string{string(again.ID), string(refused.ID)}; !slices.Equal(got, want) || !page.HasNext {
+			t.Errorf("DeliveriesOf = %v (more: %t), want %v and more (newest first)", got, page.HasNext, want)
+		}
+	})
+}
