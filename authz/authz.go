@@ -75,6 +75,10 @@ var (
 	DeploymentCreate      = Perm{"deployment", "create"}
 	DeploymentProtected   = Perm{"deployment", "create_protected"}
 	DeploymentApprove     = Perm{"deployment", "approve"}
+	BuildRead             = Perm{"build", "read"}
+	WebhookRead           = Perm{"webhook", "read"}
+	WebhookManage         = Perm{"webhook", "manage"}
+	WebhookRedeliver      = Perm{"webhook", "redeliver"}
 )
 
 // Subjects: the roles Casbin knows.

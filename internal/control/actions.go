@@ -54,10 +54,15 @@ var (
 	ActVariableSet       = Action{Name: "variable.set"}
 	ActVariableDelete    = Action{Name: "variable.delete"}
 
-	ActDeploymentCreate   = Action{Name: "deployment.create"}
-	ActDeploymentApprove  = Action{Name: "deployment.approve"}
-	ActDeploymentReject   = Action{Name: "deployment.reject"}
-	ActDeploymentCancel   = Action{Name: "deployment.cancel"}
+	ActDeploymentCreate  = Action{Name: "deployment.create"}
+	ActDeploymentApprove = Action{Name: "deployment.approve"}
+	ActDeploymentReject  = Action{Name: "deployment.reject"}
+	ActDeploymentCancel  = Action{Name: "deployment.cancel"}
+
+	ActWebhookCreate      = Action{Name: "webhook.create", keepsState: true}
+	ActWebhookRotate      = Action{Name: "webhook.rotate_secret", keepsState: true}
+	ActWebhookDelete      = Action{Name: "webhook.delete", keepsState: true}
+	ActWebhookRedeliver   = Action{Name: "webhook.redeliver", keepsState: true}
 	ActDeploymentRollback = Action{Name: "deployment.rollback"}
 	ActDeploymentRedeploy = Action{Name: "deployment.redeploy"}
 )
@@ -72,6 +77,8 @@ var (
 	ActTokenRecover    = Action{Name: "api_token.recover"}
 	ActApprovalExpired = Action{Name: "deployment.approval_expired"}
 	ActSecretsReseal   = Action{Name: "secrets.reseal"}
+	// A push a webhook received queued a build: the webhook is the actor.
+	ActBuildQueue = Action{Name: "build.queue", keepsState: true}
 )
 
 // audit is the event a change fills in, with the typed action it chose.

@@ -82,6 +82,8 @@ var systemDoors = map[string]system{
 	"Authenticate":      systemAuthenticator,
 	"AuthenticateAgent": systemAuthenticator,
 	"AgentSideOf":       systemAgent(""),
+	// Whoever knows a hook's URL: trusted once the signature holds.
+	"ReceiveWebhook": systemWebhook,
 }
 
 // counting is a database driver that counts the statements and

@@ -34,6 +34,10 @@ type ServiceInput struct {
 	Processes []model.Process
 	Variables []VariableInput
 	Domains   []model.Domain
+	// Git, when given, makes the service one built from Git (or changes
+	// its source); RemoveGit makes it an image service again.
+	Git       *GitInput
+	RemoveGit bool
 }
 
 func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in ServiceInput) (*model.Service, error) {
@@ -62,6 +66,9 @@ func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in S
 		if err := p.ensureRoom(ctx, q, t, model.LimitServices, 1); err != nil {
 			return err
 		}
+		if err := p.setGit(ctx, q, svc, in.Git, false, "input", "git"); err != nil {
+			return err
+		}
 		if err := store.Services.Insert(ctx, q, svc); err != nil {
 			return conflictOn(err, "name", "a service named "+in.Name+" already exists in this project")
 		}
@@ -71,6 +78,9 @@ func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in S
 		target(ev, ActServiceCreate, "Service", string(svc.ID))
 		ev.Details["projectId"], ev.Details["name"], ev.Details["image"] = string(project), svc.Name, svc.Image
 		auditConfig(ev, svc.ServiceConfig, in.Variables)
+		if svc.Git != nil {
+			auditGit(ev, svc)
+		}
 		return nil
 	})
 	return committed(svc, err)
@@ -130,7 +140,13 @@ func (p *Plane) updateService(ctx context.Context, dry *previewing, id model.Ser
 		var c checks
 		c.config(&svc.Image, &svc.ServiceConfig)
 		c.variables(in.Variables, "input", "variables")
+		if in.Git != nil && in.RemoveGit {
+			c.add(Invalid("give a Git source or remove it, not both", "input", "removeGit"))
+		}
 		if err := c.err(); err != nil {
+			return err
+		}
+		if err := p.setGit(ctx, q, svc, in.Git, in.RemoveGit, "input", "git"); err != nil {
 			return err
 		}
 		if in.Variables != nil {
@@ -142,6 +158,9 @@ func (p *Plane) updateService(ctx context.Context, dry *previewing, id model.Ser
 		target(ev, ActServiceUpdate, "Service", string(id))
 		ev.Details["image"] = svc.Image
 		auditConfig(ev, svc.ServiceConfig, in.Variables)
+		if in.Git != nil || in.RemoveGit {
+			auditGit(ev, svc)
+		}
 		return store.UpdateService(ctx, q, svc)
 	})
 	return committed(svc, err)

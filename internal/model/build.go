@@ -152,3 +152,13 @@ func (v BuildStatus) MarshalGQL(w io.Writer)        { marshalEnum(w, v) }
 func (v *BuildStatus) UnmarshalGQL(x any) error     { return unmarshalEnum(x, v, buildStatuses) }
 func (v DeliveryOutcome) MarshalGQL(w io.Writer)    { marshalEnum(w, v) }
 func (v *DeliveryOutcome) UnmarshalGQL(x any) error { return unmarshalEnum(x, v, deliveryOutcomes) }
+
+func (w *Webhook) Scope() Scope         { return Scope{Tenant: w.TenantID, Project: w.ProjectID} }
+func (d *WebhookDelivery) Scope() Scope { return Scope{Tenant: d.TenantID, Project: d.ProjectID} }
+func (b *Build) Scope() Scope           { return Scope{Tenant: b.TenantID, Project: b.ProjectID} }
+
+// Binding ties a sealed webhook secret to its hook.
+func (w *Webhook) Binding() string { return "webhook:" + string(w.ID) }
+
+// GitBinding ties a service's sealed Git credential to the service.
+func (s *Service) GitBinding() string { return "service-git:" + string(s.ID) }

@@ -119,14 +119,21 @@ func Verify(d Delivery, h http.Header, body, secret []byte) error {
 		if given == "" || err != nil {
 			return ErrBadSignature
 		}
-		mac := hmac.New(sha256.New, secret)
-		mac.Write(body)
-		if !hmac.Equal(sig, mac.Sum(nil)) {
+		want, _ := hex.DecodeString(Sign(secret, body))
+		if !hmac.Equal(sig, want) {
 			return ErrBadSignature
 		}
 		return nil
 	}
 	return ErrUnknownProvider
+}
+
+// Sign is the hex HMAC-SHA256 of body with secret: GitHub's signature
+// after its "sha256=", Gitea's and Forgejo's whole.
+func Sign(secret, body []byte) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(body)
+	return hex.EncodeToString(mac.Sum(nil))
 }
 
 // Push is what a push delivery says.
