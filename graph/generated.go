@@ -38,6 +38,7 @@ type ResolverRoot interface {
 	ApiToken() ApiTokenResolver
 	Approval() ApprovalResolver
 	AuditEvent() AuditEventResolver
+	Build() BuildResolver
 	Cluster() ClusterResolver
 	Command() CommandResolver
 	Deployment() DeploymentResolver
@@ -55,6 +56,8 @@ type ResolverRoot interface {
 	Tenant() TenantResolver
 	Variable() VariableResolver
 	Viewer() ViewerResolver
+	Webhook() WebhookResolver
+	WebhookDelivery() WebhookDeliveryResolver
 }
 
 type DirectiveRoot struct {
@@ -118,6 +121,34 @@ type ComplexityRoot struct {
 	}
 
 	AuditEventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	Build struct {
+		Branch      func(childComplexity int) int
+		Cluster     func(childComplexity int) int
+		Commit      func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		Delivery    func(childComplexity int) int
+		Environment func(childComplexity int) int
+		FinishedAt  func(childComplexity int) int
+		ID          func(childComplexity int) int
+		ImageDigest func(childComplexity int) int
+		Message     func(childComplexity int) int
+		Repository  func(childComplexity int) int
+		Service     func(childComplexity int) int
+		StartedAt   func(childComplexity int) int
+		Status      func(childComplexity int) int
+	}
+
+	BuildConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	BuildEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
 	}
@@ -261,6 +292,12 @@ type ComplexityRoot struct {
 		UserErrors func(childComplexity int) int
 	}
 
+	CreateWebhookPayload struct {
+		Secret     func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+		Webhook    func(childComplexity int) int
+	}
+
 	DeleteClusterPayload struct {
 		DeletedClusterID func(childComplexity int) int
 		UserErrors       func(childComplexity int) int
@@ -289,6 +326,11 @@ type ComplexityRoot struct {
 	DeleteVariablePayload struct {
 		DeletedVariableID func(childComplexity int) int
 		UserErrors        func(childComplexity int) int
+	}
+
+	DeleteWebhookPayload struct {
+		DeletedWebhookID func(childComplexity int) int
+		UserErrors       func(childComplexity int) int
 	}
 
 	DeployPayload struct {
@@ -376,6 +418,15 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	GitSource struct {
+		Branch        func(childComplexity int) int
+		ContextDir    func(childComplexity int) int
+		DeployOnPush  func(childComplexity int) int
+		Dockerfile    func(childComplexity int) int
+		HasCredential func(childComplexity int) int
+		Repository    func(childComplexity int) int
+	}
+
 	HeldService struct {
 		Namespace func(childComplexity int) int
 		Reason    func(childComplexity int) int
@@ -418,14 +469,17 @@ type ComplexityRoot struct {
 		CreateProject            func(childComplexity int, input gqlmodel.CreateProjectInput) int
 		CreateService            func(childComplexity int, input gqlmodel.CreateServiceInput) int
 		CreateTenant             func(childComplexity int, input gqlmodel.CreateTenantInput) int
+		CreateWebhook            func(childComplexity int, input gqlmodel.CreateWebhookInput) int
 		DeleteCluster            func(childComplexity int, input gqlmodel.DeleteClusterInput) int
 		DeleteEnvironment        func(childComplexity int, input gqlmodel.DeleteEnvironmentInput) int
 		DeleteNamespaceTarget    func(childComplexity int, input gqlmodel.DeleteNamespaceTargetInput) int
 		DeleteProject            func(childComplexity int, input gqlmodel.DeleteProjectInput) int
 		DeleteService            func(childComplexity int, input gqlmodel.DeleteServiceInput) int
 		DeleteVariable           func(childComplexity int, input gqlmodel.DeleteVariableInput) int
+		DeleteWebhook            func(childComplexity int, input gqlmodel.DeleteWebhookInput) int
 		Deploy                   func(childComplexity int, input gqlmodel.DeployInput) int
 		QueueCommand             func(childComplexity int, input gqlmodel.QueueCommandInput) int
+		RedeliverWebhookDelivery func(childComplexity int, input gqlmodel.RedeliverWebhookDeliveryInput) int
 		Redeploy                 func(childComplexity int, input gqlmodel.RedeployInput) int
 		RegenerateConnectToken   func(childComplexity int, input gqlmodel.RegenerateConnectTokenInput) int
 		RegisterCluster          func(childComplexity int, input gqlmodel.RegisterClusterInput) int
@@ -436,6 +490,7 @@ type ComplexityRoot struct {
 		RevokeConnectToken       func(childComplexity int, input gqlmodel.RevokeConnectTokenInput) int
 		RevokeMemberAPITokens    func(childComplexity int, input gqlmodel.RevokeMemberAPITokensInput) int
 		Rollback                 func(childComplexity int, input gqlmodel.RollbackInput) int
+		RotateWebhookSecret      func(childComplexity int, input gqlmodel.RotateWebhookSecretInput) int
 		SetClusterLabels         func(childComplexity int, input gqlmodel.SetClusterLabelsInput) int
 		SetNamespaceTargetLabels func(childComplexity int, input gqlmodel.SetNamespaceTargetLabelsInput) int
 		SetTenantPlan            func(childComplexity int, input gqlmodel.SetTenantPlanInput) int
@@ -515,6 +570,7 @@ type ComplexityRoot struct {
 		Tenant       func(childComplexity int) int
 		Variables    func(childComplexity int) int
 		ViewerRole   func(childComplexity int) int
+		Webhooks     func(childComplexity int) int
 	}
 
 	ProjectConnection struct {
@@ -558,6 +614,11 @@ type ComplexityRoot struct {
 
 	QueueCommandPayload struct {
 		Command    func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+	}
+
+	RedeliverWebhookDeliveryPayload struct {
+		Delivery   func(childComplexity int) int
 		UserErrors func(childComplexity int) int
 	}
 
@@ -623,9 +684,17 @@ type ComplexityRoot struct {
 		UserErrors       func(childComplexity int) int
 	}
 
+	RotateWebhookSecretPayload struct {
+		Secret     func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+		Webhook    func(childComplexity int) int
+	}
+
 	Service struct {
+		Builds    func(childComplexity int, first *int, after *string, environmentID *string) int
 		CreatedAt func(childComplexity int) int
 		Domains   func(childComplexity int) int
+		Git       func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Image     func(childComplexity int) int
 		Name      func(childComplexity int) int
@@ -634,6 +703,7 @@ type ComplexityRoot struct {
 		Releases  func(childComplexity int, first *int, after *string, environmentID *string) int
 		UpdatedAt func(childComplexity int) int
 		Variables func(childComplexity int) int
+		Webhook   func(childComplexity int) int
 	}
 
 	ServiceConnection struct {
@@ -761,6 +831,42 @@ type ComplexityRoot struct {
 		Token     func(childComplexity int) int
 		User      func(childComplexity int) int
 	}
+
+	Webhook struct {
+		CreatedAt  func(childComplexity int) int
+		Deliveries func(childComplexity int, first *int, after *string) int
+		ID         func(childComplexity int) int
+		Project    func(childComplexity int) int
+		RotatedAt  func(childComplexity int) int
+		Service    func(childComplexity int) int
+		URL        func(childComplexity int) int
+	}
+
+	WebhookDelivery struct {
+		Builds       func(childComplexity int) int
+		Commit       func(childComplexity int) int
+		DeliveryID   func(childComplexity int) int
+		Event        func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Outcome      func(childComplexity int) int
+		Provider     func(childComplexity int) int
+		Reason       func(childComplexity int) int
+		ReceivedAt   func(childComplexity int) int
+		RedeliveryOf func(childComplexity int) int
+		Ref          func(childComplexity int) int
+		Webhook      func(childComplexity int) int
+	}
+
+	WebhookDeliveryConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	WebhookDeliveryEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -777,6 +883,13 @@ type AuditEventResolver interface {
 	Actor(ctx context.Context, obj *model.AuditEvent) (*model.User, error)
 
 	TargetID(ctx context.Context, obj *model.AuditEvent) (*string, error)
+}
+type BuildResolver interface {
+	Service(ctx context.Context, obj *model.Build) (*model.Service, error)
+	Environment(ctx context.Context, obj *model.Build) (*model.Environment, error)
+	Cluster(ctx context.Context, obj *model.Build) (*model.Cluster, error)
+
+	Delivery(ctx context.Context, obj *model.Build) (*model.WebhookDelivery, error)
 }
 type ClusterResolver interface {
 	Tenant(ctx context.Context, obj *model.Cluster) (*model.Tenant, error)
@@ -864,6 +977,10 @@ type MutationResolver interface {
 	CreateService(ctx context.Context, input gqlmodel.CreateServiceInput) (*gqlmodel.CreateServicePayload, error)
 	UpdateService(ctx context.Context, input gqlmodel.UpdateServiceInput) (*gqlmodel.UpdateServicePayload, error)
 	DeleteService(ctx context.Context, input gqlmodel.DeleteServiceInput) (*gqlmodel.DeleteServicePayload, error)
+	CreateWebhook(ctx context.Context, input gqlmodel.CreateWebhookInput) (*gqlmodel.CreateWebhookPayload, error)
+	RotateWebhookSecret(ctx context.Context, input gqlmodel.RotateWebhookSecretInput) (*gqlmodel.RotateWebhookSecretPayload, error)
+	DeleteWebhook(ctx context.Context, input gqlmodel.DeleteWebhookInput) (*gqlmodel.DeleteWebhookPayload, error)
+	RedeliverWebhookDelivery(ctx context.Context, input gqlmodel.RedeliverWebhookDeliveryInput) (*gqlmodel.RedeliverWebhookDeliveryPayload, error)
 	Deploy(ctx context.Context, input gqlmodel.DeployInput) (*gqlmodel.DeployPayload, error)
 	ApproveDeployment(ctx context.Context, input gqlmodel.DecideDeploymentInput) (*gqlmodel.DeploymentPayload, error)
 	RejectDeployment(ctx context.Context, input gqlmodel.DecideDeploymentInput) (*gqlmodel.DeploymentPayload, error)
@@ -886,6 +1003,7 @@ type ProjectResolver interface {
 	Environments(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.EnvironmentConnection, error)
 	Services(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.ServiceConnection, error)
 	Variables(ctx context.Context, obj *model.Project) ([]*model.Variable, error)
+	Webhooks(ctx context.Context, obj *model.Project) ([]*model.Webhook, error)
 }
 type ProjectMemberResolver interface {
 	Project(ctx context.Context, obj *model.ProjectMember) (*model.Project, error)
@@ -911,6 +1029,9 @@ type ServiceResolver interface {
 	Variables(ctx context.Context, obj *model.Service) ([]*model.Variable, error)
 
 	Releases(ctx context.Context, obj *model.Service, first *int, after *string, environmentID *string) (*gqlmodel.ReleaseConnection, error)
+	Git(ctx context.Context, obj *model.Service) (*gqlmodel.GitSource, error)
+	Webhook(ctx context.Context, obj *model.Service) (*model.Webhook, error)
+	Builds(ctx context.Context, obj *model.Service, first *int, after *string, environmentID *string) (*gqlmodel.BuildConnection, error)
 }
 type SubscriptionResolver interface {
 	DeploymentEvents(ctx context.Context, deploymentID string, after *string) (<-chan *model.DeploymentEvent, error)
@@ -938,6 +1059,19 @@ type VariableResolver interface {
 type ViewerResolver interface {
 	Tenants(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string) (*gqlmodel.TenantConnection, error)
 	APITokens(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string) (*gqlmodel.APITokenConnection, error)
+}
+type WebhookResolver interface {
+	Project(ctx context.Context, obj *model.Webhook) (*model.Project, error)
+	Service(ctx context.Context, obj *model.Webhook) (*model.Service, error)
+	URL(ctx context.Context, obj *model.Webhook) (string, error)
+
+	Deliveries(ctx context.Context, obj *model.Webhook, first *int, after *string) (*gqlmodel.WebhookDeliveryConnection, error)
+}
+type WebhookDeliveryResolver interface {
+	Webhook(ctx context.Context, obj *model.WebhookDelivery) (*model.Webhook, error)
+
+	Builds(ctx context.Context, obj *model.WebhookDelivery) ([]*model.Build, error)
+	RedeliveryOf(ctx context.Context, obj *model.WebhookDelivery) (*model.WebhookDelivery, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1170,6 +1304,123 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AuditEventEdge.Node(childComplexity), true
+
+	case "Build.branch":
+		if e.ComplexityRoot.Build.Branch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.Branch(childComplexity), true
+	case "Build.cluster":
+		if e.ComplexityRoot.Build.Cluster == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.Cluster(childComplexity), true
+	case "Build.commit":
+		if e.ComplexityRoot.Build.Commit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.Commit(childComplexity), true
+	case "Build.createdAt":
+		if e.ComplexityRoot.Build.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.CreatedAt(childComplexity), true
+	case "Build.delivery":
+		if e.ComplexityRoot.Build.Delivery == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.Delivery(childComplexity), true
+	case "Build.environment":
+		if e.ComplexityRoot.Build.Environment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.Environment(childComplexity), true
+	case "Build.finishedAt":
+		if e.ComplexityRoot.Build.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.FinishedAt(childComplexity), true
+	case "Build.id":
+		if e.ComplexityRoot.Build.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.ID(childComplexity), true
+	case "Build.imageDigest":
+		if e.ComplexityRoot.Build.ImageDigest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.ImageDigest(childComplexity), true
+	case "Build.message":
+		if e.ComplexityRoot.Build.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.Message(childComplexity), true
+	case "Build.repository":
+		if e.ComplexityRoot.Build.Repository == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.Repository(childComplexity), true
+	case "Build.service":
+		if e.ComplexityRoot.Build.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.Service(childComplexity), true
+	case "Build.startedAt":
+		if e.ComplexityRoot.Build.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.StartedAt(childComplexity), true
+	case "Build.status":
+		if e.ComplexityRoot.Build.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.Status(childComplexity), true
+
+	case "BuildConnection.edges":
+		if e.ComplexityRoot.BuildConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildConnection.Edges(childComplexity), true
+	case "BuildConnection.nodes":
+		if e.ComplexityRoot.BuildConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildConnection.Nodes(childComplexity), true
+	case "BuildConnection.pageInfo":
+		if e.ComplexityRoot.BuildConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildConnection.PageInfo(childComplexity), true
+
+	case "BuildEdge.cursor":
+		if e.ComplexityRoot.BuildEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildEdge.Cursor(childComplexity), true
+	case "BuildEdge.node":
+		if e.ComplexityRoot.BuildEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildEdge.Node(childComplexity), true
 
 	case "ChangePreview.clusters":
 		if e.ComplexityRoot.ChangePreview.Clusters == nil {
@@ -1692,6 +1943,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreateTenantPayload.UserErrors(childComplexity), true
 
+	case "CreateWebhookPayload.secret":
+		if e.ComplexityRoot.CreateWebhookPayload.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateWebhookPayload.Secret(childComplexity), true
+	case "CreateWebhookPayload.userErrors":
+		if e.ComplexityRoot.CreateWebhookPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateWebhookPayload.UserErrors(childComplexity), true
+	case "CreateWebhookPayload.webhook":
+		if e.ComplexityRoot.CreateWebhookPayload.Webhook == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateWebhookPayload.Webhook(childComplexity), true
+
 	case "DeleteClusterPayload.deletedClusterId":
 		if e.ComplexityRoot.DeleteClusterPayload.DeletedClusterID == nil {
 			break
@@ -1769,6 +2039,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DeleteVariablePayload.UserErrors(childComplexity), true
+
+	case "DeleteWebhookPayload.deletedWebhookId":
+		if e.ComplexityRoot.DeleteWebhookPayload.DeletedWebhookID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteWebhookPayload.DeletedWebhookID(childComplexity), true
+	case "DeleteWebhookPayload.userErrors":
+		if e.ComplexityRoot.DeleteWebhookPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteWebhookPayload.UserErrors(childComplexity), true
 
 	case "DeployPayload.deployment":
 		if e.ComplexityRoot.DeployPayload.Deployment == nil {
@@ -2113,6 +2396,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EnvironmentEdge.Node(childComplexity), true
 
+	case "GitSource.branch":
+		if e.ComplexityRoot.GitSource.Branch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GitSource.Branch(childComplexity), true
+	case "GitSource.contextDir":
+		if e.ComplexityRoot.GitSource.ContextDir == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GitSource.ContextDir(childComplexity), true
+	case "GitSource.deployOnPush":
+		if e.ComplexityRoot.GitSource.DeployOnPush == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GitSource.DeployOnPush(childComplexity), true
+	case "GitSource.dockerfile":
+		if e.ComplexityRoot.GitSource.Dockerfile == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GitSource.Dockerfile(childComplexity), true
+	case "GitSource.hasCredential":
+		if e.ComplexityRoot.GitSource.HasCredential == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GitSource.HasCredential(childComplexity), true
+	case "GitSource.repository":
+		if e.ComplexityRoot.GitSource.Repository == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GitSource.Repository(childComplexity), true
+
 	case "HeldService.namespace":
 		if e.ComplexityRoot.HeldService.Namespace == nil {
 			break
@@ -2329,6 +2649,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateTenant(childComplexity, args["input"].(gqlmodel.CreateTenantInput)), true
+	case "Mutation.createWebhook":
+		if e.ComplexityRoot.Mutation.CreateWebhook == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createWebhook_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateWebhook(childComplexity, args["input"].(gqlmodel.CreateWebhookInput)), true
 	case "Mutation.deleteCluster":
 		if e.ComplexityRoot.Mutation.DeleteCluster == nil {
 			break
@@ -2395,6 +2726,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteVariable(childComplexity, args["input"].(gqlmodel.DeleteVariableInput)), true
+	case "Mutation.deleteWebhook":
+		if e.ComplexityRoot.Mutation.DeleteWebhook == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteWebhook_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteWebhook(childComplexity, args["input"].(gqlmodel.DeleteWebhookInput)), true
 	case "Mutation.deploy":
 		if e.ComplexityRoot.Mutation.Deploy == nil {
 			break
@@ -2417,6 +2759,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.QueueCommand(childComplexity, args["input"].(gqlmodel.QueueCommandInput)), true
+	case "Mutation.redeliverWebhookDelivery":
+		if e.ComplexityRoot.Mutation.RedeliverWebhookDelivery == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_redeliverWebhookDelivery_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RedeliverWebhookDelivery(childComplexity, args["input"].(gqlmodel.RedeliverWebhookDeliveryInput)), true
 	case "Mutation.redeploy":
 		if e.ComplexityRoot.Mutation.Redeploy == nil {
 			break
@@ -2527,6 +2880,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Rollback(childComplexity, args["input"].(gqlmodel.RollbackInput)), true
+	case "Mutation.rotateWebhookSecret":
+		if e.ComplexityRoot.Mutation.RotateWebhookSecret == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rotateWebhookSecret_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RotateWebhookSecret(childComplexity, args["input"].(gqlmodel.RotateWebhookSecretInput)), true
 	case "Mutation.setClusterLabels":
 		if e.ComplexityRoot.Mutation.SetClusterLabels == nil {
 			break
@@ -2896,6 +3260,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Project.ViewerRole(childComplexity), true
+	case "Project.webhooks":
+		if e.ComplexityRoot.Project.Webhooks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.Webhooks(childComplexity), true
 
 	case "ProjectConnection.edges":
 		if e.ComplexityRoot.ProjectConnection.Edges == nil {
@@ -3066,6 +3436,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.QueueCommandPayload.UserErrors(childComplexity), true
+
+	case "RedeliverWebhookDeliveryPayload.delivery":
+		if e.ComplexityRoot.RedeliverWebhookDeliveryPayload.Delivery == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedeliverWebhookDeliveryPayload.Delivery(childComplexity), true
+	case "RedeliverWebhookDeliveryPayload.userErrors":
+		if e.ComplexityRoot.RedeliverWebhookDeliveryPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedeliverWebhookDeliveryPayload.UserErrors(childComplexity), true
 
 	case "RegenerateConnectTokenPayload.connectToken":
 		if e.ComplexityRoot.RegenerateConnectTokenPayload.ConnectToken == nil {
@@ -3269,6 +3652,36 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RevokeMemberApiTokensPayload.UserErrors(childComplexity), true
 
+	case "RotateWebhookSecretPayload.secret":
+		if e.ComplexityRoot.RotateWebhookSecretPayload.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RotateWebhookSecretPayload.Secret(childComplexity), true
+	case "RotateWebhookSecretPayload.userErrors":
+		if e.ComplexityRoot.RotateWebhookSecretPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RotateWebhookSecretPayload.UserErrors(childComplexity), true
+	case "RotateWebhookSecretPayload.webhook":
+		if e.ComplexityRoot.RotateWebhookSecretPayload.Webhook == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RotateWebhookSecretPayload.Webhook(childComplexity), true
+
+	case "Service.builds":
+		if e.ComplexityRoot.Service.Builds == nil {
+			break
+		}
+
+		args, err := ec.field_Service_builds_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Service.Builds(childComplexity, args["first"].(*int), args["after"].(*string), args["environmentId"].(*string)), true
 	case "Service.createdAt":
 		if e.ComplexityRoot.Service.CreatedAt == nil {
 			break
@@ -3281,6 +3694,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Service.Domains(childComplexity), true
+	case "Service.git":
+		if e.ComplexityRoot.Service.Git == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Service.Git(childComplexity), true
 	case "Service.id":
 		if e.ComplexityRoot.Service.ID == nil {
 			break
@@ -3334,6 +3753,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Service.Variables(childComplexity), true
+	case "Service.webhook":
+		if e.ComplexityRoot.Service.Webhook == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Service.Webhook(childComplexity), true
 
 	case "ServiceConnection.edges":
 		if e.ComplexityRoot.ServiceConnection.Edges == nil {
@@ -3796,6 +4221,159 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Viewer.User(childComplexity), true
 
+	case "Webhook.createdAt":
+		if e.ComplexityRoot.Webhook.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.CreatedAt(childComplexity), true
+	case "Webhook.deliveries":
+		if e.ComplexityRoot.Webhook.Deliveries == nil {
+			break
+		}
+
+		args, err := ec.field_Webhook_deliveries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Webhook.Deliveries(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Webhook.id":
+		if e.ComplexityRoot.Webhook.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.ID(childComplexity), true
+	case "Webhook.project":
+		if e.ComplexityRoot.Webhook.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.Project(childComplexity), true
+	case "Webhook.rotatedAt":
+		if e.ComplexityRoot.Webhook.RotatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.RotatedAt(childComplexity), true
+	case "Webhook.service":
+		if e.ComplexityRoot.Webhook.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.Service(childComplexity), true
+	case "Webhook.url":
+		if e.ComplexityRoot.Webhook.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.URL(childComplexity), true
+
+	case "WebhookDelivery.builds":
+		if e.ComplexityRoot.WebhookDelivery.Builds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Builds(childComplexity), true
+	case "WebhookDelivery.commit":
+		if e.ComplexityRoot.WebhookDelivery.Commit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Commit(childComplexity), true
+	case "WebhookDelivery.deliveryId":
+		if e.ComplexityRoot.WebhookDelivery.DeliveryID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.DeliveryID(childComplexity), true
+	case "WebhookDelivery.event":
+		if e.ComplexityRoot.WebhookDelivery.Event == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Event(childComplexity), true
+	case "WebhookDelivery.id":
+		if e.ComplexityRoot.WebhookDelivery.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.ID(childComplexity), true
+	case "WebhookDelivery.outcome":
+		if e.ComplexityRoot.WebhookDelivery.Outcome == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Outcome(childComplexity), true
+	case "WebhookDelivery.provider":
+		if e.ComplexityRoot.WebhookDelivery.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Provider(childComplexity), true
+	case "WebhookDelivery.reason":
+		if e.ComplexityRoot.WebhookDelivery.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Reason(childComplexity), true
+	case "WebhookDelivery.receivedAt":
+		if e.ComplexityRoot.WebhookDelivery.ReceivedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.ReceivedAt(childComplexity), true
+	case "WebhookDelivery.redeliveryOf":
+		if e.ComplexityRoot.WebhookDelivery.RedeliveryOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.RedeliveryOf(childComplexity), true
+	case "WebhookDelivery.ref":
+		if e.ComplexityRoot.WebhookDelivery.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Ref(childComplexity), true
+	case "WebhookDelivery.webhook":
+		if e.ComplexityRoot.WebhookDelivery.Webhook == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Webhook(childComplexity), true
+
+	case "WebhookDeliveryConnection.edges":
+		if e.ComplexityRoot.WebhookDeliveryConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryConnection.Edges(childComplexity), true
+	case "WebhookDeliveryConnection.nodes":
+		if e.ComplexityRoot.WebhookDeliveryConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryConnection.Nodes(childComplexity), true
+	case "WebhookDeliveryConnection.pageInfo":
+		if e.ComplexityRoot.WebhookDeliveryConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryConnection.PageInfo(childComplexity), true
+
+	case "WebhookDeliveryEdge.cursor":
+		if e.ComplexityRoot.WebhookDeliveryEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryEdge.Cursor(childComplexity), true
+	case "WebhookDeliveryEdge.node":
+		if e.ComplexityRoot.WebhookDeliveryEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDeliveryEdge.Node(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -3815,6 +4393,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CreateProjectInput", ec.unmarshalInputCreateProjectInput),
 			graphql.NewInputUnmarshaler("CreateServiceInput", ec.unmarshalInputCreateServiceInput),
 			graphql.NewInputUnmarshaler("CreateTenantInput", ec.unmarshalInputCreateTenantInput),
+			graphql.NewInputUnmarshaler("CreateWebhookInput", ec.unmarshalInputCreateWebhookInput),
 			graphql.NewInputUnmarshaler("DecideDeploymentInput", ec.unmarshalInputDecideDeploymentInput),
 			graphql.NewInputUnmarshaler("DeleteClusterInput", ec.unmarshalInputDeleteClusterInput),
 			graphql.NewInputUnmarshaler("DeleteEnvironmentInput", ec.unmarshalInputDeleteEnvironmentInput),
@@ -3822,12 +4401,15 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("DeleteProjectInput", ec.unmarshalInputDeleteProjectInput),
 			graphql.NewInputUnmarshaler("DeleteServiceInput", ec.unmarshalInputDeleteServiceInput),
 			graphql.NewInputUnmarshaler("DeleteVariableInput", ec.unmarshalInputDeleteVariableInput),
+			graphql.NewInputUnmarshaler("DeleteWebhookInput", ec.unmarshalInputDeleteWebhookInput),
 			graphql.NewInputUnmarshaler("DeployInput", ec.unmarshalInputDeployInput),
 			graphql.NewInputUnmarshaler("DomainInput", ec.unmarshalInputDomainInput),
+			graphql.NewInputUnmarshaler("GitSourceInput", ec.unmarshalInputGitSourceInput),
 			graphql.NewInputUnmarshaler("LabelInput", ec.unmarshalInputLabelInput),
 			graphql.NewInputUnmarshaler("ProbeInput", ec.unmarshalInputProbeInput),
 			graphql.NewInputUnmarshaler("ProcessInput", ec.unmarshalInputProcessInput),
 			graphql.NewInputUnmarshaler("QueueCommandInput", ec.unmarshalInputQueueCommandInput),
+			graphql.NewInputUnmarshaler("RedeliverWebhookDeliveryInput", ec.unmarshalInputRedeliverWebhookDeliveryInput),
 			graphql.NewInputUnmarshaler("RedeployInput", ec.unmarshalInputRedeployInput),
 			graphql.NewInputUnmarshaler("RegenerateConnectTokenInput", ec.unmarshalInputRegenerateConnectTokenInput),
 			graphql.NewInputUnmarshaler("RegisterClusterInput", ec.unmarshalInputRegisterClusterInput),
@@ -3837,6 +4419,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("RevokeConnectTokenInput", ec.unmarshalInputRevokeConnectTokenInput),
 			graphql.NewInputUnmarshaler("RevokeMemberApiTokensInput", ec.unmarshalInputRevokeMemberApiTokensInput),
 			graphql.NewInputUnmarshaler("RollbackInput", ec.unmarshalInputRollbackInput),
+			graphql.NewInputUnmarshaler("RotateWebhookSecretInput", ec.unmarshalInputRotateWebhookSecretInput),
 			graphql.NewInputUnmarshaler("SetClusterLabelsInput", ec.unmarshalInputSetClusterLabelsInput),
 			graphql.NewInputUnmarshaler("SetNamespaceTargetLabelsInput", ec.unmarshalInputSetNamespaceTargetLabelsInput),
 			graphql.NewInputUnmarshaler("SetTenantPlanInput", ec.unmarshalInputSetTenantPlanInput),
@@ -4205,6 +4788,8 @@ type Project implements Node {
   services(first: Int, after: String): ServiceConnection!
   "The variables set at project scope."
   variables: [Variable!]!
+  "The project's push webhooks, its services' included."
+  webhooks: [Webhook!]!
 }
 
 type ProjectConnection {
@@ -4456,6 +5041,127 @@ type Service implements Node {
   updatedAt: Time!
   "Releases of this service, newest first; optionally of one environment."
   releases(first: Int, after: String, environmentId: ID): ReleaseConnection!
+  "Where the service is built from; null for a service deployed from images built elsewhere."
+  git: GitSource
+  "The service's own push webhook, if it has one (a project's webhooks are on the project)."
+  webhook: Webhook
+  "Builds of this service, newest first; optionally of one environment."
+  builds(first: Int, after: String, environmentId: ID): BuildConnection!
+}
+
+"A Git service's source: a repository's tracked branch, built with a Dockerfile. A push to the branch builds and deploys it to each of deployOnPush."
+type GitSource {
+  "The repository's URL (https or ssh)."
+  repository: String!
+  branch: String!
+  "The build context, relative to the repository's root."
+  contextDir: String!
+  "The Dockerfile, relative to the build context."
+  dockerfile: String!
+  "The environments a push to the branch builds and deploys to."
+  deployOnPush: [Environment!]!
+  "Whether a read credential (deploy key or token) is stored. It is sealed and never returned."
+  hasCredential: Boolean!
+}
+
+"Receives push webhooks from GitHub, GitLab or Gitea/Forgejo, at its url, signed with its secret (shown only when made or rotated)."
+type Webhook implements Node {
+  id: ID!
+  project: Project!
+  "The one service it builds; null for a project's webhook, which builds every Git service of the project whose repository a push names."
+  service: Service
+  "Where the provider sends the pushes: this control plane's /hooks/<id>."
+  url: String!
+  createdAt: Time!
+  rotatedAt: Time!
+  "What it received, newest first, as a provider's recent deliveries page shows it."
+  deliveries(first: Int, after: String): WebhookDeliveryConnection!
+}
+
+enum DeliveryOutcome {
+  "The push queued a build for each environment it deploys to."
+  BUILD_QUEUED
+  "A valid delivery that builds nothing: reason says why (another branch, a tag, a deletion, not a push)."
+  IGNORED
+  "The commit is built, or being built, already."
+  DUPLICATE
+  "Not trusted: no or a wrong signature, a replayed delivery id, an oversized or malformed body. Its body is not kept."
+  REFUSED
+}
+
+type WebhookDelivery implements Node {
+  id: ID!
+  webhook: Webhook!
+  "GITHUB, GITLAB or GITEA (Forgejo too); empty when the request named no provider."
+  provider: String!
+  "The provider's id of the delivery."
+  deliveryId: String!
+  "The provider's event name, e.g. push or Push Hook."
+  event: String!
+  "The ref pushed; empty for what was not a readable push."
+  ref: String!
+  "The commit the push moved the ref to; empty for what was not a readable push."
+  commit: String!
+  outcome: DeliveryOutcome!
+  reason: String!
+  "The builds it queued."
+  builds: [Build!]!
+  "The delivery this one redelivered."
+  redeliveryOf: WebhookDelivery
+  receivedAt: Time!
+}
+
+type WebhookDeliveryConnection {
+  edges: [WebhookDeliveryEdge!]!
+  nodes: [WebhookDelivery!]!
+  pageInfo: PageInfo!
+}
+
+type WebhookDeliveryEdge {
+  cursor: String!
+  node: WebhookDelivery!
+}
+
+enum BuildStatus {
+  QUEUED
+  RUNNING
+  SUCCEEDED
+  FAILED
+  CANCELLED
+  TIMED_OUT
+}
+
+"An image built from a commit of a Git service, for one environment: it runs on that environment's cluster."
+type Build implements Node {
+  id: ID!
+  service: Service!
+  environment: Environment!
+  "Where it runs, once scheduled."
+  cluster: Cluster
+  repository: String!
+  branch: String!
+  commit: String!
+  status: BuildStatus!
+  "What the build did last, or why it ended."
+  message: String!
+  "The image a successful build produced, sha256: and 64 hex digits; empty until it succeeded."
+  imageDigest: String!
+  "The webhook delivery that queued it."
+  delivery: WebhookDelivery
+  createdAt: Time!
+  startedAt: Time
+  finishedAt: Time
+}
+
+type BuildConnection {
+  edges: [BuildEdge!]!
+  nodes: [Build!]!
+  pageInfo: PageInfo!
+}
+
+type BuildEdge {
+  cursor: String!
+  node: Build!
 }
 
 type ServiceConnection {
@@ -4760,6 +5466,14 @@ type Mutation {
   updateService(input: UpdateServiceInput!): UpdateServicePayload!
   deleteService(input: DeleteServiceInput!): DeleteServicePayload!
 
+  "A push webhook for a service, or for a project (project managers and tenant admins). Needs the control plane's master key."
+  createWebhook(input: CreateWebhookInput!): CreateWebhookPayload!
+  "A new secret for a webhook (project managers and tenant admins)."
+  rotateWebhookSecret(input: RotateWebhookSecretInput!): RotateWebhookSecretPayload!
+  deleteWebhook(input: DeleteWebhookInput!): DeleteWebhookPayload!
+  "Takes a delivery again as its webhook received it, with the webhook's rules except the replay check (tenant admins). A refused delivery kept no body and cannot be redelivered."
+  redeliverWebhookDelivery(input: RedeliverWebhookDeliveryInput!): RedeliverWebhookDeliveryPayload!
+
   "Creates a release of the service for the environment and a deployment of it: awaiting approval in a protected environment, delivering otherwise."
   deploy(input: DeployInput!): DeployPayload!
   "Approves a deployment awaiting approval (project managers and tenant admins; not its requester unless allowed). It is then delivered."
@@ -5063,10 +5777,68 @@ type DeleteNamespaceTargetPayload {
 input CreateServiceInput {
   projectId: ID!
   name: String!
+  "For a Git service: the repository in the cluster's registry its builds push to."
   image: String!
   processes: [ProcessInput!]!
   variables: [VariableInput!] = []
   domains: [DomainInput!] = []
+  "Makes it a service built from Git."
+  git: GitSourceInput
+}
+
+input GitSourceInput {
+  "https://host/owner/repo(.git) or git@host:owner/repo(.git); without credentials in it."
+  repository: String!
+  branch: String!
+  contextDir: String = "."
+  dockerfile: String = "Dockerfile"
+  "The environments (of the service's project) a push to the branch builds and deploys to."
+  deployOnPush: [ID!] = []
+  "A read credential for a private repository (deploy key or token): sealed, never returned. Left out: the stored one is kept; empty: removed."
+  credential: String
+}
+
+input CreateWebhookInput {
+  projectId: ID!
+  "The one service it builds; left out: a project's webhook, routing each push by its repository."
+  serviceId: ID
+}
+
+type CreateWebhookPayload {
+  webhook: Webhook
+  "The secret to give the provider (GitHub and Gitea: the webhook secret; GitLab: the secret token). Shown once."
+  secret: String
+  userErrors: [UserError!]!
+}
+
+input RotateWebhookSecretInput {
+  webhookId: ID!
+}
+
+type RotateWebhookSecretPayload {
+  webhook: Webhook
+  "The new secret, shown once; the old one stops working at once."
+  secret: String
+  userErrors: [UserError!]!
+}
+
+input DeleteWebhookInput {
+  webhookId: ID!
+}
+
+type DeleteWebhookPayload {
+  deletedWebhookId: ID
+  userErrors: [UserError!]!
+}
+
+input RedeliverWebhookDeliveryInput {
+  deliveryId: ID!
+}
+
+type RedeliverWebhookDeliveryPayload {
+  "The new delivery, naming the one it repeats."
+  delivery: WebhookDelivery
+  userErrors: [UserError!]!
 }
 
 type CreateServicePayload {
@@ -5081,6 +5853,10 @@ input UpdateServiceInput {
   processes: [ProcessInput!]
   variables: [VariableInput!]
   domains: [DomainInput!]
+  "Makes it a service built from Git, or changes its source."
+  git: GitSourceInput
+  "Makes it a service deployed from images built elsewhere again."
+  removeGit: Boolean
 }
 
 type UpdateServicePayload {
@@ -5304,6 +6080,62 @@ func (ec *executionContext) childFields_AuditEventEdge(ctx context.Context, fiel
 		return ec.fieldContext_AuditEventEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AuditEventEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Build(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Build_id(ctx, field)
+	case "service":
+		return ec.fieldContext_Build_service(ctx, field)
+	case "environment":
+		return ec.fieldContext_Build_environment(ctx, field)
+	case "cluster":
+		return ec.fieldContext_Build_cluster(ctx, field)
+	case "repository":
+		return ec.fieldContext_Build_repository(ctx, field)
+	case "branch":
+		return ec.fieldContext_Build_branch(ctx, field)
+	case "commit":
+		return ec.fieldContext_Build_commit(ctx, field)
+	case "status":
+		return ec.fieldContext_Build_status(ctx, field)
+	case "message":
+		return ec.fieldContext_Build_message(ctx, field)
+	case "imageDigest":
+		return ec.fieldContext_Build_imageDigest(ctx, field)
+	case "delivery":
+		return ec.fieldContext_Build_delivery(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Build_createdAt(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_Build_startedAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_Build_finishedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Build", field.Name)
+}
+
+func (ec *executionContext) childFields_BuildConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_BuildConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_BuildConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_BuildConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BuildConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_BuildEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_BuildEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_BuildEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BuildEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_ChangePreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5584,6 +6416,18 @@ func (ec *executionContext) childFields_CreateTenantPayload(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type CreateTenantPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CreateWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "webhook":
+		return ec.fieldContext_CreateWebhookPayload_webhook(ctx, field)
+	case "secret":
+		return ec.fieldContext_CreateWebhookPayload_secret(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_CreateWebhookPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateWebhookPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_DeleteClusterPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "deletedClusterId":
@@ -5642,6 +6486,16 @@ func (ec *executionContext) childFields_DeleteVariablePayload(ctx context.Contex
 		return ec.fieldContext_DeleteVariablePayload_userErrors(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DeleteVariablePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedWebhookId":
+		return ec.fieldContext_DeleteWebhookPayload_deletedWebhookId(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_DeleteWebhookPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteWebhookPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_DeployPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5812,6 +6666,24 @@ func (ec *executionContext) childFields_EnvironmentEdge(ctx context.Context, fie
 		return ec.fieldContext_EnvironmentEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EnvironmentEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_GitSource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "repository":
+		return ec.fieldContext_GitSource_repository(ctx, field)
+	case "branch":
+		return ec.fieldContext_GitSource_branch(ctx, field)
+	case "contextDir":
+		return ec.fieldContext_GitSource_contextDir(ctx, field)
+	case "dockerfile":
+		return ec.fieldContext_GitSource_dockerfile(ctx, field)
+	case "deployOnPush":
+		return ec.fieldContext_GitSource_deployOnPush(ctx, field)
+	case "hasCredential":
+		return ec.fieldContext_GitSource_hasCredential(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GitSource", field.Name)
 }
 
 func (ec *executionContext) childFields_HeldService(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6010,6 +6882,8 @@ func (ec *executionContext) childFields_Project(ctx context.Context, field graph
 		return ec.fieldContext_Project_services(ctx, field)
 	case "variables":
 		return ec.fieldContext_Project_variables(ctx, field)
+	case "webhooks":
+		return ec.fieldContext_Project_webhooks(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Project", field.Name)
 }
@@ -6082,6 +6956,16 @@ func (ec *executionContext) childFields_QueueCommandPayload(ctx context.Context,
 		return ec.fieldContext_QueueCommandPayload_userErrors(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type QueueCommandPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RedeliverWebhookDeliveryPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "delivery":
+		return ec.fieldContext_RedeliverWebhookDeliveryPayload_delivery(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_RedeliverWebhookDeliveryPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RedeliverWebhookDeliveryPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_RegenerateConnectTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6208,6 +7092,18 @@ func (ec *executionContext) childFields_RevokeMemberApiTokensPayload(ctx context
 	return nil, fmt.Errorf("no field named %q was found under type RevokeMemberApiTokensPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_RotateWebhookSecretPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "webhook":
+		return ec.fieldContext_RotateWebhookSecretPayload_webhook(ctx, field)
+	case "secret":
+		return ec.fieldContext_RotateWebhookSecretPayload_secret(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_RotateWebhookSecretPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RotateWebhookSecretPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_Service(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -6230,6 +7126,12 @@ func (ec *executionContext) childFields_Service(ctx context.Context, field graph
 		return ec.fieldContext_Service_updatedAt(ctx, field)
 	case "releases":
 		return ec.fieldContext_Service_releases(ctx, field)
+	case "git":
+		return ec.fieldContext_Service_git(ctx, field)
+	case "webhook":
+		return ec.fieldContext_Service_webhook(ctx, field)
+	case "builds":
+		return ec.fieldContext_Service_builds(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Service", field.Name)
 }
@@ -6472,6 +7374,78 @@ func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphq
 		return ec.fieldContext_Viewer_apiTokens(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Viewer", field.Name)
+}
+
+func (ec *executionContext) childFields_Webhook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Webhook_id(ctx, field)
+	case "project":
+		return ec.fieldContext_Webhook_project(ctx, field)
+	case "service":
+		return ec.fieldContext_Webhook_service(ctx, field)
+	case "url":
+		return ec.fieldContext_Webhook_url(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Webhook_createdAt(ctx, field)
+	case "rotatedAt":
+		return ec.fieldContext_Webhook_rotatedAt(ctx, field)
+	case "deliveries":
+		return ec.fieldContext_Webhook_deliveries(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Webhook", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WebhookDelivery_id(ctx, field)
+	case "webhook":
+		return ec.fieldContext_WebhookDelivery_webhook(ctx, field)
+	case "provider":
+		return ec.fieldContext_WebhookDelivery_provider(ctx, field)
+	case "deliveryId":
+		return ec.fieldContext_WebhookDelivery_deliveryId(ctx, field)
+	case "event":
+		return ec.fieldContext_WebhookDelivery_event(ctx, field)
+	case "ref":
+		return ec.fieldContext_WebhookDelivery_ref(ctx, field)
+	case "commit":
+		return ec.fieldContext_WebhookDelivery_commit(ctx, field)
+	case "outcome":
+		return ec.fieldContext_WebhookDelivery_outcome(ctx, field)
+	case "reason":
+		return ec.fieldContext_WebhookDelivery_reason(ctx, field)
+	case "builds":
+		return ec.fieldContext_WebhookDelivery_builds(ctx, field)
+	case "redeliveryOf":
+		return ec.fieldContext_WebhookDelivery_redeliveryOf(ctx, field)
+	case "receivedAt":
+		return ec.fieldContext_WebhookDelivery_receivedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookDelivery", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookDeliveryConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_WebhookDeliveryConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_WebhookDeliveryConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WebhookDeliveryConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookDeliveryConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookDeliveryEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_WebhookDeliveryEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_WebhookDeliveryEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookDeliveryEdge", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6884,6 +7858,20 @@ func (ec *executionContext) field_Mutation_createTenant_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.CreateWebhookInput, error) {
+			return ec.unmarshalNCreateWebhookInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCreateWebhookInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteCluster_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6968,6 +7956,20 @@ func (ec *executionContext) field_Mutation_deleteVariable_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.DeleteWebhookInput, error) {
+			return ec.unmarshalNDeleteWebhookInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeleteWebhookInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deploy_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6988,6 +7990,20 @@ func (ec *executionContext) field_Mutation_queueCommand_args(ctx context.Context
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.QueueCommandInput, error) {
 			return ec.unmarshalNQueueCommandInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐQueueCommandInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_redeliverWebhookDelivery_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.RedeliverWebhookDeliveryInput, error) {
+			return ec.unmarshalNRedeliverWebhookDeliveryInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRedeliverWebhookDeliveryInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7128,6 +8144,20 @@ func (ec *executionContext) field_Mutation_rollback_args(ctx context.Context, ra
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.RollbackInput, error) {
 			return ec.unmarshalNRollbackInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRollbackInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rotateWebhookSecret_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.RotateWebhookSecretInput, error) {
+			return ec.unmarshalNRotateWebhookSecretInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRotateWebhookSecretInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7426,6 +8456,36 @@ func (ec *executionContext) field_Query_previewUpdateService_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Service_builds_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "environmentId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["environmentId"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Service_releases_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7625,6 +8685,28 @@ func (ec *executionContext) field_Viewer_apiTokens_args(ctx context.Context, raw
 }
 
 func (ec *executionContext) field_Viewer_tenants_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Webhook_deliveries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
@@ -8632,6 +9714,515 @@ func (ec *executionContext) fieldContext_AuditEventEdge_node(_ context.Context, 
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_AuditEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Build_id(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.BuildID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Build_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Build", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Build_service(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Build().Service(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Service) graphql.Marshaler {
+			return ec.marshalNService2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐService(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Build_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Build",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Service(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Build_environment(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_environment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Build().Environment(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Environment) graphql.Marshaler {
+			return ec.marshalNEnvironment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEnvironment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Build_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Build",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Environment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Build_cluster(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_cluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Build().Cluster(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Cluster) graphql.Marshaler {
+			return ec.marshalOCluster2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCluster(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Build_cluster(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Build",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cluster(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Build_repository(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_repository(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Repository, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Build_repository(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Build", field, false, false, "String")
+}
+
+func (ec *executionContext) _Build_branch(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_branch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Branch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Build_branch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Build", field, false, false, "String")
+}
+
+func (ec *executionContext) _Build_commit(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_commit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Commit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Build_commit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Build", field, false, false, "String")
+}
+
+func (ec *executionContext) _Build_status(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.BuildStatus) graphql.Marshaler {
+			return ec.marshalNBuildStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Build_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Build", field, false, false, "BuildStatus")
+}
+
+func (ec *executionContext) _Build_message(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Build_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Build", field, false, false, "String")
+}
+
+func (ec *executionContext) _Build_imageDigest(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_imageDigest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImageDigest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Build_imageDigest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Build", field, false, false, "String")
+}
+
+func (ec *executionContext) _Build_delivery(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_delivery(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Build().Delivery(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookDelivery) graphql.Marshaler {
+			return ec.marshalOWebhookDelivery2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDelivery(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Build_delivery(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Build",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Build_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Build_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Build", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Build_startedAt(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Build_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Build", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Build_finishedAt(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Build_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Build", field, false, false, "Time")
+}
+
+func (ec *executionContext) _BuildConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.BuildEdge) graphql.Marshaler {
+			return ec.marshalNBuildEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuildConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuildConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Build) graphql.Marshaler {
+			return ec.marshalNBuild2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuildConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Build(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuildConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuildConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuildEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _BuildEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Build) graphql.Marshaler {
+			return ec.marshalNBuild2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuild(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuildEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Build(ctx, field)
 		},
 	}
 	return fc, nil
@@ -10907,6 +12498,93 @@ func (ec *executionContext) fieldContext_CreateTenantPayload_userErrors(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _CreateWebhookPayload_webhook(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.CreateWebhookPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateWebhookPayload_webhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Webhook, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Webhook) graphql.Marshaler {
+			return ec.marshalOWebhook2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhook(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreateWebhookPayload_webhook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateWebhookPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateWebhookPayload_secret(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.CreateWebhookPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateWebhookPayload_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreateWebhookPayload_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateWebhookPayload", field, false, false, "String")
+}
+
+func (ec *executionContext) _CreateWebhookPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.CreateWebhookPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateWebhookPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateWebhookPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateWebhookPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DeleteClusterPayload_deletedClusterId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeleteClusterPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11227,6 +12905,61 @@ func (ec *executionContext) _DeleteVariablePayload_userErrors(ctx context.Contex
 func (ec *executionContext) fieldContext_DeleteVariablePayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "DeleteVariablePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeleteWebhookPayload_deletedWebhookId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeleteWebhookPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteWebhookPayload_deletedWebhookId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedWebhookID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteWebhookPayload_deletedWebhookId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteWebhookPayload", field, false, false, "ID")
+}
+
+func (ec *executionContext) _DeleteWebhookPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeleteWebhookPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteWebhookPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteWebhookPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeleteWebhookPayload",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -12731,6 +14464,153 @@ func (ec *executionContext) fieldContext_EnvironmentEdge_node(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _GitSource_repository(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.GitSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GitSource_repository(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Repository, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GitSource_repository(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GitSource", field, false, false, "String")
+}
+
+func (ec *executionContext) _GitSource_branch(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.GitSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GitSource_branch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Branch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GitSource_branch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GitSource", field, false, false, "String")
+}
+
+func (ec *executionContext) _GitSource_contextDir(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.GitSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GitSource_contextDir(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContextDir, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GitSource_contextDir(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GitSource", field, false, false, "String")
+}
+
+func (ec *executionContext) _GitSource_dockerfile(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.GitSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GitSource_dockerfile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dockerfile, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GitSource_dockerfile(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GitSource", field, false, false, "String")
+}
+
+func (ec *executionContext) _GitSource_deployOnPush(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.GitSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GitSource_deployOnPush(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeployOnPush, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Environment) graphql.Marshaler {
+			return ec.marshalNEnvironment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEnvironmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GitSource_deployOnPush(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GitSource",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Environment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GitSource_hasCredential(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.GitSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GitSource_hasCredential(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasCredential, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GitSource_hasCredential(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GitSource", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _HeldService_namespace(ctx context.Context, field graphql.CollectedField, obj *desired.HeldService) (ret graphql.Marshaler) {
@@ -14496,6 +16376,182 @@ func (ec *executionContext) fieldContext_Mutation_deleteService(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createWebhook(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createWebhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateWebhook(ctx, fc.Args["input"].(gqlmodel.CreateWebhookInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.CreateWebhookPayload) graphql.Marshaler {
+			return ec.marshalNCreateWebhookPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCreateWebhookPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createWebhook(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateWebhookPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createWebhook_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rotateWebhookSecret(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rotateWebhookSecret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RotateWebhookSecret(ctx, fc.Args["input"].(gqlmodel.RotateWebhookSecretInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.RotateWebhookSecretPayload) graphql.Marshaler {
+			return ec.marshalNRotateWebhookSecretPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRotateWebhookSecretPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rotateWebhookSecret(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RotateWebhookSecretPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rotateWebhookSecret_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteWebhook(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteWebhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteWebhook(ctx, fc.Args["input"].(gqlmodel.DeleteWebhookInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.DeleteWebhookPayload) graphql.Marshaler {
+			return ec.marshalNDeleteWebhookPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeleteWebhookPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteWebhook(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteWebhookPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteWebhook_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_redeliverWebhookDelivery(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_redeliverWebhookDelivery(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RedeliverWebhookDelivery(ctx, fc.Args["input"].(gqlmodel.RedeliverWebhookDeliveryInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.RedeliverWebhookDeliveryPayload) graphql.Marshaler {
+			return ec.marshalNRedeliverWebhookDeliveryPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRedeliverWebhookDeliveryPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_redeliverWebhookDelivery(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RedeliverWebhookDeliveryPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_redeliverWebhookDelivery_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_deploy(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15907,6 +17963,38 @@ func (ec *executionContext) fieldContext_Project_variables(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Project_webhooks(ctx context.Context, field graphql.CollectedField, obj *model.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_webhooks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Project().Webhooks(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Webhook) graphql.Marshaler {
+			return ec.marshalNWebhook2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_webhooks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Project",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ProjectConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ProjectConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16724,6 +18812,70 @@ func (ec *executionContext) _QueueCommandPayload_userErrors(ctx context.Context,
 func (ec *executionContext) fieldContext_QueueCommandPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "QueueCommandPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RedeliverWebhookDeliveryPayload_delivery(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RedeliverWebhookDeliveryPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedeliverWebhookDeliveryPayload_delivery(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Delivery, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookDelivery) graphql.Marshaler {
+			return ec.marshalOWebhookDelivery2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDelivery(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RedeliverWebhookDeliveryPayload_delivery(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RedeliverWebhookDeliveryPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RedeliverWebhookDeliveryPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RedeliverWebhookDeliveryPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedeliverWebhookDeliveryPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedeliverWebhookDeliveryPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RedeliverWebhookDeliveryPayload",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -17668,6 +19820,93 @@ func (ec *executionContext) fieldContext_RevokeMemberApiTokensPayload_userErrors
 	return fc, nil
 }
 
+func (ec *executionContext) _RotateWebhookSecretPayload_webhook(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RotateWebhookSecretPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RotateWebhookSecretPayload_webhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Webhook, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Webhook) graphql.Marshaler {
+			return ec.marshalOWebhook2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhook(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RotateWebhookSecretPayload_webhook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RotateWebhookSecretPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RotateWebhookSecretPayload_secret(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RotateWebhookSecretPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RotateWebhookSecretPayload_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RotateWebhookSecretPayload_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RotateWebhookSecretPayload", field, false, false, "String")
+}
+
+func (ec *executionContext) _RotateWebhookSecretPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RotateWebhookSecretPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RotateWebhookSecretPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RotateWebhookSecretPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RotateWebhookSecretPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Service_id(ctx context.Context, field graphql.CollectedField, obj *model.Service) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17949,6 +20188,114 @@ func (ec *executionContext) fieldContext_Service_releases(ctx context.Context, f
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Service_releases_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Service_git(ctx context.Context, field graphql.CollectedField, obj *model.Service) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Service_git(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Service().Git(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.GitSource) graphql.Marshaler {
+			return ec.marshalOGitSource2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐGitSource(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Service_git(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Service",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GitSource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Service_webhook(ctx context.Context, field graphql.CollectedField, obj *model.Service) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Service_webhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Service().Webhook(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Webhook) graphql.Marshaler {
+			return ec.marshalOWebhook2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhook(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Service_webhook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Service",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Service_builds(ctx context.Context, field graphql.CollectedField, obj *model.Service) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Service_builds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Service().Builds(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["environmentId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.BuildConnection) graphql.Marshaler {
+			return ec.marshalNBuildConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Service_builds(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Service",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Service_builds_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -19968,6 +22315,660 @@ func (ec *executionContext) fieldContext_Viewer_apiTokens(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.WebhookID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Webhook_project(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Webhook().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Webhook",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Webhook_service(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Webhook().Service(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Service) graphql.Marshaler {
+			return ec.marshalOService2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐService(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Webhook",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Service(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Webhook_url(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Webhook().URL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, true, true, "String")
+}
+
+func (ec *executionContext) _Webhook_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Webhook_rotatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_rotatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RotatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_rotatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Webhook_deliveries(ctx context.Context, field graphql.CollectedField, obj *model.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_deliveries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Webhook().Deliveries(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.WebhookDeliveryConnection) graphql.Marshaler {
+			return ec.marshalNWebhookDeliveryConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookDeliveryConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_deliveries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Webhook",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDeliveryConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Webhook_deliveries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDelivery_id(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.WebhookDeliveryID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDeliveryID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "ID")
+}
+
+func (ec *executionContext) _WebhookDelivery_webhook(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_webhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookDelivery().Webhook(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Webhook) graphql.Marshaler {
+			return ec.marshalNWebhook2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhook(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_webhook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDelivery",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDelivery_provider(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookDelivery_deliveryId(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_deliveryId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeliveryID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_deliveryId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookDelivery_event(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_event(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Event, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_event(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookDelivery_ref(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ref, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookDelivery_commit(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_commit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Commit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_commit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookDelivery_outcome(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_outcome(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outcome, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.DeliveryOutcome) graphql.Marshaler {
+			return ec.marshalNDeliveryOutcome2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeliveryOutcome(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_outcome(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "DeliveryOutcome")
+}
+
+func (ec *executionContext) _WebhookDelivery_reason(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookDelivery_builds(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_builds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookDelivery().Builds(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Build) graphql.Marshaler {
+			return ec.marshalNBuild2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_builds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDelivery",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Build(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDelivery_redeliveryOf(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_redeliveryOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookDelivery().RedeliveryOf(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookDelivery) graphql.Marshaler {
+			return ec.marshalOWebhookDelivery2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDelivery(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_redeliveryOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDelivery",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDelivery_receivedAt(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_receivedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReceivedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_receivedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "Time")
+}
+
+func (ec *executionContext) _WebhookDeliveryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookDeliveryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.WebhookDeliveryEdge) graphql.Marshaler {
+			return ec.marshalNWebhookDeliveryEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookDeliveryEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDeliveryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDeliveryEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDeliveryConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookDeliveryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.WebhookDelivery) graphql.Marshaler {
+			return ec.marshalNWebhookDelivery2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDeliveryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDeliveryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDeliveryConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookDeliveryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDeliveryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDeliveryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookDeliveryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDeliveryEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookDeliveryEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookDeliveryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDeliveryEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookDelivery) graphql.Marshaler {
+			return ec.marshalNWebhookDelivery2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDelivery(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDeliveryEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDeliveryEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21564,7 +24565,7 @@ func (ec *executionContext) unmarshalInputCreateServiceInput(ctx context.Context
 		asMap["domains"] = []any{}
 	}
 
-	fieldsInOrder := [...]string{"projectId", "name", "image", "processes", "variables", "domains"}
+	fieldsInOrder := [...]string{"projectId", "name", "image", "processes", "variables", "domains", "git"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -21613,6 +24614,13 @@ func (ec *executionContext) unmarshalInputCreateServiceInput(ctx context.Context
 				return it, err
 			}
 			it.Domains = data
+		case "git":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("git"))
+			data, err := ec.unmarshalOGitSourceInput2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐGitSourceInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Git = data
 		}
 	}
 	return it, nil
@@ -21669,6 +24677,55 @@ func (ec *executionContext) unmarshalInputCreateTenantInput(ctx context.Context,
 func UnmarshalCreateTenantInput(ctx context.Context, raw any) (gqlmodel.CreateTenantInput, error) {
 	var out gqlmodel.CreateTenantInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateTenantInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputCreateWebhookInput(ctx context.Context, obj any) (gqlmodel.CreateWebhookInput, error) {
+	var it gqlmodel.CreateWebhookInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"projectId", "serviceId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "projectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projectId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProjectID = data
+		case "serviceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("serviceId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ServiceID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateWebhookInput unmarshals raw into the CreateWebhookInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateWebhookInput(ctx context.Context, raw any) (gqlmodel.CreateWebhookInput, error) {
+	var out gqlmodel.CreateWebhookInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateWebhookInput", raw, &out)
 	return out, err
 }
 
@@ -21973,6 +25030,48 @@ func UnmarshalDeleteVariableInput(ctx context.Context, raw any) (gqlmodel.Delete
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputDeleteWebhookInput(ctx context.Context, obj any) (gqlmodel.DeleteWebhookInput, error) {
+	var it gqlmodel.DeleteWebhookInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"webhookId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "webhookId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("webhookId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WebhookID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalDeleteWebhookInput unmarshals raw into the DeleteWebhookInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDeleteWebhookInput(ctx context.Context, raw any) (gqlmodel.DeleteWebhookInput, error) {
+	var out gqlmodel.DeleteWebhookInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DeleteWebhookInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputDeployInput(ctx context.Context, obj any) (gqlmodel.DeployInput, error) {
 	var it gqlmodel.DeployInput
 	if obj == nil {
@@ -22075,6 +25174,93 @@ func (ec *executionContext) unmarshalInputDomainInput(ctx context.Context, obj a
 func UnmarshalDomainInput(ctx context.Context, raw any) (gqlmodel.DomainInput, error) {
 	var out gqlmodel.DomainInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "DomainInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputGitSourceInput(ctx context.Context, obj any) (gqlmodel.GitSourceInput, error) {
+	var it gqlmodel.GitSourceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["contextDir"]; !present {
+		asMap["contextDir"] = "."
+	}
+	if _, present := asMap["dockerfile"]; !present {
+		asMap["dockerfile"] = "Dockerfile"
+	}
+	if _, present := asMap["deployOnPush"]; !present {
+		asMap["deployOnPush"] = []any{}
+	}
+
+	fieldsInOrder := [...]string{"repository", "branch", "contextDir", "dockerfile", "deployOnPush", "credential"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "repository":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("repository"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Repository = data
+		case "branch":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("branch"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Branch = data
+		case "contextDir":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("contextDir"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ContextDir = data
+		case "dockerfile":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dockerfile"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Dockerfile = data
+		case "deployOnPush":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("deployOnPush"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DeployOnPush = data
+		case "credential":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("credential"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Credential = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalGitSourceInput unmarshals raw into the GitSourceInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalGitSourceInput(ctx context.Context, raw any) (gqlmodel.GitSourceInput, error) {
+	var out gqlmodel.GitSourceInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "GitSourceInput", raw, &out)
 	return out, err
 }
 
@@ -22338,6 +25524,48 @@ func (ec *executionContext) unmarshalInputQueueCommandInput(ctx context.Context,
 func UnmarshalQueueCommandInput(ctx context.Context, raw any) (gqlmodel.QueueCommandInput, error) {
 	var out gqlmodel.QueueCommandInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "QueueCommandInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRedeliverWebhookDeliveryInput(ctx context.Context, obj any) (gqlmodel.RedeliverWebhookDeliveryInput, error) {
+	var it gqlmodel.RedeliverWebhookDeliveryInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"deliveryId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "deliveryId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("deliveryId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DeliveryID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRedeliverWebhookDeliveryInput unmarshals raw into the RedeliverWebhookDeliveryInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRedeliverWebhookDeliveryInput(ctx context.Context, raw any) (gqlmodel.RedeliverWebhookDeliveryInput, error) {
+	var out gqlmodel.RedeliverWebhookDeliveryInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RedeliverWebhookDeliveryInput", raw, &out)
 	return out, err
 }
 
@@ -22755,6 +25983,48 @@ func (ec *executionContext) unmarshalInputRollbackInput(ctx context.Context, obj
 func UnmarshalRollbackInput(ctx context.Context, raw any) (gqlmodel.RollbackInput, error) {
 	var out gqlmodel.RollbackInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "RollbackInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRotateWebhookSecretInput(ctx context.Context, obj any) (gqlmodel.RotateWebhookSecretInput, error) {
+	var it gqlmodel.RotateWebhookSecretInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"webhookId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "webhookId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("webhookId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WebhookID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRotateWebhookSecretInput unmarshals raw into the RotateWebhookSecretInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRotateWebhookSecretInput(ctx context.Context, raw any) (gqlmodel.RotateWebhookSecretInput, error) {
+	var out gqlmodel.RotateWebhookSecretInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RotateWebhookSecretInput", raw, &out)
 	return out, err
 }
 
@@ -23221,7 +26491,7 @@ func (ec *executionContext) unmarshalInputUpdateServiceInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"serviceId", "image", "processes", "variables", "domains"}
+	fieldsInOrder := [...]string{"serviceId", "image", "processes", "variables", "domains", "git", "removeGit"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -23263,6 +26533,20 @@ func (ec *executionContext) unmarshalInputUpdateServiceInput(ctx context.Context
 				return it, err
 			}
 			it.Domains = data
+		case "git":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("git"))
+			data, err := ec.unmarshalOGitSourceInput2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐGitSourceInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Git = data
+		case "removeGit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("removeGit"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RemoveGit = data
 		}
 	}
 	return it, nil
@@ -23397,6 +26681,20 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case model.WebhookDelivery:
+		return ec._WebhookDelivery(ctx, sel, &obj)
+	case *model.WebhookDelivery:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._WebhookDelivery(ctx, sel, obj)
+	case model.Webhook:
+		return ec._Webhook(ctx, sel, &obj)
+	case *model.Webhook:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Webhook(ctx, sel, obj)
 	case model.Variable:
 		return ec._Variable(ctx, sel, &obj)
 	case *model.Variable:
@@ -23495,6 +26793,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Cluster(ctx, sel, obj)
+	case model.Build:
+		return ec._Build(ctx, sel, &obj)
+	case *model.Build:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Build(ctx, sel, obj)
 	case model.AuditEvent:
 		return ec._AuditEvent(ctx, sel, &obj)
 	case *model.AuditEvent:
@@ -23928,6 +27233,189 @@ func (ec *executionContext) _AuditEventEdge(ctx context.Context, sel ast.Selecti
 			}
 		case "node":
 			out.Values[i] = ec._AuditEventEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var buildImplementors = []string{"Build", "Node"}
+
+func (ec *executionContext) _Build(ctx context.Context, sel ast.SelectionSet, obj *model.Build) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, buildImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Build")
+		case "id":
+			out.Values[i] = ec._Build_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "service":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Build_service(ctx, field, obj)
+				})
+		case "environment":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Build_environment(ctx, field, obj)
+				})
+		case "cluster":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Build_cluster(ctx, field, obj)
+				})
+		case "repository":
+			out.Values[i] = ec._Build_repository(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "branch":
+			out.Values[i] = ec._Build_branch(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "commit":
+			out.Values[i] = ec._Build_commit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Build_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "message":
+			out.Values[i] = ec._Build_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "imageDigest":
+			out.Values[i] = ec._Build_imageDigest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "delivery":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Build_delivery(ctx, field, obj)
+				})
+		case "createdAt":
+			out.Values[i] = ec._Build_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "startedAt":
+			out.Values[i] = ec._Build_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "finishedAt":
+			out.Values[i] = ec._Build_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var buildConnectionImplementors = []string{"BuildConnection"}
+
+func (ec *executionContext) _BuildConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.BuildConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, buildConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BuildConnection")
+		case "edges":
+			out.Values[i] = ec._BuildConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._BuildConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._BuildConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var buildEdgeImplementors = []string{"BuildEdge"}
+
+func (ec *executionContext) _BuildEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.BuildEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, buildEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BuildEdge")
+		case "cursor":
+			out.Values[i] = ec._BuildEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._BuildEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -24904,6 +28392,49 @@ func (ec *executionContext) _CreateTenantPayload(ctx context.Context, sel ast.Se
 	return out
 }
 
+var createWebhookPayloadImplementors = []string{"CreateWebhookPayload"}
+
+func (ec *executionContext) _CreateWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.CreateWebhookPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createWebhookPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateWebhookPayload")
+		case "webhook":
+			out.Values[i] = ec._CreateWebhookPayload_webhook(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "secret":
+			out.Values[i] = ec._CreateWebhookPayload_secret(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._CreateWebhookPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var deleteClusterPayloadImplementors = []string{"DeleteClusterPayload"}
 
 func (ec *executionContext) _DeleteClusterPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.DeleteClusterPayload) graphql.Marshaler {
@@ -25112,6 +28643,44 @@ func (ec *executionContext) _DeleteVariablePayload(ctx context.Context, sel ast.
 			}
 		case "userErrors":
 			out.Values[i] = ec._DeleteVariablePayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var deleteWebhookPayloadImplementors = []string{"DeleteWebhookPayload"}
+
+func (ec *executionContext) _DeleteWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.DeleteWebhookPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteWebhookPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteWebhookPayload")
+		case "deletedWebhookId":
+			out.Values[i] = ec._DeleteWebhookPayload_deletedWebhookId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._DeleteWebhookPayload_userErrors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -25716,6 +29285,64 @@ func (ec *executionContext) _EnvironmentEdge(ctx context.Context, sel ast.Select
 	return out
 }
 
+var gitSourceImplementors = []string{"GitSource"}
+
+func (ec *executionContext) _GitSource(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.GitSource) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, gitSourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GitSource")
+		case "repository":
+			out.Values[i] = ec._GitSource_repository(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "branch":
+			out.Values[i] = ec._GitSource_branch(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contextDir":
+			out.Values[i] = ec._GitSource_contextDir(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dockerfile":
+			out.Values[i] = ec._GitSource_dockerfile(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deployOnPush":
+			out.Values[i] = ec._GitSource_deployOnPush(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasCredential":
+			out.Values[i] = ec._GitSource_hasCredential(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var heldServiceImplementors = []string{"HeldService"}
 
 func (ec *executionContext) _HeldService(ctx context.Context, sel ast.SelectionSet, obj *desired.HeldService) graphql.Marshaler {
@@ -26164,6 +29791,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deleteService":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteService(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createWebhook":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createWebhook(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rotateWebhookSecret":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rotateWebhookSecret(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteWebhook":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteWebhook(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "redeliverWebhookDelivery":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_redeliverWebhookDelivery(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -26707,6 +30362,12 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Project_variables(ctx, field, obj)
 				})
+		case "webhooks":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Project_webhooks(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27045,6 +30706,44 @@ func (ec *executionContext) _QueueCommandPayload(ctx context.Context, sel ast.Se
 			}
 		case "userErrors":
 			out.Values[i] = ec._QueueCommandPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var redeliverWebhookDeliveryPayloadImplementors = []string{"RedeliverWebhookDeliveryPayload"}
+
+func (ec *executionContext) _RedeliverWebhookDeliveryPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.RedeliverWebhookDeliveryPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, redeliverWebhookDeliveryPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RedeliverWebhookDeliveryPayload")
+		case "delivery":
+			out.Values[i] = ec._RedeliverWebhookDeliveryPayload_delivery(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._RedeliverWebhookDeliveryPayload_userErrors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -27508,6 +31207,49 @@ func (ec *executionContext) _RevokeMemberApiTokensPayload(ctx context.Context, s
 	return out
 }
 
+var rotateWebhookSecretPayloadImplementors = []string{"RotateWebhookSecretPayload"}
+
+func (ec *executionContext) _RotateWebhookSecretPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.RotateWebhookSecretPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rotateWebhookSecretPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RotateWebhookSecretPayload")
+		case "webhook":
+			out.Values[i] = ec._RotateWebhookSecretPayload_webhook(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "secret":
+			out.Values[i] = ec._RotateWebhookSecretPayload_secret(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._RotateWebhookSecretPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var serviceImplementors = []string{"Service", "Node"}
 
 func (ec *executionContext) _Service(ctx context.Context, sel ast.SelectionSet, obj *model.Service) graphql.Marshaler {
@@ -27571,6 +31313,24 @@ func (ec *executionContext) _Service(ctx context.Context, sel ast.SelectionSet, 
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Service_releases(ctx, field, obj)
+				})
+		case "git":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Service_git(ctx, field, obj)
+				})
+		case "webhook":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Service_webhook(ctx, field, obj)
+				})
+		case "builds":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Service_builds(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -28475,6 +32235,245 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
+var webhookImplementors = []string{"Webhook", "Node"}
+
+func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, obj *model.Webhook) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Webhook")
+		case "id":
+			out.Values[i] = ec._Webhook_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Webhook_project(ctx, field, obj)
+				})
+		case "service":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Webhook_service(ctx, field, obj)
+				})
+		case "url":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Webhook_url(ctx, field, obj)
+				})
+		case "createdAt":
+			out.Values[i] = ec._Webhook_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "rotatedAt":
+			out.Values[i] = ec._Webhook_rotatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "deliveries":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Webhook_deliveries(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var webhookDeliveryImplementors = []string{"WebhookDelivery", "Node"}
+
+func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookDelivery) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookDelivery")
+		case "id":
+			out.Values[i] = ec._WebhookDelivery_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "webhook":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookDelivery_webhook(ctx, field, obj)
+				})
+		case "provider":
+			out.Values[i] = ec._WebhookDelivery_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "deliveryId":
+			out.Values[i] = ec._WebhookDelivery_deliveryId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "event":
+			out.Values[i] = ec._WebhookDelivery_event(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ref":
+			out.Values[i] = ec._WebhookDelivery_ref(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "commit":
+			out.Values[i] = ec._WebhookDelivery_commit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "outcome":
+			out.Values[i] = ec._WebhookDelivery_outcome(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._WebhookDelivery_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "builds":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookDelivery_builds(ctx, field, obj)
+				})
+		case "redeliveryOf":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookDelivery_redeliveryOf(ctx, field, obj)
+				})
+		case "receivedAt":
+			out.Values[i] = ec._WebhookDelivery_receivedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var webhookDeliveryConnectionImplementors = []string{"WebhookDeliveryConnection"}
+
+func (ec *executionContext) _WebhookDeliveryConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.WebhookDeliveryConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookDeliveryConnection")
+		case "edges":
+			out.Values[i] = ec._WebhookDeliveryConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._WebhookDeliveryConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._WebhookDeliveryConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var webhookDeliveryEdgeImplementors = []string{"WebhookDeliveryEdge"}
+
+func (ec *executionContext) _WebhookDeliveryEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.WebhookDeliveryEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookDeliveryEdge")
+		case "cursor":
+			out.Values[i] = ec._WebhookDeliveryEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._WebhookDeliveryEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -29023,6 +33022,72 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNBuild2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Build) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBuild2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuild(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBuild2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuild(ctx context.Context, sel ast.SelectionSet, v *model.Build) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Build!")
+		return graphql.Null
+	}
+	return ec._Build(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBuildConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.BuildConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "BuildConnection!")
+		return graphql.Null
+	}
+	return ec._BuildConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBuildEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.BuildEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBuildEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBuildEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.BuildEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "BuildEdge!")
+		return graphql.Null
+	}
+	return ec._BuildEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNBuildStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildStatus(ctx context.Context, v any) (model.BuildStatus, error) {
+	var res model.BuildStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBuildStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildStatus(ctx context.Context, sel ast.SelectionSet, v model.BuildStatus) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNCancelDeploymentInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCancelDeploymentInput(ctx context.Context, v any) (gqlmodel.CancelDeploymentInput, error) {
 	res, err := ec.unmarshalInputCancelDeploymentInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -29352,6 +33417,19 @@ func (ec *executionContext) marshalNCreateTenantPayload2ᚖgithubᚗcomᚋnebula
 	return ec._CreateTenantPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCreateWebhookInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCreateWebhookInput(ctx context.Context, v any) (gqlmodel.CreateWebhookInput, error) {
+	res, err := ec.unmarshalInputCreateWebhookInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateWebhookPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCreateWebhookPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.CreateWebhookPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CreateWebhookPayload!")
+		return graphql.Null
+	}
+	return ec._CreateWebhookPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNDecideDeploymentInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDecideDeploymentInput(ctx context.Context, v any) (gqlmodel.DecideDeploymentInput, error) {
 	res, err := ec.unmarshalInputDecideDeploymentInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -29433,6 +33511,29 @@ func (ec *executionContext) marshalNDeleteVariablePayload2ᚖgithubᚗcomᚋnebu
 		return graphql.Null
 	}
 	return ec._DeleteVariablePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDeleteWebhookInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeleteWebhookInput(ctx context.Context, v any) (gqlmodel.DeleteWebhookInput, error) {
+	res, err := ec.unmarshalInputDeleteWebhookInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteWebhookPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeleteWebhookPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.DeleteWebhookPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DeleteWebhookPayload!")
+		return graphql.Null
+	}
+	return ec._DeleteWebhookPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDeliveryOutcome2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeliveryOutcome(ctx context.Context, v any) (model.DeliveryOutcome, error) {
+	var res model.DeliveryOutcome
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeliveryOutcome2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeliveryOutcome(ctx context.Context, sel ast.SelectionSet, v model.DeliveryOutcome) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNDeployInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeployInput(ctx context.Context, v any) (gqlmodel.DeployInput, error) {
@@ -29691,6 +33792,20 @@ func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinte
 	return res
 }
 
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildID(ctx context.Context, v any) (model.BuildID, error) {
+	res, err := gid.UnmarshalBuildID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildID(ctx context.Context, sel ast.SelectionSet, v model.BuildID) graphql.Marshaler {
+	_ = sel
+	res := gid.MarshalBuildID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐClusterID(ctx context.Context, v any) (model.ClusterID, error) {
 	res, err := gid.UnmarshalClusterID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -29895,6 +34010,34 @@ func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋin
 func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableID(ctx context.Context, sel ast.SelectionSet, v model.VariableID) graphql.Marshaler {
 	_ = sel
 	res := gid.MarshalVariableID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDeliveryID(ctx context.Context, v any) (model.WebhookDeliveryID, error) {
+	res, err := gid.UnmarshalWebhookDeliveryID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDeliveryID(ctx context.Context, sel ast.SelectionSet, v model.WebhookDeliveryID) graphql.Marshaler {
+	_ = sel
+	res := gid.MarshalWebhookDeliveryID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookID(ctx context.Context, v any) (model.WebhookID, error) {
+	res, err := gid.UnmarshalWebhookID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookID(ctx context.Context, sel ast.SelectionSet, v model.WebhookID) graphql.Marshaler {
+	_ = sel
+	res := gid.MarshalWebhookID(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}
@@ -30358,6 +34501,19 @@ func (ec *executionContext) marshalNQueueCommandPayload2ᚖgithubᚗcomᚋnebula
 	return ec._QueueCommandPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRedeliverWebhookDeliveryInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRedeliverWebhookDeliveryInput(ctx context.Context, v any) (gqlmodel.RedeliverWebhookDeliveryInput, error) {
+	res, err := ec.unmarshalInputRedeliverWebhookDeliveryInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRedeliverWebhookDeliveryPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRedeliverWebhookDeliveryPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.RedeliverWebhookDeliveryPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RedeliverWebhookDeliveryPayload!")
+		return graphql.Null
+	}
+	return ec._RedeliverWebhookDeliveryPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRedeployInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRedeployInput(ctx context.Context, v any) (gqlmodel.RedeployInput, error) {
 	res, err := ec.unmarshalInputRedeployInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -30513,6 +34669,19 @@ func (ec *executionContext) marshalNRevokeMemberApiTokensPayload2ᚖgithubᚗcom
 func (ec *executionContext) unmarshalNRollbackInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRollbackInput(ctx context.Context, v any) (gqlmodel.RollbackInput, error) {
 	res, err := ec.unmarshalInputRollbackInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNRotateWebhookSecretInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRotateWebhookSecretInput(ctx context.Context, v any) (gqlmodel.RotateWebhookSecretInput, error) {
+	res, err := ec.unmarshalInputRotateWebhookSecretInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRotateWebhookSecretPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRotateWebhookSecretPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.RotateWebhookSecretPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RotateWebhookSecretPayload!")
+		return graphql.Null
+	}
+	return ec._RotateWebhookSecretPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNService2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐServiceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Service) graphql.Marshaler {
@@ -30923,6 +35092,86 @@ func (ec *executionContext) marshalNViewer2ᚖgithubᚗcomᚋnebulactrlᚋnebula
 	return ec._Viewer(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNWebhook2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Webhook) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhook2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhook(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhook2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhook(ctx context.Context, sel ast.SelectionSet, v *model.Webhook) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Webhook!")
+		return graphql.Null
+	}
+	return ec._Webhook(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookDelivery2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDeliveryᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.WebhookDelivery) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookDelivery2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDelivery(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookDelivery2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDelivery(ctx context.Context, sel ast.SelectionSet, v *model.WebhookDelivery) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WebhookDelivery!")
+		return graphql.Null
+	}
+	return ec._WebhookDelivery(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookDeliveryConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookDeliveryConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.WebhookDeliveryConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WebhookDeliveryConnection!")
+		return graphql.Null
+	}
+	return ec._WebhookDeliveryConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookDeliveryEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookDeliveryEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.WebhookDeliveryEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookDeliveryEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookDeliveryEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookDeliveryEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookDeliveryEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.WebhookDeliveryEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WebhookDeliveryEdge!")
+		return graphql.Null
+	}
+	return ec._WebhookDeliveryEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
 	return ec.___Directive(ctx, sel, &v)
 }
@@ -31186,6 +35435,56 @@ func (ec *executionContext) marshalOEnvironment2ᚖgithubᚗcomᚋnebulactrlᚋn
 		return graphql.Null
 	}
 	return ec._Environment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOGitSource2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐGitSource(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.GitSource) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._GitSource(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOGitSourceInput2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐGitSourceInput(ctx context.Context, v any) (*gqlmodel.GitSourceInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputGitSourceInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -31463,6 +35762,20 @@ func (ec *executionContext) unmarshalOVariableInput2ᚕᚖgithubᚗcomᚋnebulac
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) marshalOWebhook2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhook(ctx context.Context, sel ast.SelectionSet, v *model.Webhook) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Webhook(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOWebhookDelivery2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDelivery(ctx context.Context, sel ast.SelectionSet, v *model.WebhookDelivery) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WebhookDelivery(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

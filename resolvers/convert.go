@@ -238,8 +238,30 @@ func deployArgs(input gqlmodel.DeployInput) (model.ServiceID, model.EnvironmentI
 
 func updateServiceArgs(input gqlmodel.UpdateServiceInput) (model.ServiceID, control.ServiceInput, error) {
 	id, err := decode[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
+	if err != nil {
+		return id, control.ServiceInput{}, err
+	}
+	git, err := gitIn(input.Git)
 	return id, control.ServiceInput{Image: input.Image, Processes: processesIn(input.Processes),
-		Variables: variablesIn(input.Variables), Domains: domainsIn(input.Domains)}, err
+		Variables: variablesIn(input.Variables), Domains: domainsIn(input.Domains),
+		Git: git, RemoveGit: deref(input.RemoveGit, false)}, err
+}
+
+// gitIn reads a Git source input; nil when none was given.
+func gitIn(in *gqlmodel.GitSourceInput) (*control.GitInput, error) {
+	if in == nil {
+		return nil, nil
+	}
+	out := &control.GitInput{Repository: in.Repository, Branch: in.Branch, ContextDir: deref(in.ContextDir, "."),
+		Dockerfile: deref(in.Dockerfile, "Dockerfile"), Credential: in.Credential, DeployOnPush: []model.EnvironmentID{}}
+	for i, e := range in.DeployOnPush {
+		id, err := gid.Decode[model.EnvironmentID](gid.Environment, e)
+		if err != nil {
+			return nil, control.Invalid(err.Error(), "input", "git", "deployOnPush", strconv.Itoa(i))
+		}
+		out.DeployOnPush = append(out.DeployOnPush, id)
+	}
+	return out, nil
 }
 
 func setVariableArgs(input gqlmodel.SetVariableInput) (control.SetVariableInput, error) {
@@ -338,4 +360,22 @@ func inventoryOf(c *model.Cluster) (*protocol.Inventory, error) {
 		return nil, fmt.Errorf("decoding inventory: %w", err)
 	}
 	return &inv, nil
+}
+
+func buildConn(p store.Page[model.Build]) *gqlmodel.BuildConnection {
+	return conn(p, func(v *model.Build) string { return string(v.ID) },
+		func(c string, n *model.Build) *gqlmodel.BuildEdge { return &gqlmodel.BuildEdge{Cursor: c, Node: n} },
+		func(e []*gqlmodel.BuildEdge, n []*model.Build, pi *gqlmodel.PageInfo) *gqlmodel.BuildConnection {
+			return &gqlmodel.BuildConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func deliveryConn(p store.Page[model.WebhookDelivery]) *gqlmodel.WebhookDeliveryConnection {
+	return conn(p, func(v *model.WebhookDelivery) string { return string(v.ID) },
+		func(c string, n *model.WebhookDelivery) *gqlmodel.WebhookDeliveryEdge {
+			return &gqlmodel.WebhookDeliveryEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.WebhookDeliveryEdge, n []*model.WebhookDelivery, pi *gqlmodel.PageInfo) *gqlmodel.WebhookDeliveryConnection {
+			return &gqlmodel.WebhookDeliveryConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
 }

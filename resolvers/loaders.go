@@ -39,6 +39,9 @@ type loaders struct {
 	clusters     *dataloadgen.Loader[model.ClusterID, *model.Cluster]
 	services     *dataloadgen.Loader[model.ServiceID, *model.Service]
 	releases     *dataloadgen.Loader[model.ReleaseID, *model.Release]
+	webhooks     *dataloadgen.Loader[model.WebhookID, *model.Webhook]
+	deliveries   *dataloadgen.Loader[model.WebhookDeliveryID, *model.WebhookDelivery]
+	builds       *dataloadgen.Loader[model.BuildID, *model.Build]
 
 	envPages pageCache[model.Environment]
 	svcPages pageCache[model.Service]
@@ -72,6 +75,9 @@ func newLoaders(p *control.Plane) *loaders {
 		clusters:     dataloadgen.NewMappedLoader(p.ClustersByIDs, w),
 		services:     dataloadgen.NewMappedLoader(p.ServicesByIDs, w),
 		releases:     dataloadgen.NewMappedLoader(p.ReleasesByIDs, w),
+		webhooks:     dataloadgen.NewMappedLoader(p.WebhooksByIDs, w),
+		deliveries:   dataloadgen.NewMappedLoader(p.DeliveriesByIDs, w),
+		builds:       dataloadgen.NewMappedLoader(p.BuildsByIDs, w),
 	}
 }
 
@@ -103,6 +109,22 @@ func loadOptional[K comparable, V any](ctx context.Context, l *dataloadgen.Loade
 		return nil, nil
 	}
 	return v, err
+}
+
+// loadAll reads referenced objects in order, leaving out those missing or
+// invisible to the caller.
+func loadAll[K comparable, V any](ctx context.Context, l *dataloadgen.Loader[K, *V], ids []K) ([]*V, error) {
+	out := make([]*V, 0, len(ids))
+	for _, id := range ids {
+		v, err := loadOptional(ctx, l, &id)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 type pageKey struct {

@@ -53,6 +53,12 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 		return nonNil(p.ConnectToken(ctx, model.ConnectTokenID(raw)))
 	case gid.Variable:
 		return nonNil(p.Variable(ctx, model.VariableID(raw)))
+	case gid.Webhook:
+		return nonNil(p.Webhook(ctx, model.WebhookID(raw)))
+	case gid.WebhookDelivery:
+		return nonNil(p.WebhookDelivery(ctx, model.WebhookDeliveryID(raw)))
+	case gid.Build:
+		return nonNil(p.Build(ctx, model.BuildID(raw)))
 	}
 	return nil, control.Invalid(fmt.Sprintf("id %q names an unknown kind %q", id, kind), "id")
 }

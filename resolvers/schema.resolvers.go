@@ -8,6 +8,7 @@ package resolvers
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/nebulactrl/nebula/authz"
@@ -37,6 +38,22 @@ func (r *auditEventResolver) TargetID(ctx context.Context, obj *model.AuditEvent
 		return nil, nil
 	}
 	return encoded(obj.TargetType, *obj.TargetID), nil
+}
+
+func (r *buildResolver) Service(ctx context.Context, obj *model.Build) (*model.Service, error) {
+	return load(ctx, loadersFrom(ctx, r.Plane).services, obj.ServiceID)
+}
+
+func (r *buildResolver) Environment(ctx context.Context, obj *model.Build) (*model.Environment, error) {
+	return load(ctx, loadersFrom(ctx, r.Plane).environments, obj.EnvironmentID)
+}
+
+func (r *buildResolver) Cluster(ctx context.Context, obj *model.Build) (*model.Cluster, error) {
+	return loadOptional(ctx, loadersFrom(ctx, r.Plane).clusters, obj.ClusterID)
+}
+
+func (r *buildResolver) Delivery(ctx context.Context, obj *model.Build) (*model.WebhookDelivery, error) {
+	return loadOptional(ctx, loadersFrom(ctx, r.Plane).deliveries, obj.DeliveryID)
 }
 
 func (r *clusterResolver) Tenant(ctx context.Context, obj *model.Cluster) (*model.Tenant, error) {
@@ -475,8 +492,13 @@ func (r *mutationResolver) DeleteNamespaceTarget(ctx context.Context, input gqlm
 
 func (r *mutationResolver) CreateService(ctx context.Context, input gqlmodel.CreateServiceInput) (*gqlmodel.CreateServicePayload, error) {
 	svc, ue, err := mutate(gid.Project, input.ProjectID, "projectId", func(id model.ProjectID) (*model.Service, error) {
+		git, err := gitIn(input.Git)
+		if err != nil {
+			return nil, err
+		}
 		return r.Plane.CreateService(ctx, id, control.ServiceInput{Name: input.Name, Image: &input.Image,
-			Processes: processesIn(input.Processes), Variables: variablesIn(input.Variables), Domains: domainsIn(input.Domains)})
+			Processes: processesIn(input.Processes), Variables: variablesIn(input.Variables), Domains: domainsIn(input.Domains),
+			Git: git})
 	})
 	return &gqlmodel.CreateServicePayload{Service: svc, UserErrors: ue}, err
 }
@@ -494,6 +516,56 @@ func (r *mutationResolver) DeleteService(ctx context.Context, input gqlmodel.Del
 		return r.Plane.DeleteService(ctx, id)
 	})
 	return &gqlmodel.DeleteServicePayload{DeletedServiceID: deleted, UserErrors: ue}, err
+}
+
+func (r *mutationResolver) CreateWebhook(ctx context.Context, input gqlmodel.CreateWebhookInput) (*gqlmodel.CreateWebhookPayload, error) {
+	proj, err := decode[model.ProjectID](gid.Project, input.ProjectID, "projectId")
+	var svc *model.ServiceID
+	if err == nil && input.ServiceID != nil {
+		var id model.ServiceID
+		id, err = decode[model.ServiceID](gid.Service, *input.ServiceID, "serviceId")
+		svc = &id
+	}
+	var w *model.Webhook
+	var secret string
+	if err == nil {
+		w, secret, err = r.Plane.CreateWebhook(ctx, proj, svc)
+	}
+	out := &gqlmodel.CreateWebhookPayload{Webhook: w}
+	if secret != "" {
+		out.Secret = &secret
+	}
+	out.UserErrors, err = graph.UserErrors(err)
+	return out, err
+}
+
+func (r *mutationResolver) RotateWebhookSecret(ctx context.Context, input gqlmodel.RotateWebhookSecretInput) (*gqlmodel.RotateWebhookSecretPayload, error) {
+	id, err := decode[model.WebhookID](gid.Webhook, input.WebhookID, "webhookId")
+	var w *model.Webhook
+	var secret string
+	if err == nil {
+		w, secret, err = r.Plane.RotateWebhookSecret(ctx, id)
+	}
+	out := &gqlmodel.RotateWebhookSecretPayload{Webhook: w}
+	if secret != "" {
+		out.Secret = &secret
+	}
+	out.UserErrors, err = graph.UserErrors(err)
+	return out, err
+}
+
+func (r *mutationResolver) DeleteWebhook(ctx context.Context, input gqlmodel.DeleteWebhookInput) (*gqlmodel.DeleteWebhookPayload, error) {
+	deleted, ue, err := remove(gid.Webhook, input.WebhookID, "webhookId", func(id model.WebhookID) error {
+		return r.Plane.DeleteWebhook(ctx, id)
+	})
+	return &gqlmodel.DeleteWebhookPayload{DeletedWebhookID: deleted, UserErrors: ue}, err
+}
+
+func (r *mutationResolver) RedeliverWebhookDelivery(ctx context.Context, input gqlmodel.RedeliverWebhookDeliveryInput) (*gqlmodel.RedeliverWebhookDeliveryPayload, error) {
+	d, ue, err := mutate(gid.WebhookDelivery, input.DeliveryID, "deliveryId", func(id model.WebhookDeliveryID) (*model.WebhookDelivery, error) {
+		return r.Plane.Redeliver(ctx, id)
+	})
+	return &gqlmodel.RedeliverWebhookDeliveryPayload{Delivery: d, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) Deploy(ctx context.Context, input gqlmodel.DeployInput) (*gqlmodel.DeployPayload, error) {
@@ -617,6 +689,10 @@ func (r *projectResolver) Variables(ctx context.Context, obj *model.Project) ([]
 	return r.Plane.Variables(ctx, obj.Scope(), nil, nil)
 }
 
+func (r *projectResolver) Webhooks(ctx context.Context, obj *model.Project) ([]*model.Webhook, error) {
+	return r.Plane.WebhooksOf(ctx, obj)
+}
+
 func (r *projectMemberResolver) Project(ctx context.Context, obj *model.ProjectMember) (*model.Project, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).projects, obj.ProjectID)
 }
@@ -711,6 +787,43 @@ func (r *serviceResolver) Releases(ctx context.Context, obj *model.Service, firs
 		return nil, err
 	}
 	return releaseConn(p), nil
+}
+
+func (r *serviceResolver) Git(ctx context.Context, obj *model.Service) (*gqlmodel.GitSource, error) {
+	g := obj.Git
+	if g == nil {
+		return nil, nil
+	}
+	envs, err := loadAll(ctx, loadersFrom(ctx, r.Plane).environments, g.DeployOnPush)
+	if err != nil {
+		return nil, err
+	}
+	return &gqlmodel.GitSource{Repository: g.Repository, Branch: g.Branch, ContextDir: g.ContextDir, Dockerfile: g.Dockerfile,
+		DeployOnPush: envs, HasCredential: obj.GitCredential != ""}, nil
+}
+
+func (r *serviceResolver) Webhook(ctx context.Context, obj *model.Service) (*model.Webhook, error) {
+	return r.Plane.WebhookOf(ctx, obj)
+}
+
+func (r *serviceResolver) Builds(ctx context.Context, obj *model.Service, first *int, after *string, environmentID *string) (*gqlmodel.BuildConnection, error) {
+	pg, err := pageArgs(first, after)
+	if err != nil {
+		return nil, err
+	}
+	var env *model.EnvironmentID
+	if environmentID != nil {
+		id, err := gid.Decode[model.EnvironmentID](gid.Environment, *environmentID)
+		if err != nil {
+			return nil, control.Invalid(err.Error(), "environmentId")
+		}
+		env = &id
+	}
+	p, err := r.Plane.Builds(ctx, obj, env, pg)
+	if err != nil {
+		return nil, err
+	}
+	return buildConn(p), nil
 }
 
 func (r *subscriptionResolver) DeploymentEvents(ctx context.Context, deploymentID string, after *string) (<-chan *model.DeploymentEvent, error) {
@@ -879,11 +992,49 @@ func (r *viewerResolver) APITokens(ctx context.Context, obj *gqlmodel.Viewer, fi
 	return tokenConn(p), nil
 }
 
+func (r *webhookResolver) Project(ctx context.Context, obj *model.Webhook) (*model.Project, error) {
+	return load(ctx, loadersFrom(ctx, r.Plane).projects, obj.ProjectID)
+}
+
+func (r *webhookResolver) Service(ctx context.Context, obj *model.Webhook) (*model.Service, error) {
+	return loadOptional(ctx, loadersFrom(ctx, r.Plane).services, obj.ServiceID)
+}
+
+func (r *webhookResolver) URL(ctx context.Context, obj *model.Webhook) (string, error) {
+	return strings.TrimSuffix(r.InstallSettings.Server, "/") + "/hooks/" + string(obj.ID), nil
+}
+
+func (r *webhookResolver) Deliveries(ctx context.Context, obj *model.Webhook, first *int, after *string) (*gqlmodel.WebhookDeliveryConnection, error) {
+	pg, err := pageArgs(first, after)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.Plane.WebhookDeliveries(ctx, obj, pg)
+	if err != nil {
+		return nil, err
+	}
+	return deliveryConn(p), nil
+}
+
+func (r *webhookDeliveryResolver) Webhook(ctx context.Context, obj *model.WebhookDelivery) (*model.Webhook, error) {
+	return load(ctx, loadersFrom(ctx, r.Plane).webhooks, obj.WebhookID)
+}
+
+func (r *webhookDeliveryResolver) Builds(ctx context.Context, obj *model.WebhookDelivery) ([]*model.Build, error) {
+	return loadAll(ctx, loadersFrom(ctx, r.Plane).builds, obj.Builds)
+}
+
+func (r *webhookDeliveryResolver) RedeliveryOf(ctx context.Context, obj *model.WebhookDelivery) (*model.WebhookDelivery, error) {
+	return loadOptional(ctx, loadersFrom(ctx, r.Plane).deliveries, obj.RedeliveryOf)
+}
+
 func (r *Resolver) ApiToken() graph.ApiTokenResolver { return &apiTokenResolver{r} }
 
 func (r *Resolver) Approval() graph.ApprovalResolver { return &approvalResolver{r} }
 
 func (r *Resolver) AuditEvent() graph.AuditEventResolver { return &auditEventResolver{r} }
+
+func (r *Resolver) Build() graph.BuildResolver { return &buildResolver{r} }
 
 func (r *Resolver) Cluster() graph.ClusterResolver { return &clusterResolver{r} }
 
@@ -923,10 +1074,17 @@ func (r *Resolver) Variable() graph.VariableResolver { return &variableResolver{
 
 func (r *Resolver) Viewer() graph.ViewerResolver { return &viewerResolver{r} }
 
+func (r *Resolver) Webhook() graph.WebhookResolver { return &webhookResolver{r} }
+
+func (r *Resolver) WebhookDelivery() graph.WebhookDeliveryResolver {
+	return &webhookDeliveryResolver{r}
+}
+
 type (
 	apiTokenResolver        struct{ *Resolver }
 	approvalResolver        struct{ *Resolver }
 	auditEventResolver      struct{ *Resolver }
+	buildResolver           struct{ *Resolver }
 	clusterResolver         struct{ *Resolver }
 	commandResolver         struct{ *Resolver }
 	deploymentResolver      struct{ *Resolver }
@@ -944,4 +1102,6 @@ type (
 	tenantResolver          struct{ *Resolver }
 	variableResolver        struct{ *Resolver }
 	viewerResolver          struct{ *Resolver }
+	webhookResolver         struct{ *Resolver }
+	webhookDeliveryResolver struct{ *Resolver }
 )

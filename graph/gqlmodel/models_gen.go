@@ -68,6 +68,17 @@ type AuditEventFilter struct {
 	Until    *time.Time `json:"until,omitempty"`
 }
 
+type BuildConnection struct {
+	Edges    []*BuildEdge   `json:"edges"`
+	Nodes    []*model.Build `json:"nodes"`
+	PageInfo *PageInfo      `json:"pageInfo"`
+}
+
+type BuildEdge struct {
+	Cursor string       `json:"cursor"`
+	Node   *model.Build `json:"node"`
+}
+
 type CancelDeploymentInput struct {
 	DeploymentID string  `json:"deploymentId"`
 	Reason       *string `json:"reason,omitempty"`
@@ -153,12 +164,15 @@ type CreateProjectPayload struct {
 }
 
 type CreateServiceInput struct {
-	ProjectID string           `json:"projectId"`
-	Name      string           `json:"name"`
+	ProjectID string `json:"projectId"`
+	Name      string `json:"name"`
+	// For a Git service: the repository in the cluster's registry its builds push to.
 	Image     string           `json:"image"`
 	Processes []*ProcessInput  `json:"processes"`
 	Variables []*VariableInput `json:"variables,omitempty"`
 	Domains   []*DomainInput   `json:"domains,omitempty"`
+	// Makes it a service built from Git.
+	Git *GitSourceInput `json:"git,omitempty"`
 }
 
 type CreateServicePayload struct {
@@ -175,6 +189,19 @@ type CreateTenantPayload struct {
 	// A token for the new tenant (tokens act in one tenant), owned by the caller; it expires when the caller's token does.
 	APIToken *model.APIToken `json:"apiToken,omitempty"`
 	// The whole token. Shown only in this response; store it now.
+	Secret     *string      `json:"secret,omitempty"`
+	UserErrors []*UserError `json:"userErrors"`
+}
+
+type CreateWebhookInput struct {
+	ProjectID string `json:"projectId"`
+	// The one service it builds; left out: a project's webhook, routing each push by its repository.
+	ServiceID *string `json:"serviceId,omitempty"`
+}
+
+type CreateWebhookPayload struct {
+	Webhook *model.Webhook `json:"webhook,omitempty"`
+	// The secret to give the provider (GitHub and Gitea: the webhook secret; GitLab: the secret token). Shown once.
 	Secret     *string      `json:"secret,omitempty"`
 	UserErrors []*UserError `json:"userErrors"`
 }
@@ -238,6 +265,15 @@ type DeleteVariablePayload struct {
 	UserErrors        []*UserError `json:"userErrors"`
 }
 
+type DeleteWebhookInput struct {
+	WebhookID string `json:"webhookId"`
+}
+
+type DeleteWebhookPayload struct {
+	DeletedWebhookID *string      `json:"deletedWebhookId,omitempty"`
+	UserErrors       []*UserError `json:"userErrors"`
+}
+
 type DeployInput struct {
 	ServiceID     string `json:"serviceId"`
 	EnvironmentID string `json:"environmentId"`
@@ -281,6 +317,33 @@ type EnvironmentConnection struct {
 type EnvironmentEdge struct {
 	Cursor string             `json:"cursor"`
 	Node   *model.Environment `json:"node"`
+}
+
+// A Git service's source: a repository's tracked branch, built with a Dockerfile. A push to the branch builds and deploys it to each of deployOnPush.
+type GitSource struct {
+	// The repository's URL (https or ssh).
+	Repository string `json:"repository"`
+	Branch     string `json:"branch"`
+	// The build context, relative to the repository's root.
+	ContextDir string `json:"contextDir"`
+	// The Dockerfile, relative to the build context.
+	Dockerfile string `json:"dockerfile"`
+	// The environments a push to the branch builds and deploys to.
+	DeployOnPush []*model.Environment `json:"deployOnPush"`
+	// Whether a read credential (deploy key or token) is stored. It is sealed and never returned.
+	HasCredential bool `json:"hasCredential"`
+}
+
+type GitSourceInput struct {
+	// https://host/owner/repo(.git) or git@host:owner/repo(.git); without credentials in it.
+	Repository string  `json:"repository"`
+	Branch     string  `json:"branch"`
+	ContextDir *string `json:"contextDir,omitempty"`
+	Dockerfile *string `json:"dockerfile,omitempty"`
+	// The environments (of the service's project) a push to the branch builds and deploys to.
+	DeployOnPush []string `json:"deployOnPush,omitempty"`
+	// A read credential for a private repository (deploy key or token): sealed, never returned. Left out: the stored one is kept; empty: removed.
+	Credential *string `json:"credential,omitempty"`
 }
 
 type LabelInput struct {
@@ -380,6 +443,16 @@ type QueueCommandPayload struct {
 	UserErrors []*UserError   `json:"userErrors"`
 }
 
+type RedeliverWebhookDeliveryInput struct {
+	DeliveryID string `json:"deliveryId"`
+}
+
+type RedeliverWebhookDeliveryPayload struct {
+	// The new delivery, naming the one it repeats.
+	Delivery   *model.WebhookDelivery `json:"delivery,omitempty"`
+	UserErrors []*UserError           `json:"userErrors"`
+}
+
 type RedeployInput struct {
 	DeploymentID string `json:"deploymentId"`
 }
@@ -473,6 +546,17 @@ type RollbackInput struct {
 	EnvironmentID string `json:"environmentId"`
 	// The number of the earlier release to deploy.
 	ReleaseNumber int `json:"releaseNumber"`
+}
+
+type RotateWebhookSecretInput struct {
+	WebhookID string `json:"webhookId"`
+}
+
+type RotateWebhookSecretPayload struct {
+	Webhook *model.Webhook `json:"webhook,omitempty"`
+	// The new secret, shown once; the old one stops working at once.
+	Secret     *string      `json:"secret,omitempty"`
+	UserErrors []*UserError `json:"userErrors"`
 }
 
 type ServiceConnection struct {
@@ -604,6 +688,10 @@ type UpdateServiceInput struct {
 	Processes []*ProcessInput  `json:"processes,omitempty"`
 	Variables []*VariableInput `json:"variables,omitempty"`
 	Domains   []*DomainInput   `json:"domains,omitempty"`
+	// Makes it a service built from Git, or changes its source.
+	Git *GitSourceInput `json:"git,omitempty"`
+	// Makes it a service deployed from images built elsewhere again.
+	RemoveGit *bool `json:"removeGit,omitempty"`
 }
 
 type UpdateServicePayload struct {
@@ -643,6 +731,17 @@ type Viewer struct {
 	Tenants *TenantConnection `json:"tenants"`
 	// The caller's own API tokens.
 	APITokens *APITokenConnection `json:"apiTokens"`
+}
+
+type WebhookDeliveryConnection struct {
+	Edges    []*WebhookDeliveryEdge   `json:"edges"`
+	Nodes    []*model.WebhookDelivery `json:"nodes"`
+	PageInfo *PageInfo                `json:"pageInfo"`
+}
+
+type WebhookDeliveryEdge struct {
+	Cursor string                 `json:"cursor"`
+	Node   *model.WebhookDelivery `json:"node"`
 }
 
 type ErrorCode string

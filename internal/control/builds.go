@@ -312,57 +312,73 @@ type Inbound struct {
 	Oversized bool
 }
 
+// Refusal is why a delivery was refused, for the provider's answer.
+type Refusal int
+
+const (
+	NotRefused Refusal = iota
+	// RefusedUnknown: no provider's headers, or no delivery id.
+	RefusedUnknown
+	RefusedOversized
+	RefusedSignature
+	RefusedReplay
+	// RefusedMalformed: signed, but not a push a provider sends.
+	RefusedMalformed
+)
+
 // ReceiveWebhook takes a delivery to hook id: it checks the provider's
 // signature, refuses replays, decides what the push builds, and records
 // the delivery with its outcome either way. A hook that does not exist is
 // ErrNotFound and records nothing.
-func (p *Plane) ReceiveWebhook(ctx context.Context, id model.WebhookID, in Inbound) (*model.WebhookDelivery, error) {
+func (p *Plane) ReceiveWebhook(ctx context.Context, id model.WebhookID, in Inbound) (*model.WebhookDelivery, Refusal, error) {
 	ctx = as(ctx, systemWebhook)
 	w, err := store.Webhooks.Get(ctx, p.q(ctx), id)
 	if err != nil {
-		return nil, err
+		return nil, NotRefused, err
 	}
 	d := &model.WebhookDelivery{ID: newID[model.WebhookDeliveryID](), TenantID: w.TenantID, ProjectID: w.ProjectID,
 		WebhookID: w.ID, ReceivedAt: p.now()}
-	err = p.system(ctx, w.TenantID, false, func(q *txn) error {
-		return p.takeDelivery(ctx, q, w, d, in)
+	var why Refusal
+	err = p.system(ctx, w.TenantID, false, func(q *txn) (err error) {
+		why, err = p.takeDelivery(ctx, q, w, d, in)
+		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, NotRefused, err
 	}
-	return d, nil
+	return d, why, nil
 }
 
 // takeDelivery fills in d from the request and records it, with the
 // builds it queues. Callers hold the tenant lock.
-func (p *Plane) takeDelivery(ctx context.Context, q *txn, w *model.Webhook, d *model.WebhookDelivery, in Inbound) error {
-	refuse := func(why string) error {
+func (p *Plane) takeDelivery(ctx context.Context, q *txn, w *model.Webhook, d *model.WebhookDelivery, in Inbound) (Refusal, error) {
+	refuse := func(r Refusal, why string) (Refusal, error) {
 		d.Outcome, d.Reason, d.Body, d.Builds = model.DeliveryRefused, why, nil, nil
-		return store.WebhookDeliveries.Insert(ctx, q, d)
+		return r, store.WebhookDeliveries.Insert(ctx, q, d)
 	}
 	id, err := webhook.Identify(in.Header)
 	d.Provider, d.DeliveryID, d.Event = string(id.Provider), clipText(id.ID, 200), clipText(id.Event, 100)
 	if err != nil {
-		return refuse(err.Error())
+		return refuse(RefusedUnknown, err.Error())
 	}
 	if in.Oversized {
-		return refuse(fmt.Sprintf("the body is over %d bytes: a push is a few kilobytes", webhook.MaxBody))
+		return refuse(RefusedOversized, fmt.Sprintf("the body is over %d bytes: a push is a few kilobytes", webhook.MaxBody))
 	}
 	secret, err := p.box.Open(w.Secret, w.Binding())
 	if err != nil {
-		return fmt.Errorf("opening the webhook secret: %w", err)
+		return NotRefused, fmt.Errorf("opening the webhook secret: %w", err)
 	}
 	if err := webhook.Verify(id, in.Header, in.Body, secret); err != nil {
-		return refuse(err.Error() + ": check the secret set at the provider (rotate it to get a new one)")
+		return refuse(RefusedSignature, err.Error()+": check the secret set at the provider (rotate it to get a new one)")
 	}
 	if d.RedeliveryOf == nil {
 		prev, err := store.AcceptedDelivery(ctx, q, w.ID, id.ID)
 		if err == nil {
-			return refuse(fmt.Sprintf("delivery %s was received already, at %s: a replay", clipText(id.ID, 200),
+			return refuse(RefusedReplay, fmt.Sprintf("delivery %s was received already, at %s: a replay", clipText(id.ID, 200),
 				prev.ReceivedAt.UTC().Format(time.RFC3339)))
 		}
 		if !errors.Is(err, store.ErrNotFound) {
-			return err
+			return NotRefused, err
 		}
 	}
 	d.Body = in.Body
@@ -371,18 +387,18 @@ func (p *Plane) takeDelivery(ctx context.Context, q *txn, w *model.Webhook, d *m
 		if id.Event == "ping" {
 			d.Reason = "a ping: the hook is set up and its secret matches"
 		}
-		return store.WebhookDeliveries.Insert(ctx, q, d)
+		return NotRefused, store.WebhookDeliveries.Insert(ctx, q, d)
 	}
 	push, err := webhook.Parse(id, in.Body)
 	if err != nil {
-		return refuse(err.Error())
+		return refuse(RefusedMalformed, err.Error())
 	}
 	d.Ref, d.Commit = clipText(push.Ref, 250), push.Commit
 	d.Outcome, d.Reason, err = p.pushBuilds(ctx, q, w, d, push)
 	if err != nil {
-		return err
+		return NotRefused, err
 	}
-	return store.WebhookDeliveries.Insert(ctx, q, d)
+	return NotRefused, store.WebhookDeliveries.Insert(ctx, q, d)
 }
 
 // pushBuilds queues the builds a trusted push asks for: for each Git
@@ -492,7 +508,7 @@ func (p *Plane) Redeliver(ctx context.Context, id model.WebhookDeliveryID) (*mod
 		}
 		// The headers the provider sent are not kept; what they said is,
 		// and the body's signature held when it came.
-		if err := p.takeDelivery(ctx, q, w, d, Inbound{Header: redeliveryHeader(prev, w, p.box), Body: prev.Body}); err != nil {
+		if _, err := p.takeDelivery(ctx, q, w, d, Inbound{Header: redeliveryHeader(prev, w, p.box), Body: prev.Body}); err != nil {
 			return err
 		}
 		target(ev, ActWebhookRedeliver, "WebhookDelivery", string(d.ID))

@@ -37,6 +37,9 @@ const (
 	Variable        = "Variable"
 	ConnectToken    = "ConnectToken"
 	Command         = "Command"
+	Webhook         = "Webhook"
+	WebhookDelivery = "WebhookDelivery"
+	Build           = "Build"
 )
 
 // ErrMalformed is returned for an id that is not one of ours.
@@ -166,4 +169,18 @@ func UnmarshalConnectTokenID(v any) (model.ConnectTokenID, error) {
 func MarshalCommandID(v model.CommandID) graphql.Marshaler { return marshal(Command, v) }
 func UnmarshalCommandID(v any) (model.CommandID, error) {
 	return unmarshal[model.CommandID](Command, v)
+}
+func MarshalWebhookID(v model.WebhookID) graphql.Marshaler { return marshal(Webhook, v) }
+func UnmarshalWebhookID(v any) (model.WebhookID, error) {
+	return unmarshal[model.WebhookID](Webhook, v)
+}
+func MarshalWebhookDeliveryID(v model.WebhookDeliveryID) graphql.Marshaler {
+	return marshal(WebhookDelivery, v)
+}
+func UnmarshalWebhookDeliveryID(v any) (model.WebhookDeliveryID, error) {
+	return unmarshal[model.WebhookDeliveryID](WebhookDelivery, v)
+}
+func MarshalBuildID(v model.BuildID) graphql.Marshaler { return marshal(Build, v) }
+func UnmarshalBuildID(v any) (model.BuildID, error) {
+	return unmarshal[model.BuildID](Build, v)
 }

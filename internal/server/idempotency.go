@@ -60,6 +60,8 @@ var oneTimeSecrets = map[string]bool{
 	"registerCluster":        true,
 	"regenerateConnectToken": true,
 	"createTenant":           true,
+	"createWebhook":          true,
+	"rotateWebhookSecret":    true,
 }
 
 // unkeyed are the mutations that refuse a key, with the reason given to

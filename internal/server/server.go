@@ -120,7 +120,12 @@ func (s *Server) routes() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
-	return s.observe(s.limitBody(mux))
+	// A hook reads its own body, up to its own limit, so that an oversized
+	// delivery is recorded as refused rather than cut off unseen.
+	root := http.NewServeMux()
+	root.Handle("POST /hooks/{id}", s.observe(http.HandlerFunc(s.receiveHook)))
+	root.Handle("/", s.observe(s.limitBody(mux)))
+	return root
 }
 
 // graphQL builds the gqlgen server with the limits of the configuration.
