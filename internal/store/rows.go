@@ -132,7 +132,7 @@ var (
 		id: func(n *model.NamespaceTarget) model.NamespaceTargetID { return n.ID },
 	}
 	Services = &Table[model.ServiceID, model.Service]{
-		Name:    "services",
+		Name: "services",
 		Columns: []string{"id", "tenant_id", "project_id", "name", "image", "config", "git", "git_credential",
 			"created_at", "updated_at"},
 		scan: func(s Scanner) (*model.Service, error) {
