@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/gid"
 )
 
 const auditFields = `id action actor { id } targetId targetType clientAddress createdAt details`
@@ -277,6 +279,30 @@ func TestAuditOnePerMutation(t *testing.T) {
 			map[string]any{"p": f.ProjectID}, "FORBIDDEN")
 		step(pm, "deleteVariable", `mutation($v: ID!) { deleteVariable(input: {variableId: $v}) { deletedVariableId `+ue+` } }`,
 			map[string]any{"v": secretVar}, "variable.delete", fixed(secretVar))
+		res = step(pm, "createWebhook", `mutation($p: ID!, $s: ID!) { createWebhook(input: {projectId: $p, serviceId: $s}) {
+			webhook { id url } secret `+ue+` } }`, map[string]any{"p": f.ProjectID, "s": worker}, "webhook.create", at("createWebhook.webhook.id"))
+		hook, hookURL := res.Str("createWebhook.webhook.id"), res.Str("createWebhook.webhook.url")
+		secrets = append(secrets, res.Str("createWebhook.secret"))
+		reject(editor, "createWebhook", `mutation($p: ID!) { createWebhook(input: {projectId: $p}) { secret `+ue+` } }`,
+			map[string]any{"p": f.ProjectID}, "FORBIDDEN")
+		res = step(pm, "rotateWebhookSecret", `mutation($h: ID!) { rotateWebhookSecret(input: {webhookId: $h}) { secret `+ue+` } }`,
+			map[string]any{"h": hook}, "webhook.rotate_secret", fixed(hook))
+		hookSecret := res.Str("rotateWebhookSecret.secret")
+		secrets = append(secrets, hookSecret)
+		// A delivery (it writes no audit event: it queues no build here,
+		// the service is not built from Git) for an admin to redeliver.
+		a := env.Deliver(t, hookURL, Delivery{Provider: "GITHUB", Event: "push", DeliveryID: "audit-1",
+			Body: SamplePush(t, "github-push.json"), Secret: hookSecret})
+		if a.Outcome != "IGNORED" {
+			t.Fatalf("a push to an image service's hook: %+v", a)
+		}
+		delivery := gid.Encode(gid.WebhookDelivery, a.Delivery)
+		reject(pm, "redeliverWebhookDelivery", `mutation($d: ID!) { redeliverWebhookDelivery(input: {deliveryId: $d}) { delivery { id } `+ue+` } }`,
+			map[string]any{"d": delivery}, "FORBIDDEN")
+		step(admin, "redeliverWebhookDelivery", `mutation($d: ID!) { redeliverWebhookDelivery(input: {deliveryId: $d}) { delivery { id } `+ue+` } }`,
+			map[string]any{"d": delivery}, "webhook.redeliver", at("redeliverWebhookDelivery.delivery.id"))
+		step(pm, "deleteWebhook", `mutation($h: ID!) { deleteWebhook(input: {webhookId: $h}) { deletedWebhookId `+ue+` } }`,
+			map[string]any{"h": hook}, "webhook.delete", fixed(hook))
 		step(editor, "deleteService", `mutation($s: ID!) { deleteService(input: {serviceId: $s}) { deletedServiceId `+ue+` } }`,
 			map[string]any{"s": worker}, "service.delete", fixed(worker))
 		step(pm, "deleteEnvironment", `mutation($e: ID!) { deleteEnvironment(input: {environmentId: $e}) { deletedEnvironmentId `+ue+` } }`,
@@ -432,7 +458,9 @@ var mutationAction = map[string]string{
 	"cancelDeployment": "deployment.cancel", "redeploy": "deployment.redeploy", "rollback": "deployment.rollback",
 	"setVariable": "variable.set", "deleteVariable": "variable.delete",
 	"regenerateConnectToken": "cluster.regenerate_connect_token", "revokeConnectToken": "cluster.revoke_connect_token",
-	"queueCommand": "cluster.queue_command",
+	"queueCommand":  "cluster.queue_command",
+	"createWebhook": "webhook.create", "rotateWebhookSecret": "webhook.rotate_secret", "deleteWebhook": "webhook.delete",
+	"redeliverWebhookDelivery": "webhook.redeliver",
 }
 
 func eventIDs(evs []auditEvent) []string {

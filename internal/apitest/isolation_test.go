@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/nebulactrl/nebula/graph"
+	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/resolvers"
 )
 
@@ -37,6 +38,16 @@ func tenantIDs(t *testing.T, f *Fixture) map[string][]string {
 	ids["ConnectToken"] = f.Values(t, f.ClusterID, `... on Cluster { connectTokens { id } }`, "connectTokens", "id")
 	res := f.MustDo(t, `mutation($c: ID!) { queueCommand(input: {clusterId: $c, kind: RESYNC}) { command { id } } }`, map[string]any{"c": f.ClusterID})
 	ids["Command"] = []string{res.Str("queueCommand.command.id")}
+	svc := f.NewGitService(t, f.Unique("git"), GitHubRepository, f.EnvironmentID)
+	hook, url, secret := f.NewWebhook(t, svc)
+	a := f.Env.Deliver(t, url, Delivery{Provider: "GITHUB", Event: "push", DeliveryID: f.Unique("iso"),
+		Body: SamplePush(t, "github-push.json"), Secret: secret})
+	if len(a.Builds) != 1 {
+		t.Fatalf("the push queued %v", a)
+	}
+	ids["Webhook"] = []string{hook}
+	ids["WebhookDelivery"] = []string{gid.Encode(gid.WebhookDelivery, a.Delivery)}
+	ids["Build"] = []string{gid.Encode(gid.Build, a.Builds[0])}
 	// Every kind of node the schema has must be covered here.
 	sch := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{}}).Schema()
 	for _, def := range sch.GetPossibleTypes(sch.Types["Node"]) {
@@ -118,6 +129,14 @@ func TestCrossTenantIsolation(t *testing.T) {
 			// reported as not being in the tenant).
 			userError string
 		}{
+			{name: "createWebhook", query: `mutation($id: ID!) { createWebhook(input: {projectId: $id}) { secret ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ProjectID} }},
+			{name: "rotateWebhookSecret", query: `mutation($id: ID!) { rotateWebhookSecret(input: {webhookId: $id}) { secret ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": ids["Webhook"][0]} }},
+			{name: "deleteWebhook", query: `mutation($id: ID!) { deleteWebhook(input: {webhookId: $id}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": ids["Webhook"][0]} }},
+			{name: "redeliverWebhookDelivery", query: `mutation($id: ID!) { redeliverWebhookDelivery(input: {deliveryId: $id}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": ids["WebhookDelivery"][0]} }},
 			{name: "updateTenant", query: `mutation($id: ID!) { updateTenant(input: {tenantId: $id, name: "pwned"}) { ` + ue + ` } }`,
 				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.TenantID} }},
 			{name: "setTenantPlan", query: `mutation($id: ID!) { setTenantPlan(input: {tenantId: $id, plan: FREE}) { ` + ue + ` } }`,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nebulactrl/nebula/graph"
+	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/resolvers"
 )
 
@@ -654,6 +655,82 @@ func roleMatrix() map[string][]matrixCase {
 			},
 			want:   projectEditors,
 			effect: gone("s"),
+		}},
+
+		"createWebhook": {{
+			name:  "service hook",
+			query: `mutation($p: ID!, $s: ID!) { createWebhook(input: {projectId: $p, serviceId: $s}) { webhook { id } secret ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"p": f.ProjectID, "s": f.NewGitService(t, f.Unique("hooked"), GitHubRepository)}
+			},
+			want: projectManagers,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				t.Helper()
+				if ok {
+					f.addSecret(res.Str("createWebhook.secret"))
+					if !strings.HasPrefix(res.Str("createWebhook.secret"), "nbwh_") {
+						t.Errorf("secret %q", res.Str("createWebhook.secret"))
+					}
+				}
+				n := f.Node(t, v["s"].(string), `... on Service { webhook { id } }`)
+				if has := n["webhook"] != nil; has != ok {
+					t.Errorf("the service has a webhook: %t, want %t", has, ok)
+				}
+			},
+		}},
+		"rotateWebhookSecret": {{
+			name:  "service hook",
+			query: `mutation($h: ID!) { rotateWebhookSecret(input: {webhookId: $h}) { webhook { rotatedAt } secret ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				id, url, secret := f.NewWebhook(t, f.NewGitService(t, f.Unique("rotated"), GitHubRepository))
+				return map[string]any{"h": id, "_url": url, "_secret": secret}
+			},
+			want: projectManagers,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				t.Helper()
+				if ok {
+					f.addSecret(res.Str("rotateWebhookSecret.secret"))
+				}
+				// The secret given before works exactly when the rotation
+				// was refused.
+				a := f.Env.Deliver(t, v["_url"].(string), Delivery{Provider: "GITHUB", Event: "push", DeliveryID: "rot-" + string(r),
+					Body: SamplePush(t, "github-push.json"), Secret: v["_secret"].(string)})
+				if refused := a.Outcome == "REFUSED"; refused != ok {
+					t.Errorf("the old secret after the rotation was %v: %+v", ok, a)
+				}
+			},
+		}},
+		"deleteWebhook": {{
+			name:  "project hook",
+			query: `mutation($h: ID!) { deleteWebhook(input: {webhookId: $h}) { deletedWebhookId ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				id, _, _ := f.NewWebhook(t, "")
+				return map[string]any{"h": id}
+			},
+			want:   projectManagers,
+			effect: gone("h"),
+		}},
+		"redeliverWebhookDelivery": {{
+			name:  "an ignored push",
+			query: `mutation($d: ID!) { redeliverWebhookDelivery(input: {deliveryId: $d}) { delivery { id redeliveryOf { id } } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				id, url, secret := f.NewWebhook(t, f.NewGitService(t, f.Unique("redelivered"), GitHubRepository))
+				a := f.Env.Deliver(t, url, Delivery{Provider: "GITHUB", Event: "push", DeliveryID: "re-" + string(r),
+					Body: SamplePush(t, "github-push.json"), Secret: secret})
+				if a.Outcome != "IGNORED" {
+					t.Fatalf("the push: %+v", a)
+				}
+				return map[string]any{"d": gid.Encode(gid.WebhookDelivery, a.Delivery), "_hook": id}
+			},
+			want: projectDeleters, // tenant admins only
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				t.Helper()
+				r2 := f.MustDo(t, `query($h: ID!) { node(id: $h) { ... on Webhook { deliveries(first: 10) { nodes { id } } } } }`,
+					map[string]any{"h": v["_hook"]})
+				if n, want := len(r2.List("node.deliveries.nodes")), map[bool]int{true: 2, false: 1}[ok]; n != want {
+					t.Errorf("deliveries: %d, want %d", n, want)
+				}
+			},
 		}},
 
 		"previewDeploy": {
