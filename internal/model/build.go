@@ -139,9 +139,31 @@ type Build struct {
 	// did otherwise.
 	DeliveryID *WebhookDeliveryID
 	CreatedBy  *UserID
-	CreatedAt  time.Time
-	StartedAt  *time.Time
-	FinishedAt *time.Time
+	// DeploymentID and ReleaseID are what the build makes: the deployment
+	// waits at BUILDING, the release's digest is the build's image.
+	DeploymentID *DeploymentID
+	ReleaseID    *ReleaseID
+	// LogLines and LogBytes count the log kept; LogTruncated says the
+	// build wrote more than is kept.
+	LogLines     int64
+	LogBytes     int64
+	LogTruncated bool
+	// Attempts counts the times it was handed to an agent.
+	Attempts int
+	// HeartbeatAt is when its agent last said it runs.
+	HeartbeatAt *time.Time
+	CreatedAt   time.Time
+	StartedAt   *time.Time
+	FinishedAt  *time.Time
+}
+
+// A BuildLogLine is one line a build printed, numbered from 1.
+type BuildLogLine struct {
+	BuildID  BuildID
+	Seq      int64
+	TenantID TenantID
+	At       time.Time
+	Line     string
 }
 
 func (Webhook) IsNode()         {}

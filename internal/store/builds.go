@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/nebulactrl/nebula/internal/model"
 )
@@ -60,19 +62,22 @@ var (
 	Builds = &Table[model.BuildID, model.Build]{
 		Name: "builds",
 		Columns: []string{"id", "tenant_id", "project_id", "service_id", "environment_id", "cluster_id", "repository",
-			"branch", "commit_sha", "status", "message", "image_digest", "delivery_id", "created_by", "created_at",
+			"branch", "commit_sha", "status", "message", "image_digest", "delivery_id", "created_by", "deployment_id",
+			"release_id", "log_lines", "log_bytes", "log_truncated", "attempts", "heartbeat_at", "created_at",
 			"started_at", "finished_at"},
 		scan: func(s Scanner) (*model.Build, error) {
 			var b model.Build
 			return &b, s.Scan(&b.ID, &b.TenantID, &b.ProjectID, &b.ServiceID, &b.EnvironmentID, &b.ClusterID,
 				&b.Repository, &b.Branch, &b.Commit, &b.Status, &b.Message, &b.ImageDigest, &b.DeliveryID, &b.CreatedBy,
+				&b.DeploymentID, &b.ReleaseID, &b.LogLines, &b.LogBytes, &b.LogTruncated, &b.Attempts, &b.HeartbeatAt,
 				&b.CreatedAt, &b.StartedAt, &b.FinishedAt)
 		},
 		values: func(b *model.Build) []any {
 			return []any{string(b.ID), string(b.TenantID), string(b.ProjectID), string(b.ServiceID),
 				string(b.EnvironmentID), nullable(b.ClusterID), b.Repository, b.Branch, b.Commit, string(b.Status),
-				b.Message, b.ImageDigest, nullable(b.DeliveryID), nullable(b.CreatedBy), b.CreatedAt, b.StartedAt,
-				b.FinishedAt}
+				b.Message, b.ImageDigest, nullable(b.DeliveryID), nullable(b.CreatedBy), nullable(b.DeploymentID),
+				nullable(b.ReleaseID), b.LogLines, b.LogBytes, b.LogTruncated, b.Attempts, b.HeartbeatAt, b.CreatedAt,
+				b.StartedAt, b.FinishedAt}
 		},
 		id: func(b *model.Build) model.BuildID { return b.ID },
 	}
@@ -128,4 +133,71 @@ func BuildOfCommit(ctx context.Context, q Querier, svc model.ServiceID, env mode
 	in, unbuilt := inList(model.UnbuiltStatuses(), 3)
 	return Builds.one(ctx, q, "service_id = $1 AND environment_id = $2 AND commit_sha = $3 AND status NOT IN ("+in+")",
 		append([]any{string(svc), string(env), commit}, unbuilt...)...)
+}
+
+// UpdateBuild writes where a build stands: its status, cluster, message,
+// image, log counters, attempts and times.
+func UpdateBuild(ctx context.Context, q Querier, b *model.Build) error {
+	return execOne(ctx, q, "updating a build",
+		`UPDATE builds SET status = $2, cluster_id = $3, message = $4, image_digest = $5, log_lines = $6, log_bytes = $7,
+			log_truncated = $8, attempts = $9, heartbeat_at = $10, started_at = $11, finished_at = $12 WHERE id = $1`,
+		string(b.ID), string(b.Status), nullable(b.ClusterID), b.Message, b.ImageDigest, b.LogLines, b.LogBytes,
+		b.LogTruncated, b.Attempts, b.HeartbeatAt, b.StartedAt, b.FinishedAt)
+}
+
+// BuildsWithStatus lists the builds with a status, oldest first, at most
+// limit: the scheduler's queue, and the running builds it watches.
+func BuildsWithStatus(ctx context.Context, q Querier, status model.BuildStatus, limit int) ([]*model.Build, error) {
+	return Builds.query(ctx, q, fmt.Sprintf("SELECT %s FROM builds WHERE status = $1 ORDER BY id LIMIT %d", Builds.cols(), limit),
+		string(status))
+}
+
+// RunningBuildsOn lists the builds running on a cluster, oldest first.
+func RunningBuildsOn(ctx context.Context, q Querier, cluster model.ClusterID) ([]*model.Build, error) {
+	return Builds.all(ctx, q, "cluster_id = $1 AND status = $2", string(cluster), string(model.BuildRunning))
+}
+
+// BuildOfDeployment is the build a deployment waits for.
+func BuildOfDeployment(ctx context.Context, q Querier, dep model.DeploymentID) (*model.Build, error) {
+	return Builds.one(ctx, q, "deployment_id = $1", string(dep))
+}
+
+// AppendBuildLog stores lines of a build's log.
+func AppendBuildLog(ctx context.Context, q Querier, lines []model.BuildLogLine) error {
+	for _, l := range lines {
+		if _, err := q.Exec(ctx, `INSERT INTO build_log_lines (build_id, seq, tenant_id, at, line) VALUES ($1, $2, $3, $4, $5)`,
+			string(l.BuildID), l.Seq, string(l.TenantID), l.At, l.Line); err != nil {
+			return fmt.Errorf("storing build log lines: %w", err)
+		}
+	}
+	return nil
+}
+
+// BuildLogAfter reads up to limit lines of a build's log after line seq.
+func BuildLogAfter(ctx context.Context, q Querier, build model.BuildID, after int64, limit int) ([]model.BuildLogLine, error) {
+	rows, err := q.Query(ctx, `SELECT build_id, seq, tenant_id, at, line FROM build_log_lines
+		WHERE build_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, string(build), after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading a build log: %w", err)
+	}
+	defer rows.Close()
+	var out []model.BuildLogLine
+	for rows.Next() {
+		var l model.BuildLogLine
+		if err := rows.Scan(&l.BuildID, &l.Seq, &l.TenantID, &l.At, &l.Line); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// DeleteBuildLogsBefore deletes the log lines written before t (the
+// retention job) and says how many.
+func DeleteBuildLogsBefore(ctx context.Context, q Querier, t time.Time) (int64, error) {
+	n, err := q.Exec(ctx, `DELETE FROM build_log_lines WHERE at < $1`, t)
+	if err != nil {
+		return 0, fmt.Errorf("deleting old build logs: %w", err)
+	}
+	return n, nil
 }

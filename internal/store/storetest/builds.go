@@ -117,6 +117,70 @@ func testBuildQueries(t *testing.T, s *store.Store) {
 		}
 	})
 
+	t.Run("running builds and their logs", func(t *testing.T) {
+		svc := newService(t, s, g.project)
+		b := mustInsert(t, s, store.Builds, &model.Build{ID: model.BuildID(newID()), TenantID: g.tenant.ID,
+			ProjectID: g.project.ID, ServiceID: svc.ID, EnvironmentID: g.env.ID, Repository: "r", Branch: "main",
+			Commit: c1, Status: model.BuildQueued, DeploymentID: &g.deployment.ID, ReleaseID: &g.release.ID, CreatedAt: now})
+		got, err := store.BuildOfDeployment(ctx, s.Q(), g.deployment.ID)
+		wantNoErr(t, "the deployment's build", err)
+		assertEqual(t, "the deployment's build", got, b)
+		_, err = store.BuildOfDeployment(ctx, s.Q(), model.DeploymentID(newID()))
+		wantErr(t, "a deployment without a build", err, store.ErrNotFound)
+
+		queued, err := store.BuildsWithStatus(ctx, s.Q(), model.BuildQueued, 1000)
+		wantNoErr(t, "queued builds", err)
+		if !slices.ContainsFunc(queued, func(x *model.Build) bool { return x.ID == b.ID }) {
+			t.Errorf("BuildsWithStatus(QUEUED) misses %s", b.ID)
+		}
+		one, err := store.BuildsWithStatus(ctx, s.Q(), model.BuildQueued, 1)
+		wantNoErr(t, "one queued build", err)
+		if len(one) != 1 {
+			t.Errorf("BuildsWithStatus(limit 1) = %d builds", len(one))
+		}
+
+		running := *b
+		running.Status, running.ClusterID, running.Message = model.BuildRunning, &g.cluster.ID, "cloning"
+		running.Attempts, running.HeartbeatAt, running.StartedAt = 1, ptr(now.Add(time.Second)), ptr(now.Add(time.Second))
+		running.LogLines, running.LogBytes, running.LogTruncated = 3, 120, true
+		wantNoErr(t, "updating", store.UpdateBuild(ctx, s.Q(), &running))
+		assertEqual(t, "running build", mustGet(t, s, store.Builds, b.ID), &running)
+		wantErr(t, "updating a missing build", store.UpdateBuild(ctx, s.Q(), &model.Build{ID: "nope", Status: model.BuildFailed}), store.ErrNotFound)
+		on, err := store.RunningBuildsOn(ctx, s.Q(), g.cluster.ID)
+		wantNoErr(t, "running on the cluster", err)
+		if len(on) != 1 || on[0].ID != b.ID {
+			t.Errorf("RunningBuildsOn = %d builds", len(on))
+		}
+		queued, err = store.BuildsWithStatus(ctx, s.Q(), model.BuildQueued, 1000)
+		wantNoErr(t, "queued builds", err)
+		if slices.ContainsFunc(queued, func(x *model.Build) bool { return x.ID == b.ID }) {
+			t.Errorf("a running build is still queued")
+		}
+
+		lines := []model.BuildLogLine{
+			{BuildID: b.ID, Seq: 1, TenantID: g.tenant.ID, At: at, Line: "#1 [internal] load build definition"},
+			{BuildID: b.ID, Seq: 2, TenantID: g.tenant.ID, At: now, Line: "naïve “quotes” and \t tabs"},
+			{BuildID: b.ID, Seq: 3, TenantID: g.tenant.ID, At: now.Add(time.Second), Line: ""},
+		}
+		wantNoErr(t, "appending", store.AppendBuildLog(ctx, s.Q(), lines))
+		err = store.AppendBuildLog(ctx, s.Q(), lines[2:])
+		wantErr(t, "a line number twice", err, store.ErrConflict)
+		read, err := store.BuildLogAfter(ctx, s.Q(), b.ID, 0, 10)
+		wantNoErr(t, "reading", err)
+		assertEqual(t, "the log", read, lines)
+		read, err = store.BuildLogAfter(ctx, s.Q(), b.ID, 1, 1)
+		wantNoErr(t, "reading after 1", err)
+		assertEqual(t, "the log after line 1", read, lines[1:2])
+		n, err := store.DeleteBuildLogsBefore(ctx, s.Q(), now)
+		wantNoErr(t, "deleting old lines", err)
+		if n < 1 {
+			t.Errorf("deleted %d old lines, want at least 1", n)
+		}
+		read, err = store.BuildLogAfter(ctx, s.Q(), b.ID, 0, 10)
+		wantNoErr(t, "reading", err)
+		assertEqual(t, "the log after the retention", read, lines[1:])
+	})
+
 	t.Run("deliveries", func(t *testing.T) {
 		delivery := func(id string, outcome model.DeliveryOutcome, body []byte, of *model.WebhookDeliveryID, received time.Time) *model.WebhookDelivery {
 			return &model.WebhookDelivery{ID: model.WebhookDeliveryID(newID()), TenantID: g.tenant.ID, ProjectID: g.project.ID,
