@@ -28,6 +28,9 @@ func Revision(cluster string) string {
 func Commands(cluster string) string { return "commands:" + cluster }
 func Tokens(cluster string) string   { return "tokens:" + cluster }
 
+// Build is noted when a build's status or log moves.
+func Build(id string) string { return "build:" + id }
+
 // User is noted when a user's access changes: a role, a membership, a
 // revoked API token. Their connections check their token again.
 func User(id string) string { return "user:" + id }

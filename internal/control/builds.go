@@ -449,10 +449,15 @@ func (p *Plane) pushBuilds(ctx context.Context, q *txn, w *model.Webhook, d *mod
 			if !errors.Is(err, store.ErrNotFound) {
 				return "", "", err
 			}
-			b := &model.Build{ID: newID[model.BuildID](), TenantID: s.TenantID, ProjectID: s.ProjectID, ServiceID: s.ID,
-				EnvironmentID: env, Repository: s.Git.Repository, Branch: s.Git.Branch, Commit: push.Commit,
-				Status: model.BuildQueued, Message: "queued by a push: " + push.Message, DeliveryID: &d.ID, CreatedAt: p.now()}
-			if err := store.Builds.Insert(ctx, q, b); err != nil {
+			why := fmt.Sprintf("release %%d: a push of %s to %s by %s (%s)", push.Commit[:12], push.Branch(),
+				orNone(push.Pusher), orNone(push.Message))
+			b, err := p.startBuild(ctx, q, s, env, push.Commit, why, &d.ID, d.RedeliveredBy)
+			var pr Problem
+			if errors.As(err, &pr) {
+				reasons = append(reasons, pr.Message)
+				continue
+			}
+			if err != nil {
 				return "", "", err
 			}
 			d.Builds = append(d.Builds, b.ID)

@@ -58,6 +58,14 @@ func (p *Plane) advance(ctx context.Context, q *txn, d *model.Deployment, stage 
 // the same service and environment still waiting, and starts it: to
 // approval in a protected environment, to delivery otherwise.
 func (p *Plane) queue(ctx context.Context, q *txn, d *model.Deployment, env *model.Environment, rel *model.Release, why string) error {
+	if err := p.recordQueued(ctx, q, d, why); err != nil {
+		return err
+	}
+	return p.proceed(ctx, q, d, env, rel)
+}
+
+// recordQueued records a new deployment's first event.
+func (p *Plane) recordQueued(ctx context.Context, q *txn, d *model.Deployment, why string) error {
 	if err := store.InsertDeploymentEvent(ctx, q, &model.DeploymentEvent{DeploymentID: d.ID, Seq: 1,
 		TenantID: d.TenantID, Stage: model.StageQueued, Message: why, CreatedAt: d.CreatedAt}); err != nil {
 		return err
@@ -66,9 +74,14 @@ func (p *Plane) queue(ctx context.Context, q *txn, d *model.Deployment, env *mod
 	if err := store.UpdateDeploymentStage(ctx, q, d); err != nil {
 		return err
 	}
-	if err := p.note(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID))); err != nil {
-		return err
-	}
+	return p.note(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID)))
+}
+
+// proceed starts a deployment whose release is ready (at once, or once
+// its build made the image): it replaces the requests of the same service
+// and environment still waiting, then goes to approval in a protected
+// environment, to delivery otherwise.
+func (p *Plane) proceed(ctx context.Context, q *txn, d *model.Deployment, env *model.Environment, rel *model.Release) error {
 	open, err := store.OpenDeployments(ctx, q, d.ServiceID, d.EnvironmentID)
 	if err != nil {
 		return err
@@ -252,6 +265,12 @@ func (p *Plane) Cancel(ctx context.Context, id model.DeploymentID, reason string
 		}
 		target(ev, ActDeploymentCancel, "Deployment", string(d.ID))
 		ev.Details["stage"] = string(d.Stage)
+		if d.Stage == model.StageBuilding {
+			// Its build stops too: the agent deletes its Job.
+			if err := p.cancelBuildOf(ctx, q, d, "its deployment was cancelled by "+actorName(a)); err != nil {
+				return err
+			}
+		}
 		return p.advance(ctx, q, d, model.StageCancelled, "", fmt.Sprintf("cancelled by %s: %s", actorName(a), orNone(reason)))
 	})
 	if err != nil {
@@ -303,6 +322,9 @@ func (p *Plane) deployRelease(ctx context.Context, relID model.ReleaseID, action
 	}
 	if err := p.authz.Check(ctx, a, deployPerm(env), env.Scope()); err != nil {
 		return nil, err
+	}
+	if rel.ImageDigest == "" {
+		return nil, Invalid(fmt.Sprintf("release %d has no image: its build did not succeed", rel.Number), field...)
 	}
 	var dep *model.Deployment
 	err = p.change(ctx, rel.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {

@@ -29,6 +29,9 @@ type JobReport struct {
 	Expired, Stalled, Disconnected int
 	// Keys counts idempotency keys deleted because their window closed.
 	Keys int
+	// Builds counts builds handed out, timed out or handed out again;
+	// BuildLogLines the log lines deleted after their retention.
+	Builds, BuildLogLines int
 	// Skipped names jobs whose lock another replica held.
 	Skipped []string
 }
@@ -62,6 +65,8 @@ func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 		{"flag-stalled", p.flagStalled, &rep.Stalled},
 		{"mark-disconnected", p.markDisconnected, &rep.Disconnected},
 		{"expire-idempotency-keys", p.expireKeys, &rep.Keys},
+		{"schedule-builds", p.scheduleBuilds, &rep.Builds},
+		{"expire-build-logs", p.expireBuildLogs, &rep.BuildLogLines},
 	}
 	for _, j := range jobs {
 		var skipped bool

@@ -57,6 +57,8 @@ type Plane struct {
 	// releases keeps the releases compiles read (they never change), so
 	// that a recompile reads only the ones it has not seen.
 	releases *store.ReleaseCache
+	// builds bound the builds run on the clusters.
+	builds BuildSettings
 }
 
 // WithBus sets the bus subscribers follow and how notes reach it (in
@@ -102,7 +104,7 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 	p := &Plane{store: st, authz: z, grants: grants, box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace,
 		bus: b, notify: bus.Memory{B: b}, releases: store.NewReleaseCache(maxCachedReleases),
 		disconnectedAfter: model.DisconnectedAfter, approvalTTL: DefaultApprovalTTL,
-		stallAfter: DefaultStallAfter, maxTokensPerUser: DefaultMaxTokensPerUser}
+		stallAfter: DefaultStallAfter, maxTokensPerUser: DefaultMaxTokensPerUser, builds: DefaultBuildSettings}
 	for _, o := range opts {
 		o(p)
 	}

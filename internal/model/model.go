@@ -338,6 +338,7 @@ const (
 	BlockerDelivery = "delivery" // the cluster's agent is not connected
 	BlockerApproval = "approval" // a reviewer has not decided yet
 	BlockerStalled  = "stalled"  // no progress within the stall window
+	BlockerBuild    = "build"    // the release's image is being built
 )
 
 // AuditEvent records one committed change. Details never hold a secret.

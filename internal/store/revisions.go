@@ -86,8 +86,9 @@ type TenantRows struct {
 }
 
 // ReleaseCache keeps releases read before, by id. A release never changes
-// once inserted (an image digest and the configuration frozen when it was
-// made), so the copy read for one compile serves every later one, and a
+// once it has its image (an image digest and the configuration frozen when
+// it was made; a release waiting for its build gets its digest once, and is
+// not kept until then), so the copy read for one compile serves every later one, and a
 // compile reads only the releases it has not seen: one per deploy, not the
 // tenant's thousand. Safe for concurrent use; bounded, it starts again
 // empty when full. Callers must not modify the releases it returns.
@@ -132,7 +133,9 @@ func (c *ReleaseCache) keep(rs map[model.ReleaseID]*model.Release) {
 		c.m = map[model.ReleaseID]*model.Release{}
 	}
 	for id, r := range rs {
-		c.m[id] = r
+		if r.ImageDigest != "" {
+			c.m[id] = r
+		}
 	}
 }
 
@@ -194,4 +197,11 @@ func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID, known
 		}
 	}
 	return &r, nil
+}
+
+// SetReleaseDigest gives a release waiting for its build the image the
+// build made. It is set once: a release with an image keeps it.
+func SetReleaseDigest(ctx context.Context, q Querier, id model.ReleaseID, digest string) error {
+	return execOne(ctx, q, "setting a release's image", `UPDATE releases SET image_digest = $2 WHERE id = $1 AND image_digest = ''`,
+		string(id), digest)
 }

@@ -181,6 +181,22 @@ func testBuildQueries(t *testing.T, s *store.Store) {
 		assertEqual(t, "the log after the retention", read, lines[1:])
 	})
 
+	t.Run("a release gets its build's image once", func(t *testing.T) {
+		rel := newRelease(t, s, g.service, other, 77)
+		waiting := *rel
+		waiting.ID, waiting.Number, waiting.ImageDigest = model.ReleaseID(newID()), 78, ""
+		mustInsert(t, s, store.Releases, &waiting)
+		const digest = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+		wantNoErr(t, "setting the image", store.SetReleaseDigest(ctx, s.Q(), waiting.ID, digest))
+		if got := mustGet(t, s, store.Releases, waiting.ID).ImageDigest; got != digest {
+			t.Errorf("image digest = %q", got)
+		}
+		err := store.SetReleaseDigest(ctx, s.Q(), waiting.ID, "sha256:2222222222222222222222222222222222222222222222222222222222222222")
+		wantErr(t, "a second image", err, store.ErrNotFound)
+		err = store.SetReleaseDigest(ctx, s.Q(), rel.ID, digest)
+		wantErr(t, "a release made with an image", err, store.ErrNotFound)
+	})
+
 	t.Run("deliveries", func(t *testing.T) {
 		delivery := func(id string, outcome model.DeliveryOutcome, body []byte, of *model.WebhookDeliveryID, received time.Time) *model.WebhookDelivery {
 			return &model.WebhookDelivery{ID: model.WebhookDeliveryID(newID()), TenantID: g.tenant.ID, ProjectID: g.project.ID,
