@@ -176,7 +176,7 @@ func (a *Agent) diagnostics(ctx context.Context) (string, error) {
 // inventory reports the cluster as the heartbeat carries it. What cannot
 // be read is left out and logged, never invented.
 func (a *Agent) inventory(ctx context.Context) protocol.Inventory {
-	inv := protocol.Inventory{AgentVersion: a.cfg.Version, AgentImage: a.cfg.Image, Capabilities: protocol.Known,
+	inv := protocol.Inventory{AgentVersion: a.cfg.Version, AgentImage: a.cfg.Image, Capabilities: capabilities,
 		Nodes: []protocol.Node{}, Workloads: []protocol.Workload{}}
 	if v, err := a.kube.Discovery().ServerVersion(); err == nil {
 		inv.KubernetesVersion = v.GitVersion

@@ -80,7 +80,7 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 	// appliedRevision in the hello is the state this process holds: a new
 	// process says 0 and gets the whole state, which it applies in full.
 	if err := c.send(protocol.TypeHello, protocol.Hello{Protocols: []int{protocol.Version},
-		Capabilities: protocol.Known, AppliedRevision: held, Inventory: inv}); err != nil {
+		Capabilities: capabilities, AppliedRevision: held, Inventory: inv}); err != nil {
 		return false, fmt.Errorf("sending hello: %w", err)
 	}
 	_ = ws.SetReadDeadline(time.Now().Add(15 * time.Second))
@@ -460,3 +460,8 @@ func (a *Agent) reconcileNoted(ctx context.Context, ap *Applier, ns desired.Name
 	a.mu.Unlock()
 	return res
 }
+
+// capabilities are the protocol capabilities this agent implements (the
+// control plane may know more: builds.v1 is not run by this agent yet).
+var capabilities = []string{protocol.CapDesiredState, protocol.CapAcks, protocol.CapInventory, protocol.CapCommands,
+	protocol.CapStages}

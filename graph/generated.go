@@ -126,16 +126,20 @@ type ComplexityRoot struct {
 	}
 
 	Build struct {
+		Attempts    func(childComplexity int) int
 		Branch      func(childComplexity int) int
 		Cluster     func(childComplexity int) int
 		Commit      func(childComplexity int) int
 		CreatedAt   func(childComplexity int) int
 		Delivery    func(childComplexity int) int
+		Deployment  func(childComplexity int) int
 		Environment func(childComplexity int) int
 		FinishedAt  func(childComplexity int) int
 		ID          func(childComplexity int) int
 		ImageDigest func(childComplexity int) int
+		Log         func(childComplexity int, first *int, after *int) int
 		Message     func(childComplexity int) int
+		Release     func(childComplexity int) int
 		Repository  func(childComplexity int) int
 		Service     func(childComplexity int) int
 		StartedAt   func(childComplexity int) int
@@ -151,6 +155,19 @@ type ComplexityRoot struct {
 	BuildEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	BuildLogLine struct {
+		At   func(childComplexity int) int
+		Line func(childComplexity int) int
+		Seq  func(childComplexity int) int
+	}
+
+	BuildLogPage struct {
+		EndLine     func(childComplexity int) int
+		HasNextPage func(childComplexity int) int
+		Lines       func(childComplexity int) int
+		Truncated   func(childComplexity int) int
 	}
 
 	ChangePreview struct {
@@ -343,6 +360,7 @@ type ComplexityRoot struct {
 		ApprovalExpiresAt func(childComplexity int) int
 		Approvals         func(childComplexity int) int
 		Blocker           func(childComplexity int) int
+		Build             func(childComplexity int) int
 		Cluster           func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		Environment       func(childComplexity int) int
@@ -890,6 +908,10 @@ type BuildResolver interface {
 	Cluster(ctx context.Context, obj *model.Build) (*model.Cluster, error)
 
 	Delivery(ctx context.Context, obj *model.Build) (*model.WebhookDelivery, error)
+	Deployment(ctx context.Context, obj *model.Build) (*model.Deployment, error)
+	Release(ctx context.Context, obj *model.Build) (*model.Release, error)
+
+	Log(ctx context.Context, obj *model.Build, first *int, after *int) (*gqlmodel.BuildLogPage, error)
 }
 type ClusterResolver interface {
 	Tenant(ctx context.Context, obj *model.Cluster) (*model.Tenant, error)
@@ -916,6 +938,7 @@ type CommandResolver interface {
 }
 type DeploymentResolver interface {
 	Release(ctx context.Context, obj *model.Deployment) (*model.Release, error)
+	Build(ctx context.Context, obj *model.Deployment) (*model.Build, error)
 	Environment(ctx context.Context, obj *model.Deployment) (*model.Environment, error)
 	Cluster(ctx context.Context, obj *model.Deployment) (*model.Cluster, error)
 
@@ -1305,6 +1328,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AuditEventEdge.Node(childComplexity), true
 
+	case "Build.attempts":
+		if e.ComplexityRoot.Build.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.Attempts(childComplexity), true
 	case "Build.branch":
 		if e.ComplexityRoot.Build.Branch == nil {
 			break
@@ -1335,6 +1364,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Build.Delivery(childComplexity), true
+	case "Build.deployment":
+		if e.ComplexityRoot.Build.Deployment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.Deployment(childComplexity), true
 	case "Build.environment":
 		if e.ComplexityRoot.Build.Environment == nil {
 			break
@@ -1359,12 +1394,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Build.ImageDigest(childComplexity), true
+	case "Build.log":
+		if e.ComplexityRoot.Build.Log == nil {
+			break
+		}
+
+		args, err := ec.field_Build_log_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Build.Log(childComplexity, args["first"].(*int), args["after"].(*int)), true
 	case "Build.message":
 		if e.ComplexityRoot.Build.Message == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Build.Message(childComplexity), true
+	case "Build.release":
+		if e.ComplexityRoot.Build.Release == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Build.Release(childComplexity), true
 	case "Build.repository":
 		if e.ComplexityRoot.Build.Repository == nil {
 			break
@@ -1421,6 +1473,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BuildEdge.Node(childComplexity), true
+
+	case "BuildLogLine.at":
+		if e.ComplexityRoot.BuildLogLine.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildLogLine.At(childComplexity), true
+	case "BuildLogLine.text":
+		if e.ComplexityRoot.BuildLogLine.Line == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildLogLine.Line(childComplexity), true
+	case "BuildLogLine.number":
+		if e.ComplexityRoot.BuildLogLine.Seq == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildLogLine.Seq(childComplexity), true
+
+	case "BuildLogPage.endLine":
+		if e.ComplexityRoot.BuildLogPage.EndLine == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildLogPage.EndLine(childComplexity), true
+	case "BuildLogPage.hasNextPage":
+		if e.ComplexityRoot.BuildLogPage.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildLogPage.HasNextPage(childComplexity), true
+	case "BuildLogPage.lines":
+		if e.ComplexityRoot.BuildLogPage.Lines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildLogPage.Lines(childComplexity), true
+	case "BuildLogPage.truncated":
+		if e.ComplexityRoot.BuildLogPage.Truncated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildLogPage.Truncated(childComplexity), true
 
 	case "ChangePreview.clusters":
 		if e.ComplexityRoot.ChangePreview.Clusters == nil {
@@ -2090,6 +2186,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Deployment.Blocker(childComplexity), true
+	case "Deployment.build":
+		if e.ComplexityRoot.Deployment.Build == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Deployment.Build(childComplexity), true
 	case "Deployment.cluster":
 		if e.ComplexityRoot.Deployment.Cluster == nil {
 			break
@@ -5148,9 +5250,34 @@ type Build implements Node {
   imageDigest: String!
   "The webhook delivery that queued it."
   delivery: WebhookDelivery
+  "The deployment it makes: at BUILDING while it runs, then on its way like any other."
+  deployment: Deployment
+  "The release whose image it makes (its imageDigest is empty until then)."
+  release: Release
+  "How many times it was handed to the cluster's agent."
+  attempts: Int!
+  "Its log, oldest line first; after is a line number (lines are numbered from 1)."
+  log(first: Int = 100, after: Int = 0): BuildLogPage!
   createdAt: Time!
   startedAt: Time
   finishedAt: Time
+}
+
+type BuildLogPage {
+  lines: [BuildLogLine!]!
+  "The number of the last line on this page; pass it as after for the next."
+  endLine: Int!
+  "Whether more lines are stored after this page."
+  hasNextPage: Boolean!
+  "Whether the build wrote more than is kept (the last line kept says so)."
+  truncated: Boolean!
+}
+
+type BuildLogLine {
+  "Numbered from 1, in the order the build wrote them."
+  number: Int!
+  at: Time!
+  text: String!
 }
 
 type BuildConnection {
@@ -5306,6 +5433,8 @@ enum DeploymentStage {
 type Deployment implements Node {
   id: ID!
   release: Release!
+  "The build that makes its release's image, for a service built from Git."
+  build: Build
   environment: Environment!
   "The cluster the environment's selector picked when the deployment was created."
   cluster: Cluster!
@@ -6106,6 +6235,14 @@ func (ec *executionContext) childFields_Build(ctx context.Context, field graphql
 		return ec.fieldContext_Build_imageDigest(ctx, field)
 	case "delivery":
 		return ec.fieldContext_Build_delivery(ctx, field)
+	case "deployment":
+		return ec.fieldContext_Build_deployment(ctx, field)
+	case "release":
+		return ec.fieldContext_Build_release(ctx, field)
+	case "attempts":
+		return ec.fieldContext_Build_attempts(ctx, field)
+	case "log":
+		return ec.fieldContext_Build_log(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Build_createdAt(ctx, field)
 	case "startedAt":
@@ -6136,6 +6273,32 @@ func (ec *executionContext) childFields_BuildEdge(ctx context.Context, field gra
 		return ec.fieldContext_BuildEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BuildEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_BuildLogLine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "number":
+		return ec.fieldContext_BuildLogLine_number(ctx, field)
+	case "at":
+		return ec.fieldContext_BuildLogLine_at(ctx, field)
+	case "text":
+		return ec.fieldContext_BuildLogLine_text(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BuildLogLine", field.Name)
+}
+
+func (ec *executionContext) childFields_BuildLogPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "lines":
+		return ec.fieldContext_BuildLogPage_lines(ctx, field)
+	case "endLine":
+		return ec.fieldContext_BuildLogPage_endLine(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_BuildLogPage_hasNextPage(ctx, field)
+	case "truncated":
+		return ec.fieldContext_BuildLogPage_truncated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BuildLogPage", field.Name)
 }
 
 func (ec *executionContext) childFields_ChangePreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6516,6 +6679,8 @@ func (ec *executionContext) childFields_Deployment(ctx context.Context, field gr
 		return ec.fieldContext_Deployment_id(ctx, field)
 	case "release":
 		return ec.fieldContext_Deployment_release(ctx, field)
+	case "build":
+		return ec.fieldContext_Deployment_build(ctx, field)
 	case "environment":
 		return ec.fieldContext_Deployment_environment(ctx, field)
 	case "cluster":
@@ -7563,6 +7728,28 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Build_log_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
 
 func (ec *executionContext) field_Cluster_commands_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -10008,6 +10195,137 @@ func (ec *executionContext) fieldContext_Build_delivery(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Build_deployment(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_deployment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Build().Deployment(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Deployment) graphql.Marshaler {
+			return ec.marshalODeployment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeployment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Build_deployment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Build",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Deployment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Build_release(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_release(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Build().Release(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Release) graphql.Marshaler {
+			return ec.marshalORelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐRelease(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Build_release(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Build",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Release(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Build_attempts(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_attempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Build_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Build", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Build_log(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Build_log(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Build().Log(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.BuildLogPage) graphql.Marshaler {
+			return ec.marshalNBuildLogPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildLogPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Build_log(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Build",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildLogPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Build_log_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Build_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Build) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10226,6 +10544,176 @@ func (ec *executionContext) fieldContext_BuildEdge_node(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _BuildLogLine_number(ctx context.Context, field graphql.CollectedField, obj *model.BuildLogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildLogLine_number(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seq, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildLogLine_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildLogLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _BuildLogLine_at(ctx context.Context, field graphql.CollectedField, obj *model.BuildLogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildLogLine_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildLogLine_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildLogLine", field, false, false, "Time")
+}
+
+func (ec *executionContext) _BuildLogLine_text(ctx context.Context, field graphql.CollectedField, obj *model.BuildLogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildLogLine_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Line, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildLogLine_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildLogLine", field, false, false, "String")
+}
+
+func (ec *executionContext) _BuildLogPage_lines(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildLogPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildLogPage_lines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lines, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.BuildLogLine) graphql.Marshaler {
+			return ec.marshalNBuildLogLine2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildLogLineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildLogPage_lines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuildLogPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildLogLine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuildLogPage_endLine(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildLogPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildLogPage_endLine(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndLine, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildLogPage_endLine(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildLogPage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _BuildLogPage_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildLogPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildLogPage_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildLogPage_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildLogPage", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _BuildLogPage_truncated(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildLogPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildLogPage_truncated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Truncated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildLogPage_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildLogPage", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _ChangePreview_clusters(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangePreview) (ret graphql.Marshaler) {
@@ -13116,6 +13604,38 @@ func (ec *executionContext) fieldContext_Deployment_release(_ context.Context, f
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Release(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Deployment_build(ctx context.Context, field graphql.CollectedField, obj *model.Deployment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Deployment_build(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Deployment().Build(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Build) graphql.Marshaler {
+			return ec.marshalOBuild2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuild(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Deployment_build(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Deployment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Build(ctx, field)
 		},
 	}
 	return fc, nil
@@ -27323,6 +27843,29 @@ func (ec *executionContext) _Build(ctx context.Context, sel ast.SelectionSet, ob
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Build_delivery(ctx, field, obj)
 				})
+		case "deployment":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Build_deployment(ctx, field, obj)
+				})
+		case "release":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Build_release(ctx, field, obj)
+				})
+		case "attempts":
+			out.Values[i] = ec._Build_attempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "log":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Build_log(ctx, field, obj)
+				})
 		case "createdAt":
 			out.Values[i] = ec._Build_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -27416,6 +27959,97 @@ func (ec *executionContext) _BuildEdge(ctx context.Context, sel ast.SelectionSet
 			}
 		case "node":
 			out.Values[i] = ec._BuildEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var buildLogLineImplementors = []string{"BuildLogLine"}
+
+func (ec *executionContext) _BuildLogLine(ctx context.Context, sel ast.SelectionSet, obj *model.BuildLogLine) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, buildLogLineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BuildLogLine")
+		case "number":
+			out.Values[i] = ec._BuildLogLine_number(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._BuildLogLine_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "text":
+			out.Values[i] = ec._BuildLogLine_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var buildLogPageImplementors = []string{"BuildLogPage"}
+
+func (ec *executionContext) _BuildLogPage(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.BuildLogPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, buildLogPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BuildLogPage")
+		case "lines":
+			out.Values[i] = ec._BuildLogPage_lines(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endLine":
+			out.Values[i] = ec._BuildLogPage_endLine(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasNextPage":
+			out.Values[i] = ec._BuildLogPage_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "truncated":
+			out.Values[i] = ec._BuildLogPage_truncated(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -28765,6 +29399,12 @@ func (ec *executionContext) _Deployment(ctx context.Context, sel ast.SelectionSe
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Deployment_release(ctx, field, obj)
+				})
+		case "build":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Deployment_build(ctx, field, obj)
 				})
 		case "environment":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -33078,6 +33718,38 @@ func (ec *executionContext) marshalNBuildEdge2ᚖgithubᚗcomᚋnebulactrlᚋneb
 	return ec._BuildEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNBuildLogLine2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildLogLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.BuildLogLine) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBuildLogLine2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildLogLine(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBuildLogLine2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildLogLine(ctx context.Context, sel ast.SelectionSet, v *model.BuildLogLine) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "BuildLogLine!")
+		return graphql.Null
+	}
+	return ec._BuildLogLine(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBuildLogPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildLogPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.BuildLogPage) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "BuildLogPage!")
+		return graphql.Null
+	}
+	return ec._BuildLogPage(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBuildStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildStatus(ctx context.Context, v any) (model.BuildStatus, error) {
 	var res model.BuildStatus
 	err := res.UnmarshalGQL(v)
@@ -35376,6 +36048,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOBuild2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuild(ctx context.Context, sel ast.SelectionSet, v *model.Build) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Build(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOCluster2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCluster(ctx context.Context, sel ast.SelectionSet, v *model.Cluster) graphql.Marshaler {

@@ -56,6 +56,45 @@ func (r *buildResolver) Delivery(ctx context.Context, obj *model.Build) (*model.
 	return loadOptional(ctx, loadersFrom(ctx, r.Plane).deliveries, obj.DeliveryID)
 }
 
+func (r *buildResolver) Deployment(ctx context.Context, obj *model.Build) (*model.Deployment, error) {
+	if obj.DeploymentID == nil {
+		return nil, nil
+	}
+	d, err := r.Plane.Deployment(ctx, *obj.DeploymentID)
+	if control.IsNotFound(err) {
+		return nil, nil
+	}
+	return d, err
+}
+
+func (r *buildResolver) Release(ctx context.Context, obj *model.Build) (*model.Release, error) {
+	return loadOptional(ctx, loadersFrom(ctx, r.Plane).releases, obj.ReleaseID)
+}
+
+func (r *buildResolver) Log(ctx context.Context, obj *model.Build, first *int, after *int) (*gqlmodel.BuildLogPage, error) {
+	n, from := deref(first, 100), int64(deref(after, 0))
+	if n < 0 || n > 1000 {
+		return nil, control.Invalid("first must be between 0 and 1000", "first")
+	}
+	if from < 0 {
+		return nil, control.Invalid("after must not be negative", "after")
+	}
+	lines, err := r.Plane.BuildLog(ctx, obj, from, n+1)
+	if err != nil {
+		return nil, err
+	}
+	page := &gqlmodel.BuildLogPage{EndLine: int(from), Truncated: obj.LogTruncated}
+	if len(lines) > n {
+		lines, page.HasNextPage = lines[:n], true
+	}
+	page.Lines = make([]*model.BuildLogLine, len(lines))
+	for i := range lines {
+		page.Lines[i] = &lines[i]
+		page.EndLine = int(lines[i].Seq)
+	}
+	return page, nil
+}
+
 func (r *clusterResolver) Tenant(ctx context.Context, obj *model.Cluster) (*model.Tenant, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).tenants, obj.TenantID)
 }
@@ -138,6 +177,10 @@ func (r *commandResolver) RequestedBy(ctx context.Context, obj *model.Command) (
 
 func (r *deploymentResolver) Release(ctx context.Context, obj *model.Deployment) (*model.Release, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).releases, obj.ReleaseID)
+}
+
+func (r *deploymentResolver) Build(ctx context.Context, obj *model.Deployment) (*model.Build, error) {
+	return r.Plane.BuildOf(ctx, obj)
 }
 
 func (r *deploymentResolver) Environment(ctx context.Context, obj *model.Deployment) (*model.Environment, error) {

@@ -79,6 +79,16 @@ type BuildEdge struct {
 	Node   *model.Build `json:"node"`
 }
 
+type BuildLogPage struct {
+	Lines []*model.BuildLogLine `json:"lines"`
+	// The number of the last line on this page; pass it as after for the next.
+	EndLine int `json:"endLine"`
+	// Whether more lines are stored after this page.
+	HasNextPage bool `json:"hasNextPage"`
+	// Whether the build wrote more than is kept (the last line kept says so).
+	Truncated bool `json:"truncated"`
+}
+
 type CancelDeploymentInput struct {
 	DeploymentID string  `json:"deploymentId"`
 	Reason       *string `json:"reason,omitempty"`

@@ -28,7 +28,8 @@ type stageAgent struct {
 
 	mu      sync.Mutex
 	desired []protocol.Desired // every state the control plane sent
-	newer   chan struct{}      // poked when a state arrives
+	builds  []protocol.Builds  // every set of builds it sent
+	newer   chan struct{}      // poked when a state or a set of builds arrives
 }
 
 // connectStageAgent connects as the cluster's agent with a fresh connect
@@ -72,14 +73,17 @@ func (a *stageAgent) read() {
 			return
 		}
 		if m, err := protocol.DecodeServer(frame); err == nil {
-			if d, ok := m.(*protocol.Desired); ok {
-				a.mu.Lock()
-				a.desired = append(a.desired, *d)
-				a.mu.Unlock()
-				select {
-				case a.newer <- struct{}{}:
-				default:
-				}
+			a.mu.Lock()
+			switch m := m.(type) {
+			case *protocol.Desired:
+				a.desired = append(a.desired, *m)
+			case *protocol.Builds:
+				a.builds = append(a.builds, *m)
+			}
+			a.mu.Unlock()
+			select {
+			case a.newer <- struct{}{}:
+			default:
 			}
 		}
 	}

@@ -28,8 +28,10 @@ func Revision(cluster string) string {
 func Commands(cluster string) string { return "commands:" + cluster }
 func Tokens(cluster string) string   { return "tokens:" + cluster }
 
-// Build is noted when a build's status or log moves.
-func Build(id string) string { return "build:" + id }
+// Build is noted when a build's status or log moves; Builds when the set
+// of builds a cluster should run changes.
+func Build(id string) string       { return "build:" + id }
+func Builds(cluster string) string { return "builds:" + cluster }
 
 // User is noted when a user's access changes: a role, a membership, a
 // revoked API token. Their connections check their token again.

@@ -145,7 +145,7 @@ func (a *AgentSide) BuildReport(ctx context.Context, r BuildReport) (stored int6
 			if err := store.UpdateBuild(ctx, q, b); err != nil {
 				return err
 			}
-			if err := p.note(ctx, q, bus.Build(string(b.ID)), bus.Cluster(string(a.cluster))); err != nil {
+			if err := p.note(ctx, q, bus.Build(string(b.ID)), bus.Builds(string(a.cluster))); err != nil {
 				return err
 			}
 			return p.failBuildDeployment(ctx, q, b)
@@ -199,7 +199,7 @@ func (p *Plane) buildSucceeded(ctx context.Context, q *txn, b *model.Build, dige
 	}
 	topics := []string{bus.Build(string(b.ID))}
 	if b.ClusterID != nil {
-		topics = append(topics, bus.Cluster(string(*b.ClusterID)))
+		topics = append(topics, bus.Builds(string(*b.ClusterID)))
 	}
 	if err := p.note(ctx, q, topics...); err != nil {
 		return err

@@ -137,7 +137,7 @@ func (p *Plane) endBuild(ctx context.Context, q *txn, b *model.Build, status mod
 	}
 	topics := []string{bus.Build(string(b.ID))}
 	if b.ClusterID != nil {
-		topics = append(topics, bus.Cluster(string(*b.ClusterID)))
+		topics = append(topics, bus.Builds(string(*b.ClusterID)))
 	}
 	return p.note(ctx, q, topics...)
 }
@@ -236,7 +236,7 @@ func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
 		if err := store.UpdateBuild(ctx, q, b); err != nil {
 			return n, err
 		}
-		if err := p.note(ctx, q, bus.Build(string(b.ID)), bus.Cluster(string(*b.ClusterID))); err != nil {
+		if err := p.note(ctx, q, bus.Build(string(b.ID)), bus.Builds(string(*b.ClusterID))); err != nil {
 			return n, err
 		}
 		n++
@@ -260,7 +260,7 @@ func (p *Plane) requeueBuild(ctx context.Context, q *txn, b *model.Build, cl *mo
 	if err := store.UpdateBuild(ctx, q, b); err != nil {
 		return err
 	}
-	return p.note(ctx, q, bus.Build(string(b.ID)), bus.Cluster(string(cl.ID)))
+	return p.note(ctx, q, bus.Build(string(b.ID)), bus.Builds(string(cl.ID)))
 }
 
 // closeBuild ends a build without an image, and its deployment.

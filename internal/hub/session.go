@@ -1,8 +1,10 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,15 +35,23 @@ type session struct {
 	closeOnce sync.Once
 	sent      int64                    // newest revision sent; writer goroutine only
 	delivered map[model.CommandID]bool // commands sent on this session; writer only
+	// builds: the agent runs builds (builds.v1); lastBuilds is the set
+	// last sent (writer only).
+	builds     bool
+	lastBuilds []byte
 
 	mu sync.Mutex
 	// handed is a state the recompile computed and handed over with its
 	// publish: sending it needs no second compile.
 	handed *protocol.Desired
 	// commandsDue asks the writer to look for queued commands; tokenDue
-	// to check the session's token again.
+	// to check the session's token again; buildsDue to send the builds.
 	commandsDue bool
 	tokenDue    bool
+	buildsDue   bool
+	// buildsAgain sends the builds even if unchanged (the agent needs
+	// to hear where the log stands).
+	buildsAgain bool
 	// notes wakes the writer for a note of the cluster's topics on the bus
 	// (a change made on any replica); set before the writer starts.
 	notes <-chan struct{}
@@ -51,7 +61,7 @@ type session struct {
 // replica): a revision, a command or a revoked token of its cluster.
 func (s *session) noted() {
 	s.mu.Lock()
-	s.commandsDue, s.tokenDue = true, true
+	s.commandsDue, s.tokenDue, s.buildsDue = true, true, true
 	s.mu.Unlock()
 	s.poke()
 }
@@ -74,12 +84,12 @@ func (s *session) commands() {
 	s.poke()
 }
 
-func (s *session) take() (*protocol.Desired, bool, bool) {
+func (s *session) take() (d *protocol.Desired, commands, token, builds bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d, c, t := s.handed, s.commandsDue, s.tokenDue
-	s.handed, s.commandsDue, s.tokenDue = nil, false, false
-	return d, c, t
+	d, commands, token, builds = s.handed, s.commandsDue, s.tokenDue, s.buildsDue
+	s.handed, s.commandsDue, s.tokenDue, s.buildsDue = nil, false, false, false
+	return d, commands, token, builds
 }
 
 // poke wakes the writer: a wake already pending covers this one, as one
@@ -132,7 +142,8 @@ func (s *session) run(ctx context.Context) {
 	// from another.
 	h.register(s)
 	c := string(s.cluster)
-	sub := h.plane.Bus().Subscribe(bus.Revision(c), bus.Commands(c), bus.Tokens(c))
+	sub := h.plane.Bus().Subscribe(bus.Revision(c), bus.Commands(c), bus.Tokens(c), bus.Builds(c))
+	s.builds = slices.Contains(caps, protocol.CapBuilds)
 	defer sub.Close()
 	s.notes = sub.C // the writer follows it
 	s.side.Connected(ctx)
@@ -150,6 +161,9 @@ func (s *session) run(ctx context.Context) {
 	// Runs before wg.Wait (defers run last-first): a session whose agent
 	// left stops its writer and leaves the hub at once.
 	defer s.close(websocket.CloseNormalClosure, "")
+	s.mu.Lock()
+	s.buildsDue = true // the builds it should run, after a reconnect too
+	s.mu.Unlock()
 	s.commands() // the state if newer, and any commands queued meanwhile
 
 	for {
@@ -174,6 +188,8 @@ func (s *session) run(ctx context.Context) {
 			err = s.side.CommandAck(ctx, CommandDoneOf(m))
 		case *protocol.Stage:
 			err = s.side.Stage(ctx, StageOf(m))
+		case *protocol.BuildReport:
+			err = s.buildReport(ctx, m)
 		case *protocol.Hello:
 			s.close(protocol.CloseMalformed, "hello may only open a session")
 			return
@@ -258,7 +274,7 @@ func (s *session) writer(ctx context.Context) {
 		case <-s.notes:
 			s.noted()
 		case <-s.wake.C():
-			handed, commands, token := s.take()
+			handed, commands, token, builds := s.take()
 			if token {
 				if ok, err := s.side.TokenStillValid(ctx); err == nil && !ok {
 					s.close(protocol.CloseUnauthorized, "connect token expired or revoked")
@@ -268,6 +284,14 @@ func (s *session) writer(ctx context.Context) {
 			err := s.deliver(ctx, handed)
 			if err == nil && commands {
 				err = s.deliverCommands(ctx)
+			}
+			if err == nil && builds {
+				s.mu.Lock()
+				if s.buildsAgain {
+					s.lastBuilds, s.buildsAgain = nil, false
+				}
+				s.mu.Unlock()
+				err = s.deliverBuilds(ctx)
 			}
 			if err != nil {
 				s.fail(ctx, "delivering desired state", err)
@@ -338,4 +362,55 @@ func (s *session) deliverCommands(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// deliverBuilds sends the builds the agent should run when the set differs
+// from the one it last got on this session.
+func (s *session) deliverBuilds(ctx context.Context) error {
+	if !s.builds {
+		return nil
+	}
+	js, err := s.side.Builds(ctx)
+	if err != nil {
+		return err
+	}
+	if len(js) == 0 && s.lastBuilds == nil {
+		// Nothing to run and nothing sent: an agent starts with no build.
+		// (A Job left from a build that ended while the agent was away
+		// stops at its own deadline.)
+		return nil
+	}
+	frame, err := protocol.Encode(protocol.TypeBuilds, BuildsOf(js))
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(frame, s.lastBuilds) {
+		return nil
+	}
+	if err := s.write(frame); err != nil {
+		return nil // the session is closing
+	}
+	s.lastBuilds = frame
+	return nil
+}
+
+// buildReport records a build report. Lines that do not follow the stored
+// ones are not an error of the session: the agent gets the builds again,
+// saying where the control plane's log stands.
+func (s *session) buildReport(ctx context.Context, m *protocol.BuildReport) error {
+	if !s.builds {
+		s.close(protocol.CloseMalformed, "buildReport without the builds.v1 capability")
+		return nil
+	}
+	_, err := s.side.BuildReport(ctx, BuildReportOf(m))
+	if errors.Is(err, control.ErrBuildLogGap) {
+		s.hub.log.InfoContext(ctx, "a build report skipped log lines; sending the builds again", logCluster, s.cluster,
+			"build", m.ID)
+		s.mu.Lock()
+		s.buildsDue, s.buildsAgain = true, true
+		s.mu.Unlock()
+		s.poke()
+		return nil
+	}
+	return err
 }

@@ -40,3 +40,25 @@ func CommandDoneOf(m *protocol.CommandAck) control.CommandDone {
 func StageOf(m *protocol.Stage) control.StageReport {
 	return control.StageReport{Deployment: model.DeploymentID(m.Deployment), Stage: model.DeploymentStage(m.Stage), Message: m.Message}
 }
+
+// BuildReportOf translates a build report.
+func BuildReportOf(m *protocol.BuildReport) control.BuildReport {
+	r := control.BuildReport{ID: model.BuildID(m.ID), From: m.From, Digest: m.Digest, Message: m.Message,
+		Running: m.Status == protocol.BuildRunning, Succeeded: m.Status == protocol.BuildSucceeded,
+		Failed: m.Status == protocol.BuildFailed}
+	for _, l := range m.Lines {
+		r.Lines = append(r.Lines, control.LogLine{At: l.At, Text: l.Text})
+	}
+	return r
+}
+
+// BuildsOf translates the builds a cluster should run.
+func BuildsOf(js []control.BuildJob) protocol.Builds {
+	out := protocol.Builds{Builds: make([]protocol.BuildJob, len(js))}
+	for i, j := range js {
+		out.Builds[i] = protocol.BuildJob{ID: string(j.ID), Repository: j.Repository, Commit: j.Commit,
+			ContextDir: j.ContextDir, Dockerfile: j.Dockerfile, Image: j.Image, Credential: j.Credential,
+			Builder: j.Builder, Deadline: j.Deadline, LogFrom: j.LogFrom}
+	}
+	return out
+}

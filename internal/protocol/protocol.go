@@ -34,10 +34,11 @@ const (
 	CapInventory    = "inventory.v1"
 	CapCommands     = "commands.v1"
 	CapStages       = "stages.v1"
+	CapBuilds       = "builds.v1"
 )
 
 // Known is every capability this build implements.
-var Known = []string{CapDesiredState, CapAcks, CapInventory, CapCommands, CapStages}
+var Known = []string{CapDesiredState, CapAcks, CapInventory, CapCommands, CapStages, CapBuilds}
 
 // Close codes (RFC 6455 private range) the control plane ends a session with.
 const (
@@ -58,6 +59,10 @@ const (
 	TypeCommand    = "command"
 	TypeCommandAck = "commandAck"
 	TypeStage      = "stage"
+	// builds.v1: the builds a cluster should run (control plane → agent,
+	// the whole set each time), and what one did (agent → control plane).
+	TypeBuilds      = "builds"
+	TypeBuildReport = "buildReport"
 )
 
 // Envelope is every frame.
@@ -185,6 +190,90 @@ func (s *Stage) validate() error {
 	return nil
 }
 
+// Builds is every build the cluster's agent should be running: it starts
+// those it does not run and deletes the Jobs of any other build.
+type Builds struct {
+	Builds []BuildJob `json:"builds"`
+}
+
+// BuildJob is one build: clone Repository at Commit, build ContextDir with
+// Dockerfile using the Builder image, push to Image. Credential, when set,
+// reads a private repository; it is never logged. LogFrom is how many log
+// lines the control plane holds: a report sends those after it.
+type BuildJob struct {
+	ID         string    `json:"id"`
+	Repository string    `json:"repository"`
+	Commit     string    `json:"commit"`
+	ContextDir string    `json:"contextDir"`
+	Dockerfile string    `json:"dockerfile"`
+	Image      string    `json:"image"`
+	Credential string    `json:"credential,omitempty"`
+	Builder    string    `json:"builder"`
+	Deadline   time.Time `json:"deadline"`
+	LogFrom    int64     `json:"logFrom"`
+}
+
+func (b *Builds) validate() error {
+	for _, j := range b.Builds {
+		if j.ID == "" || j.Repository == "" || j.Commit == "" || j.Image == "" || j.Builder == "" {
+			return errors.New("a build needs an id, a repository, a commit, an image and a builder")
+		}
+	}
+	return nil
+}
+
+// Build statuses an agent reports.
+const (
+	BuildRunning   = "running"
+	BuildSucceeded = "succeeded"
+	BuildFailed    = "failed"
+)
+
+// MaxReportLines bounds the lines of one build report.
+const MaxReportLines = 1000
+
+// BuildReport is what a build did since the last report: its log lines
+// after line From (numbered From+1 on), and its status; a succeeded build
+// names the Digest it pushed, a failed one says why in Message.
+type BuildReport struct {
+	ID      string    `json:"id"`
+	From    int64     `json:"from"`
+	Lines   []LogLine `json:"lines,omitempty"`
+	Status  string    `json:"status"`
+	Digest  string    `json:"digest,omitempty"`
+	Message string    `json:"message,omitempty"`
+}
+
+// LogLine is a line of a log and when it was read.
+type LogLine struct {
+	At   time.Time `json:"at"`
+	Text string    `json:"text"`
+}
+
+func (r *BuildReport) validate() error {
+	if r.ID == "" || len(r.ID) > 100 || strings.ContainsFunc(r.ID, func(c rune) bool { return c <= ' ' || c == 0x7f }) {
+		return errors.New("id must be 1 to 100 characters without spaces")
+	}
+	if r.From < 0 {
+		return errors.New("from is negative")
+	}
+	if len(r.Lines) > MaxReportLines {
+		return fmt.Errorf("over %d lines in one report", MaxReportLines)
+	}
+	for _, l := range r.Lines {
+		if len(l.Text) > 64<<10 {
+			return errors.New("a line over 64 KiB")
+		}
+	}
+	if r.Status != BuildRunning && r.Status != BuildSucceeded && r.Status != BuildFailed {
+		return fmt.Errorf("status %q is not running, succeeded or failed", clip(r.Status))
+	}
+	if len(r.Digest) > 200 || len(r.Message) > 8192 {
+		return errors.New("digest or message too long")
+	}
+	return nil
+}
+
 // CommandAck reports how a command went.
 type CommandAck struct {
 	ID      string `json:"id"`
@@ -226,6 +315,8 @@ func Decode(frame []byte) (any, error) {
 			return &CommandAck{}
 		case TypeStage:
 			return &Stage{}
+		case TypeBuildReport:
+			return &BuildReport{}
 		}
 		return nil
 	})
@@ -243,6 +334,8 @@ func DecodeServer(frame []byte) (any, error) {
 			return &Desired{}
 		case TypeCommand:
 			return &Command{}
+		case TypeBuilds:
+			return &Builds{}
 		}
 		return nil
 	})
