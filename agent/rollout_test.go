@@ -556,14 +556,6 @@ func TestRolloutFollowsPods(t *testing.T) {
 // the pass reconciles it.
 func TestChangeDuringPassNotLost(t *testing.T) {
 	cs := fake.NewClientset()
-	release := make(chan struct{})
-	var once sync.Once
-	cs.PrependReactor("patch", "secrets", func(act k8stesting.Action) (bool, runtime.Object, error) {
-		if act.(k8stesting.PatchAction).GetName() == "web-env" {
-			once.Do(func() { <-release })
-		}
-		return false, nil, nil
-	})
 	a, rec := testAgent(t, cs, time.Hour)
 	a.mu.Lock()
 	a.applier.Concurrency = 1 // the services are stepped in the state's order
@@ -571,23 +563,20 @@ func TestChangeDuringPassNotLost(t *testing.T) {
 	other := deployed(1, "d-other")
 	other.Name, other.ID, other.Domains = "web", "svc-web", nil
 	api := deployed(1, "d-api")
-	first := testState(other, api)
-	done := make(chan Result)
-	go func() { done <- a.applyState(context.Background(), a.applier, first, true) }()
-	close(release) // the first pass is not held
-	<-done
+	a.pass(t, testState(other, api))
 	markReady(t, cs, testNS, "web-web-r1")
 	markReady(t, cs, testNS, "web-worker-r1")
 	rec.waitFor(t, "d-other", stageSucceeded)
 	a.quiet(t)
 
-	// A new state changes "web" only; while its pass writes web's Secret,
-	// api's pods get Ready.
-	release = make(chan struct{})
-	once = sync.Once{}
+	// A new state changes "web" only. Its pass waits for web (whose lock
+	// the test holds: a reconcile of web under way), and meanwhile api's
+	// pods get Ready.
+	unlock := a.lock(ServiceKey(testNS, "web"))
 	changed := other
 	changed.Env = testEnv()
 	changed.Env[0].Value = "debug"
+	done := make(chan Result)
 	go func() { done <- a.applyState(context.Background(), a.applier, testState(changed, api), false) }()
 	markReady(t, cs, testNS, "api-web-r1")
 	markReady(t, cs, testNS, "api-worker-r1")
@@ -596,7 +585,7 @@ func TestChangeDuringPassNotLost(t *testing.T) {
 		defer a.mu.Unlock()
 		return a.pending[ServiceKey(testNS, "api")], fmt.Sprint(a.pending)
 	})
-	close(release)
+	unlock()
 	if res := <-done; len(res.Errors) > 0 {
 		t.Fatal(res.Errors)
 	}
