@@ -1,12 +1,15 @@
 package apitest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/config"
+	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/testutil"
@@ -194,4 +197,154 @@ func TestBuildRuns(t *testing.T) {
 			t.Error("the credential is in the audit history")
 		}
 	})
+}
+
+// The scheduler runs at most two builds (the default) on a cluster at
+// once, oldest first; a build that runs past its timeout ends TIMED_OUT;
+// one whose agent went away runs again when it is back; with two control
+// planes on one database each build is handed out once.
+func TestBuildScheduler(t *testing.T) {
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		for _, repo := range []string{"shop-api", "shop-web", "shop-cron"} {
+			f.NewGitService(t, repo, "https://github.com/nebula-samples/"+repo, f.EnvironmentID)
+		}
+		_, url, secret := f.NewWebhook(t, "")
+		agent, _ := connectStageAgent(t, f, "prod-eu")
+		var ids []string
+		for i, repo := range []string{"shop-api", "shop-web", "shop-cron"} {
+			body := EditJSON(t, SamplePush(t, "github-push.json"), map[string]any{
+				"after":      fmt.Sprintf("%040d", i+1),
+				"repository": map[string]any{"clone_url": "https://github.com/nebula-samples/" + repo + ".git"},
+			})
+			a := env.Deliver(t, url, Delivery{Provider: "GITHUB", Event: "push", DeliveryID: "s-" + repo, Secret: secret, Body: body})
+			if len(a.Builds) != 1 {
+				t.Fatalf("push to %s: %+v", repo, a)
+			}
+			ids = append(ids, a.Builds[0])
+		}
+		status := func(id string) string {
+			return buildState(t, f, gid.Encode(gid.Build, id))["status"].(string)
+		}
+
+		// Two control planes run the jobs at once: two builds run, the
+		// third waits, and none is handed out twice.
+		second := env.SecondPlane(t)
+		errs := make(chan error, 2)
+		for _, p := range []interface {
+			RunJobsOnce(context.Context) (control.JobReport, error)
+		}{env.Plane, second} {
+			go func() { _, err := p.RunJobsOnce(t.Context()); errs <- err }()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := second.RunJobsOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		got := []string{status(ids[0]), status(ids[1]), status(ids[2])}
+		if !slices.Equal(got, []string{"RUNNING", "RUNNING", "QUEUED"}) {
+			t.Fatalf("statuses %v, want the two oldest running", got)
+		}
+		for _, id := range ids[:2] {
+			if n := buildState(t, f, gid.Encode(gid.Build, id))["attempts"]; n != float64(1) {
+				t.Errorf("build %s handed out %v times", id, n)
+			}
+		}
+		agent.waitBuilds(ids[0], ids[1])
+
+		// The first ends: the third gets its slot.
+		agent.buildReport(ids[0], 0, protocol.BuildSucceeded, Digest(7), "", "done")
+		if _, err := env.Plane.RunJobsOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		agent.waitBuilds(ids[1], ids[2])
+
+		// The agent goes away; once its cluster is disconnected and the
+		// builds silent, they are queued again, and run once it is back.
+		agent.conn.Close()
+		env.Clock.Advance(3 * time.Minute)
+		if _, err := env.Plane.RunJobsOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids[1:] {
+			st := buildState(t, f, gid.Encode(gid.Build, id))
+			if st["status"] != "QUEUED" || !strings.Contains(st["message"].(string), "went away") {
+				t.Errorf("build %s after its agent went away: %v %v", id, st["status"], st["message"])
+			}
+		}
+		back, _ := connectStageAgent(t, f, "prod-eu")
+		if _, err := env.Plane.RunJobsOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		back.waitBuilds(ids[1], ids[2])
+		if n := buildState(t, f, gid.Encode(gid.Build, ids[1]))["attempts"]; n != float64(2) {
+			t.Errorf("attempts after the agent came back: %v, want 2", n)
+		}
+
+		// A build that runs past the timeout ends TIMED_OUT, and so does
+		// its deployment's wait (FAILED).
+		back.buildReport(ids[1], 0, protocol.BuildRunning, "", "", "step 1")
+		env.Clock.Advance(31 * time.Minute)
+		back.buildReport(ids[2], 0, protocol.BuildRunning, "", "", "still here") // its agent is there
+		if _, err := env.Plane.RunJobsOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		st := buildState(t, f, gid.Encode(gid.Build, ids[1]))
+		if st["status"] != "TIMED_OUT" || st["deployment"].(map[string]any)["stage"] != "FAILED" {
+			t.Errorf("after the timeout: %v", st)
+		}
+		back.waitBuilds(ids[2])
+	})
+}
+
+// A build's log is kept up to its bounds: past them, a marker line says it
+// was cut and the rest is dropped; an over-long line is cut and says so.
+func TestBuildLogBounds(t *testing.T) {
+	for _, s := range Stores(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			env := NewEnvWith(t, s.Open(t), func(c *config.Config) {
+				c.Builds.MaxLogLines, c.Builds.MaxLineBytes = 100, 300
+			})
+			f := env.NewFixture(t)
+			svc := f.NewGitService(t, "shop-api", GitHubRepository, f.EnvironmentID)
+			_, url, secret := f.NewWebhook(t, svc)
+			agent, _ := connectStageAgent(t, f, "prod-eu")
+			a := env.Deliver(t, url, Delivery{Provider: "GITHUB", Event: "push", DeliveryID: "big", Secret: secret,
+				Body: SamplePush(t, "github-push.json")})
+			if _, err := env.Plane.RunJobsOnce(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			agent.waitBuilds(a.Builds[0])
+			lines := []string{strings.Repeat("x", 1000)}
+			for i := 2; i <= 150; i++ {
+				lines = append(lines, fmt.Sprintf("line %d", i))
+			}
+			agent.buildReport(a.Builds[0], 0, protocol.BuildRunning, "", "", lines...)
+			agent.buildReport(a.Builds[0], 150, protocol.BuildRunning, "", "", "line 151")
+			r := f.MustDo(t, `query($b: ID!) { node(id: $b) { ... on Build {
+				first: log(first: 1) { lines { number text } truncated }
+				end: log(first: 10, after: 95) { lines { number text } endLine hasNextPage } } } }`,
+				map[string]any{"b": gid.Encode(gid.Build, a.Builds[0])})
+			first := r.List("node.first.lines")[0].(map[string]any)["text"].(string)
+			if len(first) > 300+40 || !strings.HasSuffix(first, "[line cut at 300 bytes]") {
+				t.Errorf("the long line was kept as %d bytes: …%s", len(first), first[max(0, len(first)-40):])
+			}
+			if r.Get("node.first.truncated") != true {
+				t.Error("the log does not say it was cut")
+			}
+			var end []string
+			for _, l := range r.List("node.end.lines") {
+				m := l.(map[string]any)
+				end = append(end, fmt.Sprint(m["number"], " ", m["text"]))
+			}
+			want := []string{"96 line 96", "97 line 97", "98 line 98", "99 line 99",
+				"100 [nebula: the log is cut here: a build keeps at most 100 lines and 10485760 bytes]"}
+			if !slices.Equal(end, want) || r.Get("node.end.hasNextPage") != false || r.Get("node.end.endLine") != float64(100) {
+				t.Errorf("the log's end: %q (more: %v)", end, r.Get("node.end.hasNextPage"))
+			}
+		})
+	}
 }

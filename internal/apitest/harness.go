@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/config"
+	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/hub"
@@ -129,6 +130,7 @@ type Env struct {
 	Clock *Clock
 
 	seq atomic.Int64
+	key *seal.Key // the master key the plane seals with
 }
 
 // NewEnv bootstraps st and serves it on a loopback port until the test ends.
@@ -147,10 +149,6 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 		t.Fatal(err)
 	}
 	clk := &Clock{}
-	plane, err := control.New(st, log, control.WithBox(seal.NewBox(&key)), control.WithClock(clk.Now))
-	if err != nil {
-		t.Fatalf("control.New: %v", err)
-	}
 	// The defaults of `nebula serve`: nothing is set in the environment.
 	cfg, err := config.FromEnv(func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -158,6 +156,11 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 	}
 	if tune != nil {
 		tune(&cfg)
+	}
+	plane, err := control.New(st, log, control.WithBox(seal.NewBox(&key)), control.WithClock(clk.Now),
+		control.WithBuildSettings(control.BuildSettings(cfg.Builds)))
+	if err != nil {
+		t.Fatalf("control.New: %v", err)
 	}
 	boot, err := plane.Bootstrap(context.Background(), "acme", "admin@acme.test")
 	if err != nil {
@@ -172,7 +175,7 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 		tw.mu.Unlock()
 	})
 	return &Env{
-		Store: st, Plane: plane, Server: srv, Hub: served.Hub(),
+		Store: st, Plane: plane, Server: srv, Hub: served.Hub(), key: &key,
 		Clock:           clk,
 		BootstrapToken:  boot.Secret,
 		BootstrapUserID: gid.Encode(gid.User, boot.User.ID),
@@ -194,6 +197,23 @@ func (w *testWriter) Write(p []byte) (int, error) {
 		w.t.Logf("server: %s", bytes.TrimRight(p, "\n"))
 	}
 	return len(p), nil
+}
+
+// SecondPlane is another control plane over the same database, sealing
+// with the same key and reading the same clock: a second replica's, for
+// the jobs they must not both do.
+func (e *Env) SecondPlane(t testing.TB) *control.Plane {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(&testWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("replica", "second")
+	// Its notes reach this process's subscribers, as PostgreSQL's NOTIFY
+	// carries a replica's to the others.
+	b := e.Plane.Bus()
+	p, err := control.New(e.Store, log, control.WithBox(seal.NewBox(e.key)), control.WithClock(e.Clock.Now),
+		control.WithBus(b, bus.Memory{B: b}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // AgentSide opens the control plane's side of cluster c's agent, for tests

@@ -63,6 +63,8 @@ type Config struct {
 	// MaxTokensPerUser caps the API tokens that work at once for one user
 	// in one tenant.
 	MaxTokensPerUser int
+	// Builds bound the builds run on the clusters (NEBULA_BUILD*).
+	Builds Builds
 	// AllowedOrigins may open GraphQL websockets from a browser (besides
 	// the server's own origin).
 	AllowedOrigins []string
@@ -159,6 +161,17 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.MaxConnsPerToken = n("NEBULA_MAX_CONNECTIONS_PER_TOKEN", 32, 1, 100_000)
 	c.MaxConnsPerAddress = n("NEBULA_MAX_CONNECTIONS_PER_ADDRESS", 256, 1, 1_000_000)
 	c.MaxTokensPerUser = n("NEBULA_MAX_TOKENS_PER_USER", 25, 1, 10_000)
+	c.Builds = Builds{
+		PerCluster:   n("NEBULA_BUILDS_PER_CLUSTER", 2, 1, 1000),
+		Timeout:      d("NEBULA_BUILD_TIMEOUT", 30*time.Minute, time.Minute, 24*time.Hour),
+		Silence:      d("NEBULA_BUILD_SILENCE", 2*time.Minute, 10*time.Second, time.Hour),
+		Attempts:     n("NEBULA_BUILD_ATTEMPTS", 3, 1, 10),
+		MaxLogLines:  int64(n("NEBULA_BUILD_LOG_MAX_LINES", 20000, 100, 10_000_000)),
+		MaxLogBytes:  int64(n("NEBULA_BUILD_LOG_MAX_BYTES", 10<<20, 10<<10, 1<<30)),
+		MaxLineBytes: int64(n("NEBULA_BUILD_LOG_MAX_LINE_BYTES", 4<<10, 256, 1<<20)),
+		LogRetention: d("NEBULA_BUILD_LOG_RETENTION", 7*24*time.Hour, time.Hour, 365*24*time.Hour),
+		Builder:      str(lookup, "NEBULA_BUILDER_IMAGE", "moby/buildkit:v0.26.2-rootless"),
+	}
 	c.MaxSelections = n("NEBULA_MAX_SELECTIONS", DefaultMaxSelections, 100, 100_000)
 	c.MaxPreviews = n("NEBULA_MAX_PREVIEWS_PER_REQUEST", DefaultMaxPreviews, 1, 1000)
 	if !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
@@ -247,4 +260,24 @@ func WriteDotEnv(path string, set map[string]string) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return os.Chmod(path, 0o600)
+}
+
+// Builds are the settings of the builds run on the clusters, field for
+// field control.BuildSettings (the one converts to the other).
+type Builds struct {
+	// PerCluster builds run at once on a cluster.
+	PerCluster int
+	// Timeout ends a build that runs this long; Silence hands a build out
+	// again when its disconnected agent said nothing of it for this long.
+	Timeout time.Duration
+	Silence time.Duration
+	// Attempts hand-outs of a build before it fails because its agent
+	// kept going away.
+	Attempts int
+	// A build's log keeps at most MaxLogLines lines and MaxLogBytes bytes,
+	// lines cut at MaxLineBytes, for LogRetention.
+	MaxLogLines, MaxLogBytes, MaxLineBytes int64
+	LogRetention                           time.Duration
+	// Builder is the BuildKit image builds run with.
+	Builder string
 }

@@ -183,8 +183,8 @@ func (p *Plane) logTail(ctx context.Context, q store.Querier, b *model.Build, n 
 }
 
 // scheduleBuilds is the build scheduler's job: it hands queued builds to
-// their clusters, at most PerCluster running on one at a time, oldest
-// first; ends builds that ran past their timeout; and hands out again
+// their clusters whose agent is connected, at most PerCluster running on
+// one at a time, oldest first; ends builds that ran past their timeout; and hands out again
 // those whose agent went silent while disconnected (up to Attempts).
 func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
 	n := 0
@@ -223,9 +223,22 @@ func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
 	if err != nil {
 		return n, err
 	}
+	connected := map[model.ClusterID]bool{}
 	for _, b := range queued {
 		if b.ClusterID == nil || load[*b.ClusterID] >= p.builds.PerCluster {
 			continue
+		}
+		up, seen := connected[*b.ClusterID]
+		if !seen {
+			cl, err := store.Clusters.Get(ctx, q, *b.ClusterID)
+			if err != nil {
+				return n, err
+			}
+			up = cl.Status(now, p.disconnectedAfter) == model.ClusterConnected
+			connected[*b.ClusterID] = up
+		}
+		if !up {
+			continue // handed out once its agent is there
 		}
 		if _, err := store.LockTenant(ctx, q, b.TenantID); err != nil {
 			return n, err
