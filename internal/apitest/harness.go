@@ -24,8 +24,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/hub"
