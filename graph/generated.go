@@ -756,6 +756,7 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
+		BuildLog               func(childComplexity int, buildID string, after *int) int
 		ClusterStatus          func(childComplexity int, clusterID string) int
 		DeploymentEvents       func(childComplexity int, deploymentID string, after *string) int
 		EnvironmentDeployments func(childComplexity int, environmentID string) int
@@ -1060,6 +1061,7 @@ type SubscriptionResolver interface {
 	DeploymentEvents(ctx context.Context, deploymentID string, after *string) (<-chan *model.DeploymentEvent, error)
 	EnvironmentDeployments(ctx context.Context, environmentID string) (<-chan *model.Deployment, error)
 	ClusterStatus(ctx context.Context, clusterID string) (<-chan *model.Cluster, error)
+	BuildLog(ctx context.Context, buildID string, after *int) (<-chan *model.BuildLogLine, error)
 }
 type TenantResolver interface {
 	ViewerRole(ctx context.Context, obj *model.Tenant) (model.TenantRole, error)
@@ -3946,6 +3948,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SetVariablePayload.Variable(childComplexity), true
 
+	case "Subscription.buildLog":
+		if e.ComplexityRoot.Subscription.BuildLog == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_buildLog_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.BuildLog(childComplexity, args["buildId"].(string), args["after"].(*int)), true
 	case "Subscription.clusterStatus":
 		if e.ComplexityRoot.Subscription.ClusterStatus == nil {
 			break
@@ -5469,6 +5482,8 @@ type Subscription {
   environmentDeployments(environmentId: ID!): Deployment!
   "The cluster now, then each time its status, heartbeat or revisions change."
   clusterStatus(clusterId: ID!): Cluster!
+  "A build's log lines after line ` + "`" + `after` + "`" + ` (from the first by default), then each new one as the build writes it; completes once the build ended and every line went out. Resume after a disconnect with the last line's number: no gap, no duplicate."
+  buildLog(buildId: ID!, after: Int = 0): BuildLogLine!
 }
 
 "One stage a deployment reached."
@@ -8700,6 +8715,28 @@ func (ec *executionContext) field_Service_releases_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["environmentId"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_buildLog_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "buildId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["buildId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -21361,6 +21398,50 @@ func (ec *executionContext) fieldContext_Subscription_clusterStatus(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_buildLog(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_buildLog(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().BuildLog(ctx, fc.Args["buildId"].(string), fc.Args["after"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BuildLogLine) graphql.Marshaler {
+			return ec.marshalNBuildLogLine2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildLogLine(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_buildLog(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildLogLine(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_buildLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Tenant_id(ctx context.Context, field graphql.CollectedField, obj *model.Tenant) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -32241,6 +32322,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_environmentDeployments(ctx, fields[0])
 	case "clusterStatus":
 		return ec._Subscription_clusterStatus(ctx, fields[0])
+	case "buildLog":
+		return ec._Subscription_buildLog(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}

@@ -907,6 +907,21 @@ func (r *subscriptionResolver) ClusterStatus(ctx context.Context, clusterID stri
 	return clusterStatus(ctx, r.Plane, id), nil
 }
 
+func (r *subscriptionResolver) BuildLog(ctx context.Context, buildID string, after *int) (<-chan *model.BuildLogLine, error) {
+	id, err := decode[model.BuildID](gid.Build, buildID, "buildId")
+	if err != nil {
+		return nil, err
+	}
+	from := int64(deref(after, 0))
+	if from < 0 {
+		return nil, control.Invalid("after must not be negative", "after")
+	}
+	if _, err := r.Plane.Build(ctx, id); err != nil {
+		return nil, err
+	}
+	return buildLog(ctx, r.Plane, id, from), nil
+}
+
 func (r *tenantResolver) ViewerRole(ctx context.Context, obj *model.Tenant) (model.TenantRole, error) {
 	return r.Plane.TenantRole(ctx, obj.ID)
 }

@@ -268,3 +268,38 @@ func clusterStatus(ctx context.Context, p *control.Plane, id model.ClusterID) <-
 	}()
 	return out
 }
+
+// buildLog streams a build's log lines after line after.
+func buildLog(ctx context.Context, p *control.Plane, id model.BuildID, after int64) <-chan *model.BuildLogLine {
+	out := make(chan *model.BuildLogLine)
+	go func() {
+		defer close(out)
+		follow(ctx, p.Bus(), []string{bus.Build(string(id))}, func(ctx context.Context) (bool, error) {
+			b, err := p.Build(ctx, id)
+			if err != nil {
+				return true, err
+			}
+			for {
+				lines, err := p.BuildLog(ctx, b, after, 500)
+				if err != nil {
+					return true, err
+				}
+				for i := range lines {
+					select {
+					case out <- &lines[i]:
+						after = lines[i].Seq
+					case <-ctx.Done():
+						return true, nil
+					}
+				}
+				if len(lines) < 500 {
+					break
+				}
+			}
+			// Read before the lines: a build that had ended then wrote
+			// every line it has by then.
+			return b.Status.Ended() && after >= b.LogLines, nil
+		})
+	}()
+	return out
+}

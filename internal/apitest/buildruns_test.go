@@ -348,3 +348,54 @@ func TestBuildLogBounds(t *testing.T) {
 		})
 	}
 }
+
+// A build's log streams live to a subscriber, who resumes after a
+// disconnect from the last line it got: no gap, no duplicate; the
+// subscription completes once the build ended. The deployment's own
+// events follow the build too.
+func TestBuildLogSubscription(t *testing.T) {
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		svc := f.NewGitService(t, "shop-api", GitHubRepository, f.EnvironmentID)
+		_, url, secret := f.NewWebhook(t, svc)
+		agent, _ := connectStageAgent(t, f, "prod-eu")
+		a := env.Deliver(t, url, Delivery{Provider: "GITHUB", Event: "push", DeliveryID: "live", Secret: secret,
+			Body: SamplePush(t, "github-push.json")})
+		build := gid.Encode(gid.Build, a.Builds[0])
+		dep := buildState(t, f, build)["deployment"].(map[string]any)["id"]
+		events := subscribeOn(t, env, f.Owner.Token, `subscription($d: ID!) { deploymentEvents(deploymentId: $d) { stage } }`,
+			map[string]any{"d": dep})
+		events.waitValues(t, "deploymentEvents.stage", []string{"QUEUED", "BUILDING"})
+
+		const q = `subscription($b: ID!, $after: Int) { buildLog(buildId: $b, after: $after) { number text } }`
+		first := subscribeOn(t, env, f.Owner.Token, q, map[string]any{"b": build})
+		if _, err := env.Plane.RunJobsOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		agent.waitBuilds(a.Builds[0])
+		agent.buildReport(a.Builds[0], 0, protocol.BuildRunning, "", "", "#1 load", "#2 clone", "#3 build")
+		first.waitValues(t, "buildLog.text", []string{"#1 load", "#2 clone", "#3 build"})
+		first.c.Close()
+		<-first.done
+
+		// Lines written while nobody listened, then the resumed subscriber.
+		agent.buildReport(a.Builds[0], 3, protocol.BuildRunning, "", "", "#4 test", "#5 export")
+		resumed := subscribeOn(t, env, f.Owner.Token, q, map[string]any{"b": build, "after": 3})
+		resumed.waitValues(t, "buildLog.text", []string{"#4 test", "#5 export"})
+		agent.buildReport(a.Builds[0], 5, protocol.BuildSucceeded, Digest(99), "", "#6 pushed")
+		resumed.waitValues(t, "buildLog.text", []string{"#4 test", "#5 export", "#6 pushed"})
+		testutil.Eventually(t, 10*time.Second, "the subscription completes", func() (bool, string) {
+			resumed.mu.Lock()
+			defer resumed.mu.Unlock()
+			last := resumed.msgs[len(resumed.msgs)-1]
+			return last["type"] == "complete", fmt.Sprint(last)
+		})
+		// A viewer reads the log too; the numbers run on without a gap.
+		r := env.MustDo(t, f.Users[Viewer].Token, `query($b: ID!) { node(id: $b) { ... on Build { log { lines { number } } } } }`,
+			map[string]any{"b": build})
+		if n := len(r.List("node.log.lines")); n != 6 {
+			t.Errorf("the viewer reads %d lines, want 6", n)
+		}
+		events.waitValues(t, "deploymentEvents.stage", []string{"QUEUED", "BUILDING", "DELIVERING"})
+	})
+}

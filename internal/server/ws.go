@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -503,7 +504,11 @@ const freshFor = 2 * time.Second
 
 func (c *wsConn) subscribe(ctx context.Context, m wsMessage) bool {
 	var params graphql.RawParams
-	if err := json.Unmarshal(m.Payload, &params); err != nil {
+	// Numbers stay json.Number, as the HTTP transports decode them: an Int
+	// variable read as a float64 would not coerce.
+	dec := json.NewDecoder(bytes.NewReader(m.Payload))
+	dec.UseNumber()
+	if err := dec.Decode(&params); err != nil {
 		c.close(closeBadRequest, "Invalid message: the payload is not a GraphQL request")
 		return false
 	}
