@@ -4814,6 +4814,8 @@ enum LimitedResource {
   PROTECTED_ENVIRONMENTS
   MEMBERS
   SERVICES
+  "Builds running at once; more wait for a slot."
+  CONCURRENT_BUILDS
 }
 
 type Plan {

@@ -399,3 +399,47 @@ func TestBuildLogSubscription(t *testing.T) {
 		events.waitValues(t, "deploymentEvents.stage", []string{"QUEUED", "BUILDING", "DELIVERING"})
 	})
 }
+
+// A tenant's plan caps its builds running at once: on FREE one runs and
+// the next waits, saying why, though its cluster has room.
+func TestBuildsPlanLimit(t *testing.T) {
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		for _, repo := range []string{"shop-api", "shop-web"} {
+			f.NewGitService(t, repo, "https://github.com/nebula-samples/"+repo, f.EnvironmentID)
+		}
+		_, url, secret := f.NewWebhook(t, "")
+		connectStageAgent(t, f, "prod-eu")
+		var ids []string
+		for i, repo := range []string{"shop-api", "shop-web"} {
+			a := env.Deliver(t, url, Delivery{Provider: "GITHUB", Event: "push", DeliveryID: "p-" + repo, Secret: secret,
+				Body: EditJSON(t, SamplePush(t, "github-push.json"), map[string]any{"after": fmt.Sprintf("%040d", i+1),
+					"repository": map[string]any{"clone_url": "https://github.com/nebula-samples/" + repo + ".git"}})})
+			ids = append(ids, a.Builds[0])
+		}
+		f.MustDo(t, `mutation($m: ID!) { removeMember(input: {memberId: $m}) { userErrors { message } } }`,
+			map[string]any{"m": f.Users[Member].MemberID}) // FREE allows 5 members
+		f.MustDo(t, `mutation($t: ID!) { setTenantPlan(input: {tenantId: $t, plan: FREE}) { userErrors { message } } }`,
+			map[string]any{"t": f.TenantID})
+		if _, err := env.Plane.RunJobsOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		first, second := buildState(t, f, gid.Encode(gid.Build, ids[0])), buildState(t, f, gid.Encode(gid.Build, ids[1]))
+		if first["status"] != "RUNNING" || second["status"] != "QUEUED" ||
+			second["message"] != "waiting: the FREE plan runs 1 build(s) at once" {
+			t.Errorf("on FREE: %v (%v), %v (%v)", first["status"], first["message"], second["status"], second["message"])
+		}
+		r := f.MustDo(t, `query($t: ID!) { node(id: $t) { ... on Tenant { plan { limits { resource limit used } } } } }`,
+			map[string]any{"t": f.TenantID})
+		var shown string
+		for _, l := range r.List("node.plan.limits") {
+			m := l.(map[string]any)
+			if m["resource"] == "CONCURRENT_BUILDS" {
+				shown = fmt.Sprint(m["used"], "/", m["limit"])
+			}
+		}
+		if shown != "1/1" {
+			t.Errorf("the plan shows concurrent builds %q, want 1/1", shown)
+		}
+	})
+}

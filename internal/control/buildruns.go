@@ -184,7 +184,7 @@ func (p *Plane) logTail(ctx context.Context, q store.Querier, b *model.Build, n 
 
 // scheduleBuilds is the build scheduler's job: it hands queued builds to
 // their clusters whose agent is connected, at most PerCluster running on
-// one at a time, oldest first; ends builds that ran past their timeout; and hands out again
+// one at a time and as many as its plan allows in a tenant, oldest first; ends builds that ran past their timeout; and hands out again
 // those whose agent went silent while disconnected (up to Attempts).
 func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
 	n := 0
@@ -194,6 +194,7 @@ func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
 		return 0, err
 	}
 	load := map[model.ClusterID]int{}
+	tenants := map[model.TenantID]int{}
 	for _, b := range running {
 		switch {
 		case b.StartedAt != nil && now.Sub(*b.StartedAt) > p.builds.Timeout:
@@ -218,6 +219,7 @@ func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
 			continue
 		}
 		load[*b.ClusterID]++
+		tenants[b.TenantID]++
 	}
 	queued, err := store.BuildsWithStatus(ctx, q, model.BuildQueued, 1000)
 	if err != nil {
@@ -240,10 +242,25 @@ func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
 		if !up {
 			continue // handed out once its agent is there
 		}
-		if _, err := store.LockTenant(ctx, q, b.TenantID); err != nil {
+		t, err := store.LockTenant(ctx, q, b.TenantID)
+		if err != nil {
 			return n, err
 		}
+		if limit := t.PlanName.Limits()[model.LimitConcurrentBuilds]; limit != model.Unlimited && tenants[t.ID] >= limit {
+			why := fmt.Sprintf("waiting: the %s plan runs %d build(s) at once", t.PlanName, limit)
+			if b.Message != why {
+				b.Message = why
+				if err := store.UpdateBuild(ctx, q, b); err != nil {
+					return n, err
+				}
+				if err := p.note(ctx, q, bus.Build(string(b.ID))); err != nil {
+					return n, err
+				}
+			}
+			continue
+		}
 		load[*b.ClusterID]++
+		tenants[t.ID]++
 		b.Status, b.Attempts, b.HeartbeatAt = model.BuildRunning, b.Attempts+1, &now
 		b.Message = "handed to the cluster's agent"
 		if err := store.UpdateBuild(ctx, q, b); err != nil {

@@ -256,6 +256,8 @@ func humanResource(r model.LimitedResource) string {
 		return "protected environments"
 	case model.LimitMembers:
 		return "members"
+	case model.LimitConcurrentBuilds:
+		return "builds running at once"
 	default:
 		return "services"
 	}

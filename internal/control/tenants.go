@@ -273,6 +273,9 @@ func (p *Plane) SetTenantPlan(ctx context.Context, id model.TenantID, plan model
 		}
 		var over []string
 		for _, r := range model.LimitedResources() {
+			if r == model.LimitConcurrentBuilds {
+				continue // builds running now finish; later ones wait for the new limit
+			}
 			if l := plan.Limits()[r]; l != model.Unlimited && use[r] > l {
 				over = append(over, fmt.Sprintf("%d %s (allows %d)", use[r], humanResource(r), l))
 			}

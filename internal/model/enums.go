@@ -119,7 +119,8 @@ var (
 	commandKinds      = []CommandKind{CommandRestartProcess, CommandResync, CommandCollectDiagnostics}
 	commandStatuses   = []CommandStatus{CommandQueued, CommandDelivered, CommandApplied, CommandFailed}
 	approvalDecisions = []ApprovalDecision{Approved, Rejected}
-	limitedResources  = []LimitedResource{LimitClusters, LimitProjects, LimitProtectedEnvironments, LimitMembers, LimitServices}
+	limitedResources  = []LimitedResource{LimitClusters, LimitProjects, LimitProtectedEnvironments, LimitMembers, LimitServices,
+		LimitConcurrentBuilds}
 )
 
 // The enums marshal to and from GraphQL themselves (gqlgen's Marshaler and

@@ -16,6 +16,9 @@ const (
 	LimitProtectedEnvironments LimitedResource = "PROTECTED_ENVIRONMENTS"
 	LimitMembers               LimitedResource = "MEMBERS"
 	LimitServices              LimitedResource = "SERVICES"
+	// LimitConcurrentBuilds caps the builds running at once in a tenant:
+	// the others wait for a slot, none fails for it.
+	LimitConcurrentBuilds LimitedResource = "CONCURRENT_BUILDS"
 )
 
 // LimitedResources lists every limited resource in display order.
@@ -30,15 +33,17 @@ func (p PlanName) Limits() map[LimitedResource]int {
 	case PlanTeam:
 		return map[LimitedResource]int{
 			LimitClusters: 10, LimitProjects: 25, LimitProtectedEnvironments: 10, LimitMembers: 50, LimitServices: 250,
+			LimitConcurrentBuilds: 5,
 		}
 	case PlanEnterprise:
 		return map[LimitedResource]int{
 			LimitClusters: Unlimited, LimitProjects: Unlimited, LimitProtectedEnvironments: Unlimited,
-			LimitMembers: Unlimited, LimitServices: Unlimited,
+			LimitMembers: Unlimited, LimitServices: Unlimited, LimitConcurrentBuilds: Unlimited,
 		}
 	default: // FREE
 		return map[LimitedResource]int{
 			LimitClusters: 2, LimitProjects: 3, LimitProtectedEnvironments: 1, LimitMembers: 5, LimitServices: 20,
+			LimitConcurrentBuilds: 1,
 		}
 	}
 }

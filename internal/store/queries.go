@@ -146,20 +146,21 @@ func Usage(ctx context.Context, q Querier, tenant model.TenantID) (model.Usage, 
 		(SELECT COUNT(*) FROM projects WHERE tenant_id = $1),
 		(SELECT COUNT(*) FROM environments WHERE tenant_id = $1 AND protected),
 		(SELECT COUNT(*) FROM members WHERE tenant_id = $1),
-		(SELECT COUNT(*) FROM services WHERE tenant_id = $1)`, string(tenant))
+		(SELECT COUNT(*) FROM services WHERE tenant_id = $1),
+		(SELECT COUNT(*) FROM builds WHERE tenant_id = $1 AND status = $2)`, string(tenant), string(model.BuildRunning))
 	if err != nil {
 		return nil, fmt.Errorf("counting usage: %w", err)
 	}
 	defer rows.Close()
-	var c, p, pe, m, s int
+	var c, p, pe, m, s, b int
 	if rows.Next() {
-		if err := rows.Scan(&c, &p, &pe, &m, &s); err != nil {
+		if err := rows.Scan(&c, &p, &pe, &m, &s, &b); err != nil {
 			return nil, err
 		}
 	}
 	return model.Usage{
 		model.LimitClusters: c, model.LimitProjects: p, model.LimitProtectedEnvironments: pe,
-		model.LimitMembers: m, model.LimitServices: s,
+		model.LimitMembers: m, model.LimitServices: s, model.LimitConcurrentBuilds: b,
 	}, rows.Err()
 }
 

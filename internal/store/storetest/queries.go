@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -409,8 +410,14 @@ func testUsage(t *testing.T, s *store.Store) {
 	for range 3 {
 		newMember(t, s, a, newUser(t, s), model.TenantMember)
 	}
-	newService(t, s, pa1)
+	sa := newService(t, s, pa1)
 	newService(t, s, pa2)
+	envA := newEnvironment(t, s, pa1, false)
+	for i, st := range []model.BuildStatus{model.BuildRunning, model.BuildRunning, model.BuildQueued, model.BuildSucceeded} {
+		mustInsert(t, s, store.Builds, &model.Build{ID: model.BuildID(newID()), TenantID: a.ID, ProjectID: pa1.ID,
+			ServiceID: sa.ID, EnvironmentID: envA.ID, Repository: "r", Branch: "main", Commit: fmt.Sprintf("%040d", i),
+			Status: st, CreatedAt: store.Now()})
+	}
 
 	// Tenant b has one of each, which must not count for a.
 	newCluster(t, s, b)
@@ -425,11 +432,11 @@ func testUsage(t *testing.T, s *store.Store) {
 		want   model.Usage
 	}{
 		{"a", a, model.Usage{model.LimitClusters: 2, model.LimitProjects: 2, model.LimitProtectedEnvironments: 3,
-			model.LimitMembers: 3, model.LimitServices: 2}},
+			model.LimitMembers: 3, model.LimitServices: 2, model.LimitConcurrentBuilds: 2}},
 		{"b", b, model.Usage{model.LimitClusters: 1, model.LimitProjects: 1, model.LimitProtectedEnvironments: 1,
-			model.LimitMembers: 1, model.LimitServices: 1}},
+			model.LimitMembers: 1, model.LimitServices: 1, model.LimitConcurrentBuilds: 0}},
 		{"empty", empty, model.Usage{model.LimitClusters: 0, model.LimitProjects: 0, model.LimitProtectedEnvironments: 0,
-			model.LimitMembers: 0, model.LimitServices: 0}},
+			model.LimitMembers: 0, model.LimitServices: 0, model.LimitConcurrentBuilds: 0}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
