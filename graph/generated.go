@@ -351,6 +351,7 @@ type ComplexityRoot struct {
 	}
 
 	DeployPayload struct {
+		Build      func(childComplexity int) int
 		Deployment func(childComplexity int) int
 		Release    func(childComplexity int) int
 		UserErrors func(childComplexity int) int
@@ -2151,6 +2152,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeleteWebhookPayload.UserErrors(childComplexity), true
 
+	case "DeployPayload.build":
+		if e.ComplexityRoot.DeployPayload.Build == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeployPayload.Build(childComplexity), true
 	case "DeployPayload.deployment":
 		if e.ComplexityRoot.DeployPayload.Deployment == nil {
 			break
@@ -6019,16 +6026,21 @@ type DeleteServicePayload {
   userErrors: [UserError!]!
 }
 
+"What to deploy: an image digest built elsewhere, or (for a service built from Git) a commit to build first. Exactly one."
 input DeployInput {
   serviceId: ID!
   environmentId: ID!
   "The image digest to release, ` + "`" + `sha256:` + "`" + ` and 64 hex digits."
-  imageDigest: String!
+  imageDigest: String
+  "A full commit id (40 hex digits) of the service's repository: the deployment waits at BUILDING while it is built on the environment's cluster."
+  commit: String
 }
 
 type DeployPayload {
   release: Release
   deployment: Deployment
+  "The build, for a deploy of a commit."
+  build: Build
   userErrors: [UserError!]!
 }
 
@@ -6684,6 +6696,8 @@ func (ec *executionContext) childFields_DeployPayload(ctx context.Context, field
 		return ec.fieldContext_DeployPayload_release(ctx, field)
 	case "deployment":
 		return ec.fieldContext_DeployPayload_deployment(ctx, field)
+	case "build":
+		return ec.fieldContext_DeployPayload_build(ctx, field)
 	case "userErrors":
 		return ec.fieldContext_DeployPayload_userErrors(ctx, field)
 	}
@@ -13556,6 +13570,38 @@ func (ec *executionContext) fieldContext_DeployPayload_deployment(_ context.Cont
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Deployment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeployPayload_build(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeployPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeployPayload_build(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Build, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Build) graphql.Marshaler {
+			return ec.marshalOBuild2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuild(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DeployPayload_build(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeployPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Build(ctx, field)
 		},
 	}
 	return fc, nil
@@ -25686,7 +25732,7 @@ func (ec *executionContext) unmarshalInputDeployInput(ctx context.Context, obj a
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"serviceId", "environmentId", "imageDigest"}
+	fieldsInOrder := [...]string{"serviceId", "environmentId", "imageDigest", "commit"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -25709,11 +25755,18 @@ func (ec *executionContext) unmarshalInputDeployInput(ctx context.Context, obj a
 			it.EnvironmentID = data
 		case "imageDigest":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("imageDigest"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.ImageDigest = data
+		case "commit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("commit"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Commit = data
 		}
 	}
 	return it, nil
@@ -29436,6 +29489,11 @@ func (ec *executionContext) _DeployPayload(ctx context.Context, sel ast.Selectio
 			}
 		case "deployment":
 			out.Values[i] = ec._DeployPayload_deployment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "build":
+			out.Values[i] = ec._DeployPayload_build(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

@@ -236,6 +236,16 @@ func deployArgs(input gqlmodel.DeployInput) (model.ServiceID, model.EnvironmentI
 	return svc, env, err
 }
 
+// deployTargetArgs is deployArgs for deploy and previewDeploy, which
+// release either an image digest or a commit, one of them.
+func deployTargetArgs(input gqlmodel.DeployInput) (model.ServiceID, model.EnvironmentID, error) {
+	svc, env, err := deployArgs(input)
+	if err == nil && (input.ImageDigest == nil) == (input.Commit == nil) {
+		err = control.Invalid("give an imageDigest or a commit to deploy, one of them", "input", "imageDigest")
+	}
+	return svc, env, err
+}
+
 func updateServiceArgs(input gqlmodel.UpdateServiceInput) (model.ServiceID, control.ServiceInput, error) {
 	id, err := decode[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
 	if err != nil {

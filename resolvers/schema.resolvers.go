@@ -612,14 +612,21 @@ func (r *mutationResolver) RedeliverWebhookDelivery(ctx context.Context, input g
 }
 
 func (r *mutationResolver) Deploy(ctx context.Context, input gqlmodel.DeployInput) (*gqlmodel.DeployPayload, error) {
-	svc, env, err := deployArgs(input)
+	svc, env, err := deployTargetArgs(input)
 	var rel *model.Release
 	var dep *model.Deployment
-	if err == nil {
-		rel, dep, err = r.Plane.Deploy(ctx, svc, env, input.ImageDigest)
+	var b *model.Build
+	switch {
+	case err != nil:
+	case input.Commit != nil:
+		if rel, dep, err = r.Plane.DeployCommit(ctx, svc, env, *input.Commit); err == nil {
+			b, err = r.Plane.BuildOf(ctx, dep)
+		}
+	default:
+		rel, dep, err = r.Plane.Deploy(ctx, svc, env, deref(input.ImageDigest, ""))
 	}
 	ue, err := graph.UserErrors(err)
-	return &gqlmodel.DeployPayload{Release: rel, Deployment: dep, UserErrors: ue}, err
+	return &gqlmodel.DeployPayload{Release: rel, Deployment: dep, Build: b, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) ApproveDeployment(ctx context.Context, input gqlmodel.DecideDeploymentInput) (*gqlmodel.DeploymentPayload, error) {
@@ -757,10 +764,14 @@ func (r *queryResolver) Viewer(ctx context.Context) (*gqlmodel.Viewer, error) {
 }
 
 func (r *queryResolver) PreviewDeploy(ctx context.Context, input gqlmodel.DeployInput) (*gqlmodel.ChangePreview, error) {
-	svc, env, err := deployArgs(input)
+	svc, env, err := deployTargetArgs(input)
 	var changes []control.ClusterChange
 	if err == nil {
-		changes, err = r.Plane.PreviewDeploy(ctx, svc, env, input.ImageDigest)
+		if input.Commit != nil {
+			changes, err = r.Plane.PreviewDeployCommit(ctx, svc, env, *input.Commit)
+		} else {
+			changes, err = r.Plane.PreviewDeploy(ctx, svc, env, deref(input.ImageDigest, ""))
+		}
 	}
 	return changePreview(changes, err)
 }

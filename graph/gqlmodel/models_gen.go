@@ -284,17 +284,22 @@ type DeleteWebhookPayload struct {
 	UserErrors       []*UserError `json:"userErrors"`
 }
 
+// What to deploy: an image digest built elsewhere, or (for a service built from Git) a commit to build first. Exactly one.
 type DeployInput struct {
 	ServiceID     string `json:"serviceId"`
 	EnvironmentID string `json:"environmentId"`
 	// The image digest to release, `sha256:` and 64 hex digits.
-	ImageDigest string `json:"imageDigest"`
+	ImageDigest *string `json:"imageDigest,omitempty"`
+	// A full commit id (40 hex digits) of the service's repository: the deployment waits at BUILDING while it is built on the environment's cluster.
+	Commit *string `json:"commit,omitempty"`
 }
 
 type DeployPayload struct {
 	Release    *model.Release    `json:"release,omitempty"`
 	Deployment *model.Deployment `json:"deployment,omitempty"`
-	UserErrors []*UserError      `json:"userErrors"`
+	// The build, for a deploy of a commit.
+	Build      *model.Build `json:"build,omitempty"`
+	UserErrors []*UserError `json:"userErrors"`
 }
 
 type DeploymentConnection struct {

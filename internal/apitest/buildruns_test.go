@@ -443,3 +443,58 @@ func TestBuildsPlanLimit(t *testing.T) {
 		}
 	})
 }
+
+// deploy names a commit of a Git service: the build runs first, the
+// deployment waits at BUILDING; bad requests change nothing.
+func TestDeployCommit(t *testing.T) {
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		svc := f.NewGitService(t, "shop-api", GitHubRepository)
+		const q = `mutation($s: ID!, $e: ID!, $c: String, $d: String) { deploy(input: {serviceId: $s, environmentId: $e, commit: $c, imageDigest: $d}) {
+			deployment { id stage } release { number imageDigest } build { id status commit } userErrors { field message code } } }`
+		commit := strings.Repeat("c", 40)
+		for _, c := range []struct {
+			name string
+			vars map[string]any
+			code string
+		}{
+			{"both", map[string]any{"s": svc, "e": f.EnvironmentID, "c": commit, "d": Digest(1)}, "BAD_USER_INPUT"},
+			{"neither", map[string]any{"s": svc, "e": f.EnvironmentID}, "BAD_USER_INPUT"},
+			{"a short commit", map[string]any{"s": svc, "e": f.EnvironmentID, "c": "abc123"}, "BAD_USER_INPUT"},
+			{"an image service", map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "c": commit}, "BAD_USER_INPUT"},
+		} {
+			before := f.AuditCount(t)
+			r := env.Do(t, f.Users[Editor].Token, q, c.vars)
+			if ue := r.UserErrors("deploy"); len(ue) != 1 || ue[0].Code != c.code {
+				t.Errorf("%s: %v", c.name, r.Data)
+			}
+			if f.AuditCount(t) != before {
+				t.Errorf("%s changed something", c.name)
+			}
+		}
+		if codes := env.Do(t, f.Users[Viewer].Token, q, map[string]any{"s": svc, "e": f.EnvironmentID, "c": commit}).ErrorCodes(); !slices.Equal(codes, []string{"FORBIDDEN"}) {
+			t.Errorf("a viewer deployed a commit: %v", codes)
+		}
+		r := env.MustDo(t, f.Users[Editor].Token, q, map[string]any{"s": svc, "e": f.EnvironmentID, "c": strings.ToUpper(commit)})
+		if r.Str("deploy.deployment.stage") != "BUILDING" || r.Str("deploy.build.status") != "QUEUED" ||
+			r.Str("deploy.build.commit") != commit || r.Str("deploy.release.imageDigest") != "" {
+			t.Errorf("deploy of a commit: %v", r.Data)
+		}
+		again := env.Do(t, f.Users[Editor].Token, q, map[string]any{"s": svc, "e": f.EnvironmentID, "c": commit})
+		if ue := again.UserErrors("deploy"); len(ue) != 1 || ue[0].Code != "CONFLICT" {
+			t.Errorf("the same commit while it builds: %v", again.Data)
+		}
+		// The preview checks the same and changes no cluster.
+		p := env.MustDo(t, f.Users[Editor].Token, `query($s: ID!, $e: ID!, $c: String) { previewDeploy(input: {serviceId: $s, environmentId: $e, commit: $c}) {
+			clusters { cluster { id } } userErrors { code } } }`, map[string]any{"s": svc, "e": f.EnvironmentID, "c": strings.Repeat("d", 40)})
+		if n := len(p.List("previewDeploy.clusters")); n != 0 {
+			t.Errorf("a preview of a commit changes %d clusters", n)
+		}
+		// Releases of a build that did not succeed cannot be redeployed.
+		rb := env.Do(t, f.Users[Editor].Token, `mutation($d: ID!) { redeploy(input: {deploymentId: $d}) { userErrors { message code } } }`,
+			map[string]any{"d": r.Str("deploy.deployment.id")})
+		if ue := rb.UserErrors("redeploy"); len(ue) != 1 || !strings.Contains(ue[0].Message, "has no image") {
+			t.Errorf("redeploy of a release without an image: %v", rb.Data)
+		}
+	})
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
+	"github.com/nebulactrl/nebula/internal/webhook"
 )
 
 // BuildSettings bound the builds the control plane runs.
@@ -343,4 +344,60 @@ func (p *Plane) cleanLine(s string) string {
 		s = s[:n] + " [line cut at " + fmt.Sprint(p.builds.MaxLineBytes) + " bytes]"
 	}
 	return s
+}
+
+// deployCommit is deploy of a commit: a build of it for the environment,
+// audited as the deployment it makes. A commit being built there already
+// is a conflict; one built before is built again (its release stays).
+func (p *Plane) deployCommit(ctx context.Context, dry *previewing, a *authz.Actor, svc *model.Service, env *model.Environment,
+	commit string) (*model.Release, *model.Deployment, error) {
+	commit = strings.ToLower(commit)
+	if !webhook.IsCommit(commit) {
+		return nil, nil, Invalid(fmt.Sprintf("commit %q must be a full commit id, 40 hex digits", clipText(commit, 100)), "input", "commit")
+	}
+	if svc.Git == nil {
+		return nil, nil, Invalid("service "+svc.Name+" is not built from Git: deploy an image digest", "input", "commit")
+	}
+	var rel *model.Release
+	var dep *model.Deployment
+	err := p.changeOr(ctx, dry, svc.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		s, err := store.Services.Get(ctx, q, svc.ID)
+		if err != nil {
+			return err
+		}
+		if s.Git == nil {
+			return Invalid("service "+s.Name+" is not built from Git: deploy an image digest", "input", "commit")
+		}
+		if prev, err := store.BuildOfCommit(ctx, q, s.ID, env.ID, commit); err == nil && !prev.Status.Ended() {
+			return Problem{Code: CodeConflict, Field: []string{"input", "commit"},
+				Message: fmt.Sprintf("commit %s is being built for this environment already (build %s)", commit[:12], prev.ID)}
+		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		uid := a.User.ID
+		b, err := p.startBuild(ctx, q, s, env.ID, commit,
+			fmt.Sprintf("release %%d: a build of %s requested by %s", commit[:12], actorName(a)), nil, &uid)
+		if err != nil {
+			var pr Problem
+			if errors.As(err, &pr) && len(pr.Field) == 0 {
+				pr.Field = []string{"input", "environmentId"}
+				return pr
+			}
+			return err
+		}
+		if dep, err = store.Deployments.Get(ctx, q, *b.DeploymentID); err != nil {
+			return err
+		}
+		if rel, err = store.Releases.Get(ctx, q, *b.ReleaseID); err != nil {
+			return err
+		}
+		target(ev, ActDeploymentCreate, "Deployment", string(dep.ID))
+		ev.Details["serviceId"], ev.Details["environmentId"], ev.Details["commit"] = string(s.ID), string(env.ID), commit
+		ev.Details["buildId"], ev.Details["releaseNumber"] = string(b.ID), rel.Number
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return rel, dep, nil
 }

@@ -203,7 +203,16 @@ func (p *Plane) finishPreview(ctx context.Context, q store.Querier, tenant model
 // PreviewDeploy shows what Deploy would change.
 func (p *Plane) PreviewDeploy(ctx context.Context, svc model.ServiceID, env model.EnvironmentID, digest string) ([]ClusterChange, error) {
 	return p.preview(ctx, func(dry *previewing) error {
-		_, _, err := p.deploy(ctx, dry, svc, env, digest)
+		_, _, err := p.deploy(ctx, dry, svc, env, digest, "")
+		return err
+	})
+}
+
+// PreviewDeployCommit shows what DeployCommit would change: nothing on a
+// cluster until the build succeeds, but every check runs.
+func (p *Plane) PreviewDeployCommit(ctx context.Context, svc model.ServiceID, env model.EnvironmentID, commit string) ([]ClusterChange, error) {
+	return p.preview(ctx, func(dry *previewing) error {
+		_, _, err := p.deploy(ctx, dry, svc, env, "", commit)
 		return err
 	})
 }

@@ -218,11 +218,18 @@ func (p *Plane) DeploymentsOf(ctx context.Context, envs []model.Scope, ids []mod
 // configuration with the image digest into the next numbered release and
 // queues a deployment to the one cluster the environment's selector picks.
 func (p *Plane) Deploy(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, digest string) (*model.Release, *model.Deployment, error) {
-	return p.deploy(ctx, nil, svcID, envID, digest)
+	return p.deploy(ctx, nil, svcID, envID, digest, "")
+}
+
+// DeployCommit builds a commit of a Git service for an environment and
+// deploys what it makes: the release (its image to come) and the
+// deployment, which waits at BUILDING while the build runs.
+func (p *Plane) DeployCommit(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, commit string) (*model.Release, *model.Deployment, error) {
+	return p.deploy(ctx, nil, svcID, envID, "", commit)
 }
 
 // deploy is Deploy, or its dry run when dry is set.
-func (p *Plane) deploy(ctx context.Context, dry *previewing, svcID model.ServiceID, envID model.EnvironmentID, digest string) (*model.Release, *model.Deployment, error) {
+func (p *Plane) deploy(ctx context.Context, dry *previewing, svcID model.ServiceID, envID model.EnvironmentID, digest, commit string) (*model.Release, *model.Deployment, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -240,6 +247,9 @@ func (p *Plane) deploy(ctx context.Context, dry *previewing, svcID model.Service
 	}
 	if err := p.authz.Check(ctx, a, deployPerm(env), env.Scope()); err != nil {
 		return nil, nil, err
+	}
+	if commit != "" {
+		return p.deployCommit(ctx, dry, a, svc, env, commit)
 	}
 	if !imageDigest.MatchString(digest) {
 		return nil, nil, Invalid(fmt.Sprintf("image digest %q must be sha256: followed by 64 lowercase hex digits", digest), "input", "imageDigest")
