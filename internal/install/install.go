@@ -21,6 +21,8 @@ const (
 	SecretKey  = "token"
 	// TokenDir is where the Secret is mounted in the agent's pods.
 	TokenDir = "/var/run/secrets/nebula"
+	// BuildNamespace is where builds run as Jobs.
+	BuildNamespace = "nebula-build"
 )
 
 // Settings are the control plane's: where agents connect and which image
@@ -56,6 +58,7 @@ func Render(s Settings, clusterName string) (Bundle, error) {
 	var b bytes.Buffer
 	err := manifests.Execute(&b, map[string]string{
 		"Namespace": Namespace, "SecretName": SecretName, "SecretKey": SecretKey, "TokenDir": TokenDir,
+		"BuildNamespace": BuildNamespace,
 		"Image": image, "Server": s.Server, "Version": s.Version, "Cluster": clusterName,
 	})
 	if err != nil {

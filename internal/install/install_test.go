@@ -51,7 +51,8 @@ func decode(t *testing.T, manifests string) []runtime.Object {
 
 // objects returns the decoded objects, checked to be exactly, in order, a
 // Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, Role,
-// RoleBinding and Deployment.
+// RoleBinding, the build Namespace, its Role and RoleBinding, and the
+// Deployment (the build ones are buildObjects').
 func objects(t *testing.T, manifests string) (*corev1.Namespace, *corev1.ServiceAccount, *rbacv1.ClusterRole,
 	*rbacv1.ClusterRoleBinding, *rbacv1.Role, *rbacv1.RoleBinding, *appsv1.Deployment) {
 	t.Helper()
@@ -61,7 +62,7 @@ func objects(t *testing.T, manifests string) (*corev1.Namespace, *corev1.Service
 		kinds = append(kinds, fmt.Sprintf("%T", o))
 	}
 	want := []string{"*v1.Namespace", "*v1.ServiceAccount", "*v1.ClusterRole", "*v1.ClusterRoleBinding",
-		"*v1.Role", "*v1.RoleBinding", "*v1.Deployment"}
+		"*v1.Role", "*v1.RoleBinding", "*v1.Namespace", "*v1.Role", "*v1.RoleBinding", "*v1.Deployment"}
 	if !slices.Equal(kinds, want) {
 		t.Fatalf("documents decode to %v, want %v", kinds, want)
 	}
@@ -71,7 +72,7 @@ func objects(t *testing.T, manifests string) (*corev1.Namespace, *corev1.Service
 	crb, ok4 := objs[3].(*rbacv1.ClusterRoleBinding)
 	r, ok5 := objs[4].(*rbacv1.Role)
 	rb, ok6 := objs[5].(*rbacv1.RoleBinding)
-	d, ok7 := objs[6].(*appsv1.Deployment)
+	d, ok7 := objs[9].(*appsv1.Deployment)
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) {
 		t.Fatalf("documents decode to the wrong API groups: %v", kinds)
 	}
@@ -316,5 +317,40 @@ func TestRenderIsDeterministic(t *testing.T) {
 	}
 	if !strings.Contains(other.Command, "nebula-agent-dev.yaml") {
 		t.Errorf("command = %q", other.Command)
+	}
+}
+
+// buildObjects returns the build namespace, its Role and RoleBinding.
+func buildObjects(t *testing.T, manifests string) (*corev1.Namespace, *rbacv1.Role, *rbacv1.RoleBinding) {
+	t.Helper()
+	objects(t, manifests) // checks the kinds
+	objs := decode(t, manifests)
+	return objs[6].(*corev1.Namespace), objs[7].(*rbacv1.Role), objs[8].(*rbacv1.RoleBinding)
+}
+
+// Builds run in their own namespace, with exactly what running them takes
+// granted there, and nothing about Jobs cluster-wide.
+func TestRenderBuildNamespace(t *testing.T) {
+	b := render(t)
+	_, _, cr, _, _, _, _ := objects(t, b.Manifests)
+	ns, role, rb := buildObjects(t, b.Manifests)
+	if ns.Name != "nebula-build" || role.Namespace != "nebula-build" || rb.Namespace != "nebula-build" {
+		t.Errorf("build namespace %q, role in %q, binding in %q", ns.Name, role.Namespace, rb.Namespace)
+	}
+	want := []rbacv1.PolicyRule{
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create", "delete"}},
+	}
+	if !reflect.DeepEqual(role.Rules, want) {
+		t.Errorf("build Role rules = %+v, want %+v", role.Rules, want)
+	}
+	if rb.RoleRef != (rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name}) ||
+		!reflect.DeepEqual(rb.Subjects, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "nebula-agent", Namespace: "nebula-system"}}) {
+		t.Errorf("build RoleBinding %+v %+v", rb.RoleRef, rb.Subjects)
+	}
+	if hasRule(cr.Rules, "batch", "jobs") || hasRule(cr.Rules, "", "pods/log") {
+		t.Errorf("the ClusterRole grants jobs or pod logs cluster-wide: %+v", cr.Rules)
 	}
 }
