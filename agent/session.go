@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -138,6 +139,12 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 	wg.Add(2)
 	go func() { defer wg.Done(); a.heartbeats(ctx, c, hb) }()
 	go func() { defer wg.Done(); a.worker(ctx, c, work) }()
+	var builds *builder
+	if slices.Contains(w.Capabilities, protocol.CapBuilds) {
+		builds = newBuilder(a.kube, a.log, func(r protocol.BuildReport) error { return c.send(protocol.TypeBuildReport, r) })
+		wg.Add(1)
+		go func() { defer wg.Done(); builds.run(ctx) }()
+	}
 	go func() {
 		<-ctx.Done() // the lease was lost or the agent stops: end the session now
 		c.mu.Lock()
@@ -172,6 +179,10 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 			work.changed()
 		case *protocol.Command:
 			work.command(*m)
+		case *protocol.Builds:
+			if builds != nil {
+				builds.set(*m)
+			}
 		case *protocol.Welcome:
 			return true, fmt.Errorf("%w: a second welcome", protocol.ErrMalformed)
 		}
@@ -461,7 +472,6 @@ func (a *Agent) reconcileNoted(ctx context.Context, ap *Applier, ns desired.Name
 	return res
 }
 
-// capabilities are the protocol capabilities this agent implements (the
-// control plane may know more: builds.v1 is not run by this agent yet).
+// capabilities are the protocol capabilities this agent implements.
 var capabilities = []string{protocol.CapDesiredState, protocol.CapAcks, protocol.CapInventory, protocol.CapCommands,
-	protocol.CapStages}
+	protocol.CapStages, protocol.CapBuilds}

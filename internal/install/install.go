@@ -59,7 +59,7 @@ func Render(s Settings, clusterName string) (Bundle, error) {
 	err := manifests.Execute(&b, map[string]string{
 		"Namespace": Namespace, "SecretName": SecretName, "SecretKey": SecretKey, "TokenDir": TokenDir,
 		"BuildNamespace": BuildNamespace,
-		"Image": image, "Server": s.Server, "Version": s.Version, "Cluster": clusterName,
+		"Image":          image, "Server": s.Server, "Version": s.Version, "Cluster": clusterName,
 	})
 	if err != nil {
 		return Bundle{}, fmt.Errorf("rendering the agent manifests: %w", err)
