@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,8 +37,10 @@ var (
 // graphql-transport-ws subscriber of buildLog reads them. Reported per op:
 // lines a second to the subscriber (first line sent to last line read),
 // lines a second into the store (first sent to the last one readable
-// through Build.log), and the time from a line's sending to its reading,
-// median, p99 and max.
+// through Build.log), the time from a line's sending to its reading,
+// median, p99 and max, and how often the server cut the subscriber off as
+// too slow (more than 256 messages behind) and it resumed after its last
+// line, as clients are told to.
 func BenchmarkBuildLog(b *testing.B) {
 	for range b.N {
 		env := apitest.NewEnv(b, pgtest.Open(b))
@@ -111,9 +114,9 @@ func BenchmarkBuildLog(b *testing.B) {
 		b.ReportMetric(q(0.5), "p50-ms")
 		b.ReportMetric(q(0.99), "p99-ms")
 		b.ReportMetric(q(1), "max-ms")
+		b.ReportMetric(float64(sub.resumes.Load()), "resumes")
 		b.Logf("%d lines sent in %s; the subscriber read the last after %s, the store held it after %s",
 			n, sent.Round(time.Millisecond), toSubscriber.Round(time.Millisecond), stored.Round(time.Millisecond))
-		sub.conn.Close()
 		agent.conn.Close()
 	}
 }
@@ -158,29 +161,48 @@ type readLine struct {
 }
 
 type logSub struct {
-	conn  *websocket.Conn
 	lines chan readLine
+	// resumes counts the times the server cut the subscriber off as too
+	// slow (1013) and it subscribed again after its last line, as a
+	// client does.
+	resumes atomic.Int64
+	stop    chan struct{}
 }
 
-// subscribeBuildLog subscribes to a build's log over graphql-transport-ws.
+// subscribeBuildLog subscribes to a build's log over graphql-transport-ws,
+// and again after the last line it read whenever the server cuts it off.
 func subscribeBuildLog(b *testing.B, env *apitest.Env, token, build string) *logSub {
-	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
-	c, _, err := d.Dial("ws"+strings.TrimPrefix(env.Server.URL, "http")+"/graphql", nil)
-	if err != nil {
-		b.Fatal(err)
+	s := &logSub{lines: make(chan readLine, 1<<16), stop: make(chan struct{})}
+	b.Cleanup(func() { close(s.stop) })
+	var last int
+	dial := func() *websocket.Conn {
+		d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
+		c, _, err := d.Dial("ws"+strings.TrimPrefix(env.Server.URL, "http")+"/graphql", nil)
+		if err != nil {
+			b.Error(err)
+			return nil
+		}
+		if err := c.WriteJSON(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + token}}); err != nil {
+			b.Error(err)
+			return nil
+		}
+		var ack map[string]any
+		if err := c.ReadJSON(&ack); err != nil || ack["type"] != "connection_ack" {
+			b.Errorf("connection_init: %v %v", ack, err)
+			return nil
+		}
+		if err := c.WriteJSON(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
+			"query":     `subscription($b: ID!, $after: Int) { buildLog(buildId: $b, after: $after) { number text } }`,
+			"variables": map[string]any{"b": build, "after": last}}}); err != nil {
+			b.Error(err)
+			return nil
+		}
+		return c
 	}
-	if err := c.WriteJSON(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + token}}); err != nil {
-		b.Fatal(err)
+	c := dial()
+	if c == nil {
+		b.FailNow()
 	}
-	var ack map[string]any
-	if err := c.ReadJSON(&ack); err != nil || ack["type"] != "connection_ack" {
-		b.Fatalf("connection_init: %v %v", ack, err)
-	}
-	if err := c.WriteJSON(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
-		"query": `subscription($b: ID!) { buildLog(buildId: $b) { number text } }`, "variables": map[string]any{"b": build}}}); err != nil {
-		b.Fatal(err)
-	}
-	s := &logSub{conn: c, lines: make(chan readLine, 1<<16)}
 	go func() {
 		for {
 			var m struct {
@@ -188,16 +210,32 @@ func subscribeBuildLog(b *testing.B, env *apitest.Env, token, build string) *log
 				Payload struct {
 					Data struct {
 						BuildLog struct {
-							Text string `json:"text"`
+							Number int    `json:"number"`
+							Text   string `json:"text"`
 						} `json:"buildLog"`
 					} `json:"data"`
 				} `json:"payload"`
 			}
 			if err := c.ReadJSON(&m); err != nil {
-				return
+				c.Close()
+				select {
+				case <-s.stop:
+					return
+				default:
+				}
+				if c = dial(); c == nil {
+					return
+				}
+				s.resumes.Add(1)
+				continue
 			}
 			if m.Type == "next" {
+				last = m.Payload.Data.BuildLog.Number
 				s.lines <- readLine{m.Payload.Data.BuildLog.Text, time.Now()}
+			}
+			if m.Type == "complete" {
+				c.Close()
+				return
 			}
 		}
 	}()

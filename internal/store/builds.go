@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/model"
@@ -162,11 +163,26 @@ func BuildOfDeployment(ctx context.Context, q Querier, dep model.DeploymentID) (
 	return Builds.one(ctx, q, "deployment_id = $1", string(dep))
 }
 
-// AppendBuildLog stores lines of a build's log.
+// logRowsPerInsert bounds one INSERT of log lines: five parameters a row
+// stay far below both drivers' limits on parameters per statement.
+const logRowsPerInsert = 500
+
+// AppendBuildLog stores lines of a build's log, many to a statement.
 func AppendBuildLog(ctx context.Context, q Querier, lines []model.BuildLogLine) error {
-	for _, l := range lines {
-		if _, err := q.Exec(ctx, `INSERT INTO build_log_lines (build_id, seq, tenant_id, at, line) VALUES ($1, $2, $3, $4, $5)`,
-			string(l.BuildID), l.Seq, string(l.TenantID), l.At, l.Line); err != nil {
+	for len(lines) > 0 {
+		chunk := lines[:min(len(lines), logRowsPerInsert)]
+		lines = lines[len(chunk):]
+		var sql strings.Builder
+		sql.WriteString(`INSERT INTO build_log_lines (build_id, seq, tenant_id, at, line) VALUES `)
+		args := make([]any, 0, 5*len(chunk))
+		for i, l := range chunk {
+			if i > 0 {
+				sql.WriteString(", ")
+			}
+			fmt.Fprintf(&sql, "($%d, $%d, $%d, $%d, $%d)", 5*i+1, 5*i+2, 5*i+3, 5*i+4, 5*i+5)
+			args = append(args, string(l.BuildID), l.Seq, string(l.TenantID), l.At, l.Line)
+		}
+		if _, err := q.Exec(ctx, sql.String(), args...); err != nil {
 			return fmt.Errorf("storing build log lines: %w", err)
 		}
 	}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -179,6 +180,20 @@ func testBuildQueries(t *testing.T, s *store.Store) {
 		read, err = store.BuildLogAfter(ctx, s.Q(), b.ID, 0, 10)
 		wantNoErr(t, "reading", err)
 		assertEqual(t, "the log after the retention", read, lines[1:])
+	})
+
+	t.Run("a long log goes in several statements", func(t *testing.T) {
+		b := mustInsert(t, s, store.Builds, &model.Build{ID: model.BuildID(newID()), TenantID: g.tenant.ID,
+			ProjectID: g.project.ID, ServiceID: g.service.ID, EnvironmentID: g.env.ID, Repository: "r", Branch: "main",
+			Commit: c2, Status: model.BuildRunning, CreatedAt: now})
+		var lines []model.BuildLogLine
+		for i := int64(1); i <= 1234; i++ {
+			lines = append(lines, model.BuildLogLine{BuildID: b.ID, Seq: i, TenantID: g.tenant.ID, At: now, Line: fmt.Sprint("line ", i)})
+		}
+		wantNoErr(t, "appending 1,234 lines", store.AppendBuildLog(ctx, s.Q(), lines))
+		read, err := store.BuildLogAfter(ctx, s.Q(), b.ID, 1200, 100)
+		wantNoErr(t, "reading the end", err)
+		assertEqual(t, "the log's end", read, lines[1200:])
 	})
 
 	t.Run("a release gets its build's image once", func(t *testing.T) {
