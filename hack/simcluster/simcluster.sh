@@ -25,7 +25,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE="${NEBULA_SIMCLUSTER_CACHE:-/root/.cache/nebula-simcluster}"
 BIN="$CACHE/bin"
 DIR="${NEBULA_SIMCLUSTER_DIR:-${TMPDIR:-/tmp}/nebula-simcluster}"
-CONTROLLERS="${NEBULA_SIMCLUSTER_CONTROLLERS:-deployment-controller,replicaset-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,garbage-collector-controller}"
+CONTROLLERS="${NEBULA_SIMCLUSTER_CONTROLLERS:-deployment-controller,replicaset-controller,job-controller,ttl-after-finished-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,garbage-collector-controller}"
 NODE="${NEBULA_SIMCLUSTER_NODE:-kwok-node-0}"
 TIMEOUT="${NEBULA_SIMCLUSTER_TIMEOUT:-60}"
 # The node's pod capacity. A kubelet's default is 110; the agent-at-scale
