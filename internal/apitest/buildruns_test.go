@@ -498,3 +498,22 @@ func TestDeployCommit(t *testing.T) {
 		}
 	})
 }
+
+// Deleting a service whose build runs takes the build out of its
+// cluster's set at once: the agent stops the Job.
+func TestDeletedServiceStopsItsBuild(t *testing.T) {
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		svc := f.NewGitService(t, "shop-api", GitHubRepository, f.EnvironmentID)
+		_, url, secret := f.NewWebhook(t, svc)
+		agent, _ := connectStageAgent(t, f, "prod-eu")
+		a := env.Deliver(t, url, Delivery{Provider: "GITHUB", Event: "push", DeliveryID: "doomed", Secret: secret,
+			Body: SamplePush(t, "github-push.json")})
+		if _, err := env.Plane.RunJobsOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		agent.waitBuilds(a.Builds[0])
+		f.MustDo(t, `mutation($s: ID!) { deleteService(input: {serviceId: $s}) { userErrors { message } } }`, map[string]any{"s": svc})
+		agent.waitBuilds()
+	})
+}

@@ -401,3 +401,18 @@ func (p *Plane) deployCommit(ctx context.Context, dry *previewing, a *authz.Acto
 	}
 	return rel, dep, nil
 }
+
+// noteBuildSets tells every cluster of a tenant that its set of builds may
+// have changed: a deletion took builds with it (their rows cascade), and
+// their agents must stop the Jobs.
+func (p *Plane) noteBuildSets(ctx context.Context, q *txn, tenant model.TenantID) error {
+	cs, err := store.AllClustersOf(ctx, q, tenant)
+	if err != nil {
+		return err
+	}
+	topics := make([]string, len(cs))
+	for i, c := range cs {
+		topics[i] = bus.Builds(string(c.ID))
+	}
+	return p.note(ctx, q, topics...)
+}

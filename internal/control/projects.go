@@ -111,6 +111,9 @@ func (p *Plane) DeleteProject(ctx context.Context, id model.ProjectID) error {
 	return p.change(ctx, proj.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		target(ev, ActProjectDelete, "Project", string(id))
 		ev.Details["name"] = proj.Name
+		if err := p.noteBuildSets(ctx, q, proj.TenantID); err != nil {
+			return err
+		}
 		return store.Projects.Delete(ctx, q, id)
 	})
 }
@@ -294,6 +297,9 @@ func (p *Plane) DeleteEnvironment(ctx context.Context, id model.EnvironmentID) e
 	return p.change(ctx, env.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		target(ev, ActEnvironmentDelete, "Environment", string(id))
 		ev.Details["projectId"], ev.Details["name"] = string(env.ProjectID), env.Name
+		if err := p.noteBuildSets(ctx, q, env.TenantID); err != nil {
+			return err
+		}
 		return store.Environments.Delete(ctx, q, id)
 	})
 }

@@ -174,6 +174,9 @@ func (p *Plane) DeleteService(ctx context.Context, id model.ServiceID) error {
 	return p.change(ctx, svc.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		target(ev, ActServiceDelete, "Service", string(id))
 		ev.Details["projectId"], ev.Details["name"] = string(svc.ProjectID), svc.Name
+		if err := p.noteBuildSets(ctx, q, svc.TenantID); err != nil {
+			return err
+		}
 		return store.Services.Delete(ctx, q, id)
 	})
 }
