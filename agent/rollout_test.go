@@ -578,6 +578,12 @@ func TestChangeDuringPassNotLost(t *testing.T) {
 	changed.Env[0].Value = "debug"
 	done := make(chan Result)
 	go func() { done <- a.applyState(context.Background(), a.applier, testState(changed, api), false) }()
+	testutil.Eventually(t, 10*time.Second, "the pass has api to step", func() (bool, string) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		_, ok := a.pending[ServiceKey(testNS, "api")]
+		return ok, fmt.Sprint(a.pending)
+	})
 	markReady(t, cs, testNS, "api-web-r1")
 	markReady(t, cs, testNS, "api-worker-r1")
 	testutil.Eventually(t, 10*time.Second, "the watch leaves api to the pass", func() (bool, string) {
