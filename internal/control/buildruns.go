@@ -196,6 +196,19 @@ func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
 	}
 	load := map[model.ClusterID]int{}
 	tenants := map[model.TenantID]int{}
+	// Each cluster is read once a run.
+	clusters := map[model.ClusterID]*model.Cluster{}
+	cluster := func(id model.ClusterID) (*model.Cluster, bool, error) {
+		cl, ok := clusters[id]
+		if !ok {
+			var err error
+			if cl, err = store.Clusters.Get(ctx, q, id); err != nil {
+				return nil, false, err
+			}
+			clusters[id] = cl
+		}
+		return cl, cl.Status(now, p.disconnectedAfter) == model.ClusterConnected, nil
+	}
 	for _, b := range running {
 		switch {
 		case b.StartedAt != nil && now.Sub(*b.StartedAt) > p.builds.Timeout:
@@ -206,11 +219,11 @@ func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
 			n++
 			continue
 		case b.HeartbeatAt != nil && now.Sub(*b.HeartbeatAt) > p.builds.Silence:
-			cl, err := store.Clusters.Get(ctx, q, *b.ClusterID)
+			cl, up, err := cluster(*b.ClusterID)
 			if err != nil {
 				return n, err
 			}
-			if cl.Status(now, p.disconnectedAfter) == model.ClusterConnected {
+			if up {
 				break // its agent is there: it is slow to say so
 			}
 			if err := p.requeueBuild(ctx, q, b, cl); err != nil {
@@ -226,19 +239,13 @@ func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	connected := map[model.ClusterID]bool{}
 	for _, b := range queued {
 		if b.ClusterID == nil || load[*b.ClusterID] >= p.builds.PerCluster {
 			continue
 		}
-		up, seen := connected[*b.ClusterID]
-		if !seen {
-			cl, err := store.Clusters.Get(ctx, q, *b.ClusterID)
-			if err != nil {
-				return n, err
-			}
-			up = cl.Status(now, p.disconnectedAfter) == model.ClusterConnected
-			connected[*b.ClusterID] = up
+		_, up, err := cluster(*b.ClusterID)
+		if err != nil {
+			return n, err
 		}
 		if !up {
 			continue // handed out once its agent is there
@@ -313,7 +320,7 @@ func (p *Plane) expireBuildLogs(ctx context.Context, q *txn) (int, error) {
 
 // BuildLog reads up to limit lines of a build's log after line after.
 func (p *Plane) BuildLog(ctx context.Context, b *model.Build, after int64, limit int) ([]model.BuildLogLine, error) {
-	if _, err := p.Build(ctx, b.ID); err != nil {
+	if err := p.authz.CheckCtx(ctx, authz.BuildRead, b.Scope()); err != nil {
 		return nil, err
 	}
 	return store.BuildLogAfter(ctx, p.q(ctx), b.ID, after, limit)

@@ -371,17 +371,20 @@ func (p *Plane) takeDelivery(ctx context.Context, q *txn, w *model.Webhook, d *m
 	if err := webhook.Verify(id, in.Header, in.Body, secret); err != nil {
 		return refuse(RefusedSignature, err.Error()+": check the secret set at the provider (rotate it to get a new one)")
 	}
-	if d.RedeliveryOf == nil {
-		prev, err := store.AcceptedDelivery(ctx, q, w.ID, id.ID)
-		if err == nil {
-			return refuse(RefusedReplay, fmt.Sprintf("delivery %s was received already, at %s: a replay", clipText(id.ID, 200),
-				prev.ReceivedAt.UTC().Format(time.RFC3339)))
-		}
-		if !errors.Is(err, store.ErrNotFound) {
-			return NotRefused, err
-		}
+	prev, err := store.AcceptedDelivery(ctx, q, w.ID, id.ID)
+	if err == nil {
+		return refuse(RefusedReplay, fmt.Sprintf("delivery %s was received already, at %s: a replay", clipText(id.ID, 200),
+			prev.ReceivedAt.UTC().Format(time.RFC3339)))
 	}
-	d.Body = in.Body
+	if !errors.Is(err, store.ErrNotFound) {
+		return NotRefused, err
+	}
+	return p.decideDelivery(ctx, q, w, d, id, in.Body)
+}
+
+// decideDelivery decides what a trusted delivery builds and records it.
+func (p *Plane) decideDelivery(ctx context.Context, q *txn, w *model.Webhook, d *model.WebhookDelivery, id webhook.Delivery, body []byte) (Refusal, error) {
+	d.Body = body
 	if !id.IsPush() {
 		d.Outcome, d.Reason = model.DeliveryIgnored, fmt.Sprintf("a %q event: only pushes build", d.Event)
 		if id.Event == "ping" {
@@ -389,9 +392,10 @@ func (p *Plane) takeDelivery(ctx context.Context, q *txn, w *model.Webhook, d *m
 		}
 		return NotRefused, store.WebhookDeliveries.Insert(ctx, q, d)
 	}
-	push, err := webhook.Parse(id, in.Body)
+	push, err := webhook.Parse(id, body)
 	if err != nil {
-		return refuse(RefusedMalformed, err.Error())
+		d.Outcome, d.Reason, d.Body = model.DeliveryRefused, err.Error(), nil
+		return RefusedMalformed, store.WebhookDeliveries.Insert(ctx, q, d)
 	}
 	d.Ref, d.Commit = clipText(push.Ref, 250), push.Commit
 	d.Outcome, d.Reason, err = p.pushBuilds(ctx, q, w, d, push)
@@ -511,9 +515,11 @@ func (p *Plane) Redeliver(ctx context.Context, id model.WebhookDeliveryID) (*mod
 		if err != nil {
 			return err
 		}
-		// The headers the provider sent are not kept; what they said is,
-		// and the body's signature held when it came.
-		if _, err := p.takeDelivery(ctx, q, w, d, Inbound{Header: redeliveryHeader(prev, w, p.box), Body: prev.Body}); err != nil {
+		// Trusted when it came (its body is kept only then): only the
+		// decision is taken again.
+		d.Provider, d.DeliveryID, d.Event = prev.Provider, prev.DeliveryID, prev.Event
+		id := webhook.Delivery{Provider: webhook.Provider(prev.Provider), ID: prev.DeliveryID, Event: prev.Event}
+		if _, err := p.decideDelivery(ctx, q, w, d, id, prev.Body); err != nil {
 			return err
 		}
 		target(ev, ActWebhookRedeliver, "WebhookDelivery", string(d.ID))
@@ -521,31 +527,6 @@ func (p *Plane) Redeliver(ctx context.Context, id model.WebhookDeliveryID) (*mod
 		return nil
 	})
 	return committed(d, err)
-}
-
-// redeliveryHeader rebuilds the headers of a delivery that was trusted
-// when it came, signed with the hook's secret as it is now.
-func redeliveryHeader(prev *model.WebhookDelivery, w *model.Webhook, box *seal.Box) http.Header {
-	h := http.Header{}
-	secret, err := box.Open(w.Secret, w.Binding())
-	if err != nil {
-		return h // Verify refuses it, saying so
-	}
-	switch webhook.Provider(prev.Provider) {
-	case webhook.GitHub:
-		h.Set("X-GitHub-Event", prev.Event)
-		h.Set("X-GitHub-Delivery", prev.DeliveryID)
-		h.Set("X-Hub-Signature-256", "sha256="+webhook.Sign(secret, prev.Body))
-	case webhook.GitLab:
-		h.Set("X-Gitlab-Event", prev.Event)
-		h.Set("X-Gitlab-Event-UUID", prev.DeliveryID)
-		h.Set("X-Gitlab-Token", string(secret))
-	case webhook.Gitea:
-		h.Set("X-Gitea-Event", prev.Event)
-		h.Set("X-Gitea-Delivery", prev.DeliveryID)
-		h.Set("X-Gitea-Signature", webhook.Sign(secret, prev.Body))
-	}
-	return h
 }
 
 // clipText cuts s to at most n bytes, on a rune boundary.

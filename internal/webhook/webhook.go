@@ -119,7 +119,7 @@ func Verify(d Delivery, h http.Header, body, secret []byte) error {
 		if given == "" || err != nil {
 			return ErrBadSignature
 		}
-		want, _ := hex.DecodeString(Sign(secret, body))
+		want, _ := hex.DecodeString(sign(secret, body))
 		if !hmac.Equal(sig, want) {
 			return ErrBadSignature
 		}
@@ -128,9 +128,9 @@ func Verify(d Delivery, h http.Header, body, secret []byte) error {
 	return ErrUnknownProvider
 }
 
-// Sign is the hex HMAC-SHA256 of body with secret: GitHub's signature
+// sign is the hex HMAC-SHA256 of body with secret: GitHub's signature
 // after its "sha256=", Gitea's and Forgejo's whole.
-func Sign(secret, body []byte) string {
+func sign(secret, body []byte) string {
 	mac := hmac.New(sha256.New, secret)
 	mac.Write(body)
 	return hex.EncodeToString(mac.Sum(nil))
