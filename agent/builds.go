@@ -59,7 +59,7 @@ type builder struct {
 
 func newBuilder(kube kubernetes.Interface, log *slog.Logger, send func(protocol.BuildReport) error) *builder {
 	return &builder{kube: kube, send: send, log: log, poll: time.Second, batchLines: 200, batchEvery: 250 * time.Millisecond,
-		want: map[string]protocol.BuildJob{}, follows: map[string]context.CancelFunc{}}
+		kick: wake.New(), want: map[string]protocol.BuildJob{}, follows: map[string]context.CancelFunc{}}
 }
 
 // set takes the builds the cluster should run now.
@@ -340,7 +340,14 @@ func pendingReason(p *corev1.Pod) string {
 
 // stream reads a build pod's log to its end (the pod's), sending the lines
 // after line from; it returns the number of lines sent in all.
+//
+// A kubelet ends a followed log when the container exits, but not every
+// node does (kwok's, and a kubelet that lost its runtime, follow on), so the
+// pod is looked at every poll too: once it has ended, the log is read until
+// it has been quiet for a poll, and the stream closed.
 func (b *builder) stream(ctx context.Context, j protocol.BuildJob, pod string, from int64) (int64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	rc, err := b.kube.CoreV1().Pods(install.BuildNamespace).GetLogs(pod, &corev1.PodLogOptions{Follow: true, Timestamps: true}).Stream(ctx)
 	if err != nil {
 		return from, err
@@ -375,8 +382,20 @@ func (b *builder) stream(ctx context.Context, j protocol.BuildJob, pod string, f
 	}
 	tick := time.NewTicker(b.batchEvery)
 	defer tick.Stop()
+	look := time.NewTicker(b.poll)
+	defer look.Stop()
+	var ended bool
+	last := time.Now() // a line was last read
 	for {
 		select {
+		case <-look.C:
+			if !ended {
+				_, ended = b.ended(ctx, j.ID)
+			}
+			if ended && time.Since(last) >= b.poll {
+				flush()
+				return sent, nil
+			}
 		case l, ok := <-lines:
 			if !ok {
 				flush()
@@ -388,6 +407,7 @@ func (b *builder) stream(ctx context.Context, j protocol.BuildJob, pod string, f
 				}
 			}
 			read++
+			last = time.Now()
 			if read <= from {
 				continue // the control plane holds it
 			}

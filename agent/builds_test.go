@@ -157,6 +157,29 @@ func TestBuilderRunsTheSet(t *testing.T) {
 	})
 }
 
+// A new set is acted on at once, not at the next poll.
+func TestBuilderActsOnANewSet(t *testing.T) {
+	cs := fake.NewClientset()
+	b := newBuilder(cs, slog.New(slog.NewTextHandler(io.Discard, nil)), (&reports{}).send)
+	b.poll = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go b.run(ctx)
+	testutil.Eventually(t, 5*time.Second, "the first reconcile", func() (bool, string) {
+		for _, a := range cs.Actions() {
+			if a.GetVerb() == "list" && a.GetResource().Resource == "jobs" {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(cs.Actions())
+	})
+	b.set(protocol.Builds{Builds: []protocol.BuildJob{testBuildJob("")}})
+	testutil.Eventually(t, 5*time.Second, "the build's Job", func() (bool, string) {
+		_, err := cs.BatchV1().Jobs(install.BuildNamespace).Get(ctx, jobName(testBuild), metav1.GetOptions{})
+		return err == nil, errString(err)
+	})
+}
+
 // A failed builder reports why; a new session's follower skips the lines
 // the control plane holds.
 func TestBuilderFailureAndResume(t *testing.T) {

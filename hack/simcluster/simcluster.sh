@@ -139,6 +139,10 @@ api() { # api METHOD PATH [curl args...]: admin request to the apiserver
     -X "$method" "https://127.0.0.1:$API_PORT$path" "$@"
 }
 
+crd_established() { # crd_established NAME
+  api GET "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/$1" | tr -d ' \n' | grep -q '"type":"Established","status":"True"'
+}
+
 gen_pki() {
   local p="$DIR/pki"
   mkdir -p "$p"
@@ -166,6 +170,17 @@ gen_pki() {
     openssl req -newkey rsa:2048 -nodes -keyout front-proxy-client.key -out front-proxy-client.csr -subj "/CN=front-proxy-client"
     openssl x509 -req -in front-proxy-client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
       -extfile client.ext -out front-proxy-client.crt
+    # kwok's kubelet endpoint (pods/log): served on loopback, verified by the
+    # apiserver, which authenticates to it with its own client cert.
+    openssl req -newkey rsa:2048 -nodes -keyout kwok.key -out kwok.csr -subj "/CN=$NODE"
+    printf '%s\n' "basicConstraints=CA:FALSE" "keyUsage=critical,digitalSignature,keyEncipherment" \
+      "extendedKeyUsage=serverAuth" "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:$NODE" >kwok.ext
+    openssl x509 -req -in kwok.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+      -extfile kwok.ext -out kwok.crt
+    openssl req -newkey rsa:2048 -nodes -keyout apiserver-kubelet-client.key -out apiserver-kubelet-client.csr \
+      -subj "/O=system:masters/CN=kube-apiserver-kubelet-client"
+    openssl x509 -req -in apiserver-kubelet-client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+      -extfile client.ext -out apiserver-kubelet-client.crt
     # service-account token signing key pair
     openssl genrsa -out sa.key 2048
     openssl rsa -in sa.key -pubout -out sa.pub
@@ -207,7 +222,10 @@ kind: KwokConfiguration
 options:
   manageAllNodes: true
   cidr: 10.244.0.0/16
-  nodeIP: 10.240.0.1
+  # The node's address is where the apiserver reaches its "kubelet" for
+  # pods/log: kwok's server, on loopback.
+  nodeIP: 127.0.0.1
+  nodePort: $KWOK_PORT
   podPlayStageParallelism: 4
   nodePlayStageParallelism: 4
   nodeLeaseParallelism: 4
@@ -272,6 +290,7 @@ start() {
     [[ -x "$BIN/$b" ]] || die "$BIN/$b missing: run $HERE/build.sh first"
   done
   [[ -d "$CACHE/kwok-stages/pod" ]] || die "$CACHE/kwok-stages missing: run $HERE/build.sh first"
+  [[ -f "$CACHE/kwok-crds/kwok.x-k8s.io_logs.yaml" ]] || die "$CACHE/kwok-crds missing: run $HERE/build.sh first"
   [[ "$PODS" =~ ^[1-9][0-9]*$ ]] || die "NEBULA_SIMCLUSTER_PODS=$PODS is not a positive number"
 
   if running; then
@@ -330,6 +349,9 @@ EOF
     --authorization-mode=RBAC \
     --endpoint-reconciler-type=none \
     --allow-privileged=true \
+    --kubelet-preferred-address-types=InternalIP \
+    --kubelet-certificate-authority="$pki/ca.crt" \
+    --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" --kubelet-client-key="$pki/apiserver-kubelet-client.key" \
     --cert-dir="$DIR/certs/apiserver" \
     --profiling=false
   wait_for "kube-apiserver /readyz" api GET /readyz
@@ -359,10 +381,18 @@ EOF
     --bind-address=127.0.0.1 --secure-port="$SCHED_PORT" --cert-dir="$DIR/certs/scheduler" \
     --leader-elect=false \
     --profiling=false
+  # kwok's Logs resource (a pod's log served from a CRI-format file) is a CRD
+  # here, so a test can point each pod at a file of its own.
+  api POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions -H 'Content-Type: application/yaml' \
+    --data-binary @"$CACHE/kwok-crds/kwok.x-k8s.io_logs.yaml" >/dev/null \
+    || die "creating kwok's Logs CRD failed"
+  wait_for "kwok's Logs CRD established" crd_established logs.kwok.x-k8s.io
   launch kwok \
     --kubeconfig="$DIR/kubeconfig" \
     --config="$DIR/kwok.yaml" \
     --manage-all-nodes=true \
+    --enable-crds=Logs \
+    --tls-cert-file="$pki/kwok.crt" --tls-private-key-file="$pki/kwok.key" \
     --server-address="127.0.0.1:$KWOK_PORT"
 
   api POST /api/v1/nodes -H 'Content-Type: application/json' --data-binary "$(node_json)" >/dev/null \

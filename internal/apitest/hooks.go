@@ -88,7 +88,8 @@ func (d Delivery) Header() http.Header {
 	return h
 }
 
-// HookAnswer is the control plane's answer to a delivery.
+// HookAnswer is the control plane's answer to a delivery; the ids in it
+// (GraphQL ids on the wire) are decoded to the store's.
 type HookAnswer struct {
 	Status   int
 	Delivery string   `json:"delivery"`
@@ -124,6 +125,16 @@ func (e *Env) Post(t testing.TB, url string, h http.Header, body []byte) HookAns
 	a := HookAnswer{Status: resp.StatusCode}
 	if err := json.Unmarshal(raw, &a); err != nil {
 		t.Fatalf("the hook answered %d %q: %v", resp.StatusCode, raw, err)
+	}
+	if a.Delivery != "" {
+		if a.Delivery, err = gid.Decode[string](gid.WebhookDelivery, a.Delivery); err != nil {
+			t.Fatalf("the hook's answer %s: %v", raw, err)
+		}
+	}
+	for i, b := range a.Builds {
+		if a.Builds[i], err = gid.Decode[string](gid.Build, b); err != nil {
+			t.Fatalf("the hook's answer %s: %v", raw, err)
+		}
 	}
 	return a
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 	"github.com/nebulactrl/nebula/internal/webhook"
@@ -59,9 +60,12 @@ func (s *Server) receiveHook(w http.ResponseWriter, r *http.Request) {
 	case control.RefusedReplay:
 		status = http.StatusConflict
 	}
+	// The ids are the GraphQL API's, so the answer a provider shows on its
+	// "recent deliveries" page leads to node(id:).
 	builds := make([]string, len(d.Builds))
 	for i, b := range d.Builds {
-		builds[i] = string(b)
+		builds[i] = gid.Encode(gid.Build, b)
 	}
-	writeJSON(w, status, map[string]any{"delivery": string(d.ID), "outcome": d.Outcome, "reason": d.Reason, "builds": builds})
+	writeJSON(w, status, map[string]any{"delivery": gid.Encode(gid.WebhookDelivery, d.ID), "outcome": d.Outcome,
+		"reason": d.Reason, "builds": builds})
 }
