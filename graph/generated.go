@@ -6026,7 +6026,7 @@ type DeleteServicePayload {
   userErrors: [UserError!]!
 }
 
-"What to deploy: an image digest built elsewhere, or (for a service built from Git) a commit to build first. Exactly one."
+"What to deploy: an image digest built elsewhere, or (for a service built from Git) a commit to build first, or the head of its tracked branch. Exactly one."
 input DeployInput {
   serviceId: ID!
   environmentId: ID!
@@ -6034,6 +6034,8 @@ input DeployInput {
   imageDigest: String
   "A full commit id (40 hex digits) of the service's repository: the deployment waits at BUILDING while it is built on the environment's cluster."
   commit: String
+  "` + "`" + `true` + "`" + `: build the commit the service's tracked branch points at now, read from its repository over HTTPS with the service's credential (as ` + "`" + `git ls-remote` + "`" + ` does). The commit is on the build."
+  branchHead: Boolean
 }
 
 type DeployPayload {
@@ -25732,7 +25734,7 @@ func (ec *executionContext) unmarshalInputDeployInput(ctx context.Context, obj a
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"serviceId", "environmentId", "imageDigest", "commit"}
+	fieldsInOrder := [...]string{"serviceId", "environmentId", "imageDigest", "commit", "branchHead"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -25767,6 +25769,13 @@ func (ec *executionContext) unmarshalInputDeployInput(ctx context.Context, obj a
 				return it, err
 			}
 			it.Commit = data
+		case "branchHead":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("branchHead"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BranchHead = data
 		}
 	}
 	return it, nil

@@ -240,8 +240,14 @@ func deployArgs(input gqlmodel.DeployInput) (model.ServiceID, model.EnvironmentI
 // release either an image digest or a commit, one of them.
 func deployTargetArgs(input gqlmodel.DeployInput) (model.ServiceID, model.EnvironmentID, error) {
 	svc, env, err := deployArgs(input)
-	if err == nil && (input.ImageDigest == nil) == (input.Commit == nil) {
-		err = control.Invalid("give an imageDigest or a commit to deploy, one of them", "input", "imageDigest")
+	given := 0
+	for _, set := range []bool{input.ImageDigest != nil, input.Commit != nil, deref(input.BranchHead, false)} {
+		if set {
+			given++
+		}
+	}
+	if err == nil && given != 1 {
+		err = control.Invalid("give one of imageDigest, commit and branchHead: true to say what to deploy", "input", "imageDigest")
 	}
 	return svc, env, err
 }

@@ -622,6 +622,10 @@ func (r *mutationResolver) Deploy(ctx context.Context, input gqlmodel.DeployInpu
 		if rel, dep, err = r.Plane.DeployCommit(ctx, svc, env, *input.Commit); err == nil {
 			b, err = r.Plane.BuildOf(ctx, dep)
 		}
+	case deref(input.BranchHead, false):
+		if rel, dep, err = r.Plane.DeployBranchHead(ctx, svc, env); err == nil {
+			b, err = r.Plane.BuildOf(ctx, dep)
+		}
 	default:
 		rel, dep, err = r.Plane.Deploy(ctx, svc, env, deref(input.ImageDigest, ""))
 	}
@@ -769,6 +773,8 @@ func (r *queryResolver) PreviewDeploy(ctx context.Context, input gqlmodel.Deploy
 	if err == nil {
 		if input.Commit != nil {
 			changes, err = r.Plane.PreviewDeployCommit(ctx, svc, env, *input.Commit)
+		} else if deref(input.BranchHead, false) {
+			changes, err = r.Plane.PreviewDeployBranchHead(ctx, svc, env)
 		} else {
 			changes, err = r.Plane.PreviewDeploy(ctx, svc, env, deref(input.ImageDigest, ""))
 		}

@@ -284,7 +284,7 @@ type DeleteWebhookPayload struct {
 	UserErrors       []*UserError `json:"userErrors"`
 }
 
-// What to deploy: an image digest built elsewhere, or (for a service built from Git) a commit to build first. Exactly one.
+// What to deploy: an image digest built elsewhere, or (for a service built from Git) a commit to build first, or the head of its tracked branch. Exactly one.
 type DeployInput struct {
 	ServiceID     string `json:"serviceId"`
 	EnvironmentID string `json:"environmentId"`
@@ -292,6 +292,8 @@ type DeployInput struct {
 	ImageDigest *string `json:"imageDigest,omitempty"`
 	// A full commit id (40 hex digits) of the service's repository: the deployment waits at BUILDING while it is built on the environment's cluster.
 	Commit *string `json:"commit,omitempty"`
+	// `true`: build the commit the service's tracked branch points at now, read from its repository over HTTPS with the service's credential (as `git ls-remote` does). The commit is on the build.
+	BranchHead *bool `json:"branchHead,omitempty"`
 }
 
 type DeployPayload struct {

@@ -499,6 +499,69 @@ func TestDeployCommit(t *testing.T) {
 	})
 }
 
+// deploy of the branch head reads the tracked branch's commit from the
+// repository (a real Git server: git http-backend on loopback) with the
+// service's credential, and builds it; what cannot be read is a clear user
+// error that changes nothing, and by default the control plane does not
+// reach into its own network.
+func TestDeployBranchHead(t *testing.T) {
+	srv, root := testutil.GitServer(t, "ghp_headToken")
+	head := testutil.GitRepo(t, root, "private.git")
+	const q = `mutation($s: ID!, $e: ID!, $c: String, $h: Boolean) { deploy(input: {serviceId: $s, environmentId: $e, commit: $c, branchHead: $h}) {
+		deployment { id stage } build { commit status } userErrors { field message code } } }`
+	for _, s := range Stores(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			env := NewEnvWith(t, s.Open(t), func(c *config.Config) { c.Builds.GitPrivate = true })
+			f := env.NewFixture(t)
+			svc := f.NewGitService(t, "shop-api", srv.URL+"/private.git")
+			f.addSecret("ghp_headToken")
+
+			refused := func(name string, vars map[string]any, want string) {
+				t.Helper()
+				before := f.AuditCount(t)
+				r := env.Do(t, f.Users[Editor].Token, q, vars)
+				if ue := r.UserErrors("deploy"); len(ue) != 1 || ue[0].Code != "BAD_USER_INPUT" || !strings.Contains(ue[0].Message, want) {
+					t.Errorf("%s: %v, want a user error saying %q", name, r.Data, want)
+				}
+				if f.AuditCount(t) != before {
+					t.Errorf("%s changed something", name)
+				}
+			}
+			// Without the credential the repository refuses.
+			refused("no credential", map[string]any{"s": svc, "e": f.EnvironmentID, "h": true}, "check the service's Git credential")
+			refused("a commit and the head", map[string]any{"s": svc, "e": f.EnvironmentID, "h": true, "c": head}, "give one of")
+			refused("an image service", map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "h": true}, "not built from Git")
+
+			f.MustDo(t, `mutation($s: ID!) { updateService(input: {serviceId: $s, git: {repository: "`+srv.URL+`/private.git", branch: "main", credential: "ghp_headToken"}}) {
+				service { id } userErrors { message } } }`, map[string]any{"s": svc})
+			// The preview reads the head too and changes nothing.
+			p := env.MustDo(t, f.Users[Editor].Token, `query($s: ID!, $e: ID!) { previewDeploy(input: {serviceId: $s, environmentId: $e, branchHead: true}) {
+				clusters { cluster { id } } userErrors { code message } } }`, map[string]any{"s": svc, "e": f.EnvironmentID})
+			if ue := p.List("previewDeploy.userErrors"); len(ue) != 0 {
+				t.Errorf("the preview of the branch head: %v", p.Data)
+			}
+			r := env.MustDo(t, f.Users[Editor].Token, q, map[string]any{"s": svc, "e": f.EnvironmentID, "h": true})
+			if r.Str("deploy.build.commit") != head || r.Str("deploy.deployment.stage") != "BUILDING" {
+				t.Errorf("deploy of the branch head %s: %v", head, r.Data)
+			}
+
+			// A branch the repository does not have.
+			f.MustDo(t, `mutation($s: ID!) { updateService(input: {serviceId: $s, git: {repository: "`+srv.URL+`/private.git", branch: "release"}}) {
+				service { id } userErrors { message } } }`, map[string]any{"s": svc})
+			refused("a missing branch", map[string]any{"s": svc, "e": f.EnvironmentID, "h": true}, `no branch "release"`)
+		})
+	}
+	// By default a repository on the control plane's own network is not
+	// read.
+	env := NewEnv(t, OpenSQLite(t))
+	f := env.NewFixture(t)
+	svc := f.NewGitService(t, "shop-api", srv.URL+"/private.git")
+	r := env.Do(t, f.Users[Editor].Token, q, map[string]any{"s": svc, "e": f.EnvironmentID, "h": true})
+	if ue := r.UserErrors("deploy"); len(ue) != 1 || !strings.Contains(ue[0].Message, "loopback, private or link-local") {
+		t.Errorf("a loopback repository by default: %v", r.Data)
+	}
+}
+
 // Deleting a service whose build runs takes the build out of its
 // cluster's set at once: the agent stops the Job.
 func TestDeletedServiceStopsItsBuild(t *testing.T) {

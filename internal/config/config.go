@@ -171,6 +171,8 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 		MaxLineBytes: int64(n("NEBULA_BUILD_LOG_MAX_LINE_BYTES", 4<<10, 256, 1<<20)),
 		LogRetention: d("NEBULA_BUILD_LOG_RETENTION", 7*24*time.Hour, time.Hour, 365*24*time.Hour),
 		Builder:      str(lookup, "NEBULA_BUILDER_IMAGE", "moby/buildkit:v0.26.2-rootless"),
+		GitTimeout:   d("NEBULA_GIT_TIMEOUT", 10*time.Second, time.Second, 5*time.Minute),
+		GitPrivate:   b("NEBULA_GIT_ALLOW_PRIVATE_NETWORKS", false),
 	}
 	c.MaxSelections = n("NEBULA_MAX_SELECTIONS", DefaultMaxSelections, 100, 100_000)
 	c.MaxPreviews = n("NEBULA_MAX_PREVIEWS_PER_REQUEST", DefaultMaxPreviews, 1, 1000)
@@ -280,4 +282,8 @@ type Builds struct {
 	LogRetention                           time.Duration
 	// Builder is the BuildKit image builds run with.
 	Builder string
+	// GitTimeout bounds reading a branch head from a repository; GitPrivate
+	// lets that reach loopback, private and link-local addresses.
+	GitTimeout time.Duration
+	GitPrivate bool
 }

@@ -33,6 +33,11 @@ type BuildSettings struct {
 	LogRetention time.Duration
 	// Builder is the BuildKit image the agent runs builds with.
 	Builder string
+	// GitTimeout bounds reading a branch's head from its repository (a
+	// deploy of the branch head); GitPrivate lets that request reach
+	// loopback, private and link-local addresses, refused otherwise.
+	GitTimeout time.Duration
+	GitPrivate bool
 }
 
 // DefaultBuildSettings are the settings of `nebula serve` unless changed.
@@ -41,6 +46,7 @@ var DefaultBuildSettings = BuildSettings{
 	MaxLogLines: 20000, MaxLogBytes: 10 << 20, MaxLineBytes: 4 << 10,
 	LogRetention: 7 * 24 * time.Hour,
 	Builder:      "moby/buildkit:v0.26.2-rootless",
+	GitTimeout:   10 * time.Second,
 }
 
 // WithBuildSettings sets how builds are run.
@@ -422,4 +428,27 @@ func (p *Plane) noteBuildSets(ctx context.Context, q *txn, tenant model.TenantID
 		topics[i] = bus.Builds(string(c.ID))
 	}
 	return p.note(ctx, q, topics...)
+}
+
+// branchHead reads the commit a Git service's tracked branch points at
+// from its repository, with the service's credential. The request leaves
+// the control plane, so it is made outside any transaction.
+func (p *Plane) branchHead(ctx context.Context, svc *model.Service) (string, error) {
+	if svc.Git == nil {
+		return "", Invalid("service "+svc.Name+" is not built from Git: deploy an image digest", "input", "branchHead")
+	}
+	var token string
+	if svc.GitCredential != "" {
+		c, err := p.box.Open(svc.GitCredential, svc.GitBinding())
+		if err != nil {
+			return "", fmt.Errorf("opening the Git credential of service %s: %w", svc.Name, err)
+		}
+		token = string(c)
+	}
+	commit, err := p.gitHeads.Head(ctx, svc.Git.Repository, svc.Git.Branch, token)
+	if err != nil {
+		return "", Invalid(fmt.Sprintf("reading the head of branch %s of %s: %v", svc.Git.Branch, svc.Git.Repository, err),
+			"input", "branchHead")
+	}
+	return commit, nil
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/gitremote"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -59,6 +60,8 @@ type Plane struct {
 	releases *store.ReleaseCache
 	// builds bound the builds run on the clusters.
 	builds BuildSettings
+	// gitHeads reads branch heads for a deploy of one.
+	gitHeads *gitremote.Resolver
 }
 
 // WithBus sets the bus subscribers follow and how notes reach it (in
@@ -108,6 +111,7 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 	for _, o := range opts {
 		o(p)
 	}
+	p.gitHeads = gitremote.New(p.builds.GitTimeout, p.builds.GitPrivate)
 	// Access changed on another replica drops the grants here too.
 	p.bus.Observe(grants.noted)
 	return p, nil

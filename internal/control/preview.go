@@ -203,7 +203,7 @@ func (p *Plane) finishPreview(ctx context.Context, q store.Querier, tenant model
 // PreviewDeploy shows what Deploy would change.
 func (p *Plane) PreviewDeploy(ctx context.Context, svc model.ServiceID, env model.EnvironmentID, digest string) ([]ClusterChange, error) {
 	return p.preview(ctx, func(dry *previewing) error {
-		_, _, err := p.deploy(ctx, dry, svc, env, digest, "")
+		_, _, err := p.deploy(ctx, dry, svc, env, deployTarget{digest: digest})
 		return err
 	})
 }
@@ -212,7 +212,16 @@ func (p *Plane) PreviewDeploy(ctx context.Context, svc model.ServiceID, env mode
 // cluster until the build succeeds, but every check runs.
 func (p *Plane) PreviewDeployCommit(ctx context.Context, svc model.ServiceID, env model.EnvironmentID, commit string) ([]ClusterChange, error) {
 	return p.preview(ctx, func(dry *previewing) error {
-		_, _, err := p.deploy(ctx, dry, svc, env, "", commit)
+		_, _, err := p.deploy(ctx, dry, svc, env, deployTarget{commit: commit})
+		return err
+	})
+}
+
+// PreviewDeployBranchHead shows what DeployBranchHead would change; it
+// reads the branch's head too.
+func (p *Plane) PreviewDeployBranchHead(ctx context.Context, svc model.ServiceID, env model.EnvironmentID) ([]ClusterChange, error) {
+	return p.preview(ctx, func(dry *previewing) error {
+		_, _, err := p.deploy(ctx, dry, svc, env, deployTarget{head: true})
 		return err
 	})
 }

@@ -221,18 +221,32 @@ func (p *Plane) DeploymentsOf(ctx context.Context, envs []model.Scope, ids []mod
 // configuration with the image digest into the next numbered release and
 // queues a deployment to the one cluster the environment's selector picks.
 func (p *Plane) Deploy(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, digest string) (*model.Release, *model.Deployment, error) {
-	return p.deploy(ctx, nil, svcID, envID, digest, "")
+	return p.deploy(ctx, nil, svcID, envID, deployTarget{digest: digest})
 }
 
 // DeployCommit builds a commit of a Git service for an environment and
 // deploys what it makes: the release (its image to come) and the
 // deployment, which waits at BUILDING while the build runs.
 func (p *Plane) DeployCommit(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, commit string) (*model.Release, *model.Deployment, error) {
-	return p.deploy(ctx, nil, svcID, envID, "", commit)
+	return p.deploy(ctx, nil, svcID, envID, deployTarget{commit: commit})
+}
+
+// DeployBranchHead is DeployCommit of the commit the service's tracked
+// branch points at now, read from its repository (as `git ls-remote`
+// does, with the service's credential).
+func (p *Plane) DeployBranchHead(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID) (*model.Release, *model.Deployment, error) {
+	return p.deploy(ctx, nil, svcID, envID, deployTarget{head: true})
+}
+
+// deployTarget is what a deploy releases: an image digest, a commit to build,
+// or the head of the service's branch.
+type deployTarget struct {
+	digest, commit string
+	head           bool
 }
 
 // deploy is Deploy, or its dry run when dry is set.
-func (p *Plane) deploy(ctx context.Context, dry *previewing, svcID model.ServiceID, envID model.EnvironmentID, digest, commit string) (*model.Release, *model.Deployment, error) {
+func (p *Plane) deploy(ctx context.Context, dry *previewing, svcID model.ServiceID, envID model.EnvironmentID, t deployTarget) (*model.Release, *model.Deployment, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -251,9 +265,15 @@ func (p *Plane) deploy(ctx context.Context, dry *previewing, svcID model.Service
 	if err := p.authz.Check(ctx, a, deployPerm(env), env.Scope()); err != nil {
 		return nil, nil, err
 	}
-	if commit != "" {
-		return p.deployCommit(ctx, dry, a, svc, env, commit)
+	if t.head {
+		if t.commit, err = p.branchHead(ctx, svc); err != nil {
+			return nil, nil, err
+		}
 	}
+	if t.commit != "" {
+		return p.deployCommit(ctx, dry, a, svc, env, t.commit)
+	}
+	digest := t.digest
 	if !imageDigest.MatchString(digest) {
 		return nil, nil, Invalid(fmt.Sprintf("image digest %q must be sha256: followed by 64 lowercase hex digits", digest), "input", "imageDigest")
 	}
