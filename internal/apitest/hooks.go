@@ -116,7 +116,11 @@ func (e *Env) Post(t testing.TB, url string, h http.Header, body []byte) HookAns
 		t.Fatal(err)
 	}
 	req.Header = h
-	resp, err := e.Server.Client().Do(req)
+	client := e.Server.Client()
+	if client == nil { // a server of another process: only its URL is known
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

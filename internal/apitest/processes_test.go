@@ -3,6 +3,7 @@ package apitest
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -28,7 +29,9 @@ import (
 // Two `nebula serve` processes on one PostgreSQL, as a deployment with
 // several replicas runs them: an agent connected to the first reports a
 // deployment's stages, a subscriber on the second sees every one; both
-// run the background jobs, and an expired approval is cancelled once.
+// run the background jobs, and an expired approval is cancelled once;
+// builds pushed to the second are handed to the agent once each, one at a
+// time as NEBULA_BUILDS_PER_CLUSTER says.
 func TestTwoProcessesOnOnePostgres(t *testing.T) {
 	url := pgtest.URL(t)
 	bin := filepath.Join(t.TempDir(), "nebula")
@@ -48,7 +51,8 @@ func TestTwoProcessesOnOnePostgres(t *testing.T) {
 		cmd := exec.Command(bin, "serve")
 		cmd.Dir = t.TempDir()
 		cmd.Env = append(os.Environ(), "NEBULA_ADDR="+addr, "NEBULA_DATABASE_URL="+url, "NEBULA_MASTER_KEY="+key,
-			"NEBULA_JOB_INTERVAL=200ms", "NEBULA_APPROVAL_TTL=2s", "NEBULA_LOG_LEVEL=warn")
+			"NEBULA_JOB_INTERVAL=200ms", "NEBULA_APPROVAL_TTL=2s", "NEBULA_LOG_LEVEL=warn",
+			"NEBULA_BUILDS_PER_CLUSTER=1", "NEBULA_PUBLIC_URL="+"http://"+addr)
 		var mu sync.Mutex
 		var out bytes.Buffer
 		pipe, _ := cmd.StdoutPipe()
@@ -119,10 +123,20 @@ func TestTwoProcessesOnOnePostgres(t *testing.T) {
 	if err := ws.WriteMessage(websocket.TextMessage, hello); err != nil {
 		t.Fatal(err)
 	}
-	go func() { // read whatever the control plane sends
+	var setsMu sync.Mutex
+	var sets []protocol.Builds // the build sets the agent was sent
+	go func() {
 		for {
-			if _, _, err := ws.ReadMessage(); err != nil {
+			_, frame, err := ws.ReadMessage()
+			if err != nil {
 				return
+			}
+			if m, err := protocol.Decode(frame); err == nil {
+				if b, ok := m.(*protocol.Builds); ok {
+					setsMu.Lock()
+					sets = append(sets, *b)
+					setsMu.Unlock()
+				}
 			}
 		}
 	}()
@@ -183,5 +197,71 @@ func TestTwoProcessesOnOnePostgres(t *testing.T) {
 	}
 	if len(expired) != 2 || expired[first] != 1 || expired[second] != 1 {
 		t.Errorf("approval_expired audit events by deployment %v, want one for each of %s and %s: %s", expired, first, second, audit.Body)
+	}
+
+	// Builds: two Git services, each pushed to through replica b; both
+	// replicas run the scheduler every 200 ms, the cluster takes one build
+	// at a time.
+	var builds []string
+	for _, name := range []string{"shop-a", "shop-b"} {
+		gs := gql(ea, token, `mutation($p: ID!, $n: String!, $e: ID!) { createService(input: {projectId: $p, name: $n,
+			image: "registry.example.com/two/`+name+`", processes: [{name: "web", port: 80}],
+			git: {repository: "`+GitHubRepository+`", branch: "main", deployOnPush: [$e]}}) { service { id } } }`,
+			map[string]any{"p": project, "n": name, "e": env1}).Str("createService.service.id")
+		hook := gql(ea, token, `mutation($p: ID!, $s: ID!) { createWebhook(input: {projectId: $p, serviceId: $s}) { webhook { url } secret } }`,
+			map[string]any{"p": project, "s": gs})
+		ans := eb.Deliver(t, hook.Str("createWebhook.webhook.url"), Delivery{Provider: "GITHUB", Event: "push",
+			DeliveryID: "two-" + name, Secret: hook.Str("createWebhook.secret"), Body: SamplePush(t, "github-push.json")})
+		if ans.Outcome != "BUILD_QUEUED" || len(ans.Builds) != 1 {
+			t.Fatalf("the push to %s: %+v", name, ans)
+		}
+		builds = append(builds, ans.Builds[0])
+	}
+	buildState := func(raw string) (status string, attempts int) {
+		t.Helper()
+		r := gql(eb, token, `query($b: ID!) { node(id: $b) { ... on Build { status attempts } } }`, map[string]any{"b": gid.Encode(gid.Build, raw)})
+		n, _ := dig(r.Data, "node.attempts").(float64)
+		return r.Str("node.status"), int(n)
+	}
+	running := func() (run []string) {
+		t.Helper()
+		for _, b := range builds {
+			st, n := buildState(b)
+			if st == "RUNNING" {
+				run = append(run, b)
+				if n != 1 {
+					t.Errorf("build %s was handed out %d times", b, n)
+				}
+			}
+		}
+		return run
+	}
+	testutil.Eventually(t, 10*time.Second, "a build is handed to the agent", func() (bool, string) {
+		r := running()
+		return len(r) > 0, fmt.Sprint(r)
+	})
+	time.Sleep(2 * time.Second) // ten runs of the jobs on each replica
+	handed := running()
+	if len(handed) != 1 {
+		t.Fatalf("%d builds running on a cluster that takes one at a time: %v", len(handed), handed)
+	}
+	frame, _ := protocol.Encode(protocol.TypeBuildReport, protocol.BuildReport{ID: handed[0], Status: protocol.BuildSucceeded,
+		Digest: Digest(9)})
+	if err := ws.WriteMessage(websocket.TextMessage, frame); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "the other build is handed out once the first ended", func() (bool, string) {
+		r := running()
+		st, _ := buildState(handed[0])
+		return len(r) == 1 && r[0] != handed[0] && st == "SUCCEEDED", fmt.Sprint(r, st)
+	})
+	time.Sleep(time.Second)
+	running()
+	setsMu.Lock()
+	defer setsMu.Unlock()
+	for _, s := range sets {
+		if len(s.Builds) > 1 {
+			t.Errorf("the agent was sent %d builds at once: %+v", len(s.Builds), s)
+		}
 	}
 }
