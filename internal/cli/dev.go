@@ -31,6 +31,10 @@ import (
 const (
 	devAdminTokenFile = "dev-admin-token"
 	devAgentTokenFile = "dev-agent-token"
+	// devRepository and devCommit are what the demo's Git service builds:
+	// names only, nothing is fetched.
+	devRepository = "https://github.com/nebula-samples/shop-api.git"
+	devCommit     = "9f2c4b7e1a3d5c8e0b6f4a2d9c7e5b3a1f8d6c4e"
 )
 
 func dev(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer) error {
@@ -116,6 +120,20 @@ func devSetup(ctx context.Context, cfg config.Config, log *slog.Logger, stdout i
 			return err
 		}
 	}
+	// A service built from Git: its builds are simulated by the dev cluster.
+	api, err := c.find(ctx, `query($p: ID!) { node(id: $p) { ... on Project { services(first: 100) { nodes { id name } } } } }`,
+		map[string]any{"p": project}, "node.services.nodes", "api")
+	if err != nil {
+		return err
+	}
+	if api == "" {
+		if api, err = c.str(ctx, `mutation($p: ID!, $e: ID!) { createService(input: {projectId: $p, name: "api", image: "registry.example.com/demo/api",
+			processes: [{name: "web", command: ["./api"], replicas: 1, port: 8080}],
+			git: {repository: "`+devRepository+`", branch: "main", deployOnPush: [$e]}}) {
+			service { id } userErrors { message } } }`, map[string]any{"p": project, "e": env}, "createService.service.id"); err != nil {
+			return err
+		}
+	}
 
 	klog.SetSlogLogger(log.With("component", "client-go"))
 	sim, err := devcluster.New(log.With("component", "simulated-cluster"))
@@ -144,7 +162,16 @@ set the headers to {"Authorization": "Bearer %s"} and try:
 
 A process whose command ends in "%s" never becomes Ready: deploy after updateService with
 such a command to watch a rollback.
-`, base, token, svc, env, strings.Repeat("ab", 32), env, devcluster.UnreadyArg)
+
+The service "api" is built from Git (%s); its builds are simulated
+(no BuildKit runs: the build's pod prints a build's output for a few seconds and ends with a
+digest). Deploy a commit, then follow the build's log and the deployment from BUILDING on:
+
+    mutation { deploy(input: {serviceId: "%s", environmentId: "%s",
+      commit: "%s"}) { deployment { id stage } build { id } userErrors { message } } }
+
+    subscription { buildLog(buildId: "<the build id>") { number at text } }
+`, base, token, svc, env, strings.Repeat("ab", 32), env, devcluster.UnreadyArg, devRepository, api, env, devCommit)
 	return nil
 }
 

@@ -81,4 +81,34 @@ func TestDevDeploysToTheSimulatedCluster(t *testing.T) {
 	if strings.Join(stages, ",") != want {
 		t.Errorf("stages %v, want %s", stages, want)
 	}
+
+	// The Git service: the commit its output names is built (simulated),
+	// with a log, and rolls out.
+	commit := regexp.MustCompile(`serviceId: "([^"]+)", environmentId: "([^"]+)",\s+commit: "([0-9a-f]{40})"`).FindStringSubmatch(out)
+	if commit == nil {
+		t.Fatalf("nebula dev shows no deploy of a commit:\n%s", out)
+	}
+	res, err := c.do(ctx, fmt.Sprintf(`mutation { deploy(input: {serviceId: %q, environmentId: %q, commit: %q}) {
+		deployment { id } build { id } userErrors { message } } }`, commit[1], commit[2], commit[3]), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep, build := dig(res, "deploy.deployment.id").(string), dig(res, "deploy.build.id").(string)
+	testutil.Eventually(t, 60*time.Second, "the built deployment succeeds", func() (bool, string) {
+		res, err := c.do(ctx, `query($d: ID!) { node(id: $d) { ... on Deployment { stage message } } }`, map[string]any{"d": dep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dig(res, "node.stage") == "SUCCEEDED", fmt.Sprintf("%v\nstderr:\n%s", res, stderr.String())
+	})
+	res, err = c.do(ctx, `query($b: ID!) { node(id: $b) { ... on Build { status imageDigest log(first: 100) { lines { number text } } } } }`,
+		map[string]any{"b": build})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, _ := dig(res, "node.log.lines").([]any)
+	if dig(res, "node.status") != "SUCCEEDED" || !strings.HasPrefix(fmt.Sprint(dig(res, "node.imageDigest")), "sha256:") || len(lines) != 11 ||
+		!strings.Contains(fmt.Sprint(dig(lines[0], "text")), "a simulated build of") {
+		t.Errorf("the simulated build: %v", res)
+	}
 }

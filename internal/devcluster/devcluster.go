@@ -6,6 +6,11 @@
 // readiness probe keeps them (the same convention as hack/simcluster's
 // kwok Stage). The real agent runs against it, so a deployment goes
 // through every stage without any Kubernetes.
+//
+// Builds are simulated too (builds.go): no BuildKit runs, but the Jobs the
+// agent creates get a pod that prints a build's output over a few seconds
+// and ends with an image digest, so a deploy of a commit goes from
+// BUILDING to SUCCEEDED with its log.
 package devcluster
 
 import (
@@ -34,6 +39,7 @@ type Cluster struct {
 	StartDelay time.Duration
 	log        *slog.Logger
 	seen       map[types.UID]seen
+	builds     *builds
 }
 
 type seen struct {
@@ -52,7 +58,9 @@ func New(log *slog.Logger) (*Cluster, error) {
 	if _, err := cs.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	return &Cluster{Client: cs, StartDelay: 1500 * time.Millisecond, log: log, seen: map[types.UID]seen{}}, nil
+	b := &builds{LineEvery: 400 * time.Millisecond, pods: map[string]*buildPod{}}
+	return &Cluster{Client: withLogs{Interface: cs, b: b}, StartDelay: 1500 * time.Millisecond, log: log,
+		seen: map[types.UID]seen{}, builds: b}, nil
 }
 
 // Run plays the kubelet until ctx ends.
@@ -67,6 +75,9 @@ func (c *Cluster) Run(ctx context.Context) {
 		}
 		if err := c.tick(ctx); err != nil && ctx.Err() == nil {
 			c.log.Warn("simulated kubelet", "error", err)
+		}
+		if err := c.builds.tick(ctx, c.Client); err != nil && ctx.Err() == nil {
+			c.log.Warn("simulated builds", "error", err)
 		}
 	}
 }
