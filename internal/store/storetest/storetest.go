@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"Services", testServiceQueries},
 		{"NextReleaseNumber", testNextReleaseNumber},
 		{"Builds", testBuildQueries},
+		{"Logs", testLogQueries},
 		{"Usage", testUsage},
 		{"Audit", testAudit},
 		{"IdempotencyKeys", testIdempotencyKeys},

@@ -1,0 +1,65 @@
+package model
+
+import "time"
+
+// What runs, seen from the API (issue 13): the lines the containers of a
+// service print and the Kubernetes events of the objects the agent
+// manages, kept for a retention (7 days by default).
+
+// LogStream is where a line came from.
+type LogStream int8
+
+const (
+	// LogMarker is a line of the control plane's own: a gap in a stream
+	// (a pod gone, logs rotated, a rate cap hit), or a cut line.
+	LogMarker LogStream = 0
+	LogStdout LogStream = 1
+	LogStderr LogStream = 2
+)
+
+// LogLine is a line a container printed, attributed to what ran it. Seq
+// numbers the lines of one service in one environment from 1, in the
+// order they were stored: the cursor of a reader.
+type LogLine struct {
+	Seq           int64
+	At            time.Time
+	TenantID      TenantID
+	ProjectID     ProjectID
+	EnvironmentID EnvironmentID
+	ServiceID     ServiceID
+	ReleaseID     ReleaseID
+	ClusterID     ClusterID
+	Process       string
+	Pod           string
+	Container     string
+	Stream        LogStream
+	Line          string
+}
+
+func (l *LogLine) Scope() Scope { return Scope{Tenant: l.TenantID, Project: l.ProjectID} }
+
+// KubeEvent is an occurrence of a Kubernetes event of an object the agent
+// manages: the event's uid and its count name it (a repeated event is a
+// new occurrence with a higher count). Project, environment and service
+// are empty for an object outside a service (a namespace).
+type KubeEvent struct {
+	ID            int64
+	At            time.Time // when it last happened
+	FirstAt       time.Time
+	TenantID      TenantID
+	ClusterID     ClusterID
+	ProjectID     ProjectID
+	EnvironmentID EnvironmentID
+	ServiceID     ServiceID
+	UID           string
+	Count         int32
+	Type          string // Normal or Warning
+	Reason        string
+	Message       string
+	Namespace     string
+	ObjectKind    string
+	ObjectName    string
+	Source        string
+}
+
+func (e *KubeEvent) Scope() Scope { return Scope{Tenant: e.TenantID, Project: e.ProjectID} }

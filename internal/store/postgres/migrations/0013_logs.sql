@@ -1,0 +1,60 @@
+-- 0013: what runs, seen from the API: the lines containers print and the
+-- Kubernetes events of managed objects, kept for a retention (7 days by
+-- default). Both tables are partitioned by day on the line's (event's)
+-- time: the background job creates partitions ahead and drops whole
+-- partitions past the retention (store.MaintainLogPartitions). Rows carry
+-- their attribution without foreign keys: a deleted service's lines age
+-- out with their partitions.
+
+-- A service's lines in an environment are numbered from 1 in the order
+-- they are stored (log_positions, taken under its row lock): a reader's
+-- cursor, with no gap and no duplicate on resume.
+CREATE TABLE log_positions (
+    environment_id TEXT NOT NULL,
+    service_id     TEXT NOT NULL,
+    last_seq       BIGINT NOT NULL,
+    PRIMARY KEY (environment_id, service_id)
+);
+
+CREATE TABLE log_lines (
+    environment_id TEXT NOT NULL,
+    service_id     TEXT NOT NULL,
+    seq            BIGINT NOT NULL,
+    at             TIMESTAMPTZ NOT NULL,
+    tenant_id      TEXT NOT NULL,
+    project_id     TEXT NOT NULL,
+    release_id     TEXT NOT NULL,
+    cluster_id     TEXT NOT NULL,
+    process        TEXT NOT NULL,
+    pod            TEXT NOT NULL,
+    container      TEXT NOT NULL,
+    stream         SMALLINT NOT NULL,
+    line           TEXT NOT NULL,
+    PRIMARY KEY (environment_id, service_id, seq, at)
+) PARTITION BY RANGE (at);
+CREATE INDEX log_lines_at_idx ON log_lines (environment_id, service_id, at);
+
+CREATE SEQUENCE kube_events_id_seq;
+CREATE TABLE kube_events (
+    id             BIGINT NOT NULL DEFAULT nextval('kube_events_id_seq'),
+    at             TIMESTAMPTZ NOT NULL,
+    first_at       TIMESTAMPTZ NOT NULL,
+    tenant_id      TEXT NOT NULL,
+    cluster_id     TEXT NOT NULL,
+    project_id     TEXT NOT NULL,
+    environment_id TEXT NOT NULL,
+    service_id     TEXT NOT NULL,
+    uid            TEXT NOT NULL,
+    count          INTEGER NOT NULL,
+    type           TEXT NOT NULL,
+    reason         TEXT NOT NULL,
+    message        TEXT NOT NULL,
+    namespace      TEXT NOT NULL,
+    object_kind    TEXT NOT NULL,
+    object_name    TEXT NOT NULL,
+    source         TEXT NOT NULL,
+    PRIMARY KEY (id, at)
+) PARTITION BY RANGE (at);
+CREATE INDEX kube_events_cluster_idx ON kube_events (cluster_id, id);
+CREATE INDEX kube_events_service_idx ON kube_events (service_id, environment_id, id);
+CREATE INDEX kube_events_uid_idx ON kube_events (cluster_id, uid, count);
