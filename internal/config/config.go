@@ -63,6 +63,9 @@ type Config struct {
 	// MaxTokensPerUser caps the API tokens that work at once for one user
 	// in one tenant.
 	MaxTokensPerUser int
+	// LogRetention is how long container logs and Kubernetes events are
+	// kept.
+	LogRetention time.Duration
 	// Builds bound the builds run on the clusters (NEBULA_BUILD*).
 	Builds Builds
 	// AllowedOrigins may open GraphQL websockets from a browser (besides
@@ -161,6 +164,7 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.MaxConnsPerToken = n("NEBULA_MAX_CONNECTIONS_PER_TOKEN", 32, 1, 100_000)
 	c.MaxConnsPerAddress = n("NEBULA_MAX_CONNECTIONS_PER_ADDRESS", 256, 1, 1_000_000)
 	c.MaxTokensPerUser = n("NEBULA_MAX_TOKENS_PER_USER", 25, 1, 10_000)
+	c.LogRetention = d("NEBULA_LOG_RETENTION", 7*24*time.Hour, time.Hour, 365*24*time.Hour)
 	c.Builds = Builds{
 		PerCluster:   n("NEBULA_BUILDS_PER_CLUSTER", 2, 1, 1000),
 		Timeout:      d("NEBULA_BUILD_TIMEOUT", 30*time.Minute, time.Minute, 24*time.Hour),

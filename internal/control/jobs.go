@@ -32,6 +32,10 @@ type JobReport struct {
 	// Builds counts builds handed out, timed out or handed out again;
 	// BuildLogLines the log lines deleted after their retention.
 	Builds, BuildLogLines int
+	// LogPartitions counts the day partitions of container logs and
+	// events created ahead; LogsExpired the partitions dropped
+	// (PostgreSQL) or rows deleted (SQLite) past the retention.
+	LogPartitions, LogsExpired int
 	// Skipped names jobs whose lock another replica held.
 	Skipped []string
 }
@@ -67,6 +71,7 @@ func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 		{"expire-idempotency-keys", p.expireKeys, &rep.Keys},
 		{"schedule-builds", p.scheduleBuilds, &rep.Builds},
 		{"expire-build-logs", p.expireBuildLogs, &rep.BuildLogLines},
+		{"log-retention", func(ctx context.Context, q *txn) (int, error) { return p.logRetentionJob(ctx, q, &rep) }, &rep.LogsExpired},
 	}
 	for _, j := range jobs {
 		var skipped bool

@@ -60,6 +60,8 @@ type Plane struct {
 	releases *store.ReleaseCache
 	// builds bound the builds run on the clusters.
 	builds BuildSettings
+	// logRetention is how long container logs and events are kept.
+	logRetention time.Duration
 	// gitHeads reads branch heads for a deploy of one.
 	gitHeads *gitremote.Resolver
 }
@@ -107,7 +109,8 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 	p := &Plane{store: st, authz: z, grants: grants, box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace,
 		bus: b, notify: bus.Memory{B: b}, releases: store.NewReleaseCache(maxCachedReleases),
 		disconnectedAfter: model.DisconnectedAfter, approvalTTL: DefaultApprovalTTL,
-		stallAfter: DefaultStallAfter, maxTokensPerUser: DefaultMaxTokensPerUser, builds: DefaultBuildSettings}
+		stallAfter: DefaultStallAfter, maxTokensPerUser: DefaultMaxTokensPerUser, builds: DefaultBuildSettings,
+		logRetention: DefaultLogRetention}
 	for _, o := range opts {
 		o(p)
 	}
