@@ -18,73 +18,108 @@ import (
 // logTables are the tables partitioned by day.
 var logTables = []string{"log_lines", "kube_events"}
 
-const logColumns = `environment_id, service_id, seq, at, tenant_id, project_id, release_id, cluster_id, process, pod, container, stream, line`
+// scanOne reads the single value a statement returns.
+func scanOne(ctx context.Context, q Querier, dest []any, sql string, args ...any) error {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return ErrNotFound
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	return rows.Err()
+}
 
 // AppendLogLines stores lines and numbers them: each gets the next Seq of
 // its service in its environment, taken under that position's row lock,
-// so that lines are numbered in the order their transactions commit. The
-// days the lines fall on must have their partitions (EnsureLogPartitions).
+// so that lines are numbered in the order their transactions commit. A
+// line names its source (pod, container, stream, release, cluster,
+// process) by id (log_sources). The days the lines fall on must have their
+// partitions (EnsureLogPartitions).
 func AppendLogLines(ctx context.Context, q Querier, lines []model.LogLine) error {
-	type key struct {
+	type posKey struct {
 		env model.EnvironmentID
 		svc model.ServiceID
 	}
-	var order []key
-	count := map[key]int64{}
+	type srcKey struct {
+		pos                                   int64
+		release, cluster, process, pod, cntnr string
+		stream                                model.LogStream
+	}
+	type position struct{ id, next int64 }
+	var order []posKey
+	count := map[posKey]int64{}
+	first := map[posKey]model.LogLine{}
 	for _, l := range lines {
-		k := key{l.EnvironmentID, l.ServiceID}
+		k := posKey{l.EnvironmentID, l.ServiceID}
 		if count[k] == 0 {
 			order = append(order, k)
+			first[k] = l
 		}
 		count[k]++
 	}
-	next := map[key]int64{}
+	pos := map[posKey]*position{}
 	for _, k := range order {
-		rows, err := q.Query(ctx, `INSERT INTO log_positions (environment_id, service_id, last_seq) VALUES ($1, $2, $3)
-			ON CONFLICT (environment_id, service_id) DO UPDATE SET last_seq = log_positions.last_seq + excluded.last_seq
-			RETURNING last_seq`, string(k.env), string(k.svc), count[k])
-		if err != nil {
+		var id, last int64
+		l := first[k]
+		if err := scanOne(ctx, q, []any{&id, &last}, `INSERT INTO log_positions (environment_id, service_id, tenant_id, project_id, last_seq)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (environment_id, service_id) DO UPDATE SET last_seq = log_positions.last_seq + excluded.last_seq
+			RETURNING id, last_seq`, string(k.env), string(k.svc), string(l.TenantID), string(l.ProjectID), count[k]); err != nil {
 			return fmt.Errorf("numbering log lines: %w", err)
 		}
-		var last int64
-		if rows.Next() {
-			err = rows.Scan(&last)
+		pos[k] = &position{id: id, next: last - count[k] + 1}
+	}
+	sources := map[srcKey]int64{}
+	latest := map[srcKey]time.Time{}
+	var srcOrder []srcKey
+	keyOf := func(l model.LogLine) srcKey {
+		return srcKey{pos[posKey{l.EnvironmentID, l.ServiceID}].id, string(l.ReleaseID), string(l.ClusterID), l.Process, l.Pod, l.Container, l.Stream}
+	}
+	for _, l := range lines {
+		k := keyOf(l)
+		if _, ok := latest[k]; !ok {
+			srcOrder = append(srcOrder, k)
 		}
-		if err == nil {
-			err = rows.Err()
+		if l.At.After(latest[k]) {
+			latest[k] = l.At
 		}
-		rows.Close()
-		if err != nil {
-			return fmt.Errorf("numbering log lines: %w", err)
+	}
+	for _, k := range srcOrder {
+		var id int64
+		if err := scanOne(ctx, q, []any{&id}, `INSERT INTO log_sources (position_id, release_id, cluster_id, process, pod, container, stream, last_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+			ON CONFLICT (position_id, pod, container, stream, release_id, cluster_id, process) DO UPDATE SET last_at = excluded.last_at
+			RETURNING id`, k.pos, k.release, k.cluster, k.process, k.pod, k.cntnr, int(k.stream), latest[k].UTC()); err != nil {
+			return fmt.Errorf("naming a log source: %w", err)
 		}
-		next[k] = last - count[k] + 1
+		sources[k] = id
 	}
 	for i := range lines {
-		k := key{lines[i].EnvironmentID, lines[i].ServiceID}
-		lines[i].Seq = next[k]
-		next[k]++
+		p := pos[posKey{lines[i].EnvironmentID, lines[i].ServiceID}]
+		lines[i].Seq = p.next
+		p.next++
 	}
-	const cols = 13
+	const cols = 5
 	for rest := lines; len(rest) > 0; {
 		chunk := rest[:min(len(rest), logRowsPerInsert)]
 		rest = rest[len(chunk):]
 		var sql strings.Builder
-		sql.WriteString(`INSERT INTO log_lines (` + logColumns + `) VALUES `)
+		sql.WriteString(`INSERT INTO log_lines (position_id, seq, at, source_id, line) VALUES `)
 		args := make([]any, 0, cols*len(chunk))
 		for i, l := range chunk {
 			if i > 0 {
 				sql.WriteString(", ")
 			}
-			sql.WriteByte('(')
-			for c := range cols {
-				if c > 0 {
-					sql.WriteString(", ")
-				}
-				fmt.Fprintf(&sql, "$%d", cols*i+c+1)
-			}
-			sql.WriteByte(')')
-			args = append(args, string(l.EnvironmentID), string(l.ServiceID), l.Seq, l.At.UTC(), string(l.TenantID),
-				string(l.ProjectID), string(l.ReleaseID), string(l.ClusterID), l.Process, l.Pod, l.Container, int(l.Stream), l.Line)
+			fmt.Fprintf(&sql, "($%d, $%d, $%d, $%d, $%d)", cols*i+1, cols*i+2, cols*i+3, cols*i+4, cols*i+5)
+			k := keyOf(l)
+			args = append(args, k.pos, l.Seq, l.At.UTC(), sources[k], l.Line)
 		}
 		if _, err := q.Exec(ctx, sql.String(), args...); err != nil {
 			return fmt.Errorf("storing log lines: %w", err)
@@ -115,47 +150,49 @@ type LogQuery struct {
 
 // LogLinesOf reads the lines q selects, in Seq order.
 func LogLinesOf(ctx context.Context, q Querier, lq LogQuery) ([]model.LogLine, error) {
-	where := []string{"environment_id = $1", "service_id = $2"}
+	where := []string{"p.environment_id = $1", "p.service_id = $2"}
 	args := []any{string(lq.EnvironmentID), string(lq.ServiceID)}
 	add := func(cond string, v any) {
 		args = append(args, v)
 		where = append(where, strings.ReplaceAll(cond, "?", fmt.Sprintf("$%d", len(args))))
 	}
 	if lq.After > 0 {
-		add("seq > ?", lq.After)
+		add("l.seq > ?", lq.After)
 	}
 	if lq.Before > 0 {
-		add("seq < ?", lq.Before)
+		add("l.seq < ?", lq.Before)
 	}
 	if !lq.Since.IsZero() {
-		add("at >= ?", lq.Since.UTC())
+		add("l.at >= ?", lq.Since.UTC())
 	}
 	if !lq.Until.IsZero() {
-		add("at < ?", lq.Until.UTC())
+		add("l.at < ?", lq.Until.UTC())
 	}
 	if lq.Release != "" {
-		add("release_id = ?", string(lq.Release))
+		add("s.release_id = ?", string(lq.Release))
 	}
 	if lq.Pod != "" {
-		add("pod = ?", lq.Pod)
+		add("s.pod = ?", lq.Pod)
 	}
 	if lq.Stream != nil {
-		add("stream = ?", int(*lq.Stream))
+		add("s.stream = ?", int(*lq.Stream))
 	}
 	if lq.Text != "" {
 		if q.Dialect().Name == "postgres" {
-			add("strpos(line, ?) > 0", lq.Text)
+			add("strpos(l.line, ?) > 0", lq.Text)
 		} else {
-			add("instr(line, ?) > 0", lq.Text)
+			add("instr(l.line, ?) > 0", lq.Text)
 		}
 	}
-	order := "seq"
+	order := "l.seq"
 	if lq.Last {
-		order = "seq DESC"
+		order = "l.seq DESC"
 	}
 	args = append(args, lq.Limit)
-	rows, err := q.Query(ctx, fmt.Sprintf(`SELECT %s FROM log_lines WHERE %s ORDER BY %s LIMIT $%d`,
-		logColumns, strings.Join(where, " AND "), order, len(args)), args...)
+	rows, err := q.Query(ctx, fmt.Sprintf(`SELECT p.environment_id, p.service_id, l.seq, l.at, p.tenant_id, p.project_id,
+		s.release_id, s.cluster_id, s.process, s.pod, s.container, s.stream, l.line
+		FROM log_positions p JOIN log_lines l ON l.position_id = p.id JOIN log_sources s ON s.id = l.source_id
+		WHERE %s ORDER BY %s LIMIT $%d`, strings.Join(where, " AND "), order, len(args)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading log lines: %w", err)
 	}
@@ -372,6 +409,10 @@ type ExpireReport struct {
 // to batch rows of each table.
 func ExpireLogs(ctx context.Context, q Querier, before time.Time, batch int) (ExpireReport, error) {
 	var r ExpireReport
+	// Sources no line used since then are forgotten with their lines.
+	if _, err := q.Exec(ctx, `DELETE FROM log_sources WHERE last_at < $1`, before.UTC()); err != nil {
+		return r, fmt.Errorf("deleting old log sources: %w", err)
+	}
 	if q.Dialect().Name != "postgres" {
 		for _, t := range logTables {
 			n, err := q.Exec(ctx, fmt.Sprintf(`DELETE FROM %s WHERE rowid IN (SELECT rowid FROM %s WHERE at < $1 LIMIT $2)`, t, t),

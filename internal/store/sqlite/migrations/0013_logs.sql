@@ -1,36 +1,45 @@
 -- 0013: what runs, seen from the API: the lines containers print and the
 -- Kubernetes events of managed objects, kept for a retention (7 days by
--- default). PostgreSQL partitions both tables by day; here the
--- background job deletes old rows in batches. Rows carry their
+-- default). PostgreSQL partitions log_lines and kube_events by day; here
+-- the background job deletes old rows in batches. Rows carry their
 -- attribution without foreign keys: a deleted service's lines age out.
 
 -- A service's lines in an environment are numbered from 1 in the order
 -- they are stored: a reader's cursor.
 CREATE TABLE log_positions (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
     environment_id TEXT NOT NULL,
     service_id     TEXT NOT NULL,
+    tenant_id      TEXT NOT NULL,
+    project_id     TEXT NOT NULL,
     last_seq       INTEGER NOT NULL,
-    PRIMARY KEY (environment_id, service_id)
+    UNIQUE (environment_id, service_id)
+);
+
+-- What printed a line: a container of a pod of a release, and the stream.
+CREATE TABLE log_sources (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    position_id INTEGER NOT NULL,
+    release_id  TEXT NOT NULL,
+    cluster_id  TEXT NOT NULL,
+    process     TEXT NOT NULL,
+    pod         TEXT NOT NULL,
+    container   TEXT NOT NULL,
+    stream      INTEGER NOT NULL,
+    last_at     TIMESTAMP NOT NULL,
+    UNIQUE (position_id, pod, container, stream, release_id, cluster_id, process)
 );
 
 CREATE TABLE log_lines (
-    environment_id TEXT NOT NULL,
-    service_id     TEXT NOT NULL,
-    seq            INTEGER NOT NULL,
-    at             TIMESTAMP NOT NULL,
-    tenant_id      TEXT NOT NULL,
-    project_id     TEXT NOT NULL,
-    release_id     TEXT NOT NULL,
-    cluster_id     TEXT NOT NULL,
-    process        TEXT NOT NULL,
-    pod            TEXT NOT NULL,
-    container      TEXT NOT NULL,
-    stream         INTEGER NOT NULL,
-    line           TEXT NOT NULL,
-    PRIMARY KEY (environment_id, service_id, seq)
+    position_id INTEGER NOT NULL,
+    seq         INTEGER NOT NULL,
+    at          TIMESTAMP NOT NULL,
+    source_id   INTEGER NOT NULL,
+    line        TEXT NOT NULL,
+    PRIMARY KEY (position_id, seq)
 );
 CREATE INDEX log_lines_at_idx ON log_lines (at);
-CREATE INDEX log_lines_service_at_idx ON log_lines (environment_id, service_id, at);
+CREATE INDEX log_lines_position_at_idx ON log_lines (position_id, at);
 
 CREATE TABLE kube_events (
     id             INTEGER PRIMARY KEY AUTOINCREMENT,
