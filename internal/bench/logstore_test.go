@@ -40,7 +40,9 @@ func BenchmarkLogStore(b *testing.B) {
 	if _, err := store.EnsureLogPartitions(ctx, s.Q(), now.Add(-24*time.Hour), now.Add(24*time.Hour)); err != nil {
 		b.Fatal(err)
 	}
-	ids := func(kind string, i int) string { return fmt.Sprintf("01a2%04d-%s-7000-8000-0000000000%02d", i, kind, i%100) }
+	ids := func(kind string, i int) string {
+		return fmt.Sprintf("01a2%04d-%s-7000-8000-0000000000%02d", i, kind, i%100)
+	}
 	var stored int
 	b.ResetTimer()
 	for range b.N {
