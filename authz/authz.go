@@ -76,6 +76,7 @@ var (
 	DeploymentProtected   = Perm{"deployment", "create_protected"}
 	DeploymentApprove     = Perm{"deployment", "approve"}
 	BuildRead             = Perm{"build", "read"}
+	LogRead               = Perm{"log", "read"}
 	WebhookRead           = Perm{"webhook", "read"}
 	WebhookManage         = Perm{"webhook", "manage"}
 	WebhookRedeliver      = Perm{"webhook", "redeliver"}

@@ -44,6 +44,7 @@ type ResolverRoot interface {
 	Deployment() DeploymentResolver
 	DeploymentEvent() DeploymentEventResolver
 	Environment() EnvironmentResolver
+	LogLine() LogLineResolver
 	Member() MemberResolver
 	Mutation() MutationResolver
 	NamespaceTarget() NamespaceTargetResolver
@@ -457,6 +458,23 @@ type ComplexityRoot struct {
 		Value func(childComplexity int) int
 	}
 
+	LogLine struct {
+		At        func(childComplexity int) int
+		Container func(childComplexity int) int
+		Line      func(childComplexity int) int
+		Pod       func(childComplexity int) int
+		Process   func(childComplexity int) int
+		Release   func(childComplexity int) int
+		Seq       func(childComplexity int) int
+		Stream    func(childComplexity int) int
+	}
+
+	LogPage struct {
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		Lines           func(childComplexity int) int
+	}
+
 	Member struct {
 		APITokens func(childComplexity int, first *int, after *string) int
 		CreatedAt func(childComplexity int) int
@@ -716,6 +734,7 @@ type ComplexityRoot struct {
 		Git       func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Image     func(childComplexity int) int
+		Logs      func(childComplexity int, environmentID string, filter *gqlmodel.LogFilter, first *int, after *int, last *int, before *int) int
 		Name      func(childComplexity int) int
 		Processes func(childComplexity int) int
 		Project   func(childComplexity int) int
@@ -761,6 +780,7 @@ type ComplexityRoot struct {
 		ClusterStatus          func(childComplexity int, clusterID string) int
 		DeploymentEvents       func(childComplexity int, deploymentID string, after *string) int
 		EnvironmentDeployments func(childComplexity int, environmentID string) int
+		ServiceLogs            func(childComplexity int, serviceID string, environmentID string, after *int, filter *gqlmodel.LogFilter) int
 	}
 
 	Tenant struct {
@@ -965,6 +985,9 @@ type EnvironmentResolver interface {
 	Placement(ctx context.Context, obj *model.Environment) (*control.Placement, error)
 	Variables(ctx context.Context, obj *model.Environment) ([]*model.Variable, error)
 }
+type LogLineResolver interface {
+	Release(ctx context.Context, obj *model.LogLine) (*model.Release, error)
+}
 type MemberResolver interface {
 	Tenant(ctx context.Context, obj *model.Member) (*model.Tenant, error)
 	User(ctx context.Context, obj *model.Member) (*model.User, error)
@@ -1057,12 +1080,14 @@ type ServiceResolver interface {
 	Git(ctx context.Context, obj *model.Service) (*gqlmodel.GitSource, error)
 	Webhook(ctx context.Context, obj *model.Service) (*model.Webhook, error)
 	Builds(ctx context.Context, obj *model.Service, first *int, after *string, environmentID *string) (*gqlmodel.BuildConnection, error)
+	Logs(ctx context.Context, obj *model.Service, environmentID string, filter *gqlmodel.LogFilter, first *int, after *int, last *int, before *int) (*gqlmodel.LogPage, error)
 }
 type SubscriptionResolver interface {
 	DeploymentEvents(ctx context.Context, deploymentID string, after *string) (<-chan *model.DeploymentEvent, error)
 	EnvironmentDeployments(ctx context.Context, environmentID string) (<-chan *model.Deployment, error)
 	ClusterStatus(ctx context.Context, clusterID string) (<-chan *model.Cluster, error)
 	BuildLog(ctx context.Context, buildID string, after *int) (<-chan *model.BuildLogLine, error)
+	ServiceLogs(ctx context.Context, serviceID string, environmentID string, after *int, filter *gqlmodel.LogFilter) (<-chan *model.LogLine, error)
 }
 type TenantResolver interface {
 	ViewerRole(ctx context.Context, obj *model.Tenant) (model.TenantRole, error)
@@ -2576,6 +2601,74 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Label.Value(childComplexity), true
 
+	case "LogLine.at":
+		if e.ComplexityRoot.LogLine.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogLine.At(childComplexity), true
+	case "LogLine.container":
+		if e.ComplexityRoot.LogLine.Container == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogLine.Container(childComplexity), true
+	case "LogLine.text":
+		if e.ComplexityRoot.LogLine.Line == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogLine.Line(childComplexity), true
+	case "LogLine.pod":
+		if e.ComplexityRoot.LogLine.Pod == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogLine.Pod(childComplexity), true
+	case "LogLine.process":
+		if e.ComplexityRoot.LogLine.Process == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogLine.Process(childComplexity), true
+	case "LogLine.release":
+		if e.ComplexityRoot.LogLine.Release == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogLine.Release(childComplexity), true
+	case "LogLine.number":
+		if e.ComplexityRoot.LogLine.Seq == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogLine.Seq(childComplexity), true
+	case "LogLine.stream":
+		if e.ComplexityRoot.LogLine.Stream == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogLine.Stream(childComplexity), true
+
+	case "LogPage.hasNextPage":
+		if e.ComplexityRoot.LogPage.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogPage.HasNextPage(childComplexity), true
+	case "LogPage.hasPreviousPage":
+		if e.ComplexityRoot.LogPage.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogPage.HasPreviousPage(childComplexity), true
+	case "LogPage.lines":
+		if e.ComplexityRoot.LogPage.Lines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogPage.Lines(childComplexity), true
+
 	case "Member.apiTokens":
 		if e.ComplexityRoot.Member.APITokens == nil {
 			break
@@ -3823,6 +3916,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Service.Image(childComplexity), true
+	case "Service.logs":
+		if e.ComplexityRoot.Service.Logs == nil {
+			break
+		}
+
+		args, err := ec.field_Service_logs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Service.Logs(childComplexity, args["environmentId"].(string), args["filter"].(*gqlmodel.LogFilter), args["first"].(*int), args["after"].(*int), args["last"].(*int), args["before"].(*int)), true
 	case "Service.name":
 		if e.ComplexityRoot.Service.Name == nil {
 			break
@@ -3999,6 +4103,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.EnvironmentDeployments(childComplexity, args["environmentId"].(string)), true
+	case "Subscription.serviceLogs":
+		if e.ComplexityRoot.Subscription.ServiceLogs == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_serviceLogs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ServiceLogs(childComplexity, args["serviceId"].(string), args["environmentId"].(string), args["after"].(*int), args["filter"].(*gqlmodel.LogFilter)), true
 
 	case "Tenant.auditEvents":
 		if e.ComplexityRoot.Tenant.AuditEvents == nil {
@@ -4528,6 +4643,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("DomainInput", ec.unmarshalInputDomainInput),
 			graphql.NewInputUnmarshaler("GitSourceInput", ec.unmarshalInputGitSourceInput),
 			graphql.NewInputUnmarshaler("LabelInput", ec.unmarshalInputLabelInput),
+			graphql.NewInputUnmarshaler("LogFilter", ec.unmarshalInputLogFilter),
 			graphql.NewInputUnmarshaler("ProbeInput", ec.unmarshalInputProbeInput),
 			graphql.NewInputUnmarshaler("ProcessInput", ec.unmarshalInputProcessInput),
 			graphql.NewInputUnmarshaler("QueueCommandInput", ec.unmarshalInputQueueCommandInput),
@@ -5171,6 +5287,53 @@ type Service implements Node {
   webhook: Webhook
   "Builds of this service, newest first; optionally of one environment."
   builds(first: Int, after: String, environmentId: ID): BuildConnection!
+  """
+  What the service's containers printed in an environment, kept for NEBULA_LOG_RETENTION (7 days); viewers of the project may read it.
+  Lines are numbered from 1 in the order stored: page forward with first/after, back with last/before (line numbers).
+  Without first or last, the last 100 lines.
+  """
+  logs(environmentId: ID!, filter: LogFilter, first: Int, after: Int, last: Int, before: Int): LogPage!
+}
+
+"Where a line of a service's log came from."
+enum LogStream {
+  STDOUT
+  STDERR
+  "A line of the control plane's own: lines are missing before it (a pod gone, a log rotated, a rate cap hit)."
+  MARKER
+}
+
+"A line a container of a service printed (secret values of the service replaced by [redacted])."
+type LogLine {
+  "Numbered from 1 per service and environment, in the order stored: pass it as after or before to page, or to resume a subscription."
+  number: Int!
+  at: Time!
+  stream: LogStream!
+  text: String!
+  process: String!
+  pod: String!
+  container: String!
+  release: Release!
+}
+
+type LogPage {
+  lines: [LogLine!]!
+  "Whether the filter selects lines before the first of this page."
+  hasPreviousPage: Boolean!
+  "Whether the filter selects lines after the last of this page."
+  hasNextPage: Boolean!
+}
+
+input LogFilter {
+  since: Time
+  "Exclusive."
+  until: Time
+  "Lines that contain this text (case-sensitive, at most 500 characters)."
+  text: String
+  stream: LogStream
+  pod: String
+  "Lines of this deployment's release."
+  deploymentId: ID
 }
 
 "A Git service's source: a repository's tracked branch, built with a Dockerfile. A push to the branch builds and deploys it to each of deployOnPush."
@@ -5493,6 +5656,8 @@ type Subscription {
   clusterStatus(clusterId: ID!): Cluster!
   "A build's log lines after line ` + "`" + `after` + "`" + ` (from the first by default), then each new one as the build writes it; completes once the build ended and every line went out. Resume after a disconnect with the last line's number: no gap, no duplicate."
   buildLog(buildId: ID!, after: Int = 0): BuildLogLine!
+  "Lines a service prints in an environment: those after line after, or since filter.since, then each line as it is stored, in order; without either, only new lines. Resume after the last line received: nothing is missed or repeated."
+  serviceLogs(serviceId: ID!, environmentId: ID!, after: Int, filter: LogFilter): LogLine!
 }
 
 "One stage a deployment reached."
@@ -6906,6 +7071,40 @@ func (ec *executionContext) childFields_Label(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type Label", field.Name)
 }
 
+func (ec *executionContext) childFields_LogLine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "number":
+		return ec.fieldContext_LogLine_number(ctx, field)
+	case "at":
+		return ec.fieldContext_LogLine_at(ctx, field)
+	case "stream":
+		return ec.fieldContext_LogLine_stream(ctx, field)
+	case "text":
+		return ec.fieldContext_LogLine_text(ctx, field)
+	case "process":
+		return ec.fieldContext_LogLine_process(ctx, field)
+	case "pod":
+		return ec.fieldContext_LogLine_pod(ctx, field)
+	case "container":
+		return ec.fieldContext_LogLine_container(ctx, field)
+	case "release":
+		return ec.fieldContext_LogLine_release(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LogLine", field.Name)
+}
+
+func (ec *executionContext) childFields_LogPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "lines":
+		return ec.fieldContext_LogPage_lines(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_LogPage_hasPreviousPage(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_LogPage_hasNextPage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LogPage", field.Name)
+}
+
 func (ec *executionContext) childFields_Member(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -7330,6 +7529,8 @@ func (ec *executionContext) childFields_Service(ctx context.Context, field graph
 		return ec.fieldContext_Service_webhook(ctx, field)
 	case "builds":
 		return ec.fieldContext_Service_builds(ctx, field)
+	case "logs":
+		return ec.fieldContext_Service_logs(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Service", field.Name)
 }
@@ -8706,6 +8907,60 @@ func (ec *executionContext) field_Service_builds_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Service_logs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "environmentId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["environmentId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*gqlmodel.LogFilter, error) {
+			return ec.unmarshalOLogFilter2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLogFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Service_releases_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8805,6 +9060,44 @@ func (ec *executionContext) field_Subscription_environmentDeployments_args(ctx c
 		return nil, err
 	}
 	args["environmentId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_serviceLogs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "serviceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["serviceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "environmentId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["environmentId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*gqlmodel.LogFilter, error) {
+			return ec.unmarshalOLogFilter2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLogFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg3
 	return args, nil
 }
 
@@ -15335,6 +15628,277 @@ func (ec *executionContext) fieldContext_Label_value(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Label", field, false, false, "String")
 }
 
+func (ec *executionContext) _LogLine_number(ctx context.Context, field graphql.CollectedField, obj *model.LogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogLine_number(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seq, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogLine_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _LogLine_at(ctx context.Context, field graphql.CollectedField, obj *model.LogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogLine_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogLine_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogLine", field, false, false, "Time")
+}
+
+func (ec *executionContext) _LogLine_stream(ctx context.Context, field graphql.CollectedField, obj *model.LogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogLine_stream(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stream, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.LogStream) graphql.Marshaler {
+			return ec.marshalNLogStream2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogStream(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogLine_stream(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogLine", field, false, false, "LogStream")
+}
+
+func (ec *executionContext) _LogLine_text(ctx context.Context, field graphql.CollectedField, obj *model.LogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogLine_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Line, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogLine_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogLine", field, false, false, "String")
+}
+
+func (ec *executionContext) _LogLine_process(ctx context.Context, field graphql.CollectedField, obj *model.LogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogLine_process(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Process, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogLine_process(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogLine", field, false, false, "String")
+}
+
+func (ec *executionContext) _LogLine_pod(ctx context.Context, field graphql.CollectedField, obj *model.LogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogLine_pod(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pod, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogLine_pod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogLine", field, false, false, "String")
+}
+
+func (ec *executionContext) _LogLine_container(ctx context.Context, field graphql.CollectedField, obj *model.LogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogLine_container(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Container, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogLine_container(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogLine", field, false, false, "String")
+}
+
+func (ec *executionContext) _LogLine_release(ctx context.Context, field graphql.CollectedField, obj *model.LogLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogLine_release(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LogLine().Release(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Release) graphql.Marshaler {
+			return ec.marshalNRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐRelease(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogLine_release(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LogLine",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Release(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LogPage_lines(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.LogPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogPage_lines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lines, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.LogLine) graphql.Marshaler {
+			return ec.marshalNLogLine2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogLineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogPage_lines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LogPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LogLine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LogPage_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.LogPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogPage_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogPage_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogPage", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _LogPage_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.LogPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogPage_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogPage_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogPage", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _Member_id(ctx context.Context, field graphql.CollectedField, obj *model.Member) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20909,6 +21473,50 @@ func (ec *executionContext) fieldContext_Service_builds(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Service_logs(ctx context.Context, field graphql.CollectedField, obj *model.Service) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Service_logs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Service().Logs(ctx, obj, fc.Args["environmentId"].(string), fc.Args["filter"].(*gqlmodel.LogFilter), fc.Args["first"].(*int), fc.Args["after"].(*int), fc.Args["last"].(*int), fc.Args["before"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.LogPage) graphql.Marshaler {
+			return ec.marshalNLogPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLogPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Service_logs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Service",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LogPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Service_logs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ServiceConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ServiceConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21486,6 +22094,50 @@ func (ec *executionContext) fieldContext_Subscription_buildLog(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_buildLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_serviceLogs(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_serviceLogs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ServiceLogs(ctx, fc.Args["serviceId"].(string), fc.Args["environmentId"].(string), fc.Args["after"].(*int), fc.Args["filter"].(*gqlmodel.LogFilter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LogLine) graphql.Marshaler {
+			return ec.marshalNLogLine2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogLine(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_serviceLogs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LogLine(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_serviceLogs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -25978,6 +26630,83 @@ func UnmarshalLabelInput(ctx context.Context, raw any) (gqlmodel.LabelInput, err
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputLogFilter(ctx context.Context, obj any) (gqlmodel.LogFilter, error) {
+	var it gqlmodel.LogFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"since", "until", "text", "stream", "pod", "deploymentId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "since":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("since"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Since = data
+		case "until":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("until"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Until = data
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = data
+		case "stream":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stream"))
+			data, err := ec.unmarshalOLogStream2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogStream(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Stream = data
+		case "pod":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pod"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Pod = data
+		case "deploymentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("deploymentId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DeploymentID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalLogFilter unmarshals raw into the LogFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalLogFilter(ctx context.Context, raw any) (gqlmodel.LogFilter, error) {
+	var out gqlmodel.LogFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "LogFilter", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputProbeInput(ctx context.Context, obj any) (gqlmodel.ProbeInput, error) {
 	var it gqlmodel.ProbeInput
 	if obj == nil {
@@ -30214,6 +30943,118 @@ func (ec *executionContext) _Label(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var logLineImplementors = []string{"LogLine"}
+
+func (ec *executionContext) _LogLine(ctx context.Context, sel ast.SelectionSet, obj *model.LogLine) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, logLineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LogLine")
+		case "number":
+			out.Values[i] = ec._LogLine_number(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "at":
+			out.Values[i] = ec._LogLine_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "stream":
+			out.Values[i] = ec._LogLine_stream(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "text":
+			out.Values[i] = ec._LogLine_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "process":
+			out.Values[i] = ec._LogLine_process(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pod":
+			out.Values[i] = ec._LogLine_pod(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "container":
+			out.Values[i] = ec._LogLine_container(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "release":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._LogLine_release(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var logPageImplementors = []string{"LogPage"}
+
+func (ec *executionContext) _LogPage(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.LogPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, logPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LogPage")
+		case "lines":
+			out.Values[i] = ec._LogPage_lines(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._LogPage_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasNextPage":
+			out.Values[i] = ec._LogPage_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var memberImplementors = []string{"Member", "Node"}
 
 func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, obj *model.Member) graphql.Marshaler {
@@ -32122,6 +32963,12 @@ func (ec *executionContext) _Service(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Service_builds(ctx, field, obj)
 				})
+		case "logs":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Service_logs(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -32393,6 +33240,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_clusterStatus(ctx, fields[0])
 	case "buildLog":
 		return ec._Subscription_buildLog(ctx, fields[0])
+	case "serviceLogs":
+		return ec._Subscription_serviceLogs(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -34963,6 +35812,48 @@ func (ec *executionContext) marshalNLimitedResource2githubᚗcomᚋnebulactrlᚋ
 	return v
 }
 
+func (ec *executionContext) marshalNLogLine2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.LogLine) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLogLine2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogLine(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLogLine2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogLine(ctx context.Context, sel ast.SelectionSet, v *model.LogLine) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "LogLine!")
+		return graphql.Null
+	}
+	return ec._LogLine(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLogPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLogPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.LogPage) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "LogPage!")
+		return graphql.Null
+	}
+	return ec._LogPage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNLogStream2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogStream(ctx context.Context, v any) (model.LogStream, error) {
+	var res model.LogStream
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNLogStream2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogStream(ctx context.Context, sel ast.SelectionSet, v model.LogStream) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNMap2map(ctx context.Context, v any) (map[string]any, error) {
 	res, err := graphql.UnmarshalMap(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -36369,6 +37260,30 @@ func (ec *executionContext) unmarshalOLabelInput2ᚕᚖgithubᚗcomᚋnebulactrl
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) unmarshalOLogFilter2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLogFilter(ctx context.Context, v any) (*gqlmodel.LogFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputLogFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOLogStream2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogStream(ctx context.Context, v any) (*model.LogStream, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.LogStream)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOLogStream2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogStream(ctx context.Context, sel ast.SelectionSet, v *model.LogStream) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOMap2map(ctx context.Context, v any) (map[string]any, error) {

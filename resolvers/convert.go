@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nebulactrl/nebula/graph"
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
@@ -394,4 +395,20 @@ func deliveryConn(p store.Page[model.WebhookDelivery]) *gqlmodel.WebhookDelivery
 		func(e []*gqlmodel.WebhookDeliveryEdge, n []*model.WebhookDelivery, pi *gqlmodel.PageInfo) *gqlmodel.WebhookDeliveryConnection {
 			return &gqlmodel.WebhookDeliveryConnection{Edges: e, Nodes: n, PageInfo: pi}
 		})
+}
+
+// logArgs reads the environment and filter of a logs field.
+func logArgs(environmentID string, f *gqlmodel.LogFilter) (model.EnvironmentID, control.LogRead, error) {
+	env, err := decode[model.EnvironmentID](gid.Environment, environmentID, "environmentId")
+	if err != nil || f == nil {
+		return env, control.LogRead{}, err
+	}
+	read := control.LogRead{Since: deref(f.Since, time.Time{}), Until: deref(f.Until, time.Time{}), Text: deref(f.Text, ""),
+		Stream: f.Stream, Pod: deref(f.Pod, "")}
+	if f.DeploymentID != nil {
+		if read.Deployment, err = decode[model.DeploymentID](gid.Deployment, *f.DeploymentID, "deploymentId"); err != nil {
+			return env, read, err
+		}
+	}
+	return env, read, nil
 }

@@ -275,6 +275,10 @@ func (r *environmentResolver) Variables(ctx context.Context, obj *model.Environm
 	return r.Plane.Variables(ctx, obj.Scope(), &obj.ID, nil)
 }
 
+func (r *logLineResolver) Release(ctx context.Context, obj *model.LogLine) (*model.Release, error) {
+	return load(ctx, loadersFrom(ctx, r.Plane).releases, obj.ReleaseID)
+}
+
 func (r *memberResolver) Tenant(ctx context.Context, obj *model.Member) (*model.Tenant, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).tenants, obj.TenantID)
 }
@@ -886,6 +890,42 @@ func (r *serviceResolver) Builds(ctx context.Context, obj *model.Service, first 
 	return buildConn(p), nil
 }
 
+func (r *serviceResolver) Logs(ctx context.Context, obj *model.Service, environmentID string, filter *gqlmodel.LogFilter, first *int, after *int, last *int, before *int) (*gqlmodel.LogPage, error) {
+	env, read, err := logArgs(environmentID, filter)
+	if err != nil {
+		return nil, err
+	}
+	if first != nil && last != nil {
+		return nil, control.Invalid("give first or last, not both", "first")
+	}
+	n := deref(first, deref(last, 100))
+	read.After, read.Before = int64(deref(after, 0)), int64(deref(before, 0))
+	read.Last = first == nil // the tail, unless paging forward
+	read.Limit = n + 1
+	if n < 0 || n > 1000 || read.After < 0 || read.Before < 0 {
+		return nil, control.Invalid("first and last must be between 0 and 1000, after and before line numbers", "first")
+	}
+	lines, err := r.Plane.ServiceLogs(ctx, obj.ID, env, read)
+	if err != nil {
+		return nil, err
+	}
+	page := &gqlmodel.LogPage{}
+	if len(lines) > n {
+		if read.Last {
+			lines, page.HasPreviousPage = lines[1:], true
+		} else {
+			lines, page.HasNextPage = lines[:n], true
+		}
+	}
+	page.HasPreviousPage = page.HasPreviousPage || read.After > 0 && len(lines) > 0
+	page.HasNextPage = page.HasNextPage || read.Before > 0 && len(lines) > 0
+	page.Lines = make([]*model.LogLine, len(lines))
+	for i := range lines {
+		page.Lines[i] = &lines[i]
+	}
+	return page, nil
+}
+
 func (r *subscriptionResolver) DeploymentEvents(ctx context.Context, deploymentID string, after *string) (<-chan *model.DeploymentEvent, error) {
 	id, err := decode[model.DeploymentID](gid.Deployment, deploymentID, "deploymentId")
 	if err != nil {
@@ -937,6 +977,32 @@ func (r *subscriptionResolver) BuildLog(ctx context.Context, buildID string, aft
 		return nil, err
 	}
 	return buildLog(ctx, r.Plane, id, from), nil
+}
+
+func (r *subscriptionResolver) ServiceLogs(ctx context.Context, serviceID string, environmentID string, after *int, filter *gqlmodel.LogFilter) (<-chan *model.LogLine, error) {
+	svc, err := decode[model.ServiceID](gid.Service, serviceID, "serviceId")
+	if err != nil {
+		return nil, err
+	}
+	env, read, err := logArgs(environmentID, filter)
+	if err != nil {
+		return nil, err
+	}
+	read.After = int64(deref(after, 0))
+	if read.After < 0 {
+		return nil, control.Invalid("after must be a line number", "after")
+	}
+	if after == nil && read.Since.IsZero() {
+		// Only new lines: start after the last one stored.
+		if read.After, err = r.Plane.LastLogLine(ctx, svc, env); err != nil {
+			return nil, err
+		}
+	}
+	read.Limit = 500
+	if _, err := r.Plane.ServiceLogs(ctx, svc, env, control.LogRead{Limit: 0}); err != nil {
+		return nil, err
+	}
+	return serviceLogs(ctx, r.Plane, svc, env, read), nil
 }
 
 func (r *tenantResolver) ViewerRole(ctx context.Context, obj *model.Tenant) (model.TenantRole, error) {
@@ -1123,6 +1189,8 @@ func (r *Resolver) DeploymentEvent() graph.DeploymentEventResolver {
 
 func (r *Resolver) Environment() graph.EnvironmentResolver { return &environmentResolver{r} }
 
+func (r *Resolver) LogLine() graph.LogLineResolver { return &logLineResolver{r} }
+
 func (r *Resolver) Member() graph.MemberResolver { return &memberResolver{r} }
 
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
@@ -1165,6 +1233,7 @@ type (
 	deploymentResolver      struct{ *Resolver }
 	deploymentEventResolver struct{ *Resolver }
 	environmentResolver     struct{ *Resolver }
+	logLineResolver         struct{ *Resolver }
 	memberResolver          struct{ *Resolver }
 	mutationResolver        struct{ *Resolver }
 	namespaceTargetResolver struct{ *Resolver }

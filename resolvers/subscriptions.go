@@ -303,3 +303,33 @@ func buildLog(ctx context.Context, p *control.Plane, id model.BuildID, after int
 	}()
 	return out
 }
+
+// serviceLogs streams a service's lines in an environment after
+// read.After, each as it is stored; access is checked again on every read,
+// so a removed member's subscription ends.
+func serviceLogs(ctx context.Context, p *control.Plane, svc model.ServiceID, env model.EnvironmentID, read control.LogRead) <-chan *model.LogLine {
+	out := make(chan *model.LogLine)
+	go func() {
+		defer close(out)
+		follow(ctx, p.Bus(), []string{bus.Logs(string(env), string(svc))}, func(ctx context.Context) (bool, error) {
+			for {
+				lines, err := p.ServiceLogs(ctx, svc, env, read)
+				if err != nil {
+					return true, err
+				}
+				for i := range lines {
+					select {
+					case out <- &lines[i]:
+						read.After = lines[i].Seq
+					case <-ctx.Done():
+						return true, nil
+					}
+				}
+				if len(lines) < read.Limit {
+					return false, nil
+				}
+			}
+		})
+	}()
+	return out
+}

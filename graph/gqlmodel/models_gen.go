@@ -368,6 +368,26 @@ type LabelInput struct {
 	Value string `json:"value"`
 }
 
+type LogFilter struct {
+	Since *time.Time `json:"since,omitempty"`
+	// Exclusive.
+	Until *time.Time `json:"until,omitempty"`
+	// Lines that contain this text (case-sensitive, at most 500 characters).
+	Text   *string          `json:"text,omitempty"`
+	Stream *model.LogStream `json:"stream,omitempty"`
+	Pod    *string          `json:"pod,omitempty"`
+	// Lines of this deployment's release.
+	DeploymentID *string `json:"deploymentId,omitempty"`
+}
+
+type LogPage struct {
+	Lines []*model.LogLine `json:"lines"`
+	// Whether the filter selects lines before the first of this page.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// Whether the filter selects lines after the last of this page.
+	HasNextPage bool `json:"hasNextPage"`
+}
+
 type MemberConnection struct {
 	Edges    []*MemberEdge   `json:"edges"`
 	Nodes    []*model.Member `json:"nodes"`

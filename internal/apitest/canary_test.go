@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
@@ -206,6 +207,7 @@ func TestSecretCanary(t *testing.T) {
 				{"read back every way", r.readBack},
 				{"error paths", r.errorPaths},
 				{"the agent gets it", r.agentGetsIt},
+				{"a container prints it", r.containerPrintsIt},
 				{"a value swapped into another row", r.swap},
 				{"wrong master key", r.wrongKey},
 				{"no master key", r.noKey},
@@ -632,6 +634,23 @@ func (r *canaryRun) agentGetsIt(t *testing.T) {
 	}
 	if !strings.Contains(string(b), r.canary) {
 		t.Errorf("the canary is nowhere in the state an agent gets")
+	}
+}
+
+// containerPrintsIt has the worker print its secrets (its own, the
+// environment's and the project's): the lines are stored with each value
+// replaced, and show so; "nothing leaked" then finds the canary in no
+// table.
+func (r *canaryRun) containerPrintsIt(t *testing.T) {
+	agent, _ := connectStageAgent(t, r.f, "prod-eu")
+	s := newLogStream(t, r.f, r.workerID, r.f.EnvironmentID, "worker-worker-1")
+	agent.logs(sent{s: s, lines: printed(time.Now().Add(-time.Second),
+		"starting with token="+r.secrets["WORKER_TOKEN"],
+		"project "+r.secrets["PROJECT_TOKEN"]+", env "+r.secrets["ENV_TOKEN"]+".")})
+	lines, _ := readLogs(t, r.f, r.f.Owner.Token, r.workerID, r.f.EnvironmentID, nil)
+	want := []string{"starting with token=[redacted]", "project [redacted], env [redacted]."}
+	if got := texts(lines); !slices.Equal(got, want) {
+		t.Errorf("the worker's lines show %q, want %q", got, want)
 	}
 }
 

@@ -88,7 +88,7 @@ func checkRetention(t *testing.T, pg bool, a, b *Env) {
 			ServiceID: svc.ID, ReleaseID: "r", ClusterID: "c", Process: "web", Pod: "web-1", Container: "app", Stream: model.LogStdout, Line: text}
 	}
 	old, kept := line(today.Add(-time.Hour), "yesterday, late"), line(today.Add(12*time.Hour), "today, noon")
-	if err := store.AppendLogLines(ctx, a.Store.Q(), []model.LogLine{old, kept}); err != nil {
+	if _, err := store.AppendLogLines(ctx, a.Store.Q(), []model.LogLine{old, kept}); err != nil {
 		t.Fatal(err)
 	}
 	ev := model.KubeEvent{At: today.Add(-time.Hour), FirstAt: today.Add(-time.Hour), TenantID: svc.TenantID, ClusterID: "c",

@@ -189,6 +189,14 @@ func roleMatrix() map[string][]matrixCase {
 			nodeCase("namespaceTarget", func(f *Fixture) string { return f.NamespaceTargetID }, `... on NamespaceTarget { namespace }`, everyone),
 			nodeCase("service", func(f *Fixture) string { return f.ServiceID }, `... on Service { name }`, projectReaders),
 			nodeCase("release", func(f *Fixture) string { return f.ReleaseID }, `... on Release { number imageDigest }`, projectReaders),
+			{
+				name:  "service.logs",
+				query: `query($id: ID!, $e: ID!) { node(id: $id) { ... on Service { logs(environmentId: $e) { lines { number } } } } }`,
+				vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+					return map[string]any{"id": f.ServiceID, "e": f.EnvironmentID}
+				},
+				want: projectReaders,
+			},
 			nodeCase("deployment", func(f *Fixture) string { return f.DeploymentID }, `... on Deployment { stage }`, projectReaders),
 			{
 				name:  "auditEvent",

@@ -58,7 +58,7 @@ func BenchmarkLogStore(b *testing.B) {
 					Line: fmt.Sprintf(`level=info msg="request" method=GET path=/api/v1/items/%d status=200 duration_ms=%d bytes=%d`,
 						done*7919%100000, done%250, 512+done%4096)})
 			}
-			if err := s.Tx(ctx, func(q store.Querier) error { return store.AppendLogLines(ctx, q, batch) }); err != nil {
+			if err := s.Tx(ctx, func(q store.Querier) error { _, err := store.AppendLogLines(ctx, q, batch); return err }); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -33,6 +33,9 @@ func Tokens(cluster string) string   { return "tokens:" + cluster }
 func Build(id string) string       { return "build:" + id }
 func Builds(cluster string) string { return "builds:" + cluster }
 
+// Logs is noted when lines of a service in an environment were stored.
+func Logs(env, service string) string { return "logs:" + env + ":" + service }
+
 // User is noted when a user's access changes: a role, a membership, a
 // revoked API token. Their connections check their token again.
 func User(id string) string { return "user:" + id }

@@ -24,6 +24,8 @@ type AgentSide struct {
 	cluster model.ClusterID
 	tenant  model.TenantID
 	token   model.ConnectTokenID // empty when opened without a token (AgentSideOf)
+	// logs are the services the cluster runs, for its log lines.
+	logs logTargets
 }
 
 // Cluster is the cluster the side acts for.

@@ -2,8 +2,17 @@ package control
 
 import (
 	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
@@ -43,4 +52,311 @@ func (p *Plane) logRetentionJob(ctx context.Context, q *txn, rep *JobReport) (in
 	rep.LogPartitions = made
 	r, err := store.ExpireLogs(ctx, q, now.Add(-p.logRetention), expireLogsBatch)
 	return r.Partitions + int(r.Rows), err
+}
+
+// LogStreamIn is a stream of lines an agent sent (logs.v1): what printed
+// them, by the ids of the desired state it was given, and the lines.
+type LogStreamIn struct {
+	Environment model.EnvironmentID
+	Service     model.ServiceID
+	Release     model.ReleaseID
+	Process     string
+	Namespace   string
+	Pod         string
+	Container   string
+	Stderr      bool
+	Lines       []LogLine
+	// Gap says why lines are missing before these; it is stored as a
+	// marker line.
+	Gap string
+}
+
+// minRedacted is the shortest secret value replaced in logs: a shorter one
+// ("1", "on") would blank out ordinary text and say what the secret is.
+const minRedacted = 4
+
+// Redacted replaces a service's secret values in its log lines.
+const Redacted = "[redacted]"
+
+// logTarget is a service in an environment that runs on the cluster, as
+// its desired state says: where its lines belong and the secret values to
+// take out of them.
+type logTarget struct {
+	tenant   model.TenantID
+	project  model.ProjectID
+	releases map[model.ReleaseID]bool
+	redact   *strings.Replacer
+}
+
+// logTargets are the services the cluster runs, from its desired state
+// at revision rev (compiled again when the revision moves on).
+type logTargets struct {
+	mu      sync.Mutex
+	rev     int64
+	targets map[[2]string]*logTarget
+}
+
+// logTargetsNow returns the cluster's services, compiling its desired state
+// when its revision changed since the last call.
+func (a *AgentSide) logTargetsNow(ctx context.Context) (map[[2]string]*logTarget, error) {
+	rev, err := a.DesiredRevision(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.logs.mu.Lock()
+	defer a.logs.mu.Unlock()
+	if a.logs.targets != nil && a.logs.rev == rev {
+		return a.logs.targets, nil
+	}
+	rev, st, err := a.State(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[[2]string]*logTarget{}
+	for _, ns := range st.Namespaces {
+		for _, svc := range ns.Services {
+			t := &logTarget{tenant: a.tenant, releases: map[model.ReleaseID]bool{svc.ReleaseID: true}}
+			var pairs []string
+			for _, e := range svc.Env {
+				if e.Secret && len(e.Value) >= minRedacted {
+					pairs = append(pairs, e.Value, Redacted)
+				}
+			}
+			// Longer values first, so that one inside another goes whole.
+			t.redact = strings.NewReplacer(sortedPairs(pairs)...)
+			out[[2]string{string(ns.EnvID), string(svc.ID)}] = t
+		}
+	}
+	a.logs.rev, a.logs.targets = rev, out
+	return out, nil
+}
+
+// sortedPairs orders old/new pairs by the old value's length, longest
+// first.
+func sortedPairs(pairs []string) []string {
+	type pair struct{ old, new string }
+	ps := make([]pair, 0, len(pairs)/2)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		ps = append(ps, pair{pairs[i], pairs[i+1]})
+	}
+	sort.SliceStable(ps, func(i, j int) bool { return len(ps[i].old) > len(ps[j].old) })
+	out := make([]string, 0, len(pairs))
+	for _, p := range ps {
+		out = append(out, p.old, p.new)
+	}
+	return out
+}
+
+// Logs stores the lines an agent sent: each stream must name a service
+// its cluster runs (in an environment placed there) and a release of that
+// service, or it is dropped; secret values of the service are replaced
+// with Redacted before anything is stored; times outside the retention
+// (or in the future) are taken as the time received; lines at or before
+// the last stored of their stream are a resend and skipped. Subscribers of
+// the services are told. It returns the lines stored.
+func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error) {
+	ctx = a.as(ctx)
+	p := a.p
+	targets, err := a.logTargetsNow(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now := p.now()
+	oldest := now.Add(-p.logRetention).Add(time.Hour)
+	var lines []model.LogLine
+	var dropped []string
+	topics := map[string]bool{}
+	for _, s := range streams {
+		t := targets[[2]string{string(s.Environment), string(s.Service)}]
+		if t == nil {
+			dropped = append(dropped, string(s.Environment)+"/"+string(s.Service))
+			continue
+		}
+		if !t.releases[s.Release] {
+			ok, err := a.releaseOf(ctx, s.Release, s.Service)
+			if err != nil {
+				return 0, err
+			}
+			if !ok {
+				dropped = append(dropped, string(s.Service)+"@"+string(s.Release))
+				continue
+			}
+			a.logs.mu.Lock()
+			t.releases[s.Release] = true
+			a.logs.mu.Unlock()
+		}
+		if t.project == "" {
+			env, err := store.Environments.Get(ctx, a.q(ctx), s.Environment)
+			if err != nil {
+				return 0, err
+			}
+			a.logs.mu.Lock()
+			t.project = env.ProjectID
+			a.logs.mu.Unlock()
+		}
+		base := model.LogLine{TenantID: t.tenant, ProjectID: t.project, EnvironmentID: s.Environment, ServiceID: s.Service, ReleaseID: s.Release,
+			ClusterID: a.cluster, Process: s.Process, Pod: s.Pod, Container: s.Container, Stream: model.LogStdout}
+		if s.Stderr {
+			base.Stream = model.LogStderr
+		}
+		at := func(x time.Time) time.Time {
+			if x.Before(oldest) || x.After(now.Add(5*time.Minute)) {
+				return now
+			}
+			return x
+		}
+		if s.Gap != "" {
+			m := base
+			m.Stream, m.At = model.LogMarker, now
+			if len(s.Lines) > 0 {
+				m.At = at(s.Lines[0].At).Add(-time.Nanosecond)
+			}
+			m.Line = p.cleanLine("[nebula] lines of " + s.Pod + "/" + s.Container + " are missing here: " + t.redact.Replace(s.Gap))
+			lines = append(lines, m)
+		}
+		for _, l := range s.Lines {
+			x := base
+			x.At, x.Line = at(l.At), p.cleanLine(t.redact.Replace(l.Text))
+			lines = append(lines, x)
+		}
+		topics[bus.Logs(string(s.Environment), string(s.Service))] = true
+	}
+	if len(dropped) > 0 {
+		p.log.Warn("dropped log streams of services the cluster does not run", "cluster", a.cluster, "streams", clipText(strings.Join(dropped, ", "), 500))
+	}
+	if len(lines) == 0 {
+		return 0, nil
+	}
+	if err := p.ensureLogDays(ctx, lines); err != nil {
+		return 0, err
+	}
+	var stored []model.LogLine
+	err = p.tx(ctx, func(q *txn) error {
+		var err error
+		if stored, err = store.AppendLogLines(ctx, q, lines); err != nil {
+			return err
+		}
+		if len(stored) == 0 {
+			return nil
+		}
+		return p.note(ctx, q, slices.Sorted(maps.Keys(topics))...)
+	})
+	return len(stored), err
+}
+
+// releaseOf says whether a release is one of the service's (a pod of the
+// release before the current one prints during a rollout).
+func (a *AgentSide) releaseOf(ctx context.Context, r model.ReleaseID, svc model.ServiceID) (bool, error) {
+	rel, err := store.Releases.Get(ctx, a.q(ctx), r)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return rel.ServiceID == svc, nil
+}
+
+// ensureLogDays makes sure the days the lines fall on have their
+// partitions; the days this process made sure of once are not looked at
+// again (the retention job keeps them until they expire).
+func (p *Plane) ensureLogDays(ctx context.Context, lines []model.LogLine) error {
+	var from, to time.Time
+	missing := false
+	p.logDaysMu.Lock()
+	for _, l := range lines {
+		day := l.At.UTC().Truncate(24 * time.Hour)
+		if p.logDays[day] {
+			continue
+		}
+		missing = true
+		if from.IsZero() || day.Before(from) {
+			from = day
+		}
+		if day.After(to) {
+			to = day
+		}
+	}
+	p.logDaysMu.Unlock()
+	if !missing {
+		return nil
+	}
+	if err := p.tx(ctx, func(q *txn) error {
+		_, err := store.EnsureLogPartitions(ctx, q, from, to)
+		return err
+	}); err != nil {
+		return err
+	}
+	p.logDaysMu.Lock()
+	defer p.logDaysMu.Unlock()
+	if p.logDays == nil {
+		p.logDays = map[time.Time]bool{}
+	}
+	for d := from; !d.After(to); d = d.Add(24 * time.Hour) {
+		p.logDays[d] = true
+	}
+	return nil
+}
+
+// LogRead selects lines of a service in an environment (store.LogQuery
+// without the ids); Deployment, when set, keeps its release's lines.
+type LogRead struct {
+	After, Before int64
+	Since, Until  time.Time
+	Text          string
+	Stream        *model.LogStream
+	Pod           string
+	Deployment    model.DeploymentID
+	Limit         int
+	Last          bool
+}
+
+// ServiceLogs reads lines a service printed in an environment, within
+// the retention; viewers of the project may.
+func (p *Plane) ServiceLogs(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, r LogRead) ([]model.LogLine, error) {
+	svc, err := get(ctx, p, p.q(ctx), store.Services, svcID, authz.LogRead)
+	if err != nil {
+		return nil, err
+	}
+	env, err := get(ctx, p, p.q(ctx), store.Environments, envID, authz.EnvironmentRead)
+	if err != nil {
+		return nil, err
+	}
+	if env.ProjectID != svc.ProjectID {
+		return nil, Invalid("the environment belongs to another project than the service", "environmentId")
+	}
+	if r.Limit < 0 || r.Limit > 1000 {
+		return nil, Invalid("at most 1000 lines at a time", "first")
+	}
+	if len(r.Text) > 500 || len(r.Pod) > 253 {
+		return nil, Invalid("text must be at most 500 characters and pod 253", "filter")
+	}
+	q := store.LogQuery{EnvironmentID: env.ID, ServiceID: svc.ID, After: r.After, Before: r.Before, Since: r.Since,
+		Until: r.Until, Text: r.Text, Stream: r.Stream, Pod: r.Pod, Limit: r.Limit, Last: r.Last}
+	// Lines past the retention may wait for their day's partition to go:
+	// they are not shown.
+	if oldest := p.now().Add(-p.logRetention); q.Since.Before(oldest) {
+		q.Since = oldest
+	}
+	if r.Deployment != "" {
+		d, err := store.Deployments.Get(ctx, p.q(ctx), r.Deployment)
+		if errors.Is(err, store.ErrNotFound) || err == nil && (d.ServiceID != svc.ID || d.EnvironmentID != env.ID) {
+			return nil, Invalid("deployment "+string(r.Deployment)+" is not one of this service in this environment", "filter", "deploymentId")
+		}
+		if err != nil {
+			return nil, err
+		}
+		q.Release = d.ReleaseID
+	}
+	return store.LogLinesOf(ctx, p.q(ctx), q)
+}
+
+// LastLogLine is the number of the last line a service printed in an
+// environment (0 for none): where a live tail starts.
+func (p *Plane) LastLogLine(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID) (int64, error) {
+	lines, err := p.ServiceLogs(ctx, svcID, envID, LogRead{Limit: 1, Last: true})
+	if err != nil || len(lines) == 0 {
+		return 0, err
+	}
+	return lines[0].Seq, nil
 }

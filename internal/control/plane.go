@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -60,8 +61,11 @@ type Plane struct {
 	releases *store.ReleaseCache
 	// builds bound the builds run on the clusters.
 	builds BuildSettings
-	// logRetention is how long container logs and events are kept.
+	// logRetention is how long container logs and events are kept;
+	// logDays the days whose partitions this process made sure of.
 	logRetention time.Duration
+	logDaysMu    sync.Mutex
+	logDays      map[time.Time]bool
 	// gitHeads reads branch heads for a deploy of one.
 	gitHeads *gitremote.Resolver
 }

@@ -39,6 +39,8 @@ type session struct {
 	// last sent (writer only).
 	builds     bool
 	lastBuilds []byte
+	// logs: the agent sends container logs (logs.v1).
+	logs bool
 
 	mu sync.Mutex
 	// handed is a state the recompile computed and handed over with its
@@ -144,6 +146,7 @@ func (s *session) run(ctx context.Context) {
 	c := string(s.cluster)
 	sub := h.plane.Bus().Subscribe(bus.Revision(c), bus.Commands(c), bus.Tokens(c), bus.Builds(c))
 	s.builds = slices.Contains(caps, protocol.CapBuilds)
+	s.logs = slices.Contains(caps, protocol.CapLogs)
 	defer sub.Close()
 	s.notes = sub.C // the writer follows it
 	s.side.Connected(ctx)
@@ -190,6 +193,12 @@ func (s *session) run(ctx context.Context) {
 			err = s.side.Stage(ctx, StageOf(m))
 		case *protocol.BuildReport:
 			err = s.buildReport(ctx, m)
+		case *protocol.Logs:
+			if !s.logs {
+				s.close(protocol.CloseMalformed, "logs without the logs.v1 capability")
+				return
+			}
+			_, err = s.side.Logs(ctx, LogsOf(m))
 		case *protocol.Hello:
 			s.close(protocol.CloseMalformed, "hello may only open a session")
 			return

@@ -62,3 +62,18 @@ func BuildsOf(js []control.BuildJob) protocol.Builds {
 	}
 	return out
 }
+
+// LogsOf translates the streams of a logs message.
+func LogsOf(m *protocol.Logs) []control.LogStreamIn {
+	out := make([]control.LogStreamIn, len(m.Streams))
+	for i, s := range m.Streams {
+		lines := make([]control.LogLine, len(s.Lines))
+		for j, l := range s.Lines {
+			lines[j] = control.LogLine{At: l.At, Text: l.Text}
+		}
+		out[i] = control.LogStreamIn{Environment: model.EnvironmentID(s.Environment), Service: model.ServiceID(s.Service),
+			Release: model.ReleaseID(s.Release), Process: s.Process, Namespace: s.Namespace, Pod: s.Pod, Container: s.Container,
+			Stderr: s.Stream == "stderr", Lines: lines, Gap: s.Gap}
+	}
+	return out
+}

@@ -1,6 +1,10 @@
 package model
 
-import "time"
+import (
+	"fmt"
+	"io"
+	"time"
+)
 
 // What runs, seen from the API (issue 13): the lines the containers of a
 // service print and the Kubernetes events of the objects the agent
@@ -63,3 +67,22 @@ type KubeEvent struct {
 }
 
 func (e *KubeEvent) Scope() Scope { return Scope{Tenant: e.TenantID, Project: e.ProjectID} }
+
+var logStreamNames = map[LogStream]string{LogMarker: "MARKER", LogStdout: "STDOUT", LogStderr: "STDERR"}
+
+func (s LogStream) String() string { return logStreamNames[s] }
+
+func (s LogStream) MarshalGQL(w io.Writer) { fmt.Fprintf(w, "%q", s.String()) }
+
+func (s *LogStream) UnmarshalGQL(x any) error {
+	str, ok := x.(string)
+	if ok {
+		for k, v := range logStreamNames {
+			if v == str {
+				*s = k
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%v is not a LogStream (STDOUT, STDERR, MARKER)", x)
+}

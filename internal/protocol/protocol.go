@@ -35,10 +35,11 @@ const (
 	CapCommands     = "commands.v1"
 	CapStages       = "stages.v1"
 	CapBuilds       = "builds.v1"
+	CapLogs         = "logs.v1"
 )
 
 // Known is every capability this build implements.
-var Known = []string{CapDesiredState, CapAcks, CapInventory, CapCommands, CapStages, CapBuilds}
+var Known = []string{CapDesiredState, CapAcks, CapInventory, CapCommands, CapStages, CapBuilds, CapLogs}
 
 // Close codes (RFC 6455 private range) the control plane ends a session with.
 const (
@@ -63,6 +64,9 @@ const (
 	// the whole set each time), and what one did (agent → control plane).
 	TypeBuilds      = "builds"
 	TypeBuildReport = "buildReport"
+	// logs.v1: lines the containers of managed pods printed (agent →
+	// control plane).
+	TypeLogs = "logs"
 )
 
 // Envelope is every frame.
@@ -317,6 +321,8 @@ func Decode(frame []byte) (any, error) {
 			return &Stage{}
 		case TypeBuildReport:
 			return &BuildReport{}
+		case TypeLogs:
+			return &Logs{}
 		}
 		return nil
 	})
@@ -477,4 +483,69 @@ func clip(s string) string {
 		return s[:40] + "…"
 	}
 	return s
+}
+
+// Bounds of one logs message.
+const (
+	MaxLogStreams   = 500
+	MaxLogLines     = 5000
+	MaxLogLineBytes = 64 << 10
+)
+
+// Logs carries lines containers printed, by stream. Each stream names
+// what printed it by the ids of the desired state the agent was given
+// (the control plane checks them against the cluster) and the pod's names.
+// Lines of a stream are in the order printed, with the times the API
+// server gave them; the control plane keeps those after the last it
+// stored for the stream, so a resend is harmless. Gap, when set, says
+// why lines are missing before these (the pod went away, the log was
+// rotated, a rate cap was hit): it is stored as a marker line.
+type Logs struct {
+	Streams []LogStream `json:"streams"`
+}
+
+type LogStream struct {
+	Environment string    `json:"environment"`
+	Service     string    `json:"service"`
+	Release     string    `json:"release"`
+	Process     string    `json:"process"`
+	Namespace   string    `json:"namespace"`
+	Pod         string    `json:"pod"`
+	Container   string    `json:"container"`
+	Stream      string    `json:"stream"` // stdout or stderr
+	Lines       []LogLine `json:"lines,omitempty"`
+	Gap         string    `json:"gap,omitempty"`
+}
+
+func (m *Logs) validate() error {
+	if len(m.Streams) == 0 || len(m.Streams) > MaxLogStreams {
+		return fmt.Errorf("1 to %d streams", MaxLogStreams)
+	}
+	n := 0
+	for _, s := range m.Streams {
+		for _, f := range []string{s.Environment, s.Service, s.Release, s.Process, s.Namespace, s.Pod, s.Container} {
+			if f == "" || len(f) > 253 || strings.ContainsFunc(f, func(c rune) bool { return c <= ' ' || c == 0x7f }) {
+				return errors.New("a stream needs its environment, service, release, process, namespace, pod and container (1 to 253 characters without spaces)")
+			}
+		}
+		if s.Stream != "stdout" && s.Stream != "stderr" {
+			return fmt.Errorf("stream %q is not stdout or stderr", clip(s.Stream))
+		}
+		if len(s.Lines) == 0 && s.Gap == "" {
+			return errors.New("a stream without lines or a gap")
+		}
+		if len(s.Gap) > 1000 {
+			return errors.New("gap over 1000 bytes")
+		}
+		for _, l := range s.Lines {
+			if len(l.Text) > MaxLogLineBytes {
+				return fmt.Errorf("a line over %d bytes", MaxLogLineBytes)
+			}
+		}
+		n += len(s.Lines)
+	}
+	if n > MaxLogLines {
+		return fmt.Errorf("over %d lines", MaxLogLines)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,13 +38,15 @@ func scanOne(ctx context.Context, q Querier, dest []any, sql string, args ...any
 	return rows.Err()
 }
 
-// AppendLogLines stores lines and numbers them: each gets the next Seq of
-// its service in its environment, taken under that position's row lock,
-// so that lines are numbered in the order their transactions commit. A
-// line names its source (pod, container, stream, release, cluster,
-// process) by id (log_sources). The days the lines fall on must have their
-// partitions (EnsureLogPartitions).
-func AppendLogLines(ctx context.Context, q Querier, lines []model.LogLine) error {
+// AppendLogLines stores lines and returns those it stored, numbered: a
+// line at or before the last one stored of its source (the same pod,
+// container, stream, release) is taken for a resend and skipped; the
+// others get the next Seq of their service in their environment, taken
+// under that position's row lock, so that lines are numbered in the order
+// their transactions commit. Lines of one source must come in the order
+// printed. A line names its source by id (log_sources). The days the lines
+// fall on must have their partitions (EnsureLogPartitions).
+func AppendLogLines(ctx context.Context, q Querier, lines []model.LogLine) ([]model.LogLine, error) {
 	type posKey struct {
 		env model.EnvironmentID
 		svc model.ServiceID
@@ -53,61 +56,86 @@ func AppendLogLines(ctx context.Context, q Querier, lines []model.LogLine) error
 		release, cluster, process, pod, cntnr string
 		stream                                model.LogStream
 	}
-	type position struct{ id, next int64 }
-	var order []posKey
-	count := map[posKey]int64{}
-	first := map[posKey]model.LogLine{}
-	for _, l := range lines {
-		k := posKey{l.EnvironmentID, l.ServiceID}
-		if count[k] == 0 {
-			order = append(order, k)
-			first[k] = l
-		}
-		count[k]++
+	type position struct{ id, last int64 }
+	type source struct {
+		id     int64
+		stored time.Time // the last line stored before
+		last   time.Time // and after these
+		new    bool
+	}
+	// Times are stored to the microsecond: compared at that precision, a
+	// resent line is the one stored.
+	lines = slices.Clone(lines)
+	for i := range lines {
+		lines[i].At = lines[i].At.UTC().Truncate(time.Microsecond)
 	}
 	pos := map[posKey]*position{}
-	for _, k := range order {
-		var id, last int64
-		l := first[k]
-		if err := scanOne(ctx, q, []any{&id, &last}, `INSERT INTO log_positions (environment_id, service_id, tenant_id, project_id, last_seq)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (environment_id, service_id) DO UPDATE SET last_seq = log_positions.last_seq + excluded.last_seq
-			RETURNING id, last_seq`, string(k.env), string(k.svc), string(l.TenantID), string(l.ProjectID), count[k]); err != nil {
-			return fmt.Errorf("numbering log lines: %w", err)
+	for _, l := range lines {
+		k := posKey{l.EnvironmentID, l.ServiceID}
+		if pos[k] != nil {
+			continue
 		}
-		pos[k] = &position{id: id, next: last - count[k] + 1}
+		p := &position{}
+		// The row is locked until the transaction ends.
+		if err := scanOne(ctx, q, []any{&p.id, &p.last}, `INSERT INTO log_positions (environment_id, service_id, tenant_id, project_id, last_seq)
+			VALUES ($1, $2, $3, $4, 0) ON CONFLICT (environment_id, service_id) DO UPDATE SET last_seq = log_positions.last_seq
+			RETURNING id, last_seq`, string(k.env), string(k.svc), string(l.TenantID), string(l.ProjectID)); err != nil {
+			return nil, fmt.Errorf("numbering log lines: %w", err)
+		}
+		pos[k] = p
 	}
-	sources := map[srcKey]int64{}
-	latest := map[srcKey]time.Time{}
-	var srcOrder []srcKey
 	keyOf := func(l model.LogLine) srcKey {
 		return srcKey{pos[posKey{l.EnvironmentID, l.ServiceID}].id, string(l.ReleaseID), string(l.ClusterID), l.Process, l.Pod, l.Container, l.Stream}
 	}
+	srcs := map[srcKey]*source{}
+	var kept []model.LogLine
 	for _, l := range lines {
 		k := keyOf(l)
-		if _, ok := latest[k]; !ok {
-			srcOrder = append(srcOrder, k)
+		src := srcs[k]
+		if src == nil {
+			src = &source{}
+			err := scanOne(ctx, q, []any{&src.id, &src.stored}, `SELECT id, last_at FROM log_sources WHERE position_id = $1 AND pod = $2
+				AND container = $3 AND stream = $4 AND release_id = $5 AND cluster_id = $6 AND process = $7`+q.Dialect().ForUpdate,
+				k.pos, k.pod, k.cntnr, int(k.stream), k.release, k.cluster, k.process)
+			switch {
+			case errors.Is(err, ErrNotFound):
+				src.new = true
+			case err != nil:
+				return nil, fmt.Errorf("reading a log source: %w", err)
+			}
+			src.last = src.stored
+			srcs[k] = src
 		}
-		if l.At.After(latest[k]) {
-			latest[k] = l.At
+		if !src.new && !l.At.After(src.stored) {
+			continue // stored already
+		}
+		if l.At.After(src.last) {
+			src.last = l.At
+		}
+		p := pos[posKey{l.EnvironmentID, l.ServiceID}]
+		p.last++
+		l.Seq = p.last
+		kept = append(kept, l)
+	}
+	for k, src := range srcs {
+		var err error
+		if src.new {
+			err = scanOne(ctx, q, []any{&src.id}, `INSERT INTO log_sources (position_id, release_id, cluster_id, process, pod, container, stream, last_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`, k.pos, k.release, k.cluster, k.process, k.pod, k.cntnr, int(k.stream), src.last.UTC())
+		} else {
+			_, err = q.Exec(ctx, `UPDATE log_sources SET last_at = $1 WHERE id = $2`, src.last.UTC(), src.id)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("naming a log source: %w", err)
 		}
 	}
-	for _, k := range srcOrder {
-		var id int64
-		if err := scanOne(ctx, q, []any{&id}, `INSERT INTO log_sources (position_id, release_id, cluster_id, process, pod, container, stream, last_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-			ON CONFLICT (position_id, pod, container, stream, release_id, cluster_id, process) DO UPDATE SET last_at = excluded.last_at
-			RETURNING id`, k.pos, k.release, k.cluster, k.process, k.pod, k.cntnr, int(k.stream), latest[k].UTC()); err != nil {
-			return fmt.Errorf("naming a log source: %w", err)
+	for _, p := range pos {
+		if _, err := q.Exec(ctx, `UPDATE log_positions SET last_seq = $1 WHERE id = $2`, p.last, p.id); err != nil {
+			return nil, fmt.Errorf("numbering log lines: %w", err)
 		}
-		sources[k] = id
-	}
-	for i := range lines {
-		p := pos[posKey{lines[i].EnvironmentID, lines[i].ServiceID}]
-		lines[i].Seq = p.next
-		p.next++
 	}
 	const cols = 5
-	for rest := lines; len(rest) > 0; {
+	for rest := kept; len(rest) > 0; {
 		chunk := rest[:min(len(rest), logRowsPerInsert)]
 		rest = rest[len(chunk):]
 		var sql strings.Builder
@@ -119,13 +147,13 @@ func AppendLogLines(ctx context.Context, q Querier, lines []model.LogLine) error
 			}
 			fmt.Fprintf(&sql, "($%d, $%d, $%d, $%d, $%d)", cols*i+1, cols*i+2, cols*i+3, cols*i+4, cols*i+5)
 			k := keyOf(l)
-			args = append(args, k.pos, l.Seq, l.At.UTC(), sources[k], l.Line)
+			args = append(args, k.pos, l.Seq, l.At.UTC(), srcs[k].id, l.Line)
 		}
 		if _, err := q.Exec(ctx, sql.String(), args...); err != nil {
-			return fmt.Errorf("storing log lines: %w", err)
+			return nil, fmt.Errorf("storing log lines: %w", err)
 		}
 	}
-	return nil
+	return kept, nil
 }
 
 // LogQuery selects lines of one service in one environment.
@@ -336,7 +364,8 @@ func partitionName(table string, day time.Time) string {
 	return table + "_p" + day.Format("20060102")
 }
 
-// LogPartitions lists the day partitions of the log tables, by table and
+// LogPartitions lists the day partitions of the log tables, log_lines's
+// first (the order every change of partitions locks the tables in), by
 // day; none on SQLite, which does not partition.
 func LogPartitions(ctx context.Context, q Querier) ([]LogPartition, error) {
 	if q.Dialect().Name != "postgres" {
@@ -344,7 +373,7 @@ func LogPartitions(ctx context.Context, q Querier) ([]LogPartition, error) {
 	}
 	rows, err := q.Query(ctx, `SELECT p.relname, c.relname FROM pg_inherits i
 		JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
-		WHERE p.relname = ANY($1) ORDER BY p.relname, c.relname`, logTables)
+		WHERE p.relname = ANY($1) ORDER BY p.relname DESC, c.relname`, logTables)
 	if err != nil {
 		return nil, fmt.Errorf("listing log partitions: %w", err)
 	}

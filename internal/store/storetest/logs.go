@@ -41,7 +41,8 @@ func testLogQueries(t *testing.T, s *store.Store) {
 			line(other.ID, day.Add(-time.Hour), "worker-1", model.LogStdout, "worker up"),
 			line(g.service.ID, day.Add(time.Hour), "web-2", model.LogStderr, "panic: nil map"),
 		}
-		wantNoErr(t, "appending", store.AppendLogLines(ctx, s.Q(), first))
+		first, err := store.AppendLogLines(ctx, s.Q(), first)
+		wantNoErr(t, "appending", err)
 		if first[0].Seq != 1 || first[1].Seq != 1 || first[2].Seq != 2 {
 			t.Errorf("seqs %d %d %d, want 1 1 2", first[0].Seq, first[1].Seq, first[2].Seq)
 		}
@@ -50,9 +51,23 @@ func testLogQueries(t *testing.T, s *store.Store) {
 			more = append(more, line(g.service.ID, day.Add(2*time.Hour+time.Duration(i)*time.Second), "web-1", model.LogStdout,
 				fmt.Sprintf("GET /items/%d 200", i)))
 		}
-		wantNoErr(t, "appending more", store.AppendLogLines(ctx, s.Q(), more))
-		if more[0].Seq != 3 || more[4].Seq != 7 {
-			t.Errorf("the second batch is numbered %d..%d, want 3..7", more[0].Seq, more[4].Seq)
+		// A resend of what is stored, then two lines at one moment.
+		resent := append([]model.LogLine{first[0]}, more...)
+		more, err = store.AppendLogLines(ctx, s.Q(), resent)
+		wantNoErr(t, "appending more", err)
+		if len(more) != 5 || more[0].Seq != 3 || more[4].Seq != 7 {
+			t.Errorf("the second batch stored %d lines numbered %d..%d, want 5, 3..7", len(more), more[0].Seq, more[len(more)-1].Seq)
+		}
+		again, err := store.AppendLogLines(ctx, s.Q(), resent)
+		wantNoErr(t, "appending it again", err)
+		if len(again) != 0 {
+			t.Errorf("a resend stored %d lines again", len(again))
+		}
+		same := line(g.service.ID, day.Add(3*time.Hour), "web-1", model.LogStdout, "two lines")
+		twice, err := store.AppendLogLines(ctx, s.Q(), []model.LogLine{same, same})
+		wantNoErr(t, "appending two lines of one moment", err)
+		if len(twice) != 2 || twice[1].Seq != 9 {
+			t.Errorf("two lines printed at one moment: stored %+v", twice)
 		}
 		read := func(lq store.LogQuery) []int64 {
 			t.Helper()
@@ -70,11 +85,11 @@ func testLogQueries(t *testing.T, s *store.Store) {
 			q    store.LogQuery
 			want []int64
 		}{
-			{"all", store.LogQuery{}, []int64{1, 2, 3, 4, 5, 6, 7}},
-			{"after", store.LogQuery{After: 5}, []int64{6, 7}},
+			{"all", store.LogQuery{}, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9}},
+			{"after", store.LogQuery{After: 5}, []int64{6, 7, 8, 9}},
 			{"before, last 2", store.LogQuery{Before: 6, Limit: 2, Last: true}, []int64{4, 5}},
 			{"first 2", store.LogQuery{Limit: 2}, []int64{1, 2}},
-			{"since", store.LogQuery{Since: day}, []int64{2, 3, 4, 5, 6, 7}},
+			{"since", store.LogQuery{Since: day}, []int64{2, 3, 4, 5, 6, 7, 8, 9}},
 			{"until", store.LogQuery{Until: day.Add(2 * time.Hour)}, []int64{1, 2}},
 			{"a pod", store.LogQuery{Pod: "web-2"}, []int64{2}},
 			{"stderr", store.LogQuery{Stream: &stderr}, []int64{2}},
@@ -191,8 +206,8 @@ func testLogQueries(t *testing.T, s *store.Store) {
 		}
 		kept, err := store.LogLinesOf(ctx, s.Q(), store.LogQuery{EnvironmentID: g.env.ID, ServiceID: g.service.ID, Limit: 10})
 		wantNoErr(t, "reading the service", err)
-		if got := collect(kept, func(l model.LogLine) int64 { return l.Seq }); !slices.Equal(got, []int64{2, 3, 4, 5, 6, 7}) {
-			t.Errorf("lines kept %v, want 2..7", got)
+		if got := collect(kept, func(l model.LogLine) int64 { return l.Seq }); !slices.Equal(got, []int64{2, 3, 4, 5, 6, 7, 8, 9}) {
+			t.Errorf("lines kept %v, want 2..9", got)
 		}
 		evs, err := store.KubeEventsOf(ctx, s.Q(), store.EventQuery{ClusterID: g.cluster.ID, Limit: 10})
 		wantNoErr(t, "reading events", err)

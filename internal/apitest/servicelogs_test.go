@@ -1,0 +1,190 @@
+package apitest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/testutil"
+)
+
+// logStream is a stream of a service's pod in a test: the ids its lines
+// are sent under (the agent takes them from its desired state).
+type logStream struct {
+	env, svc, release string // GraphQL ids
+	pod, stream       string
+}
+
+// newLogStream names the stream of the service's current release in the
+// environment (deployed before).
+func newLogStream(t *testing.T, f *Fixture, svc, env, pod string) logStream {
+	t.Helper()
+	r := f.MustDo(t, `query($s: ID!, $e: ID!) { node(id: $s) { ... on Service { releases(first: 1, environmentId: $e) { nodes { id } } } } }`,
+		map[string]any{"s": svc, "e": env})
+	rel := r.Str("node.releases.nodes.0.id")
+	if rel == "" {
+		t.Fatalf("service %s has no release in %s: %s", svc, env, r.Body)
+	}
+	return logStream{env: env, svc: svc, release: rel, pod: pod, stream: "stdout"}
+}
+
+// sent is what a logs message carries of one stream.
+type sent struct {
+	s     logStream
+	lines []protocol.LogLine
+	gap   string
+}
+
+// logs sends lines of streams as the agent does (logs.v1), one message.
+func (a *stageAgent) logs(streams ...sent) {
+	a.t.Helper()
+	var m protocol.Logs
+	for _, x := range streams {
+		s := x.s
+		m.Streams = append(m.Streams, protocol.LogStream{Environment: rawID(a.t, gid.Environment, s.env),
+			Service: rawID(a.t, gid.Service, s.svc), Release: rawID(a.t, gid.Release, s.release), Process: "web",
+			Namespace: "ns", Pod: s.pod, Container: "app", Stream: s.stream, Lines: x.lines, Gap: x.gap})
+	}
+	a.send(protocol.TypeLogs, m)
+	a.handled()
+}
+
+// printed makes lines printed one millisecond apart from at.
+func printed(at time.Time, texts ...string) []protocol.LogLine {
+	out := make([]protocol.LogLine, len(texts))
+	for i, s := range texts {
+		out[i] = protocol.LogLine{At: at.Add(time.Duration(i) * time.Millisecond).UTC(), Text: s}
+	}
+	return out
+}
+
+type shownLine struct {
+	Number int    `json:"number"`
+	Stream string `json:"stream"`
+	Text   string `json:"text"`
+	Pod    string `json:"pod"`
+}
+
+const logQuery = `query($s: ID!, $e: ID!, $f: LogFilter, $first: Int, $after: Int, $last: Int, $before: Int) { node(id: $s) { ... on Service {
+	logs(environmentId: $e, filter: $f, first: $first, after: $after, last: $last, before: $before) {
+		lines { number stream text pod container process release { id } } hasPreviousPage hasNextPage } } } }`
+
+func readLogs(t *testing.T, f *Fixture, token, svc, env string, vars map[string]any) ([]shownLine, Response) {
+	t.Helper()
+	v := map[string]any{"s": svc, "e": env}
+	for k, x := range vars {
+		v[k] = x
+	}
+	r := f.Env.MustDo(t, token, logQuery, v)
+	return decodeInto[[]shownLine](t, r.Get("node.logs.lines")), r
+}
+
+func texts(ls []shownLine) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.Text
+	}
+	return out
+}
+
+// An agent's lines of a service are stored and read back through the
+// API: the tail, pages both ways, the filters; a resend stores nothing
+// twice; a gap is a marker line; lines of a service the cluster does not
+// run are dropped; viewers read them, a subscription replays from a
+// cursor and follows live.
+func TestServiceLogs(t *testing.T) {
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		wsDeploy(t, f)
+		agent, _ := connectStageAgent(t, f, "prod-eu")
+		web := newLogStream(t, f, f.ServiceID, f.EnvironmentID, "api-web-1")
+		errs := web
+		errs.stream = "stderr"
+		at := time.Now().Add(-time.Minute)
+		agent.logs(sent{s: web, lines: printed(at, "listening on :8080", "GET /items 200", "GET /items/7 404")},
+			sent{s: errs, lines: printed(at.Add(10*time.Millisecond), "warning: slow query")})
+
+		tail, _ := readLogs(t, f, f.Users[Viewer].Token, f.ServiceID, f.EnvironmentID, nil)
+		if len(tail) != 4 || tail[0].Number != 1 || tail[3].Number != 4 {
+			t.Fatalf("the tail: %+v", tail)
+		}
+		// A resend (a reconnect) stores nothing twice; new lines follow.
+		agent.logs(sent{s: web, lines: append(printed(at, "listening on :8080", "GET /items 200", "GET /items/7 404"),
+			printed(at.Add(20*time.Millisecond), "GET /health 200")...)})
+		all, _ := readLogs(t, f, f.Users[Viewer].Token, f.ServiceID, f.EnvironmentID, map[string]any{"first": 100})
+		if got := texts(all); !slices.Equal(got, []string{"listening on :8080", "GET /items 200", "GET /items/7 404", "warning: slow query", "GET /health 200"}) {
+			t.Errorf("after a resend: %q", got)
+		}
+		// A gap: a marker before the lines after it.
+		agent.logs(sent{s: web, lines: printed(at.Add(time.Second), "back"), gap: "the log was rotated"})
+		last, r := readLogs(t, f, f.Users[Viewer].Token, f.ServiceID, f.EnvironmentID, map[string]any{"last": 2})
+		if len(last) != 2 || last[0].Stream != "MARKER" || !strings.Contains(last[0].Text, "the log was rotated") || last[1].Text != "back" ||
+			r.Get("node.logs.hasPreviousPage") != true || r.Get("node.logs.hasNextPage") != false {
+			t.Errorf("the gap: %+v %s", last, r.Body)
+		}
+		// Pages and filters.
+		page, r := readLogs(t, f, f.Owner.Token, f.ServiceID, f.EnvironmentID, map[string]any{"first": 2, "after": 1})
+		if got := texts(page); !slices.Equal(got, []string{"GET /items 200", "GET /items/7 404"}) || r.Get("node.logs.hasNextPage") != true ||
+			r.Get("node.logs.hasPreviousPage") != true {
+			t.Errorf("first 2 after 1: %q %s", got, r.Body)
+		}
+		for _, c := range []struct {
+			filter map[string]any
+			want   []string
+		}{
+			{map[string]any{"text": "/items"}, []string{"GET /items 200", "GET /items/7 404"}},
+			{map[string]any{"stream": "STDERR"}, []string{"warning: slow query"}},
+			{map[string]any{"pod": "api-web-9"}, []string{}},
+			{map[string]any{"since": at.Add(500 * time.Millisecond).Format(time.RFC3339Nano)}, []string{"[marker]", "back"}},
+		} {
+			got, _ := readLogs(t, f, f.Owner.Token, f.ServiceID, f.EnvironmentID, map[string]any{"f": c.filter, "first": 100})
+			shown := texts(got)
+			for i, l := range got {
+				if l.Stream == "MARKER" {
+					shown[i] = "[marker]"
+				}
+			}
+			if !slices.Equal(shown, c.want) && !(len(shown) == 0 && len(c.want) == 0) {
+				t.Errorf("filter %v: %q, want %q", c.filter, shown, c.want)
+			}
+		}
+		// Bad input is a clear error.
+		bad := env.Do(t, f.Owner.Token, logQuery, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "first": 5000})
+		if codes := bad.ErrorCodes(); !slices.Equal(codes, []string{"BAD_USER_INPUT"}) {
+			t.Errorf("first: 5000: %v", codes)
+		}
+		// Another tenant's admin: the service is not there.
+		outsider := env.NewFixture(t)
+		res := env.Do(t, outsider.Owner.Token, logQuery, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID})
+		if codes := res.ErrorCodes(); !slices.Equal(codes, []string{"NOT_FOUND"}) {
+			t.Errorf("another tenant reads the logs: %v %s", codes, res.Body)
+		}
+		sub := subscribeOn(t, env, outsider.Owner.Token, `subscription($s: ID!, $e: ID!) { serviceLogs(serviceId: $s, environmentId: $e) { number } }`,
+			map[string]any{"s": f.ServiceID, "e": f.EnvironmentID})
+		testutil.Eventually(t, 10*time.Second, "another tenant's subscription is refused", func() (bool, string) {
+			sub.mu.Lock()
+			defer sub.mu.Unlock()
+			return len(sub.msgs) > 0 && sub.msgs[0]["type"] == "error" && strings.Contains(fmt.Sprint(sub.msgs[0]), "NOT_FOUND"), fmt.Sprint(sub.msgs)
+		})
+		// A service the cluster does not run: dropped, nothing stored.
+		other := f.NewService(t, f.ProjectID, "other")
+		stray := web
+		stray.svc = other
+		agent.logs(sent{s: stray, lines: printed(at, "not mine")})
+		if got, _ := readLogs(t, f, f.Owner.Token, other, f.EnvironmentID, nil); len(got) != 0 {
+			t.Errorf("lines of a service the cluster does not run were stored: %+v", got)
+		}
+
+		// A subscription replays after a line and follows live.
+		s := subscribeOn(t, env, f.Users[Viewer].Token, `subscription($s: ID!, $e: ID!, $a: Int) { serviceLogs(serviceId: $s, environmentId: $e, after: $a) { number text } }`,
+			map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "a": 5})
+		marker := "[nebula] lines of api-web-1/app are missing here: the log was rotated"
+		s.waitValues(t, "serviceLogs.text", []string{marker, "back"})
+		agent.logs(sent{s: web, lines: printed(at.Add(2*time.Second), "live 1", "live 2")})
+		s.waitValues(t, "serviceLogs.text", []string{marker, "back", "live 1", "live 2"})
+	})
+}
