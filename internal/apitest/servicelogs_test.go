@@ -15,18 +15,20 @@ import (
 // logStream is a stream of a service's pod in a test: the ids its lines
 // are sent under (the agent takes them from its desired state).
 type logStream struct {
-	env, svc, release string // GraphQL ids
-	pod, stream       string
+	env, svc    string // GraphQL ids
+	release     int    // its number
+	pod, stream string
 }
 
 // newLogStream names the stream of the service's current release in the
 // environment (deployed before).
 func newLogStream(t *testing.T, f *Fixture, svc, env, pod string) logStream {
 	t.Helper()
-	r := f.MustDo(t, `query($s: ID!, $e: ID!) { node(id: $s) { ... on Service { releases(first: 1, environmentId: $e) { nodes { id } } } } }`,
+	r := f.MustDo(t, `query($s: ID!, $e: ID!) { node(id: $s) { ... on Service { releases(first: 1, environmentId: $e) { nodes { number } } } } }`,
 		map[string]any{"s": svc, "e": env})
-	rel := r.Str("node.releases.nodes.0.id")
-	if rel == "" {
+	n, _ := r.Get("node.releases.nodes.0.number").(float64)
+	rel := int(n)
+	if rel == 0 {
 		t.Fatalf("service %s has no release in %s: %s", svc, env, r.Body)
 	}
 	return logStream{env: env, svc: svc, release: rel, pod: pod, stream: "stdout"}
@@ -46,7 +48,7 @@ func (a *stageAgent) logs(streams ...sent) {
 	for _, x := range streams {
 		s := x.s
 		m.Streams = append(m.Streams, protocol.LogStream{Environment: rawID(a.t, gid.Environment, s.env),
-			Service: rawID(a.t, gid.Service, s.svc), Release: rawID(a.t, gid.Release, s.release), Process: "web",
+			Service: rawID(a.t, gid.Service, s.svc), Release: s.release, Process: "web",
 			Namespace: "ns", Pod: s.pod, Container: "app", Stream: s.stream, Lines: x.lines, Gap: x.gap})
 	}
 	a.send(protocol.TypeLogs, m)
@@ -177,6 +179,13 @@ func TestServiceLogs(t *testing.T) {
 		agent.logs(sent{s: stray, lines: printed(at, "not mine")})
 		if got, _ := readLogs(t, f, f.Owner.Token, other, f.EnvironmentID, nil); len(got) != 0 {
 			t.Errorf("lines of a service the cluster does not run were stored: %+v", got)
+		}
+		// A release the service does not have: dropped too.
+		unknown := web
+		unknown.release = 99
+		agent.logs(sent{s: unknown, lines: printed(at.Add(3*time.Second), "from nowhere")})
+		if got, _ := readLogs(t, f, f.Owner.Token, f.ServiceID, f.EnvironmentID, map[string]any{"f": map[string]any{"text": "nowhere"}}); len(got) != 0 {
+			t.Errorf("lines of an unknown release were stored: %+v", got)
 		}
 
 		// A subscription replays after a line and follows live.

@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -59,7 +60,7 @@ func (p *Plane) logRetentionJob(ctx context.Context, q *txn, rep *JobReport) (in
 type LogStreamIn struct {
 	Environment model.EnvironmentID
 	Service     model.ServiceID
-	Release     model.ReleaseID
+	Release     int // the release's number
 	Process     string
 	Namespace   string
 	Pod         string
@@ -84,7 +85,7 @@ const Redacted = "[redacted]"
 type logTarget struct {
 	tenant   model.TenantID
 	project  model.ProjectID
-	releases map[model.ReleaseID]bool
+	releases map[int]model.ReleaseID // by number
 	redact   *strings.Replacer
 }
 
@@ -115,7 +116,7 @@ func (a *AgentSide) logTargetsNow(ctx context.Context) (map[[2]string]*logTarget
 	out := map[[2]string]*logTarget{}
 	for _, ns := range st.Namespaces {
 		for _, svc := range ns.Services {
-			t := &logTarget{tenant: a.tenant, releases: map[model.ReleaseID]bool{svc.ReleaseID: true}}
+			t := &logTarget{tenant: a.tenant, releases: map[int]model.ReleaseID{svc.Release: svc.ReleaseID}}
 			var pairs []string
 			for _, e := range svc.Env {
 				if e.Secret && len(e.Value) >= minRedacted {
@@ -148,8 +149,8 @@ func sortedPairs(pairs []string) []string {
 }
 
 // Logs stores the lines an agent sent: each stream must name a service
-// its cluster runs (in an environment placed there) and a release of that
-// service, or it is dropped; secret values of the service are replaced
+// its cluster runs (in an environment placed there) and the number of a
+// release of that service there, or it is dropped; secret values of the service are replaced
 // with Redacted before anything is stored; times outside the retention
 // (or in the future) are taken as the time received; lines at or before
 // the last stored of their stream are a resend and skipped. Subscribers of
@@ -172,17 +173,21 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 			dropped = append(dropped, string(s.Environment)+"/"+string(s.Service))
 			continue
 		}
-		if !t.releases[s.Release] {
-			ok, err := a.releaseOf(ctx, s.Release, s.Service)
+		a.logs.mu.Lock()
+		release := t.releases[s.Release]
+		a.logs.mu.Unlock()
+		if release == "" {
+			rel, err := store.ReleaseByNumber(ctx, a.q(ctx), s.Service, s.Environment, s.Release)
+			if errors.Is(err, store.ErrNotFound) {
+				dropped = append(dropped, fmt.Sprintf("%s release %d", s.Service, s.Release))
+				continue
+			}
 			if err != nil {
 				return 0, err
 			}
-			if !ok {
-				dropped = append(dropped, string(s.Service)+"@"+string(s.Release))
-				continue
-			}
+			release = rel.ID
 			a.logs.mu.Lock()
-			t.releases[s.Release] = true
+			t.releases[s.Release] = release
 			a.logs.mu.Unlock()
 		}
 		if t.project == "" {
@@ -194,7 +199,7 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 			t.project = env.ProjectID
 			a.logs.mu.Unlock()
 		}
-		base := model.LogLine{TenantID: t.tenant, ProjectID: t.project, EnvironmentID: s.Environment, ServiceID: s.Service, ReleaseID: s.Release,
+		base := model.LogLine{TenantID: t.tenant, ProjectID: t.project, EnvironmentID: s.Environment, ServiceID: s.Service, ReleaseID: release,
 			ClusterID: a.cluster, Process: s.Process, Pod: s.Pod, Container: s.Container, Stream: model.LogStdout}
 		if s.Stderr {
 			base.Stream = model.LogStderr
@@ -242,19 +247,6 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 		return p.note(ctx, q, slices.Sorted(maps.Keys(topics))...)
 	})
 	return len(stored), err
-}
-
-// releaseOf says whether a release is one of the service's (a pod of the
-// release before the current one prints during a rollout).
-func (a *AgentSide) releaseOf(ctx context.Context, r model.ReleaseID, svc model.ServiceID) (bool, error) {
-	rel, err := store.Releases.Get(ctx, a.q(ctx), r)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return rel.ServiceID == svc, nil
 }
 
 // ensureLogDays makes sure the days the lines fall on have their

@@ -72,7 +72,7 @@ func LogsOf(m *protocol.Logs) []control.LogStreamIn {
 			lines[j] = control.LogLine{At: l.At, Text: l.Text}
 		}
 		out[i] = control.LogStreamIn{Environment: model.EnvironmentID(s.Environment), Service: model.ServiceID(s.Service),
-			Release: model.ReleaseID(s.Release), Process: s.Process, Namespace: s.Namespace, Pod: s.Pod, Container: s.Container,
+			Release: s.Release, Process: s.Process, Namespace: s.Namespace, Pod: s.Pod, Container: s.Container,
 			Stderr: s.Stream == "stderr", Lines: lines, Gap: s.Gap}
 	}
 	return out

@@ -493,8 +493,10 @@ const (
 )
 
 // Logs carries lines containers printed, by stream. Each stream names
-// what printed it by the ids of the desired state the agent was given
-// (the control plane checks them against the cluster) and the pod's names.
+// what printed it by the environment and service ids of the desired state
+// the agent was given and the release number its pod is labelled with
+// (the control plane checks them against the cluster), and the pod's
+// names.
 // Lines of a stream are in the order printed, with the times the API
 // server gave them; the control plane keeps those after the last it
 // stored for the stream, so a resend is harmless. Gap, when set, says
@@ -507,7 +509,7 @@ type Logs struct {
 type LogStream struct {
 	Environment string    `json:"environment"`
 	Service     string    `json:"service"`
-	Release     string    `json:"release"`
+	Release     int       `json:"release"`
 	Process     string    `json:"process"`
 	Namespace   string    `json:"namespace"`
 	Pod         string    `json:"pod"`
@@ -523,10 +525,13 @@ func (m *Logs) validate() error {
 	}
 	n := 0
 	for _, s := range m.Streams {
-		for _, f := range []string{s.Environment, s.Service, s.Release, s.Process, s.Namespace, s.Pod, s.Container} {
+		for _, f := range []string{s.Environment, s.Service, s.Process, s.Namespace, s.Pod, s.Container} {
 			if f == "" || len(f) > 253 || strings.ContainsFunc(f, func(c rune) bool { return c <= ' ' || c == 0x7f }) {
-				return errors.New("a stream needs its environment, service, release, process, namespace, pod and container (1 to 253 characters without spaces)")
+				return errors.New("a stream needs its environment, service, process, namespace, pod and container (1 to 253 characters without spaces)")
 			}
+		}
+		if s.Release < 1 {
+			return errors.New("a stream needs its release number")
 		}
 		if s.Stream != "stdout" && s.Stream != "stderr" {
 			return fmt.Errorf("stream %q is not stdout or stderr", clip(s.Stream))
