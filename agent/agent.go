@@ -125,9 +125,12 @@ type Agent struct {
 	mu      sync.Mutex
 	cluster string            // learnt from the welcome
 	state   *protocol.Desired // the newest state received, re-applied on resync
-	acked   map[int64]string  // the result last reported per revision
-	floor   int64             // the newest revision applied (persisted)
-	done    map[string]protocol.CommandAck
+	// logSince is the time of the last log line sent per container stream,
+	// for the next session.
+	logSince logSince
+	acked    map[int64]string // the result last reported per revision
+	floor    int64            // the newest revision applied (persisted)
+	done     map[string]protocol.CommandAck
 
 	// While leading: the cache of the managed objects, the queue of
 	// services to reconcile after a change in the cluster, and the

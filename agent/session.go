@@ -145,6 +145,11 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); builds.run(ctx) }()
 	}
+	if slices.Contains(w.Capabilities, protocol.CapLogs) {
+		logs := newLogFollower(a.kube, a.log, &a.logSince, a.logTargets, func(m protocol.Logs) error { return c.send(protocol.TypeLogs, m) })
+		wg.Add(1)
+		go func() { defer wg.Done(); logs.run(ctx) }()
+	}
 	go func() {
 		<-ctx.Done() // the lease was lost or the agent stops: end the session now
 		c.mu.Lock()
@@ -474,4 +479,4 @@ func (a *Agent) reconcileNoted(ctx context.Context, ap *Applier, ns desired.Name
 
 // capabilities are the protocol capabilities this agent implements.
 var capabilities = []string{protocol.CapDesiredState, protocol.CapAcks, protocol.CapInventory, protocol.CapCommands,
-	protocol.CapStages, protocol.CapBuilds}
+	protocol.CapStages, protocol.CapBuilds, protocol.CapLogs}

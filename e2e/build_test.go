@@ -105,6 +105,13 @@ func finish(t *testing.T, cs *kubernetes.Clientset, pod *corev1.Pod, exit, messa
 // lines write appends reach a following reader.
 func buildLog(t *testing.T, pod *corev1.Pod) (write func(lines ...string)) {
 	t.Helper()
+	return podLog(t, pod, "build")
+}
+
+// podLog serves a container's log from a file of its own (kwok's Logs,
+// as buildLog); write appends lines, stamped now.
+func podLog(t *testing.T, pod *corev1.Pod, container string) (write func(lines ...string)) {
+	t.Helper()
 	rc, err := clientcmd.BuildConfigFromFlags("", sim.kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +120,7 @@ func buildLog(t *testing.T, pod *corev1.Pod) (write func(lines ...string)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(t.TempDir(), pod.Name+".log")
+	file := filepath.Join(t.TempDir(), pod.Name+"-"+container+".log")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +128,7 @@ func buildLog(t *testing.T, pod *corev1.Pod) (write func(lines ...string)) {
 		"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
 		"metadata": map[string]any{"name": pod.Name, "namespace": pod.Namespace},
 		"spec": map[string]any{"logs": []any{map[string]any{
-			"containers": []any{"build"}, "logsFile": file, "follow": true}}},
+			"containers": []any{container}, "logsFile": file, "follow": true}}},
 	}}
 	gvr := schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "logs"}
 	if _, err := dyn.Resource(gvr).Namespace(pod.Namespace).Create(context.Background(), logs, metav1.CreateOptions{}); err != nil {
