@@ -195,6 +195,8 @@ func (c *Cache) Object(o object) metaObject {
 		inf = c.ings
 	case "Namespace":
 		inf = c.nss
+	case "Pod":
+		inf = c.pods
 	default:
 		return nil
 	}

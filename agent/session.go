@@ -150,6 +150,11 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); logs.run(ctx) }()
 	}
+	if slices.Contains(w.Capabilities, protocol.CapEvents) {
+		evs := newEventWatcher(a.kube, a.log, a.eventAttribution, func(m protocol.Events) error { return c.send(protocol.TypeEvents, m) })
+		wg.Add(1)
+		go func() { defer wg.Done(); evs.run(ctx, a.eventsReady) }()
+	}
 	go func() {
 		<-ctx.Done() // the lease was lost or the agent stops: end the session now
 		c.mu.Lock()
@@ -479,4 +484,4 @@ func (a *Agent) reconcileNoted(ctx context.Context, ap *Applier, ns desired.Name
 
 // capabilities are the protocol capabilities this agent implements.
 var capabilities = []string{protocol.CapDesiredState, protocol.CapAcks, protocol.CapInventory, protocol.CapCommands,
-	protocol.CapStages, protocol.CapBuilds, protocol.CapLogs}
+	protocol.CapStages, protocol.CapBuilds, protocol.CapLogs, protocol.CapEvents}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -20,7 +21,8 @@ type shownLine struct {
 // logs through the real agent (pods/log through the API server, under the
 // install manifests' RBAC); the service's secret value is redacted; a
 // restarted agent reads the logs again and the control plane stores
-// nothing twice; a pod that goes away leaves a marker.
+// nothing twice; a Warning event of a managed pod reaches the events
+// subscription; a pod that goes away leaves a marker.
 func TestContainerLogsOnCluster(t *testing.T) {
 	needCluster(t)
 	cp := startControlPlane(t)
@@ -78,6 +80,31 @@ func TestContainerLogsOnCluster(t *testing.T) {
 	if strings.Join(texts, "|") != "listening on :8080|using API key [redacted]|GET /items 200|GET /items/7 404" {
 		t.Errorf("after the restart the service's log is %q", texts)
 	}
+
+	// A Warning event of the pod reaches a subscriber of the service's
+	// events, through the agent's watch.
+	sub.start("events", `subscription ($e: ID!, $s: ID) { kubeEvents(environmentId: $e, serviceId: $s) { type reason objectName service { name } } }`,
+		map[string]any{"e": f.env, "s": f.service})
+	now := metav1.Now()
+	if _, err := cs.CoreV1().Events(f.namespace).Create(ctx, &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: pod.Name + ".e2e", Namespace: f.namespace},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: f.namespace, Name: pod.Name, UID: pod.UID},
+		Type:           "Warning", Reason: "Unhealthy", Message: "Readiness probe failed: HTTP probe failed with statuscode: 503",
+		Count: 1, FirstTimestamp: now, LastTimestamp: now, Source: corev1.EventSource{Component: "kubelet"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sub.until("events", "the pod's Warning event", 60*time.Second, func(ms []wsMessage) bool {
+		for _, e := range data[struct {
+			Type, Reason, ObjectName string
+			Service                  struct{ Name string }
+		}](t, ms, "kubeEvents") {
+			if e.Type == "Warning" && e.Reason == "Unhealthy" && e.ObjectName == pod.Name && e.Service.Name == "api" {
+				return true
+			}
+		}
+		return false
+	})
 
 	// The pod goes away: a marker says its lines may stop short.
 	if err := cs.CoreV1().Pods(f.namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {

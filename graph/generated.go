@@ -44,6 +44,7 @@ type ResolverRoot interface {
 	Deployment() DeploymentResolver
 	DeploymentEvent() DeploymentEventResolver
 	Environment() EnvironmentResolver
+	KubeEvent() KubeEventResolver
 	LogLine() LogLineResolver
 	Member() MemberResolver
 	Mutation() MutationResolver
@@ -184,6 +185,7 @@ type ComplexityRoot struct {
 		CreatedAt        func(childComplexity int) int
 		DesiredRevision  func(childComplexity int) int
 		DesiredState     func(childComplexity int) int
+		Events           func(childComplexity int, first *int, before *int, typeArg *string) int
 		ID               func(childComplexity int) int
 		Install          func(childComplexity int) int
 		Inventory        func(childComplexity int) int
@@ -418,6 +420,7 @@ type ComplexityRoot struct {
 		Deployments              func(childComplexity int, first *int, after *string) int
 		EligibleClusters         func(childComplexity int, first *int, after *string) int
 		EligibleNamespaceTargets func(childComplexity int, first *int, after *string) int
+		Events                   func(childComplexity int, first *int, before *int, typeArg *string, serviceID *string) int
 		ID                       func(childComplexity int) int
 		Name                     func(childComplexity int) int
 		NamespaceSelector        func(childComplexity int) int
@@ -451,6 +454,26 @@ type ComplexityRoot struct {
 		Namespace func(childComplexity int) int
 		Reason    func(childComplexity int) int
 		Service   func(childComplexity int) int
+	}
+
+	KubeEvent struct {
+		At         func(childComplexity int) int
+		Count      func(childComplexity int) int
+		FirstAt    func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Message    func(childComplexity int) int
+		Namespace  func(childComplexity int) int
+		ObjectKind func(childComplexity int) int
+		ObjectName func(childComplexity int) int
+		Reason     func(childComplexity int) int
+		Service    func(childComplexity int) int
+		Source     func(childComplexity int) int
+		Type       func(childComplexity int) int
+	}
+
+	KubeEventPage struct {
+		Events  func(childComplexity int) int
+		HasMore func(childComplexity int) int
 	}
 
 	Label struct {
@@ -731,6 +754,7 @@ type ComplexityRoot struct {
 		Builds    func(childComplexity int, first *int, after *string, environmentID *string) int
 		CreatedAt func(childComplexity int) int
 		Domains   func(childComplexity int) int
+		Events    func(childComplexity int, environmentID string, first *int, before *int, typeArg *string) int
 		Git       func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Image     func(childComplexity int) int
@@ -780,6 +804,7 @@ type ComplexityRoot struct {
 		ClusterStatus          func(childComplexity int, clusterID string) int
 		DeploymentEvents       func(childComplexity int, deploymentID string, after *string) int
 		EnvironmentDeployments func(childComplexity int, environmentID string) int
+		KubeEvents             func(childComplexity int, environmentID string, serviceID *string, after *int) int
 		ServiceLogs            func(childComplexity int, serviceID string, environmentID string, after *int, filter *gqlmodel.LogFilter) int
 	}
 
@@ -950,6 +975,7 @@ type ClusterResolver interface {
 	Commands(ctx context.Context, obj *model.Cluster, first *int, after *string) (*gqlmodel.CommandConnection, error)
 	DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error)
 	Install(ctx context.Context, obj *model.Cluster) (*install.Bundle, error)
+	Events(ctx context.Context, obj *model.Cluster, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error)
 }
 type CommandResolver interface {
 	Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error)
@@ -984,6 +1010,10 @@ type EnvironmentResolver interface {
 	Deployments(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.DeploymentConnection, error)
 	Placement(ctx context.Context, obj *model.Environment) (*control.Placement, error)
 	Variables(ctx context.Context, obj *model.Environment) ([]*model.Variable, error)
+	Events(ctx context.Context, obj *model.Environment, first *int, before *int, typeArg *string, serviceID *string) (*gqlmodel.KubeEventPage, error)
+}
+type KubeEventResolver interface {
+	Service(ctx context.Context, obj *model.KubeEvent) (*model.Service, error)
 }
 type LogLineResolver interface {
 	Release(ctx context.Context, obj *model.LogLine) (*model.Release, error)
@@ -1081,6 +1111,7 @@ type ServiceResolver interface {
 	Webhook(ctx context.Context, obj *model.Service) (*model.Webhook, error)
 	Builds(ctx context.Context, obj *model.Service, first *int, after *string, environmentID *string) (*gqlmodel.BuildConnection, error)
 	Logs(ctx context.Context, obj *model.Service, environmentID string, filter *gqlmodel.LogFilter, first *int, after *int, last *int, before *int) (*gqlmodel.LogPage, error)
+	Events(ctx context.Context, obj *model.Service, environmentID string, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error)
 }
 type SubscriptionResolver interface {
 	DeploymentEvents(ctx context.Context, deploymentID string, after *string) (<-chan *model.DeploymentEvent, error)
@@ -1088,6 +1119,7 @@ type SubscriptionResolver interface {
 	ClusterStatus(ctx context.Context, clusterID string) (<-chan *model.Cluster, error)
 	BuildLog(ctx context.Context, buildID string, after *int) (<-chan *model.BuildLogLine, error)
 	ServiceLogs(ctx context.Context, serviceID string, environmentID string, after *int, filter *gqlmodel.LogFilter) (<-chan *model.LogLine, error)
+	KubeEvents(ctx context.Context, environmentID string, serviceID *string, after *int) (<-chan *model.KubeEvent, error)
 }
 type TenantResolver interface {
 	ViewerRole(ctx context.Context, obj *model.Tenant) (model.TenantRole, error)
@@ -1606,6 +1638,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cluster.DesiredState(childComplexity), true
+	case "Cluster.events":
+		if e.ComplexityRoot.Cluster.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Cluster_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Cluster.Events(childComplexity, args["first"].(*int), args["before"].(*int), args["type"].(*string)), true
 	case "Cluster.id":
 		if e.ComplexityRoot.Cluster.ID == nil {
 			break
@@ -2457,6 +2500,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Environment.EligibleNamespaceTargets(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Environment.events":
+		if e.ComplexityRoot.Environment.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Environment_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Environment.Events(childComplexity, args["first"].(*int), args["before"].(*int), args["type"].(*string), args["serviceId"].(*string)), true
 	case "Environment.id":
 		if e.ComplexityRoot.Environment.ID == nil {
 			break
@@ -2587,6 +2641,92 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.HeldService.Service(childComplexity), true
+
+	case "KubeEvent.at":
+		if e.ComplexityRoot.KubeEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEvent.At(childComplexity), true
+	case "KubeEvent.count":
+		if e.ComplexityRoot.KubeEvent.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEvent.Count(childComplexity), true
+	case "KubeEvent.firstAt":
+		if e.ComplexityRoot.KubeEvent.FirstAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEvent.FirstAt(childComplexity), true
+	case "KubeEvent.number":
+		if e.ComplexityRoot.KubeEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEvent.ID(childComplexity), true
+	case "KubeEvent.message":
+		if e.ComplexityRoot.KubeEvent.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEvent.Message(childComplexity), true
+	case "KubeEvent.namespace":
+		if e.ComplexityRoot.KubeEvent.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEvent.Namespace(childComplexity), true
+	case "KubeEvent.objectKind":
+		if e.ComplexityRoot.KubeEvent.ObjectKind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEvent.ObjectKind(childComplexity), true
+	case "KubeEvent.objectName":
+		if e.ComplexityRoot.KubeEvent.ObjectName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEvent.ObjectName(childComplexity), true
+	case "KubeEvent.reason":
+		if e.ComplexityRoot.KubeEvent.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEvent.Reason(childComplexity), true
+	case "KubeEvent.service":
+		if e.ComplexityRoot.KubeEvent.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEvent.Service(childComplexity), true
+	case "KubeEvent.source":
+		if e.ComplexityRoot.KubeEvent.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEvent.Source(childComplexity), true
+	case "KubeEvent.type":
+		if e.ComplexityRoot.KubeEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEvent.Type(childComplexity), true
+
+	case "KubeEventPage.events":
+		if e.ComplexityRoot.KubeEventPage.Events == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEventPage.Events(childComplexity), true
+	case "KubeEventPage.hasMore":
+		if e.ComplexityRoot.KubeEventPage.HasMore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEventPage.HasMore(childComplexity), true
 
 	case "Label.key":
 		if e.ComplexityRoot.Label.Key == nil {
@@ -3898,6 +4038,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Service.Domains(childComplexity), true
+	case "Service.events":
+		if e.ComplexityRoot.Service.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Service_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Service.Events(childComplexity, args["environmentId"].(string), args["first"].(*int), args["before"].(*int), args["type"].(*string)), true
 	case "Service.git":
 		if e.ComplexityRoot.Service.Git == nil {
 			break
@@ -4103,6 +4254,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.EnvironmentDeployments(childComplexity, args["environmentId"].(string)), true
+	case "Subscription.kubeEvents":
+		if e.ComplexityRoot.Subscription.KubeEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_kubeEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.KubeEvents(childComplexity, args["environmentId"].(string), args["serviceId"].(*string), args["after"].(*int)), true
 	case "Subscription.serviceLogs":
 		if e.ComplexityRoot.Subscription.ServiceLogs == nil {
 			break
@@ -5083,6 +5245,8 @@ type Environment implements Node {
   placement: Placement!
   "The variables set at this environment's scope."
   variables: [Variable!]!
+  "Kubernetes events of the environment's objects, newest first (first at most 500, before an event's number); viewers of the project read them."
+  events(first: Int = 50, before: Int, type: String, serviceId: ID): KubeEventPage!
 }
 
 type EnvironmentConnection {
@@ -5145,6 +5309,8 @@ type Cluster implements Node {
   desiredState: Map!
   "How to install the cluster's agent: version-pinned manifests and the command a console shows. The connect token is never inside."
   install: ClusterInstall!
+  "Kubernetes events of the objects the agent manages on the cluster, newest first; tenant admins (they span projects)."
+  events(first: Int = 50, before: Int, type: String): KubeEventPage!
 }
 
 "The agent's install bundle for one cluster."
@@ -5293,6 +5459,34 @@ type Service implements Node {
   Without first or last, the last 100 lines.
   """
   logs(environmentId: ID!, filter: LogFilter, first: Int, after: Int, last: Int, before: Int): LogPage!
+  "Kubernetes events of the service's objects in an environment, newest first; viewers of the project read them."
+  events(environmentId: ID!, first: Int = 50, before: Int, type: String): KubeEventPage!
+}
+
+"An occurrence of a Kubernetes event of an object the agent manages (a repeated event is a new occurrence with a higher count), kept for NEBULA_LOG_RETENTION."
+type KubeEvent {
+  "Events are numbered in the order stored: pass it as before to page, or after to resume a subscription."
+  number: Int!
+  "When it happened (this occurrence)."
+  at: Time!
+  firstAt: Time!
+  count: Int!
+  "Normal or Warning."
+  type: String!
+  reason: String!
+  message: String!
+  namespace: String!
+  objectKind: String!
+  objectName: String!
+  source: String!
+  "The service the object belongs to; null for an object of none (a namespace)."
+  service: Service
+}
+
+type KubeEventPage {
+  events: [KubeEvent!]!
+  "Whether older events are stored (pass the last event's number as before)."
+  hasMore: Boolean!
 }
 
 "Where a line of a service's log came from."
@@ -5658,6 +5852,8 @@ type Subscription {
   buildLog(buildId: ID!, after: Int = 0): BuildLogLine!
   "Lines a service prints in an environment: those after line after, or since filter.since, then each line as it is stored, in order; without either, only new lines. Resume after the last line received: nothing is missed or repeated."
   serviceLogs(serviceId: ID!, environmentId: ID!, after: Int, filter: LogFilter): LogLine!
+  "Kubernetes events of an environment (or of a service in it) as they are stored, after event number after (replayed first); without after, only new ones."
+  kubeEvents(environmentId: ID!, serviceId: ID, after: Int): KubeEvent!
 }
 
 "One stage a deployment reached."
@@ -6543,6 +6739,8 @@ func (ec *executionContext) childFields_Cluster(ctx context.Context, field graph
 		return ec.fieldContext_Cluster_desiredState(ctx, field)
 	case "install":
 		return ec.fieldContext_Cluster_install(ctx, field)
+	case "events":
+		return ec.fieldContext_Cluster_events(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Cluster", field.Name)
 }
@@ -7005,6 +7203,8 @@ func (ec *executionContext) childFields_Environment(ctx context.Context, field g
 		return ec.fieldContext_Environment_placement(ctx, field)
 	case "variables":
 		return ec.fieldContext_Environment_variables(ctx, field)
+	case "events":
+		return ec.fieldContext_Environment_events(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Environment", field.Name)
 }
@@ -7059,6 +7259,46 @@ func (ec *executionContext) childFields_HeldService(ctx context.Context, field g
 		return ec.fieldContext_HeldService_reason(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type HeldService", field.Name)
+}
+
+func (ec *executionContext) childFields_KubeEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "number":
+		return ec.fieldContext_KubeEvent_number(ctx, field)
+	case "at":
+		return ec.fieldContext_KubeEvent_at(ctx, field)
+	case "firstAt":
+		return ec.fieldContext_KubeEvent_firstAt(ctx, field)
+	case "count":
+		return ec.fieldContext_KubeEvent_count(ctx, field)
+	case "type":
+		return ec.fieldContext_KubeEvent_type(ctx, field)
+	case "reason":
+		return ec.fieldContext_KubeEvent_reason(ctx, field)
+	case "message":
+		return ec.fieldContext_KubeEvent_message(ctx, field)
+	case "namespace":
+		return ec.fieldContext_KubeEvent_namespace(ctx, field)
+	case "objectKind":
+		return ec.fieldContext_KubeEvent_objectKind(ctx, field)
+	case "objectName":
+		return ec.fieldContext_KubeEvent_objectName(ctx, field)
+	case "source":
+		return ec.fieldContext_KubeEvent_source(ctx, field)
+	case "service":
+		return ec.fieldContext_KubeEvent_service(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KubeEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_KubeEventPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "events":
+		return ec.fieldContext_KubeEventPage_events(ctx, field)
+	case "hasMore":
+		return ec.fieldContext_KubeEventPage_hasMore(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KubeEventPage", field.Name)
 }
 
 func (ec *executionContext) childFields_Label(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7531,6 +7771,8 @@ func (ec *executionContext) childFields_Service(ctx context.Context, field graph
 		return ec.fieldContext_Service_builds(ctx, field)
 	case "logs":
 		return ec.fieldContext_Service_logs(ctx, field)
+	case "events":
+		return ec.fieldContext_Service_events(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Service", field.Name)
 }
@@ -8007,6 +8249,36 @@ func (ec *executionContext) field_Cluster_commands_args(ctx context.Context, raw
 	return args, nil
 }
 
+func (ec *executionContext) field_Cluster_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Cluster_namespaceTargets_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8114,6 +8386,44 @@ func (ec *executionContext) field_Environment_eligibleNamespaceTargets_args(ctx 
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Environment_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "serviceId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["serviceId"] = arg3
 	return args, nil
 }
 
@@ -8907,6 +9217,44 @@ func (ec *executionContext) field_Service_builds_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Service_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "environmentId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["environmentId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Service_logs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9060,6 +9408,36 @@ func (ec *executionContext) field_Subscription_environmentDeployments_args(ctx c
 		return nil, err
 	}
 	args["environmentId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_kubeEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "environmentId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["environmentId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "serviceId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["serviceId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -11602,6 +11980,50 @@ func (ec *executionContext) fieldContext_Cluster_install(_ context.Context, fiel
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ClusterInstall(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Cluster_events(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Cluster().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["before"].(*int), fc.Args["type"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.KubeEventPage) graphql.Marshaler {
+			return ec.marshalNKubeEventPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KubeEventPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Cluster_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -15215,6 +15637,50 @@ func (ec *executionContext) fieldContext_Environment_variables(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Environment_events(ctx context.Context, field graphql.CollectedField, obj *model.Environment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Environment_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Environment().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["before"].(*int), fc.Args["type"].(*string), fc.Args["serviceId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.KubeEventPage) graphql.Marshaler {
+			return ec.marshalNKubeEventPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Environment_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Environment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KubeEventPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Environment_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _EnvironmentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.EnvironmentConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15580,6 +16046,346 @@ func (ec *executionContext) _HeldService_reason(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_HeldService_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("HeldService", field, false, false, "String")
+}
+
+func (ec *executionContext) _KubeEvent_number(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEvent_number(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEvent_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubeEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _KubeEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubeEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _KubeEvent_firstAt(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEvent_firstAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FirstAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEvent_firstAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubeEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _KubeEvent_count(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEvent_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEvent_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubeEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _KubeEvent_type(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubeEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _KubeEvent_reason(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEvent_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEvent_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubeEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _KubeEvent_message(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEvent_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEvent_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubeEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _KubeEvent_namespace(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEvent_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEvent_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubeEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _KubeEvent_objectKind(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEvent_objectKind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ObjectKind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEvent_objectKind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubeEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _KubeEvent_objectName(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEvent_objectName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ObjectName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEvent_objectName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubeEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _KubeEvent_source(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEvent_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEvent_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubeEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _KubeEvent_service(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEvent_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.KubeEvent().Service(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Service) graphql.Marshaler {
+			return ec.marshalOService2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐService(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEvent_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KubeEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Service(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KubeEventPage_events(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEventPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEventPage_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Events, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.KubeEvent) graphql.Marshaler {
+			return ec.marshalNKubeEvent2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐKubeEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEventPage_events(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KubeEventPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KubeEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KubeEventPage_hasMore(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEventPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEventPage_hasMore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasMore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEventPage_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubeEventPage", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Label_key(ctx context.Context, field graphql.CollectedField, obj *model.Label) (ret graphql.Marshaler) {
@@ -21517,6 +22323,50 @@ func (ec *executionContext) fieldContext_Service_logs(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Service_events(ctx context.Context, field graphql.CollectedField, obj *model.Service) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Service_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Service().Events(ctx, obj, fc.Args["environmentId"].(string), fc.Args["first"].(*int), fc.Args["before"].(*int), fc.Args["type"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.KubeEventPage) graphql.Marshaler {
+			return ec.marshalNKubeEventPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Service_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Service",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KubeEventPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Service_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ServiceConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ServiceConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22138,6 +22988,50 @@ func (ec *executionContext) fieldContext_Subscription_serviceLogs(ctx context.Co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_serviceLogs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_kubeEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_kubeEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().KubeEvents(ctx, fc.Args["environmentId"].(string), fc.Args["serviceId"].(*string), fc.Args["after"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.KubeEvent) graphql.Marshaler {
+			return ec.marshalNKubeEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐKubeEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_kubeEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KubeEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_kubeEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -29089,6 +29983,12 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_install(ctx, field, obj)
 				})
+		case "events":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_events(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -30706,6 +31606,12 @@ func (ec *executionContext) _Environment(ctx context.Context, sel ast.SelectionS
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Environment_variables(ctx, field, obj)
 				})
+		case "events":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Environment_events(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -30885,6 +31791,133 @@ func (ec *executionContext) _HeldService(ctx context.Context, sel ast.SelectionS
 			}
 		case "reason":
 			out.Values[i] = ec._HeldService_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var kubeEventImplementors = []string{"KubeEvent"}
+
+func (ec *executionContext) _KubeEvent(ctx context.Context, sel ast.SelectionSet, obj *model.KubeEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, kubeEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KubeEvent")
+		case "number":
+			out.Values[i] = ec._KubeEvent_number(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "at":
+			out.Values[i] = ec._KubeEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "firstAt":
+			out.Values[i] = ec._KubeEvent_firstAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "count":
+			out.Values[i] = ec._KubeEvent_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._KubeEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._KubeEvent_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "message":
+			out.Values[i] = ec._KubeEvent_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "namespace":
+			out.Values[i] = ec._KubeEvent_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "objectKind":
+			out.Values[i] = ec._KubeEvent_objectKind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "objectName":
+			out.Values[i] = ec._KubeEvent_objectName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "source":
+			out.Values[i] = ec._KubeEvent_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "service":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._KubeEvent_service(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var kubeEventPageImplementors = []string{"KubeEventPage"}
+
+func (ec *executionContext) _KubeEventPage(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.KubeEventPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, kubeEventPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KubeEventPage")
+		case "events":
+			out.Values[i] = ec._KubeEventPage_events(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasMore":
+			out.Values[i] = ec._KubeEventPage_hasMore(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -32969,6 +34002,12 @@ func (ec *executionContext) _Service(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Service_logs(ctx, field, obj)
 				})
+		case "events":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Service_events(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -33242,6 +34281,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_buildLog(ctx, fields[0])
 	case "serviceLogs":
 		return ec._Subscription_serviceLogs(ctx, fields[0])
+	case "kubeEvents":
+		return ec._Subscription_kubeEvents(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -35757,6 +36798,38 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNKubeEvent2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐKubeEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.KubeEvent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKubeEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐKubeEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNKubeEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐKubeEvent(ctx context.Context, sel ast.SelectionSet, v *model.KubeEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "KubeEvent!")
+		return graphql.Null
+	}
+	return ec._KubeEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNKubeEventPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.KubeEventPage) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "KubeEventPage!")
+		return graphql.Null
+	}
+	return ec._KubeEventPage(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNLabel2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLabelᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Label) graphql.Marshaler {

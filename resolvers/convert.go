@@ -412,3 +412,25 @@ func logArgs(environmentID string, f *gqlmodel.LogFilter) (model.EnvironmentID, 
 	}
 	return env, read, nil
 }
+
+// eventPage reads a page of events, newest first.
+func eventPage(ctx context.Context, p *control.Plane, read control.EventRead, first, before *int, typ *string) (*gqlmodel.KubeEventPage, error) {
+	n := deref(first, 50)
+	if n < 0 || n > 500 || deref(before, 0) < 0 {
+		return nil, control.Invalid("first must be between 0 and 500, before an event's number", "first")
+	}
+	read.Before, read.Type, read.Limit = int64(deref(before, 0)), deref(typ, ""), n+1
+	evs, err := p.KubeEvents(ctx, read)
+	if err != nil {
+		return nil, err
+	}
+	page := &gqlmodel.KubeEventPage{}
+	if len(evs) > n {
+		evs, page.HasMore = evs[:n], true
+	}
+	page.Events = make([]*model.KubeEvent, len(evs))
+	for i := range evs {
+		page.Events[i] = &evs[i]
+	}
+	return page, nil
+}

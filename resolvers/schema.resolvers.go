@@ -159,6 +159,10 @@ func (r *clusterResolver) Install(ctx context.Context, obj *model.Cluster) (*ins
 	return &b, nil
 }
 
+func (r *clusterResolver) Events(ctx context.Context, obj *model.Cluster, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error) {
+	return eventPage(ctx, r.Plane, control.EventRead{Cluster: obj.ID}, first, before, typeArg)
+}
+
 func (r *commandResolver) Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).clusters, obj.ClusterID)
 }
@@ -273,6 +277,24 @@ func (r *environmentResolver) Placement(ctx context.Context, obj *model.Environm
 
 func (r *environmentResolver) Variables(ctx context.Context, obj *model.Environment) ([]*model.Variable, error) {
 	return r.Plane.Variables(ctx, obj.Scope(), &obj.ID, nil)
+}
+
+func (r *environmentResolver) Events(ctx context.Context, obj *model.Environment, first *int, before *int, typeArg *string, serviceID *string) (*gqlmodel.KubeEventPage, error) {
+	read := control.EventRead{Environment: obj.ID}
+	if serviceID != nil {
+		var err error
+		if read.Service, err = decode[model.ServiceID](gid.Service, *serviceID, "serviceId"); err != nil {
+			return nil, err
+		}
+	}
+	return eventPage(ctx, r.Plane, read, first, before, typeArg)
+}
+
+func (r *kubeEventResolver) Service(ctx context.Context, obj *model.KubeEvent) (*model.Service, error) {
+	if obj.ServiceID == "" {
+		return nil, nil
+	}
+	return load(ctx, loadersFrom(ctx, r.Plane).services, obj.ServiceID)
 }
 
 func (r *logLineResolver) Release(ctx context.Context, obj *model.LogLine) (*model.Release, error) {
@@ -926,6 +948,14 @@ func (r *serviceResolver) Logs(ctx context.Context, obj *model.Service, environm
 	return page, nil
 }
 
+func (r *serviceResolver) Events(ctx context.Context, obj *model.Service, environmentID string, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error) {
+	env, err := decode[model.EnvironmentID](gid.Environment, environmentID, "environmentId")
+	if err != nil {
+		return nil, err
+	}
+	return eventPage(ctx, r.Plane, control.EventRead{Environment: env, Service: obj.ID}, first, before, typeArg)
+}
+
 func (r *subscriptionResolver) DeploymentEvents(ctx context.Context, deploymentID string, after *string) (<-chan *model.DeploymentEvent, error) {
 	id, err := decode[model.DeploymentID](gid.Deployment, deploymentID, "deploymentId")
 	if err != nil {
@@ -1003,6 +1033,32 @@ func (r *subscriptionResolver) ServiceLogs(ctx context.Context, serviceID string
 		return nil, err
 	}
 	return serviceLogs(ctx, r.Plane, svc, env, read), nil
+}
+
+func (r *subscriptionResolver) KubeEvents(ctx context.Context, environmentID string, serviceID *string, after *int) (<-chan *model.KubeEvent, error) {
+	env, err := decode[model.EnvironmentID](gid.Environment, environmentID, "environmentId")
+	if err != nil {
+		return nil, err
+	}
+	read := control.EventRead{Environment: env, Limit: 1}
+	if serviceID != nil {
+		if read.Service, err = decode[model.ServiceID](gid.Service, *serviceID, "serviceId"); err != nil {
+			return nil, err
+		}
+	}
+	if deref(after, 0) < 0 {
+		return nil, control.Invalid("after must be an event's number", "after")
+	}
+	// Checks access, and without after finds where new events start.
+	newest, err := r.Plane.KubeEvents(ctx, read)
+	if err != nil {
+		return nil, err
+	}
+	read.After, read.Limit = int64(deref(after, 0)), 200
+	if after == nil && len(newest) > 0 {
+		read.After = newest[0].ID
+	}
+	return kubeEvents(ctx, r.Plane, read), nil
 }
 
 func (r *tenantResolver) ViewerRole(ctx context.Context, obj *model.Tenant) (model.TenantRole, error) {
@@ -1189,6 +1245,8 @@ func (r *Resolver) DeploymentEvent() graph.DeploymentEventResolver {
 
 func (r *Resolver) Environment() graph.EnvironmentResolver { return &environmentResolver{r} }
 
+func (r *Resolver) KubeEvent() graph.KubeEventResolver { return &kubeEventResolver{r} }
+
 func (r *Resolver) LogLine() graph.LogLineResolver { return &logLineResolver{r} }
 
 func (r *Resolver) Member() graph.MemberResolver { return &memberResolver{r} }
@@ -1233,6 +1291,7 @@ type (
 	deploymentResolver      struct{ *Resolver }
 	deploymentEventResolver struct{ *Resolver }
 	environmentResolver     struct{ *Resolver }
+	kubeEventResolver       struct{ *Resolver }
 	logLineResolver         struct{ *Resolver }
 	memberResolver          struct{ *Resolver }
 	mutationResolver        struct{ *Resolver }

@@ -333,3 +333,32 @@ func serviceLogs(ctx context.Context, p *control.Plane, svc model.ServiceID, env
 	}()
 	return out
 }
+
+// kubeEvents streams an environment's (or a service's) events after
+// read.After, each as it is stored; access is checked on every read.
+func kubeEvents(ctx context.Context, p *control.Plane, read control.EventRead) <-chan *model.KubeEvent {
+	out := make(chan *model.KubeEvent)
+	go func() {
+		defer close(out)
+		follow(ctx, p.Bus(), []string{bus.Events(string(read.Environment))}, func(ctx context.Context) (bool, error) {
+			for {
+				evs, err := p.KubeEvents(ctx, read)
+				if err != nil {
+					return true, err
+				}
+				for i := range evs {
+					select {
+					case out <- &evs[i]:
+						read.After = evs[i].ID
+					case <-ctx.Done():
+						return true, nil
+					}
+				}
+				if len(evs) < read.Limit {
+					return false, nil
+				}
+			}
+		})
+	}()
+	return out
+}

@@ -363,6 +363,12 @@ type GitSourceInput struct {
 	Credential *string `json:"credential,omitempty"`
 }
 
+type KubeEventPage struct {
+	Events []*model.KubeEvent `json:"events"`
+	// Whether older events are stored (pass the last event's number as before).
+	HasMore bool `json:"hasMore"`
+}
+
 type LabelInput struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`

@@ -36,6 +36,9 @@ func Builds(cluster string) string { return "builds:" + cluster }
 // Logs is noted when lines of a service in an environment were stored.
 func Logs(env, service string) string { return "logs:" + env + ":" + service }
 
+// Events is noted when Kubernetes events of an environment were stored.
+func Events(env string) string { return "events:" + env }
+
 // User is noted when a user's access changes: a role, a membership, a
 // revoked API token. Their connections check their token again.
 func User(id string) string { return "user:" + id }

@@ -352,3 +352,145 @@ func (p *Plane) LastLogLine(ctx context.Context, svcID model.ServiceID, envID mo
 	}
 	return lines[0].Seq, nil
 }
+
+// EventIn is an occurrence of a Kubernetes event an agent sent
+// (events.v1).
+type EventIn struct {
+	UID                               string
+	Count                             int
+	Type, Reason, Message             string
+	Namespace, ObjectKind, ObjectName string
+	Source                            string
+	FirstAt, LastAt                   time.Time
+	Environment                       model.EnvironmentID
+	Service                           model.ServiceID
+}
+
+// Events stores the occurrences an agent sent that are new (by uid and
+// count): each must name an environment the cluster runs (and, when it
+// names one, a service of it there), or it is dropped. The services'
+// secret values are replaced in messages as in log lines. Subscribers are
+// told. It returns how many were stored.
+func (a *AgentSide) Events(ctx context.Context, evs []EventIn) (int, error) {
+	ctx = a.as(ctx)
+	p := a.p
+	targets, err := a.logTargetsNow(ctx)
+	if err != nil {
+		return 0, err
+	}
+	envs := map[model.EnvironmentID]*logTarget{}
+	for k, t := range targets {
+		envs[model.EnvironmentID(k[0])] = t
+	}
+	now := p.now()
+	oldest := now.Add(-p.logRetention).Add(time.Hour)
+	at := func(x time.Time) time.Time {
+		if x.Before(oldest) || x.After(now.Add(5*time.Minute)) {
+			return now
+		}
+		return x
+	}
+	var out []model.KubeEvent
+	topics := map[string]bool{}
+	dropped := 0
+	for _, e := range evs {
+		t := envs[e.Environment]
+		if e.Service != "" {
+			t = targets[[2]string{string(e.Environment), string(e.Service)}]
+		}
+		if t == nil {
+			dropped++
+			continue
+		}
+		if t.project == "" {
+			env, err := store.Environments.Get(ctx, a.q(ctx), e.Environment)
+			if err != nil {
+				return 0, err
+			}
+			a.logs.mu.Lock()
+			t.project = env.ProjectID
+			a.logs.mu.Unlock()
+		}
+		msg := e.Message
+		if e.Service != "" {
+			msg = t.redact.Replace(msg)
+		}
+		out = append(out, model.KubeEvent{At: at(e.LastAt), FirstAt: at(e.FirstAt), TenantID: a.tenant, ClusterID: a.cluster,
+			ProjectID: t.project, EnvironmentID: e.Environment, ServiceID: e.Service, UID: e.UID, Count: e.Count,
+			Type: e.Type, Reason: e.Reason, Message: clipText(msg, 4000), Namespace: e.Namespace, ObjectKind: e.ObjectKind,
+			ObjectName: e.ObjectName, Source: e.Source})
+		topics[bus.Events(string(e.Environment))] = true
+	}
+	if dropped > 0 {
+		p.log.Warn("dropped events of objects the cluster does not run", "cluster", a.cluster, "events", dropped)
+	}
+	if len(out) == 0 {
+		return 0, nil
+	}
+	days := make([]model.LogLine, len(out))
+	for i, e := range out {
+		days[i].At = e.At
+	}
+	if err := p.ensureLogDays(ctx, days); err != nil {
+		return 0, err
+	}
+	var stored []model.KubeEvent
+	err = p.tx(ctx, func(q *txn) error {
+		var err error
+		if stored, err = store.AppendKubeEvents(ctx, q, out); err != nil || len(stored) == 0 {
+			return err
+		}
+		return p.note(ctx, q, slices.Sorted(maps.Keys(topics))...)
+	})
+	return len(stored), err
+}
+
+// EventRead selects events: of an environment (and a service in it), or
+// of a cluster.
+type EventRead struct {
+	Cluster     model.ClusterID
+	Environment model.EnvironmentID
+	Service     model.ServiceID
+	Type        string
+	After       int64
+	Before      int64
+	Limit       int
+}
+
+// KubeEvents reads events newest first (or, with After, oldest first after
+// it), within the retention. A cluster's events are its tenant admins'
+// (they span projects); an environment's and a service's are the
+// project's viewers'.
+func (p *Plane) KubeEvents(ctx context.Context, r EventRead) ([]model.KubeEvent, error) {
+	if r.Limit < 0 || r.Limit > 500 {
+		return nil, Invalid("at most 500 events at a time", "first")
+	}
+	q := store.EventQuery{Type: r.Type, After: r.After, Before: r.Before, Limit: r.Limit, Since: p.now().Add(-p.logRetention)}
+	switch {
+	case r.Cluster != "":
+		if _, err := get(ctx, p, p.q(ctx), store.Clusters, r.Cluster, authz.ClusterManage); err != nil {
+			return nil, err
+		}
+		q.ClusterID = r.Cluster
+	default:
+		env, err := get(ctx, p, p.q(ctx), store.Environments, r.Environment, authz.EnvironmentRead)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.authz.CheckCtx(ctx, authz.LogRead, env.Scope()); err != nil {
+			return nil, err
+		}
+		q.EnvironmentID = env.ID
+		if r.Service != "" {
+			svc, err := get(ctx, p, p.q(ctx), store.Services, r.Service, authz.LogRead)
+			if err != nil {
+				return nil, err
+			}
+			if svc.ProjectID != env.ProjectID {
+				return nil, Invalid("the environment belongs to another project than the service", "environmentId")
+			}
+			q.ServiceID = svc.ID
+		}
+	}
+	return store.KubeEventsOf(ctx, p.q(ctx), q)
+}

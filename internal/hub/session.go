@@ -39,8 +39,9 @@ type session struct {
 	// last sent (writer only).
 	builds     bool
 	lastBuilds []byte
-	// logs: the agent sends container logs (logs.v1).
-	logs bool
+	// logs: the agent sends container logs (logs.v1); events its
+	// Kubernetes events (events.v1).
+	logs, events bool
 
 	mu sync.Mutex
 	// handed is a state the recompile computed and handed over with its
@@ -147,6 +148,7 @@ func (s *session) run(ctx context.Context) {
 	sub := h.plane.Bus().Subscribe(bus.Revision(c), bus.Commands(c), bus.Tokens(c), bus.Builds(c))
 	s.builds = slices.Contains(caps, protocol.CapBuilds)
 	s.logs = slices.Contains(caps, protocol.CapLogs)
+	s.events = slices.Contains(caps, protocol.CapEvents)
 	defer sub.Close()
 	s.notes = sub.C // the writer follows it
 	s.side.Connected(ctx)
@@ -199,6 +201,12 @@ func (s *session) run(ctx context.Context) {
 				return
 			}
 			_, err = s.side.Logs(ctx, LogsOf(m))
+		case *protocol.Events:
+			if !s.events {
+				s.close(protocol.CloseMalformed, "events without the events.v1 capability")
+				return
+			}
+			_, err = s.side.Events(ctx, EventsOf(m))
 		case *protocol.Hello:
 			s.close(protocol.CloseMalformed, "hello may only open a session")
 			return

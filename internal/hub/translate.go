@@ -77,3 +77,14 @@ func LogsOf(m *protocol.Logs) []control.LogStreamIn {
 	}
 	return out
 }
+
+// EventsOf translates the events of an events message.
+func EventsOf(m *protocol.Events) []control.EventIn {
+	out := make([]control.EventIn, len(m.Events))
+	for i, e := range m.Events {
+		out[i] = control.EventIn{UID: e.UID, Count: int(e.Count), Type: e.Type, Reason: e.Reason, Message: e.Message,
+			Namespace: e.Namespace, ObjectKind: e.ObjectKind, ObjectName: e.ObjectName, Source: e.Source, FirstAt: e.FirstAt,
+			LastAt: e.LastAt, Environment: model.EnvironmentID(e.Environment), Service: model.ServiceID(e.Service)}
+	}
+	return out
+}

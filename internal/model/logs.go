@@ -56,7 +56,7 @@ type KubeEvent struct {
 	EnvironmentID EnvironmentID
 	ServiceID     ServiceID
 	UID           string
-	Count         int32
+	Count         int
 	Type          string // Normal or Warning
 	Reason        string
 	Message       string

@@ -36,10 +36,11 @@ const (
 	CapStages       = "stages.v1"
 	CapBuilds       = "builds.v1"
 	CapLogs         = "logs.v1"
+	CapEvents       = "events.v1"
 )
 
 // Known is every capability this build implements.
-var Known = []string{CapDesiredState, CapAcks, CapInventory, CapCommands, CapStages, CapBuilds, CapLogs}
+var Known = []string{CapDesiredState, CapAcks, CapInventory, CapCommands, CapStages, CapBuilds, CapLogs, CapEvents}
 
 // Close codes (RFC 6455 private range) the control plane ends a session with.
 const (
@@ -67,6 +68,9 @@ const (
 	// logs.v1: lines the containers of managed pods printed (agent →
 	// control plane).
 	TypeLogs = "logs"
+	// events.v1: Kubernetes events of managed objects (agent → control
+	// plane).
+	TypeEvents = "events"
 )
 
 // Envelope is every frame.
@@ -323,6 +327,8 @@ func Decode(frame []byte) (any, error) {
 			return &BuildReport{}
 		case TypeLogs:
 			return &Logs{}
+		case TypeEvents:
+			return &Events{}
 		}
 		return nil
 	})
@@ -551,6 +557,52 @@ func (m *Logs) validate() error {
 	}
 	if n > MaxLogLines {
 		return fmt.Errorf("over %d lines", MaxLogLines)
+	}
+	return nil
+}
+
+// MaxEvents bounds the events of one message.
+const MaxEvents = 500
+
+// Events carries occurrences of Kubernetes events of objects the agent
+// manages, as they happen: an event's uid and count name an occurrence
+// (a repeated event comes again with a higher count). Environment and
+// Service are the ids of the desired state the object belongs to
+// (Service empty for an object of no service, such as a namespace).
+type Events struct {
+	Events []Event `json:"events"`
+}
+
+type Event struct {
+	UID         string    `json:"uid"`
+	Count       int32     `json:"count"`
+	Type        string    `json:"type"`
+	Reason      string    `json:"reason"`
+	Message     string    `json:"message"`
+	Namespace   string    `json:"namespace"`
+	ObjectKind  string    `json:"objectKind"`
+	ObjectName  string    `json:"objectName"`
+	Source      string    `json:"source,omitempty"`
+	FirstAt     time.Time `json:"firstAt"`
+	LastAt      time.Time `json:"lastAt"`
+	Environment string    `json:"environment"`
+	Service     string    `json:"service,omitempty"`
+}
+
+func (m *Events) validate() error {
+	if len(m.Events) == 0 || len(m.Events) > MaxEvents {
+		return fmt.Errorf("1 to %d events", MaxEvents)
+	}
+	for _, e := range m.Events {
+		if e.UID == "" || len(e.UID) > 100 || e.Environment == "" || e.Namespace == "" || e.ObjectKind == "" || e.ObjectName == "" {
+			return errors.New("an event needs its uid, environment, namespace and object")
+		}
+		if e.Count < 1 {
+			return errors.New("an event's count starts at 1")
+		}
+		if len(e.Message) > 8<<10 || len(e.Reason) > 256 || len(e.Type) > 64 || len(e.Source) > 256 {
+			return errors.New("an event's message is over 8 KiB, or its reason, type or source too long")
+		}
 	}
 	return nil
 }

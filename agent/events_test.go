@@ -1,0 +1,78 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/testutil"
+)
+
+// The watcher sends each occurrence of an event of a managed object once:
+// a new event, then the same event counted again; an update that does not
+// count again and an event of an object the agent does not manage are
+// not sent.
+func TestEventWatcher(t *testing.T) {
+	cs := fake.NewClientset()
+	var mu sync.Mutex
+	var got []protocol.Event
+	w := newEventWatcher(cs, slog.New(slog.NewTextHandler(io.Discard, nil)),
+		func(ev *corev1.Event) (string, string, bool) {
+			if ev.InvolvedObject.Namespace != "shop-prod" {
+				return "", "", false
+			}
+			return "env-1", "svc-1", true
+		},
+		func(m protocol.Events) error { mu.Lock(); defer mu.Unlock(); got = append(got, m.Events...); return nil })
+	w.batchEvery = 10 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go w.run(ctx, func() bool { return true })
+	at := metav1.NewTime(time.Now().Add(-time.Minute).Truncate(time.Second))
+	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "api-web-1.1", Namespace: "shop-prod", UID: "u-1"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "shop-prod", Name: "api-web-1"},
+		Type:           "Warning", Reason: "BackOff", Message: "Back-off restarting failed container", Count: 1,
+		FirstTimestamp: at, LastTimestamp: at, Source: corev1.EventSource{Component: "kubelet"}}
+	other := ev.DeepCopy()
+	other.Name, other.Namespace, other.UID, other.InvolvedObject.Namespace = "x.1", "kube-system", "u-2", "kube-system"
+	for _, e := range []*corev1.Event{ev, other} {
+		if _, err := cs.CoreV1().Events(e.Namespace).Create(ctx, e, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		s := ""
+		for _, e := range got {
+			s += fmt.Sprintf("%s/%d %s %s %s/%s %s|", e.UID, e.Count, e.Type, e.Reason, e.Environment, e.Service, e.Source)
+		}
+		return s
+	}
+	want := "u-1/1 Warning BackOff env-1/svc-1 kubelet|"
+	testutil.Eventually(t, 5*time.Second, "the event is sent", func() (bool, string) { return list() == want, list() })
+	// Counted again: a new occurrence. A change without a new count: none.
+	ev.Count, ev.LastTimestamp = 2, metav1.NewTime(at.Add(30*time.Second))
+	if _, err := cs.CoreV1().Events("shop-prod").Update(ctx, ev, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want += "u-1/2 Warning BackOff env-1/svc-1 kubelet|"
+	testutil.Eventually(t, 5*time.Second, "the second occurrence is sent", func() (bool, string) { return list() == want, list() })
+	ev.Message = "edited"
+	if _, err := cs.CoreV1().Events("shop-prod").Update(ctx, ev, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if list() != want {
+		t.Errorf("an update without a new count was sent: %s", list())
+	}
+}
