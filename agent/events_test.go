@@ -32,7 +32,12 @@ func TestEventWatcher(t *testing.T) {
 			}
 			return "env-1", "svc-1", true
 		},
-		func(m protocol.Events) error { mu.Lock(); defer mu.Unlock(); got = append(got, m.Events...); return nil })
+		func(m protocol.Events) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, m.Events...)
+			return nil
+		})
 	w.batchEvery = 10 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
