@@ -142,6 +142,10 @@ type Agent struct {
 	// the session's connection, nil between sessions (under mu).
 	index map[string]indexed
 	conn  sender
+	// sessionCaps are the capabilities of the session (under mu); drifts
+	// when each drift was last told (driftQuiet).
+	sessionCaps []string
+	drifts      map[string]time.Time
 	// pending is, during a pass, the services it has yet to step, each
 	// with whether a change in the cluster was left to the pass (under
 	// mu).

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,6 +80,10 @@ type Applier struct {
 	// Now stamps the start of a rollout on its Deployments (default
 	// time.Now).
 	Now func() time.Time
+	// Drifted, when set, is told of an object found changed outside
+	// NebulaCtrl before it is applied again: the fields that no longer
+	// hold what the agent applied, and the other field managers of it.
+	Drifted func(o object, live metaObject, fields, managers []string)
 
 	mu sync.Mutex
 	// Traffic names, per ServiceKey, the release a service's Services
@@ -401,6 +406,12 @@ func (a *Applier) holds(o object, hash string, body []byte) bool {
 	delete(want, "kind")
 	delete(want, "apiVersion")
 	if !subset(want, have) {
+		// The hash says the agent applied this form, and its fields no
+		// longer hold it: changed behind the agent's back.
+		if a.Drifted != nil {
+			fields := changedFields(want, have, "", nil)
+			a.Drifted(o, live, fields, otherManagers(live, fields))
+		}
 		return false
 	}
 	a.held.Store(o, at)
@@ -803,4 +814,102 @@ func ptrOr[T any](p *T, def T) T {
 		return def
 	}
 	return *p
+}
+
+// changedFields lists the dotted paths (at most 50) where have no longer
+// holds want, as subset compares them; a named list item shows as
+// path[name].
+func changedFields(want, have any, path string, out []string) []string {
+	if len(out) >= 50 {
+		return out
+	}
+	w, okW := want.(map[string]any)
+	h, okH := have.(map[string]any)
+	if okW && okH {
+		for _, k := range slices.Sorted(maps.Keys(w)) {
+			if !subset(w[k], h[k]) {
+				out = changedFields(w[k], h[k], join(path, k), out)
+			}
+		}
+		return out
+	}
+	wl, okW := want.([]any)
+	hl, okH := have.([]any)
+	if okW && okH && len(wl) == len(hl) && named(wl) && named(hl) {
+		byName := map[any]any{}
+		for _, it := range hl {
+			byName[it.(map[string]any)["name"]] = it
+		}
+		for _, it := range wl {
+			name := it.(map[string]any)["name"]
+			if !subset(it, byName[name]) {
+				out = changedFields(it, byName[name], fmt.Sprintf("%s[%v]", path, name), out)
+			}
+		}
+		return out
+	}
+	return append(out, path)
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// otherManagers names the field managers other than the agent's that own
+// a changed field (by its path in their managedFields), or, when none is
+// found that way, every other manager of the object.
+func otherManagers(live metaObject, fields []string) []string {
+	var own, all []string
+	for _, mf := range live.GetManagedFields() {
+		if mf.Manager == FieldManager || mf.Manager == "" {
+			continue
+		}
+		if !slices.Contains(all, mf.Manager) {
+			all = append(all, mf.Manager)
+		}
+		if mf.FieldsV1 == nil {
+			continue
+		}
+		var set map[string]any
+		if json.Unmarshal(mf.FieldsV1.Raw, &set) != nil {
+			continue
+		}
+		for _, f := range fields {
+			if owns(set, f) && !slices.Contains(own, mf.Manager) {
+				own = append(own, mf.Manager)
+			}
+		}
+	}
+	if len(own) > 0 {
+		return own
+	}
+	if all == nil {
+		return []string{}
+	}
+	return all
+}
+
+// owns tells whether a managed fields set (FieldsV1) holds the field at
+// path: a.b.c is f:a → f:b → f:c, a named list item list[name] is
+// f:list → k:{"name":"name"}.
+func owns(set map[string]any, path string) bool {
+	cur := set
+	for _, seg := range strings.Split(path, ".") {
+		name, item, hasItem := strings.Cut(seg, "[")
+		next, ok := cur["f:"+name].(map[string]any)
+		if !ok {
+			return false
+		}
+		if hasItem {
+			key := `k:{"name":"` + strings.TrimSuffix(item, "]") + `"}`
+			if next, ok = next[key].(map[string]any); !ok {
+				return false
+			}
+		}
+		cur = next
+	}
+	return true
 }

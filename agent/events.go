@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -206,3 +207,62 @@ func (a *Agent) eventAttribution(ev *corev1.Event) (string, string, bool) {
 	}
 	return attributeEvent(&d.State, c, ev)
 }
+
+// reportDrift tells the control plane (drift.v1) of an object found
+// changed outside NebulaCtrl, before the agent applies it again; the
+// same drift of an object (its fields and managers) is told once in
+// driftQuiet.
+func (a *Agent) reportDrift(o object, live metaObject, fields, managers []string) {
+	// The applier may call this with the agent's lock held: tell it on a
+	// goroutine of its own.
+	go a.tellDrift(o, live.GetLabels()[LabelService], fields, managers)
+}
+
+func (a *Agent) tellDrift(o object, service string, fields, managers []string) {
+	a.mu.Lock()
+	c, d, conn, caps := a.cache, a.state, a.conn, a.sessionCaps
+	key := o.kind + " " + o.namespace + "/" + o.name + " " + strings.Join(fields, ",") + " " + strings.Join(managers, ",")
+	if a.drifts == nil {
+		a.drifts = map[string]time.Time{}
+	}
+	if at, ok := a.drifts[key]; ok && time.Since(at) < driftQuiet {
+		a.mu.Unlock()
+		return
+	}
+	a.drifts[key] = time.Now()
+	a.mu.Unlock()
+	if conn == nil || d == nil || c == nil || !slices.Contains(caps, protocol.CapDrift) {
+		return
+	}
+	var env, svc string
+	for _, ns := range d.State.Namespaces {
+		if ns.Name != o.namespace && !(o.kind == "Namespace" && ns.Name == o.name) {
+			continue
+		}
+		env = string(ns.EnvID)
+		for _, s := range ns.Services {
+			if s.Name == service {
+				svc = string(s.ID)
+			}
+		}
+	}
+	if env == "" {
+		return
+	}
+	if len(fields) > 50 {
+		fields = fields[:50]
+	}
+	if len(managers) > 20 {
+		managers = managers[:20]
+	}
+	a.log.Info("drift: an object was changed outside NebulaCtrl; applying it again", "object", key)
+	if err := conn.send(protocol.TypeDrift, protocol.Drift{Kind: o.kind, Namespace: o.namespace, Name: o.name, Fields: fields,
+		Managers: managers, Environment: env, Service: svc, At: time.Now().UTC()}); err != nil {
+		a.log.Warn("reporting a drift", "error", err)
+	}
+}
+
+// driftQuiet is how long the same drift of an object is not told again
+// (another controller that keeps changing it would otherwise be told of
+// at every pass).
+const driftQuiet = 10 * time.Minute

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -79,5 +80,32 @@ func TestEventWatcher(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if list() != want {
 		t.Errorf("an update without a new count was sent: %s", list())
+	}
+}
+
+// A drift names the fields that no longer hold what was applied (named
+// list items by name) and the managers that own them.
+func TestDriftFields(t *testing.T) {
+	want := map[string]any{"spec": map[string]any{"replicas": float64(2), "template": map[string]any{"spec": map[string]any{
+		"containers": []any{map[string]any{"name": "web", "image": "a@sha256:1"}, map[string]any{"name": "proxy", "image": "p"}}}}},
+		"metadata": map[string]any{"labels": map[string]any{"app": "api"}}}
+	have := map[string]any{"spec": map[string]any{"replicas": float64(5), "template": map[string]any{"spec": map[string]any{
+		"containers": []any{map[string]any{"name": "proxy", "image": "p"}, map[string]any{"name": "web", "image": "b@sha256:2"}}}}},
+		"metadata": map[string]any{"labels": map[string]any{"app": "api", "extra": "x"}}}
+	got := changedFields(want, have, "", nil)
+	if strings.Join(got, ",") != "spec.replicas,spec.template.spec.containers[web].image" {
+		t.Errorf("changed fields %v", got)
+	}
+	live := &corev1.Service{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
+		{Manager: FieldManager, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}},
+		{Manager: "kubectl-edit", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}},
+		{Manager: "kube-controller-manager", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:replicas":{}}}`)}},
+		{Manager: "image-bot", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{"f:image":{}}}}}}}`)}},
+	}}}
+	if m := otherManagers(live, got); strings.Join(m, ",") != "kubectl-edit,image-bot" {
+		t.Errorf("managers %v, want those that own spec.replicas and the web container's image (not status.replicas's)", m)
+	}
+	if m := otherManagers(live, []string{"spec.selector"}); strings.Join(m, ",") != "kubectl-edit,kube-controller-manager,image-bot" {
+		t.Errorf("managers of a field none owns: %v, want every other manager", m)
 	}
 }

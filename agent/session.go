@@ -104,9 +104,11 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 	a.acked = map[int64]string{}
 	a.settled = nil // the session's first pass looks at every service
 	if a.applier == nil || a.applier.Cluster != w.Cluster {
-		a.applier = &Applier{Client: a.kube, Cache: a.cache, Cluster: w.Cluster, Concurrency: a.cfg.Concurrency}
+		a.applier = &Applier{Client: a.kube, Cache: a.cache, Cluster: w.Cluster, Concurrency: a.cfg.Concurrency,
+			Drifted: a.reportDrift}
 	}
 	a.conn = c // stages of rollouts moved on by a change in the cluster go here
+	a.sessionCaps = w.Capabilities
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
@@ -484,4 +486,4 @@ func (a *Agent) reconcileNoted(ctx context.Context, ap *Applier, ns desired.Name
 
 // capabilities are the protocol capabilities this agent implements.
 var capabilities = []string{protocol.CapDesiredState, protocol.CapAcks, protocol.CapInventory, protocol.CapCommands,
-	protocol.CapStages, protocol.CapBuilds, protocol.CapLogs, protocol.CapEvents}
+	protocol.CapStages, protocol.CapBuilds, protocol.CapLogs, protocol.CapEvents, protocol.CapDrift}

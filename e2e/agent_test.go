@@ -32,7 +32,7 @@ const (
 // fixture is one tenant's cluster with a project that lands on it.
 type fixture struct {
 	cp                         *controlPlane
-	cluster, token             string
+	tenant, cluster, token     string
 	project, env, service      string
 	namespace, clusterName     string
 	tokenFile, agentKubeconfig string
@@ -46,6 +46,7 @@ func setup(t *testing.T, cp *controlPlane, name string) *fixture {
 	f := &fixture{cp: cp, clusterName: name}
 	data := cp.gql(t, `{ viewer { tenants { nodes { id } } } }`, nil)
 	tenantID := dig(data, "viewer", "tenants", "nodes").([]any)[0].(map[string]any)["id"].(string)
+	f.tenant = tenantID
 
 	reg := cp.gql(t, `mutation ($input: RegisterClusterInput!) {
   registerCluster(input: $input) { cluster { id status } connectToken userErrors { message } } }`,
@@ -113,12 +114,12 @@ func setup(t *testing.T, cp *controlPlane, name string) *fixture {
 	return f
 }
 
-func (f *fixture) startAgent(t *testing.T, identity, lease string) *proc {
+func (f *fixture) startAgent(t *testing.T, identity, lease string, flags ...string) *proc {
 	t.Helper()
-	return start(t, "agent-"+identity, t.TempDir(), []string{"POD_NAME=" + identity}, "agent",
+	return start(t, "agent-"+identity, t.TempDir(), []string{"POD_NAME=" + identity}, append([]string{"agent",
 		"--server", f.cp.url, "--token-file", f.tokenFile, "--kubeconfig", f.agentKubeconfig,
 		"--lease", lease, "--lease-duration", "3s", "--renew-deadline", "2s", "--retry-period", "500ms",
-		"--backoff-max", "2s", "--rollout-timeout", "6s", "--log-level", "debug")
+		"--backoff-max", "2s", "--rollout-timeout", "6s", "--log-level", "debug"}, flags...)...)
 }
 
 func (f *fixture) deploy(t *testing.T, digest string) string {

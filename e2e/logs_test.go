@@ -2,12 +2,15 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 type shownLine struct {
@@ -64,7 +67,7 @@ func TestContainerLogsOnCluster(t *testing.T) {
 	// stored twice, and what is printed meanwhile arrives.
 	agent.kill()
 	write("GET /items 200")
-	f.startAgent(t, "logs-2", "nebula-agent-logs")
+	f.startAgent(t, "logs-2", "nebula-agent-logs", "--resync", "5s")
 	lines(3, "the line printed while the agent was away")
 	write("GET /items/7 404")
 	lines(4, "a line after the restart")
@@ -105,6 +108,43 @@ func TestContainerLogsOnCluster(t *testing.T) {
 		}
 		return false
 	})
+
+	// A drift: the Deployment scaled by another field manager is reported
+	// (on the cluster, in clusterStatus, audited) before the agent applies
+	// it again.
+	sub.start("status", `subscription ($c: ID!) { clusterStatus(clusterId: $c) { drift { kind name fields managers service { name } } } }`,
+		map[string]any{"c": f.cluster})
+	d := getDeployment(t, cs, f.namespace, "api-web-r1")
+	three := int32(3)
+	d.Spec.Replicas = &three
+	if _, err := cs.AppsV1().Deployments(f.namespace).Update(ctx, d, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	type drift struct {
+		Kind, Name       string
+		Fields, Managers []string
+		Service          struct{ Name string }
+	}
+	sub.until("status", "the drift in clusterStatus", 60*time.Second, func(ms []wsMessage) bool {
+		for _, c := range data[struct{ Drift []drift }](t, ms, "clusterStatus") {
+			for _, x := range c.Drift {
+				if x.Kind == "Deployment" && x.Name == "api-web-r1" && strings.Join(x.Fields, ",") == "spec.replicas" &&
+					strings.Join(x.Managers, ",") == "kubectl-edit" && x.Service.Name == "api" {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	testutil.Eventually(t, 30*time.Second, "the agent applies the Deployment again", func() (bool, string) {
+		d := getDeployment(t, cs, f.namespace, "api-web-r1")
+		return *d.Spec.Replicas == 2, fmt.Sprint(*d.Spec.Replicas)
+	})
+	audit := cp.gql(t, `query ($t: ID!) { node(id: $t) { ... on Tenant { auditEvents(first: 5, filter: {action: "cluster.drift_detected"}) { nodes { targetId details } } } } }`,
+		map[string]any{"t": f.tenant})
+	if n := dig(audit, "node", "auditEvents", "nodes").([]any); len(n) != 1 || str(n[0], "targetId") != f.cluster {
+		t.Errorf("the drift's audit events: %v", n)
+	}
 
 	// The pod goes away: a marker says its lines may stop short.
 	if err := cs.CoreV1().Pods(f.namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {

@@ -43,6 +43,7 @@ type ResolverRoot interface {
 	Command() CommandResolver
 	Deployment() DeploymentResolver
 	DeploymentEvent() DeploymentEventResolver
+	Drift() DriftResolver
 	Environment() EnvironmentResolver
 	KubeEvent() KubeEventResolver
 	LogLine() LogLineResolver
@@ -185,6 +186,7 @@ type ComplexityRoot struct {
 		CreatedAt        func(childComplexity int) int
 		DesiredRevision  func(childComplexity int) int
 		DesiredState     func(childComplexity int) int
+		Drift            func(childComplexity int, first *int) int
 		Events           func(childComplexity int, first *int, before *int, typeArg *string) int
 		ID               func(childComplexity int) int
 		Install          func(childComplexity int) int
@@ -412,6 +414,16 @@ type ComplexityRoot struct {
 	Domain struct {
 		Host    func(childComplexity int) int
 		Process func(childComplexity int) int
+	}
+
+	Drift struct {
+		DetectedAt func(childComplexity int) int
+		Fields     func(childComplexity int) int
+		Kind       func(childComplexity int) int
+		Managers   func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Namespace  func(childComplexity int) int
+		Service    func(childComplexity int) int
 	}
 
 	Environment struct {
@@ -754,6 +766,7 @@ type ComplexityRoot struct {
 		Builds    func(childComplexity int, first *int, after *string, environmentID *string) int
 		CreatedAt func(childComplexity int) int
 		Domains   func(childComplexity int) int
+		Drift     func(childComplexity int, environmentID string, first *int) int
 		Events    func(childComplexity int, environmentID string, first *int, before *int, typeArg *string) int
 		Git       func(childComplexity int) int
 		ID        func(childComplexity int) int
@@ -976,6 +989,7 @@ type ClusterResolver interface {
 	DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error)
 	Install(ctx context.Context, obj *model.Cluster) (*install.Bundle, error)
 	Events(ctx context.Context, obj *model.Cluster, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error)
+	Drift(ctx context.Context, obj *model.Cluster, first *int) ([]*model.Drift, error)
 }
 type CommandResolver interface {
 	Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error)
@@ -998,6 +1012,9 @@ type DeploymentResolver interface {
 type DeploymentEventResolver interface {
 	Deployment(ctx context.Context, obj *model.DeploymentEvent) (*model.Deployment, error)
 	Cursor(ctx context.Context, obj *model.DeploymentEvent) (string, error)
+}
+type DriftResolver interface {
+	Service(ctx context.Context, obj *model.Drift) (*model.Service, error)
 }
 type EnvironmentResolver interface {
 	Project(ctx context.Context, obj *model.Environment) (*model.Project, error)
@@ -1112,6 +1129,7 @@ type ServiceResolver interface {
 	Builds(ctx context.Context, obj *model.Service, first *int, after *string, environmentID *string) (*gqlmodel.BuildConnection, error)
 	Logs(ctx context.Context, obj *model.Service, environmentID string, filter *gqlmodel.LogFilter, first *int, after *int, last *int, before *int) (*gqlmodel.LogPage, error)
 	Events(ctx context.Context, obj *model.Service, environmentID string, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error)
+	Drift(ctx context.Context, obj *model.Service, environmentID string, first *int) ([]*model.Drift, error)
 }
 type SubscriptionResolver interface {
 	DeploymentEvents(ctx context.Context, deploymentID string, after *string) (<-chan *model.DeploymentEvent, error)
@@ -1638,6 +1656,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cluster.DesiredState(childComplexity), true
+	case "Cluster.drift":
+		if e.ComplexityRoot.Cluster.Drift == nil {
+			break
+		}
+
+		args, err := ec.field_Cluster_drift_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Cluster.Drift(childComplexity, args["first"].(*int)), true
 	case "Cluster.events":
 		if e.ComplexityRoot.Cluster.Events == nil {
 			break
@@ -2454,6 +2483,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Domain.Process(childComplexity), true
+
+	case "Drift.detectedAt":
+		if e.ComplexityRoot.Drift.DetectedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Drift.DetectedAt(childComplexity), true
+	case "Drift.fields":
+		if e.ComplexityRoot.Drift.Fields == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Drift.Fields(childComplexity), true
+	case "Drift.kind":
+		if e.ComplexityRoot.Drift.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Drift.Kind(childComplexity), true
+	case "Drift.managers":
+		if e.ComplexityRoot.Drift.Managers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Drift.Managers(childComplexity), true
+	case "Drift.name":
+		if e.ComplexityRoot.Drift.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Drift.Name(childComplexity), true
+	case "Drift.namespace":
+		if e.ComplexityRoot.Drift.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Drift.Namespace(childComplexity), true
+	case "Drift.service":
+		if e.ComplexityRoot.Drift.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Drift.Service(childComplexity), true
 
 	case "Environment.clusterSelector":
 		if e.ComplexityRoot.Environment.ClusterSelector == nil {
@@ -4038,6 +4110,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Service.Domains(childComplexity), true
+	case "Service.drift":
+		if e.ComplexityRoot.Service.Drift == nil {
+			break
+		}
+
+		args, err := ec.field_Service_drift_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Service.Drift(childComplexity, args["environmentId"].(string), args["first"].(*int)), true
 	case "Service.events":
 		if e.ComplexityRoot.Service.Events == nil {
 			break
@@ -5311,6 +5394,8 @@ type Cluster implements Node {
   install: ClusterInstall!
   "Kubernetes events of the objects the agent manages on the cluster, newest first; tenant admins (they span projects)."
   events(first: Int = 50, before: Int, type: String): KubeEventPage!
+  "Objects on the cluster found changed outside NebulaCtrl (drift), newest first, as the agent reported them before applying them again; tenant admins."
+  drift(first: Int = 20): [Drift!]!
 }
 
 "The agent's install bundle for one cluster."
@@ -5461,6 +5546,22 @@ type Service implements Node {
   logs(environmentId: ID!, filter: LogFilter, first: Int, after: Int, last: Int, before: Int): LogPage!
   "Kubernetes events of the service's objects in an environment, newest first; viewers of the project read them."
   events(environmentId: ID!, first: Int = 50, before: Int, type: String): KubeEventPage!
+  "The service's objects in an environment found changed outside NebulaCtrl, newest first; viewers of the project."
+  drift(environmentId: ID!, first: Int = 20): [Drift!]!
+}
+
+"An object the agent manages found changed outside NebulaCtrl (kubectl edit, another controller): the agent reports it before it applies the object again, which reverts the change. Audited as cluster.drift_detected."
+type Drift {
+  kind: String!
+  namespace: String!
+  name: String!
+  "The fields that no longer held what the agent applied (dotted paths)."
+  fields: [String!]!
+  "The field managers other than the agent's that own fields of the object."
+  managers: [String!]!
+  detectedAt: Time!
+  "The service the object belongs to; null for an object of none."
+  service: Service
 }
 
 "An occurrence of a Kubernetes event of an object the agent manages (a repeated event is a new occurrence with a higher count), kept for NEBULA_LOG_RETENTION."
@@ -6741,6 +6842,8 @@ func (ec *executionContext) childFields_Cluster(ctx context.Context, field graph
 		return ec.fieldContext_Cluster_install(ctx, field)
 	case "events":
 		return ec.fieldContext_Cluster_events(ctx, field)
+	case "drift":
+		return ec.fieldContext_Cluster_drift(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Cluster", field.Name)
 }
@@ -7175,6 +7278,26 @@ func (ec *executionContext) childFields_Domain(ctx context.Context, field graphq
 		return ec.fieldContext_Domain_process(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Domain", field.Name)
+}
+
+func (ec *executionContext) childFields_Drift(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_Drift_kind(ctx, field)
+	case "namespace":
+		return ec.fieldContext_Drift_namespace(ctx, field)
+	case "name":
+		return ec.fieldContext_Drift_name(ctx, field)
+	case "fields":
+		return ec.fieldContext_Drift_fields(ctx, field)
+	case "managers":
+		return ec.fieldContext_Drift_managers(ctx, field)
+	case "detectedAt":
+		return ec.fieldContext_Drift_detectedAt(ctx, field)
+	case "service":
+		return ec.fieldContext_Drift_service(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Drift", field.Name)
 }
 
 func (ec *executionContext) childFields_Environment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7773,6 +7896,8 @@ func (ec *executionContext) childFields_Service(ctx context.Context, field graph
 		return ec.fieldContext_Service_logs(ctx, field)
 	case "events":
 		return ec.fieldContext_Service_events(ctx, field)
+	case "drift":
+		return ec.fieldContext_Service_drift(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Service", field.Name)
 }
@@ -8246,6 +8371,20 @@ func (ec *executionContext) field_Cluster_commands_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Cluster_drift_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
 	return args, nil
 }
 
@@ -9214,6 +9353,28 @@ func (ec *executionContext) field_Service_builds_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["environmentId"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Service_drift_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "environmentId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["environmentId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
 	return args, nil
 }
 
@@ -12022,6 +12183,50 @@ func (ec *executionContext) fieldContext_Cluster_events(ctx context.Context, fie
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Cluster_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Cluster_drift(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_drift(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Cluster().Drift(ctx, obj, fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Drift) graphql.Marshaler {
+			return ec.marshalNDrift2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDriftᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_drift(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Drift(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Cluster_drift_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15251,6 +15456,176 @@ func (ec *executionContext) _Domain_process(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Domain_process(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Domain", field, false, false, "String")
+}
+
+func (ec *executionContext) _Drift_kind(ctx context.Context, field graphql.CollectedField, obj *model.Drift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Drift_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Drift_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Drift", field, false, false, "String")
+}
+
+func (ec *executionContext) _Drift_namespace(ctx context.Context, field graphql.CollectedField, obj *model.Drift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Drift_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Drift_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Drift", field, false, false, "String")
+}
+
+func (ec *executionContext) _Drift_name(ctx context.Context, field graphql.CollectedField, obj *model.Drift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Drift_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Drift_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Drift", field, false, false, "String")
+}
+
+func (ec *executionContext) _Drift_fields(ctx context.Context, field graphql.CollectedField, obj *model.Drift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Drift_fields(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fields, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Drift_fields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Drift", field, false, false, "String")
+}
+
+func (ec *executionContext) _Drift_managers(ctx context.Context, field graphql.CollectedField, obj *model.Drift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Drift_managers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Managers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Drift_managers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Drift", field, false, false, "String")
+}
+
+func (ec *executionContext) _Drift_detectedAt(ctx context.Context, field graphql.CollectedField, obj *model.Drift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Drift_detectedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DetectedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Drift_detectedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Drift", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Drift_service(ctx context.Context, field graphql.CollectedField, obj *model.Drift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Drift_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Drift().Service(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Service) graphql.Marshaler {
+			return ec.marshalOService2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐService(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Drift_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Drift",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Service(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Environment_id(ctx context.Context, field graphql.CollectedField, obj *model.Environment) (ret graphql.Marshaler) {
@@ -22361,6 +22736,50 @@ func (ec *executionContext) fieldContext_Service_events(ctx context.Context, fie
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Service_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Service_drift(ctx context.Context, field graphql.CollectedField, obj *model.Service) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Service_drift(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Service().Drift(ctx, obj, fc.Args["environmentId"].(string), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Drift) graphql.Marshaler {
+			return ec.marshalNDrift2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDriftᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Service_drift(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Service",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Drift(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Service_drift_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -29989,6 +30408,12 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_events(ctx, field, obj)
 				})
+		case "drift":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_drift(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -31510,6 +31935,70 @@ func (ec *executionContext) _Domain(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var driftImplementors = []string{"Drift"}
+
+func (ec *executionContext) _Drift(ctx context.Context, sel ast.SelectionSet, obj *model.Drift) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, driftImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Drift")
+		case "kind":
+			out.Values[i] = ec._Drift_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "namespace":
+			out.Values[i] = ec._Drift_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Drift_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "fields":
+			out.Values[i] = ec._Drift_fields(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "managers":
+			out.Values[i] = ec._Drift_managers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "detectedAt":
+			out.Values[i] = ec._Drift_detectedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "service":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Drift_service(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -34008,6 +34497,12 @@ func (ec *executionContext) _Service(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Service_events(ctx, field, obj)
 				})
+		case "drift":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Service_drift(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -36404,6 +36899,30 @@ func (ec *executionContext) marshalNDomain2ᚕgithubᚗcomᚋnebulactrlᚋnebula
 func (ec *executionContext) unmarshalNDomainInput2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDomainInput(ctx context.Context, v any) (*gqlmodel.DomainInput, error) {
 	res, err := ec.unmarshalInputDomainInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDrift2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDriftᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Drift) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDrift2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDrift(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDrift2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDrift(ctx context.Context, sel ast.SelectionSet, v *model.Drift) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Drift!")
+		return graphql.Null
+	}
+	return ec._Drift(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNEnvironment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEnvironmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Environment) graphql.Marshaler {

@@ -434,3 +434,15 @@ func eventPage(ctx context.Context, p *control.Plane, read control.EventRead, fi
 	}
 	return page, nil
 }
+
+// ptrs points at each item of a read.
+func ptrs[T any](items []T, err error) ([]*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out, nil
+}

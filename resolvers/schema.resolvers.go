@@ -163,6 +163,10 @@ func (r *clusterResolver) Events(ctx context.Context, obj *model.Cluster, first 
 	return eventPage(ctx, r.Plane, control.EventRead{Cluster: obj.ID}, first, before, typeArg)
 }
 
+func (r *clusterResolver) Drift(ctx context.Context, obj *model.Cluster, first *int) ([]*model.Drift, error) {
+	return ptrs(r.Plane.Drifts(ctx, obj.ID, "", "", deref(first, 20)))
+}
+
 func (r *commandResolver) Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).clusters, obj.ClusterID)
 }
@@ -217,6 +221,13 @@ func (r *deploymentEventResolver) Deployment(ctx context.Context, obj *model.Dep
 
 func (r *deploymentEventResolver) Cursor(ctx context.Context, obj *model.DeploymentEvent) (string, error) {
 	return eventCursor(obj.Seq), nil
+}
+
+func (r *driftResolver) Service(ctx context.Context, obj *model.Drift) (*model.Service, error) {
+	if obj.ServiceID == "" {
+		return nil, nil
+	}
+	return load(ctx, loadersFrom(ctx, r.Plane).services, obj.ServiceID)
 }
 
 func (r *environmentResolver) Project(ctx context.Context, obj *model.Environment) (*model.Project, error) {
@@ -956,6 +967,14 @@ func (r *serviceResolver) Events(ctx context.Context, obj *model.Service, enviro
 	return eventPage(ctx, r.Plane, control.EventRead{Environment: env, Service: obj.ID}, first, before, typeArg)
 }
 
+func (r *serviceResolver) Drift(ctx context.Context, obj *model.Service, environmentID string, first *int) ([]*model.Drift, error) {
+	env, err := decode[model.EnvironmentID](gid.Environment, environmentID, "environmentId")
+	if err != nil {
+		return nil, err
+	}
+	return ptrs(r.Plane.Drifts(ctx, "", env, obj.ID, deref(first, 20)))
+}
+
 func (r *subscriptionResolver) DeploymentEvents(ctx context.Context, deploymentID string, after *string) (<-chan *model.DeploymentEvent, error) {
 	id, err := decode[model.DeploymentID](gid.Deployment, deploymentID, "deploymentId")
 	if err != nil {
@@ -1243,6 +1262,8 @@ func (r *Resolver) DeploymentEvent() graph.DeploymentEventResolver {
 	return &deploymentEventResolver{r}
 }
 
+func (r *Resolver) Drift() graph.DriftResolver { return &driftResolver{r} }
+
 func (r *Resolver) Environment() graph.EnvironmentResolver { return &environmentResolver{r} }
 
 func (r *Resolver) KubeEvent() graph.KubeEventResolver { return &kubeEventResolver{r} }
@@ -1290,6 +1311,7 @@ type (
 	commandResolver         struct{ *Resolver }
 	deploymentResolver      struct{ *Resolver }
 	deploymentEventResolver struct{ *Resolver }
+	driftResolver           struct{ *Resolver }
 	environmentResolver     struct{ *Resolver }
 	kubeEventResolver       struct{ *Resolver }
 	logLineResolver         struct{ *Resolver }

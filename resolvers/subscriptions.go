@@ -243,6 +243,7 @@ func clusterStatus(ctx context.Context, p *control.Plane, id model.ClusterID) <-
 		status           model.ClusterStatus
 		heartbeat        *time.Time
 		desired, applied int64
+		drift            int64
 	}
 	var last *shown
 	go func() {
@@ -252,8 +253,12 @@ func clusterStatus(ctx context.Context, p *control.Plane, id model.ClusterID) <-
 			if err != nil {
 				return true, err
 			}
-			now := shown{p.ClusterStatus(c), c.LastHeartbeatAt, c.DesiredRevision, c.AppliedRevision}
-			if last != nil && last.status == now.status && last.desired == now.desired && last.applied == now.applied &&
+			drift, err := p.ClusterDriftMark(ctx, id)
+			if err != nil {
+				return true, err
+			}
+			now := shown{p.ClusterStatus(c), c.LastHeartbeatAt, c.DesiredRevision, c.AppliedRevision, drift}
+			if last != nil && last.status == now.status && last.desired == now.desired && last.applied == now.applied && last.drift == now.drift &&
 				(last.heartbeat == nil) == (now.heartbeat == nil) && (now.heartbeat == nil || last.heartbeat.Equal(*now.heartbeat)) {
 				return false, nil
 			}

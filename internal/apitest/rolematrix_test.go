@@ -189,6 +189,9 @@ func roleMatrix() map[string][]matrixCase {
 			nodeCase("namespaceTarget", func(f *Fixture) string { return f.NamespaceTargetID }, `... on NamespaceTarget { namespace }`, everyone),
 			nodeCase("service", func(f *Fixture) string { return f.ServiceID }, `... on Service { name }`, projectReaders),
 			nodeCase("release", func(f *Fixture) string { return f.ReleaseID }, `... on Release { number imageDigest }`, projectReaders),
+			nodeCase("environment.events", func(f *Fixture) string { return f.EnvironmentID }, `... on Environment { events { events { number } } }`, projectReaders),
+			nodeCase("cluster.events", clusterOf, `... on Cluster { events { events { number } } }`, tenantAdmins),
+			nodeCase("cluster.drift", clusterOf, `... on Cluster { drift { name } }`, tenantAdmins),
 			{
 				name:  "service.logs",
 				query: `query($id: ID!, $e: ID!) { node(id: $id) { ... on Service { logs(environmentId: $e) { lines { number } } } } }`,

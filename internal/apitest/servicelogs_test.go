@@ -195,5 +195,20 @@ func TestServiceLogs(t *testing.T) {
 		s.waitValues(t, "serviceLogs.text", []string{marker, "back"})
 		agent.logs(sent{s: web, lines: printed(at.Add(2*time.Second), "live 1", "live 2")})
 		s.waitValues(t, "serviceLogs.text", []string{marker, "back", "live 1", "live 2"})
+
+		// The viewer leaves the project: the subscription ends before the
+		// next line.
+		f.MustDo(t, `mutation($m: ID!) { removeProjectMember(input: {projectMemberId: $m}) { removedProjectMemberId userErrors { message } } }`,
+			map[string]any{"m": f.Users[Viewer].ProjectMemberID})
+		agent.logs(sent{s: web, lines: printed(at.Add(4*time.Second), "after the removal")})
+		testutil.Eventually(t, 10*time.Second, "the removed member's subscription ends", func() (bool, string) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			last := s.msgs[len(s.msgs)-1]
+			return last["type"] == "complete" || last["type"] == "error", fmt.Sprint(last)
+		})
+		if got := s.values("serviceLogs.text"); slices.Contains(got, "after the removal") {
+			t.Errorf("a removed member was sent a line: %q", got)
+		}
 	})
 }

@@ -79,6 +79,8 @@ var (
 	ActSecretsReseal   = Action{Name: "secrets.reseal"}
 	// A push a webhook received queued a build: the webhook is the actor.
 	ActBuildQueue = Action{Name: "build.queue", keepsState: true}
+	// An agent found an object changed outside NebulaCtrl (drift.v1).
+	ActDriftDetected = Action{Name: "cluster.drift_detected", keepsState: true}
 )
 
 // audit is the event a change fills in, with the typed action it chose.

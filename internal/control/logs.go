@@ -494,3 +494,98 @@ func (p *Plane) KubeEvents(ctx context.Context, r EventRead) ([]model.KubeEvent,
 	}
 	return store.KubeEventsOf(ctx, p.q(ctx), q)
 }
+
+// DriftIn is a drift an agent reported (drift.v1).
+type DriftIn struct {
+	Kind, Namespace, Name string
+	Fields, Managers      []string
+	Environment           model.EnvironmentID
+	Service               model.ServiceID
+	At                    time.Time
+}
+
+// Drift records an object the agent found changed outside NebulaCtrl: it
+// must be in an environment the cluster runs, or it is dropped. It is
+// audited (cluster.drift, the control plane as the actor, the cluster as
+// the target) and shown on the cluster (its followers are told) and the
+// service.
+func (a *AgentSide) Drift(ctx context.Context, d DriftIn) error {
+	ctx = a.as(ctx)
+	p := a.p
+	targets, err := a.logTargetsNow(ctx)
+	if err != nil {
+		return err
+	}
+	var t *logTarget
+	for k, x := range targets {
+		if k[0] == string(d.Environment) && (d.Service == "" || k[1] == string(d.Service)) {
+			t = x
+			break
+		}
+	}
+	if t == nil {
+		p.log.Warn("dropped a drift of an object the cluster does not run", "cluster", a.cluster, "object", d.Kind+" "+d.Namespace+"/"+d.Name)
+		return nil
+	}
+	env, err := store.Environments.Get(ctx, a.q(ctx), d.Environment)
+	if err != nil {
+		return err
+	}
+	now := p.now()
+	rec := &model.Drift{TenantID: a.tenant, ClusterID: a.cluster, ProjectID: env.ProjectID, EnvironmentID: d.Environment,
+		ServiceID: d.Service, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name, Fields: d.Fields, Managers: d.Managers, DetectedAt: now}
+	return p.tx(ctx, func(q *txn) error {
+		if err := store.InsertDrift(ctx, q, rec); err != nil {
+			return err
+		}
+		ev := &audit{AuditEvent: &model.AuditEvent{TenantID: a.tenant, ClientAddress: "agent", CreatedAt: now,
+			Details: map[string]any{"object": d.Kind + " " + d.Namespace + "/" + d.Name, "fields": d.Fields, "managers": d.Managers,
+				"environmentId": string(d.Environment), "serviceId": string(d.Service)}}}
+		target(ev, ActDriftDetected, "Cluster", string(a.cluster))
+		if err := store.InsertAudit(ctx, q, ev.AuditEvent); err != nil {
+			return err
+		}
+		return p.note(ctx, q, bus.Cluster(string(a.cluster)))
+	})
+}
+
+// Drifts reads the newest drifts of a cluster (tenant admins: they span
+// projects) or of a
+// service in an environment (the project's viewers).
+func (p *Plane) Drifts(ctx context.Context, cluster model.ClusterID, env model.EnvironmentID, svc model.ServiceID, limit int) ([]model.Drift, error) {
+	if limit < 0 || limit > 200 {
+		return nil, Invalid("at most 200 drifts at a time", "first")
+	}
+	if cluster != "" {
+		if _, err := get(ctx, p, p.q(ctx), store.Clusters, cluster, authz.ClusterManage); err != nil {
+			return nil, err
+		}
+	} else {
+		s, err := get(ctx, p, p.q(ctx), store.Services, svc, authz.LogRead)
+		if err != nil {
+			return nil, err
+		}
+		e, err := get(ctx, p, p.q(ctx), store.Environments, env, authz.EnvironmentRead)
+		if err != nil {
+			return nil, err
+		}
+		if e.ProjectID != s.ProjectID {
+			return nil, Invalid("the environment belongs to another project than the service", "environmentId")
+		}
+	}
+	return store.DriftsOf(ctx, p.q(ctx), cluster, env, svc, limit)
+}
+
+// ClusterDriftMark is the number of the cluster's newest drift (0 for
+// none), for its cluster readers' clusterStatus to tell a new one; the
+// drift itself is the tenant admins'.
+func (p *Plane) ClusterDriftMark(ctx context.Context, id model.ClusterID) (int64, error) {
+	if _, err := get(ctx, p, p.q(ctx), store.Clusters, id, authz.ClusterRead); err != nil {
+		return 0, err
+	}
+	ds, err := store.DriftsOf(ctx, p.q(ctx), id, "", "", 1)
+	if err != nil || len(ds) == 0 {
+		return 0, err
+	}
+	return ds[0].ID, nil
+}

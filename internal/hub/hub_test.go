@@ -289,7 +289,7 @@ func TestSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := hello(t, c, 0)
-	if w.Protocol != 1 || strings.Join(w.Capabilities, ",") != "acks.v1,builds.v1,commands.v1,desired-state.v1,events.v1,inventory.v1,logs.v1,stages.v1" || w.Cluster != string(id) {
+	if w.Protocol != 1 || strings.Join(w.Capabilities, ",") != "acks.v1,builds.v1,commands.v1,desired-state.v1,drift.v1,events.v1,inventory.v1,logs.v1,stages.v1" || w.Cluster != string(id) {
 		t.Errorf("welcome %+v: want protocol 1, the known capabilities only, this cluster", w)
 	}
 	d := desiredOf(t, recv(t, c))

@@ -41,7 +41,7 @@ type session struct {
 	lastBuilds []byte
 	// logs: the agent sends container logs (logs.v1); events its
 	// Kubernetes events (events.v1).
-	logs, events bool
+	logs, events, drift bool
 
 	mu sync.Mutex
 	// handed is a state the recompile computed and handed over with its
@@ -149,6 +149,7 @@ func (s *session) run(ctx context.Context) {
 	s.builds = slices.Contains(caps, protocol.CapBuilds)
 	s.logs = slices.Contains(caps, protocol.CapLogs)
 	s.events = slices.Contains(caps, protocol.CapEvents)
+	s.drift = slices.Contains(caps, protocol.CapDrift)
 	defer sub.Close()
 	s.notes = sub.C // the writer follows it
 	s.side.Connected(ctx)
@@ -207,6 +208,13 @@ func (s *session) run(ctx context.Context) {
 				return
 			}
 			_, err = s.side.Events(ctx, EventsOf(m))
+		case *protocol.Drift:
+			if !s.drift {
+				s.close(protocol.CloseMalformed, "drift without the drift.v1 capability")
+				return
+			}
+			err = s.side.Drift(ctx, control.DriftIn{Kind: m.Kind, Namespace: m.Namespace, Name: m.Name, Fields: m.Fields,
+				Managers: m.Managers, Environment: model.EnvironmentID(m.Environment), Service: model.ServiceID(m.Service), At: m.At})
 		case *protocol.Hello:
 			s.close(protocol.CloseMalformed, "hello may only open a session")
 			return

@@ -86,3 +86,21 @@ func (s *LogStream) UnmarshalGQL(x any) error {
 	}
 	return fmt.Errorf("%v is not a LogStream (STDOUT, STDERR, MARKER)", x)
 }
+
+// Drift is an object the agent manages found changed outside NebulaCtrl,
+// before the agent applied it again: which fields no longer held what the
+// agent set, and the field managers that own them.
+type Drift struct {
+	ID            int64
+	TenantID      TenantID
+	ClusterID     ClusterID
+	ProjectID     ProjectID
+	EnvironmentID EnvironmentID
+	ServiceID     ServiceID
+	Kind          string
+	Namespace     string
+	Name          string
+	Fields        []string
+	Managers      []string
+	DetectedAt    time.Time
+}

@@ -37,10 +37,11 @@ const (
 	CapBuilds       = "builds.v1"
 	CapLogs         = "logs.v1"
 	CapEvents       = "events.v1"
+	CapDrift        = "drift.v1"
 )
 
 // Known is every capability this build implements.
-var Known = []string{CapDesiredState, CapAcks, CapInventory, CapCommands, CapStages, CapBuilds, CapLogs, CapEvents}
+var Known = []string{CapDesiredState, CapAcks, CapInventory, CapCommands, CapStages, CapBuilds, CapLogs, CapEvents, CapDrift}
 
 // Close codes (RFC 6455 private range) the control plane ends a session with.
 const (
@@ -71,6 +72,9 @@ const (
 	// events.v1: Kubernetes events of managed objects (agent → control
 	// plane).
 	TypeEvents = "events"
+	// drift.v1: an object found changed outside NebulaCtrl, reported
+	// before the agent applies it again (agent → control plane).
+	TypeDrift = "drift"
 )
 
 // Envelope is every frame.
@@ -329,6 +333,8 @@ func Decode(frame []byte) (any, error) {
 			return &Logs{}
 		case TypeEvents:
 			return &Events{}
+		case TypeDrift:
+			return &Drift{}
 		}
 		return nil
 	})
@@ -602,6 +608,36 @@ func (m *Events) validate() error {
 		}
 		if len(e.Message) > 8<<10 || len(e.Reason) > 256 || len(e.Type) > 64 || len(e.Source) > 256 {
 			return errors.New("an event's message is over 8 KiB, or its reason, type or source too long")
+		}
+	}
+	return nil
+}
+
+// Drift is an object the agent manages found changed outside NebulaCtrl
+// (its fields no longer hold what the agent applied), before the agent
+// applies it again: the fields that changed (dotted paths, at most 50)
+// and the field managers other than the agent's that own fields of it.
+type Drift struct {
+	Kind        string    `json:"kind"`
+	Namespace   string    `json:"namespace"`
+	Name        string    `json:"name"`
+	Fields      []string  `json:"fields"`
+	Managers    []string  `json:"managers"`
+	Environment string    `json:"environment"`
+	Service     string    `json:"service,omitempty"`
+	At          time.Time `json:"at"`
+}
+
+func (d *Drift) validate() error {
+	if d.Kind == "" || d.Name == "" || d.Environment == "" || len(d.Name) > 253 || len(d.Kind) > 64 || len(d.Namespace) > 253 {
+		return errors.New("a drift needs its object's kind, name and environment")
+	}
+	if len(d.Fields) == 0 || len(d.Fields) > 50 || len(d.Managers) > 20 {
+		return errors.New("a drift names 1 to 50 fields and at most 20 managers")
+	}
+	for _, f := range append(slices.Clone(d.Fields), d.Managers...) {
+		if f == "" || len(f) > 256 {
+			return errors.New("a field or manager of 1 to 256 characters")
 		}
 	}
 	return nil

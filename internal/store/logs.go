@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -467,4 +468,57 @@ func ExpireLogs(ctx context.Context, q Querier, before time.Time, batch int) (Ex
 		r.Partitions++
 	}
 	return r, nil
+}
+
+// InsertDrift records a drift and sets its ID.
+func InsertDrift(ctx context.Context, q Querier, d *model.Drift) error {
+	fields, err := json.Marshal(d.Fields)
+	if err != nil {
+		return err
+	}
+	managers, err := json.Marshal(d.Managers)
+	if err != nil {
+		return err
+	}
+	if err := scanOne(ctx, q, []any{&d.ID}, `INSERT INTO drifts (tenant_id, cluster_id, project_id, environment_id, service_id,
+		kind, namespace, name, fields, managers, detected_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
+		string(d.TenantID), string(d.ClusterID), string(d.ProjectID), string(d.EnvironmentID), string(d.ServiceID),
+		d.Kind, d.Namespace, d.Name, string(fields), string(managers), d.DetectedAt.UTC()); err != nil {
+		return fmt.Errorf("recording a drift: %w", err)
+	}
+	return nil
+}
+
+// DriftsOf reads the newest drifts of a cluster, or of a service in an
+// environment, newest first.
+func DriftsOf(ctx context.Context, q Querier, cluster model.ClusterID, env model.EnvironmentID, svc model.ServiceID, limit int) ([]model.Drift, error) {
+	where, args := "cluster_id = $1", []any{string(cluster)}
+	if cluster == "" {
+		where, args = "environment_id = $1 AND service_id = $2", []any{string(env), string(svc)}
+	}
+	args = append(args, limit)
+	rows, err := q.Query(ctx, fmt.Sprintf(`SELECT id, tenant_id, cluster_id, project_id, environment_id, service_id, kind, namespace,
+		name, fields, managers, detected_at FROM drifts WHERE %s ORDER BY id DESC LIMIT $%d`, where, len(args)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading drifts: %w", err)
+	}
+	defer rows.Close()
+	var out []model.Drift
+	for rows.Next() {
+		var d model.Drift
+		var fields, managers string
+		if err := rows.Scan(&d.ID, &d.TenantID, &d.ClusterID, &d.ProjectID, &d.EnvironmentID, &d.ServiceID, &d.Kind, &d.Namespace,
+			&d.Name, &fields, &managers, &d.DetectedAt); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(fields), &d.Fields); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(managers), &d.Managers); err != nil {
+			return nil, err
+		}
+		d.DetectedAt = d.DetectedAt.UTC()
+		out = append(out, d)
+	}
+	return out, rows.Err()
 }

@@ -160,6 +160,27 @@ func testLogQueries(t *testing.T, s *store.Store) {
 		}
 	})
 
+	t.Run("drifts round-trip, newest first", func(t *testing.T) {
+		mk := func(kind, name string, svc model.ServiceID) *model.Drift {
+			return &model.Drift{TenantID: g.tenant.ID, ClusterID: g.cluster.ID, ProjectID: g.project.ID, EnvironmentID: g.env.ID,
+				ServiceID: svc, Kind: kind, Namespace: "shop-prod", Name: name, Fields: []string{"spec.replicas"},
+				Managers: []string{"kubectl-edit"}, DetectedAt: day.Add(time.Minute)}
+		}
+		a, b := mk("Deployment", "api-web-r1", g.service.ID), mk("Service", "worker", other.ID)
+		b.Fields, b.Managers = []string{"spec.selector", "metadata.labels"}, []string{}
+		wantNoErr(t, "recording", store.InsertDrift(ctx, s.Q(), a))
+		wantNoErr(t, "recording", store.InsertDrift(ctx, s.Q(), b))
+		if a.ID == 0 || b.ID <= a.ID {
+			t.Fatalf("ids %d %d", a.ID, b.ID)
+		}
+		got, err := store.DriftsOf(ctx, s.Q(), g.cluster.ID, "", "", 10)
+		wantNoErr(t, "reading the cluster's", err)
+		assertEqual(t, "the cluster's drifts", got, []model.Drift{*b, *a})
+		got, err = store.DriftsOf(ctx, s.Q(), "", g.env.ID, g.service.ID, 10)
+		wantNoErr(t, "reading the service's", err)
+		assertEqual(t, "the service's drifts", got, []model.Drift{*a})
+	})
+
 	t.Run("retention removes what is older and keeps the rest", func(t *testing.T) {
 		// Lines at day-1h (the day before) and later; expire everything
 		// before day.
