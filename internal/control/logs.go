@@ -251,17 +251,19 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 
 // ensureLogDays makes sure the days the lines fall on have their
 // partitions; the days this process made sure of once are not looked at
-// again (the retention job keeps them until they expire).
+// again (the retention job keeps them until they expire). One session at
+// a time does it in this process (sessions creating the same partition at
+// once would fail each other), and a failure is tried once more: another
+// replica may have been creating it.
 func (p *Plane) ensureLogDays(ctx context.Context, lines []model.LogLine) error {
-	var from, to time.Time
-	missing := false
 	p.logDaysMu.Lock()
+	defer p.logDaysMu.Unlock()
+	var from, to time.Time
 	for _, l := range lines {
 		day := l.At.UTC().Truncate(24 * time.Hour)
 		if p.logDays[day] {
 			continue
 		}
-		missing = true
 		if from.IsZero() || day.Before(from) {
 			from = day
 		}
@@ -269,18 +271,21 @@ func (p *Plane) ensureLogDays(ctx context.Context, lines []model.LogLine) error 
 			to = day
 		}
 	}
-	p.logDaysMu.Unlock()
-	if !missing {
+	if from.IsZero() {
 		return nil
 	}
-	if err := p.tx(ctx, func(q *txn) error {
-		_, err := store.EnsureLogPartitions(ctx, q, from, to)
-		return err
-	}); err != nil {
-		return err
+	ensure := func() error {
+		return p.tx(ctx, func(q *txn) error {
+			_, err := store.EnsureLogPartitions(ctx, q, from, to)
+			return err
+		})
 	}
-	p.logDaysMu.Lock()
-	defer p.logDaysMu.Unlock()
+	if err := ensure(); err != nil {
+		p.log.Info("making log partitions failed; trying once more", "error", err)
+		if err := ensure(); err != nil {
+			return err
+		}
+	}
 	if p.logDays == nil {
 		p.logDays = map[time.Time]bool{}
 	}
