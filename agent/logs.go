@@ -138,13 +138,13 @@ func (f *logFollower) run(ctx context.Context) {
 			continue
 		}
 		f.mu.Lock()
-		for k, pod := range want {
+		for k := range want {
 			if _, ok := f.follows[k]; ok {
 				continue
 			}
 			fctx, cancel := context.WithCancel(ctx)
 			f.follows[k] = cancel
-			wg.Go(func() { f.follow(fctx, k, pod) })
+			wg.Go(func() { f.follow(fctx, k) })
 		}
 		var gone []streamKey
 		for k, cancel := range f.follows {
@@ -173,7 +173,7 @@ func (f *logFollower) run(ctx context.Context) {
 
 // follow reads a container's log until ctx ends, again after the stream
 // ends (a container restarted, the API server closed it).
-func (f *logFollower) follow(ctx context.Context, k streamKey, pod *corev1.Pod) {
+func (f *logFollower) follow(ctx context.Context, k streamKey) {
 	var tokens = float64(f.burst)
 	last := time.Now()
 	dropped := 0

@@ -132,6 +132,25 @@ func (a *AgentSide) logTargetsNow(ctx context.Context) (map[[2]string]*logTarget
 	return out, nil
 }
 
+// projectOf is the project of a target's environment, read once per
+// target.
+func (a *AgentSide) projectOf(ctx context.Context, t *logTarget, env model.EnvironmentID) (model.ProjectID, error) {
+	a.logs.mu.Lock()
+	project := t.project
+	a.logs.mu.Unlock()
+	if project != "" {
+		return project, nil
+	}
+	e, err := store.Environments.Get(ctx, a.q(ctx), env)
+	if err != nil {
+		return "", err
+	}
+	a.logs.mu.Lock()
+	t.project = e.ProjectID
+	a.logs.mu.Unlock()
+	return e.ProjectID, nil
+}
+
 // sortedPairs orders old/new pairs by the old value's length, longest
 // first.
 func sortedPairs(pairs []string) []string {
@@ -190,16 +209,11 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 			t.releases[s.Release] = release
 			a.logs.mu.Unlock()
 		}
-		if t.project == "" {
-			env, err := store.Environments.Get(ctx, a.q(ctx), s.Environment)
-			if err != nil {
-				return 0, err
-			}
-			a.logs.mu.Lock()
-			t.project = env.ProjectID
-			a.logs.mu.Unlock()
+		project, err := a.projectOf(ctx, t, s.Environment)
+		if err != nil {
+			return 0, err
 		}
-		base := model.LogLine{TenantID: t.tenant, ProjectID: t.project, EnvironmentID: s.Environment, ServiceID: s.Service, ReleaseID: release,
+		base := model.LogLine{TenantID: t.tenant, ProjectID: project, EnvironmentID: s.Environment, ServiceID: s.Service, ReleaseID: release,
 			ClusterID: a.cluster, Process: s.Process, Pod: s.Pod, Container: s.Container, Stream: model.LogStdout}
 		if s.Stderr {
 			base.Stream = model.LogStderr
@@ -232,7 +246,11 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 	if len(lines) == 0 {
 		return 0, nil
 	}
-	if err := p.ensureLogDays(ctx, lines); err != nil {
+	times := make([]time.Time, len(lines))
+	for i, l := range lines {
+		times[i] = l.At
+	}
+	if err := p.ensureLogDays(ctx, times); err != nil {
 		return 0, err
 	}
 	var stored []model.LogLine
@@ -249,18 +267,18 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 	return len(stored), err
 }
 
-// ensureLogDays makes sure the days the lines fall on have their
+// ensureLogDays makes sure the days of the times given have their
 // partitions; the days this process made sure of once are not looked at
 // again (the retention job keeps them until they expire). One session at
 // a time does it in this process (sessions creating the same partition at
 // once would fail each other), and a failure is tried once more: another
 // replica may have been creating it.
-func (p *Plane) ensureLogDays(ctx context.Context, lines []model.LogLine) error {
+func (p *Plane) ensureLogDays(ctx context.Context, times []time.Time) error {
 	p.logDaysMu.Lock()
 	defer p.logDaysMu.Unlock()
 	var from, to time.Time
-	for _, l := range lines {
-		day := l.At.UTC().Truncate(24 * time.Hour)
+	for _, at := range times {
+		day := at.UTC().Truncate(24 * time.Hour)
 		if p.logDays[day] {
 			continue
 		}
@@ -407,21 +425,16 @@ func (a *AgentSide) Events(ctx context.Context, evs []EventIn) (int, error) {
 			dropped++
 			continue
 		}
-		if t.project == "" {
-			env, err := store.Environments.Get(ctx, a.q(ctx), e.Environment)
-			if err != nil {
-				return 0, err
-			}
-			a.logs.mu.Lock()
-			t.project = env.ProjectID
-			a.logs.mu.Unlock()
+		project, err := a.projectOf(ctx, t, e.Environment)
+		if err != nil {
+			return 0, err
 		}
 		msg := e.Message
 		if e.Service != "" {
 			msg = t.redact.Replace(msg)
 		}
 		out = append(out, model.KubeEvent{At: at(e.LastAt), FirstAt: at(e.FirstAt), TenantID: a.tenant, ClusterID: a.cluster,
-			ProjectID: t.project, EnvironmentID: e.Environment, ServiceID: e.Service, UID: e.UID, Count: e.Count,
+			ProjectID: project, EnvironmentID: e.Environment, ServiceID: e.Service, UID: e.UID, Count: e.Count,
 			Type: e.Type, Reason: e.Reason, Message: clipText(msg, 4000), Namespace: e.Namespace, ObjectKind: e.ObjectKind,
 			ObjectName: e.ObjectName, Source: e.Source})
 		topics[bus.Events(string(e.Environment))] = true
@@ -432,11 +445,11 @@ func (a *AgentSide) Events(ctx context.Context, evs []EventIn) (int, error) {
 	if len(out) == 0 {
 		return 0, nil
 	}
-	days := make([]model.LogLine, len(out))
+	times := make([]time.Time, len(out))
 	for i, e := range out {
-		days[i].At = e.At
+		times[i] = e.At
 	}
-	if err := p.ensureLogDays(ctx, days); err != nil {
+	if err := p.ensureLogDays(ctx, times); err != nil {
 		return 0, err
 	}
 	var stored []model.KubeEvent
@@ -532,12 +545,12 @@ func (a *AgentSide) Drift(ctx context.Context, d DriftIn) error {
 		p.log.Warn("dropped a drift of an object the cluster does not run", "cluster", a.cluster, "object", d.Kind+" "+d.Namespace+"/"+d.Name)
 		return nil
 	}
-	env, err := store.Environments.Get(ctx, a.q(ctx), d.Environment)
+	project, err := a.projectOf(ctx, t, d.Environment)
 	if err != nil {
 		return err
 	}
 	now := p.now()
-	rec := &model.Drift{TenantID: a.tenant, ClusterID: a.cluster, ProjectID: env.ProjectID, EnvironmentID: d.Environment,
+	rec := &model.Drift{TenantID: a.tenant, ClusterID: a.cluster, ProjectID: project, EnvironmentID: d.Environment,
 		ServiceID: d.Service, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name, Fields: d.Fields, Managers: d.Managers, DetectedAt: now}
 	return p.tx(ctx, func(q *txn) error {
 		if err := store.InsertDrift(ctx, q, rec); err != nil {
