@@ -130,7 +130,10 @@ type Agent struct {
 	logSince logSince
 	acked    map[int64]string // the result last reported per revision
 	floor    int64            // the newest revision applied (persisted)
-	done     map[string]protocol.CommandAck
+	// floorHash is the hash of the state applied at floor (persisted),
+	// which heartbeats carry.
+	floorHash appliedHash
+	done      map[string]protocol.CommandAck
 
 	// While leading: the cache of the managed objects, the queue of
 	// services to reconcile after a change in the cluster, and the
@@ -367,6 +370,9 @@ func (a *Agent) loadState(ctx context.Context) {
 	n, _ := strconv.ParseInt(cm.Data["appliedRevision"], 10, 64)
 	a.mu.Lock()
 	a.floor = n
+	if h := cm.Data["appliedHash"]; h != "" {
+		a.floorHash = appliedHash{n, h}
+	}
 	a.mu.Unlock()
 	if p := cm.Data["pins"]; p != "" {
 		pins := map[string]pin{}
@@ -380,18 +386,33 @@ func (a *Agent) loadState(ctx context.Context) {
 	}
 }
 
+// appliedHash is the hash of the state applied at a revision.
+type appliedHash struct {
+	revision int64
+	hash     string
+}
+
+// of is the hash if it is revision's, "" otherwise.
+func (h appliedHash) of(revision int64) string {
+	if revision == 0 || h.revision != revision {
+		return ""
+	}
+	return h.hash
+}
+
 // saveState records the applied revision and the pinned releases. Both
 // go in one apply: the agent owns every key of the ConfigMap.
 func (a *Agent) saveState(ctx context.Context) {
 	a.mu.Lock()
-	cluster, rev := a.cluster, a.floor
+	cluster, rev, hash := a.cluster, a.floor, a.floorHash.of(a.floor)
 	a.mu.Unlock()
 	a.ro.mu.Lock()
 	pins, _ := json.Marshal(a.ro.pins)
 	a.ro.mu.Unlock()
 	cm := corev1ac.ConfigMap(a.stateConfigMap(), a.cfg.Namespace).
 		WithLabels(map[string]string{LabelManagedBy: ManagedBy}).
-		WithData(map[string]string{"appliedRevision": strconv.FormatInt(rev, 10), "cluster": cluster, "pins": string(pins)})
+		WithData(map[string]string{"appliedRevision": strconv.FormatInt(rev, 10), "appliedHash": hash, "cluster": cluster,
+			"pins": string(pins)})
 	if _, err := a.kube.CoreV1().ConfigMaps(a.cfg.Namespace).Apply(ctx, cm,
 		metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
 		a.log.Warn("recording the applied revision and pinned releases", "revision", rev, "error", err)

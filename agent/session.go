@@ -77,11 +77,12 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 	if a.state != nil {
 		held = a.state.Revision
 	}
+	heldHash := a.floorHash.of(held)
 	a.mu.Unlock()
 	// appliedRevision in the hello is the state this process holds: a new
 	// process says 0 and gets the whole state, which it applies in full.
 	if err := c.send(protocol.TypeHello, protocol.Hello{Protocols: []int{protocol.Version},
-		Capabilities: capabilities, AppliedRevision: held, Inventory: inv}); err != nil {
+		Capabilities: capabilities, AppliedRevision: held, AppliedHash: heldHash, Inventory: inv, Agent: a.cfg.Identity}); err != nil {
 		return false, fmt.Errorf("sending hello: %w", err)
 	}
 	_ = ws.SetReadDeadline(time.Now().Add(15 * time.Second))
@@ -242,9 +243,9 @@ func (a *Agent) heartbeats(ctx context.Context, c *conn, every time.Duration) {
 		case <-t.C:
 		}
 		a.mu.Lock()
-		floor := a.floor
+		floor, hash := a.floor, a.floorHash.of(a.floor)
 		a.mu.Unlock()
-		hb := protocol.Heartbeat{Inventory: a.inventory(ctx), AppliedRevision: floor, SentAt: time.Now().UTC()}
+		hb := protocol.Heartbeat{Inventory: a.inventory(ctx), AppliedRevision: floor, AppliedHash: hash, SentAt: time.Now().UTC()}
 		if err := c.send(protocol.TypeHeartbeat, hb); err != nil {
 			return // the read loop sees the broken connection
 		}
@@ -362,8 +363,19 @@ func (a *Agent) applyHeld(ctx context.Context, c *conn, full bool) {
 		if raised {
 			a.floor = d.Revision
 		}
+		hashed := d.Revision == a.floor && a.floorHash.revision != d.Revision
 		a.mu.Unlock()
-		if raised {
+		if hashed {
+			// What the heartbeat says runs: computed once per revision
+			// applied, not on every resync.
+			h := d.State.Hash()
+			a.mu.Lock()
+			if a.floor == d.Revision {
+				a.floorHash = appliedHash{d.Revision, h}
+			}
+			a.mu.Unlock()
+		}
+		if raised || hashed {
 			a.saveState(ctx)
 		}
 	}

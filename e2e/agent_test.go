@@ -156,7 +156,7 @@ func (f *fixture) waitStage(t *testing.T, id, want string, timeout time.Duration
 func (f *fixture) clusterState(t *testing.T) map[string]any {
 	t.Helper()
 	return dig(f.cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Cluster {
-  status lastHeartbeatAt lastHeartbeatAge desiredRevision appliedRevision applyErrors
+  status lastHeartbeatAt lastHeartbeatAge desiredRevision appliedRevision applyErrors activeRevision { number hash confirmed }
   inventory { agentVersion kubernetesVersion capabilities nodes { name ready } workloads { namespace name replicas readyReplicas } } } } }`,
 		map[string]any{"id": f.cluster}), "node").(map[string]any)
 }
@@ -279,6 +279,27 @@ func TestAgentEndToEnd(t *testing.T) {
 	if rev2 <= rev1 {
 		t.Fatalf("revision after catching up %d, before %d", rev2, rev1)
 	}
+	// The heartbeat confirms what runs: the hash the agent computed of
+	// the state it applied is the revision's own, and it is kept across
+	// restarts with the applied revision.
+	hist := dig(cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Cluster {
+		revisions(first: 1) { revisions { number hash outcomes { agent result } } } } } }`, map[string]any{"id": f.cluster}),
+		"node", "revisions", "revisions").([]any)[0]
+	if num(hist, "number") != rev2 || str(hist, "hash") == "" {
+		t.Fatalf("the newest revision in the history: %v, want %d", hist, rev2)
+	}
+	if o, _ := dig(hist, "outcomes").([]any); len(o) == 0 || str(o[0], "agent") != "a-2" || str(o[0], "result") != "APPLIED" {
+		t.Errorf("revision %d's outcomes: %v, want APPLIED by a-2", rev2, o)
+	}
+	testutil.Eventually(t, 15*time.Second, "a heartbeat confirms the active revision", func() (bool, string) {
+		a := dig(f.clusterState(t), "activeRevision")
+		return num(a, "number") == rev2 && str(a, "hash") == str(hist, "hash") && dig(a, "confirmed") == true, fmt.Sprint(a)
+	})
+	if cm, err := cs.CoreV1().ConfigMaps("nebula-system").Get(ctx, "nebula-agent-state", metav1.GetOptions{}); err != nil {
+		t.Errorf("reading the agent's state ConfigMap: %v", err)
+	} else if cm.Data["appliedHash"] != str(hist, "hash") {
+		t.Errorf("the agent's state ConfigMap has appliedHash %q, want %s", cm.Data["appliedHash"], str(hist, "hash"))
+	}
 	if img := getDeployment(t, cs, f.namespace, "api-web-r2").Spec.Template.Spec.Containers[0].Image; !strings.HasSuffix(img, digest2) {
 		t.Errorf("api-web-r2 runs %s", img)
 	}
@@ -375,6 +396,23 @@ func TestAgentLeaderTakeover(t *testing.T) {
 		t.Errorf("after the takeover api-web-r2 runs %s", img)
 	}
 	f.waitStatus(t, "CONNECTED", 5*time.Second)
+	// The revision history tells which replica applied what.
+	revs := dig(cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Cluster {
+		revisions(first: 100) { revisions { number outcomes { agent result } } } } } }`, map[string]any{"id": f.cluster}),
+		"node", "revisions", "revisions").([]any)
+	appliedBy := map[string]bool{}
+	for _, r := range revs {
+		outcomes, _ := dig(r, "outcomes").([]any)
+		for _, o := range outcomes {
+			appliedBy[str(o, "agent")] = appliedBy[str(o, "agent")] || str(o, "result") == "APPLIED"
+		}
+	}
+	if newest, _ := dig(revs[0], "outcomes").([]any); len(newest) == 0 || str(newest[0], "agent") != follower {
+		t.Errorf("the newest revision's outcomes %v, want it applied by the new leader %s", newest, follower)
+	}
+	if !appliedBy[leader] || !appliedBy[follower] {
+		t.Errorf("the history shows revisions applied by %v, want both %s and %s", appliedBy, leader, follower)
+	}
 }
 
 // TestDeploymentRollout: a deployment that really rolls out, stage by

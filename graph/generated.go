@@ -21,6 +21,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/install"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/store"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -54,6 +55,8 @@ type ResolverRoot interface {
 	ProjectMember() ProjectMemberResolver
 	Query() QueryResolver
 	Release() ReleaseResolver
+	Revision() RevisionResolver
+	RevisionOutcome() RevisionOutcomeResolver
 	Service() ServiceResolver
 	Subscription() SubscriptionResolver
 	Tenant() TenantResolver
@@ -67,6 +70,13 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	ActiveRevision struct {
+		Confirmed  func(childComplexity int) int
+		Hash       func(childComplexity int) int
+		Number     func(childComplexity int) int
+		ReportedAt func(childComplexity int) int
+	}
+
 	AddMemberPayload struct {
 		Member     func(childComplexity int) int
 		UserErrors func(childComplexity int) int
@@ -97,6 +107,11 @@ type ComplexityRoot struct {
 	ApiTokenEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	ApplyError struct {
+		Message func(childComplexity int) int
+		Object  func(childComplexity int) int
 	}
 
 	Approval struct {
@@ -179,6 +194,7 @@ type ComplexityRoot struct {
 	}
 
 	Cluster struct {
+		ActiveRevision   func(childComplexity int) int
 		AppliedRevision  func(childComplexity int) int
 		ApplyErrors      func(childComplexity int) int
 		Commands         func(childComplexity int, first *int, after *string) int
@@ -196,6 +212,8 @@ type ComplexityRoot struct {
 		LastHeartbeatAt  func(childComplexity int) int
 		Name             func(childComplexity int) int
 		NamespaceTargets func(childComplexity int, first *int, after *string) int
+		Revision         func(childComplexity int, number int) int
+		Revisions        func(childComplexity int, first *int, before *int) int
 		Status           func(childComplexity int) int
 		Tenant           func(childComplexity int) int
 	}
@@ -740,6 +758,38 @@ type ComplexityRoot struct {
 		UserErrors             func(childComplexity int) int
 	}
 
+	Revision struct {
+		Cause     func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		Diff      func(childComplexity int, against *int) int
+		Hash      func(childComplexity int) int
+		Number    func(childComplexity int) int
+		Outcomes  func(childComplexity int) int
+		State     func(childComplexity int) int
+	}
+
+	RevisionDiff struct {
+		Added    func(childComplexity int) int
+		Changed  func(childComplexity int) int
+		From     func(childComplexity int) int
+		NowHeld  func(childComplexity int) int
+		Released func(childComplexity int) int
+		Removed  func(childComplexity int) int
+		To       func(childComplexity int) int
+	}
+
+	RevisionOutcome struct {
+		Agent  func(childComplexity int) int
+		At     func(childComplexity int) int
+		Errors func(childComplexity int) int
+		Result func(childComplexity int) int
+	}
+
+	RevisionPage struct {
+		HasMore   func(childComplexity int) int
+		Revisions func(childComplexity int) int
+	}
+
 	RevokeApiTokenPayload struct {
 		APIToken   func(childComplexity int) int
 		UserErrors func(childComplexity int) int
@@ -990,6 +1040,9 @@ type ClusterResolver interface {
 	Install(ctx context.Context, obj *model.Cluster) (*install.Bundle, error)
 	Events(ctx context.Context, obj *model.Cluster, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error)
 	Drift(ctx context.Context, obj *model.Cluster, first *int) ([]*model.Drift, error)
+	Revisions(ctx context.Context, obj *model.Cluster, first *int, before *int) (*gqlmodel.RevisionPage, error)
+	Revision(ctx context.Context, obj *model.Cluster, number int) (*control.Revision, error)
+	ActiveRevision(ctx context.Context, obj *model.Cluster) (*control.ActiveRevision, error)
 }
 type CommandResolver interface {
 	Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error)
@@ -1118,6 +1171,15 @@ type ReleaseResolver interface {
 
 	CreatedBy(ctx context.Context, obj *model.Release) (*model.User, error)
 }
+type RevisionResolver interface {
+	Cause(ctx context.Context, obj *control.Revision) (*model.AuditEvent, error)
+
+	State(ctx context.Context, obj *control.Revision) (map[string]any, error)
+	Diff(ctx context.Context, obj *control.Revision, against *int) (*control.RevisionDiff, error)
+}
+type RevisionOutcomeResolver interface {
+	Result(ctx context.Context, obj *store.RevisionOutcome) (gqlmodel.RevisionResult, error)
+}
 type ServiceResolver interface {
 	Project(ctx context.Context, obj *model.Service) (*model.Project, error)
 
@@ -1192,6 +1254,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "ActiveRevision.confirmed":
+		if e.ComplexityRoot.ActiveRevision.Confirmed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActiveRevision.Confirmed(childComplexity), true
+	case "ActiveRevision.hash":
+		if e.ComplexityRoot.ActiveRevision.Hash == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActiveRevision.Hash(childComplexity), true
+	case "ActiveRevision.number":
+		if e.ComplexityRoot.ActiveRevision.Number == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActiveRevision.Number(childComplexity), true
+	case "ActiveRevision.reportedAt":
+		if e.ComplexityRoot.ActiveRevision.ReportedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActiveRevision.ReportedAt(childComplexity), true
 
 	case "AddMemberPayload.member":
 		if e.ComplexityRoot.AddMemberPayload.Member == nil {
@@ -1299,6 +1386,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApiTokenEdge.Node(childComplexity), true
+
+	case "ApplyError.message":
+		if e.ComplexityRoot.ApplyError.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplyError.Message(childComplexity), true
+	case "ApplyError.object":
+		if e.ComplexityRoot.ApplyError.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplyError.Object(childComplexity), true
 
 	case "Approval.comment":
 		if e.ComplexityRoot.Approval.Comment == nil {
@@ -1609,6 +1709,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ChangePreview.UserErrors(childComplexity), true
 
+	case "Cluster.activeRevision":
+		if e.ComplexityRoot.Cluster.ActiveRevision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cluster.ActiveRevision(childComplexity), true
 	case "Cluster.appliedRevision":
 		if e.ComplexityRoot.Cluster.AppliedRevision == nil {
 			break
@@ -1731,6 +1837,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cluster.NamespaceTargets(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Cluster.revision":
+		if e.ComplexityRoot.Cluster.Revision == nil {
+			break
+		}
+
+		args, err := ec.field_Cluster_revision_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Cluster.Revision(childComplexity, args["number"].(int)), true
+	case "Cluster.revisions":
+		if e.ComplexityRoot.Cluster.Revisions == nil {
+			break
+		}
+
+		args, err := ec.field_Cluster_revisions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Cluster.Revisions(childComplexity, args["first"].(*int), args["before"].(*int)), true
 	case "Cluster.status":
 		if e.ComplexityRoot.Cluster.Status == nil {
 			break
@@ -4023,6 +4151,135 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RemoveProjectMemberPayload.UserErrors(childComplexity), true
 
+	case "Revision.cause":
+		if e.ComplexityRoot.Revision.Cause == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Cause(childComplexity), true
+	case "Revision.createdAt":
+		if e.ComplexityRoot.Revision.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.CreatedAt(childComplexity), true
+	case "Revision.diff":
+		if e.ComplexityRoot.Revision.Diff == nil {
+			break
+		}
+
+		args, err := ec.field_Revision_diff_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Revision.Diff(childComplexity, args["against"].(*int)), true
+	case "Revision.hash":
+		if e.ComplexityRoot.Revision.Hash == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Hash(childComplexity), true
+	case "Revision.number":
+		if e.ComplexityRoot.Revision.Number == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Number(childComplexity), true
+	case "Revision.outcomes":
+		if e.ComplexityRoot.Revision.Outcomes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Outcomes(childComplexity), true
+	case "Revision.state":
+		if e.ComplexityRoot.Revision.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.State(childComplexity), true
+
+	case "RevisionDiff.added":
+		if e.ComplexityRoot.RevisionDiff.Added == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionDiff.Added(childComplexity), true
+	case "RevisionDiff.changed":
+		if e.ComplexityRoot.RevisionDiff.Changed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionDiff.Changed(childComplexity), true
+	case "RevisionDiff.from":
+		if e.ComplexityRoot.RevisionDiff.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionDiff.From(childComplexity), true
+	case "RevisionDiff.nowHeld":
+		if e.ComplexityRoot.RevisionDiff.NowHeld == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionDiff.NowHeld(childComplexity), true
+	case "RevisionDiff.released":
+		if e.ComplexityRoot.RevisionDiff.Released == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionDiff.Released(childComplexity), true
+	case "RevisionDiff.removed":
+		if e.ComplexityRoot.RevisionDiff.Removed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionDiff.Removed(childComplexity), true
+	case "RevisionDiff.to":
+		if e.ComplexityRoot.RevisionDiff.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionDiff.To(childComplexity), true
+
+	case "RevisionOutcome.agent":
+		if e.ComplexityRoot.RevisionOutcome.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionOutcome.Agent(childComplexity), true
+	case "RevisionOutcome.at":
+		if e.ComplexityRoot.RevisionOutcome.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionOutcome.At(childComplexity), true
+	case "RevisionOutcome.errors":
+		if e.ComplexityRoot.RevisionOutcome.Errors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionOutcome.Errors(childComplexity), true
+	case "RevisionOutcome.result":
+		if e.ComplexityRoot.RevisionOutcome.Result == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionOutcome.Result(childComplexity), true
+
+	case "RevisionPage.hasMore":
+		if e.ComplexityRoot.RevisionPage.HasMore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionPage.HasMore(childComplexity), true
+	case "RevisionPage.revisions":
+		if e.ComplexityRoot.RevisionPage.Revisions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionPage.Revisions(childComplexity), true
+
 	case "RevokeApiTokenPayload.apiToken":
 		if e.ComplexityRoot.RevokeApiTokenPayload.APIToken == nil {
 			break
@@ -5396,6 +5653,78 @@ type Cluster implements Node {
   events(first: Int = 50, before: Int, type: String): KubeEventPage!
   "Objects on the cluster found changed outside NebulaCtrl (drift), newest first, as the agent reported them before applying them again; tenant admins."
   drift(first: Int = 20): [Drift!]!
+  "The cluster's desired revisions, newest first: what caused each, its hash, what the agents did with it. Tenant admins (a revision spans projects). Pass the last revision's number as before for older ones."
+  revisions(first: Int = 20, before: Int): RevisionPage!
+  "One desired revision; null if the cluster never had it. Tenant admins."
+  revision(number: Int!): Revision
+  "What the agent's last heartbeat says runs, checked against the revision's own hash: the active revision confirmed, not assumed. Null before a heartbeat that carried a hash."
+  activeRevision: ActiveRevision
+}
+
+"A desired revision of a cluster: its compiled state at one point, numbered."
+type Revision {
+  number: Int!
+  "SHA-256 of the state with secret values redacted (their versions stand for them)."
+  hash: String!
+  createdAt: Time!
+  "The audited change that made the revision: a mutation, or the control plane's own change (deployment.rollout_ended when an agent reported a rollout FAILED or ROLLED_BACK, build.succeeded when a build pushed its image). Null for revisions made before causes were recorded."
+  cause: AuditEvent
+  "What the cluster's agents reported of applying it, oldest first: each agent's first APPLIED and first FAILED."
+  outcomes: [RevisionOutcome!]!
+  "The state, secret values redacted."
+  state: Map!
+  "What going from revision ` + "`" + `against` + "`" + ` (by default the one before; 0 for the empty state) to this one changes, by the compiler's own comparison, as a change preview shows it."
+  diff(against: Int): RevisionDiff!
+}
+
+type RevisionPage {
+  revisions: [Revision!]!
+  "Whether older revisions exist (pass the last revision's number as before)."
+  hasMore: Boolean!
+}
+
+enum RevisionResult {
+  APPLIED
+  FAILED
+}
+
+type RevisionOutcome {
+  "The agent instance that reported it (its pod's name)."
+  agent: String!
+  result: RevisionResult!
+  at: Time!
+  "The objects that did not apply, for FAILED."
+  errors: [ApplyError!]!
+}
+
+type ApplyError {
+  "kind namespace/name"
+  object: String!
+  message: String!
+}
+
+"What going from one revision of a cluster to another changes."
+type RevisionDiff {
+  from: Int!
+  to: Int!
+  added: [DesiredObject!]!
+  changed: [DesiredObject!]!
+  removed: [DesiredObject!]!
+  "Services the newer revision holds (their workloads left as they run) and the older did not."
+  nowHeld: [HeldService!]!
+  "Services the older revision held and the newer does not."
+  released: [HeldService!]!
+}
+
+"The revision the agent says it runs."
+type ActiveRevision {
+  number: Int!
+  "The hash the agent computed of the state it applied."
+  hash: String!
+  "Whether that hash is the revision's own. False means the agent runs something else under that number (look at the agent: it may have applied a state it did not get whole)."
+  confirmed: Boolean!
+  "When the heartbeat that said so arrived."
+  reportedAt: Time!
 }
 
 "The agent's install bundle for one cluster."
@@ -6582,6 +6911,20 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
 
+func (ec *executionContext) childFields_ActiveRevision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "number":
+		return ec.fieldContext_ActiveRevision_number(ctx, field)
+	case "hash":
+		return ec.fieldContext_ActiveRevision_hash(ctx, field)
+	case "confirmed":
+		return ec.fieldContext_ActiveRevision_confirmed(ctx, field)
+	case "reportedAt":
+		return ec.fieldContext_ActiveRevision_reportedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActiveRevision", field.Name)
+}
+
 func (ec *executionContext) childFields_AddMemberPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "member":
@@ -6644,6 +6987,16 @@ func (ec *executionContext) childFields_ApiTokenEdge(ctx context.Context, field 
 		return ec.fieldContext_ApiTokenEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ApiTokenEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ApplyError(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_ApplyError_object(ctx, field)
+	case "message":
+		return ec.fieldContext_ApplyError_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplyError", field.Name)
 }
 
 func (ec *executionContext) childFields_Approval(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6844,6 +7197,12 @@ func (ec *executionContext) childFields_Cluster(ctx context.Context, field graph
 		return ec.fieldContext_Cluster_events(ctx, field)
 	case "drift":
 		return ec.fieldContext_Cluster_drift(ctx, field)
+	case "revisions":
+		return ec.fieldContext_Cluster_revisions(ctx, field)
+	case "revision":
+		return ec.fieldContext_Cluster_revision(ctx, field)
+	case "activeRevision":
+		return ec.fieldContext_Cluster_activeRevision(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Cluster", field.Name)
 }
@@ -7820,6 +8179,70 @@ func (ec *executionContext) childFields_RemoveProjectMemberPayload(ctx context.C
 	return nil, fmt.Errorf("no field named %q was found under type RemoveProjectMemberPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_Revision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "number":
+		return ec.fieldContext_Revision_number(ctx, field)
+	case "hash":
+		return ec.fieldContext_Revision_hash(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Revision_createdAt(ctx, field)
+	case "cause":
+		return ec.fieldContext_Revision_cause(ctx, field)
+	case "outcomes":
+		return ec.fieldContext_Revision_outcomes(ctx, field)
+	case "state":
+		return ec.fieldContext_Revision_state(ctx, field)
+	case "diff":
+		return ec.fieldContext_Revision_diff(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Revision", field.Name)
+}
+
+func (ec *executionContext) childFields_RevisionDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_RevisionDiff_from(ctx, field)
+	case "to":
+		return ec.fieldContext_RevisionDiff_to(ctx, field)
+	case "added":
+		return ec.fieldContext_RevisionDiff_added(ctx, field)
+	case "changed":
+		return ec.fieldContext_RevisionDiff_changed(ctx, field)
+	case "removed":
+		return ec.fieldContext_RevisionDiff_removed(ctx, field)
+	case "nowHeld":
+		return ec.fieldContext_RevisionDiff_nowHeld(ctx, field)
+	case "released":
+		return ec.fieldContext_RevisionDiff_released(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevisionDiff", field.Name)
+}
+
+func (ec *executionContext) childFields_RevisionOutcome(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "agent":
+		return ec.fieldContext_RevisionOutcome_agent(ctx, field)
+	case "result":
+		return ec.fieldContext_RevisionOutcome_result(ctx, field)
+	case "at":
+		return ec.fieldContext_RevisionOutcome_at(ctx, field)
+	case "errors":
+		return ec.fieldContext_RevisionOutcome_errors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevisionOutcome", field.Name)
+}
+
+func (ec *executionContext) childFields_RevisionPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "revisions":
+		return ec.fieldContext_RevisionPage_revisions(ctx, field)
+	case "hasMore":
+		return ec.fieldContext_RevisionPage_hasMore(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevisionPage", field.Name)
+}
+
 func (ec *executionContext) childFields_RevokeApiTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "apiToken":
@@ -8437,6 +8860,42 @@ func (ec *executionContext) field_Cluster_namespaceTargets_args(ctx context.Cont
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Cluster_revision_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Cluster_revisions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg1
 	return args, nil
 }
 
@@ -9326,6 +9785,20 @@ func (ec *executionContext) field_Query_previewUpdateService_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Revision_diff_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "against",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["against"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Service_builds_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9876,6 +10349,98 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 
 // region    **************************** field.gotpl *****************************
 
+func (ec *executionContext) _ActiveRevision_number(ctx context.Context, field graphql.CollectedField, obj *control.ActiveRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActiveRevision_number(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Number, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActiveRevision_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActiveRevision", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ActiveRevision_hash(ctx context.Context, field graphql.CollectedField, obj *control.ActiveRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActiveRevision_hash(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hash, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActiveRevision_hash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActiveRevision", field, false, false, "String")
+}
+
+func (ec *executionContext) _ActiveRevision_confirmed(ctx context.Context, field graphql.CollectedField, obj *control.ActiveRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActiveRevision_confirmed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Confirmed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActiveRevision_confirmed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActiveRevision", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ActiveRevision_reportedAt(ctx context.Context, field graphql.CollectedField, obj *control.ActiveRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActiveRevision_reportedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReportedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActiveRevision_reportedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActiveRevision", field, false, false, "Time")
+}
+
 func (ec *executionContext) _AddMemberPayload_member(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.AddMemberPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10346,6 +10911,52 @@ func (ec *executionContext) fieldContext_ApiTokenEdge_node(_ context.Context, fi
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ApplyError_object(ctx context.Context, field graphql.CollectedField, obj *model.ObjectError) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplyError_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplyError_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplyError", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApplyError_message(ctx context.Context, field graphql.CollectedField, obj *model.ObjectError) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplyError_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplyError_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplyError", field, false, false, "String")
 }
 
 func (ec *executionContext) _Approval_decision(ctx context.Context, field graphql.CollectedField, obj *model.Approval) (ret graphql.Marshaler) {
@@ -12229,6 +12840,126 @@ func (ec *executionContext) fieldContext_Cluster_drift(ctx context.Context, fiel
 	if fc.Args, err = ec.field_Cluster_drift_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Cluster_revisions(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_revisions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Cluster().Revisions(ctx, obj, fc.Args["first"].(*int), fc.Args["before"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.RevisionPage) graphql.Marshaler {
+			return ec.marshalNRevisionPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_revisions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Cluster_revisions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Cluster_revision(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Cluster().Revision(ctx, obj, fc.Args["number"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.Revision) graphql.Marshaler {
+			return ec.marshalORevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevision(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_revision(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Revision(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Cluster_revision_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Cluster_activeRevision(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cluster_activeRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cluster().ActiveRevision(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.ActiveRevision) graphql.Marshaler {
+			return ec.marshalOActiveRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐActiveRevision(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Cluster_activeRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActiveRevision(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -21948,6 +22679,568 @@ func (ec *executionContext) fieldContext_RemoveProjectMemberPayload_userErrors(_
 	return fc, nil
 }
 
+func (ec *executionContext) _Revision_number(ctx context.Context, field graphql.CollectedField, obj *control.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_number(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Number, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Revision_hash(ctx context.Context, field graphql.CollectedField, obj *control.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_hash(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hash, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_hash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, false, false, "String")
+}
+
+func (ec *executionContext) _Revision_createdAt(ctx context.Context, field graphql.CollectedField, obj *control.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Revision_cause(ctx context.Context, field graphql.CollectedField, obj *control.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_cause(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Revision().Cause(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AuditEvent) graphql.Marshaler {
+			return ec.marshalOAuditEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAuditEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_cause(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Revision",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Revision_outcomes(ctx context.Context, field graphql.CollectedField, obj *control.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_outcomes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outcomes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []store.RevisionOutcome) graphql.Marshaler {
+			return ec.marshalNRevisionOutcome2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋstoreᚐRevisionOutcomeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_outcomes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Revision",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionOutcome(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Revision_state(ctx context.Context, field graphql.CollectedField, obj *control.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Revision().State(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNMap2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, true, true, "Map")
+}
+
+func (ec *executionContext) _Revision_diff(ctx context.Context, field graphql.CollectedField, obj *control.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_diff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Revision().Diff(ctx, obj, fc.Args["against"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *control.RevisionDiff) graphql.Marshaler {
+			return ec.marshalNRevisionDiff2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevisionDiff(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_diff(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Revision",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionDiff(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Revision_diff_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionDiff_from(ctx context.Context, field graphql.CollectedField, obj *control.RevisionDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionDiff_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionDiff_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionDiff", field, false, false, "Int")
+}
+
+func (ec *executionContext) _RevisionDiff_to(ctx context.Context, field graphql.CollectedField, obj *control.RevisionDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionDiff_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionDiff_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionDiff", field, false, false, "Int")
+}
+
+func (ec *executionContext) _RevisionDiff_added(ctx context.Context, field graphql.CollectedField, obj *control.RevisionDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionDiff_added(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Added, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []desired.Object) graphql.Marshaler {
+			return ec.marshalNDesiredObject2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐObjectᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionDiff_added(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DesiredObject(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionDiff_changed(ctx context.Context, field graphql.CollectedField, obj *control.RevisionDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionDiff_changed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []desired.Object) graphql.Marshaler {
+			return ec.marshalNDesiredObject2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐObjectᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionDiff_changed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DesiredObject(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionDiff_removed(ctx context.Context, field graphql.CollectedField, obj *control.RevisionDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionDiff_removed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Removed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []desired.Object) graphql.Marshaler {
+			return ec.marshalNDesiredObject2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐObjectᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionDiff_removed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DesiredObject(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionDiff_nowHeld(ctx context.Context, field graphql.CollectedField, obj *control.RevisionDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionDiff_nowHeld(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NowHeld, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []desired.HeldService) graphql.Marshaler {
+			return ec.marshalNHeldService2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐHeldServiceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionDiff_nowHeld(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HeldService(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionDiff_released(ctx context.Context, field graphql.CollectedField, obj *control.RevisionDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionDiff_released(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Released, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []desired.HeldService) graphql.Marshaler {
+			return ec.marshalNHeldService2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐHeldServiceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionDiff_released(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HeldService(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionOutcome_agent(ctx context.Context, field graphql.CollectedField, obj *store.RevisionOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionOutcome_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Agent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionOutcome_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionOutcome", field, false, false, "String")
+}
+
+func (ec *executionContext) _RevisionOutcome_result(ctx context.Context, field graphql.CollectedField, obj *store.RevisionOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionOutcome_result(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RevisionOutcome().Result(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.RevisionResult) graphql.Marshaler {
+			return ec.marshalNRevisionResult2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionOutcome_result(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionOutcome", field, true, true, "RevisionResult")
+}
+
+func (ec *executionContext) _RevisionOutcome_at(ctx context.Context, field graphql.CollectedField, obj *store.RevisionOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionOutcome_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionOutcome_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionOutcome", field, false, false, "Time")
+}
+
+func (ec *executionContext) _RevisionOutcome_errors(ctx context.Context, field graphql.CollectedField, obj *store.RevisionOutcome) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionOutcome_errors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Errors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ObjectError) graphql.Marshaler {
+			return ec.marshalNApplyError2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐObjectErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionOutcome_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionOutcome",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplyError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionPage_revisions(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevisionPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionPage_revisions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revisions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*control.Revision) graphql.Marshaler {
+			return ec.marshalNRevision2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevisionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionPage_revisions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Revision(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionPage_hasMore(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevisionPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionPage_hasMore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasMore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionPage_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionPage", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _RevokeApiTokenPayload_apiToken(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevokeAPITokenPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29534,6 +30827,54 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 
 // region    **************************** object.gotpl ****************************
 
+var activeRevisionImplementors = []string{"ActiveRevision"}
+
+func (ec *executionContext) _ActiveRevision(ctx context.Context, sel ast.SelectionSet, obj *control.ActiveRevision) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, activeRevisionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActiveRevision")
+		case "number":
+			out.Values[i] = ec._ActiveRevision_number(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hash":
+			out.Values[i] = ec._ActiveRevision_hash(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confirmed":
+			out.Values[i] = ec._ActiveRevision_confirmed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reportedAt":
+			out.Values[i] = ec._ActiveRevision_reportedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var addMemberPayloadImplementors = []string{"AddMemberPayload"}
 
 func (ec *executionContext) _AddMemberPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.AddMemberPayload) graphql.Marshaler {
@@ -29740,6 +31081,44 @@ func (ec *executionContext) _ApiTokenEdge(ctx context.Context, sel ast.Selection
 			}
 		case "node":
 			out.Values[i] = ec._ApiTokenEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var applyErrorImplementors = []string{"ApplyError"}
+
+func (ec *executionContext) _ApplyError(ctx context.Context, sel ast.SelectionSet, obj *model.ObjectError) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applyErrorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplyError")
+		case "object":
+			out.Values[i] = ec._ApplyError_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._ApplyError_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -30413,6 +31792,24 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_drift(ctx, field, obj)
+				})
+		case "revisions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_revisions(ctx, field, obj)
+				})
+		case "revision":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_revision(ctx, field, obj)
+				})
+		case "activeRevision":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cluster_activeRevision(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -34241,6 +35638,222 @@ func (ec *executionContext) _RemoveProjectMemberPayload(ctx context.Context, sel
 	return out
 }
 
+var revisionImplementors = []string{"Revision"}
+
+func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet, obj *control.Revision) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revisionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Revision")
+		case "number":
+			out.Values[i] = ec._Revision_number(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hash":
+			out.Values[i] = ec._Revision_hash(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Revision_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cause":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Revision_cause(ctx, field, obj)
+				})
+		case "outcomes":
+			out.Values[i] = ec._Revision_outcomes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "state":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Revision_state(ctx, field, obj)
+				})
+		case "diff":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Revision_diff(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var revisionDiffImplementors = []string{"RevisionDiff"}
+
+func (ec *executionContext) _RevisionDiff(ctx context.Context, sel ast.SelectionSet, obj *control.RevisionDiff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revisionDiffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevisionDiff")
+		case "from":
+			out.Values[i] = ec._RevisionDiff_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._RevisionDiff_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "added":
+			out.Values[i] = ec._RevisionDiff_added(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changed":
+			out.Values[i] = ec._RevisionDiff_changed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removed":
+			out.Values[i] = ec._RevisionDiff_removed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nowHeld":
+			out.Values[i] = ec._RevisionDiff_nowHeld(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "released":
+			out.Values[i] = ec._RevisionDiff_released(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var revisionOutcomeImplementors = []string{"RevisionOutcome"}
+
+func (ec *executionContext) _RevisionOutcome(ctx context.Context, sel ast.SelectionSet, obj *store.RevisionOutcome) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revisionOutcomeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevisionOutcome")
+		case "agent":
+			out.Values[i] = ec._RevisionOutcome_agent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "result":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RevisionOutcome_result(ctx, field, obj)
+				})
+		case "at":
+			out.Values[i] = ec._RevisionOutcome_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "errors":
+			out.Values[i] = ec._RevisionOutcome_errors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var revisionPageImplementors = []string{"RevisionPage"}
+
+func (ec *executionContext) _RevisionPage(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.RevisionPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revisionPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevisionPage")
+		case "revisions":
+			out.Values[i] = ec._RevisionPage_revisions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasMore":
+			out.Values[i] = ec._RevisionPage_hasMore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var revokeApiTokenPayloadImplementors = []string{"RevokeApiTokenPayload"}
 
 func (ec *executionContext) _RevokeApiTokenPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.RevokeAPITokenPayload) graphql.Marshaler {
@@ -36095,6 +37708,26 @@ func (ec *executionContext) marshalNApiTokenEdge2ᚖgithubᚗcomᚋnebulactrlᚋ
 	return ec._ApiTokenEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNApplyError2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐObjectError(ctx context.Context, sel ast.SelectionSet, v model.ObjectError) graphql.Marshaler {
+	return ec._ApplyError(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApplyError2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐObjectErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ObjectError) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApplyError2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐObjectError(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNApproval2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApprovalᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Approval) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -37934,6 +39567,76 @@ func (ec *executionContext) marshalNRemoveProjectMemberPayload2ᚖgithubᚗcom�
 	return ec._RemoveProjectMemberPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNRevision2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevisionᚄ(ctx context.Context, sel ast.SelectionSet, v []*control.Revision) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevision(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevision(ctx context.Context, sel ast.SelectionSet, v *control.Revision) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Revision!")
+		return graphql.Null
+	}
+	return ec._Revision(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRevisionDiff2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevisionDiff(ctx context.Context, sel ast.SelectionSet, v *control.RevisionDiff) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RevisionDiff!")
+		return graphql.Null
+	}
+	return ec._RevisionDiff(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRevisionOutcome2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋstoreᚐRevisionOutcome(ctx context.Context, sel ast.SelectionSet, v store.RevisionOutcome) graphql.Marshaler {
+	return ec._RevisionOutcome(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRevisionOutcome2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋstoreᚐRevisionOutcomeᚄ(ctx context.Context, sel ast.SelectionSet, v []store.RevisionOutcome) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRevisionOutcome2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋstoreᚐRevisionOutcome(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRevisionPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.RevisionPage) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RevisionPage!")
+		return graphql.Null
+	}
+	return ec._RevisionPage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRevisionResult2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionResult(ctx context.Context, v any) (gqlmodel.RevisionResult, error) {
+	var res gqlmodel.RevisionResult
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRevisionResult2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionResult(ctx context.Context, sel ast.SelectionSet, v gqlmodel.RevisionResult) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNRevokeApiTokenInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeAPITokenInput(ctx context.Context, v any) (gqlmodel.RevokeAPITokenInput, error) {
 	res, err := ec.unmarshalInputRevokeApiTokenInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -38621,6 +40324,13 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) marshalOActiveRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐActiveRevision(ctx context.Context, sel ast.SelectionSet, v *control.ActiveRevision) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ActiveRevision(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOApiToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAPITokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.APIToken) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -38645,6 +40355,13 @@ func (ec *executionContext) marshalOApiToken2ᚖgithubᚗcomᚋnebulactrlᚋnebu
 		return graphql.Null
 	}
 	return ec._ApiToken(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAuditEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAuditEvent(ctx context.Context, sel ast.SelectionSet, v *model.AuditEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AuditEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOAuditEventFilter2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAuditEventFilter(ctx context.Context, v any) (*gqlmodel.AuditEventFilter, error) {
@@ -38968,6 +40685,13 @@ func (ec *executionContext) marshalORelease2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 		return graphql.Null
 	}
 	return ec._Release(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevision(ctx context.Context, sel ast.SelectionSet, v *control.Revision) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Revision(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOService2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐService(ctx context.Context, sel ast.SelectionSet, v *model.Service) graphql.Marshaler {

@@ -7,6 +7,7 @@ package resolvers
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/install"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/store"
 )
 
 func (r *apiTokenResolver) User(ctx context.Context, obj *model.APIToken) (*model.User, error) {
@@ -165,6 +167,30 @@ func (r *clusterResolver) Events(ctx context.Context, obj *model.Cluster, first 
 
 func (r *clusterResolver) Drift(ctx context.Context, obj *model.Cluster, first *int) ([]*model.Drift, error) {
 	return ptrs(r.Plane.Drifts(ctx, obj.ID, "", "", deref(first, 20)))
+}
+
+func (r *clusterResolver) Revisions(ctx context.Context, obj *model.Cluster, first *int, before *int) (*gqlmodel.RevisionPage, error) {
+	var from int64
+	if before != nil {
+		from = int64(*before)
+	}
+	rs, more, err := r.Plane.RevisionHistory(ctx, obj, from, deref(first, 20))
+	if err != nil {
+		return nil, err
+	}
+	return &gqlmodel.RevisionPage{Revisions: rs, HasMore: more}, nil
+}
+
+func (r *clusterResolver) Revision(ctx context.Context, obj *model.Cluster, number int) (*control.Revision, error) {
+	rev, err := r.Plane.Revision(ctx, obj, int64(number))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return rev, err
+}
+
+func (r *clusterResolver) ActiveRevision(ctx context.Context, obj *model.Cluster) (*control.ActiveRevision, error) {
+	return r.Plane.ActiveRevision(ctx, obj)
 }
 
 func (r *commandResolver) Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error) {
@@ -858,6 +884,37 @@ func (r *releaseResolver) CreatedBy(ctx context.Context, obj *model.Release) (*m
 	return loadOptional(ctx, loadersFrom(ctx, r.Plane).users, obj.CreatedBy)
 }
 
+func (r *revisionResolver) Cause(ctx context.Context, obj *control.Revision) (*model.AuditEvent, error) {
+	if obj.Cause == "" {
+		return nil, nil
+	}
+	ev, err := r.Plane.AuditEvent(ctx, obj.Cause)
+	if control.IsNotFound(err) {
+		return nil, nil
+	}
+	return ev, err
+}
+
+func (r *revisionResolver) State(ctx context.Context, obj *control.Revision) (map[string]any, error) {
+	return r.Plane.RevisionState(ctx, obj)
+}
+
+func (r *revisionResolver) Diff(ctx context.Context, obj *control.Revision, against *int) (*control.RevisionDiff, error) {
+	var from *int64
+	if against != nil {
+		n := int64(*against)
+		from = &n
+	}
+	return r.Plane.CompareRevisions(ctx, obj, from)
+}
+
+func (r *revisionOutcomeResolver) Result(ctx context.Context, obj *store.RevisionOutcome) (gqlmodel.RevisionResult, error) {
+	if obj.Failed {
+		return gqlmodel.RevisionResultFailed, nil
+	}
+	return gqlmodel.RevisionResultApplied, nil
+}
+
 func (r *serviceResolver) Project(ctx context.Context, obj *model.Service) (*model.Project, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).projects, obj.ProjectID)
 }
@@ -1286,6 +1343,12 @@ func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
 func (r *Resolver) Release() graph.ReleaseResolver { return &releaseResolver{r} }
 
+func (r *Resolver) Revision() graph.RevisionResolver { return &revisionResolver{r} }
+
+func (r *Resolver) RevisionOutcome() graph.RevisionOutcomeResolver {
+	return &revisionOutcomeResolver{r}
+}
+
 func (r *Resolver) Service() graph.ServiceResolver { return &serviceResolver{r} }
 
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
@@ -1322,6 +1385,8 @@ type (
 	projectMemberResolver   struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
 	releaseResolver         struct{ *Resolver }
+	revisionResolver        struct{ *Resolver }
+	revisionOutcomeResolver struct{ *Resolver }
 	serviceResolver         struct{ *Resolver }
 	subscriptionResolver    struct{ *Resolver }
 	tenantResolver          struct{ *Resolver }

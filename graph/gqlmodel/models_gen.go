@@ -555,6 +555,12 @@ type RemoveProjectMemberPayload struct {
 	UserErrors             []*UserError `json:"userErrors"`
 }
 
+type RevisionPage struct {
+	Revisions []*control.Revision `json:"revisions"`
+	// Whether older revisions exist (pass the last revision's number as before).
+	HasMore bool `json:"hasMore"`
+}
+
 type RevokeAPITokenInput struct {
 	APITokenID string `json:"apiTokenId"`
 }
@@ -852,6 +858,61 @@ func (e *ErrorCode) UnmarshalJSON(b []byte) error {
 }
 
 func (e ErrorCode) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type RevisionResult string
+
+const (
+	RevisionResultApplied RevisionResult = "APPLIED"
+	RevisionResultFailed  RevisionResult = "FAILED"
+)
+
+var AllRevisionResult = []RevisionResult{
+	RevisionResultApplied,
+	RevisionResultFailed,
+}
+
+func (e RevisionResult) IsValid() bool {
+	switch e {
+	case RevisionResultApplied, RevisionResultFailed:
+		return true
+	}
+	return false
+}
+
+func (e RevisionResult) String() string {
+	return string(e)
+}
+
+func (e *RevisionResult) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = RevisionResult(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid RevisionResult", str)
+	}
+	return nil
+}
+
+func (e RevisionResult) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *RevisionResult) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e RevisionResult) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -46,7 +46,7 @@ func connectStageAgent(t *testing.T, f *Fixture, clusterName string) (*stageAgen
 	}
 	t.Cleanup(func() { conn.Close() })
 	a := &stageAgent{t: t, conn: conn, pongs: make(chan struct{}, 1), ended: make(chan struct{}), newer: make(chan struct{}, 1)}
-	a.send(protocol.TypeHello, protocol.Hello{Protocols: []int{1}, Capabilities: protocol.Known})
+	a.send(protocol.TypeHello, protocol.Hello{Protocols: []int{1}, Capabilities: protocol.Known, Agent: "nebula-agent-7f9c4-x2p"})
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	_, frame, err := conn.ReadMessage()
 	if err != nil {

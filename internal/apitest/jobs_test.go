@@ -19,7 +19,7 @@ func TestJobs(t *testing.T) {
 		ctx := context.Background()
 		rawCluster, _ := gid.Decode[model.ClusterID](gid.Cluster, f.ClusterID)
 		// The cluster's agent reports, so it is connected.
-		if err := env.AgentSide(t, rawCluster).Report(ctx, []byte(`{}`), 0); err != nil {
+		if err := env.AgentSide(t, rawCluster).Report(ctx, []byte(`{}`), 0, ""); err != nil {
 			t.Fatal(err)
 		}
 		dep := f.deployAsOwner(t, f.EnvironmentID)
@@ -41,7 +41,7 @@ func TestJobs(t *testing.T) {
 
 		// Eleven minutes without progress: stalled, once.
 		env.Clock.Advance(11 * time.Minute)
-		if err := env.AgentSide(t, rawCluster).Report(ctx, []byte(`{}`), 0); err != nil { // still heartbeating
+		if err := env.AgentSide(t, rawCluster).Report(ctx, []byte(`{}`), 0, ""); err != nil { // still heartbeating
 			t.Fatal(err)
 		}
 		if rep, err = env.Plane.RunJobsOnce(ctx); err != nil || rep.Stalled != 1 || rep.Disconnected != 0 {
@@ -80,7 +80,7 @@ func TestJobs(t *testing.T) {
 			t.Errorf("marked disconnected twice: %+v", rep)
 		}
 		// The agent comes back and reports: the blocker clears.
-		if err := env.AgentSide(t, rawCluster).Report(ctx, []byte(`{}`), 0); err != nil {
+		if err := env.AgentSide(t, rawCluster).Report(ctx, []byte(`{}`), 0, ""); err != nil {
 			t.Fatal(err)
 		}
 		if err := env.AgentSide(t, rawCluster).Stage(ctx, hub.StageOf(&protocol.Stage{Deployment: string(rawDep), Stage: "SWITCHING_TRAFFIC", Message: "switching"})); err != nil {

@@ -192,6 +192,8 @@ func roleMatrix() map[string][]matrixCase {
 			nodeCase("environment.events", func(f *Fixture) string { return f.EnvironmentID }, `... on Environment { events { events { number } } }`, projectReaders),
 			nodeCase("cluster.events", clusterOf, `... on Cluster { events { events { number } } }`, tenantAdmins),
 			nodeCase("cluster.drift", clusterOf, `... on Cluster { drift { name } }`, tenantAdmins),
+			nodeCase("cluster.revisions", clusterOf, `... on Cluster { revisions(first: 1) { revisions { number state cause { action } outcomes { agent } diff { from } } } }`, tenantAdmins),
+			nodeCase("cluster.activeRevision", clusterOf, `... on Cluster { activeRevision { number confirmed } }`, everyone),
 			{
 				name:  "service.logs",
 				query: `query($id: ID!, $e: ID!) { node(id: $id) { ... on Service { logs(environmentId: $e) { lines { number } } } } }`,

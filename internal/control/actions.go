@@ -81,6 +81,11 @@ var (
 	ActBuildQueue = Action{Name: "build.queue", keepsState: true}
 	// An agent found an object changed outside NebulaCtrl (drift.v1).
 	ActDriftDetected = Action{Name: "cluster.drift_detected", keepsState: true}
+	// An agent reported a rollout FAILED or ROLLED_BACK: its release
+	// leaves the desired state.
+	ActRolloutEnded = Action{Name: "deployment.rollout_ended"}
+	// A build pushed its image: the release it was for can roll out.
+	ActBuildSucceeded = Action{Name: "build.succeeded"}
 )
 
 // audit is the event a change fills in, with the typed action it chose.

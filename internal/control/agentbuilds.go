@@ -210,6 +210,12 @@ func (p *Plane) buildSucceeded(ctx context.Context, q *txn, b *model.Build, dige
 	if err := store.SetReleaseDigest(ctx, q, *b.ReleaseID, digest); err != nil {
 		return err
 	}
+	ev := &audit{AuditEvent: &model.AuditEvent{TenantID: b.TenantID, ClientAddress: "build runner", CreatedAt: now,
+		Details: map[string]any{"imageDigest": digest, "releaseId": string(*b.ReleaseID), "deploymentId": string(*b.DeploymentID)}}}
+	target(ev, ActBuildSucceeded, "Build", string(b.ID))
+	if err := q.audited(ctx, ev.AuditEvent); err != nil {
+		return err
+	}
 	d, err := store.Deployments.Get(ctx, q, *b.DeploymentID)
 	if err != nil || d.Stage != model.StageBuilding {
 		return err // superseded or cancelled meanwhile: the image stays on its release

@@ -1,10 +1,12 @@
 package control
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 
 	"github.com/nebulactrl/nebula/internal/bus"
@@ -26,7 +28,22 @@ type AgentSide struct {
 	token   model.ConnectTokenID // empty when opened without a token (AgentSideOf)
 	// logs are the services the cluster runs, for its log lines.
 	logs logTargets
+	// agent names the agent instance of the session (see Named).
+	agent string
 }
+
+// Named names the agent instance of the session (its pod's name, as its
+// hello says) for the outcomes it reports. A name that is not a
+// Kubernetes object name is kept as "unnamed agent": it is shown to people.
+func (a *AgentSide) Named(name string) {
+	if len(name) > 253 || !objectName.MatchString(name) {
+		name = "unnamed agent"
+	}
+	a.agent = name
+}
+
+// objectName is a Kubernetes object name (RFC 1123 subdomain).
+var objectName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
 
 // Cluster is the cluster the side acts for.
 func (a *AgentSide) Cluster() model.ClusterID { return a.cluster }
@@ -95,10 +112,17 @@ func (a *AgentSide) TokenStillValid(ctx context.Context) (bool, error) {
 }
 
 // Report records a hello or heartbeat: the inventory as the agent sent it
-// (JSON) and the revision it has applied.
-func (a *AgentSide) Report(ctx context.Context, inventory []byte, applied int64) error {
-	return store.RecordHeartbeat(ctx, a.q(ctx), a.cluster, a.p.now(), string(inventory), applied)
+// (JSON), the revision it has applied and the hash of that state, kept
+// only when it is a hash (64 hex digits).
+func (a *AgentSide) Report(ctx context.Context, inventory []byte, applied int64, hash string) error {
+	if !stateHash.MatchString(hash) {
+		hash = ""
+	}
+	return store.RecordHeartbeat(ctx, a.q(ctx), a.cluster, a.p.now(), string(inventory), applied, hash)
 }
+
+// stateHash is a desired state's hash (desired.State.Hash).
+var stateHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // Connected tells the cluster's followers its agent connected.
 func (a *AgentSide) Connected(ctx context.Context) {
@@ -119,6 +143,11 @@ func (a *AgentSide) Ack(ctx context.Context, r Applied) error {
 		failed = &model.ApplyFailure{Revision: r.Revision, Errors: r.Errors}
 	}
 	if err := store.RecordAck(ctx, a.q(ctx), a.cluster, r.Revision, failed); err != nil {
+		return err
+	}
+	agent := cmp.Or(a.agent, "unnamed agent")
+	if err := store.RecordOutcome(ctx, a.q(ctx), a.cluster, store.RevisionOutcome{Revision: r.Revision, Agent: agent,
+		Failed: !r.OK, Errors: r.Errors, At: a.p.now()}); err != nil {
 		return err
 	}
 	a.p.notify.Now(ctx, []string{bus.Cluster(string(a.cluster))})
@@ -203,7 +232,18 @@ func (a *AgentSide) Stage(ctx context.Context, r StageReport) error {
 			refused, from = why, d.Stage
 			return nil
 		}
-		return p.advance(ctx, q, d, r.Stage, "", r.Message)
+		if err := p.advance(ctx, q, d, r.Stage, "", r.Message); err != nil {
+			return err
+		}
+		if r.Stage.Live() {
+			return nil
+		}
+		// The release leaves the desired state: a change to what runs,
+		// audited as the cluster's agent's (its message is in the
+		// deployment's events).
+		ev := a.auditEvent(ActRolloutEnded, "Deployment", string(d.ID))
+		ev.Details["stage"], ev.Details["releaseId"] = string(r.Stage), string(d.ReleaseID)
+		return q.audited(ctx, ev)
 	})
 	if err != nil {
 		return err
@@ -212,6 +252,15 @@ func (a *AgentSide) Stage(ctx context.Context, r StageReport) error {
 		a.refuseStage(ctx, r, from, refused)
 	}
 	return nil
+}
+
+// auditEvent is an audit event of a change the cluster's agent caused: no
+// user acts, and the client is the cluster's agent.
+func (a *AgentSide) auditEvent(act Action, typ, id string) *model.AuditEvent {
+	ev := &audit{AuditEvent: &model.AuditEvent{TenantID: a.tenant, ClientAddress: "agent of cluster " + string(a.cluster),
+		CreatedAt: a.p.now(), Details: map[string]any{"clusterId": string(a.cluster)}}}
+	target(ev, act, typ, id)
+	return ev.AuditEvent
 }
 
 // refuseStage logs a stage report that changed nothing, and why. The

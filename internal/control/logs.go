@@ -556,11 +556,10 @@ func (a *AgentSide) Drift(ctx context.Context, d DriftIn) error {
 		if err := store.InsertDrift(ctx, q, rec); err != nil {
 			return err
 		}
-		ev := &audit{AuditEvent: &model.AuditEvent{TenantID: a.tenant, ClientAddress: "agent", CreatedAt: now,
-			Details: map[string]any{"object": d.Kind + " " + d.Namespace + "/" + d.Name, "fields": d.Fields, "managers": d.Managers,
-				"environmentId": string(d.Environment), "serviceId": string(d.Service)}}}
-		target(ev, ActDriftDetected, "Cluster", string(a.cluster))
-		if err := store.InsertAudit(ctx, q, ev.AuditEvent); err != nil {
+		ev := a.auditEvent(ActDriftDetected, "Cluster", string(a.cluster))
+		ev.Details["object"], ev.Details["fields"], ev.Details["managers"] = d.Kind+" "+d.Namespace+"/"+d.Name, d.Fields, d.Managers
+		ev.Details["environmentId"], ev.Details["serviceId"] = string(d.Environment), string(d.Service)
+		if err := q.audited(ctx, ev); err != nil {
 			return err
 		}
 		return p.note(ctx, q, bus.Cluster(string(a.cluster)))

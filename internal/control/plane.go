@@ -213,15 +213,21 @@ func (p *Plane) changeOr(ctx context.Context, dry *previewing, tenant model.Tena
 				return err
 			}
 		}
-		if !ev.act.keepsState {
-			if err := p.recompile(ctx, q, tenant); err != nil {
-				return fmt.Errorf("compiling desired state: %w", err)
-			}
-		}
 		if err := p.recordKey(ctx, q, ev.AuditEvent); err != nil {
 			return err
 		}
-		return store.InsertAudit(ctx, q, ev.AuditEvent)
+		// The audit event first: the revisions the recompile makes name
+		// it as their cause.
+		if err := q.audited(ctx, ev.AuditEvent); err != nil {
+			return err
+		}
+		if ev.act.keepsState {
+			return nil
+		}
+		if err := p.recompile(ctx, q, tenant); err != nil {
+			return fmt.Errorf("compiling desired state: %w", err)
+		}
+		return nil
 	})
 }
 

@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 
+	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
@@ -14,6 +15,19 @@ type txn struct {
 	store.Querier
 	notes []string
 	after []func()
+	// cause is the audit event the transaction recorded (the last, if
+	// several): the revisions its recompile makes name it as their cause.
+	cause model.AuditEventID
+}
+
+// audited records an audit event in the transaction; the revisions the
+// transaction's recompile then makes name it as their cause.
+func (t *txn) audited(ctx context.Context, e *model.AuditEvent) error {
+	if err := store.InsertAudit(ctx, t.Querier, e); err != nil {
+		return err
+	}
+	t.cause = e.ID
+	return nil
 }
 
 // afterCommit runs f once the transaction committed, before its notes are

@@ -152,6 +152,20 @@ func TestCompileGolden(t *testing.T) {
 			if h := Compile(in).Hash(); h != st.Hash() {
 				t.Errorf("hash changed with input order: %s vs %s", h, st.Hash())
 			}
+			// The agent hashes the state it received (JSON, secrets open)
+			// for its heartbeat: it must be the hash the control plane
+			// stored, or the active revision is never confirmed.
+			wire, err := json.Marshal(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var received State
+			if err := json.Unmarshal(wire, &received); err != nil {
+				t.Fatal(err)
+			}
+			if h := received.Hash(); h != st.Hash() {
+				t.Errorf("the state as an agent receives it hashes to %s, the control plane's hash is %s", h, st.Hash())
+			}
 		})
 	}
 }

@@ -136,7 +136,8 @@ func (s *session) run(ctx context.Context) {
 		s.close(protocol.CloseUnsupported, "no protocol version in common; this control plane speaks 1")
 		return
 	}
-	if err := s.report(ctx, hi.Inventory, hi.AppliedRevision); err != nil {
+	s.side.Named(hi.Agent)
+	if err := s.report(ctx, hi.Inventory, hi.AppliedRevision, hi.AppliedHash); err != nil {
 		s.fail(ctx, "recording hello", err)
 		return
 	}
@@ -185,7 +186,7 @@ func (s *session) run(ctx context.Context) {
 			// A heartbeat that cannot be recorded is logged, not fatal:
 			// dropping every session when the database hiccups would
 			// bring all agents back at once. The next one records again.
-			if err := s.report(ctx, m.Inventory, m.AppliedRevision); err != nil {
+			if err := s.report(ctx, m.Inventory, m.AppliedRevision, m.AppliedHash); err != nil {
 				h.log.WarnContext(ctx, "recording a heartbeat", logCluster, s.cluster, logError, err)
 			}
 		case *protocol.Ack:

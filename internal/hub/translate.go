@@ -13,13 +13,13 @@ import (
 // control plane's own types, which never name a wire type.
 
 // report records a hello's or heartbeat's inventory (stored as the agent
-// sent it) and applied revision.
-func (s *session) report(ctx context.Context, inv protocol.Inventory, applied int64) error {
+// sent it), applied revision and the hash of the state it applied.
+func (s *session) report(ctx context.Context, inv protocol.Inventory, applied int64, hash string) error {
 	b, err := json.Marshal(inv)
 	if err != nil {
 		return err
 	}
-	return s.side.Report(ctx, b, applied)
+	return s.side.Report(ctx, b, applied, hash)
 }
 
 // AppliedOf translates an apply acknowledgement.

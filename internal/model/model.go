@@ -124,6 +124,11 @@ type Cluster struct {
 	AppliedRevision int64
 	Inventory       string
 	ApplyErrors     string
+	// ReportedRevision and ReportedHash are what the agent's last
+	// heartbeat said it runs: the revision and the hash of the state it
+	// applied (empty from an agent that does not report one).
+	ReportedRevision int64
+	ReportedHash     string
 }
 
 // ApplyFailure is what a cluster's agent reported when a revision did not

@@ -85,10 +85,16 @@ type Envelope struct {
 
 // Hello opens a session (agent → control plane).
 type Hello struct {
-	Protocols       []int     `json:"protocols"`
-	Capabilities    []string  `json:"capabilities"`
-	AppliedRevision int64     `json:"appliedRevision"`
-	Inventory       Inventory `json:"inventory"`
+	Protocols       []int    `json:"protocols"`
+	Capabilities    []string `json:"capabilities"`
+	AppliedRevision int64    `json:"appliedRevision"`
+	// AppliedHash is the hash of the state at AppliedRevision when the
+	// agent applied it (desired.State.Hash); empty when it has not.
+	AppliedHash string    `json:"appliedHash,omitempty"`
+	Inventory   Inventory `json:"inventory"`
+	// Agent names the agent instance (its pod's name): a revision's
+	// outcomes are kept per agent.
+	Agent string `json:"agent,omitempty"`
 }
 
 // Welcome answers a hello (control plane → agent).
@@ -127,7 +133,12 @@ type Workload struct {
 type Heartbeat struct {
 	Inventory       Inventory `json:"inventory"`
 	AppliedRevision int64     `json:"appliedRevision"`
-	SentAt          time.Time `json:"sentAt"`
+	// AppliedHash is the hash the agent computed of the state it applied
+	// at AppliedRevision (desired.State.Hash, secrets redacted as the
+	// control plane hashes them): the control plane confirms the active
+	// revision with it instead of assuming it.
+	AppliedHash string    `json:"appliedHash,omitempty"`
+	SentAt      time.Time `json:"sentAt"`
 }
 
 // Desired is a cluster's whole desired state at a revision.

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,17 +15,26 @@ import (
 
 const auditColumns = `seq, tenant_id, actor_id, token_id, action, target_type, target_id, client_address, details, created_at`
 
-// InsertAudit appends an audit event. It is called inside the transaction of
-// the change it records.
+// InsertAudit appends an audit event and gives it its id. It is called
+// inside the transaction of the change it records.
 func InsertAudit(ctx context.Context, q Querier, e *model.AuditEvent) error {
-	_, err := q.Exec(ctx, `INSERT INTO audit_events
+	rows, err := q.Query(ctx, `INSERT INTO audit_events
 		(tenant_id, actor_id, token_id, action, target_type, target_id, client_address, details, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING seq`,
 		string(e.TenantID), nullable(e.ActorID), nullable(e.TokenID), e.Action, e.TargetType, e.TargetID,
 		e.ClientAddress, encodeJSON(e.Details), e.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("inserting audit event: %w", err)
 	}
+	defer rows.Close()
+	var seq int64
+	if rows.Next() {
+		err = rows.Scan(&seq)
+	}
+	if err = cmp.Or(err, rows.Err()); err != nil || seq == 0 {
+		return fmt.Errorf("inserting audit event: %w", cmp.Or(err, errors.New("no sequence number returned")))
+	}
+	e.ID = model.AuditEventID(strconv.FormatInt(seq, 10))
 	return nil
 }
 

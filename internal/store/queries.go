@@ -217,11 +217,15 @@ func TouchConnectToken(ctx context.Context, q Querier, id model.ConnectTokenID, 
 }
 
 // RecordHeartbeat stores an agent's report. The applied revision only ever
-// grows: a stale or reordered report cannot move it back.
-func RecordHeartbeat(ctx context.Context, q Querier, cluster model.ClusterID, at time.Time, inventory string, applied int64) error {
+// grows: a stale or reordered report cannot move it back. What the report
+// says it runs (the revision and the hash of the state it applied: ""
+// from an agent that reports none) is kept as said, for the control plane
+// to confirm against the revision's own hash.
+func RecordHeartbeat(ctx context.Context, q Querier, cluster model.ClusterID, at time.Time, inventory string, applied int64, hash string) error {
 	return execOne(ctx, q, "recording heartbeat", `UPDATE clusters SET last_heartbeat_at = $2, inventory = $3,
-		applied_revision = CASE WHEN $4 > applied_revision AND $4 <= desired_revision THEN $4 ELSE applied_revision END
-		WHERE id = $1`, string(cluster), at, inventory, applied)
+		applied_revision = CASE WHEN $4 > applied_revision AND $4 <= desired_revision THEN $4 ELSE applied_revision END,
+		reported_revision = $4, reported_hash = $5
+		WHERE id = $1`, string(cluster), at, inventory, applied, hash)
 }
 
 // RecordAck stores the outcome of applying a revision: applied moves the

@@ -1,19 +1,24 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
+	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/model"
 )
 
-// BumpRevision gives a cluster the next desired revision with its hash and
-// redacted state, and returns the new number. Callers hold the tenant lock,
-// so revisions of one cluster are assigned one at a time, on every replica.
-func BumpRevision(ctx context.Context, q Querier, cluster model.ClusterID, hash, redactedState string, now time.Time) (int64, error) {
+// BumpRevision gives a cluster the next desired revision with its hash,
+// redacted state and the audited change that caused it ("": none), and
+// returns the new number. Callers hold the tenant lock, so revisions of one
+// cluster are assigned one at a time, on every replica.
+func BumpRevision(ctx context.Context, q Querier, cluster model.ClusterID, hash, redactedState string, cause model.AuditEventID, now time.Time) (int64, error) {
 	rows, err := q.Query(ctx, `UPDATE clusters SET desired_revision = desired_revision + 1, desired_hash = $2
 		WHERE id = $1 RETURNING desired_revision`, string(cluster), hash)
 	if err != nil {
@@ -34,8 +39,17 @@ func BumpRevision(ctx context.Context, q Querier, cluster model.ClusterID, hash,
 	if !found {
 		return 0, ErrNotFound
 	}
-	if _, err := q.Exec(ctx, `INSERT INTO cluster_revisions (cluster_id, revision, hash, state, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		string(cluster), rev, hash, redactedState, now); err != nil {
+	var seq *int64
+	if cause != "" {
+		n, err := strconv.ParseInt(string(cause), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("recording revision: the cause %q is not an audit event's id", cause)
+		}
+		seq = &n
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO cluster_revisions (cluster_id, revision, hash, state, audit_seq, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`,
+		string(cluster), rev, hash, redactedState, seq, now); err != nil {
 		return 0, fmt.Errorf("recording revision: %w", err)
 	}
 	return rev, nil
@@ -43,32 +57,140 @@ func BumpRevision(ctx context.Context, q Querier, cluster model.ClusterID, hash,
 
 // Revision is one stored desired revision of a cluster.
 type Revision struct {
-	Cluster   model.ClusterID
-	Number    int64
-	Hash      string
-	State     string // redacted JSON
+	Cluster model.ClusterID
+	Number  int64
+	Hash    string
+	State   string // redacted JSON; empty when read for a list
+	// Cause is the audit event of the change that made the revision;
+	// empty for revisions made before causes were recorded.
+	Cause     model.AuditEventID
 	CreatedAt time.Time
 }
 
 // LatestRevision reads a cluster's newest revision.
 func LatestRevision(ctx context.Context, q Querier, cluster model.ClusterID) (*Revision, error) {
-	rows, err := q.Query(ctx, `SELECT cluster_id, revision, hash, state, created_at FROM cluster_revisions
-		WHERE cluster_id = $1 ORDER BY revision DESC LIMIT 1`, string(cluster))
+	rs, err := revisions(ctx, q, true, "cluster_id = $1 ORDER BY revision DESC LIMIT 1", string(cluster))
+	if err != nil || len(rs) == 0 {
+		return nil, cmp.Or(err, ErrNotFound)
+	}
+	return rs[0], nil
+}
+
+// RevisionByNumber reads one revision of a cluster, state included.
+func RevisionByNumber(ctx context.Context, q Querier, cluster model.ClusterID, number int64) (*Revision, error) {
+	rs, err := revisions(ctx, q, true, "cluster_id = $1 AND revision = $2", string(cluster), number)
+	if err != nil || len(rs) == 0 {
+		return nil, cmp.Or(err, ErrNotFound)
+	}
+	return rs[0], nil
+}
+
+// RevisionHistory reads up to limit revisions of a cluster older than
+// before (0: the newest), newest first, without their states, and whether
+// older ones remain.
+func RevisionHistory(ctx context.Context, q Querier, cluster model.ClusterID, before int64, limit int) ([]*Revision, bool, error) {
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	rs, err := revisions(ctx, q, false, "cluster_id = $1 AND revision < $2 ORDER BY revision DESC LIMIT $3",
+		string(cluster), before, limit+1)
 	if err != nil {
-		return nil, fmt.Errorf("reading revision: %w", err)
+		return nil, false, err
+	}
+	more := len(rs) > limit
+	return rs[:min(len(rs), limit)], more, nil
+}
+
+func revisions(ctx context.Context, q Querier, withState bool, where string, args ...any) ([]*Revision, error) {
+	state := "''"
+	if withState {
+		state = "state"
+	}
+	rows, err := q.Query(ctx, `SELECT cluster_id, revision, hash, `+state+`, audit_seq, created_at FROM cluster_revisions WHERE `+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading revisions: %w", err)
 	}
 	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return nil, err
+	var out []*Revision
+	for rows.Next() {
+		var r Revision
+		var seq *int64
+		if err := rows.Scan(&r.Cluster, &r.Number, &r.Hash, &r.State, &seq, &r.CreatedAt); err != nil {
+			return nil, fmt.Errorf("reading revisions: %w", err)
 		}
-		return nil, ErrNotFound
+		if seq != nil {
+			r.Cause = model.AuditEventID(strconv.FormatInt(*seq, 10))
+		}
+		out = append(out, &r)
 	}
-	var r Revision
-	if err := rows.Scan(&r.Cluster, &r.Number, &r.Hash, &r.State, &r.CreatedAt); err != nil {
-		return nil, err
+	return out, rows.Err()
+}
+
+// RevisionOutcome is what one agent reported of applying a revision.
+type RevisionOutcome struct {
+	Revision int64
+	// Agent is the agent instance (its pod's name).
+	Agent  string
+	Failed bool
+	// Errors are a failure's object errors.
+	Errors []model.ObjectError
+	At     time.Time
+}
+
+// RecordOutcome keeps an agent's outcome of applying a revision of its
+// cluster: the first report of each result per agent (an agent that
+// reconnects reports again; a revision it failed and then applied has
+// both). A revision the cluster does not have is not recorded.
+func RecordOutcome(ctx context.Context, q Querier, cluster model.ClusterID, o RevisionOutcome) error {
+	n, err := count(ctx, q, `SELECT COUNT(*) FROM cluster_revisions WHERE cluster_id = $1 AND revision = $2`, string(cluster), o.Revision)
+	if err != nil || n == 0 {
+		return err
 	}
-	return &r, nil
+	result, errs := "applied", ""
+	if o.Failed {
+		result, errs = "failed", encodeJSON(o.Errors)
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO revision_outcomes (cluster_id, revision, agent, result, errors, reported_at)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, string(cluster), o.Revision, o.Agent, result, errs, o.At); err != nil {
+		return fmt.Errorf("recording a revision's outcome: %w", err)
+	}
+	return nil
+}
+
+// RevisionOutcomes reads the outcomes of some revisions of a cluster,
+// oldest first per revision.
+func RevisionOutcomes(ctx context.Context, q Querier, cluster model.ClusterID, numbers []int64) (map[int64][]RevisionOutcome, error) {
+	out := map[int64][]RevisionOutcome{}
+	if len(numbers) == 0 {
+		return out, nil
+	}
+	args := []any{string(cluster)}
+	ph := make([]string, len(numbers))
+	for i, n := range numbers {
+		args = append(args, n)
+		ph[i] = fmt.Sprintf("$%d", len(args))
+	}
+	rows, err := q.Query(ctx, `SELECT revision, agent, result, errors, reported_at FROM revision_outcomes
+		WHERE cluster_id = $1 AND revision IN (`+strings.Join(ph, ", ")+`) ORDER BY revision, reported_at, agent`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading revision outcomes: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var o RevisionOutcome
+		var result, errs string
+		if err := rows.Scan(&o.Revision, &o.Agent, &result, &errs, &o.At); err != nil {
+			return nil, fmt.Errorf("reading revision outcomes: %w", err)
+		}
+		o.Failed = result == "failed"
+		if errs != "" {
+			if err := decodeJSON(&o.Errors, errs); err != nil {
+				return nil, err
+			}
+		}
+		out[o.Revision] = append(out[o.Revision], o)
+	}
+	return out, rows.Err()
 }
 
 // TenantRows is everything of a tenant the desired-state compiler reads.

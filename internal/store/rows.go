@@ -99,19 +99,19 @@ var (
 	Clusters = &Table[model.ClusterID, model.Cluster]{
 		Name: "clusters",
 		Columns: []string{"id", "tenant_id", "name", "labels", "last_heartbeat_at", "created_at", "desired_revision",
-			"desired_hash", "applied_revision", "inventory", "apply_errors"},
+			"desired_hash", "applied_revision", "inventory", "apply_errors", "reported_revision", "reported_hash"},
 		scan: func(s Scanner) (*model.Cluster, error) {
 			var c model.Cluster
 			var labels string
 			if err := s.Scan(&c.ID, &c.TenantID, &c.Name, &labels, &c.LastHeartbeatAt, &c.CreatedAt, &c.DesiredRevision,
-				&c.DesiredHash, &c.AppliedRevision, &c.Inventory, &c.ApplyErrors); err != nil {
+				&c.DesiredHash, &c.AppliedRevision, &c.Inventory, &c.ApplyErrors, &c.ReportedRevision, &c.ReportedHash); err != nil {
 				return nil, err
 			}
 			return &c, decodeJSON(&c.Labels, labels)
 		},
 		values: func(c *model.Cluster) []any {
 			return []any{string(c.ID), string(c.TenantID), c.Name, encodeJSON(c.Labels), c.LastHeartbeatAt, c.CreatedAt,
-				c.DesiredRevision, c.DesiredHash, c.AppliedRevision, c.Inventory, c.ApplyErrors}
+				c.DesiredRevision, c.DesiredHash, c.AppliedRevision, c.Inventory, c.ApplyErrors, c.ReportedRevision, c.ReportedHash}
 		},
 		id: func(c *model.Cluster) model.ClusterID { return c.ID },
 	}

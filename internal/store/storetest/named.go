@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"crypto/rand"
+	"fmt"
 	"slices"
 	"testing"
 	"testing/fstest"
@@ -346,7 +347,7 @@ func testRevisions(t *testing.T, s *store.Store) {
 	t1, t2 := store.Now(), store.Now().Add(time.Minute)
 	bump := func(t *testing.T, c *model.Cluster, hash, state string, at time.Time) int64 {
 		t.Helper()
-		n, err := store.BumpRevision(ctx, s.Q(), c.ID, hash, state, at)
+		n, err := store.BumpRevision(ctx, s.Q(), c.ID, hash, state, "", at)
 		wantNoErr(t, "bumping", err)
 		return n
 	}
@@ -381,7 +382,7 @@ func testRevisions(t *testing.T, s *store.Store) {
 	}
 
 	missing := model.ClusterID(newID())
-	_, err = store.BumpRevision(ctx, s.Q(), missing, "h", "{}", t1)
+	_, err = store.BumpRevision(ctx, s.Q(), missing, "h", "{}", "", t1)
 	wantErr(t, "bumping a missing cluster", err, store.ErrNotFound)
 	if n := mustCount(t, s, "cluster_revisions", "cluster_id = $1", string(missing)); n != 0 {
 		t.Errorf("revisions of a missing cluster: got %d, want 0", n)
@@ -389,7 +390,7 @@ func testRevisions(t *testing.T, s *store.Store) {
 	// In a transaction that rolls back, neither the number nor the
 	// revision stays.
 	err = s.Tx(ctx, func(q store.Querier) error {
-		if _, err := store.BumpRevision(ctx, q, c.ID, "hash-3", "{}", t2); err != nil {
+		if _, err := store.BumpRevision(ctx, q, c.ID, "hash-3", "{}", "", t2); err != nil {
 			return err
 		}
 		return errRollback
@@ -398,6 +399,83 @@ func testRevisions(t *testing.T, s *store.Store) {
 	if r := latest(t, c); r.Number != 2 || mustGet(t, s, store.Clusters, c.ID).DesiredRevision != 2 {
 		t.Errorf("after a rolled back bump: got revision %d, want 2", r.Number)
 	}
+
+	t.Run("history", func(t *testing.T) { testRevisionHistory(t, s) })
+}
+
+// testRevisionHistory: causes, pages, single revisions and agents'
+// outcomes.
+func testRevisionHistory(t *testing.T, s *store.Store) {
+	ctx := t.Context()
+	tenant := newTenant(t, s)
+	c, other := newCluster(t, s, tenant), newCluster(t, s, tenant)
+	t1 := store.Now()
+	ev := &model.AuditEvent{TenantID: tenant.ID, Action: "service.update", TargetType: "Service", ClientAddress: "198.51.100.7",
+		Details: map[string]any{}, CreatedAt: t1}
+	wantNoErr(t, "inserting the cause", store.InsertAudit(ctx, s.Q(), ev))
+	if ev.ID == "" {
+		t.Fatal("InsertAudit gave the event no id")
+	}
+	if got, err := store.AuditEventByID(ctx, s.Q(), ev.ID); err != nil || got.Action != "service.update" {
+		t.Fatalf("reading the cause by the id InsertAudit gave: %v, %v", got, err)
+	}
+	for i, cause := range []model.AuditEventID{"", ev.ID, ev.ID} {
+		if _, err := store.BumpRevision(ctx, s.Q(), c.ID, fmt.Sprintf("hash-%d", i+1), fmt.Sprintf(`{"n":%d}`, i+1), cause, t1); err != nil {
+			t.Fatalf("bumping: %v", err)
+		}
+	}
+	_, err := store.BumpRevision(ctx, s.Q(), c.ID, "h", "{}", "not-a-number", t1)
+	if err == nil {
+		t.Error("bumping with a cause that is no audit event's id: no error")
+	}
+	wantNoErr(t, "bumping another cluster", func() error { _, err := store.BumpRevision(ctx, s.Q(), other.ID, "o", "{}", "", t1); return err }())
+
+	r, err := store.RevisionByNumber(ctx, s.Q(), c.ID, 2)
+	wantNoErr(t, "reading revision 2", err)
+	assertEqual(t, "revision 2", r, &store.Revision{Cluster: c.ID, Number: 2, Hash: "hash-2", State: `{"n":2}`, Cause: ev.ID, CreatedAt: t1})
+	_, err = store.RevisionByNumber(ctx, s.Q(), c.ID, 4)
+	wantErr(t, "a revision the cluster never had", err, store.ErrNotFound)
+	_, err = store.RevisionByNumber(ctx, s.Q(), other.ID, 2)
+	wantErr(t, "revision 2 of a cluster with one", err, store.ErrNotFound)
+
+	page, more, err := store.RevisionHistory(ctx, s.Q(), c.ID, 0, 2)
+	wantNoErr(t, "first page", err)
+	assertEqual(t, "first page", page, []*store.Revision{
+		{Cluster: c.ID, Number: 3, Hash: "hash-3", Cause: ev.ID, CreatedAt: t1},
+		{Cluster: c.ID, Number: 2, Hash: "hash-2", Cause: ev.ID, CreatedAt: t1}})
+	if !more {
+		t.Error("first page of 2 of 3: hasMore false")
+	}
+	page, more, err = store.RevisionHistory(ctx, s.Q(), c.ID, 2, 2)
+	wantNoErr(t, "second page", err)
+	assertEqual(t, "second page", page, []*store.Revision{{Cluster: c.ID, Number: 1, Hash: "hash-1", CreatedAt: t1}})
+	if more {
+		t.Error("last page: hasMore true")
+	}
+
+	t2 := t1.Add(time.Second)
+	failure := []model.ObjectError{{Object: "Deployment shop-prod/api-web-r3", Message: "quota exceeded"}}
+	for _, o := range []store.RevisionOutcome{
+		{Revision: 2, Agent: "agent-a", At: t1},
+		{Revision: 2, Agent: "agent-a", At: t2}, // reported again: the first stays
+		{Revision: 3, Agent: "agent-a", Failed: true, Errors: failure, At: t1},
+		{Revision: 3, Agent: "agent-b", At: t2},
+		{Revision: 9, Agent: "agent-a", At: t1}, // no such revision: not kept
+	} {
+		wantNoErr(t, "recording an outcome", store.RecordOutcome(ctx, s.Q(), c.ID, o))
+	}
+	wantNoErr(t, "recording another cluster's outcome", store.RecordOutcome(ctx, s.Q(), other.ID, store.RevisionOutcome{Revision: 1, Agent: "agent-o", At: t1}))
+	got, err := store.RevisionOutcomes(ctx, s.Q(), c.ID, []int64{1, 2, 3, 9})
+	wantNoErr(t, "reading outcomes", err)
+	assertEqual(t, "outcomes", got, map[int64][]store.RevisionOutcome{
+		2: {{Revision: 2, Agent: "agent-a", At: t1}},
+		3: {{Revision: 3, Agent: "agent-a", Failed: true, Errors: failure, At: t1}, {Revision: 3, Agent: "agent-b", At: t2}},
+	})
+	none, err := store.RevisionOutcomes(ctx, s.Q(), c.ID, nil)
+	wantNoErr(t, "reading no outcomes", err)
+	if len(none) != 0 {
+		t.Errorf("outcomes of no revisions: %v", none)
+	}
 }
 
 func testAgentReports(t *testing.T, s *store.Store) {
@@ -405,7 +483,7 @@ func testAgentReports(t *testing.T, s *store.Store) {
 	tenant := newTenant(t, s)
 	c, other := newCluster(t, s, tenant), newCluster(t, s, tenant)
 	for range 3 {
-		if _, err := store.BumpRevision(ctx, s.Q(), c.ID, "h", "{}", store.Now()); err != nil {
+		if _, err := store.BumpRevision(ctx, s.Q(), c.ID, "h", "{}", "", store.Now()); err != nil {
 			t.Fatalf("bumping: %v", err)
 		}
 	}
@@ -425,19 +503,21 @@ func testAgentReports(t *testing.T, s *store.Store) {
 		} {
 			when := base.Add(time.Duration(i) * time.Second)
 			inventory := `{"report":` + string(rune('0'+i)) + `}`
-			wantNoErr(t, st.name, store.RecordHeartbeat(ctx, s.Q(), c.ID, when, inventory, st.applied))
+			hash := fmt.Sprintf("hash-%d", i) // kept as said, with the revision it was said of
+			wantNoErr(t, st.name, store.RecordHeartbeat(ctx, s.Q(), c.ID, when, inventory, st.applied, hash))
 			want.LastHeartbeatAt, want.Inventory, want.AppliedRevision = &when, inventory, st.wantApplied
+			want.ReportedRevision, want.ReportedHash = st.applied, hash
 			assertEqual(t, st.name, mustGet(t, s, store.Clusters, c.ID), &want)
 		}
 		assertEqual(t, "other cluster", mustGet(t, s, store.Clusters, other.ID), other)
 		wantErr(t, "a heartbeat of a missing cluster",
-			store.RecordHeartbeat(ctx, s.Q(), model.ClusterID(newID()), base, "{}", 0), store.ErrNotFound)
+			store.RecordHeartbeat(ctx, s.Q(), model.ClusterID(newID()), base, "{}", 0, ""), store.ErrNotFound)
 	})
 
 	t.Run("RecordAck", func(t *testing.T) {
 		a := newCluster(t, s, tenant)
 		for range 2 {
-			if _, err := store.BumpRevision(ctx, s.Q(), a.ID, "h", "{}", store.Now()); err != nil {
+			if _, err := store.BumpRevision(ctx, s.Q(), a.ID, "h", "{}", "", store.Now()); err != nil {
 				t.Fatalf("bumping: %v", err)
 			}
 		}
@@ -692,7 +772,7 @@ func testJobQueries(t *testing.T, s *store.Store) {
 		heard := func(tn *model.Tenant, at *time.Time) *model.Cluster {
 			c := newCluster(t, s, tn)
 			if at != nil {
-				wantNoErr(t, "heartbeat", store.RecordHeartbeat(ctx, s.Q(), c.ID, *at, "{}", 0))
+				wantNoErr(t, "heartbeat", store.RecordHeartbeat(ctx, s.Q(), c.ID, *at, "{}", 0, ""))
 			}
 			return mustGet(t, s, store.Clusters, c.ID)
 		}
@@ -706,7 +786,7 @@ func testJobQueries(t *testing.T, s *store.Store) {
 		// Marked during an earlier silence, heard again, silent again.
 		again := heard(g.tenant, ptr(before.Add(-2*time.Hour)))
 		wantNoErr(t, "marking", store.MarkDisconnected(ctx, s.Q(), again.ID, before.Add(-90*time.Minute)))
-		wantNoErr(t, "heartbeat", store.RecordHeartbeat(ctx, s.Q(), again.ID, before.Add(-time.Hour), "{}", 0))
+		wantNoErr(t, "heartbeat", store.RecordHeartbeat(ctx, s.Q(), again.ID, before.Add(-time.Hour), "{}", 0, ""))
 		again = mustGet(t, s, store.Clusters, again.ID)
 
 		// g's own cluster and other's were never heard from either.

@@ -855,7 +855,7 @@ func testCount(t *testing.T, s *store.Store) {
 		newCluster(t, s, a)             // never given a revision
 		elsewhere := newCluster(t, s, b)
 		for _, c := range []*model.Cluster{behind, behind, caughtUp, elsewhere} {
-			_, err := store.BumpRevision(ctx, s.Q(), c.ID, "hash", "{}", store.Now())
+			_, err := store.BumpRevision(ctx, s.Q(), c.ID, "hash", "{}", "", store.Now())
 			wantNoErr(t, "bumping", err)
 		}
 		wantNoErr(t, "acknowledging", store.RecordAck(ctx, s.Q(), caughtUp.ID, 1, nil))
