@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -177,10 +178,31 @@ type LogQuery struct {
 	Last  bool
 }
 
-// LogLinesOf reads the lines q selects, in Seq order.
+// LogLinesOf reads the lines q selects, in Seq order. The service's
+// position is read first, so that the lines' query names it by value: the
+// planner then walks each day's primary key (position, seq) in order from
+// the cursor and stops at the limit, instead of reading all of the
+// service's lines to sort them (docs/benchmarks.md, "Container log
+// queries"). Filters on what printed a line (release, pod, stream) become
+// the set of the position's sources that match.
 func LogLinesOf(ctx context.Context, q Querier, lq LogQuery) ([]model.LogLine, error) {
-	where := []string{"p.environment_id = $1", "p.service_id = $2"}
-	args := []any{string(lq.EnvironmentID), string(lq.ServiceID)}
+	var pos int64
+	var tenant, project string
+	rows, err := q.Query(ctx, `SELECT id, tenant_id, project_id FROM log_positions WHERE environment_id = $1 AND service_id = $2`,
+		string(lq.EnvironmentID), string(lq.ServiceID))
+	if err != nil {
+		return nil, fmt.Errorf("reading log lines: %w", err)
+	}
+	found := rows.Next()
+	if found {
+		err = rows.Scan(&pos, &tenant, &project)
+	}
+	rows.Close()
+	if err = cmp.Or(err, rows.Err()); err != nil || !found {
+		return nil, err
+	}
+	where := []string{"l.position_id = $1"}
+	args := []any{pos}
 	add := func(cond string, v any) {
 		args = append(args, v)
 		where = append(where, strings.ReplaceAll(cond, "?", fmt.Sprintf("$%d", len(args))))
@@ -197,14 +219,17 @@ func LogLinesOf(ctx context.Context, q Querier, lq LogQuery) ([]model.LogLine, e
 	if !lq.Until.IsZero() {
 		add("l.at < ?", lq.Until.UTC())
 	}
-	if lq.Release != "" {
-		add("s.release_id = ?", string(lq.Release))
-	}
-	if lq.Pod != "" {
-		add("s.pod = ?", lq.Pod)
-	}
-	if lq.Stream != nil {
-		add("s.stream = ?", int(*lq.Stream))
+	if lq.Release != "" || lq.Pod != "" || lq.Stream != nil {
+		ids, err := logSourcesOf(ctx, q, pos, lq)
+		if err != nil || len(ids) == 0 {
+			return nil, err
+		}
+		ph := make([]string, len(ids))
+		for i, id := range ids {
+			args = append(args, id)
+			ph[i] = fmt.Sprintf("$%d", len(args))
+		}
+		where = append(where, "l.source_id IN ("+strings.Join(ph, ", ")+")")
 	}
 	if lq.Text != "" {
 		if q.Dialect().Name == "postgres" {
@@ -218,9 +243,8 @@ func LogLinesOf(ctx context.Context, q Querier, lq LogQuery) ([]model.LogLine, e
 		order = "l.seq DESC"
 	}
 	args = append(args, lq.Limit)
-	rows, err := q.Query(ctx, fmt.Sprintf(`SELECT p.environment_id, p.service_id, l.seq, l.at, p.tenant_id, p.project_id,
-		s.release_id, s.cluster_id, s.process, s.pod, s.container, s.stream, l.line
-		FROM log_positions p JOIN log_lines l ON l.position_id = p.id JOIN log_sources s ON s.id = l.source_id
+	rows, err = q.Query(ctx, fmt.Sprintf(`SELECT l.seq, l.at, s.release_id, s.cluster_id, s.process, s.pod, s.container, s.stream, l.line
+		FROM log_lines l JOIN log_sources s ON s.id = l.source_id
 		WHERE %s ORDER BY %s LIMIT $%d`, strings.Join(where, " AND "), order, len(args)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading log lines: %w", err)
@@ -228,10 +252,10 @@ func LogLinesOf(ctx context.Context, q Querier, lq LogQuery) ([]model.LogLine, e
 	defer rows.Close()
 	var out []model.LogLine
 	for rows.Next() {
-		var l model.LogLine
+		l := model.LogLine{EnvironmentID: lq.EnvironmentID, ServiceID: lq.ServiceID,
+			TenantID: model.TenantID(tenant), ProjectID: model.ProjectID(project)}
 		var stream int
-		if err := rows.Scan(&l.EnvironmentID, &l.ServiceID, &l.Seq, &l.At, &l.TenantID, &l.ProjectID, &l.ReleaseID,
-			&l.ClusterID, &l.Process, &l.Pod, &l.Container, &stream, &l.Line); err != nil {
+		if err := rows.Scan(&l.Seq, &l.At, &l.ReleaseID, &l.ClusterID, &l.Process, &l.Pod, &l.Container, &stream, &l.Line); err != nil {
 			return nil, err
 		}
 		l.Stream, l.At = model.LogStream(stream), l.At.UTC()
@@ -241,6 +265,42 @@ func LogLinesOf(ctx context.Context, q Querier, lq LogQuery) ([]model.LogLine, e
 		slices.Reverse(out)
 	}
 	return out, rows.Err()
+}
+
+// logSourcesOf lists the sources of a position that the query's release,
+// pod and stream keep. Named by value in the lines' query, they let the
+// planner keep walking the primary key in order (a sub-select there made
+// it read every line of the service to sort them).
+func logSourcesOf(ctx context.Context, q Querier, pos int64, lq LogQuery) ([]int64, error) {
+	where := []string{"position_id = $1"}
+	args := []any{pos}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if lq.Release != "" {
+		add("release_id = $%d", string(lq.Release))
+	}
+	if lq.Pod != "" {
+		add("pod = $%d", lq.Pod)
+	}
+	if lq.Stream != nil {
+		add("stream = $%d", int(*lq.Stream))
+	}
+	rows, err := q.Query(ctx, `SELECT id FROM log_sources WHERE `+strings.Join(where, " AND "), args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading log sources: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 const eventColumns = `at, first_at, tenant_id, cluster_id, project_id, environment_id, service_id, uid, count, type, reason,
