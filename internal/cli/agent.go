@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,16 +9,17 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/nebulactrl/nebula/agent"
 )
 
-// runAgent is `nebula agent`: the in-cluster agent. Flags take their
+// agentCommand is `nebula agent`: the in-cluster agent. Flags take their
 // defaults from NEBULA_AGENT_* variables (the install manifests set those),
 // and it reads none of the control plane's settings.
-func runAgent(ctx context.Context, args []string, stderr io.Writer) error {
+func agentCommand(stderr io.Writer) *cobra.Command {
 	env := func(k, def string) string {
 		if v, ok := os.LookupEnv(k); ok && v != "" {
 			return v
@@ -27,8 +27,23 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer) error {
 		return def
 	}
 	var cfg agent.Config
-	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	var qps float64
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run the in-cluster agent",
+		Long: `Run the in-cluster agent: it connects outbound to the control plane with the cluster's connect
+token, applies the desired state it is sent and reports back (docs/agent-protocol.md). Every
+flag has a NEBULA_AGENT_* variable; the install manifests set those. None of the control
+plane's settings (or its .env) apply to it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.KubeQPS = float32(qps)
+			return runAgent(cmd.Context(), cfg, logLevel, stderr)
+		},
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
 	fs.StringVar(&cfg.Server, "server", env("NEBULA_AGENT_SERVER", ""), "the control plane's URL (NEBULA_AGENT_SERVER)")
 	fs.StringVar(&cfg.TokenFile, "token-file", env("NEBULA_AGENT_TOKEN_FILE", "/var/run/secrets/nebula/token"), "file holding the connect token (NEBULA_AGENT_TOKEN_FILE)")
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", env("KUBECONFIG", ""), "kubeconfig to use instead of the in-cluster service account (KUBECONFIG)")
@@ -43,24 +58,25 @@ func runAgent(ctx context.Context, args []string, stderr io.Writer) error {
 		"how often the whole state is compared with the cluster again; it reads the agent's cache and writes only what differs")
 	fs.DurationVar(&cfg.RolloutTimeout, "rollout-timeout", 5*time.Minute, "how long a new release's pods have to become Ready before it is rolled back")
 	fs.DurationVar(&cfg.BackoffMax, "backoff-max", time.Minute, "the longest wait between reconnects")
-	qps := fs.Float64("kube-qps", envFloat("NEBULA_AGENT_KUBE_QPS", agent.DefaultKubeQPS),
+	fs.Float64Var(&qps, "kube-qps", envFloat("NEBULA_AGENT_KUBE_QPS", agent.DefaultKubeQPS),
 		"requests per second to the API server, client side (NEBULA_AGENT_KUBE_QPS); a first apply writes each managed object once, so 200/s applies 3,000 objects in about 15 s")
 	fs.IntVar(&cfg.KubeBurst, "kube-burst", int(envFloat("NEBULA_AGENT_KUBE_BURST", agent.DefaultKubeBurst)),
 		"requests allowed above the rate in a burst (NEBULA_AGENT_KUBE_BURST)")
 	fs.IntVar(&cfg.Concurrency, "concurrency", int(envFloat("NEBULA_AGENT_CONCURRENCY", agent.DefaultConcurrency)),
 		"services applied, or rollouts moved on, at once (NEBULA_AGENT_CONCURRENCY); each holds one request to the API server at a time")
-	logLevel := fs.String("log-level", env("NEBULA_LOG_LEVEL", "info"), "debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
+	fs.StringVar(&logLevel, "log-level", env("NEBULA_LOG_LEVEL", "info"), "debug, info, warn or error")
+	return cmd
+}
+
+// runAgent runs the agent with its flags parsed.
+func runAgent(ctx context.Context, cfg agent.Config, logLevel string, stderr io.Writer) error {
 	cfg.Version = Version
-	cfg.KubeQPS = float32(*qps)
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("log level %q: %w", *logLevel, err)
+	if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
+		return fmt.Errorf("log level %q: %w", logLevel, err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	// client-go's own logging (leader election) goes the same way.

@@ -7,7 +7,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/config"
@@ -28,85 +29,121 @@ import (
 	"github.com/nebulactrl/nebula/internal/store/sqlite"
 )
 
-const usage = `nebula — the NebulaCtrl control plane
-
-Usage:
-  nebula serve                      serve the GraphQL API (embedded store unless NEBULA_DATABASE_URL is set)
-  nebula dev                        serve on the embedded store (./nebula-dev) with a simulated cluster, its agent and
-                                    a demo project in this process: deploy and watch the stages live in GraphiQL
-  nebula migrate                    apply database migrations and exit
-  nebula admin bootstrap [--recover] create the first tenant and an admin token on an empty store;
-                                    with --recover, mint a new admin token for an existing one
-  nebula admin gen-master-key [--rotate]
-                                    write a new master key (seals secrets) to .env; with --rotate,
-                                    keep the current one in NEBULA_MASTER_KEYS_OLD for opening
-  nebula admin reseal               reseal every secret under the primary master key (safe while serving)
-  nebula agent [flags]              run the in-cluster agent (see docs/agent-protocol.md; --help for flags)
-  nebula version                    print the version
-
-Configuration comes from the environment and a .env file in the working directory;
-see README.md.
-`
-
 // Version is set at build time.
 var Version = "dev"
 
-// Run executes the command line args (without the program name).
+// Run executes the command line args (without the program name). Every
+// command's --help prints its help and does nothing else: the control
+// plane's configuration is read only once a command runs.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return errors.New("no command given")
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	return root.ExecuteContext(ctx)
+}
+
+// newRoot is the command tree.
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "nebula",
+		Short: "NebulaCtrl, the deployment control plane for K3s and Kubernetes clusters",
+		Long: `nebula — the NebulaCtrl control plane and its in-cluster agent.
+
+The control plane's configuration comes from the environment and a .env file in the working
+directory; see README.md. The agent reads only its own flags and NEBULA_AGENT_* variables.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.SetOut(stderr)
+			_ = cmd.Usage()
+			return errors.New("no command given")
+		},
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
 	}
-	if args[0] == "agent" {
-		// The agent runs in a customer's cluster: none of the control
-		// plane's settings (or its .env) apply to it.
-		return runAgent(ctx, args[1:], stderr)
+	root.SetVersionTemplate("{{.Version}}\n")
+	// controlPlane wraps a control-plane command: its configuration is
+	// read (the environment, .env) only when it runs, never for --help.
+	controlPlane := func(run func(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, args []string) error {
+			if err := config.LoadDotEnv(".env"); err != nil {
+				return err
+			}
+			cfg, err := config.FromEnv(os.LookupEnv)
+			if err != nil {
+				return err
+			}
+			cfg.Version = Version
+			return run(cmd.Context(), cfg, newLogger(cfg, stderr), args)
+		}
 	}
-	if err := config.LoadDotEnv(".env"); err != nil {
-		return err
-	}
-	cfg, err := config.FromEnv(os.LookupEnv)
+	root.AddCommand(&cobra.Command{
+		Use:   "serve",
+		Short: "Serve the GraphQL API and the agents' endpoint",
+		Long: `Serve the GraphQL API (/graphql, GraphiQL at /), the agents' websocket (/agent/v1/connect)
+and the webhooks, on NEBULA_ADDR. The store is the embedded SQLite file in NEBULA_DATA_DIR
+unless NEBULA_DATABASE_URL names a PostgreSQL database. On an empty store the first start
+creates the first tenant and prints its admin token, once.`,
+		Args: cobra.NoArgs,
+		RunE: controlPlane(func(ctx context.Context, cfg config.Config, log *slog.Logger, _ []string) error {
+			return serve(ctx, cfg, log, stdout)
+		}),
+	})
+	root.AddCommand(&cobra.Command{
+		Use:   "dev",
+		Short: "Serve on the embedded store with a simulated cluster, its agent and a demo project",
+		Long: `Serve on the embedded store (./nebula-dev unless NEBULA_DATA_DIR is set) with a simulated
+cluster, its agent and a demo project in this process: deploy and watch the stages live in
+GraphiQL. It prints the token, a deploy mutation and the subscription to paste.`,
+		Args: cobra.NoArgs,
+		RunE: controlPlane(func(ctx context.Context, cfg config.Config, log *slog.Logger, _ []string) error {
+			if _, set := os.LookupEnv("NEBULA_DATA_DIR"); !set {
+				cfg.DataDir = "nebula-dev"
+			}
+			return dev(ctx, cfg, log, stdout)
+		}),
+	})
+	root.AddCommand(&cobra.Command{
+		Use:   "migrate",
+		Short: "Apply the database migrations and exit",
+		Args:  cobra.NoArgs,
+		RunE: controlPlane(func(ctx context.Context, cfg config.Config, _ *slog.Logger, _ []string) error {
+			return migrate(ctx, cfg, stdout)
+		}),
+	})
+	root.AddCommand(adminCommand(stdout, controlPlane))
+	root.AddCommand(agentCommand(stderr))
+	root.AddCommand(&cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintln(stdout, Version)
+			return nil
+		},
+	})
+	return root
+}
+
+// migrate applies the store's migrations.
+func migrate(ctx context.Context, cfg config.Config, stdout io.Writer) error {
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	cfg.Version = Version
-	log := newLogger(cfg, stderr)
-	switch args[0] {
-	case "serve":
-		return serve(ctx, cfg, log, stdout)
-	case "dev":
-		if _, set := os.LookupEnv("NEBULA_DATA_DIR"); !set {
-			cfg.DataDir = "nebula-dev"
-		}
-		return dev(ctx, cfg, log, stdout)
-	case "migrate":
-		st, err := openStore(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		applied, err := st.Migrate(ctx)
-		if err != nil {
-			return err
-		}
-		if len(applied) == 0 {
-			fmt.Fprintf(stdout, "%s store is up to date\n", st.Kind())
-		}
-		for _, m := range applied {
-			fmt.Fprintf(stdout, "applied %s\n", m)
-		}
-		return nil
-	case "admin":
-		return admin(ctx, cfg, log, args[1:], stdout)
-	case "version":
-		fmt.Fprintln(stdout, Version)
-		return nil
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
+	defer st.Close()
+	applied, err := st.Migrate(ctx)
+	if err != nil {
+		return err
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	if len(applied) == 0 {
+		fmt.Fprintf(stdout, "%s store is up to date\n", st.Kind())
+	}
+	for _, m := range applied {
+		fmt.Fprintf(stdout, "applied %s\n", m)
+	}
+	return nil
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
@@ -346,50 +383,84 @@ func writeMasterKey(rotate bool) (string, error) {
 	return key, nil
 }
 
-func admin(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	if len(args) > 0 && args[0] == "gen-master-key" {
-		fs := flag.NewFlagSet("gen-master-key", flag.ContinueOnError)
-		rotate := fs.Bool("rotate", false, "keep the current key for opening")
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
-		}
-		key, err := writeMasterKey(*rotate)
-		if err != nil {
-			return err
-		}
-		k, _ := seal.ParseKey(key)
-		fmt.Fprintf(stdout, "Wrote master key %s to .env. Restart the control plane, then run `nebula admin reseal`.\n", k.ID())
-		return nil
+// runner is a control-plane command's body (see newRoot).
+type runner = func(run func(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error) func(*cobra.Command, []string) error
+
+// adminCommand is `nebula admin` and its commands.
+func adminCommand(stdout io.Writer, controlPlane runner) *cobra.Command {
+	adm := &cobra.Command{
+		Use:   "admin",
+		Short: "Bootstrap the first tenant, manage master keys, reseal secrets",
+		Args:  cobra.NoArgs,
 	}
-	if len(args) > 0 && args[0] == "reseal" {
-		plane, st, err := openPlane(ctx, cfg, log)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		rep, err := plane.Reseal(ctx)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "resealed %d secrets; %d already under the primary key; %d unreadable with the keys given\n",
-			rep.Resealed, rep.Current, rep.Unreadable)
-		return nil
+	var recoverToken bool
+	bootstrap := &cobra.Command{
+		Use:   "bootstrap",
+		Short: "Create the first tenant and an admin token on an empty store",
+		Long: `Create the first tenant (NEBULA_BOOTSTRAP_TENANT) and its admin (NEBULA_BOOTSTRAP_EMAIL) on an
+empty store and print the admin token, once. With --recover, mint a new admin token for the
+first tenant's admin of an existing store.`,
+		Args: cobra.NoArgs,
+		RunE: controlPlane(func(ctx context.Context, cfg config.Config, log *slog.Logger, _ []string) error {
+			return adminBootstrap(ctx, cfg, log, recoverToken, stdout)
+		}),
 	}
-	if len(args) == 0 || args[0] != "bootstrap" {
-		return errors.New("usage: nebula admin bootstrap [--recover] | gen-master-key [--rotate] | reseal")
+	bootstrap.Flags().BoolVar(&recoverToken, "recover", false, "mint a new admin token for the first tenant's admin")
+	var rotate bool
+	genKey := &cobra.Command{
+		Use:   "gen-master-key",
+		Short: "Write a new master key (seals secrets) to .env",
+		Long: `Write a new master key, which seals secrets at rest, to .env. With --rotate, the current key is
+kept in NEBULA_MASTER_KEYS_OLD for opening; run "nebula admin reseal" after a restart.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			// The key in .env, or the environment, is the one rotated.
+			if err := config.LoadDotEnv(".env"); err != nil {
+				return err
+			}
+			key, err := writeMasterKey(rotate)
+			if err != nil {
+				return err
+			}
+			k, _ := seal.ParseKey(key)
+			fmt.Fprintf(stdout, "Wrote master key %s to .env. Restart the control plane, then run `nebula admin reseal`.\n", k.ID())
+			return nil
+		},
 	}
-	fs := flag.NewFlagSet("bootstrap", flag.ContinueOnError)
-	recover := fs.Bool("recover", false, "mint a new admin token for the first tenant's admin")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
+	genKey.Flags().BoolVar(&rotate, "rotate", false, "keep the current key for opening")
+	reseal := &cobra.Command{
+		Use:   "reseal",
+		Short: "Reseal every secret under the primary master key (safe while serving)",
+		Args:  cobra.NoArgs,
+		RunE: controlPlane(func(ctx context.Context, cfg config.Config, log *slog.Logger, _ []string) error {
+			plane, st, err := openPlane(ctx, cfg, log)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			rep, err := plane.Reseal(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "resealed %d secrets; %d already under the primary key; %d unreadable with the keys given\n",
+				rep.Resealed, rep.Current, rep.Unreadable)
+			return nil
+		}),
 	}
+	adm.AddCommand(bootstrap, genKey, reseal)
+	return adm
+}
+
+// adminBootstrap creates the first tenant, or with recover mints a new
+// admin token.
+func adminBootstrap(ctx context.Context, cfg config.Config, log *slog.Logger, recover bool, stdout io.Writer) error {
 	plane, st, err := openPlane(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	base := "http://" + strings.TrimPrefix(cfg.Addr, "http://")
-	if *recover {
+	if recover {
 		b, err := plane.RecoverAdminToken(ctx)
 		if err != nil {
 			return err
