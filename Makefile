@@ -7,15 +7,18 @@ COUNT   ?= 6
 .PHONY: run dev test generate lint bench bench-agent build check-generate
 
 ## run: start the control plane on the embedded store (data in ./nebula-data)
-run:
-	$(GO) run ./cmd/nebula serve
+run: build
+	./bin/nebula serve
 
 ## dev: the control plane with a simulated cluster and a demo project (no Kubernetes needed)
-dev:
-	$(GO) run ./cmd/nebula dev
+dev: build
+	./bin/nebula dev
 
-## build: build the nebula binary into bin/
+## build: build the nebula binary into bin/ (the first time, it says what the wait is)
 build:
+	@test -n "$$($(GO) list -m -f '{{.Dir}}' github.com/99designs/gqlgen 2>/dev/null)" || \
+		echo "== first build: downloading the Go modules (the 'go: downloading' lines) and compiling them; several minutes once, seconds afterwards"
+	@echo "== building bin/nebula"
 	$(GO) build -o bin/nebula ./cmd/nebula
 
 # The packages whose state is shared across goroutines, and the API tests
