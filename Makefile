@@ -4,7 +4,7 @@ PKGS    ?= ./...
 BENCH   ?= .
 COUNT   ?= 6
 
-.PHONY: run dev test generate lint bench bench-agent build check-generate
+.PHONY: run dev test generate lint bench bench-agent build check-generate web check-web
 
 ## run: start the control plane on the embedded store (data in ./nebula-data)
 run: build
@@ -32,6 +32,16 @@ test:
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
 	$(GO) test -race -count=1 -timeout 20m -run '$(RACE_API)' ./internal/apitest
+
+## web: build the embedded web pages (GraphiQL) from web/ into web/dist, which is committed (needs Node 20 and npm)
+web:
+	cd web && npm ci --no-audit --no-fund --loglevel=error && npx vite build --logLevel warn
+	@test -f web/dist/graphiql.html
+
+## check-web: fail when the committed web/dist is not what web/'s sources build (CI)
+check-web: web
+	@git diff --exit-code --stat -- web/dist && test -z "$$(git status --porcelain -- web/dist)" || \
+		{ echo "web/dist is not the build of web/: run make web and commit web/dist"; exit 1; }
 
 ## generate: regenerate the gqlgen code in graph/ from schema.graphqls
 generate:
