@@ -28,6 +28,8 @@ type (
 	ConnectTokenID    string
 	CommandID         string
 	ApprovalID        string
+	SessionID         string
+	InvitationID      string
 )
 
 // Scope says which tenant, and which project if any, an object belongs to.
@@ -75,6 +77,39 @@ type APIToken struct {
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
 	ExpiresAt  *time.Time
+	RevokedAt  *time.Time
+}
+
+// Session is a person's sign-in from a browser. Its secret is the cookie;
+// only its hash is stored. It acts in Tenants only: the tenants whose
+// passphrase (or identity provider mapping) the sign-in proved.
+type Session struct {
+	ID         SessionID
+	UserID     UserID
+	Tenants    []TenantID
+	Method     string // "passphrase" or "oidc"
+	Prefix     string
+	Hash       []byte
+	Address    string
+	UserAgent  string
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	ExpiresAt  time.Time
+	RevokedAt  *time.Time
+}
+
+// Invitation is a one-time link through which a member of a tenant sets
+// their passphrase there. Only the link secret's hash is stored.
+type Invitation struct {
+	ID         InvitationID
+	TenantID   TenantID
+	UserID     UserID
+	Email      string
+	Hash       []byte
+	InvitedBy  UserID
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	AcceptedAt *time.Time
 	RevokedAt  *time.Time
 }
 

@@ -73,6 +73,7 @@ func Run(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"ConnectTokens", testConnectTokens},
 		{"Commands", testCommands},
 		{"Revisions", testRevisions},
+		{"People", testPeople},
 		{"AgentReports", testAgentReports},
 		{"DeploymentQueries", testDeploymentQueries},
 		{"ExpiredApprovals", testExpiredApprovals},

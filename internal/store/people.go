@@ -1,0 +1,200 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nebulactrl/nebula/internal/model"
+)
+
+// Sessions are people's sign-ins from browsers (see model.Session).
+var Sessions = &Table[model.SessionID, model.Session]{
+	Name: "sessions",
+	Columns: []string{"id", "user_id", "tenants", "method", "prefix", "hash", "address", "user_agent", "created_at",
+		"last_seen_at", "expires_at", "revoked_at"},
+	scan: func(s Scanner) (*model.Session, error) {
+		var x model.Session
+		var tenants string
+		if err := s.Scan(&x.ID, &x.UserID, &tenants, &x.Method, &x.Prefix, &x.Hash, &x.Address, &x.UserAgent, &x.CreatedAt,
+			&x.LastSeenAt, &x.ExpiresAt, &x.RevokedAt); err != nil {
+			return nil, err
+		}
+		return &x, decodeJSON(&x.Tenants, tenants)
+	},
+	values: func(x *model.Session) []any {
+		return []any{string(x.ID), string(x.UserID), encodeJSON(x.Tenants), x.Method, x.Prefix, x.Hash, x.Address, x.UserAgent,
+			x.CreatedAt, x.LastSeenAt, x.ExpiresAt, x.RevokedAt}
+	},
+	id: func(x *model.Session) model.SessionID { return x.ID },
+}
+
+// Invitations are one-time links to set a passphrase (see model.Invitation).
+var Invitations = &Table[model.InvitationID, model.Invitation]{
+	Name: "invitations",
+	Columns: []string{"id", "tenant_id", "user_id", "email", "hash", "invited_by", "created_at", "expires_at",
+		"accepted_at", "revoked_at"},
+	scan: func(s Scanner) (*model.Invitation, error) {
+		var x model.Invitation
+		return &x, s.Scan(&x.ID, &x.TenantID, &x.UserID, &x.Email, &x.Hash, &x.InvitedBy, &x.CreatedAt, &x.ExpiresAt,
+			&x.AcceptedAt, &x.RevokedAt)
+	},
+	values: func(x *model.Invitation) []any {
+		return []any{string(x.ID), string(x.TenantID), string(x.UserID), x.Email, x.Hash, string(x.InvitedBy), x.CreatedAt,
+			x.ExpiresAt, x.AcceptedAt, x.RevokedAt}
+	},
+	id: func(x *model.Invitation) model.InvitationID { return x.ID },
+}
+
+// SessionByHash reads the session whose secret hashes to hash.
+func SessionByHash(ctx context.Context, q Querier, hash []byte) (*model.Session, error) {
+	return Sessions.one(ctx, q, "hash = $1", hash)
+}
+
+// TouchSession records that a session was used, at most once per
+// interval, so that authenticating does not write on every request.
+func TouchSession(ctx context.Context, q Querier, id model.SessionID, now time.Time, interval time.Duration) error {
+	_, err := q.Exec(ctx, `UPDATE sessions SET last_seen_at = $2 WHERE id = $1 AND last_seen_at < $3`,
+		string(id), now, now.Add(-interval))
+	return err
+}
+
+// UserSessions lists a user's sessions that have neither ended nor
+// expired, newest first.
+func UserSessions(ctx context.Context, q Querier, user model.UserID, now time.Time) ([]*model.Session, error) {
+	return Sessions.query(ctx, q, `SELECT `+Sessions.cols()+` FROM sessions
+		WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 ORDER BY created_at DESC, id DESC`, string(user), now)
+}
+
+// RevokeSession ends one session of a user; it reports whether one ended.
+func RevokeSession(ctx context.Context, q Querier, user model.UserID, id model.SessionID, now time.Time) (bool, error) {
+	n, err := q.Exec(ctx, `UPDATE sessions SET revoked_at = $3 WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL`,
+		string(id), string(user), now)
+	if err != nil {
+		return false, fmt.Errorf("revoking a session: %w", err)
+	}
+	return n == 1, nil
+}
+
+// RevokeTenantSessions ends a user's sessions that act in a tenant (the
+// user left it), and returns how many ended.
+func RevokeTenantSessions(ctx context.Context, q Querier, tenant model.TenantID, user model.UserID, now time.Time) (int64, error) {
+	live, err := Sessions.all(ctx, q, "user_id = $1 AND revoked_at IS NULL", string(user))
+	if err != nil {
+		return 0, err
+	}
+	var ended int64
+	for _, s := range live {
+		for _, t := range s.Tenants {
+			if t == tenant {
+				if _, err := q.Exec(ctx, `UPDATE sessions SET revoked_at = $2 WHERE id = $1`, string(s.ID), now); err != nil {
+					return ended, fmt.Errorf("revoking a session: %w", err)
+				}
+				ended++
+				break
+			}
+		}
+	}
+	return ended, nil
+}
+
+// InvitationByHash reads the invitation whose secret hashes to hash.
+func InvitationByHash(ctx context.Context, q Querier, hash []byte) (*model.Invitation, error) {
+	return Invitations.one(ctx, q, "hash = $1", hash)
+}
+
+// TenantInvitations lists a tenant's invitations, newest first.
+func TenantInvitations(ctx context.Context, q Querier, tenant model.TenantID, limit int) ([]*model.Invitation, error) {
+	return Invitations.query(ctx, q, `SELECT `+Invitations.cols()+` FROM invitations
+		WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, string(tenant), limit)
+}
+
+// AcceptInvitation marks an invitation used, once: it reports false when it
+// was accepted or revoked already (a second use of the link).
+func AcceptInvitation(ctx context.Context, q Querier, id model.InvitationID, now time.Time) (bool, error) {
+	n, err := q.Exec(ctx, `UPDATE invitations SET accepted_at = $2 WHERE id = $1 AND accepted_at IS NULL AND revoked_at IS NULL`,
+		string(id), now)
+	if err != nil {
+		return false, fmt.Errorf("accepting an invitation: %w", err)
+	}
+	return n == 1, nil
+}
+
+// RevokeInvitations ends the open invitations of a member of a tenant (a
+// new one replaces them, or the member left), and returns how many.
+func RevokeInvitations(ctx context.Context, q Querier, tenant model.TenantID, user model.UserID, now time.Time) (int64, error) {
+	n, err := q.Exec(ctx, `UPDATE invitations SET revoked_at = $3
+		WHERE tenant_id = $1 AND user_id = $2 AND accepted_at IS NULL AND revoked_at IS NULL`, string(tenant), string(user), now)
+	if err != nil {
+		return 0, fmt.Errorf("revoking invitations: %w", err)
+	}
+	return n, nil
+}
+
+// Passphrase is a user's passphrase hash in one tenant.
+type Passphrase struct {
+	Tenant model.TenantID
+	Hash   string
+}
+
+// SetPassphrase stores a user's passphrase hash for a tenant, replacing
+// the one before.
+func SetPassphrase(ctx context.Context, q Querier, user model.UserID, tenant model.TenantID, hash string, now time.Time) error {
+	if _, err := q.Exec(ctx, `INSERT INTO passphrases (user_id, tenant_id, hash, updated_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (user_id, tenant_id) DO UPDATE SET hash = excluded.hash, updated_at = excluded.updated_at`,
+		string(user), string(tenant), hash, now); err != nil {
+		return fmt.Errorf("setting a passphrase: %w", err)
+	}
+	return nil
+}
+
+// PassphrasesOf reads a user's passphrase hashes, one per tenant the user
+// is still a member of.
+func PassphrasesOf(ctx context.Context, q Querier, user model.UserID) ([]Passphrase, error) {
+	rows, err := q.Query(ctx, `SELECT p.tenant_id, p.hash FROM passphrases p
+		JOIN members m ON m.tenant_id = p.tenant_id AND m.user_id = p.user_id
+		WHERE p.user_id = $1 ORDER BY p.tenant_id`, string(user))
+	if err != nil {
+		return nil, fmt.Errorf("reading passphrases: %w", err)
+	}
+	defer rows.Close()
+	var out []Passphrase
+	for rows.Next() {
+		var p Passphrase
+		if err := rows.Scan(&p.Tenant, &p.Hash); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// DeletePassphrase forgets a user's passphrase for a tenant (the user left
+// it).
+func DeletePassphrase(ctx context.Context, q Querier, user model.UserID, tenant model.TenantID) error {
+	_, err := q.Exec(ctx, `DELETE FROM passphrases WHERE user_id = $1 AND tenant_id = $2`, string(user), string(tenant))
+	return err
+}
+
+// RecordSigninFailure notes a failed sign-in of each subject, and forgets
+// failures older than since.
+func RecordSigninFailure(ctx context.Context, q Querier, subjects []string, at, since time.Time) error {
+	for _, s := range subjects {
+		if _, err := q.Exec(ctx, `INSERT INTO signin_failures (subject, at) VALUES ($1, $2)`, s, at); err != nil {
+			return fmt.Errorf("recording a failed sign-in: %w", err)
+		}
+	}
+	_, err := q.Exec(ctx, `DELETE FROM signin_failures WHERE at < $1`, since)
+	return err
+}
+
+// SigninFailures counts a subject's failed sign-ins since a time.
+func SigninFailures(ctx context.Context, q Querier, subject string, since time.Time) (int, error) {
+	return count(ctx, q, `SELECT COUNT(*) FROM signin_failures WHERE subject = $1 AND at >= $2`, subject, since)
+}
+
+// ClearSigninFailures forgets a subject's failures (it signed in).
+func ClearSigninFailures(ctx context.Context, q Querier, subject string) error {
+	_, err := q.Exec(ctx, `DELETE FROM signin_failures WHERE subject = $1`, subject)
+	return err
+}

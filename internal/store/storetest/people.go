@@ -1,0 +1,154 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+func testPeople(t *testing.T, s *store.Store) {
+	ctx := t.Context()
+	a, b := newTenant(t, s), newTenant(t, s)
+	u, other := newUser(t, s), newUser(t, s)
+	newMember(t, s, a, u, model.TenantMember)
+	newMember(t, s, b, u, model.TenantMember)
+	now := store.Now()
+
+	t.Run("passphrases", func(t *testing.T) {
+		wantNoErr(t, "setting a's", store.SetPassphrase(ctx, s.Q(), u.ID, a.ID, "$argon2id$a1", now))
+		wantNoErr(t, "setting b's", store.SetPassphrase(ctx, s.Q(), u.ID, b.ID, "$argon2id$b", now))
+		wantNoErr(t, "setting a's again", store.SetPassphrase(ctx, s.Q(), u.ID, a.ID, "$argon2id$a2", now.Add(time.Second)))
+		got, err := store.PassphrasesOf(ctx, s.Q(), u.ID)
+		wantNoErr(t, "reading", err)
+		want := []store.Passphrase{{Tenant: a.ID, Hash: "$argon2id$a2"}, {Tenant: b.ID, Hash: "$argon2id$b"}}
+		if a.ID > b.ID {
+			want[0], want[1] = want[1], want[0]
+		}
+		assertEqual(t, "passphrases", got, want)
+		// A tenant the user left keeps no door open, even before its row
+		// is deleted.
+		wantNoErr(t, "leaving b", store.Members.Delete(ctx, s.Q(), memberOf(t, s, b, u).ID))
+		got, _ = store.PassphrasesOf(ctx, s.Q(), u.ID)
+		assertEqual(t, "passphrases after leaving b", got, []store.Passphrase{{Tenant: a.ID, Hash: "$argon2id$a2"}})
+		wantNoErr(t, "deleting b's", store.DeletePassphrase(ctx, s.Q(), u.ID, b.ID))
+		if n := mustCount(t, s, "passphrases", "user_id = $1", string(u.ID)); n != 1 {
+			t.Errorf("%d passphrase rows after deleting b's, want 1", n)
+		}
+		none, _ := store.PassphrasesOf(ctx, s.Q(), other.ID)
+		if len(none) != 0 {
+			t.Errorf("a user without passphrases has %v", none)
+		}
+	})
+
+	t.Run("sessions", func(t *testing.T) {
+		mk := func(tenants []model.TenantID, hash string, created time.Time) *model.Session {
+			x := &model.Session{ID: model.SessionID(newID()), UserID: u.ID, Tenants: tenants, Method: "passphrase", Prefix: "nbs_abcdefgh",
+				Hash: []byte(hash), Address: "198.51.100.7", UserAgent: "Firefox", CreatedAt: created, LastSeenAt: created,
+				ExpiresAt: created.Add(12 * time.Hour)}
+			wantNoErr(t, "inserting a session", store.Sessions.Insert(ctx, s.Q(), x))
+			return x
+		}
+		s1 := mk([]model.TenantID{a.ID}, "h1", now)
+		s2 := mk([]model.TenantID{a.ID, b.ID}, "h2", now.Add(time.Minute))
+		s3 := mk([]model.TenantID{b.ID}, "h3", now.Add(2*time.Minute))
+		old := mk([]model.TenantID{a.ID}, "h4", now.Add(-13*time.Hour)) // expired
+		got, err := store.SessionByHash(ctx, s.Q(), []byte("h2"))
+		wantNoErr(t, "by hash", err)
+		assertEqual(t, "session by hash", got, s2)
+		_, err = store.SessionByHash(ctx, s.Q(), []byte("nope"))
+		wantErr(t, "an unknown hash", err, store.ErrNotFound)
+
+		wantNoErr(t, "touching", store.TouchSession(ctx, s.Q(), s1.ID, now.Add(30*time.Second), time.Minute))
+		if got := mustGet(t, s, store.Sessions, s1.ID); !got.LastSeenAt.Equal(s1.LastSeenAt) {
+			t.Errorf("touched within the interval: last seen %v, want %v", got.LastSeenAt, s1.LastSeenAt)
+		}
+		later := now.Add(2 * time.Minute)
+		wantNoErr(t, "touching later", store.TouchSession(ctx, s.Q(), s1.ID, later, time.Minute))
+		if got := mustGet(t, s, store.Sessions, s1.ID); !got.LastSeenAt.Equal(later) {
+			t.Errorf("touched after the interval: last seen %v, want %v", got.LastSeenAt, later)
+		}
+
+		live, err := store.UserSessions(ctx, s.Q(), u.ID, now.Add(3*time.Minute))
+		wantNoErr(t, "listing", err)
+		wantIDs(t, "live sessions", live, []*model.Session{s3, s2, s1}, func(x *model.Session) model.SessionID { return x.ID })
+		_ = old
+
+		ok, err := store.RevokeSession(ctx, s.Q(), other.ID, s3.ID, now)
+		wantNoErr(t, "revoking another's", err)
+		if ok {
+			t.Error("a user revoked another user's session")
+		}
+		ok, _ = store.RevokeSession(ctx, s.Q(), u.ID, s3.ID, now)
+		again, _ := store.RevokeSession(ctx, s.Q(), u.ID, s3.ID, now)
+		if !ok || again {
+			t.Errorf("revoking: %v, then again: %v; want true, false", ok, again)
+		}
+		n, err := store.RevokeTenantSessions(ctx, s.Q(), b.ID, u.ID, now)
+		wantNoErr(t, "revoking b's", err)
+		if n != 1 || mustGet(t, s, store.Sessions, s2.ID).RevokedAt == nil || mustGet(t, s, store.Sessions, s1.ID).RevokedAt != nil {
+			t.Errorf("revoking the sessions acting in b ended %d; want s2 only (s3 was already)", n)
+		}
+	})
+
+	t.Run("invitations", func(t *testing.T) {
+		mk := func(hash string, created time.Time) *model.Invitation {
+			x := &model.Invitation{ID: model.InvitationID(newID()), TenantID: a.ID, UserID: u.ID, Email: u.Email, Hash: []byte(hash),
+				InvitedBy: other.ID, CreatedAt: created, ExpiresAt: created.Add(7 * 24 * time.Hour)}
+			wantNoErr(t, "inserting an invitation", store.Invitations.Insert(ctx, s.Q(), x))
+			return x
+		}
+		i1, i2 := mk("i1", now), mk("i2", now.Add(time.Second))
+		got, err := store.InvitationByHash(ctx, s.Q(), []byte("i1"))
+		wantNoErr(t, "by hash", err)
+		assertEqual(t, "invitation by hash", got, i1)
+		list, err := store.TenantInvitations(ctx, s.Q(), a.ID, 10)
+		wantNoErr(t, "listing", err)
+		wantIDs(t, "a's invitations", list, []*model.Invitation{i2, i1}, func(x *model.Invitation) model.InvitationID { return x.ID })
+		ok, _ := store.AcceptInvitation(ctx, s.Q(), i1.ID, now)
+		again, _ := store.AcceptInvitation(ctx, s.Q(), i1.ID, now)
+		if !ok || again {
+			t.Errorf("accepting: %v, then again: %v; want true, false (single use)", ok, again)
+		}
+		n, err := store.RevokeInvitations(ctx, s.Q(), a.ID, u.ID, now)
+		wantNoErr(t, "revoking", err)
+		if n != 1 || mustGet(t, s, store.Invitations, i2.ID).RevokedAt == nil {
+			t.Errorf("revoked %d open invitations, want i2's", n)
+		}
+		if ok, _ := store.AcceptInvitation(ctx, s.Q(), i2.ID, now); ok {
+			t.Error("a revoked invitation was accepted")
+		}
+	})
+
+	t.Run("signin failures", func(t *testing.T) {
+		subj := "account:" + newID()
+		for i := range 3 {
+			wantNoErr(t, "recording", store.RecordSigninFailure(ctx, s.Q(), []string{subj, "address:192.0.2.1"},
+				now.Add(time.Duration(i)*time.Minute), now.Add(-time.Hour)))
+		}
+		n, err := store.SigninFailures(ctx, s.Q(), subj, now.Add(90*time.Second))
+		wantNoErr(t, "counting", err)
+		if n != 1 {
+			t.Errorf("failures since 90 s in: %d, want 1", n)
+		}
+		// Recording forgets what is older than its window.
+		wantNoErr(t, "recording later", store.RecordSigninFailure(ctx, s.Q(), []string{subj}, now.Add(time.Hour), now.Add(30*time.Minute)))
+		if n, _ := store.SigninFailures(ctx, s.Q(), subj, now.Add(-time.Hour)); n != 1 {
+			t.Errorf("after the window moved: %d failures kept, want 1", n)
+		}
+		wantNoErr(t, "clearing", store.ClearSigninFailures(ctx, s.Q(), subj))
+		if n, _ := store.SigninFailures(ctx, s.Q(), subj, now.Add(-time.Hour)); n != 0 {
+			t.Errorf("after clearing: %d", n)
+		}
+	})
+}
+
+func memberOf(t *testing.T, s *store.Store, tenant *model.Tenant, u *model.User) *model.Member {
+	t.Helper()
+	m, err := store.MemberOf(t.Context(), s.Q(), tenant.ID, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
