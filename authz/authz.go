@@ -103,6 +103,9 @@ type Loader func(ctx context.Context, user model.UserID) (*model.Grants, error)
 type Actor struct {
 	User  *model.User
 	Token *model.APIToken
+	// Session is the browser sign-in the request came with, when it came
+	// with no token: it acts in its own tenants only.
+	Session *model.Session
 	// Origin is the client address the request came from.
 	Origin string
 
@@ -120,14 +123,49 @@ func (a *Actor) Founded(t model.TenantID) {
 }
 
 // ActsIn tells whether the actor may act in tenant t at all: a token acts
-// in its own tenant (and one it just founded), never in the user's others.
+// in its own tenant (and one it just founded), never in the user's others;
+// a session in the tenants its sign-in proved.
 func (a *Actor) ActsIn(t model.TenantID) bool {
-	if a.Token == nil || a.Token.TenantID == t {
+	switch {
+	case a.Token != nil:
+		if a.Token.TenantID == t {
+			return true
+		}
+	case a.Session != nil:
+		if slices.Contains(a.Session.Tenants, t) {
+			return true
+		}
+	default:
 		return true
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return slices.Contains(a.founded, t)
+}
+
+// Home is the tenant the actor's credential belongs to: a token's tenant,
+// a session's first tenant; empty for an actor with neither (the
+// bootstrap).
+func (a *Actor) Home() model.TenantID {
+	switch {
+	case a.Token != nil:
+		return a.Token.TenantID
+	case a.Session != nil && len(a.Session.Tenants) > 0:
+		return a.Session.Tenants[0]
+	}
+	return ""
+}
+
+// Credential names the token or session the actor came with, for limits
+// kept per credential; empty for neither.
+func (a *Actor) Credential() string {
+	switch {
+	case a.Token != nil:
+		return "token:" + string(a.Token.ID)
+	case a.Session != nil:
+		return "session:" + string(a.Session.ID)
+	}
+	return ""
 }
 
 // Grants returns the actor's roles in force now, limited to the tenants

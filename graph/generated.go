@@ -46,6 +46,7 @@ type ResolverRoot interface {
 	DeploymentEvent() DeploymentEventResolver
 	Drift() DriftResolver
 	Environment() EnvironmentResolver
+	Invitation() InvitationResolver
 	KubeEvent() KubeEventResolver
 	LogLine() LogLineResolver
 	Member() MemberResolver
@@ -58,6 +59,7 @@ type ResolverRoot interface {
 	Revision() RevisionResolver
 	RevisionOutcome() RevisionOutcomeResolver
 	Service() ServiceResolver
+	Session() SessionResolver
 	Subscription() SubscriptionResolver
 	Tenant() TenantResolver
 	Variable() VariableResolver
@@ -486,6 +488,24 @@ type ComplexityRoot struct {
 		Service   func(childComplexity int) int
 	}
 
+	Invitation struct {
+		AcceptedAt func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		Email      func(childComplexity int) int
+		ExpiresAt  func(childComplexity int) int
+		ID         func(childComplexity int) int
+		InvitedBy  func(childComplexity int) int
+		RevokedAt  func(childComplexity int) int
+		Status     func(childComplexity int) int
+	}
+
+	InviteMemberPayload struct {
+		Invitation func(childComplexity int) int
+		Link       func(childComplexity int) int
+		Member     func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+	}
+
 	KubeEvent struct {
 		At         func(childComplexity int) int
 		Count      func(childComplexity int) int
@@ -568,6 +588,7 @@ type ComplexityRoot struct {
 		DeleteVariable           func(childComplexity int, input gqlmodel.DeleteVariableInput) int
 		DeleteWebhook            func(childComplexity int, input gqlmodel.DeleteWebhookInput) int
 		Deploy                   func(childComplexity int, input gqlmodel.DeployInput) int
+		InviteMember             func(childComplexity int, input gqlmodel.InviteMemberInput) int
 		QueueCommand             func(childComplexity int, input gqlmodel.QueueCommandInput) int
 		RedeliverWebhookDelivery func(childComplexity int, input gqlmodel.RedeliverWebhookDeliveryInput) int
 		Redeploy                 func(childComplexity int, input gqlmodel.RedeployInput) int
@@ -578,7 +599,9 @@ type ComplexityRoot struct {
 		RemoveProjectMember      func(childComplexity int, input gqlmodel.RemoveProjectMemberInput) int
 		RevokeAPIToken           func(childComplexity int, input gqlmodel.RevokeAPITokenInput) int
 		RevokeConnectToken       func(childComplexity int, input gqlmodel.RevokeConnectTokenInput) int
+		RevokeInvitation         func(childComplexity int, input gqlmodel.RevokeInvitationInput) int
 		RevokeMemberAPITokens    func(childComplexity int, input gqlmodel.RevokeMemberAPITokensInput) int
+		RevokeSession            func(childComplexity int, input gqlmodel.RevokeSessionInput) int
 		Rollback                 func(childComplexity int, input gqlmodel.RollbackInput) int
 		RotateWebhookSecret      func(childComplexity int, input gqlmodel.RotateWebhookSecretInput) int
 		SetClusterLabels         func(childComplexity int, input gqlmodel.SetClusterLabelsInput) int
@@ -800,9 +823,19 @@ type ComplexityRoot struct {
 		UserErrors   func(childComplexity int) int
 	}
 
+	RevokeInvitationPayload struct {
+		Invitation func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+	}
+
 	RevokeMemberApiTokensPayload struct {
 		Member           func(childComplexity int) int
 		RevokedAPITokens func(childComplexity int) int
+		UserErrors       func(childComplexity int) int
+	}
+
+	RevokeSessionPayload struct {
+		RevokedSessionID func(childComplexity int) int
 		UserErrors       func(childComplexity int) int
 	}
 
@@ -842,6 +875,18 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Session struct {
+		Address    func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		Current    func(childComplexity int) int
+		ExpiresAt  func(childComplexity int) int
+		ID         func(childComplexity int) int
+		LastSeenAt func(childComplexity int) int
+		Method     func(childComplexity int) int
+		Tenants    func(childComplexity int) int
+		UserAgent  func(childComplexity int) int
+	}
+
 	SetClusterLabelsPayload struct {
 		Cluster    func(childComplexity int) int
 		UserErrors func(childComplexity int) int
@@ -876,6 +921,7 @@ type ComplexityRoot struct {
 		Clusters    func(childComplexity int, first *int, after *string) int
 		CreatedAt   func(childComplexity int) int
 		ID          func(childComplexity int) int
+		Invitations func(childComplexity int, first *int) int
 		Members     func(childComplexity int, first *int, after *string) int
 		Name        func(childComplexity int) int
 		Plan        func(childComplexity int) int
@@ -955,6 +1001,8 @@ type ComplexityRoot struct {
 
 	Viewer struct {
 		APITokens func(childComplexity int, first *int, after *string) int
+		Session   func(childComplexity int) int
+		Sessions  func(childComplexity int) int
 		Tenants   func(childComplexity int, first *int, after *string) int
 		Token     func(childComplexity int) int
 		User      func(childComplexity int) int
@@ -1082,6 +1130,10 @@ type EnvironmentResolver interface {
 	Variables(ctx context.Context, obj *model.Environment) ([]*model.Variable, error)
 	Events(ctx context.Context, obj *model.Environment, first *int, before *int, typeArg *string, serviceID *string) (*gqlmodel.KubeEventPage, error)
 }
+type InvitationResolver interface {
+	Status(ctx context.Context, obj *model.Invitation) (gqlmodel.InvitationStatus, error)
+	InvitedBy(ctx context.Context, obj *model.Invitation) (*model.User, error)
+}
 type KubeEventResolver interface {
 	Service(ctx context.Context, obj *model.KubeEvent) (*model.Service, error)
 }
@@ -1099,6 +1151,9 @@ type MutationResolver interface {
 	UpdateTenant(ctx context.Context, input gqlmodel.UpdateTenantInput) (*gqlmodel.UpdateTenantPayload, error)
 	SetTenantPlan(ctx context.Context, input gqlmodel.SetTenantPlanInput) (*gqlmodel.SetTenantPlanPayload, error)
 	AddMember(ctx context.Context, input gqlmodel.AddMemberInput) (*gqlmodel.AddMemberPayload, error)
+	InviteMember(ctx context.Context, input gqlmodel.InviteMemberInput) (*gqlmodel.InviteMemberPayload, error)
+	RevokeInvitation(ctx context.Context, input gqlmodel.RevokeInvitationInput) (*gqlmodel.RevokeInvitationPayload, error)
+	RevokeSession(ctx context.Context, input gqlmodel.RevokeSessionInput) (*gqlmodel.RevokeSessionPayload, error)
 	UpdateMemberRole(ctx context.Context, input gqlmodel.UpdateMemberRoleInput) (*gqlmodel.UpdateMemberRolePayload, error)
 	RemoveMember(ctx context.Context, input gqlmodel.RemoveMemberInput) (*gqlmodel.RemoveMemberPayload, error)
 	CreateAPIToken(ctx context.Context, input gqlmodel.CreateAPITokenInput) (*gqlmodel.CreateAPITokenPayload, error)
@@ -1193,6 +1248,11 @@ type ServiceResolver interface {
 	Events(ctx context.Context, obj *model.Service, environmentID string, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error)
 	Drift(ctx context.Context, obj *model.Service, environmentID string, first *int) ([]*model.Drift, error)
 }
+type SessionResolver interface {
+	Tenants(ctx context.Context, obj *model.Session) ([]*model.Tenant, error)
+
+	Current(ctx context.Context, obj *model.Session) (bool, error)
+}
 type SubscriptionResolver interface {
 	DeploymentEvents(ctx context.Context, deploymentID string, after *string) (<-chan *model.DeploymentEvent, error)
 	EnvironmentDeployments(ctx context.Context, environmentID string) (<-chan *model.Deployment, error)
@@ -1207,6 +1267,7 @@ type TenantResolver interface {
 	Members(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.MemberConnection, error)
 	Projects(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.ProjectConnection, error)
 	Clusters(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.ClusterConnection, error)
+	Invitations(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Invitation, error)
 	AuditEvents(ctx context.Context, obj *model.Tenant, first *int, after *string, filter *gqlmodel.AuditEventFilter) (*gqlmodel.AuditEventConnection, error)
 }
 type VariableResolver interface {
@@ -1220,6 +1281,7 @@ type VariableResolver interface {
 	Service(ctx context.Context, obj *model.Variable) (*model.Service, error)
 }
 type ViewerResolver interface {
+	Sessions(ctx context.Context, obj *gqlmodel.Viewer) ([]*model.Session, error)
 	Tenants(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string) (*gqlmodel.TenantConnection, error)
 	APITokens(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string) (*gqlmodel.APITokenConnection, error)
 }
@@ -2842,6 +2904,80 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.HeldService.Service(childComplexity), true
 
+	case "Invitation.acceptedAt":
+		if e.ComplexityRoot.Invitation.AcceptedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invitation.AcceptedAt(childComplexity), true
+	case "Invitation.createdAt":
+		if e.ComplexityRoot.Invitation.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invitation.CreatedAt(childComplexity), true
+	case "Invitation.email":
+		if e.ComplexityRoot.Invitation.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invitation.Email(childComplexity), true
+	case "Invitation.expiresAt":
+		if e.ComplexityRoot.Invitation.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invitation.ExpiresAt(childComplexity), true
+	case "Invitation.id":
+		if e.ComplexityRoot.Invitation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invitation.ID(childComplexity), true
+	case "Invitation.invitedBy":
+		if e.ComplexityRoot.Invitation.InvitedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invitation.InvitedBy(childComplexity), true
+	case "Invitation.revokedAt":
+		if e.ComplexityRoot.Invitation.RevokedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invitation.RevokedAt(childComplexity), true
+	case "Invitation.status":
+		if e.ComplexityRoot.Invitation.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Invitation.Status(childComplexity), true
+
+	case "InviteMemberPayload.invitation":
+		if e.ComplexityRoot.InviteMemberPayload.Invitation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InviteMemberPayload.Invitation(childComplexity), true
+	case "InviteMemberPayload.link":
+		if e.ComplexityRoot.InviteMemberPayload.Link == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InviteMemberPayload.Link(childComplexity), true
+	case "InviteMemberPayload.member":
+		if e.ComplexityRoot.InviteMemberPayload.Member == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InviteMemberPayload.Member(childComplexity), true
+	case "InviteMemberPayload.userErrors":
+		if e.ComplexityRoot.InviteMemberPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InviteMemberPayload.UserErrors(childComplexity), true
+
 	case "KubeEvent.at":
 		if e.ComplexityRoot.KubeEvent.At == nil {
 			break
@@ -3292,6 +3428,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Deploy(childComplexity, args["input"].(gqlmodel.DeployInput)), true
+	case "Mutation.inviteMember":
+		if e.ComplexityRoot.Mutation.InviteMember == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_inviteMember_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.InviteMember(childComplexity, args["input"].(gqlmodel.InviteMemberInput)), true
 	case "Mutation.queueCommand":
 		if e.ComplexityRoot.Mutation.QueueCommand == nil {
 			break
@@ -3402,6 +3549,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeConnectToken(childComplexity, args["input"].(gqlmodel.RevokeConnectTokenInput)), true
+	case "Mutation.revokeInvitation":
+		if e.ComplexityRoot.Mutation.RevokeInvitation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeInvitation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeInvitation(childComplexity, args["input"].(gqlmodel.RevokeInvitationInput)), true
 	case "Mutation.revokeMemberApiTokens":
 		if e.ComplexityRoot.Mutation.RevokeMemberAPITokens == nil {
 			break
@@ -3413,6 +3571,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeMemberAPITokens(childComplexity, args["input"].(gqlmodel.RevokeMemberAPITokensInput)), true
+	case "Mutation.revokeSession":
+		if e.ComplexityRoot.Mutation.RevokeSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeSession(childComplexity, args["input"].(gqlmodel.RevokeSessionInput)), true
 	case "Mutation.rollback":
 		if e.ComplexityRoot.Mutation.Rollback == nil {
 			break
@@ -4306,6 +4475,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RevokeConnectTokenPayload.UserErrors(childComplexity), true
 
+	case "RevokeInvitationPayload.invitation":
+		if e.ComplexityRoot.RevokeInvitationPayload.Invitation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevokeInvitationPayload.Invitation(childComplexity), true
+	case "RevokeInvitationPayload.userErrors":
+		if e.ComplexityRoot.RevokeInvitationPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevokeInvitationPayload.UserErrors(childComplexity), true
+
 	case "RevokeMemberApiTokensPayload.member":
 		if e.ComplexityRoot.RevokeMemberApiTokensPayload.Member == nil {
 			break
@@ -4324,6 +4506,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevokeMemberApiTokensPayload.UserErrors(childComplexity), true
+
+	case "RevokeSessionPayload.revokedSessionId":
+		if e.ComplexityRoot.RevokeSessionPayload.RevokedSessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevokeSessionPayload.RevokedSessionID(childComplexity), true
+	case "RevokeSessionPayload.userErrors":
+		if e.ComplexityRoot.RevokeSessionPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevokeSessionPayload.UserErrors(childComplexity), true
 
 	case "RotateWebhookSecretPayload.secret":
 		if e.ComplexityRoot.RotateWebhookSecretPayload.Secret == nil {
@@ -4498,6 +4693,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ServiceEdge.Node(childComplexity), true
 
+	case "Session.address":
+		if e.ComplexityRoot.Session.Address == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Address(childComplexity), true
+	case "Session.createdAt":
+		if e.ComplexityRoot.Session.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.CreatedAt(childComplexity), true
+	case "Session.current":
+		if e.ComplexityRoot.Session.Current == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Current(childComplexity), true
+	case "Session.expiresAt":
+		if e.ComplexityRoot.Session.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.ExpiresAt(childComplexity), true
+	case "Session.id":
+		if e.ComplexityRoot.Session.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.ID(childComplexity), true
+	case "Session.lastSeenAt":
+		if e.ComplexityRoot.Session.LastSeenAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.LastSeenAt(childComplexity), true
+	case "Session.method":
+		if e.ComplexityRoot.Session.Method == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Method(childComplexity), true
+	case "Session.tenants":
+		if e.ComplexityRoot.Session.Tenants == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.Tenants(childComplexity), true
+	case "Session.userAgent":
+		if e.ComplexityRoot.Session.UserAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Session.UserAgent(childComplexity), true
+
 	case "SetClusterLabelsPayload.cluster":
 		if e.ComplexityRoot.SetClusterLabelsPayload.Cluster == nil {
 			break
@@ -4651,6 +4901,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tenant.ID(childComplexity), true
+	case "Tenant.invitations":
+		if e.ComplexityRoot.Tenant.Invitations == nil {
+			break
+		}
+
+		args, err := ec.field_Tenant_invitations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Tenant.Invitations(childComplexity, args["first"].(*int)), true
 	case "Tenant.members":
 		if e.ComplexityRoot.Tenant.Members == nil {
 			break
@@ -4936,6 +5197,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Viewer.APITokens(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Viewer.session":
+		if e.ComplexityRoot.Viewer.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Session(childComplexity), true
+	case "Viewer.sessions":
+		if e.ComplexityRoot.Viewer.Sessions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Sessions(childComplexity), true
 	case "Viewer.tenants":
 		if e.ComplexityRoot.Viewer.Tenants == nil {
 			break
@@ -5144,6 +5417,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("DeployInput", ec.unmarshalInputDeployInput),
 			graphql.NewInputUnmarshaler("DomainInput", ec.unmarshalInputDomainInput),
 			graphql.NewInputUnmarshaler("GitSourceInput", ec.unmarshalInputGitSourceInput),
+			graphql.NewInputUnmarshaler("InviteMemberInput", ec.unmarshalInputInviteMemberInput),
 			graphql.NewInputUnmarshaler("LabelInput", ec.unmarshalInputLabelInput),
 			graphql.NewInputUnmarshaler("LogFilter", ec.unmarshalInputLogFilter),
 			graphql.NewInputUnmarshaler("ProbeInput", ec.unmarshalInputProbeInput),
@@ -5157,7 +5431,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("RemoveProjectMemberInput", ec.unmarshalInputRemoveProjectMemberInput),
 			graphql.NewInputUnmarshaler("RevokeApiTokenInput", ec.unmarshalInputRevokeApiTokenInput),
 			graphql.NewInputUnmarshaler("RevokeConnectTokenInput", ec.unmarshalInputRevokeConnectTokenInput),
+			graphql.NewInputUnmarshaler("RevokeInvitationInput", ec.unmarshalInputRevokeInvitationInput),
 			graphql.NewInputUnmarshaler("RevokeMemberApiTokensInput", ec.unmarshalInputRevokeMemberApiTokensInput),
+			graphql.NewInputUnmarshaler("RevokeSessionInput", ec.unmarshalInputRevokeSessionInput),
 			graphql.NewInputUnmarshaler("RollbackInput", ec.unmarshalInputRollbackInput),
 			graphql.NewInputUnmarshaler("RotateWebhookSecretInput", ec.unmarshalInputRotateWebhookSecretInput),
 			graphql.NewInputUnmarshaler("SetClusterLabelsInput", ec.unmarshalInputSetClusterLabelsInput),
@@ -5377,11 +5653,51 @@ type HeldService {
 
 type Viewer {
   user: User!
-  "The API token this request authenticated with."
-  token: ApiToken!
+  "The API token this request authenticated with; null for a person signed in with a session (a browser's cookie)."
+  token: ApiToken
+  "The session this request came with; null with an API token."
+  session: Session
+  "The caller's sign-ins that have not ended or expired, newest first: revoke one to sign out there."
+  sessions: [Session!]!
   tenants(first: Int, after: String): TenantConnection!
   "The caller's own API tokens."
   apiTokens(first: Int, after: String): ApiTokenConnection!
+}
+
+"A person's sign-in from a browser (POST /auth/signin or an invitation link), held in an HttpOnly cookie. Its secret is never shown."
+type Session {
+  id: ID!
+  "PASSPHRASE, INVITATION (signed in by setting a passphrase from an invitation link) or OIDC."
+  method: String!
+  "The tenants it acts in: those whose passphrase (or identity provider mapping) the sign-in proved."
+  tenants: [Tenant!]!
+  "The client address it began from."
+  address: String!
+  userAgent: String!
+  createdAt: Time!
+  lastSeenAt: Time!
+  expiresAt: Time!
+  "Whether this request came with it."
+  current: Boolean!
+}
+
+enum InvitationStatus {
+  OPEN
+  ACCEPTED
+  REVOKED
+  EXPIRED
+}
+
+"A one-time link through which a member sets a passphrase for this tenant and signs in. Only its hash is stored."
+type Invitation {
+  id: ID!
+  email: String!
+  status: InvitationStatus!
+  invitedBy: User
+  createdAt: Time!
+  expiresAt: Time!
+  acceptedAt: Time
+  revokedAt: Time
 }
 
 # ---------------------------------------------------------------- tenants
@@ -5412,6 +5728,8 @@ type Tenant implements Node {
   members(first: Int, after: String): MemberConnection!
   projects(first: Int, after: String): ProjectConnection!
   clusters(first: Int, after: String): ClusterConnection!
+  "Invitations to sign in, newest first. Tenant admins only."
+  invitations(first: Int = 20): [Invitation!]!
   "The audit history, newest first. Tenant admins only."
   auditEvents(first: Int, after: String, filter: AuditEventFilter): AuditEventConnection!
 }
@@ -6371,6 +6689,12 @@ type Mutation {
 
   "Adds a person or integration to a tenant by email. The tenant knows them by the name and kind it gives here; the answer is the same whether or not the email is already a user of another tenant."
   addMember(input: AddMemberInput!): AddMemberPayload!
+  "Invites a person to sign in to the tenant (adding them as a member if they are not one): the link it returns, once, lets them set a passphrase for this tenant. A new invitation replaces their open ones. Tenant admins."
+  inviteMember(input: InviteMemberInput!): InviteMemberPayload!
+  "Ends an open invitation. Tenant admins."
+  revokeInvitation(input: RevokeInvitationInput!): RevokeInvitationPayload!
+  "Ends one of your sessions (signs you out there); its open connections close."
+  revokeSession(input: RevokeSessionInput!): RevokeSessionPayload!
   updateMemberRole(input: UpdateMemberRoleInput!): UpdateMemberRolePayload!
   removeMember(input: RemoveMemberInput!): RemoveMemberPayload!
 
@@ -6469,6 +6793,41 @@ type SetTenantPlanPayload {
   userErrors: [UserError!]!
 }
 
+input InviteMemberInput {
+  tenantId: ID!
+  email: String!
+  "Their name in this tenant, for a person who is not a member yet."
+  name: String!
+  "Their role, for a person who is not a member yet; a member keeps theirs."
+  role: TenantRole = MEMBER
+}
+
+type InviteMemberPayload {
+  member: Member
+  invitation: Invitation
+  "The invitation link. Shown only in this response: give it to the person; it works once, until the invitation expires."
+  link: String
+  userErrors: [UserError!]!
+}
+
+input RevokeInvitationInput {
+  invitationId: ID!
+}
+
+type RevokeInvitationPayload {
+  invitation: Invitation
+  userErrors: [UserError!]!
+}
+
+input RevokeSessionInput {
+  sessionId: ID!
+}
+
+type RevokeSessionPayload {
+  revokedSessionId: ID
+  userErrors: [UserError!]!
+}
+
 input AddMemberInput {
   tenantId: ID!
   email: String!
@@ -6503,6 +6862,8 @@ type RemoveMemberPayload {
 
 input CreateApiTokenInput {
   name: String!
+  "The tenant the token acts in: the calling token's when omitted. Signed in with a session to several tenants, say which."
+  tenantId: ID
   "An integration user of a tenant the caller administers; the caller when omitted."
   userId: ID
   "Days until the token expires; never when omitted. A token never outlives the token that creates it: a later (or no) expiry is shortened to that token's."
@@ -7743,6 +8104,42 @@ func (ec *executionContext) childFields_HeldService(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type HeldService", field.Name)
 }
 
+func (ec *executionContext) childFields_Invitation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Invitation_id(ctx, field)
+	case "email":
+		return ec.fieldContext_Invitation_email(ctx, field)
+	case "status":
+		return ec.fieldContext_Invitation_status(ctx, field)
+	case "invitedBy":
+		return ec.fieldContext_Invitation_invitedBy(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Invitation_createdAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_Invitation_expiresAt(ctx, field)
+	case "acceptedAt":
+		return ec.fieldContext_Invitation_acceptedAt(ctx, field)
+	case "revokedAt":
+		return ec.fieldContext_Invitation_revokedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Invitation", field.Name)
+}
+
+func (ec *executionContext) childFields_InviteMemberPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "member":
+		return ec.fieldContext_InviteMemberPayload_member(ctx, field)
+	case "invitation":
+		return ec.fieldContext_InviteMemberPayload_invitation(ctx, field)
+	case "link":
+		return ec.fieldContext_InviteMemberPayload_link(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_InviteMemberPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type InviteMemberPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_KubeEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "number":
@@ -8263,6 +8660,16 @@ func (ec *executionContext) childFields_RevokeConnectTokenPayload(ctx context.Co
 	return nil, fmt.Errorf("no field named %q was found under type RevokeConnectTokenPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_RevokeInvitationPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "invitation":
+		return ec.fieldContext_RevokeInvitationPayload_invitation(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_RevokeInvitationPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevokeInvitationPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RevokeMemberApiTokensPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "member":
@@ -8273,6 +8680,16 @@ func (ec *executionContext) childFields_RevokeMemberApiTokensPayload(ctx context
 		return ec.fieldContext_RevokeMemberApiTokensPayload_userErrors(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevokeMemberApiTokensPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RevokeSessionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "revokedSessionId":
+		return ec.fieldContext_RevokeSessionPayload_revokedSessionId(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_RevokeSessionPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevokeSessionPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_RotateWebhookSecretPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8347,6 +8764,30 @@ func (ec *executionContext) childFields_ServiceEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type ServiceEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_Session(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Session_id(ctx, field)
+	case "method":
+		return ec.fieldContext_Session_method(ctx, field)
+	case "tenants":
+		return ec.fieldContext_Session_tenants(ctx, field)
+	case "address":
+		return ec.fieldContext_Session_address(ctx, field)
+	case "userAgent":
+		return ec.fieldContext_Session_userAgent(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Session_createdAt(ctx, field)
+	case "lastSeenAt":
+		return ec.fieldContext_Session_lastSeenAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_Session_expiresAt(ctx, field)
+	case "current":
+		return ec.fieldContext_Session_current(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
+}
+
 func (ec *executionContext) childFields_SetClusterLabelsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "cluster":
@@ -8405,6 +8846,8 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_projects(ctx, field)
 	case "clusters":
 		return ec.fieldContext_Tenant_clusters(ctx, field)
+	case "invitations":
+		return ec.fieldContext_Tenant_invitations(ctx, field)
 	case "auditEvents":
 		return ec.fieldContext_Tenant_auditEvents(ctx, field)
 	}
@@ -8557,6 +9000,10 @@ func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphq
 		return ec.fieldContext_Viewer_user(ctx, field)
 	case "token":
 		return ec.fieldContext_Viewer_token(ctx, field)
+	case "session":
+		return ec.fieldContext_Viewer_session(ctx, field)
+	case "sessions":
+		return ec.fieldContext_Viewer_sessions(ctx, field)
 	case "tenants":
 		return ec.fieldContext_Viewer_tenants(ctx, field)
 	case "apiTokens":
@@ -9313,6 +9760,20 @@ func (ec *executionContext) field_Mutation_deploy_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_inviteMember_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.InviteMemberInput, error) {
+			return ec.unmarshalNInviteMemberInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInviteMemberInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_queueCommand_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9453,12 +9914,40 @@ func (ec *executionContext) field_Mutation_revokeConnectToken_args(ctx context.C
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_revokeInvitation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.RevokeInvitationInput, error) {
+			return ec.unmarshalNRevokeInvitationInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeInvitationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_revokeMemberApiTokens_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.RevokeMemberAPITokensInput, error) {
 			return ec.unmarshalNRevokeMemberApiTokensInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeMemberAPITokensInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_revokeSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.RevokeSessionInput, error) {
+			return ec.unmarshalNRevokeSessionInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeSessionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -10162,6 +10651,20 @@ func (ec *executionContext) field_Tenant_clusters_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Tenant_invitations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
 	return args, nil
 }
 
@@ -17154,6 +17657,318 @@ func (ec *executionContext) fieldContext_HeldService_reason(_ context.Context, f
 	return graphql.NewScalarFieldContext("HeldService", field, false, false, "String")
 }
 
+func (ec *executionContext) _Invitation_id(ctx context.Context, field graphql.CollectedField, obj *model.Invitation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invitation_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.InvitationID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitationID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Invitation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Invitation", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Invitation_email(ctx context.Context, field graphql.CollectedField, obj *model.Invitation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invitation_email(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Email, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Invitation_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Invitation", field, false, false, "String")
+}
+
+func (ec *executionContext) _Invitation_status(ctx context.Context, field graphql.CollectedField, obj *model.Invitation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invitation_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Invitation().Status(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.InvitationStatus) graphql.Marshaler {
+			return ec.marshalNInvitationStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInvitationStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Invitation_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Invitation", field, true, true, "InvitationStatus")
+}
+
+func (ec *executionContext) _Invitation_invitedBy(ctx context.Context, field graphql.CollectedField, obj *model.Invitation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invitation_invitedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Invitation().InvitedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Invitation_invitedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Invitation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Invitation_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Invitation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invitation_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Invitation_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Invitation", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Invitation_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.Invitation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invitation_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Invitation_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Invitation", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Invitation_acceptedAt(ctx context.Context, field graphql.CollectedField, obj *model.Invitation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invitation_acceptedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AcceptedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Invitation_acceptedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Invitation", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Invitation_revokedAt(ctx context.Context, field graphql.CollectedField, obj *model.Invitation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Invitation_revokedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevokedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Invitation_revokedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Invitation", field, false, false, "Time")
+}
+
+func (ec *executionContext) _InviteMemberPayload_member(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.InviteMemberPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InviteMemberPayload_member(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Member, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Member) graphql.Marshaler {
+			return ec.marshalOMember2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMember(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InviteMemberPayload_member(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InviteMemberPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Member(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InviteMemberPayload_invitation(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.InviteMemberPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InviteMemberPayload_invitation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Invitation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Invitation) graphql.Marshaler {
+			return ec.marshalOInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InviteMemberPayload_invitation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InviteMemberPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Invitation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InviteMemberPayload_link(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.InviteMemberPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InviteMemberPayload_link(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Link, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InviteMemberPayload_link(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InviteMemberPayload", field, false, false, "String")
+}
+
+func (ec *executionContext) _InviteMemberPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.InviteMemberPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InviteMemberPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InviteMemberPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InviteMemberPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _KubeEvent_number(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18309,6 +19124,138 @@ func (ec *executionContext) fieldContext_Mutation_addMember(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_addMember_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_inviteMember(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_inviteMember(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().InviteMember(ctx, fc.Args["input"].(gqlmodel.InviteMemberInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.InviteMemberPayload) graphql.Marshaler {
+			return ec.marshalNInviteMemberPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInviteMemberPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_inviteMember(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_InviteMemberPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_inviteMember_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revokeInvitation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revokeInvitation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RevokeInvitation(ctx, fc.Args["input"].(gqlmodel.RevokeInvitationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.RevokeInvitationPayload) graphql.Marshaler {
+			return ec.marshalNRevokeInvitationPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeInvitationPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revokeInvitation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevokeInvitationPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revokeInvitation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revokeSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revokeSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RevokeSession(ctx, fc.Args["input"].(gqlmodel.RevokeSessionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.RevokeSessionPayload) graphql.Marshaler {
+			return ec.marshalNRevokeSessionPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeSessionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revokeSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevokeSessionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revokeSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -23369,6 +24316,70 @@ func (ec *executionContext) fieldContext_RevokeConnectTokenPayload_userErrors(_ 
 	return fc, nil
 }
 
+func (ec *executionContext) _RevokeInvitationPayload_invitation(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevokeInvitationPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevokeInvitationPayload_invitation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Invitation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Invitation) graphql.Marshaler {
+			return ec.marshalOInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RevokeInvitationPayload_invitation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevokeInvitationPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Invitation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevokeInvitationPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevokeInvitationPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevokeInvitationPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevokeInvitationPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevokeInvitationPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RevokeMemberApiTokensPayload_member(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevokeMemberAPITokensPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -23455,6 +24466,61 @@ func (ec *executionContext) _RevokeMemberApiTokensPayload_userErrors(ctx context
 func (ec *executionContext) fieldContext_RevokeMemberApiTokensPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "RevokeMemberApiTokensPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevokeSessionPayload_revokedSessionId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevokeSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevokeSessionPayload_revokedSessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevokedSessionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RevokeSessionPayload_revokedSessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevokeSessionPayload", field, false, false, "ID")
+}
+
+func (ec *executionContext) _RevokeSessionPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevokeSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevokeSessionPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevokeSessionPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevokeSessionPayload",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -24230,6 +25296,222 @@ func (ec *executionContext) fieldContext_ServiceEdge_node(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Session_id(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.SessionID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSessionID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Session_method(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_method(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Method, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_method(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, false, false, "String")
+}
+
+func (ec *executionContext) _Session_tenants(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_tenants(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().Tenants(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Tenant) graphql.Marshaler {
+			return ec.marshalNTenant2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐTenantᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_tenants(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Session",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tenant(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Session_address(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_address(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Address, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, false, false, "String")
+}
+
+func (ec *executionContext) _Session_userAgent(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_userAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserAgent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_userAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, false, false, "String")
+}
+
+func (ec *executionContext) _Session_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Session_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_lastSeenAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastSeenAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_lastSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Session_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Session_current(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Session_current(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Session().Current(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Session_current(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Session", field, true, true, "Boolean")
+}
+
 func (ec *executionContext) _SetClusterLabelsPayload_cluster(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.SetClusterLabelsPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -25000,6 +26282,50 @@ func (ec *executionContext) fieldContext_Tenant_clusters(ctx context.Context, fi
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Tenant_clusters_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Tenant_invitations(ctx context.Context, field graphql.CollectedField, obj *model.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_invitations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Tenant().Invitations(ctx, obj, fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Invitation) graphql.Marshaler {
+			return ec.marshalNInvitation2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_invitations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Tenant",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Invitation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Tenant_invitations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -26117,10 +27443,10 @@ func (ec *executionContext) _Viewer_token(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.APIToken) graphql.Marshaler {
-			return ec.marshalNApiToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAPIToken(ctx, selections, v)
+			return ec.marshalOApiToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAPIToken(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Viewer_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -26131,6 +27457,70 @@ func (ec *executionContext) fieldContext_Viewer_token(_ context.Context, field g
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ApiToken(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Viewer_session(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Session, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Session) graphql.Marshaler {
+			return ec.marshalOSession2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSession(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_session(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Viewer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Viewer_sessions(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_sessions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Viewer().Sessions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSessionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_sessions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Viewer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
 		},
 	}
 	return fc, nil
@@ -28211,7 +29601,7 @@ func (ec *executionContext) unmarshalInputCreateApiTokenInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "userId", "expiresInDays"}
+	fieldsInOrder := [...]string{"name", "tenantId", "userId", "expiresInDays"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -28225,6 +29615,13 @@ func (ec *executionContext) unmarshalInputCreateApiTokenInput(ctx context.Contex
 				return it, err
 			}
 			it.Name = data
+		case "tenantId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
 		case "userId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("userId"))
 			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
@@ -29187,6 +30584,73 @@ func UnmarshalGitSourceInput(ctx context.Context, raw any) (gqlmodel.GitSourceIn
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputInviteMemberInput(ctx context.Context, obj any) (gqlmodel.InviteMemberInput, error) {
+	var it gqlmodel.InviteMemberInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["role"]; !present {
+		asMap["role"] = "MEMBER"
+	}
+
+	fieldsInOrder := [...]string{"tenantId", "email", "name", "role"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "tenantId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalOTenantRole2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐTenantRole(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalInviteMemberInput unmarshals raw into the InviteMemberInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalInviteMemberInput(ctx context.Context, raw any) (gqlmodel.InviteMemberInput, error) {
+	var out gqlmodel.InviteMemberInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "InviteMemberInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputLabelInput(ctx context.Context, obj any) (gqlmodel.LabelInput, error) {
 	var it gqlmodel.LabelInput
 	if obj == nil {
@@ -29888,6 +31352,48 @@ func UnmarshalRevokeConnectTokenInput(ctx context.Context, raw any) (gqlmodel.Re
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputRevokeInvitationInput(ctx context.Context, obj any) (gqlmodel.RevokeInvitationInput, error) {
+	var it gqlmodel.RevokeInvitationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"invitationId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "invitationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("invitationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InvitationID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRevokeInvitationInput unmarshals raw into the RevokeInvitationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRevokeInvitationInput(ctx context.Context, raw any) (gqlmodel.RevokeInvitationInput, error) {
+	var out gqlmodel.RevokeInvitationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RevokeInvitationInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRevokeMemberApiTokensInput(ctx context.Context, obj any) (gqlmodel.RevokeMemberAPITokensInput, error) {
 	var it gqlmodel.RevokeMemberAPITokensInput
 	if obj == nil {
@@ -29927,6 +31433,48 @@ func (ec *executionContext) unmarshalInputRevokeMemberApiTokensInput(ctx context
 func UnmarshalRevokeMemberApiTokensInput(ctx context.Context, raw any) (gqlmodel.RevokeMemberAPITokensInput, error) {
 	var out gqlmodel.RevokeMemberAPITokensInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "RevokeMemberApiTokensInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRevokeSessionInput(ctx context.Context, obj any) (gqlmodel.RevokeSessionInput, error) {
+	var it gqlmodel.RevokeSessionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sessionId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRevokeSessionInput unmarshals raw into the RevokeSessionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRevokeSessionInput(ctx context.Context, raw any) (gqlmodel.RevokeSessionInput, error) {
+	var out gqlmodel.RevokeSessionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RevokeSessionInput", raw, &out)
 	return out, err
 }
 
@@ -33697,6 +35245,124 @@ func (ec *executionContext) _HeldService(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var invitationImplementors = []string{"Invitation"}
+
+func (ec *executionContext) _Invitation(ctx context.Context, sel ast.SelectionSet, obj *model.Invitation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, invitationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Invitation")
+		case "id":
+			out.Values[i] = ec._Invitation_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "email":
+			out.Values[i] = ec._Invitation_email(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Invitation_status(ctx, field, obj)
+				})
+		case "invitedBy":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Invitation_invitedBy(ctx, field, obj)
+				})
+		case "createdAt":
+			out.Values[i] = ec._Invitation_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiresAt":
+			out.Values[i] = ec._Invitation_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "acceptedAt":
+			out.Values[i] = ec._Invitation_acceptedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "revokedAt":
+			out.Values[i] = ec._Invitation_revokedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var inviteMemberPayloadImplementors = []string{"InviteMemberPayload"}
+
+func (ec *executionContext) _InviteMemberPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.InviteMemberPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, inviteMemberPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InviteMemberPayload")
+		case "member":
+			out.Values[i] = ec._InviteMemberPayload_member(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "invitation":
+			out.Values[i] = ec._InviteMemberPayload_invitation(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "link":
+			out.Values[i] = ec._InviteMemberPayload_link(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._InviteMemberPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var kubeEventImplementors = []string{"KubeEvent"}
 
 func (ec *executionContext) _KubeEvent(ctx context.Context, sel ast.SelectionSet, obj *model.KubeEvent) graphql.Marshaler {
@@ -34159,6 +35825,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "addMember":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_addMember(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "inviteMember":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_inviteMember(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revokeInvitation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revokeInvitation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revokeSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revokeSession(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -35930,6 +37617,44 @@ func (ec *executionContext) _RevokeConnectTokenPayload(ctx context.Context, sel 
 	return out
 }
 
+var revokeInvitationPayloadImplementors = []string{"RevokeInvitationPayload"}
+
+func (ec *executionContext) _RevokeInvitationPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.RevokeInvitationPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revokeInvitationPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevokeInvitationPayload")
+		case "invitation":
+			out.Values[i] = ec._RevokeInvitationPayload_invitation(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._RevokeInvitationPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var revokeMemberApiTokensPayloadImplementors = []string{"RevokeMemberApiTokensPayload"}
 
 func (ec *executionContext) _RevokeMemberApiTokensPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.RevokeMemberAPITokensPayload) graphql.Marshaler {
@@ -35953,6 +37678,44 @@ func (ec *executionContext) _RevokeMemberApiTokensPayload(ctx context.Context, s
 			}
 		case "userErrors":
 			out.Values[i] = ec._RevokeMemberApiTokensPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var revokeSessionPayloadImplementors = []string{"RevokeSessionPayload"}
+
+func (ec *executionContext) _RevokeSessionPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.RevokeSessionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revokeSessionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevokeSessionPayload")
+		case "revokedSessionId":
+			out.Values[i] = ec._RevokeSessionPayload_revokedSessionId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._RevokeSessionPayload_userErrors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -36214,6 +37977,81 @@ func (ec *executionContext) _ServiceEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var sessionImplementors = []string{"Session"}
+
+func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, obj *model.Session) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sessionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Session")
+		case "id":
+			out.Values[i] = ec._Session_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "method":
+			out.Values[i] = ec._Session_method(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tenants":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_tenants(ctx, field, obj)
+				})
+		case "address":
+			out.Values[i] = ec._Session_address(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "userAgent":
+			out.Values[i] = ec._Session_userAgent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Session_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastSeenAt":
+			out.Values[i] = ec._Session_lastSeenAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiresAt":
+			out.Values[i] = ec._Session_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "current":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_current(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var setClusterLabelsPayloadImplementors = []string{"SetClusterLabelsPayload"}
 
 func (ec *executionContext) _SetClusterLabelsPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.SetClusterLabelsPayload) graphql.Marshaler {
@@ -36451,6 +38289,12 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Tenant_clusters(ctx, field, obj)
+				})
+		case "invitations":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Tenant_invitations(ctx, field, obj)
 				})
 		case "auditEvents":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -36993,9 +38837,20 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "token":
 			out.Values[i] = ec._Viewer_token(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "session":
+			out.Values[i] = ec._Viewer_session(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sessions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Viewer_sessions(ctx, field, obj)
+				})
 		case "tenants":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -38742,6 +40597,20 @@ func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinte
 	return res
 }
 
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitationID(ctx context.Context, v any) (model.InvitationID, error) {
+	res, err := gid.UnmarshalInvitationID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitationID(ctx context.Context, sel ast.SelectionSet, v model.InvitationID) graphql.Marshaler {
+	_ = sel
+	res := gid.MarshalInvitationID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMemberID(ctx context.Context, v any) (model.MemberID, error) {
 	res, err := gid.UnmarshalMemberID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -38820,6 +40689,20 @@ func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋin
 func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐServiceID(ctx context.Context, sel ast.SelectionSet, v model.ServiceID) graphql.Marshaler {
 	_ = sel
 	res := gid.MarshalServiceID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSessionID(ctx context.Context, v any) (model.SessionID, error) {
+	res, err := gid.UnmarshalSessionID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSessionID(ctx context.Context, sel ast.SelectionSet, v model.SessionID) graphql.Marshaler {
+	_ = sel
+	res := gid.MarshalSessionID(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}
@@ -38950,6 +40833,53 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNInvitation2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Invitation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx context.Context, sel ast.SelectionSet, v *model.Invitation) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Invitation!")
+		return graphql.Null
+	}
+	return ec._Invitation(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNInvitationStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInvitationStatus(ctx context.Context, v any) (gqlmodel.InvitationStatus, error) {
+	var res gqlmodel.InvitationStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInvitationStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInvitationStatus(ctx context.Context, sel ast.SelectionSet, v gqlmodel.InvitationStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNInviteMemberInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInviteMemberInput(ctx context.Context, v any) (gqlmodel.InviteMemberInput, error) {
+	res, err := ec.unmarshalInputInviteMemberInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInviteMemberPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInviteMemberPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.InviteMemberPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "InviteMemberPayload!")
+		return graphql.Null
+	}
+	return ec._InviteMemberPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNKubeEvent2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐKubeEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.KubeEvent) graphql.Marshaler {
@@ -39663,6 +41593,19 @@ func (ec *executionContext) marshalNRevokeConnectTokenPayload2ᚖgithubᚗcomᚋ
 	return ec._RevokeConnectTokenPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRevokeInvitationInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeInvitationInput(ctx context.Context, v any) (gqlmodel.RevokeInvitationInput, error) {
+	res, err := ec.unmarshalInputRevokeInvitationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRevokeInvitationPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeInvitationPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.RevokeInvitationPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RevokeInvitationPayload!")
+		return graphql.Null
+	}
+	return ec._RevokeInvitationPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRevokeMemberApiTokensInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeMemberAPITokensInput(ctx context.Context, v any) (gqlmodel.RevokeMemberAPITokensInput, error) {
 	res, err := ec.unmarshalInputRevokeMemberApiTokensInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -39674,6 +41617,19 @@ func (ec *executionContext) marshalNRevokeMemberApiTokensPayload2ᚖgithubᚗcom
 		return graphql.Null
 	}
 	return ec._RevokeMemberApiTokensPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRevokeSessionInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeSessionInput(ctx context.Context, v any) (gqlmodel.RevokeSessionInput, error) {
+	res, err := ec.unmarshalInputRevokeSessionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRevokeSessionPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevokeSessionPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.RevokeSessionPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RevokeSessionPayload!")
+		return graphql.Null
+	}
+	return ec._RevokeSessionPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRollbackInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRollbackInput(ctx context.Context, v any) (gqlmodel.RollbackInput, error) {
@@ -39748,6 +41704,30 @@ func (ec *executionContext) marshalNServiceEdge2ᚖgithubᚗcomᚋnebulactrlᚋn
 		return graphql.Null
 	}
 	return ec._ServiceEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSession2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSessionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Session) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSession2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSession(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSession2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSession(ctx context.Context, sel ast.SelectionSet, v *model.Session) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Session!")
+		return graphql.Null
+	}
+	return ec._Session(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNSetClusterLabelsInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSetClusterLabelsInput(ctx context.Context, v any) (gqlmodel.SetClusterLabelsInput, error) {
@@ -40554,6 +42534,13 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
+func (ec *executionContext) marshalOInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx context.Context, sel ast.SelectionSet, v *model.Invitation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Invitation(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOLabelInput2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLabelInputᚄ(ctx context.Context, v any) ([]*gqlmodel.LabelInput, error) {
 	if v == nil {
 		return nil, nil
@@ -40701,6 +42688,13 @@ func (ec *executionContext) marshalOService2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 	return ec._Service(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOSession2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSession(ctx context.Context, sel ast.SelectionSet, v *model.Session) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Session(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
 	if v == nil {
 		return nil, nil
@@ -40759,6 +42753,22 @@ func (ec *executionContext) marshalOTenant2ᚖgithubᚗcomᚋnebulactrlᚋnebula
 		return graphql.Null
 	}
 	return ec._Tenant(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOTenantRole2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐTenantRole(ctx context.Context, v any) (*model.TenantRole, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.TenantRole)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOTenantRole2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐTenantRole(ctx context.Context, sel ast.SelectionSet, v *model.TenantRole) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {

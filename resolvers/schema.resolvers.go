@@ -10,6 +10,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/nebulactrl/nebula/authz"
@@ -327,6 +328,22 @@ func (r *environmentResolver) Events(ctx context.Context, obj *model.Environment
 	return eventPage(ctx, r.Plane, read, first, before, typeArg)
 }
 
+func (r *invitationResolver) Status(ctx context.Context, obj *model.Invitation) (gqlmodel.InvitationStatus, error) {
+	switch {
+	case obj.AcceptedAt != nil:
+		return gqlmodel.InvitationStatusAccepted, nil
+	case obj.RevokedAt != nil:
+		return gqlmodel.InvitationStatusRevoked, nil
+	case !time.Now().Before(obj.ExpiresAt):
+		return gqlmodel.InvitationStatusExpired, nil
+	}
+	return gqlmodel.InvitationStatusOpen, nil
+}
+
+func (r *invitationResolver) InvitedBy(ctx context.Context, obj *model.Invitation) (*model.User, error) {
+	return loadOptional(ctx, loadersFrom(ctx, r.Plane).users, &obj.InvitedBy)
+}
+
 func (r *kubeEventResolver) Service(ctx context.Context, obj *model.KubeEvent) (*model.Service, error) {
 	if obj.ServiceID == "" {
 		return nil, nil
@@ -388,6 +405,36 @@ func (r *mutationResolver) AddMember(ctx context.Context, input gqlmodel.AddMemb
 			Role: input.Role, Kind: deref(input.Kind, model.UserHuman)})
 	})
 	return &gqlmodel.AddMemberPayload{Member: m, UserErrors: ue}, err
+}
+
+func (r *mutationResolver) InviteMember(ctx context.Context, input gqlmodel.InviteMemberInput) (*gqlmodel.InviteMemberPayload, error) {
+	var inv *model.Invitation
+	var link *string
+	m, ue, err := mutate(gid.Tenant, input.TenantID, "tenantId", func(id model.TenantID) (*model.Member, error) {
+		m, i, secret, err := r.Plane.InviteMember(ctx, control.InviteMemberInput{Tenant: id, Email: input.Email, Name: input.Name,
+			Role: deref(input.Role, model.TenantMember)})
+		if err == nil {
+			inv = i
+			l := strings.TrimRight(r.InstallSettings.Server, "/") + "/invitation#" + secret
+			link = &l
+		}
+		return m, err
+	})
+	return &gqlmodel.InviteMemberPayload{Member: m, Invitation: inv, Link: link, UserErrors: ue}, err
+}
+
+func (r *mutationResolver) RevokeInvitation(ctx context.Context, input gqlmodel.RevokeInvitationInput) (*gqlmodel.RevokeInvitationPayload, error) {
+	inv, ue, err := mutate(gid.Invitation, input.InvitationID, "invitationId", func(id model.InvitationID) (*model.Invitation, error) {
+		return r.Plane.RevokeInvitation(ctx, id)
+	})
+	return &gqlmodel.RevokeInvitationPayload{Invitation: inv, UserErrors: ue}, err
+}
+
+func (r *mutationResolver) RevokeSession(ctx context.Context, input gqlmodel.RevokeSessionInput) (*gqlmodel.RevokeSessionPayload, error) {
+	removed, ue, err := remove(gid.Session, input.SessionID, "sessionId", func(id model.SessionID) error {
+		return r.Plane.RevokeSession(ctx, id)
+	})
+	return &gqlmodel.RevokeSessionPayload{RevokedSessionID: removed, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) UpdateMemberRole(ctx context.Context, input gqlmodel.UpdateMemberRoleInput) (*gqlmodel.UpdateMemberRolePayload, error) {
@@ -827,7 +874,7 @@ func (r *queryResolver) Viewer(ctx context.Context) (*gqlmodel.Viewer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &gqlmodel.Viewer{User: a.User, Token: a.Token}, nil
+	return &gqlmodel.Viewer{User: a.User, Token: a.Token, Session: a.Session}, nil
 }
 
 func (r *queryResolver) PreviewDeploy(ctx context.Context, input gqlmodel.DeployInput) (*gqlmodel.ChangePreview, error) {
@@ -1032,6 +1079,26 @@ func (r *serviceResolver) Drift(ctx context.Context, obj *model.Service, environ
 	return ptrs(r.Plane.Drifts(ctx, "", env, obj.ID, deref(first, 20)))
 }
 
+func (r *sessionResolver) Tenants(ctx context.Context, obj *model.Session) ([]*model.Tenant, error) {
+	out := make([]*model.Tenant, 0, len(obj.Tenants))
+	for _, id := range obj.Tenants {
+		t, err := load(ctx, loadersFrom(ctx, r.Plane).tenants, id)
+		if control.IsNotFound(err) {
+			continue // left since
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func (r *sessionResolver) Current(ctx context.Context, obj *model.Session) (bool, error) {
+	a, err := authz.ActorFrom(ctx)
+	return err == nil && a.Session != nil && a.Session.ID == obj.ID, nil
+}
+
 func (r *subscriptionResolver) DeploymentEvents(ctx context.Context, deploymentID string, after *string) (<-chan *model.DeploymentEvent, error) {
 	id, err := decode[model.DeploymentID](gid.Deployment, deploymentID, "deploymentId")
 	if err != nil {
@@ -1190,6 +1257,10 @@ func (r *tenantResolver) Clusters(ctx context.Context, obj *model.Tenant, first 
 	return clusterConn(p), nil
 }
 
+func (r *tenantResolver) Invitations(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Invitation, error) {
+	return r.Plane.Invitations(ctx, obj.ID, deref(first, 20))
+}
+
 func (r *tenantResolver) AuditEvents(ctx context.Context, obj *model.Tenant, first *int, after *string, filter *gqlmodel.AuditEventFilter) (*gqlmodel.AuditEventConnection, error) {
 	pg, err := pageArgs(first, after)
 	if err != nil {
@@ -1239,6 +1310,10 @@ func (r *variableResolver) Environment(ctx context.Context, obj *model.Variable)
 
 func (r *variableResolver) Service(ctx context.Context, obj *model.Variable) (*model.Service, error) {
 	return loadOptional(ctx, loadersFrom(ctx, r.Plane).services, obj.ServiceID)
+}
+
+func (r *viewerResolver) Sessions(ctx context.Context, obj *gqlmodel.Viewer) ([]*model.Session, error) {
+	return r.Plane.Sessions(ctx)
 }
 
 func (r *viewerResolver) Tenants(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string) (*gqlmodel.TenantConnection, error) {
@@ -1323,6 +1398,8 @@ func (r *Resolver) Drift() graph.DriftResolver { return &driftResolver{r} }
 
 func (r *Resolver) Environment() graph.EnvironmentResolver { return &environmentResolver{r} }
 
+func (r *Resolver) Invitation() graph.InvitationResolver { return &invitationResolver{r} }
+
 func (r *Resolver) KubeEvent() graph.KubeEventResolver { return &kubeEventResolver{r} }
 
 func (r *Resolver) LogLine() graph.LogLineResolver { return &logLineResolver{r} }
@@ -1351,6 +1428,8 @@ func (r *Resolver) RevisionOutcome() graph.RevisionOutcomeResolver {
 
 func (r *Resolver) Service() graph.ServiceResolver { return &serviceResolver{r} }
 
+func (r *Resolver) Session() graph.SessionResolver { return &sessionResolver{r} }
+
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
 func (r *Resolver) Tenant() graph.TenantResolver { return &tenantResolver{r} }
@@ -1376,6 +1455,7 @@ type (
 	deploymentEventResolver struct{ *Resolver }
 	driftResolver           struct{ *Resolver }
 	environmentResolver     struct{ *Resolver }
+	invitationResolver      struct{ *Resolver }
 	kubeEventResolver       struct{ *Resolver }
 	logLineResolver         struct{ *Resolver }
 	memberResolver          struct{ *Resolver }
@@ -1388,6 +1468,7 @@ type (
 	revisionResolver        struct{ *Resolver }
 	revisionOutcomeResolver struct{ *Resolver }
 	serviceResolver         struct{ *Resolver }
+	sessionResolver         struct{ *Resolver }
 	subscriptionResolver    struct{ *Resolver }
 	tenantResolver          struct{ *Resolver }
 	variableResolver        struct{ *Resolver }

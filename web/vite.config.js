@@ -1,6 +1,6 @@
 import { defineConfig } from 'vite';
 
-// One page today (GraphiQL); its assets are content-hashed under /assets/
+// The pages (GraphiQL, sign-in, invitation); their assets are content-hashed under /assets/
 // and embedded in the nebula binary (web/embed.go).
 export default defineConfig({
   base: '/',
@@ -10,7 +10,7 @@ export default defineConfig({
     sourcemap: false,
     chunkSizeWarningLimit: 4096,
     rollupOptions: {
-      input: { graphiql: 'graphiql.html' },
+      input: { graphiql: 'graphiql.html', signin: 'signin.html', invitation: 'invitation.html' },
       // GraphiQL's dependencies mark modules "use client" (a React Server
       // Components hint, meaningless in a browser bundle).
       onwarn(warning, warn) {

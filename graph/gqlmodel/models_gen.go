@@ -125,6 +125,8 @@ type CommandEdge struct {
 
 type CreateAPITokenInput struct {
 	Name string `json:"name"`
+	// The tenant the token acts in: the calling token's when omitted. Signed in with a session to several tenants, say which.
+	TenantID *string `json:"tenantId,omitempty"`
 	// An integration user of a tenant the caller administers; the caller when omitted.
 	UserID *string `json:"userId,omitempty"`
 	// Days until the token expires; never when omitted. A token never outlives the token that creates it: a later (or no) expiry is shortened to that token's.
@@ -363,6 +365,23 @@ type GitSourceInput struct {
 	Credential *string `json:"credential,omitempty"`
 }
 
+type InviteMemberInput struct {
+	TenantID string `json:"tenantId"`
+	Email    string `json:"email"`
+	// Their name in this tenant, for a person who is not a member yet.
+	Name string `json:"name"`
+	// Their role, for a person who is not a member yet; a member keeps theirs.
+	Role *model.TenantRole `json:"role,omitempty"`
+}
+
+type InviteMemberPayload struct {
+	Member     *model.Member     `json:"member,omitempty"`
+	Invitation *model.Invitation `json:"invitation,omitempty"`
+	// The invitation link. Shown only in this response: give it to the person; it works once, until the invitation expires.
+	Link       *string      `json:"link,omitempty"`
+	UserErrors []*UserError `json:"userErrors"`
+}
+
 type KubeEventPage struct {
 	Events []*model.KubeEvent `json:"events"`
 	// Whether older events are stored (pass the last event's number as before).
@@ -579,6 +598,15 @@ type RevokeConnectTokenPayload struct {
 	UserErrors   []*UserError        `json:"userErrors"`
 }
 
+type RevokeInvitationInput struct {
+	InvitationID string `json:"invitationId"`
+}
+
+type RevokeInvitationPayload struct {
+	Invitation *model.Invitation `json:"invitation,omitempty"`
+	UserErrors []*UserError      `json:"userErrors"`
+}
+
 type RevokeMemberAPITokensInput struct {
 	MemberID string `json:"memberId"`
 }
@@ -588,6 +616,15 @@ type RevokeMemberAPITokensPayload struct {
 	// The tokens this call revoked, oldest first.
 	RevokedAPITokens []*model.APIToken `json:"revokedApiTokens,omitempty"`
 	UserErrors       []*UserError      `json:"userErrors"`
+}
+
+type RevokeSessionInput struct {
+	SessionID string `json:"sessionId"`
+}
+
+type RevokeSessionPayload struct {
+	RevokedSessionID *string      `json:"revokedSessionId,omitempty"`
+	UserErrors       []*UserError `json:"userErrors"`
 }
 
 type RollbackInput struct {
@@ -775,9 +812,13 @@ type VariableInput struct {
 
 type Viewer struct {
 	User *model.User `json:"user"`
-	// The API token this request authenticated with.
-	Token   *model.APIToken   `json:"token"`
-	Tenants *TenantConnection `json:"tenants"`
+	// The API token this request authenticated with; null for a person signed in with a session (a browser's cookie).
+	Token *model.APIToken `json:"token,omitempty"`
+	// The session this request came with; null with an API token.
+	Session *model.Session `json:"session,omitempty"`
+	// The caller's sign-ins that have not ended or expired, newest first: revoke one to sign out there.
+	Sessions []*model.Session  `json:"sessions"`
+	Tenants  *TenantConnection `json:"tenants"`
 	// The caller's own API tokens.
 	APITokens *APITokenConnection `json:"apiTokens"`
 }
@@ -858,6 +899,65 @@ func (e *ErrorCode) UnmarshalJSON(b []byte) error {
 }
 
 func (e ErrorCode) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type InvitationStatus string
+
+const (
+	InvitationStatusOpen     InvitationStatus = "OPEN"
+	InvitationStatusAccepted InvitationStatus = "ACCEPTED"
+	InvitationStatusRevoked  InvitationStatus = "REVOKED"
+	InvitationStatusExpired  InvitationStatus = "EXPIRED"
+)
+
+var AllInvitationStatus = []InvitationStatus{
+	InvitationStatusOpen,
+	InvitationStatusAccepted,
+	InvitationStatusRevoked,
+	InvitationStatusExpired,
+}
+
+func (e InvitationStatus) IsValid() bool {
+	switch e {
+	case InvitationStatusOpen, InvitationStatusAccepted, InvitationStatusRevoked, InvitationStatusExpired:
+		return true
+	}
+	return false
+}
+
+func (e InvitationStatus) String() string {
+	return string(e)
+}
+
+func (e *InvitationStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = InvitationStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid InvitationStatus", str)
+	}
+	return nil
+}
+
+func (e InvitationStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *InvitationStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e InvitationStatus) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -325,6 +325,26 @@ func TestAuditOnePerMutation(t *testing.T) {
 		step(admin, "removeMember", `mutation($m: ID!) { removeMember(input: {memberId: $m}) { removedMemberId `+ue+` } }`,
 			map[string]any{"m": robotMember}, "member.remove", fixed(robotMember))
 
+		// People: an invitation (revoked), and a person signed in who ends
+		// their own session with a personal token made from it.
+		res = step(admin, "inviteMember", `mutation($t: ID!) { inviteMember(input: {tenantId: $t, email: "grace@acme.test", name: "Grace"}) {
+			member { id } invitation { id } link `+ue+` } }`, map[string]any{"t": f.TenantID}, "member.invite", at("inviteMember.member.id"))
+		secrets = append(secrets, res.Str("inviteMember.link"))
+		reject(viewer, "inviteMember", `mutation($t: ID!) { inviteMember(input: {tenantId: $t, email: "x@acme.test", name: "X"}) { `+ue+` } }`,
+			map[string]any{"t": f.TenantID}, "FORBIDDEN")
+		step(admin, "revokeInvitation", `mutation($i: ID!) { revokeInvitation(input: {invitationId: $i}) { invitation { id } `+ue+` } }`,
+			map[string]any{"i": res.Str("inviteMember.invitation.id")}, "invitation.revoke", at("revokeInvitation.invitation.id"))
+		person, _, session := signedInPerson(t, f, "Hedy")
+		secrets = append(secrets, person.cookie.Value)
+		tok := person.gql(`mutation { createApiToken(input: {name: "hedy"}) { secret } }`, nil)
+		who := person.gql(`{ viewer { user { id } } }`, nil)
+		hedy := &Caller{Token: dig(tok.body, "data.createApiToken.secret").(string), UserID: dig(who.body, "data.viewer.user.id").(string)}
+		secrets = append(secrets, hedy.Token)
+		step(hedy, "revokeSession", `mutation($s: ID!) { revokeSession(input: {sessionId: $s}) { revokedSessionId `+ue+` } }`,
+			map[string]any{"s": session}, "session.revoke", fixed(session))
+		reject(admin, "revokeSession", `mutation($s: ID!) { revokeSession(input: {sessionId: $s}) { revokedSessionId `+ue+` } }`,
+			map[string]any{"s": session}, "NOT_FOUND")
+
 		t.Run("every mutation scripted", func(t *testing.T) {
 			var done []string
 			for _, ev := range allAudit(t, env, f.Owner.Token, f.TenantID, 100, nil) {
@@ -444,6 +464,7 @@ func TestAuditOnePerMutation(t *testing.T) {
 var mutationAction = map[string]string{
 	"createTenant": "tenant.create", "updateTenant": "tenant.update", "setTenantPlan": "tenant.set_plan",
 	"addMember": "member.add", "updateMemberRole": "member.update_role", "removeMember": "member.remove",
+	"inviteMember": "member.invite", "revokeInvitation": "invitation.revoke", "revokeSession": "session.revoke",
 	"createApiToken": "api_token.create", "revokeApiToken": "api_token.revoke", "revokeMemberApiTokens": "api_token.revoke",
 	"createProject": "project.create", "updateProject": "project.update", "deleteProject": "project.delete",
 	"addProjectMember": "project_member.add", "updateProjectMemberRole": "project_member.update_role",

@@ -158,7 +158,8 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 		tune(&cfg)
 	}
 	plane, err := control.New(st, log, control.WithBox(seal.NewBox(&key)), control.WithClock(clk.Now),
-		control.WithBuildSettings(control.BuildSettings(cfg.Builds)), control.WithLogRetention(cfg.LogRetention))
+		control.WithBuildSettings(control.BuildSettings(cfg.Builds)), control.WithLogRetention(cfg.LogRetention),
+		control.WithSessionTTL(cfg.SessionTTL), control.WithInvitationTTL(cfg.InvitationTTL))
 	if err != nil {
 		t.Fatalf("control.New: %v", err)
 	}

@@ -331,6 +331,37 @@ func roleMatrix() map[string][]matrixCase {
 			want:   tenantAdmins,
 			effect: listed("email", tenantOf, `... on Tenant { members(first: 100) { nodes { user { email } } } }`, "members.nodes", "user.email"),
 		}},
+		"inviteMember": {{
+			name: "person",
+			query: `mutation($t: ID!, $email: String!) { inviteMember(input: {tenantId: $t, email: $email, name: "Invited Person"}) {
+				member { id } invitation { id } link ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"t": f.TenantID, "email": f.Unique("invited-"+r.slug()) + "@example.com"}
+			},
+			want:   tenantAdmins,
+			effect: listed("email", tenantOf, `... on Tenant { invitations(first: 100) { email } }`, "invitations", "email"),
+		}},
+		"revokeInvitation": {{
+			name:  "open",
+			query: `mutation($i: ID!) { revokeInvitation(input: {invitationId: $i}) { invitation { id status } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				res := f.MustDo(t, `mutation($t: ID!, $e: String!) { inviteMember(input: {tenantId: $t, email: $e, name: "To Revoke"}) {
+					invitation { id } `+ue+` } }`, map[string]any{"t": f.TenantID, "e": f.Unique("revoked-"+r.slug()) + "@example.com"})
+				return map[string]any{"i": res.Str("inviteMember.invitation.id")}
+			},
+			// Others do not see invitations: one does not exist for them.
+			want: by(allowed, notFound, notFound, notFound, notFound),
+		}},
+		"revokeSession": {{
+			name:  "someone else's",
+			query: `mutation($s: ID!) { revokeSession(input: {sessionId: $s}) { revokedSessionId ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				_, _, session := signedInPerson(t, f, "other-"+r.slug())
+				return map[string]any{"s": session}
+			},
+			// Nobody ends another person's session, tenant admins neither.
+			want: by(notFound, notFound, notFound, notFound, notFound),
+		}},
 		"updateMemberRole": {{
 			name:  "promote",
 			query: `mutation($m: ID!) { updateMemberRole(input: {memberId: $m, role: ADMIN}) { member { id role } ` + ue + ` } }`,

@@ -217,7 +217,8 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 	opts := []control.Option{control.WithBox(box), control.WithConnectGrace(cfg.ConnectTokenGrace),
 		control.WithDisconnectedAfter(cfg.AgentDisconnectedAfter), control.WithApprovals(cfg.ApprovalTTL, cfg.AllowSelfApproval),
 		control.WithStallAfter(cfg.StallAfter), control.WithMaxTokensPerUser(cfg.MaxTokensPerUser),
-		control.WithBuildSettings(control.BuildSettings(cfg.Builds)), control.WithLogRetention(cfg.LogRetention)}
+		control.WithBuildSettings(control.BuildSettings(cfg.Builds)), control.WithLogRetention(cfg.LogRetention),
+		control.WithSessionTTL(cfg.SessionTTL), control.WithInvitationTTL(cfg.InvitationTTL)}
 	if cfg.DatabaseURL != "" {
 		// Several replicas share PostgreSQL: changes are told to all of
 		// them with NOTIFY, and each LISTENs (started by serve).

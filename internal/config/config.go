@@ -66,6 +66,9 @@ type Config struct {
 	// LogRetention is how long container logs and Kubernetes events are
 	// kept.
 	LogRetention time.Duration
+	// SessionTTL is how long a person's sign-in lasts; InvitationTTL how
+	// long an invitation link works.
+	SessionTTL, InvitationTTL time.Duration
 	// Builds bound the builds run on the clusters (NEBULA_BUILD*).
 	Builds Builds
 	// AllowedOrigins may open GraphQL websockets from a browser (besides
@@ -165,6 +168,8 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.MaxConnsPerAddress = n("NEBULA_MAX_CONNECTIONS_PER_ADDRESS", 256, 1, 1_000_000)
 	c.MaxTokensPerUser = n("NEBULA_MAX_TOKENS_PER_USER", 25, 1, 10_000)
 	c.LogRetention = d("NEBULA_LOG_RETENTION", 7*24*time.Hour, time.Hour, 365*24*time.Hour)
+	c.SessionTTL = d("NEBULA_SESSION_TTL", 12*time.Hour, 5*time.Minute, 30*24*time.Hour)
+	c.InvitationTTL = d("NEBULA_INVITATION_TTL", 7*24*time.Hour, 10*time.Minute, 30*24*time.Hour)
 	c.Builds = Builds{
 		PerCluster:   n("NEBULA_BUILDS_PER_CLUSTER", 2, 1, 1000),
 		Timeout:      d("NEBULA_BUILD_TIMEOUT", 30*time.Minute, time.Minute, 24*time.Hour),

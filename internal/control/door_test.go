@@ -81,7 +81,12 @@ var systemDoors = map[string]system{
 	"RunJobsOnce":       systemJobs,
 	"Authenticate":      systemAuthenticator,
 	"AuthenticateAgent": systemAuthenticator,
-	"AgentSideOf":       systemAgent(""),
+	// A person signing in, in or out: trusted once the passphrase, the
+	// invitation link or the session secret holds.
+	"SignIn":           systemAuthenticator,
+	"SignOut":          systemAuthenticator,
+	"AcceptInvitation": systemAuthenticator,
+	"AgentSideOf":      systemAgent(""),
 	// Whoever knows a hook's URL: trusted once the signature holds.
 	"ReceiveWebhook": systemWebhook,
 }

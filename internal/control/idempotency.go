@@ -120,7 +120,7 @@ func (p *Plane) ClaimKey(ctx context.Context, req KeyRequest) (KeyAnswer, error)
 		return KeyAnswer{}, fmt.Errorf("%w: idempotency keys are for token holders", authz.ErrForbidden)
 	}
 	sum := sha256.Sum256([]byte(req.Key))
-	scope := store.KeyScope{Tenant: a.Token.TenantID, User: a.User.ID, KeyHash: sum[:]}
+	scope := store.KeyScope{Tenant: a.Home(), User: a.User.ID, KeyHash: sum[:]}
 	owner := newID[string]()
 	var ans KeyAnswer
 	err = p.tx(ctx, func(q *txn) error {

@@ -28,11 +28,11 @@ func (p *Plane) UsersByIDs(ctx context.Context, ids []model.UserID) (map[model.U
 	if err != nil {
 		return nil, err
 	}
-	users, err := store.UsersAsKnownIn(ctx, p.q(ctx), a.Token.TenantID, ids)
+	users, err := store.UsersAsKnownIn(ctx, p.q(ctx), a.Home(), ids)
 	if err != nil {
 		return nil, err
 	}
-	shared, err := store.MembersByUsers(ctx, p.q(ctx), a.Token.TenantID, ids)
+	shared, err := store.MembersByUsers(ctx, p.q(ctx), a.Home(), ids)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +171,19 @@ func (p *Plane) RemoveMember(ctx context.Context, id model.MemberID) error {
 		if err := store.DeleteProjectGrantsInTenant(ctx, q, m.TenantID, m.UserID); err != nil {
 			return err
 		}
-		if err := store.RevokeUserTokens(ctx, q, m.TenantID, m.UserID, p.now()); err != nil {
+		now := p.now()
+		if err := store.RevokeUserTokens(ctx, q, m.TenantID, m.UserID, now); err != nil {
+			return err
+		}
+		// Their sign-in here ends: sessions acting in the tenant, the
+		// passphrase for it and open invitations.
+		if _, err := store.RevokeTenantSessions(ctx, q, m.TenantID, m.UserID, now); err != nil {
+			return err
+		}
+		if err := store.DeletePassphrase(ctx, q, m.UserID, m.TenantID); err != nil {
+			return err
+		}
+		if _, err := store.RevokeInvitations(ctx, q, m.TenantID, m.UserID, now); err != nil {
 			return err
 		}
 		target(ev, ActMemberRemove, "Member", string(id))

@@ -64,6 +64,9 @@ type Plane struct {
 	// logRetention is how long container logs and events are kept;
 	// logDays the days whose partitions this process made sure of.
 	logRetention time.Duration
+	// sessionTTL is how long a person's sign-in lasts; invitationTTL how
+	// long an invitation link works.
+	sessionTTL, invitationTTL time.Duration
 	logDaysMu    sync.Mutex
 	logDays      map[time.Time]bool
 	// gitHeads reads branch heads for a deploy of one.
@@ -114,7 +117,7 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 		bus: b, notify: bus.Memory{B: b}, releases: store.NewReleaseCache(maxCachedReleases),
 		disconnectedAfter: model.DisconnectedAfter, approvalTTL: DefaultApprovalTTL,
 		stallAfter: DefaultStallAfter, maxTokensPerUser: DefaultMaxTokensPerUser, builds: DefaultBuildSettings,
-		logRetention: DefaultLogRetention}
+		logRetention: DefaultLogRetention, sessionTTL: DefaultSessionTTL, invitationTTL: DefaultInvitationTTL}
 	for _, o := range opts {
 		o(p)
 	}

@@ -47,7 +47,7 @@ func (p *Plane) preview(ctx context.Context, do func(dry *previewing) error) ([]
 	// included, so that waiting previews hold no database connection.
 	var lane model.TenantID // the requester's tenant: tokens act in one
 	if a.Token != nil {
-		lane = a.Token.TenantID
+		lane = a.Home()
 	}
 	leave, err := previews.enter(ctx, lane)
 	if err != nil {

@@ -47,10 +47,14 @@ func hashToken(secret string) []byte {
 	return h[:]
 }
 
-// Authenticate turns a presented token into an actor. Every failure reads
+// Authenticate turns a presented token (or a session's secret, the
+// cookie of a person signed in) into an actor. Every failure reads
 // the same to the caller, so a token's state is not disclosed.
 func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz.Actor, error) {
 	ctx = as(ctx, systemAuthenticator)
+	if strings.HasPrefix(secret, SessionPrefix) && len(secret) <= 200 {
+		return p.authenticateSession(ctx, secret, origin)
+	}
 	if !strings.HasPrefix(secret, TokenPrefix) || len(secret) > 200 {
 		return nil, authz.ErrUnauthenticated
 	}
@@ -98,10 +102,12 @@ func WithMaxTokensPerUser(n int) Option {
 // outlive itself, or to mint siblings without end. Callers hold the
 // tenant's lock (or create the tenant).
 func (p *Plane) insertToken(ctx context.Context, q store.Querier, tenant model.TenantID, user model.UserID, name string, expires *time.Time) (*model.APIToken, string, error) {
-	if a, err := authz.ActorFrom(ctx); err == nil && a.Token != nil {
-		if end := a.Token.ExpiresAt; end != nil && (expires == nil || expires.After(*end)) {
-			e := *end
-			expires = &e
+	if a, err := authz.ActorFrom(ctx); err == nil && (a.Token != nil || a.Session != nil) {
+		if a.Token != nil {
+			if end := a.Token.ExpiresAt; end != nil && (expires == nil || expires.After(*end)) {
+				e := *end
+				expires = &e
+			}
 		}
 		n, err := store.CountLiveTokens(ctx, q, tenant, user, p.now())
 		if err != nil {
@@ -131,6 +137,9 @@ func (p *Plane) insertToken(ctx context.Context, q store.Querier, tenant model.T
 // CreateTokenInput asks for a token.
 type CreateTokenInput struct {
 	Name string
+	// Tenant is the tenant the token acts in: nil for the caller's token's
+	// (or the session's only) tenant.
+	Tenant *model.TenantID
 	// User is an integration user of the caller's tenant; nil for the caller.
 	User          *model.UserID
 	ExpiresInDays *int
@@ -157,7 +166,18 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 	if err := c.err(); err != nil {
 		return nil, "", err
 	}
-	tenant := a.Token.TenantID
+	tenant := a.Home()
+	switch {
+	case in.Tenant != nil && *in.Tenant != tenant && !(a.Session != nil && a.ActsIn(*in.Tenant)):
+		return nil, "", Problem{Field: []string{"input", "tenantId"}, Code: CodeInvalid,
+			Message: "a token can be made only in the tenant you act in with this credential"}
+	case in.Tenant != nil:
+		tenant = *in.Tenant
+	case a.Session != nil && len(a.Session.Tenants) > 1:
+		return nil, "", Invalid("signed in to several tenants: say in which one the token acts", "input", "tenantId")
+	case tenant == "":
+		return nil, "", Invalid("say in which tenant the token acts", "input", "tenantId")
+	}
 	owner := a.User.ID
 	if in.User != nil && *in.User != owner {
 		if err := p.authz.Check(ctx, a, authz.TokenManageIntegrate, model.Scope{Tenant: tenant}); err != nil {
@@ -231,7 +251,7 @@ func (p *Plane) APIToken(ctx context.Context, id model.TokenID) (*model.APIToken
 	if err != nil {
 		return nil, err
 	}
-	if tok.UserID == a.User.ID && a.Token.TenantID == tok.TenantID {
+	if tok.UserID == a.User.ID && a.ActsIn(tok.TenantID) {
 		return tok, nil
 	}
 	if err := p.authz.Check(ctx, a, authz.MemberManage, tok.Scope()); err != nil {
@@ -247,7 +267,7 @@ func (p *Plane) MemberAPITokens(ctx context.Context, m *model.Member, pg store.P
 	if err != nil {
 		return store.Page[model.APIToken]{}, err
 	}
-	if m.UserID != a.User.ID || m.TenantID != a.Token.TenantID {
+	if m.UserID != a.User.ID || !a.ActsIn(m.TenantID) {
 		if err := p.authz.Check(ctx, a, authz.MemberManage, m.Scope()); err != nil {
 			return store.Page[model.APIToken]{}, err
 		}
@@ -305,7 +325,7 @@ func (p *Plane) MyAPITokens(ctx context.Context, pg store.PageArgs) (store.Page[
 	if err != nil {
 		return store.Page[model.APIToken]{}, err
 	}
-	return store.TokensOf(ctx, p.q(ctx), a.Token.TenantID, a.User.ID, pg)
+	return store.TokensOf(ctx, p.q(ctx), a.Home(), a.User.ID, pg)
 }
 
 // notFoundOn reports a missing referenced object as a user error on field.

@@ -40,6 +40,8 @@ const (
 	Webhook         = "Webhook"
 	WebhookDelivery = "WebhookDelivery"
 	Build           = "Build"
+	Session         = "Session"
+	Invitation      = "Invitation"
 )
 
 // ErrMalformed is returned for an id that is not one of ours.
@@ -183,4 +185,12 @@ func UnmarshalWebhookDeliveryID(v any) (model.WebhookDeliveryID, error) {
 func MarshalBuildID(v model.BuildID) graphql.Marshaler { return marshal(Build, v) }
 func UnmarshalBuildID(v any) (model.BuildID, error) {
 	return unmarshal[model.BuildID](Build, v)
+}
+func MarshalSessionID(v model.SessionID) graphql.Marshaler { return marshal(Session, v) }
+func UnmarshalSessionID(v any) (model.SessionID, error) {
+	return unmarshal[model.SessionID](Session, v)
+}
+func MarshalInvitationID(v model.InvitationID) graphql.Marshaler { return marshal(Invitation, v) }
+func UnmarshalInvitationID(v any) (model.InvitationID, error) {
+	return unmarshal[model.InvitationID](Invitation, v)
 }

@@ -62,6 +62,7 @@ var oneTimeSecrets = map[string]bool{
 	"createTenant":           true,
 	"createWebhook":          true,
 	"rotateWebhookSecret":    true,
+	"inviteMember":           true,
 }
 
 // unkeyed are the mutations that refuse a key, with the reason given to

@@ -15,14 +15,18 @@ const pageCSP = "default-src 'self'; connect-src 'self'; img-src 'self' data:; f
 	"style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
 // pages serves the embedded web pages (package web): GraphiQL at / and
-// /graphiql, and their content-hashed assets under /assets/, cached for
+// /graphiql, signing in at /signin and /invitation, and their content-hashed assets under /assets/, cached for
 // good (a new build has new names).
 func pages(mux *http.ServeMux) {
 	dist := web.Dist()
-	graphiql, err := fs.ReadFile(dist, "graphiql.html")
-	if err != nil {
-		panic("web: graphiql.html is not in the embedded build: run make web") // caught by the tests
+	read := func(name string) []byte {
+		b, err := fs.ReadFile(dist, name)
+		if err != nil {
+			panic("web: " + name + " is not in the embedded build: run make web") // caught by the tests
+		}
+		return b
 	}
+	graphiql := read("graphiql.html")
 	page := func(body []byte) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			h := w.Header()
@@ -36,6 +40,8 @@ func pages(mux *http.ServeMux) {
 	}
 	mux.Handle("GET /{$}", page(graphiql))
 	mux.Handle("GET /graphiql", page(graphiql))
+	mux.Handle("GET /signin", page(read("signin.html")))
+	mux.Handle("GET /invitation", page(read("invitation.html")))
 	files := http.FileServerFS(dist)
 	mux.Handle("GET /assets/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/") {

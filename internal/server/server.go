@@ -104,6 +104,7 @@ func (s *Server) routes() http.Handler {
 	}))
 	mux.Handle("/graphql", api) // other methods: 405 with a GraphQL error
 	pages(mux)
+	s.authRoutes(mux)
 	mux.Handle("GET /agent/v1/connect", s.hub)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -190,6 +191,17 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		token, ok := bearer(r)
+		if !ok {
+			// A person signed in: the session cookie, from this control
+			// plane's own pages only.
+			if token = sessionSecret(r); token != "" {
+				if !sameOrigin(r) {
+					writeJSON(w, http.StatusForbidden, gqlErrors("cross-site request refused: a signed-in browser's requests must come from this control plane's pages", "FORBIDDEN"))
+					return
+				}
+				ok = true
+			}
+		}
 		if !ok {
 			unauthenticated(w, "missing token: send Authorization: Bearer <token>")
 			return

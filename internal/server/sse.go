@@ -54,7 +54,7 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	}
 	defer releaseAddr()
 	if a, err := authz.ActorFrom(r.Context()); err == nil && a.Token != nil {
-		releaseToken, ok := t.limits.token(string(a.Token.ID))
+		releaseToken, ok := t.limits.token(a.Credential())
 		if !ok {
 			tooMany(w, "for this token", t.limits.perToken)
 			return

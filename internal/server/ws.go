@@ -127,6 +127,16 @@ func (t *wsTransport) originAllowed(r *http.Request) bool {
 	return strings.EqualFold(host, r.Host)
 }
 
+// sameOriginSession is the session cookie of an upgrade from this control
+// plane's own page; a page of another site (even an allowed origin) never
+// rides on the person's session.
+func sameOriginSession(r *http.Request) string {
+	if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(r) {
+		return ""
+	}
+	return sessionSecret(r)
+}
+
 func (t *wsTransport) Supports(r *http.Request) bool {
 	return r.Method == http.MethodGet && websocket.IsWebSocketUpgrade(r)
 }
@@ -160,7 +170,7 @@ func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
-	c := &wsConn{t: t, ws: ws, exec: exec, proto: ws.Subprotocol(), origin: clientAddress(r),
+	c := &wsConn{t: t, ws: ws, exec: exec, proto: ws.Subprotocol(), origin: clientAddress(r), cookie: sameOriginSession(r),
 		out: make(chan []byte, t.opts.Queue), done: ctx.Done(), cancel: cancel, ops: map[string]*wsOp{},
 		slow: make(chan struct{}), access: make(chan (<-chan struct{}), 1)}
 	ws.SetReadLimit(1 << 20)
@@ -181,6 +191,10 @@ type wsConn struct {
 	exec   graphql.GraphExecutor
 	proto  string
 	origin string
+	// cookie is the session secret of a signed-in person's browser, when
+	// the upgrade came from this control plane's own page: used when
+	// connection_init carries no token.
+	cookie string
 
 	out       chan []byte // bounded: a full queue cuts the client off
 	done      <-chan struct{}
@@ -419,6 +433,9 @@ func (c *wsConn) connectionInit(ctx context.Context, m wsMessage) bool {
 			token = s
 		}
 	}
+	if token == "" {
+		token = c.cookie
+	}
 	actor, err := c.t.auth(ctx, token, c.origin)
 	if err != nil && !errors.Is(err, authz.ErrUnauthenticated) {
 		// The token could not be checked (the database is away): not a
@@ -436,7 +453,7 @@ func (c *wsConn) connectionInit(ctx context.Context, m wsMessage) bool {
 		c.close(closeForbidden, "Forbidden: a valid API token is required in connection_init")
 		return false
 	}
-	release, ok := c.t.limits.token(string(actor.Token.ID))
+	release, ok := c.t.limits.token(actor.Credential())
 	if !ok {
 		c.close(closeTooManyInits, fmt.Sprintf("Too many connections for this token: at most %d", c.t.limits.perToken))
 		return false

@@ -38,7 +38,8 @@ const params = new URLSearchParams(window.location.search);
 // browser, so that a token pasted once keeps working.
 const lastHeaders = params.has('query') && Object.keys(storedHeaders()).length ? JSON.stringify(storedHeaders()) : null;
 
-const defaultQuery = `# Paste your token in the Headers pane below:
+const defaultQuery = `# Signed in (/signin)? Run the query as it is. With an API token instead,
+# paste it in the Headers pane below:
 #   {"Authorization": "Bearer nbt_…"}
 # (nebula serve prints an admin token on its first start), then run:
 

@@ -1,0 +1,472 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/passphrase"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// Secrets of people's sign-in: an invitation link's and a session's (the
+// cookie). Both are random like API tokens and stored as SHA-256 hashes.
+const (
+	InvitationPrefix = "nbi_"
+	SessionPrefix    = "nbs_"
+)
+
+// Sign-in settings. The rate limits count failures in a sliding window,
+// per account (an email) and per client address.
+const (
+	DefaultSessionTTL    = 12 * time.Hour
+	DefaultInvitationTTL = 7 * 24 * time.Hour
+	signinWindow         = 15 * time.Minute
+	signinAccountLimit   = 10
+	signinAddressLimit   = 30
+	sessionTouchInterval = time.Minute
+)
+
+// Errors of signing in. Every failure of a sign-in reads the same, whether
+// or not the account exists; a used, revoked or expired invitation too.
+var (
+	ErrSignInFailed      = errors.New("wrong email or passphrase")
+	ErrInvitationInvalid = errors.New("this invitation link is not valid: it was used, revoked or has expired; ask for a new one")
+)
+
+// RateLimited says that sign-ins are refused for a while.
+type RateLimited struct{ RetryAfter time.Duration }
+
+func (r RateLimited) Error() string {
+	return fmt.Sprintf("too many failed sign-ins; try again in %s", r.RetryAfter.Round(time.Second))
+}
+
+// People's actions (audited in the tenant they concern).
+var (
+	ActMemberInvite       = Action{Name: "member.invite", keepsState: true}
+	ActInvitationRevoke   = Action{Name: "invitation.revoke", keepsState: true}
+	ActInvitationAccept   = Action{Name: "invitation.accept", keepsState: true}
+	ActSessionCreate      = Action{Name: "session.create", keepsState: true}
+	ActSessionSigninFails = Action{Name: "session.signin_failed", keepsState: true}
+	ActSessionRevoke      = Action{Name: "session.revoke", keepsState: true, access: true}
+)
+
+// WithSessionTTL sets how long a person's sign-in lasts.
+func WithSessionTTL(d time.Duration) Option { return func(p *Plane) { p.sessionTTL = d } }
+
+// WithInvitationTTL sets how long an invitation link works.
+func WithInvitationTTL(d time.Duration) Option { return func(p *Plane) { p.invitationTTL = d } }
+
+// hashing bounds the passphrase hashes computed at once (each holds 19 MiB
+// and a core for ~40 ms): sign-ins beyond it wait their turn.
+var hashing = make(chan struct{}, 2)
+
+func withHashing[T any](ctx context.Context, f func() T) (T, error) {
+	select {
+	case hashing <- struct{}{}:
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+	defer func() { <-hashing }()
+	return f(), nil
+}
+
+// Client is where a sign-in comes from: its address (rate limits, audit,
+// the session list) and its user agent (the session list).
+type Client struct {
+	Address   string
+	UserAgent string
+}
+
+// InviteMemberInput invites a person into a tenant.
+type InviteMemberInput struct {
+	Tenant model.TenantID
+	Email  string
+	Name   string
+	Role   model.TenantRole
+}
+
+// InviteMember invites a person to sign in to a tenant: a member already
+// (a person, not an integration), or added now as AddMember would. It
+// returns the member, the invitation and its link secret, shown once; the
+// person opens the link and sets a passphrase for this tenant. A new
+// invitation replaces the member's open ones. Tenant admins.
+func (p *Plane) InviteMember(ctx context.Context, in InviteMemberInput) (*model.Member, *model.Invitation, string, error) {
+	if err := p.authz.CheckCtx(ctx, authz.MemberManage, model.Scope{Tenant: in.Tenant}); err != nil {
+		return nil, nil, "", err
+	}
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	in.Email = strings.ToLower(strings.TrimSpace(in.Email))
+	in.Name = strings.TrimSpace(in.Name)
+	var c checks
+	c.email(in.Email, "input", "email")
+	c.text(in.Name, "name", 100, true, "input", "name")
+	if err := c.err(); err != nil {
+		return nil, nil, "", err
+	}
+	var m *model.Member
+	var inv *model.Invitation
+	secret, _, hash := newSecret(InvitationPrefix)
+	err = p.change(ctx, in.Tenant, func(q *txn, t *model.Tenant, ev *audit) error {
+		now := p.now()
+		u, err := store.UserByEmail(ctx, q, in.Email)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if u != nil {
+			m, err = store.MemberOf(ctx, q, in.Tenant, u.ID)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+		if m == nil {
+			if err := p.ensureRoom(ctx, q, t, model.LimitMembers, 1); err != nil {
+				return err
+			}
+			if u, err = store.InsertUserIfAbsent(ctx, q, &model.User{ID: newID[model.UserID](), Email: in.Email,
+				Name: in.Name, Kind: model.UserHuman, CreatedAt: now}); err != nil {
+				return err
+			}
+			m = &model.Member{ID: newID[model.MemberID](), TenantID: in.Tenant, UserID: u.ID, Role: in.Role, CreatedAt: now}
+			if err := store.Members.Insert(ctx, q, m); err != nil {
+				return err
+			}
+			if err := store.PutMemberProfile(ctx, q, in.Tenant, &model.User{ID: u.ID, Email: in.Email, Name: in.Name,
+				Kind: model.UserHuman, CreatedAt: now}); err != nil {
+				return err
+			}
+		} else {
+			known, err := store.UserAsKnownIn(ctx, q, in.Tenant, u.ID)
+			if err != nil {
+				return err
+			}
+			if known.Kind != model.UserHuman {
+				return Problem{Field: []string{"input", "email"}, Code: CodeInvalid,
+					Message: in.Email + " is an integration of this tenant: integrations use API tokens, they do not sign in"}
+			}
+		}
+		if _, err := store.RevokeInvitations(ctx, q, in.Tenant, u.ID, now); err != nil {
+			return err
+		}
+		inv = &model.Invitation{ID: newID[model.InvitationID](), TenantID: in.Tenant, UserID: u.ID, Email: in.Email, Hash: hash,
+			InvitedBy: a.User.ID, CreatedAt: now, ExpiresAt: now.Add(p.invitationTTL)}
+		if err := store.Invitations.Insert(ctx, q, inv); err != nil {
+			return err
+		}
+		target(ev, ActMemberInvite, "Member", string(m.ID))
+		ev.Details["email"], ev.Details["role"], ev.Details["invitationId"] = in.Email, string(m.Role), string(inv.ID)
+		ev.Details["expiresAt"] = inv.ExpiresAt.Format(time.RFC3339)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return m, inv, secret, nil
+}
+
+// Invitations lists a tenant's invitations, newest first; tenant admins.
+func (p *Plane) Invitations(ctx context.Context, tenant model.TenantID, limit int) ([]*model.Invitation, error) {
+	if err := p.authz.CheckCtx(ctx, authz.MemberManage, model.Scope{Tenant: tenant}); err != nil {
+		return nil, err
+	}
+	if limit < 1 || limit > 100 {
+		return nil, Invalid("first must be between 1 and 100", "first")
+	}
+	return store.TenantInvitations(ctx, p.q(ctx), tenant, limit)
+}
+
+// RevokeInvitation ends an open invitation; tenant admins.
+func (p *Plane) RevokeInvitation(ctx context.Context, id model.InvitationID) (*model.Invitation, error) {
+	inv, err := store.Invitations.Get(ctx, p.q(ctx), id)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, authz.ErrNotVisible
+		}
+		return nil, err
+	}
+	if err := p.authz.CheckCtx(ctx, authz.MemberManage, model.Scope{Tenant: inv.TenantID}); err != nil {
+		return nil, authz.ErrNotVisible
+	}
+	err = p.change(ctx, inv.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		if inv.AcceptedAt != nil || inv.RevokedAt != nil {
+			return Problem{Field: []string{"input", "invitationId"}, Code: CodeConflict, Message: "the invitation was used or revoked already"}
+		}
+		now := p.now()
+		if _, err := store.RevokeInvitations(ctx, q, inv.TenantID, inv.UserID, now); err != nil {
+			return err
+		}
+		inv.RevokedAt = &now
+		target(ev, ActInvitationRevoke, "Invitation", string(inv.ID))
+		ev.Details["email"], ev.Details["userId"] = inv.Email, string(inv.UserID)
+		return nil
+	})
+	return committed(inv, err)
+}
+
+// AcceptInvitation uses an invitation link: the person sets their
+// passphrase for the invitation's tenant and is signed in there. A link
+// works once, until it expires, unless revoked or replaced.
+func (p *Plane) AcceptInvitation(ctx context.Context, secret, pass string, from Client) (*model.Session, string, error) {
+	ctx = as(ctx, systemAuthenticator)
+	if err := passphrase.Valid(pass); err != nil {
+		return nil, "", Problem{Field: []string{"passphrase"}, Code: CodeInvalid, Message: err.Error()}
+	}
+	if !strings.HasPrefix(secret, InvitationPrefix) || len(secret) > 200 {
+		return nil, "", ErrInvitationInvalid
+	}
+	inv, err := store.InvitationByHash(ctx, p.q(ctx), hashToken(secret))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, "", ErrInvitationInvalid
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	now := p.now()
+	if inv.AcceptedAt != nil || inv.RevokedAt != nil || !now.Before(inv.ExpiresAt) {
+		return nil, "", ErrInvitationInvalid
+	}
+	hash, err := withHashing(ctx, func() string { return passphrase.Hash(pass) })
+	if err != nil {
+		return nil, "", err
+	}
+	var sess *model.Session
+	var sessionSecret string
+	err = p.tx(ctx, func(q *txn) error {
+		if _, err := store.LockTenant(ctx, q, inv.TenantID); err != nil {
+			return err
+		}
+		if _, err := store.MemberOf(ctx, q, inv.TenantID, inv.UserID); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return ErrInvitationInvalid // removed since
+			}
+			return err
+		}
+		ok, err := store.AcceptInvitation(ctx, q, inv.ID, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return ErrInvitationInvalid // used at the same moment
+		}
+		if err := store.SetPassphrase(ctx, q, inv.UserID, inv.TenantID, hash, now); err != nil {
+			return err
+		}
+		ev := &model.AuditEvent{TenantID: inv.TenantID, ActorID: &inv.UserID, ClientAddress: from.Address, CreatedAt: now,
+			Action: ActInvitationAccept.Name, TargetType: "Member", Details: map[string]any{"invitationId": string(inv.ID)}}
+		if err := q.audited(ctx, ev); err != nil {
+			return err
+		}
+		sess, sessionSecret, err = p.newSession(ctx, q, inv.UserID, []model.TenantID{inv.TenantID}, "invitation", from)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return sess, sessionSecret, nil
+}
+
+// newSession starts a session of a user acting in tenants, audited in
+// each of them.
+func (p *Plane) newSession(ctx context.Context, q *txn, user model.UserID, tenants []model.TenantID, method string, from Client) (*model.Session, string, error) {
+	secret, prefix, hash := newSecret(SessionPrefix)
+	now := p.now()
+	slices.Sort(tenants)
+	s := &model.Session{ID: newID[model.SessionID](), UserID: user, Tenants: tenants, Method: method, Prefix: prefix, Hash: hash,
+		Address: clipText(from.Address, 100), UserAgent: clipText(from.UserAgent, 300), CreatedAt: now, LastSeenAt: now,
+		ExpiresAt: now.Add(p.sessionTTL)}
+	if err := store.Sessions.Insert(ctx, q, s); err != nil {
+		return nil, "", err
+	}
+	for _, t := range tenants {
+		ev := &model.AuditEvent{TenantID: t, ActorID: &user, ClientAddress: from.Address, CreatedAt: now,
+			Action: ActSessionCreate.Name, TargetType: "User", Details: map[string]any{"method": method, "sessionId": string(s.ID)}}
+		target := string(user)
+		ev.TargetID = &target
+		if err := store.InsertAudit(ctx, q, ev); err != nil {
+			return nil, "", err
+		}
+	}
+	return s, secret, nil
+}
+
+// SignIn signs a person in with their email and passphrase: the session
+// acts in every tenant whose passphrase it is. Failures read the same
+// whether or not the account exists, take as long, and are counted per
+// account and per address: past the limits, sign-ins are refused for a
+// while (RateLimited).
+func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*model.Session, string, error) {
+	ctx = as(ctx, systemAuthenticator)
+	email = strings.ToLower(strings.TrimSpace(email))
+	if len(email) > 320 || len(pass) > 4*passphrase.MaxLength {
+		return nil, "", ErrSignInFailed
+	}
+	now := p.now()
+	since := now.Add(-signinWindow)
+	account, address := "account:"+email, "address:"+from.Address
+	for _, lim := range []struct {
+		subject string
+		max     int
+	}{{account, signinAccountLimit}, {address, signinAddressLimit}} {
+		n, err := store.SigninFailures(ctx, p.q(ctx), lim.subject, since)
+		if err != nil {
+			return nil, "", err
+		}
+		if n >= lim.max {
+			return nil, "", RateLimited{RetryAfter: signinWindow}
+		}
+	}
+	u, err := store.UserByEmail(ctx, p.q(ctx), email)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, "", err
+	}
+	var hashes []store.Passphrase
+	if u != nil {
+		if hashes, err = store.PassphrasesOf(ctx, p.q(ctx), u.ID); err != nil {
+			return nil, "", err
+		}
+	}
+	matched, err := withHashing(ctx, func() []model.TenantID {
+		if len(hashes) == 0 {
+			passphrase.Check(passphrase.Dummy, pass) // as long as a real check
+			return nil
+		}
+		var out []model.TenantID
+		for _, h := range hashes[:min(len(hashes), 20)] {
+			if passphrase.Check(h.Hash, pass) {
+				out = append(out, h.Tenant)
+			}
+		}
+		return out
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	if len(matched) == 0 {
+		err := p.tx(ctx, func(q *txn) error {
+			if err := store.RecordSigninFailure(ctx, q, []string{account, address}, now, since); err != nil {
+				return err
+			}
+			for _, h := range hashes {
+				ev := &model.AuditEvent{TenantID: h.Tenant, ActorID: &u.ID, ClientAddress: from.Address, CreatedAt: now,
+					Action: ActSessionSigninFails.Name, TargetType: "User", Details: map[string]any{"method": "passphrase"}}
+				if err := store.InsertAudit(ctx, q, ev); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, "", err
+		}
+		p.log.InfoContext(ctx, "a sign-in failed", "address", from.Address)
+		return nil, "", ErrSignInFailed
+	}
+	var sess *model.Session
+	var secret string
+	err = p.tx(ctx, func(q *txn) error {
+		if err := store.ClearSigninFailures(ctx, q, account); err != nil {
+			return err
+		}
+		sess, secret, err = p.newSession(ctx, q, u.ID, matched, "passphrase", from)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return sess, secret, nil
+}
+
+// authenticateSession turns a session secret (the cookie) into an actor.
+func (p *Plane) authenticateSession(ctx context.Context, secret, origin string) (*authz.Actor, error) {
+	q := p.q(ctx)
+	s, err := store.SessionByHash(ctx, q, hashToken(secret))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, authz.ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, fmt.Errorf("looking up session: %w", err)
+	}
+	now := p.now()
+	if s.RevokedAt != nil || !now.Before(s.ExpiresAt) || len(s.Tenants) == 0 {
+		return nil, authz.ErrUnauthenticated
+	}
+	user, err := store.UserAsKnownIn(ctx, q, s.Tenants[0], s.UserID)
+	if err != nil {
+		return nil, fmt.Errorf("reading session user: %w", err)
+	}
+	if now.Sub(s.LastSeenAt) >= sessionTouchInterval {
+		if err := store.TouchSession(ctx, q, s.ID, now, sessionTouchInterval); err != nil {
+			p.log.WarnContext(ctx, "recording session use", "session_id", s.ID, "error", err)
+		}
+	}
+	return &authz.Actor{User: user, Session: s, Origin: origin}, nil
+}
+
+// Sessions lists the caller's live sessions, newest first.
+func (p *Plane) Sessions(ctx context.Context) ([]*model.Session, error) {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return store.UserSessions(ctx, p.q(ctx), a.User.ID, p.now())
+}
+
+// RevokeSession ends one of the caller's sessions (signing out there),
+// audited in the tenants it acted in; the connections it holds close.
+// Nobody ends another person's session: it does not exist for them.
+func (p *Plane) RevokeSession(ctx context.Context, id model.SessionID) error {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return err
+	}
+	return p.tx(ctx, func(q *txn) error {
+		s, err := store.Sessions.Get(ctx, q, id)
+		if errors.Is(err, store.ErrNotFound) || err == nil && (s.UserID != a.User.ID || s.RevokedAt != nil) {
+			return authz.ErrNotVisible
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := store.RevokeSession(ctx, q, a.User.ID, id, p.now()); err != nil {
+			return err
+		}
+		for _, t := range s.Tenants {
+			ev := p.auditEvent(a, t)
+			target(ev, ActSessionRevoke, "Session", string(id))
+			ev.Details["method"] = s.Method
+			if err := store.InsertAudit(ctx, q, ev.AuditEvent); err != nil {
+				return err
+			}
+		}
+		return p.note(ctx, q, bus.User(string(a.User.ID)))
+	})
+}
+
+// SignOut ends the session whose secret the browser holds; an unknown or
+// ended one changes nothing.
+func (p *Plane) SignOut(ctx context.Context, secret string) error {
+	ctx = as(ctx, systemAuthenticator)
+	s, err := store.SessionByHash(ctx, p.q(ctx), hashToken(secret))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return p.tx(ctx, func(q *txn) error {
+		if _, err := store.RevokeSession(ctx, q, s.UserID, s.ID, p.now()); err != nil {
+			return err
+		}
+		return p.note(ctx, q, bus.User(string(s.UserID)))
+	})
+}
