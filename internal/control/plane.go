@@ -67,8 +67,8 @@ type Plane struct {
 	// sessionTTL is how long a person's sign-in lasts; invitationTTL how
 	// long an invitation link works.
 	sessionTTL, invitationTTL time.Duration
-	logDaysMu    sync.Mutex
-	logDays      map[time.Time]bool
+	logDaysMu                 sync.Mutex
+	logDays                   map[time.Time]bool
 	// gitHeads reads branch heads for a deploy of one.
 	gitHeads *gitremote.Resolver
 }
