@@ -222,8 +222,9 @@ func TestSignIn(t *testing.T) {
 		for _, n := range audit.List("node.auditEvents.nodes") {
 			actions[dig(n, "action").(string)]++
 		}
-		if actions["member.invite"] != 1 || actions["invitation.accept"] != 1 || actions["session.create"] != 2 || actions["session.signin_failed"] != 1 {
-			t.Errorf("audited %v; want the invitation, its acceptance, two sign-ins and the failed one", actions)
+		if actions["member.invite"] != 1 || actions["invitation.accept"] != 1 || actions["session.create"] != 2 ||
+			actions["session.signin_failed"] != 1 || actions["session.revoke"] != 1 {
+			t.Errorf("audited %v; want the invitation, its acceptance, two sign-ins, the sign-out and the failed one", actions)
 		}
 		if strings.Contains(string(audit.Body), secretOf(link)) || strings.Contains(string(audit.Body), ada.cookie.Value) {
 			t.Error("the audit shows a link or session secret")

@@ -454,7 +454,7 @@ func (p *Plane) RevokeSession(ctx context.Context, id model.SessionID) error {
 
 // SignOut ends the session whose secret the browser holds; an unknown or
 // ended one changes nothing.
-func (p *Plane) SignOut(ctx context.Context, secret string) error {
+func (p *Plane) SignOut(ctx context.Context, secret string, from Client) error {
 	ctx = as(ctx, systemAuthenticator)
 	s, err := store.SessionByHash(ctx, p.q(ctx), hashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
@@ -464,8 +464,18 @@ func (p *Plane) SignOut(ctx context.Context, secret string) error {
 		return err
 	}
 	return p.tx(ctx, func(q *txn) error {
-		if _, err := store.RevokeSession(ctx, q, s.UserID, s.ID, p.now()); err != nil {
-			return err
+		now := p.now()
+		ok, err := store.RevokeSession(ctx, q, s.UserID, s.ID, now)
+		if err != nil || !ok {
+			return err // ended already: nothing to audit
+		}
+		for _, t := range s.Tenants {
+			id := string(s.ID)
+			ev := &model.AuditEvent{TenantID: t, ActorID: &s.UserID, ClientAddress: from.Address, CreatedAt: now,
+				Action: ActSessionRevoke.Name, TargetType: "Session", TargetID: &id, Details: map[string]any{"method": s.Method, "signedOut": true}}
+			if err := store.InsertAudit(ctx, q, ev); err != nil {
+				return err
+			}
 		}
 		return p.note(ctx, q, bus.User(string(s.UserID)))
 	})

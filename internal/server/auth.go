@@ -82,7 +82,7 @@ func (s *Server) authRoutes(mux *http.ServeMux) {
 	}))
 	mux.HandleFunc("POST /auth/signout", s.authEndpoint(func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 		if secret := sessionSecret(r); secret != "" {
-			if err := s.plane.SignOut(r.Context(), secret); err != nil {
+			if err := s.plane.SignOut(r.Context(), secret, clientOf(r)); err != nil {
 				s.authError(w, r, err)
 				return
 			}
