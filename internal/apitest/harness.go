@@ -157,9 +157,13 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 	if tune != nil {
 		tune(&cfg)
 	}
-	plane, err := control.New(st, log, control.WithBox(seal.NewBox(&key)), control.WithClock(clk.Now),
+	opts := []control.Option{control.WithBox(seal.NewBox(&key)), control.WithClock(clk.Now),
 		control.WithBuildSettings(control.BuildSettings(cfg.Builds)), control.WithLogRetention(cfg.LogRetention),
-		control.WithSessionTTL(cfg.SessionTTL), control.WithInvitationTTL(cfg.InvitationTTL))
+		control.WithSessionTTL(cfg.SessionTTL), control.WithInvitationTTL(cfg.InvitationTTL)}
+	if cfg.OIDC.Enabled() {
+		opts = append(opts, control.WithOIDC(control.OIDCSettingsFrom(cfg.OIDC)))
+	}
+	plane, err := control.New(st, log, opts...)
 	if err != nil {
 		t.Fatalf("control.New: %v", err)
 	}

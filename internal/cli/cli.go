@@ -219,6 +219,9 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 		control.WithStallAfter(cfg.StallAfter), control.WithMaxTokensPerUser(cfg.MaxTokensPerUser),
 		control.WithBuildSettings(control.BuildSettings(cfg.Builds)), control.WithLogRetention(cfg.LogRetention),
 		control.WithSessionTTL(cfg.SessionTTL), control.WithInvitationTTL(cfg.InvitationTTL)}
+	if cfg.OIDC.Enabled() {
+		opts = append(opts, control.WithOIDC(control.OIDCSettingsFrom(cfg.OIDC)))
+	}
 	if cfg.DatabaseURL != "" {
 		// Several replicas share PostgreSQL: changes are told to all of
 		// them with NOTIFY, and each LISTENs (started by serve).

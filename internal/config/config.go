@@ -5,6 +5,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -69,6 +70,9 @@ type Config struct {
 	// SessionTTL is how long a person's sign-in lasts; InvitationTTL how
 	// long an invitation link works.
 	SessionTTL, InvitationTTL time.Duration
+	// OIDC is single sign-on through an OpenID provider; off without an
+	// issuer.
+	OIDC OIDC
 	// Builds bound the builds run on the clusters (NEBULA_BUILD*).
 	Builds Builds
 	// AllowedOrigins may open GraphQL websockets from a browser (besides
@@ -106,6 +110,14 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 		AgentImageRepository: str(lookup, "NEBULA_AGENT_IMAGE_REPOSITORY", "ghcr.io/nebulactrl/nebula"),
 	}
 	c.PublicURL = str(lookup, "NEBULA_PUBLIC_URL", "http://"+c.Addr)
+	c.OIDC = OIDC{Issuer: str(lookup, "NEBULA_OIDC_ISSUER", ""), ClientID: str(lookup, "NEBULA_OIDC_CLIENT_ID", ""),
+		ClientSecret: str(lookup, "NEBULA_OIDC_CLIENT_SECRET", ""), GroupsClaim: str(lookup, "NEBULA_OIDC_GROUPS_CLAIM", "groups")}
+	for _, d := range strings.Split(str(lookup, "NEBULA_OIDC_ALLOWED_DOMAINS", ""), ",") {
+		if d = strings.ToLower(strings.TrimSpace(d)); d != "" {
+			c.OIDC.AllowedDomains = append(c.OIDC.AllowedDomains, d)
+		}
+	}
+	c.OIDC.Roles, c.OIDC.rolesErr = parseOIDCRoles(str(lookup, "NEBULA_OIDC_ROLES", ""))
 	for _, k := range strings.Split(str(lookup, "NEBULA_MASTER_KEYS_OLD", ""), ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			c.OldMasterKeys = append(c.OldMasterKeys, k)
@@ -195,6 +207,20 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Sprintf("NEBULA_LOG_FORMAT=%q must be text or json", c.LogFormat))
+	}
+	if c.OIDC.rolesErr != nil {
+		errs = append(errs, c.OIDC.rolesErr.Error())
+	}
+	if c.OIDC.Enabled() {
+		if u, err := url.Parse(c.OIDC.Issuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			errs = append(errs, fmt.Sprintf("NEBULA_OIDC_ISSUER=%q must be the provider's https URL", c.OIDC.Issuer))
+		}
+		if c.OIDC.ClientID == "" || c.OIDC.ClientSecret == "" {
+			errs = append(errs, "NEBULA_OIDC_ISSUER is set: NEBULA_OIDC_CLIENT_ID and NEBULA_OIDC_CLIENT_SECRET must be too")
+		}
+		if len(c.OIDC.Roles) == 0 {
+			errs = append(errs, "NEBULA_OIDC_ISSUER is set: NEBULA_OIDC_ROLES must map at least one group to a tenant role")
+		}
 	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
@@ -295,4 +321,48 @@ type Builds struct {
 	// lets that reach loopback, private and link-local addresses.
 	GitTimeout time.Duration
 	GitPrivate bool
+}
+
+// OIDC is single sign-on through an OpenID provider (authorization code
+// flow with PKCE): NEBULA_OIDC_ISSUER, _CLIENT_ID, _CLIENT_SECRET; people
+// whose email is verified, in NEBULA_OIDC_ALLOWED_DOMAINS (any when
+// empty), are members of the tenants their groups (the GroupsClaim
+// claim) map to in NEBULA_OIDC_ROLES.
+type OIDC struct {
+	Issuer, ClientID, ClientSecret string
+	AllowedDomains                 []string
+	GroupsClaim                    string
+	// Roles maps a group to tenant roles.
+	Roles    map[string][]OIDCGrant
+	rolesErr error
+}
+
+// OIDCGrant is a role in a tenant that a group gives.
+type OIDCGrant struct {
+	// Tenant is the tenant's id (raw or global) or name.
+	Tenant string
+	Role   string
+}
+
+// Enabled tells whether OIDC sign-in is configured.
+func (o OIDC) Enabled() bool { return o.Issuer != "" }
+
+// parseOIDCRoles reads "group=tenant:ROLE,group=tenant:ROLE": a group may
+// give roles in several tenants; the tenant is its id (raw or global) or
+// its name (when no other tenant has it); ROLE is ADMIN or MEMBER.
+func parseOIDCRoles(v string) (map[string][]OIDCGrant, error) {
+	out := map[string][]OIDCGrant{}
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		group, grant, ok := strings.Cut(item, "=")
+		tenant, role, ok2 := strings.Cut(grant, ":")
+		group, tenant, role = strings.TrimSpace(group), strings.TrimSpace(tenant), strings.ToUpper(strings.TrimSpace(role))
+		if !ok || !ok2 || group == "" || tenant == "" || (role != "ADMIN" && role != "MEMBER") {
+			return nil, fmt.Errorf("NEBULA_OIDC_ROLES item %q must be group=tenant:ADMIN or group=tenant:MEMBER (the tenant's id or name)", item)
+		}
+		out[group] = append(out[group], OIDCGrant{Tenant: tenant, Role: role})
+	}
+	return out, nil
 }

@@ -67,8 +67,10 @@ type Plane struct {
 	// sessionTTL is how long a person's sign-in lasts; invitationTTL how
 	// long an invitation link works.
 	sessionTTL, invitationTTL time.Duration
-	logDaysMu                 sync.Mutex
-	logDays                   map[time.Time]bool
+	// oidc decides single sign-ons; nil when it is off.
+	oidc      *OIDCSettings
+	logDaysMu sync.Mutex
+	logDays   map[time.Time]bool
 	// gitHeads reads branch heads for a deploy of one.
 	gitHeads *gitremote.Resolver
 }

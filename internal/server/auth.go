@@ -80,6 +80,15 @@ func (s *Server) authRoutes(mux *http.ServeMux) {
 		sess, secret, err := s.plane.AcceptInvitation(r.Context(), body["invitation"], body["passphrase"], clientOf(r))
 		s.signedIn(w, r, sess, secret, err)
 	}))
+	mux.HandleFunc("GET /auth/methods", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		writeJSON(w, http.StatusOK, map[string]bool{"passphrase": true, "oidc": s.cfg.OIDC.Enabled()})
+	})
+	if s.cfg.OIDC.Enabled() {
+		o := &oidcLogin{cfg: s.cfg.OIDC, plane: s.plane, log: s.log}
+		mux.HandleFunc("GET /auth/oidc/start", o.start)
+		mux.HandleFunc("GET /auth/oidc/callback", o.callback(s))
+	}
 	mux.HandleFunc("POST /auth/signout", s.authEndpoint(func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 		if secret := sessionSecret(r); secret != "" {
 			if err := s.plane.SignOut(r.Context(), secret, clientOf(r)); err != nil {

@@ -198,3 +198,8 @@ func ClearSigninFailures(ctx context.Context, q Querier, subject string) error {
 	_, err := q.Exec(ctx, `DELETE FROM signin_failures WHERE subject = $1`, subject)
 	return err
 }
+
+// TenantsNamed reads the tenants with a name (names are not unique).
+func TenantsNamed(ctx context.Context, q Querier, name string) ([]*model.Tenant, error) {
+	return Tenants.all(ctx, q, "name = $1", name)
+}

@@ -31,6 +31,13 @@ async function post(path, body) {
 
 const signin = document.getElementById('signin');
 if (signin) {
+  // Single sign-on, when the control plane has an identity provider.
+  fetch('/auth/methods')
+    .then((r) => r.json())
+    .then((m) => {
+      if (m.oidc) document.getElementById('sso').hidden = false;
+    })
+    .catch(() => {});
   signin.addEventListener('submit', async (e) => {
     e.preventDefault();
     error.hidden = true;

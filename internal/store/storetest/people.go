@@ -121,6 +121,16 @@ func testPeople(t *testing.T, s *store.Store) {
 		}
 	})
 
+	t.Run("tenants named", func(t *testing.T) {
+		got, err := store.TenantsNamed(ctx, s.Q(), a.Name)
+		wantNoErr(t, "by name", err)
+		wantIDs(t, "tenants named like a", got, []*model.Tenant{a}, func(x *model.Tenant) model.TenantID { return x.ID })
+		none, _ := store.TenantsNamed(ctx, s.Q(), "no tenant is called this")
+		if len(none) != 0 {
+			t.Errorf("an unknown name: %v", none)
+		}
+	})
+
 	t.Run("signin failures", func(t *testing.T) {
 		subj := "account:" + newID()
 		for i := range 3 {
