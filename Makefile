@@ -33,15 +33,18 @@ test:
 	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
 	$(GO) test -race -count=1 -timeout 20m -run '$(RACE_API)' ./internal/apitest
 
-## web: build the embedded web pages (GraphiQL) from web/ into web/dist, which is committed (needs Node 20 and npm)
+## web: build the embedded web pages (console, GraphiQL, sign-in) from web/ into web/dist, which is committed (needs
+## Node 20 and npm): the console's typed GraphQL documents are generated from schema.graphqls and type-checked first
 web:
-	cd web && npm ci --no-audit --no-fund --loglevel=error && npx vite build --logLevel warn
+	cd web && npm ci --no-audit --no-fund --loglevel=error && npx graphql-codegen --config codegen.yml --silent && \
+		npx tsc -p tsconfig.json && npx vite build --logLevel warn
 	@test -f web/dist/graphiql.html
 
-## check-web: fail when the committed web/dist is not what web/'s sources build (CI)
+## check-web: fail when the committed web/dist or the console's generated documents are not what web/'s sources and
+## schema.graphqls make (CI); a schema change that breaks the console fails make web itself
 check-web: web
-	@git diff --exit-code --stat -- web/dist && test -z "$$(git status --porcelain -- web/dist)" || \
-		{ echo "web/dist is not the build of web/: run make web and commit web/dist"; exit 1; }
+	@git diff --exit-code --stat -- web/dist web/src/console/gql && test -z "$$(git status --porcelain -- web/dist web/src/console/gql)" || \
+		{ echo "web/dist or web/src/console/gql is not the build of web/: run make web and commit them"; exit 1; }
 
 ## generate: regenerate the gqlgen code in graph/ from schema.graphqls
 generate:

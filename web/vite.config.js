@@ -10,7 +10,7 @@ export default defineConfig({
     sourcemap: false,
     chunkSizeWarningLimit: 4096,
     rollupOptions: {
-      input: { graphiql: 'graphiql.html', signin: 'signin.html', invitation: 'invitation.html' },
+      input: { console: 'console.html', graphiql: 'graphiql.html', signin: 'signin.html', invitation: 'invitation.html' },
       // GraphiQL's dependencies mark modules "use client" (a React Server
       // Components hint, meaningless in a browser bundle).
       onwarn(warning, warn) {

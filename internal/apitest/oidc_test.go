@@ -112,7 +112,7 @@ func testOIDCSignIn(t *testing.T, op *testutil.OIDCProvider, s StoreOpener) {
 		// A developer signs in: a member, with the group's role.
 		status, page, dev := ssoBrowser(t, env, "dev-"+suffix, "dev-password")
 		// (The cookie's attributes are the sign-in's own, checked by TestSignIn.)
-		if status != 200 || dev == nil || !strings.HasPrefix(dev.Value, "nbs_") || !strings.Contains(page, "NebulaCtrl GraphiQL") {
+		if status != 200 || dev == nil || !strings.HasPrefix(dev.Value, "nbs_") || !strings.Contains(page, "<title>NebulaCtrl</title>") {
 			t.Fatalf("the developer's sign-in: %d, cookie %+v\n%.300s", status, dev, page)
 		}
 		devEmail := "dev-" + suffix + "@shop.example"

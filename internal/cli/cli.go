@@ -81,7 +81,7 @@ directory; see README.md. The agent reads only its own flags and NEBULA_AGENT_* 
 	root.AddCommand(&cobra.Command{
 		Use:   "serve",
 		Short: "Serve the GraphQL API and the agents' endpoint",
-		Long: `Serve the GraphQL API (/graphql, GraphiQL at /), the agents' websocket (/agent/v1/connect)
+		Long: `Serve the GraphQL API (/graphql, GraphiQL at /graphiql, the console at /), the agents' websocket (/agent/v1/connect)
 and the webhooks, on NEBULA_ADDR. The store is the embedded SQLite file in NEBULA_DATA_DIR
 unless NEBULA_DATABASE_URL names a PostgreSQL database. On an empty store the first start
 creates the first tenant and prints its admin token, once.`,
@@ -313,7 +313,7 @@ func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout 
 	if cfg.DatabaseURL != "" {
 		where = "PostgreSQL"
 	}
-	fmt.Fprintf(stdout, "NebulaCtrl %s is serving GraphQL at %s/graphql (GraphiQL: %s/) on the %s\n", Version, base, base, where)
+	fmt.Fprintf(stdout, "NebulaCtrl %s is serving GraphQL at %s/graphql (GraphiQL: %s/graphiql, console: %s/) on the %s\n", Version, base, base, base, where)
 	if boot != nil {
 		printToken(stdout, "First start: created tenant "+boot.Tenant.Name+" with admin "+boot.User.Email+".", boot.Secret, base)
 	} else {

@@ -14,8 +14,8 @@ import (
 const pageCSP = "default-src 'self'; connect-src 'self'; img-src 'self' data:; font-src 'self' data:; " +
 	"style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
-// pages serves the embedded web pages (package web): GraphiQL at / and
-// /graphiql, signing in at /signin and /invitation, and their content-hashed assets under /assets/, cached for
+// pages serves the embedded web pages (package web): the console at /,
+// GraphiQL at /graphiql, signing in at /signin and /invitation, and their content-hashed assets under /assets/, cached for
 // good (a new build has new names).
 func pages(mux *http.ServeMux) {
 	dist := web.Dist()
@@ -26,7 +26,7 @@ func pages(mux *http.ServeMux) {
 		}
 		return b
 	}
-	graphiql := read("graphiql.html")
+	graphiql, console := read("graphiql.html"), read("console.html")
 	page := func(body []byte) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			h := w.Header()
@@ -38,7 +38,7 @@ func pages(mux *http.ServeMux) {
 			_, _ = w.Write(body)
 		})
 	}
-	mux.Handle("GET /{$}", page(graphiql))
+	mux.Handle("GET /{$}", page(console))
 	mux.Handle("GET /graphiql", page(graphiql))
 	mux.Handle("GET /signin", page(read("signin.html")))
 	mux.Handle("GET /invitation", page(read("invitation.html")))

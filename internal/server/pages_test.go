@@ -27,10 +27,11 @@ func TestEmbeddedGraphiQL(t *testing.T) {
 		}
 		return resp, string(b)
 	}
-	for _, path := range []string{"/", "/graphiql"} {
+	for path, title := range map[string]string{"/": "<title>NebulaCtrl</title>", "/graphiql": "NebulaCtrl GraphiQL",
+		"/signin": "Sign in · NebulaCtrl", "/invitation": "Accept your invitation"} {
 		resp, body := get(path)
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
-			!strings.Contains(body, "NebulaCtrl GraphiQL") {
+			!strings.Contains(body, title) {
 			t.Fatalf("GET %s: %d %s\n%s", path, resp.StatusCode, resp.Header.Get("Content-Type"), body)
 		}
 		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {

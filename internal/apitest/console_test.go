@@ -1,0 +1,153 @@
+package apitest
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nebulactrl/nebula/internal/model"
+)
+
+// cutProxy forwards TCP connections to a server until it is cut: then it
+// closes every open connection and refuses new ones until restored — a
+// network drop between a browser and the control plane.
+type cutProxy struct {
+	l      net.Listener
+	target string
+	mu     sync.Mutex
+	cut    bool
+	conns  map[net.Conn]bool
+}
+
+func startCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{l: l, target: target, conns: map[net.Conn]bool{}}
+	t.Cleanup(func() { l.Close(); p.setCut(true) })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c)
+		}
+	}()
+	return p
+}
+
+func (p *cutProxy) URL() string { return "http://" + p.l.Addr().String() }
+
+func (p *cutProxy) serve(c net.Conn) {
+	p.mu.Lock()
+	if p.cut {
+		p.mu.Unlock()
+		c.Close()
+		return
+	}
+	up, err := net.Dial("tcp", p.target)
+	if err != nil {
+		p.mu.Unlock()
+		c.Close()
+		return
+	}
+	p.conns[c], p.conns[up] = true, true
+	p.mu.Unlock()
+	go func() { _, _ = io.Copy(up, c); up.Close() }()
+	_, _ = io.Copy(c, up)
+	c.Close()
+	p.mu.Lock()
+	delete(p.conns, c)
+	delete(p.conns, up)
+	p.mu.Unlock()
+}
+
+// setCut cuts the network (closing what is open) or restores it.
+func (p *cutProxy) setCut(cut bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = cut
+	if cut {
+		for c := range p.conns {
+			c.Close()
+		}
+	}
+}
+
+// The console's deployment page in headless Chromium follows a rollout
+// live as the agent reports it; the network between the browser and the
+// control plane is cut mid-rollout and restored, and the page ends with
+// every stage once, in order (web/test/deployment.mjs).
+func TestConsoleDeploymentLive(t *testing.T) {
+	t.Parallel()
+	dir, chromium := browserTests(t)
+	env := NewEnv(t, OpenSQLite(t))
+	f := env.NewFixture(t)
+	person, _, _ := signedInPerson(t, f, "watcher")
+	who := person.gql(`{ viewer { user { id } } }`, nil)
+	f.MustDo(t, `mutation($p: ID!, $u: ID!) { addProjectMember(input: {projectId: $p, userId: $u, role: VIEWER}) { projectMember { id } `+ue+` } }`,
+		map[string]any{"p": f.ProjectID, "u": dig(who.body, "data.viewer.user.id")})
+	agent, _ := connectStageAgent(t, f, "prod-eu")
+	depID, raw := wsDeploy(t, f)
+	agent.waitDeployment(string(raw))
+	proxy := startCutProxy(t, strings.TrimPrefix(env.Server.URL, "http://"))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("test", "deployment.mjs"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium, "NEBULA_URL="+proxy.URL(), "NEBULA_DEPLOYMENT="+depID,
+		"NEBULA_SESSION="+person.cookie.Value, screenshotsEnv(t),
+		"NEBULA_WANT_STAGES=QUEUED,DELIVERING,STARTING,PROBING,SWITCHING_TRAFFIC,RETIRING,SUCCEEDED")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	lines := bufio.NewScanner(out)
+	for lines.Scan() {
+		line := lines.Text()
+		said = append(said, line)
+		switch {
+		case line == "READY":
+			agent.report(string(raw), model.StageStarting)
+			agent.report(string(raw), model.StageProbing)
+			agent.handled()
+		case line == "SEEN PROBING":
+			// The network drops: what the agent reports meanwhile must
+			// reach the page once it is back, once.
+			proxy.setCut(true)
+			agent.report(string(raw), model.StageSwitchingTraffic)
+			agent.report(string(raw), model.StageRetiring)
+			agent.report(string(raw), model.StageSucceeded)
+			agent.handled()
+		case line == "SEEN RECONNECTING":
+			time.Sleep(time.Second) // a moment offline, the page retrying
+			proxy.setCut(false)
+		case strings.HasPrefix(line, "FIRST_RENDER_MS "):
+			t.Logf("deployment page: first render with its stages in %s ms", strings.TrimPrefix(line, "FIRST_RENDER_MS "))
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("deployment.mjs: %v\nstdout: %v\nstderr: %s", err, said, stderr.String())
+	}
+	if said[len(said)-1] != "DONE" {
+		t.Fatalf("deployment.mjs ended with %v", said)
+	}
+}

@@ -1,0 +1,91 @@
+// The console talks to the public GraphQL API only, as any frontend team
+// would: queries and mutations over HTTP, subscriptions over graphql-ws,
+// both on this origin with the session cookie (no token in the page).
+import { createClient, type Client } from 'graphql-ws';
+import type { TypedDocumentString } from './gql/graphql';
+
+export class GraphQLError extends Error {
+  constructor(
+    message: string,
+    public code: string,
+  ) {
+    super(message);
+  }
+}
+
+/** run sends a typed document and returns its data, or throws the first error. */
+export async function run<R, V>(doc: TypedDocumentString<R, V>, variables?: V): Promise<R> {
+  const res = await fetch('/graphql', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/graphql-response+json, application/json' },
+    body: JSON.stringify({ query: doc.toString(), variables }),
+  });
+  if (res.status === 401) {
+    window.location.assign('/signin');
+    throw new GraphQLError('signed out', 'UNAUTHENTICATED');
+  }
+  const out = (await res.json()) as { data?: R; errors?: { message: string; extensions?: { code?: string } }[] };
+  if (out.errors?.length) {
+    const e = out.errors[0];
+    throw new GraphQLError(e.message, e.extensions?.code ?? 'ERROR');
+  }
+  return out.data as R;
+}
+
+let ws: Client | null = null;
+
+function socket(): Client {
+  if (!ws) {
+    const url = new URL('/graphql', window.location.href);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    // No automatic retries: a subscription that drops is started again by
+    // its owner from the last cursor it saw (see follow), so that nothing
+    // is missed and nothing comes twice.
+    ws = createClient({ url: url.href, lazy: true, retryAttempts: 0, connectionParams: {} });
+  }
+  return ws;
+}
+
+/**
+ * follow runs a subscription and starts it again after a dropped
+ * connection, with variables from restart (the last cursor seen), until
+ * it completes or stop is called. onState tells whether it is live.
+ */
+export function follow<R, V>(
+  doc: TypedDocumentString<R, V>,
+  restart: () => V,
+  onData: (data: R) => void,
+  onState: (live: boolean, why?: string) => void,
+): () => void {
+  let stopped = false;
+  let unsubscribe: (() => void) | null = null;
+  let attempt = 0;
+  const start = () => {
+    if (stopped) return;
+    onState(true);
+    unsubscribe = socket().subscribe<R>(
+      { query: doc.toString(), variables: restart() as Record<string, unknown> },
+      {
+        next: (v) => {
+          attempt = 0;
+          if (v.data) onData(v.data);
+        },
+        error: (err) => {
+          if (stopped) return;
+          const why = err instanceof Error ? err.message : 'connection lost';
+          onState(false, why);
+          ws = null; // a fresh connection for the next attempt
+          const wait = Math.min(10000, 500 * 2 ** attempt++) * (0.5 + Math.random() / 2);
+          setTimeout(start, wait);
+        },
+        complete: () => onState(false, 'ended'),
+      },
+    );
+  };
+  start();
+  return () => {
+    stopped = true;
+    unsubscribe?.();
+  };
+}

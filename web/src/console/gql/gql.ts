@@ -1,0 +1,44 @@
+/* eslint-disable */
+import * as types from './graphql';
+
+
+
+/**
+ * Map of all GraphQL operations in the project.
+ *
+ * This map has several performance disadvantages:
+ * 1. It is not tree-shakeable, so it will include all operations in the project.
+ * 2. It is not minifiable, so the string of a GraphQL query will be multiple times inside the bundle.
+ * 3. It does not support dead code elimination, so it will add unused operations.
+ *
+ * Therefore it is highly recommended to use the babel or swc plugin for production.
+ * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
+ */
+type Documents = {
+    "\n  query ConsoleOverview {\n    viewer {\n      user { email name }\n      tenants(first: 5) {\n        nodes {\n          id\n          name\n          viewerRole\n          clusters(first: 25) {\n            nodes {\n              id name status lastHeartbeatAge desiredRevision appliedRevision\n              activeRevision { number confirmed }\n            }\n          }\n          projects(first: 10) {\n            nodes {\n              id name viewerRole\n              environments(first: 10) {\n                nodes {\n                  id name protected\n                  deployments(first: 3) {\n                    nodes { id stage createdAt release { number service { name } } }\n                  }\n                }\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n": typeof types.ConsoleOverviewDocument,
+    "\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { name } }\n        environment { name protected project { name viewerRole } }\n        cluster { name }\n      }\n    }\n  }\n": typeof types.ConsoleDeploymentDocument,
+    "\n  subscription DeploymentEvents($id: ID!, $after: String) {\n    deploymentEvents(deploymentId: $id, after: $after) {\n      cursor sequence stage blocker message at\n    }\n  }\n": typeof types.DeploymentEventsDocument,
+};
+const documents: Documents = {
+    "\n  query ConsoleOverview {\n    viewer {\n      user { email name }\n      tenants(first: 5) {\n        nodes {\n          id\n          name\n          viewerRole\n          clusters(first: 25) {\n            nodes {\n              id name status lastHeartbeatAge desiredRevision appliedRevision\n              activeRevision { number confirmed }\n            }\n          }\n          projects(first: 10) {\n            nodes {\n              id name viewerRole\n              environments(first: 10) {\n                nodes {\n                  id name protected\n                  deployments(first: 3) {\n                    nodes { id stage createdAt release { number service { name } } }\n                  }\n                }\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n": types.ConsoleOverviewDocument,
+    "\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { name } }\n        environment { name protected project { name viewerRole } }\n        cluster { name }\n      }\n    }\n  }\n": types.ConsoleDeploymentDocument,
+    "\n  subscription DeploymentEvents($id: ID!, $after: String) {\n    deploymentEvents(deploymentId: $id, after: $after) {\n      cursor sequence stage blocker message at\n    }\n  }\n": types.DeploymentEventsDocument,
+};
+
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleOverview {\n    viewer {\n      user { email name }\n      tenants(first: 5) {\n        nodes {\n          id\n          name\n          viewerRole\n          clusters(first: 25) {\n            nodes {\n              id name status lastHeartbeatAge desiredRevision appliedRevision\n              activeRevision { number confirmed }\n            }\n          }\n          projects(first: 10) {\n            nodes {\n              id name viewerRole\n              environments(first: 10) {\n                nodes {\n                  id name protected\n                  deployments(first: 3) {\n                    nodes { id stage createdAt release { number service { name } } }\n                  }\n                }\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n"): typeof import('./graphql').ConsoleOverviewDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { name } }\n        environment { name protected project { name viewerRole } }\n        cluster { name }\n      }\n    }\n  }\n"): typeof import('./graphql').ConsoleDeploymentDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription DeploymentEvents($id: ID!, $after: String) {\n    deploymentEvents(deploymentId: $id, after: $after) {\n      cursor sequence stage blocker message at\n    }\n  }\n"): typeof import('./graphql').DeploymentEventsDocument;
+
+
+export function graphql(source: string) {
+  return (documents as any)[source] ?? {};
+}
