@@ -150,7 +150,7 @@ func devSetup(ctx context.Context, cfg config.Config, log *slog.Logger, stdout i
 		}
 	}()
 	fmt.Fprintf(stdout, `
-nebula dev: a simulated cluster "dev" with its agent runs in this process. In GraphiQL (%s/),
+nebula dev: a simulated cluster "dev" with its agent runs in this process. In GraphiQL (%s/graphiql),
 set the headers to {"Authorization": "Bearer %s"} and try:
 
     mutation { deploy(input: {serviceId: "%s", environmentId: "%s",
