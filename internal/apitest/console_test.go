@@ -151,3 +151,65 @@ func TestConsoleDeploymentLive(t *testing.T) {
 		t.Fatalf("deployment.mjs ended with %v", said)
 	}
 }
+
+// The console as each role sees it (web/test/roles.mjs): deploy from the
+// console with its preview, the rollout live to SUCCEEDED, an approval
+// by a second project manager, no deploy control for a viewer and their
+// forged deploy refused.
+func TestConsoleRoles(t *testing.T) {
+	t.Parallel()
+	dir, chromium := browserTests(t)
+	env := NewEnv(t, OpenSQLite(t))
+	f := env.NewFixture(t)
+	sessions := map[string]string{}
+	for role, projectRole := range map[string]string{"editor": "EDITOR", "pm": "PROJECT_MANAGER", "pm2": "PROJECT_MANAGER", "viewer": "VIEWER"} {
+		person, _, _ := signedInPerson(t, f, role)
+		who := person.gql(`{ viewer { user { id } } }`, nil)
+		f.MustDo(t, `mutation($p: ID!, $u: ID!, $r: ProjectRole!) { addProjectMember(input: {projectId: $p, userId: $u, role: $r}) { projectMember { id } `+ue+` } }`,
+			map[string]any{"p": f.ProjectID, "u": dig(who.body, "data.viewer.user.id"), "r": projectRole})
+		sessions[role] = person.cookie.Value
+	}
+	agent, _ := connectStageAgent(t, f, "prod-eu")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("test", "roles.mjs"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium, "NEBULA_URL="+env.Server.URL, "NEBULA_SESSIONS="+mustJSON(t, sessions),
+		"NEBULA_IDS="+mustJSON(t, map[string]string{"service": f.ServiceID, "environment": f.EnvironmentID}), screenshotsEnv(t))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	lines := bufio.NewScanner(out)
+	for lines.Scan() {
+		line := lines.Text()
+		said = append(said, line)
+		if dep, ok := strings.CutPrefix(line, "DEPLOYED "); ok {
+			raw := rawID(t, "Deployment", dep)
+			agent.waitDeployment(raw)
+			for _, st := range []model.DeploymentStage{model.StageStarting, model.StageProbing, model.StageSwitchingTraffic,
+				model.StageRetiring, model.StageSucceeded} {
+				agent.report(raw, st)
+			}
+			agent.handled()
+			_, _ = io.WriteString(in, "rolled out\n")
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("roles.mjs: %v\nstdout: %v\nstderr: %s", err, said, stderr.String())
+	}
+	// The approval is on record: the second project manager's.
+	r := f.MustDo(t, `query($p: ID!) { node(id: $p) { ... on Project { environments { nodes { name deployments(first: 1) { nodes { stage approvals { decision } } } } } } } }`,
+		map[string]any{"p": f.ProjectID})
+	for _, e := range r.List("node.environments.nodes") {
+		if dig(e, "name") == "production-gated" {
+			if d := dig(e, "deployments.nodes.0"); dig(d, "approvals.0.decision") != "APPROVED" || dig(d, "stage") != "DELIVERING" {
+				t.Errorf("the gated deployment: %v", d)
+			}
+		}
+	}
+}

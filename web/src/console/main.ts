@@ -7,7 +7,14 @@ import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 import { graphql } from './gql';
 import { run, follow } from './api';
-import type { ConsoleDeploymentQuery, ConsoleOverviewQuery, DeploymentEventsSubscription } from './gql/graphql';
+import type {
+  ConsoleDeploymentQuery,
+  ConsoleOverviewQuery,
+  ConsolePreviewDeployQuery,
+  DeploymentEventsSubscription,
+  ProjectRole,
+  TenantRole,
+} from './gql/graphql';
 import './console.css';
 
 const html = htm.bind(h);
@@ -30,6 +37,7 @@ const Overview = graphql(`
           projects(first: 10) {
             nodes {
               id name viewerRole
+              services(first: 20) { nodes { id name } }
               environments(first: 10) {
                 nodes {
                   id name protected
@@ -46,13 +54,57 @@ const Overview = graphql(`
   }
 `);
 
+const PreviewDeploy = graphql(`
+  query ConsolePreviewDeploy($input: DeployInput!) {
+    previewDeploy(input: $input) {
+      clusters {
+        cluster { name }
+        fromRevision
+        added { kind namespace name }
+        changed { kind namespace name }
+        removed { kind namespace name }
+        nowHeld { service reason }
+        released { service }
+      }
+      userErrors { field message code }
+    }
+  }
+`);
+
+const Deploy = graphql(`
+  mutation ConsoleDeploy($input: DeployInput!) {
+    deploy(input: $input) {
+      deployment { id stage }
+      userErrors { field message code }
+    }
+  }
+`);
+
+const Approve = graphql(`
+  mutation ConsoleApprove($id: ID!) {
+    approveDeployment(input: { deploymentId: $id }) {
+      deployment { id stage }
+      userErrors { message }
+    }
+  }
+`);
+
+const Reject = graphql(`
+  mutation ConsoleReject($id: ID!) {
+    rejectDeployment(input: { deploymentId: $id }) {
+      deployment { id stage }
+      userErrors { message }
+    }
+  }
+`);
+
 const DeploymentPage = graphql(`
   query ConsoleDeployment($id: ID!) {
     node(id: $id) {
       ... on Deployment {
         id stage blocker message createdAt
         release { number imageDigest service { name } }
-        environment { name protected project { name viewerRole } }
+        environment { name protected project { name viewerRole tenant { viewerRole } } }
         cluster { name }
       }
     }
@@ -67,7 +119,7 @@ const DeploymentEvents = graphql(`
   }
 `);
 
-type Event = DeploymentEventsSubscription['deploymentEvents'];
+type StageEvent = DeploymentEventsSubscription['deploymentEvents'];
 
 function useRoute(): string {
   const [route, setRoute] = useState(window.location.hash.slice(1) || '/');
@@ -84,6 +136,17 @@ function ago(seconds: number | null | undefined): string {
   if (seconds < 60) return `${seconds} s ago`;
   if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
   return `${Math.round(seconds / 3600)} h ago`;
+}
+
+// What the viewer's roles allow, to show only the controls they may use
+// (the control plane decides all the same).
+function mayDeploy(tenant: TenantRole, project: ProjectRole, protectedEnv: boolean): boolean {
+  if (tenant === 'ADMIN' || project === 'PROJECT_MANAGER') return true;
+  return project === 'EDITOR' && !protectedEnv;
+}
+
+function mayApprove(tenant: TenantRole, project: ProjectRole): boolean {
+  return tenant === 'ADMIN' || project === 'PROJECT_MANAGER';
 }
 
 function Problem({ error }: { error: string }) {
@@ -129,6 +192,9 @@ function OverviewPage() {
                 ${p.environments.nodes.map(
                   (e) => html`<li>
                     <strong>${e.name}</strong>${e.protected ? html` <span class="badge">protected</span>` : ''}
+                    ${mayDeploy(t.viewerRole, p.viewerRole, e.protected)
+                      ? html` <${DeployForm} environment=${e.id} name=${e.name} gated=${e.protected} services=${p.services.nodes} />`
+                      : ''}
                     <ul>
                       ${e.deployments.nodes.map(
                         (d) => html`<li><a href=${'#/deployments/' + d.id}>${d.release.service.name} release ${d.release.number}</a>
@@ -146,19 +212,101 @@ function OverviewPage() {
   `;
 }
 
+type Preview = ConsolePreviewDeployQuery['previewDeploy'];
+
+// DeployForm deploys an image digest of a service: the change preview
+// first (what each cluster gets), then the deploy once confirmed.
+function DeployForm({ environment, name, gated, services }: { environment: string; name: string; gated: boolean; services: { id: string; name: string }[] }) {
+  const [open, setOpen] = useState(false);
+  const [service, setService] = useState(services[0]?.id ?? '');
+  const [digest, setDigest] = useState('');
+  const [preview, setPreview] = useState<Preview | null>(null);
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  if (!services.length) return null;
+  if (!open) return html`<button type="button" class="small" onClick=${() => setOpen(true)}>Deploy to ${name}…</button>`;
+  const input = { serviceId: service, environmentId: environment, imageDigest: digest.trim() };
+  const userError = (ue: { message: string }[]) => ue.map((u) => u.message).join('; ');
+  const doPreview = async (e: Event) => {
+    e.preventDefault();
+    setError('');
+    setBusy(true);
+    try {
+      const d = await run(PreviewDeploy, { input });
+      if (d.previewDeploy.userErrors.length) setError(userError(d.previewDeploy.userErrors));
+      else setPreview(d.previewDeploy);
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const doDeploy = async () => {
+    setBusy(true);
+    try {
+      const d = await run(Deploy, { input });
+      if (d.deploy.userErrors.length || !d.deploy.deployment) setError(userError(d.deploy.userErrors));
+      else window.location.hash = '#/deployments/' + d.deploy.deployment.id;
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const id = 'deploy-' + environment;
+  return html`<form class="deploy" onSubmit=${doPreview} aria-label=${'Deploy to ' + name}>
+    <label for=${id + '-svc'}>Service</label>
+    <select id=${id + '-svc'} value=${service} onChange=${(e: Event) => { setService((e.target as HTMLSelectElement).value); setPreview(null); }}>
+      ${services.map((s) => html`<option value=${s.id}>${s.name}</option>`)}
+    </select>
+    <label for=${id + '-digest'}>Image digest</label>
+    <input id=${id + '-digest'} value=${digest} placeholder="sha256:…" spellcheck="false" required
+      onInput=${(e: Event) => { setDigest((e.target as HTMLInputElement).value); setPreview(null); }} />
+    <button type="submit" disabled=${busy}>Preview</button>
+    ${error ? html`<p role="alert" class="problem">${error}</p>` : ''}
+    ${preview
+      ? html`<div class="preview" aria-label="Change preview">
+          ${preview.clusters.length === 0
+            ? html`<p>${gated ? 'Nothing changes until another project manager approves it: the environment is protected.' : 'Nothing changes on any cluster.'}</p>`
+            : ''}
+          ${preview.clusters.map(
+            (c) => html`<div><strong>${c.cluster.name}</strong> (revision ${c.fromRevision} → ${c.fromRevision + 1})
+              <ul>
+                ${c.added.map((o) => html`<li>adds ${o.kind} ${o.namespace}/${o.name}</li>`)}
+                ${c.changed.map((o) => html`<li>changes ${o.kind} ${o.namespace}/${o.name}</li>`)}
+                ${c.removed.map((o) => html`<li>removes ${o.kind} ${o.namespace}/${o.name}</li>`)}
+                ${c.nowHeld.map((h) => html`<li>holds ${h.service}: ${h.reason}</li>`)}
+              </ul></div>`,
+          )}
+          <button type="button" onClick=${doDeploy} disabled=${busy}>Deploy</button>
+        </div>`
+      : ''}
+  </form>`;
+}
+
 function DeploymentView({ id }: { id: string }) {
   type Dep = Extract<NonNullable<ConsoleDeploymentQuery['node']>, { stage: unknown }>;
   const [dep, setDep] = useState<Dep | null>(null);
   const [error, setError] = useState('');
-  const [events, setEvents] = useState<Event[]>([]);
+  const [events, setEvents] = useState<StageEvent[]>([]);
   const [live, setLive] = useState<{ on: boolean; why?: string }>({ on: false });
+  const [decideError, setDecideError] = useState('');
+  const decide = async (approve: boolean) => {
+    setDecideError('');
+    try {
+      const ue = approve ? (await run(Approve, { id })).approveDeployment.userErrors : (await run(Reject, { id })).rejectDeployment.userErrors;
+      if (ue.length) setDecideError(ue.map((u) => u.message).join('; '));
+    } catch (err) {
+      setDecideError((err as Error).message);
+    }
+  };
   useEffect(() => {
     run(DeploymentPage, { id }).then(
       (d) => (d.node && 'stage' in d.node ? setDep(d.node as Dep) : setError('No such deployment, or not yours to see.')),
       (e: Error) => setError(e.message),
     );
-    let last: Event | null = null;
-    const seen: Event[] = [];
+    let last: StageEvent | null = null;
+    const seen: StageEvent[] = [];
     // Resumes from the last event after a dropped connection: the
     // control plane replays what came meanwhile, and only that.
     const stop = follow(
@@ -185,6 +333,12 @@ function DeploymentView({ id }: { id: string }) {
     <p>Stage: <strong class=${'stage ' + dep.stage.toLowerCase()} data-testid="stage">${dep.stage}</strong>
       ${dep.blocker ? html` <span class="badge warn">${dep.blocker}</span>` : ''}
       <span class=${live.on ? 'live on' : 'live'} role="status">${live.on ? 'live' : live.why === 'ended' ? 'ended' : 'reconnecting…'}</span></p>
+    ${dep.stage === 'AWAITING_APPROVAL' && mayApprove(dep.environment.project.tenant.viewerRole, dep.environment.project.viewerRole)
+      ? html`<p class="decide">
+          <button type="button" onClick=${() => decide(true)}>Approve</button>
+          <button type="button" class="secondary" onClick=${() => decide(false)}>Reject</button></p>`
+      : ''}
+    ${decideError ? html`<p role="alert" class="problem">${decideError}</p>` : ''}
     <ol class="timeline" aria-label="Stages">
       ${events.map(
         (e) => html`<li data-sequence=${e.sequence} data-stage=${e.stage}>

@@ -11,6 +11,18 @@ export type ClusterStatus =
   /** No agent has connected yet. */
   | 'PENDING';
 
+/** What to deploy: an image digest built elsewhere, or (for a service built from Git) a commit to build first, or the head of its tracked branch. Exactly one. */
+export type DeployInput = {
+  /** `true`: build the commit the service's tracked branch points at now, read from its repository over HTTPS with the service's credential (as `git ls-remote` does). The commit is on the build. */
+  branchHead?: boolean | null | undefined;
+  /** A full commit id (40 hex digits) of the service's repository: the deployment waits at BUILDING while it is built on the environment's cluster. */
+  commit?: string | null | undefined;
+  environmentId: string | number;
+  /** The image digest to release, `sha256:` and 64 hex digits. */
+  imageDigest?: string | null | undefined;
+  serviceId: string | number;
+};
+
 export type DeploymentStage =
   | 'AWAITING_APPROVAL'
   | 'BUILDING'
@@ -25,6 +37,18 @@ export type DeploymentStage =
   | 'SUCCEEDED'
   | 'SUPERSEDED'
   | 'SWITCHING_TRAFFIC';
+
+export type ErrorCode =
+  | 'BAD_USER_INPUT'
+  | 'CONFLICT'
+  | 'ENTITLEMENT_REQUIRED'
+  | 'FORBIDDEN'
+  | 'INTERNAL'
+  | 'NOT_FOUND'
+  | 'RATE_LIMITED'
+  | 'UNAUTHENTICATED'
+  /** The database (or another dependency) is unavailable for a moment: retry with backoff. The outcome of a mutation answered so is unknown unless it carried an idempotency key. */
+  | 'UNAVAILABLE';
 
 export type ProjectRole =
   /** Changes services and deploys to unprotected environments. */
@@ -43,7 +67,35 @@ export type TenantRole =
 export type ConsoleOverviewQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type ConsoleOverviewQuery = { viewer: { user: { email: string, name: string }, tenants: { nodes: Array<{ id: string, name: string, viewerRole: TenantRole, clusters: { nodes: Array<{ id: string, name: string, status: ClusterStatus, lastHeartbeatAge: number | null, desiredRevision: number, appliedRevision: number, activeRevision: { number: number, confirmed: boolean } | null }> }, projects: { nodes: Array<{ id: string, name: string, viewerRole: ProjectRole, environments: { nodes: Array<{ id: string, name: string, protected: boolean, deployments: { nodes: Array<{ id: string, stage: DeploymentStage, createdAt: string, release: { number: number, service: { name: string } } }> } }> } }> } }> } } };
+export type ConsoleOverviewQuery = { viewer: { user: { email: string, name: string }, tenants: { nodes: Array<{ id: string, name: string, viewerRole: TenantRole, clusters: { nodes: Array<{ id: string, name: string, status: ClusterStatus, lastHeartbeatAge: number | null, desiredRevision: number, appliedRevision: number, activeRevision: { number: number, confirmed: boolean } | null }> }, projects: { nodes: Array<{ id: string, name: string, viewerRole: ProjectRole, services: { nodes: Array<{ id: string, name: string }> }, environments: { nodes: Array<{ id: string, name: string, protected: boolean, deployments: { nodes: Array<{ id: string, stage: DeploymentStage, createdAt: string, release: { number: number, service: { name: string } } }> } }> } }> } }> } } };
+
+export type ConsolePreviewDeployQueryVariables = Exact<{
+  input: DeployInput;
+}>;
+
+
+export type ConsolePreviewDeployQuery = { previewDeploy: { clusters: Array<{ fromRevision: number, cluster: { name: string }, added: Array<{ kind: string, namespace: string, name: string }>, changed: Array<{ kind: string, namespace: string, name: string }>, removed: Array<{ kind: string, namespace: string, name: string }>, nowHeld: Array<{ service: string, reason: string }>, released: Array<{ service: string }> }>, userErrors: Array<{ field: Array<string> | null, message: string, code: ErrorCode }> } };
+
+export type ConsoleDeployMutationVariables = Exact<{
+  input: DeployInput;
+}>;
+
+
+export type ConsoleDeployMutation = { deploy: { deployment: { id: string, stage: DeploymentStage } | null, userErrors: Array<{ field: Array<string> | null, message: string, code: ErrorCode }> } };
+
+export type ConsoleApproveMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleApproveMutation = { approveDeployment: { deployment: { id: string, stage: DeploymentStage } | null, userErrors: Array<{ message: string }> } };
+
+export type ConsoleRejectMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleRejectMutation = { rejectDeployment: { deployment: { id: string, stage: DeploymentStage } | null, userErrors: Array<{ message: string }> } };
 
 export type ConsoleDeploymentQueryVariables = Exact<{
   id: string | number;
@@ -51,7 +103,7 @@ export type ConsoleDeploymentQueryVariables = Exact<{
 
 
 export type ConsoleDeploymentQuery = { node:
-    | { id: string, stage: DeploymentStage, blocker: string | null, message: string, createdAt: string, release: { number: number, imageDigest: string, service: { name: string } }, environment: { name: string, protected: boolean, project: { name: string, viewerRole: ProjectRole } }, cluster: { name: string } }
+    | { id: string, stage: DeploymentStage, blocker: string | null, message: string, createdAt: string, release: { number: number, imageDigest: string, service: { name: string } }, environment: { name: string, protected: boolean, project: { name: string, viewerRole: ProjectRole, tenant: { viewerRole: TenantRole } } }, cluster: { name: string } }
     | Record<PropertyKey, never>
    | null };
 
@@ -113,6 +165,12 @@ export const ConsoleOverviewDocument = new TypedDocumentString(`
             id
             name
             viewerRole
+            services(first: 20) {
+              nodes {
+                id
+                name
+              }
+            }
             environments(first: 10) {
               nodes {
                 id
@@ -140,6 +198,86 @@ export const ConsoleOverviewDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ConsoleOverviewQuery, ConsoleOverviewQueryVariables>;
+export const ConsolePreviewDeployDocument = new TypedDocumentString(`
+    query ConsolePreviewDeploy($input: DeployInput!) {
+  previewDeploy(input: $input) {
+    clusters {
+      cluster {
+        name
+      }
+      fromRevision
+      added {
+        kind
+        namespace
+        name
+      }
+      changed {
+        kind
+        namespace
+        name
+      }
+      removed {
+        kind
+        namespace
+        name
+      }
+      nowHeld {
+        service
+        reason
+      }
+      released {
+        service
+      }
+    }
+    userErrors {
+      field
+      message
+      code
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsolePreviewDeployQuery, ConsolePreviewDeployQueryVariables>;
+export const ConsoleDeployDocument = new TypedDocumentString(`
+    mutation ConsoleDeploy($input: DeployInput!) {
+  deploy(input: $input) {
+    deployment {
+      id
+      stage
+    }
+    userErrors {
+      field
+      message
+      code
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleDeployMutation, ConsoleDeployMutationVariables>;
+export const ConsoleApproveDocument = new TypedDocumentString(`
+    mutation ConsoleApprove($id: ID!) {
+  approveDeployment(input: {deploymentId: $id}) {
+    deployment {
+      id
+      stage
+    }
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleApproveMutation, ConsoleApproveMutationVariables>;
+export const ConsoleRejectDocument = new TypedDocumentString(`
+    mutation ConsoleReject($id: ID!) {
+  rejectDeployment(input: {deploymentId: $id}) {
+    deployment {
+      id
+      stage
+    }
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleRejectMutation, ConsoleRejectMutationVariables>;
 export const ConsoleDeploymentDocument = new TypedDocumentString(`
     query ConsoleDeployment($id: ID!) {
   node(id: $id) {
@@ -162,6 +300,9 @@ export const ConsoleDeploymentDocument = new TypedDocumentString(`
         project {
           name
           viewerRole
+          tenant {
+            viewerRole
+          }
         }
       }
       cluster {

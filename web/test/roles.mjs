@@ -1,0 +1,101 @@
+// The console for each role, in headless Chromium, each person signed in
+// with their own session: an editor deploys from the console (the change
+// preview first) and watches the rollout reach SUCCEEDED; a project
+// manager deploys to the protected environment and another approves it
+// from the deployment page; a viewer sees no deploy control, and a
+// deploy they forge from the browser is refused by the control plane.
+// Driven by the Go test TestConsoleRoles over a line protocol (DEPLOYED
+// <id> → the Go side plays the agent).
+import { chromium } from 'playwright-core';
+import { createInterface } from 'node:readline';
+
+const base = process.env.NEBULA_URL;
+const shots = process.env.NEBULA_SCREENSHOTS;
+const sessions = JSON.parse(process.env.NEBULA_SESSIONS); // role → cookie value
+const digest = (n) => 'sha256:' + n.toString(16).padStart(64, '0');
+const lines = createInterface({ input: process.stdin });
+const nextLine = () => new Promise((resolve) => lines.once('line', resolve));
+
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox'] });
+let failed = false;
+const fail = (m) => {
+  console.error('FAIL: ' + m);
+  failed = true;
+};
+async function as(role) {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  const u = new URL(base);
+  await context.addCookies([{ name: 'nebula_session', value: sessions[role], domain: u.hostname, path: '/', httpOnly: true, sameSite: 'Lax' }]);
+  await context.route('**/*', (r) => (new URL(r.request().url()).hostname === '127.0.0.1' ? r.continue() : r.abort('internetdisconnected')));
+  const page = await context.newPage();
+  page.on('pageerror', (e) => fail(`${role}: page error ${e.message}`));
+  await page.goto(`${base}/`);
+  await page.getByRole('heading', { name: 'Overview' }).waitFor({ timeout: 15000 });
+  return page;
+}
+async function deployFromConsole(page, env, n, expect) {
+  await page.getByRole('button', { name: `Deploy to ${env}…` }).click();
+  const form = page.getByRole('form', { name: `Deploy to ${env}` });
+  await form.getByLabel('Image digest').fill(digest(n));
+  await form.getByRole('button', { name: 'Preview' }).click();
+  await form.getByLabel('Change preview').getByText(expect).waitFor();
+  await form.getByRole('button', { name: 'Deploy' }).click();
+  await page.waitForURL(/#\/deployments\//);
+  return decodeURIComponent(page.url().split('#/deployments/')[1]);
+}
+const stageIs = (page, stage) => page.locator('[data-testid="stage"]', { hasText: stage }).waitFor({ timeout: 20000 });
+
+try {
+  // The editor deploys to the unprotected environment and watches it.
+  const editor = await as('editor');
+  if (await editor.getByRole('button', { name: 'Deploy to production-gated…' }).count()) fail('the editor is offered a deploy to the protected environment');
+  const dep = await deployFromConsole(editor, 'production', 0xfeed01, /adds Deployment/);
+  await stageIs(editor, 'DELIVERING');
+  console.log('DEPLOYED ' + dep);
+  await nextLine(); // the agent rolled it out
+  await stageIs(editor, 'SUCCEEDED');
+  if (shots) await editor.screenshot({ path: `${shots}/console-deployed.png` });
+
+  // A project manager deploys to the protected environment; it waits.
+  const pm = await as('pm');
+  const gated = await deployFromConsole(pm, 'production-gated', 0xfeed02, /until another project manager approves it/);
+  await stageIs(pm, 'AWAITING_APPROVAL');
+  if (await pm.getByRole('button', { name: 'Approve' }).count()) {
+    // Offered to its own requester: the control plane must refuse it.
+    await pm.getByRole('button', { name: 'Approve' }).click();
+    await pm.getByRole('alert').waitFor();
+  }
+  // Another project manager approves it from the deployment page.
+  const pm2 = await as('pm2');
+  await pm2.goto(`${base}/#/deployments/${encodeURIComponent(gated)}`);
+  await stageIs(pm2, 'AWAITING_APPROVAL');
+  if (shots) await pm2.screenshot({ path: `${shots}/console-approval.png` });
+  await pm2.getByRole('button', { name: 'Approve' }).click();
+  await stageIs(pm2, 'DELIVERING');
+  await stageIs(pm, 'DELIVERING'); // the requester's page moves too, live
+
+  // The viewer: no deploy control anywhere, and a forged deploy refused.
+  const viewer = await as('viewer');
+  if (await viewer.getByRole('button', { name: /^Deploy to/ }).count()) fail('the viewer is offered a deploy');
+  const services = JSON.parse(process.env.NEBULA_IDS);
+  const forged = await viewer.evaluate(async (ids) => {
+    const res = await fetch('/graphql', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        query: 'mutation($s: ID!, $e: ID!, $d: String!) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d}) { deployment { id } } }',
+        variables: { s: ids.service, e: ids.environment, d: 'sha256:' + 'f'.repeat(64) },
+      }),
+    });
+    return await res.json();
+  }, services);
+  const code = forged?.errors?.[0]?.extensions?.code;
+  if (code !== 'FORBIDDEN' || forged?.data?.deploy) fail('a deploy forged by the viewer was answered ' + JSON.stringify(forged));
+  console.log('DONE');
+} catch (e) {
+  fail(e.stack || String(e));
+} finally {
+  await browser.close();
+  lines.close();
+}
+process.exitCode = failed ? 1 : 0;
