@@ -200,3 +200,18 @@ func testOIDCSignIn(t *testing.T, op *testutil.OIDCProvider, s StoreOpener) {
 		}
 	}
 }
+
+// Single sign-on in headless Chromium (web/test/oidc.mjs): the sign-in
+// page's link to the provider, its login form, back to the console.
+func TestOIDCInBrowser(t *testing.T) {
+	t.Parallel()
+	browserTests(t)
+	op := testutil.StartOIDCProvider(t)
+	env := NewEnvWith(t, OpenSQLite(t), func(c *config.Config) {
+		c.OIDC = config.OIDC{Issuer: op.Issuer, ClientID: "nebula-browser", ClientSecret: "client-secret-for-tests",
+			GroupsClaim: "groups", Roles: map[string][]config.OIDCGrant{"platform": {{Tenant: "acme", Role: "MEMBER"}}}}
+	})
+	op.RegisterClient("nebula-browser", "client-secret-for-tests", env.Server.URL+"/auth/oidc/callback")
+	op.AddUser("ada", "ada-password", "ada@shop.example", true, "platform")
+	runBrowser(t, "oidc.mjs", "NEBULA_URL="+env.Server.URL, "OIDC_USER=ada", "OIDC_PASSWORD=ada-password", "OIDC_EMAIL=ada@shop.example")
+}
