@@ -917,16 +917,17 @@ type ComplexityRoot struct {
 	}
 
 	Tenant struct {
-		AuditEvents func(childComplexity int, first *int, after *string, filter *gqlmodel.AuditEventFilter) int
-		Clusters    func(childComplexity int, first *int, after *string) int
-		CreatedAt   func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Invitations func(childComplexity int, first *int) int
-		Members     func(childComplexity int, first *int, after *string) int
-		Name        func(childComplexity int) int
-		Plan        func(childComplexity int) int
-		Projects    func(childComplexity int, first *int, after *string) int
-		ViewerRole  func(childComplexity int) int
+		ApprovalQueue func(childComplexity int, first *int) int
+		AuditEvents   func(childComplexity int, first *int, after *string, filter *gqlmodel.AuditEventFilter) int
+		Clusters      func(childComplexity int, first *int, after *string) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		Invitations   func(childComplexity int, first *int) int
+		Members       func(childComplexity int, first *int, after *string) int
+		Name          func(childComplexity int) int
+		Plan          func(childComplexity int) int
+		Projects      func(childComplexity int, first *int, after *string) int
+		ViewerRole    func(childComplexity int) int
 	}
 
 	TenantConnection struct {
@@ -1267,6 +1268,7 @@ type TenantResolver interface {
 	Members(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.MemberConnection, error)
 	Projects(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.ProjectConnection, error)
 	Clusters(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.ClusterConnection, error)
+	ApprovalQueue(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error)
 	Invitations(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Invitation, error)
 	AuditEvents(ctx context.Context, obj *model.Tenant, first *int, after *string, filter *gqlmodel.AuditEventFilter) (*gqlmodel.AuditEventConnection, error)
 }
@@ -4867,6 +4869,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Subscription.ServiceLogs(childComplexity, args["serviceId"].(string), args["environmentId"].(string), args["after"].(*int), args["filter"].(*gqlmodel.LogFilter)), true
 
+	case "Tenant.approvalQueue":
+		if e.ComplexityRoot.Tenant.ApprovalQueue == nil {
+			break
+		}
+
+		args, err := ec.field_Tenant_approvalQueue_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Tenant.ApprovalQueue(childComplexity, args["first"].(*int)), true
 	case "Tenant.auditEvents":
 		if e.ComplexityRoot.Tenant.AuditEvents == nil {
 			break
@@ -5728,6 +5741,8 @@ type Tenant implements Node {
   members(first: Int, after: String): MemberConnection!
   projects(first: Int, after: String): ProjectConnection!
   clusters(first: Int, after: String): ClusterConnection!
+  "Deployments waiting for an approval, oldest first: those of the projects you may read (the approvals queue)."
+  approvalQueue(first: Int = 50): [Deployment!]!
   "Invitations to sign in, newest first. Tenant admins only."
   invitations(first: Int = 20): [Invitation!]!
   "The audit history, newest first. Tenant admins only."
@@ -8846,6 +8861,8 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_projects(ctx, field)
 	case "clusters":
 		return ec.fieldContext_Tenant_clusters(ctx, field)
+	case "approvalQueue":
+		return ec.fieldContext_Tenant_approvalQueue(ctx, field)
 	case "invitations":
 		return ec.fieldContext_Tenant_invitations(ctx, field)
 	case "auditEvents":
@@ -10599,6 +10616,20 @@ func (ec *executionContext) field_Subscription_serviceLogs_args(ctx context.Cont
 		return nil, err
 	}
 	args["filter"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Tenant_approvalQueue_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
 	return args, nil
 }
 
@@ -26288,6 +26319,50 @@ func (ec *executionContext) fieldContext_Tenant_clusters(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Tenant_approvalQueue(ctx context.Context, field graphql.CollectedField, obj *model.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_approvalQueue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Tenant().ApprovalQueue(ctx, obj, fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Deployment) graphql.Marshaler {
+			return ec.marshalNDeployment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_approvalQueue(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Tenant",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Deployment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Tenant_approvalQueue_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Tenant_invitations(ctx context.Context, field graphql.CollectedField, obj *model.Tenant) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -38289,6 +38364,12 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Tenant_clusters(ctx, field, obj)
+				})
+		case "approvalQueue":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Tenant_approvalQueue(ctx, field, obj)
 				})
 		case "invitations":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,

@@ -1257,6 +1257,10 @@ func (r *tenantResolver) Clusters(ctx context.Context, obj *model.Tenant, first 
 	return clusterConn(p), nil
 }
 
+func (r *tenantResolver) ApprovalQueue(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error) {
+	return r.Plane.ApprovalQueue(ctx, obj.ID, deref(first, 50))
+}
+
 func (r *tenantResolver) Invitations(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Invitation, error) {
 	return r.Plane.Invitations(ctx, obj.ID, deref(first, 20))
 }

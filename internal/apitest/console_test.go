@@ -213,3 +213,37 @@ func TestConsoleRoles(t *testing.T) {
 		}
 	}
 }
+
+// The approvals queue lists a tenant's deployments waiting for an
+// approval, oldest first, each only to those who may read its project.
+func TestApprovalQueue(t *testing.T) {
+	t.Parallel()
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		first := deployTo(t, f, f.Owner.Token, f.ServiceID, f.ProtectedEnvironmentID)
+		second := deployTo(t, f, f.Owner.Token, f.ServiceID, f.ProtectedEnvironmentID)
+		queue := func(r Role) []string {
+			t.Helper()
+			res := env.MustDo(t, f.Users[r].Token, `query($t: ID!) { node(id: $t) { ... on Tenant { approvalQueue { id stage } } } }`,
+				map[string]any{"t": f.TenantID})
+			return res.IDs("node.approvalQueue")
+		}
+		// A newer deploy of the service supersedes the one waiting: only
+		// the newer waits in the queue.
+		want := []string{second.ID}
+		if first.Stage != "AWAITING_APPROVAL" || second.Stage != "AWAITING_APPROVAL" {
+			t.Fatalf("deploys to the protected environment: %s, %s", first.Stage, second.Stage)
+		}
+		if st := f.Node(t, first.ID, `... on Deployment { stage }`)["stage"]; st != "SUPERSEDED" {
+			t.Errorf("the first deploy is %v, want SUPERSEDED", st)
+		}
+		for _, r := range []Role{Admin, ProjectManager, Editor, Viewer} {
+			if got := queue(r); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("%s's queue: %v, want %v", r, got, want)
+			}
+		}
+		if got := queue(Member); len(got) != 0 {
+			t.Errorf("a member without a role in the project sees %v in the queue", got)
+		}
+	})
+}

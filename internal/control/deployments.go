@@ -415,3 +415,25 @@ func (p *Plane) Approvals(ctx context.Context, d *model.Deployment) ([]*model.Ap
 	}
 	return store.ApprovalsOf(ctx, p.q(ctx), d.ID)
 }
+
+// ApprovalQueue lists a tenant's deployments waiting for an approval,
+// oldest first: those in projects the caller may read.
+func (p *Plane) ApprovalQueue(ctx context.Context, tenant model.TenantID, limit int) ([]*model.Deployment, error) {
+	if err := p.authz.CheckCtx(ctx, authz.TenantRead, model.Scope{Tenant: tenant}); err != nil {
+		return nil, err
+	}
+	if limit < 1 || limit > 200 {
+		return nil, Invalid("first must be between 1 and 200", "first")
+	}
+	ds, err := store.AwaitingApproval(ctx, p.q(ctx), tenant, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := ds[:0]
+	for _, d := range ds {
+		if p.authz.CheckCtx(ctx, authz.DeploymentRead, d.Scope()) == nil {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}

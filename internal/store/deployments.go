@@ -57,6 +57,13 @@ func OpenDeployments(ctx context.Context, q Querier, svc model.ServiceID, env mo
 
 // ExpiredApprovals lists deployments whose approval window closed before
 // now, across tenants.
+// AwaitingApproval reads a tenant's deployments waiting for an approval,
+// oldest first, at most limit.
+func AwaitingApproval(ctx context.Context, q Querier, tenant model.TenantID, limit int) ([]*model.Deployment, error) {
+	return Deployments.query(ctx, q, `SELECT `+Deployments.cols()+` FROM deployments
+		WHERE tenant_id = $1 AND stage = $2 ORDER BY created_at, id LIMIT $3`, string(tenant), string(model.StageAwaitingApproval), limit)
+}
+
 func ExpiredApprovals(ctx context.Context, q Querier, now time.Time) ([]*model.Deployment, error) {
 	return Deployments.all(ctx, q, `stage = $1 AND approval_expires_at < $2`, string(model.StageAwaitingApproval), now)
 }

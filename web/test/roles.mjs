@@ -67,12 +67,21 @@ try {
   }
   // Another project manager approves it from the deployment page.
   const pm2 = await as('pm2');
-  await pm2.goto(`${base}/#/deployments/${encodeURIComponent(gated)}`);
+  // It is in the approvals queue, which leads to it.
+  await pm2.goto(`${base}/#/approvals`);
+  await pm2.getByRole('heading', { name: 'Approvals' }).waitFor();
+  if (shots) await pm2.screenshot({ path: `${shots}/console-approvals.png` });
+  await pm2.getByRole('link', { name: /release 1 → production-gated/ }).click();
+  await pm2.waitForURL(new RegExp(encodeURIComponent(gated).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
   await stageIs(pm2, 'AWAITING_APPROVAL');
   if (shots) await pm2.screenshot({ path: `${shots}/console-approval.png` });
   await pm2.getByRole('button', { name: 'Approve' }).click();
   await stageIs(pm2, 'DELIVERING');
   await stageIs(pm, 'DELIVERING'); // the requester's page moves too, live
+
+  // The editor's sign-ins: this browser's among them.
+  await editor.goto(`${base}/#/account`);
+  await editor.getByText('this browser').waitFor();
 
   // The viewer: no deploy control anywhere, and a forged deploy refused.
   const viewer = await as('viewer');

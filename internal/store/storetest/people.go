@@ -121,6 +121,19 @@ func testPeople(t *testing.T, s *store.Store) {
 		}
 	})
 
+	t.Run("awaiting approval", func(t *testing.T) {
+		g := newGraph(t, s)
+		waiting := newDeploymentWith(t, s, g.release, g.cluster, func(d *model.Deployment) { d.Stage = model.StageAwaitingApproval })
+		newDeploymentWith(t, s, g.release, g.cluster, func(d *model.Deployment) { d.Stage = model.StageDelivering })
+		got, err := store.AwaitingApproval(ctx, s.Q(), g.tenant.ID, 10)
+		wantNoErr(t, "reading", err)
+		wantIDs(t, "awaiting approval", got, []*model.Deployment{waiting}, func(x *model.Deployment) model.DeploymentID { return x.ID })
+		none, _ := store.AwaitingApproval(ctx, s.Q(), a.ID, 10)
+		if len(none) != 0 {
+			t.Errorf("another tenant's: %v", none)
+		}
+	})
+
 	t.Run("tenants named", func(t *testing.T) {
 		got, err := store.TenantsNamed(ctx, s.Q(), a.Name)
 		wantNoErr(t, "by name", err)

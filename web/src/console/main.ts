@@ -8,6 +8,8 @@ import htm from 'htm';
 import { graphql } from './gql';
 import { run, follow } from './api';
 import type {
+  ConsoleAccountQuery,
+  ConsoleApprovalsQuery,
   ConsoleDeploymentQuery,
   ConsoleOverviewQuery,
   ConsolePreviewDeployQuery,
@@ -93,6 +95,61 @@ const Reject = graphql(`
   mutation ConsoleReject($id: ID!) {
     rejectDeployment(input: { deploymentId: $id }) {
       deployment { id stage }
+      userErrors { message }
+    }
+  }
+`);
+
+const Approvals = graphql(`
+  query ConsoleApprovals {
+    viewer {
+      tenants(first: 5) {
+        nodes {
+          id
+          name
+          approvalQueue(first: 50) {
+            id stage createdAt approvalExpiresAt
+            requestedBy { email }
+            release { number service { name } }
+            environment { name project { name } }
+          }
+        }
+      }
+    }
+  }
+`);
+
+const Cancel = graphql(`
+  mutation ConsoleCancel($id: ID!) {
+    cancelDeployment(input: { deploymentId: $id, reason: "cancelled from the console" }) {
+      deployment { id stage }
+      userErrors { message }
+    }
+  }
+`);
+
+const Redeploy = graphql(`
+  mutation ConsoleRedeploy($id: ID!) {
+    redeploy(input: { deploymentId: $id }) {
+      deployment { id }
+      userErrors { message }
+    }
+  }
+`);
+
+const Account = graphql(`
+  query ConsoleAccount {
+    viewer {
+      user { email }
+      sessions { id method address userAgent createdAt lastSeenAt current tenants { name } }
+    }
+  }
+`);
+
+const RevokeSession = graphql(`
+  mutation ConsoleRevokeSession($id: ID!) {
+    revokeSession(input: { sessionId: $id }) {
+      revokedSessionId
       userErrors { message }
     }
   }
@@ -291,6 +348,25 @@ function DeploymentView({ id }: { id: string }) {
   const [events, setEvents] = useState<StageEvent[]>([]);
   const [live, setLive] = useState<{ on: boolean; why?: string }>({ on: false });
   const [decideError, setDecideError] = useState('');
+  const cancel = async () => {
+    setDecideError('');
+    try {
+      const ue = (await run(Cancel, { id })).cancelDeployment.userErrors;
+      if (ue.length) setDecideError(ue.map((u) => u.message).join('; '));
+    } catch (err) {
+      setDecideError((err as Error).message);
+    }
+  };
+  const redeploy = async () => {
+    setDecideError('');
+    try {
+      const d = (await run(Redeploy, { id })).redeploy;
+      if (d.userErrors.length || !d.deployment) setDecideError(d.userErrors.map((u) => u.message).join('; '));
+      else window.location.hash = '#/deployments/' + d.deployment.id;
+    } catch (err) {
+      setDecideError((err as Error).message);
+    }
+  };
   const decide = async (approve: boolean) => {
     setDecideError('');
     try {
@@ -338,6 +414,12 @@ function DeploymentView({ id }: { id: string }) {
           <button type="button" onClick=${() => decide(true)}>Approve</button>
           <button type="button" class="secondary" onClick=${() => decide(false)}>Reject</button></p>`
       : ''}
+    ${mayDeploy(dep.environment.project.tenant.viewerRole, dep.environment.project.viewerRole, dep.environment.protected)
+      ? html`<p class="decide">
+          ${['SUCCEEDED', 'FAILED', 'ROLLED_BACK', 'CANCELLED', 'SUPERSEDED'].includes(dep.stage)
+            ? html`<button type="button" class="secondary" onClick=${redeploy}>Redeploy this release</button>`
+            : html`<button type="button" class="secondary" onClick=${cancel}>Cancel</button>`}</p>`
+      : ''}
     ${decideError ? html`<p role="alert" class="problem">${decideError}</p>` : ''}
     <ol class="timeline" aria-label="Stages">
       ${events.map(
@@ -351,13 +433,83 @@ function DeploymentView({ id }: { id: string }) {
   `;
 }
 
+function ApprovalsPage() {
+  const [data, setData] = useState<ConsoleApprovalsQuery | null>(null);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    run(Approvals).then(setData, (e: Error) => setError(e.message));
+  }, []);
+  if (error) return html`<${Problem} error=${error} />`;
+  if (!data) return html`<p aria-busy="true">Loading…</p>`;
+  const waiting = data.viewer.tenants.nodes.flatMap((t) => t.approvalQueue.map((d) => ({ t, d })));
+  return html`
+    <h1>Approvals</h1>
+    ${waiting.length === 0 ? html`<p>Nothing waits for an approval.</p>` : ''}
+    <ul class="approvals">
+      ${waiting.map(
+        ({ t, d }) => html`<li>
+          <a href=${'#/deployments/' + d.id}>${d.release.service.name} release ${d.release.number} → ${d.environment.name}</a>
+          <span class="muted">${t.name} · ${d.environment.project.name} · requested by ${d.requestedBy?.email ?? 'someone'}
+            ${d.approvalExpiresAt ? html` · until ${new Date(d.approvalExpiresAt).toLocaleString()}` : ''}</span>
+        </li>`,
+      )}
+    </ul>
+  `;
+}
+
+function AccountPage() {
+  const [data, setData] = useState<ConsoleAccountQuery | null>(null);
+  const [error, setError] = useState('');
+  const load = () => run(Account).then(setData, (e: Error) => setError(e.message));
+  useEffect(() => {
+    load();
+  }, []);
+  if (error) return html`<${Problem} error=${error} />`;
+  if (!data) return html`<p aria-busy="true">Loading…</p>`;
+  const revoke = async (id: string) => {
+    const d = await run(RevokeSession, { id });
+    if (d.revokeSession.userErrors.length) setError(d.revokeSession.userErrors[0].message);
+    else load();
+  };
+  const signOut = async () => {
+    await fetch('/auth/signout', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    window.location.assign('/signin');
+  };
+  return html`
+    <h1>Your sign-ins</h1>
+    <p class="muted">${data.viewer.user.email} · <button type="button" class="small" onClick=${signOut}>Sign out</button></p>
+    <table>
+      <thead><tr><th scope="col">Since</th><th scope="col">Last seen</th><th scope="col">From</th><th scope="col">Tenants</th><th scope="col"></th></tr></thead>
+      <tbody>
+        ${data.viewer.sessions.map(
+          (x) => html`<tr>
+            <td>${new Date(x.createdAt).toLocaleString()} <span class="muted">(${x.method.toLowerCase()})</span></td>
+            <td>${new Date(x.lastSeenAt).toLocaleString()}</td>
+            <td>${x.address} <span class="muted">${x.userAgent.slice(0, 40)}</span></td>
+            <td>${x.tenants.map((t) => t.name).join(', ')}</td>
+            <td>${x.current ? html`<span class="badge">this browser</span>` : html`<button type="button" class="small secondary" onClick=${() => revoke(x.id)}>End</button>`}</td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>
+  `;
+}
+
 function App() {
   const route = useRoute();
   const m = route.match(/^\/deployments\/([^/]+)$/);
+  const page = m
+    ? html`<${DeploymentView} id=${decodeURIComponent(m[1])} />`
+    : route === '/approvals'
+      ? html`<${ApprovalsPage} />`
+      : route === '/account'
+        ? html`<${AccountPage} />`
+        : html`<${OverviewPage} />`;
   return html`
     <header><a href="#/" class="brand">NebulaCtrl</a>
-      <nav aria-label="Main"><a href="#/">Overview</a> <a href="/graphiql">GraphiQL</a></nav></header>
-    <main>${m ? html`<${DeploymentView} id=${decodeURIComponent(m[1])} />` : html`<${OverviewPage} />`}</main>
+      <nav aria-label="Main"><a href="#/">Overview</a> <a href="#/approvals">Approvals</a> <a href="#/account">Account</a>
+        <a href="/graphiql">GraphiQL</a></nav></header>
+    <main>${page}</main>
   `;
 }
 

@@ -20,6 +20,11 @@ type Documents = {
     "\n  mutation ConsoleDeploy($input: DeployInput!) {\n    deploy(input: $input) {\n      deployment { id stage }\n      userErrors { field message code }\n    }\n  }\n": typeof types.ConsoleDeployDocument,
     "\n  mutation ConsoleApprove($id: ID!) {\n    approveDeployment(input: { deploymentId: $id }) {\n      deployment { id stage }\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleApproveDocument,
     "\n  mutation ConsoleReject($id: ID!) {\n    rejectDeployment(input: { deploymentId: $id }) {\n      deployment { id stage }\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleRejectDocument,
+    "\n  query ConsoleApprovals {\n    viewer {\n      tenants(first: 5) {\n        nodes {\n          id\n          name\n          approvalQueue(first: 50) {\n            id stage createdAt approvalExpiresAt\n            requestedBy { email }\n            release { number service { name } }\n            environment { name project { name } }\n          }\n        }\n      }\n    }\n  }\n": typeof types.ConsoleApprovalsDocument,
+    "\n  mutation ConsoleCancel($id: ID!) {\n    cancelDeployment(input: { deploymentId: $id, reason: \"cancelled from the console\" }) {\n      deployment { id stage }\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleCancelDocument,
+    "\n  mutation ConsoleRedeploy($id: ID!) {\n    redeploy(input: { deploymentId: $id }) {\n      deployment { id }\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleRedeployDocument,
+    "\n  query ConsoleAccount {\n    viewer {\n      user { email }\n      sessions { id method address userAgent createdAt lastSeenAt current tenants { name } }\n    }\n  }\n": typeof types.ConsoleAccountDocument,
+    "\n  mutation ConsoleRevokeSession($id: ID!) {\n    revokeSession(input: { sessionId: $id }) {\n      revokedSessionId\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleRevokeSessionDocument,
     "\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { name } }\n        environment { name protected project { name viewerRole tenant { viewerRole } } }\n        cluster { name }\n      }\n    }\n  }\n": typeof types.ConsoleDeploymentDocument,
     "\n  subscription DeploymentEvents($id: ID!, $after: String) {\n    deploymentEvents(deploymentId: $id, after: $after) {\n      cursor sequence stage blocker message at\n    }\n  }\n": typeof types.DeploymentEventsDocument,
 };
@@ -29,6 +34,11 @@ const documents: Documents = {
     "\n  mutation ConsoleDeploy($input: DeployInput!) {\n    deploy(input: $input) {\n      deployment { id stage }\n      userErrors { field message code }\n    }\n  }\n": types.ConsoleDeployDocument,
     "\n  mutation ConsoleApprove($id: ID!) {\n    approveDeployment(input: { deploymentId: $id }) {\n      deployment { id stage }\n      userErrors { message }\n    }\n  }\n": types.ConsoleApproveDocument,
     "\n  mutation ConsoleReject($id: ID!) {\n    rejectDeployment(input: { deploymentId: $id }) {\n      deployment { id stage }\n      userErrors { message }\n    }\n  }\n": types.ConsoleRejectDocument,
+    "\n  query ConsoleApprovals {\n    viewer {\n      tenants(first: 5) {\n        nodes {\n          id\n          name\n          approvalQueue(first: 50) {\n            id stage createdAt approvalExpiresAt\n            requestedBy { email }\n            release { number service { name } }\n            environment { name project { name } }\n          }\n        }\n      }\n    }\n  }\n": types.ConsoleApprovalsDocument,
+    "\n  mutation ConsoleCancel($id: ID!) {\n    cancelDeployment(input: { deploymentId: $id, reason: \"cancelled from the console\" }) {\n      deployment { id stage }\n      userErrors { message }\n    }\n  }\n": types.ConsoleCancelDocument,
+    "\n  mutation ConsoleRedeploy($id: ID!) {\n    redeploy(input: { deploymentId: $id }) {\n      deployment { id }\n      userErrors { message }\n    }\n  }\n": types.ConsoleRedeployDocument,
+    "\n  query ConsoleAccount {\n    viewer {\n      user { email }\n      sessions { id method address userAgent createdAt lastSeenAt current tenants { name } }\n    }\n  }\n": types.ConsoleAccountDocument,
+    "\n  mutation ConsoleRevokeSession($id: ID!) {\n    revokeSession(input: { sessionId: $id }) {\n      revokedSessionId\n      userErrors { message }\n    }\n  }\n": types.ConsoleRevokeSessionDocument,
     "\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { name } }\n        environment { name protected project { name viewerRole tenant { viewerRole } } }\n        cluster { name }\n      }\n    }\n  }\n": types.ConsoleDeploymentDocument,
     "\n  subscription DeploymentEvents($id: ID!, $after: String) {\n    deploymentEvents(deploymentId: $id, after: $after) {\n      cursor sequence stage blocker message at\n    }\n  }\n": types.DeploymentEventsDocument,
 };
@@ -53,6 +63,26 @@ export function graphql(source: "\n  mutation ConsoleApprove($id: ID!) {\n    ap
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation ConsoleReject($id: ID!) {\n    rejectDeployment(input: { deploymentId: $id }) {\n      deployment { id stage }\n      userErrors { message }\n    }\n  }\n"): typeof import('./graphql').ConsoleRejectDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleApprovals {\n    viewer {\n      tenants(first: 5) {\n        nodes {\n          id\n          name\n          approvalQueue(first: 50) {\n            id stage createdAt approvalExpiresAt\n            requestedBy { email }\n            release { number service { name } }\n            environment { name project { name } }\n          }\n        }\n      }\n    }\n  }\n"): typeof import('./graphql').ConsoleApprovalsDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ConsoleCancel($id: ID!) {\n    cancelDeployment(input: { deploymentId: $id, reason: \"cancelled from the console\" }) {\n      deployment { id stage }\n      userErrors { message }\n    }\n  }\n"): typeof import('./graphql').ConsoleCancelDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ConsoleRedeploy($id: ID!) {\n    redeploy(input: { deploymentId: $id }) {\n      deployment { id }\n      userErrors { message }\n    }\n  }\n"): typeof import('./graphql').ConsoleRedeployDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleAccount {\n    viewer {\n      user { email }\n      sessions { id method address userAgent createdAt lastSeenAt current tenants { name } }\n    }\n  }\n"): typeof import('./graphql').ConsoleAccountDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ConsoleRevokeSession($id: ID!) {\n    revokeSession(input: { sessionId: $id }) {\n      revokedSessionId\n      userErrors { message }\n    }\n  }\n"): typeof import('./graphql').ConsoleRevokeSessionDocument;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

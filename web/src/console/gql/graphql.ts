@@ -97,6 +97,37 @@ export type ConsoleRejectMutationVariables = Exact<{
 
 export type ConsoleRejectMutation = { rejectDeployment: { deployment: { id: string, stage: DeploymentStage } | null, userErrors: Array<{ message: string }> } };
 
+export type ConsoleApprovalsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ConsoleApprovalsQuery = { viewer: { tenants: { nodes: Array<{ id: string, name: string, approvalQueue: Array<{ id: string, stage: DeploymentStage, createdAt: string, approvalExpiresAt: string | null, requestedBy: { email: string } | null, release: { number: number, service: { name: string } }, environment: { name: string, project: { name: string } } }> }> } } };
+
+export type ConsoleCancelMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleCancelMutation = { cancelDeployment: { deployment: { id: string, stage: DeploymentStage } | null, userErrors: Array<{ message: string }> } };
+
+export type ConsoleRedeployMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleRedeployMutation = { redeploy: { deployment: { id: string } | null, userErrors: Array<{ message: string }> } };
+
+export type ConsoleAccountQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ConsoleAccountQuery = { viewer: { user: { email: string }, sessions: Array<{ id: string, method: string, address: string, userAgent: string, createdAt: string, lastSeenAt: string, current: boolean, tenants: Array<{ name: string }> }> } };
+
+export type ConsoleRevokeSessionMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleRevokeSessionMutation = { revokeSession: { revokedSessionId: string | null, userErrors: Array<{ message: string }> } };
+
 export type ConsoleDeploymentQueryVariables = Exact<{
   id: string | number;
 }>;
@@ -278,6 +309,97 @@ export const ConsoleRejectDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ConsoleRejectMutation, ConsoleRejectMutationVariables>;
+export const ConsoleApprovalsDocument = new TypedDocumentString(`
+    query ConsoleApprovals {
+  viewer {
+    tenants(first: 5) {
+      nodes {
+        id
+        name
+        approvalQueue(first: 50) {
+          id
+          stage
+          createdAt
+          approvalExpiresAt
+          requestedBy {
+            email
+          }
+          release {
+            number
+            service {
+              name
+            }
+          }
+          environment {
+            name
+            project {
+              name
+            }
+          }
+        }
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleApprovalsQuery, ConsoleApprovalsQueryVariables>;
+export const ConsoleCancelDocument = new TypedDocumentString(`
+    mutation ConsoleCancel($id: ID!) {
+  cancelDeployment(
+    input: {deploymentId: $id, reason: "cancelled from the console"}
+  ) {
+    deployment {
+      id
+      stage
+    }
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleCancelMutation, ConsoleCancelMutationVariables>;
+export const ConsoleRedeployDocument = new TypedDocumentString(`
+    mutation ConsoleRedeploy($id: ID!) {
+  redeploy(input: {deploymentId: $id}) {
+    deployment {
+      id
+    }
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleRedeployMutation, ConsoleRedeployMutationVariables>;
+export const ConsoleAccountDocument = new TypedDocumentString(`
+    query ConsoleAccount {
+  viewer {
+    user {
+      email
+    }
+    sessions {
+      id
+      method
+      address
+      userAgent
+      createdAt
+      lastSeenAt
+      current
+      tenants {
+        name
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleAccountQuery, ConsoleAccountQueryVariables>;
+export const ConsoleRevokeSessionDocument = new TypedDocumentString(`
+    mutation ConsoleRevokeSession($id: ID!) {
+  revokeSession(input: {sessionId: $id}) {
+    revokedSessionId
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleRevokeSessionMutation, ConsoleRevokeSessionMutationVariables>;
 export const ConsoleDeploymentDocument = new TypedDocumentString(`
     query ConsoleDeployment($id: ID!) {
   node(id: $id) {
