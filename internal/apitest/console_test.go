@@ -247,3 +247,22 @@ func TestApprovalQueue(t *testing.T) {
 		}
 	})
 }
+
+// A cluster's console page for a tenant admin and for a member
+// (web/test/cluster.mjs).
+func TestConsoleCluster(t *testing.T) {
+	t.Parallel()
+	browserTests(t)
+	env := NewEnv(t, OpenSQLite(t))
+	f := env.NewFixture(t)
+	r := f.MustDo(t, `mutation($t: ID!) { inviteMember(input: {tenantId: $t, email: "boss@people.example", name: "Boss", role: ADMIN}) { link `+ue+` } }`,
+		map[string]any{"t": f.TenantID})
+	link := r.Str("inviteMember.link")
+	boss := &browser{t: t, env: env}
+	if a := boss.post("/auth/invitation", map[string]string{"invitation": link[strings.Index(link, "#")+1:], "passphrase": "the boss's passphrase"}); a.status != 200 {
+		t.Fatalf("the admin accepting: %d %s", a.status, a.raw)
+	}
+	member, _, _ := signedInPerson(t, f, "member")
+	runBrowser(t, "cluster.mjs", "NEBULA_URL="+env.Server.URL, "NEBULA_CLUSTER="+f.ClusterID, "NEBULA_CLUSTER_NAME=prod-eu",
+		"NEBULA_SESSIONS="+mustJSON(t, map[string]string{"admin": boss.cookie.Value, "member": member.cookie.Value}), screenshotsEnv(t))
+}

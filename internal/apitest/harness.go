@@ -154,6 +154,7 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 	if err != nil {
 		t.Fatalf("default configuration: %v", err)
 	}
+	cfg.Version = "dev" // as `nebula serve` built without a version says
 	if tune != nil {
 		tune(&cfg)
 	}

@@ -25,6 +25,9 @@ type Documents = {
     "\n  mutation ConsoleRedeploy($id: ID!) {\n    redeploy(input: { deploymentId: $id }) {\n      deployment { id }\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleRedeployDocument,
     "\n  query ConsoleAccount {\n    viewer {\n      user { email }\n      sessions { id method address userAgent createdAt lastSeenAt current tenants { name } }\n    }\n  }\n": typeof types.ConsoleAccountDocument,
     "\n  mutation ConsoleRevokeSession($id: ID!) {\n    revokeSession(input: { sessionId: $id }) {\n      revokedSessionId\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleRevokeSessionDocument,
+    "\n  query ConsoleCluster($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        id name status lastHeartbeatAge desiredRevision appliedRevision\n        labels { key value }\n        tenant { viewerRole }\n        activeRevision { number confirmed reportedAt }\n        inventory {\n          agentVersion kubernetesVersion capabilities\n          nodes { name ready }\n          workloads { namespace name replicas readyReplicas }\n        }\n        install { command }\n      }\n    }\n  }\n": typeof types.ConsoleClusterDocument,
+    "\n  query ConsoleClusterRevisions($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        revisions(first: 10) {\n          hasMore\n          revisions {\n            number hash createdAt\n            cause { action actor { email } }\n            outcomes { agent result at }\n          }\n        }\n      }\n    }\n  }\n": typeof types.ConsoleClusterRevisionsDocument,
+    "\n  mutation ConsoleRegenerateToken($id: ID!, $name: String!) {\n    regenerateConnectToken(input: { clusterId: $id, confirmName: $name }) {\n      secret\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleRegenerateTokenDocument,
     "\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { name } }\n        environment { name protected project { name viewerRole tenant { viewerRole } } }\n        cluster { name }\n      }\n    }\n  }\n": typeof types.ConsoleDeploymentDocument,
     "\n  subscription DeploymentEvents($id: ID!, $after: String) {\n    deploymentEvents(deploymentId: $id, after: $after) {\n      cursor sequence stage blocker message at\n    }\n  }\n": typeof types.DeploymentEventsDocument,
 };
@@ -39,6 +42,9 @@ const documents: Documents = {
     "\n  mutation ConsoleRedeploy($id: ID!) {\n    redeploy(input: { deploymentId: $id }) {\n      deployment { id }\n      userErrors { message }\n    }\n  }\n": types.ConsoleRedeployDocument,
     "\n  query ConsoleAccount {\n    viewer {\n      user { email }\n      sessions { id method address userAgent createdAt lastSeenAt current tenants { name } }\n    }\n  }\n": types.ConsoleAccountDocument,
     "\n  mutation ConsoleRevokeSession($id: ID!) {\n    revokeSession(input: { sessionId: $id }) {\n      revokedSessionId\n      userErrors { message }\n    }\n  }\n": types.ConsoleRevokeSessionDocument,
+    "\n  query ConsoleCluster($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        id name status lastHeartbeatAge desiredRevision appliedRevision\n        labels { key value }\n        tenant { viewerRole }\n        activeRevision { number confirmed reportedAt }\n        inventory {\n          agentVersion kubernetesVersion capabilities\n          nodes { name ready }\n          workloads { namespace name replicas readyReplicas }\n        }\n        install { command }\n      }\n    }\n  }\n": types.ConsoleClusterDocument,
+    "\n  query ConsoleClusterRevisions($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        revisions(first: 10) {\n          hasMore\n          revisions {\n            number hash createdAt\n            cause { action actor { email } }\n            outcomes { agent result at }\n          }\n        }\n      }\n    }\n  }\n": types.ConsoleClusterRevisionsDocument,
+    "\n  mutation ConsoleRegenerateToken($id: ID!, $name: String!) {\n    regenerateConnectToken(input: { clusterId: $id, confirmName: $name }) {\n      secret\n      userErrors { message }\n    }\n  }\n": types.ConsoleRegenerateTokenDocument,
     "\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { name } }\n        environment { name protected project { name viewerRole tenant { viewerRole } } }\n        cluster { name }\n      }\n    }\n  }\n": types.ConsoleDeploymentDocument,
     "\n  subscription DeploymentEvents($id: ID!, $after: String) {\n    deploymentEvents(deploymentId: $id, after: $after) {\n      cursor sequence stage blocker message at\n    }\n  }\n": types.DeploymentEventsDocument,
 };
@@ -83,6 +89,18 @@ export function graphql(source: "\n  query ConsoleAccount {\n    viewer {\n     
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation ConsoleRevokeSession($id: ID!) {\n    revokeSession(input: { sessionId: $id }) {\n      revokedSessionId\n      userErrors { message }\n    }\n  }\n"): typeof import('./graphql').ConsoleRevokeSessionDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleCluster($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        id name status lastHeartbeatAge desiredRevision appliedRevision\n        labels { key value }\n        tenant { viewerRole }\n        activeRevision { number confirmed reportedAt }\n        inventory {\n          agentVersion kubernetesVersion capabilities\n          nodes { name ready }\n          workloads { namespace name replicas readyReplicas }\n        }\n        install { command }\n      }\n    }\n  }\n"): typeof import('./graphql').ConsoleClusterDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleClusterRevisions($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        revisions(first: 10) {\n          hasMore\n          revisions {\n            number hash createdAt\n            cause { action actor { email } }\n            outcomes { agent result at }\n          }\n        }\n      }\n    }\n  }\n"): typeof import('./graphql').ConsoleClusterRevisionsDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ConsoleRegenerateToken($id: ID!, $name: String!) {\n    regenerateConnectToken(input: { clusterId: $id, confirmName: $name }) {\n      secret\n      userErrors { message }\n    }\n  }\n"): typeof import('./graphql').ConsoleRegenerateTokenDocument;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

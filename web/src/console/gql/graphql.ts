@@ -58,6 +58,10 @@ export type ProjectRole =
   /** Reads. */
   | 'VIEWER';
 
+export type RevisionResult =
+  | 'APPLIED'
+  | 'FAILED';
+
 export type TenantRole =
   /** Manages clusters, members, the plan and reads the audit history; holds every project capability. */
   | 'ADMIN'
@@ -127,6 +131,34 @@ export type ConsoleRevokeSessionMutationVariables = Exact<{
 
 
 export type ConsoleRevokeSessionMutation = { revokeSession: { revokedSessionId: string | null, userErrors: Array<{ message: string }> } };
+
+export type ConsoleClusterQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleClusterQuery = { node:
+    | { id: string, name: string, status: ClusterStatus, lastHeartbeatAge: number | null, desiredRevision: number, appliedRevision: number, labels: Array<{ key: string, value: string }>, tenant: { viewerRole: TenantRole }, activeRevision: { number: number, confirmed: boolean, reportedAt: string } | null, inventory: { agentVersion: string, kubernetesVersion: string, capabilities: Array<string>, nodes: Array<{ name: string, ready: boolean }>, workloads: Array<{ namespace: string, name: string, replicas: number, readyReplicas: number }> } | null, install: { command: string } }
+    | Record<PropertyKey, never>
+   | null };
+
+export type ConsoleClusterRevisionsQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleClusterRevisionsQuery = { node:
+    | { revisions: { hasMore: boolean, revisions: Array<{ number: number, hash: string, createdAt: string, cause: { action: string, actor: { email: string } | null } | null, outcomes: Array<{ agent: string, result: RevisionResult, at: string }> }> } }
+    | Record<PropertyKey, never>
+   | null };
+
+export type ConsoleRegenerateTokenMutationVariables = Exact<{
+  id: string | number;
+  name: string;
+}>;
+
+
+export type ConsoleRegenerateTokenMutation = { regenerateConnectToken: { secret: string | null, userErrors: Array<{ message: string }> } };
 
 export type ConsoleDeploymentQueryVariables = Exact<{
   id: string | number;
@@ -400,6 +432,87 @@ export const ConsoleRevokeSessionDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ConsoleRevokeSessionMutation, ConsoleRevokeSessionMutationVariables>;
+export const ConsoleClusterDocument = new TypedDocumentString(`
+    query ConsoleCluster($id: ID!) {
+  node(id: $id) {
+    ... on Cluster {
+      id
+      name
+      status
+      lastHeartbeatAge
+      desiredRevision
+      appliedRevision
+      labels {
+        key
+        value
+      }
+      tenant {
+        viewerRole
+      }
+      activeRevision {
+        number
+        confirmed
+        reportedAt
+      }
+      inventory {
+        agentVersion
+        kubernetesVersion
+        capabilities
+        nodes {
+          name
+          ready
+        }
+        workloads {
+          namespace
+          name
+          replicas
+          readyReplicas
+        }
+      }
+      install {
+        command
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleClusterQuery, ConsoleClusterQueryVariables>;
+export const ConsoleClusterRevisionsDocument = new TypedDocumentString(`
+    query ConsoleClusterRevisions($id: ID!) {
+  node(id: $id) {
+    ... on Cluster {
+      revisions(first: 10) {
+        hasMore
+        revisions {
+          number
+          hash
+          createdAt
+          cause {
+            action
+            actor {
+              email
+            }
+          }
+          outcomes {
+            agent
+            result
+            at
+          }
+        }
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleClusterRevisionsQuery, ConsoleClusterRevisionsQueryVariables>;
+export const ConsoleRegenerateTokenDocument = new TypedDocumentString(`
+    mutation ConsoleRegenerateToken($id: ID!, $name: String!) {
+  regenerateConnectToken(input: {clusterId: $id, confirmName: $name}) {
+    secret
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleRegenerateTokenMutation, ConsoleRegenerateTokenMutationVariables>;
 export const ConsoleDeploymentDocument = new TypedDocumentString(`
     query ConsoleDeployment($id: ID!) {
   node(id: $id) {

@@ -224,6 +224,84 @@ import"./modulepreload-polyfill-P2Xu9kJm.js";import{n as e}from"./dist-B3T4JJAN.
     }
   }
 }
+    `),"\n  query ConsoleCluster($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        id name status lastHeartbeatAge desiredRevision appliedRevision\n        labels { key value }\n        tenant { viewerRole }\n        activeRevision { number confirmed reportedAt }\n        inventory {\n          agentVersion kubernetesVersion capabilities\n          nodes { name ready }\n          workloads { namespace name replicas readyReplicas }\n        }\n        install { command }\n      }\n    }\n  }\n":new J(`
+    query ConsoleCluster($id: ID!) {
+  node(id: $id) {
+    ... on Cluster {
+      id
+      name
+      status
+      lastHeartbeatAge
+      desiredRevision
+      appliedRevision
+      labels {
+        key
+        value
+      }
+      tenant {
+        viewerRole
+      }
+      activeRevision {
+        number
+        confirmed
+        reportedAt
+      }
+      inventory {
+        agentVersion
+        kubernetesVersion
+        capabilities
+        nodes {
+          name
+          ready
+        }
+        workloads {
+          namespace
+          name
+          replicas
+          readyReplicas
+        }
+      }
+      install {
+        command
+      }
+    }
+  }
+}
+    `),"\n  query ConsoleClusterRevisions($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        revisions(first: 10) {\n          hasMore\n          revisions {\n            number hash createdAt\n            cause { action actor { email } }\n            outcomes { agent result at }\n          }\n        }\n      }\n    }\n  }\n":new J(`
+    query ConsoleClusterRevisions($id: ID!) {
+  node(id: $id) {
+    ... on Cluster {
+      revisions(first: 10) {
+        hasMore
+        revisions {
+          number
+          hash
+          createdAt
+          cause {
+            action
+            actor {
+              email
+            }
+          }
+          outcomes {
+            agent
+            result
+            at
+          }
+        }
+      }
+    }
+  }
+}
+    `),"\n  mutation ConsoleRegenerateToken($id: ID!, $name: String!) {\n    regenerateConnectToken(input: { clusterId: $id, confirmName: $name }) {\n      secret\n      userErrors { message }\n    }\n  }\n":new J(`
+    mutation ConsoleRegenerateToken($id: ID!, $name: String!) {
+  regenerateConnectToken(input: {clusterId: $id, confirmName: $name}) {
+    secret
+    userErrors {
+      message
+    }
+  }
+}
     `),"\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { name } }\n        environment { name protected project { name viewerRole tenant { viewerRole } } }\n        cluster { name }\n      }\n    }\n  }\n":new J(`
     query ConsoleDeployment($id: ID!) {
   node(id: $id) {
@@ -383,6 +461,45 @@ import"./modulepreload-polyfill-P2Xu9kJm.js";import{n as e}from"./dist-B3T4JJAN.
     }
   }
 `),ze=Y(`
+  query ConsoleCluster($id: ID!) {
+    node(id: $id) {
+      ... on Cluster {
+        id name status lastHeartbeatAge desiredRevision appliedRevision
+        labels { key value }
+        tenant { viewerRole }
+        activeRevision { number confirmed reportedAt }
+        inventory {
+          agentVersion kubernetesVersion capabilities
+          nodes { name ready }
+          workloads { namespace name replicas readyReplicas }
+        }
+        install { command }
+      }
+    }
+  }
+`),Be=Y(`
+  query ConsoleClusterRevisions($id: ID!) {
+    node(id: $id) {
+      ... on Cluster {
+        revisions(first: 10) {
+          hasMore
+          revisions {
+            number hash createdAt
+            cause { action actor { email } }
+            outcomes { agent result at }
+          }
+        }
+      }
+    }
+  }
+`),Ve=Y(`
+  mutation ConsoleRegenerateToken($id: ID!, $name: String!) {
+    regenerateConnectToken(input: { clusterId: $id, confirmName: $name }) {
+      secret
+      userErrors { message }
+    }
+  }
+`),He=Y(`
   query ConsoleDeployment($id: ID!) {
     node(id: $id) {
       ... on Deployment {
@@ -393,13 +510,13 @@ import"./modulepreload-polyfill-P2Xu9kJm.js";import{n as e}from"./dist-B3T4JJAN.
       }
     }
   }
-`),Be=Y(`
+`),Ue=Y(`
   subscription DeploymentEvents($id: ID!, $after: String) {
     deploymentEvents(deploymentId: $id, after: $after) {
       cursor sequence stage blocker message at
     }
   }
-`);function Ve(){let[e,t]=W(window.location.hash.slice(1)||`/`);return G(()=>{let e=()=>t(window.location.hash.slice(1)||`/`);return window.addEventListener(`hashchange`,e),()=>window.removeEventListener(`hashchange`,e)},[]),e}function He(e){return e==null?`never`:e<60?`${e} s ago`:e<3600?`${Math.round(e/60)} min ago`:`${Math.round(e/3600)} h ago`}function Ue(e,t,n){return e===`ADMIN`||t===`PROJECT_MANAGER`||t===`EDITOR`&&!n}function We(e,t){return e===`ADMIN`||t===`PROJECT_MANAGER`}function $({error:e}){return Q`<p role="alert" class="problem">${e}</p>`}function Ge(){let[e,t]=W(null),[n,r]=W(``);if(G(()=>{X(ke).then(t,e=>r(e.message))},[]),n)return Q`<${$} error=${n} />`;if(!e)return Q`<p aria-busy="true">Loading…</p>`;let i=e.viewer;return Q`
+`);function We(){let[e,t]=W(window.location.hash.slice(1)||`/`);return G(()=>{let e=()=>t(window.location.hash.slice(1)||`/`);return window.addEventListener(`hashchange`,e),()=>window.removeEventListener(`hashchange`,e)},[]),e}function Ge(e){return e==null?`never`:e<60?`${e} s ago`:e<3600?`${Math.round(e/60)} min ago`:`${Math.round(e/3600)} h ago`}function Ke(e,t,n){return e===`ADMIN`||t===`PROJECT_MANAGER`||t===`EDITOR`&&!n}function qe(e,t){return e===`ADMIN`||t===`PROJECT_MANAGER`}function $({error:e}){return Q`<p role="alert" class="problem">${e}</p>`}function Je(){let[e,t]=W(null),[n,r]=W(``);if(G(()=>{X(ke).then(t,e=>r(e.message))},[]),n)return Q`<${$} error=${n} />`;if(!e)return Q`<p aria-busy="true">Loading…</p>`;let i=e.viewer;return Q`
     <h1>Overview</h1>
     <p class="muted">Signed in as ${i.user.email}</p>
     ${i.tenants.nodes.map(e=>Q`
@@ -410,9 +527,9 @@ import"./modulepreload-polyfill-P2Xu9kJm.js";import{n as e}from"./dist-B3T4JJAN.
             <thead><tr><th scope="col">Cluster</th><th scope="col">Status</th><th scope="col">Heartbeat</th><th scope="col">Revision (desired / applied)</th></tr></thead>
             <tbody>
               ${e.clusters.nodes.map(e=>Q`<tr>
-                  <td>${e.name}</td>
+                  <td><a href=${`#/clusters/`+e.id}>${e.name}</a></td>
                   <td><span class=${`status `+e.status.toLowerCase()}>${e.status}</span></td>
-                  <td>${He(e.lastHeartbeatAge)}</td>
+                  <td>${Ge(e.lastHeartbeatAge)}</td>
                   <td>${e.desiredRevision} / ${e.appliedRevision}
                     ${e.activeRevision?Q` <span class="muted">(${e.activeRevision.confirmed?`confirmed`:`not confirmed`} by the agent)</span>`:``}</td>
                 </tr>`)}
@@ -424,7 +541,7 @@ import"./modulepreload-polyfill-P2Xu9kJm.js";import{n as e}from"./dist-B3T4JJAN.
               <ul>
                 ${t.environments.nodes.map(n=>Q`<li>
                     <strong>${n.name}</strong>${n.protected?Q` <span class="badge">protected</span>`:``}
-                    ${Ue(e.viewerRole,t.viewerRole,n.protected)?Q` <${Ke} environment=${n.id} name=${n.name} gated=${n.protected} services=${t.services.nodes} />`:``}
+                    ${Ke(e.viewerRole,t.viewerRole,n.protected)?Q` <${Ye} environment=${n.id} name=${n.name} gated=${n.protected} services=${t.services.nodes} />`:``}
                     <ul>
                       ${n.deployments.nodes.map(e=>Q`<li><a href=${`#/deployments/`+e.id}>${e.release.service.name} release ${e.release.number}</a>
                           <span class=${`stage `+e.stage.toLowerCase()}>${e.stage}</span></li>`)}
@@ -434,7 +551,7 @@ import"./modulepreload-polyfill-P2Xu9kJm.js";import{n as e}from"./dist-B3T4JJAN.
             </div>`)}
         </section>
       `)}
-  `}function Ke({environment:e,name:t,gated:n,services:r}){let[i,a]=W(!1),[o,s]=W(r[0]?.id??``),[c,l]=W(``),[u,d]=W(null),[f,p]=W(``),[m,h]=W(!1);if(!r.length)return null;if(!i)return Q`<button type="button" class="small" onClick=${()=>a(!0)}>Deploy to ${t}…</button>`;let g={serviceId:o,environmentId:e,imageDigest:c.trim()},_=e=>e.map(e=>e.message).join(`; `),v=async e=>{e.preventDefault(),p(``),h(!0);try{let e=await X(Ae,{input:g});e.previewDeploy.userErrors.length?p(_(e.previewDeploy.userErrors)):d(e.previewDeploy)}catch(e){p(e.message)}finally{h(!1)}},y=async()=>{h(!0);try{let e=await X(je,{input:g});e.deploy.userErrors.length||!e.deploy.deployment?p(_(e.deploy.userErrors)):window.location.hash=`#/deployments/`+e.deploy.deployment.id}catch(e){p(e.message)}finally{h(!1)}},b=`deploy-`+e;return Q`<form class="deploy" onSubmit=${v} aria-label=${`Deploy to `+t}>
+  `}function Ye({environment:e,name:t,gated:n,services:r}){let[i,a]=W(!1),[o,s]=W(r[0]?.id??``),[c,l]=W(``),[u,d]=W(null),[f,p]=W(``),[m,h]=W(!1);if(!r.length)return null;if(!i)return Q`<button type="button" class="small" onClick=${()=>a(!0)}>Deploy to ${t}…</button>`;let g={serviceId:o,environmentId:e,imageDigest:c.trim()},_=e=>e.map(e=>e.message).join(`; `),v=async e=>{e.preventDefault(),p(``),h(!0);try{let e=await X(Ae,{input:g});e.previewDeploy.userErrors.length?p(_(e.previewDeploy.userErrors)):d(e.previewDeploy)}catch(e){p(e.message)}finally{h(!1)}},y=async()=>{h(!0);try{let e=await X(je,{input:g});e.deploy.userErrors.length||!e.deploy.deployment?p(_(e.deploy.userErrors)):window.location.hash=`#/deployments/`+e.deploy.deployment.id}catch(e){p(e.message)}finally{h(!1)}},b=`deploy-`+e;return Q`<form class="deploy" onSubmit=${v} aria-label=${`Deploy to `+t}>
     <label for=${b+`-svc`}>Service</label>
     <select id=${b+`-svc`} value=${o} onChange=${e=>{s(e.target.value),d(null)}}>
       ${r.map(e=>Q`<option value=${e.id}>${e.name}</option>`)}
@@ -455,17 +572,17 @@ import"./modulepreload-polyfill-P2Xu9kJm.js";import{n as e}from"./dist-B3T4JJAN.
               </ul></div>`)}
           <button type="button" onClick=${y} disabled=${m}>Deploy</button>
         </div>`:``}
-  </form>`}function qe({id:e}){let[t,n]=W(null),[r,i]=W(``),[a,o]=W([]),[s,c]=W({on:!1}),[l,u]=W(``),d=async()=>{u(``);try{let t=(await X(Fe,{id:e})).cancelDeployment.userErrors;t.length&&u(t.map(e=>e.message).join(`; `))}catch(e){u(e.message)}},f=async()=>{u(``);try{let t=(await X(Ie,{id:e})).redeploy;t.userErrors.length||!t.deployment?u(t.userErrors.map(e=>e.message).join(`; `)):window.location.hash=`#/deployments/`+t.deployment.id}catch(e){u(e.message)}},p=async t=>{u(``);try{let n=t?(await X(Me,{id:e})).approveDeployment.userErrors:(await X(Ne,{id:e})).rejectDeployment.userErrors;n.length&&u(n.map(e=>e.message).join(`; `))}catch(e){u(e.message)}};return G(()=>{X(ze,{id:e}).then(e=>e.node&&`stage`in e.node?n(e.node):i(`No such deployment, or not yours to see.`),e=>i(e.message));let t=null,r=[];return Oe(Be,()=>({id:e,after:t?.cursor??null}),e=>{let i=e.deploymentEvents;t&&i.sequence<=t.sequence||(t=i,r.push(i),o([...r]),n(e=>e&&{...e,stage:i.stage,blocker:i.blocker,message:i.message}))},(e,t)=>c({on:e,why:t}))},[e]),r?Q`<${$} error=${r} />`:t?Q`
+  </form>`}function Xe({id:e}){let[t,n]=W(null),[r,i]=W(``),[a,o]=W([]),[s,c]=W({on:!1}),[l,u]=W(``),d=async()=>{u(``);try{let t=(await X(Fe,{id:e})).cancelDeployment.userErrors;t.length&&u(t.map(e=>e.message).join(`; `))}catch(e){u(e.message)}},f=async()=>{u(``);try{let t=(await X(Ie,{id:e})).redeploy;t.userErrors.length||!t.deployment?u(t.userErrors.map(e=>e.message).join(`; `)):window.location.hash=`#/deployments/`+t.deployment.id}catch(e){u(e.message)}},p=async t=>{u(``);try{let n=t?(await X(Me,{id:e})).approveDeployment.userErrors:(await X(Ne,{id:e})).rejectDeployment.userErrors;n.length&&u(n.map(e=>e.message).join(`; `))}catch(e){u(e.message)}};return G(()=>{X(He,{id:e}).then(e=>e.node&&`stage`in e.node?n(e.node):i(`No such deployment, or not yours to see.`),e=>i(e.message));let t=null,r=[];return Oe(Ue,()=>({id:e,after:t?.cursor??null}),e=>{let i=e.deploymentEvents;t&&i.sequence<=t.sequence||(t=i,r.push(i),o([...r]),n(e=>e&&{...e,stage:i.stage,blocker:i.blocker,message:i.message}))},(e,t)=>c({on:e,why:t}))},[e]),r?Q`<${$} error=${r} />`:t?Q`
     <p><a href="#/">← Overview</a></p>
     <h1>${t.release.service.name} release ${t.release.number} → ${t.environment.name}</h1>
     <p class="muted">${t.environment.project.name} · cluster ${t.cluster.name} · <code>${t.release.imageDigest??`building`}</code></p>
     <p>Stage: <strong class=${`stage `+t.stage.toLowerCase()} data-testid="stage">${t.stage}</strong>
       ${t.blocker?Q` <span class="badge warn">${t.blocker}</span>`:``}
       <span class=${s.on?`live on`:`live`} role="status">${s.on?`live`:s.why===`ended`?`ended`:`reconnecting…`}</span></p>
-    ${t.stage===`AWAITING_APPROVAL`&&We(t.environment.project.tenant.viewerRole,t.environment.project.viewerRole)?Q`<p class="decide">
+    ${t.stage===`AWAITING_APPROVAL`&&qe(t.environment.project.tenant.viewerRole,t.environment.project.viewerRole)?Q`<p class="decide">
           <button type="button" onClick=${()=>p(!0)}>Approve</button>
           <button type="button" class="secondary" onClick=${()=>p(!1)}>Reject</button></p>`:``}
-    ${Ue(t.environment.project.tenant.viewerRole,t.environment.project.viewerRole,t.environment.protected)?Q`<p class="decide">
+    ${Ke(t.environment.project.tenant.viewerRole,t.environment.project.viewerRole,t.environment.protected)?Q`<p class="decide">
           ${[`SUCCEEDED`,`FAILED`,`ROLLED_BACK`,`CANCELLED`,`SUPERSEDED`].includes(t.stage)?Q`<button type="button" class="secondary" onClick=${f}>Redeploy this release</button>`:Q`<button type="button" class="secondary" onClick=${d}>Cancel</button>`}</p>`:``}
     ${l?Q`<p role="alert" class="problem">${l}</p>`:``}
     <ol class="timeline" aria-label="Stages">
@@ -475,7 +592,7 @@ import"./modulepreload-polyfill-P2Xu9kJm.js";import{n as e}from"./dist-B3T4JJAN.
           <span class="message">${e.message}</span>
         </li>`)}
     </ol>
-  `:Q`<p aria-busy="true">Loading…</p>`}function Je(){let[e,t]=W(null),[n,r]=W(``);if(G(()=>{X(Pe).then(t,e=>r(e.message))},[]),n)return Q`<${$} error=${n} />`;if(!e)return Q`<p aria-busy="true">Loading…</p>`;let i=e.viewer.tenants.nodes.flatMap(e=>e.approvalQueue.map(t=>({t:e,d:t})));return Q`
+  `:Q`<p aria-busy="true">Loading…</p>`}function Ze(){let[e,t]=W(null),[n,r]=W(``);if(G(()=>{X(Pe).then(t,e=>r(e.message))},[]),n)return Q`<${$} error=${n} />`;if(!e)return Q`<p aria-busy="true">Loading…</p>`;let i=e.viewer.tenants.nodes.flatMap(e=>e.approvalQueue.map(t=>({t:e,d:t})));return Q`
     <h1>Approvals</h1>
     ${i.length===0?Q`<p>Nothing waits for an approval.</p>`:``}
     <ul class="approvals">
@@ -485,7 +602,7 @@ import"./modulepreload-polyfill-P2Xu9kJm.js";import{n as e}from"./dist-B3T4JJAN.
             ${t.approvalExpiresAt?Q` · until ${new Date(t.approvalExpiresAt).toLocaleString()}`:``}</span>
         </li>`)}
     </ul>
-  `}function Ye(){let[e,t]=W(null),[n,r]=W(``),i=()=>X(Le).then(t,e=>r(e.message));if(G(()=>{i()},[]),n)return Q`<${$} error=${n} />`;if(!e)return Q`<p aria-busy="true">Loading…</p>`;let a=async e=>{let t=await X(Re,{id:e});t.revokeSession.userErrors.length?r(t.revokeSession.userErrors[0].message):i()};return Q`
+  `}function Qe(){let[e,t]=W(null),[n,r]=W(``),i=()=>X(Le).then(t,e=>r(e.message));if(G(()=>{i()},[]),n)return Q`<${$} error=${n} />`;if(!e)return Q`<p aria-busy="true">Loading…</p>`;let a=async e=>{let t=await X(Re,{id:e});t.revokeSession.userErrors.length?r(t.revokeSession.userErrors[0].message):i()};return Q`
     <h1>Your sign-ins</h1>
     <p class="muted">${e.viewer.user.email} · <button type="button" class="small" onClick=${async()=>{await fetch(`/auth/signout`,{method:`POST`,headers:{"Content-Type":`application/json`},body:`{}`}),window.location.assign(`/signin`)}}>Sign out</button></p>
     <table>
@@ -500,9 +617,33 @@ import"./modulepreload-polyfill-P2Xu9kJm.js";import{n as e}from"./dist-B3T4JJAN.
           </tr>`)}
       </tbody>
     </table>
-  `}function Xe(){let e=Ve(),t=e.match(/^\/deployments\/([^/]+)$/);return Q`
+  `}function $e({id:e}){let[t,n]=W(null),[r,i]=W(null),[a,o]=W(``),[s,c]=W(``),[l,u]=W(``),[d,f]=W(``);if(G(()=>{X(ze,{id:e}).then(t=>{if(!t.node||!(`status`in t.node)){o(`No such cluster, or not yours to see.`);return}let r=t.node;n(r),r.tenant.viewerRole===`ADMIN`&&X(Be,{id:e}).then(e=>e.node&&`revisions`in e.node&&i(e.node.revisions))},e=>o(e.message))},[e]),a)return Q`<${$} error=${a} />`;if(!t)return Q`<p aria-busy="true">Loading…</p>`;let p=t.tenant.viewerRole===`ADMIN`;return Q`
+    <p><a href="#/">← Overview</a></p>
+    <h1>Cluster ${t.name} <span class=${`status `+t.status.toLowerCase()}>${t.status}</span></h1>
+    <p class="muted">${t.labels.map(e=>`${e.key}=${e.value}`).join(`, `)} · heartbeat ${Ge(t.lastHeartbeatAge)}</p>
+    <p>Revision ${t.desiredRevision} desired, ${t.appliedRevision} applied${t.activeRevision?Q`; the agent runs ${t.activeRevision.number} (${t.activeRevision.confirmed?`confirmed by its hash`:`hash not confirmed`})`:``}.</p>
+    ${t.inventory?Q`<h2>Inventory</h2>
+        <p class="muted">agent ${t.inventory.agentVersion} · Kubernetes ${t.inventory.kubernetesVersion} · ${t.inventory.capabilities.join(`, `)}</p>
+        <ul>${t.inventory.nodes.map(e=>Q`<li>${e.name} ${e.ready?`ready`:Q`<span class="problem">not ready</span>`}</li>`)}</ul>
+        <table><thead><tr><th scope="col">Workload</th><th scope="col">Ready</th></tr></thead>
+          <tbody>${t.inventory.workloads.map(e=>Q`<tr><td>${e.namespace}/${e.name}</td><td>${e.readyReplicas} / ${e.replicas}</td></tr>`)}</tbody></table>`:Q`<p>No agent has reported yet.</p>`}
+    <h2>Install the agent</h2>
+    <pre class="command"><code>${t.install.command}</code></pre>
+    ${p?Q`<h2>Connect token</h2>
+        ${l?Q`<p role="status">New connect token, shown only now: <code data-testid="secret">${l}</code>. The old one works for its grace window.</p>`:Q`<form class="deploy" onSubmit=${async t=>{t.preventDefault(),f(``);let n=(await X(Ve,{id:e,name:s})).regenerateConnectToken;n.userErrors.length||!n.secret?f(n.userErrors.map(e=>e.message).join(`; `)):u(n.secret)}} aria-label="Regenerate the connect token">
+              <label for="confirm-name">Type the cluster's name</label>
+              <input id="confirm-name" value=${s} onInput=${e=>c(e.target.value)} required />
+              <button type="submit">Regenerate connect token</button>
+              ${d?Q`<p role="alert" class="problem">${d}</p>`:``}
+            </form>`}`:``}
+    ${r?Q`<h2>Revisions</h2>
+        <table><thead><tr><th scope="col">Revision</th><th scope="col">Made by</th><th scope="col">Applied</th></tr></thead>
+          <tbody>${r.revisions.map(e=>Q`<tr><td>${e.number} <code class="muted">${e.hash.slice(0,12)}</code></td>
+              <td>${e.cause?`${e.cause.action}${e.cause.actor?` by `+e.cause.actor.email:``}`:``}</td>
+              <td>${e.outcomes.map(e=>`${e.result.toLowerCase()} by ${e.agent}`).join(`, `)}</td></tr>`)}</tbody></table>`:``}
+  `}function et(){let e=We(),t=e.match(/^\/deployments\/([^/]+)$/),n=e.match(/^\/clusters\/([^/]+)$/);return Q`
     <header><a href="#/" class="brand">NebulaCtrl</a>
       <nav aria-label="Main"><a href="#/">Overview</a> <a href="#/approvals">Approvals</a> <a href="#/account">Account</a>
         <a href="/graphiql">GraphiQL</a></nav></header>
-    <main>${t?Q`<${qe} id=${decodeURIComponent(t[1])} />`:e===`/approvals`?Q`<${Je} />`:e===`/account`?Q`<${Ye} />`:Q`<${Ge} />`}</main>
-  `}var Ze=document.getElementById(`app`);Ze.textContent=``,ce(Q`<${Xe} />`,Ze);
+    <main>${t?Q`<${Xe} id=${decodeURIComponent(t[1])} />`:n?Q`<${$e} id=${decodeURIComponent(n[1])} />`:e===`/approvals`?Q`<${Ze} />`:e===`/account`?Q`<${Qe} />`:Q`<${Je} />`}</main>
+  `}var tt=document.getElementById(`app`);tt.textContent=``,ce(Q`<${et} />`,tt);

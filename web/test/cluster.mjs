@@ -1,0 +1,59 @@
+// A cluster's console page: its status, the install command, for a tenant
+// admin the connect token regenerated (the name typed to confirm; the new
+// token shown once) and the revision history; for a member neither.
+// Run by the Go test TestConsoleCluster.
+import { chromium } from 'playwright-core';
+
+const base = process.env.NEBULA_URL;
+const cluster = process.env.NEBULA_CLUSTER;
+const name = process.env.NEBULA_CLUSTER_NAME;
+const shots = process.env.NEBULA_SCREENSHOTS;
+const sessions = JSON.parse(process.env.NEBULA_SESSIONS);
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox'] });
+let failed = false;
+const fail = (m) => {
+  console.error('FAIL: ' + m);
+  failed = true;
+};
+async function open(role) {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 1000 } });
+  await context.addCookies([{ name: 'nebula_session', value: sessions[role], domain: new URL(base).hostname, path: '/', httpOnly: true, sameSite: 'Lax' }]);
+  await context.route('**/*', (r) => (new URL(r.request().url()).hostname === '127.0.0.1' ? r.continue() : r.abort('internetdisconnected')));
+  const page = await context.newPage();
+  page.on('pageerror', (e) => fail(`${role}: page error ${e.message}`));
+  await page.goto(`${base}/#/clusters/${encodeURIComponent(cluster)}`);
+  await page.getByRole('heading', { name: new RegExp('Cluster ' + name) }).waitFor({ timeout: 15000 });
+  return page;
+}
+try {
+  const admin = await open('admin');
+  await admin.locator('pre.command', { hasText: 'kubectl' }).waitFor();
+  await admin.getByRole('heading', { name: 'Revisions' }).waitFor();
+  if (!(await admin.getByText(/deployment\.create by/).count())) fail('the revisions do not say what made them');
+  const form = admin.getByRole('form', { name: 'Regenerate the connect token' });
+  await form.getByLabel("Type the cluster's name").fill('not-the-name');
+  await form.getByRole('button', { name: 'Regenerate connect token' }).click();
+  await form.getByRole('alert').waitFor();
+  await form.getByLabel("Type the cluster's name").fill(name);
+  await form.getByRole('button', { name: 'Regenerate connect token' }).click();
+  const secret = await admin.getByTestId('secret').textContent();
+  if (!secret?.startsWith('nbc_')) fail('the new connect token: ' + secret);
+  if (shots) {
+    await admin.getByTestId('secret').evaluate((el) => (el.textContent = 'nbc_…'));
+    await admin.screenshot({ path: `${shots}/console-cluster.png`, fullPage: true });
+  }
+  await admin.reload();
+  await admin.getByRole('heading', { name: 'Connect token' }).waitFor();
+  if (await admin.getByTestId('secret').count()) fail('the connect token is shown again after a reload');
+
+  const member = await open('member');
+  await member.locator('pre.command').waitFor();
+  if (await member.getByRole('heading', { name: 'Connect token' }).count()) fail('a member is offered the connect token');
+  if (await member.getByRole('heading', { name: 'Revisions' }).count()) fail('a member sees the revision history');
+  console.log('ok');
+} catch (e) {
+  fail(e.stack || String(e));
+} finally {
+  await browser.close();
+}
+process.exitCode = failed ? 1 : 0;
