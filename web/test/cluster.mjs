@@ -46,10 +46,24 @@ try {
   await admin.getByRole('heading', { name: 'Connect token' }).waitFor();
   if (await admin.getByTestId('secret').count()) fail('the connect token is shown again after a reload');
 
+  // The audit history says so, filtered by action.
+  await admin.goto(`${base}/#/audit`);
+  await admin.getByRole('heading', { name: 'Audit' }).waitFor();
+  await admin.locator('tr[data-action]').first().waitFor();
+  await admin.getByLabel('Action').fill('cluster.regenerate_connect_token');
+  await admin.getByRole('button', { name: 'Filter' }).click();
+  await admin.waitForFunction(() => {
+    const rows = [...document.querySelectorAll('tr[data-action]')];
+    return rows.length === 1 && rows[0].dataset.action === 'cluster.regenerate_connect_token';
+  }, null, { timeout: 10000 });
+  if (shots) await admin.screenshot({ path: `${shots}/console-audit.png` });
+
   const member = await open('member');
   await member.locator('pre.command').waitFor();
   if (await member.getByRole('heading', { name: 'Connect token' }).count()) fail('a member is offered the connect token');
   if (await member.getByRole('heading', { name: 'Revisions' }).count()) fail('a member sees the revision history');
+  await member.goto(`${base}/#/audit`);
+  await member.getByText('The audit history is for tenant admins.').waitFor();
   console.log('ok');
 } catch (e) {
   fail(e.stack || String(e));

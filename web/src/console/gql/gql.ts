@@ -28,6 +28,8 @@ type Documents = {
     "\n  query ConsoleCluster($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        id name status lastHeartbeatAge desiredRevision appliedRevision\n        labels { key value }\n        tenant { viewerRole }\n        activeRevision { number confirmed reportedAt }\n        inventory {\n          agentVersion kubernetesVersion capabilities\n          nodes { name ready }\n          workloads { namespace name replicas readyReplicas }\n        }\n        install { command }\n      }\n    }\n  }\n": typeof types.ConsoleClusterDocument,
     "\n  query ConsoleClusterRevisions($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        revisions(first: 10) {\n          hasMore\n          revisions {\n            number hash createdAt\n            cause { action actor { email } }\n            outcomes { agent result at }\n          }\n        }\n      }\n    }\n  }\n": typeof types.ConsoleClusterRevisionsDocument,
     "\n  mutation ConsoleRegenerateToken($id: ID!, $name: String!) {\n    regenerateConnectToken(input: { clusterId: $id, confirmName: $name }) {\n      secret\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleRegenerateTokenDocument,
+    "\n  query ConsoleAudit($tenant: ID!, $after: String, $filter: AuditEventFilter) {\n    node(id: $tenant) {\n      ... on Tenant {\n        name\n        auditEvents(first: 25, after: $after, filter: $filter) {\n          nodes { id action targetType createdAt clientAddress actor { email } details }\n          pageInfo { hasNextPage endCursor }\n        }\n      }\n    }\n  }\n": typeof types.ConsoleAuditDocument,
+    "\n  query ConsoleAuditTenants {\n    viewer { tenants(first: 5) { nodes { id name viewerRole } } }\n  }\n": typeof types.ConsoleAuditTenantsDocument,
     "\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { name } }\n        environment { name protected project { name viewerRole tenant { viewerRole } } }\n        cluster { name }\n      }\n    }\n  }\n": typeof types.ConsoleDeploymentDocument,
     "\n  subscription DeploymentEvents($id: ID!, $after: String) {\n    deploymentEvents(deploymentId: $id, after: $after) {\n      cursor sequence stage blocker message at\n    }\n  }\n": typeof types.DeploymentEventsDocument,
 };
@@ -45,6 +47,8 @@ const documents: Documents = {
     "\n  query ConsoleCluster($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        id name status lastHeartbeatAge desiredRevision appliedRevision\n        labels { key value }\n        tenant { viewerRole }\n        activeRevision { number confirmed reportedAt }\n        inventory {\n          agentVersion kubernetesVersion capabilities\n          nodes { name ready }\n          workloads { namespace name replicas readyReplicas }\n        }\n        install { command }\n      }\n    }\n  }\n": types.ConsoleClusterDocument,
     "\n  query ConsoleClusterRevisions($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        revisions(first: 10) {\n          hasMore\n          revisions {\n            number hash createdAt\n            cause { action actor { email } }\n            outcomes { agent result at }\n          }\n        }\n      }\n    }\n  }\n": types.ConsoleClusterRevisionsDocument,
     "\n  mutation ConsoleRegenerateToken($id: ID!, $name: String!) {\n    regenerateConnectToken(input: { clusterId: $id, confirmName: $name }) {\n      secret\n      userErrors { message }\n    }\n  }\n": types.ConsoleRegenerateTokenDocument,
+    "\n  query ConsoleAudit($tenant: ID!, $after: String, $filter: AuditEventFilter) {\n    node(id: $tenant) {\n      ... on Tenant {\n        name\n        auditEvents(first: 25, after: $after, filter: $filter) {\n          nodes { id action targetType createdAt clientAddress actor { email } details }\n          pageInfo { hasNextPage endCursor }\n        }\n      }\n    }\n  }\n": types.ConsoleAuditDocument,
+    "\n  query ConsoleAuditTenants {\n    viewer { tenants(first: 5) { nodes { id name viewerRole } } }\n  }\n": types.ConsoleAuditTenantsDocument,
     "\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { name } }\n        environment { name protected project { name viewerRole tenant { viewerRole } } }\n        cluster { name }\n      }\n    }\n  }\n": types.ConsoleDeploymentDocument,
     "\n  subscription DeploymentEvents($id: ID!, $after: String) {\n    deploymentEvents(deploymentId: $id, after: $after) {\n      cursor sequence stage blocker message at\n    }\n  }\n": types.DeploymentEventsDocument,
 };
@@ -101,6 +105,14 @@ export function graphql(source: "\n  query ConsoleClusterRevisions($id: ID!) {\n
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation ConsoleRegenerateToken($id: ID!, $name: String!) {\n    regenerateConnectToken(input: { clusterId: $id, confirmName: $name }) {\n      secret\n      userErrors { message }\n    }\n  }\n"): typeof import('./graphql').ConsoleRegenerateTokenDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleAudit($tenant: ID!, $after: String, $filter: AuditEventFilter) {\n    node(id: $tenant) {\n      ... on Tenant {\n        name\n        auditEvents(first: 25, after: $after, filter: $filter) {\n          nodes { id action targetType createdAt clientAddress actor { email } details }\n          pageInfo { hasNextPage endCursor }\n        }\n      }\n    }\n  }\n"): typeof import('./graphql').ConsoleAuditDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleAuditTenants {\n    viewer { tenants(first: 5) { nodes { id name viewerRole } } }\n  }\n"): typeof import('./graphql').ConsoleAuditTenantsDocument;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -4,6 +4,14 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+export type AuditEventFilter = {
+  action?: string | null | undefined;
+  actorId?: string | number | null | undefined;
+  since?: string | null | undefined;
+  targetId?: string | number | null | undefined;
+  until?: string | null | undefined;
+};
+
 export type ClusterStatus =
   | 'CONNECTED'
   /** No heartbeat for 60 seconds. */
@@ -159,6 +167,23 @@ export type ConsoleRegenerateTokenMutationVariables = Exact<{
 
 
 export type ConsoleRegenerateTokenMutation = { regenerateConnectToken: { secret: string | null, userErrors: Array<{ message: string }> } };
+
+export type ConsoleAuditQueryVariables = Exact<{
+  tenant: string | number;
+  after?: string | null | undefined;
+  filter?: AuditEventFilter | null | undefined;
+}>;
+
+
+export type ConsoleAuditQuery = { node:
+    | { name: string, auditEvents: { nodes: Array<{ id: string, action: string, targetType: string, createdAt: string, clientAddress: string, details: Record<string, unknown>, actor: { email: string } | null }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } }
+    | Record<PropertyKey, never>
+   | null };
+
+export type ConsoleAuditTenantsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ConsoleAuditTenantsQuery = { viewer: { tenants: { nodes: Array<{ id: string, name: string, viewerRole: TenantRole }> } } };
 
 export type ConsoleDeploymentQueryVariables = Exact<{
   id: string | number;
@@ -513,6 +538,45 @@ export const ConsoleRegenerateTokenDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ConsoleRegenerateTokenMutation, ConsoleRegenerateTokenMutationVariables>;
+export const ConsoleAuditDocument = new TypedDocumentString(`
+    query ConsoleAudit($tenant: ID!, $after: String, $filter: AuditEventFilter) {
+  node(id: $tenant) {
+    ... on Tenant {
+      name
+      auditEvents(first: 25, after: $after, filter: $filter) {
+        nodes {
+          id
+          action
+          targetType
+          createdAt
+          clientAddress
+          actor {
+            email
+          }
+          details
+        }
+        pageInfo {
+          hasNextPage
+          endCursor
+        }
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleAuditQuery, ConsoleAuditQueryVariables>;
+export const ConsoleAuditTenantsDocument = new TypedDocumentString(`
+    query ConsoleAuditTenants {
+  viewer {
+    tenants(first: 5) {
+      nodes {
+        id
+        name
+        viewerRole
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleAuditTenantsQuery, ConsoleAuditTenantsQueryVariables>;
 export const ConsoleDeploymentDocument = new TypedDocumentString(`
     query ConsoleDeployment($id: ID!) {
   node(id: $id) {
