@@ -266,3 +266,45 @@ func TestConsoleCluster(t *testing.T) {
 	runBrowser(t, "cluster.mjs", "NEBULA_URL="+env.Server.URL, "NEBULA_CLUSTER="+f.ClusterID, "NEBULA_CLUSTER_NAME=prod-eu",
 		"NEBULA_SESSIONS="+mustJSON(t, map[string]string{"admin": boss.cookie.Value, "member": member.cookie.Value}), screenshotsEnv(t))
 }
+
+// A service's logs in the console (web/test/logs.mjs): the last lines,
+// live ones as the agent sends them, a text filter; read by a viewer of
+// the project.
+func TestConsoleLogs(t *testing.T) {
+	t.Parallel()
+	dir, chromium := browserTests(t)
+	env := NewEnv(t, OpenSQLite(t))
+	f := env.NewFixture(t)
+	person, _, _ := signedInPerson(t, f, "reader")
+	who := person.gql(`{ viewer { user { id } } }`, nil)
+	f.MustDo(t, `mutation($p: ID!, $u: ID!) { addProjectMember(input: {projectId: $p, userId: $u, role: VIEWER}) { projectMember { id } `+ue+` } }`,
+		map[string]any{"p": f.ProjectID, "u": dig(who.body, "data.viewer.user.id")})
+	agent, _ := connectStageAgent(t, f, "prod-eu")
+	st := newLogStream(t, f, f.ServiceID, f.EnvironmentID, "api-web-1")
+	start := time.Now().UTC().Add(-time.Minute)
+	agent.logs(sent{s: st, lines: printed(start, "listening on :8080", "GET /healthz 200", "GET /api/items 200")})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("test", "logs.mjs"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium, "NEBULA_URL="+env.Server.URL, "NEBULA_SESSION="+person.cookie.Value,
+		"NEBULA_SERVICE="+f.ServiceID, "NEBULA_ENV="+f.EnvironmentID, screenshotsEnv(t))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	lines := bufio.NewScanner(out)
+	for lines.Scan() {
+		said = append(said, lines.Text())
+		if lines.Text() == "READY" {
+			agent.logs(sent{s: st, lines: printed(start.Add(time.Second), "GET /api/items 200", "error: the database is away")})
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("logs.mjs: %v\nstdout: %v\nstderr: %s", err, said, stderr.String())
+	}
+}

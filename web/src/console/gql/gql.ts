@@ -30,7 +30,9 @@ type Documents = {
     "\n  mutation ConsoleRegenerateToken($id: ID!, $name: String!) {\n    regenerateConnectToken(input: { clusterId: $id, confirmName: $name }) {\n      secret\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleRegenerateTokenDocument,
     "\n  query ConsoleAudit($tenant: ID!, $after: String, $filter: AuditEventFilter) {\n    node(id: $tenant) {\n      ... on Tenant {\n        name\n        auditEvents(first: 25, after: $after, filter: $filter) {\n          nodes { id action targetType createdAt clientAddress actor { email } details }\n          pageInfo { hasNextPage endCursor }\n        }\n      }\n    }\n  }\n": typeof types.ConsoleAuditDocument,
     "\n  query ConsoleAuditTenants {\n    viewer { tenants(first: 5) { nodes { id name viewerRole } } }\n  }\n": typeof types.ConsoleAuditTenantsDocument,
-    "\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { name } }\n        environment { name protected project { name viewerRole tenant { viewerRole } } }\n        cluster { name }\n      }\n    }\n  }\n": typeof types.ConsoleDeploymentDocument,
+    "\n  query ConsoleLogs($service: ID!, $env: ID!, $filter: LogFilter) {\n    node(id: $service) {\n      ... on Service {\n        name\n        logs(environmentId: $env, filter: $filter, last: 200) {\n          lines { number at stream text pod }\n          hasPreviousPage\n        }\n      }\n    }\n  }\n": typeof types.ConsoleLogsDocument,
+    "\n  subscription ConsoleLogTail($service: ID!, $env: ID!, $after: Int, $filter: LogFilter) {\n    serviceLogs(serviceId: $service, environmentId: $env, after: $after, filter: $filter) {\n      number at stream text pod\n    }\n  }\n": typeof types.ConsoleLogTailDocument,
+    "\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { id name } }\n        environment { id name protected project { name viewerRole tenant { viewerRole } } }\n        cluster { name }\n      }\n    }\n  }\n": typeof types.ConsoleDeploymentDocument,
     "\n  subscription DeploymentEvents($id: ID!, $after: String) {\n    deploymentEvents(deploymentId: $id, after: $after) {\n      cursor sequence stage blocker message at\n    }\n  }\n": typeof types.DeploymentEventsDocument,
 };
 const documents: Documents = {
@@ -49,7 +51,9 @@ const documents: Documents = {
     "\n  mutation ConsoleRegenerateToken($id: ID!, $name: String!) {\n    regenerateConnectToken(input: { clusterId: $id, confirmName: $name }) {\n      secret\n      userErrors { message }\n    }\n  }\n": types.ConsoleRegenerateTokenDocument,
     "\n  query ConsoleAudit($tenant: ID!, $after: String, $filter: AuditEventFilter) {\n    node(id: $tenant) {\n      ... on Tenant {\n        name\n        auditEvents(first: 25, after: $after, filter: $filter) {\n          nodes { id action targetType createdAt clientAddress actor { email } details }\n          pageInfo { hasNextPage endCursor }\n        }\n      }\n    }\n  }\n": types.ConsoleAuditDocument,
     "\n  query ConsoleAuditTenants {\n    viewer { tenants(first: 5) { nodes { id name viewerRole } } }\n  }\n": types.ConsoleAuditTenantsDocument,
-    "\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { name } }\n        environment { name protected project { name viewerRole tenant { viewerRole } } }\n        cluster { name }\n      }\n    }\n  }\n": types.ConsoleDeploymentDocument,
+    "\n  query ConsoleLogs($service: ID!, $env: ID!, $filter: LogFilter) {\n    node(id: $service) {\n      ... on Service {\n        name\n        logs(environmentId: $env, filter: $filter, last: 200) {\n          lines { number at stream text pod }\n          hasPreviousPage\n        }\n      }\n    }\n  }\n": types.ConsoleLogsDocument,
+    "\n  subscription ConsoleLogTail($service: ID!, $env: ID!, $after: Int, $filter: LogFilter) {\n    serviceLogs(serviceId: $service, environmentId: $env, after: $after, filter: $filter) {\n      number at stream text pod\n    }\n  }\n": types.ConsoleLogTailDocument,
+    "\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { id name } }\n        environment { id name protected project { name viewerRole tenant { viewerRole } } }\n        cluster { name }\n      }\n    }\n  }\n": types.ConsoleDeploymentDocument,
     "\n  subscription DeploymentEvents($id: ID!, $after: String) {\n    deploymentEvents(deploymentId: $id, after: $after) {\n      cursor sequence stage blocker message at\n    }\n  }\n": types.DeploymentEventsDocument,
 };
 
@@ -116,7 +120,15 @@ export function graphql(source: "\n  query ConsoleAuditTenants {\n    viewer { t
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { name } }\n        environment { name protected project { name viewerRole tenant { viewerRole } } }\n        cluster { name }\n      }\n    }\n  }\n"): typeof import('./graphql').ConsoleDeploymentDocument;
+export function graphql(source: "\n  query ConsoleLogs($service: ID!, $env: ID!, $filter: LogFilter) {\n    node(id: $service) {\n      ... on Service {\n        name\n        logs(environmentId: $env, filter: $filter, last: 200) {\n          lines { number at stream text pod }\n          hasPreviousPage\n        }\n      }\n    }\n  }\n"): typeof import('./graphql').ConsoleLogsDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription ConsoleLogTail($service: ID!, $env: ID!, $after: Int, $filter: LogFilter) {\n    serviceLogs(serviceId: $service, environmentId: $env, after: $after, filter: $filter) {\n      number at stream text pod\n    }\n  }\n"): typeof import('./graphql').ConsoleLogTailDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleDeployment($id: ID!) {\n    node(id: $id) {\n      ... on Deployment {\n        id stage blocker message createdAt\n        release { number imageDigest service { id name } }\n        environment { id name protected project { name viewerRole tenant { viewerRole } } }\n        cluster { name }\n      }\n    }\n  }\n"): typeof import('./graphql').ConsoleDeploymentDocument;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -58,6 +58,25 @@ export type ErrorCode =
   /** The database (or another dependency) is unavailable for a moment: retry with backoff. The outcome of a mutation answered so is unknown unless it carried an idempotency key. */
   | 'UNAVAILABLE';
 
+export type LogFilter = {
+  /** Lines of this deployment's release. */
+  deploymentId?: string | number | null | undefined;
+  pod?: string | null | undefined;
+  since?: string | null | undefined;
+  stream?: LogStream | null | undefined;
+  /** Lines that contain this text (case-sensitive, at most 500 characters). */
+  text?: string | null | undefined;
+  /** Exclusive. */
+  until?: string | null | undefined;
+};
+
+/** Where a line of a service's log came from. */
+export type LogStream =
+  /** A line of the control plane's own: lines are missing before it (a pod gone, a log rotated, a rate cap hit). */
+  | 'MARKER'
+  | 'STDERR'
+  | 'STDOUT';
+
 export type ProjectRole =
   /** Changes services and deploys to unprotected environments. */
   | 'EDITOR'
@@ -185,13 +204,35 @@ export type ConsoleAuditTenantsQueryVariables = Exact<{ [key: string]: never; }>
 
 export type ConsoleAuditTenantsQuery = { viewer: { tenants: { nodes: Array<{ id: string, name: string, viewerRole: TenantRole }> } } };
 
+export type ConsoleLogsQueryVariables = Exact<{
+  service: string | number;
+  env: string | number;
+  filter?: LogFilter | null | undefined;
+}>;
+
+
+export type ConsoleLogsQuery = { node:
+    | { name: string, logs: { hasPreviousPage: boolean, lines: Array<{ number: number, at: string, stream: LogStream, text: string, pod: string }> } }
+    | Record<PropertyKey, never>
+   | null };
+
+export type ConsoleLogTailSubscriptionVariables = Exact<{
+  service: string | number;
+  env: string | number;
+  after?: number | null | undefined;
+  filter?: LogFilter | null | undefined;
+}>;
+
+
+export type ConsoleLogTailSubscription = { serviceLogs: { number: number, at: string, stream: LogStream, text: string, pod: string } };
+
 export type ConsoleDeploymentQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
 export type ConsoleDeploymentQuery = { node:
-    | { id: string, stage: DeploymentStage, blocker: string | null, message: string, createdAt: string, release: { number: number, imageDigest: string, service: { name: string } }, environment: { name: string, protected: boolean, project: { name: string, viewerRole: ProjectRole, tenant: { viewerRole: TenantRole } } }, cluster: { name: string } }
+    | { id: string, stage: DeploymentStage, blocker: string | null, message: string, createdAt: string, release: { number: number, imageDigest: string, service: { id: string, name: string } }, environment: { id: string, name: string, protected: boolean, project: { name: string, viewerRole: ProjectRole, tenant: { viewerRole: TenantRole } } }, cluster: { name: string } }
     | Record<PropertyKey, never>
    | null };
 
@@ -577,6 +618,41 @@ export const ConsoleAuditTenantsDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ConsoleAuditTenantsQuery, ConsoleAuditTenantsQueryVariables>;
+export const ConsoleLogsDocument = new TypedDocumentString(`
+    query ConsoleLogs($service: ID!, $env: ID!, $filter: LogFilter) {
+  node(id: $service) {
+    ... on Service {
+      name
+      logs(environmentId: $env, filter: $filter, last: 200) {
+        lines {
+          number
+          at
+          stream
+          text
+          pod
+        }
+        hasPreviousPage
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleLogsQuery, ConsoleLogsQueryVariables>;
+export const ConsoleLogTailDocument = new TypedDocumentString(`
+    subscription ConsoleLogTail($service: ID!, $env: ID!, $after: Int, $filter: LogFilter) {
+  serviceLogs(
+    serviceId: $service
+    environmentId: $env
+    after: $after
+    filter: $filter
+  ) {
+    number
+    at
+    stream
+    text
+    pod
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleLogTailSubscription, ConsoleLogTailSubscriptionVariables>;
 export const ConsoleDeploymentDocument = new TypedDocumentString(`
     query ConsoleDeployment($id: ID!) {
   node(id: $id) {
@@ -590,10 +666,12 @@ export const ConsoleDeploymentDocument = new TypedDocumentString(`
         number
         imageDigest
         service {
+          id
           name
         }
       }
       environment {
+        id
         name
         protected
         project {
