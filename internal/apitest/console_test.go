@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 )
 
@@ -308,3 +309,38 @@ func TestConsoleLogs(t *testing.T) {
 		t.Fatalf("logs.mjs: %v\nstdout: %v\nstderr: %s", err, said, stderr.String())
 	}
 }
+
+// The console's pages, the sign-in and the invitation pages pass axe-core's
+// WCAG 2.1 A/AA checks on a desktop and a 360-pixel phone, never scroll
+// sideways there, and the navigation works from the keyboard
+// (web/test/a11y.mjs).
+func TestConsoleAccessible(t *testing.T) {
+	t.Parallel()
+	browserTests(t)
+	env := NewEnv(t, OpenSQLite(t))
+	f := env.NewFixture(t)
+	r := f.MustDo(t, `mutation($t: ID!) { inviteMember(input: {tenantId: $t, email: "a11y@people.example", name: "A11y", role: ADMIN}) { link `+ue+` } }`,
+		map[string]any{"t": f.TenantID})
+	link := r.Str("inviteMember.link")
+	admin := &browser{t: t, env: env}
+	if a := admin.post("/auth/invitation", map[string]string{"invitation": link[strings.Index(link, "#")+1:], "passphrase": "an accessible passphrase"}); a.status != 200 {
+		t.Fatalf("accepting: %d %s", a.status, a.raw)
+	}
+	agent, _ := connectStageAgent(t, f, "prod-eu")
+	_, raw := wsDeploy(t, f)
+	agent.waitDeployment(string(raw))
+	pages := map[string]string{
+		"/":                                  "Overview",
+		"/#/deployments/" + rawToGlobal(raw): "Stage:",
+		"/#/clusters/" + f.ClusterID:         "Install the agent",
+		"/#/approvals":                       "Approvals",
+		"/#/audit":                           "Filter",
+		"/#/account":                         "Your sign-ins",
+		"/#/logs/" + f.ServiceID + "/" + f.EnvironmentID: "Logs of",
+		"/signin":     "Sign in to NebulaCtrl",
+		"/invitation": "Set your passphrase",
+	}
+	runBrowser(t, "a11y.mjs", "NEBULA_URL="+env.Server.URL, "NEBULA_SESSION="+admin.cookie.Value, "NEBULA_PAGES="+mustJSON(t, pages))
+}
+
+func rawToGlobal(raw model.DeploymentID) string { return gid.Encode(gid.Deployment, raw) }

@@ -318,7 +318,7 @@ function OverviewPage() {
         <section aria-labelledby=${'t-' + t.id}>
           <h2 id=${'t-' + t.id}>${t.name} <span class="badge">${t.viewerRole}</span></h2>
           <h3>Clusters</h3>
-          <table>
+          <table tabindex="0">
             <thead><tr><th scope="col">Cluster</th><th scope="col">Status</th><th scope="col">Heartbeat</th><th scope="col">Revision (desired / applied)</th></tr></thead>
             <tbody>
               ${t.clusters.nodes.map(
@@ -570,7 +570,7 @@ function AccountPage() {
   return html`
     <h1>Your sign-ins</h1>
     <p class="muted">${data.viewer.user.email} · <button type="button" class="small" onClick=${signOut}>Sign out</button></p>
-    <table>
+    <table tabindex="0">
       <thead><tr><th scope="col">Since</th><th scope="col">Last seen</th><th scope="col">From</th><th scope="col">Tenants</th><th scope="col"></th></tr></thead>
       <tbody>
         ${data.viewer.sessions.map(
@@ -634,7 +634,7 @@ function ClusterView({ id }: { id: string }) {
       ? html`<h2>Inventory</h2>
         <p class="muted">agent ${c.inventory.agentVersion} · Kubernetes ${c.inventory.kubernetesVersion} · ${c.inventory.capabilities.join(', ')}</p>
         <ul>${c.inventory.nodes.map((n) => html`<li>${n.name} ${n.ready ? 'ready' : html`<span class="problem">not ready</span>`}</li>`)}</ul>
-        <table><thead><tr><th scope="col">Workload</th><th scope="col">Ready</th></tr></thead>
+        <table tabindex="0"><thead><tr><th scope="col">Workload</th><th scope="col">Ready</th></tr></thead>
           <tbody>${c.inventory.workloads.map((w) => html`<tr><td>${w.namespace}/${w.name}</td><td>${w.readyReplicas} / ${w.replicas}</td></tr>`)}</tbody></table>`
       : html`<p>No agent has reported yet.</p>`}
     <h2>Install the agent</h2>
@@ -652,7 +652,7 @@ function ClusterView({ id }: { id: string }) {
       : ''}
     ${revs
       ? html`<h2>Revisions</h2>
-        <table><thead><tr><th scope="col">Revision</th><th scope="col">Made by</th><th scope="col">Applied</th></tr></thead>
+        <table tabindex="0"><thead><tr><th scope="col">Revision</th><th scope="col">Made by</th><th scope="col">Applied</th></tr></thead>
           <tbody>${revs.revisions.map(
             (r) => html`<tr><td>${r.number} <code class="muted">${r.hash.slice(0, 12)}</code></td>
               <td>${r.cause ? `${r.cause.action}${r.cause.actor ? ' by ' + r.cause.actor.email : ''}` : ''}</td>
@@ -715,7 +715,7 @@ function AuditPage() {
       <input id="audit-since" type="datetime-local" value=${since} onInput=${(e: Event) => setSince((e.target as HTMLInputElement).value)} />
       <button type="submit">Filter</button>
     </form>
-    <table>
+    <table tabindex="0">
       <thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">By</th><th scope="col">From</th></tr></thead>
       <tbody>
         ${events.map(

@@ -629,7 +629,7 @@ import"./modulepreload-polyfill-P2Xu9kJm.js";import{n as e}from"./dist-B3T4JJAN.
         <section aria-labelledby=${`t-`+e.id}>
           <h2 id=${`t-`+e.id}>${e.name} <span class="badge">${e.viewerRole}</span></h2>
           <h3>Clusters</h3>
-          <table>
+          <table tabindex="0">
             <thead><tr><th scope="col">Cluster</th><th scope="col">Status</th><th scope="col">Heartbeat</th><th scope="col">Revision (desired / applied)</th></tr></thead>
             <tbody>
               ${e.clusters.nodes.map(e=>Z`<tr>
@@ -712,7 +712,7 @@ import"./modulepreload-polyfill-P2Xu9kJm.js";import{n as e}from"./dist-B3T4JJAN.
   `}function nt(){let[e,t]=U(null),[n,r]=U(``),i=()=>Y(Re).then(t,e=>r(e.message));if(W(()=>{i()},[]),n)return Z`<${$} error=${n} />`;if(!e)return Z`<p aria-busy="true">Loading…</p>`;let a=async e=>{let t=await Y(ze,{id:e});t.revokeSession.userErrors.length?r(t.revokeSession.userErrors[0].message):i()};return Z`
     <h1>Your sign-ins</h1>
     <p class="muted">${e.viewer.user.email} · <button type="button" class="small" onClick=${async()=>{await fetch(`/auth/signout`,{method:`POST`,headers:{"Content-Type":`application/json`},body:`{}`}),window.location.assign(`/signin`)}}>Sign out</button></p>
-    <table>
+    <table tabindex="0">
       <thead><tr><th scope="col">Since</th><th scope="col">Last seen</th><th scope="col">From</th><th scope="col">Tenants</th><th scope="col"></th></tr></thead>
       <tbody>
         ${e.viewer.sessions.map(e=>Z`<tr>
@@ -732,7 +732,7 @@ import"./modulepreload-polyfill-P2Xu9kJm.js";import{n as e}from"./dist-B3T4JJAN.
     ${t.inventory?Z`<h2>Inventory</h2>
         <p class="muted">agent ${t.inventory.agentVersion} · Kubernetes ${t.inventory.kubernetesVersion} · ${t.inventory.capabilities.join(`, `)}</p>
         <ul>${t.inventory.nodes.map(e=>Z`<li>${e.name} ${e.ready?`ready`:Z`<span class="problem">not ready</span>`}</li>`)}</ul>
-        <table><thead><tr><th scope="col">Workload</th><th scope="col">Ready</th></tr></thead>
+        <table tabindex="0"><thead><tr><th scope="col">Workload</th><th scope="col">Ready</th></tr></thead>
           <tbody>${t.inventory.workloads.map(e=>Z`<tr><td>${e.namespace}/${e.name}</td><td>${e.readyReplicas} / ${e.replicas}</td></tr>`)}</tbody></table>`:Z`<p>No agent has reported yet.</p>`}
     <h2>Install the agent</h2>
     <pre class="command"><code>${t.install.command}</code></pre>
@@ -744,7 +744,7 @@ import"./modulepreload-polyfill-P2Xu9kJm.js";import{n as e}from"./dist-B3T4JJAN.
               ${d?Z`<p role="alert" class="problem">${d}</p>`:``}
             </form>`}`:``}
     ${r?Z`<h2>Revisions</h2>
-        <table><thead><tr><th scope="col">Revision</th><th scope="col">Made by</th><th scope="col">Applied</th></tr></thead>
+        <table tabindex="0"><thead><tr><th scope="col">Revision</th><th scope="col">Made by</th><th scope="col">Applied</th></tr></thead>
           <tbody>${r.revisions.map(e=>Z`<tr><td>${e.number} <code class="muted">${e.hash.slice(0,12)}</code></td>
               <td>${e.cause?`${e.cause.action}${e.cause.actor?` by `+e.cause.actor.email:``}`:``}</td>
               <td>${e.outcomes.map(e=>`${e.result.toLowerCase()} by ${e.agent}`).join(`, `)}</td></tr>`)}</tbody></table>`:``}
@@ -761,7 +761,7 @@ import"./modulepreload-polyfill-P2Xu9kJm.js";import{n as e}from"./dist-B3T4JJAN.
       <input id="audit-since" type="datetime-local" value=${o} onInput=${e=>s(e.target.value)} />
       <button type="submit">Filter</button>
     </form>
-    <table>
+    <table tabindex="0">
       <thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">By</th><th scope="col">From</th></tr></thead>
       <tbody>
         ${c.map(e=>Z`<tr data-action=${e.action}>
