@@ -29,8 +29,17 @@ func TestNestedQueryCount(t *testing.T) {
 			// the steady state.
 			f.fetch(t, f.graphQL, f.nested)
 
+			// The fewest of three requests: a dataloader batch that a
+			// loaded machine splits in two (its 2 ms window closed early)
+			// is timing, not a statement per item.
 			var resp nestedResponse
-			sql := f.queries.record(func() { resp, _ = f.fetch(t, f.graphQL, f.nested) })
+			var sql []statement
+			for try := range 3 {
+				got := f.queries.record(func() { resp, _ = f.fetch(t, f.graphQL, f.nested) })
+				if try == 0 || len(got) < len(sql) {
+					sql = got
+				}
+			}
 			checkNested(t, resp, f.seed)
 			counts[i] = len(sql)
 			t.Logf("%d environments: %d SQL statements per request", s.size.Items(), len(sql))
