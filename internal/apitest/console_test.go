@@ -344,3 +344,27 @@ func TestConsoleAccessible(t *testing.T) {
 }
 
 func rawToGlobal(raw model.DeploymentID) string { return gid.Encode(gid.Deployment, raw) }
+
+// An environment's console page as an editor (web/test/environment.mjs):
+// placement, variables without the secret's value, releases, a rollback
+// that makes a deployment of the earlier release.
+func TestConsoleEnvironment(t *testing.T) {
+	t.Parallel()
+	browserTests(t)
+	env := NewEnv(t, OpenSQLite(t))
+	f := env.NewFixture(t)
+	canary := "canary-" + f.Unique("secret") + "-value"
+	f.MustDo(t, `mutation($p: ID!, $e: ID!, $v: String!) { setVariable(input: {projectId: $p, environmentId: $e, name: "DB_PASSWORD", value: $v, secret: true}) { variable { id } `+ue+` } }`,
+		map[string]any{"p": f.ProjectID, "e": f.EnvironmentID, "v": canary})
+	wsDeploy(t, f) // release 2: there is an earlier one to go back to
+	person, _, _ := signedInPerson(t, f, "editor")
+	who := person.gql(`{ viewer { user { id } } }`, nil)
+	f.MustDo(t, `mutation($p: ID!, $u: ID!) { addProjectMember(input: {projectId: $p, userId: $u, role: EDITOR}) { projectMember { id } `+ue+` } }`,
+		map[string]any{"p": f.ProjectID, "u": dig(who.body, "data.viewer.user.id")})
+	runBrowser(t, "environment.mjs", "NEBULA_URL="+env.Server.URL, "NEBULA_SESSION="+person.cookie.Value, "NEBULA_CANARY="+canary, screenshotsEnv(t))
+	r := f.MustDo(t, `query($e: ID!) { node(id: $e) { ... on Environment { deployments(first: 1) { nodes { release { number } } } } } }`,
+		map[string]any{"e": f.EnvironmentID})
+	if n := r.Get("node.deployments.nodes.0.release.number"); n != float64(1) {
+		t.Errorf("after the rollback the newest deployment is of release %v, want 1", n)
+	}
+}

@@ -95,6 +95,17 @@ export type TenantRole =
   /** Sees the tenant and its clusters; project access comes from project roles. */
   | 'MEMBER';
 
+export type VariableScope =
+  | 'ENVIRONMENT'
+  | 'PROJECT'
+  | 'SERVICE';
+
+export type VariableStatus =
+  /** The value is stored and usable. */
+  | 'SET'
+  /** A secret that does not open: sealed with a master key this control plane lacks, or tampered with. Services that need it are held. */
+  | 'UNREADABLE';
+
 export type ConsoleOverviewQueryVariables = Exact<{ [key: string]: never; }>;
 
 
@@ -225,6 +236,25 @@ export type ConsoleLogTailSubscriptionVariables = Exact<{
 
 
 export type ConsoleLogTailSubscription = { serviceLogs: { number: number, at: string, stream: LogStream, text: string, pod: string } };
+
+export type ConsoleEnvironmentQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleEnvironmentQuery = { node:
+    | { id: string, name: string, protected: boolean, clusterSelector: Array<{ key: string, value: string }>, namespaceSelector: Array<{ key: string, value: string }>, placement: { namespace: string | null, problem: string | null, cluster: { id: string, name: string } | null }, eligibleClusters: { nodes: Array<{ name: string }> }, variables: Array<{ id: string, name: string, scope: VariableScope, secret: boolean, value: string | null, status: VariableStatus, statusReason: string | null }>, project: { name: string, viewerRole: ProjectRole, tenant: { viewerRole: TenantRole }, services: { nodes: Array<{ id: string, name: string, releases: { nodes: Array<{ number: number, imageDigest: string, createdAt: string }> } }> } }, deployments: { nodes: Array<{ id: string, stage: DeploymentStage, createdAt: string, release: { number: number, service: { name: string } } }> } }
+    | Record<PropertyKey, never>
+   | null };
+
+export type ConsoleRollbackMutationVariables = Exact<{
+  service: string | number;
+  env: string | number;
+  number: number;
+}>;
+
+
+export type ConsoleRollbackMutation = { rollback: { deployment: { id: string } | null, userErrors: Array<{ message: string }> } };
 
 export type ConsoleDeploymentQueryVariables = Exact<{
   id: string | number;
@@ -653,6 +683,94 @@ export const ConsoleLogTailDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ConsoleLogTailSubscription, ConsoleLogTailSubscriptionVariables>;
+export const ConsoleEnvironmentDocument = new TypedDocumentString(`
+    query ConsoleEnvironment($id: ID!) {
+  node(id: $id) {
+    ... on Environment {
+      id
+      name
+      protected
+      clusterSelector {
+        key
+        value
+      }
+      namespaceSelector {
+        key
+        value
+      }
+      placement {
+        cluster {
+          id
+          name
+        }
+        namespace
+        problem
+      }
+      eligibleClusters(first: 10) {
+        nodes {
+          name
+        }
+      }
+      variables {
+        id
+        name
+        scope
+        secret
+        value
+        status
+        statusReason
+      }
+      project {
+        name
+        viewerRole
+        tenant {
+          viewerRole
+        }
+        services(first: 20) {
+          nodes {
+            id
+            name
+            releases(first: 5, environmentId: $id) {
+              nodes {
+                number
+                imageDigest
+                createdAt
+              }
+            }
+          }
+        }
+      }
+      deployments(first: 10) {
+        nodes {
+          id
+          stage
+          createdAt
+          release {
+            number
+            service {
+              name
+            }
+          }
+        }
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleEnvironmentQuery, ConsoleEnvironmentQueryVariables>;
+export const ConsoleRollbackDocument = new TypedDocumentString(`
+    mutation ConsoleRollback($service: ID!, $env: ID!, $number: Int!) {
+  rollback(
+    input: {serviceId: $service, environmentId: $env, releaseNumber: $number}
+  ) {
+    deployment {
+      id
+    }
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleRollbackMutation, ConsoleRollbackMutationVariables>;
 export const ConsoleDeploymentDocument = new TypedDocumentString(`
     query ConsoleDeployment($id: ID!) {
   node(id: $id) {
