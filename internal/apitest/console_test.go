@@ -336,6 +336,7 @@ func TestConsoleAccessible(t *testing.T) {
 		"/#/approvals":                       "Approvals",
 		"/#/audit":                           "Filter",
 		"/#/account":                         "Your sign-ins",
+		"/#/people":                          "Invite someone",
 		"/#/logs/" + f.ServiceID + "/" + f.EnvironmentID: "Logs of",
 		"/signin":     "Sign in to NebulaCtrl",
 		"/invitation": "Set your passphrase",

@@ -58,12 +58,36 @@ try {
   }, null, { timeout: 10000 });
   if (shots) await admin.screenshot({ path: `${shots}/console-audit.png` });
 
+  // People: invite someone (the link shown once), then revoke it.
+  await admin.goto(`${base}/#/people`);
+  await admin.getByRole('heading', { name: /People of/ }).waitFor();
+  await admin.getByLabel('Email').fill('newcomer@people.example');
+  await admin.getByLabel('Name').fill('Newcomer');
+  await admin.getByRole('button', { name: 'Invite' }).click();
+  const link = await admin.getByTestId('link').textContent();
+  if (!link?.includes('/invitation#nbi_')) fail('the invitation link: ' + link);
+  await admin.locator('li[data-status="OPEN"]', { hasText: 'newcomer@people.example' }).getByRole('button', { name: 'Revoke' }).click();
+  await admin.locator('li[data-status="REVOKED"]', { hasText: 'newcomer@people.example' }).waitFor();
+  // A personal API token, shown once, that works.
+  await admin.goto(`${base}/#/account`);
+  await admin.getByLabel('Token name').fill('laptop');
+  await admin.getByRole('button', { name: 'Make token' }).click();
+  const token = await admin.getByTestId('token').textContent();
+  const who = await admin.evaluate(async (t) => {
+    const r = await fetch('/graphql', { method: 'POST', credentials: 'omit', headers: { 'Content-Type': 'application/json', Authorization: 'Bearer ' + t },
+      body: JSON.stringify({ query: '{ viewer { token { name } } }' }) });
+    return (await r.json())?.data?.viewer?.token?.name;
+  }, token);
+  if (!token?.startsWith('nbt_') || who !== 'laptop') fail(`the personal token ${token?.slice(0, 8)}… signs in as ${who}`);
+
   const member = await open('member');
   await member.locator('pre.command').waitFor();
   if (await member.getByRole('heading', { name: 'Connect token' }).count()) fail('a member is offered the connect token');
   if (await member.getByRole('heading', { name: 'Revisions' }).count()) fail('a member sees the revision history');
   await member.goto(`${base}/#/audit`);
   await member.getByText('The audit history is for tenant admins.').waitFor();
+  await member.goto(`${base}/#/people`);
+  await member.getByText('Inviting people is for tenant admins.').waitFor();
   console.log('ok');
 } catch (e) {
   fail(e.stack || String(e));

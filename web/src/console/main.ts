@@ -17,6 +17,7 @@ import type {
   ConsoleDeploymentQuery,
   ConsoleEnvironmentQuery,
   ConsoleOverviewQuery,
+  ConsolePeopleQuery,
   ConsolePreviewDeployQuery,
   DeploymentEventsSubscription,
   ProjectRole,
@@ -146,6 +147,7 @@ const Account = graphql(`
   query ConsoleAccount {
     viewer {
       user { email }
+      tenants(first: 5) { nodes { id name } }
       sessions { id method address userAgent createdAt lastSeenAt current tenants { name } }
     }
   }
@@ -274,6 +276,46 @@ const Rollback = graphql(`
   mutation ConsoleRollback($service: ID!, $env: ID!, $number: Int!) {
     rollback(input: { serviceId: $service, environmentId: $env, releaseNumber: $number }) {
       deployment { id }
+      userErrors { message }
+    }
+  }
+`);
+
+const People = graphql(`
+  query ConsolePeople($tenant: ID!) {
+    node(id: $tenant) {
+      ... on Tenant {
+        id name
+        members(first: 100) { nodes { id role user { email name kind } } }
+        invitations(first: 20) { id email status expiresAt }
+      }
+    }
+  }
+`);
+
+const Invite = graphql(`
+  mutation ConsoleInvite($tenant: ID!, $email: String!, $name: String!, $role: TenantRole) {
+    inviteMember(input: { tenantId: $tenant, email: $email, name: $name, role: $role }) {
+      link
+      userErrors { message }
+    }
+  }
+`);
+
+const RevokeInvitation = graphql(`
+  mutation ConsoleRevokeInvitation($id: ID!) {
+    revokeInvitation(input: { invitationId: $id }) {
+      invitation { id status }
+      userErrors { message }
+    }
+  }
+`);
+
+const CreateToken = graphql(`
+  mutation ConsoleCreateToken($name: String!, $tenant: ID, $days: Int) {
+    createApiToken(input: { name: $name, tenantId: $tenant, expiresInDays: $days }) {
+      secret
+      apiToken { prefix expiresAt }
       userErrors { message }
     }
   }
@@ -601,7 +643,10 @@ function AccountPage() {
     window.location.assign('/signin');
   };
   return html`
-    <h1>Your sign-ins</h1>
+    <h1>Your account</h1>
+    <h2>Personal API token</h2>
+    <${TokenForm} tenants=${data.viewer.tenants.nodes} />
+    <h2>Your sign-ins</h2>
     <p class="muted">${data.viewer.user.email} · <button type="button" class="small" onClick=${signOut}>Sign out</button></p>
     <table tabindex="0">
       <thead><tr><th scope="col">Since</th><th scope="col">Last seen</th><th scope="col">From</th><th scope="col">Tenants</th><th scope="col"></th></tr></thead>
@@ -889,6 +934,101 @@ function EnvironmentView({ id }: { id: string }) {
   `;
 }
 
+// PeoplePage: the members of the tenants one administers, inviting a
+// person (the link shown once, to hand over), and the invitations.
+type PeopleOf = Extract<NonNullable<ConsolePeopleQuery['node']>, { members: unknown }>;
+
+function PeoplePage() {
+  const [tenant, setTenant] = useState<string | null>(null);
+  const [t, setT] = useState<PeopleOf | null>(null);
+  const [error, setError] = useState('');
+  const [email, setEmail] = useState('');
+  const [name, setName] = useState('');
+  const [role, setRole] = useState<TenantRole>('MEMBER');
+  const [link, setLink] = useState('');
+  const load = (id: string) =>
+    run(People, { tenant: id }).then(
+      (d) => (d.node && 'members' in d.node ? setT(d.node as PeopleOf) : setError('No such tenant.')),
+      (e: Error) => setError(e.message),
+    );
+  useEffect(() => {
+    run(AuditTenants).then((d) => {
+      const admin = d.viewer.tenants.nodes.find((x) => x.viewerRole === 'ADMIN');
+      setTenant(admin?.id ?? '');
+      if (admin) load(admin.id);
+    }, (e: Error) => setError(e.message));
+  }, []);
+  if (error) return html`<${Problem} error=${error} />`;
+  if (tenant === '') return html`<h1>People</h1><p>Inviting people is for tenant admins.</p>`;
+  if (!t) return html`<p aria-busy="true">Loading…</p>`;
+  const invite = async (e: Event) => {
+    e.preventDefault();
+    setError('');
+    setLink('');
+    const d = (await run(Invite, { tenant: t.id, email, name, role })).inviteMember;
+    if (d.userErrors.length || !d.link) setError(d.userErrors.map((u) => u.message).join('; '));
+    else {
+      setLink(d.link);
+      load(t.id);
+    }
+  };
+  const revoke = async (id: string) => {
+    const d = (await run(RevokeInvitation, { id })).revokeInvitation;
+    if (d.userErrors.length) setError(d.userErrors.map((u) => u.message).join('; '));
+    else load(t.id);
+  };
+  return html`
+    <h1>People of ${t.name}</h1>
+    <table tabindex="0"><thead><tr><th scope="col">Member</th><th scope="col">Role</th></tr></thead>
+      <tbody>${t.members.nodes.map((m) => html`<tr><td>${m.user.name} <span class="muted">${m.user.email}${m.user.kind === 'INTEGRATION' ? ' · integration' : ''}</span></td><td>${m.role}</td></tr>`)}</tbody></table>
+    <h2>Invite someone</h2>
+    <form class="deploy" aria-label="Invite a person" onSubmit=${invite}>
+      <label for="inv-email">Email</label>
+      <input id="inv-email" type="email" value=${email} required onInput=${(e: Event) => setEmail((e.target as HTMLInputElement).value)} />
+      <label for="inv-name">Name</label>
+      <input id="inv-name" value=${name} required onInput=${(e: Event) => setName((e.target as HTMLInputElement).value)} />
+      <label for="inv-role">Role</label>
+      <select id="inv-role" value=${role} onChange=${(e: Event) => setRole((e.target as HTMLSelectElement).value as TenantRole)}>
+        <option value="MEMBER">member</option><option value="ADMIN">admin</option>
+      </select>
+      <button type="submit">Invite</button>
+      ${error ? html`<p role="alert" class="problem">${error}</p>` : ''}
+    </form>
+    ${link ? html`<p role="status">Give this link to the person; it works once and is shown only now: <code data-testid="link">${link}</code></p>` : ''}
+    <h2>Invitations</h2>
+    <ul>${t.invitations.map(
+      (i) => html`<li data-status=${i.status}>${i.email} <span class="badge">${i.status}</span>
+        ${i.status === 'OPEN' ? html`<button type="button" class="small secondary" onClick=${() => revoke(i.id)}>Revoke</button>` : ''}</li>`,
+    )}</ul>
+  `;
+}
+
+// TokenForm makes a personal API token (for the CLI, scripts), shown once.
+function TokenForm({ tenants }: { tenants: { id: string; name: string }[] }) {
+  const [name, setName] = useState('');
+  const [tenant, setTenant] = useState(tenants[0]?.id ?? '');
+  const [secret, setSecret] = useState('');
+  const [error, setError] = useState('');
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setError('');
+    const d = (await run(CreateToken, { name, tenant, days: 90 })).createApiToken;
+    if (d.userErrors.length || !d.secret) setError(d.userErrors.map((u) => u.message).join('; '));
+    else setSecret(d.secret);
+  };
+  if (secret) return html`<p role="status">Your new token, shown only now (it expires in 90 days): <code data-testid="token">${secret}</code></p>`;
+  return html`<form class="deploy" aria-label="Make a personal API token" onSubmit=${create}>
+    <label for="tok-name">Token name</label>
+    <input id="tok-name" value=${name} required placeholder="laptop" onInput=${(e: Event) => setName((e.target as HTMLInputElement).value)} />
+    <label for="tok-tenant">Tenant</label>
+    <select id="tok-tenant" value=${tenant} onChange=${(e: Event) => setTenant((e.target as HTMLSelectElement).value)}>
+      ${tenants.map((t) => html`<option value=${t.id}>${t.name}</option>`)}
+    </select>
+    <button type="submit">Make token</button>
+    ${error ? html`<p role="alert" class="problem">${error}</p>` : ''}
+  </form>`;
+}
+
 function App() {
   const route = useRoute();
   const m = route.match(/^\/deployments\/([^/]+)$/);
@@ -909,10 +1049,12 @@ function App() {
         ? html`<${AccountPage} />`
         : route === '/audit'
           ? html`<${AuditPage} />`
+          : route === '/people'
+            ? html`<${PeoplePage} />`
         : html`<${OverviewPage} />`;
   return html`
     <header><a href="#/" class="brand">NebulaCtrl</a>
-      <nav aria-label="Main"><a href="#/">Overview</a> <a href="#/approvals">Approvals</a> <a href="#/audit">Audit</a> <a href="#/account">Account</a>
+      <nav aria-label="Main"><a href="#/">Overview</a> <a href="#/approvals">Approvals</a> <a href="#/audit">Audit</a> <a href="#/people">People</a> <a href="#/account">Account</a>
         <a href="/graphiql">GraphiQL</a></nav></header>
     <main>${page}</main>
   `;

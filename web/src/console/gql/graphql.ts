@@ -58,6 +58,12 @@ export type ErrorCode =
   /** The database (or another dependency) is unavailable for a moment: retry with backoff. The outcome of a mutation answered so is unknown unless it carried an idempotency key. */
   | 'UNAVAILABLE';
 
+export type InvitationStatus =
+  | 'ACCEPTED'
+  | 'EXPIRED'
+  | 'OPEN'
+  | 'REVOKED';
+
 export type LogFilter = {
   /** Lines of this deployment's release. */
   deploymentId?: string | number | null | undefined;
@@ -94,6 +100,10 @@ export type TenantRole =
   | 'ADMIN'
   /** Sees the tenant and its clusters; project access comes from project roles. */
   | 'MEMBER';
+
+export type UserKind =
+  | 'HUMAN'
+  | 'INTEGRATION';
 
 export type VariableScope =
   | 'ENVIRONMENT'
@@ -161,7 +171,7 @@ export type ConsoleRedeployMutation = { redeploy: { deployment: { id: string } |
 export type ConsoleAccountQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type ConsoleAccountQuery = { viewer: { user: { email: string }, sessions: Array<{ id: string, method: string, address: string, userAgent: string, createdAt: string, lastSeenAt: string, current: boolean, tenants: Array<{ name: string }> }> } };
+export type ConsoleAccountQuery = { viewer: { user: { email: string }, tenants: { nodes: Array<{ id: string, name: string }> }, sessions: Array<{ id: string, method: string, address: string, userAgent: string, createdAt: string, lastSeenAt: string, current: boolean, tenants: Array<{ name: string }> }> } };
 
 export type ConsoleRevokeSessionMutationVariables = Exact<{
   id: string | number;
@@ -255,6 +265,42 @@ export type ConsoleRollbackMutationVariables = Exact<{
 
 
 export type ConsoleRollbackMutation = { rollback: { deployment: { id: string } | null, userErrors: Array<{ message: string }> } };
+
+export type ConsolePeopleQueryVariables = Exact<{
+  tenant: string | number;
+}>;
+
+
+export type ConsolePeopleQuery = { node:
+    | { id: string, name: string, members: { nodes: Array<{ id: string, role: TenantRole, user: { email: string, name: string, kind: UserKind } }> }, invitations: Array<{ id: string, email: string, status: InvitationStatus, expiresAt: string }> }
+    | Record<PropertyKey, never>
+   | null };
+
+export type ConsoleInviteMutationVariables = Exact<{
+  tenant: string | number;
+  email: string;
+  name: string;
+  role?: TenantRole | null | undefined;
+}>;
+
+
+export type ConsoleInviteMutation = { inviteMember: { link: string | null, userErrors: Array<{ message: string }> } };
+
+export type ConsoleRevokeInvitationMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleRevokeInvitationMutation = { revokeInvitation: { invitation: { id: string, status: InvitationStatus } | null, userErrors: Array<{ message: string }> } };
+
+export type ConsoleCreateTokenMutationVariables = Exact<{
+  name: string;
+  tenant?: string | number | null | undefined;
+  days?: number | null | undefined;
+}>;
+
+
+export type ConsoleCreateTokenMutation = { createApiToken: { secret: string | null, apiToken: { prefix: string, expiresAt: string | null } | null, userErrors: Array<{ message: string }> } };
 
 export type ConsoleDeploymentQueryVariables = Exact<{
   id: string | number;
@@ -502,6 +548,12 @@ export const ConsoleAccountDocument = new TypedDocumentString(`
   viewer {
     user {
       email
+    }
+    tenants(first: 5) {
+      nodes {
+        id
+        name
+      }
     }
     sessions {
       id
@@ -771,6 +823,72 @@ export const ConsoleRollbackDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ConsoleRollbackMutation, ConsoleRollbackMutationVariables>;
+export const ConsolePeopleDocument = new TypedDocumentString(`
+    query ConsolePeople($tenant: ID!) {
+  node(id: $tenant) {
+    ... on Tenant {
+      id
+      name
+      members(first: 100) {
+        nodes {
+          id
+          role
+          user {
+            email
+            name
+            kind
+          }
+        }
+      }
+      invitations(first: 20) {
+        id
+        email
+        status
+        expiresAt
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsolePeopleQuery, ConsolePeopleQueryVariables>;
+export const ConsoleInviteDocument = new TypedDocumentString(`
+    mutation ConsoleInvite($tenant: ID!, $email: String!, $name: String!, $role: TenantRole) {
+  inviteMember(
+    input: {tenantId: $tenant, email: $email, name: $name, role: $role}
+  ) {
+    link
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleInviteMutation, ConsoleInviteMutationVariables>;
+export const ConsoleRevokeInvitationDocument = new TypedDocumentString(`
+    mutation ConsoleRevokeInvitation($id: ID!) {
+  revokeInvitation(input: {invitationId: $id}) {
+    invitation {
+      id
+      status
+    }
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleRevokeInvitationMutation, ConsoleRevokeInvitationMutationVariables>;
+export const ConsoleCreateTokenDocument = new TypedDocumentString(`
+    mutation ConsoleCreateToken($name: String!, $tenant: ID, $days: Int) {
+  createApiToken(input: {name: $name, tenantId: $tenant, expiresInDays: $days}) {
+    secret
+    apiToken {
+      prefix
+      expiresAt
+    }
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleCreateTokenMutation, ConsoleCreateTokenMutationVariables>;
 export const ConsoleDeploymentDocument = new TypedDocumentString(`
     query ConsoleDeployment($id: ID!) {
   node(id: $id) {
