@@ -1,8 +1,10 @@
 package apitest
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -65,17 +67,47 @@ var (
 // plane and fails the test with its output when it fails.
 func runBrowser(t *testing.T, script string, env ...string) {
 	t.Helper()
+	said := driveBrowser(t, script, env, nil)
+	t.Logf("%s: %s", script, strings.Join(said, "\n"))
+}
+
+// driveBrowser runs one of web/test's scripts that speaks a line
+// protocol: onLine (if any) gets each line the script prints, with its
+// stdin to answer on, while it runs. It returns the lines printed, and
+// fails the test with them and the script's stderr when the script fails.
+func driveBrowser(t *testing.T, script string, env []string, onLine func(line string, reply io.Writer)) []string {
+	t.Helper()
 	dir, chromium := browserTests(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join("test", script))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), append(env, "CHROMIUM="+chromium)...)
-	out, err := cmd.CombinedOutput()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	in, err := cmd.StdinPipe()
 	if err != nil {
-		t.Fatalf("%s: %v\n%s", script, err, out)
+		t.Fatal(err)
 	}
-	t.Logf("%s: %s", script, out)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	lines := bufio.NewScanner(out)
+	for lines.Scan() {
+		said = append(said, lines.Text())
+		if onLine != nil {
+			onLine(lines.Text(), in)
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%s: %v\nstdout: %v\nstderr: %s", script, err, said, stderr.String())
+	}
+	return said
 }
 
 // GraphiQL loads and runs a query and a subscription with every request

@@ -1,13 +1,8 @@
 package apitest
 
 import (
-	"bufio"
-	"context"
 	"io"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -92,62 +87,39 @@ func (p *cutProxy) setCut(cut bool) {
 // every stage once, in order (web/test/deployment.mjs).
 func TestConsoleDeploymentLive(t *testing.T) {
 	t.Parallel()
-	dir, chromium := browserTests(t)
+	browserTests(t)
 	env := NewEnv(t, OpenSQLite(t))
 	f := env.NewFixture(t)
-	person, _, _ := signedInPerson(t, f, "watcher")
-	who := person.gql(`{ viewer { user { id } } }`, nil)
-	f.MustDo(t, `mutation($p: ID!, $u: ID!) { addProjectMember(input: {projectId: $p, userId: $u, role: VIEWER}) { projectMember { id } `+ue+` } }`,
-		map[string]any{"p": f.ProjectID, "u": dig(who.body, "data.viewer.user.id")})
+	person := projectPerson(t, f, "watcher", "VIEWER")
 	agent, _ := connectStageAgent(t, f, "prod-eu")
 	depID, raw := wsDeploy(t, f)
 	agent.waitDeployment(string(raw))
 	proxy := startCutProxy(t, strings.TrimPrefix(env.Server.URL, "http://"))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join("test", "deployment.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium, "NEBULA_URL="+proxy.URL(), "NEBULA_DEPLOYMENT="+depID,
-		"NEBULA_SESSION="+person.cookie.Value, screenshotsEnv(t),
-		"NEBULA_WANT_STAGES=QUEUED,DELIVERING,STARTING,PROBING,SWITCHING_TRAFFIC,RETIRING,SUCCEEDED")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var said []string
-	lines := bufio.NewScanner(out)
-	for lines.Scan() {
-		line := lines.Text()
-		said = append(said, line)
-		switch {
-		case line == "READY":
-			agent.report(string(raw), model.StageStarting)
-			agent.report(string(raw), model.StageProbing)
-			agent.handled()
-		case line == "SEEN PROBING":
-			// The network drops: what the agent reports meanwhile must
-			// reach the page once it is back, once.
-			proxy.setCut(true)
-			agent.report(string(raw), model.StageSwitchingTraffic)
-			agent.report(string(raw), model.StageRetiring)
-			agent.report(string(raw), model.StageSucceeded)
-			agent.handled()
-		case line == "SEEN RECONNECTING":
-			time.Sleep(time.Second) // a moment offline, the page retrying
-			proxy.setCut(false)
-		case strings.HasPrefix(line, "FIRST_RENDER_MS "):
-			t.Logf("deployment page: first render with its stages in %s ms", strings.TrimPrefix(line, "FIRST_RENDER_MS "))
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("deployment.mjs: %v\nstdout: %v\nstderr: %s", err, said, stderr.String())
-	}
+	said := driveBrowser(t, "deployment.mjs", []string{"NEBULA_URL=" + proxy.URL(), "NEBULA_DEPLOYMENT=" + depID,
+		"NEBULA_SESSION=" + person.cookie.Value, screenshotsEnv(t),
+		"NEBULA_WANT_STAGES=QUEUED,DELIVERING,STARTING,PROBING,SWITCHING_TRAFFIC,RETIRING,SUCCEEDED"},
+		func(line string, _ io.Writer) {
+			switch {
+			case line == "READY":
+				agent.report(string(raw), model.StageStarting)
+				agent.report(string(raw), model.StageProbing)
+				agent.handled()
+			case line == "SEEN PROBING":
+				// The network drops: what the agent reports meanwhile must
+				// reach the page once it is back, once.
+				proxy.setCut(true)
+				agent.report(string(raw), model.StageSwitchingTraffic)
+				agent.report(string(raw), model.StageRetiring)
+				agent.report(string(raw), model.StageSucceeded)
+				agent.handled()
+			case line == "SEEN RECONNECTING":
+				time.Sleep(time.Second) // a moment offline, the page retrying
+				proxy.setCut(false)
+			case strings.HasPrefix(line, "FIRST_RENDER_MS "):
+				t.Logf("deployment page: first render with its stages in %s ms", strings.TrimPrefix(line, "FIRST_RENDER_MS "))
+			}
+		})
 	if said[len(said)-1] != "DONE" {
 		t.Fatalf("deployment.mjs ended with %v", said)
 	}
@@ -159,37 +131,21 @@ func TestConsoleDeploymentLive(t *testing.T) {
 // forged deploy refused.
 func TestConsoleRoles(t *testing.T) {
 	t.Parallel()
-	dir, chromium := browserTests(t)
+	browserTests(t)
 	env := NewEnv(t, OpenSQLite(t))
 	f := env.NewFixture(t)
 	sessions := map[string]string{}
 	for role, projectRole := range map[string]string{"editor": "EDITOR", "pm": "PROJECT_MANAGER", "pm2": "PROJECT_MANAGER", "viewer": "VIEWER"} {
-		person, _, _ := signedInPerson(t, f, role)
-		who := person.gql(`{ viewer { user { id } } }`, nil)
-		f.MustDo(t, `mutation($p: ID!, $u: ID!, $r: ProjectRole!) { addProjectMember(input: {projectId: $p, userId: $u, role: $r}) { projectMember { id } `+ue+` } }`,
-			map[string]any{"p": f.ProjectID, "u": dig(who.body, "data.viewer.user.id"), "r": projectRole})
-		sessions[role] = person.cookie.Value
+		sessions[role] = projectPerson(t, f, role, projectRole).cookie.Value
 	}
 	agent, _ := connectStageAgent(t, f, "prod-eu")
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join("test", "roles.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium, "NEBULA_URL="+env.Server.URL, "NEBULA_SESSIONS="+mustJSON(t, sessions),
-		"NEBULA_IDS="+mustJSON(t, map[string]string{"service": f.ServiceID, "environment": f.EnvironmentID}), screenshotsEnv(t))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var said []string
-	lines := bufio.NewScanner(out)
-	for lines.Scan() {
-		line := lines.Text()
-		said = append(said, line)
-		if dep, ok := strings.CutPrefix(line, "DEPLOYED "); ok {
+	driveBrowser(t, "roles.mjs", []string{"NEBULA_URL=" + env.Server.URL, "NEBULA_SESSIONS=" + mustJSON(t, sessions),
+		"NEBULA_IDS=" + mustJSON(t, map[string]string{"service": f.ServiceID, "environment": f.EnvironmentID}), screenshotsEnv(t)},
+		func(line string, reply io.Writer) {
+			dep, ok := strings.CutPrefix(line, "DEPLOYED ")
+			if !ok {
+				return
+			}
 			raw := rawID(t, "Deployment", dep)
 			agent.waitDeployment(raw)
 			for _, st := range []model.DeploymentStage{model.StageStarting, model.StageProbing, model.StageSwitchingTraffic,
@@ -197,12 +153,8 @@ func TestConsoleRoles(t *testing.T) {
 				agent.report(raw, st)
 			}
 			agent.handled()
-			_, _ = io.WriteString(in, "rolled out\n")
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("roles.mjs: %v\nstdout: %v\nstderr: %s", err, said, stderr.String())
-	}
+			_, _ = io.WriteString(reply, "rolled out\n")
+		})
 	// The approval is on record: the second project manager's.
 	r := f.MustDo(t, `query($p: ID!) { node(id: $p) { ... on Project { environments { nodes { name deployments(first: 1) { nodes { stage approvals { decision } } } } } } } }`,
 		map[string]any{"p": f.ProjectID})
@@ -256,13 +208,7 @@ func TestConsoleCluster(t *testing.T) {
 	browserTests(t)
 	env := NewEnv(t, OpenSQLite(t))
 	f := env.NewFixture(t)
-	r := f.MustDo(t, `mutation($t: ID!) { inviteMember(input: {tenantId: $t, email: "boss@people.example", name: "Boss", role: ADMIN}) { link `+ue+` } }`,
-		map[string]any{"t": f.TenantID})
-	link := r.Str("inviteMember.link")
-	boss := &browser{t: t, env: env}
-	if a := boss.post("/auth/invitation", map[string]string{"invitation": link[strings.Index(link, "#")+1:], "passphrase": "the boss's passphrase"}); a.status != 200 {
-		t.Fatalf("the admin accepting: %d %s", a.status, a.raw)
-	}
+	boss, _, _ := signedInAs(t, f, "boss", "ADMIN")
 	member, _, _ := signedInPerson(t, f, "member")
 	runBrowser(t, "cluster.mjs", "NEBULA_URL="+env.Server.URL, "NEBULA_CLUSTER="+f.ClusterID, "NEBULA_CLUSTER_NAME=prod-eu",
 		"NEBULA_SESSIONS="+mustJSON(t, map[string]string{"admin": boss.cookie.Value, "member": member.cookie.Value}), screenshotsEnv(t))
@@ -273,41 +219,22 @@ func TestConsoleCluster(t *testing.T) {
 // the project.
 func TestConsoleLogs(t *testing.T) {
 	t.Parallel()
-	dir, chromium := browserTests(t)
+	browserTests(t)
 	env := NewEnv(t, OpenSQLite(t))
 	f := env.NewFixture(t)
-	person, _, _ := signedInPerson(t, f, "reader")
-	who := person.gql(`{ viewer { user { id } } }`, nil)
-	f.MustDo(t, `mutation($p: ID!, $u: ID!) { addProjectMember(input: {projectId: $p, userId: $u, role: VIEWER}) { projectMember { id } `+ue+` } }`,
-		map[string]any{"p": f.ProjectID, "u": dig(who.body, "data.viewer.user.id")})
+	person := projectPerson(t, f, "reader", "VIEWER")
 	agent, _ := connectStageAgent(t, f, "prod-eu")
 	st := newLogStream(t, f, f.ServiceID, f.EnvironmentID, "api-web-1")
 	start := time.Now().UTC().Add(-time.Minute)
 	agent.logs(sent{s: st, lines: printed(start, "listening on :8080", "GET /healthz 200", "GET /api/items 200")})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join("test", "logs.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium, "NEBULA_URL="+env.Server.URL, "NEBULA_SESSION="+person.cookie.Value,
-		"NEBULA_SERVICE="+f.ServiceID, "NEBULA_ENV="+f.EnvironmentID, screenshotsEnv(t))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var said []string
-	lines := bufio.NewScanner(out)
-	for lines.Scan() {
-		said = append(said, lines.Text())
-		if lines.Text() == "READY" {
-			agent.logs(sent{s: st, lines: printed(start.Add(time.Second), "GET /api/items 200", "error: the database is away")})
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("logs.mjs: %v\nstdout: %v\nstderr: %s", err, said, stderr.String())
-	}
+	driveBrowser(t, "logs.mjs", []string{"NEBULA_URL=" + env.Server.URL, "NEBULA_SESSION=" + person.cookie.Value,
+		"NEBULA_SERVICE=" + f.ServiceID, "NEBULA_ENV=" + f.EnvironmentID, screenshotsEnv(t)},
+		func(line string, _ io.Writer) {
+			if line == "READY" {
+				agent.logs(sent{s: st, lines: printed(start.Add(time.Second), "GET /api/items 200", "error: the database is away")})
+			}
+		})
 }
 
 // The console's pages, the sign-in and the invitation pages pass axe-core's
@@ -319,13 +246,7 @@ func TestConsoleAccessible(t *testing.T) {
 	browserTests(t)
 	env := NewEnv(t, OpenSQLite(t))
 	f := env.NewFixture(t)
-	r := f.MustDo(t, `mutation($t: ID!) { inviteMember(input: {tenantId: $t, email: "a11y@people.example", name: "A11y", role: ADMIN}) { link `+ue+` } }`,
-		map[string]any{"t": f.TenantID})
-	link := r.Str("inviteMember.link")
-	admin := &browser{t: t, env: env}
-	if a := admin.post("/auth/invitation", map[string]string{"invitation": link[strings.Index(link, "#")+1:], "passphrase": "an accessible passphrase"}); a.status != 200 {
-		t.Fatalf("accepting: %d %s", a.status, a.raw)
-	}
+	admin, _, _ := signedInAs(t, f, "a11y", "ADMIN")
 	agent, _ := connectStageAgent(t, f, "prod-eu")
 	_, raw := wsDeploy(t, f)
 	agent.waitDeployment(string(raw))
@@ -358,10 +279,7 @@ func TestConsoleEnvironment(t *testing.T) {
 	f.MustDo(t, `mutation($p: ID!, $e: ID!, $v: String!) { setVariable(input: {projectId: $p, environmentId: $e, name: "DB_PASSWORD", value: $v, secret: true}) { variable { id } `+ue+` } }`,
 		map[string]any{"p": f.ProjectID, "e": f.EnvironmentID, "v": canary})
 	wsDeploy(t, f) // release 2: there is an earlier one to go back to
-	person, _, _ := signedInPerson(t, f, "editor")
-	who := person.gql(`{ viewer { user { id } } }`, nil)
-	f.MustDo(t, `mutation($p: ID!, $u: ID!) { addProjectMember(input: {projectId: $p, userId: $u, role: EDITOR}) { projectMember { id } `+ue+` } }`,
-		map[string]any{"p": f.ProjectID, "u": dig(who.body, "data.viewer.user.id")})
+	person := projectPerson(t, f, "editor", "EDITOR")
 	runBrowser(t, "environment.mjs", "NEBULA_URL="+env.Server.URL, "NEBULA_SESSION="+person.cookie.Value, "NEBULA_CANARY="+canary, screenshotsEnv(t))
 	r := f.MustDo(t, `query($e: ID!) { node(id: $e) { ... on Environment { deployments(first: 1) { nodes { release { number } } } } } }`,
 		map[string]any{"e": f.EnvironmentID})

@@ -326,13 +326,19 @@ func asCloseError(err error, ce **websocket.CloseError) bool {
 	return ok
 }
 
-// signedInPerson invites a new person into the fixture's tenant (as its
-// owner) and has them accept through the link: their browser, signed in,
-// their member id and their session's global id.
+// signedInPerson invites a new person into the fixture's tenant as a
+// MEMBER (as its owner) and has them accept through the link: their
+// browser, signed in, their member id and their session's global id.
 func signedInPerson(t *testing.T, f *Fixture, name string) (b *browser, memberID, sessionID string) {
 	t.Helper()
-	r := f.MustDo(t, `mutation($t: ID!, $e: String!, $n: String!) { inviteMember(input: {tenantId: $t, email: $e, name: $n}) {
-		member { id } link `+ue+` } }`, map[string]any{"t": f.TenantID, "e": f.Unique(name) + "@people.example", "n": name})
+	return signedInAs(t, f, name, "MEMBER")
+}
+
+// signedInAs is signedInPerson with a tenant role.
+func signedInAs(t *testing.T, f *Fixture, name, tenantRole string) (b *browser, memberID, sessionID string) {
+	t.Helper()
+	r := f.MustDo(t, `mutation($t: ID!, $e: String!, $n: String!, $r: TenantRole) { inviteMember(input: {tenantId: $t, email: $e, name: $n, role: $r}) {
+		member { id } link `+ue+` } }`, map[string]any{"t": f.TenantID, "e": f.Unique(name) + "@people.example", "n": name, "r": tenantRole})
 	link := r.Str("inviteMember.link")
 	b = &browser{t: t, env: f.Env}
 	a := b.post("/auth/invitation", map[string]string{"invitation": link[strings.Index(link, "#")+1:], "passphrase": "a passphrase for " + name})
@@ -341,4 +347,15 @@ func signedInPerson(t *testing.T, f *Fixture, name string) (b *browser, memberID
 		t.Fatalf("%s accepting their invitation: %d %s", name, a.status, a.raw)
 	}
 	return b, r.Str("inviteMember.member.id"), id
+}
+
+// projectPerson signs in a new member of the fixture's tenant who holds
+// projectRole in its project.
+func projectPerson(t *testing.T, f *Fixture, name, projectRole string) *browser {
+	t.Helper()
+	b, _, _ := signedInPerson(t, f, name)
+	who := b.gql(`{ viewer { user { id } } }`, nil)
+	f.MustDo(t, `mutation($p: ID!, $u: ID!, $r: ProjectRole!) { addProjectMember(input: {projectId: $p, userId: $u, role: $r}) { projectMember { id } `+ue+` } }`,
+		map[string]any{"p": f.ProjectID, "u": dig(who.body, "data.viewer.user.id"), "r": projectRole})
+	return b
 }

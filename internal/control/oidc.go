@@ -209,13 +209,11 @@ func (p *Plane) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*
 
 // ssoAudit records a membership single sign-on made or changed.
 func (p *Plane) ssoAudit(ctx context.Context, q *txn, m *model.Member, u *model.User, from *model.TenantRole, to model.TenantRole, group string, c Client) error {
-	id := string(m.ID)
 	details := map[string]any{"userId": string(u.ID), "email": u.Email, "role": string(to), "group": group}
 	if from != nil {
 		details["role"] = map[string]any{"from": string(*from), "to": string(to)}
 	}
-	ev := &model.AuditEvent{TenantID: m.TenantID, ActorID: &u.ID, ClientAddress: c.Address, CreatedAt: p.now(),
-		Action: ActMemberSyncedBySSO.Name, TargetType: "Member", TargetID: &id, Details: details}
+	ev := p.personEvent(m.TenantID, u.ID, c, ActMemberSyncedBySSO, "Member", string(m.ID), details)
 	if err := store.InsertAudit(ctx, q, ev); err != nil {
 		return fmt.Errorf("auditing a single sign-on: %w", err)
 	}

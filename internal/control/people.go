@@ -261,8 +261,7 @@ func (p *Plane) AcceptInvitation(ctx context.Context, secret, pass string, from 
 		if err := store.SetPassphrase(ctx, q, inv.UserID, inv.TenantID, hash, now); err != nil {
 			return err
 		}
-		ev := &model.AuditEvent{TenantID: inv.TenantID, ActorID: &inv.UserID, ClientAddress: from.Address, CreatedAt: now,
-			Action: ActInvitationAccept.Name, TargetType: "Member", Details: map[string]any{"invitationId": string(inv.ID)}}
+		ev := p.personEvent(inv.TenantID, inv.UserID, from, ActInvitationAccept, "Member", "", map[string]any{"invitationId": string(inv.ID)})
 		if err := q.audited(ctx, ev); err != nil {
 			return err
 		}
@@ -273,6 +272,18 @@ func (p *Plane) AcceptInvitation(ctx context.Context, secret, pass string, from 
 		return nil, "", err
 	}
 	return sess, sessionSecret, nil
+}
+
+// personEvent is an audit event of a person's own step in signing in or
+// out of a tenant (no token or session acts for them yet): the person is
+// the actor, from their client; id, when not empty, names the target.
+func (p *Plane) personEvent(tenant model.TenantID, user model.UserID, from Client, act Action, typ, id string, details map[string]any) *model.AuditEvent {
+	ev := &model.AuditEvent{TenantID: tenant, ActorID: &user, ClientAddress: from.Address, CreatedAt: p.now(),
+		Action: act.Name, TargetType: typ, Details: details}
+	if id != "" {
+		ev.TargetID = &id
+	}
+	return ev
 }
 
 // newSession starts a session of a user acting in tenants, audited in
@@ -288,10 +299,7 @@ func (p *Plane) newSession(ctx context.Context, q *txn, user model.UserID, tenan
 		return nil, "", err
 	}
 	for _, t := range tenants {
-		ev := &model.AuditEvent{TenantID: t, ActorID: &user, ClientAddress: from.Address, CreatedAt: now,
-			Action: ActSessionCreate.Name, TargetType: "User", Details: map[string]any{"method": method, "sessionId": string(s.ID)}}
-		target := string(user)
-		ev.TargetID = &target
+		ev := p.personEvent(t, user, from, ActSessionCreate, "User", string(user), map[string]any{"method": method, "sessionId": string(s.ID)})
 		if err := store.InsertAudit(ctx, q, ev); err != nil {
 			return nil, "", err
 		}
@@ -357,8 +365,7 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 				return err
 			}
 			for _, h := range hashes {
-				ev := &model.AuditEvent{TenantID: h.Tenant, ActorID: &u.ID, ClientAddress: from.Address, CreatedAt: now,
-					Action: ActSessionSigninFails.Name, TargetType: "User", Details: map[string]any{"method": "passphrase"}}
+				ev := p.personEvent(h.Tenant, u.ID, from, ActSessionSigninFails, "User", "", map[string]any{"method": "passphrase"})
 				if err := store.InsertAudit(ctx, q, ev); err != nil {
 					return err
 				}
@@ -470,9 +477,7 @@ func (p *Plane) SignOut(ctx context.Context, secret string, from Client) error {
 			return err // ended already: nothing to audit
 		}
 		for _, t := range s.Tenants {
-			id := string(s.ID)
-			ev := &model.AuditEvent{TenantID: t, ActorID: &s.UserID, ClientAddress: from.Address, CreatedAt: now,
-				Action: ActSessionRevoke.Name, TargetType: "Session", TargetID: &id, Details: map[string]any{"method": s.Method, "signedOut": true}}
+			ev := p.personEvent(t, s.UserID, from, ActSessionRevoke, "Session", string(s.ID), map[string]any{"method": s.Method, "signedOut": true})
 			if err := store.InsertAudit(ctx, q, ev); err != nil {
 				return err
 			}

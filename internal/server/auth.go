@@ -85,9 +85,9 @@ func (s *Server) authRoutes(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, map[string]bool{"passphrase": true, "oidc": s.cfg.OIDC.Enabled()})
 	})
 	if s.cfg.OIDC.Enabled() {
-		o := &oidcLogin{cfg: s.cfg.OIDC, plane: s.plane, log: s.log}
+		o := &oidcLogin{s: s, cfg: s.cfg.OIDC}
 		mux.HandleFunc("GET /auth/oidc/start", o.start)
-		mux.HandleFunc("GET /auth/oidc/callback", o.callback(s))
+		mux.HandleFunc("GET /auth/oidc/callback", o.callback)
 	}
 	mux.HandleFunc("POST /auth/signout", s.authEndpoint(func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 		if secret := sessionSecret(r); secret != "" {

@@ -28,11 +28,8 @@ const oidcCookie = "nebula_oidc"
 // issuer, audience, expiry, nonce), the email and groups read from the
 // provider's user info.
 type oidcLogin struct {
-	cfg   config.OIDC
-	plane *control.Plane
-	log   interface {
-		WarnContext(context.Context, string, ...any)
-	}
+	s   *Server
+	cfg config.OIDC
 
 	mu       sync.Mutex
 	provider *oidc.Provider // discovered on first use, retried until it works
@@ -73,7 +70,7 @@ func randomString() string {
 func (o *oidcLogin) start(w http.ResponseWriter, r *http.Request) {
 	p, err := o.discover(r.Context())
 	if err != nil {
-		o.log.WarnContext(r.Context(), "single sign-on: the identity provider cannot be reached", logError, err)
+		o.s.log.WarnContext(r.Context(), "single sign-on: the identity provider cannot be reached", logError, err)
 		ssoPage(w, http.StatusBadGateway, "The identity provider cannot be reached right now. Try again in a moment.")
 		return
 	}
@@ -86,68 +83,67 @@ func (o *oidcLogin) start(w http.ResponseWriter, r *http.Request) {
 
 // callback takes the provider's answer: the code for tokens, the ID token
 // checked, the person signed in as their groups say.
-func (o *oidcLogin) callback(s *Server) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		c, err := r.Cookie(oidcCookie)
-		http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: "", Path: "/auth/oidc/", MaxAge: -1, HttpOnly: true})
-		parts := []string{}
-		if err == nil {
-			parts = strings.Split(c.Value, ".")
-		}
-		if len(parts) != 3 || r.URL.Query().Get("state") != parts[0] {
-			ssoPage(w, http.StatusBadRequest, "This sign-in did not start here, or took too long. Start again.")
-			return
-		}
-		if e := r.URL.Query().Get("error"); e != "" {
-			ssoPage(w, http.StatusForbidden, "The identity provider refused the sign-in ("+e+").")
-			return
-		}
-		nonce, verifier := parts[1], parts[2]
-		p, err := o.discover(ctx)
-		if err != nil {
-			ssoPage(w, http.StatusBadGateway, "The identity provider cannot be reached right now. Try again in a moment.")
-			return
-		}
-		oc := o.oauth(p, r)
-		tok, err := oc.Exchange(ctx, r.URL.Query().Get("code"), oauth2.VerifierOption(verifier))
-		if err != nil {
-			o.log.WarnContext(ctx, "single sign-on: exchanging the code", logError, err)
-			ssoPage(w, http.StatusForbidden, "The identity provider did not confirm this sign-in. Start again.")
-			return
-		}
-		raw, _ := tok.Extra("id_token").(string)
-		idt, err := p.Verifier(&oidc.Config{ClientID: o.cfg.ClientID}).Verify(ctx, raw)
-		if err != nil || idt.Nonce != nonce {
-			o.log.WarnContext(ctx, "single sign-on: the ID token does not verify", logError, err)
-			ssoPage(w, http.StatusForbidden, "The identity provider's answer did not verify. Start again.")
-			return
-		}
-		info, err := p.UserInfo(ctx, oauth2.StaticTokenSource(tok))
-		if err != nil || info.Subject != idt.Subject {
-			o.log.WarnContext(ctx, "single sign-on: reading the user info", logError, err)
-			ssoPage(w, http.StatusForbidden, "The identity provider did not say who you are. Start again.")
-			return
-		}
-		var claims map[string]any
-		_ = info.Claims(&claims)
-		var idClaims map[string]any
-		_ = idt.Claims(&idClaims)
-		id := control.OIDCIdentity{Issuer: idt.Issuer, Subject: idt.Subject, Email: info.Email, EmailVerified: info.EmailVerified,
-			Groups: append(stringsOf(claims[o.cfg.GroupsClaim]), stringsOf(idClaims[o.cfg.GroupsClaim])...)}
-		id.Name, _ = claims["name"].(string)
-		sess, secret, err := s.plane.SignInOIDC(ctx, id, clientOf(r))
-		switch {
-		case errors.Is(err, control.ErrOIDCEmail), errors.Is(err, control.ErrOIDCDomain), errors.Is(err, control.ErrOIDCNoTenant):
-			ssoPage(w, http.StatusForbidden, err.Error()+".")
-			return
-		case err != nil:
-			s.authError(w, r, err)
-			return
-		}
-		s.setSession(w, r, secret, sess.ExpiresAt)
-		http.Redirect(w, r, "/", http.StatusFound)
+func (o *oidcLogin) callback(w http.ResponseWriter, r *http.Request) {
+	s := o.s
+	ctx := r.Context()
+	c, err := r.Cookie(oidcCookie)
+	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: "", Path: "/auth/oidc/", MaxAge: -1, HttpOnly: true})
+	parts := []string{}
+	if err == nil {
+		parts = strings.Split(c.Value, ".")
 	}
+	if len(parts) != 3 || r.URL.Query().Get("state") != parts[0] {
+		ssoPage(w, http.StatusBadRequest, "This sign-in did not start here, or took too long. Start again.")
+		return
+	}
+	if e := r.URL.Query().Get("error"); e != "" {
+		ssoPage(w, http.StatusForbidden, "The identity provider refused the sign-in ("+e+").")
+		return
+	}
+	nonce, verifier := parts[1], parts[2]
+	p, err := o.discover(ctx)
+	if err != nil {
+		ssoPage(w, http.StatusBadGateway, "The identity provider cannot be reached right now. Try again in a moment.")
+		return
+	}
+	oc := o.oauth(p, r)
+	tok, err := oc.Exchange(ctx, r.URL.Query().Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		o.s.log.WarnContext(ctx, "single sign-on: exchanging the code", logError, err)
+		ssoPage(w, http.StatusForbidden, "The identity provider did not confirm this sign-in. Start again.")
+		return
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	idt, err := p.Verifier(&oidc.Config{ClientID: o.cfg.ClientID}).Verify(ctx, raw)
+	if err != nil || idt.Nonce != nonce {
+		o.s.log.WarnContext(ctx, "single sign-on: the ID token does not verify", logError, err)
+		ssoPage(w, http.StatusForbidden, "The identity provider's answer did not verify. Start again.")
+		return
+	}
+	info, err := p.UserInfo(ctx, oauth2.StaticTokenSource(tok))
+	if err != nil || info.Subject != idt.Subject {
+		o.s.log.WarnContext(ctx, "single sign-on: reading the user info", logError, err)
+		ssoPage(w, http.StatusForbidden, "The identity provider did not say who you are. Start again.")
+		return
+	}
+	var claims map[string]any
+	_ = info.Claims(&claims)
+	var idClaims map[string]any
+	_ = idt.Claims(&idClaims)
+	id := control.OIDCIdentity{Issuer: idt.Issuer, Subject: idt.Subject, Email: info.Email, EmailVerified: info.EmailVerified,
+		Groups: append(stringsOf(claims[o.cfg.GroupsClaim]), stringsOf(idClaims[o.cfg.GroupsClaim])...)}
+	id.Name, _ = claims["name"].(string)
+	sess, secret, err := s.plane.SignInOIDC(ctx, id, clientOf(r))
+	switch {
+	case errors.Is(err, control.ErrOIDCEmail), errors.Is(err, control.ErrOIDCDomain), errors.Is(err, control.ErrOIDCNoTenant):
+		ssoPage(w, http.StatusForbidden, err.Error()+".")
+		return
+	case err != nil:
+		s.authError(w, r, err)
+		return
+	}
+	s.setSession(w, r, secret, sess.ExpiresAt)
+	http.Redirect(w, r, "/", http.StatusFound)
 }
 
 func stringsOf(v any) []string {

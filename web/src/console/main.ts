@@ -372,6 +372,11 @@ function mayApprove(tenant: TenantRole, project: ProjectRole): boolean {
   return tenant === 'ADMIN' || project === 'PROJECT_MANAGER';
 }
 
+// messages is what a mutation's user errors say, for a page to show.
+function messages(ue: { message: string }[]): string {
+  return ue.map((u) => u.message).join('; ');
+}
+
 function Problem({ error }: { error: string }) {
   return html`<p role="alert" class="problem">${error}</p>`;
 }
@@ -449,14 +454,13 @@ function DeployForm({ environment, name, gated, services }: { environment: strin
   if (!services.length) return null;
   if (!open) return html`<button type="button" class="small" onClick=${() => setOpen(true)}>Deploy to ${name}…</button>`;
   const input = { serviceId: service, environmentId: environment, imageDigest: digest.trim() };
-  const userError = (ue: { message: string }[]) => ue.map((u) => u.message).join('; ');
   const doPreview = async (e: Event) => {
     e.preventDefault();
     setError('');
     setBusy(true);
     try {
       const d = await run(PreviewDeploy, { input });
-      if (d.previewDeploy.userErrors.length) setError(userError(d.previewDeploy.userErrors));
+      if (d.previewDeploy.userErrors.length) setError(messages(d.previewDeploy.userErrors));
       else setPreview(d.previewDeploy);
     } catch (err) {
       setError((err as Error).message);
@@ -468,7 +472,7 @@ function DeployForm({ environment, name, gated, services }: { environment: strin
     setBusy(true);
     try {
       const d = await run(Deploy, { input });
-      if (d.deploy.userErrors.length || !d.deploy.deployment) setError(userError(d.deploy.userErrors));
+      if (d.deploy.userErrors.length || !d.deploy.deployment) setError(messages(d.deploy.userErrors));
       else window.location.hash = '#/deployments/' + d.deploy.deployment.id;
     } catch (err) {
       setError((err as Error).message);
@@ -518,7 +522,7 @@ function DeploymentView({ id }: { id: string }) {
     setDecideError('');
     try {
       const ue = (await run(Cancel, { id })).cancelDeployment.userErrors;
-      if (ue.length) setDecideError(ue.map((u) => u.message).join('; '));
+      if (ue.length) setDecideError(messages(ue));
     } catch (err) {
       setDecideError((err as Error).message);
     }
@@ -527,7 +531,7 @@ function DeploymentView({ id }: { id: string }) {
     setDecideError('');
     try {
       const d = (await run(Redeploy, { id })).redeploy;
-      if (d.userErrors.length || !d.deployment) setDecideError(d.userErrors.map((u) => u.message).join('; '));
+      if (d.userErrors.length || !d.deployment) setDecideError(messages(d.userErrors));
       else window.location.hash = '#/deployments/' + d.deployment.id;
     } catch (err) {
       setDecideError((err as Error).message);
@@ -537,7 +541,7 @@ function DeploymentView({ id }: { id: string }) {
     setDecideError('');
     try {
       const ue = approve ? (await run(Approve, { id })).approveDeployment.userErrors : (await run(Reject, { id })).rejectDeployment.userErrors;
-      if (ue.length) setDecideError(ue.map((u) => u.message).join('; '));
+      if (ue.length) setDecideError(messages(ue));
     } catch (err) {
       setDecideError((err as Error).message);
     }
@@ -635,7 +639,7 @@ function AccountPage() {
   if (!data) return html`<p aria-busy="true">Loading…</p>`;
   const revoke = async (id: string) => {
     const d = await run(RevokeSession, { id });
-    if (d.revokeSession.userErrors.length) setError(d.revokeSession.userErrors[0].message);
+    if (d.revokeSession.userErrors.length) setError(messages(d.revokeSession.userErrors));
     else load();
   };
   const signOut = async () => {
@@ -698,7 +702,7 @@ function ClusterView({ id }: { id: string }) {
     e.preventDefault();
     setTokenError('');
     const d = (await run(RegenerateToken, { id, name: confirm })).regenerateConnectToken;
-    if (d.userErrors.length || !d.secret) setTokenError(d.userErrors.map((u) => u.message).join('; '));
+    if (d.userErrors.length || !d.secret) setTokenError(messages(d.userErrors));
     else setSecret(d.secret);
   };
   return html`
@@ -899,7 +903,7 @@ function EnvironmentView({ id }: { id: string }) {
   const labels = (ls: { key: string; value: string }[]) => ls.map((l) => `${l.key}=${l.value}`).join(', ') || 'any';
   const back = async (service: string, number: number) => {
     const d = (await run(Rollback, { service, env: id, number })).rollback;
-    if (d.userErrors.length || !d.deployment) setError(d.userErrors.map((u) => u.message).join('; '));
+    if (d.userErrors.length || !d.deployment) setError(messages(d.userErrors));
     else window.location.hash = '#/deployments/' + d.deployment.id;
   };
   return html`
@@ -966,7 +970,7 @@ function PeoplePage() {
     setError('');
     setLink('');
     const d = (await run(Invite, { tenant: t.id, email, name, role })).inviteMember;
-    if (d.userErrors.length || !d.link) setError(d.userErrors.map((u) => u.message).join('; '));
+    if (d.userErrors.length || !d.link) setError(messages(d.userErrors));
     else {
       setLink(d.link);
       load(t.id);
@@ -974,7 +978,7 @@ function PeoplePage() {
   };
   const revoke = async (id: string) => {
     const d = (await run(RevokeInvitation, { id })).revokeInvitation;
-    if (d.userErrors.length) setError(d.userErrors.map((u) => u.message).join('; '));
+    if (d.userErrors.length) setError(messages(d.userErrors));
     else load(t.id);
   };
   return html`
@@ -1013,7 +1017,7 @@ function TokenForm({ tenants }: { tenants: { id: string; name: string }[] }) {
     e.preventDefault();
     setError('');
     const d = (await run(CreateToken, { name, tenant, days: 90 })).createApiToken;
-    if (d.userErrors.length || !d.secret) setError(d.userErrors.map((u) => u.message).join('; '));
+    if (d.userErrors.length || !d.secret) setError(messages(d.userErrors));
     else setSecret(d.secret);
   };
   if (secret) return html`<p role="status">Your new token, shown only now (it expires in 90 days): <code data-testid="token">${secret}</code></p>`;
