@@ -260,9 +260,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 }
 
 // serveWith serves; ready, when given, runs once the server listens, with
-// its base URL and the admin token of a first start ("" otherwise).
+// its base URL and what a first start made (nil otherwise).
 func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer,
-	ready func(ctx context.Context, base, bootSecret string) error) error {
+	ready func(ctx context.Context, base string, boot *control.Bootstrapped) error) error {
 	if cfg.MasterKey == "" {
 		// Zero-config: a first start with no key and no data makes one, so
 		// secrets work from the first minute. With data already stored, a
@@ -315,22 +315,18 @@ func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout 
 	}
 	fmt.Fprintf(stdout, "NebulaCtrl %s is serving GraphQL at %s/graphql (GraphiQL: %s/graphiql, console: %s/) on the %s\n", Version, base, base, base, where)
 	if boot != nil {
-		printToken(stdout, "First start: created tenant "+boot.Tenant.Name+" with admin "+boot.User.Email+".", boot.Secret, base)
+		printToken(stdout, "First start: created tenant "+boot.Tenant.Name+" with admin "+boot.User.Email+".", boot, base)
 	} else {
 		fmt.Fprintf(stdout, "Authenticate with the admin token printed at first start (lost it? run `nebula admin bootstrap --recover`).\n")
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "store", st.Kind())
 	srv := server.New(plane, cfg, log)
 	if ready != nil {
-		secret := ""
-		if boot != nil {
-			secret = boot.Secret
-		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		errc := make(chan error, 1)
 		go func() { errc <- srv.Run(ctx, ln) }()
-		if err := ready(ctx, base, secret); err != nil {
+		if err := ready(ctx, base, boot); err != nil {
 			cancel()
 			<-errc
 			return err
@@ -340,7 +336,10 @@ func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout 
 	return srv.Run(ctx, ln)
 }
 
-func printToken(w io.Writer, headline, secret, base string) {
+// printToken shows what a first start or a recovery made, once: the
+// admin's API token and the link through which they set a passphrase for
+// the console.
+func printToken(w io.Writer, headline string, b *control.Bootstrapped, base string) {
 	fmt.Fprintf(w, `%s
 Admin API token (shown once, store it now):
 
@@ -349,7 +348,19 @@ Admin API token (shown once, store it now):
 Try it:
     curl -s %s/graphql -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \
       -d '{"query":"{ viewer { user { email } tenants { nodes { id name } } } }"}'
-`, headline, secret, base, secret)
+
+`, headline, b.Secret, base, b.Secret)
+	printConsoleLink(w, base, b.User.Email, b.Invitation, b.InvitationExpires)
+}
+
+// printConsoleLink shows an invitation link for the console: the person
+// opens it once and sets a passphrase, then signs in at /signin.
+func printConsoleLink(w io.Writer, base, email, secret string, expires time.Time) {
+	fmt.Fprintf(w, `Console: open this link once to set a passphrase for %s (it works until %s;
+afterwards sign in at %s/signin):
+
+    %s/invitation#%s
+`, email, expires.Local().Format("2 Jan 15:04"), base, base, secret)
 }
 
 // storeIsEmpty tells whether the store holds no tenant yet.
@@ -469,13 +480,13 @@ func adminBootstrap(ctx context.Context, cfg config.Config, log *slog.Logger, re
 		if err != nil {
 			return err
 		}
-		printToken(stdout, "Recovered admin access to tenant "+b.Tenant.Name+" for "+b.User.Email+".", b.Secret, base)
+		printToken(stdout, "Recovered admin access to tenant "+b.Tenant.Name+" for "+b.User.Email+".", b, base)
 		return nil
 	}
 	b, err := plane.Bootstrap(ctx, cfg.BootstrapTenant, cfg.BootstrapEmail)
 	if err != nil {
 		return err
 	}
-	printToken(stdout, "Created tenant "+b.Tenant.Name+" with admin "+b.User.Email+".", b.Secret, base)
+	printToken(stdout, "Created tenant "+b.Tenant.Name+" with admin "+b.User.Email+".", b, base)
 	return nil
 }

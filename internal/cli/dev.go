@@ -18,6 +18,7 @@ import (
 
 	"github.com/nebulactrl/nebula/agent"
 	"github.com/nebulactrl/nebula/internal/config"
+	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/devcluster"
 )
 
@@ -44,15 +45,16 @@ func dev(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Wri
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return err
 	}
-	return serveWith(ctx, cfg, log, stdout, func(ctx context.Context, base, bootSecret string) error {
-		return devSetup(ctx, cfg, log, stdout, base, bootSecret)
+	return serveWith(ctx, cfg, log, stdout, func(ctx context.Context, base string, boot *control.Bootstrapped) error {
+		return devSetup(ctx, cfg, log, stdout, base, boot)
 	})
 }
 
-func devSetup(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer, base, bootSecret string) error {
+func devSetup(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer, base string, boot *control.Bootstrapped) error {
 	adminFile := filepath.Join(cfg.DataDir, devAdminTokenFile)
-	token := bootSecret
-	if token != "" {
+	var token string
+	if boot != nil {
+		token = boot.Secret
 		if err := os.WriteFile(adminFile, []byte(token), 0o600); err != nil {
 			return err
 		}
@@ -67,6 +69,23 @@ func devSetup(ctx context.Context, cfg config.Config, log *slog.Logger, stdout i
 	tenant, err := c.str(ctx, `{ viewer { tenants { nodes { id } } } }`, nil, "viewer.tenants.nodes.0.id")
 	if err != nil {
 		return err
+	}
+	if boot == nil {
+		// Every start shows a way into the console, as the first did: a
+		// new invitation of the dev admin (local use only, like the
+		// admin token it shows each time).
+		res, err := c.do(ctx, `mutation($t: ID!) { inviteMember(input: {tenantId: $t, email: "`+cfg.BootstrapEmail+`", name: "Administrator"}) {
+			link invitation { expiresAt } userErrors { message } } }`, map[string]any{"t": tenant})
+		if err != nil {
+			return err
+		}
+		link, _ := dig(res, "inviteMember.link").(string)
+		at, _ := time.Parse(time.RFC3339, fmt.Sprint(dig(res, "inviteMember.invitation.expiresAt")))
+		_, secret, ok := strings.Cut(link, "/invitation#")
+		if !ok {
+			return errors.New("inviting the dev admin: the answer has no invitation link")
+		}
+		printConsoleLink(stdout, base, cfg.BootstrapEmail, secret, at)
 	}
 	agentFile := filepath.Join(cfg.DataDir, devAgentTokenFile)
 	clusterID, err := c.find(ctx, `query($t: ID!) { node(id: $t) { ... on Tenant { clusters(first: 100) { nodes { id name } } } } }`,

@@ -116,7 +116,7 @@ func (p *Plane) InviteMember(ctx context.Context, in InviteMemberInput) (*model.
 	}
 	var m *model.Member
 	var inv *model.Invitation
-	secret, _, hash := newSecret(InvitationPrefix)
+	var secret string
 	err = p.change(ctx, in.Tenant, func(q *txn, t *model.Tenant, ev *audit) error {
 		now := p.now()
 		u, err := store.UserByEmail(ctx, q, in.Email)
@@ -155,12 +155,7 @@ func (p *Plane) InviteMember(ctx context.Context, in InviteMemberInput) (*model.
 					Message: in.Email + " is an integration of this tenant: integrations use API tokens, they do not sign in"}
 			}
 		}
-		if _, err := store.RevokeInvitations(ctx, q, in.Tenant, u.ID, now); err != nil {
-			return err
-		}
-		inv = &model.Invitation{ID: newID[model.InvitationID](), TenantID: in.Tenant, UserID: u.ID, Email: in.Email, Hash: hash,
-			InvitedBy: a.User.ID, CreatedAt: now, ExpiresAt: now.Add(p.invitationTTL)}
-		if err := store.Invitations.Insert(ctx, q, inv); err != nil {
+		if inv, secret, err = p.openInvitation(ctx, q, in.Tenant, u.ID, in.Email, a.User.ID); err != nil {
 			return err
 		}
 		target(ev, ActMemberInvite, "Member", string(m.ID))
@@ -172,6 +167,23 @@ func (p *Plane) InviteMember(ctx context.Context, in InviteMemberInput) (*model.
 		return nil, nil, "", err
 	}
 	return m, inv, secret, nil
+}
+
+// openInvitation replaces a person's open invitations to a tenant with a
+// new one, from by; it returns it and its link's secret, shown once (only
+// its hash is stored).
+func (p *Plane) openInvitation(ctx context.Context, q *txn, tenant model.TenantID, user model.UserID, email string, by model.UserID) (*model.Invitation, string, error) {
+	now := p.now()
+	if _, err := store.RevokeInvitations(ctx, q, tenant, user, now); err != nil {
+		return nil, "", err
+	}
+	secret, _, hash := newSecret(InvitationPrefix)
+	inv := &model.Invitation{ID: newID[model.InvitationID](), TenantID: tenant, UserID: user, Email: email, Hash: hash,
+		InvitedBy: by, CreatedAt: now, ExpiresAt: now.Add(p.invitationTTL)}
+	if err := store.Invitations.Insert(ctx, q, inv); err != nil {
+		return nil, "", err
+	}
+	return inv, secret, nil
 }
 
 // Invitations lists a tenant's invitations, newest first; tenant admins.

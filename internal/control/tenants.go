@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
@@ -15,16 +16,22 @@ import (
 // ErrBootstrapped is returned by Bootstrap on a store that has a tenant.
 var ErrBootstrapped = errors.New("the store already has a tenant; bootstrap runs only on an empty store")
 
-// Bootstrapped is what the first start prints once.
+// Bootstrapped is what the first start prints once: the admin's API token
+// and the secret of an invitation link through which they set a
+// passphrase and sign in to the console.
 type Bootstrapped struct {
-	Tenant *model.Tenant
-	User   *model.User
-	Token  *model.APIToken
-	Secret string
+	Tenant     *model.Tenant
+	User       *model.User
+	Token      *model.APIToken
+	Secret     string
+	Invitation string
+	// InvitationExpires is when the invitation link stops working.
+	InvitationExpires time.Time
 }
 
-// Bootstrap creates the first tenant, its admin and an admin token, on an
-// empty store only. The event is audited with the system as actor.
+// Bootstrap creates the first tenant, its admin, an admin token and an
+// invitation for the admin to the console, on an empty store only. The
+// event is audited with the system as actor.
 func (p *Plane) Bootstrap(ctx context.Context, tenantName, email string) (*Bootstrapped, error) {
 	ctx = as(ctx, systemOperator)
 	var c checks
@@ -52,9 +59,14 @@ func (p *Plane) Bootstrap(ctx context.Context, tenantName, email string) (*Boots
 		if err != nil {
 			return err
 		}
+		inv, err := p.adminInvitation(ctx, q, &out)
+		if err != nil {
+			return err
+		}
 		ev := p.auditEvent(&authz.Actor{Origin: "local"}, out.Tenant.ID)
 		target(ev, ActTenantBootstrap, "Tenant", string(out.Tenant.ID))
 		ev.Details["name"], ev.Details["adminEmail"], ev.Details["tokenPrefix"] = tenantName, email, out.Token.Prefix
+		ev.Details["invitationId"] = string(inv.ID)
 		return store.InsertAudit(ctx, q, ev.AuditEvent)
 	})
 	if err != nil {
@@ -88,15 +100,32 @@ func (p *Plane) RecoverAdminToken(ctx context.Context) (*Bootstrapped, error) {
 		if out.Token, out.Secret, err = p.insertToken(ctx, q, out.Tenant.ID, out.User.ID, "recovery", nil); err != nil {
 			return err
 		}
+		inv, err := p.adminInvitation(ctx, q, &out)
+		if err != nil {
+			return err
+		}
 		ev := p.auditEvent(&authz.Actor{Origin: "local"}, out.Tenant.ID)
 		target(ev, ActTokenRecover, "ApiToken", string(out.Token.ID))
 		ev.Details["userId"], ev.Details["prefix"] = string(out.User.ID), out.Token.Prefix
+		ev.Details["invitationId"] = string(inv.ID)
 		return store.InsertAudit(ctx, q, ev.AuditEvent)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// adminInvitation gives the admin of a first start or a recovery an
+// invitation to set their passphrase for the console: without it the
+// first admin would hold only an API token, which no browser page takes.
+func (p *Plane) adminInvitation(ctx context.Context, q *txn, b *Bootstrapped) (*model.Invitation, error) {
+	inv, secret, err := p.openInvitation(ctx, q, b.Tenant.ID, b.User.ID, b.User.Email, b.User.ID)
+	if err != nil {
+		return nil, err
+	}
+	b.Invitation, b.InvitationExpires = secret, inv.ExpiresAt
+	return inv, nil
 }
 
 // insertTenant creates a tenant on the FREE plan with user as its admin,
