@@ -116,58 +116,6 @@ export type VariableStatus =
   /** A secret that does not open: sealed with a master key this control plane lacks, or tampered with. Services that need it are held. */
   | 'UNREADABLE';
 
-export type ConsoleOverviewQueryVariables = Exact<{ [key: string]: never; }>;
-
-
-export type ConsoleOverviewQuery = { viewer: { user: { email: string, name: string }, tenants: { nodes: Array<{ id: string, name: string, viewerRole: TenantRole, clusters: { nodes: Array<{ id: string, name: string, status: ClusterStatus, lastHeartbeatAge: number | null, desiredRevision: number, appliedRevision: number, activeRevision: { number: number, confirmed: boolean } | null }> }, projects: { nodes: Array<{ id: string, name: string, viewerRole: ProjectRole, services: { nodes: Array<{ id: string, name: string }> }, environments: { nodes: Array<{ id: string, name: string, protected: boolean, deployments: { nodes: Array<{ id: string, stage: DeploymentStage, createdAt: string, release: { number: number, service: { name: string } } }> } }> } }> } }> } } };
-
-export type ConsolePreviewDeployQueryVariables = Exact<{
-  input: DeployInput;
-}>;
-
-
-export type ConsolePreviewDeployQuery = { previewDeploy: { clusters: Array<{ fromRevision: number, cluster: { name: string }, added: Array<{ kind: string, namespace: string, name: string }>, changed: Array<{ kind: string, namespace: string, name: string }>, removed: Array<{ kind: string, namespace: string, name: string }>, nowHeld: Array<{ service: string, reason: string }>, released: Array<{ service: string }> }>, userErrors: Array<{ field: Array<string> | null, message: string, code: ErrorCode }> } };
-
-export type ConsoleDeployMutationVariables = Exact<{
-  input: DeployInput;
-}>;
-
-
-export type ConsoleDeployMutation = { deploy: { deployment: { id: string, stage: DeploymentStage } | null, userErrors: Array<{ field: Array<string> | null, message: string, code: ErrorCode }> } };
-
-export type ConsoleApproveMutationVariables = Exact<{
-  id: string | number;
-}>;
-
-
-export type ConsoleApproveMutation = { approveDeployment: { deployment: { id: string, stage: DeploymentStage } | null, userErrors: Array<{ message: string }> } };
-
-export type ConsoleRejectMutationVariables = Exact<{
-  id: string | number;
-}>;
-
-
-export type ConsoleRejectMutation = { rejectDeployment: { deployment: { id: string, stage: DeploymentStage } | null, userErrors: Array<{ message: string }> } };
-
-export type ConsoleApprovalsQueryVariables = Exact<{ [key: string]: never; }>;
-
-
-export type ConsoleApprovalsQuery = { viewer: { tenants: { nodes: Array<{ id: string, name: string, approvalQueue: Array<{ id: string, stage: DeploymentStage, createdAt: string, approvalExpiresAt: string | null, requestedBy: { email: string } | null, release: { number: number, service: { name: string } }, environment: { name: string, project: { name: string } } }> }> } } };
-
-export type ConsoleCancelMutationVariables = Exact<{
-  id: string | number;
-}>;
-
-
-export type ConsoleCancelMutation = { cancelDeployment: { deployment: { id: string, stage: DeploymentStage } | null, userErrors: Array<{ message: string }> } };
-
-export type ConsoleRedeployMutationVariables = Exact<{
-  id: string | number;
-}>;
-
-
-export type ConsoleRedeployMutation = { redeploy: { deployment: { id: string } | null, userErrors: Array<{ message: string }> } };
-
 export type ConsoleAccountQueryVariables = Exact<{ [key: string]: never; }>;
 
 
@@ -179,6 +127,32 @@ export type ConsoleRevokeSessionMutationVariables = Exact<{
 
 
 export type ConsoleRevokeSessionMutation = { revokeSession: { revokedSessionId: string | null, userErrors: Array<{ message: string }> } };
+
+export type ConsoleCreateTokenMutationVariables = Exact<{
+  name: string;
+  tenant?: string | number | null | undefined;
+  days?: number | null | undefined;
+}>;
+
+
+export type ConsoleCreateTokenMutation = { createApiToken: { secret: string | null, apiToken: { prefix: string, expiresAt: string | null } | null, userErrors: Array<{ message: string }> } };
+
+export type ConsoleApprovalsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ConsoleApprovalsQuery = { viewer: { tenants: { nodes: Array<{ id: string, name: string, approvalQueue: Array<{ id: string, stage: DeploymentStage, createdAt: string, approvalExpiresAt: string | null, requestedBy: { email: string } | null, release: { number: number, service: { name: string } }, environment: { name: string, project: { name: string } } }> }> } } };
+
+export type ConsoleAuditQueryVariables = Exact<{
+  tenant: string | number;
+  after?: string | null | undefined;
+  filter?: AuditEventFilter | null | undefined;
+}>;
+
+
+export type ConsoleAuditQuery = { node:
+    | { name: string, auditEvents: { nodes: Array<{ id: string, action: string, targetType: string, createdAt: string, clientAddress: string, details: Record<string, unknown>, actor: { email: string } | null }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } }
+    | Record<PropertyKey, never>
+   | null };
 
 export type ConsoleClusterQueryVariables = Exact<{
   id: string | number;
@@ -208,22 +182,84 @@ export type ConsoleRegenerateTokenMutationVariables = Exact<{
 
 export type ConsoleRegenerateTokenMutation = { regenerateConnectToken: { secret: string | null, userErrors: Array<{ message: string }> } };
 
-export type ConsoleAuditQueryVariables = Exact<{
-  tenant: string | number;
-  after?: string | null | undefined;
-  filter?: AuditEventFilter | null | undefined;
+export type ConsolePreviewDeployQueryVariables = Exact<{
+  input: DeployInput;
 }>;
 
 
-export type ConsoleAuditQuery = { node:
-    | { name: string, auditEvents: { nodes: Array<{ id: string, action: string, targetType: string, createdAt: string, clientAddress: string, details: Record<string, unknown>, actor: { email: string } | null }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } }
+export type ConsolePreviewDeployQuery = { previewDeploy: { clusters: Array<{ fromRevision: number, cluster: { name: string }, added: Array<{ kind: string, namespace: string, name: string }>, changed: Array<{ kind: string, namespace: string, name: string }>, removed: Array<{ kind: string, namespace: string, name: string }>, nowHeld: Array<{ service: string, reason: string }>, released: Array<{ service: string }> }>, userErrors: Array<{ field: Array<string> | null, message: string, code: ErrorCode }> } };
+
+export type ConsoleDeployMutationVariables = Exact<{
+  input: DeployInput;
+}>;
+
+
+export type ConsoleDeployMutation = { deploy: { deployment: { id: string, stage: DeploymentStage } | null, userErrors: Array<{ field: Array<string> | null, message: string, code: ErrorCode }> } };
+
+export type ConsoleApproveMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleApproveMutation = { approveDeployment: { deployment: { id: string, stage: DeploymentStage } | null, userErrors: Array<{ message: string }> } };
+
+export type ConsoleRejectMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleRejectMutation = { rejectDeployment: { deployment: { id: string, stage: DeploymentStage } | null, userErrors: Array<{ message: string }> } };
+
+export type ConsoleCancelMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleCancelMutation = { cancelDeployment: { deployment: { id: string, stage: DeploymentStage } | null, userErrors: Array<{ message: string }> } };
+
+export type ConsoleRedeployMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleRedeployMutation = { redeploy: { deployment: { id: string } | null, userErrors: Array<{ message: string }> } };
+
+export type ConsoleDeploymentQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleDeploymentQuery = { node:
+    | { id: string, stage: DeploymentStage, blocker: string | null, message: string, createdAt: string, release: { number: number, imageDigest: string, service: { id: string, name: string } }, environment: { id: string, name: string, protected: boolean, project: { name: string, viewerRole: ProjectRole, tenant: { viewerRole: TenantRole } } }, cluster: { name: string } }
     | Record<PropertyKey, never>
    | null };
 
-export type ConsoleAuditTenantsQueryVariables = Exact<{ [key: string]: never; }>;
+export type DeploymentEventsSubscriptionVariables = Exact<{
+  id: string | number;
+  after?: string | null | undefined;
+}>;
 
 
-export type ConsoleAuditTenantsQuery = { viewer: { tenants: { nodes: Array<{ id: string, name: string, viewerRole: TenantRole }> } } };
+export type DeploymentEventsSubscription = { deploymentEvents: { cursor: string, sequence: number, stage: DeploymentStage, blocker: string | null, message: string, at: string } };
+
+export type ConsoleEnvironmentQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleEnvironmentQuery = { node:
+    | { id: string, name: string, protected: boolean, clusterSelector: Array<{ key: string, value: string }>, namespaceSelector: Array<{ key: string, value: string }>, placement: { namespace: string | null, problem: string | null, cluster: { id: string, name: string } | null }, eligibleClusters: { nodes: Array<{ name: string }> }, variables: Array<{ id: string, name: string, scope: VariableScope, secret: boolean, value: string | null, status: VariableStatus, statusReason: string | null }>, project: { name: string, viewerRole: ProjectRole, tenant: { viewerRole: TenantRole }, services: { nodes: Array<{ id: string, name: string, releases: { nodes: Array<{ number: number, imageDigest: string, createdAt: string }> } }> } }, deployments: { nodes: Array<{ id: string, stage: DeploymentStage, createdAt: string, release: { number: number, service: { name: string } } }> } }
+    | Record<PropertyKey, never>
+   | null };
+
+export type ConsoleRollbackMutationVariables = Exact<{
+  service: string | number;
+  env: string | number;
+  number: number;
+}>;
+
+
+export type ConsoleRollbackMutation = { rollback: { deployment: { id: string } | null, userErrors: Array<{ message: string }> } };
 
 export type ConsoleLogsQueryVariables = Exact<{
   service: string | number;
@@ -247,24 +283,10 @@ export type ConsoleLogTailSubscriptionVariables = Exact<{
 
 export type ConsoleLogTailSubscription = { serviceLogs: { number: number, at: string, stream: LogStream, text: string, pod: string } };
 
-export type ConsoleEnvironmentQueryVariables = Exact<{
-  id: string | number;
-}>;
+export type ConsoleOverviewQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type ConsoleEnvironmentQuery = { node:
-    | { id: string, name: string, protected: boolean, clusterSelector: Array<{ key: string, value: string }>, namespaceSelector: Array<{ key: string, value: string }>, placement: { namespace: string | null, problem: string | null, cluster: { id: string, name: string } | null }, eligibleClusters: { nodes: Array<{ name: string }> }, variables: Array<{ id: string, name: string, scope: VariableScope, secret: boolean, value: string | null, status: VariableStatus, statusReason: string | null }>, project: { name: string, viewerRole: ProjectRole, tenant: { viewerRole: TenantRole }, services: { nodes: Array<{ id: string, name: string, releases: { nodes: Array<{ number: number, imageDigest: string, createdAt: string }> } }> } }, deployments: { nodes: Array<{ id: string, stage: DeploymentStage, createdAt: string, release: { number: number, service: { name: string } } }> } }
-    | Record<PropertyKey, never>
-   | null };
-
-export type ConsoleRollbackMutationVariables = Exact<{
-  service: string | number;
-  env: string | number;
-  number: number;
-}>;
-
-
-export type ConsoleRollbackMutation = { rollback: { deployment: { id: string } | null, userErrors: Array<{ message: string }> } };
+export type ConsoleOverviewQuery = { viewer: { user: { email: string, name: string }, tenants: { nodes: Array<{ id: string, name: string, viewerRole: TenantRole, clusters: { nodes: Array<{ id: string, name: string, status: ClusterStatus, lastHeartbeatAge: number | null, desiredRevision: number, appliedRevision: number, activeRevision: { number: number, confirmed: boolean } | null }> }, projects: { nodes: Array<{ id: string, name: string, viewerRole: ProjectRole, services: { nodes: Array<{ id: string, name: string }> }, environments: { nodes: Array<{ id: string, name: string, protected: boolean, deployments: { nodes: Array<{ id: string, stage: DeploymentStage, createdAt: string, release: { number: number, service: { name: string } } }> } }> } }> } }> } } };
 
 export type ConsolePeopleQueryVariables = Exact<{
   tenant: string | number;
@@ -293,32 +315,10 @@ export type ConsoleRevokeInvitationMutationVariables = Exact<{
 
 export type ConsoleRevokeInvitationMutation = { revokeInvitation: { invitation: { id: string, status: InvitationStatus } | null, userErrors: Array<{ message: string }> } };
 
-export type ConsoleCreateTokenMutationVariables = Exact<{
-  name: string;
-  tenant?: string | number | null | undefined;
-  days?: number | null | undefined;
-}>;
+export type ConsoleAdminTenantsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type ConsoleCreateTokenMutation = { createApiToken: { secret: string | null, apiToken: { prefix: string, expiresAt: string | null } | null, userErrors: Array<{ message: string }> } };
-
-export type ConsoleDeploymentQueryVariables = Exact<{
-  id: string | number;
-}>;
-
-
-export type ConsoleDeploymentQuery = { node:
-    | { id: string, stage: DeploymentStage, blocker: string | null, message: string, createdAt: string, release: { number: number, imageDigest: string, service: { id: string, name: string } }, environment: { id: string, name: string, protected: boolean, project: { name: string, viewerRole: ProjectRole, tenant: { viewerRole: TenantRole } } }, cluster: { name: string } }
-    | Record<PropertyKey, never>
-   | null };
-
-export type DeploymentEventsSubscriptionVariables = Exact<{
-  id: string | number;
-  after?: string | null | undefined;
-}>;
-
-
-export type DeploymentEventsSubscription = { deploymentEvents: { cursor: string, sequence: number, stage: DeploymentStage, blocker: string | null, message: string, at: string } };
+export type ConsoleAdminTenantsQuery = { viewer: { tenants: { nodes: Array<{ id: string, name: string, viewerRole: TenantRole }> } } };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -339,210 +339,6 @@ export class TypedDocumentString<TResult, TVariables>
   }
 }
 
-export const ConsoleOverviewDocument = new TypedDocumentString(`
-    query ConsoleOverview {
-  viewer {
-    user {
-      email
-      name
-    }
-    tenants(first: 5) {
-      nodes {
-        id
-        name
-        viewerRole
-        clusters(first: 25) {
-          nodes {
-            id
-            name
-            status
-            lastHeartbeatAge
-            desiredRevision
-            appliedRevision
-            activeRevision {
-              number
-              confirmed
-            }
-          }
-        }
-        projects(first: 10) {
-          nodes {
-            id
-            name
-            viewerRole
-            services(first: 20) {
-              nodes {
-                id
-                name
-              }
-            }
-            environments(first: 10) {
-              nodes {
-                id
-                name
-                protected
-                deployments(first: 3) {
-                  nodes {
-                    id
-                    stage
-                    createdAt
-                    release {
-                      number
-                      service {
-                        name
-                      }
-                    }
-                  }
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-}
-    `) as unknown as TypedDocumentString<ConsoleOverviewQuery, ConsoleOverviewQueryVariables>;
-export const ConsolePreviewDeployDocument = new TypedDocumentString(`
-    query ConsolePreviewDeploy($input: DeployInput!) {
-  previewDeploy(input: $input) {
-    clusters {
-      cluster {
-        name
-      }
-      fromRevision
-      added {
-        kind
-        namespace
-        name
-      }
-      changed {
-        kind
-        namespace
-        name
-      }
-      removed {
-        kind
-        namespace
-        name
-      }
-      nowHeld {
-        service
-        reason
-      }
-      released {
-        service
-      }
-    }
-    userErrors {
-      field
-      message
-      code
-    }
-  }
-}
-    `) as unknown as TypedDocumentString<ConsolePreviewDeployQuery, ConsolePreviewDeployQueryVariables>;
-export const ConsoleDeployDocument = new TypedDocumentString(`
-    mutation ConsoleDeploy($input: DeployInput!) {
-  deploy(input: $input) {
-    deployment {
-      id
-      stage
-    }
-    userErrors {
-      field
-      message
-      code
-    }
-  }
-}
-    `) as unknown as TypedDocumentString<ConsoleDeployMutation, ConsoleDeployMutationVariables>;
-export const ConsoleApproveDocument = new TypedDocumentString(`
-    mutation ConsoleApprove($id: ID!) {
-  approveDeployment(input: {deploymentId: $id}) {
-    deployment {
-      id
-      stage
-    }
-    userErrors {
-      message
-    }
-  }
-}
-    `) as unknown as TypedDocumentString<ConsoleApproveMutation, ConsoleApproveMutationVariables>;
-export const ConsoleRejectDocument = new TypedDocumentString(`
-    mutation ConsoleReject($id: ID!) {
-  rejectDeployment(input: {deploymentId: $id}) {
-    deployment {
-      id
-      stage
-    }
-    userErrors {
-      message
-    }
-  }
-}
-    `) as unknown as TypedDocumentString<ConsoleRejectMutation, ConsoleRejectMutationVariables>;
-export const ConsoleApprovalsDocument = new TypedDocumentString(`
-    query ConsoleApprovals {
-  viewer {
-    tenants(first: 5) {
-      nodes {
-        id
-        name
-        approvalQueue(first: 50) {
-          id
-          stage
-          createdAt
-          approvalExpiresAt
-          requestedBy {
-            email
-          }
-          release {
-            number
-            service {
-              name
-            }
-          }
-          environment {
-            name
-            project {
-              name
-            }
-          }
-        }
-      }
-    }
-  }
-}
-    `) as unknown as TypedDocumentString<ConsoleApprovalsQuery, ConsoleApprovalsQueryVariables>;
-export const ConsoleCancelDocument = new TypedDocumentString(`
-    mutation ConsoleCancel($id: ID!) {
-  cancelDeployment(
-    input: {deploymentId: $id, reason: "cancelled from the console"}
-  ) {
-    deployment {
-      id
-      stage
-    }
-    userErrors {
-      message
-    }
-  }
-}
-    `) as unknown as TypedDocumentString<ConsoleCancelMutation, ConsoleCancelMutationVariables>;
-export const ConsoleRedeployDocument = new TypedDocumentString(`
-    mutation ConsoleRedeploy($id: ID!) {
-  redeploy(input: {deploymentId: $id}) {
-    deployment {
-      id
-    }
-    userErrors {
-      message
-    }
-  }
-}
-    `) as unknown as TypedDocumentString<ConsoleRedeployMutation, ConsoleRedeployMutationVariables>;
 export const ConsoleAccountDocument = new TypedDocumentString(`
     query ConsoleAccount {
   viewer {
@@ -580,6 +376,79 @@ export const ConsoleRevokeSessionDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ConsoleRevokeSessionMutation, ConsoleRevokeSessionMutationVariables>;
+export const ConsoleCreateTokenDocument = new TypedDocumentString(`
+    mutation ConsoleCreateToken($name: String!, $tenant: ID, $days: Int) {
+  createApiToken(input: {name: $name, tenantId: $tenant, expiresInDays: $days}) {
+    secret
+    apiToken {
+      prefix
+      expiresAt
+    }
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleCreateTokenMutation, ConsoleCreateTokenMutationVariables>;
+export const ConsoleApprovalsDocument = new TypedDocumentString(`
+    query ConsoleApprovals {
+  viewer {
+    tenants(first: 5) {
+      nodes {
+        id
+        name
+        approvalQueue(first: 50) {
+          id
+          stage
+          createdAt
+          approvalExpiresAt
+          requestedBy {
+            email
+          }
+          release {
+            number
+            service {
+              name
+            }
+          }
+          environment {
+            name
+            project {
+              name
+            }
+          }
+        }
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleApprovalsQuery, ConsoleApprovalsQueryVariables>;
+export const ConsoleAuditDocument = new TypedDocumentString(`
+    query ConsoleAudit($tenant: ID!, $after: String, $filter: AuditEventFilter) {
+  node(id: $tenant) {
+    ... on Tenant {
+      name
+      auditEvents(first: 25, after: $after, filter: $filter) {
+        nodes {
+          id
+          action
+          targetType
+          createdAt
+          clientAddress
+          actor {
+            email
+          }
+          details
+        }
+        pageInfo {
+          hasNextPage
+          endCursor
+        }
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleAuditQuery, ConsoleAuditQueryVariables>;
 export const ConsoleClusterDocument = new TypedDocumentString(`
     query ConsoleCluster($id: ID!) {
   node(id: $id) {
@@ -661,80 +530,161 @@ export const ConsoleRegenerateTokenDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ConsoleRegenerateTokenMutation, ConsoleRegenerateTokenMutationVariables>;
-export const ConsoleAuditDocument = new TypedDocumentString(`
-    query ConsoleAudit($tenant: ID!, $after: String, $filter: AuditEventFilter) {
-  node(id: $tenant) {
-    ... on Tenant {
-      name
-      auditEvents(first: 25, after: $after, filter: $filter) {
-        nodes {
-          id
-          action
-          targetType
-          createdAt
-          clientAddress
-          actor {
-            email
-          }
-          details
-        }
-        pageInfo {
-          hasNextPage
-          endCursor
-        }
+export const ConsolePreviewDeployDocument = new TypedDocumentString(`
+    query ConsolePreviewDeploy($input: DeployInput!) {
+  previewDeploy(input: $input) {
+    clusters {
+      cluster {
+        name
       }
+      fromRevision
+      added {
+        kind
+        namespace
+        name
+      }
+      changed {
+        kind
+        namespace
+        name
+      }
+      removed {
+        kind
+        namespace
+        name
+      }
+      nowHeld {
+        service
+        reason
+      }
+      released {
+        service
+      }
+    }
+    userErrors {
+      field
+      message
+      code
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleAuditQuery, ConsoleAuditQueryVariables>;
-export const ConsoleAuditTenantsDocument = new TypedDocumentString(`
-    query ConsoleAuditTenants {
-  viewer {
-    tenants(first: 5) {
-      nodes {
+    `) as unknown as TypedDocumentString<ConsolePreviewDeployQuery, ConsolePreviewDeployQueryVariables>;
+export const ConsoleDeployDocument = new TypedDocumentString(`
+    mutation ConsoleDeploy($input: DeployInput!) {
+  deploy(input: $input) {
+    deployment {
+      id
+      stage
+    }
+    userErrors {
+      field
+      message
+      code
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleDeployMutation, ConsoleDeployMutationVariables>;
+export const ConsoleApproveDocument = new TypedDocumentString(`
+    mutation ConsoleApprove($id: ID!) {
+  approveDeployment(input: {deploymentId: $id}) {
+    deployment {
+      id
+      stage
+    }
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleApproveMutation, ConsoleApproveMutationVariables>;
+export const ConsoleRejectDocument = new TypedDocumentString(`
+    mutation ConsoleReject($id: ID!) {
+  rejectDeployment(input: {deploymentId: $id}) {
+    deployment {
+      id
+      stage
+    }
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleRejectMutation, ConsoleRejectMutationVariables>;
+export const ConsoleCancelDocument = new TypedDocumentString(`
+    mutation ConsoleCancel($id: ID!) {
+  cancelDeployment(
+    input: {deploymentId: $id, reason: "cancelled from the console"}
+  ) {
+    deployment {
+      id
+      stage
+    }
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleCancelMutation, ConsoleCancelMutationVariables>;
+export const ConsoleRedeployDocument = new TypedDocumentString(`
+    mutation ConsoleRedeploy($id: ID!) {
+  redeploy(input: {deploymentId: $id}) {
+    deployment {
+      id
+    }
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleRedeployMutation, ConsoleRedeployMutationVariables>;
+export const ConsoleDeploymentDocument = new TypedDocumentString(`
+    query ConsoleDeployment($id: ID!) {
+  node(id: $id) {
+    ... on Deployment {
+      id
+      stage
+      blocker
+      message
+      createdAt
+      release {
+        number
+        imageDigest
+        service {
+          id
+          name
+        }
+      }
+      environment {
         id
         name
-        viewerRole
-      }
-    }
-  }
-}
-    `) as unknown as TypedDocumentString<ConsoleAuditTenantsQuery, ConsoleAuditTenantsQueryVariables>;
-export const ConsoleLogsDocument = new TypedDocumentString(`
-    query ConsoleLogs($service: ID!, $env: ID!, $filter: LogFilter) {
-  node(id: $service) {
-    ... on Service {
-      name
-      logs(environmentId: $env, filter: $filter, last: 200) {
-        lines {
-          number
-          at
-          stream
-          text
-          pod
+        protected
+        project {
+          name
+          viewerRole
+          tenant {
+            viewerRole
+          }
         }
-        hasPreviousPage
+      }
+      cluster {
+        name
       }
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleLogsQuery, ConsoleLogsQueryVariables>;
-export const ConsoleLogTailDocument = new TypedDocumentString(`
-    subscription ConsoleLogTail($service: ID!, $env: ID!, $after: Int, $filter: LogFilter) {
-  serviceLogs(
-    serviceId: $service
-    environmentId: $env
-    after: $after
-    filter: $filter
-  ) {
-    number
+    `) as unknown as TypedDocumentString<ConsoleDeploymentQuery, ConsoleDeploymentQueryVariables>;
+export const DeploymentEventsDocument = new TypedDocumentString(`
+    subscription DeploymentEvents($id: ID!, $after: String) {
+  deploymentEvents(deploymentId: $id, after: $after) {
+    cursor
+    sequence
+    stage
+    blocker
+    message
     at
-    stream
-    text
-    pod
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleLogTailSubscription, ConsoleLogTailSubscriptionVariables>;
+    `) as unknown as TypedDocumentString<DeploymentEventsSubscription, DeploymentEventsSubscriptionVariables>;
 export const ConsoleEnvironmentDocument = new TypedDocumentString(`
     query ConsoleEnvironment($id: ID!) {
   node(id: $id) {
@@ -823,6 +773,105 @@ export const ConsoleRollbackDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ConsoleRollbackMutation, ConsoleRollbackMutationVariables>;
+export const ConsoleLogsDocument = new TypedDocumentString(`
+    query ConsoleLogs($service: ID!, $env: ID!, $filter: LogFilter) {
+  node(id: $service) {
+    ... on Service {
+      name
+      logs(environmentId: $env, filter: $filter, last: 200) {
+        lines {
+          number
+          at
+          stream
+          text
+          pod
+        }
+        hasPreviousPage
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleLogsQuery, ConsoleLogsQueryVariables>;
+export const ConsoleLogTailDocument = new TypedDocumentString(`
+    subscription ConsoleLogTail($service: ID!, $env: ID!, $after: Int, $filter: LogFilter) {
+  serviceLogs(
+    serviceId: $service
+    environmentId: $env
+    after: $after
+    filter: $filter
+  ) {
+    number
+    at
+    stream
+    text
+    pod
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleLogTailSubscription, ConsoleLogTailSubscriptionVariables>;
+export const ConsoleOverviewDocument = new TypedDocumentString(`
+    query ConsoleOverview {
+  viewer {
+    user {
+      email
+      name
+    }
+    tenants(first: 5) {
+      nodes {
+        id
+        name
+        viewerRole
+        clusters(first: 25) {
+          nodes {
+            id
+            name
+            status
+            lastHeartbeatAge
+            desiredRevision
+            appliedRevision
+            activeRevision {
+              number
+              confirmed
+            }
+          }
+        }
+        projects(first: 10) {
+          nodes {
+            id
+            name
+            viewerRole
+            services(first: 20) {
+              nodes {
+                id
+                name
+              }
+            }
+            environments(first: 10) {
+              nodes {
+                id
+                name
+                protected
+                deployments(first: 3) {
+                  nodes {
+                    id
+                    stage
+                    createdAt
+                    release {
+                      number
+                      service {
+                        name
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleOverviewQuery, ConsoleOverviewQueryVariables>;
 export const ConsolePeopleDocument = new TypedDocumentString(`
     query ConsolePeople($tenant: ID!) {
   node(id: $tenant) {
@@ -875,65 +924,16 @@ export const ConsoleRevokeInvitationDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ConsoleRevokeInvitationMutation, ConsoleRevokeInvitationMutationVariables>;
-export const ConsoleCreateTokenDocument = new TypedDocumentString(`
-    mutation ConsoleCreateToken($name: String!, $tenant: ID, $days: Int) {
-  createApiToken(input: {name: $name, tenantId: $tenant, expiresInDays: $days}) {
-    secret
-    apiToken {
-      prefix
-      expiresAt
-    }
-    userErrors {
-      message
-    }
-  }
-}
-    `) as unknown as TypedDocumentString<ConsoleCreateTokenMutation, ConsoleCreateTokenMutationVariables>;
-export const ConsoleDeploymentDocument = new TypedDocumentString(`
-    query ConsoleDeployment($id: ID!) {
-  node(id: $id) {
-    ... on Deployment {
-      id
-      stage
-      blocker
-      message
-      createdAt
-      release {
-        number
-        imageDigest
-        service {
-          id
-          name
-        }
-      }
-      environment {
+export const ConsoleAdminTenantsDocument = new TypedDocumentString(`
+    query ConsoleAdminTenants {
+  viewer {
+    tenants(first: 5) {
+      nodes {
         id
         name
-        protected
-        project {
-          name
-          viewerRole
-          tenant {
-            viewerRole
-          }
-        }
-      }
-      cluster {
-        name
+        viewerRole
       }
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleDeploymentQuery, ConsoleDeploymentQueryVariables>;
-export const DeploymentEventsDocument = new TypedDocumentString(`
-    subscription DeploymentEvents($id: ID!, $after: String) {
-  deploymentEvents(deploymentId: $id, after: $after) {
-    cursor
-    sequence
-    stage
-    blocker
-    message
-    at
-  }
-}
-    `) as unknown as TypedDocumentString<DeploymentEventsSubscription, DeploymentEventsSubscriptionVariables>;
+    `) as unknown as TypedDocumentString<ConsoleAdminTenantsQuery, ConsoleAdminTenantsQueryVariables>;
