@@ -1,6 +1,7 @@
 package apitest
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/protocol"
 )
 
 // cutProxy forwards TCP connections to a server until it is cut: then it
@@ -286,4 +288,72 @@ func TestConsoleEnvironment(t *testing.T) {
 	if n := r.Get("node.deployments.nodes.0.release.number"); n != float64(1) {
 		t.Errorf("after the rollback the newest deployment is of release %v, want 1", n)
 	}
+}
+
+// A deploy of a commit from the console (web/test/build.mjs): an editor
+// deploys the Git service's commit, the deployment page waits at BUILDING
+// saying why, shows the build's log live as the agent sends it, then the
+// image and the rollout's next stage.
+func TestConsoleBuild(t *testing.T) {
+	t.Parallel()
+	browserTests(t)
+	env := NewEnv(t, OpenSQLite(t))
+	f := env.NewFixture(t)
+	f.NewGitService(t, "shop-api", GitHubRepository)
+	person := projectPerson(t, f, "builder", "EDITOR")
+	agent, _ := connectStageAgent(t, f, "prod-eu")
+	var build string
+	driveBrowser(t, "build.mjs", []string{"NEBULA_URL=" + env.Server.URL, "NEBULA_SESSION=" + person.cookie.Value,
+		"NEBULA_COMMIT=" + SampleCommit, screenshotsEnv(t)},
+		func(line string, reply io.Writer) {
+			switch {
+			case strings.HasPrefix(line, "DEPLOYED "):
+				dep := strings.TrimPrefix(line, "DEPLOYED ")
+				build = rawID(t, "Build", f.Node(t, dep, `... on Deployment { build { id } }`)["build"].(map[string]any)["id"].(string))
+				if _, err := env.Plane.RunJobsOnce(t.Context()); err != nil {
+					t.Error(err)
+				}
+				agent.waitBuilds(build)
+				agent.buildReport(build, 0, protocol.BuildRunning, "", "", "#1 [internal] load build definition from Dockerfile", "#2 RUN go build ./...")
+				_, _ = io.WriteString(reply, "lines\n")
+			case line == "SEEN LINES":
+				agent.buildReport(build, 2, protocol.BuildSucceeded, Digest(77), "", "#3 pushing the image")
+				_, _ = io.WriteString(reply, "built\n")
+			}
+		})
+	if st := buildState(t, f, gid.Encode(gid.Build, build)); st["status"] != "SUCCEEDED" || st["imageDigest"] != Digest(77) {
+		t.Errorf("the build after the console's deploy: %v", st)
+	}
+}
+
+// The overview pages its lists (web/test/overview.mjs): a tenant with 28
+// clusters and 12 projects shows 25 and 10 first, the rest after "More".
+func TestConsoleOverviewPages(t *testing.T) {
+	t.Parallel()
+	browserTests(t)
+	env := NewEnv(t, OpenSQLite(t))
+	f := env.NewFixture(t)
+	f.MustDo(t, `mutation($t: ID!) { setTenantPlan(input: {tenantId: $t, plan: ENTERPRISE}) { userErrors { message } } }`,
+		map[string]any{"t": f.TenantID})
+	names := func(kind string) []string {
+		r := f.MustDo(t, `query($t: ID!) { node(id: $t) { ... on Tenant { name clusters(first: 100) { nodes { name } } projects(first: 100) { nodes { name } } } } }`,
+			map[string]any{"t": f.TenantID})
+		var out []string
+		for _, n := range r.List("node." + kind + ".nodes") {
+			out = append(out, dig(n, "name").(string))
+		}
+		return out
+	}
+	for i := len(names("clusters")); i < 28; i++ {
+		f.MustDo(t, `mutation($t: ID!, $n: String!) { registerCluster(input: {tenantId: $t, name: $n}) { cluster { id } `+ue+` } }`,
+			map[string]any{"t": f.TenantID, "n": fmt.Sprintf("edge-%02d", i)})
+	}
+	for i := len(names("projects")); i < 12; i++ {
+		f.MustDo(t, `mutation($t: ID!, $n: String!) { createProject(input: {tenantId: $t, name: $n}) { project { id } `+ue+` } }`,
+			map[string]any{"t": f.TenantID, "n": fmt.Sprintf("app-%02d", i)})
+	}
+	admin, _, _ := signedInAs(t, f, "pager", "ADMIN")
+	tenant := f.Node(t, f.TenantID, `... on Tenant { name }`)["name"].(string)
+	runBrowser(t, "overview.mjs", "NEBULA_URL="+env.Server.URL, "NEBULA_SESSION="+admin.cookie.Value, screenshotsEnv(t),
+		"NEBULA_WANT="+mustJSON(t, map[string]any{"tenant": tenant, "clusters": names("clusters"), "projects": names("projects")}))
 }

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { graphql } from './gql';
 import { run, follow } from './api';
 import type { ConsoleDeploymentQuery, DeploymentEventsSubscription } from './gql/graphql';
+import { BuildView } from './build';
 import { Problem, html, mayApprove, mayDeploy, messages } from './ui';
 
 const Approve = graphql(`
@@ -44,10 +45,12 @@ const DeploymentPage = graphql(`
   query ConsoleDeployment($id: ID!) {
     node(id: $id) {
       ... on Deployment {
-        id stage blocker message createdAt
+        id stage blocker message createdAt approvalExpiresAt
+        requestedBy { email }
         release { number imageDigest service { id name } }
+        build { id }
         environment { id name protected project { name viewerRole tenant { viewerRole } } }
-        cluster { name }
+        cluster { id name }
       }
     }
   }
@@ -63,41 +66,48 @@ const DeploymentEvents = graphql(`
 
 type StageEvent = DeploymentEventsSubscription['deploymentEvents'];
 
+type Dep = Extract<NonNullable<ConsoleDeploymentQuery['node']>, { stage: unknown }>;
+
+// explain says what a deployment that cannot proceed waits for, and what
+// ends the wait.
+function explain(d: Dep): string {
+  switch (d.blocker) {
+    case 'delivery':
+      return `Waiting for the agent of cluster ${d.cluster.name} to connect: the deployment goes on when it does.`;
+    case 'approval':
+      return `Waiting for a project manager or tenant admin to approve it${d.requestedBy ? ` (requested by ${d.requestedBy.email})` : ''}${
+        d.approvalExpiresAt ? `, until ${new Date(d.approvalExpiresAt).toLocaleString()}; after that it can no longer be approved` : ''}.`;
+    case 'stalled':
+      return 'No progress for a while: the rollout may be stuck (pods not becoming ready, the agent gone quiet). The cluster page and the service\'s logs tell more.';
+    case 'build':
+      return "Waiting for the release's image to be built: the build and its log are below.";
+    default:
+      return `Waiting for ${d.blocker}.`;
+  }
+}
+
 export function DeploymentView({ id }: { id: string }) {
-  type Dep = Extract<NonNullable<ConsoleDeploymentQuery['node']>, { stage: unknown }>;
   const [dep, setDep] = useState<Dep | null>(null);
   const [error, setError] = useState('');
   const [events, setEvents] = useState<StageEvent[]>([]);
   const [live, setLive] = useState<{ on: boolean; why?: string }>({ on: false });
   const [decideError, setDecideError] = useState('');
-  const cancel = async () => {
+  // act runs one of the page's mutations and shows its user errors; a
+  // deployment it makes (a redeploy) is opened.
+  const act = async (f: () => Promise<{ userErrors: { message: string }[]; deployment?: { id: string } | null }>) => {
     setDecideError('');
     try {
-      const ue = (await run(Cancel, { id })).cancelDeployment.userErrors;
-      if (ue.length) setDecideError(messages(ue));
+      const d = await f();
+      if (d.userErrors.length) setDecideError(messages(d.userErrors));
+      else if (d.deployment && d.deployment.id !== id) window.location.hash = '#/deployments/' + d.deployment.id;
     } catch (err) {
       setDecideError((err as Error).message);
     }
   };
-  const redeploy = async () => {
-    setDecideError('');
-    try {
-      const d = (await run(Redeploy, { id })).redeploy;
-      if (d.userErrors.length || !d.deployment) setDecideError(messages(d.userErrors));
-      else window.location.hash = '#/deployments/' + d.deployment.id;
-    } catch (err) {
-      setDecideError((err as Error).message);
-    }
-  };
-  const decide = async (approve: boolean) => {
-    setDecideError('');
-    try {
-      const ue = approve ? (await run(Approve, { id })).approveDeployment.userErrors : (await run(Reject, { id })).rejectDeployment.userErrors;
-      if (ue.length) setDecideError(messages(ue));
-    } catch (err) {
-      setDecideError((err as Error).message);
-    }
-  };
+  const cancel = () => act(async () => (await run(Cancel, { id })).cancelDeployment);
+  const redeploy = () => act(async () => (await run(Redeploy, { id })).redeploy);
+  const decide = (approve: boolean) =>
+    act(async () => (approve ? (await run(Approve, { id })).approveDeployment : (await run(Reject, { id })).rejectDeployment));
   useEffect(() => {
     run(DeploymentPage, { id }).then(
       (d) => (d.node && 'stage' in d.node ? setDep(d.node as Dep) : setError('No such deployment, or not yours to see.')),
@@ -127,11 +137,12 @@ export function DeploymentView({ id }: { id: string }) {
   return html`
     <p><a href="#/">← Overview</a></p>
     <h1>${dep.release.service.name} release ${dep.release.number} → ${dep.environment.name}</h1>
-    <p class="muted">${dep.environment.project.name} · cluster ${dep.cluster.name} · <code>${dep.release.imageDigest ?? 'building'}</code>
+    <p class="muted">${dep.environment.project.name} · cluster <a href=${'#/clusters/' + dep.cluster.id}>${dep.cluster.name}</a> · <code>${dep.release.imageDigest || 'image not built yet'}</code>
       · <a href=${`#/logs/${dep.release.service.id}/${dep.environment.id}`}>logs</a></p>
     <p>Stage: <strong class=${'stage ' + dep.stage.toLowerCase()} data-testid="stage">${dep.stage}</strong>
       ${dep.blocker ? html` <span class="badge warn">${dep.blocker}</span>` : ''}
       <span class=${live.on ? 'live on' : 'live'} role="status">${live.on ? 'live' : live.why === 'ended' ? 'ended' : 'reconnecting…'}</span></p>
+    ${dep.blocker ? html`<p class="blocker" data-testid="blocker">${explain(dep)}</p>` : ''}
     ${dep.stage === 'AWAITING_APPROVAL' && mayApprove(dep.environment.project.tenant.viewerRole, dep.environment.project.viewerRole)
       ? html`<p class="decide">
           <button type="button" onClick=${() => decide(true)}>Approve</button>
@@ -144,6 +155,8 @@ export function DeploymentView({ id }: { id: string }) {
             : html`<button type="button" class="secondary" onClick=${cancel}>Cancel</button>`}</p>`
       : ''}
     ${decideError ? html`<p role="alert" class="problem">${decideError}</p>` : ''}
+    ${dep.build ? html`<${BuildView} id=${dep.build.id} />` : ''}
+    <h2>Stages</h2>
     <ol class="timeline" aria-label="Stages">
       ${events.map(
         (e) => html`<li data-sequence=${e.sequence} data-stage=${e.stage}>

@@ -12,6 +12,14 @@ export type AuditEventFilter = {
   until?: string | null | undefined;
 };
 
+export type BuildStatus =
+  | 'CANCELLED'
+  | 'FAILED'
+  | 'QUEUED'
+  | 'RUNNING'
+  | 'SUCCEEDED'
+  | 'TIMED_OUT';
+
 export type ClusterStatus =
   | 'CONNECTED'
   /** No heartbeat for 60 seconds. */
@@ -154,6 +162,24 @@ export type ConsoleAuditQuery = { node:
     | Record<PropertyKey, never>
    | null };
 
+export type ConsoleBuildQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ConsoleBuildQuery = { node:
+    | { id: string, status: BuildStatus, message: string, commit: string, branch: string, imageDigest: string, attempts: number, startedAt: string | null, finishedAt: string | null, cluster: { name: string } | null, log: { truncated: boolean } }
+    | Record<PropertyKey, never>
+   | null };
+
+export type ConsoleBuildLogSubscriptionVariables = Exact<{
+  id: string | number;
+  after?: number | null | undefined;
+}>;
+
+
+export type ConsoleBuildLogSubscription = { buildLog: { number: number, at: string, text: string } };
+
 export type ConsoleClusterQueryVariables = Exact<{
   id: string | number;
 }>;
@@ -230,7 +256,7 @@ export type ConsoleDeploymentQueryVariables = Exact<{
 
 
 export type ConsoleDeploymentQuery = { node:
-    | { id: string, stage: DeploymentStage, blocker: string | null, message: string, createdAt: string, release: { number: number, imageDigest: string, service: { id: string, name: string } }, environment: { id: string, name: string, protected: boolean, project: { name: string, viewerRole: ProjectRole, tenant: { viewerRole: TenantRole } } }, cluster: { name: string } }
+    | { id: string, stage: DeploymentStage, blocker: string | null, message: string, createdAt: string, approvalExpiresAt: string | null, requestedBy: { email: string } | null, release: { number: number, imageDigest: string, service: { id: string, name: string } }, build: { id: string } | null, environment: { id: string, name: string, protected: boolean, project: { name: string, viewerRole: ProjectRole, tenant: { viewerRole: TenantRole } } }, cluster: { id: string, name: string } }
     | Record<PropertyKey, never>
    | null };
 
@@ -283,10 +309,40 @@ export type ConsoleLogTailSubscriptionVariables = Exact<{
 
 export type ConsoleLogTailSubscription = { serviceLogs: { number: number, at: string, stream: LogStream, text: string, pod: string } };
 
-export type ConsoleOverviewQueryVariables = Exact<{ [key: string]: never; }>;
+export type ConsoleClusterRowFragment = { id: string, name: string, status: ClusterStatus, lastHeartbeatAge: number | null, desiredRevision: number, appliedRevision: number, activeRevision: { number: number, confirmed: boolean } | null };
+
+export type ConsoleProjectCardFragment = { id: string, name: string, viewerRole: ProjectRole, services: { nodes: Array<{ id: string, name: string, git: { branch: string } | null }> }, environments: { nodes: Array<{ id: string, name: string, protected: boolean, deployments: { nodes: Array<{ id: string, stage: DeploymentStage, createdAt: string, release: { number: number, service: { name: string } } }> } }>, pageInfo: { hasNextPage: boolean } } };
+
+export type ConsoleTenantSectionFragment = { id: string, name: string, viewerRole: TenantRole, clusters: { nodes: Array<{ id: string, name: string, status: ClusterStatus, lastHeartbeatAge: number | null, desiredRevision: number, appliedRevision: number, activeRevision: { number: number, confirmed: boolean } | null }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } }, projects: { nodes: Array<{ id: string, name: string, viewerRole: ProjectRole, services: { nodes: Array<{ id: string, name: string, git: { branch: string } | null }> }, environments: { nodes: Array<{ id: string, name: string, protected: boolean, deployments: { nodes: Array<{ id: string, stage: DeploymentStage, createdAt: string, release: { number: number, service: { name: string } } }> } }>, pageInfo: { hasNextPage: boolean } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export type ConsoleOverviewQueryVariables = Exact<{
+  after?: string | null | undefined;
+}>;
 
 
-export type ConsoleOverviewQuery = { viewer: { user: { email: string, name: string }, tenants: { nodes: Array<{ id: string, name: string, viewerRole: TenantRole, clusters: { nodes: Array<{ id: string, name: string, status: ClusterStatus, lastHeartbeatAge: number | null, desiredRevision: number, appliedRevision: number, activeRevision: { number: number, confirmed: boolean } | null }> }, projects: { nodes: Array<{ id: string, name: string, viewerRole: ProjectRole, services: { nodes: Array<{ id: string, name: string }> }, environments: { nodes: Array<{ id: string, name: string, protected: boolean, deployments: { nodes: Array<{ id: string, stage: DeploymentStage, createdAt: string, release: { number: number, service: { name: string } } }> } }> } }> } }> } } };
+export type ConsoleOverviewQuery = { viewer: { user: { email: string, name: string }, tenants: { nodes: Array<{ id: string, name: string, viewerRole: TenantRole, clusters: { nodes: Array<{ id: string, name: string, status: ClusterStatus, lastHeartbeatAge: number | null, desiredRevision: number, appliedRevision: number, activeRevision: { number: number, confirmed: boolean } | null }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } }, projects: { nodes: Array<{ id: string, name: string, viewerRole: ProjectRole, services: { nodes: Array<{ id: string, name: string, git: { branch: string } | null }> }, environments: { nodes: Array<{ id: string, name: string, protected: boolean, deployments: { nodes: Array<{ id: string, stage: DeploymentStage, createdAt: string, release: { number: number, service: { name: string } } }> } }>, pageInfo: { hasNextPage: boolean } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } };
+
+export type ConsoleMoreClustersQueryVariables = Exact<{
+  tenant: string | number;
+  after?: string | null | undefined;
+}>;
+
+
+export type ConsoleMoreClustersQuery = { node:
+    | { clusters: { nodes: Array<{ id: string, name: string, status: ClusterStatus, lastHeartbeatAge: number | null, desiredRevision: number, appliedRevision: number, activeRevision: { number: number, confirmed: boolean } | null }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } }
+    | Record<PropertyKey, never>
+   | null };
+
+export type ConsoleMoreProjectsQueryVariables = Exact<{
+  tenant: string | number;
+  after?: string | null | undefined;
+}>;
+
+
+export type ConsoleMoreProjectsQuery = { node:
+    | { projects: { nodes: Array<{ id: string, name: string, viewerRole: ProjectRole, services: { nodes: Array<{ id: string, name: string, git: { branch: string } | null }> }, environments: { nodes: Array<{ id: string, name: string, protected: boolean, deployments: { nodes: Array<{ id: string, stage: DeploymentStage, createdAt: string, release: { number: number, service: { name: string } } }> } }>, pageInfo: { hasNextPage: boolean } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } }
+    | Record<PropertyKey, never>
+   | null };
 
 export type ConsolePeopleQueryVariables = Exact<{
   tenant: string | number;
@@ -338,7 +394,132 @@ export class TypedDocumentString<TResult, TVariables>
     return this.value;
   }
 }
-
+export const ConsoleClusterRowFragmentDoc = new TypedDocumentString(`
+    fragment ConsoleClusterRow on Cluster {
+  id
+  name
+  status
+  lastHeartbeatAge
+  desiredRevision
+  appliedRevision
+  activeRevision {
+    number
+    confirmed
+  }
+}
+    `, {"fragmentName":"ConsoleClusterRow"}) as unknown as TypedDocumentString<ConsoleClusterRowFragment, unknown>;
+export const ConsoleProjectCardFragmentDoc = new TypedDocumentString(`
+    fragment ConsoleProjectCard on Project {
+  id
+  name
+  viewerRole
+  services(first: 20) {
+    nodes {
+      id
+      name
+      git {
+        branch
+      }
+    }
+  }
+  environments(first: 10) {
+    nodes {
+      id
+      name
+      protected
+      deployments(first: 3) {
+        nodes {
+          id
+          stage
+          createdAt
+          release {
+            number
+            service {
+              name
+            }
+          }
+        }
+      }
+    }
+    pageInfo {
+      hasNextPage
+    }
+  }
+}
+    `, {"fragmentName":"ConsoleProjectCard"}) as unknown as TypedDocumentString<ConsoleProjectCardFragment, unknown>;
+export const ConsoleTenantSectionFragmentDoc = new TypedDocumentString(`
+    fragment ConsoleTenantSection on Tenant {
+  id
+  name
+  viewerRole
+  clusters(first: 25) {
+    nodes {
+      ...ConsoleClusterRow
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+  projects(first: 10) {
+    nodes {
+      ...ConsoleProjectCard
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}
+    fragment ConsoleClusterRow on Cluster {
+  id
+  name
+  status
+  lastHeartbeatAge
+  desiredRevision
+  appliedRevision
+  activeRevision {
+    number
+    confirmed
+  }
+}
+fragment ConsoleProjectCard on Project {
+  id
+  name
+  viewerRole
+  services(first: 20) {
+    nodes {
+      id
+      name
+      git {
+        branch
+      }
+    }
+  }
+  environments(first: 10) {
+    nodes {
+      id
+      name
+      protected
+      deployments(first: 3) {
+        nodes {
+          id
+          stage
+          createdAt
+          release {
+            number
+            service {
+              name
+            }
+          }
+        }
+      }
+    }
+    pageInfo {
+      hasNextPage
+    }
+  }
+}`, {"fragmentName":"ConsoleTenantSection"}) as unknown as TypedDocumentString<ConsoleTenantSectionFragment, unknown>;
 export const ConsoleAccountDocument = new TypedDocumentString(`
     query ConsoleAccount {
   viewer {
@@ -449,6 +630,38 @@ export const ConsoleAuditDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ConsoleAuditQuery, ConsoleAuditQueryVariables>;
+export const ConsoleBuildDocument = new TypedDocumentString(`
+    query ConsoleBuild($id: ID!) {
+  node(id: $id) {
+    ... on Build {
+      id
+      status
+      message
+      commit
+      branch
+      imageDigest
+      attempts
+      startedAt
+      finishedAt
+      cluster {
+        name
+      }
+      log(first: 1) {
+        truncated
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleBuildQuery, ConsoleBuildQueryVariables>;
+export const ConsoleBuildLogDocument = new TypedDocumentString(`
+    subscription ConsoleBuildLog($id: ID!, $after: Int) {
+  buildLog(buildId: $id, after: $after) {
+    number
+    at
+    text
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleBuildLogSubscription, ConsoleBuildLogSubscriptionVariables>;
 export const ConsoleClusterDocument = new TypedDocumentString(`
     query ConsoleCluster($id: ID!) {
   node(id: $id) {
@@ -646,6 +859,10 @@ export const ConsoleDeploymentDocument = new TypedDocumentString(`
       blocker
       message
       createdAt
+      approvalExpiresAt
+      requestedBy {
+        email
+      }
       release {
         number
         imageDigest
@@ -653,6 +870,9 @@ export const ConsoleDeploymentDocument = new TypedDocumentString(`
           id
           name
         }
+      }
+      build {
+        id
       }
       environment {
         id
@@ -667,6 +887,7 @@ export const ConsoleDeploymentDocument = new TypedDocumentString(`
         }
       }
       cluster {
+        id
         name
       }
     }
@@ -809,69 +1030,176 @@ export const ConsoleLogTailDocument = new TypedDocumentString(`
 }
     `) as unknown as TypedDocumentString<ConsoleLogTailSubscription, ConsoleLogTailSubscriptionVariables>;
 export const ConsoleOverviewDocument = new TypedDocumentString(`
-    query ConsoleOverview {
+    query ConsoleOverview($after: String) {
   viewer {
     user {
       email
       name
     }
-    tenants(first: 5) {
+    tenants(first: 5, after: $after) {
       nodes {
-        id
-        name
-        viewerRole
-        clusters(first: 25) {
-          nodes {
-            id
-            name
-            status
-            lastHeartbeatAge
-            desiredRevision
-            appliedRevision
-            activeRevision {
-              number
-              confirmed
-            }
-          }
-        }
-        projects(first: 10) {
-          nodes {
-            id
-            name
-            viewerRole
-            services(first: 20) {
-              nodes {
-                id
-                name
-              }
-            }
-            environments(first: 10) {
-              nodes {
-                id
-                name
-                protected
-                deployments(first: 3) {
-                  nodes {
-                    id
-                    stage
-                    createdAt
-                    release {
-                      number
-                      service {
-                        name
-                      }
-                    }
-                  }
-                }
-              }
+        ...ConsoleTenantSection
+      }
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+    }
+  }
+}
+    fragment ConsoleClusterRow on Cluster {
+  id
+  name
+  status
+  lastHeartbeatAge
+  desiredRevision
+  appliedRevision
+  activeRevision {
+    number
+    confirmed
+  }
+}
+fragment ConsoleProjectCard on Project {
+  id
+  name
+  viewerRole
+  services(first: 20) {
+    nodes {
+      id
+      name
+      git {
+        branch
+      }
+    }
+  }
+  environments(first: 10) {
+    nodes {
+      id
+      name
+      protected
+      deployments(first: 3) {
+        nodes {
+          id
+          stage
+          createdAt
+          release {
+            number
+            service {
+              name
             }
           }
         }
       }
     }
+    pageInfo {
+      hasNextPage
+    }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleOverviewQuery, ConsoleOverviewQueryVariables>;
+fragment ConsoleTenantSection on Tenant {
+  id
+  name
+  viewerRole
+  clusters(first: 25) {
+    nodes {
+      ...ConsoleClusterRow
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+  projects(first: 10) {
+    nodes {
+      ...ConsoleProjectCard
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}`) as unknown as TypedDocumentString<ConsoleOverviewQuery, ConsoleOverviewQueryVariables>;
+export const ConsoleMoreClustersDocument = new TypedDocumentString(`
+    query ConsoleMoreClusters($tenant: ID!, $after: String) {
+  node(id: $tenant) {
+    ... on Tenant {
+      clusters(first: 25, after: $after) {
+        nodes {
+          ...ConsoleClusterRow
+        }
+        pageInfo {
+          hasNextPage
+          endCursor
+        }
+      }
+    }
+  }
+}
+    fragment ConsoleClusterRow on Cluster {
+  id
+  name
+  status
+  lastHeartbeatAge
+  desiredRevision
+  appliedRevision
+  activeRevision {
+    number
+    confirmed
+  }
+}`) as unknown as TypedDocumentString<ConsoleMoreClustersQuery, ConsoleMoreClustersQueryVariables>;
+export const ConsoleMoreProjectsDocument = new TypedDocumentString(`
+    query ConsoleMoreProjects($tenant: ID!, $after: String) {
+  node(id: $tenant) {
+    ... on Tenant {
+      projects(first: 10, after: $after) {
+        nodes {
+          ...ConsoleProjectCard
+        }
+        pageInfo {
+          hasNextPage
+          endCursor
+        }
+      }
+    }
+  }
+}
+    fragment ConsoleProjectCard on Project {
+  id
+  name
+  viewerRole
+  services(first: 20) {
+    nodes {
+      id
+      name
+      git {
+        branch
+      }
+    }
+  }
+  environments(first: 10) {
+    nodes {
+      id
+      name
+      protected
+      deployments(first: 3) {
+        nodes {
+          id
+          stage
+          createdAt
+          release {
+            number
+            service {
+              name
+            }
+          }
+        }
+      }
+    }
+    pageInfo {
+      hasNextPage
+    }
+  }
+}`) as unknown as TypedDocumentString<ConsoleMoreProjectsQuery, ConsoleMoreProjectsQueryVariables>;
 export const ConsolePeopleDocument = new TypedDocumentString(`
     query ConsolePeople($tenant: ID!) {
   node(id: $tenant) {
