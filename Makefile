@@ -4,7 +4,7 @@ PKGS    ?= ./...
 BENCH   ?= .
 COUNT   ?= 6
 
-.PHONY: run dev test generate lint bench bench-agent build check-generate web check-web
+.PHONY: run dev test generate lint bench bench-agent bench-console build check-generate web check-web
 
 ## run: start the control plane on the embedded store (data in ./nebula-data)
 run: build
@@ -75,3 +75,7 @@ SCALE ?= 50x20
 bench-agent:
 	NEBULA_AGENT_SCALE=$(SCALE) NEBULA_REQUIRE_SIMCLUSTER=1 \
 		$(GO) test -count=1 -v -timeout 300m -run '^TestAgentScale$$' ./e2e
+
+## bench-console: time to first render of the console's deployment page on nebula dev, RUNS times (docs/benchmarks.md)
+bench-console: build
+	RUNS=$(COUNT) bash hack/bench/console-first-render.sh
