@@ -252,19 +252,23 @@ func TestConsoleAccessible(t *testing.T) {
 	agent, _ := connectStageAgent(t, f, "prod-eu")
 	_, raw := wsDeploy(t, f)
 	agent.waitDeployment(string(raw))
-	pages := map[string]string{
-		"/":                                  "Overview",
-		"/#/deployments/" + rawToGlobal(raw): "Stage:",
-		"/#/clusters/" + f.ClusterID:         "Install the agent",
-		"/#/approvals":                       "Approvals",
-		"/#/audit":                           "Filter",
-		"/#/account":                         "Your sign-ins",
-		"/#/people":                          "Invite someone",
-		"/#/logs/" + f.ServiceID + "/" + f.EnvironmentID: "Logs of",
-		"/signin":     "Sign in to NebulaCtrl",
-		"/invitation": "Set your passphrase",
+	// Each page: a text it shows when ready, and the name of its
+	// screenshot at phone width ("" for none).
+	pages := map[string][2]string{
+		"/":                                  {"Overview", "console-overview"},
+		"/#/deployments/" + rawToGlobal(raw): {"Stage:", "console-deployment"},
+		"/#/clusters/" + f.ClusterID:         {"Install the agent", ""},
+		"/#/environments/" + f.EnvironmentID: {"Placement", "console-environment"},
+		"/#/approvals":                       {"Approvals", ""},
+		"/#/audit":                           {"Filter", ""},
+		"/#/account":                         {"Your sign-ins", "console-account"},
+		"/#/people":                          {"Invite someone", "console-people"},
+		"/#/logs/" + f.ServiceID + "/" + f.EnvironmentID: {"Logs of", ""},
+		"/signin":     {"Sign in to NebulaCtrl", "signin"},
+		"/invitation": {"Set your passphrase", ""},
 	}
-	runBrowser(t, "a11y.mjs", "NEBULA_URL="+env.Server.URL, "NEBULA_SESSION="+admin.cookie.Value, "NEBULA_PAGES="+mustJSON(t, pages))
+	runBrowser(t, "a11y.mjs", "NEBULA_URL="+env.Server.URL, "NEBULA_SESSION="+admin.cookie.Value, "NEBULA_PAGES="+mustJSON(t, pages),
+		screenshotsEnv(t))
 }
 
 func rawToGlobal(raw model.DeploymentID) string { return gid.Encode(gid.Deployment, raw) }

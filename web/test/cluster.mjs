@@ -2,31 +2,19 @@
 // admin the connect token regenerated (the name typed to confirm; the new
 // token shown once) and the revision history; for a member neither.
 // Run by the Go test TestConsoleCluster.
-import { chromium } from 'playwright-core';
+import { base, shots, fail, signedIn, run } from './lib.mjs';
 
-const base = process.env.NEBULA_URL;
 const cluster = process.env.NEBULA_CLUSTER;
 const name = process.env.NEBULA_CLUSTER_NAME;
-const shots = process.env.NEBULA_SCREENSHOTS;
 const sessions = JSON.parse(process.env.NEBULA_SESSIONS);
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox'] });
-let failed = false;
-const fail = (m) => {
-  console.error('FAIL: ' + m);
-  failed = true;
-};
-async function open(role) {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 1000 } });
-  await context.addCookies([{ name: 'nebula_session', value: sessions[role], domain: new URL(base).hostname, path: '/', httpOnly: true, sameSite: 'Lax' }]);
-  await context.route('**/*', (r) => (new URL(r.request().url()).hostname === '127.0.0.1' ? r.continue() : r.abort('internetdisconnected')));
-  const page = await context.newPage();
-  page.on('pageerror', (e) => fail(`${role}: page error ${e.message}`));
+async function open(browser, role) {
+  const page = await signedIn(browser, sessions[role], { who: role, viewport: { width: 1100, height: 1000 } });
   await page.goto(`${base}/#/clusters/${encodeURIComponent(cluster)}`);
   await page.getByRole('heading', { name: new RegExp('Cluster ' + name) }).waitFor({ timeout: 15000 });
   return page;
 }
-try {
-  const admin = await open('admin');
+await run(async (browser) => {
+  const admin = await open(browser, 'admin');
   await admin.locator('pre.command', { hasText: 'kubectl' }).waitFor();
   await admin.getByRole('heading', { name: 'Revisions' }).waitFor();
   if (!(await admin.getByText(/deployment\.create by/).count())) fail('the revisions do not say what made them');
@@ -68,11 +56,19 @@ try {
   if (!link?.includes('/invitation#nbi_')) fail('the invitation link: ' + link);
   await admin.locator('li[data-status="OPEN"]', { hasText: 'newcomer@people.example' }).getByRole('button', { name: 'Revoke' }).click();
   await admin.locator('li[data-status="REVOKED"]', { hasText: 'newcomer@people.example' }).waitFor();
+  if (shots) {
+    await admin.getByTestId('link').evaluate((el) => (el.textContent = el.textContent.replace(/#nbi_.*/, '#nbi_…')));
+    await admin.screenshot({ path: `${shots}/console-people.png`, fullPage: true });
+  }
   // A personal API token, shown once, that works.
   await admin.goto(`${base}/#/account`);
   await admin.getByLabel('Token name').fill('laptop');
   await admin.getByRole('button', { name: 'Make token' }).click();
   const token = await admin.getByTestId('token').textContent();
+  if (shots) {
+    await admin.getByTestId('token').evaluate((el) => (el.textContent = 'nbt_…'));
+    await admin.screenshot({ path: `${shots}/console-account.png`, fullPage: true });
+  }
   const who = await admin.evaluate(async (t) => {
     const r = await fetch('/graphql', { method: 'POST', credentials: 'omit', headers: { 'Content-Type': 'application/json', Authorization: 'Bearer ' + t },
       body: JSON.stringify({ query: '{ viewer { token { name } } }' }) });
@@ -80,7 +76,7 @@ try {
   }, token);
   if (!token?.startsWith('nbt_') || who !== 'laptop') fail(`the personal token ${token?.slice(0, 8)}… signs in as ${who}`);
 
-  const member = await open('member');
+  const member = await open(browser, 'member');
   await member.locator('pre.command').waitFor();
   if (await member.getByRole('heading', { name: 'Connect token' }).count()) fail('a member is offered the connect token');
   if (await member.getByRole('heading', { name: 'Revisions' }).count()) fail('a member sees the revision history');
@@ -89,9 +85,4 @@ try {
   await member.goto(`${base}/#/people`);
   await member.getByText('Inviting people is for tenant admins.').waitFor();
   console.log('ok');
-} catch (e) {
-  fail(e.stack || String(e));
-} finally {
-  await browser.close();
-}
-process.exitCode = failed ? 1 : 0;
+});

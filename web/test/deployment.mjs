@@ -5,27 +5,13 @@
 // internal/apitest TestConsoleDeploymentLive over a line protocol: this
 // script prints READY, SEEN <stage> and DONE; the Go side reports stages
 // and cuts the network (a proxy it controls) in between.
-import { chromium } from 'playwright-core';
+import { base, shots, fail, signedIn, run } from './lib.mjs';
 
-const base = process.env.NEBULA_URL;
 const deployment = process.env.NEBULA_DEPLOYMENT;
-const session = process.env.NEBULA_SESSION;
-const shots = process.env.NEBULA_SCREENSHOTS;
 const want = (process.env.NEBULA_WANT_STAGES || '').split(',');
 
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox'] });
-let failed = false;
-try {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
-  const u = new URL(base);
-  await context.addCookies([{ name: 'nebula_session', value: session, domain: u.hostname, path: '/', httpOnly: true, sameSite: 'Lax' }]);
-  await context.route('**/*', (route) => {
-    const r = new URL(route.request().url());
-    return r.hostname === '127.0.0.1' ? route.continue() : route.abort('internetdisconnected');
-  });
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
+await run(async (browser) => {
+  const page = await signedIn(browser, process.env.NEBULA_SESSION, { who: 'viewer', viewport: { width: 1100, height: 800 } });
   const stages = () => page.$$eval('.timeline li', (lis) => lis.map((li) => [Number(li.dataset.sequence), li.dataset.stage]));
   const waitStage = async (stage, timeout = 20000) => {
     await page.locator(`.timeline li[data-stage="${stage}"]`).waitFor({ timeout });
@@ -48,21 +34,10 @@ try {
   const names = got.map(([, n]) => n);
   const inOrder = seqs.every((s, i) => s === i + 1);
   if (!inOrder || names.join(',') !== want.join(',')) {
-    console.error(`FAIL: the timeline shows ${JSON.stringify(got)}, want ${want.join(',')} numbered 1..${want.length}`);
-    failed = true;
-  }
-  if (errors.length) {
-    console.error('FAIL: page errors: ' + errors.join('; '));
-    failed = true;
+    fail(`the timeline shows ${JSON.stringify(got)}, want ${want.join(',')} numbered 1..${want.length}`);
   }
   await page.goto(`${base}/`);
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
   if (shots) await page.screenshot({ path: `${shots}/console-overview.png`, fullPage: true });
   console.log('DONE');
-} catch (e) {
-  console.error('FAIL: ' + (e.stack || e));
-  failed = true;
-} finally {
-  await browser.close();
-}
-process.exitCode = failed ? 1 : 0;
+});

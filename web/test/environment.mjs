@@ -2,22 +2,10 @@
 // variables with a secret's value never in the page (the API never sends
 // it), its releases, and a rollback to the earlier release from there.
 // Run by the Go test TestConsoleEnvironment.
-import { chromium } from 'playwright-core';
+import { base, shots, fail, signedIn, run } from './lib.mjs';
 
-const base = process.env.NEBULA_URL;
-const shots = process.env.NEBULA_SCREENSHOTS;
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox'] });
-let failed = false;
-const fail = (m) => {
-  console.error('FAIL: ' + m);
-  failed = true;
-};
-try {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 1000 } });
-  await context.addCookies([{ name: 'nebula_session', value: process.env.NEBULA_SESSION, domain: new URL(base).hostname, path: '/', httpOnly: true, sameSite: 'Lax' }]);
-  await context.route('**/*', (r) => (new URL(r.request().url()).hostname === '127.0.0.1' ? r.continue() : r.abort('internetdisconnected')));
-  const page = await context.newPage();
-  page.on('pageerror', (e) => fail('page error ' + e.message));
+await run(async (browser) => {
+  const page = await signedIn(browser, process.env.NEBULA_SESSION, { who: 'editor', viewport: { width: 1100, height: 1000 } });
   const bodies = [];
   page.on('response', async (r) => {
     if (r.url().endsWith('/graphql')) bodies.push(await r.text().catch(() => ''));
@@ -34,9 +22,4 @@ try {
   await page.waitForURL(/#\/deployments\//);
   await page.locator('[data-testid="stage"]').waitFor();
   console.log('ok: rolled back to release 1');
-} catch (e) {
-  fail(e.stack || String(e));
-} finally {
-  await browser.close();
-}
-process.exitCode = failed ? 1 : 0;
+});

@@ -6,29 +6,13 @@
 // deploy they forge from the browser is refused by the control plane.
 // Driven by the Go test TestConsoleRoles over a line protocol (DEPLOYED
 // <id> → the Go side plays the agent).
-import { chromium } from 'playwright-core';
-import { createInterface } from 'node:readline';
+import { base, shots, fail, signedIn, nextLine, run } from './lib.mjs';
 
-const base = process.env.NEBULA_URL;
-const shots = process.env.NEBULA_SCREENSHOTS;
 const sessions = JSON.parse(process.env.NEBULA_SESSIONS); // role → cookie value
 const digest = (n) => 'sha256:' + n.toString(16).padStart(64, '0');
-const lines = createInterface({ input: process.stdin });
-const nextLine = () => new Promise((resolve) => lines.once('line', resolve));
 
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox'] });
-let failed = false;
-const fail = (m) => {
-  console.error('FAIL: ' + m);
-  failed = true;
-};
-async function as(role) {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-  const u = new URL(base);
-  await context.addCookies([{ name: 'nebula_session', value: sessions[role], domain: u.hostname, path: '/', httpOnly: true, sameSite: 'Lax' }]);
-  await context.route('**/*', (r) => (new URL(r.request().url()).hostname === '127.0.0.1' ? r.continue() : r.abort('internetdisconnected')));
-  const page = await context.newPage();
-  page.on('pageerror', (e) => fail(`${role}: page error ${e.message}`));
+async function as(browser, role) {
+  const page = await signedIn(browser, sessions[role], { who: role });
   await page.goto(`${base}/`);
   await page.getByRole('heading', { name: 'Overview' }).waitFor({ timeout: 15000 });
   return page;
@@ -45,9 +29,9 @@ async function deployFromConsole(page, env, n, expect) {
 }
 const stageIs = (page, stage) => page.locator('[data-testid="stage"]', { hasText: stage }).waitFor({ timeout: 20000 });
 
-try {
+await run(async (browser) => {
   // The editor deploys to the unprotected environment and watches it.
-  const editor = await as('editor');
+  const editor = await as(browser, 'editor');
   if (await editor.getByRole('button', { name: 'Deploy to production-gated…' }).count()) fail('the editor is offered a deploy to the protected environment');
   const dep = await deployFromConsole(editor, 'production', 0xfeed01, /adds Deployment/);
   await stageIs(editor, 'DELIVERING');
@@ -57,7 +41,7 @@ try {
   if (shots) await editor.screenshot({ path: `${shots}/console-deployed.png` });
 
   // A project manager deploys to the protected environment; it waits.
-  const pm = await as('pm');
+  const pm = await as(browser, 'pm');
   const gated = await deployFromConsole(pm, 'production-gated', 0xfeed02, /until another project manager approves it/);
   await stageIs(pm, 'AWAITING_APPROVAL');
   if (await pm.getByRole('button', { name: 'Approve' }).count()) {
@@ -66,7 +50,7 @@ try {
     await pm.getByRole('alert').waitFor();
   }
   // Another project manager approves it from the deployment page.
-  const pm2 = await as('pm2');
+  const pm2 = await as(browser, 'pm2');
   // It is in the approvals queue, which leads to it.
   await pm2.goto(`${base}/#/approvals`);
   await pm2.getByRole('heading', { name: 'Approvals' }).waitFor();
@@ -84,7 +68,7 @@ try {
   await editor.getByText('this browser').waitFor();
 
   // The viewer: no deploy control anywhere, and a forged deploy refused.
-  const viewer = await as('viewer');
+  const viewer = await as(browser, 'viewer');
   if (await viewer.getByRole('button', { name: /^Deploy to/ }).count()) fail('the viewer is offered a deploy');
   const services = JSON.parse(process.env.NEBULA_IDS);
   const forged = await viewer.evaluate(async (ids) => {
@@ -101,10 +85,4 @@ try {
   const code = forged?.errors?.[0]?.extensions?.code;
   if (code !== 'FORBIDDEN' || forged?.data?.deploy) fail('a deploy forged by the viewer was answered ' + JSON.stringify(forged));
   console.log('DONE');
-} catch (e) {
-  fail(e.stack || String(e));
-} finally {
-  await browser.close();
-  lines.close();
-}
-process.exitCode = failed ? 1 : 0;
+});
