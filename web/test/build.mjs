@@ -39,6 +39,7 @@ await run(async (browser) => {
   await nextLine(); // the build succeeded: its image, then the rollout
   await page.getByTestId('build-status').getByText('SUCCEEDED').waitFor({ timeout: 15000 });
   await page.getByText(/^Image sha256:[0-9a-f]{64}$/).waitFor();
+  if (await page.getByText('image not built yet').count()) fail('the deployment still says its image is not built');
   await page.locator('[data-testid="stage"]', { hasText: 'DELIVERING' }).waitFor({ timeout: 15000 });
   if (await page.getByTestId('blocker').count()) fail('the deployment still names a blocker after its build');
   const numbers = await log.locator('li').evaluateAll((lis) => lis.map((li) => Number(li.dataset.number)));

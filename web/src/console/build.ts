@@ -34,12 +34,17 @@ const keep = 2000;
 // a dropped connection from the last line seen. The status is read again
 // when the first line comes (it runs) and when the stream completes (it
 // ended).
-export function BuildView({ id }: { id: string }) {
+export function BuildView({ id, onImage }: { id: string; onImage: (digest: string) => void }) {
   const [b, setB] = useState<Build | null>(null);
   const [lines, setLines] = useState<Line[]>([]);
   const [live, setLive] = useState<{ on: boolean; why?: string }>({ on: false });
   useEffect(() => {
-    const load = () => run(BuildPage, { id }).then((d) => d.node && 'commit' in d.node && setB(d.node as Build), () => {});
+    const load = () =>
+      run(BuildPage, { id }).then((d) => {
+        if (!d.node || !('commit' in d.node)) return;
+        setB(d.node as Build);
+        if (d.node.imageDigest) onImage(d.node.imageDigest);
+      }, () => {});
     load();
     let last = 0;
     let kept: Line[] = [];
@@ -65,7 +70,7 @@ export function BuildView({ id }: { id: string }) {
   return html`
     <section aria-labelledby="build-h">
       <h2 id="build-h">Build</h2>
-      <p>Commit <code>${b.commit.slice(0, 12)}</code> of ${b.branch}${b.cluster ? ` on ${b.cluster.name}` : ''}:
+      <p>Commit <code>${b.commit.slice(0, 12)}</code> of ${b.branch}${b.cluster ? ` on ${b.cluster.name}` : ''}:${' '}
         <strong class=${'stage ' + b.status.toLowerCase()} data-testid="build-status">${b.status}</strong>
         ${b.attempts > 1 ? html` <span class="muted">(attempt ${b.attempts})</span>` : ''}
         <span class=${live.on ? 'live on' : 'live'}>${live.on ? 'live' : ended ? 'ended' : 'reconnecting…'}</span></p>

@@ -155,7 +155,10 @@ export function DeploymentView({ id }: { id: string }) {
             : html`<button type="button" class="secondary" onClick=${cancel}>Cancel</button>`}</p>`
       : ''}
     ${decideError ? html`<p role="alert" class="problem">${decideError}</p>` : ''}
-    ${dep.build ? html`<${BuildView} id=${dep.build.id} />` : ''}
+    ${dep.build
+      ? html`<${BuildView} id=${dep.build.id}
+          onImage=${(digest: string) => setDep((cur) => (cur ? { ...cur, release: { ...cur.release, imageDigest: digest } } : cur))} />`
+      : ''}
     <h2>Stages</h2>
     <ol class="timeline" aria-label="Stages">
       ${events.map(

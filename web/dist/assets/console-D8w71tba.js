@@ -1033,19 +1033,19 @@ fragment ConsoleTenantSection on Tenant {
   subscription ConsoleBuildLog($id: ID!, $after: Int) {
     buildLog(buildId: $id, after: $after) { number at text }
   }
-`);function Qe({id:e}){let[t,n]=H(null),[r,i]=H([]),[a,o]=H({on:!1});if(U(()=>{let t=()=>J(Xe,{id:e}).then(e=>e.node&&`commit`in e.node&&n(e.node),()=>{});t();let r=0,a=[];return X(Ze,()=>({id:e,after:r}),e=>{let n=e.buildLog;n.number<=r||(r===0&&t(),r=n.number,a=[...a,n].slice(-2e3),i(a))},(e,n)=>{o({on:e,why:n}),n===`ended`&&t()})},[e]),!t)return Z`<p aria-busy="true">Loading the build…</p>`;let s=a.why===`ended`;return Z`
+`);function Qe({id:e,onImage:t}){let[n,r]=H(null),[i,a]=H([]),[o,s]=H({on:!1});if(U(()=>{let n=()=>J(Xe,{id:e}).then(e=>{e.node&&`commit`in e.node&&(r(e.node),e.node.imageDigest&&t(e.node.imageDigest))},()=>{});n();let i=0,o=[];return X(Ze,()=>({id:e,after:i}),e=>{let t=e.buildLog;t.number<=i||(i===0&&n(),i=t.number,o=[...o,t].slice(-2e3),a(o))},(e,t)=>{s({on:e,why:t}),t===`ended`&&n()})},[e]),!n)return Z`<p aria-busy="true">Loading the build…</p>`;let c=o.why===`ended`;return Z`
     <section aria-labelledby="build-h">
       <h2 id="build-h">Build</h2>
-      <p>Commit <code>${t.commit.slice(0,12)}</code> of ${t.branch}${t.cluster?` on ${t.cluster.name}`:``}:
-        <strong class=${`stage `+t.status.toLowerCase()} data-testid="build-status">${t.status}</strong>
-        ${t.attempts>1?Z` <span class="muted">(attempt ${t.attempts})</span>`:``}
-        <span class=${a.on?`live on`:`live`}>${a.on?`live`:s?`ended`:`reconnecting…`}</span></p>
-      ${t.message?Z`<p class="muted">${t.message}</p>`:``}
-      ${t.imageDigest?Z`<p>Image <code>${t.imageDigest}</code></p>`:``}
-      ${r.length===0?Z`<p class="muted">${s?`The build wrote no log.`:`No line yet: the build starts when the cluster has room for it.`}</p>`:Z`<ol class="logs" aria-label="Build log" tabindex="0">
-            ${r.map(e=>Z`<li data-number=${e.number}><span class="muted">${e.number}</span> ${e.text}</li>`)}
+      <p>Commit <code>${n.commit.slice(0,12)}</code> of ${n.branch}${n.cluster?` on ${n.cluster.name}`:``}:${` `}
+        <strong class=${`stage `+n.status.toLowerCase()} data-testid="build-status">${n.status}</strong>
+        ${n.attempts>1?Z` <span class="muted">(attempt ${n.attempts})</span>`:``}
+        <span class=${o.on?`live on`:`live`}>${o.on?`live`:c?`ended`:`reconnecting…`}</span></p>
+      ${n.message?Z`<p class="muted">${n.message}</p>`:``}
+      ${n.imageDigest?Z`<p>Image <code>${n.imageDigest}</code></p>`:``}
+      ${i.length===0?Z`<p class="muted">${c?`The build wrote no log.`:`No line yet: the build starts when the cluster has room for it.`}</p>`:Z`<ol class="logs" aria-label="Build log" tabindex="0">
+            ${i.map(e=>Z`<li data-number=${e.number}><span class="muted">${e.number}</span> ${e.text}</li>`)}
           </ol>`}
-      ${t.log.truncated?Z`<p class="muted">The build wrote more than is kept; its last kept line says so.</p>`:``}
+      ${n.log.truncated?Z`<p class="muted">The build wrote more than is kept; its last kept line says so.</p>`:``}
     </section>
   `}var $e=q(`
   mutation ConsoleApprove($id: ID!) {
@@ -1109,7 +1109,8 @@ fragment ConsoleTenantSection on Tenant {
     ${Fe(t.environment.project.tenant.viewerRole,t.environment.project.viewerRole,t.environment.protected)?Z`<p class="decide">
           ${[`SUCCEEDED`,`FAILED`,`ROLLED_BACK`,`CANCELLED`,`SUPERSEDED`].includes(t.stage)?Z`<button type="button" class="secondary" onClick=${p}>Redeploy this release</button>`:Z`<button type="button" class="secondary" onClick=${f}>Cancel</button>`}</p>`:``}
     ${l?Z`<p role="alert" class="problem">${l}</p>`:``}
-    ${t.build?Z`<${Qe} id=${t.build.id} />`:``}
+    ${t.build?Z`<${Qe} id=${t.build.id}
+          onImage=${e=>n(t=>t&&{...t,release:{...t.release,imageDigest:e}})} />`:``}
     <h2>Stages</h2>
     <ol class="timeline" aria-label="Stages">
       ${a.map(e=>Z`<li data-sequence=${e.sequence} data-stage=${e.stage}>
