@@ -46,14 +46,15 @@ check-web: web
 	@git diff --exit-code --stat -- web/dist web/src/console/gql && test -z "$$(git status --porcelain -- web/dist web/src/console/gql)" || \
 		{ echo "web/dist or web/src/console/gql is not the build of web/: run make web and commit them"; exit 1; }
 
-## generate: regenerate the gqlgen code in graph/ from schema.graphqls
+## generate: regenerate the gqlgen code in graph/ and the CLI's typed client (internal/client, genqlient) from schema.graphqls
 generate:
 	$(GO) tool gqlgen generate
-	gofmt -w graph resolvers
+	cd internal/client && $(GO) tool genqlient genqlient.yaml
+	gofmt -w graph resolvers internal/client
 
 ## check-generate: fail when `make generate` changes anything (CI)
 check-generate: generate
-	@out="$$(git status --porcelain -- graph resolvers gqlgen.yml schema.graphqls go.mod go.sum)"; \
+	@out="$$(git status --porcelain -- graph resolvers internal/client gqlgen.yml schema.graphqls go.mod go.sum)"; \
 	if [ -n "$$out" ]; then echo "make generate changed:"; echo "$$out"; exit 1; fi
 
 ## lint: formatting and vet

@@ -917,17 +917,18 @@ type ComplexityRoot struct {
 	}
 
 	Tenant struct {
-		ApprovalQueue func(childComplexity int, first *int) int
-		AuditEvents   func(childComplexity int, first *int, after *string, filter *gqlmodel.AuditEventFilter) int
-		Clusters      func(childComplexity int, first *int, after *string) int
-		CreatedAt     func(childComplexity int) int
-		ID            func(childComplexity int) int
-		Invitations   func(childComplexity int, first *int) int
-		Members       func(childComplexity int, first *int, after *string) int
-		Name          func(childComplexity int) int
-		Plan          func(childComplexity int) int
-		Projects      func(childComplexity int, first *int, after *string) int
-		ViewerRole    func(childComplexity int) int
+		ApprovalQueue       func(childComplexity int, first *int) int
+		AuditEvents         func(childComplexity int, first *int, after *string, filter *gqlmodel.AuditEventFilter) int
+		Clusters            func(childComplexity int, first *int, after *string) int
+		CreatedAt           func(childComplexity int) int
+		DeploymentsUnderWay func(childComplexity int, first *int) int
+		ID                  func(childComplexity int) int
+		Invitations         func(childComplexity int, first *int) int
+		Members             func(childComplexity int, first *int, after *string) int
+		Name                func(childComplexity int) int
+		Plan                func(childComplexity int) int
+		Projects            func(childComplexity int, first *int, after *string) int
+		ViewerRole          func(childComplexity int) int
 	}
 
 	TenantConnection struct {
@@ -1269,6 +1270,7 @@ type TenantResolver interface {
 	Projects(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.ProjectConnection, error)
 	Clusters(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.ClusterConnection, error)
 	ApprovalQueue(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error)
+	DeploymentsUnderWay(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error)
 	Invitations(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Invitation, error)
 	AuditEvents(ctx context.Context, obj *model.Tenant, first *int, after *string, filter *gqlmodel.AuditEventFilter) (*gqlmodel.AuditEventConnection, error)
 }
@@ -4908,6 +4910,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tenant.CreatedAt(childComplexity), true
+	case "Tenant.deploymentsUnderWay":
+		if e.ComplexityRoot.Tenant.DeploymentsUnderWay == nil {
+			break
+		}
+
+		args, err := ec.field_Tenant_deploymentsUnderWay_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Tenant.DeploymentsUnderWay(childComplexity, args["first"].(*int)), true
 	case "Tenant.id":
 		if e.ComplexityRoot.Tenant.ID == nil {
 			break
@@ -5743,6 +5756,8 @@ type Tenant implements Node {
   clusters(first: Int, after: String): ClusterConnection!
   "Deployments waiting for an approval, oldest first: those of the projects you may read (the approvals queue)."
   approvalQueue(first: Int = 50): [Deployment!]!
+  "Deployments that have not ended (queued, building, awaiting approval, rolling out), newest first: those of the projects you may read."
+  deploymentsUnderWay(first: Int = 50): [Deployment!]!
   "Invitations to sign in, newest first. Tenant admins only."
   invitations(first: Int = 20): [Invitation!]!
   "The audit history, newest first. Tenant admins only."
@@ -8863,6 +8878,8 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_clusters(ctx, field)
 	case "approvalQueue":
 		return ec.fieldContext_Tenant_approvalQueue(ctx, field)
+	case "deploymentsUnderWay":
+		return ec.fieldContext_Tenant_deploymentsUnderWay(ctx, field)
 	case "invitations":
 		return ec.fieldContext_Tenant_invitations(ctx, field)
 	case "auditEvents":
@@ -10682,6 +10699,20 @@ func (ec *executionContext) field_Tenant_clusters_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Tenant_deploymentsUnderWay_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
 	return args, nil
 }
 
@@ -26363,6 +26394,50 @@ func (ec *executionContext) fieldContext_Tenant_approvalQueue(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Tenant_deploymentsUnderWay(ctx context.Context, field graphql.CollectedField, obj *model.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_deploymentsUnderWay(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Tenant().DeploymentsUnderWay(ctx, obj, fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Deployment) graphql.Marshaler {
+			return ec.marshalNDeployment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_deploymentsUnderWay(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Tenant",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Deployment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Tenant_deploymentsUnderWay_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Tenant_invitations(ctx context.Context, field graphql.CollectedField, obj *model.Tenant) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -38370,6 +38445,12 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Tenant_approvalQueue(ctx, field, obj)
+				})
+		case "deploymentsUnderWay":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Tenant_deploymentsUnderWay(ctx, field, obj)
 				})
 		case "invitations":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,

@@ -1261,6 +1261,10 @@ func (r *tenantResolver) ApprovalQueue(ctx context.Context, obj *model.Tenant, f
 	return r.Plane.ApprovalQueue(ctx, obj.ID, deref(first, 50))
 }
 
+func (r *tenantResolver) DeploymentsUnderWay(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error) {
+	return r.Plane.DeploymentsUnderWay(ctx, obj.ID, deref(first, 50))
+}
+
 func (r *tenantResolver) Invitations(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Invitation, error) {
 	return r.Plane.Invitations(ctx, obj.ID, deref(first, 20))
 }

@@ -203,6 +203,38 @@ func TestApprovalQueue(t *testing.T) {
 	})
 }
 
+// A tenant's deployments under way are those that have not ended, newest
+// first, each listed only to those who may read its project.
+func TestDeploymentsUnderWay(t *testing.T) {
+	t.Parallel()
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		gated := deployTo(t, f, f.Owner.Token, f.ServiceID, f.ProtectedEnvironmentID)
+		delivering := deployTo(t, f, f.Owner.Token, f.ServiceID, f.EnvironmentID)
+		cancelled := deployTo(t, f, f.Owner.Token, f.ServiceID, f.ProtectedEnvironmentID)
+		f.MustDo(t, `mutation($d: ID!) { cancelDeployment(input: {deploymentId: $d}) { `+ue+` } }`, map[string]any{"d": cancelled.ID})
+		under := func(r Role) []string {
+			t.Helper()
+			return env.MustDo(t, f.Users[r].Token, `query($t: ID!) { node(id: $t) { ... on Tenant { deploymentsUnderWay { id stage } } } }`,
+				map[string]any{"t": f.TenantID}).IDs("node.deploymentsUnderWay")
+		}
+		// The cancelled one superseded the first gated one; it is over, the
+		// delivering one is not.
+		if st := f.Node(t, gated.ID, `... on Deployment { stage }`)["stage"]; st != "SUPERSEDED" {
+			t.Fatalf("the first gated deploy is %v, want SUPERSEDED", st)
+		}
+		want := []string{delivering.ID}
+		for _, r := range []Role{Admin, ProjectManager, Editor, Viewer} {
+			if got := under(r); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("%s: deployments under way %v, want %v", r, got, want)
+			}
+		}
+		if got := under(Member); len(got) != 0 {
+			t.Errorf("a member without a role in the project sees %v", got)
+		}
+	})
+}
+
 // A cluster's console page for a tenant admin and for a member
 // (web/test/cluster.mjs).
 func TestConsoleCluster(t *testing.T) {

@@ -224,6 +224,7 @@ func roleMatrix() map[string][]matrixCase {
 			nodeCase("tenant.members", tenantOf, `... on Tenant { members(first: 100) { nodes { id } } }`, everyone),
 			nodeCase("tenant.clusters", tenantOf, `... on Tenant { clusters { nodes { id } } }`, everyone),
 			nodeCase("tenant.approvalQueue", tenantOf, `... on Tenant { approvalQueue { id } }`, everyone),
+			nodeCase("tenant.deploymentsUnderWay", tenantOf, `... on Tenant { deploymentsUnderWay { id } }`, everyone),
 			nodeCase("tenant.plan", tenantOf, `... on Tenant { plan { name limits { resource limit used } } }`, everyone),
 			nodeCase("tenant.projects", tenantOf, `... on Tenant { projects { nodes { id } } }`, everyone).then(
 				func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {

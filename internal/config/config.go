@@ -82,6 +82,8 @@ type Config struct {
 	// and SSE streams open at once on one replica, per API token and per
 	// client address.
 	MaxConnsPerToken, MaxConnsPerAddress int
+	// WSPing is how often the server pings a GraphQL websocket.
+	WSPing time.Duration
 	// ShutdownGrace bounds how long a stopping server waits for requests
 	// in flight once it closed its connections.
 	ShutdownGrace time.Duration
@@ -176,6 +178,7 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.MaxDepth = n("NEBULA_MAX_DEPTH", 12, 2, 100)
 	c.MaxComplexity = n("NEBULA_MAX_COMPLEXITY", 250_000, 10, 100_000_000)
 	c.ShutdownGrace = d("NEBULA_SHUTDOWN_GRACE", 15*time.Second, 0, 10*time.Minute)
+	c.WSPing = d("NEBULA_WS_PING", 15*time.Second, 100*time.Millisecond, 5*time.Minute)
 	c.MaxConnsPerToken = n("NEBULA_MAX_CONNECTIONS_PER_TOKEN", 32, 1, 100_000)
 	c.MaxConnsPerAddress = n("NEBULA_MAX_CONNECTIONS_PER_ADDRESS", 256, 1, 1_000_000)
 	c.MaxTokensPerUser = n("NEBULA_MAX_TOKENS_PER_USER", 25, 1, 10_000)

@@ -419,13 +419,26 @@ func (p *Plane) Approvals(ctx context.Context, d *model.Deployment) ([]*model.Ap
 // ApprovalQueue lists a tenant's deployments waiting for an approval,
 // oldest first: those in projects the caller may read.
 func (p *Plane) ApprovalQueue(ctx context.Context, tenant model.TenantID, limit int) ([]*model.Deployment, error) {
+	return p.tenantDeployments(ctx, tenant, limit, store.AwaitingApproval)
+}
+
+// DeploymentsUnderWay lists a tenant's deployments that have not ended,
+// newest first: those in projects the caller may read.
+func (p *Plane) DeploymentsUnderWay(ctx context.Context, tenant model.TenantID, limit int) ([]*model.Deployment, error) {
+	return p.tenantDeployments(ctx, tenant, limit, store.UnderWay)
+}
+
+// tenantDeployments reads deployments of a tenant with read, keeping
+// those of the projects the caller may read.
+func (p *Plane) tenantDeployments(ctx context.Context, tenant model.TenantID, limit int,
+	read func(context.Context, store.Querier, model.TenantID, int) ([]*model.Deployment, error)) ([]*model.Deployment, error) {
 	if err := p.authz.CheckCtx(ctx, authz.TenantRead, model.Scope{Tenant: tenant}); err != nil {
 		return nil, err
 	}
 	if limit < 1 || limit > 200 {
 		return nil, Invalid("first must be between 1 and 200", "first")
 	}
-	ds, err := store.AwaitingApproval(ctx, p.q(ctx), tenant, limit)
+	ds, err := read(ctx, p.q(ctx), tenant, limit)
 	if err != nil {
 		return nil, err
 	}

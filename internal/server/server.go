@@ -136,7 +136,7 @@ func (s *Server) graphQL() http.Handler {
 	// Subscriptions: websockets (token in connection_init) and SSE (POST
 	// with Accept: text/event-stream, token in the Authorization header).
 	limits := newConnLimits(s.cfg.MaxConnsPerToken, s.cfg.MaxConnsPerAddress)
-	srv.AddTransport(newWSTransport(WSOptions{Origins: s.cfg.AllowedOrigins}, limits, &s.drain, s.closing, s.plane.Bus(), s.plane.Authenticate, s.log))
+	srv.AddTransport(newWSTransport(WSOptions{Origins: s.cfg.AllowedOrigins, Ping: s.cfg.WSPing}, limits, &s.drain, s.closing, s.plane.Bus(), s.plane.Authenticate, s.log))
 	srv.AddTransport(sseTransport{ping: 15 * time.Second, write: 10 * time.Second, closing: s.closing, log: s.log, limits: limits})
 	srv.AddTransport(httpTransport{})
 	docs := lru.New[*ast.QueryDocument](1000)

@@ -55,8 +55,6 @@ func OpenDeployments(ctx context.Context, q Querier, svc model.ServiceID, env mo
 		append([]any{string(svc), string(env)}, stages...)...)
 }
 
-// ExpiredApprovals lists deployments whose approval window closed before
-// now, across tenants.
 // AwaitingApproval reads a tenant's deployments waiting for an approval,
 // oldest first, at most limit.
 func AwaitingApproval(ctx context.Context, q Querier, tenant model.TenantID, limit int) ([]*model.Deployment, error) {
@@ -64,6 +62,17 @@ func AwaitingApproval(ctx context.Context, q Querier, tenant model.TenantID, lim
 		WHERE tenant_id = $1 AND stage = $2 ORDER BY created_at, id LIMIT $3`, string(tenant), string(model.StageAwaitingApproval), limit)
 }
 
+// UnderWay reads a tenant's deployments that have not ended, newest
+// first, at most limit.
+func UnderWay(ctx context.Context, q Querier, tenant model.TenantID, limit int) ([]*model.Deployment, error) {
+	in, stages := inList(model.TerminalStages(), 2)
+	return Deployments.query(ctx, q, `SELECT `+Deployments.cols()+` FROM deployments
+		WHERE tenant_id = $1 AND stage NOT IN (`+in+`) ORDER BY created_at DESC, id DESC LIMIT $2`,
+		append([]any{string(tenant), limit}, stages...)...)
+}
+
+// ExpiredApprovals lists deployments whose approval window closed before
+// now, across tenants.
 func ExpiredApprovals(ctx context.Context, q Querier, now time.Time) ([]*model.Deployment, error) {
 	return Deployments.all(ctx, q, `stage = $1 AND approval_expires_at < $2`, string(model.StageAwaitingApproval), now)
 }
