@@ -1,6 +1,7 @@
 package apitest
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -23,6 +24,7 @@ type cutProxy struct {
 	mu     sync.Mutex
 	cut    bool
 	conns  map[net.Conn]bool
+	pings  int // graphql-transport-ws pings the server sent through it
 }
 
 func startCutProxy(t *testing.T, target string) *cutProxy {
@@ -63,12 +65,37 @@ func (p *cutProxy) serve(c net.Conn) {
 	p.conns[c], p.conns[up] = true, true
 	p.mu.Unlock()
 	go func() { _, _ = io.Copy(up, c); up.Close() }()
-	_, _ = io.Copy(c, up)
+	_, _ = io.Copy(c, pingCounter{up, p})
 	c.Close()
 	p.mu.Lock()
 	delete(p.conns, c)
 	delete(p.conns, up)
 	p.mu.Unlock()
+}
+
+// pingCounter reads what the server sends, counting its keep-alive
+// pings (a websocket text frame from the server is unmasked: the JSON
+// shows as it is).
+type pingCounter struct {
+	r io.Reader
+	p *cutProxy
+}
+
+func (pc pingCounter) Read(b []byte) (int, error) {
+	n, err := pc.r.Read(b)
+	if k := bytes.Count(b[:n], []byte(`{"type":"ping"}`)); k > 0 {
+		pc.p.mu.Lock()
+		pc.p.pings += k
+		pc.p.mu.Unlock()
+	}
+	return n, err
+}
+
+// Pings is how many keep-alive pings the server sent through the proxy.
+func (p *cutProxy) Pings() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pings
 }
 
 // setCut cuts the network (closing what is open) or restores it.
