@@ -1,10 +1,13 @@
 // Package e2e runs the control plane and the agent as real processes
 // against a real, simulated Kubernetes cluster (hack/simcluster): etcd,
 // kube-apiserver, kube-controller-manager, kube-scheduler and kwok, all on
-// loopback. TestMain starts one cluster for the package and stops it after.
+// loopback. TestMain builds nebula, starts one cluster for the package and
+// stops it after. The CLI's tests run it against `nebula dev` processes
+// and need no cluster.
 //
 // Without the simulated cluster's binaries (bash hack/simcluster/build.sh)
-// the tests skip, unless NEBULA_REQUIRE_SIMCLUSTER=1 (CI), when they fail.
+// the tests that need it skip, unless NEBULA_REQUIRE_SIMCLUSTER=1 (CI),
+// when they fail.
 package e2e
 
 import (
@@ -58,6 +61,22 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) int {
 	wd, _ := os.Getwd()
 	repoRoot = filepath.Dir(wd)
+	tmp, err := os.MkdirTemp("", "nebula-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	// The binary serves the tests that need no cluster too (the CLI
+	// against nebula dev).
+	nebulaBin = filepath.Join(tmp, "nebula")
+	build := exec.Command("go", "build", "-o", nebulaBin, "./cmd/nebula")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: building nebula: %v\n%s", err, out)
+		return 1
+	}
+
 	cache := os.Getenv("NEBULA_SIMCLUSTER_CACHE")
 	if cache == "" {
 		cache = "/root/.cache/nebula-simcluster"
@@ -73,20 +92,6 @@ func run(m *testing.M) int {
 			return 1
 		}
 		return m.Run()
-	}
-	tmp, err := os.MkdirTemp("", "nebula-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
-	defer os.RemoveAll(tmp)
-
-	nebulaBin = filepath.Join(tmp, "nebula")
-	build := exec.Command("go", "build", "-o", nebulaBin, "./cmd/nebula")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: building nebula: %v\n%s", err, out)
-		return 1
 	}
 
 	simDir := filepath.Join(tmp, "sim")

@@ -36,7 +36,13 @@ var Version = "dev"
 // command's --help prints its help and does nothing else: the control
 // plane's configuration is read only once a command runs.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	root := newRoot(stdout, stderr)
+	return RunWithInput(ctx, args, os.Stdin, stdout, stderr)
+}
+
+// RunWithInput is Run reading standard input from stdin (a token for
+// login, a confirmation).
+func RunWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -44,14 +50,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // newRoot is the command tree.
-func newRoot(stdout, stderr io.Writer) *cobra.Command {
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "nebula",
 		Short: "NebulaCtrl, the deployment control plane for K3s and Kubernetes clusters",
-		Long: `nebula — the NebulaCtrl control plane and its in-cluster agent.
+		Long: `nebula — the NebulaCtrl control plane, its in-cluster agent, and a client of its API.
 
 The control plane's configuration comes from the environment and a .env file in the working
-directory; see README.md. The agent reads only its own flags and NEBULA_AGENT_* variables.`,
+directory; see README.md. The agent reads only its own flags and NEBULA_AGENT_* variables.
+The client commands (login, status, deploy, …) talk to a control plane over its GraphQL API
+with a token kept by nebula login, or NEBULA_URL and NEBULA_TOKEN; see docs/cli.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cmd.SetOut(stderr)
@@ -114,6 +122,25 @@ GraphiQL. It prints the token, a deploy mutation and the subscription to paste.`
 	})
 	root.AddCommand(adminCommand(stdout, controlPlane))
 	root.AddCommand(agentCommand(stderr))
+	for _, c := range root.Commands() {
+		if c.Name() != "version" {
+			c.GroupID = "plane"
+		}
+	}
+	root.AddGroup(&cobra.Group{ID: "plane", Title: "The control plane and the agent:"},
+		&cobra.Group{ID: "client", Title: "Client commands (a control plane's API, docs/cli.md):"})
+	var clients []*cobra.Command
+	clients = append(clients, loginCommands(stdin, stdout, stderr)...)
+	clients = append(clients, statusCommand(stdout, stderr), deployCommand(stdin, stdout, stderr))
+	clients = append(clients, decisionCommands(stdout, stderr)...)
+	clients = append(clients, logsCommand(stdout, stderr), auditCommand(stdout, stderr))
+	for _, c := range clients {
+		c.GroupID = "client"
+		root.AddCommand(c)
+	}
+	// Shell completion (nebula completion bash|zsh|fish|powershell),
+	// made now so that it is in the tree --help walks.
+	root.InitDefaultCompletionCmd()
 	root.AddCommand(&cobra.Command{
 		Use:   "version",
 		Short: "Print the version",

@@ -31,12 +31,17 @@ func TestEveryHelpTouchesNothing(t *testing.T) {
 	// A configured database that does not exist: a command that ran
 	// would fail to reach it.
 	t.Setenv("NEBULA_DATABASE_URL", "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
-	paths := commandPaths(newRoot(&bytes.Buffer{}, &bytes.Buffer{}), nil)
+	// The client's credentials file would be made in the working
+	// directory too.
+	t.Setenv("NEBULA_CONFIG", "credentials/config.json")
+	paths := commandPaths(newRoot(&bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}), nil)
 	names := map[string]bool{}
 	for _, p := range paths {
 		names[strings.Join(p, " ")] = true
 	}
-	for _, want := range []string{"serve", "dev", "migrate", "admin", "admin bootstrap", "admin gen-master-key", "admin reseal", "agent", "version"} {
+	for _, want := range []string{"serve", "dev", "migrate", "admin", "admin bootstrap", "admin gen-master-key", "admin reseal", "agent", "version",
+		"login", "logout", "context list", "context use", "status", "deploy", "approve", "reject", "cancel", "redeploy", "rollback",
+		"logs", "audit", "completion bash"} {
 		if !names[want] {
 			t.Errorf("no command %q in the tree %v", want, names)
 		}

@@ -37,6 +37,7 @@ type Client struct {
 	base  *url.URL
 	token string
 	http  *http.Client
+	tls   *tls.Config // nil: the system's roots
 	agent string
 	// retryFor bounds how long a request is tried again while the
 	// control plane is unreachable or unavailable.
@@ -67,9 +68,9 @@ func New(base, token string, o Options) (*Client, error) {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	if o.TLS != nil {
-		tr.TLSClientConfig = o.TLS
+		tr.TLSClientConfig = o.TLS.Clone()
 	}
-	c := &Client{base: u, token: token, agent: o.UserAgent, retryFor: o.RetryFor,
+	c := &Client{base: u, token: token, tls: o.TLS, agent: o.UserAgent, retryFor: o.RetryFor,
 		http: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	if c.retryFor == 0 {
 		c.retryFor = 30 * time.Second
@@ -231,20 +232,16 @@ func Explain(err error) error {
 }
 
 // UserErrors is a mutation's user errors as one *Error (nil for none).
-func UserErrors[E interface {
-	GetMessage() string
-	GetCode() ErrorCode
-	GetField() []string
-}](ue []E) error {
+func UserErrors(ue []Problem) error {
 	if len(ue) == 0 {
 		return nil
 	}
 	msgs := make([]string, len(ue))
 	for i, u := range ue {
-		msgs[i] = u.GetMessage()
-		if f := u.GetField(); len(f) > 0 {
-			msgs[i] = strings.Join(f, ".") + ": " + msgs[i]
+		msgs[i] = u.Message
+		if len(u.Field) > 0 {
+			msgs[i] = strings.Join(u.Field, ".") + ": " + msgs[i]
 		}
 	}
-	return &Error{Code: string(ue[0].GetCode()), Message: strings.Join(msgs, "; ")}
+	return &Error{Code: string(ue[0].Code), Message: strings.Join(msgs, "; ")}
 }

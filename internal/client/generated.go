@@ -14,210 +14,17 @@ import (
 
 // ApproveApproveDeploymentDeploymentPayload includes the requested fields of the GraphQL type DeploymentPayload.
 type ApproveApproveDeploymentDeploymentPayload struct {
-	Deployment *ApproveApproveDeploymentDeploymentPayloadDeployment           `json:"deployment"`
-	UserErrors []ApproveApproveDeploymentDeploymentPayloadUserErrorsUserError `json:"userErrors"`
+	Deployment *DeploymentSummary `json:"deployment"`
+	UserErrors []Problem          `json:"userErrors"`
 }
 
 // GetDeployment returns ApproveApproveDeploymentDeploymentPayload.Deployment, and is useful for accessing the field via an interface.
-func (v *ApproveApproveDeploymentDeploymentPayload) GetDeployment() *ApproveApproveDeploymentDeploymentPayloadDeployment {
+func (v *ApproveApproveDeploymentDeploymentPayload) GetDeployment() *DeploymentSummary {
 	return v.Deployment
 }
 
 // GetUserErrors returns ApproveApproveDeploymentDeploymentPayload.UserErrors, and is useful for accessing the field via an interface.
-func (v *ApproveApproveDeploymentDeploymentPayload) GetUserErrors() []ApproveApproveDeploymentDeploymentPayloadUserErrorsUserError {
-	return v.UserErrors
-}
-
-// ApproveApproveDeploymentDeploymentPayloadDeployment includes the requested fields of the GraphQL type Deployment.
-type ApproveApproveDeploymentDeploymentPayloadDeployment struct {
-	DeploymentSummary `json:"-"`
-}
-
-// GetId returns ApproveApproveDeploymentDeploymentPayloadDeployment.Id, and is useful for accessing the field via an interface.
-func (v *ApproveApproveDeploymentDeploymentPayloadDeployment) GetId() string {
-	return v.DeploymentSummary.Id
-}
-
-// GetStage returns ApproveApproveDeploymentDeploymentPayloadDeployment.Stage, and is useful for accessing the field via an interface.
-func (v *ApproveApproveDeploymentDeploymentPayloadDeployment) GetStage() DeploymentStage {
-	return v.DeploymentSummary.Stage
-}
-
-// GetBlocker returns ApproveApproveDeploymentDeploymentPayloadDeployment.Blocker, and is useful for accessing the field via an interface.
-func (v *ApproveApproveDeploymentDeploymentPayloadDeployment) GetBlocker() *string {
-	return v.DeploymentSummary.Blocker
-}
-
-// GetMessage returns ApproveApproveDeploymentDeploymentPayloadDeployment.Message, and is useful for accessing the field via an interface.
-func (v *ApproveApproveDeploymentDeploymentPayloadDeployment) GetMessage() string {
-	return v.DeploymentSummary.Message
-}
-
-// GetCreatedAt returns ApproveApproveDeploymentDeploymentPayloadDeployment.CreatedAt, and is useful for accessing the field via an interface.
-func (v *ApproveApproveDeploymentDeploymentPayloadDeployment) GetCreatedAt() time.Time {
-	return v.DeploymentSummary.CreatedAt
-}
-
-// GetApprovalExpiresAt returns ApproveApproveDeploymentDeploymentPayloadDeployment.ApprovalExpiresAt, and is useful for accessing the field via an interface.
-func (v *ApproveApproveDeploymentDeploymentPayloadDeployment) GetApprovalExpiresAt() *time.Time {
-	return v.DeploymentSummary.ApprovalExpiresAt
-}
-
-// GetRelease returns ApproveApproveDeploymentDeploymentPayloadDeployment.Release, and is useful for accessing the field via an interface.
-func (v *ApproveApproveDeploymentDeploymentPayloadDeployment) GetRelease() DeploymentSummaryRelease {
-	return v.DeploymentSummary.Release
-}
-
-// GetEnvironment returns ApproveApproveDeploymentDeploymentPayloadDeployment.Environment, and is useful for accessing the field via an interface.
-func (v *ApproveApproveDeploymentDeploymentPayloadDeployment) GetEnvironment() DeploymentSummaryEnvironment {
-	return v.DeploymentSummary.Environment
-}
-
-// GetCluster returns ApproveApproveDeploymentDeploymentPayloadDeployment.Cluster, and is useful for accessing the field via an interface.
-func (v *ApproveApproveDeploymentDeploymentPayloadDeployment) GetCluster() DeploymentSummaryCluster {
-	return v.DeploymentSummary.Cluster
-}
-
-func (v *ApproveApproveDeploymentDeploymentPayloadDeployment) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*ApproveApproveDeploymentDeploymentPayloadDeployment
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.ApproveApproveDeploymentDeploymentPayloadDeployment = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.DeploymentSummary)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalApproveApproveDeploymentDeploymentPayloadDeployment struct {
-	Id string `json:"id"`
-
-	Stage DeploymentStage `json:"stage"`
-
-	Blocker *string `json:"blocker"`
-
-	Message string `json:"message"`
-
-	CreatedAt time.Time `json:"createdAt"`
-
-	ApprovalExpiresAt *time.Time `json:"approvalExpiresAt"`
-
-	Release DeploymentSummaryRelease `json:"release"`
-
-	Environment DeploymentSummaryEnvironment `json:"environment"`
-
-	Cluster DeploymentSummaryCluster `json:"cluster"`
-}
-
-func (v *ApproveApproveDeploymentDeploymentPayloadDeployment) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *ApproveApproveDeploymentDeploymentPayloadDeployment) __premarshalJSON() (*__premarshalApproveApproveDeploymentDeploymentPayloadDeployment, error) {
-	var retval __premarshalApproveApproveDeploymentDeploymentPayloadDeployment
-
-	retval.Id = v.DeploymentSummary.Id
-	retval.Stage = v.DeploymentSummary.Stage
-	retval.Blocker = v.DeploymentSummary.Blocker
-	retval.Message = v.DeploymentSummary.Message
-	retval.CreatedAt = v.DeploymentSummary.CreatedAt
-	retval.ApprovalExpiresAt = v.DeploymentSummary.ApprovalExpiresAt
-	retval.Release = v.DeploymentSummary.Release
-	retval.Environment = v.DeploymentSummary.Environment
-	retval.Cluster = v.DeploymentSummary.Cluster
-	return &retval, nil
-}
-
-// ApproveApproveDeploymentDeploymentPayloadUserErrorsUserError includes the requested fields of the GraphQL type UserError.
-// The GraphQL type's documentation follows.
-//
-// A problem with the input of a mutation that the caller can fix.
-type ApproveApproveDeploymentDeploymentPayloadUserErrorsUserError struct {
-	Problem `json:"-"`
-}
-
-// GetField returns ApproveApproveDeploymentDeploymentPayloadUserErrorsUserError.Field, and is useful for accessing the field via an interface.
-func (v *ApproveApproveDeploymentDeploymentPayloadUserErrorsUserError) GetField() []string {
-	return v.Problem.Field
-}
-
-// GetMessage returns ApproveApproveDeploymentDeploymentPayloadUserErrorsUserError.Message, and is useful for accessing the field via an interface.
-func (v *ApproveApproveDeploymentDeploymentPayloadUserErrorsUserError) GetMessage() string {
-	return v.Problem.Message
-}
-
-// GetCode returns ApproveApproveDeploymentDeploymentPayloadUserErrorsUserError.Code, and is useful for accessing the field via an interface.
-func (v *ApproveApproveDeploymentDeploymentPayloadUserErrorsUserError) GetCode() ErrorCode {
-	return v.Problem.Code
-}
-
-func (v *ApproveApproveDeploymentDeploymentPayloadUserErrorsUserError) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*ApproveApproveDeploymentDeploymentPayloadUserErrorsUserError
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.ApproveApproveDeploymentDeploymentPayloadUserErrorsUserError = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.Problem)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalApproveApproveDeploymentDeploymentPayloadUserErrorsUserError struct {
-	Field []string `json:"field"`
-
-	Message string `json:"message"`
-
-	Code ErrorCode `json:"code"`
-}
-
-func (v *ApproveApproveDeploymentDeploymentPayloadUserErrorsUserError) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *ApproveApproveDeploymentDeploymentPayloadUserErrorsUserError) __premarshalJSON() (*__premarshalApproveApproveDeploymentDeploymentPayloadUserErrorsUserError, error) {
-	var retval __premarshalApproveApproveDeploymentDeploymentPayloadUserErrorsUserError
-
-	retval.Field = v.Problem.Field
-	retval.Message = v.Problem.Message
-	retval.Code = v.Problem.Code
-	return &retval, nil
-}
+func (v *ApproveApproveDeploymentDeploymentPayload) GetUserErrors() []Problem { return v.UserErrors }
 
 // ApproveResponse is returned by Approve on success.
 type ApproveResponse struct {
@@ -900,210 +707,17 @@ func (v *AuditResponse) __premarshalJSON() (*__premarshalAuditResponse, error) {
 
 // CancelCancelDeploymentDeploymentPayload includes the requested fields of the GraphQL type DeploymentPayload.
 type CancelCancelDeploymentDeploymentPayload struct {
-	Deployment *CancelCancelDeploymentDeploymentPayloadDeployment           `json:"deployment"`
-	UserErrors []CancelCancelDeploymentDeploymentPayloadUserErrorsUserError `json:"userErrors"`
+	Deployment *DeploymentSummary `json:"deployment"`
+	UserErrors []Problem          `json:"userErrors"`
 }
 
 // GetDeployment returns CancelCancelDeploymentDeploymentPayload.Deployment, and is useful for accessing the field via an interface.
-func (v *CancelCancelDeploymentDeploymentPayload) GetDeployment() *CancelCancelDeploymentDeploymentPayloadDeployment {
+func (v *CancelCancelDeploymentDeploymentPayload) GetDeployment() *DeploymentSummary {
 	return v.Deployment
 }
 
 // GetUserErrors returns CancelCancelDeploymentDeploymentPayload.UserErrors, and is useful for accessing the field via an interface.
-func (v *CancelCancelDeploymentDeploymentPayload) GetUserErrors() []CancelCancelDeploymentDeploymentPayloadUserErrorsUserError {
-	return v.UserErrors
-}
-
-// CancelCancelDeploymentDeploymentPayloadDeployment includes the requested fields of the GraphQL type Deployment.
-type CancelCancelDeploymentDeploymentPayloadDeployment struct {
-	DeploymentSummary `json:"-"`
-}
-
-// GetId returns CancelCancelDeploymentDeploymentPayloadDeployment.Id, and is useful for accessing the field via an interface.
-func (v *CancelCancelDeploymentDeploymentPayloadDeployment) GetId() string {
-	return v.DeploymentSummary.Id
-}
-
-// GetStage returns CancelCancelDeploymentDeploymentPayloadDeployment.Stage, and is useful for accessing the field via an interface.
-func (v *CancelCancelDeploymentDeploymentPayloadDeployment) GetStage() DeploymentStage {
-	return v.DeploymentSummary.Stage
-}
-
-// GetBlocker returns CancelCancelDeploymentDeploymentPayloadDeployment.Blocker, and is useful for accessing the field via an interface.
-func (v *CancelCancelDeploymentDeploymentPayloadDeployment) GetBlocker() *string {
-	return v.DeploymentSummary.Blocker
-}
-
-// GetMessage returns CancelCancelDeploymentDeploymentPayloadDeployment.Message, and is useful for accessing the field via an interface.
-func (v *CancelCancelDeploymentDeploymentPayloadDeployment) GetMessage() string {
-	return v.DeploymentSummary.Message
-}
-
-// GetCreatedAt returns CancelCancelDeploymentDeploymentPayloadDeployment.CreatedAt, and is useful for accessing the field via an interface.
-func (v *CancelCancelDeploymentDeploymentPayloadDeployment) GetCreatedAt() time.Time {
-	return v.DeploymentSummary.CreatedAt
-}
-
-// GetApprovalExpiresAt returns CancelCancelDeploymentDeploymentPayloadDeployment.ApprovalExpiresAt, and is useful for accessing the field via an interface.
-func (v *CancelCancelDeploymentDeploymentPayloadDeployment) GetApprovalExpiresAt() *time.Time {
-	return v.DeploymentSummary.ApprovalExpiresAt
-}
-
-// GetRelease returns CancelCancelDeploymentDeploymentPayloadDeployment.Release, and is useful for accessing the field via an interface.
-func (v *CancelCancelDeploymentDeploymentPayloadDeployment) GetRelease() DeploymentSummaryRelease {
-	return v.DeploymentSummary.Release
-}
-
-// GetEnvironment returns CancelCancelDeploymentDeploymentPayloadDeployment.Environment, and is useful for accessing the field via an interface.
-func (v *CancelCancelDeploymentDeploymentPayloadDeployment) GetEnvironment() DeploymentSummaryEnvironment {
-	return v.DeploymentSummary.Environment
-}
-
-// GetCluster returns CancelCancelDeploymentDeploymentPayloadDeployment.Cluster, and is useful for accessing the field via an interface.
-func (v *CancelCancelDeploymentDeploymentPayloadDeployment) GetCluster() DeploymentSummaryCluster {
-	return v.DeploymentSummary.Cluster
-}
-
-func (v *CancelCancelDeploymentDeploymentPayloadDeployment) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*CancelCancelDeploymentDeploymentPayloadDeployment
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.CancelCancelDeploymentDeploymentPayloadDeployment = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.DeploymentSummary)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalCancelCancelDeploymentDeploymentPayloadDeployment struct {
-	Id string `json:"id"`
-
-	Stage DeploymentStage `json:"stage"`
-
-	Blocker *string `json:"blocker"`
-
-	Message string `json:"message"`
-
-	CreatedAt time.Time `json:"createdAt"`
-
-	ApprovalExpiresAt *time.Time `json:"approvalExpiresAt"`
-
-	Release DeploymentSummaryRelease `json:"release"`
-
-	Environment DeploymentSummaryEnvironment `json:"environment"`
-
-	Cluster DeploymentSummaryCluster `json:"cluster"`
-}
-
-func (v *CancelCancelDeploymentDeploymentPayloadDeployment) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *CancelCancelDeploymentDeploymentPayloadDeployment) __premarshalJSON() (*__premarshalCancelCancelDeploymentDeploymentPayloadDeployment, error) {
-	var retval __premarshalCancelCancelDeploymentDeploymentPayloadDeployment
-
-	retval.Id = v.DeploymentSummary.Id
-	retval.Stage = v.DeploymentSummary.Stage
-	retval.Blocker = v.DeploymentSummary.Blocker
-	retval.Message = v.DeploymentSummary.Message
-	retval.CreatedAt = v.DeploymentSummary.CreatedAt
-	retval.ApprovalExpiresAt = v.DeploymentSummary.ApprovalExpiresAt
-	retval.Release = v.DeploymentSummary.Release
-	retval.Environment = v.DeploymentSummary.Environment
-	retval.Cluster = v.DeploymentSummary.Cluster
-	return &retval, nil
-}
-
-// CancelCancelDeploymentDeploymentPayloadUserErrorsUserError includes the requested fields of the GraphQL type UserError.
-// The GraphQL type's documentation follows.
-//
-// A problem with the input of a mutation that the caller can fix.
-type CancelCancelDeploymentDeploymentPayloadUserErrorsUserError struct {
-	Problem `json:"-"`
-}
-
-// GetField returns CancelCancelDeploymentDeploymentPayloadUserErrorsUserError.Field, and is useful for accessing the field via an interface.
-func (v *CancelCancelDeploymentDeploymentPayloadUserErrorsUserError) GetField() []string {
-	return v.Problem.Field
-}
-
-// GetMessage returns CancelCancelDeploymentDeploymentPayloadUserErrorsUserError.Message, and is useful for accessing the field via an interface.
-func (v *CancelCancelDeploymentDeploymentPayloadUserErrorsUserError) GetMessage() string {
-	return v.Problem.Message
-}
-
-// GetCode returns CancelCancelDeploymentDeploymentPayloadUserErrorsUserError.Code, and is useful for accessing the field via an interface.
-func (v *CancelCancelDeploymentDeploymentPayloadUserErrorsUserError) GetCode() ErrorCode {
-	return v.Problem.Code
-}
-
-func (v *CancelCancelDeploymentDeploymentPayloadUserErrorsUserError) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*CancelCancelDeploymentDeploymentPayloadUserErrorsUserError
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.CancelCancelDeploymentDeploymentPayloadUserErrorsUserError = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.Problem)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalCancelCancelDeploymentDeploymentPayloadUserErrorsUserError struct {
-	Field []string `json:"field"`
-
-	Message string `json:"message"`
-
-	Code ErrorCode `json:"code"`
-}
-
-func (v *CancelCancelDeploymentDeploymentPayloadUserErrorsUserError) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *CancelCancelDeploymentDeploymentPayloadUserErrorsUserError) __premarshalJSON() (*__premarshalCancelCancelDeploymentDeploymentPayloadUserErrorsUserError, error) {
-	var retval __premarshalCancelCancelDeploymentDeploymentPayloadUserErrorsUserError
-
-	retval.Field = v.Problem.Field
-	retval.Message = v.Problem.Message
-	retval.Code = v.Problem.Code
-	return &retval, nil
-}
+func (v *CancelCancelDeploymentDeploymentPayload) GetUserErrors() []Problem { return v.UserErrors }
 
 // CancelResponse is returned by Cancel on success.
 type CancelResponse struct {
@@ -1134,24 +748,20 @@ var AllClusterStatus = []ClusterStatus{
 
 // DeployDeployDeployPayload includes the requested fields of the GraphQL type DeployPayload.
 type DeployDeployDeployPayload struct {
-	Deployment *DeployDeployDeployPayloadDeployment `json:"deployment"`
+	Deployment *DeploymentSummary `json:"deployment"`
 	// The build, for a deploy of a commit.
-	Build      *DeployDeployDeployPayloadBuild                `json:"build"`
-	UserErrors []DeployDeployDeployPayloadUserErrorsUserError `json:"userErrors"`
+	Build      *DeployDeployDeployPayloadBuild `json:"build"`
+	UserErrors []Problem                       `json:"userErrors"`
 }
 
 // GetDeployment returns DeployDeployDeployPayload.Deployment, and is useful for accessing the field via an interface.
-func (v *DeployDeployDeployPayload) GetDeployment() *DeployDeployDeployPayloadDeployment {
-	return v.Deployment
-}
+func (v *DeployDeployDeployPayload) GetDeployment() *DeploymentSummary { return v.Deployment }
 
 // GetBuild returns DeployDeployDeployPayload.Build, and is useful for accessing the field via an interface.
 func (v *DeployDeployDeployPayload) GetBuild() *DeployDeployDeployPayloadBuild { return v.Build }
 
 // GetUserErrors returns DeployDeployDeployPayload.UserErrors, and is useful for accessing the field via an interface.
-func (v *DeployDeployDeployPayload) GetUserErrors() []DeployDeployDeployPayloadUserErrorsUserError {
-	return v.UserErrors
-}
+func (v *DeployDeployDeployPayload) GetUserErrors() []Problem { return v.UserErrors }
 
 // DeployDeployDeployPayloadBuild includes the requested fields of the GraphQL type Build.
 // The GraphQL type's documentation follows.
@@ -1167,187 +777,6 @@ func (v *DeployDeployDeployPayloadBuild) GetId() string { return v.Id }
 
 // GetCommit returns DeployDeployDeployPayloadBuild.Commit, and is useful for accessing the field via an interface.
 func (v *DeployDeployDeployPayloadBuild) GetCommit() string { return v.Commit }
-
-// DeployDeployDeployPayloadDeployment includes the requested fields of the GraphQL type Deployment.
-type DeployDeployDeployPayloadDeployment struct {
-	DeploymentSummary `json:"-"`
-}
-
-// GetId returns DeployDeployDeployPayloadDeployment.Id, and is useful for accessing the field via an interface.
-func (v *DeployDeployDeployPayloadDeployment) GetId() string { return v.DeploymentSummary.Id }
-
-// GetStage returns DeployDeployDeployPayloadDeployment.Stage, and is useful for accessing the field via an interface.
-func (v *DeployDeployDeployPayloadDeployment) GetStage() DeploymentStage {
-	return v.DeploymentSummary.Stage
-}
-
-// GetBlocker returns DeployDeployDeployPayloadDeployment.Blocker, and is useful for accessing the field via an interface.
-func (v *DeployDeployDeployPayloadDeployment) GetBlocker() *string {
-	return v.DeploymentSummary.Blocker
-}
-
-// GetMessage returns DeployDeployDeployPayloadDeployment.Message, and is useful for accessing the field via an interface.
-func (v *DeployDeployDeployPayloadDeployment) GetMessage() string { return v.DeploymentSummary.Message }
-
-// GetCreatedAt returns DeployDeployDeployPayloadDeployment.CreatedAt, and is useful for accessing the field via an interface.
-func (v *DeployDeployDeployPayloadDeployment) GetCreatedAt() time.Time {
-	return v.DeploymentSummary.CreatedAt
-}
-
-// GetApprovalExpiresAt returns DeployDeployDeployPayloadDeployment.ApprovalExpiresAt, and is useful for accessing the field via an interface.
-func (v *DeployDeployDeployPayloadDeployment) GetApprovalExpiresAt() *time.Time {
-	return v.DeploymentSummary.ApprovalExpiresAt
-}
-
-// GetRelease returns DeployDeployDeployPayloadDeployment.Release, and is useful for accessing the field via an interface.
-func (v *DeployDeployDeployPayloadDeployment) GetRelease() DeploymentSummaryRelease {
-	return v.DeploymentSummary.Release
-}
-
-// GetEnvironment returns DeployDeployDeployPayloadDeployment.Environment, and is useful for accessing the field via an interface.
-func (v *DeployDeployDeployPayloadDeployment) GetEnvironment() DeploymentSummaryEnvironment {
-	return v.DeploymentSummary.Environment
-}
-
-// GetCluster returns DeployDeployDeployPayloadDeployment.Cluster, and is useful for accessing the field via an interface.
-func (v *DeployDeployDeployPayloadDeployment) GetCluster() DeploymentSummaryCluster {
-	return v.DeploymentSummary.Cluster
-}
-
-func (v *DeployDeployDeployPayloadDeployment) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*DeployDeployDeployPayloadDeployment
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.DeployDeployDeployPayloadDeployment = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.DeploymentSummary)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalDeployDeployDeployPayloadDeployment struct {
-	Id string `json:"id"`
-
-	Stage DeploymentStage `json:"stage"`
-
-	Blocker *string `json:"blocker"`
-
-	Message string `json:"message"`
-
-	CreatedAt time.Time `json:"createdAt"`
-
-	ApprovalExpiresAt *time.Time `json:"approvalExpiresAt"`
-
-	Release DeploymentSummaryRelease `json:"release"`
-
-	Environment DeploymentSummaryEnvironment `json:"environment"`
-
-	Cluster DeploymentSummaryCluster `json:"cluster"`
-}
-
-func (v *DeployDeployDeployPayloadDeployment) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *DeployDeployDeployPayloadDeployment) __premarshalJSON() (*__premarshalDeployDeployDeployPayloadDeployment, error) {
-	var retval __premarshalDeployDeployDeployPayloadDeployment
-
-	retval.Id = v.DeploymentSummary.Id
-	retval.Stage = v.DeploymentSummary.Stage
-	retval.Blocker = v.DeploymentSummary.Blocker
-	retval.Message = v.DeploymentSummary.Message
-	retval.CreatedAt = v.DeploymentSummary.CreatedAt
-	retval.ApprovalExpiresAt = v.DeploymentSummary.ApprovalExpiresAt
-	retval.Release = v.DeploymentSummary.Release
-	retval.Environment = v.DeploymentSummary.Environment
-	retval.Cluster = v.DeploymentSummary.Cluster
-	return &retval, nil
-}
-
-// DeployDeployDeployPayloadUserErrorsUserError includes the requested fields of the GraphQL type UserError.
-// The GraphQL type's documentation follows.
-//
-// A problem with the input of a mutation that the caller can fix.
-type DeployDeployDeployPayloadUserErrorsUserError struct {
-	Problem `json:"-"`
-}
-
-// GetField returns DeployDeployDeployPayloadUserErrorsUserError.Field, and is useful for accessing the field via an interface.
-func (v *DeployDeployDeployPayloadUserErrorsUserError) GetField() []string { return v.Problem.Field }
-
-// GetMessage returns DeployDeployDeployPayloadUserErrorsUserError.Message, and is useful for accessing the field via an interface.
-func (v *DeployDeployDeployPayloadUserErrorsUserError) GetMessage() string { return v.Problem.Message }
-
-// GetCode returns DeployDeployDeployPayloadUserErrorsUserError.Code, and is useful for accessing the field via an interface.
-func (v *DeployDeployDeployPayloadUserErrorsUserError) GetCode() ErrorCode { return v.Problem.Code }
-
-func (v *DeployDeployDeployPayloadUserErrorsUserError) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*DeployDeployDeployPayloadUserErrorsUserError
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.DeployDeployDeployPayloadUserErrorsUserError = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.Problem)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalDeployDeployDeployPayloadUserErrorsUserError struct {
-	Field []string `json:"field"`
-
-	Message string `json:"message"`
-
-	Code ErrorCode `json:"code"`
-}
-
-func (v *DeployDeployDeployPayloadUserErrorsUserError) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *DeployDeployDeployPayloadUserErrorsUserError) __premarshalJSON() (*__premarshalDeployDeployDeployPayloadUserErrorsUserError, error) {
-	var retval __premarshalDeployDeployDeployPayloadUserErrorsUserError
-
-	retval.Field = v.Problem.Field
-	retval.Message = v.Problem.Message
-	retval.Code = v.Problem.Code
-	return &retval, nil
-}
 
 // What to deploy: an image digest built elsewhere, or (for a service built from Git) a commit to build first, or the head of its tracked branch. Exactly one.
 type DeployInput struct {
@@ -2247,96 +1676,11 @@ var AllErrorCode = []ErrorCode{
 // FollowLogsResponse is returned by FollowLogs on success.
 type FollowLogsResponse struct {
 	// Lines a service prints in an environment: those after line after, or since filter.since, then each line as it is stored, in order; without either, only new lines. Resume after the last line received: nothing is missed or repeated.
-	ServiceLogs FollowLogsServiceLogsLogLine `json:"serviceLogs"`
+	ServiceLogs LogLine `json:"serviceLogs"`
 }
 
 // GetServiceLogs returns FollowLogsResponse.ServiceLogs, and is useful for accessing the field via an interface.
-func (v *FollowLogsResponse) GetServiceLogs() FollowLogsServiceLogsLogLine { return v.ServiceLogs }
-
-// FollowLogsServiceLogsLogLine includes the requested fields of the GraphQL type LogLine.
-// The GraphQL type's documentation follows.
-//
-// A line a container of a service printed (secret values of the service replaced by [redacted]).
-type FollowLogsServiceLogsLogLine struct {
-	LogLine `json:"-"`
-}
-
-// GetNumber returns FollowLogsServiceLogsLogLine.Number, and is useful for accessing the field via an interface.
-func (v *FollowLogsServiceLogsLogLine) GetNumber() int { return v.LogLine.Number }
-
-// GetAt returns FollowLogsServiceLogsLogLine.At, and is useful for accessing the field via an interface.
-func (v *FollowLogsServiceLogsLogLine) GetAt() time.Time { return v.LogLine.At }
-
-// GetStream returns FollowLogsServiceLogsLogLine.Stream, and is useful for accessing the field via an interface.
-func (v *FollowLogsServiceLogsLogLine) GetStream() LogStream { return v.LogLine.Stream }
-
-// GetText returns FollowLogsServiceLogsLogLine.Text, and is useful for accessing the field via an interface.
-func (v *FollowLogsServiceLogsLogLine) GetText() string { return v.LogLine.Text }
-
-// GetPod returns FollowLogsServiceLogsLogLine.Pod, and is useful for accessing the field via an interface.
-func (v *FollowLogsServiceLogsLogLine) GetPod() string { return v.LogLine.Pod }
-
-// GetContainer returns FollowLogsServiceLogsLogLine.Container, and is useful for accessing the field via an interface.
-func (v *FollowLogsServiceLogsLogLine) GetContainer() string { return v.LogLine.Container }
-
-func (v *FollowLogsServiceLogsLogLine) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*FollowLogsServiceLogsLogLine
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.FollowLogsServiceLogsLogLine = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.LogLine)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalFollowLogsServiceLogsLogLine struct {
-	Number int `json:"number"`
-
-	At time.Time `json:"at"`
-
-	Stream LogStream `json:"stream"`
-
-	Text string `json:"text"`
-
-	Pod string `json:"pod"`
-
-	Container string `json:"container"`
-}
-
-func (v *FollowLogsServiceLogsLogLine) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *FollowLogsServiceLogsLogLine) __premarshalJSON() (*__premarshalFollowLogsServiceLogsLogLine, error) {
-	var retval __premarshalFollowLogsServiceLogsLogLine
-
-	retval.Number = v.LogLine.Number
-	retval.At = v.LogLine.At
-	retval.Stream = v.LogLine.Stream
-	retval.Text = v.LogLine.Text
-	retval.Pod = v.LogLine.Pod
-	retval.Container = v.LogLine.Container
-	return &retval, nil
-}
+func (v *FollowLogsResponse) GetServiceLogs() LogLine { return v.ServiceLogs }
 
 type LogFilter struct {
 	Since *time.Time `json:"since"`
@@ -2844,103 +2188,16 @@ func (v *LogsNodeService) GetLogs() LogsNodeServiceLogsLogPage { return v.Logs }
 
 // LogsNodeServiceLogsLogPage includes the requested fields of the GraphQL type LogPage.
 type LogsNodeServiceLogsLogPage struct {
-	Lines []LogsNodeServiceLogsLogPageLinesLogLine `json:"lines"`
+	Lines []LogLine `json:"lines"`
 	// Whether the filter selects lines before the first of this page.
 	HasPreviousPage bool `json:"hasPreviousPage"`
 }
 
 // GetLines returns LogsNodeServiceLogsLogPage.Lines, and is useful for accessing the field via an interface.
-func (v *LogsNodeServiceLogsLogPage) GetLines() []LogsNodeServiceLogsLogPageLinesLogLine {
-	return v.Lines
-}
+func (v *LogsNodeServiceLogsLogPage) GetLines() []LogLine { return v.Lines }
 
 // GetHasPreviousPage returns LogsNodeServiceLogsLogPage.HasPreviousPage, and is useful for accessing the field via an interface.
 func (v *LogsNodeServiceLogsLogPage) GetHasPreviousPage() bool { return v.HasPreviousPage }
-
-// LogsNodeServiceLogsLogPageLinesLogLine includes the requested fields of the GraphQL type LogLine.
-// The GraphQL type's documentation follows.
-//
-// A line a container of a service printed (secret values of the service replaced by [redacted]).
-type LogsNodeServiceLogsLogPageLinesLogLine struct {
-	LogLine `json:"-"`
-}
-
-// GetNumber returns LogsNodeServiceLogsLogPageLinesLogLine.Number, and is useful for accessing the field via an interface.
-func (v *LogsNodeServiceLogsLogPageLinesLogLine) GetNumber() int { return v.LogLine.Number }
-
-// GetAt returns LogsNodeServiceLogsLogPageLinesLogLine.At, and is useful for accessing the field via an interface.
-func (v *LogsNodeServiceLogsLogPageLinesLogLine) GetAt() time.Time { return v.LogLine.At }
-
-// GetStream returns LogsNodeServiceLogsLogPageLinesLogLine.Stream, and is useful for accessing the field via an interface.
-func (v *LogsNodeServiceLogsLogPageLinesLogLine) GetStream() LogStream { return v.LogLine.Stream }
-
-// GetText returns LogsNodeServiceLogsLogPageLinesLogLine.Text, and is useful for accessing the field via an interface.
-func (v *LogsNodeServiceLogsLogPageLinesLogLine) GetText() string { return v.LogLine.Text }
-
-// GetPod returns LogsNodeServiceLogsLogPageLinesLogLine.Pod, and is useful for accessing the field via an interface.
-func (v *LogsNodeServiceLogsLogPageLinesLogLine) GetPod() string { return v.LogLine.Pod }
-
-// GetContainer returns LogsNodeServiceLogsLogPageLinesLogLine.Container, and is useful for accessing the field via an interface.
-func (v *LogsNodeServiceLogsLogPageLinesLogLine) GetContainer() string { return v.LogLine.Container }
-
-func (v *LogsNodeServiceLogsLogPageLinesLogLine) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*LogsNodeServiceLogsLogPageLinesLogLine
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.LogsNodeServiceLogsLogPageLinesLogLine = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.LogLine)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalLogsNodeServiceLogsLogPageLinesLogLine struct {
-	Number int `json:"number"`
-
-	At time.Time `json:"at"`
-
-	Stream LogStream `json:"stream"`
-
-	Text string `json:"text"`
-
-	Pod string `json:"pod"`
-
-	Container string `json:"container"`
-}
-
-func (v *LogsNodeServiceLogsLogPageLinesLogLine) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *LogsNodeServiceLogsLogPageLinesLogLine) __premarshalJSON() (*__premarshalLogsNodeServiceLogsLogPageLinesLogLine, error) {
-	var retval __premarshalLogsNodeServiceLogsLogPageLinesLogLine
-
-	retval.Number = v.LogLine.Number
-	retval.At = v.LogLine.At
-	retval.Stream = v.LogLine.Stream
-	retval.Text = v.LogLine.Text
-	retval.Pod = v.LogLine.Pod
-	retval.Container = v.LogLine.Container
-	return &retval, nil
-}
 
 // LogsNodeTenant includes the requested fields of the GraphQL type Tenant.
 type LogsNodeTenant struct {
@@ -3071,7 +2328,7 @@ func (v *LogsResponse) __premarshalJSON() (*__premarshalLogsResponse, error) {
 type PreviewDeployPreviewDeployChangePreview struct {
 	Clusters []PreviewDeployPreviewDeployChangePreviewClustersClusterChange `json:"clusters"`
 	// Why the change would be refused, exactly as the mutation would say.
-	UserErrors []PreviewDeployPreviewDeployChangePreviewUserErrorsUserError `json:"userErrors"`
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetClusters returns PreviewDeployPreviewDeployChangePreview.Clusters, and is useful for accessing the field via an interface.
@@ -3080,9 +2337,7 @@ func (v *PreviewDeployPreviewDeployChangePreview) GetClusters() []PreviewDeployP
 }
 
 // GetUserErrors returns PreviewDeployPreviewDeployChangePreview.UserErrors, and is useful for accessing the field via an interface.
-func (v *PreviewDeployPreviewDeployChangePreview) GetUserErrors() []PreviewDeployPreviewDeployChangePreviewUserErrorsUserError {
-	return v.UserErrors
-}
+func (v *PreviewDeployPreviewDeployChangePreview) GetUserErrors() []Problem { return v.UserErrors }
 
 // PreviewDeployPreviewDeployChangePreviewClustersClusterChange includes the requested fields of the GraphQL type ClusterChange.
 type PreviewDeployPreviewDeployChangePreviewClustersClusterChange struct {
@@ -3242,79 +2497,6 @@ func (v *PreviewDeployPreviewDeployChangePreviewClustersClusterChangeRemovedDesi
 // GetName returns PreviewDeployPreviewDeployChangePreviewClustersClusterChangeRemovedDesiredObject.Name, and is useful for accessing the field via an interface.
 func (v *PreviewDeployPreviewDeployChangePreviewClustersClusterChangeRemovedDesiredObject) GetName() string {
 	return v.Name
-}
-
-// PreviewDeployPreviewDeployChangePreviewUserErrorsUserError includes the requested fields of the GraphQL type UserError.
-// The GraphQL type's documentation follows.
-//
-// A problem with the input of a mutation that the caller can fix.
-type PreviewDeployPreviewDeployChangePreviewUserErrorsUserError struct {
-	Problem `json:"-"`
-}
-
-// GetField returns PreviewDeployPreviewDeployChangePreviewUserErrorsUserError.Field, and is useful for accessing the field via an interface.
-func (v *PreviewDeployPreviewDeployChangePreviewUserErrorsUserError) GetField() []string {
-	return v.Problem.Field
-}
-
-// GetMessage returns PreviewDeployPreviewDeployChangePreviewUserErrorsUserError.Message, and is useful for accessing the field via an interface.
-func (v *PreviewDeployPreviewDeployChangePreviewUserErrorsUserError) GetMessage() string {
-	return v.Problem.Message
-}
-
-// GetCode returns PreviewDeployPreviewDeployChangePreviewUserErrorsUserError.Code, and is useful for accessing the field via an interface.
-func (v *PreviewDeployPreviewDeployChangePreviewUserErrorsUserError) GetCode() ErrorCode {
-	return v.Problem.Code
-}
-
-func (v *PreviewDeployPreviewDeployChangePreviewUserErrorsUserError) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*PreviewDeployPreviewDeployChangePreviewUserErrorsUserError
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.PreviewDeployPreviewDeployChangePreviewUserErrorsUserError = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.Problem)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalPreviewDeployPreviewDeployChangePreviewUserErrorsUserError struct {
-	Field []string `json:"field"`
-
-	Message string `json:"message"`
-
-	Code ErrorCode `json:"code"`
-}
-
-func (v *PreviewDeployPreviewDeployChangePreviewUserErrorsUserError) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *PreviewDeployPreviewDeployChangePreviewUserErrorsUserError) __premarshalJSON() (*__premarshalPreviewDeployPreviewDeployChangePreviewUserErrorsUserError, error) {
-	var retval __premarshalPreviewDeployPreviewDeployChangePreviewUserErrorsUserError
-
-	retval.Field = v.Problem.Field
-	retval.Message = v.Problem.Message
-	retval.Code = v.Problem.Code
-	return &retval, nil
 }
 
 // PreviewDeployResponse is returned by PreviewDeploy on success.
@@ -4051,208 +3233,15 @@ func (v *ProjectsViewerTenantsTenantConnectionNodesTenantProjectsProjectConnecti
 
 // RedeployRedeployDeploymentPayload includes the requested fields of the GraphQL type DeploymentPayload.
 type RedeployRedeployDeploymentPayload struct {
-	Deployment *RedeployRedeployDeploymentPayloadDeployment           `json:"deployment"`
-	UserErrors []RedeployRedeployDeploymentPayloadUserErrorsUserError `json:"userErrors"`
+	Deployment *DeploymentSummary `json:"deployment"`
+	UserErrors []Problem          `json:"userErrors"`
 }
 
 // GetDeployment returns RedeployRedeployDeploymentPayload.Deployment, and is useful for accessing the field via an interface.
-func (v *RedeployRedeployDeploymentPayload) GetDeployment() *RedeployRedeployDeploymentPayloadDeployment {
-	return v.Deployment
-}
+func (v *RedeployRedeployDeploymentPayload) GetDeployment() *DeploymentSummary { return v.Deployment }
 
 // GetUserErrors returns RedeployRedeployDeploymentPayload.UserErrors, and is useful for accessing the field via an interface.
-func (v *RedeployRedeployDeploymentPayload) GetUserErrors() []RedeployRedeployDeploymentPayloadUserErrorsUserError {
-	return v.UserErrors
-}
-
-// RedeployRedeployDeploymentPayloadDeployment includes the requested fields of the GraphQL type Deployment.
-type RedeployRedeployDeploymentPayloadDeployment struct {
-	DeploymentSummary `json:"-"`
-}
-
-// GetId returns RedeployRedeployDeploymentPayloadDeployment.Id, and is useful for accessing the field via an interface.
-func (v *RedeployRedeployDeploymentPayloadDeployment) GetId() string { return v.DeploymentSummary.Id }
-
-// GetStage returns RedeployRedeployDeploymentPayloadDeployment.Stage, and is useful for accessing the field via an interface.
-func (v *RedeployRedeployDeploymentPayloadDeployment) GetStage() DeploymentStage {
-	return v.DeploymentSummary.Stage
-}
-
-// GetBlocker returns RedeployRedeployDeploymentPayloadDeployment.Blocker, and is useful for accessing the field via an interface.
-func (v *RedeployRedeployDeploymentPayloadDeployment) GetBlocker() *string {
-	return v.DeploymentSummary.Blocker
-}
-
-// GetMessage returns RedeployRedeployDeploymentPayloadDeployment.Message, and is useful for accessing the field via an interface.
-func (v *RedeployRedeployDeploymentPayloadDeployment) GetMessage() string {
-	return v.DeploymentSummary.Message
-}
-
-// GetCreatedAt returns RedeployRedeployDeploymentPayloadDeployment.CreatedAt, and is useful for accessing the field via an interface.
-func (v *RedeployRedeployDeploymentPayloadDeployment) GetCreatedAt() time.Time {
-	return v.DeploymentSummary.CreatedAt
-}
-
-// GetApprovalExpiresAt returns RedeployRedeployDeploymentPayloadDeployment.ApprovalExpiresAt, and is useful for accessing the field via an interface.
-func (v *RedeployRedeployDeploymentPayloadDeployment) GetApprovalExpiresAt() *time.Time {
-	return v.DeploymentSummary.ApprovalExpiresAt
-}
-
-// GetRelease returns RedeployRedeployDeploymentPayloadDeployment.Release, and is useful for accessing the field via an interface.
-func (v *RedeployRedeployDeploymentPayloadDeployment) GetRelease() DeploymentSummaryRelease {
-	return v.DeploymentSummary.Release
-}
-
-// GetEnvironment returns RedeployRedeployDeploymentPayloadDeployment.Environment, and is useful for accessing the field via an interface.
-func (v *RedeployRedeployDeploymentPayloadDeployment) GetEnvironment() DeploymentSummaryEnvironment {
-	return v.DeploymentSummary.Environment
-}
-
-// GetCluster returns RedeployRedeployDeploymentPayloadDeployment.Cluster, and is useful for accessing the field via an interface.
-func (v *RedeployRedeployDeploymentPayloadDeployment) GetCluster() DeploymentSummaryCluster {
-	return v.DeploymentSummary.Cluster
-}
-
-func (v *RedeployRedeployDeploymentPayloadDeployment) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*RedeployRedeployDeploymentPayloadDeployment
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.RedeployRedeployDeploymentPayloadDeployment = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.DeploymentSummary)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalRedeployRedeployDeploymentPayloadDeployment struct {
-	Id string `json:"id"`
-
-	Stage DeploymentStage `json:"stage"`
-
-	Blocker *string `json:"blocker"`
-
-	Message string `json:"message"`
-
-	CreatedAt time.Time `json:"createdAt"`
-
-	ApprovalExpiresAt *time.Time `json:"approvalExpiresAt"`
-
-	Release DeploymentSummaryRelease `json:"release"`
-
-	Environment DeploymentSummaryEnvironment `json:"environment"`
-
-	Cluster DeploymentSummaryCluster `json:"cluster"`
-}
-
-func (v *RedeployRedeployDeploymentPayloadDeployment) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *RedeployRedeployDeploymentPayloadDeployment) __premarshalJSON() (*__premarshalRedeployRedeployDeploymentPayloadDeployment, error) {
-	var retval __premarshalRedeployRedeployDeploymentPayloadDeployment
-
-	retval.Id = v.DeploymentSummary.Id
-	retval.Stage = v.DeploymentSummary.Stage
-	retval.Blocker = v.DeploymentSummary.Blocker
-	retval.Message = v.DeploymentSummary.Message
-	retval.CreatedAt = v.DeploymentSummary.CreatedAt
-	retval.ApprovalExpiresAt = v.DeploymentSummary.ApprovalExpiresAt
-	retval.Release = v.DeploymentSummary.Release
-	retval.Environment = v.DeploymentSummary.Environment
-	retval.Cluster = v.DeploymentSummary.Cluster
-	return &retval, nil
-}
-
-// RedeployRedeployDeploymentPayloadUserErrorsUserError includes the requested fields of the GraphQL type UserError.
-// The GraphQL type's documentation follows.
-//
-// A problem with the input of a mutation that the caller can fix.
-type RedeployRedeployDeploymentPayloadUserErrorsUserError struct {
-	Problem `json:"-"`
-}
-
-// GetField returns RedeployRedeployDeploymentPayloadUserErrorsUserError.Field, and is useful for accessing the field via an interface.
-func (v *RedeployRedeployDeploymentPayloadUserErrorsUserError) GetField() []string {
-	return v.Problem.Field
-}
-
-// GetMessage returns RedeployRedeployDeploymentPayloadUserErrorsUserError.Message, and is useful for accessing the field via an interface.
-func (v *RedeployRedeployDeploymentPayloadUserErrorsUserError) GetMessage() string {
-	return v.Problem.Message
-}
-
-// GetCode returns RedeployRedeployDeploymentPayloadUserErrorsUserError.Code, and is useful for accessing the field via an interface.
-func (v *RedeployRedeployDeploymentPayloadUserErrorsUserError) GetCode() ErrorCode {
-	return v.Problem.Code
-}
-
-func (v *RedeployRedeployDeploymentPayloadUserErrorsUserError) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*RedeployRedeployDeploymentPayloadUserErrorsUserError
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.RedeployRedeployDeploymentPayloadUserErrorsUserError = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.Problem)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalRedeployRedeployDeploymentPayloadUserErrorsUserError struct {
-	Field []string `json:"field"`
-
-	Message string `json:"message"`
-
-	Code ErrorCode `json:"code"`
-}
-
-func (v *RedeployRedeployDeploymentPayloadUserErrorsUserError) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *RedeployRedeployDeploymentPayloadUserErrorsUserError) __premarshalJSON() (*__premarshalRedeployRedeployDeploymentPayloadUserErrorsUserError, error) {
-	var retval __premarshalRedeployRedeployDeploymentPayloadUserErrorsUserError
-
-	retval.Field = v.Problem.Field
-	retval.Message = v.Problem.Message
-	retval.Code = v.Problem.Code
-	return &retval, nil
-}
+func (v *RedeployRedeployDeploymentPayload) GetUserErrors() []Problem { return v.UserErrors }
 
 // RedeployResponse is returned by Redeploy on success.
 type RedeployResponse struct {
@@ -4265,210 +3254,17 @@ func (v *RedeployResponse) GetRedeploy() RedeployRedeployDeploymentPayload { ret
 
 // RejectRejectDeploymentDeploymentPayload includes the requested fields of the GraphQL type DeploymentPayload.
 type RejectRejectDeploymentDeploymentPayload struct {
-	Deployment *RejectRejectDeploymentDeploymentPayloadDeployment           `json:"deployment"`
-	UserErrors []RejectRejectDeploymentDeploymentPayloadUserErrorsUserError `json:"userErrors"`
+	Deployment *DeploymentSummary `json:"deployment"`
+	UserErrors []Problem          `json:"userErrors"`
 }
 
 // GetDeployment returns RejectRejectDeploymentDeploymentPayload.Deployment, and is useful for accessing the field via an interface.
-func (v *RejectRejectDeploymentDeploymentPayload) GetDeployment() *RejectRejectDeploymentDeploymentPayloadDeployment {
+func (v *RejectRejectDeploymentDeploymentPayload) GetDeployment() *DeploymentSummary {
 	return v.Deployment
 }
 
 // GetUserErrors returns RejectRejectDeploymentDeploymentPayload.UserErrors, and is useful for accessing the field via an interface.
-func (v *RejectRejectDeploymentDeploymentPayload) GetUserErrors() []RejectRejectDeploymentDeploymentPayloadUserErrorsUserError {
-	return v.UserErrors
-}
-
-// RejectRejectDeploymentDeploymentPayloadDeployment includes the requested fields of the GraphQL type Deployment.
-type RejectRejectDeploymentDeploymentPayloadDeployment struct {
-	DeploymentSummary `json:"-"`
-}
-
-// GetId returns RejectRejectDeploymentDeploymentPayloadDeployment.Id, and is useful for accessing the field via an interface.
-func (v *RejectRejectDeploymentDeploymentPayloadDeployment) GetId() string {
-	return v.DeploymentSummary.Id
-}
-
-// GetStage returns RejectRejectDeploymentDeploymentPayloadDeployment.Stage, and is useful for accessing the field via an interface.
-func (v *RejectRejectDeploymentDeploymentPayloadDeployment) GetStage() DeploymentStage {
-	return v.DeploymentSummary.Stage
-}
-
-// GetBlocker returns RejectRejectDeploymentDeploymentPayloadDeployment.Blocker, and is useful for accessing the field via an interface.
-func (v *RejectRejectDeploymentDeploymentPayloadDeployment) GetBlocker() *string {
-	return v.DeploymentSummary.Blocker
-}
-
-// GetMessage returns RejectRejectDeploymentDeploymentPayloadDeployment.Message, and is useful for accessing the field via an interface.
-func (v *RejectRejectDeploymentDeploymentPayloadDeployment) GetMessage() string {
-	return v.DeploymentSummary.Message
-}
-
-// GetCreatedAt returns RejectRejectDeploymentDeploymentPayloadDeployment.CreatedAt, and is useful for accessing the field via an interface.
-func (v *RejectRejectDeploymentDeploymentPayloadDeployment) GetCreatedAt() time.Time {
-	return v.DeploymentSummary.CreatedAt
-}
-
-// GetApprovalExpiresAt returns RejectRejectDeploymentDeploymentPayloadDeployment.ApprovalExpiresAt, and is useful for accessing the field via an interface.
-func (v *RejectRejectDeploymentDeploymentPayloadDeployment) GetApprovalExpiresAt() *time.Time {
-	return v.DeploymentSummary.ApprovalExpiresAt
-}
-
-// GetRelease returns RejectRejectDeploymentDeploymentPayloadDeployment.Release, and is useful for accessing the field via an interface.
-func (v *RejectRejectDeploymentDeploymentPayloadDeployment) GetRelease() DeploymentSummaryRelease {
-	return v.DeploymentSummary.Release
-}
-
-// GetEnvironment returns RejectRejectDeploymentDeploymentPayloadDeployment.Environment, and is useful for accessing the field via an interface.
-func (v *RejectRejectDeploymentDeploymentPayloadDeployment) GetEnvironment() DeploymentSummaryEnvironment {
-	return v.DeploymentSummary.Environment
-}
-
-// GetCluster returns RejectRejectDeploymentDeploymentPayloadDeployment.Cluster, and is useful for accessing the field via an interface.
-func (v *RejectRejectDeploymentDeploymentPayloadDeployment) GetCluster() DeploymentSummaryCluster {
-	return v.DeploymentSummary.Cluster
-}
-
-func (v *RejectRejectDeploymentDeploymentPayloadDeployment) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*RejectRejectDeploymentDeploymentPayloadDeployment
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.RejectRejectDeploymentDeploymentPayloadDeployment = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.DeploymentSummary)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalRejectRejectDeploymentDeploymentPayloadDeployment struct {
-	Id string `json:"id"`
-
-	Stage DeploymentStage `json:"stage"`
-
-	Blocker *string `json:"blocker"`
-
-	Message string `json:"message"`
-
-	CreatedAt time.Time `json:"createdAt"`
-
-	ApprovalExpiresAt *time.Time `json:"approvalExpiresAt"`
-
-	Release DeploymentSummaryRelease `json:"release"`
-
-	Environment DeploymentSummaryEnvironment `json:"environment"`
-
-	Cluster DeploymentSummaryCluster `json:"cluster"`
-}
-
-func (v *RejectRejectDeploymentDeploymentPayloadDeployment) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *RejectRejectDeploymentDeploymentPayloadDeployment) __premarshalJSON() (*__premarshalRejectRejectDeploymentDeploymentPayloadDeployment, error) {
-	var retval __premarshalRejectRejectDeploymentDeploymentPayloadDeployment
-
-	retval.Id = v.DeploymentSummary.Id
-	retval.Stage = v.DeploymentSummary.Stage
-	retval.Blocker = v.DeploymentSummary.Blocker
-	retval.Message = v.DeploymentSummary.Message
-	retval.CreatedAt = v.DeploymentSummary.CreatedAt
-	retval.ApprovalExpiresAt = v.DeploymentSummary.ApprovalExpiresAt
-	retval.Release = v.DeploymentSummary.Release
-	retval.Environment = v.DeploymentSummary.Environment
-	retval.Cluster = v.DeploymentSummary.Cluster
-	return &retval, nil
-}
-
-// RejectRejectDeploymentDeploymentPayloadUserErrorsUserError includes the requested fields of the GraphQL type UserError.
-// The GraphQL type's documentation follows.
-//
-// A problem with the input of a mutation that the caller can fix.
-type RejectRejectDeploymentDeploymentPayloadUserErrorsUserError struct {
-	Problem `json:"-"`
-}
-
-// GetField returns RejectRejectDeploymentDeploymentPayloadUserErrorsUserError.Field, and is useful for accessing the field via an interface.
-func (v *RejectRejectDeploymentDeploymentPayloadUserErrorsUserError) GetField() []string {
-	return v.Problem.Field
-}
-
-// GetMessage returns RejectRejectDeploymentDeploymentPayloadUserErrorsUserError.Message, and is useful for accessing the field via an interface.
-func (v *RejectRejectDeploymentDeploymentPayloadUserErrorsUserError) GetMessage() string {
-	return v.Problem.Message
-}
-
-// GetCode returns RejectRejectDeploymentDeploymentPayloadUserErrorsUserError.Code, and is useful for accessing the field via an interface.
-func (v *RejectRejectDeploymentDeploymentPayloadUserErrorsUserError) GetCode() ErrorCode {
-	return v.Problem.Code
-}
-
-func (v *RejectRejectDeploymentDeploymentPayloadUserErrorsUserError) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*RejectRejectDeploymentDeploymentPayloadUserErrorsUserError
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.RejectRejectDeploymentDeploymentPayloadUserErrorsUserError = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.Problem)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalRejectRejectDeploymentDeploymentPayloadUserErrorsUserError struct {
-	Field []string `json:"field"`
-
-	Message string `json:"message"`
-
-	Code ErrorCode `json:"code"`
-}
-
-func (v *RejectRejectDeploymentDeploymentPayloadUserErrorsUserError) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *RejectRejectDeploymentDeploymentPayloadUserErrorsUserError) __premarshalJSON() (*__premarshalRejectRejectDeploymentDeploymentPayloadUserErrorsUserError, error) {
-	var retval __premarshalRejectRejectDeploymentDeploymentPayloadUserErrorsUserError
-
-	retval.Field = v.Problem.Field
-	retval.Message = v.Problem.Message
-	retval.Code = v.Problem.Code
-	return &retval, nil
-}
+func (v *RejectRejectDeploymentDeploymentPayload) GetUserErrors() []Problem { return v.UserErrors }
 
 // RejectResponse is returned by Reject on success.
 type RejectResponse struct {
@@ -5063,6 +3859,26 @@ func (v *ReleasesResponse) __premarshalJSON() (*__premarshalReleasesResponse, er
 	return &retval, nil
 }
 
+// RevokeTokenResponse is returned by RevokeToken on success.
+type RevokeTokenResponse struct {
+	RevokeApiToken RevokeTokenRevokeApiTokenRevokeApiTokenPayload `json:"revokeApiToken"`
+}
+
+// GetRevokeApiToken returns RevokeTokenResponse.RevokeApiToken, and is useful for accessing the field via an interface.
+func (v *RevokeTokenResponse) GetRevokeApiToken() RevokeTokenRevokeApiTokenRevokeApiTokenPayload {
+	return v.RevokeApiToken
+}
+
+// RevokeTokenRevokeApiTokenRevokeApiTokenPayload includes the requested fields of the GraphQL type RevokeApiTokenPayload.
+type RevokeTokenRevokeApiTokenRevokeApiTokenPayload struct {
+	UserErrors []Problem `json:"userErrors"`
+}
+
+// GetUserErrors returns RevokeTokenRevokeApiTokenRevokeApiTokenPayload.UserErrors, and is useful for accessing the field via an interface.
+func (v *RevokeTokenRevokeApiTokenRevokeApiTokenPayload) GetUserErrors() []Problem {
+	return v.UserErrors
+}
+
 // RollbackResponse is returned by Rollback on success.
 type RollbackResponse struct {
 	// Deploys an earlier release of a service in an environment, named by its number, as a new deployment.
@@ -5074,208 +3890,15 @@ func (v *RollbackResponse) GetRollback() RollbackRollbackDeploymentPayload { ret
 
 // RollbackRollbackDeploymentPayload includes the requested fields of the GraphQL type DeploymentPayload.
 type RollbackRollbackDeploymentPayload struct {
-	Deployment *RollbackRollbackDeploymentPayloadDeployment           `json:"deployment"`
-	UserErrors []RollbackRollbackDeploymentPayloadUserErrorsUserError `json:"userErrors"`
+	Deployment *DeploymentSummary `json:"deployment"`
+	UserErrors []Problem          `json:"userErrors"`
 }
 
 // GetDeployment returns RollbackRollbackDeploymentPayload.Deployment, and is useful for accessing the field via an interface.
-func (v *RollbackRollbackDeploymentPayload) GetDeployment() *RollbackRollbackDeploymentPayloadDeployment {
-	return v.Deployment
-}
+func (v *RollbackRollbackDeploymentPayload) GetDeployment() *DeploymentSummary { return v.Deployment }
 
 // GetUserErrors returns RollbackRollbackDeploymentPayload.UserErrors, and is useful for accessing the field via an interface.
-func (v *RollbackRollbackDeploymentPayload) GetUserErrors() []RollbackRollbackDeploymentPayloadUserErrorsUserError {
-	return v.UserErrors
-}
-
-// RollbackRollbackDeploymentPayloadDeployment includes the requested fields of the GraphQL type Deployment.
-type RollbackRollbackDeploymentPayloadDeployment struct {
-	DeploymentSummary `json:"-"`
-}
-
-// GetId returns RollbackRollbackDeploymentPayloadDeployment.Id, and is useful for accessing the field via an interface.
-func (v *RollbackRollbackDeploymentPayloadDeployment) GetId() string { return v.DeploymentSummary.Id }
-
-// GetStage returns RollbackRollbackDeploymentPayloadDeployment.Stage, and is useful for accessing the field via an interface.
-func (v *RollbackRollbackDeploymentPayloadDeployment) GetStage() DeploymentStage {
-	return v.DeploymentSummary.Stage
-}
-
-// GetBlocker returns RollbackRollbackDeploymentPayloadDeployment.Blocker, and is useful for accessing the field via an interface.
-func (v *RollbackRollbackDeploymentPayloadDeployment) GetBlocker() *string {
-	return v.DeploymentSummary.Blocker
-}
-
-// GetMessage returns RollbackRollbackDeploymentPayloadDeployment.Message, and is useful for accessing the field via an interface.
-func (v *RollbackRollbackDeploymentPayloadDeployment) GetMessage() string {
-	return v.DeploymentSummary.Message
-}
-
-// GetCreatedAt returns RollbackRollbackDeploymentPayloadDeployment.CreatedAt, and is useful for accessing the field via an interface.
-func (v *RollbackRollbackDeploymentPayloadDeployment) GetCreatedAt() time.Time {
-	return v.DeploymentSummary.CreatedAt
-}
-
-// GetApprovalExpiresAt returns RollbackRollbackDeploymentPayloadDeployment.ApprovalExpiresAt, and is useful for accessing the field via an interface.
-func (v *RollbackRollbackDeploymentPayloadDeployment) GetApprovalExpiresAt() *time.Time {
-	return v.DeploymentSummary.ApprovalExpiresAt
-}
-
-// GetRelease returns RollbackRollbackDeploymentPayloadDeployment.Release, and is useful for accessing the field via an interface.
-func (v *RollbackRollbackDeploymentPayloadDeployment) GetRelease() DeploymentSummaryRelease {
-	return v.DeploymentSummary.Release
-}
-
-// GetEnvironment returns RollbackRollbackDeploymentPayloadDeployment.Environment, and is useful for accessing the field via an interface.
-func (v *RollbackRollbackDeploymentPayloadDeployment) GetEnvironment() DeploymentSummaryEnvironment {
-	return v.DeploymentSummary.Environment
-}
-
-// GetCluster returns RollbackRollbackDeploymentPayloadDeployment.Cluster, and is useful for accessing the field via an interface.
-func (v *RollbackRollbackDeploymentPayloadDeployment) GetCluster() DeploymentSummaryCluster {
-	return v.DeploymentSummary.Cluster
-}
-
-func (v *RollbackRollbackDeploymentPayloadDeployment) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*RollbackRollbackDeploymentPayloadDeployment
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.RollbackRollbackDeploymentPayloadDeployment = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.DeploymentSummary)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalRollbackRollbackDeploymentPayloadDeployment struct {
-	Id string `json:"id"`
-
-	Stage DeploymentStage `json:"stage"`
-
-	Blocker *string `json:"blocker"`
-
-	Message string `json:"message"`
-
-	CreatedAt time.Time `json:"createdAt"`
-
-	ApprovalExpiresAt *time.Time `json:"approvalExpiresAt"`
-
-	Release DeploymentSummaryRelease `json:"release"`
-
-	Environment DeploymentSummaryEnvironment `json:"environment"`
-
-	Cluster DeploymentSummaryCluster `json:"cluster"`
-}
-
-func (v *RollbackRollbackDeploymentPayloadDeployment) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *RollbackRollbackDeploymentPayloadDeployment) __premarshalJSON() (*__premarshalRollbackRollbackDeploymentPayloadDeployment, error) {
-	var retval __premarshalRollbackRollbackDeploymentPayloadDeployment
-
-	retval.Id = v.DeploymentSummary.Id
-	retval.Stage = v.DeploymentSummary.Stage
-	retval.Blocker = v.DeploymentSummary.Blocker
-	retval.Message = v.DeploymentSummary.Message
-	retval.CreatedAt = v.DeploymentSummary.CreatedAt
-	retval.ApprovalExpiresAt = v.DeploymentSummary.ApprovalExpiresAt
-	retval.Release = v.DeploymentSummary.Release
-	retval.Environment = v.DeploymentSummary.Environment
-	retval.Cluster = v.DeploymentSummary.Cluster
-	return &retval, nil
-}
-
-// RollbackRollbackDeploymentPayloadUserErrorsUserError includes the requested fields of the GraphQL type UserError.
-// The GraphQL type's documentation follows.
-//
-// A problem with the input of a mutation that the caller can fix.
-type RollbackRollbackDeploymentPayloadUserErrorsUserError struct {
-	Problem `json:"-"`
-}
-
-// GetField returns RollbackRollbackDeploymentPayloadUserErrorsUserError.Field, and is useful for accessing the field via an interface.
-func (v *RollbackRollbackDeploymentPayloadUserErrorsUserError) GetField() []string {
-	return v.Problem.Field
-}
-
-// GetMessage returns RollbackRollbackDeploymentPayloadUserErrorsUserError.Message, and is useful for accessing the field via an interface.
-func (v *RollbackRollbackDeploymentPayloadUserErrorsUserError) GetMessage() string {
-	return v.Problem.Message
-}
-
-// GetCode returns RollbackRollbackDeploymentPayloadUserErrorsUserError.Code, and is useful for accessing the field via an interface.
-func (v *RollbackRollbackDeploymentPayloadUserErrorsUserError) GetCode() ErrorCode {
-	return v.Problem.Code
-}
-
-func (v *RollbackRollbackDeploymentPayloadUserErrorsUserError) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*RollbackRollbackDeploymentPayloadUserErrorsUserError
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.RollbackRollbackDeploymentPayloadUserErrorsUserError = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.Problem)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalRollbackRollbackDeploymentPayloadUserErrorsUserError struct {
-	Field []string `json:"field"`
-
-	Message string `json:"message"`
-
-	Code ErrorCode `json:"code"`
-}
-
-func (v *RollbackRollbackDeploymentPayloadUserErrorsUserError) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *RollbackRollbackDeploymentPayloadUserErrorsUserError) __premarshalJSON() (*__premarshalRollbackRollbackDeploymentPayloadUserErrorsUserError, error) {
-	var retval __premarshalRollbackRollbackDeploymentPayloadUserErrorsUserError
-
-	retval.Field = v.Problem.Field
-	retval.Message = v.Problem.Message
-	retval.Code = v.Problem.Code
-	return &retval, nil
-}
+func (v *RollbackRollbackDeploymentPayload) GetUserErrors() []Problem { return v.UserErrors }
 
 // StatusResponse is returned by Status on success.
 type StatusResponse struct {
@@ -5310,7 +3933,7 @@ type StatusViewerTenantsTenantConnectionNodesTenant struct {
 	Name     string                                                                  `json:"name"`
 	Clusters StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnection `json:"clusters"`
 	// Deployments that have not ended (queued, building, awaiting approval, rolling out), newest first: those of the projects you may read.
-	DeploymentsUnderWay []StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment `json:"deploymentsUnderWay"`
+	DeploymentsUnderWay []DeploymentSummary `json:"deploymentsUnderWay"`
 }
 
 // GetId returns StatusViewerTenantsTenantConnectionNodesTenant.Id, and is useful for accessing the field via an interface.
@@ -5325,7 +3948,7 @@ func (v *StatusViewerTenantsTenantConnectionNodesTenant) GetClusters() StatusVie
 }
 
 // GetDeploymentsUnderWay returns StatusViewerTenantsTenantConnectionNodesTenant.DeploymentsUnderWay, and is useful for accessing the field via an interface.
-func (v *StatusViewerTenantsTenantConnectionNodesTenant) GetDeploymentsUnderWay() []StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment {
+func (v *StatusViewerTenantsTenantConnectionNodesTenant) GetDeploymentsUnderWay() []DeploymentSummary {
 	return v.DeploymentsUnderWay
 }
 
@@ -5426,124 +4049,6 @@ func (v *StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnection
 	return v.AgentVersion
 }
 
-// StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment includes the requested fields of the GraphQL type Deployment.
-type StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment struct {
-	DeploymentSummary `json:"-"`
-}
-
-// GetId returns StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment.Id, and is useful for accessing the field via an interface.
-func (v *StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment) GetId() string {
-	return v.DeploymentSummary.Id
-}
-
-// GetStage returns StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment.Stage, and is useful for accessing the field via an interface.
-func (v *StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment) GetStage() DeploymentStage {
-	return v.DeploymentSummary.Stage
-}
-
-// GetBlocker returns StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment.Blocker, and is useful for accessing the field via an interface.
-func (v *StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment) GetBlocker() *string {
-	return v.DeploymentSummary.Blocker
-}
-
-// GetMessage returns StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment.Message, and is useful for accessing the field via an interface.
-func (v *StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment) GetMessage() string {
-	return v.DeploymentSummary.Message
-}
-
-// GetCreatedAt returns StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment.CreatedAt, and is useful for accessing the field via an interface.
-func (v *StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment) GetCreatedAt() time.Time {
-	return v.DeploymentSummary.CreatedAt
-}
-
-// GetApprovalExpiresAt returns StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment.ApprovalExpiresAt, and is useful for accessing the field via an interface.
-func (v *StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment) GetApprovalExpiresAt() *time.Time {
-	return v.DeploymentSummary.ApprovalExpiresAt
-}
-
-// GetRelease returns StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment.Release, and is useful for accessing the field via an interface.
-func (v *StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment) GetRelease() DeploymentSummaryRelease {
-	return v.DeploymentSummary.Release
-}
-
-// GetEnvironment returns StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment.Environment, and is useful for accessing the field via an interface.
-func (v *StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment) GetEnvironment() DeploymentSummaryEnvironment {
-	return v.DeploymentSummary.Environment
-}
-
-// GetCluster returns StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment.Cluster, and is useful for accessing the field via an interface.
-func (v *StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment) GetCluster() DeploymentSummaryCluster {
-	return v.DeploymentSummary.Cluster
-}
-
-func (v *StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment) UnmarshalJSON(b []byte) error {
-
-	if string(b) == "null" {
-		return nil
-	}
-
-	var firstPass struct {
-		*StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment
-		graphql.NoUnmarshalJSON
-	}
-	firstPass.StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment = v
-
-	err := json.Unmarshal(b, &firstPass)
-	if err != nil {
-		return err
-	}
-
-	err = json.Unmarshal(
-		b, &v.DeploymentSummary)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-type __premarshalStatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment struct {
-	Id string `json:"id"`
-
-	Stage DeploymentStage `json:"stage"`
-
-	Blocker *string `json:"blocker"`
-
-	Message string `json:"message"`
-
-	CreatedAt time.Time `json:"createdAt"`
-
-	ApprovalExpiresAt *time.Time `json:"approvalExpiresAt"`
-
-	Release DeploymentSummaryRelease `json:"release"`
-
-	Environment DeploymentSummaryEnvironment `json:"environment"`
-
-	Cluster DeploymentSummaryCluster `json:"cluster"`
-}
-
-func (v *StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment) MarshalJSON() ([]byte, error) {
-	premarshaled, err := v.__premarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(premarshaled)
-}
-
-func (v *StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment) __premarshalJSON() (*__premarshalStatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment, error) {
-	var retval __premarshalStatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeployment
-
-	retval.Id = v.DeploymentSummary.Id
-	retval.Stage = v.DeploymentSummary.Stage
-	retval.Blocker = v.DeploymentSummary.Blocker
-	retval.Message = v.DeploymentSummary.Message
-	retval.CreatedAt = v.DeploymentSummary.CreatedAt
-	retval.ApprovalExpiresAt = v.DeploymentSummary.ApprovalExpiresAt
-	retval.Release = v.DeploymentSummary.Release
-	retval.Environment = v.DeploymentSummary.Environment
-	retval.Cluster = v.DeploymentSummary.Cluster
-	return &retval, nil
-}
-
 type TenantRole string
 
 const (
@@ -5615,12 +4120,21 @@ func (v *ViewerViewerTenantsTenantConnectionNodesTenant) GetViewerRole() TenantR
 
 // ViewerViewerTokenApiToken includes the requested fields of the GraphQL type ApiToken.
 type ViewerViewerTokenApiToken struct {
-	Name      string     `json:"name"`
+	Id   string `json:"id"`
+	Name string `json:"name"`
+	// The recognisable start of the token, e.g. `nbt_AbCd1234`; never the whole token.
+	Prefix    string     `json:"prefix"`
 	ExpiresAt *time.Time `json:"expiresAt"`
 }
 
+// GetId returns ViewerViewerTokenApiToken.Id, and is useful for accessing the field via an interface.
+func (v *ViewerViewerTokenApiToken) GetId() string { return v.Id }
+
 // GetName returns ViewerViewerTokenApiToken.Name, and is useful for accessing the field via an interface.
 func (v *ViewerViewerTokenApiToken) GetName() string { return v.Name }
+
+// GetPrefix returns ViewerViewerTokenApiToken.Prefix, and is useful for accessing the field via an interface.
+func (v *ViewerViewerTokenApiToken) GetPrefix() string { return v.Prefix }
 
 // GetExpiresAt returns ViewerViewerTokenApiToken.ExpiresAt, and is useful for accessing the field via an interface.
 func (v *ViewerViewerTokenApiToken) GetExpiresAt() *time.Time { return v.ExpiresAt }
@@ -5796,6 +4310,14 @@ func (v *__ReleasesInput) GetService() string { return v.Service }
 
 // GetEnvironment returns __ReleasesInput.Environment, and is useful for accessing the field via an interface.
 func (v *__ReleasesInput) GetEnvironment() string { return v.Environment }
+
+// __RevokeTokenInput is used internally by genqlient
+type __RevokeTokenInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __RevokeTokenInput.Id, and is useful for accessing the field via an interface.
+func (v *__RevokeTokenInput) GetId() string { return v.Id }
 
 // __RollbackInput is used internally by genqlient
 type __RollbackInput struct {
@@ -6677,6 +5199,47 @@ func Releases(
 	return data_, err_
 }
 
+// The mutation executed by RevokeToken.
+const RevokeToken_Operation = `
+mutation RevokeToken ($id: ID!) {
+	revokeApiToken(input: {apiTokenId:$id}) {
+		userErrors {
+			... Problem
+		}
+	}
+}
+fragment Problem on UserError {
+	field
+	message
+	code
+}
+`
+
+func RevokeToken(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *RevokeTokenResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RevokeToken",
+		Query:  RevokeToken_Operation,
+		Variables: &__RevokeTokenInput{
+			Id: id,
+		},
+	}
+
+	data_ = &RevokeTokenResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by Rollback.
 const Rollback_Operation = `
 mutation Rollback ($service: ID!, $environment: ID!, $release: Int!) {
@@ -6837,7 +5400,9 @@ query Viewer {
 			name
 		}
 		token {
+			id
 			name
+			prefix
 			expiresAt
 		}
 		tenants(first: 20) {

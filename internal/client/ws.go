@@ -55,8 +55,10 @@ func (c *Client) socket() *socket {
 	u.Path += "/graphql"
 	d := &websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 10 * time.Second,
 		Proxy: http.ProxyFromEnvironment}
-	if tr, ok := c.http.Transport.(*http.Transport); ok {
-		d.TLSClientConfig = tr.TLSClientConfig
+	if c.tls != nil {
+		// Its own copy: net/http adds h2 to the one its transport holds,
+		// which a websocket must not offer.
+		d.TLSClientConfig = c.tls.Clone()
 	}
 	return &socket{url: u.String(), header: http.Header{"User-Agent": {c.agent}}, dialer: d,
 		params: map[string]any{"Authorization": "Bearer " + c.token}, subs: map[string]wsSub{}, errc: make(chan error, 1)}
