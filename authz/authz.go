@@ -80,6 +80,10 @@ var (
 	WebhookRead           = Perm{"webhook", "read"}
 	WebhookManage         = Perm{"webhook", "manage"}
 	WebhookRedeliver      = Perm{"webhook", "redeliver"}
+	// EndpointManage: outbound webhook endpoints, their messages and
+	// attempts: a project's (project managers) or, at tenant scope, the
+	// tenant's (tenant admins).
+	EndpointManage = Perm{"endpoint", "manage"}
 )
 
 // Subjects: the roles Casbin knows.

@@ -65,7 +65,10 @@ type ResolverRoot interface {
 	Variable() VariableResolver
 	Viewer() ViewerResolver
 	Webhook() WebhookResolver
+	WebhookAttempt() WebhookAttemptResolver
 	WebhookDelivery() WebhookDeliveryResolver
+	WebhookEndpoint() WebhookEndpointResolver
+	WebhookMessage() WebhookMessageResolver
 }
 
 type DirectiveRoot struct {
@@ -370,6 +373,11 @@ type ComplexityRoot struct {
 		UserErrors        func(childComplexity int) int
 	}
 
+	DeleteWebhookEndpointPayload struct {
+		DeletedEndpointID func(childComplexity int) int
+		UserErrors        func(childComplexity int) int
+	}
+
 	DeleteWebhookPayload struct {
 		DeletedWebhookID func(childComplexity int) int
 		UserErrors       func(childComplexity int) int
@@ -569,51 +577,57 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AddMember                func(childComplexity int, input gqlmodel.AddMemberInput) int
-		AddProjectMember         func(childComplexity int, input gqlmodel.AddProjectMemberInput) int
-		ApproveDeployment        func(childComplexity int, input gqlmodel.DecideDeploymentInput) int
-		CancelDeployment         func(childComplexity int, input gqlmodel.CancelDeploymentInput) int
-		CreateAPIToken           func(childComplexity int, input gqlmodel.CreateAPITokenInput) int
-		CreateEnvironment        func(childComplexity int, input gqlmodel.CreateEnvironmentInput) int
-		CreateNamespaceTarget    func(childComplexity int, input gqlmodel.CreateNamespaceTargetInput) int
-		CreateProject            func(childComplexity int, input gqlmodel.CreateProjectInput) int
-		CreateService            func(childComplexity int, input gqlmodel.CreateServiceInput) int
-		CreateTenant             func(childComplexity int, input gqlmodel.CreateTenantInput) int
-		CreateWebhook            func(childComplexity int, input gqlmodel.CreateWebhookInput) int
-		DeleteCluster            func(childComplexity int, input gqlmodel.DeleteClusterInput) int
-		DeleteEnvironment        func(childComplexity int, input gqlmodel.DeleteEnvironmentInput) int
-		DeleteNamespaceTarget    func(childComplexity int, input gqlmodel.DeleteNamespaceTargetInput) int
-		DeleteProject            func(childComplexity int, input gqlmodel.DeleteProjectInput) int
-		DeleteService            func(childComplexity int, input gqlmodel.DeleteServiceInput) int
-		DeleteVariable           func(childComplexity int, input gqlmodel.DeleteVariableInput) int
-		DeleteWebhook            func(childComplexity int, input gqlmodel.DeleteWebhookInput) int
-		Deploy                   func(childComplexity int, input gqlmodel.DeployInput) int
-		InviteMember             func(childComplexity int, input gqlmodel.InviteMemberInput) int
-		QueueCommand             func(childComplexity int, input gqlmodel.QueueCommandInput) int
-		RedeliverWebhookDelivery func(childComplexity int, input gqlmodel.RedeliverWebhookDeliveryInput) int
-		Redeploy                 func(childComplexity int, input gqlmodel.RedeployInput) int
-		RegenerateConnectToken   func(childComplexity int, input gqlmodel.RegenerateConnectTokenInput) int
-		RegisterCluster          func(childComplexity int, input gqlmodel.RegisterClusterInput) int
-		RejectDeployment         func(childComplexity int, input gqlmodel.DecideDeploymentInput) int
-		RemoveMember             func(childComplexity int, input gqlmodel.RemoveMemberInput) int
-		RemoveProjectMember      func(childComplexity int, input gqlmodel.RemoveProjectMemberInput) int
-		RevokeAPIToken           func(childComplexity int, input gqlmodel.RevokeAPITokenInput) int
-		RevokeConnectToken       func(childComplexity int, input gqlmodel.RevokeConnectTokenInput) int
-		RevokeInvitation         func(childComplexity int, input gqlmodel.RevokeInvitationInput) int
-		RevokeMemberAPITokens    func(childComplexity int, input gqlmodel.RevokeMemberAPITokensInput) int
-		RevokeSession            func(childComplexity int, input gqlmodel.RevokeSessionInput) int
-		Rollback                 func(childComplexity int, input gqlmodel.RollbackInput) int
-		RotateWebhookSecret      func(childComplexity int, input gqlmodel.RotateWebhookSecretInput) int
-		SetClusterLabels         func(childComplexity int, input gqlmodel.SetClusterLabelsInput) int
-		SetNamespaceTargetLabels func(childComplexity int, input gqlmodel.SetNamespaceTargetLabelsInput) int
-		SetTenantPlan            func(childComplexity int, input gqlmodel.SetTenantPlanInput) int
-		SetVariable              func(childComplexity int, input gqlmodel.SetVariableInput) int
-		UpdateEnvironment        func(childComplexity int, input gqlmodel.UpdateEnvironmentInput) int
-		UpdateMemberRole         func(childComplexity int, input gqlmodel.UpdateMemberRoleInput) int
-		UpdateProject            func(childComplexity int, input gqlmodel.UpdateProjectInput) int
-		UpdateProjectMemberRole  func(childComplexity int, input gqlmodel.UpdateProjectMemberRoleInput) int
-		UpdateService            func(childComplexity int, input gqlmodel.UpdateServiceInput) int
-		UpdateTenant             func(childComplexity int, input gqlmodel.UpdateTenantInput) int
+		AddMember                   func(childComplexity int, input gqlmodel.AddMemberInput) int
+		AddProjectMember            func(childComplexity int, input gqlmodel.AddProjectMemberInput) int
+		ApproveDeployment           func(childComplexity int, input gqlmodel.DecideDeploymentInput) int
+		CancelDeployment            func(childComplexity int, input gqlmodel.CancelDeploymentInput) int
+		CreateAPIToken              func(childComplexity int, input gqlmodel.CreateAPITokenInput) int
+		CreateEnvironment           func(childComplexity int, input gqlmodel.CreateEnvironmentInput) int
+		CreateNamespaceTarget       func(childComplexity int, input gqlmodel.CreateNamespaceTargetInput) int
+		CreateProject               func(childComplexity int, input gqlmodel.CreateProjectInput) int
+		CreateService               func(childComplexity int, input gqlmodel.CreateServiceInput) int
+		CreateTenant                func(childComplexity int, input gqlmodel.CreateTenantInput) int
+		CreateWebhook               func(childComplexity int, input gqlmodel.CreateWebhookInput) int
+		CreateWebhookEndpoint       func(childComplexity int, input gqlmodel.CreateWebhookEndpointInput) int
+		DeleteCluster               func(childComplexity int, input gqlmodel.DeleteClusterInput) int
+		DeleteEnvironment           func(childComplexity int, input gqlmodel.DeleteEnvironmentInput) int
+		DeleteNamespaceTarget       func(childComplexity int, input gqlmodel.DeleteNamespaceTargetInput) int
+		DeleteProject               func(childComplexity int, input gqlmodel.DeleteProjectInput) int
+		DeleteService               func(childComplexity int, input gqlmodel.DeleteServiceInput) int
+		DeleteVariable              func(childComplexity int, input gqlmodel.DeleteVariableInput) int
+		DeleteWebhook               func(childComplexity int, input gqlmodel.DeleteWebhookInput) int
+		DeleteWebhookEndpoint       func(childComplexity int, input gqlmodel.WebhookEndpointInput) int
+		Deploy                      func(childComplexity int, input gqlmodel.DeployInput) int
+		InviteMember                func(childComplexity int, input gqlmodel.InviteMemberInput) int
+		QueueCommand                func(childComplexity int, input gqlmodel.QueueCommandInput) int
+		RedeliverWebhookDelivery    func(childComplexity int, input gqlmodel.RedeliverWebhookDeliveryInput) int
+		RedeliverWebhookMessage     func(childComplexity int, input gqlmodel.RedeliverWebhookMessageInput) int
+		Redeploy                    func(childComplexity int, input gqlmodel.RedeployInput) int
+		RegenerateConnectToken      func(childComplexity int, input gqlmodel.RegenerateConnectTokenInput) int
+		RegisterCluster             func(childComplexity int, input gqlmodel.RegisterClusterInput) int
+		RejectDeployment            func(childComplexity int, input gqlmodel.DecideDeploymentInput) int
+		RemoveMember                func(childComplexity int, input gqlmodel.RemoveMemberInput) int
+		RemoveProjectMember         func(childComplexity int, input gqlmodel.RemoveProjectMemberInput) int
+		RevokeAPIToken              func(childComplexity int, input gqlmodel.RevokeAPITokenInput) int
+		RevokeConnectToken          func(childComplexity int, input gqlmodel.RevokeConnectTokenInput) int
+		RevokeInvitation            func(childComplexity int, input gqlmodel.RevokeInvitationInput) int
+		RevokeMemberAPITokens       func(childComplexity int, input gqlmodel.RevokeMemberAPITokensInput) int
+		RevokeSession               func(childComplexity int, input gqlmodel.RevokeSessionInput) int
+		Rollback                    func(childComplexity int, input gqlmodel.RollbackInput) int
+		RotateWebhookEndpointSecret func(childComplexity int, input gqlmodel.WebhookEndpointInput) int
+		RotateWebhookSecret         func(childComplexity int, input gqlmodel.RotateWebhookSecretInput) int
+		SetClusterLabels            func(childComplexity int, input gqlmodel.SetClusterLabelsInput) int
+		SetNamespaceTargetLabels    func(childComplexity int, input gqlmodel.SetNamespaceTargetLabelsInput) int
+		SetTenantPlan               func(childComplexity int, input gqlmodel.SetTenantPlanInput) int
+		SetVariable                 func(childComplexity int, input gqlmodel.SetVariableInput) int
+		SetWebhookEndpointEnabled   func(childComplexity int, input gqlmodel.SetWebhookEndpointEnabledInput) int
+		UpdateEnvironment           func(childComplexity int, input gqlmodel.UpdateEnvironmentInput) int
+		UpdateMemberRole            func(childComplexity int, input gqlmodel.UpdateMemberRoleInput) int
+		UpdateProject               func(childComplexity int, input gqlmodel.UpdateProjectInput) int
+		UpdateProjectMemberRole     func(childComplexity int, input gqlmodel.UpdateProjectMemberRoleInput) int
+		UpdateService               func(childComplexity int, input gqlmodel.UpdateServiceInput) int
+		UpdateTenant                func(childComplexity int, input gqlmodel.UpdateTenantInput) int
+		UpdateWebhookEndpoint       func(childComplexity int, input gqlmodel.UpdateWebhookEndpointInput) int
 	}
 
 	NamespaceTarget struct {
@@ -673,17 +687,18 @@ type ComplexityRoot struct {
 	}
 
 	Project struct {
-		CreatedAt    func(childComplexity int) int
-		Description  func(childComplexity int) int
-		Environments func(childComplexity int, first *int, after *string) int
-		ID           func(childComplexity int) int
-		Members      func(childComplexity int, first *int, after *string) int
-		Name         func(childComplexity int) int
-		Services     func(childComplexity int, first *int, after *string) int
-		Tenant       func(childComplexity int) int
-		Variables    func(childComplexity int) int
-		ViewerRole   func(childComplexity int) int
-		Webhooks     func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		Description      func(childComplexity int) int
+		Environments     func(childComplexity int, first *int, after *string) int
+		ID               func(childComplexity int) int
+		Members          func(childComplexity int, first *int, after *string) int
+		Name             func(childComplexity int) int
+		Services         func(childComplexity int, first *int, after *string) int
+		Tenant           func(childComplexity int) int
+		Variables        func(childComplexity int) int
+		ViewerRole       func(childComplexity int) int
+		WebhookEndpoints func(childComplexity int) int
+		Webhooks         func(childComplexity int) int
 	}
 
 	ProjectConnection struct {
@@ -732,6 +747,11 @@ type ComplexityRoot struct {
 
 	RedeliverWebhookDeliveryPayload struct {
 		Delivery   func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+	}
+
+	RedeliverWebhookMessagePayload struct {
+		Message    func(childComplexity int) int
 		UserErrors func(childComplexity int) int
 	}
 
@@ -929,6 +949,7 @@ type ComplexityRoot struct {
 		Plan                func(childComplexity int) int
 		Projects            func(childComplexity int, first *int, after *string) int
 		ViewerRole          func(childComplexity int) int
+		WebhookEndpoints    func(childComplexity int) int
 	}
 
 	TenantConnection struct {
@@ -1020,6 +1041,15 @@ type ComplexityRoot struct {
 		URL        func(childComplexity int) int
 	}
 
+	WebhookAttempt struct {
+		At         func(childComplexity int) int
+		Error      func(childComplexity int) int
+		LatencyMs  func(childComplexity int) int
+		Redelivery func(childComplexity int) int
+		Response   func(childComplexity int) int
+		StatusCode func(childComplexity int) int
+	}
+
 	WebhookDelivery struct {
 		Builds       func(childComplexity int) int
 		Commit       func(childComplexity int) int
@@ -1042,6 +1072,58 @@ type ComplexityRoot struct {
 	}
 
 	WebhookDeliveryEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	WebhookEndpoint struct {
+		CreatedAt                func(childComplexity int) int
+		Description              func(childComplexity int) int
+		DisabledAt               func(childComplexity int) int
+		DisabledReason           func(childComplexity int) int
+		Enabled                  func(childComplexity int) int
+		Events                   func(childComplexity int) int
+		ID                       func(childComplexity int) int
+		Messages                 func(childComplexity int, first *int, after *string, status *model.MessageStatus) int
+		PreviousSecretValidUntil func(childComplexity int) int
+		Project                  func(childComplexity int) int
+		RotatedAt                func(childComplexity int) int
+		Tenant                   func(childComplexity int) int
+		URL                      func(childComplexity int) int
+		UpdatedAt                func(childComplexity int) int
+	}
+
+	WebhookEndpointPayload struct {
+		Endpoint   func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+	}
+
+	WebhookEndpointSecretPayload struct {
+		Endpoint   func(childComplexity int) int
+		Secret     func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+	}
+
+	WebhookMessage struct {
+		Attempts      func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		DeliveredAt   func(childComplexity int) int
+		Endpoint      func(childComplexity int) int
+		EventType     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		NextAttemptAt func(childComplexity int) int
+		Payload       func(childComplexity int) int
+		Status        func(childComplexity int) int
+		WebhookID     func(childComplexity int) int
+	}
+
+	WebhookMessageConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	WebhookMessageEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
 	}
@@ -1186,6 +1268,12 @@ type MutationResolver interface {
 	RotateWebhookSecret(ctx context.Context, input gqlmodel.RotateWebhookSecretInput) (*gqlmodel.RotateWebhookSecretPayload, error)
 	DeleteWebhook(ctx context.Context, input gqlmodel.DeleteWebhookInput) (*gqlmodel.DeleteWebhookPayload, error)
 	RedeliverWebhookDelivery(ctx context.Context, input gqlmodel.RedeliverWebhookDeliveryInput) (*gqlmodel.RedeliverWebhookDeliveryPayload, error)
+	CreateWebhookEndpoint(ctx context.Context, input gqlmodel.CreateWebhookEndpointInput) (*gqlmodel.WebhookEndpointSecretPayload, error)
+	UpdateWebhookEndpoint(ctx context.Context, input gqlmodel.UpdateWebhookEndpointInput) (*gqlmodel.WebhookEndpointPayload, error)
+	RotateWebhookEndpointSecret(ctx context.Context, input gqlmodel.WebhookEndpointInput) (*gqlmodel.WebhookEndpointSecretPayload, error)
+	SetWebhookEndpointEnabled(ctx context.Context, input gqlmodel.SetWebhookEndpointEnabledInput) (*gqlmodel.WebhookEndpointPayload, error)
+	DeleteWebhookEndpoint(ctx context.Context, input gqlmodel.WebhookEndpointInput) (*gqlmodel.DeleteWebhookEndpointPayload, error)
+	RedeliverWebhookMessage(ctx context.Context, input gqlmodel.RedeliverWebhookMessageInput) (*gqlmodel.RedeliverWebhookMessagePayload, error)
 	Deploy(ctx context.Context, input gqlmodel.DeployInput) (*gqlmodel.DeployPayload, error)
 	ApproveDeployment(ctx context.Context, input gqlmodel.DecideDeploymentInput) (*gqlmodel.DeploymentPayload, error)
 	RejectDeployment(ctx context.Context, input gqlmodel.DecideDeploymentInput) (*gqlmodel.DeploymentPayload, error)
@@ -1209,6 +1297,7 @@ type ProjectResolver interface {
 	Services(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.ServiceConnection, error)
 	Variables(ctx context.Context, obj *model.Project) ([]*model.Variable, error)
 	Webhooks(ctx context.Context, obj *model.Project) ([]*model.Webhook, error)
+	WebhookEndpoints(ctx context.Context, obj *model.Project) ([]*model.Endpoint, error)
 }
 type ProjectMemberResolver interface {
 	Project(ctx context.Context, obj *model.ProjectMember) (*model.Project, error)
@@ -1271,6 +1360,7 @@ type TenantResolver interface {
 	Clusters(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.ClusterConnection, error)
 	ApprovalQueue(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error)
 	DeploymentsUnderWay(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error)
+	WebhookEndpoints(ctx context.Context, obj *model.Tenant) ([]*model.Endpoint, error)
 	Invitations(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Invitation, error)
 	AuditEvents(ctx context.Context, obj *model.Tenant, first *int, after *string, filter *gqlmodel.AuditEventFilter) (*gqlmodel.AuditEventConnection, error)
 }
@@ -1296,11 +1386,35 @@ type WebhookResolver interface {
 
 	Deliveries(ctx context.Context, obj *model.Webhook, first *int, after *string) (*gqlmodel.WebhookDeliveryConnection, error)
 }
+type WebhookAttemptResolver interface {
+	StatusCode(ctx context.Context, obj *model.Attempt) (*int, error)
+	LatencyMs(ctx context.Context, obj *model.Attempt) (int, error)
+}
 type WebhookDeliveryResolver interface {
 	Webhook(ctx context.Context, obj *model.WebhookDelivery) (*model.Webhook, error)
 
 	Builds(ctx context.Context, obj *model.WebhookDelivery) ([]*model.Build, error)
 	RedeliveryOf(ctx context.Context, obj *model.WebhookDelivery) (*model.WebhookDelivery, error)
+}
+type WebhookEndpointResolver interface {
+	Tenant(ctx context.Context, obj *model.Endpoint) (*model.Tenant, error)
+	Project(ctx context.Context, obj *model.Endpoint) (*model.Project, error)
+
+	Events(ctx context.Context, obj *model.Endpoint) ([]gqlmodel.WebhookEventType, error)
+
+	PreviousSecretValidUntil(ctx context.Context, obj *model.Endpoint) (*time.Time, error)
+
+	Messages(ctx context.Context, obj *model.Endpoint, first *int, after *string, status *model.MessageStatus) (*gqlmodel.WebhookMessageConnection, error)
+}
+type WebhookMessageResolver interface {
+	Endpoint(ctx context.Context, obj *model.Message) (*model.Endpoint, error)
+	EventType(ctx context.Context, obj *model.Message) (gqlmodel.WebhookEventType, error)
+	WebhookID(ctx context.Context, obj *model.Message) (string, error)
+	Payload(ctx context.Context, obj *model.Message) (string, error)
+
+	NextAttemptAt(ctx context.Context, obj *model.Message) (*time.Time, error)
+
+	Attempts(ctx context.Context, obj *model.Message) ([]*model.Attempt, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -2430,6 +2544,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeleteVariablePayload.UserErrors(childComplexity), true
 
+	case "DeleteWebhookEndpointPayload.deletedEndpointId":
+		if e.ComplexityRoot.DeleteWebhookEndpointPayload.DeletedEndpointID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteWebhookEndpointPayload.DeletedEndpointID(childComplexity), true
+	case "DeleteWebhookEndpointPayload.userErrors":
+		if e.ComplexityRoot.DeleteWebhookEndpointPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteWebhookEndpointPayload.UserErrors(childComplexity), true
+
 	case "DeleteWebhookPayload.deletedWebhookId":
 		if e.ComplexityRoot.DeleteWebhookPayload.DeletedWebhookID == nil {
 			break
@@ -3344,6 +3471,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateWebhook(childComplexity, args["input"].(gqlmodel.CreateWebhookInput)), true
+	case "Mutation.createWebhookEndpoint":
+		if e.ComplexityRoot.Mutation.CreateWebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createWebhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateWebhookEndpoint(childComplexity, args["input"].(gqlmodel.CreateWebhookEndpointInput)), true
 	case "Mutation.deleteCluster":
 		if e.ComplexityRoot.Mutation.DeleteCluster == nil {
 			break
@@ -3421,6 +3559,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteWebhook(childComplexity, args["input"].(gqlmodel.DeleteWebhookInput)), true
+	case "Mutation.deleteWebhookEndpoint":
+		if e.ComplexityRoot.Mutation.DeleteWebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteWebhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteWebhookEndpoint(childComplexity, args["input"].(gqlmodel.WebhookEndpointInput)), true
 	case "Mutation.deploy":
 		if e.ComplexityRoot.Mutation.Deploy == nil {
 			break
@@ -3465,6 +3614,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RedeliverWebhookDelivery(childComplexity, args["input"].(gqlmodel.RedeliverWebhookDeliveryInput)), true
+	case "Mutation.redeliverWebhookMessage":
+		if e.ComplexityRoot.Mutation.RedeliverWebhookMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_redeliverWebhookMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RedeliverWebhookMessage(childComplexity, args["input"].(gqlmodel.RedeliverWebhookMessageInput)), true
 	case "Mutation.redeploy":
 		if e.ComplexityRoot.Mutation.Redeploy == nil {
 			break
@@ -3597,6 +3757,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Rollback(childComplexity, args["input"].(gqlmodel.RollbackInput)), true
+	case "Mutation.rotateWebhookEndpointSecret":
+		if e.ComplexityRoot.Mutation.RotateWebhookEndpointSecret == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rotateWebhookEndpointSecret_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RotateWebhookEndpointSecret(childComplexity, args["input"].(gqlmodel.WebhookEndpointInput)), true
 	case "Mutation.rotateWebhookSecret":
 		if e.ComplexityRoot.Mutation.RotateWebhookSecret == nil {
 			break
@@ -3652,6 +3823,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetVariable(childComplexity, args["input"].(gqlmodel.SetVariableInput)), true
+	case "Mutation.setWebhookEndpointEnabled":
+		if e.ComplexityRoot.Mutation.SetWebhookEndpointEnabled == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setWebhookEndpointEnabled_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetWebhookEndpointEnabled(childComplexity, args["input"].(gqlmodel.SetWebhookEndpointEnabledInput)), true
 	case "Mutation.updateEnvironment":
 		if e.ComplexityRoot.Mutation.UpdateEnvironment == nil {
 			break
@@ -3718,6 +3900,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateTenant(childComplexity, args["input"].(gqlmodel.UpdateTenantInput)), true
+	case "Mutation.updateWebhookEndpoint":
+		if e.ComplexityRoot.Mutation.UpdateWebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateWebhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateWebhookEndpoint(childComplexity, args["input"].(gqlmodel.UpdateWebhookEndpointInput)), true
 
 	case "NamespaceTarget.cluster":
 		if e.ComplexityRoot.NamespaceTarget.Cluster == nil {
@@ -3977,6 +4170,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Project.ViewerRole(childComplexity), true
+	case "Project.webhookEndpoints":
+		if e.ComplexityRoot.Project.WebhookEndpoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.WebhookEndpoints(childComplexity), true
 	case "Project.webhooks":
 		if e.ComplexityRoot.Project.Webhooks == nil {
 			break
@@ -4166,6 +4365,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RedeliverWebhookDeliveryPayload.UserErrors(childComplexity), true
+
+	case "RedeliverWebhookMessagePayload.message":
+		if e.ComplexityRoot.RedeliverWebhookMessagePayload.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedeliverWebhookMessagePayload.Message(childComplexity), true
+	case "RedeliverWebhookMessagePayload.userErrors":
+		if e.ComplexityRoot.RedeliverWebhookMessagePayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedeliverWebhookMessagePayload.UserErrors(childComplexity), true
 
 	case "RegenerateConnectTokenPayload.connectToken":
 		if e.ComplexityRoot.RegenerateConnectTokenPayload.ConnectToken == nil {
@@ -4978,6 +5190,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tenant.ViewerRole(childComplexity), true
+	case "Tenant.webhookEndpoints":
+		if e.ComplexityRoot.Tenant.WebhookEndpoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tenant.WebhookEndpoints(childComplexity), true
 
 	case "TenantConnection.edges":
 		if e.ComplexityRoot.TenantConnection.Edges == nil {
@@ -5307,6 +5525,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Webhook.URL(childComplexity), true
 
+	case "WebhookAttempt.at":
+		if e.ComplexityRoot.WebhookAttempt.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.At(childComplexity), true
+	case "WebhookAttempt.error":
+		if e.ComplexityRoot.WebhookAttempt.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.Error(childComplexity), true
+	case "WebhookAttempt.latencyMs":
+		if e.ComplexityRoot.WebhookAttempt.LatencyMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.LatencyMs(childComplexity), true
+	case "WebhookAttempt.redelivery":
+		if e.ComplexityRoot.WebhookAttempt.Redelivery == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.Redelivery(childComplexity), true
+	case "WebhookAttempt.responseExcerpt":
+		if e.ComplexityRoot.WebhookAttempt.Response == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.Response(childComplexity), true
+	case "WebhookAttempt.statusCode":
+		if e.ComplexityRoot.WebhookAttempt.StatusCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.StatusCode(childComplexity), true
+
 	case "WebhookDelivery.builds":
 		if e.ComplexityRoot.WebhookDelivery.Builds == nil {
 			break
@@ -5412,6 +5667,221 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WebhookDeliveryEdge.Node(childComplexity), true
 
+	case "WebhookEndpoint.createdAt":
+		if e.ComplexityRoot.WebhookEndpoint.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.CreatedAt(childComplexity), true
+	case "WebhookEndpoint.description":
+		if e.ComplexityRoot.WebhookEndpoint.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Description(childComplexity), true
+	case "WebhookEndpoint.disabledAt":
+		if e.ComplexityRoot.WebhookEndpoint.DisabledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.DisabledAt(childComplexity), true
+	case "WebhookEndpoint.disabledReason":
+		if e.ComplexityRoot.WebhookEndpoint.DisabledReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.DisabledReason(childComplexity), true
+	case "WebhookEndpoint.enabled":
+		if e.ComplexityRoot.WebhookEndpoint.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Enabled(childComplexity), true
+	case "WebhookEndpoint.events":
+		if e.ComplexityRoot.WebhookEndpoint.Events == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Events(childComplexity), true
+	case "WebhookEndpoint.id":
+		if e.ComplexityRoot.WebhookEndpoint.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.ID(childComplexity), true
+	case "WebhookEndpoint.messages":
+		if e.ComplexityRoot.WebhookEndpoint.Messages == nil {
+			break
+		}
+
+		args, err := ec.field_WebhookEndpoint_messages_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Messages(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].(*model.MessageStatus)), true
+	case "WebhookEndpoint.previousSecretValidUntil":
+		if e.ComplexityRoot.WebhookEndpoint.PreviousSecretValidUntil == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.PreviousSecretValidUntil(childComplexity), true
+	case "WebhookEndpoint.project":
+		if e.ComplexityRoot.WebhookEndpoint.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Project(childComplexity), true
+	case "WebhookEndpoint.secretRotatedAt":
+		if e.ComplexityRoot.WebhookEndpoint.RotatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.RotatedAt(childComplexity), true
+	case "WebhookEndpoint.tenant":
+		if e.ComplexityRoot.WebhookEndpoint.Tenant == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Tenant(childComplexity), true
+	case "WebhookEndpoint.url":
+		if e.ComplexityRoot.WebhookEndpoint.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.URL(childComplexity), true
+	case "WebhookEndpoint.updatedAt":
+		if e.ComplexityRoot.WebhookEndpoint.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.UpdatedAt(childComplexity), true
+
+	case "WebhookEndpointPayload.endpoint":
+		if e.ComplexityRoot.WebhookEndpointPayload.Endpoint == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointPayload.Endpoint(childComplexity), true
+	case "WebhookEndpointPayload.userErrors":
+		if e.ComplexityRoot.WebhookEndpointPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointPayload.UserErrors(childComplexity), true
+
+	case "WebhookEndpointSecretPayload.endpoint":
+		if e.ComplexityRoot.WebhookEndpointSecretPayload.Endpoint == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointSecretPayload.Endpoint(childComplexity), true
+	case "WebhookEndpointSecretPayload.secret":
+		if e.ComplexityRoot.WebhookEndpointSecretPayload.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointSecretPayload.Secret(childComplexity), true
+	case "WebhookEndpointSecretPayload.userErrors":
+		if e.ComplexityRoot.WebhookEndpointSecretPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointSecretPayload.UserErrors(childComplexity), true
+
+	case "WebhookMessage.attemptCount", "WebhookMessage.attempts":
+		if e.ComplexityRoot.WebhookMessage.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookMessage.Attempts(childComplexity), true
+	case "WebhookMessage.createdAt":
+		if e.ComplexityRoot.WebhookMessage.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookMessage.CreatedAt(childComplexity), true
+	case "WebhookMessage.deliveredAt":
+		if e.ComplexityRoot.WebhookMessage.DeliveredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookMessage.DeliveredAt(childComplexity), true
+	case "WebhookMessage.endpoint":
+		if e.ComplexityRoot.WebhookMessage.Endpoint == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookMessage.Endpoint(childComplexity), true
+	case "WebhookMessage.eventType":
+		if e.ComplexityRoot.WebhookMessage.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookMessage.EventType(childComplexity), true
+	case "WebhookMessage.id":
+		if e.ComplexityRoot.WebhookMessage.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookMessage.ID(childComplexity), true
+	case "WebhookMessage.nextAttemptAt":
+		if e.ComplexityRoot.WebhookMessage.NextAttemptAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookMessage.NextAttemptAt(childComplexity), true
+	case "WebhookMessage.payload":
+		if e.ComplexityRoot.WebhookMessage.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookMessage.Payload(childComplexity), true
+	case "WebhookMessage.status":
+		if e.ComplexityRoot.WebhookMessage.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookMessage.Status(childComplexity), true
+	case "WebhookMessage.webhookId":
+		if e.ComplexityRoot.WebhookMessage.WebhookID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookMessage.WebhookID(childComplexity), true
+
+	case "WebhookMessageConnection.edges":
+		if e.ComplexityRoot.WebhookMessageConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookMessageConnection.Edges(childComplexity), true
+	case "WebhookMessageConnection.nodes":
+		if e.ComplexityRoot.WebhookMessageConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookMessageConnection.Nodes(childComplexity), true
+	case "WebhookMessageConnection.pageInfo":
+		if e.ComplexityRoot.WebhookMessageConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookMessageConnection.PageInfo(childComplexity), true
+
+	case "WebhookMessageEdge.cursor":
+		if e.ComplexityRoot.WebhookMessageEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookMessageEdge.Cursor(childComplexity), true
+	case "WebhookMessageEdge.node":
+		if e.ComplexityRoot.WebhookMessageEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookMessageEdge.Node(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -5431,6 +5901,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CreateProjectInput", ec.unmarshalInputCreateProjectInput),
 			graphql.NewInputUnmarshaler("CreateServiceInput", ec.unmarshalInputCreateServiceInput),
 			graphql.NewInputUnmarshaler("CreateTenantInput", ec.unmarshalInputCreateTenantInput),
+			graphql.NewInputUnmarshaler("CreateWebhookEndpointInput", ec.unmarshalInputCreateWebhookEndpointInput),
 			graphql.NewInputUnmarshaler("CreateWebhookInput", ec.unmarshalInputCreateWebhookInput),
 			graphql.NewInputUnmarshaler("DecideDeploymentInput", ec.unmarshalInputDecideDeploymentInput),
 			graphql.NewInputUnmarshaler("DeleteClusterInput", ec.unmarshalInputDeleteClusterInput),
@@ -5450,6 +5921,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ProcessInput", ec.unmarshalInputProcessInput),
 			graphql.NewInputUnmarshaler("QueueCommandInput", ec.unmarshalInputQueueCommandInput),
 			graphql.NewInputUnmarshaler("RedeliverWebhookDeliveryInput", ec.unmarshalInputRedeliverWebhookDeliveryInput),
+			graphql.NewInputUnmarshaler("RedeliverWebhookMessageInput", ec.unmarshalInputRedeliverWebhookMessageInput),
 			graphql.NewInputUnmarshaler("RedeployInput", ec.unmarshalInputRedeployInput),
 			graphql.NewInputUnmarshaler("RegenerateConnectTokenInput", ec.unmarshalInputRegenerateConnectTokenInput),
 			graphql.NewInputUnmarshaler("RegisterClusterInput", ec.unmarshalInputRegisterClusterInput),
@@ -5466,13 +5938,16 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("SetNamespaceTargetLabelsInput", ec.unmarshalInputSetNamespaceTargetLabelsInput),
 			graphql.NewInputUnmarshaler("SetTenantPlanInput", ec.unmarshalInputSetTenantPlanInput),
 			graphql.NewInputUnmarshaler("SetVariableInput", ec.unmarshalInputSetVariableInput),
+			graphql.NewInputUnmarshaler("SetWebhookEndpointEnabledInput", ec.unmarshalInputSetWebhookEndpointEnabledInput),
 			graphql.NewInputUnmarshaler("UpdateEnvironmentInput", ec.unmarshalInputUpdateEnvironmentInput),
 			graphql.NewInputUnmarshaler("UpdateMemberRoleInput", ec.unmarshalInputUpdateMemberRoleInput),
 			graphql.NewInputUnmarshaler("UpdateProjectInput", ec.unmarshalInputUpdateProjectInput),
 			graphql.NewInputUnmarshaler("UpdateProjectMemberRoleInput", ec.unmarshalInputUpdateProjectMemberRoleInput),
 			graphql.NewInputUnmarshaler("UpdateServiceInput", ec.unmarshalInputUpdateServiceInput),
 			graphql.NewInputUnmarshaler("UpdateTenantInput", ec.unmarshalInputUpdateTenantInput),
+			graphql.NewInputUnmarshaler("UpdateWebhookEndpointInput", ec.unmarshalInputUpdateWebhookEndpointInput),
 			graphql.NewInputUnmarshaler("VariableInput", ec.unmarshalInputVariableInput),
+			graphql.NewInputUnmarshaler("WebhookEndpointInput", ec.unmarshalInputWebhookEndpointInput),
 		)
 	}
 	first := true
@@ -5758,6 +6233,8 @@ type Tenant implements Node {
   approvalQueue(first: Int = 50): [Deployment!]!
   "Deployments that have not ended (queued, building, awaiting approval, rolling out), newest first: those of the projects you may read."
   deploymentsUnderWay(first: Int = 50): [Deployment!]!
+  "Every outbound webhook endpoint of the tenant, its projects' included (tenant admins)."
+  webhookEndpoints: [WebhookEndpoint!]!
   "Invitations to sign in, newest first. Tenant admins only."
   invitations(first: Int = 20): [Invitation!]!
   "The audit history, newest first. Tenant admins only."
@@ -5880,6 +6357,8 @@ type Project implements Node {
   variables: [Variable!]!
   "The project's push webhooks, its services' included."
   webhooks: [Webhook!]!
+  "Outbound webhook endpoints told of the project's events (its project managers and tenant admins)."
+  webhookEndpoints: [WebhookEndpoint!]!
 }
 
 type ProjectConnection {
@@ -6337,6 +6816,103 @@ type Webhook implements Node {
   deliveries(first: Int, after: String): WebhookDeliveryConnection!
 }
 
+"What an outbound webhook endpoint can be told of; a message's payload says it as type (the lowercase name in parentheses)."
+enum WebhookEventType {
+  "A deployment reached a stage (deployment.stage_changed)."
+  DEPLOYMENT_STAGE_CHANGED
+  "A deployment ended: SUCCEEDED, FAILED, ROLLED_BACK, SUPERSEDED or CANCELLED (deployment.ended)."
+  DEPLOYMENT_ENDED
+  "A deployment to a protected environment waits for an approval (deployment.approval_requested)."
+  APPROVAL_REQUESTED
+  "A cluster's agent connected after being away, or for the first time (cluster.connected). Tenant endpoints only."
+  CLUSTER_CONNECTED
+  "A cluster's agent went silent for NEBULA_AGENT_DISCONNECTED_AFTER (cluster.disconnected). Tenant endpoints only."
+  CLUSTER_DISCONNECTED
+  "A build ended: SUCCEEDED, FAILED, CANCELLED or TIMED_OUT (build.ended)."
+  BUILD_ENDED
+}
+
+"""
+An outbound webhook: an HTTPS (or HTTP) URL told of events as Standard Webhooks messages (webhook-id,
+webhook-timestamp, webhook-signature: HMAC-SHA256 with the endpoint's secret, shown only when made or
+rotated). A tenant's endpoint (tenant admins) is told of every project's events and the clusters';
+a project's (its project managers) of that project's. docs/webhooks.md has the payloads.
+"""
+type WebhookEndpoint implements Node {
+  id: ID!
+  tenant: Tenant!
+  "The project whose events it is told of; null for the tenant's endpoint."
+  project: Project
+  url: String!
+  description: String!
+  events: [WebhookEventType!]!
+  "False once every attempt of a message failed for NEBULA_WEBHOOK_RETRY_WINDOW (disabledReason says which and how), or when a manager disabled it. A disabled endpoint is given no new message; enable it to deliver what waits."
+  enabled: Boolean!
+  disabledReason: String!
+  disabledAt: Time
+  secretRotatedAt: Time!
+  "Until when the secret before the last rotation still signs (each message carries both signatures meanwhile)."
+  previousSecretValidUntil: Time
+  createdAt: Time!
+  updatedAt: Time!
+  "Its messages, newest first; optionally of one status."
+  messages(first: Int, after: String, status: WebhookMessageStatus): WebhookMessageConnection!
+}
+
+enum WebhookMessageStatus {
+  "To be sent (again), after the endpoint's earlier messages."
+  PENDING
+  "The endpoint answered 2xx."
+  DELIVERED
+  "Every attempt failed for the retry window (or a redelivery failed): redeliver it once the endpoint works."
+  FAILED
+}
+
+"One event for one endpoint: every attempt sends it with the same webhook-id (msg_ and its id), in the endpoint's order."
+type WebhookMessage implements Node {
+  id: ID!
+  endpoint: WebhookEndpoint!
+  eventType: WebhookEventType!
+  "The webhook-id header of its requests."
+  webhookId: String!
+  "The JSON body sent."
+  payload: String!
+  status: WebhookMessageStatus!
+  "How many attempts were made."
+  attemptCount: Int!
+  "When it may be tried next, while PENDING."
+  nextAttemptAt: Time
+  deliveredAt: Time
+  createdAt: Time!
+  "Every attempt, oldest first."
+  attempts: [WebhookAttempt!]!
+}
+
+"One request made to deliver a message."
+type WebhookAttempt {
+  at: Time!
+  "The HTTP status answered; null when none came (error says why)."
+  statusCode: Int
+  latencyMs: Int!
+  "The start of the answer's body (at most 1 KiB)."
+  responseExcerpt: String!
+  "Why it did not count as delivered; empty for a 2xx."
+  error: String!
+  "Whether a manager asked for it (redeliverWebhookMessage)."
+  redelivery: Boolean!
+}
+
+type WebhookMessageConnection {
+  edges: [WebhookMessageEdge!]!
+  nodes: [WebhookMessage!]!
+  pageInfo: PageInfo!
+}
+
+type WebhookMessageEdge {
+  cursor: String!
+  node: WebhookMessage!
+}
+
 enum DeliveryOutcome {
   "The push queued a build for each environment it deploys to."
   BUILD_QUEUED
@@ -6771,6 +7347,19 @@ type Mutation {
   deleteWebhook(input: DeleteWebhookInput!): DeleteWebhookPayload!
   "Takes a delivery again as its webhook received it, with the webhook's rules except the replay check (tenant admins). A refused delivery kept no body and cannot be redelivered."
   redeliverWebhookDelivery(input: RedeliverWebhookDeliveryInput!): RedeliverWebhookDeliveryPayload!
+
+  "Registers an outbound webhook endpoint: the tenant's (tenant admins) or, with projectId, a project's (its project managers). Its signing secret is in the payload only. The URL may not be on loopback, private or link-local addresses unless NEBULA_WEBHOOK_ALLOW_PRIVATE_NETWORKS."
+  createWebhookEndpoint(input: CreateWebhookEndpointInput!): WebhookEndpointSecretPayload!
+  "Changes an endpoint's URL, description or events."
+  updateWebhookEndpoint(input: UpdateWebhookEndpointInput!): WebhookEndpointPayload!
+  "Gives an endpoint a new secret, in the payload only; the old one signs too for NEBULA_WEBHOOK_SECRET_OVERLAP."
+  rotateWebhookEndpointSecret(input: WebhookEndpointInput!): WebhookEndpointSecretPayload!
+  "Enables an endpoint (its waiting messages go out, oldest first) or disables it (it is given no new message)."
+  setWebhookEndpointEnabled(input: SetWebhookEndpointEnabledInput!): WebhookEndpointPayload!
+  "Deletes an endpoint with its messages and their attempts."
+  deleteWebhookEndpoint(input: WebhookEndpointInput!): DeleteWebhookEndpointPayload!
+  "Sends a delivered or failed message again, with the same webhook-id (once; in its endpoint's order)."
+  redeliverWebhookMessage(input: RedeliverWebhookMessageInput!): RedeliverWebhookMessagePayload!
 
   "Creates a release of the service for the environment and a deployment of it: awaiting approval in a protected environment, delivering otherwise."
   deploy(input: DeployInput!): DeployPayload!
@@ -7225,6 +7814,57 @@ type DeployPayload {
   deployment: Deployment
   "The build, for a deploy of a commit."
   build: Build
+  userErrors: [UserError!]!
+}
+
+input CreateWebhookEndpointInput {
+  tenantId: ID!
+  "A project of the tenant: the endpoint is told of that project's events only."
+  projectId: ID
+  url: String!
+  description: String
+  events: [WebhookEventType!]!
+}
+
+input UpdateWebhookEndpointInput {
+  endpointId: ID!
+  url: String
+  description: String
+  events: [WebhookEventType!]
+}
+
+input WebhookEndpointInput {
+  endpointId: ID!
+}
+
+input SetWebhookEndpointEnabledInput {
+  endpointId: ID!
+  enabled: Boolean!
+}
+
+input RedeliverWebhookMessageInput {
+  messageId: ID!
+}
+
+type WebhookEndpointPayload {
+  endpoint: WebhookEndpoint
+  userErrors: [UserError!]!
+}
+
+type WebhookEndpointSecretPayload {
+  endpoint: WebhookEndpoint
+  "The signing secret (whsec_…): shown only in this response."
+  secret: String
+  userErrors: [UserError!]!
+}
+
+type DeleteWebhookEndpointPayload {
+  deletedEndpointId: ID
+  userErrors: [UserError!]!
+}
+
+type RedeliverWebhookMessagePayload {
+  message: WebhookMessage
   userErrors: [UserError!]!
 }
 
@@ -7898,6 +8538,16 @@ func (ec *executionContext) childFields_DeleteVariablePayload(ctx context.Contex
 	return nil, fmt.Errorf("no field named %q was found under type DeleteVariablePayload", field.Name)
 }
 
+func (ec *executionContext) childFields_DeleteWebhookEndpointPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedEndpointId":
+		return ec.fieldContext_DeleteWebhookEndpointPayload_deletedEndpointId(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_DeleteWebhookEndpointPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteWebhookEndpointPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_DeleteWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "deletedWebhookId":
@@ -8430,6 +9080,8 @@ func (ec *executionContext) childFields_Project(ctx context.Context, field graph
 		return ec.fieldContext_Project_variables(ctx, field)
 	case "webhooks":
 		return ec.fieldContext_Project_webhooks(ctx, field)
+	case "webhookEndpoints":
+		return ec.fieldContext_Project_webhookEndpoints(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Project", field.Name)
 }
@@ -8512,6 +9164,16 @@ func (ec *executionContext) childFields_RedeliverWebhookDeliveryPayload(ctx cont
 		return ec.fieldContext_RedeliverWebhookDeliveryPayload_userErrors(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RedeliverWebhookDeliveryPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RedeliverWebhookMessagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "message":
+		return ec.fieldContext_RedeliverWebhookMessagePayload_message(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_RedeliverWebhookMessagePayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RedeliverWebhookMessagePayload", field.Name)
 }
 
 func (ec *executionContext) childFields_RegenerateConnectTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8880,6 +9542,8 @@ func (ec *executionContext) childFields_Tenant(ctx context.Context, field graphq
 		return ec.fieldContext_Tenant_approvalQueue(ctx, field)
 	case "deploymentsUnderWay":
 		return ec.fieldContext_Tenant_deploymentsUnderWay(ctx, field)
+	case "webhookEndpoints":
+		return ec.fieldContext_Tenant_webhookEndpoints(ctx, field)
 	case "invitations":
 		return ec.fieldContext_Tenant_invitations(ctx, field)
 	case "auditEvents":
@@ -9066,6 +9730,24 @@ func (ec *executionContext) childFields_Webhook(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Webhook", field.Name)
 }
 
+func (ec *executionContext) childFields_WebhookAttempt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "at":
+		return ec.fieldContext_WebhookAttempt_at(ctx, field)
+	case "statusCode":
+		return ec.fieldContext_WebhookAttempt_statusCode(ctx, field)
+	case "latencyMs":
+		return ec.fieldContext_WebhookAttempt_latencyMs(ctx, field)
+	case "responseExcerpt":
+		return ec.fieldContext_WebhookAttempt_responseExcerpt(ctx, field)
+	case "error":
+		return ec.fieldContext_WebhookAttempt_error(ctx, field)
+	case "redelivery":
+		return ec.fieldContext_WebhookAttempt_redelivery(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookAttempt", field.Name)
+}
+
 func (ec *executionContext) childFields_WebhookDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -9116,6 +9798,112 @@ func (ec *executionContext) childFields_WebhookDeliveryEdge(ctx context.Context,
 		return ec.fieldContext_WebhookDeliveryEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WebhookDeliveryEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEndpoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WebhookEndpoint_id(ctx, field)
+	case "tenant":
+		return ec.fieldContext_WebhookEndpoint_tenant(ctx, field)
+	case "project":
+		return ec.fieldContext_WebhookEndpoint_project(ctx, field)
+	case "url":
+		return ec.fieldContext_WebhookEndpoint_url(ctx, field)
+	case "description":
+		return ec.fieldContext_WebhookEndpoint_description(ctx, field)
+	case "events":
+		return ec.fieldContext_WebhookEndpoint_events(ctx, field)
+	case "enabled":
+		return ec.fieldContext_WebhookEndpoint_enabled(ctx, field)
+	case "disabledReason":
+		return ec.fieldContext_WebhookEndpoint_disabledReason(ctx, field)
+	case "disabledAt":
+		return ec.fieldContext_WebhookEndpoint_disabledAt(ctx, field)
+	case "secretRotatedAt":
+		return ec.fieldContext_WebhookEndpoint_secretRotatedAt(ctx, field)
+	case "previousSecretValidUntil":
+		return ec.fieldContext_WebhookEndpoint_previousSecretValidUntil(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_WebhookEndpoint_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_WebhookEndpoint_updatedAt(ctx, field)
+	case "messages":
+		return ec.fieldContext_WebhookEndpoint_messages(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpoint", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEndpointPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "endpoint":
+		return ec.fieldContext_WebhookEndpointPayload_endpoint(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_WebhookEndpointPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpointPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEndpointSecretPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "endpoint":
+		return ec.fieldContext_WebhookEndpointSecretPayload_endpoint(ctx, field)
+	case "secret":
+		return ec.fieldContext_WebhookEndpointSecretPayload_secret(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_WebhookEndpointSecretPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpointSecretPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookMessage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WebhookMessage_id(ctx, field)
+	case "endpoint":
+		return ec.fieldContext_WebhookMessage_endpoint(ctx, field)
+	case "eventType":
+		return ec.fieldContext_WebhookMessage_eventType(ctx, field)
+	case "webhookId":
+		return ec.fieldContext_WebhookMessage_webhookId(ctx, field)
+	case "payload":
+		return ec.fieldContext_WebhookMessage_payload(ctx, field)
+	case "status":
+		return ec.fieldContext_WebhookMessage_status(ctx, field)
+	case "attemptCount":
+		return ec.fieldContext_WebhookMessage_attemptCount(ctx, field)
+	case "nextAttemptAt":
+		return ec.fieldContext_WebhookMessage_nextAttemptAt(ctx, field)
+	case "deliveredAt":
+		return ec.fieldContext_WebhookMessage_deliveredAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_WebhookMessage_createdAt(ctx, field)
+	case "attempts":
+		return ec.fieldContext_WebhookMessage_attempts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookMessage", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookMessageConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_WebhookMessageConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_WebhookMessageConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WebhookMessageConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookMessageConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookMessageEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_WebhookMessageEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_WebhookMessageEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookMessageEdge", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9668,6 +10456,20 @@ func (ec *executionContext) field_Mutation_createTenant_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createWebhookEndpoint_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.CreateWebhookEndpointInput, error) {
+			return ec.unmarshalNCreateWebhookEndpointInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCreateWebhookEndpointInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9766,6 +10568,20 @@ func (ec *executionContext) field_Mutation_deleteVariable_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteWebhookEndpoint_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.WebhookEndpointInput, error) {
+			return ec.unmarshalNWebhookEndpointInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9828,6 +10644,20 @@ func (ec *executionContext) field_Mutation_redeliverWebhookDelivery_args(ctx con
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.RedeliverWebhookDeliveryInput, error) {
 			return ec.unmarshalNRedeliverWebhookDeliveryInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRedeliverWebhookDeliveryInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_redeliverWebhookMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.RedeliverWebhookMessageInput, error) {
+			return ec.unmarshalNRedeliverWebhookMessageInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRedeliverWebhookMessageInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -10004,6 +10834,20 @@ func (ec *executionContext) field_Mutation_rollback_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_rotateWebhookEndpointSecret_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.WebhookEndpointInput, error) {
+			return ec.unmarshalNWebhookEndpointInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_rotateWebhookSecret_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10066,6 +10910,20 @@ func (ec *executionContext) field_Mutation_setVariable_args(ctx context.Context,
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.SetVariableInput, error) {
 			return ec.unmarshalNSetVariableInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSetVariableInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setWebhookEndpointEnabled_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.SetWebhookEndpointEnabledInput, error) {
+			return ec.unmarshalNSetWebhookEndpointEnabledInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSetWebhookEndpointEnabledInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -10150,6 +11008,20 @@ func (ec *executionContext) field_Mutation_updateTenant_args(ctx context.Context
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.UpdateTenantInput, error) {
 			return ec.unmarshalNUpdateTenantInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUpdateTenantInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateWebhookEndpoint_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.UpdateWebhookEndpointInput, error) {
+			return ec.unmarshalNUpdateWebhookEndpointInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUpdateWebhookEndpointInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -10815,6 +11687,36 @@ func (ec *executionContext) field_Viewer_tenants_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_WebhookEndpoint_messages_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*model.MessageStatus, error) {
+			return ec.unmarshalOWebhookMessageStatus2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessageStatus(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg2
 	return args, nil
 }
 
@@ -15664,6 +16566,61 @@ func (ec *executionContext) _DeleteVariablePayload_userErrors(ctx context.Contex
 func (ec *executionContext) fieldContext_DeleteVariablePayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "DeleteVariablePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeleteWebhookEndpointPayload_deletedEndpointId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeleteWebhookEndpointPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteWebhookEndpointPayload_deletedEndpointId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedEndpointID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteWebhookEndpointPayload_deletedEndpointId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteWebhookEndpointPayload", field, false, false, "ID")
+}
+
+func (ec *executionContext) _DeleteWebhookEndpointPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeleteWebhookEndpointPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteWebhookEndpointPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteWebhookEndpointPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeleteWebhookEndpointPayload",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -20644,6 +21601,270 @@ func (ec *executionContext) fieldContext_Mutation_redeliverWebhookDelivery(ctx c
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createWebhookEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateWebhookEndpoint(ctx, fc.Args["input"].(gqlmodel.CreateWebhookEndpointInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.WebhookEndpointSecretPayload) graphql.Marshaler {
+			return ec.marshalNWebhookEndpointSecretPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointSecretPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpointSecretPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createWebhookEndpoint_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateWebhookEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateWebhookEndpoint(ctx, fc.Args["input"].(gqlmodel.UpdateWebhookEndpointInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.WebhookEndpointPayload) graphql.Marshaler {
+			return ec.marshalNWebhookEndpointPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpointPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateWebhookEndpoint_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rotateWebhookEndpointSecret(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rotateWebhookEndpointSecret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RotateWebhookEndpointSecret(ctx, fc.Args["input"].(gqlmodel.WebhookEndpointInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.WebhookEndpointSecretPayload) graphql.Marshaler {
+			return ec.marshalNWebhookEndpointSecretPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointSecretPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rotateWebhookEndpointSecret(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpointSecretPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rotateWebhookEndpointSecret_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setWebhookEndpointEnabled(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setWebhookEndpointEnabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetWebhookEndpointEnabled(ctx, fc.Args["input"].(gqlmodel.SetWebhookEndpointEnabledInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.WebhookEndpointPayload) graphql.Marshaler {
+			return ec.marshalNWebhookEndpointPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setWebhookEndpointEnabled(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpointPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setWebhookEndpointEnabled_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteWebhookEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteWebhookEndpoint(ctx, fc.Args["input"].(gqlmodel.WebhookEndpointInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.DeleteWebhookEndpointPayload) graphql.Marshaler {
+			return ec.marshalNDeleteWebhookEndpointPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeleteWebhookEndpointPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteWebhookEndpointPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteWebhookEndpoint_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_redeliverWebhookMessage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_redeliverWebhookMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RedeliverWebhookMessage(ctx, fc.Args["input"].(gqlmodel.RedeliverWebhookMessageInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.RedeliverWebhookMessagePayload) graphql.Marshaler {
+			return ec.marshalNRedeliverWebhookMessagePayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRedeliverWebhookMessagePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_redeliverWebhookMessage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RedeliverWebhookMessagePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_redeliverWebhookMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_deploy(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22087,6 +23308,38 @@ func (ec *executionContext) fieldContext_Project_webhooks(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Project_webhookEndpoints(ctx context.Context, field graphql.CollectedField, obj *model.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_webhookEndpoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Project().WebhookEndpoints(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Endpoint) graphql.Marshaler {
+			return ec.marshalNWebhookEndpoint2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_webhookEndpoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Project",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ProjectConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ProjectConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22968,6 +24221,70 @@ func (ec *executionContext) _RedeliverWebhookDeliveryPayload_userErrors(ctx cont
 func (ec *executionContext) fieldContext_RedeliverWebhookDeliveryPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "RedeliverWebhookDeliveryPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RedeliverWebhookMessagePayload_message(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RedeliverWebhookMessagePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedeliverWebhookMessagePayload_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Message) graphql.Marshaler {
+			return ec.marshalOWebhookMessage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RedeliverWebhookMessagePayload_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RedeliverWebhookMessagePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookMessage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RedeliverWebhookMessagePayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RedeliverWebhookMessagePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedeliverWebhookMessagePayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedeliverWebhookMessagePayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RedeliverWebhookMessagePayload",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -26438,6 +27755,38 @@ func (ec *executionContext) fieldContext_Tenant_deploymentsUnderWay(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Tenant_webhookEndpoints(ctx context.Context, field graphql.CollectedField, obj *model.Tenant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tenant_webhookEndpoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Tenant().WebhookEndpoints(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Endpoint) graphql.Marshaler {
+			return ec.marshalNWebhookEndpoint2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tenant_webhookEndpoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Tenant",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Tenant_invitations(ctx context.Context, field graphql.CollectedField, obj *model.Tenant) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -27964,6 +29313,144 @@ func (ec *executionContext) fieldContext_Webhook_deliveries(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _WebhookAttempt_at(ctx context.Context, field graphql.CollectedField, obj *model.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookAttempt_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, "Time")
+}
+
+func (ec *executionContext) _WebhookAttempt_statusCode(ctx context.Context, field graphql.CollectedField, obj *model.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookAttempt_statusCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookAttempt().StatusCode(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, true, true, "Int")
+}
+
+func (ec *executionContext) _WebhookAttempt_latencyMs(ctx context.Context, field graphql.CollectedField, obj *model.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookAttempt_latencyMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookAttempt().LatencyMs(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_latencyMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, true, true, "Int")
+}
+
+func (ec *executionContext) _WebhookAttempt_responseExcerpt(ctx context.Context, field graphql.CollectedField, obj *model.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookAttempt_responseExcerpt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Response, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_responseExcerpt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookAttempt_error(ctx context.Context, field graphql.CollectedField, obj *model.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookAttempt_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookAttempt_redelivery(ctx context.Context, field graphql.CollectedField, obj *model.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookAttempt_redelivery(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Redelivery, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_redelivery(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _WebhookDelivery_id(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -28413,6 +29900,940 @@ func (ec *executionContext) fieldContext_WebhookDeliveryEdge_node(_ context.Cont
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_WebhookDelivery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEndpoint_id(ctx context.Context, field graphql.CollectedField, obj *model.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.EndpointID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, "ID")
+}
+
+func (ec *executionContext) _WebhookEndpoint_tenant(ctx context.Context, field graphql.CollectedField, obj *model.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_tenant(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookEndpoint().Tenant(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Tenant) graphql.Marshaler {
+			return ec.marshalNTenant2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐTenant(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_tenant(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEndpoint",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tenant(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEndpoint_project(ctx context.Context, field graphql.CollectedField, obj *model.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookEndpoint().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Project) graphql.Marshaler {
+			return ec.marshalOProject2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProject(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEndpoint",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEndpoint_url(ctx context.Context, field graphql.CollectedField, obj *model.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookEndpoint_description(ctx context.Context, field graphql.CollectedField, obj *model.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookEndpoint_events(ctx context.Context, field graphql.CollectedField, obj *model.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookEndpoint().Events(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []gqlmodel.WebhookEventType) graphql.Marshaler {
+			return ec.marshalNWebhookEventType2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventTypeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_events(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, true, true, "WebhookEventType")
+}
+
+func (ec *executionContext) _WebhookEndpoint_enabled(ctx context.Context, field graphql.CollectedField, obj *model.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _WebhookEndpoint_disabledReason(ctx context.Context, field graphql.CollectedField, obj *model.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_disabledReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DisabledReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_disabledReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookEndpoint_disabledAt(ctx context.Context, field graphql.CollectedField, obj *model.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_disabledAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DisabledAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_disabledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, "Time")
+}
+
+func (ec *executionContext) _WebhookEndpoint_secretRotatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_secretRotatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RotatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_secretRotatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, "Time")
+}
+
+func (ec *executionContext) _WebhookEndpoint_previousSecretValidUntil(ctx context.Context, field graphql.CollectedField, obj *model.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_previousSecretValidUntil(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookEndpoint().PreviousSecretValidUntil(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_previousSecretValidUntil(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, true, true, "Time")
+}
+
+func (ec *executionContext) _WebhookEndpoint_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, "Time")
+}
+
+func (ec *executionContext) _WebhookEndpoint_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, "Time")
+}
+
+func (ec *executionContext) _WebhookEndpoint_messages(ctx context.Context, field graphql.CollectedField, obj *model.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_messages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.WebhookEndpoint().Messages(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*model.MessageStatus))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.WebhookMessageConnection) graphql.Marshaler {
+			return ec.marshalNWebhookMessageConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookMessageConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_messages(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEndpoint",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookMessageConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_WebhookEndpoint_messages_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEndpointPayload_endpoint(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookEndpointPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpointPayload_endpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Endpoint, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Endpoint) graphql.Marshaler {
+			return ec.marshalOWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpointPayload_endpoint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEndpointPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEndpointPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookEndpointPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpointPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpointPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEndpointPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEndpointSecretPayload_endpoint(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookEndpointSecretPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpointSecretPayload_endpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Endpoint, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Endpoint) graphql.Marshaler {
+			return ec.marshalOWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpointSecretPayload_endpoint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEndpointSecretPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEndpointSecretPayload_secret(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookEndpointSecretPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpointSecretPayload_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpointSecretPayload_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpointSecretPayload", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookEndpointSecretPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookEndpointSecretPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpointSecretPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpointSecretPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEndpointSecretPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookMessage_id(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessage_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.MessageID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessageID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessage_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookMessage", field, false, false, "ID")
+}
+
+func (ec *executionContext) _WebhookMessage_endpoint(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessage_endpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookMessage().Endpoint(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Endpoint) graphql.Marshaler {
+			return ec.marshalNWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessage_endpoint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookMessage",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookMessage_eventType(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessage_eventType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookMessage().EventType(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.WebhookEventType) graphql.Marshaler {
+			return ec.marshalNWebhookEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessage_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookMessage", field, true, true, "WebhookEventType")
+}
+
+func (ec *executionContext) _WebhookMessage_webhookId(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessage_webhookId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookMessage().WebhookID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessage_webhookId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookMessage", field, true, true, "String")
+}
+
+func (ec *executionContext) _WebhookMessage_payload(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessage_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookMessage().Payload(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessage_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookMessage", field, true, true, "String")
+}
+
+func (ec *executionContext) _WebhookMessage_status(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessage_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.MessageStatus) graphql.Marshaler {
+			return ec.marshalNWebhookMessageStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessageStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessage_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookMessage", field, false, false, "WebhookMessageStatus")
+}
+
+func (ec *executionContext) _WebhookMessage_attemptCount(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessage_attemptCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessage_attemptCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookMessage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _WebhookMessage_nextAttemptAt(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessage_nextAttemptAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookMessage().NextAttemptAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessage_nextAttemptAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookMessage", field, true, true, "Time")
+}
+
+func (ec *executionContext) _WebhookMessage_deliveredAt(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessage_deliveredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeliveredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessage_deliveredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookMessage", field, false, false, "Time")
+}
+
+func (ec *executionContext) _WebhookMessage_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessage_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessage_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookMessage", field, false, false, "Time")
+}
+
+func (ec *executionContext) _WebhookMessage_attempts(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessage_attempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookMessage().Attempts(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Attempt) graphql.Marshaler {
+			return ec.marshalNWebhookAttempt2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAttemptᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessage_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookMessage",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookAttempt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookMessageConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookMessageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessageConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.WebhookMessageEdge) graphql.Marshaler {
+			return ec.marshalNWebhookMessageEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookMessageEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessageConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookMessageConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookMessageEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookMessageConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookMessageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessageConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Message) graphql.Marshaler {
+			return ec.marshalNWebhookMessage2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessageᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessageConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookMessageConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookMessage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookMessageConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookMessageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessageConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessageConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookMessageConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookMessageEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookMessageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessageEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessageEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookMessageEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookMessageEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookMessageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookMessageEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Message) graphql.Marshaler {
+			return ec.marshalNWebhookMessage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookMessageEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookMessageEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookMessage(ctx, field)
 		},
 	}
 	return fc, nil
@@ -30136,6 +32557,76 @@ func UnmarshalCreateTenantInput(ctx context.Context, raw any) (gqlmodel.CreateTe
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputCreateWebhookEndpointInput(ctx context.Context, obj any) (gqlmodel.CreateWebhookEndpointInput, error) {
+	var it gqlmodel.CreateWebhookEndpointInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"tenantId", "projectId", "url", "description", "events"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "tenantId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		case "projectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projectId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProjectID = data
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "events":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("events"))
+			data, err := ec.unmarshalNWebhookEventType2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventTypeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Events = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateWebhookEndpointInput unmarshals raw into the CreateWebhookEndpointInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateWebhookEndpointInput(ctx context.Context, raw any) (gqlmodel.CreateWebhookEndpointInput, error) {
+	var out gqlmodel.CreateWebhookEndpointInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateWebhookEndpointInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateWebhookInput(ctx context.Context, obj any) (gqlmodel.CreateWebhookInput, error) {
 	var it gqlmodel.CreateWebhookInput
 	if obj == nil {
@@ -31183,6 +33674,48 @@ func UnmarshalRedeliverWebhookDeliveryInput(ctx context.Context, raw any) (gqlmo
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputRedeliverWebhookMessageInput(ctx context.Context, obj any) (gqlmodel.RedeliverWebhookMessageInput, error) {
+	var it gqlmodel.RedeliverWebhookMessageInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"messageId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "messageId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("messageId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MessageID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRedeliverWebhookMessageInput unmarshals raw into the RedeliverWebhookMessageInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRedeliverWebhookMessageInput(ctx context.Context, raw any) (gqlmodel.RedeliverWebhookMessageInput, error) {
+	var out gqlmodel.RedeliverWebhookMessageInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RedeliverWebhookMessageInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRedeployInput(ctx context.Context, obj any) (gqlmodel.RedeployInput, error) {
 	var it gqlmodel.RedeployInput
 	if obj == nil {
@@ -31954,6 +34487,55 @@ func UnmarshalSetVariableInput(ctx context.Context, raw any) (gqlmodel.SetVariab
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputSetWebhookEndpointEnabledInput(ctx context.Context, obj any) (gqlmodel.SetWebhookEndpointEnabledInput, error) {
+	var it gqlmodel.SetWebhookEndpointEnabledInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"endpointId", "enabled"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "endpointId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EndpointID = data
+		case "enabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabled"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Enabled = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSetWebhookEndpointEnabledInput unmarshals raw into the SetWebhookEndpointEnabledInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSetWebhookEndpointEnabledInput(ctx context.Context, raw any) (gqlmodel.SetWebhookEndpointEnabledInput, error) {
+	var out gqlmodel.SetWebhookEndpointEnabledInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SetWebhookEndpointEnabledInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUpdateEnvironmentInput(ctx context.Context, obj any) (gqlmodel.UpdateEnvironmentInput, error) {
 	var it gqlmodel.UpdateEnvironmentInput
 	if obj == nil {
@@ -32311,6 +34893,69 @@ func UnmarshalUpdateTenantInput(ctx context.Context, raw any) (gqlmodel.UpdateTe
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputUpdateWebhookEndpointInput(ctx context.Context, obj any) (gqlmodel.UpdateWebhookEndpointInput, error) {
+	var it gqlmodel.UpdateWebhookEndpointInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"endpointId", "url", "description", "events"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "endpointId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EndpointID = data
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "events":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("events"))
+			data, err := ec.unmarshalOWebhookEventType2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventTypeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Events = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUpdateWebhookEndpointInput unmarshals raw into the UpdateWebhookEndpointInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateWebhookEndpointInput(ctx context.Context, raw any) (gqlmodel.UpdateWebhookEndpointInput, error) {
+	var out gqlmodel.UpdateWebhookEndpointInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateWebhookEndpointInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputVariableInput(ctx context.Context, obj any) (gqlmodel.VariableInput, error) {
 	var it gqlmodel.VariableInput
 	if obj == nil {
@@ -32371,6 +35016,48 @@ func UnmarshalVariableInput(ctx context.Context, raw any) (gqlmodel.VariableInpu
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputWebhookEndpointInput(ctx context.Context, obj any) (gqlmodel.WebhookEndpointInput, error) {
+	var it gqlmodel.WebhookEndpointInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"endpointId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "endpointId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EndpointID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalWebhookEndpointInput unmarshals raw into the WebhookEndpointInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalWebhookEndpointInput(ctx context.Context, raw any) (gqlmodel.WebhookEndpointInput, error) {
+	var out gqlmodel.WebhookEndpointInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "WebhookEndpointInput", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -32379,6 +35066,20 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case model.Message:
+		return ec._WebhookMessage(ctx, sel, &obj)
+	case *model.Message:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._WebhookMessage(ctx, sel, obj)
+	case model.Endpoint:
+		return ec._WebhookEndpoint(ctx, sel, &obj)
+	case *model.Endpoint:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._WebhookEndpoint(ctx, sel, obj)
 	case model.WebhookDelivery:
 		return ec._WebhookDelivery(ctx, sel, &obj)
 	case *model.WebhookDelivery:
@@ -34591,6 +37292,44 @@ func (ec *executionContext) _DeleteVariablePayload(ctx context.Context, sel ast.
 	return out
 }
 
+var deleteWebhookEndpointPayloadImplementors = []string{"DeleteWebhookEndpointPayload"}
+
+func (ec *executionContext) _DeleteWebhookEndpointPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.DeleteWebhookEndpointPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteWebhookEndpointPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteWebhookEndpointPayload")
+		case "deletedEndpointId":
+			out.Values[i] = ec._DeleteWebhookEndpointPayload_deletedEndpointId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._DeleteWebhookEndpointPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var deleteWebhookPayloadImplementors = []string{"DeleteWebhookPayload"}
 
 func (ec *executionContext) _DeleteWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.DeleteWebhookPayload) graphql.Marshaler {
@@ -36210,6 +38949,48 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createWebhookEndpoint":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createWebhookEndpoint(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateWebhookEndpoint":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateWebhookEndpoint(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rotateWebhookEndpointSecret":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rotateWebhookEndpointSecret(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setWebhookEndpointEnabled":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setWebhookEndpointEnabled(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteWebhookEndpoint":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteWebhookEndpoint(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "redeliverWebhookMessage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_redeliverWebhookMessage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "deploy":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deploy(ctx, field)
@@ -36755,6 +39536,12 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Project_webhooks(ctx, field, obj)
 				})
+		case "webhookEndpoints":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Project_webhookEndpoints(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -37131,6 +39918,44 @@ func (ec *executionContext) _RedeliverWebhookDeliveryPayload(ctx context.Context
 			}
 		case "userErrors":
 			out.Values[i] = ec._RedeliverWebhookDeliveryPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var redeliverWebhookMessagePayloadImplementors = []string{"RedeliverWebhookMessagePayload"}
+
+func (ec *executionContext) _RedeliverWebhookMessagePayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.RedeliverWebhookMessagePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, redeliverWebhookMessagePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RedeliverWebhookMessagePayload")
+		case "message":
+			out.Values[i] = ec._RedeliverWebhookMessagePayload_message(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._RedeliverWebhookMessagePayload_userErrors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -38452,6 +41277,12 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Tenant_deploymentsUnderWay(ctx, field, obj)
 				})
+		case "webhookEndpoints":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Tenant_webhookEndpoints(ctx, field, obj)
+				})
 		case "invitations":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -39109,6 +41940,66 @@ func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var webhookAttemptImplementors = []string{"WebhookAttempt"}
+
+func (ec *executionContext) _WebhookAttempt(ctx context.Context, sel ast.SelectionSet, obj *model.Attempt) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookAttemptImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookAttempt")
+		case "at":
+			out.Values[i] = ec._WebhookAttempt_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "statusCode":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookAttempt_statusCode(ctx, field, obj)
+				})
+		case "latencyMs":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookAttempt_latencyMs(ctx, field, obj)
+				})
+		case "responseExcerpt":
+			out.Values[i] = ec._WebhookAttempt_responseExcerpt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "error":
+			out.Values[i] = ec._WebhookAttempt_error(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "redelivery":
+			out.Values[i] = ec._WebhookAttempt_redelivery(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var webhookDeliveryImplementors = []string{"WebhookDelivery", "Node"}
 
 func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookDelivery) graphql.Marshaler {
@@ -39261,6 +42152,360 @@ func (ec *executionContext) _WebhookDeliveryEdge(ctx context.Context, sel ast.Se
 			}
 		case "node":
 			out.Values[i] = ec._WebhookDeliveryEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var webhookEndpointImplementors = []string{"WebhookEndpoint", "Node"}
+
+func (ec *executionContext) _WebhookEndpoint(ctx context.Context, sel ast.SelectionSet, obj *model.Endpoint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEndpointImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookEndpoint")
+		case "id":
+			out.Values[i] = ec._WebhookEndpoint_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tenant":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookEndpoint_tenant(ctx, field, obj)
+				})
+		case "project":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookEndpoint_project(ctx, field, obj)
+				})
+		case "url":
+			out.Values[i] = ec._WebhookEndpoint_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._WebhookEndpoint_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "events":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookEndpoint_events(ctx, field, obj)
+				})
+		case "enabled":
+			out.Values[i] = ec._WebhookEndpoint_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "disabledReason":
+			out.Values[i] = ec._WebhookEndpoint_disabledReason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "disabledAt":
+			out.Values[i] = ec._WebhookEndpoint_disabledAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "secretRotatedAt":
+			out.Values[i] = ec._WebhookEndpoint_secretRotatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "previousSecretValidUntil":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookEndpoint_previousSecretValidUntil(ctx, field, obj)
+				})
+		case "createdAt":
+			out.Values[i] = ec._WebhookEndpoint_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._WebhookEndpoint_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "messages":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookEndpoint_messages(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var webhookEndpointPayloadImplementors = []string{"WebhookEndpointPayload"}
+
+func (ec *executionContext) _WebhookEndpointPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.WebhookEndpointPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEndpointPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookEndpointPayload")
+		case "endpoint":
+			out.Values[i] = ec._WebhookEndpointPayload_endpoint(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._WebhookEndpointPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var webhookEndpointSecretPayloadImplementors = []string{"WebhookEndpointSecretPayload"}
+
+func (ec *executionContext) _WebhookEndpointSecretPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.WebhookEndpointSecretPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEndpointSecretPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookEndpointSecretPayload")
+		case "endpoint":
+			out.Values[i] = ec._WebhookEndpointSecretPayload_endpoint(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "secret":
+			out.Values[i] = ec._WebhookEndpointSecretPayload_secret(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._WebhookEndpointSecretPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var webhookMessageImplementors = []string{"WebhookMessage", "Node"}
+
+func (ec *executionContext) _WebhookMessage(ctx context.Context, sel ast.SelectionSet, obj *model.Message) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookMessageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookMessage")
+		case "id":
+			out.Values[i] = ec._WebhookMessage_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "endpoint":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookMessage_endpoint(ctx, field, obj)
+				})
+		case "eventType":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookMessage_eventType(ctx, field, obj)
+				})
+		case "webhookId":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookMessage_webhookId(ctx, field, obj)
+				})
+		case "payload":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookMessage_payload(ctx, field, obj)
+				})
+		case "status":
+			out.Values[i] = ec._WebhookMessage_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "attemptCount":
+			out.Values[i] = ec._WebhookMessage_attemptCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nextAttemptAt":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookMessage_nextAttemptAt(ctx, field, obj)
+				})
+		case "deliveredAt":
+			out.Values[i] = ec._WebhookMessage_deliveredAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._WebhookMessage_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "attempts":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookMessage_attempts(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var webhookMessageConnectionImplementors = []string{"WebhookMessageConnection"}
+
+func (ec *executionContext) _WebhookMessageConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.WebhookMessageConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookMessageConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookMessageConnection")
+		case "edges":
+			out.Values[i] = ec._WebhookMessageConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._WebhookMessageConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._WebhookMessageConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var webhookMessageEdgeImplementors = []string{"WebhookMessageEdge"}
+
+func (ec *executionContext) _WebhookMessageEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.WebhookMessageEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookMessageEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookMessageEdge")
+		case "cursor":
+			out.Values[i] = ec._WebhookMessageEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._WebhookMessageEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -40276,6 +43521,11 @@ func (ec *executionContext) marshalNCreateTenantPayload2ᚖgithubᚗcomᚋnebula
 	return ec._CreateTenantPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCreateWebhookEndpointInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCreateWebhookEndpointInput(ctx context.Context, v any) (gqlmodel.CreateWebhookEndpointInput, error) {
+	res, err := ec.unmarshalInputCreateWebhookEndpointInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCreateWebhookInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCreateWebhookInput(ctx context.Context, v any) (gqlmodel.CreateWebhookInput, error) {
 	res, err := ec.unmarshalInputCreateWebhookInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -40370,6 +43620,14 @@ func (ec *executionContext) marshalNDeleteVariablePayload2ᚖgithubᚗcomᚋnebu
 		return graphql.Null
 	}
 	return ec._DeleteVariablePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDeleteWebhookEndpointPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeleteWebhookEndpointPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.DeleteWebhookEndpointPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DeleteWebhookEndpointPayload!")
+		return graphql.Null
+	}
+	return ec._DeleteWebhookEndpointPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDeleteWebhookInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeleteWebhookInput(ctx context.Context, v any) (gqlmodel.DeleteWebhookInput, error) {
@@ -40745,6 +44003,20 @@ func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinte
 	return res
 }
 
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointID(ctx context.Context, v any) (model.EndpointID, error) {
+	res, err := gid.UnmarshalEndpointID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointID(ctx context.Context, sel ast.SelectionSet, v model.EndpointID) graphql.Marshaler {
+	_ = sel
+	res := gid.MarshalEndpointID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEnvironmentID(ctx context.Context, v any) (model.EnvironmentID, error) {
 	res, err := gid.UnmarshalEnvironmentID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -40781,6 +44053,20 @@ func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋin
 func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMemberID(ctx context.Context, sel ast.SelectionSet, v model.MemberID) graphql.Marshaler {
 	_ = sel
 	res := gid.MarshalMemberID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessageID(ctx context.Context, v any) (model.MessageID, error) {
+	res, err := gid.UnmarshalMessageID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessageID(ctx context.Context, sel ast.SelectionSet, v model.MessageID) graphql.Marshaler {
+	_ = sel
+	res := gid.MarshalMessageID(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}
@@ -41546,6 +44832,19 @@ func (ec *executionContext) marshalNRedeliverWebhookDeliveryPayload2ᚖgithubᚗ
 	return ec._RedeliverWebhookDeliveryPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRedeliverWebhookMessageInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRedeliverWebhookMessageInput(ctx context.Context, v any) (gqlmodel.RedeliverWebhookMessageInput, error) {
+	res, err := ec.unmarshalInputRedeliverWebhookMessageInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRedeliverWebhookMessagePayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRedeliverWebhookMessagePayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.RedeliverWebhookMessagePayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RedeliverWebhookMessagePayload!")
+		return graphql.Null
+	}
+	return ec._RedeliverWebhookMessagePayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRedeployInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRedeployInput(ctx context.Context, v any) (gqlmodel.RedeployInput, error) {
 	res, err := ec.unmarshalInputRedeployInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -41944,6 +45243,11 @@ func (ec *executionContext) marshalNSetVariablePayload2ᚖgithubᚗcomᚋnebulac
 	return ec._SetVariablePayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNSetWebhookEndpointEnabledInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSetWebhookEndpointEnabledInput(ctx context.Context, v any) (gqlmodel.SetWebhookEndpointEnabledInput, error) {
+	res, err := ec.unmarshalInputSetWebhookEndpointEnabledInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -42145,6 +45449,11 @@ func (ec *executionContext) marshalNUpdateTenantPayload2ᚖgithubᚗcomᚋnebula
 	return ec._UpdateTenantPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNUpdateWebhookEndpointInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUpdateWebhookEndpointInput(ctx context.Context, v any) (gqlmodel.UpdateWebhookEndpointInput, error) {
+	res, err := ec.unmarshalInputUpdateWebhookEndpointInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐUser(ctx context.Context, sel ast.SelectionSet, v *model.User) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "User!")
@@ -42268,6 +45577,30 @@ func (ec *executionContext) marshalNWebhook2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 	return ec._Webhook(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNWebhookAttempt2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Attempt) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookAttempt2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAttempt(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookAttempt2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAttempt(ctx context.Context, sel ast.SelectionSet, v *model.Attempt) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WebhookAttempt!")
+		return graphql.Null
+	}
+	return ec._WebhookAttempt(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNWebhookDelivery2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDeliveryᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.WebhookDelivery) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -42322,6 +45655,157 @@ func (ec *executionContext) marshalNWebhookDeliveryEdge2ᚖgithubᚗcomᚋnebula
 		return graphql.Null
 	}
 	return ec._WebhookDeliveryEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookEndpoint2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Endpoint) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx context.Context, sel ast.SelectionSet, v *model.Endpoint) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WebhookEndpoint!")
+		return graphql.Null
+	}
+	return ec._WebhookEndpoint(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWebhookEndpointInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointInput(ctx context.Context, v any) (gqlmodel.WebhookEndpointInput, error) {
+	res, err := ec.unmarshalInputWebhookEndpointInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWebhookEndpointPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.WebhookEndpointPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WebhookEndpointPayload!")
+		return graphql.Null
+	}
+	return ec._WebhookEndpointPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookEndpointSecretPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointSecretPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.WebhookEndpointSecretPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WebhookEndpointSecretPayload!")
+		return graphql.Null
+	}
+	return ec._WebhookEndpointSecretPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWebhookEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventType(ctx context.Context, v any) (gqlmodel.WebhookEventType, error) {
+	var res gqlmodel.WebhookEventType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWebhookEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventType(ctx context.Context, sel ast.SelectionSet, v gqlmodel.WebhookEventType) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNWebhookEventType2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventTypeᚄ(ctx context.Context, v any) ([]gqlmodel.WebhookEventType, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]gqlmodel.WebhookEventType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNWebhookEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNWebhookEventType2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.WebhookEventType) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookMessage2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Message) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookMessage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessage(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookMessage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessage(ctx context.Context, sel ast.SelectionSet, v *model.Message) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WebhookMessage!")
+		return graphql.Null
+	}
+	return ec._WebhookMessage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookMessageConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookMessageConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.WebhookMessageConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WebhookMessageConnection!")
+		return graphql.Null
+	}
+	return ec._WebhookMessageConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookMessageEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookMessageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.WebhookMessageEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookMessageEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookMessageEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookMessageEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookMessageEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.WebhookMessageEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WebhookMessageEdge!")
+		return graphql.Null
+	}
+	return ec._WebhookMessageEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWebhookMessageStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessageStatus(ctx context.Context, v any) (model.MessageStatus, error) {
+	var res model.MessageStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWebhookMessageStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessageStatus(ctx context.Context, sel ast.SelectionSet, v model.MessageStatus) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -43010,6 +46494,72 @@ func (ec *executionContext) marshalOWebhookDelivery2ᚖgithubᚗcomᚋnebulactrl
 		return graphql.Null
 	}
 	return ec._WebhookDelivery(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx context.Context, sel ast.SelectionSet, v *model.Endpoint) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WebhookEndpoint(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOWebhookEventType2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventTypeᚄ(ctx context.Context, v any) ([]gqlmodel.WebhookEventType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]gqlmodel.WebhookEventType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNWebhookEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOWebhookEventType2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.WebhookEventType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalOWebhookMessage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessage(ctx context.Context, sel ast.SelectionSet, v *model.Message) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WebhookMessage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOWebhookMessageStatus2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessageStatus(ctx context.Context, v any) (*model.MessageStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.MessageStatus)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWebhookMessageStatus2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessageStatus(ctx context.Context, sel ast.SelectionSet, v *model.MessageStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -446,3 +446,42 @@ func ptrs[T any](items []T, err error) ([]*T, error) {
 	}
 	return out, nil
 }
+
+func messageConn(p store.Page[model.Message]) *gqlmodel.WebhookMessageConnection {
+	return conn(p, func(v *model.Message) string { return string(v.ID) },
+		func(c string, n *model.Message) *gqlmodel.WebhookMessageEdge {
+			return &gqlmodel.WebhookMessageEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.WebhookMessageEdge, n []*model.Message, pi *gqlmodel.PageInfo) *gqlmodel.WebhookMessageConnection {
+			return &gqlmodel.WebhookMessageConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+// eventType is an event kind as the API names it: deployment.stage_changed
+// is DEPLOYMENT_STAGE_CHANGED; eventKinds is the way back.
+func eventType(k model.EventKind) gqlmodel.WebhookEventType {
+	if k == model.EventApprovalRequested {
+		return gqlmodel.WebhookEventTypeApprovalRequested
+	}
+	return gqlmodel.WebhookEventType(strings.ToUpper(strings.ReplaceAll(string(k), ".", "_")))
+}
+
+func eventKinds(ts []gqlmodel.WebhookEventType) []model.EventKind {
+	out := []model.EventKind{}
+	for _, t := range ts {
+		for _, k := range model.EventKinds() {
+			if eventType(k) == t {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// optionalSecret is a secret for a payload: null when none was made.
+func optionalSecret(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

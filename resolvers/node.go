@@ -59,6 +59,10 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 		return nonNil(p.WebhookDelivery(ctx, model.WebhookDeliveryID(raw)))
 	case gid.Build:
 		return nonNil(p.Build(ctx, model.BuildID(raw)))
+	case gid.Endpoint:
+		return nonNil(p.Endpoint(ctx, model.EndpointID(raw)))
+	case gid.Message:
+		return nonNil(p.Message(ctx, model.MessageID(raw)))
 	}
 	return nil, control.Invalid(fmt.Sprintf("id %q names an unknown kind %q", id, kind), "id")
 }

@@ -721,6 +721,69 @@ func (r *mutationResolver) RedeliverWebhookDelivery(ctx context.Context, input g
 	return &gqlmodel.RedeliverWebhookDeliveryPayload{Delivery: d, UserErrors: ue}, err
 }
 
+func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input gqlmodel.CreateWebhookEndpointInput) (*gqlmodel.WebhookEndpointSecretPayload, error) {
+	in := control.EndpointInput{URL: input.URL, Description: deref(input.Description, "")}
+	var err error
+	in.Tenant, err = decode[model.TenantID](gid.Tenant, input.TenantID, "tenantId")
+	if err == nil && input.ProjectID != nil {
+		var id model.ProjectID
+		id, err = decode[model.ProjectID](gid.Project, *input.ProjectID, "projectId")
+		in.Project = &id
+	}
+	in.Events = eventKinds(input.Events)
+	var secret string
+	e, ue, err := afterArgs(err, func() (*model.Endpoint, error) {
+		var e *model.Endpoint
+		var err error
+		e, secret, err = r.Plane.CreateEndpoint(ctx, in)
+		return e, err
+	})
+	return &gqlmodel.WebhookEndpointSecretPayload{Endpoint: e, Secret: optionalSecret(secret), UserErrors: ue}, err
+}
+
+func (r *mutationResolver) UpdateWebhookEndpoint(ctx context.Context, input gqlmodel.UpdateWebhookEndpointInput) (*gqlmodel.WebhookEndpointPayload, error) {
+	e, ue, err := mutate(gid.Endpoint, input.EndpointID, "endpointId", func(id model.EndpointID) (*model.Endpoint, error) {
+		up := control.EndpointUpdate{URL: input.URL, Description: input.Description}
+		if input.Events != nil {
+			up.Events = eventKinds(input.Events)
+		}
+		return r.Plane.UpdateEndpoint(ctx, id, up)
+	})
+	return &gqlmodel.WebhookEndpointPayload{Endpoint: e, UserErrors: ue}, err
+}
+
+func (r *mutationResolver) RotateWebhookEndpointSecret(ctx context.Context, input gqlmodel.WebhookEndpointInput) (*gqlmodel.WebhookEndpointSecretPayload, error) {
+	var secret string
+	e, ue, err := mutate(gid.Endpoint, input.EndpointID, "endpointId", func(id model.EndpointID) (*model.Endpoint, error) {
+		var e *model.Endpoint
+		var err error
+		e, secret, err = r.Plane.RotateEndpointSecret(ctx, id)
+		return e, err
+	})
+	return &gqlmodel.WebhookEndpointSecretPayload{Endpoint: e, Secret: optionalSecret(secret), UserErrors: ue}, err
+}
+
+func (r *mutationResolver) SetWebhookEndpointEnabled(ctx context.Context, input gqlmodel.SetWebhookEndpointEnabledInput) (*gqlmodel.WebhookEndpointPayload, error) {
+	e, ue, err := mutate(gid.Endpoint, input.EndpointID, "endpointId", func(id model.EndpointID) (*model.Endpoint, error) {
+		return r.Plane.SetEndpointEnabled(ctx, id, input.Enabled)
+	})
+	return &gqlmodel.WebhookEndpointPayload{Endpoint: e, UserErrors: ue}, err
+}
+
+func (r *mutationResolver) DeleteWebhookEndpoint(ctx context.Context, input gqlmodel.WebhookEndpointInput) (*gqlmodel.DeleteWebhookEndpointPayload, error) {
+	deleted, ue, err := remove(gid.Endpoint, input.EndpointID, "endpointId", func(id model.EndpointID) error {
+		return r.Plane.DeleteEndpoint(ctx, id)
+	})
+	return &gqlmodel.DeleteWebhookEndpointPayload{DeletedEndpointID: deleted, UserErrors: ue}, err
+}
+
+func (r *mutationResolver) RedeliverWebhookMessage(ctx context.Context, input gqlmodel.RedeliverWebhookMessageInput) (*gqlmodel.RedeliverWebhookMessagePayload, error) {
+	m, ue, err := mutate(gid.Message, input.MessageID, "messageId", func(id model.MessageID) (*model.Message, error) {
+		return r.Plane.RedeliverMessage(ctx, id)
+	})
+	return &gqlmodel.RedeliverWebhookMessagePayload{Message: m, UserErrors: ue}, err
+}
+
 func (r *mutationResolver) Deploy(ctx context.Context, input gqlmodel.DeployInput) (*gqlmodel.DeployPayload, error) {
 	svc, env, err := deployTargetArgs(input)
 	var rel *model.Release
@@ -855,6 +918,10 @@ func (r *projectResolver) Variables(ctx context.Context, obj *model.Project) ([]
 
 func (r *projectResolver) Webhooks(ctx context.Context, obj *model.Project) ([]*model.Webhook, error) {
 	return r.Plane.WebhooksOf(ctx, obj)
+}
+
+func (r *projectResolver) WebhookEndpoints(ctx context.Context, obj *model.Project) ([]*model.Endpoint, error) {
+	return r.Plane.EndpointsOfProject(ctx, obj)
 }
 
 func (r *projectMemberResolver) Project(ctx context.Context, obj *model.ProjectMember) (*model.Project, error) {
@@ -1265,6 +1332,10 @@ func (r *tenantResolver) DeploymentsUnderWay(ctx context.Context, obj *model.Ten
 	return r.Plane.DeploymentsUnderWay(ctx, obj.ID, deref(first, 50))
 }
 
+func (r *tenantResolver) WebhookEndpoints(ctx context.Context, obj *model.Tenant) ([]*model.Endpoint, error) {
+	return r.Plane.EndpointsOfTenant(ctx, obj.ID)
+}
+
 func (r *tenantResolver) Invitations(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Invitation, error) {
 	return r.Plane.Invitations(ctx, obj.ID, deref(first, 20))
 }
@@ -1372,6 +1443,17 @@ func (r *webhookResolver) Deliveries(ctx context.Context, obj *model.Webhook, fi
 	return deliveryConn(p), nil
 }
 
+func (r *webhookAttemptResolver) StatusCode(ctx context.Context, obj *model.Attempt) (*int, error) {
+	if obj.StatusCode == 0 {
+		return nil, nil
+	}
+	return &obj.StatusCode, nil
+}
+
+func (r *webhookAttemptResolver) LatencyMs(ctx context.Context, obj *model.Attempt) (int, error) {
+	return int(obj.Latency.Milliseconds()), nil
+}
+
 func (r *webhookDeliveryResolver) Webhook(ctx context.Context, obj *model.WebhookDelivery) (*model.Webhook, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).webhooks, obj.WebhookID)
 }
@@ -1382,6 +1464,68 @@ func (r *webhookDeliveryResolver) Builds(ctx context.Context, obj *model.Webhook
 
 func (r *webhookDeliveryResolver) RedeliveryOf(ctx context.Context, obj *model.WebhookDelivery) (*model.WebhookDelivery, error) {
 	return loadOptional(ctx, loadersFrom(ctx, r.Plane).deliveries, obj.RedeliveryOf)
+}
+
+func (r *webhookEndpointResolver) Tenant(ctx context.Context, obj *model.Endpoint) (*model.Tenant, error) {
+	return load(ctx, loadersFrom(ctx, r.Plane).tenants, obj.TenantID)
+}
+
+func (r *webhookEndpointResolver) Project(ctx context.Context, obj *model.Endpoint) (*model.Project, error) {
+	return loadOptional(ctx, loadersFrom(ctx, r.Plane).projects, obj.ProjectID)
+}
+
+func (r *webhookEndpointResolver) Events(ctx context.Context, obj *model.Endpoint) ([]gqlmodel.WebhookEventType, error) {
+	out := make([]gqlmodel.WebhookEventType, len(obj.Events))
+	for i, k := range obj.Events {
+		out[i] = eventType(k)
+	}
+	return out, nil
+}
+
+func (r *webhookEndpointResolver) PreviousSecretValidUntil(ctx context.Context, obj *model.Endpoint) (*time.Time, error) {
+	if obj.OldSecret == "" || obj.OldSecretUntil == nil || !obj.OldSecretUntil.After(time.Now()) {
+		return nil, nil
+	}
+	return obj.OldSecretUntil, nil
+}
+
+func (r *webhookEndpointResolver) Messages(ctx context.Context, obj *model.Endpoint, first *int, after *string, status *model.MessageStatus) (*gqlmodel.WebhookMessageConnection, error) {
+	pg, err := pageArgs(first, after)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.Plane.EndpointMessages(ctx, obj, status, pg)
+	if err != nil {
+		return nil, err
+	}
+	return messageConn(p), nil
+}
+
+func (r *webhookMessageResolver) Endpoint(ctx context.Context, obj *model.Message) (*model.Endpoint, error) {
+	return r.Plane.Endpoint(ctx, obj.EndpointID)
+}
+
+func (r *webhookMessageResolver) EventType(ctx context.Context, obj *model.Message) (gqlmodel.WebhookEventType, error) {
+	return eventType(obj.Kind), nil
+}
+
+func (r *webhookMessageResolver) WebhookID(ctx context.Context, obj *model.Message) (string, error) {
+	return "msg_" + string(obj.ID), nil
+}
+
+func (r *webhookMessageResolver) Payload(ctx context.Context, obj *model.Message) (string, error) {
+	return string(obj.Payload), nil
+}
+
+func (r *webhookMessageResolver) NextAttemptAt(ctx context.Context, obj *model.Message) (*time.Time, error) {
+	if obj.Status != model.MessagePending {
+		return nil, nil
+	}
+	return &obj.NextAttemptAt, nil
+}
+
+func (r *webhookMessageResolver) Attempts(ctx context.Context, obj *model.Message) ([]*model.Attempt, error) {
+	return r.Plane.MessageAttempts(ctx, obj)
 }
 
 func (r *Resolver) ApiToken() graph.ApiTokenResolver { return &apiTokenResolver{r} }
@@ -1448,9 +1592,17 @@ func (r *Resolver) Viewer() graph.ViewerResolver { return &viewerResolver{r} }
 
 func (r *Resolver) Webhook() graph.WebhookResolver { return &webhookResolver{r} }
 
+func (r *Resolver) WebhookAttempt() graph.WebhookAttemptResolver { return &webhookAttemptResolver{r} }
+
 func (r *Resolver) WebhookDelivery() graph.WebhookDeliveryResolver {
 	return &webhookDeliveryResolver{r}
 }
+
+func (r *Resolver) WebhookEndpoint() graph.WebhookEndpointResolver {
+	return &webhookEndpointResolver{r}
+}
+
+func (r *Resolver) WebhookMessage() graph.WebhookMessageResolver { return &webhookMessageResolver{r} }
 
 type (
 	apiTokenResolver        struct{ *Resolver }
@@ -1482,5 +1634,8 @@ type (
 	variableResolver        struct{ *Resolver }
 	viewerResolver          struct{ *Resolver }
 	webhookResolver         struct{ *Resolver }
+	webhookAttemptResolver  struct{ *Resolver }
 	webhookDeliveryResolver struct{ *Resolver }
+	webhookEndpointResolver struct{ *Resolver }
+	webhookMessageResolver  struct{ *Resolver }
 )

@@ -205,6 +205,15 @@ type CreateTenantPayload struct {
 	UserErrors []*UserError `json:"userErrors"`
 }
 
+type CreateWebhookEndpointInput struct {
+	TenantID string `json:"tenantId"`
+	// A project of the tenant: the endpoint is told of that project's events only.
+	ProjectID   *string            `json:"projectId,omitempty"`
+	URL         string             `json:"url"`
+	Description *string            `json:"description,omitempty"`
+	Events      []WebhookEventType `json:"events"`
+}
+
 type CreateWebhookInput struct {
 	ProjectID string `json:"projectId"`
 	// The one service it builds; left out: a project's webhook, routing each push by its repository.
@@ -274,6 +283,11 @@ type DeleteVariableInput struct {
 
 type DeleteVariablePayload struct {
 	DeletedVariableID *string      `json:"deletedVariableId,omitempty"`
+	UserErrors        []*UserError `json:"userErrors"`
+}
+
+type DeleteWebhookEndpointPayload struct {
+	DeletedEndpointID *string      `json:"deletedEndpointId,omitempty"`
 	UserErrors        []*UserError `json:"userErrors"`
 }
 
@@ -515,6 +529,15 @@ type RedeliverWebhookDeliveryPayload struct {
 	UserErrors []*UserError           `json:"userErrors"`
 }
 
+type RedeliverWebhookMessageInput struct {
+	MessageID string `json:"messageId"`
+}
+
+type RedeliverWebhookMessagePayload struct {
+	Message    *model.Message `json:"message,omitempty"`
+	UserErrors []*UserError   `json:"userErrors"`
+}
+
 type RedeployInput struct {
 	DeploymentID string `json:"deploymentId"`
 }
@@ -703,6 +726,11 @@ type SetVariablePayload struct {
 	UserErrors []*UserError    `json:"userErrors"`
 }
 
+type SetWebhookEndpointEnabledInput struct {
+	EndpointID string `json:"endpointId"`
+	Enabled    bool   `json:"enabled"`
+}
+
 // Live updates, over graphql-transport-ws (or the legacy graphql-ws) at
 // /graphql with the API token in connection_init's payload
 // ({"Authorization": "Bearer nbt_…"}), or over SSE (POST /graphql with
@@ -795,6 +823,13 @@ type UpdateTenantPayload struct {
 	UserErrors []*UserError  `json:"userErrors"`
 }
 
+type UpdateWebhookEndpointInput struct {
+	EndpointID  string             `json:"endpointId"`
+	URL         *string            `json:"url,omitempty"`
+	Description *string            `json:"description,omitempty"`
+	Events      []WebhookEventType `json:"events,omitempty"`
+}
+
 // A problem with the input of a mutation that the caller can fix.
 type UserError struct {
 	// The input field the error is about, as a path from `input`, if any.
@@ -832,6 +867,33 @@ type WebhookDeliveryConnection struct {
 type WebhookDeliveryEdge struct {
 	Cursor string                 `json:"cursor"`
 	Node   *model.WebhookDelivery `json:"node"`
+}
+
+type WebhookEndpointInput struct {
+	EndpointID string `json:"endpointId"`
+}
+
+type WebhookEndpointPayload struct {
+	Endpoint   *model.Endpoint `json:"endpoint,omitempty"`
+	UserErrors []*UserError    `json:"userErrors"`
+}
+
+type WebhookEndpointSecretPayload struct {
+	Endpoint *model.Endpoint `json:"endpoint,omitempty"`
+	// The signing secret (whsec_…): shown only in this response.
+	Secret     *string      `json:"secret,omitempty"`
+	UserErrors []*UserError `json:"userErrors"`
+}
+
+type WebhookMessageConnection struct {
+	Edges    []*WebhookMessageEdge `json:"edges"`
+	Nodes    []*model.Message      `json:"nodes"`
+	PageInfo *PageInfo             `json:"pageInfo"`
+}
+
+type WebhookMessageEdge struct {
+	Cursor string         `json:"cursor"`
+	Node   *model.Message `json:"node"`
 }
 
 type ErrorCode string
@@ -1070,6 +1132,76 @@ func (e *VariableStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e VariableStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What an outbound webhook endpoint can be told of; a message's payload says it as type (the lowercase name in parentheses).
+type WebhookEventType string
+
+const (
+	// A deployment reached a stage (deployment.stage_changed).
+	WebhookEventTypeDeploymentStageChanged WebhookEventType = "DEPLOYMENT_STAGE_CHANGED"
+	// A deployment ended: SUCCEEDED, FAILED, ROLLED_BACK, SUPERSEDED or CANCELLED (deployment.ended).
+	WebhookEventTypeDeploymentEnded WebhookEventType = "DEPLOYMENT_ENDED"
+	// A deployment to a protected environment waits for an approval (deployment.approval_requested).
+	WebhookEventTypeApprovalRequested WebhookEventType = "APPROVAL_REQUESTED"
+	// A cluster's agent connected after being away, or for the first time (cluster.connected). Tenant endpoints only.
+	WebhookEventTypeClusterConnected WebhookEventType = "CLUSTER_CONNECTED"
+	// A cluster's agent went silent for NEBULA_AGENT_DISCONNECTED_AFTER (cluster.disconnected). Tenant endpoints only.
+	WebhookEventTypeClusterDisconnected WebhookEventType = "CLUSTER_DISCONNECTED"
+	// A build ended: SUCCEEDED, FAILED, CANCELLED or TIMED_OUT (build.ended).
+	WebhookEventTypeBuildEnded WebhookEventType = "BUILD_ENDED"
+)
+
+var AllWebhookEventType = []WebhookEventType{
+	WebhookEventTypeDeploymentStageChanged,
+	WebhookEventTypeDeploymentEnded,
+	WebhookEventTypeApprovalRequested,
+	WebhookEventTypeClusterConnected,
+	WebhookEventTypeClusterDisconnected,
+	WebhookEventTypeBuildEnded,
+}
+
+func (e WebhookEventType) IsValid() bool {
+	switch e {
+	case WebhookEventTypeDeploymentStageChanged, WebhookEventTypeDeploymentEnded, WebhookEventTypeApprovalRequested, WebhookEventTypeClusterConnected, WebhookEventTypeClusterDisconnected, WebhookEventTypeBuildEnded:
+		return true
+	}
+	return false
+}
+
+func (e WebhookEventType) String() string {
+	return string(e)
+}
+
+func (e *WebhookEventType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = WebhookEventType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid WebhookEventType", str)
+	}
+	return nil
+}
+
+func (e WebhookEventType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *WebhookEventType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e WebhookEventType) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

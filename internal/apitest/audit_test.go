@@ -303,6 +303,30 @@ func TestAuditOnePerMutation(t *testing.T) {
 			map[string]any{"d": delivery}, "webhook.redeliver", at("redeliverWebhookDelivery.delivery.id"))
 		step(pm, "deleteWebhook", `mutation($h: ID!) { deleteWebhook(input: {webhookId: $h}) { deletedWebhookId `+ue+` } }`,
 			map[string]any{"h": hook}, "webhook.delete", fixed(hook))
+		// Outbound webhook endpoints.
+		res = step(pm, "createWebhookEndpoint", `mutation($t: ID!, $p: ID!) { createWebhookEndpoint(input: {tenantId: $t, projectId: $p,
+			url: "https://203.0.113.7/nebula", events: [DEPLOYMENT_ENDED]}) { endpoint { id } secret `+ue+` } }`,
+			map[string]any{"t": f.TenantID, "p": f.ProjectID}, "webhook_endpoint.create", at("createWebhookEndpoint.endpoint.id"))
+		endpoint := res.Str("createWebhookEndpoint.endpoint.id")
+		reject(editor, "createWebhookEndpoint", `mutation($t: ID!, $p: ID!) { createWebhookEndpoint(input: {tenantId: $t, projectId: $p,
+			url: "https://203.0.113.7/nebula", events: [DEPLOYMENT_ENDED]}) { secret `+ue+` } }`, map[string]any{"t": f.TenantID, "p": f.ProjectID}, "FORBIDDEN")
+		reject(admin, "createWebhookEndpoint", `mutation($t: ID!) { createWebhookEndpoint(input: {tenantId: $t,
+			url: "http://127.0.0.1:9/hook", events: [CLUSTER_CONNECTED]}) { secret `+ue+` } }`, map[string]any{"t": f.TenantID}, "BAD_USER_INPUT")
+		step(pm, "updateWebhookEndpoint", `mutation($e: ID!) { updateWebhookEndpoint(input: {endpointId: $e, events: [DEPLOYMENT_ENDED, BUILD_ENDED]}) {
+			endpoint { id } `+ue+` } }`, map[string]any{"e": endpoint}, "webhook_endpoint.update", fixed(endpoint))
+		step(pm, "rotateWebhookEndpointSecret", `mutation($e: ID!) { rotateWebhookEndpointSecret(input: {endpointId: $e}) { endpoint { id } secret `+ue+` } }`,
+			map[string]any{"e": endpoint}, "webhook_endpoint.rotate_secret", fixed(endpoint))
+		step(pm, "setWebhookEndpointEnabled", `mutation($e: ID!) { setWebhookEndpointEnabled(input: {endpointId: $e, enabled: false}) { endpoint { id } `+ue+` } }`,
+			map[string]any{"e": endpoint}, "webhook_endpoint.disable", fixed(endpoint))
+		step(pm, "setWebhookEndpointEnabled", `mutation($e: ID!) { setWebhookEndpointEnabled(input: {endpointId: $e, enabled: true}) { endpoint { id } `+ue+` } }`,
+			map[string]any{"e": endpoint}, "webhook_endpoint.enable", fixed(endpoint))
+		message := f.failedMessage(t, endpoint)
+		step(pm, "redeliverWebhookMessage", `mutation($m: ID!) { redeliverWebhookMessage(input: {messageId: $m}) { message { id } `+ue+` } }`,
+			map[string]any{"m": message}, "webhook_message.redeliver", fixed(message))
+		reject(pm, "redeliverWebhookMessage", `mutation($m: ID!) { redeliverWebhookMessage(input: {messageId: $m}) { message { id } `+ue+` } }`,
+			map[string]any{"m": message}, "CONFLICT")
+		step(pm, "deleteWebhookEndpoint", `mutation($e: ID!) { deleteWebhookEndpoint(input: {endpointId: $e}) { deletedEndpointId `+ue+` } }`,
+			map[string]any{"e": endpoint}, "webhook_endpoint.delete", fixed(endpoint))
 		step(editor, "deleteService", `mutation($s: ID!) { deleteService(input: {serviceId: $s}) { deletedServiceId `+ue+` } }`,
 			map[string]any{"s": worker}, "service.delete", fixed(worker))
 		step(pm, "deleteEnvironment", `mutation($e: ID!) { deleteEnvironment(input: {environmentId: $e}) { deletedEnvironmentId `+ue+` } }`,
@@ -482,6 +506,9 @@ var mutationAction = map[string]string{
 	"queueCommand":  "cluster.queue_command",
 	"createWebhook": "webhook.create", "rotateWebhookSecret": "webhook.rotate_secret", "deleteWebhook": "webhook.delete",
 	"redeliverWebhookDelivery": "webhook.redeliver",
+	"createWebhookEndpoint":    "webhook_endpoint.create", "updateWebhookEndpoint": "webhook_endpoint.update",
+	"rotateWebhookEndpointSecret": "webhook_endpoint.rotate_secret", "setWebhookEndpointEnabled": "webhook_endpoint.enable",
+	"deleteWebhookEndpoint": "webhook_endpoint.delete", "redeliverWebhookMessage": "webhook_message.redeliver",
 }
 
 func eventIDs(evs []auditEvent) []string {

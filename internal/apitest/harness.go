@@ -160,7 +160,8 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 	}
 	opts := []control.Option{control.WithBox(seal.NewBox(&key)), control.WithClock(clk.Now),
 		control.WithBuildSettings(control.BuildSettings(cfg.Builds)), control.WithLogRetention(cfg.LogRetention),
-		control.WithSessionTTL(cfg.SessionTTL), control.WithInvitationTTL(cfg.InvitationTTL)}
+		control.WithSessionTTL(cfg.SessionTTL), control.WithInvitationTTL(cfg.InvitationTTL),
+		control.WithOutbound(control.OutboundSettingsFrom(cfg.Webhooks, cfg.Version))}
 	if cfg.OIDC.Enabled() {
 		opts = append(opts, control.WithOIDC(control.OIDCSettingsFrom(cfg.OIDC)))
 	}
@@ -208,14 +209,14 @@ func (w *testWriter) Write(p []byte) (int, error) {
 // SecondPlane is another control plane over the same database, sealing
 // with the same key and reading the same clock: a second replica's, for
 // the jobs they must not both do.
-func (e *Env) SecondPlane(t testing.TB) *control.Plane {
+func (e *Env) SecondPlane(t testing.TB, opts ...control.Option) *control.Plane {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(&testWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("replica", "second")
 	// Its notes reach this process's subscribers, as PostgreSQL's NOTIFY
 	// carries a replica's to the others.
 	b := e.Plane.Bus()
-	p, err := control.New(e.Store, log, control.WithBox(seal.NewBox(e.key)), control.WithClock(e.Clock.Now),
-		control.WithBus(b, bus.Memory{B: b}))
+	p, err := control.New(e.Store, log, append([]control.Option{control.WithBox(seal.NewBox(e.key)), control.WithClock(e.Clock.Now),
+		control.WithBus(b, bus.Memory{B: b})}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,6 +80,23 @@ func nodeCase(name string, id func(f *Fixture) string, selection string, want ma
 	}
 }
 
+// projectEndpoint makes an endpoint of the fixture's project, for a case
+// to act on as v["e"].
+func projectEndpoint(t *testing.T, f *Fixture, r Role) map[string]any {
+	id, _ := f.newEndpoint(t, f.ProjectID, "https://203.0.113.10/"+string(r), "DEPLOYMENT_ENDED")
+	return map[string]any{"e": id}
+}
+
+// endpointNodeCase reads node(id) of what id makes of a project endpoint:
+// its managers see it, nobody else does (not even that it exists).
+func endpointNodeCase(name string, id func(t *testing.T, f *Fixture, endpoint string) string, selection string) matrixCase {
+	c := nodeCase(name, nil, selection, by(allowed, allowed, notFound, notFound, notFound))
+	c.vars = func(t *testing.T, f *Fixture, r Role) map[string]any {
+		return map[string]any{"id": id(t, f, projectEndpoint(t, f, r)["e"].(string))}
+	}
+	return c
+}
+
 // then runs extra checks after a case's own effect check.
 func (c matrixCase) then(check func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool)) matrixCase {
 	prev := c.effect
@@ -225,6 +242,12 @@ func roleMatrix() map[string][]matrixCase {
 			nodeCase("tenant.clusters", tenantOf, `... on Tenant { clusters { nodes { id } } }`, everyone),
 			nodeCase("tenant.approvalQueue", tenantOf, `... on Tenant { approvalQueue { id } }`, everyone),
 			nodeCase("tenant.deploymentsUnderWay", tenantOf, `... on Tenant { deploymentsUnderWay { id } }`, everyone),
+			nodeCase("tenant.webhookEndpoints", tenantOf, `... on Tenant { webhookEndpoints { id } }`, tenantAdmins),
+			nodeCase("project.webhookEndpoints", projectOf, `... on Project { webhookEndpoints { id } }`, projectManagers),
+			endpointNodeCase("webhookEndpoint", func(t *testing.T, f *Fixture, e string) string { return e },
+				`... on WebhookEndpoint { url events messages { nodes { id } } }`),
+			endpointNodeCase("webhookMessage", func(t *testing.T, f *Fixture, e string) string { return f.failedMessage(t, e) },
+				`... on WebhookMessage { status payload attempts { error } endpoint { id } }`),
 			nodeCase("tenant.plan", tenantOf, `... on Tenant { plan { name limits { resource limit used } } }`, everyone),
 			nodeCase("tenant.projects", tenantOf, `... on Tenant { projects { nodes { id } } }`, everyone).then(
 				func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
@@ -777,6 +800,89 @@ func roleMatrix() map[string][]matrixCase {
 					t.Errorf("deliveries: %d, want %d", n, want)
 				}
 			},
+		}},
+
+		"createWebhookEndpoint": {
+			{
+				name:  "the tenant's",
+				query: `mutation($t: ID!) { createWebhookEndpoint(input: {tenantId: $t, url: "https://203.0.113.10/hook", events: [CLUSTER_CONNECTED]}) { endpoint { id } secret ` + ue + ` } }`,
+				vars:  func(t *testing.T, f *Fixture, r Role) map[string]any { return map[string]any{"t": f.TenantID} },
+				want:  tenantAdmins,
+				effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+					t.Helper()
+					if ok {
+						f.addSecret(res.Str("createWebhookEndpoint.secret"))
+					}
+				},
+			},
+			{
+				name:  "a project's",
+				query: `mutation($t: ID!, $p: ID!) { createWebhookEndpoint(input: {tenantId: $t, projectId: $p, url: "https://203.0.113.10/hook", events: [DEPLOYMENT_ENDED]}) { endpoint { id } secret ` + ue + ` } }`,
+				vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+					return map[string]any{"t": f.TenantID, "p": f.ProjectID}
+				},
+				want: projectManagers,
+				effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+					t.Helper()
+					if ok {
+						f.addSecret(res.Str("createWebhookEndpoint.secret"))
+						if !strings.HasPrefix(res.Str("createWebhookEndpoint.secret"), "whsec_") {
+							t.Errorf("secret %q", res.Str("createWebhookEndpoint.secret"))
+						}
+					}
+				},
+			},
+		},
+		"updateWebhookEndpoint": {{
+			name:   "a project's",
+			query:  `mutation($e: ID!) { updateWebhookEndpoint(input: {endpointId: $e, description: "changed"}) { endpoint { id } ` + ue + ` } }`,
+			vars:   projectEndpoint,
+			want:   projectManagers,
+			effect: fieldIs("e", `... on WebhookEndpoint { description }`, "description", constant("changed")),
+		}},
+		"rotateWebhookEndpointSecret": {{
+			name:  "a project's",
+			query: `mutation($e: ID!) { rotateWebhookEndpointSecret(input: {endpointId: $e}) { endpoint { previousSecretValidUntil } secret ` + ue + ` } }`,
+			vars:  projectEndpoint,
+			want:  projectManagers,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				t.Helper()
+				if ok {
+					f.addSecret(res.Str("rotateWebhookEndpointSecret.secret"))
+				}
+				if rotated := f.Node(t, v["e"].(string), `... on WebhookEndpoint { previousSecretValidUntil }`)["previousSecretValidUntil"] != nil; rotated != ok {
+					t.Errorf("rotated: %v, want %v", rotated, ok)
+				}
+			},
+		}},
+		"setWebhookEndpointEnabled": {{
+			name:  "a project's, disabled",
+			query: `mutation($e: ID!) { setWebhookEndpointEnabled(input: {endpointId: $e, enabled: false}) { endpoint { enabled } ` + ue + ` } }`,
+			vars:  projectEndpoint,
+			want:  projectManagers,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				t.Helper()
+				if enabled := f.Node(t, v["e"].(string), `... on WebhookEndpoint { enabled }`)["enabled"]; enabled != !ok {
+					t.Errorf("enabled %v after a call that was allowed: %v", enabled, ok)
+				}
+			},
+		}},
+		"deleteWebhookEndpoint": {{
+			name:   "a project's",
+			query:  `mutation($e: ID!) { deleteWebhookEndpoint(input: {endpointId: $e}) { deletedEndpointId ` + ue + ` } }`,
+			vars:   projectEndpoint,
+			want:   projectManagers,
+			effect: gone("e"),
+		}},
+		"redeliverWebhookMessage": {{
+			name:  "a failed message of a project's endpoint",
+			query: `mutation($m: ID!) { redeliverWebhookMessage(input: {messageId: $m}) { message { status } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				v := projectEndpoint(t, f, r)
+				return map[string]any{"m": f.failedMessage(t, v["e"].(string))}
+			},
+			want:   projectManagers,
+			effect: fieldIs("m", `... on WebhookMessage { status }`, "status", constant("PENDING")),
 		}},
 
 		"previewDeploy": {

@@ -245,7 +245,8 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 		control.WithDisconnectedAfter(cfg.AgentDisconnectedAfter), control.WithApprovals(cfg.ApprovalTTL, cfg.AllowSelfApproval),
 		control.WithStallAfter(cfg.StallAfter), control.WithMaxTokensPerUser(cfg.MaxTokensPerUser),
 		control.WithBuildSettings(control.BuildSettings(cfg.Builds)), control.WithLogRetention(cfg.LogRetention),
-		control.WithSessionTTL(cfg.SessionTTL), control.WithInvitationTTL(cfg.InvitationTTL)}
+		control.WithSessionTTL(cfg.SessionTTL), control.WithInvitationTTL(cfg.InvitationTTL),
+		control.WithOutbound(control.OutboundSettingsFrom(cfg.Webhooks, Version))}
 	if cfg.OIDC.Enabled() {
 		opts = append(opts, control.WithOIDC(control.OIDCSettingsFrom(cfg.OIDC)))
 	}
@@ -327,6 +328,7 @@ func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout 
 		return err
 	}
 	parts.Go(func() { plane.RunJobs(bg, cfg.JobInterval) })
+	parts.Go(func() { plane.RunOutbound(bg) })
 	boot, err := plane.Bootstrap(ctx, cfg.BootstrapTenant, cfg.BootstrapEmail)
 	if err != nil && !errors.Is(err, control.ErrBootstrapped) {
 		return err

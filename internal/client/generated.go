@@ -82,6 +82,8 @@ func (v *AuditEventFilter) GetUntil() *time.Time { return v.Until }
 // AuditNodeVariable
 // AuditNodeWebhook
 // AuditNodeWebhookDelivery
+// AuditNodeWebhookEndpoint
+// AuditNodeWebhookMessage
 type AuditNode interface {
 	implementsGraphQLInterfaceAuditNode()
 	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
@@ -107,6 +109,8 @@ func (v *AuditNodeUser) implementsGraphQLInterfaceAuditNode()            {}
 func (v *AuditNodeVariable) implementsGraphQLInterfaceAuditNode()        {}
 func (v *AuditNodeWebhook) implementsGraphQLInterfaceAuditNode()         {}
 func (v *AuditNodeWebhookDelivery) implementsGraphQLInterfaceAuditNode() {}
+func (v *AuditNodeWebhookEndpoint) implementsGraphQLInterfaceAuditNode() {}
+func (v *AuditNodeWebhookMessage) implementsGraphQLInterfaceAuditNode()  {}
 
 func __unmarshalAuditNode(b []byte, v *AuditNode) error {
 	if string(b) == "null" {
@@ -178,6 +182,12 @@ func __unmarshalAuditNode(b []byte, v *AuditNode) error {
 		return json.Unmarshal(b, *v)
 	case "WebhookDelivery":
 		*v = new(AuditNodeWebhookDelivery)
+		return json.Unmarshal(b, *v)
+	case "WebhookEndpoint":
+		*v = new(AuditNodeWebhookEndpoint)
+		return json.Unmarshal(b, *v)
+	case "WebhookMessage":
+		*v = new(AuditNodeWebhookMessage)
 		return json.Unmarshal(b, *v)
 	case "":
 		return fmt.Errorf(
@@ -342,6 +352,22 @@ func __marshalAuditNode(v *AuditNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*AuditNodeWebhookDelivery
+		}{typename, v}
+		return json.Marshal(result)
+	case *AuditNodeWebhookEndpoint:
+		typename = "WebhookEndpoint"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*AuditNodeWebhookEndpoint
+		}{typename, v}
+		return json.Marshal(result)
+	case *AuditNodeWebhookMessage:
+		typename = "WebhookMessage"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*AuditNodeWebhookMessage
 		}{typename, v}
 		return json.Marshal(result)
 	case nil:
@@ -630,6 +656,31 @@ type AuditNodeWebhookDelivery struct {
 // GetTypename returns AuditNodeWebhookDelivery.Typename, and is useful for accessing the field via an interface.
 func (v *AuditNodeWebhookDelivery) GetTypename() *string { return v.Typename }
 
+// AuditNodeWebhookEndpoint includes the requested fields of the GraphQL type WebhookEndpoint.
+// The GraphQL type's documentation follows.
+//
+// An outbound webhook: an HTTPS (or HTTP) URL told of events as Standard Webhooks messages (webhook-id,
+// webhook-timestamp, webhook-signature: HMAC-SHA256 with the endpoint's secret, shown only when made or
+// rotated). A tenant's endpoint (tenant admins) is told of every project's events and the clusters';
+// a project's (its project managers) of that project's. docs/webhooks.md has the payloads.
+type AuditNodeWebhookEndpoint struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns AuditNodeWebhookEndpoint.Typename, and is useful for accessing the field via an interface.
+func (v *AuditNodeWebhookEndpoint) GetTypename() *string { return v.Typename }
+
+// AuditNodeWebhookMessage includes the requested fields of the GraphQL type WebhookMessage.
+// The GraphQL type's documentation follows.
+//
+// One event for one endpoint: every attempt sends it with the same webhook-id (msg_ and its id), in the endpoint's order.
+type AuditNodeWebhookMessage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns AuditNodeWebhookMessage.Typename, and is useful for accessing the field via an interface.
+func (v *AuditNodeWebhookMessage) GetTypename() *string { return v.Typename }
+
 // AuditResponse is returned by Audit on success.
 type AuditResponse struct {
 	// Any object by its global id; null if it does not exist or is not visible to the caller.
@@ -880,6 +931,8 @@ func (v *DeploymentEventsResponse) GetDeploymentEvents() DeploymentEventsDeploym
 // DeploymentNodeVariable
 // DeploymentNodeWebhook
 // DeploymentNodeWebhookDelivery
+// DeploymentNodeWebhookEndpoint
+// DeploymentNodeWebhookMessage
 type DeploymentNode interface {
 	implementsGraphQLInterfaceDeploymentNode()
 	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
@@ -905,6 +958,8 @@ func (v *DeploymentNodeUser) implementsGraphQLInterfaceDeploymentNode()         
 func (v *DeploymentNodeVariable) implementsGraphQLInterfaceDeploymentNode()        {}
 func (v *DeploymentNodeWebhook) implementsGraphQLInterfaceDeploymentNode()         {}
 func (v *DeploymentNodeWebhookDelivery) implementsGraphQLInterfaceDeploymentNode() {}
+func (v *DeploymentNodeWebhookEndpoint) implementsGraphQLInterfaceDeploymentNode() {}
+func (v *DeploymentNodeWebhookMessage) implementsGraphQLInterfaceDeploymentNode()  {}
 
 func __unmarshalDeploymentNode(b []byte, v *DeploymentNode) error {
 	if string(b) == "null" {
@@ -976,6 +1031,12 @@ func __unmarshalDeploymentNode(b []byte, v *DeploymentNode) error {
 		return json.Unmarshal(b, *v)
 	case "WebhookDelivery":
 		*v = new(DeploymentNodeWebhookDelivery)
+		return json.Unmarshal(b, *v)
+	case "WebhookEndpoint":
+		*v = new(DeploymentNodeWebhookEndpoint)
+		return json.Unmarshal(b, *v)
+	case "WebhookMessage":
+		*v = new(DeploymentNodeWebhookMessage)
 		return json.Unmarshal(b, *v)
 	case "":
 		return fmt.Errorf(
@@ -1144,6 +1205,22 @@ func __marshalDeploymentNode(v *DeploymentNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*DeploymentNodeWebhookDelivery
+		}{typename, v}
+		return json.Marshal(result)
+	case *DeploymentNodeWebhookEndpoint:
+		typename = "WebhookEndpoint"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*DeploymentNodeWebhookEndpoint
+		}{typename, v}
+		return json.Marshal(result)
+	case *DeploymentNodeWebhookMessage:
+		typename = "WebhookMessage"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*DeploymentNodeWebhookMessage
 		}{typename, v}
 		return json.Marshal(result)
 	case nil:
@@ -1434,6 +1511,31 @@ type DeploymentNodeWebhookDelivery struct {
 
 // GetTypename returns DeploymentNodeWebhookDelivery.Typename, and is useful for accessing the field via an interface.
 func (v *DeploymentNodeWebhookDelivery) GetTypename() *string { return v.Typename }
+
+// DeploymentNodeWebhookEndpoint includes the requested fields of the GraphQL type WebhookEndpoint.
+// The GraphQL type's documentation follows.
+//
+// An outbound webhook: an HTTPS (or HTTP) URL told of events as Standard Webhooks messages (webhook-id,
+// webhook-timestamp, webhook-signature: HMAC-SHA256 with the endpoint's secret, shown only when made or
+// rotated). A tenant's endpoint (tenant admins) is told of every project's events and the clusters';
+// a project's (its project managers) of that project's. docs/webhooks.md has the payloads.
+type DeploymentNodeWebhookEndpoint struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns DeploymentNodeWebhookEndpoint.Typename, and is useful for accessing the field via an interface.
+func (v *DeploymentNodeWebhookEndpoint) GetTypename() *string { return v.Typename }
+
+// DeploymentNodeWebhookMessage includes the requested fields of the GraphQL type WebhookMessage.
+// The GraphQL type's documentation follows.
+//
+// One event for one endpoint: every attempt sends it with the same webhook-id (msg_ and its id), in the endpoint's order.
+type DeploymentNodeWebhookMessage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns DeploymentNodeWebhookMessage.Typename, and is useful for accessing the field via an interface.
+func (v *DeploymentNodeWebhookMessage) GetTypename() *string { return v.Typename }
 
 // DeploymentResponse is returned by Deployment on success.
 type DeploymentResponse struct {
@@ -1782,6 +1884,8 @@ var AllLogStream = []LogStream{
 // LogsNodeVariable
 // LogsNodeWebhook
 // LogsNodeWebhookDelivery
+// LogsNodeWebhookEndpoint
+// LogsNodeWebhookMessage
 type LogsNode interface {
 	implementsGraphQLInterfaceLogsNode()
 	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
@@ -1807,6 +1911,8 @@ func (v *LogsNodeUser) implementsGraphQLInterfaceLogsNode()            {}
 func (v *LogsNodeVariable) implementsGraphQLInterfaceLogsNode()        {}
 func (v *LogsNodeWebhook) implementsGraphQLInterfaceLogsNode()         {}
 func (v *LogsNodeWebhookDelivery) implementsGraphQLInterfaceLogsNode() {}
+func (v *LogsNodeWebhookEndpoint) implementsGraphQLInterfaceLogsNode() {}
+func (v *LogsNodeWebhookMessage) implementsGraphQLInterfaceLogsNode()  {}
 
 func __unmarshalLogsNode(b []byte, v *LogsNode) error {
 	if string(b) == "null" {
@@ -1878,6 +1984,12 @@ func __unmarshalLogsNode(b []byte, v *LogsNode) error {
 		return json.Unmarshal(b, *v)
 	case "WebhookDelivery":
 		*v = new(LogsNodeWebhookDelivery)
+		return json.Unmarshal(b, *v)
+	case "WebhookEndpoint":
+		*v = new(LogsNodeWebhookEndpoint)
+		return json.Unmarshal(b, *v)
+	case "WebhookMessage":
+		*v = new(LogsNodeWebhookMessage)
 		return json.Unmarshal(b, *v)
 	case "":
 		return fmt.Errorf(
@@ -2042,6 +2154,22 @@ func __marshalLogsNode(v *LogsNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*LogsNodeWebhookDelivery
+		}{typename, v}
+		return json.Marshal(result)
+	case *LogsNodeWebhookEndpoint:
+		typename = "WebhookEndpoint"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*LogsNodeWebhookEndpoint
+		}{typename, v}
+		return json.Marshal(result)
+	case *LogsNodeWebhookMessage:
+		typename = "WebhookMessage"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*LogsNodeWebhookMessage
 		}{typename, v}
 		return json.Marshal(result)
 	case nil:
@@ -2245,6 +2373,31 @@ type LogsNodeWebhookDelivery struct {
 
 // GetTypename returns LogsNodeWebhookDelivery.Typename, and is useful for accessing the field via an interface.
 func (v *LogsNodeWebhookDelivery) GetTypename() *string { return v.Typename }
+
+// LogsNodeWebhookEndpoint includes the requested fields of the GraphQL type WebhookEndpoint.
+// The GraphQL type's documentation follows.
+//
+// An outbound webhook: an HTTPS (or HTTP) URL told of events as Standard Webhooks messages (webhook-id,
+// webhook-timestamp, webhook-signature: HMAC-SHA256 with the endpoint's secret, shown only when made or
+// rotated). A tenant's endpoint (tenant admins) is told of every project's events and the clusters';
+// a project's (its project managers) of that project's. docs/webhooks.md has the payloads.
+type LogsNodeWebhookEndpoint struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns LogsNodeWebhookEndpoint.Typename, and is useful for accessing the field via an interface.
+func (v *LogsNodeWebhookEndpoint) GetTypename() *string { return v.Typename }
+
+// LogsNodeWebhookMessage includes the requested fields of the GraphQL type WebhookMessage.
+// The GraphQL type's documentation follows.
+//
+// One event for one endpoint: every attempt sends it with the same webhook-id (msg_ and its id), in the endpoint's order.
+type LogsNodeWebhookMessage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns LogsNodeWebhookMessage.Typename, and is useful for accessing the field via an interface.
+func (v *LogsNodeWebhookMessage) GetTypename() *string { return v.Typename }
 
 // LogsResponse is returned by Logs on success.
 type LogsResponse struct {
@@ -2552,6 +2705,8 @@ func (v *Problem) GetCode() ErrorCode { return v.Code }
 // ProjectTargetsNodeVariable
 // ProjectTargetsNodeWebhook
 // ProjectTargetsNodeWebhookDelivery
+// ProjectTargetsNodeWebhookEndpoint
+// ProjectTargetsNodeWebhookMessage
 type ProjectTargetsNode interface {
 	implementsGraphQLInterfaceProjectTargetsNode()
 	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
@@ -2577,6 +2732,8 @@ func (v *ProjectTargetsNodeUser) implementsGraphQLInterfaceProjectTargetsNode() 
 func (v *ProjectTargetsNodeVariable) implementsGraphQLInterfaceProjectTargetsNode()        {}
 func (v *ProjectTargetsNodeWebhook) implementsGraphQLInterfaceProjectTargetsNode()         {}
 func (v *ProjectTargetsNodeWebhookDelivery) implementsGraphQLInterfaceProjectTargetsNode() {}
+func (v *ProjectTargetsNodeWebhookEndpoint) implementsGraphQLInterfaceProjectTargetsNode() {}
+func (v *ProjectTargetsNodeWebhookMessage) implementsGraphQLInterfaceProjectTargetsNode()  {}
 
 func __unmarshalProjectTargetsNode(b []byte, v *ProjectTargetsNode) error {
 	if string(b) == "null" {
@@ -2648,6 +2805,12 @@ func __unmarshalProjectTargetsNode(b []byte, v *ProjectTargetsNode) error {
 		return json.Unmarshal(b, *v)
 	case "WebhookDelivery":
 		*v = new(ProjectTargetsNodeWebhookDelivery)
+		return json.Unmarshal(b, *v)
+	case "WebhookEndpoint":
+		*v = new(ProjectTargetsNodeWebhookEndpoint)
+		return json.Unmarshal(b, *v)
+	case "WebhookMessage":
+		*v = new(ProjectTargetsNodeWebhookMessage)
 		return json.Unmarshal(b, *v)
 	case "":
 		return fmt.Errorf(
@@ -2812,6 +2975,22 @@ func __marshalProjectTargetsNode(v *ProjectTargetsNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*ProjectTargetsNodeWebhookDelivery
+		}{typename, v}
+		return json.Marshal(result)
+	case *ProjectTargetsNodeWebhookEndpoint:
+		typename = "WebhookEndpoint"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ProjectTargetsNodeWebhookEndpoint
+		}{typename, v}
+		return json.Marshal(result)
+	case *ProjectTargetsNodeWebhookMessage:
+		typename = "WebhookMessage"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ProjectTargetsNodeWebhookMessage
 		}{typename, v}
 		return json.Marshal(result)
 	case nil:
@@ -3089,6 +3268,31 @@ type ProjectTargetsNodeWebhookDelivery struct {
 // GetTypename returns ProjectTargetsNodeWebhookDelivery.Typename, and is useful for accessing the field via an interface.
 func (v *ProjectTargetsNodeWebhookDelivery) GetTypename() *string { return v.Typename }
 
+// ProjectTargetsNodeWebhookEndpoint includes the requested fields of the GraphQL type WebhookEndpoint.
+// The GraphQL type's documentation follows.
+//
+// An outbound webhook: an HTTPS (or HTTP) URL told of events as Standard Webhooks messages (webhook-id,
+// webhook-timestamp, webhook-signature: HMAC-SHA256 with the endpoint's secret, shown only when made or
+// rotated). A tenant's endpoint (tenant admins) is told of every project's events and the clusters';
+// a project's (its project managers) of that project's. docs/webhooks.md has the payloads.
+type ProjectTargetsNodeWebhookEndpoint struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ProjectTargetsNodeWebhookEndpoint.Typename, and is useful for accessing the field via an interface.
+func (v *ProjectTargetsNodeWebhookEndpoint) GetTypename() *string { return v.Typename }
+
+// ProjectTargetsNodeWebhookMessage includes the requested fields of the GraphQL type WebhookMessage.
+// The GraphQL type's documentation follows.
+//
+// One event for one endpoint: every attempt sends it with the same webhook-id (msg_ and its id), in the endpoint's order.
+type ProjectTargetsNodeWebhookMessage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ProjectTargetsNodeWebhookMessage.Typename, and is useful for accessing the field via an interface.
+func (v *ProjectTargetsNodeWebhookMessage) GetTypename() *string { return v.Typename }
+
 // ProjectTargetsResponse is returned by ProjectTargets on success.
 type ProjectTargetsResponse struct {
 	// Any object by its global id; null if it does not exist or is not visible to the caller.
@@ -3299,6 +3503,8 @@ func (v *RejectResponse) GetRejectDeployment() RejectRejectDeploymentDeploymentP
 // ReleasesNodeVariable
 // ReleasesNodeWebhook
 // ReleasesNodeWebhookDelivery
+// ReleasesNodeWebhookEndpoint
+// ReleasesNodeWebhookMessage
 type ReleasesNode interface {
 	implementsGraphQLInterfaceReleasesNode()
 	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
@@ -3324,6 +3530,8 @@ func (v *ReleasesNodeUser) implementsGraphQLInterfaceReleasesNode()            {
 func (v *ReleasesNodeVariable) implementsGraphQLInterfaceReleasesNode()        {}
 func (v *ReleasesNodeWebhook) implementsGraphQLInterfaceReleasesNode()         {}
 func (v *ReleasesNodeWebhookDelivery) implementsGraphQLInterfaceReleasesNode() {}
+func (v *ReleasesNodeWebhookEndpoint) implementsGraphQLInterfaceReleasesNode() {}
+func (v *ReleasesNodeWebhookMessage) implementsGraphQLInterfaceReleasesNode()  {}
 
 func __unmarshalReleasesNode(b []byte, v *ReleasesNode) error {
 	if string(b) == "null" {
@@ -3395,6 +3603,12 @@ func __unmarshalReleasesNode(b []byte, v *ReleasesNode) error {
 		return json.Unmarshal(b, *v)
 	case "WebhookDelivery":
 		*v = new(ReleasesNodeWebhookDelivery)
+		return json.Unmarshal(b, *v)
+	case "WebhookEndpoint":
+		*v = new(ReleasesNodeWebhookEndpoint)
+		return json.Unmarshal(b, *v)
+	case "WebhookMessage":
+		*v = new(ReleasesNodeWebhookMessage)
 		return json.Unmarshal(b, *v)
 	case "":
 		return fmt.Errorf(
@@ -3559,6 +3773,22 @@ func __marshalReleasesNode(v *ReleasesNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*ReleasesNodeWebhookDelivery
+		}{typename, v}
+		return json.Marshal(result)
+	case *ReleasesNodeWebhookEndpoint:
+		typename = "WebhookEndpoint"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ReleasesNodeWebhookEndpoint
+		}{typename, v}
+		return json.Marshal(result)
+	case *ReleasesNodeWebhookMessage:
+		typename = "WebhookMessage"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ReleasesNodeWebhookMessage
 		}{typename, v}
 		return json.Marshal(result)
 	case nil:
@@ -3783,6 +4013,31 @@ type ReleasesNodeWebhookDelivery struct {
 
 // GetTypename returns ReleasesNodeWebhookDelivery.Typename, and is useful for accessing the field via an interface.
 func (v *ReleasesNodeWebhookDelivery) GetTypename() *string { return v.Typename }
+
+// ReleasesNodeWebhookEndpoint includes the requested fields of the GraphQL type WebhookEndpoint.
+// The GraphQL type's documentation follows.
+//
+// An outbound webhook: an HTTPS (or HTTP) URL told of events as Standard Webhooks messages (webhook-id,
+// webhook-timestamp, webhook-signature: HMAC-SHA256 with the endpoint's secret, shown only when made or
+// rotated). A tenant's endpoint (tenant admins) is told of every project's events and the clusters';
+// a project's (its project managers) of that project's. docs/webhooks.md has the payloads.
+type ReleasesNodeWebhookEndpoint struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ReleasesNodeWebhookEndpoint.Typename, and is useful for accessing the field via an interface.
+func (v *ReleasesNodeWebhookEndpoint) GetTypename() *string { return v.Typename }
+
+// ReleasesNodeWebhookMessage includes the requested fields of the GraphQL type WebhookMessage.
+// The GraphQL type's documentation follows.
+//
+// One event for one endpoint: every attempt sends it with the same webhook-id (msg_ and its id), in the endpoint's order.
+type ReleasesNodeWebhookMessage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ReleasesNodeWebhookMessage.Typename, and is useful for accessing the field via an interface.
+func (v *ReleasesNodeWebhookMessage) GetTypename() *string { return v.Typename }
 
 // ReleasesResponse is returned by Releases on success.
 type ReleasesResponse struct {

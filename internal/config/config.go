@@ -75,6 +75,8 @@ type Config struct {
 	OIDC OIDC
 	// Builds bound the builds run on the clusters (NEBULA_BUILD*).
 	Builds Builds
+	// Webhooks tune outbound webhook deliveries (NEBULA_WEBHOOK_*).
+	Webhooks Webhooks
 	// AllowedOrigins may open GraphQL websockets from a browser (besides
 	// the server's own origin).
 	AllowedOrigins []string
@@ -197,6 +199,19 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 		Builder:      str(lookup, "NEBULA_BUILDER_IMAGE", "moby/buildkit:v0.26.2-rootless"),
 		GitTimeout:   d("NEBULA_GIT_TIMEOUT", 10*time.Second, time.Second, 5*time.Minute),
 		GitPrivate:   b("NEBULA_GIT_ALLOW_PRIVATE_NETWORKS", false),
+	}
+	c.Webhooks = Webhooks{
+		Timeout:       d("NEBULA_WEBHOOK_TIMEOUT", 10*time.Second, 100*time.Millisecond, time.Minute),
+		RetryWindow:   d("NEBULA_WEBHOOK_RETRY_WINDOW", 24*time.Hour, time.Second, 7*24*time.Hour),
+		BackoffMin:    d("NEBULA_WEBHOOK_BACKOFF", 5*time.Second, 10*time.Millisecond, time.Hour),
+		BackoffMax:    d("NEBULA_WEBHOOK_BACKOFF_MAX", time.Hour, 10*time.Millisecond, 24*time.Hour),
+		SecretOverlap: d("NEBULA_WEBHOOK_SECRET_OVERLAP", 24*time.Hour, 0, 30*24*time.Hour),
+		AllowPrivate:  b("NEBULA_WEBHOOK_ALLOW_PRIVATE_NETWORKS", false),
+		Retention:     d("NEBULA_WEBHOOK_RETENTION", 7*24*time.Hour, time.Hour, 365*24*time.Hour),
+		Poll:          d("NEBULA_WEBHOOK_POLL", time.Second, 10*time.Millisecond, time.Minute),
+	}
+	if c.Webhooks.BackoffMax < c.Webhooks.BackoffMin {
+		errs = append(errs, "NEBULA_WEBHOOK_BACKOFF_MAX must be at least NEBULA_WEBHOOK_BACKOFF")
 	}
 	c.MaxSelections = n("NEBULA_MAX_SELECTIONS", DefaultMaxSelections, 100, 100_000)
 	c.MaxPreviews = n("NEBULA_MAX_PREVIEWS_PER_REQUEST", DefaultMaxPreviews, 1, 1000)
@@ -324,6 +339,16 @@ type Builds struct {
 	// lets that reach loopback, private and link-local addresses.
 	GitTimeout time.Duration
 	GitPrivate bool
+}
+
+// Webhooks are the settings of outbound webhook deliveries: an attempt's
+// Timeout; tried again for RetryWindow, backing off from BackoffMin to
+// BackoffMax; a rotated-out secret signing for SecretOverlap; endpoints
+// allowed on private networks; delivered messages kept for Retention;
+// each replica looking for due messages every Poll.
+type Webhooks struct {
+	Timeout, RetryWindow, BackoffMin, BackoffMax, SecretOverlap, Retention, Poll time.Duration
+	AllowPrivate                                                                 bool
 }
 
 // OIDC is single sign-on through an OpenID provider (authorization code

@@ -64,6 +64,14 @@ var (
 	ActWebhookDelete      = Action{Name: "webhook.delete", keepsState: true}
 	ActWebhookRedeliver   = Action{Name: "webhook.redeliver", keepsState: true}
 	ActDeploymentRollback = Action{Name: "deployment.rollback"}
+
+	ActEndpointCreate     = Action{Name: "webhook_endpoint.create", keepsState: true}
+	ActEndpointUpdate     = Action{Name: "webhook_endpoint.update", keepsState: true}
+	ActEndpointRotate     = Action{Name: "webhook_endpoint.rotate_secret", keepsState: true}
+	ActEndpointEnable     = Action{Name: "webhook_endpoint.enable", keepsState: true}
+	ActEndpointDisable    = Action{Name: "webhook_endpoint.disable", keepsState: true}
+	ActEndpointDelete     = Action{Name: "webhook_endpoint.delete", keepsState: true}
+	ActMessageRedeliver   = Action{Name: "webhook_message.redeliver", keepsState: true}
 	ActDeploymentRedeploy = Action{Name: "deployment.redeploy"}
 )
 
@@ -86,6 +94,9 @@ var (
 	ActRolloutEnded = Action{Name: "deployment.rollout_ended"}
 	// A build pushed its image: the release it was for can roll out.
 	ActBuildSucceeded = Action{Name: "build.succeeded"}
+	// Every attempt of a message to an endpoint failed for the retry
+	// window: the control plane disabled the endpoint.
+	ActEndpointFailing = Action{Name: "webhook_endpoint.disabled_failing", keepsState: true}
 )
 
 // audit is the event a change fills in, with the typed action it chose.

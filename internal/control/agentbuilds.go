@@ -140,12 +140,7 @@ func (a *AgentSide) BuildReport(ctx context.Context, r BuildReport) (stored int6
 		case r.Succeeded:
 			return p.buildSucceeded(ctx, q, b, r.Digest)
 		case r.Failed:
-			b.FinishedAt = &now
-			b.Status, b.Message = model.BuildFailed, clipText(orNone(r.Message), 2000)
-			if err := store.UpdateBuild(ctx, q, b); err != nil {
-				return err
-			}
-			if err := p.note(ctx, q, bus.Build(string(b.ID)), bus.Builds(string(a.cluster))); err != nil {
+			if err := p.endBuild(ctx, q, b, model.BuildFailed, orNone(r.Message)); err != nil {
 				return err
 			}
 			return p.failBuildDeployment(ctx, q, b)
@@ -192,16 +187,8 @@ func (p *Plane) storeLines(ctx context.Context, q *txn, b *model.Build, r BuildR
 // and the deployment moves on from BUILDING as any new one would.
 func (p *Plane) buildSucceeded(ctx context.Context, q *txn, b *model.Build, digest string) error {
 	now := p.now()
-	b.Status, b.ImageDigest, b.FinishedAt = model.BuildSucceeded, digest, &now
-	b.Message = "pushed " + digest
-	if err := store.UpdateBuild(ctx, q, b); err != nil {
-		return err
-	}
-	topics := []string{bus.Build(string(b.ID))}
-	if b.ClusterID != nil {
-		topics = append(topics, bus.Builds(string(*b.ClusterID)))
-	}
-	if err := p.note(ctx, q, topics...); err != nil {
+	b.ImageDigest = digest
+	if err := p.endBuild(ctx, q, b, model.BuildSucceeded, "pushed "+digest); err != nil {
 		return err
 	}
 	if b.DeploymentID == nil || b.ReleaseID == nil {

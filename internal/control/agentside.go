@@ -124,9 +124,20 @@ func (a *AgentSide) Report(ctx context.Context, inventory []byte, applied int64,
 // stateHash is a desired state's hash (desired.State.Hash).
 var stateHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// Connected tells the cluster's followers its agent connected.
+// Connected tells the cluster's followers its agent connected, and the
+// webhook endpoints when the cluster was not connected before.
 func (a *AgentSide) Connected(ctx context.Context) {
 	a.p.notify.Now(ctx, []string{bus.Cluster(string(a.cluster))})
+	err := a.p.tx(a.as(ctx), func(q *txn) error {
+		c, err := store.Clusters.Get(ctx, q, a.cluster)
+		if err != nil {
+			return err
+		}
+		return a.p.emitClusterStatus(ctx, q, c, true)
+	})
+	if err != nil && ctx.Err() == nil {
+		a.p.log.Warn("telling webhooks a cluster connected", "cluster", a.cluster, "error", err)
+	}
 }
 
 // Applied is the outcome of applying a revision, as the agent reports it.

@@ -146,7 +146,10 @@ func (p *Plane) endBuild(ctx context.Context, q *txn, b *model.Build, status mod
 	if b.ClusterID != nil {
 		topics = append(topics, bus.Builds(string(*b.ClusterID)))
 	}
-	return p.note(ctx, q, topics...)
+	if err := p.note(ctx, q, topics...); err != nil {
+		return err
+	}
+	return p.emitBuildEnded(ctx, q, b)
 }
 
 // failBuildDeployment ends the deployment of a build that ended without an

@@ -50,8 +50,11 @@ func (p *Plane) advance(ctx context.Context, q *txn, d *model.Deployment, stage 
 	if err := p.note(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID))); err != nil {
 		return err
 	}
-	return store.InsertDeploymentEvent(ctx, q, &model.DeploymentEvent{DeploymentID: d.ID, Seq: d.LastSeq,
-		TenantID: d.TenantID, Stage: stage, Blocker: d.Blocker, Message: msg, CreatedAt: now})
+	if err := store.InsertDeploymentEvent(ctx, q, &model.DeploymentEvent{DeploymentID: d.ID, Seq: d.LastSeq,
+		TenantID: d.TenantID, Stage: stage, Blocker: d.Blocker, Message: msg, CreatedAt: now}); err != nil {
+		return err
+	}
+	return p.emitStage(ctx, q, d)
 }
 
 // queue records a new deployment's first event, replaces the requests of
@@ -72,6 +75,9 @@ func (p *Plane) recordQueued(ctx context.Context, q *txn, d *model.Deployment, w
 	}
 	d.LastSeq, d.Message = 1, why
 	if err := store.UpdateDeploymentStage(ctx, q, d); err != nil {
+		return err
+	}
+	if err := p.emitStage(ctx, q, d); err != nil {
 		return err
 	}
 	return p.note(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID)))

@@ -79,6 +79,8 @@ var systemDoors = map[string]system{
 	"Reseal":            systemOperator,
 	"RunJobs":           systemJobs,
 	"RunJobsOnce":       systemJobs,
+	"RunOutbound":       systemSender,
+	"DeliverOutbound":   systemSender,
 	"Authenticate":      systemAuthenticator,
 	"AuthenticateAgent": systemAuthenticator,
 	// A person signing in, in or out: trusted once the passphrase, the

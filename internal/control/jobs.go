@@ -36,6 +36,8 @@ type JobReport struct {
 	// events created ahead; LogsExpired the partitions dropped
 	// (PostgreSQL) or rows deleted (SQLite) past the retention.
 	LogPartitions, LogsExpired int
+	// Messages counts webhook messages deleted past their retention.
+	Messages int
 	// Skipped names jobs whose lock another replica held.
 	Skipped []string
 }
@@ -72,6 +74,7 @@ func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 		{"schedule-builds", p.scheduleBuilds, &rep.Builds},
 		{"expire-build-logs", p.expireBuildLogs, &rep.BuildLogLines},
 		{"log-retention", func(ctx context.Context, q *txn) (int, error) { return p.logRetentionJob(ctx, q, &rep) }, &rep.LogsExpired},
+		{"expire-webhook-messages", p.expireMessages, &rep.Messages},
 	}
 	for _, j := range jobs {
 		var skipped bool
@@ -92,6 +95,12 @@ func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// expireMessages deletes the webhook messages delivered or failed before
+// the retention, a batch a run.
+func (p *Plane) expireMessages(ctx context.Context, q *txn) (int, error) {
+	return store.DeleteMessagesBefore(ctx, q, p.now().Add(-p.outbound.Retention), 5000)
 }
 
 // expireApprovals cancels deployments whose approval window closed, each
@@ -146,6 +155,9 @@ func (p *Plane) markDisconnected(ctx context.Context, q *txn) (int, error) {
 	}
 	for _, c := range cs {
 		if err := store.MarkDisconnected(ctx, q, c.ID, now); err != nil {
+			return 0, err
+		}
+		if err := p.emitClusterStatus(ctx, q, c, false); err != nil {
 			return 0, err
 		}
 		if err := p.note(ctx, q, bus.Cluster(string(c.ID))); err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/store"
+	"github.com/nebulactrl/nebula/internal/wake"
 )
 
 // Plane is the control plane's domain layer.
@@ -73,6 +74,10 @@ type Plane struct {
 	logDays   map[time.Time]bool
 	// gitHeads reads branch heads for a deploy of one.
 	gitHeads *gitremote.Resolver
+	// outbound tunes outbound webhooks; outboundWake wakes this
+	// replica's sender when a change wrote a message.
+	outbound     OutboundSettings
+	outboundWake wake.Signal
 }
 
 // WithBus sets the bus subscribers follow and how notes reach it (in
@@ -119,7 +124,8 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 		bus: b, notify: bus.Memory{B: b}, releases: store.NewReleaseCache(maxCachedReleases),
 		disconnectedAfter: model.DisconnectedAfter, approvalTTL: DefaultApprovalTTL,
 		stallAfter: DefaultStallAfter, maxTokensPerUser: DefaultMaxTokensPerUser, builds: DefaultBuildSettings,
-		logRetention: DefaultLogRetention, sessionTTL: DefaultSessionTTL, invitationTTL: DefaultInvitationTTL}
+		logRetention: DefaultLogRetention, sessionTTL: DefaultSessionTTL, invitationTTL: DefaultInvitationTTL,
+		outbound: DefaultOutboundSettings, outboundWake: wake.New()}
 	for _, o := range opts {
 		o(p)
 	}

@@ -42,6 +42,8 @@ const (
 	Build           = "Build"
 	Session         = "Session"
 	Invitation      = "Invitation"
+	Endpoint        = "WebhookEndpoint"
+	Message         = "WebhookMessage"
 )
 
 // ErrMalformed is returned for an id that is not one of ours.
@@ -193,4 +195,12 @@ func UnmarshalSessionID(v any) (model.SessionID, error) {
 func MarshalInvitationID(v model.InvitationID) graphql.Marshaler { return marshal(Invitation, v) }
 func UnmarshalInvitationID(v any) (model.InvitationID, error) {
 	return unmarshal[model.InvitationID](Invitation, v)
+}
+func MarshalEndpointID(v model.EndpointID) graphql.Marshaler { return marshal(Endpoint, v) }
+func UnmarshalEndpointID(v any) (model.EndpointID, error) {
+	return unmarshal[model.EndpointID](Endpoint, v)
+}
+func MarshalMessageID(v model.MessageID) graphql.Marshaler { return marshal(Message, v) }
+func UnmarshalMessageID(v any) (model.MessageID, error) {
+	return unmarshal[model.MessageID](Message, v)
 }

@@ -15,14 +15,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+
+	"github.com/nebulactrl/nebula/internal/egress"
 )
 
 // maxAdvertisement bounds the answer read: a repository with very many
@@ -30,7 +30,7 @@ import (
 const maxAdvertisement = 16 << 20
 
 // ErrPrivateAddress is a repository address the resolver may not reach.
-var ErrPrivateAddress = errors.New("the address is loopback, private or link-local")
+var ErrPrivateAddress = egress.ErrPrivateAddress
 
 // Resolver reads branch heads.
 type Resolver struct {
@@ -39,30 +39,9 @@ type Resolver struct {
 
 // New makes a resolver whose requests end after timeout; allowPrivate lets
 // it reach loopback, private and link-local addresses (a Git server on the
-// same network, and tests).
+// same network, and tests). Its requests go through internal/egress.
 func New(timeout time.Duration, allowPrivate bool) *Resolver {
-	d := &net.Dialer{Timeout: timeout}
-	if !allowPrivate {
-		d.Control = func(_, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			ip := net.ParseIP(host)
-			if ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
-				ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() {
-				return fmt.Errorf("%s: %w", host, ErrPrivateAddress)
-			}
-			return nil
-		}
-	}
-	return &Resolver{client: &http.Client{
-		Timeout: timeout,
-		// No proxy: the dial check above must see the repository's address.
-		Transport: &http.Transport{DialContext: d.DialContext, TLSHandshakeTimeout: timeout,
-			ResponseHeaderTimeout: timeout, MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	return &Resolver{client: egress.Client(timeout, allowPrivate)}
 }
 
 // Head is the commit branch points at in the repository, 40 lowercase hex

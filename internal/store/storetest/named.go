@@ -647,6 +647,31 @@ func testDeploymentQueries(t *testing.T, s *store.Store) {
 		wantNoErr(t, "reading", err)
 		assertEqual(t, "open deployments", got, want)
 	})
+
+	t.Run("UnderWay", func(t *testing.T) {
+		// A tenant of its own: every stage, newest first those not ended,
+		// at most limit; another tenant's are not listed.
+		own := newGraph(t, s)
+		var want []*model.Deployment
+		base := store.Now()
+		for i, stage := range []model.DeploymentStage{model.StageQueued, model.StageSucceeded, model.StageBuilding,
+			model.StageAwaitingApproval, model.StageFailed, model.StageProbing, model.StageCancelled} {
+			d := newDeploymentWith(t, s, own.release, own.cluster, func(d *model.Deployment) {
+				d.Stage, d.CreatedAt = stage, base.Add(time.Duration(i)*time.Second)
+			})
+			if !stage.Terminal() {
+				want = append([]*model.Deployment{d}, want...)
+			}
+		}
+		got, err := store.UnderWay(ctx, s.Q(), own.tenant.ID, 10)
+		wantNoErr(t, "reading", err)
+		// own.deployment (QUEUED, made first) is the oldest under way.
+		want = append(want, own.deployment)
+		wantIDs(t, "under way", got, want, deploymentID)
+		got, err = store.UnderWay(ctx, s.Q(), own.tenant.ID, 2)
+		wantNoErr(t, "reading two", err)
+		wantIDs(t, "the newest two", got, want[:2], deploymentID)
+	})
 }
 
 func testExpiredApprovals(t *testing.T, s *store.Store) {

@@ -78,6 +78,7 @@ func Run(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"DeploymentQueries", testDeploymentQueries},
 		{"ExpiredApprovals", testExpiredApprovals},
 		{"Jobs", testJobQueries},
+		{"Outbound", testOutbound},
 		{"LoadTenantRows", testLoadTenantRows},
 		{"MigrationFiles", testMigrationFiles},
 		{"Close", testClose},
