@@ -4,7 +4,7 @@ PKGS    ?= ./...
 BENCH   ?= .
 COUNT   ?= 6
 
-.PHONY: run dev test generate lint bench bench-agent bench-console build check-generate web check-web
+.PHONY: run dev test generate lint bench bench-agent bench-console build check-generate web check-web image
 
 ## run: start the control plane on the embedded store (data in ./nebula-data)
 run: build
@@ -13,6 +13,20 @@ run: build
 ## dev: the control plane with a simulated cluster and a demo project (no Kubernetes needed)
 dev: build
 	./bin/nebula dev
+
+# The image's version (its tag, and the agent version its install bundles
+# pin) and architecture; IMAGE_OUT is where it is written.
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+ARCH      ?= amd64
+IMAGE_OUT ?= dist/image
+IMAGE_REPOSITORY ?= ghcr.io/nebulactrl/nebula
+
+## image: a reproducible OCI image of the static nebula binary, no container daemon: an OCI layout and a tarball in
+## IMAGE_OUT, its digest printed, and the control plane's Kubernetes manifests pinned to it (docs/deploy.md)
+image:
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) $(GO) build -trimpath -buildvcs=false \
+		-ldflags "-s -w -buildid= -X github.com/nebulactrl/nebula/internal/cli.Version=$(VERSION)" -o bin/linux-$(ARCH)/nebula ./cmd/nebula
+	$(GO) run ./hack/image -binary bin/linux-$(ARCH)/nebula -arch $(ARCH) -version $(VERSION) -repository $(IMAGE_REPOSITORY) -out $(IMAGE_OUT)
 
 ## build: build the nebula binary into bin/ (the first time, it says what the wait is)
 build:

@@ -450,14 +450,19 @@ first tenant's admin of an existing store.`,
 		}),
 	}
 	bootstrap.Flags().BoolVar(&recoverToken, "recover", false, "mint a new admin token for the first tenant's admin")
-	var rotate bool
+	var rotate, print bool
 	genKey := &cobra.Command{
 		Use:   "gen-master-key",
 		Short: "Write a new master key (seals secrets) to .env",
 		Long: `Write a new master key, which seals secrets at rest, to .env. With --rotate, the current key is
-kept in NEBULA_MASTER_KEYS_OLD for opening; run "nebula admin reseal" after a restart.`,
+kept in NEBULA_MASTER_KEYS_OLD for opening; run "nebula admin reseal" after a restart. With
+--print, only print a new key (for a Kubernetes Secret, or a secret manager); nothing is written.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			if print {
+				fmt.Fprintln(stdout, seal.GenerateKey())
+				return nil
+			}
 			// The key in .env, or the environment, is the one rotated.
 			if err := config.LoadDotEnv(".env"); err != nil {
 				return err
@@ -472,6 +477,7 @@ kept in NEBULA_MASTER_KEYS_OLD for opening; run "nebula admin reseal" after a re
 		},
 	}
 	genKey.Flags().BoolVar(&rotate, "rotate", false, "keep the current key for opening")
+	genKey.Flags().BoolVar(&print, "print", false, "print a new key on standard output; write nothing")
 	reseal := &cobra.Command{
 		Use:   "reseal",
 		Short: "Reseal every secret under the primary master key (safe while serving)",

@@ -47,7 +47,56 @@ type Bundle struct {
 //go:embed agent.yaml.tmpl
 var manifestText string
 
-var manifests = template.Must(template.New("agent").Option("missingkey=error").Parse(manifestText))
+//go:embed controlplane.yaml.tmpl
+var controlPlaneText string
+
+var (
+	manifests    = template.Must(template.New("agent").Option("missingkey=error").Parse(manifestText))
+	controlPlane = template.Must(template.New("control-plane").Option("missingkey=error").Parse(controlPlaneText))
+)
+
+// ControlPlaneNamespace and ControlPlaneSecret are where the control
+// plane's manifests run it and find its database URL and master key.
+const (
+	ControlPlaneNamespace = "nebula"
+	ControlPlaneSecret    = "nebula-control-plane"
+)
+
+// ControlPlane is what the control plane's manifests are made of.
+type ControlPlane struct {
+	// Image is the nebula image, best pinned by digest (repo:tag@sha256:…).
+	Image   string
+	Version string
+	// PublicURL is where people and agents reach it (NEBULA_PUBLIC_URL);
+	// default https://nebula.example.com, to be replaced.
+	PublicURL string
+	// Replicas of `nebula serve`; default 2.
+	Replicas int
+}
+
+// RenderControlPlane builds the manifests that run the control plane on a
+// Kubernetes cluster: its namespace, a Deployment of Replicas `nebula
+// serve` on PostgreSQL (probes on /readyz and /healthz, the database URL
+// and the master key from a Secret the operator creates), a Service and a
+// PodDisruptionBudget.
+func RenderControlPlane(c ControlPlane) (string, error) {
+	if c.Image == "" || c.Version == "" {
+		return "", fmt.Errorf("the control plane's manifests need an image and a version: %q, %q", c.Image, c.Version)
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "https://nebula.example.com"
+	}
+	if c.Replicas <= 0 {
+		c.Replicas = 2
+	}
+	var b bytes.Buffer
+	err := controlPlane.Execute(&b, map[string]any{"Namespace": ControlPlaneNamespace, "SecretName": ControlPlaneSecret,
+		"Image": c.Image, "Version": c.Version, "PublicURL": c.PublicURL, "Replicas": c.Replicas})
+	if err != nil {
+		return "", fmt.Errorf("rendering the control plane's manifests: %w", err)
+	}
+	return b.String(), nil
+}
 
 // Render builds the bundle for a cluster.
 func Render(s Settings, clusterName string) (Bundle, error) {

@@ -63,6 +63,9 @@ var oneTimeSecrets = map[string]bool{
 	"createWebhook":          true,
 	"rotateWebhookSecret":    true,
 	"inviteMember":           true,
+	// An outbound webhook endpoint's signing secret.
+	"createWebhookEndpoint":       true,
+	"rotateWebhookEndpointSecret": true,
 }
 
 // unkeyed are the mutations that refuse a key, with the reason given to
