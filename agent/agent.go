@@ -60,6 +60,10 @@ type Config struct {
 	Concurrency int
 	// Version and Image are reported in the inventory.
 	Version, Image string
+	// CAFile is a PEM bundle of certificate authorities trusted for the
+	// control plane's certificate, besides the system's ("" for the
+	// system's only).
+	CAFile string
 }
 
 func (c *Config) defaults() {

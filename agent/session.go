@@ -2,10 +2,13 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -47,6 +50,27 @@ func connectURL(server string) string {
 	return "ws://" + strings.TrimPrefix(u, "http://")
 }
 
+// trust is the TLS configuration for the control plane: the system's
+// certificate authorities and the CA bundle's, read again before every
+// connection (a replaced bundle takes effect without a restart).
+func (a *Agent) trust() (*tls.Config, error) {
+	if a.cfg.CAFile == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(a.cfg.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the CA bundle: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("the CA bundle %s holds no PEM certificate", a.cfg.CAFile)
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
+
 // session runs one connection: hello, welcome, then heartbeats, desired
 // states and commands until it ends. welcomed tells the caller the control
 // plane accepted the agent (the backoff starts over).
@@ -55,7 +79,11 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second, Proxy: http.ProxyFromEnvironment}
+	trust, err := a.trust()
+	if err != nil {
+		return false, err
+	}
+	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second, Proxy: http.ProxyFromEnvironment, TLSClientConfig: trust}
 	ws, resp, err := dialer.DialContext(ctx, connectURL(a.cfg.Server), http.Header{"Authorization": {"Bearer " + token}})
 	if err != nil {
 		if resp != nil && resp.StatusCode == http.StatusUnauthorized {

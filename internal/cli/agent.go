@@ -46,6 +46,7 @@ plane's settings (or its .env) apply to it.`,
 	fs.SortFlags = false
 	fs.StringVar(&cfg.Server, "server", env("NEBULA_AGENT_SERVER", ""), "the control plane's URL (NEBULA_AGENT_SERVER)")
 	fs.StringVar(&cfg.TokenFile, "token-file", env("NEBULA_AGENT_TOKEN_FILE", "/var/run/secrets/nebula/token"), "file holding the connect token (NEBULA_AGENT_TOKEN_FILE)")
+	fs.StringVar(&cfg.CAFile, "ca-file", env("NEBULA_AGENT_CA_FILE", ""), "a PEM bundle of certificate authorities to trust for the control plane's certificate, besides the system's (NEBULA_AGENT_CA_FILE)")
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", env("KUBECONFIG", ""), "kubeconfig to use instead of the in-cluster service account (KUBECONFIG)")
 	fs.StringVar(&cfg.Namespace, "namespace", env("NEBULA_AGENT_NAMESPACE", "nebula-system"), "namespace of the Lease and the agent's state (NEBULA_AGENT_NAMESPACE)")
 	fs.StringVar(&cfg.LeaseName, "lease", env("NEBULA_AGENT_LEASE", "nebula-agent"), "Lease the replicas share (NEBULA_AGENT_LEASE)")

@@ -6,6 +6,7 @@ package cli
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -338,6 +339,26 @@ func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout 
 		return fmt.Errorf("listening on %s: %w", cfg.Addr, err)
 	}
 	base := "http://" + ln.Addr().String()
+	if cfg.TLSCertFile != "" {
+		certs, err := server.NewCertReloader(cfg.TLSCertFile, cfg.TLSKeyFile, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		ln = server.TLSListener(ln, certs)
+		base = "https://" + ln.Addr().String()
+	}
+	if cfg.AgentCABundleFile != "" {
+		pem, err := os.ReadFile(cfg.AgentCABundleFile)
+		if err == nil && !x509.NewCertPool().AppendCertsFromPEM(pem) {
+			err = errors.New("it holds no PEM certificate")
+		}
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("NEBULA_AGENT_CA_BUNDLE_FILE %s: %w", cfg.AgentCABundleFile, err)
+		}
+		cfg.AgentCABundle = string(pem)
+	}
 	where := "embedded store " + filepath.Join(cfg.DataDir, "nebula.db")
 	if cfg.DatabaseURL != "" {
 		where = "PostgreSQL"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,8 +50,17 @@ type Config struct {
 	// CONNECTED.
 	AgentDisconnectedAfter time.Duration
 	// PublicURL is the control plane's URL as agents reach it (install
-	// manifests); AgentImageRepository the agent image without its tag.
-	PublicURL, AgentImageRepository string
+	// manifests); AgentImageRepository the agent image without its tag;
+	// AgentImageDigest, when set, pins the install manifests' image to
+	// that digest; AgentCABundleFile is a PEM bundle the manifests give
+	// agents to trust the control plane's certificate.
+	PublicURL, AgentImageRepository, AgentImageDigest, AgentCABundleFile string
+	// AgentCABundle is AgentCABundleFile's content, read by the command
+	// that serves.
+	AgentCABundle string
+	// TLSCertFile and TLSKeyFile, when set, make the server speak TLS with
+	// that certificate, read again when the files change.
+	TLSCertFile, TLSKeyFile string
 	// ApprovalTTL is how long a deployment may wait for approval;
 	// AllowSelfApproval lets a requester approve their own deployment.
 	ApprovalTTL       time.Duration
@@ -112,8 +122,16 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 		BootstrapEmail:       str(lookup, "NEBULA_BOOTSTRAP_EMAIL", "admin@localhost.localdomain"),
 		MasterKey:            str(lookup, "NEBULA_MASTER_KEY", ""),
 		AgentImageRepository: str(lookup, "NEBULA_AGENT_IMAGE_REPOSITORY", "ghcr.io/nebulactrl/nebula"),
+		AgentImageDigest:     str(lookup, "NEBULA_AGENT_IMAGE_DIGEST", ""),
+		AgentCABundleFile:    str(lookup, "NEBULA_AGENT_CA_BUNDLE_FILE", ""),
+		TLSCertFile:          str(lookup, "NEBULA_TLS_CERT_FILE", ""),
+		TLSKeyFile:           str(lookup, "NEBULA_TLS_KEY_FILE", ""),
 	}
-	c.PublicURL = str(lookup, "NEBULA_PUBLIC_URL", "http://"+c.Addr)
+	scheme := "http://"
+	if c.TLSCertFile != "" {
+		scheme = "https://"
+	}
+	c.PublicURL = str(lookup, "NEBULA_PUBLIC_URL", scheme+c.Addr)
 	c.OIDC = OIDC{Issuer: str(lookup, "NEBULA_OIDC_ISSUER", ""), ClientID: str(lookup, "NEBULA_OIDC_CLIENT_ID", ""),
 		ClientSecret: str(lookup, "NEBULA_OIDC_CLIENT_SECRET", ""), GroupsClaim: str(lookup, "NEBULA_OIDC_GROUPS_CLAIM", "groups")}
 	for _, d := range strings.Split(str(lookup, "NEBULA_OIDC_ALLOWED_DOMAINS", ""), ",") {
@@ -212,6 +230,12 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.Webhooks.BackoffMax < c.Webhooks.BackoffMin {
 		errs = append(errs, "NEBULA_WEBHOOK_BACKOFF_MAX must be at least NEBULA_WEBHOOK_BACKOFF")
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		errs = append(errs, "NEBULA_TLS_CERT_FILE and NEBULA_TLS_KEY_FILE go together: set both, or neither")
+	}
+	if c.AgentImageDigest != "" && !imageDigest.MatchString(c.AgentImageDigest) {
+		errs = append(errs, fmt.Sprintf("NEBULA_AGENT_IMAGE_DIGEST=%q must be sha256: and 64 hex digits", c.AgentImageDigest))
 	}
 	c.MaxSelections = n("NEBULA_MAX_SELECTIONS", DefaultMaxSelections, 100, 100_000)
 	c.MaxPreviews = n("NEBULA_MAX_PREVIEWS_PER_REQUEST", DefaultMaxPreviews, 1, 1000)
@@ -316,6 +340,9 @@ func WriteDotEnv(path string, set map[string]string) error {
 	}
 	return os.Chmod(path, 0o600)
 }
+
+// imageDigest is an image's content digest.
+var imageDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 // Builds are the settings of the builds run on the clusters, field for
 // field control.BuildSettings (the one converts to the other).

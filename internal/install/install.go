@@ -34,7 +34,23 @@ type Settings struct {
 	Repository string
 	// Version pins the agent (the control plane's own version).
 	Version string
+	// Digest, when set, pins the image to its content digest too
+	// (repository:version@sha256:…), so that what runs is exactly the image
+	// built.
+	Digest string
+	// CABundle, when set, is a PEM bundle the agents trust for the
+	// control plane's certificate (a private certificate authority): the
+	// manifests carry it in a ConfigMap.
+	CABundle string
 }
+
+// CAConfigMap and CAKey hold the agents' CA bundle; CADir is where its
+// pods mount it.
+const (
+	CAConfigMap = "nebula-agent-ca"
+	CAKey       = "ca.crt"
+	CADir       = "/etc/nebula/ca"
+)
 
 // Bundle is what a console shows for one cluster.
 type Bundle struct {
@@ -54,6 +70,15 @@ var (
 	manifests    = template.Must(template.New("agent").Option("missingkey=error").Parse(manifestText))
 	controlPlane = template.Must(template.New("control-plane").Option("missingkey=error").Parse(controlPlaneText))
 )
+
+// indent prefixes every line of a PEM bundle, for a YAML block scalar.
+func indent(s, prefix string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
 
 // ControlPlaneNamespace and ControlPlaneSecret are where the control
 // plane's manifests run it and find its database URL and master key.
@@ -104,11 +129,15 @@ func Render(s Settings, clusterName string) (Bundle, error) {
 		return Bundle{}, fmt.Errorf("install settings are incomplete: server %q, repository %q, version %q", s.Server, s.Repository, s.Version)
 	}
 	image := s.Repository + ":" + s.Version
+	if s.Digest != "" {
+		image += "@" + s.Digest
+	}
 	var b bytes.Buffer
-	err := manifests.Execute(&b, map[string]string{
+	err := manifests.Execute(&b, map[string]any{
 		"Namespace": Namespace, "SecretName": SecretName, "SecretKey": SecretKey, "TokenDir": TokenDir,
 		"BuildNamespace": BuildNamespace,
 		"Image":          image, "Server": s.Server, "Version": s.Version, "Cluster": clusterName,
+		"CABundle": indent(s.CABundle, "    "), "CAConfigMap": CAConfigMap, "CAKey": CAKey, "CADir": CADir,
 	})
 	if err != nil {
 		return Bundle{}, fmt.Errorf("rendering the agent manifests: %w", err)

@@ -360,3 +360,110 @@ func TestRenderBuildNamespace(t *testing.T) {
 		t.Errorf("the ClusterRole does not let the agent read the logs of the pods it manages: %+v", cr.Rules)
 	}
 }
+
+// Pinned by digest, with a CA bundle: the image is repository:version@digest,
+// the bundle is a ConfigMap mounted where NEBULA_AGENT_CA_FILE says, and
+// the PEM comes through the YAML byte for byte.
+func TestRenderPinnedWithCABundle(t *testing.T) {
+	const pem = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\nabc/def+==\n-----END CERTIFICATE-----\n"
+	s := testSettings
+	s.Digest = "sha256:" + strings.Repeat("ab", 32)
+	s.CABundle = pem
+	b, err := Render(s, testClusterName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "ghcr.io/nebulactrl/nebula:1.4.2@" + s.Digest
+	if b.Image != want {
+		t.Errorf("image %q, want %q", b.Image, want)
+	}
+	var dep *appsv1.Deployment
+	var ca *corev1.ConfigMap
+	for _, o := range decode(t, b.Manifests) {
+		switch v := o.(type) {
+		case *appsv1.Deployment:
+			dep = v
+		case *corev1.ConfigMap:
+			ca = v
+		}
+	}
+	if ca == nil || ca.Name != CAConfigMap || strings.TrimSpace(ca.Data[CAKey]) != strings.TrimSpace(pem) {
+		t.Fatalf("the CA ConfigMap: %+v", ca)
+	}
+	c := dep.Spec.Template.Spec.Containers[0]
+	if c.Image != want {
+		t.Errorf("the container's image %q", c.Image)
+	}
+	var caFile string
+	for _, e := range c.Env {
+		if e.Name == "NEBULA_AGENT_CA_FILE" {
+			caFile = e.Value
+		}
+	}
+	mounted := false
+	for _, m := range c.VolumeMounts {
+		mounted = mounted || m.Name == "ca" && m.MountPath+"/"+CAKey == caFile
+	}
+	if caFile != CADir+"/"+CAKey || !mounted {
+		t.Errorf("NEBULA_AGENT_CA_FILE=%q, mounts %+v", caFile, c.VolumeMounts)
+	}
+	// Without one, none of it.
+	plain := render(t)
+	if strings.Contains(plain.Manifests, CAConfigMap) || strings.Contains(plain.Manifests, "NEBULA_AGENT_CA_FILE") {
+		t.Error("a bundle without a CA mentions one")
+	}
+}
+
+// The control plane's manifests: two replicas of `nebula serve` pinned to
+// the image, probes on /readyz and /healthz, the database URL and master
+// key from the Secret, non-root with a read-only root, and no secret in
+// the text.
+func TestRenderControlPlane(t *testing.T) {
+	image := "ghcr.io/nebulactrl/nebula:1.4.2@sha256:" + strings.Repeat("cd", 32)
+	text, err := RenderControlPlane(ControlPlane{Image: image, Version: "1.4.2", PublicURL: "https://nebula.acme.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dep *appsv1.Deployment
+	kinds := map[string]bool{}
+	for _, o := range decode(t, text) {
+		kinds[reflect.TypeOf(o).Elem().Name()] = true
+		if d, ok := o.(*appsv1.Deployment); ok {
+			dep = d
+		}
+	}
+	for _, k := range []string{"Namespace", "ServiceAccount", "Deployment", "Service", "PodDisruptionBudget"} {
+		if !kinds[k] {
+			t.Errorf("no %s in %v", k, kinds)
+		}
+	}
+	if *dep.Spec.Replicas != 2 || dep.Namespace != ControlPlaneNamespace {
+		t.Errorf("replicas %d in %s", *dep.Spec.Replicas, dep.Namespace)
+	}
+	c := dep.Spec.Template.Spec.Containers[0]
+	if c.Image != image || !slices.Equal(c.Args, []string{"serve"}) || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet.Path != "/healthz" {
+		t.Errorf("the container: %+v", c)
+	}
+	secrets := map[string]string{}
+	for _, e := range c.Env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			if e.ValueFrom.SecretKeyRef.Name != ControlPlaneSecret {
+				t.Errorf("%s from Secret %s", e.Name, e.ValueFrom.SecretKeyRef.Name)
+			}
+			secrets[e.Name] = e.ValueFrom.SecretKeyRef.Key
+		}
+		if e.Name == "NEBULA_PUBLIC_URL" && e.Value != "https://nebula.acme.test" {
+			t.Errorf("NEBULA_PUBLIC_URL=%q", e.Value)
+		}
+	}
+	if secrets["NEBULA_MASTER_KEY"] != "master-key" || secrets["NEBULA_DATABASE_URL"] != "database-url" {
+		t.Errorf("the settings from the Secret: %v", secrets)
+	}
+	sc := dep.Spec.Template.Spec.SecurityContext
+	if sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
+		t.Error("the control plane does not run as non-root with a read-only root")
+	}
+	if _, err := RenderControlPlane(ControlPlane{Version: "1"}); err == nil {
+		t.Error("manifests without an image")
+	}
+}

@@ -131,7 +131,8 @@ func (s *Server) routes() http.Handler {
 // graphQL builds the gqlgen server with the limits of the configuration.
 func (s *Server) graphQL() http.Handler {
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Plane: s.plane,
-		InstallSettings: install.Settings{Server: s.cfg.PublicURL, Repository: s.cfg.AgentImageRepository, Version: s.cfg.Version}}, Complexity: complexity()})
+		InstallSettings: install.Settings{Server: s.cfg.PublicURL, Repository: s.cfg.AgentImageRepository, Version: s.cfg.Version,
+			Digest: s.cfg.AgentImageDigest, CABundle: s.cfg.AgentCABundle}}, Complexity: complexity()})
 	srv := handler.New(es)
 	// Subscriptions: websockets (token in connection_init) and SSE (POST
 	// with Accept: text/event-stream, token in the Authorization header).
