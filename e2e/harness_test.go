@@ -245,6 +245,9 @@ func freePort(t *testing.T) int {
 type controlPlane struct {
 	*proc
 	url, token string
+	// client reaches it (nil: http.DefaultClient); one trusting its CA
+	// when it serves TLS.
+	client *http.Client
 }
 
 func startControlPlane(t *testing.T) *controlPlane {
@@ -296,7 +299,11 @@ func (cp *controlPlane) gql(t *testing.T, query string, vars map[string]any) map
 	req, _ := http.NewRequest("POST", cp.url+"/graphql", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+cp.token)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	client := cp.client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("graphql: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"context"
 	crand "crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -140,7 +141,7 @@ func retryable(resp *http.Response, err error, attempt int) (time.Duration, bool
 	wait := min(5*time.Second, 250*time.Millisecond<<min(attempt, 5))
 	wait = wait/2 + rand.N(wait/2+1)
 	if err != nil {
-		return wait, !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+		return wait, !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && !untrusted(err)
 	}
 	switch resp.StatusCode {
 	case http.StatusServiceUnavailable, http.StatusTooManyRequests, http.StatusBadGateway, http.StatusGatewayTimeout:
@@ -170,6 +171,15 @@ func inProgress(resp *http.Response) bool {
 	}
 	_ = json.Unmarshal(b, &out)
 	return len(out.Errors) > 0 && out.Errors[0].Extensions["idempotency"] == "IN_PROGRESS"
+}
+
+// untrusted tells whether an error is the control plane's certificate
+// failing verification: trying again cannot help.
+func untrusted(err error) bool {
+	var cv *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var hn x509.HostnameError
+	return errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &hn)
 }
 
 func isMutation(body []byte) bool {

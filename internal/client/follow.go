@@ -106,7 +106,8 @@ func again(err error) bool {
 		}
 		return true
 	case errors.As(err, &de):
-		return de.Status != http.StatusUnauthorized && de.Status != http.StatusForbidden && de.Status != http.StatusBadRequest
+		return de.Status != http.StatusUnauthorized && de.Status != http.StatusForbidden && de.Status != http.StatusBadRequest &&
+			!untrusted(de.Err)
 	case errors.As(err, &e):
 		return e.Code == "UNAVAILABLE" || e.Code == "INTERNAL"
 	}
