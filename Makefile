@@ -20,13 +20,14 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 ARCH      ?= amd64
 IMAGE_OUT ?= dist/image
 IMAGE_REPOSITORY ?= ghcr.io/nebulactrl/nebula
+PUBLIC_URL ?= https://nebula.example.com
 
 ## image: a reproducible OCI image of the static nebula binary, no container daemon: an OCI layout and a tarball in
 ## IMAGE_OUT, its digest printed, and the control plane's Kubernetes manifests pinned to it (docs/deploy.md)
 image:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) $(GO) build -trimpath -buildvcs=false \
 		-ldflags "-s -w -buildid= -X github.com/nebulactrl/nebula/internal/cli.Version=$(VERSION)" -o bin/linux-$(ARCH)/nebula ./cmd/nebula
-	$(GO) run ./hack/image -binary bin/linux-$(ARCH)/nebula -arch $(ARCH) -version $(VERSION) -repository $(IMAGE_REPOSITORY) -out $(IMAGE_OUT)
+	$(GO) run ./hack/image -binary bin/linux-$(ARCH)/nebula -arch $(ARCH) -version $(VERSION) -repository $(IMAGE_REPOSITORY) -public-url $(PUBLIC_URL) -out $(IMAGE_OUT)
 
 ## build: build the nebula binary into bin/ (the first time, it says what the wait is)
 build:

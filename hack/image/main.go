@@ -29,13 +29,14 @@ func main() {
 
 func run() error {
 	var o image.Options
-	var repo, out string
+	var repo, out, publicURL string
 	flag.StringVar(&o.Binary, "binary", "", "the static linux nebula binary")
 	flag.StringVar(&o.Arch, "arch", "amd64", "its architecture")
 	flag.StringVar(&o.Version, "version", "dev", "the version it was built as")
 	flag.StringVar(&o.CACerts, "ca-certs", "/etc/ssl/certs/ca-certificates.crt", "the CA bundle to put in the image (\"\" for none)")
 	flag.StringVar(&repo, "repository", "ghcr.io/nebulactrl/nebula", "the image's repository")
 	flag.StringVar(&out, "out", "dist/image", "the directory to write into (replaced)")
+	flag.StringVar(&publicURL, "public-url", "https://nebula.example.com", "NEBULA_PUBLIC_URL in the control plane's manifests")
 	flag.Parse()
 	if o.Binary == "" {
 		return fmt.Errorf("-binary is required")
@@ -70,7 +71,7 @@ func run() error {
 		return err
 	}
 	pinned := repo + ":" + o.Version + "@" + digest.String()
-	manifests, err := install.RenderControlPlane(install.ControlPlane{Image: pinned, Version: o.Version})
+	manifests, err := install.RenderControlPlane(install.ControlPlane{Image: pinned, Version: o.Version, PublicURL: publicURL})
 	if err != nil {
 		return err
 	}
