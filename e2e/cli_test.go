@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -298,5 +300,66 @@ func TestCLIWaitThroughRestart(t *testing.T) {
 	}
 	if got := strings.Join(stages, ","); got != "QUEUED,DELIVERING,STARTING,PROBING,SWITCHING_TRAFFIC,RETIRING,SUCCEEDED" {
 		t.Errorf("stages shown %s\n%s", got, dep.out())
+	}
+}
+
+// nebula login --web: the CLI shows a code and a link; a person signed in
+// to the console confirms it (here the dev admin, through the console
+// link nebula dev printed, then the GraphQL mutation the console page
+// sends); the CLI gets their token, keeps it, and works with it.
+func TestCLILoginWeb(t *testing.T) {
+	t.Parallel()
+	d := startDev(t)
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	login := runCLI(t, []string{"NEBULA_CONFIG=" + cfg}, "", "login", d.url, "--web", "--name", "dev")
+	var code string
+	testutil.Eventually(t, 30*time.Second, "the CLI shows a code", func() (bool, string) {
+		m := regexp.MustCompile(`\n\s+([B-Z]{4}-[B-Z]{4})\n\n\s+(http\S+/#/cli/[A-Z-]+)`).FindStringSubmatch(login.errs())
+		if m != nil {
+			code = m[1]
+		}
+		return m != nil, login.errs()
+	})
+	// The dev admin signs in to the console through the link dev printed.
+	link := regexp.MustCompile(`http://\S+/invitation#(nbi_\S+)`).FindStringSubmatch(d.stdout())
+	if link == nil {
+		t.Fatalf("nebula dev printed no console link:\n%s", d.stdout())
+	}
+	body, _ := json.Marshal(map[string]string{"invitation": link[1], "passphrase": "a passphrase for the e2e"})
+	req, _ := http.NewRequest("POST", d.url+"/auth/invitation", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("signing in through the console link: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == "nebula_session" {
+			cookie = c
+		}
+	}
+	tenant := dig(d.gql(t, `{ viewer { tenants { nodes { id } } } }`, nil), "viewer", "tenants", "nodes").([]any)[0].(map[string]any)["id"]
+	q, _ := json.Marshal(map[string]any{"query": `mutation($c: String!, $t: ID!) { approveCliLogin(input: {code: $c, tenantId: $t}) { apiToken { name } userErrors { message } } }`,
+		"variables": map[string]any{"c": code, "t": tenant}})
+	req, _ = http.NewRequest("POST", d.url+"/graphql", bytes.NewReader(q))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", d.url)
+	req.AddCookie(cookie)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(answer), `"name":"nebula CLI from`) {
+		t.Fatalf("confirming the code: %s", answer)
+	}
+	if code := login.wait(t, 30*time.Second); code != 0 || !strings.Contains(login.out(), "Logged in to "+d.url+" as admin@localhost.localdomain") {
+		t.Fatalf("login --web: exit %d\n%s\n%s", code, login.out(), login.errs())
+	}
+	st := runCLI(t, []string{"NEBULA_CONFIG=" + cfg}, "", "status")
+	if code := st.wait(t, 30*time.Second); code != 0 || !strings.Contains(st.out(), "CONNECTED") {
+		t.Errorf("status with the token login --web got: exit %d\n%s%s", code, st.out(), st.errs())
 	}
 }

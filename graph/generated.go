@@ -126,6 +126,11 @@ type ComplexityRoot struct {
 		User      func(childComplexity int) int
 	}
 
+	ApproveCliLoginPayload struct {
+		APIToken   func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+	}
+
 	AuditEvent struct {
 		Action        func(childComplexity int) int
 		Actor         func(childComplexity int) int
@@ -196,6 +201,14 @@ type ComplexityRoot struct {
 	ChangePreview struct {
 		Clusters   func(childComplexity int) int
 		UserErrors func(childComplexity int) int
+	}
+
+	CliLogin struct {
+		ClientAddress func(childComplexity int) int
+		Code          func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ExpiresAt     func(childComplexity int) int
+		UserAgent     func(childComplexity int) int
 	}
 
 	Cluster struct {
@@ -579,6 +592,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AddMember                   func(childComplexity int, input gqlmodel.AddMemberInput) int
 		AddProjectMember            func(childComplexity int, input gqlmodel.AddProjectMemberInput) int
+		ApproveCliLogin             func(childComplexity int, input gqlmodel.ApproveCliLoginInput) int
 		ApproveDeployment           func(childComplexity int, input gqlmodel.DecideDeploymentInput) int
 		CancelDeployment            func(childComplexity int, input gqlmodel.CancelDeploymentInput) int
 		CreateAPIToken              func(childComplexity int, input gqlmodel.CreateAPITokenInput) int
@@ -732,6 +746,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		CliLogin                 func(childComplexity int, code string) int
 		Node                     func(childComplexity int, id string) int
 		PreviewDeploy            func(childComplexity int, input gqlmodel.DeployInput) int
 		PreviewSetVariable       func(childComplexity int, input gqlmodel.SetVariableInput) int
@@ -1268,6 +1283,7 @@ type MutationResolver interface {
 	RotateWebhookSecret(ctx context.Context, input gqlmodel.RotateWebhookSecretInput) (*gqlmodel.RotateWebhookSecretPayload, error)
 	DeleteWebhook(ctx context.Context, input gqlmodel.DeleteWebhookInput) (*gqlmodel.DeleteWebhookPayload, error)
 	RedeliverWebhookDelivery(ctx context.Context, input gqlmodel.RedeliverWebhookDeliveryInput) (*gqlmodel.RedeliverWebhookDeliveryPayload, error)
+	ApproveCliLogin(ctx context.Context, input gqlmodel.ApproveCliLoginInput) (*gqlmodel.ApproveCliLoginPayload, error)
 	CreateWebhookEndpoint(ctx context.Context, input gqlmodel.CreateWebhookEndpointInput) (*gqlmodel.WebhookEndpointSecretPayload, error)
 	UpdateWebhookEndpoint(ctx context.Context, input gqlmodel.UpdateWebhookEndpointInput) (*gqlmodel.WebhookEndpointPayload, error)
 	RotateWebhookEndpointSecret(ctx context.Context, input gqlmodel.WebhookEndpointInput) (*gqlmodel.WebhookEndpointSecretPayload, error)
@@ -1310,6 +1326,7 @@ type QueryResolver interface {
 	PreviewUpdateService(ctx context.Context, input gqlmodel.UpdateServiceInput) (*gqlmodel.ChangePreview, error)
 	PreviewSetVariable(ctx context.Context, input gqlmodel.SetVariableInput) (*gqlmodel.ChangePreview, error)
 	PreviewUpdateEnvironment(ctx context.Context, input gqlmodel.UpdateEnvironmentInput) (*gqlmodel.ChangePreview, error)
+	CliLogin(ctx context.Context, code string) (*model.CLILogin, error)
 }
 type ReleaseResolver interface {
 	Service(ctx context.Context, obj *model.Release) (*model.Service, error)
@@ -1605,6 +1622,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Approval.User(childComplexity), true
 
+	case "ApproveCliLoginPayload.apiToken":
+		if e.ComplexityRoot.ApproveCliLoginPayload.APIToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApproveCliLoginPayload.APIToken(childComplexity), true
+	case "ApproveCliLoginPayload.userErrors":
+		if e.ComplexityRoot.ApproveCliLoginPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApproveCliLoginPayload.UserErrors(childComplexity), true
+
 	case "AuditEvent.action":
 		if e.ComplexityRoot.AuditEvent.Action == nil {
 			break
@@ -1888,6 +1918,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ChangePreview.UserErrors(childComplexity), true
+
+	case "CliLogin.clientAddress":
+		if e.ComplexityRoot.CliLogin.ClientAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CliLogin.ClientAddress(childComplexity), true
+	case "CliLogin.code":
+		if e.ComplexityRoot.CliLogin.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CliLogin.Code(childComplexity), true
+	case "CliLogin.createdAt":
+		if e.ComplexityRoot.CliLogin.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CliLogin.CreatedAt(childComplexity), true
+	case "CliLogin.expiresAt":
+		if e.ComplexityRoot.CliLogin.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CliLogin.ExpiresAt(childComplexity), true
+	case "CliLogin.userAgent":
+		if e.ComplexityRoot.CliLogin.UserAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CliLogin.UserAgent(childComplexity), true
 
 	case "Cluster.activeRevision":
 		if e.ComplexityRoot.Cluster.ActiveRevision == nil {
@@ -3372,6 +3433,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddProjectMember(childComplexity, args["input"].(gqlmodel.AddProjectMemberInput)), true
+	case "Mutation.approveCliLogin":
+		if e.ComplexityRoot.Mutation.ApproveCliLogin == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_approveCliLogin_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ApproveCliLogin(childComplexity, args["input"].(gqlmodel.ApproveCliLoginInput)), true
 	case "Mutation.approveDeployment":
 		if e.ComplexityRoot.Mutation.ApproveDeployment == nil {
 			break
@@ -4277,6 +4349,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ProjectMemberEdge.Node(childComplexity), true
+
+	case "Query.cliLogin":
+		if e.ComplexityRoot.Query.CliLogin == nil {
+			break
+		}
+
+		args, err := ec.field_Query_cliLogin_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CliLogin(childComplexity, args["code"].(string)), true
 
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
@@ -5893,6 +5977,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("AddMemberInput", ec.unmarshalInputAddMemberInput),
 			graphql.NewInputUnmarshaler("AddProjectMemberInput", ec.unmarshalInputAddProjectMemberInput),
+			graphql.NewInputUnmarshaler("ApproveCliLoginInput", ec.unmarshalInputApproveCliLoginInput),
 			graphql.NewInputUnmarshaler("AuditEventFilter", ec.unmarshalInputAuditEventFilter),
 			graphql.NewInputUnmarshaler("CancelDeploymentInput", ec.unmarshalInputCancelDeploymentInput),
 			graphql.NewInputUnmarshaler("CreateApiTokenInput", ec.unmarshalInputCreateApiTokenInput),
@@ -6117,6 +6202,18 @@ type Query {
   previewSetVariable(input: SetVariableInput!): ChangePreview!
   "What updateEnvironment (e.g. new selectors) would change on each affected cluster; nothing is stored or published."
   previewUpdateEnvironment(input: UpdateEnvironmentInput!): ChangePreview!
+  "A CLI's sign-in waiting for its code to be confirmed (nebula login --web), for the console page that confirms it; people signed in to the console only. Null when no sign-in waits with the code."
+  cliLogin(code: String!): CliLogin
+}
+
+"A CLI waiting for a person to confirm the code it shows (nebula login --web)."
+type CliLogin {
+  code: String!
+  "Where the CLI asked from."
+  clientAddress: String!
+  userAgent: String!
+  createdAt: Time!
+  expiresAt: Time!
 }
 
 "What a change would do, per cluster whose desired state it alters."
@@ -7348,6 +7445,9 @@ type Mutation {
   "Takes a delivery again as its webhook received it, with the webhook's rules except the replay check (tenant admins). A refused delivery kept no body and cannot be redelivered."
   redeliverWebhookDelivery(input: RedeliverWebhookDeliveryInput!): RedeliverWebhookDeliveryPayload!
 
+  "Confirms a CLI's sign-in by the code it shows: a personal API token of yours in the tenant (90 days) is made, which the CLI picks up once. From the console only (a browser session), never with an API token."
+  approveCliLogin(input: ApproveCliLoginInput!): ApproveCliLoginPayload!
+
   "Registers an outbound webhook endpoint: the tenant's (tenant admins) or, with projectId, a project's (its project managers). Its signing secret is in the payload only. The URL may not be on loopback, private or link-local addresses unless NEBULA_WEBHOOK_ALLOW_PRIVATE_NETWORKS."
   createWebhookEndpoint(input: CreateWebhookEndpointInput!): WebhookEndpointSecretPayload!
   "Changes an endpoint's URL, description or events."
@@ -7817,6 +7917,18 @@ type DeployPayload {
   userErrors: [UserError!]!
 }
 
+input ApproveCliLoginInput {
+  code: String!
+  "The tenant the token acts in: one your sign-in acts in."
+  tenantId: ID!
+}
+
+type ApproveCliLoginPayload {
+  "The token made (never its secret: the CLI picks that up)."
+  apiToken: ApiToken
+  userErrors: [UserError!]!
+}
+
 input CreateWebhookEndpointInput {
   tenantId: ID!
   "A project of the tenant: the endpoint is told of that project's events only."
@@ -8044,6 +8156,16 @@ func (ec *executionContext) childFields_Approval(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Approval", field.Name)
 }
 
+func (ec *executionContext) childFields_ApproveCliLoginPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "apiToken":
+		return ec.fieldContext_ApproveCliLoginPayload_apiToken(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_ApproveCliLoginPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApproveCliLoginPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_AuditEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -8186,6 +8308,22 @@ func (ec *executionContext) childFields_ChangePreview(ctx context.Context, field
 		return ec.fieldContext_ChangePreview_userErrors(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ChangePreview", field.Name)
+}
+
+func (ec *executionContext) childFields_CliLogin(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_CliLogin_code(ctx, field)
+	case "clientAddress":
+		return ec.fieldContext_CliLogin_clientAddress(ctx, field)
+	case "userAgent":
+		return ec.fieldContext_CliLogin_userAgent(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_CliLogin_createdAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_CliLogin_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CliLogin", field.Name)
 }
 
 func (ec *executionContext) childFields_Cluster(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10344,6 +10482,20 @@ func (ec *executionContext) field_Mutation_addProjectMember_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_approveCliLogin_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.ApproveCliLoginInput, error) {
+			return ec.unmarshalNApproveCliLoginInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐApproveCliLoginInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_approveDeployment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11107,6 +11259,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_cliLogin_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "code",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["code"] = arg0
 	return args, nil
 }
 
@@ -12527,6 +12693,70 @@ func (ec *executionContext) fieldContext_Approval_at(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Approval", field, false, false, "Time")
 }
 
+func (ec *executionContext) _ApproveCliLoginPayload_apiToken(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApproveCliLoginPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApproveCliLoginPayload_apiToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.APIToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.APIToken) graphql.Marshaler {
+			return ec.marshalOApiToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAPIToken(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApproveCliLoginPayload_apiToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApproveCliLoginPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApiToken(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApproveCliLoginPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ApproveCliLoginPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApproveCliLoginPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApproveCliLoginPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApproveCliLoginPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _AuditEvent_id(ctx context.Context, field graphql.CollectedField, obj *model.AuditEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13743,6 +13973,121 @@ func (ec *executionContext) fieldContext_ChangePreview_userErrors(_ context.Cont
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _CliLogin_code(ctx context.Context, field graphql.CollectedField, obj *model.CLILogin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CliLogin_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CliLogin_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CliLogin", field, false, false, "String")
+}
+
+func (ec *executionContext) _CliLogin_clientAddress(ctx context.Context, field graphql.CollectedField, obj *model.CLILogin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CliLogin_clientAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CliLogin_clientAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CliLogin", field, false, false, "String")
+}
+
+func (ec *executionContext) _CliLogin_userAgent(ctx context.Context, field graphql.CollectedField, obj *model.CLILogin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CliLogin_userAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserAgent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CliLogin_userAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CliLogin", field, false, false, "String")
+}
+
+func (ec *executionContext) _CliLogin_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.CLILogin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CliLogin_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CliLogin_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CliLogin", field, false, false, "Time")
+}
+
+func (ec *executionContext) _CliLogin_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.CLILogin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CliLogin_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CliLogin_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CliLogin", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Cluster_id(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
@@ -21601,6 +21946,50 @@ func (ec *executionContext) fieldContext_Mutation_redeliverWebhookDelivery(ctx c
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_approveCliLogin(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_approveCliLogin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ApproveCliLogin(ctx, fc.Args["input"].(gqlmodel.ApproveCliLoginInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ApproveCliLoginPayload) graphql.Marshaler {
+			return ec.marshalNApproveCliLoginPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐApproveCliLoginPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_approveCliLogin(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApproveCliLoginPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_approveCliLogin_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24021,6 +24410,50 @@ func (ec *executionContext) fieldContext_Query_previewUpdateEnvironment(ctx cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_previewUpdateEnvironment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_cliLogin(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_cliLogin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CliLogin(ctx, fc.Args["code"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CLILogin) graphql.Marshaler {
+			return ec.marshalOCliLogin2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCLILogin(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_cliLogin(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CliLogin(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_cliLogin_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -32042,6 +32475,55 @@ func UnmarshalAddProjectMemberInput(ctx context.Context, raw any) (gqlmodel.AddP
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputApproveCliLoginInput(ctx context.Context, obj any) (gqlmodel.ApproveCliLoginInput, error) {
+	var it gqlmodel.ApproveCliLoginInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"code", "tenantId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "code":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("code"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Code = data
+		case "tenantId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tenantId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TenantID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalApproveCliLoginInput unmarshals raw into the ApproveCliLoginInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalApproveCliLoginInput(ctx context.Context, raw any) (gqlmodel.ApproveCliLoginInput, error) {
+	var out gqlmodel.ApproveCliLoginInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ApproveCliLoginInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputAuditEventFilter(ctx context.Context, obj any) (gqlmodel.AuditEventFilter, error) {
 	var it gqlmodel.AuditEventFilter
 	if obj == nil {
@@ -35587,6 +36069,44 @@ func (ec *executionContext) _Approval(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var approveCliLoginPayloadImplementors = []string{"ApproveCliLoginPayload"}
+
+func (ec *executionContext) _ApproveCliLoginPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ApproveCliLoginPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, approveCliLoginPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApproveCliLoginPayload")
+		case "apiToken":
+			out.Values[i] = ec._ApproveCliLoginPayload_apiToken(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._ApproveCliLoginPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var auditEventImplementors = []string{"AuditEvent", "Node"}
 
 func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSet, obj *model.AuditEvent) graphql.Marshaler {
@@ -36053,6 +36573,59 @@ func (ec *executionContext) _ChangePreview(ctx context.Context, sel ast.Selectio
 			}
 		case "userErrors":
 			out.Values[i] = ec._ChangePreview_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var cliLoginImplementors = []string{"CliLogin"}
+
+func (ec *executionContext) _CliLogin(ctx context.Context, sel ast.SelectionSet, obj *model.CLILogin) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cliLoginImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CliLogin")
+		case "code":
+			out.Values[i] = ec._CliLogin_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientAddress":
+			out.Values[i] = ec._CliLogin_clientAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "userAgent":
+			out.Values[i] = ec._CliLogin_userAgent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._CliLogin_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._CliLogin_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -38949,6 +39522,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "approveCliLogin":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_approveCliLogin(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createWebhookEndpoint":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createWebhookEndpoint(ctx, field)
@@ -39830,6 +40410,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_previewUpdateEnvironment(ctx, field)
+				})
+		case "cliLogin":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_cliLogin(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -43024,6 +43610,19 @@ func (ec *executionContext) marshalNApprovalDecision2githubᚗcomᚋnebulactrl�
 	return v
 }
 
+func (ec *executionContext) unmarshalNApproveCliLoginInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐApproveCliLoginInput(ctx context.Context, v any) (gqlmodel.ApproveCliLoginInput, error) {
+	res, err := ec.unmarshalInputApproveCliLoginInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNApproveCliLoginPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐApproveCliLoginPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ApproveCliLoginPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ApproveCliLoginPayload!")
+		return graphql.Null
+	}
+	return ec._ApproveCliLoginPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAuditEvent2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAuditEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AuditEvent) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -46033,6 +46632,13 @@ func (ec *executionContext) marshalOBuild2ᚖgithubᚗcomᚋnebulactrlᚋnebula�
 		return graphql.Null
 	}
 	return ec._Build(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCliLogin2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCLILogin(ctx context.Context, sel ast.SelectionSet, v *model.CLILogin) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CliLogin(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOCluster2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCluster(ctx context.Context, sel ast.SelectionSet, v *model.Cluster) graphql.Marshaler {

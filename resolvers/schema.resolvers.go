@@ -721,6 +721,12 @@ func (r *mutationResolver) RedeliverWebhookDelivery(ctx context.Context, input g
 	return &gqlmodel.RedeliverWebhookDeliveryPayload{Delivery: d, UserErrors: ue}, err
 }
 
+func (r *mutationResolver) ApproveCliLogin(ctx context.Context, input gqlmodel.ApproveCliLoginInput) (*gqlmodel.ApproveCliLoginPayload, error) {
+	tenant, err := decode[model.TenantID](gid.Tenant, input.TenantID, "tenantId")
+	tok, ue, err := afterArgs(err, func() (*model.APIToken, error) { return r.Plane.ApproveCLILogin(ctx, input.Code, tenant) })
+	return &gqlmodel.ApproveCliLoginPayload{APIToken: tok, UserErrors: ue}, err
+}
+
 func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input gqlmodel.CreateWebhookEndpointInput) (*gqlmodel.WebhookEndpointSecretPayload, error) {
 	in := control.EndpointInput{URL: input.URL, Description: deref(input.Description, "")}
 	var err error
@@ -984,6 +990,14 @@ func (r *queryResolver) PreviewUpdateEnvironment(ctx context.Context, input gqlm
 		changes, err = r.Plane.PreviewUpdateEnvironment(ctx, id, in)
 	}
 	return changePreview(changes, err)
+}
+
+func (r *queryResolver) CliLogin(ctx context.Context, code string) (*model.CLILogin, error) {
+	l, err := r.Plane.CLILogin(ctx, code)
+	if control.IsNotFound(err) {
+		return nil, nil
+	}
+	return l, err
 }
 
 func (r *releaseResolver) Service(ctx context.Context, obj *model.Release) (*model.Service, error) {

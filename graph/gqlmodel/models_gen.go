@@ -49,6 +49,18 @@ type APITokenEdge struct {
 	Node   *model.APIToken `json:"node"`
 }
 
+type ApproveCliLoginInput struct {
+	Code string `json:"code"`
+	// The tenant the token acts in: one your sign-in acts in.
+	TenantID string `json:"tenantId"`
+}
+
+type ApproveCliLoginPayload struct {
+	// The token made (never its secret: the CLI picks that up).
+	APIToken   *model.APIToken `json:"apiToken,omitempty"`
+	UserErrors []*UserError    `json:"userErrors"`
+}
+
 type AuditEventConnection struct {
 	Edges    []*AuditEventEdge   `json:"edges"`
 	Nodes    []*model.AuditEvent `json:"nodes"`

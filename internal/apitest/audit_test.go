@@ -369,6 +369,18 @@ func TestAuditOnePerMutation(t *testing.T) {
 		reject(admin, "revokeSession", `mutation($s: ID!) { revokeSession(input: {sessionId: $s}) { revokedSessionId `+ue+` } }`,
 			map[string]any{"s": session}, "NOT_FOUND")
 
+		// A CLI's sign-in confirmed by a person in the console.
+		cliPerson, _, _ := signedInPerson(t, f, "Cleo")
+		secrets = append(secrets, cliPerson.cookie.Value)
+		cliCode, cliSecret, _ := cliStart(t, env)
+		if r := cliPerson.gql(`mutation($c: String!, $t: ID!) { approveCliLogin(input: {code: $c, tenantId: $t}) { apiToken { id } } }`,
+			map[string]any{"c": cliCode, "t": f.TenantID}); dig(r.body, "data.approveCliLogin.apiToken.id") == nil {
+			t.Fatalf("approveCliLogin: %s", r.raw)
+		}
+		if _, tok := cliPoll(t, env, cliSecret); tok != "" {
+			secrets = append(secrets, tok)
+		}
+
 		t.Run("every mutation scripted", func(t *testing.T) {
 			var done []string
 			for _, ev := range allAudit(t, env, f.Owner.Token, f.TenantID, 100, nil) {
@@ -376,7 +388,7 @@ func TestAuditOnePerMutation(t *testing.T) {
 			}
 			done = append(done, "tenant.create")
 			for _, field := range schemaFields() {
-				if field == "node" || field == "viewer" || strings.HasPrefix(field, "preview") {
+				if field == "node" || field == "viewer" || field == "cliLogin" || strings.HasPrefix(field, "preview") {
 					continue // queries: they write nothing
 				}
 				action := mutationAction[field]
@@ -506,6 +518,7 @@ var mutationAction = map[string]string{
 	"queueCommand":  "cluster.queue_command",
 	"createWebhook": "webhook.create", "rotateWebhookSecret": "webhook.rotate_secret", "deleteWebhook": "webhook.delete",
 	"redeliverWebhookDelivery": "webhook.redeliver",
+	"approveCliLogin":          "cli_login.approve",
 	"createWebhookEndpoint":    "webhook_endpoint.create", "updateWebhookEndpoint": "webhook_endpoint.update",
 	"rotateWebhookEndpointSecret": "webhook_endpoint.rotate_secret", "setWebhookEndpointEnabled": "webhook_endpoint.enable",
 	"deleteWebhookEndpoint": "webhook_endpoint.delete", "redeliverWebhookMessage": "webhook_message.redeliver",

@@ -323,8 +323,9 @@ func TestConsoleAccessible(t *testing.T) {
 		"/#/account":                         {"Your sign-ins", "console-account"},
 		"/#/people":                          {"Invite someone", "console-people"},
 		"/#/logs/" + f.ServiceID + "/" + f.EnvironmentID: {"Logs of", ""},
-		"/signin":     {"Sign in to NebulaCtrl", "signin"},
-		"/invitation": {"Set your passphrase", ""},
+		"/#/cli/BCDF-GHJK": {"Sign in the CLI", ""},
+		"/signin":          {"Sign in to NebulaCtrl", "signin"},
+		"/invitation":      {"Set your passphrase", ""},
 	}
 	runBrowser(t, "a11y.mjs", "NEBULA_URL="+env.Server.URL, "NEBULA_SESSION="+admin.cookie.Value, "NEBULA_PAGES="+mustJSON(t, pages),
 		screenshotsEnv(t))
@@ -419,4 +420,29 @@ func TestConsoleOverviewPages(t *testing.T) {
 	tenant := f.Node(t, f.TenantID, `... on Tenant { name }`)["name"].(string)
 	runBrowser(t, "overview.mjs", "NEBULA_URL="+env.Server.URL, "NEBULA_SESSION="+admin.cookie.Value, screenshotsEnv(t),
 		"NEBULA_WANT="+mustJSON(t, map[string]any{"tenant": tenant, "clusters": names("clusters"), "projects": names("projects")}))
+}
+
+// A CLI's sign-in confirmed in the console (web/test/cli.mjs): the link
+// the CLI printed leads a signed-out person through the sign-in page back
+// to it; they confirm the code and the CLI's poll gets their token.
+func TestConsoleConfirmsCLILogin(t *testing.T) {
+	t.Parallel()
+	browserTests(t)
+	env := NewEnv(t, OpenSQLite(t))
+	f := env.NewFixture(t)
+	person, _, _ := signedInAs(t, f, "cli-person", "MEMBER") // sets the passphrase "a passphrase for cli-person"
+	email := dig(person.gql(`{ viewer { user { email } } }`, nil).body, "data.viewer.user.email").(string)
+	code, secret, link := cliStart(t, env)
+	// The link names the public URL; the test server listens elsewhere.
+	link = env.Server.URL + link[strings.Index(link, "/#/cli/"):]
+	runBrowser(t, "cli.mjs", "NEBULA_URL="+env.Server.URL, "NEBULA_LINK="+link, "NEBULA_CODE="+code,
+		"NEBULA_EMAIL="+email, "NEBULA_PASSPHRASE=a passphrase for cli-person", screenshotsEnv(t))
+	status, token := cliPoll(t, env, secret)
+	if status != 200 {
+		t.Fatalf("the CLI's poll after the confirmation: %d", status)
+	}
+	f.addSecret(token)
+	if got := env.MustDo(t, token, `{ viewer { user { email } } }`, nil).Str("viewer.user.email"); got != email {
+		t.Errorf("the CLI's token is %s's, want %s's", got, email)
+	}
 }

@@ -802,6 +802,33 @@ func roleMatrix() map[string][]matrixCase {
 			},
 		}},
 
+		// A CLI's sign-in is confirmed from a browser session only: with an
+		// API token (every caller here) it is refused, whatever the role
+		// (TestCLILoginThroughTheConsole confirms one as a person).
+		"cliLogin": {{
+			name:  "a waiting sign-in",
+			query: `query($c: String!) { cliLogin(code: $c) { code } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				code, _, _ := cliStart(t, f.Env)
+				return map[string]any{"c": code}
+			},
+			want: by(forbidden, forbidden, forbidden, forbidden, forbidden),
+		}},
+		"approveCliLogin": {{
+			name:  "a waiting sign-in",
+			query: `mutation($c: String!, $t: ID!) { approveCliLogin(input: {code: $c, tenantId: $t}) { apiToken { id } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				code, secret, _ := cliStart(t, f.Env)
+				return map[string]any{"c": code, "t": f.TenantID, "_secret": secret}
+			},
+			want: by(forbidden, forbidden, forbidden, forbidden, forbidden),
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				t.Helper()
+				if status, _ := cliPoll(t, f.Env, v["_secret"].(string)); status != http.StatusAccepted {
+					t.Errorf("after a refused confirmation the CLI's poll answers %d, want 202 (still waiting)", status)
+				}
+			},
+		}},
 		"createWebhookEndpoint": {
 			{
 				name:  "the tenant's",

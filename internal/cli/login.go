@@ -22,23 +22,38 @@ func loginCommands(stdin io.Reader, stdout, stderr io.Writer) []*cobra.Command {
 		r          = remote{stdout: stdout, stderr: stderr}
 		name, ca   string
 		tokenStdin bool
+		web        bool
 	)
 	login := &cobra.Command{
 		Use:   "login URL",
-		Short: "Log in to a control plane with an API token, and keep it as a context",
-		Long: `Log in to the control plane at URL with an API token (a personal one, made on the console's
-Account page, or an integration's): the token is checked, then kept with the URL as a context in
-the credentials file ($XDG_CONFIG_HOME/nebula/config.json, or NEBULA_CONFIG; mode 0600), and the
-context becomes the current one. The token is read from a prompt that does not echo, from
-standard input (--token-stdin, or when it is not a terminal), or from NEBULA_TOKEN; it is never
-printed.`,
-		Example: `  nebula login https://nebula.example.com
+		Short: "Log in to a control plane, in the browser or with an API token, and keep it as a context",
+		Long: `Log in to the control plane at URL. With --web, through the browser: the CLI shows a code and a
+link; open it, sign in to the console, confirm that the code is the one shown here, and the CLI
+gets a personal API token of yours (90 days). Otherwise with an API token (a personal one, made
+on the console's Account page, or an integration's), read from a prompt that does not echo,
+from standard input (--token-stdin, or when it is not a terminal), or from NEBULA_TOKEN.
+Either way the token is checked, then kept with the URL as a context in the credentials file
+($XDG_CONFIG_HOME/nebula/config.json, or NEBULA_CONFIG; mode 0600), and the context becomes the
+current one. The token is never printed.`,
+		Example: `  nebula login https://nebula.example.com --web
+  nebula login https://nebula.example.com
   echo "$NEBULA_TOKEN" | nebula login https://nebula.example.com --name prod --token-stdin`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			token, err := readToken(stdin, stderr, tokenStdin)
+			tlsConf, err := tlsTrusting(ca)
 			if err != nil {
 				return err
+			}
+			var token string
+			if web {
+				token, err = client.BrowserLogin(cmd.Context(), args[0], tlsConf, func(code, link string) {
+					fmt.Fprintf(stderr, "Open this page, sign in, and confirm the code:\n\n    %s\n\n  %s\n\nWaiting (the code works for 10 minutes)…\n", code, link)
+				})
+			} else {
+				token, err = readToken(stdin, stderr, tokenStdin)
+			}
+			if err != nil {
+				return explained(err)
 			}
 			if name == "" {
 				u, err := url.Parse(args[0])
@@ -46,10 +61,6 @@ printed.`,
 					return fmt.Errorf("%q is not a control plane's URL (https://host)", args[0])
 				}
 				name = u.Hostname()
-			}
-			tlsConf, err := tlsTrusting(ca)
-			if err != nil {
-				return err
 			}
 			c, err := client.New(args[0], token, client.Options{UserAgent: "nebula-cli/" + Version, TLS: tlsConf})
 			if err != nil {
@@ -84,6 +95,7 @@ printed.`,
 	login.Flags().StringVar(&name, "name", "", "the context's name (default the URL's host)")
 	login.Flags().StringVar(&ca, "ca-file", "", "a PEM bundle of certificate authorities to trust for the control plane's TLS certificate")
 	login.Flags().BoolVar(&tokenStdin, "token-stdin", false, "read the token from standard input")
+	login.Flags().BoolVar(&web, "web", false, "sign in through the browser: confirm the code shown in the console")
 	login.Flags().StringVarP(&r.output, "output", "o", "text", "text, or json for scripts")
 
 	var lr = remote{stdout: stdout, stderr: stderr}

@@ -88,7 +88,10 @@ var systemDoors = map[string]system{
 	"SignIn":           systemAuthenticator,
 	"SignOut":          systemAuthenticator,
 	"AcceptInvitation": systemAuthenticator,
-	"AgentSideOf":      systemAgent(""),
+	// The CLI's sign-in through the browser: trusted with its own secret.
+	"StartCLILogin": systemAuthenticator,
+	"PollCLILogin":  systemAuthenticator,
+	"AgentSideOf":   systemAgent(""),
 	// Whoever knows a hook's URL: trusted once the signature holds.
 	"ReceiveWebhook": systemWebhook,
 }

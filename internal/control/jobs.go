@@ -36,8 +36,9 @@ type JobReport struct {
 	// events created ahead; LogsExpired the partitions dropped
 	// (PostgreSQL) or rows deleted (SQLite) past the retention.
 	LogPartitions, LogsExpired int
-	// Messages counts webhook messages deleted past their retention.
-	Messages int
+	// Messages counts webhook messages deleted past their retention;
+	// CLILogins the CLI sign-ins deleted once expired.
+	Messages, CLILogins int
 	// Skipped names jobs whose lock another replica held.
 	Skipped []string
 }
@@ -75,6 +76,8 @@ func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 		{"expire-build-logs", p.expireBuildLogs, &rep.BuildLogLines},
 		{"log-retention", func(ctx context.Context, q *txn) (int, error) { return p.logRetentionJob(ctx, q, &rep) }, &rep.LogsExpired},
 		{"expire-webhook-messages", p.expireMessages, &rep.Messages},
+		{"expire-cli-logins", func(ctx context.Context, q *txn) (int, error) { return store.DeleteExpiredCLILogins(ctx, q, p.now()) },
+			&rep.CLILogins},
 	}
 	for _, j := range jobs {
 		var skipped bool

@@ -89,6 +89,31 @@ func (s *Server) authRoutes(mux *http.ServeMux) {
 		mux.HandleFunc("GET /auth/oidc/start", o.start)
 		mux.HandleFunc("GET /auth/oidc/callback", o.callback)
 	}
+	// The CLI's sign-in through the browser (nebula login --web): start
+	// one, then poll with its secret until a person confirmed its code in
+	// the console (the page at verificationUrl).
+	mux.HandleFunc("POST /auth/cli/start", s.authEndpoint(func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+		l, err := s.plane.StartCLILogin(r.Context(), clientOf(r))
+		if err != nil {
+			s.authError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"code": l.Code, "secret": l.Secret, "expiresAt": l.ExpiresAt.Format(time.RFC3339),
+			"verificationUrl": strings.TrimRight(s.cfg.PublicURL, "/") + "/#/cli/" + l.Code, "interval": 2})
+	}))
+	mux.HandleFunc("POST /auth/cli/token", s.authEndpoint(func(w http.ResponseWriter, r *http.Request, body map[string]string) {
+		token, tenant, err := s.plane.PollCLILogin(r.Context(), body["secret"])
+		switch {
+		case errors.Is(err, control.ErrCLILoginPending):
+			writeJSON(w, http.StatusAccepted, map[string]string{"status": "PENDING", "message": err.Error()})
+		case errors.Is(err, control.ErrCLILoginGone):
+			writeJSON(w, http.StatusGone, map[string]string{"status": "GONE", "message": err.Error()})
+		case err != nil:
+			s.authError(w, r, err)
+		default:
+			writeJSON(w, http.StatusOK, map[string]string{"status": "APPROVED", "token": token, "tenantId": gid.Encode(gid.Tenant, tenant)})
+		}
+	}))
 	mux.HandleFunc("POST /auth/signout", s.authEndpoint(func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 		if secret := sessionSecret(r); secret != "" {
 			if err := s.plane.SignOut(r.Context(), secret, clientOf(r)); err != nil {

@@ -42,7 +42,9 @@ if (signin) {
     e.preventDefault();
     error.hidden = true;
     const ok = await post('/auth/signin', { email: signin.email.value, passphrase: signin.passphrase.value });
-    if (ok) window.location.assign('/');
+    // Back to the console page that sent here (a #/ route of this origin).
+    const next = /^#\/[\w\-/%.]*$/.test(window.location.hash) ? window.location.hash : '';
+    if (ok) window.location.assign('/' + next);
   });
 }
 

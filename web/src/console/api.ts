@@ -22,7 +22,9 @@ export async function run<R, V>(doc: TypedDocumentString<R, V>, variables?: V): 
     body: JSON.stringify({ query: doc.toString(), variables }),
   });
   if (res.status === 401) {
-    window.location.assign('/signin');
+    // Back to this page once signed in (the sign-in page takes a console
+    // route in its fragment, and only that).
+    window.location.assign('/signin' + (window.location.hash.startsWith('#/') ? window.location.hash : ''));
     throw new GraphQLError('signed out', 'UNAUTHENTICATED');
   }
   const out = (await res.json()) as { data?: R; errors?: { message: string; extensions?: { code?: string } }[] };

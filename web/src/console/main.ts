@@ -8,6 +8,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { AccountPage } from './account';
 import { ApprovalsPage } from './approvals';
 import { AuditPage } from './audit';
+import { CliLoginView } from './cli';
 import { ClusterView } from './cluster';
 import { DeploymentView } from './deployment';
 import { EnvironmentView } from './environment';
@@ -33,6 +34,7 @@ function App() {
   const cm = route.match(/^\/clusters\/([^/]+)$/);
   const lm = route.match(/^\/logs\/([^/]+)\/([^/]+)$/);
   const em = route.match(/^\/environments\/([^/]+)$/);
+  const clim = route.match(/^\/cli\/([^/]+)$/);
   const page = m
     ? html`<${DeploymentView} id=${decodeURIComponent(m[1])} />`
     : cm
@@ -41,6 +43,8 @@ function App() {
         ? html`<${LogsView} service=${decodeURIComponent(lm[1])} env=${decodeURIComponent(lm[2])} />`
         : em
           ? html`<${EnvironmentView} id=${decodeURIComponent(em[1])} />`
+          : clim
+            ? html`<${CliLoginView} code=${decodeURIComponent(clim[1])} />`
     : route === '/approvals'
       ? html`<${ApprovalsPage} />`
       : route === '/account'

@@ -22,6 +22,8 @@ type Documents = {
     "\n  query ConsoleAudit($tenant: ID!, $after: String, $filter: AuditEventFilter) {\n    node(id: $tenant) {\n      ... on Tenant {\n        name\n        auditEvents(first: 25, after: $after, filter: $filter) {\n          nodes { id action targetType createdAt clientAddress actor { email } details }\n          pageInfo { hasNextPage endCursor }\n        }\n      }\n    }\n  }\n": typeof types.ConsoleAuditDocument,
     "\n  query ConsoleBuild($id: ID!) {\n    node(id: $id) {\n      ... on Build {\n        id status message commit branch imageDigest attempts startedAt finishedAt\n        cluster { name }\n        log(first: 1) { truncated }\n      }\n    }\n  }\n": typeof types.ConsoleBuildDocument,
     "\n  subscription ConsoleBuildLog($id: ID!, $after: Int) {\n    buildLog(buildId: $id, after: $after) { number at text }\n  }\n": typeof types.ConsoleBuildLogDocument,
+    "\n  query ConsoleCliLogin($code: String!) {\n    cliLogin(code: $code) { code clientAddress userAgent createdAt expiresAt }\n    viewer { tenants(first: 20) { nodes { id name } } }\n  }\n": typeof types.ConsoleCliLoginDocument,
+    "\n  mutation ConsoleApproveCliLogin($code: String!, $tenant: ID!) {\n    approveCliLogin(input: { code: $code, tenantId: $tenant }) {\n      apiToken { name expiresAt }\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleApproveCliLoginDocument,
     "\n  query ConsoleCluster($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        id name status lastHeartbeatAge desiredRevision appliedRevision\n        labels { key value }\n        tenant { viewerRole }\n        activeRevision { number confirmed reportedAt }\n        inventory {\n          agentVersion kubernetesVersion capabilities\n          nodes { name ready }\n          workloads { namespace name replicas readyReplicas }\n        }\n        install { command }\n      }\n    }\n  }\n": typeof types.ConsoleClusterDocument,
     "\n  query ConsoleClusterRevisions($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        revisions(first: 10) {\n          hasMore\n          revisions {\n            number hash createdAt\n            cause { action actor { email } }\n            outcomes { agent result at }\n          }\n        }\n      }\n    }\n  }\n": typeof types.ConsoleClusterRevisionsDocument,
     "\n  mutation ConsoleRegenerateToken($id: ID!, $name: String!) {\n    regenerateConnectToken(input: { clusterId: $id, confirmName: $name }) {\n      secret\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleRegenerateTokenDocument,
@@ -56,6 +58,8 @@ const documents: Documents = {
     "\n  query ConsoleAudit($tenant: ID!, $after: String, $filter: AuditEventFilter) {\n    node(id: $tenant) {\n      ... on Tenant {\n        name\n        auditEvents(first: 25, after: $after, filter: $filter) {\n          nodes { id action targetType createdAt clientAddress actor { email } details }\n          pageInfo { hasNextPage endCursor }\n        }\n      }\n    }\n  }\n": types.ConsoleAuditDocument,
     "\n  query ConsoleBuild($id: ID!) {\n    node(id: $id) {\n      ... on Build {\n        id status message commit branch imageDigest attempts startedAt finishedAt\n        cluster { name }\n        log(first: 1) { truncated }\n      }\n    }\n  }\n": types.ConsoleBuildDocument,
     "\n  subscription ConsoleBuildLog($id: ID!, $after: Int) {\n    buildLog(buildId: $id, after: $after) { number at text }\n  }\n": types.ConsoleBuildLogDocument,
+    "\n  query ConsoleCliLogin($code: String!) {\n    cliLogin(code: $code) { code clientAddress userAgent createdAt expiresAt }\n    viewer { tenants(first: 20) { nodes { id name } } }\n  }\n": types.ConsoleCliLoginDocument,
+    "\n  mutation ConsoleApproveCliLogin($code: String!, $tenant: ID!) {\n    approveCliLogin(input: { code: $code, tenantId: $tenant }) {\n      apiToken { name expiresAt }\n      userErrors { message }\n    }\n  }\n": types.ConsoleApproveCliLoginDocument,
     "\n  query ConsoleCluster($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        id name status lastHeartbeatAge desiredRevision appliedRevision\n        labels { key value }\n        tenant { viewerRole }\n        activeRevision { number confirmed reportedAt }\n        inventory {\n          agentVersion kubernetesVersion capabilities\n          nodes { name ready }\n          workloads { namespace name replicas readyReplicas }\n        }\n        install { command }\n      }\n    }\n  }\n": types.ConsoleClusterDocument,
     "\n  query ConsoleClusterRevisions($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        revisions(first: 10) {\n          hasMore\n          revisions {\n            number hash createdAt\n            cause { action actor { email } }\n            outcomes { agent result at }\n          }\n        }\n      }\n    }\n  }\n": types.ConsoleClusterRevisionsDocument,
     "\n  mutation ConsoleRegenerateToken($id: ID!, $name: String!) {\n    regenerateConnectToken(input: { clusterId: $id, confirmName: $name }) {\n      secret\n      userErrors { message }\n    }\n  }\n": types.ConsoleRegenerateTokenDocument,
@@ -111,6 +115,14 @@ export function graphql(source: "\n  query ConsoleBuild($id: ID!) {\n    node(id
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  subscription ConsoleBuildLog($id: ID!, $after: Int) {\n    buildLog(buildId: $id, after: $after) { number at text }\n  }\n"): typeof import('./graphql').ConsoleBuildLogDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleCliLogin($code: String!) {\n    cliLogin(code: $code) { code clientAddress userAgent createdAt expiresAt }\n    viewer { tenants(first: 20) { nodes { id name } } }\n  }\n"): typeof import('./graphql').ConsoleCliLoginDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ConsoleApproveCliLogin($code: String!, $tenant: ID!) {\n    approveCliLogin(input: { code: $code, tenantId: $tenant }) {\n      apiToken { name expiresAt }\n      userErrors { message }\n    }\n  }\n"): typeof import('./graphql').ConsoleApproveCliLoginDocument;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

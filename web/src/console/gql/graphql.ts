@@ -180,6 +180,21 @@ export type ConsoleBuildLogSubscriptionVariables = Exact<{
 
 export type ConsoleBuildLogSubscription = { buildLog: { number: number, at: string, text: string } };
 
+export type ConsoleCliLoginQueryVariables = Exact<{
+  code: string;
+}>;
+
+
+export type ConsoleCliLoginQuery = { cliLogin: { code: string, clientAddress: string, userAgent: string, createdAt: string, expiresAt: string } | null, viewer: { tenants: { nodes: Array<{ id: string, name: string }> } } };
+
+export type ConsoleApproveCliLoginMutationVariables = Exact<{
+  code: string;
+  tenant: string | number;
+}>;
+
+
+export type ConsoleApproveCliLoginMutation = { approveCliLogin: { apiToken: { name: string, expiresAt: string | null } | null, userErrors: Array<{ message: string }> } };
+
 export type ConsoleClusterQueryVariables = Exact<{
   id: string | number;
 }>;
@@ -662,6 +677,38 @@ export const ConsoleBuildLogDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ConsoleBuildLogSubscription, ConsoleBuildLogSubscriptionVariables>;
+export const ConsoleCliLoginDocument = new TypedDocumentString(`
+    query ConsoleCliLogin($code: String!) {
+  cliLogin(code: $code) {
+    code
+    clientAddress
+    userAgent
+    createdAt
+    expiresAt
+  }
+  viewer {
+    tenants(first: 20) {
+      nodes {
+        id
+        name
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleCliLoginQuery, ConsoleCliLoginQueryVariables>;
+export const ConsoleApproveCliLoginDocument = new TypedDocumentString(`
+    mutation ConsoleApproveCliLogin($code: String!, $tenant: ID!) {
+  approveCliLogin(input: {code: $code, tenantId: $tenant}) {
+    apiToken {
+      name
+      expiresAt
+    }
+    userErrors {
+      message
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ConsoleApproveCliLoginMutation, ConsoleApproveCliLoginMutationVariables>;
 export const ConsoleClusterDocument = new TypedDocumentString(`
     query ConsoleCluster($id: ID!) {
   node(id: $id) {

@@ -256,6 +256,36 @@ fragment ConsoleProjectCard on Project {
     text
   }
 }
+    `),"\n  query ConsoleCliLogin($code: String!) {\n    cliLogin(code: $code) { code clientAddress userAgent createdAt expiresAt }\n    viewer { tenants(first: 20) { nodes { id name } } }\n  }\n":new K(`
+    query ConsoleCliLogin($code: String!) {
+  cliLogin(code: $code) {
+    code
+    clientAddress
+    userAgent
+    createdAt
+    expiresAt
+  }
+  viewer {
+    tenants(first: 20) {
+      nodes {
+        id
+        name
+      }
+    }
+  }
+}
+    `),"\n  mutation ConsoleApproveCliLogin($code: String!, $tenant: ID!) {\n    approveCliLogin(input: { code: $code, tenantId: $tenant }) {\n      apiToken { name expiresAt }\n      userErrors { message }\n    }\n  }\n":new K(`
+    mutation ConsoleApproveCliLogin($code: String!, $tenant: ID!) {
+  approveCliLogin(input: {code: $code, tenantId: $tenant}) {
+    apiToken {
+      name
+      expiresAt
+    }
+    userErrors {
+      message
+    }
+  }
+}
     `),"\n  query ConsoleCluster($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        id name status lastHeartbeatAge desiredRevision appliedRevision\n        labels { key value }\n        tenant { viewerRole }\n        activeRevision { number confirmed reportedAt }\n        inventory {\n          agentVersion kubernetesVersion capabilities\n          nodes { name ready }\n          workloads { namespace name replicas readyReplicas }\n        }\n        install { command }\n      }\n    }\n  }\n":new K(`
     query ConsoleCluster($id: ID!) {
   node(id: $id) {
@@ -837,7 +867,7 @@ fragment ConsoleTenantSection on Tenant {
     }
   }
 }
-    `)};function q(e){return De[e]??{}}var Oe=class extends Error{code;constructor(e,t){super(e),this.code=t}};async function J(e,t){let n=await fetch(`/graphql`,{method:`POST`,credentials:`same-origin`,headers:{"Content-Type":`application/json`,Accept:`application/graphql-response+json, application/json`},body:JSON.stringify({query:e.toString(),variables:t})});if(n.status===401)throw window.location.assign(`/signin`),new Oe(`signed out`,`UNAUTHENTICATED`);let r=await n.json();if(r.errors?.length){let e=r.errors[0];throw new Oe(e.message,e.extensions?.code??`ERROR`)}return r.data}var Y=null;function ke(){if(!Y){let t=new URL(`/graphql`,window.location.href);t.protocol=t.protocol===`https:`?`wss:`:`ws:`,Y=e({url:t.href,lazy:!0,retryAttempts:0,connectionParams:{}})}return Y}function X(e,t,n,r){let i=!1,a=null,o=0,s=()=>{i||(r(!0),a=ke().subscribe({query:e.toString(),variables:t()},{next:e=>{o=0,e.data&&n(e.data)},error:e=>{if(i)return;r(!1,e instanceof Error?e.message:`connection lost`),Y=null;let t=Math.min(1e4,500*2**o++)*(.5+Math.random()/2);setTimeout(s,t)},complete:()=>r(!1,`ended`)}))};return s(),()=>{i=!0,a?.()}}var Ae=function(e,t,n,r){var i;t[0]=0;for(var a=1;a<t.length;a++){var o=t[a++],s=t[a]?(t[0]|=o?1:2,n[t[a++]]):t[++a];o===3?r[0]=s:o===4?r[1]=Object.assign(r[1]||{},s):o===5?(r[1]=r[1]||{})[t[++a]]=s:o===6?r[1][t[++a]]+=s+``:o?(i=e.apply(s,Ae(e,s,n,[``,null])),r.push(i),s[0]?t[0]|=2:(t[a-2]=0,t[a]=i)):r.push(s)}return r},je=new Map;function Me(e){var t=je.get(this);return t||(t=new Map,je.set(this,t)),(t=Ae(this,t.get(e)||(t.set(e,t=function(e){for(var t,n,r=1,i=``,a=``,o=[0],s=function(e){r===1&&(e||(i=i.replace(/^\s*\n\s*|\s*\n\s*$/g,``)))?o.push(0,e,i):r===3&&(e||i)?(o.push(3,e,i),r=2):r===2&&i===`...`&&e?o.push(4,e,0):r===2&&i&&!e?o.push(5,0,!0,i):r>=5&&((i||!e&&r===5)&&(o.push(r,0,i,n),r=6),e&&(o.push(r,e,0,n),r=6)),i=``},c=0;c<e.length;c++){c&&(r===1&&s(),s(c));for(var l=0;l<e[c].length;l++)t=e[c][l],r===1?t===`<`?(s(),o=[o],r=3):i+=t:r===4?i===`--`&&t===`>`?(r=1,i=``):i=t+i[0]:a?t===a?a=``:i+=t:t===`"`||t===`'`?a=t:t===`>`?(s(),r=1):r&&(t===`=`?(r=5,n=i,i=``):t===`/`&&(r<5||e[c][l+1]===`>`)?(s(),r===3&&(o=o[0]),r=o,(o=o[0]).push(2,0,r),r=0):t===` `||t===`	`||t===`
+    `)};function q(e){return De[e]??{}}var Oe=class extends Error{code;constructor(e,t){super(e),this.code=t}};async function J(e,t){let n=await fetch(`/graphql`,{method:`POST`,credentials:`same-origin`,headers:{"Content-Type":`application/json`,Accept:`application/graphql-response+json, application/json`},body:JSON.stringify({query:e.toString(),variables:t})});if(n.status===401)throw window.location.assign(`/signin`+(window.location.hash.startsWith(`#/`)?window.location.hash:``)),new Oe(`signed out`,`UNAUTHENTICATED`);let r=await n.json();if(r.errors?.length){let e=r.errors[0];throw new Oe(e.message,e.extensions?.code??`ERROR`)}return r.data}var Y=null;function ke(){if(!Y){let t=new URL(`/graphql`,window.location.href);t.protocol=t.protocol===`https:`?`wss:`:`ws:`,Y=e({url:t.href,lazy:!0,retryAttempts:0,connectionParams:{}})}return Y}function X(e,t,n,r){let i=!1,a=null,o=0,s=()=>{i||(r(!0),a=ke().subscribe({query:e.toString(),variables:t()},{next:e=>{o=0,e.data&&n(e.data)},error:e=>{if(i)return;r(!1,e instanceof Error?e.message:`connection lost`),Y=null;let t=Math.min(1e4,500*2**o++)*(.5+Math.random()/2);setTimeout(s,t)},complete:()=>r(!1,`ended`)}))};return s(),()=>{i=!0,a?.()}}var Ae=function(e,t,n,r){var i;t[0]=0;for(var a=1;a<t.length;a++){var o=t[a++],s=t[a]?(t[0]|=o?1:2,n[t[a++]]):t[++a];o===3?r[0]=s:o===4?r[1]=Object.assign(r[1]||{},s):o===5?(r[1]=r[1]||{})[t[++a]]=s:o===6?r[1][t[++a]]+=s+``:o?(i=e.apply(s,Ae(e,s,n,[``,null])),r.push(i),s[0]?t[0]|=2:(t[a-2]=0,t[a]=i)):r.push(s)}return r},je=new Map;function Me(e){var t=je.get(this);return t||(t=new Map,je.set(this,t)),(t=Ae(this,t.get(e)||(t.set(e,t=function(e){for(var t,n,r=1,i=``,a=``,o=[0],s=function(e){r===1&&(e||(i=i.replace(/^\s*\n\s*|\s*\n\s*$/g,``)))?o.push(0,e,i):r===3&&(e||i)?(o.push(3,e,i),r=2):r===2&&i===`...`&&e?o.push(4,e,0):r===2&&i&&!e?o.push(5,0,!0,i):r>=5&&((i||!e&&r===5)&&(o.push(r,0,i,n),r=6),e&&(o.push(r,e,0,n),r=6)),i=``},c=0;c<e.length;c++){c&&(r===1&&s(),s(c));for(var l=0;l<e[c].length;l++)t=e[c][l],r===1?t===`<`?(s(),o=[o],r=3):i+=t:r===4?i===`--`&&t===`>`?(r=1,i=``):i=t+i[0]:a?t===a?a=``:i+=t:t===`"`||t===`'`?a=t:t===`>`?(s(),r=1):r&&(t===`=`?(r=5,n=i,i=``):t===`/`&&(r<5||e[c][l+1]===`>`)?(s(),r===3&&(o=o[0]),r=o,(o=o[0]).push(2,0,r),r=0):t===` `||t===`	`||t===`
 `||t===`\r`?(s(),r=2):i+=t),r===3&&i===`!--`&&(r=4,o=o[0])}return s(),o}(e)),t),arguments,[])).length>1?t:t[0]}var Ne=q(`
   query ConsoleAdminTenants {
     viewer { tenants(first: 5) { nodes { id name viewerRole } } }
@@ -957,6 +987,31 @@ fragment ConsoleTenantSection on Tenant {
     </table>
     ${u?Z`<p><button type="button" class="secondary" onClick=${()=>m(u)}>More</button></p>`:``}
   `:Z`<h1>Audit</h1><p>The audit history is for tenant admins.</p>`:Z`<p aria-busy="true">Loading…</p>`}var Ke=q(`
+  query ConsoleCliLogin($code: String!) {
+    cliLogin(code: $code) { code clientAddress userAgent createdAt expiresAt }
+    viewer { tenants(first: 20) { nodes { id name } } }
+  }
+`),qe=q(`
+  mutation ConsoleApproveCliLogin($code: String!, $tenant: ID!) {
+    approveCliLogin(input: { code: $code, tenantId: $tenant }) {
+      apiToken { name expiresAt }
+      userErrors { message }
+    }
+  }
+`);function Je({code:e}){let[t,n]=H(null),[r,i]=H(``),[a,o]=H(``),[s,c]=H(``);if(U(()=>{J(Ke,{code:e}).then(e=>{n(e),i(e.viewer.tenants.nodes[0]?.id??``)},e=>o(e.message))},[e]),a&&!t)return Z`<${$} error=${a} />`;if(!t)return Z`<p aria-busy="true">Loading…</p>`;let l=t.cliLogin;return s?Z`<h1>The CLI is signed in</h1><p role="status">${s} Go back to your terminal.</p>`:l?Z`
+    <h1>Sign in the CLI</h1>
+    <p>A <code>nebula</code> CLI asks to act as you. Confirm only if your terminal shows this code:</p>
+    <p class="code" data-testid="code"><strong>${l.code}</strong></p>
+    <p class="muted">from ${l.clientAddress} · ${l.userAgent} · asked at ${new Date(l.createdAt).toLocaleTimeString()}, until ${new Date(l.expiresAt).toLocaleTimeString()}</p>
+    <form class="deploy" aria-label="Confirm the CLI's sign-in" onSubmit=${async e=>{e.preventDefault(),o(``);try{let e=(await J(qe,{code:l.code,tenant:r})).approveCliLogin;e.userErrors.length||!e.apiToken?o(Q(e.userErrors)):c(`A token "${e.apiToken.name}" was made for it, working until ${new Date(e.apiToken.expiresAt??``).toLocaleDateString()}.`)}catch(e){o(e.message)}}}>
+      <label for="cli-tenant">Tenant</label>
+      <select id="cli-tenant" value=${r} onChange=${e=>i(e.target.value)}>
+        ${t.viewer.tenants.nodes.map(e=>Z`<option value=${e.id}>${e.name}</option>`)}
+      </select>
+      <button type="submit">Confirm: sign the CLI in</button>
+      ${a?Z`<p role="alert" class="problem">${a}</p>`:``}
+    </form>
+  `:Z`<h1>Sign in the CLI</h1><p role="alert" class="problem">No CLI sign-in waits with the code ${e}: it expired (it works for 10 minutes) or was confirmed already. Run <code>nebula login --web</code> again.</p>`}var Ye=q(`
   query ConsoleCluster($id: ID!) {
     node(id: $id) {
       ... on Cluster {
@@ -973,7 +1028,7 @@ fragment ConsoleTenantSection on Tenant {
       }
     }
   }
-`),qe=q(`
+`),Xe=q(`
   query ConsoleClusterRevisions($id: ID!) {
     node(id: $id) {
       ... on Cluster {
@@ -988,14 +1043,14 @@ fragment ConsoleTenantSection on Tenant {
       }
     }
   }
-`),Je=q(`
+`),Ze=q(`
   mutation ConsoleRegenerateToken($id: ID!, $name: String!) {
     regenerateConnectToken(input: { clusterId: $id, confirmName: $name }) {
       secret
       userErrors { message }
     }
   }
-`);function Ye({id:e}){let[t,n]=H(null),[r,i]=H(null),[a,o]=H(``),[s,c]=H(``),[l,u]=H(``),[d,f]=H(``);if(U(()=>{J(Ke,{id:e}).then(t=>{if(!t.node||!(`status`in t.node)){o(`No such cluster, or not yours to see.`);return}let r=t.node;n(r),r.tenant.viewerRole===`ADMIN`&&J(qe,{id:e}).then(e=>e.node&&`revisions`in e.node&&i(e.node.revisions))},e=>o(e.message))},[e]),a)return Z`<${$} error=${a} />`;if(!t)return Z`<p aria-busy="true">Loading…</p>`;let p=t.tenant.viewerRole===`ADMIN`;return Z`
+`);function Qe({id:e}){let[t,n]=H(null),[r,i]=H(null),[a,o]=H(``),[s,c]=H(``),[l,u]=H(``),[d,f]=H(``);if(U(()=>{J(Ye,{id:e}).then(t=>{if(!t.node||!(`status`in t.node)){o(`No such cluster, or not yours to see.`);return}let r=t.node;n(r),r.tenant.viewerRole===`ADMIN`&&J(Xe,{id:e}).then(e=>e.node&&`revisions`in e.node&&i(e.node.revisions))},e=>o(e.message))},[e]),a)return Z`<${$} error=${a} />`;if(!t)return Z`<p aria-busy="true">Loading…</p>`;let p=t.tenant.viewerRole===`ADMIN`;return Z`
     <p><a href="#/">← Overview</a></p>
     <h1>Cluster ${t.name} <span class=${`status `+t.status.toLowerCase()}>${t.status}</span></h1>
     <p class="muted">${t.labels.map(e=>`${e.key}=${e.value}`).join(`, `)} · heartbeat ${Pe(t.lastHeartbeatAge)}</p>
@@ -1008,7 +1063,7 @@ fragment ConsoleTenantSection on Tenant {
     <h2>Install the agent</h2>
     <pre class="command"><code>${t.install.command}</code></pre>
     ${p?Z`<h2>Connect token</h2>
-        ${l?Z`<p role="status">New connect token, shown only now: <code data-testid="secret">${l}</code>. The old one works for its grace window.</p>`:Z`<form class="deploy" onSubmit=${async t=>{t.preventDefault(),f(``);let n=(await J(Je,{id:e,name:s})).regenerateConnectToken;n.userErrors.length||!n.secret?f(Q(n.userErrors)):u(n.secret)}} aria-label="Regenerate the connect token">
+        ${l?Z`<p role="status">New connect token, shown only now: <code data-testid="secret">${l}</code>. The old one works for its grace window.</p>`:Z`<form class="deploy" onSubmit=${async t=>{t.preventDefault(),f(``);let n=(await J(Ze,{id:e,name:s})).regenerateConnectToken;n.userErrors.length||!n.secret?f(Q(n.userErrors)):u(n.secret)}} aria-label="Regenerate the connect token">
               <label for="confirm-name">Type the cluster's name</label>
               <input id="confirm-name" value=${s} onInput=${e=>c(e.target.value)} required />
               <button type="submit">Regenerate connect token</button>
@@ -1019,7 +1074,7 @@ fragment ConsoleTenantSection on Tenant {
           <tbody>${r.revisions.map(e=>Z`<tr><td>${e.number} <code class="muted">${e.hash.slice(0,12)}</code></td>
               <td>${e.cause?`${e.cause.action}${e.cause.actor?` by `+e.cause.actor.email:``}`:``}</td>
               <td>${e.outcomes.map(e=>`${e.result.toLowerCase()} by ${e.agent}`).join(`, `)}</td></tr>`)}</tbody></table>`:``}
-  `}var Xe=q(`
+  `}var $e=q(`
   query ConsoleBuild($id: ID!) {
     node(id: $id) {
       ... on Build {
@@ -1029,11 +1084,11 @@ fragment ConsoleTenantSection on Tenant {
       }
     }
   }
-`),Ze=q(`
+`),et=q(`
   subscription ConsoleBuildLog($id: ID!, $after: Int) {
     buildLog(buildId: $id, after: $after) { number at text }
   }
-`);function Qe({id:e,onImage:t}){let[n,r]=H(null),[i,a]=H([]),[o,s]=H({on:!1});if(U(()=>{let n=()=>J(Xe,{id:e}).then(e=>{e.node&&`commit`in e.node&&(r(e.node),e.node.imageDigest&&t(e.node.imageDigest))},()=>{});n();let i=0,o=[];return X(Ze,()=>({id:e,after:i}),e=>{let t=e.buildLog;t.number<=i||(i===0&&n(),i=t.number,o=[...o,t].slice(-2e3),a(o))},(e,t)=>{s({on:e,why:t}),t===`ended`&&n()})},[e]),!n)return Z`<p aria-busy="true">Loading the build…</p>`;let c=o.why===`ended`;return Z`
+`);function tt({id:e,onImage:t}){let[n,r]=H(null),[i,a]=H([]),[o,s]=H({on:!1});if(U(()=>{let n=()=>J($e,{id:e}).then(e=>{e.node&&`commit`in e.node&&(r(e.node),e.node.imageDigest&&t(e.node.imageDigest))},()=>{});n();let i=0,o=[];return X(et,()=>({id:e,after:i}),e=>{let t=e.buildLog;t.number<=i||(i===0&&n(),i=t.number,o=[...o,t].slice(-2e3),a(o))},(e,t)=>{s({on:e,why:t}),t===`ended`&&n()})},[e]),!n)return Z`<p aria-busy="true">Loading the build…</p>`;let c=o.why===`ended`;return Z`
     <section aria-labelledby="build-h">
       <h2 id="build-h">Build</h2>
       <p>Commit <code>${n.commit.slice(0,12)}</code> of ${n.branch}${n.cluster?` on ${n.cluster.name}`:``}:${` `}
@@ -1047,35 +1102,35 @@ fragment ConsoleTenantSection on Tenant {
           </ol>`}
       ${n.log.truncated?Z`<p class="muted">The build wrote more than is kept; its last kept line says so.</p>`:``}
     </section>
-  `}var $e=q(`
+  `}var nt=q(`
   mutation ConsoleApprove($id: ID!) {
     approveDeployment(input: { deploymentId: $id }) {
       deployment { id stage }
       userErrors { message }
     }
   }
-`),et=q(`
+`),rt=q(`
   mutation ConsoleReject($id: ID!) {
     rejectDeployment(input: { deploymentId: $id }) {
       deployment { id stage }
       userErrors { message }
     }
   }
-`),tt=q(`
+`),it=q(`
   mutation ConsoleCancel($id: ID!) {
     cancelDeployment(input: { deploymentId: $id, reason: "cancelled from the console" }) {
       deployment { id stage }
       userErrors { message }
     }
   }
-`),nt=q(`
+`),at=q(`
   mutation ConsoleRedeploy($id: ID!) {
     redeploy(input: { deploymentId: $id }) {
       deployment { id }
       userErrors { message }
     }
   }
-`),rt=q(`
+`),ot=q(`
   query ConsoleDeployment($id: ID!) {
     node(id: $id) {
       ... on Deployment {
@@ -1088,13 +1143,13 @@ fragment ConsoleTenantSection on Tenant {
       }
     }
   }
-`),it=q(`
+`),st=q(`
   subscription DeploymentEvents($id: ID!, $after: String) {
     deploymentEvents(deploymentId: $id, after: $after) {
       cursor sequence stage blocker message at
     }
   }
-`);function at(e){switch(e.blocker){case`delivery`:return`Waiting for the agent of cluster ${e.cluster.name} to connect: the deployment goes on when it does.`;case`approval`:return`Waiting for a project manager or tenant admin to approve it${e.requestedBy?` (requested by ${e.requestedBy.email})`:``}${e.approvalExpiresAt?`, until ${new Date(e.approvalExpiresAt).toLocaleString()}; after that it can no longer be approved`:``}.`;case`stalled`:return`No progress for a while: the rollout may be stuck (pods not becoming ready, the agent gone quiet). The cluster page and the service's logs tell more.`;case`build`:return`Waiting for the release's image to be built: the build and its log are below.`;default:return`Waiting for ${e.blocker}.`}}function ot({id:e}){let[t,n]=H(null),[r,i]=H(``),[a,o]=H([]),[s,c]=H({on:!1}),[l,u]=H(``),d=async t=>{u(``);try{let n=await t();n.userErrors.length?u(Q(n.userErrors)):n.deployment&&n.deployment.id!==e&&(window.location.hash=`#/deployments/`+n.deployment.id)}catch(e){u(e.message)}},f=()=>d(async()=>(await J(tt,{id:e})).cancelDeployment),p=()=>d(async()=>(await J(nt,{id:e})).redeploy),m=t=>d(async()=>t?(await J($e,{id:e})).approveDeployment:(await J(et,{id:e})).rejectDeployment);return U(()=>{J(rt,{id:e}).then(e=>e.node&&`stage`in e.node?n(e.node):i(`No such deployment, or not yours to see.`),e=>i(e.message));let t=null,r=[];return X(it,()=>({id:e,after:t?.cursor??null}),e=>{let i=e.deploymentEvents;t&&i.sequence<=t.sequence||(t=i,r.push(i),o([...r]),n(e=>e&&{...e,stage:i.stage,blocker:i.blocker,message:i.message}))},(e,t)=>c({on:e,why:t}))},[e]),r?Z`<${$} error=${r} />`:t?Z`
+`);function ct(e){switch(e.blocker){case`delivery`:return`Waiting for the agent of cluster ${e.cluster.name} to connect: the deployment goes on when it does.`;case`approval`:return`Waiting for a project manager or tenant admin to approve it${e.requestedBy?` (requested by ${e.requestedBy.email})`:``}${e.approvalExpiresAt?`, until ${new Date(e.approvalExpiresAt).toLocaleString()}; after that it can no longer be approved`:``}.`;case`stalled`:return`No progress for a while: the rollout may be stuck (pods not becoming ready, the agent gone quiet). The cluster page and the service's logs tell more.`;case`build`:return`Waiting for the release's image to be built: the build and its log are below.`;default:return`Waiting for ${e.blocker}.`}}function lt({id:e}){let[t,n]=H(null),[r,i]=H(``),[a,o]=H([]),[s,c]=H({on:!1}),[l,u]=H(``),d=async t=>{u(``);try{let n=await t();n.userErrors.length?u(Q(n.userErrors)):n.deployment&&n.deployment.id!==e&&(window.location.hash=`#/deployments/`+n.deployment.id)}catch(e){u(e.message)}},f=()=>d(async()=>(await J(it,{id:e})).cancelDeployment),p=()=>d(async()=>(await J(at,{id:e})).redeploy),m=t=>d(async()=>t?(await J(nt,{id:e})).approveDeployment:(await J(rt,{id:e})).rejectDeployment);return U(()=>{J(ot,{id:e}).then(e=>e.node&&`stage`in e.node?n(e.node):i(`No such deployment, or not yours to see.`),e=>i(e.message));let t=null,r=[];return X(st,()=>({id:e,after:t?.cursor??null}),e=>{let i=e.deploymentEvents;t&&i.sequence<=t.sequence||(t=i,r.push(i),o([...r]),n(e=>e&&{...e,stage:i.stage,blocker:i.blocker,message:i.message}))},(e,t)=>c({on:e,why:t}))},[e]),r?Z`<${$} error=${r} />`:t?Z`
     <p><a href="#/">← Overview</a></p>
     <h1>${t.release.service.name} release ${t.release.number} → ${t.environment.name}</h1>
     <p class="muted">${t.environment.project.name} · cluster <a href=${`#/clusters/`+t.cluster.id}>${t.cluster.name}</a> · <code>${t.release.imageDigest||`image not built yet`}</code>
@@ -1102,14 +1157,14 @@ fragment ConsoleTenantSection on Tenant {
     <p>Stage: <strong class=${`stage `+t.stage.toLowerCase()} data-testid="stage">${t.stage}</strong>
       ${t.blocker?Z` <span class="badge warn">${t.blocker}</span>`:``}
       <span class=${s.on?`live on`:`live`} role="status">${s.on?`live`:s.why===`ended`?`ended`:`reconnecting…`}</span></p>
-    ${t.blocker?Z`<p class="blocker" data-testid="blocker">${at(t)}</p>`:``}
+    ${t.blocker?Z`<p class="blocker" data-testid="blocker">${ct(t)}</p>`:``}
     ${t.stage===`AWAITING_APPROVAL`&&Ie(t.environment.project.tenant.viewerRole,t.environment.project.viewerRole)?Z`<p class="decide">
           <button type="button" onClick=${()=>m(!0)}>Approve</button>
           <button type="button" class="secondary" onClick=${()=>m(!1)}>Reject</button></p>`:``}
     ${Fe(t.environment.project.tenant.viewerRole,t.environment.project.viewerRole,t.environment.protected)?Z`<p class="decide">
           ${[`SUCCEEDED`,`FAILED`,`ROLLED_BACK`,`CANCELLED`,`SUPERSEDED`].includes(t.stage)?Z`<button type="button" class="secondary" onClick=${p}>Redeploy this release</button>`:Z`<button type="button" class="secondary" onClick=${f}>Cancel</button>`}</p>`:``}
     ${l?Z`<p role="alert" class="problem">${l}</p>`:``}
-    ${t.build?Z`<${Qe} id=${t.build.id}
+    ${t.build?Z`<${tt} id=${t.build.id}
           onImage=${e=>n(t=>t&&{...t,release:{...t.release,imageDigest:e}})} />`:``}
     <h2>Stages</h2>
     <ol class="timeline" aria-label="Stages">
@@ -1119,7 +1174,7 @@ fragment ConsoleTenantSection on Tenant {
           <span class="message">${e.message}</span>
         </li>`)}
     </ol>
-  `:Z`<p aria-busy="true">Loading…</p>`}var st=q(`
+  `:Z`<p aria-busy="true">Loading…</p>`}var ut=q(`
   query ConsoleEnvironment($id: ID!) {
     node(id: $id) {
       ... on Environment {
@@ -1140,14 +1195,14 @@ fragment ConsoleTenantSection on Tenant {
       }
     }
   }
-`),ct=q(`
+`),dt=q(`
   mutation ConsoleRollback($service: ID!, $env: ID!, $number: Int!) {
     rollback(input: { serviceId: $service, environmentId: $env, releaseNumber: $number }) {
       deployment { id }
       userErrors { message }
     }
   }
-`);function lt({id:e}){let[t,n]=H(null),[r,i]=H(``);if(U(()=>{J(st,{id:e}).then(e=>e.node&&`placement`in e.node?n(e.node):i(`No such environment, or not yours to see.`),e=>i(e.message))},[e]),r)return Z`<${$} error=${r} />`;if(!t)return Z`<p aria-busy="true">Loading…</p>`;let a=Fe(t.project.tenant.viewerRole,t.project.viewerRole,t.protected),o=e=>e.map(e=>`${e.key}=${e.value}`).join(`, `)||`any`,s=async(t,n)=>{let r=(await J(ct,{service:t,env:e,number:n})).rollback;r.userErrors.length||!r.deployment?i(Q(r.userErrors)):window.location.hash=`#/deployments/`+r.deployment.id};return Z`
+`);function ft({id:e}){let[t,n]=H(null),[r,i]=H(``);if(U(()=>{J(ut,{id:e}).then(e=>e.node&&`placement`in e.node?n(e.node):i(`No such environment, or not yours to see.`),e=>i(e.message))},[e]),r)return Z`<${$} error=${r} />`;if(!t)return Z`<p aria-busy="true">Loading…</p>`;let a=Fe(t.project.tenant.viewerRole,t.project.viewerRole,t.protected),o=e=>e.map(e=>`${e.key}=${e.value}`).join(`, `)||`any`,s=async(t,n)=>{let r=(await J(dt,{service:t,env:e,number:n})).rollback;r.userErrors.length||!r.deployment?i(Q(r.userErrors)):window.location.hash=`#/deployments/`+r.deployment.id};return Z`
     <p><a href="#/">← Overview</a></p>
     <h1>${t.project.name} / ${t.name} ${t.protected?Z`<span class="badge">protected</span>`:``}</h1>
     <h2>Placement</h2>
@@ -1166,7 +1221,7 @@ fragment ConsoleTenantSection on Tenant {
     <h2>Deployments</h2>
     <ul>${t.deployments.nodes.map(e=>Z`<li><a href=${`#/deployments/`+e.id}>${e.release.service.name} release ${e.release.number}</a>
         <span class=${`stage `+e.stage.toLowerCase()}>${e.stage}</span></li>`)}</ul>
-  `}var ut=q(`
+  `}var pt=q(`
   query ConsoleLogs($service: ID!, $env: ID!, $filter: LogFilter) {
     node(id: $service) {
       ... on Service {
@@ -1178,13 +1233,13 @@ fragment ConsoleTenantSection on Tenant {
       }
     }
   }
-`),dt=q(`
+`),mt=q(`
   subscription ConsoleLogTail($service: ID!, $env: ID!, $after: Int, $filter: LogFilter) {
     serviceLogs(serviceId: $service, environmentId: $env, after: $after, filter: $filter) {
       number at stream text pod
     }
   }
-`);function ft({service:e,env:t}){let[n,r]=H(``),[i,a]=H([]),[o,s]=H(``),[c,l]=H(``),[u,d]=H({on:!1}),[f,p]=H(``);return U(()=>{let n=c?{text:c}:null,i=0,o=[],s=null,l=!1;return J(ut,{service:e,env:t,filter:n}).then(c=>{if(l)return;let u=c.node&&`logs`in c.node?c.node:null;u?(r(u.name),o=u.logs.lines,i=o.length?o[o.length-1].number:0,a(o),s=X(dt,()=>({service:e,env:t,after:i,filter:n}),e=>{let t=e.serviceLogs;t.number<=i||(i=t.number,o=[...o,t].slice(-2e3),a(o))},(e,t)=>d({on:e,why:t}))):p(`No such service, or not yours to see.`)},e=>p(e.message)),()=>{l=!0,s?.()}},[e,t,c]),f?Z`<${$} error=${f} />`:Z`
+`);function ht({service:e,env:t}){let[n,r]=H(``),[i,a]=H([]),[o,s]=H(``),[c,l]=H(``),[u,d]=H({on:!1}),[f,p]=H(``);return U(()=>{let n=c?{text:c}:null,i=0,o=[],s=null,l=!1;return J(pt,{service:e,env:t,filter:n}).then(c=>{if(l)return;let u=c.node&&`logs`in c.node?c.node:null;u?(r(u.name),o=u.logs.lines,i=o.length?o[o.length-1].number:0,a(o),s=X(mt,()=>({service:e,env:t,after:i,filter:n}),e=>{let t=e.serviceLogs;t.number<=i||(i=t.number,o=[...o,t].slice(-2e3),a(o))},(e,t)=>d({on:e,why:t}))):p(`No such service, or not yours to see.`)},e=>p(e.message)),()=>{l=!0,s?.()}},[e,t,c]),f?Z`<${$} error=${f} />`:Z`
     <p><a href="#/">← Overview</a></p>
     <h1>Logs of ${n}</h1>
     <form class="deploy" aria-label="Filter the logs" onSubmit=${e=>{e.preventDefault(),l(o)}}>
@@ -1197,7 +1252,7 @@ fragment ConsoleTenantSection on Tenant {
       ${i.map(e=>Z`<li data-number=${e.number} class=${e.stream.toLowerCase()}>
           <time datetime=${e.at}>${new Date(e.at).toLocaleTimeString()}</time> <span class="muted">${e.pod}</span> ${e.text}</li>`)}
     </ol>
-  `}var pt=q(`
+  `}var gt=q(`
   query ConsolePreviewDeploy($input: DeployInput!) {
     previewDeploy(input: $input) {
       clusters {
@@ -1212,14 +1267,14 @@ fragment ConsoleTenantSection on Tenant {
       userErrors { field message code }
     }
   }
-`),mt=q(`
+`),_t=q(`
   mutation ConsoleDeploy($input: DeployInput!) {
     deploy(input: $input) {
       deployment { id stage }
       userErrors { field message code }
     }
   }
-`);function ht({environment:e,name:t,gated:n,services:r}){let[i,a]=H(!1),[o,s]=H(r[0]?.id??``),[c,l]=H(``),[u,d]=H(!1),[f,p]=H(null),[m,h]=H(``),[g,_]=H(!1);if(!r.length)return null;if(!i)return Z`<button type="button" class="small" onClick=${()=>a(!0)}>Deploy to ${t}…</button>`;let v=r.find(e=>e.id===o)??r[0],y=v.git??null,b=y?u?{serviceId:v.id,environmentId:e,branchHead:!0}:{serviceId:v.id,environmentId:e,commit:c.trim()}:{serviceId:v.id,environmentId:e,imageDigest:c.trim()},x=e=>{e(),p(null),h(``)},S=async e=>{e.preventDefault(),h(``),_(!0);try{let e=await J(pt,{input:b});e.previewDeploy.userErrors.length?h(Q(e.previewDeploy.userErrors)):p(e.previewDeploy)}catch(e){h(e.message)}finally{_(!1)}},C=async()=>{_(!0);try{let e=await J(mt,{input:b});e.deploy.userErrors.length||!e.deploy.deployment?h(Q(e.deploy.userErrors)):window.location.hash=`#/deployments/`+e.deploy.deployment.id}catch(e){h(e.message)}finally{_(!1)}},w=`deploy-`+e,T=y?`Nothing changes on a cluster yet: the ${u?`head of ${y.branch}`:`commit`} is built first on the environment's cluster${n?`, then waits for another project manager to approve it`:``}.`:n?`Nothing changes until another project manager approves it: the environment is protected.`:`Nothing changes on any cluster.`;return Z`<form class="deploy" onSubmit=${S} aria-label=${`Deploy to `+t}>
+`);function vt({environment:e,name:t,gated:n,services:r}){let[i,a]=H(!1),[o,s]=H(r[0]?.id??``),[c,l]=H(``),[u,d]=H(!1),[f,p]=H(null),[m,h]=H(``),[g,_]=H(!1);if(!r.length)return null;if(!i)return Z`<button type="button" class="small" onClick=${()=>a(!0)}>Deploy to ${t}…</button>`;let v=r.find(e=>e.id===o)??r[0],y=v.git??null,b=y?u?{serviceId:v.id,environmentId:e,branchHead:!0}:{serviceId:v.id,environmentId:e,commit:c.trim()}:{serviceId:v.id,environmentId:e,imageDigest:c.trim()},x=e=>{e(),p(null),h(``)},S=async e=>{e.preventDefault(),h(``),_(!0);try{let e=await J(gt,{input:b});e.previewDeploy.userErrors.length?h(Q(e.previewDeploy.userErrors)):p(e.previewDeploy)}catch(e){h(e.message)}finally{_(!1)}},C=async()=>{_(!0);try{let e=await J(_t,{input:b});e.deploy.userErrors.length||!e.deploy.deployment?h(Q(e.deploy.userErrors)):window.location.hash=`#/deployments/`+e.deploy.deployment.id}catch(e){h(e.message)}finally{_(!1)}},w=`deploy-`+e,T=y?`Nothing changes on a cluster yet: the ${u?`head of ${y.branch}`:`commit`} is built first on the environment's cluster${n?`, then waits for another project manager to approve it`:``}.`:n?`Nothing changes until another project manager approves it: the environment is protected.`:`Nothing changes on any cluster.`;return Z`<form class="deploy" onSubmit=${S} aria-label=${`Deploy to `+t}>
     <label for=${w+`-svc`}>Service</label>
     <select id=${w+`-svc`} value=${v.id} onChange=${e=>x(()=>{s(e.target.value),l(``),d(!1)})}>
       ${r.map(e=>Z`<option value=${e.id}>${e.name}${e.git?` (built from Git)`:``}</option>`)}
@@ -1270,35 +1325,35 @@ fragment ConsoleTenantSection on Tenant {
     clusters(first: 25) { nodes { ...ConsoleClusterRow } pageInfo { hasNextPage endCursor } }
     projects(first: 10) { nodes { ...ConsoleProjectCard } pageInfo { hasNextPage endCursor } }
   }
-`);var gt=q(`
+`);var yt=q(`
   query ConsoleOverview($after: String) {
     viewer {
       user { email name }
       tenants(first: 5, after: $after) { nodes { ...ConsoleTenantSection } pageInfo { hasNextPage endCursor } }
     }
   }
-`),_t=q(`
+`),bt=q(`
   query ConsoleMoreClusters($tenant: ID!, $after: String) {
     node(id: $tenant) {
       ... on Tenant { clusters(first: 25, after: $after) { nodes { ...ConsoleClusterRow } pageInfo { hasNextPage endCursor } } }
     }
   }
-`),vt=q(`
+`),xt=q(`
   query ConsoleMoreProjects($tenant: ID!, $after: String) {
     node(id: $tenant) {
       ... on Tenant { projects(first: 10, after: $after) { nodes { ...ConsoleProjectCard } pageInfo { hasNextPage endCursor } } }
     }
   }
-`);function yt(e){let[t,n]=H(e.nodes),[r,i]=H(e.pageInfo.hasNextPage?e.pageInfo.endCursor??null:null),[a,o]=H(!1),[s,c]=H(``);return{items:t,more:async e=>{if(r){o(!0),c(``);try{let t=await e(r);t&&(n(e=>[...e,...t.nodes]),i(t.pageInfo.hasNextPage?t.pageInfo.endCursor??null:null))}catch(e){c(e.message)}finally{o(!1)}}},busy:a,error:s,hasMore:r!==null}}function bt({list:e,label:t,next:n}){return!e.hasMore&&!e.error?null:Z`<p>
+`);function St(e){let[t,n]=H(e.nodes),[r,i]=H(e.pageInfo.hasNextPage?e.pageInfo.endCursor??null:null),[a,o]=H(!1),[s,c]=H(``);return{items:t,more:async e=>{if(r){o(!0),c(``);try{let t=await e(r);t&&(n(e=>[...e,...t.nodes]),i(t.pageInfo.hasNextPage?t.pageInfo.endCursor??null:null))}catch(e){c(e.message)}finally{o(!1)}}},busy:a,error:s,hasMore:r!==null}}function Ct({list:e,label:t,next:n}){return!e.hasMore&&!e.error?null:Z`<p>
     ${e.hasMore?Z`<button type="button" class="secondary" disabled=${e.busy} onClick=${()=>e.more(n)}>${t}</button>`:``}
-    ${e.error?Z`<span role="alert" class="problem">${e.error}</span>`:``}</p>`}function xt(){let[e,t]=H(null),[n,r]=H(``);return U(()=>{J(gt,{}).then(e=>t({email:e.viewer.user.email,tenants:e.viewer.tenants}),e=>r(e.message))},[]),n?Z`<${$} error=${n} />`:e?Z`
+    ${e.error?Z`<span role="alert" class="problem">${e.error}</span>`:``}</p>`}function wt(){let[e,t]=H(null),[n,r]=H(``);return U(()=>{J(yt,{}).then(e=>t({email:e.viewer.user.email,tenants:e.viewer.tenants}),e=>r(e.message))},[]),n?Z`<${$} error=${n} />`:e?Z`
     <h1>Overview</h1>
     <p class="muted">Signed in as ${e.email}</p>
-    <${St} first=${e.tenants} />
-  `:Z`<p aria-busy="true">Loading…</p>`}function St({first:e}){let t=yt(e);return Z`
-    ${t.items.map(e=>Z`<${Ct} key=${e.id} t=${e} />`)}
-    <${bt} list=${t} label="More tenants" next=${async e=>(await J(gt,{after:e})).viewer.tenants} />
-  `}function Ct({t:e}){let t=yt(e.clusters),n=yt(e.projects);return Z`
+    <${Tt} first=${e.tenants} />
+  `:Z`<p aria-busy="true">Loading…</p>`}function Tt({first:e}){let t=St(e);return Z`
+    ${t.items.map(e=>Z`<${Et} key=${e.id} t=${e} />`)}
+    <${Ct} list=${t} label="More tenants" next=${async e=>(await J(yt,{after:e})).viewer.tenants} />
+  `}function Et({t:e}){let t=St(e.clusters),n=St(e.projects);return Z`
     <section aria-labelledby=${`t-`+e.id}>
       <h2 id=${`t-`+e.id}>${e.name} <span class="badge">${e.viewerRole}</span></h2>
       <h3>Clusters</h3>
@@ -1315,18 +1370,18 @@ fragment ConsoleTenantSection on Tenant {
             </tr>`)}
         </tbody>
       </table>
-      <${bt} list=${t} label="More clusters" next=${async t=>{let n=await J(_t,{tenant:e.id,after:t});return n.node&&`clusters`in n.node?n.node.clusters:null}} />
+      <${Ct} list=${t} label="More clusters" next=${async t=>{let n=await J(bt,{tenant:e.id,after:t});return n.node&&`clusters`in n.node?n.node.clusters:null}} />
       <h3>Projects</h3>
       ${n.items.length===0?Z`<p class="muted">No project yet.</p>`:``}
-      ${n.items.map(t=>Z`<${wt} key=${t.id} p=${t} tenantRole=${e.viewerRole} />`)}
-      <${bt} list=${n} label="More projects" next=${async t=>{let n=await J(vt,{tenant:e.id,after:t});return n.node&&`projects`in n.node?n.node.projects:null}} />
+      ${n.items.map(t=>Z`<${Dt} key=${t.id} p=${t} tenantRole=${e.viewerRole} />`)}
+      <${Ct} list=${n} label="More projects" next=${async t=>{let n=await J(xt,{tenant:e.id,after:t});return n.node&&`projects`in n.node?n.node.projects:null}} />
     </section>
-  `}function wt({p:e,tenantRole:t}){return Z`<div class="project" data-project=${e.name}>
+  `}function Dt({p:e,tenantRole:t}){return Z`<div class="project" data-project=${e.name}>
     <h4>${e.name} <span class="badge">${e.viewerRole}</span></h4>
     <ul>
       ${e.environments.nodes.map(n=>Z`<li>
           <a href=${`#/environments/`+n.id}><strong>${n.name}</strong></a>${n.protected?Z` <span class="badge">protected</span>`:``}
-          ${Fe(t,e.viewerRole,n.protected)?Z` <${ht} environment=${n.id} name=${n.name} gated=${n.protected} services=${e.services.nodes} />`:``}
+          ${Fe(t,e.viewerRole,n.protected)?Z` <${vt} environment=${n.id} name=${n.name} gated=${n.protected} services=${e.services.nodes} />`:``}
           <ul>
             ${n.deployments.nodes.map(e=>Z`<li><a href=${`#/deployments/`+e.id}>${e.release.service.name} release ${e.release.number}</a>
                 <span class=${`stage `+e.stage.toLowerCase()}>${e.stage}</span></li>`)}
@@ -1334,7 +1389,7 @@ fragment ConsoleTenantSection on Tenant {
         </li>`)}
     </ul>
     ${e.environments.pageInfo.hasNextPage?Z`<p class="muted">More environments than shown: open one to see it all, or use the API.</p>`:``}
-  </div>`}var Tt=q(`
+  </div>`}var Ot=q(`
   query ConsolePeople($tenant: ID!) {
     node(id: $tenant) {
       ... on Tenant {
@@ -1344,21 +1399,21 @@ fragment ConsoleTenantSection on Tenant {
       }
     }
   }
-`),Et=q(`
+`),kt=q(`
   mutation ConsoleInvite($tenant: ID!, $email: String!, $name: String!, $role: TenantRole) {
     inviteMember(input: { tenantId: $tenant, email: $email, name: $name, role: $role }) {
       link
       userErrors { message }
     }
   }
-`),Dt=q(`
+`),At=q(`
   mutation ConsoleRevokeInvitation($id: ID!) {
     revokeInvitation(input: { invitationId: $id }) {
       invitation { id status }
       userErrors { message }
     }
   }
-`);function Ot(){let[e,t]=H(null),[n,r]=H(null),[i,a]=H(``),[o,s]=H(``),[c,l]=H(``),[u,d]=H(`MEMBER`),[f,p]=H(``),m=e=>J(Tt,{tenant:e}).then(e=>e.node&&`members`in e.node?r(e.node):a(`No such tenant.`),e=>a(e.message));if(U(()=>{J(Ne).then(e=>{let n=e.viewer.tenants.nodes.find(e=>e.viewerRole===`ADMIN`);t(n?.id??``),n&&m(n.id)},e=>a(e.message))},[]),i)return Z`<${$} error=${i} />`;if(e===``)return Z`<h1>People</h1><p>Inviting people is for tenant admins.</p>`;if(!n)return Z`<p aria-busy="true">Loading…</p>`;let h=async e=>{e.preventDefault(),a(``),p(``);let t=(await J(Et,{tenant:n.id,email:o,name:c,role:u})).inviteMember;t.userErrors.length||!t.link?a(Q(t.userErrors)):(p(t.link),m(n.id))},g=async e=>{let t=(await J(Dt,{id:e})).revokeInvitation;t.userErrors.length?a(Q(t.userErrors)):m(n.id)};return Z`
+`);function jt(){let[e,t]=H(null),[n,r]=H(null),[i,a]=H(``),[o,s]=H(``),[c,l]=H(``),[u,d]=H(`MEMBER`),[f,p]=H(``),m=e=>J(Ot,{tenant:e}).then(e=>e.node&&`members`in e.node?r(e.node):a(`No such tenant.`),e=>a(e.message));if(U(()=>{J(Ne).then(e=>{let n=e.viewer.tenants.nodes.find(e=>e.viewerRole===`ADMIN`);t(n?.id??``),n&&m(n.id)},e=>a(e.message))},[]),i)return Z`<${$} error=${i} />`;if(e===``)return Z`<h1>People</h1><p>Inviting people is for tenant admins.</p>`;if(!n)return Z`<p aria-busy="true">Loading…</p>`;let h=async e=>{e.preventDefault(),a(``),p(``);let t=(await J(kt,{tenant:n.id,email:o,name:c,role:u})).inviteMember;t.userErrors.length||!t.link?a(Q(t.userErrors)):(p(t.link),m(n.id))},g=async e=>{let t=(await J(At,{id:e})).revokeInvitation;t.userErrors.length?a(Q(t.userErrors)):m(n.id)};return Z`
     <h1>People of ${n.name}</h1>
     <table tabindex="0"><thead><tr><th scope="col">Member</th><th scope="col">Role</th></tr></thead>
       <tbody>${n.members.nodes.map(e=>Z`<tr><td>${e.user.name} <span class="muted">${e.user.email}${e.user.kind===`INTEGRATION`?` · integration`:``}</span></td><td>${e.role}</td></tr>`)}</tbody></table>
@@ -1379,9 +1434,9 @@ fragment ConsoleTenantSection on Tenant {
     <h2>Invitations</h2>
     <ul>${n.invitations.map(e=>Z`<li data-status=${e.status}>${e.email} <span class="badge">${e.status}</span>
         ${e.status===`OPEN`?Z`<button type="button" class="small secondary" onClick=${()=>g(e.id)}>Revoke</button>`:``}</li>`)}</ul>
-  `}function kt(){let[e,t]=H(window.location.hash.slice(1)||`/`);return U(()=>{let e=()=>t(window.location.hash.slice(1)||`/`);return window.addEventListener(`hashchange`,e),()=>window.removeEventListener(`hashchange`,e)},[]),e}function At(){let e=kt(),t=e.match(/^\/deployments\/([^/]+)$/),n=e.match(/^\/clusters\/([^/]+)$/),r=e.match(/^\/logs\/([^/]+)\/([^/]+)$/),i=e.match(/^\/environments\/([^/]+)$/);return Z`
+  `}function Mt(){let[e,t]=H(window.location.hash.slice(1)||`/`);return U(()=>{let e=()=>t(window.location.hash.slice(1)||`/`);return window.addEventListener(`hashchange`,e),()=>window.removeEventListener(`hashchange`,e)},[]),e}function Nt(){let e=Mt(),t=e.match(/^\/deployments\/([^/]+)$/),n=e.match(/^\/clusters\/([^/]+)$/),r=e.match(/^\/logs\/([^/]+)\/([^/]+)$/),i=e.match(/^\/environments\/([^/]+)$/),a=e.match(/^\/cli\/([^/]+)$/);return Z`
     <header><a href="#/" class="brand">NebulaCtrl</a>
       <nav aria-label="Main"><a href="#/">Overview</a> <a href="#/approvals">Approvals</a> <a href="#/audit">Audit</a> <a href="#/people">People</a> <a href="#/account">Account</a>
         <a href="/graphiql">GraphiQL</a></nav></header>
-    <main>${t?Z`<${ot} id=${decodeURIComponent(t[1])} />`:n?Z`<${Ye} id=${decodeURIComponent(n[1])} />`:r?Z`<${ft} service=${decodeURIComponent(r[1])} env=${decodeURIComponent(r[2])} />`:i?Z`<${lt} id=${decodeURIComponent(i[1])} />`:e===`/approvals`?Z`<${Ue} />`:e===`/account`?Z`<${Be} />`:e===`/audit`?Z`<${Ge} />`:e===`/people`?Z`<${Ot} />`:Z`<${xt} />`}</main>
-  `}var jt=document.getElementById(`app`);jt.textContent=``,ce(Z`<${At} />`,jt);
+    <main>${t?Z`<${lt} id=${decodeURIComponent(t[1])} />`:n?Z`<${Qe} id=${decodeURIComponent(n[1])} />`:r?Z`<${ht} service=${decodeURIComponent(r[1])} env=${decodeURIComponent(r[2])} />`:i?Z`<${ft} id=${decodeURIComponent(i[1])} />`:a?Z`<${Je} code=${decodeURIComponent(a[1])} />`:e===`/approvals`?Z`<${Ue} />`:e===`/account`?Z`<${Be} />`:e===`/audit`?Z`<${Ge} />`:e===`/people`?Z`<${jt} />`:Z`<${wt} />`}</main>
+  `}var Pt=document.getElementById(`app`);Pt.textContent=``,ce(Z`<${Nt} />`,Pt);

@@ -1,0 +1,112 @@
+package apitest
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cliStart starts a CLI's sign-in as `nebula login --web` does (no
+// cookie, no token): its code, secret and link.
+func cliStart(t *testing.T, env *Env) (code, secret, url string) {
+	t.Helper()
+	cli := &browser{t: t, env: env}
+	a := cli.post("/auth/cli/start", map[string]string{})
+	code, _ = a.body["code"].(string)
+	secret, _ = a.body["secret"].(string)
+	url, _ = a.body["verificationUrl"].(string)
+	if a.status != http.StatusOK || len(code) != 9 || !strings.HasPrefix(secret, "nbd_") || !strings.HasSuffix(url, "/#/cli/"+code) {
+		t.Fatalf("starting a CLI sign-in: %d %s", a.status, a.raw)
+	}
+	return code, secret, url
+}
+
+// cliPoll polls as the CLI does: the status and, once confirmed, the token.
+func cliPoll(t *testing.T, env *Env, secret string) (int, string) {
+	t.Helper()
+	a := (&browser{t: t, env: env}).post("/auth/cli/token", map[string]string{"secret": secret})
+	tok, _ := a.body["token"].(string)
+	return a.status, tok
+}
+
+// The CLI signs in through the browser: it starts a sign-in, a person
+// signed in to the console confirms its code, and the CLI's poll picks
+// up a personal token of theirs, once. An API token cannot confirm one
+// (it could mint itself successors); a wrong, used or expired code
+// confirms nothing; it is audited.
+func TestCLILoginThroughTheConsole(t *testing.T) {
+	t.Parallel()
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		person, _, _ := signedInAs(t, f, "cli-user", "MEMBER")
+		who := person.gql(`{ viewer { user { id email } } }`, nil)
+		email, userID := dig(who.body, "data.viewer.user.email"), dig(who.body, "data.viewer.user.id")
+		code, secret, _ := cliStart(t, env)
+		if status, _ := cliPoll(t, env, secret); status != http.StatusAccepted {
+			t.Fatalf("polling before the confirmation: %d", status)
+		}
+		const approve = `mutation($c: String!, $t: ID!) { approveCliLogin(input: {code: $c, tenantId: $t}) { apiToken { id name prefix expiresAt } ` + ue + ` } }`
+
+		// An API token neither sees nor confirms it.
+		if codes := env.Do(t, f.Owner.Token, `query($c: String!) { cliLogin(code: $c) { code } }`, map[string]any{"c": code}).ErrorCodes(); len(codes) != 1 || codes[0] != "FORBIDDEN" {
+			t.Errorf("cliLogin with an API token: %v", codes)
+		}
+		if codes := env.Do(t, f.Owner.Token, approve, map[string]any{"c": code, "t": f.TenantID}).ErrorCodes(); len(codes) != 1 || codes[0] != "FORBIDDEN" {
+			t.Errorf("approveCliLogin with an API token: %v", codes)
+		}
+		// The person reads it (typed in lower case, without the dash), and
+		// a wrong code confirms nothing.
+		seen := person.gql(`query($c: String!) { cliLogin(code: $c) { code clientAddress userAgent expiresAt } }`,
+			map[string]any{"c": strings.ToLower(strings.ReplaceAll(code, "-", ""))})
+		if dig(seen.body, "data.cliLogin.code") != code || dig(seen.body, "data.cliLogin.clientAddress") != "127.0.0.1" {
+			t.Errorf("the sign-in as the console shows it: %s", seen.raw)
+		}
+		wrong := person.gql(approve, map[string]any{"c": "BCDF-GHJK", "t": f.TenantID})
+		if dig(wrong.body, "data.approveCliLogin.userErrors.0.code") != "BAD_USER_INPUT" {
+			t.Errorf("a wrong code: %s", wrong.raw)
+		}
+		ok := person.gql(approve, map[string]any{"c": code, "t": f.TenantID})
+		name, _ := dig(ok.body, "data.approveCliLogin.apiToken.name").(string)
+		if !strings.HasPrefix(name, "nebula CLI from ") || dig(ok.body, "data.approveCliLogin.apiToken.expiresAt") == nil {
+			t.Fatalf("confirming: %s", ok.raw)
+		}
+		if b, _ := json.Marshal(ok.body); strings.Contains(string(b), "nbt_") && !strings.Contains(string(b), `"prefix":"nbt_`) {
+			t.Error("the confirmation shows the token's secret")
+		}
+		// The CLI picks the token up, once; it is the person's.
+		status, token := cliPoll(t, env, secret)
+		if status != http.StatusOK || !strings.HasPrefix(token, "nbt_") {
+			t.Fatalf("polling after the confirmation: %d", status)
+		}
+		f.addSecret(token)
+		if got := env.MustDo(t, token, `{ viewer { user { email } } }`, nil).Str("viewer.user.email"); got != email {
+			t.Errorf("the token signs in as %q, want %q", got, email)
+		}
+		if status, again := cliPoll(t, env, secret); status != http.StatusGone || again != "" {
+			t.Errorf("a second pick-up: %d", status)
+		}
+		if again := person.gql(approve, map[string]any{"c": code, "t": f.TenantID}); dig(again.body, "data.approveCliLogin.userErrors.0.code") != "BAD_USER_INPUT" {
+			t.Errorf("confirming a used code: %s", again.raw)
+		}
+		// Expired: confirming is refused, polling says it is over.
+		late, lateSecret, _ := cliStart(t, env)
+		env.Clock.Advance(11 * time.Minute)
+		if r := person.gql(approve, map[string]any{"c": late, "t": f.TenantID}); dig(r.body, "data.approveCliLogin.userErrors.0.code") != "BAD_USER_INPUT" {
+			t.Errorf("confirming an expired code: %s", r.raw)
+		}
+		if status, _ := cliPoll(t, env, lateSecret); status != http.StatusGone {
+			t.Errorf("polling an expired sign-in: %d", status)
+		}
+		if status, _ := cliPoll(t, env, "nbd_not-a-secret"); status != http.StatusGone {
+			t.Errorf("polling with a made-up secret: %d", status)
+		}
+		// Audited: the person confirmed it, naming the token made.
+		audit := f.MustDo(t, `query($t: ID!) { node(id: $t) { ... on Tenant { auditEvents(first: 1, filter: {action: "cli_login.approve"}) {
+			nodes { actor { id } targetType details } } } } }`, map[string]any{"t": f.TenantID})
+		if audit.Str("node.auditEvents.nodes.0.actor.id") != userID || audit.Str("node.auditEvents.nodes.0.targetType") != "ApiToken" {
+			t.Errorf("the audit event: %v", audit.Data)
+		}
+	})
+}
