@@ -79,6 +79,7 @@ func Run(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"ExpiredApprovals", testExpiredApprovals},
 		{"Jobs", testJobQueries},
 		{"Outbound", testOutbound},
+		{"CLILogins", testCLILogins},
 		{"LoadTenantRows", testLoadTenantRows},
 		{"MigrationFiles", testMigrationFiles},
 		{"Close", testClose},
