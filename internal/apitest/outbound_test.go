@@ -462,13 +462,15 @@ func TestWebhookTwoReplicasDeliverOnce(t *testing.T) {
 	for range 10 {
 		wsDeploy(t, f)
 	}
-	want := len(f.messages(t, endpoints[0]))
 	testutil.Eventually(t, 30*time.Second, "every message delivered", func() (bool, string) {
-		n := 0
-		for _, rc := range rcs {
-			n += len(rc.requests())
+		for _, e := range endpoints {
+			for _, m := range f.messages(t, e) {
+				if m["status"] != "DELIVERED" {
+					return false, fmt.Sprintf("%v", m["status"])
+				}
+			}
 		}
-		return n >= 3*want, fmt.Sprintf("%d of %d", n, 3*want)
+		return true, ""
 	})
 	cancel()
 	wg.Wait()

@@ -112,7 +112,12 @@ func (p *Plane) deliverDue(ctx context.Context, client *http.Client) (OutboundRe
 		}
 		wg.Go(func() {
 			a := p.attempt(ctx, client, e, m)
-			outcome, err := p.recordAttempt(ctx, m, a)
+			// What was sent is recorded even when the replica is stopping:
+			// else a delivered message would go out again once its lease ran
+			// out.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			outcome, err := p.recordAttempt(rctx, m, a)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
