@@ -64,7 +64,7 @@ func signInWith(t *testing.T, link string) (string, error) {
 
 // start runs a long-running command (serve, dev) on a free port until the
 // test ends or stop is called, and waits for its output to match ready.
-func start(t *testing.T, ready *regexp.Regexp, args ...string) (out *lockedBuffer, stop func()) {
+func start(t *testing.T, ready *regexp.Regexp, args ...string) (out, errs *lockedBuffer, stop func()) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -90,7 +90,7 @@ func start(t *testing.T, ready *regexp.Regexp, args ...string) (out *lockedBuffe
 	testutil.Eventually(t, 30*time.Second, strings.Join(args, " ")+" starts", func() (bool, string) {
 		return ready.MatchString(stdout.String()), fmt.Sprintf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	})
-	return &stdout, stop
+	return &stdout, &stderr, stop
 }
 
 // The first admin can open the console: the first start prints an
@@ -98,7 +98,7 @@ func start(t *testing.T, ready *regexp.Regexp, args ...string) (out *lockedBuffe
 // each works once, and the recovery's replaces the first start's.
 func TestFirstStartPrintsAConsoleLink(t *testing.T) {
 	isolate(t)
-	out, stop := start(t, consoleLink, "serve")
+	out, _, stop := start(t, consoleLink, "serve")
 	first := consoleLink.FindString(out.String())
 	if email, err := signInWith(t, first); err != nil || email != "admin@localhost.localdomain" {
 		t.Fatalf("the first start's console link signs in %q, %v", email, err)
@@ -109,7 +109,7 @@ func TestFirstStartPrintsAConsoleLink(t *testing.T) {
 	stop()
 
 	// Later starts print no link (the admin has a passphrase), a recovery does.
-	out, stop = start(t, regexp.MustCompile(`is serving GraphQL`), "serve")
+	out, _, stop = start(t, regexp.MustCompile(`is serving GraphQL`), "serve")
 	if consoleLink.MatchString(out.String()) {
 		t.Errorf("a later start prints a console link:\n%s", out.String())
 	}
@@ -122,7 +122,7 @@ func TestFirstStartPrintsAConsoleLink(t *testing.T) {
 	if link == "" || !strings.Contains(rec, "nbt_") {
 		t.Fatalf("the recovery prints no console link or token:\n%s", rec)
 	}
-	_, stop = start(t, regexp.MustCompile(`is serving GraphQL`), "serve")
+	_, _, stop = start(t, regexp.MustCompile(`is serving GraphQL`), "serve")
 	// The recovery's link names the configured address; this start
 	// listens on another free port.
 	_, secret, _ := strings.Cut(link, "/invitation#")
@@ -139,7 +139,7 @@ func TestDevPrintsAConsoleLink(t *testing.T) {
 	t.Setenv("NEBULA_DATA_DIR", "nebula-dev")
 	devReady := regexp.MustCompile(`subscription \{ buildLog`)
 	for i, what := range []string{"the first start", "a later start"} {
-		out, stop := start(t, devReady, "dev")
+		out, _, stop := start(t, devReady, "dev")
 		links := consoleLink.FindAllString(out.String(), -1)
 		if len(links) != 1 {
 			t.Fatalf("%s prints %d console links:\n%s", what, len(links), out.String())

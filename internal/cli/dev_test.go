@@ -1,9 +1,8 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"net"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -35,26 +34,10 @@ func (l *lockedBuffer) String() string {
 // made as its output says goes through every stage to SUCCEEDED.
 func TestDevDeploysToTheSimulatedCluster(t *testing.T) {
 	t.Chdir(t.TempDir())
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	t.Setenv("NEBULA_ADDR", addr)
-	t.Setenv("NEBULA_LOG_LEVEL", "warn")
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedBuffer
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, []string{"dev"}, &stdout, &stderr) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
 	ids := regexp.MustCompile(`serviceId: "([^"]+)", environmentId: "([^"]+)"`)
-	testutil.Eventually(t, 30*time.Second, "nebula dev sets up", func() (bool, string) {
-		return ids.MatchString(stdout.String()), fmt.Sprintf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-	})
+	stdout, stderr, _ := start(t, ids, "dev")
+	addr := os.Getenv("NEBULA_ADDR")
+	ctx := t.Context()
 	out := stdout.String()
 	m := ids.FindStringSubmatch(out)
 	token := regexp.MustCompile(`nbt_[A-Za-z0-9]+`).FindString(out)

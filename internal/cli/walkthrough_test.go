@@ -2,11 +2,9 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -14,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 // docBlock is a fenced block of a Markdown document.
@@ -141,26 +138,10 @@ func TestGraphQLWalkthrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	isolate(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	t.Setenv("NEBULA_ADDR", addr)
-	t.Setenv("NEBULA_LOG_LEVEL", "warn")
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedBuffer
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, []string{"serve"}, &stdout, &stderr) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
 	tokenRE := regexp.MustCompile(`nbt_[A-Za-z0-9_-]+`)
-	testutil.Eventually(t, 30*time.Second, "nebula serve prints its admin token", func() (bool, string) {
-		return tokenRE.MatchString(stdout.String()), stdout.String() + stderr.String()
-	})
+	stdout, _, _ := start(t, tokenRE, "serve")
+	addr := os.Getenv("NEBULA_ADDR")
+	ctx := t.Context()
 	token := tokenRE.FindString(stdout.String())
 
 	// One script: the shell blocks in order, each after a marker line.
