@@ -14,10 +14,9 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nebulactrl/nebula/internal/model"
@@ -250,11 +249,7 @@ func compileNamespace(p Project, env model.Environment, ns string) Namespace {
 	}
 	out := Namespace{Name: ns, Project: p.Project.Name, Environment: env.Name, EnvID: env.ID, Services: []Service{}, Held: []Held{}}
 	current := p.Current[env.ID]
-	byName := map[string]*model.Service{}
-	for i := range p.Services {
-		byName[p.Services[i].Name] = &p.Services[i]
-	}
-	r := resolver{p: p, env: env, ns: ns, current: current, byName: byName, done: map[model.ServiceID][]EnvVar{}}
+	r := newResolver(p, env, ns)
 	svcs := slices.Clone(p.Services)
 	slices.SortFunc(svcs, func(a, b model.Service) int { return cmp.Compare(a.Name, b.Name) })
 	for _, svc := range svcs {
@@ -294,20 +289,75 @@ func compileService(svc model.Service, rel *model.Release, vars []EnvVar) Servic
 	return out
 }
 
-// A reference names another service's values inside a variable value:
-// ${{ services.api.url }}, ${{ services.api.port }} or
-// ${{ services.api.variables.TOKEN }}.
-var reference = regexp.MustCompile(`\$\{\{\s*services\.([a-z0-9-]+)\.(url|port|host|variables\.([A-Za-z_][A-Za-z0-9_]*))\s*\}\}`)
-
 type resolver struct {
 	p       Project
 	env     model.Environment
 	ns      string
 	current map[model.ServiceID]*model.Release
 	byName  map[string]*model.Service
+	// The namespace's variables by scope, each sorted by name: a
+	// service's are these merged (the narrower scope wins).
+	projectVars, envVars []Variable
+	serviceVars          map[model.ServiceID][]Variable
 	// done caches the variables of services that compiled: a service that
 	// compiles from one reference path compiles from every path.
 	done map[model.ServiceID][]EnvVar
+}
+
+// newResolver indexes a project's variables for one environment.
+func newResolver(p Project, env model.Environment, ns string) *resolver {
+	r := &resolver{p: p, env: env, ns: ns, current: p.Current[env.ID], byName: make(map[string]*model.Service, len(p.Services)),
+		serviceVars: map[model.ServiceID][]Variable{}, done: make(map[model.ServiceID][]EnvVar, len(p.Services))}
+	for i := range p.Services {
+		r.byName[p.Services[i].Name] = &p.Services[i]
+	}
+	for _, v := range p.Variables {
+		switch {
+		case v.Scope == ScopeProject:
+			r.projectVars = append(r.projectVars, v)
+		case v.Scope == ScopeEnvironment && v.Environment == env.ID:
+			r.envVars = append(r.envVars, v)
+		case v.Scope == ScopeService:
+			r.serviceVars[v.Service] = append(r.serviceVars[v.Service], v)
+		}
+	}
+	byName := func(a, b Variable) int { return cmp.Compare(a.Name, b.Name) }
+	slices.SortStableFunc(r.projectVars, byName)
+	slices.SortStableFunc(r.envVars, byName)
+	for _, vs := range r.serviceVars {
+		slices.SortStableFunc(vs, byName)
+	}
+	return r
+}
+
+// merged is a service's variables, one per name in name order, the
+// narrowest scope's where several set a name: the three sorted lists
+// merged. Of a name set twice in one scope, the last row counts, as it
+// did when a map was filled in row order.
+func (r *resolver) merged(svc model.ServiceID) []Variable {
+	lists := [3][]Variable{r.projectVars, r.envVars, r.serviceVars[svc]}
+	out := make([]Variable, 0, len(lists[0])+len(lists[1])+len(lists[2]))
+	var idx [3]int
+	for {
+		// The smallest name at the heads of the lists.
+		name, found := "", false
+		for l := range lists {
+			if idx[l] < len(lists[l]) && (!found || lists[l][idx[l]].Name < name) {
+				name, found = lists[l][idx[l]].Name, true
+			}
+		}
+		if !found {
+			return out
+		}
+		var pick Variable
+		for l := range lists { // narrower scopes later: they win
+			for idx[l] < len(lists[l]) && lists[l][idx[l]].Name == name {
+				pick = lists[l][idx[l]]
+				idx[l]++
+			}
+		}
+		out = append(out, pick)
+	}
 }
 
 // variables merges the scopes for a service and expands references; seen
@@ -320,27 +370,10 @@ func (r *resolver) variables(svc model.ServiceID, seen []model.ServiceID) ([]Env
 		return vars, nil
 	}
 	seen = append(seen, svc)
-	merged := map[string]Variable{}
-	for _, v := range r.p.Variables {
-		applies := v.Scope == ScopeProject ||
-			v.Scope == ScopeEnvironment && v.Environment == r.env.ID ||
-			v.Scope == ScopeService && v.Service == svc
-		if !applies {
-			continue
-		}
-		if cur, ok := merged[v.Name]; ok && cur.Scope > v.Scope {
-			continue
-		}
-		merged[v.Name] = v
-	}
-	names := make([]string, 0, len(merged))
-	for n := range merged {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	out := make([]EnvVar, 0, len(names))
-	for _, n := range names {
-		v := merged[n]
+	merged := r.merged(svc)
+	out := make([]EnvVar, 0, len(merged))
+	for _, v := range merged {
+		n := v.Name
 		if v.Unreadable != "" {
 			return nil, fmt.Errorf("secret %s cannot be opened: %s", n, v.Unreadable)
 		}
@@ -376,60 +409,72 @@ func (r *resolver) nameOf(id model.ServiceID) string {
 	return string(id)
 }
 
-// expand replaces the references in val. It also returns the versions of
-// the secrets the value took in.
+// expand replaces the references in val (references.go). It also returns
+// the versions of the secrets the value took in.
 func (r *resolver) expand(val string, seen []model.ServiceID) (string, []string, error) {
-	if !strings.Contains(val, "${{") {
+	ref, ok := nextReference(val, 0)
+	if !ok {
 		return val, nil, nil
 	}
 	var firstErr error
 	var secrets []string
-	out := reference.ReplaceAllStringFunc(val, func(m string) string {
-		sub := reference.FindStringSubmatch(m)
-		name, what, varName := sub[1], sub[2], sub[3]
-		target, ok := r.byName[name]
-		if !ok {
-			firstErr = cmp.Or(firstErr, fmt.Errorf("references service %s, which does not exist in project %s", name, r.p.Project.Name))
+	var b strings.Builder
+	b.Grow(len(val) + 32)
+	last := 0
+	for ok {
+		b.WriteString(val[last:ref.start])
+		b.WriteString(r.resolve(ref, seen, &secrets, &firstErr))
+		last = ref.end
+		ref, ok = nextReference(val, ref.end)
+	}
+	b.WriteString(val[last:])
+	return b.String(), secrets, firstErr
+}
+
+// resolve is what one reference stands for; a reference that cannot be
+// resolved is "" and its error the first one kept.
+func (r *resolver) resolve(ref reference, seen []model.ServiceID, secrets *[]string, firstErr *error) string {
+	target, ok := r.byName[ref.service]
+	if !ok {
+		*firstErr = cmp.Or(*firstErr, fmt.Errorf("references service %s, which does not exist in project %s", ref.service, r.p.Project.Name))
+		return ""
+	}
+	if ref.variable != "" {
+		vars, err := r.variables(target.ID, seen)
+		if err != nil {
+			*firstErr = cmp.Or(*firstErr, fmt.Errorf("references service %s, which cannot compile: %w", ref.service, err))
 			return ""
 		}
-		if varName != "" {
-			vars, err := r.variables(target.ID, seen)
-			if err != nil {
-				firstErr = cmp.Or(firstErr, fmt.Errorf("references service %s, which cannot compile: %w", name, err))
-				return ""
-			}
-			for _, v := range vars {
-				if v.Name == varName {
-					if v.Secret {
-						secrets = append(secrets, v.Version)
-					}
-					return v.Value
+		for _, v := range vars {
+			if v.Name == ref.variable {
+				if v.Secret {
+					*secrets = append(*secrets, v.Version)
 				}
+				return v.Value
 			}
-			firstErr = cmp.Or(firstErr, fmt.Errorf("references variable %s of service %s, which it does not have", varName, name))
-			return ""
 		}
-		rel := r.current[target.ID]
-		if rel == nil {
-			firstErr = cmp.Or(firstErr, fmt.Errorf("references service %s, which has no release in environment %s", name, r.env.Name))
-			return ""
-		}
-		port, proc, ok := servingPort(rel)
-		if !ok {
-			firstErr = cmp.Or(firstErr, fmt.Errorf("references the address of service %s, none of whose processes has a port", name))
-			return ""
-		}
-		host := ServiceName(name, proc) + "." + r.ns + ".svc.cluster.local"
-		switch what {
-		case "port":
-			return fmt.Sprint(port)
-		case "host":
-			return host
-		default:
-			return fmt.Sprintf("http://%s:%d", host, port)
-		}
-	})
-	return out, secrets, firstErr
+		*firstErr = cmp.Or(*firstErr, fmt.Errorf("references variable %s of service %s, which it does not have", ref.variable, ref.service))
+		return ""
+	}
+	rel := r.current[target.ID]
+	if rel == nil {
+		*firstErr = cmp.Or(*firstErr, fmt.Errorf("references service %s, which has no release in environment %s", ref.service, r.env.Name))
+		return ""
+	}
+	port, proc, ok := servingPort(rel)
+	if !ok {
+		*firstErr = cmp.Or(*firstErr, fmt.Errorf("references the address of service %s, none of whose processes has a port", ref.service))
+		return ""
+	}
+	host := ServiceName(ref.service, proc) + "." + r.ns + ".svc.cluster.local"
+	switch ref.what {
+	case "port":
+		return strconv.Itoa(port)
+	case "host":
+		return host
+	default:
+		return "http://" + host + ":" + strconv.Itoa(port)
+	}
 }
 
 // servingPort picks the port a service is reached on: its "web" process,
@@ -457,19 +502,18 @@ func servingPort(rel *model.Release) (int, string, bool) {
 // secrets redacted (their versions stand for their values), so that a hash
 // shown to people gives away nothing about a secret.
 func (s State) Hash() string {
-	_, h := s.Shown()
+	var h string
+	s.encoded(func(b []byte) { h = hashOf(b) })
 	return h
 }
 
 // Shown is the state as it may be stored and shown — secrets redacted — in
-// canonical JSON, with its hash.
+// canonical JSON (encoding/json's, written by encode.go), with its hash.
 func (s State) Shown() ([]byte, string) {
-	b, err := json.Marshal(s.Redact())
-	if err != nil {
-		panic(fmt.Sprintf("encoding desired state: %v", err))
-	}
-	sum := sha256.Sum256(b)
-	return b, hex.EncodeToString(sum[:])
+	var out []byte
+	var h string
+	s.encoded(func(b []byte) { out, h = append([]byte(nil), b...), hashOf(b) })
+	return out, h
 }
 
 // Redact returns a copy with every secret value replaced, for showing.
