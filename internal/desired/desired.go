@@ -145,6 +145,7 @@ func Compile(in Input) State {
 	projects := slices.Clone(in.Projects)
 	slices.SortFunc(projects, func(a, b Project) int { return cmp.Compare(a.Project.Name, b.Project.Name) })
 	for _, p := range projects {
+		var ix *projectIndex // made when an environment of the project lands here
 		envs := slices.Clone(p.Environments)
 		slices.SortFunc(envs, func(a, b model.Environment) int { return cmp.Compare(a.Name, b.Name) })
 		for _, env := range envs {
@@ -162,7 +163,10 @@ func Compile(in Input) State {
 				}
 				continue
 			}
-			st.Namespaces = append(st.Namespaces, compileNamespace(p, env, pl.Namespace))
+			if ix == nil {
+				ix = indexProject(p)
+			}
+			st.Namespaces = append(st.Namespaces, compileNamespace(ix, env, pl.Namespace))
 		}
 	}
 	return st
@@ -243,16 +247,55 @@ func DefaultNamespace(project, env string) string {
 	return ns
 }
 
-func compileNamespace(p Project, env model.Environment, ns string) Namespace {
+// projectIndex is what every environment of a project compiles from:
+// its services by name and in name order, its variables by scope sorted
+// by name. Made once per compile of a project, not per environment.
+type projectIndex struct {
+	p           Project
+	services    []model.Service // by name
+	byName      map[string]*model.Service
+	projectVars []Variable
+	envVars     map[model.EnvironmentID][]Variable
+	serviceVars map[model.ServiceID][]Variable
+}
+
+func indexProject(p Project) *projectIndex {
+	ix := &projectIndex{p: p, services: slices.Clone(p.Services), byName: make(map[string]*model.Service, len(p.Services)),
+		envVars: map[model.EnvironmentID][]Variable{}, serviceVars: map[model.ServiceID][]Variable{}}
+	slices.SortFunc(ix.services, func(a, b model.Service) int { return cmp.Compare(a.Name, b.Name) })
+	for i := range ix.services {
+		ix.byName[ix.services[i].Name] = &ix.services[i]
+	}
+	for _, v := range p.Variables {
+		switch v.Scope {
+		case ScopeProject:
+			ix.projectVars = append(ix.projectVars, v)
+		case ScopeEnvironment:
+			ix.envVars[v.Environment] = append(ix.envVars[v.Environment], v)
+		case ScopeService:
+			ix.serviceVars[v.Service] = append(ix.serviceVars[v.Service], v)
+		}
+	}
+	byName := func(a, b Variable) int { return cmp.Compare(a.Name, b.Name) }
+	slices.SortStableFunc(ix.projectVars, byName)
+	for _, vs := range ix.envVars {
+		slices.SortStableFunc(vs, byName)
+	}
+	for _, vs := range ix.serviceVars {
+		slices.SortStableFunc(vs, byName)
+	}
+	return ix
+}
+
+func compileNamespace(ix *projectIndex, env model.Environment, ns string) Namespace {
+	p := ix.p
 	if ns == "" {
 		ns = DefaultNamespace(p.Project.Name, env.Name)
 	}
 	out := Namespace{Name: ns, Project: p.Project.Name, Environment: env.Name, EnvID: env.ID, Services: []Service{}, Held: []Held{}}
 	current := p.Current[env.ID]
-	r := newResolver(p, env, ns)
-	svcs := slices.Clone(p.Services)
-	slices.SortFunc(svcs, func(a, b model.Service) int { return cmp.Compare(a.Name, b.Name) })
-	for _, svc := range svcs {
+	r := &resolver{ix: ix, env: env, ns: ns, current: current, done: make(map[model.ServiceID][]EnvVar, len(ix.services))}
+	for _, svc := range ix.services {
 		rel := current[svc.ID]
 		if rel == nil {
 			continue // never released here: nothing to run
@@ -271,17 +314,24 @@ func compileNamespace(p Project, env model.Environment, ns string) Namespace {
 
 func compileService(svc model.Service, rel *model.Release, vars []EnvVar) Service {
 	out := Service{Name: svc.Name, ID: svc.ID, Release: rel.Number, ReleaseID: rel.ID,
-		Image: rel.Image + "@" + rel.ImageDigest, Processes: []Process{}, Env: vars, Domains: []Domain{}}
-	ports := map[string]int{}
+		Image: rel.Image + "@" + rel.ImageDigest, Processes: make([]Process, 0, len(rel.Processes)), Env: vars, Domains: []Domain{}}
 	for _, pr := range rel.Processes {
 		out.Processes = append(out.Processes, Process{Name: pr.Name, Command: orEmpty(pr.Command), Replicas: pr.Replicas, Port: pr.Port, Probe: pr.ReadinessProbe})
-		if pr.Port != nil {
-			ports[pr.Name] = *pr.Port
+	}
+	// The port of a process by name (the last process of the name that
+	// has one).
+	port := func(process string) (int, bool) {
+		p, ok := 0, false
+		for _, pr := range rel.Processes {
+			if pr.Name == process && pr.Port != nil {
+				p, ok = *pr.Port, true
+			}
 		}
+		return p, ok
 	}
 	slices.SortFunc(out.Processes, func(a, b Process) int { return cmp.Compare(a.Name, b.Name) })
 	for _, d := range svc.Domains {
-		if port, ok := ports[d.Process]; ok {
+		if port, ok := port(d.Process); ok {
 			out.Domains = append(out.Domains, Domain{Host: d.Host, Process: d.Process, Port: port})
 		}
 	}
@@ -290,44 +340,13 @@ func compileService(svc model.Service, rel *model.Release, vars []EnvVar) Servic
 }
 
 type resolver struct {
-	p       Project
+	ix      *projectIndex
 	env     model.Environment
 	ns      string
 	current map[model.ServiceID]*model.Release
-	byName  map[string]*model.Service
-	// The namespace's variables by scope, each sorted by name: a
-	// service's are these merged (the narrower scope wins).
-	projectVars, envVars []Variable
-	serviceVars          map[model.ServiceID][]Variable
 	// done caches the variables of services that compiled: a service that
 	// compiles from one reference path compiles from every path.
 	done map[model.ServiceID][]EnvVar
-}
-
-// newResolver indexes a project's variables for one environment.
-func newResolver(p Project, env model.Environment, ns string) *resolver {
-	r := &resolver{p: p, env: env, ns: ns, current: p.Current[env.ID], byName: make(map[string]*model.Service, len(p.Services)),
-		serviceVars: map[model.ServiceID][]Variable{}, done: make(map[model.ServiceID][]EnvVar, len(p.Services))}
-	for i := range p.Services {
-		r.byName[p.Services[i].Name] = &p.Services[i]
-	}
-	for _, v := range p.Variables {
-		switch {
-		case v.Scope == ScopeProject:
-			r.projectVars = append(r.projectVars, v)
-		case v.Scope == ScopeEnvironment && v.Environment == env.ID:
-			r.envVars = append(r.envVars, v)
-		case v.Scope == ScopeService:
-			r.serviceVars[v.Service] = append(r.serviceVars[v.Service], v)
-		}
-	}
-	byName := func(a, b Variable) int { return cmp.Compare(a.Name, b.Name) }
-	slices.SortStableFunc(r.projectVars, byName)
-	slices.SortStableFunc(r.envVars, byName)
-	for _, vs := range r.serviceVars {
-		slices.SortStableFunc(vs, byName)
-	}
-	return r
 }
 
 // merged is a service's variables, one per name in name order, the
@@ -335,7 +354,7 @@ func newResolver(p Project, env model.Environment, ns string) *resolver {
 // merged. Of a name set twice in one scope, the last row counts, as it
 // did when a map was filled in row order.
 func (r *resolver) merged(svc model.ServiceID) []Variable {
-	lists := [3][]Variable{r.projectVars, r.envVars, r.serviceVars[svc]}
+	lists := [3][]Variable{r.ix.projectVars, r.ix.envVars[r.env.ID], r.ix.serviceVars[svc]}
 	out := make([]Variable, 0, len(lists[0])+len(lists[1])+len(lists[2]))
 	var idx [3]int
 	for {
@@ -401,7 +420,7 @@ func (r *resolver) variables(svc model.ServiceID, seen []model.ServiceID) ([]Env
 }
 
 func (r *resolver) nameOf(id model.ServiceID) string {
-	for _, s := range r.p.Services {
+	for _, s := range r.ix.services {
 		if s.ID == id {
 			return s.Name
 		}
@@ -434,9 +453,9 @@ func (r *resolver) expand(val string, seen []model.ServiceID) (string, []string,
 // resolve is what one reference stands for; a reference that cannot be
 // resolved is "" and its error the first one kept.
 func (r *resolver) resolve(ref reference, seen []model.ServiceID, secrets *[]string, firstErr *error) string {
-	target, ok := r.byName[ref.service]
+	target, ok := r.ix.byName[ref.service]
 	if !ok {
-		*firstErr = cmp.Or(*firstErr, fmt.Errorf("references service %s, which does not exist in project %s", ref.service, r.p.Project.Name))
+		*firstErr = cmp.Or(*firstErr, fmt.Errorf("references service %s, which does not exist in project %s", ref.service, r.ix.p.Project.Name))
 		return ""
 	}
 	if ref.variable != "" {
@@ -496,24 +515,6 @@ func servingPort(rel *model.Release) (int, string, bool) {
 		}
 	}
 	return 0, "", false
-}
-
-// Hash is the state's fingerprint: SHA-256 of its canonical JSON with
-// secrets redacted (their versions stand for their values), so that a hash
-// shown to people gives away nothing about a secret.
-func (s State) Hash() string {
-	var h string
-	s.encoded(func(b []byte) { h = hashOf(b) })
-	return h
-}
-
-// Shown is the state as it may be stored and shown — secrets redacted — in
-// canonical JSON (encoding/json's, written by encode.go), with its hash.
-func (s State) Shown() ([]byte, string) {
-	var out []byte
-	var h string
-	s.encoded(func(b []byte) { out, h = append([]byte(nil), b...), hashOf(b) })
-	return out, h
 }
 
 // Redact returns a copy with every secret value replaced, for showing.

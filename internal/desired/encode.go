@@ -19,42 +19,70 @@ import (
 // buffer kept between calls. Marshal spent half of compile+hash growing
 // and clearing its buffer.
 
-// buffers keeps encoding buffers between states: a cluster's state is a
-// few MiB and has the same size from one revision to the next.
-var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
-
-// maxKept is the largest buffer put back (a huge state's is dropped).
-const maxKept = 32 << 20
-
-// sizeHint is the size of the last state encoded: a buffer from the pool
-// (emptied by every garbage collection) starts that large, rather than
-// growing to it by a quarter at a time, copying each time.
+// sizeHint is the size of the last state encoded, so that Shown allocates
+// its bytes once at about the right size rather than growing to it by a
+// quarter at a time, copying each time.
 var sizeHint atomic.Int64
 
-// encoded runs f with the state's canonical JSON (secrets redacted); the
-// bytes are valid only during f.
-func (s State) encoded(f func([]byte)) {
-	bp := buffers.Get().(*[]byte)
-	if h := int(sizeHint.Load()); cap(*bp) < h {
-		*bp = make([]byte, 0, h+h/8)
-	}
-	b := appendState((*bp)[:0], &s, true)
-	sizeHint.Store(int64(len(b)))
-	f(b)
-	if cap(b) <= maxKept {
-		*bp = b
-		buffers.Put(bp)
-	}
+// chunk is how much of a state Hash encodes before it hashes it: the
+// state's bytes are never all held at once.
+const chunk = 64 << 10
+
+// chunks keeps Hash's chunk buffers.
+var chunks = sync.Pool{New: func() any { b := make([]byte, 0, 2*chunk); return &b }}
+
+// Hash is the state's fingerprint: SHA-256 of its canonical JSON with
+// secrets redacted (their versions stand for their values), so that a hash
+// shown to people gives away nothing about a secret.
+func (s State) Hash() string {
+	h := sha256.New()
+	bp := chunks.Get().(*[]byte)
+	b := appendState((*bp)[:0], &s, true, func(b []byte) []byte {
+		if len(b) < chunk {
+			return b
+		}
+		h.Write(b)
+		return b[:0]
+	})
+	h.Write(b)
+	*bp = b[:0]
+	chunks.Put(bp)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
-func appendState(b []byte, s *State, redact bool) []byte {
+// Shown is the state as it may be stored and shown — secrets redacted — in
+// canonical JSON (encoding/json's, written here by hand), with its hash.
+func (s State) Shown() ([]byte, string) {
+	hint := int(sizeHint.Load())
+	b := appendState(make([]byte, 0, hint+hint/8), &s, true, nil)
+	sizeHint.Store(int64(len(b)))
+	return b, hashOf(b)
+}
+
+// appendState appends the state's JSON to b; flush, when given, may take
+// what is written so far after each namespace (and returns what to go on
+// appending to).
+func appendState(b []byte, s *State, redact bool, flush func([]byte) []byte) []byte {
 	b = append(b, `{"cluster":`...)
 	b = appendString(b, string(s.Cluster))
 	b = append(b, `,"namespaces":`...)
-	if redact && s.Namespaces == nil {
+	switch {
+	case redact && s.Namespaces == nil:
 		b = append(b, "[]"...) // Redact's copy is never nil
-	} else {
-		b = appendList(b, s.Namespaces, func(b []byte, ns *Namespace) []byte { return appendNamespace(b, ns, redact) })
+	case s.Namespaces == nil:
+		b = append(b, "null"...)
+	default:
+		b = append(b, '[')
+		for i := range s.Namespaces {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendNamespace(b, &s.Namespaces[i], redact)
+			if flush != nil {
+				b = flush(b)
+			}
+		}
+		b = append(b, ']')
 	}
 	b = append(b, `,"unplaced":`...)
 	b = appendList(b, s.Unplaced, appendUnplaced)

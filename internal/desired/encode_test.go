@@ -35,7 +35,7 @@ func TestEncodingMatchesMarshal(t *testing.T) {
 		t.Helper()
 		for _, redact := range []bool{true, false} {
 			want := marshalled(t, s, redact)
-			got := appendState(nil, &s, redact)
+			got := appendState(nil, &s, redact, nil)
 			if !bytes.Equal(got, want) {
 				i := 0
 				for i < len(got) && i < len(want) && got[i] == want[i] {
@@ -47,6 +47,9 @@ func TestEncodingMatchesMarshal(t *testing.T) {
 		}
 		if s.Hash() != hashOf(marshalled(t, s, true)) {
 			t.Errorf("%s: Hash differs from the SHA-256 of encoding/json's bytes", name)
+		}
+		if b, h := s.Shown(); !bytes.Equal(b, marshalled(t, s, true)) || h != s.Hash() {
+			t.Errorf("%s: Shown differs from encoding/json's bytes, or from Hash", name)
 		}
 	}
 	check("bench", Compile(benchInput()))
@@ -78,7 +81,7 @@ func TestEncodingMatchesMarshal(t *testing.T) {
 			Unplaced: []Unplaced{{Project: w, Environment: w, Reason: w}}}
 		check("strings "+strings.ToValidUTF8(w[:min(len(w), 12)], "?"), s)
 	}
-	if !utf8.ValidString(string(appendState(nil, &State{Cluster: "\xff"}, true))) {
+	if !utf8.ValidString(string(appendState(nil, &State{Cluster: "\xff"}, true, nil))) {
 		t.Error("invalid UTF-8 came through")
 	}
 }
