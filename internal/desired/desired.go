@@ -292,7 +292,7 @@ func compileNamespace(ix *projectIndex, env model.Environment, ns string) Namesp
 	if ns == "" {
 		ns = DefaultNamespace(p.Project.Name, env.Name)
 	}
-	out := Namespace{Name: ns, Project: p.Project.Name, Environment: env.Name, EnvID: env.ID, Services: []Service{}, Held: []Held{}}
+	out := Namespace{Name: ns, Project: p.Project.Name, Environment: env.Name, EnvID: env.ID, Services: make([]Service, 0, len(p.Current[env.ID])), Held: []Held{}}
 	current := p.Current[env.ID]
 	r := &resolver{ix: ix, env: env, ns: ns, current: current, done: make(map[model.ServiceID][]EnvVar, len(ix.services))}
 	for _, svc := range ix.services {
@@ -349,38 +349,45 @@ type resolver struct {
 	done map[model.ServiceID][]EnvVar
 }
 
-// merged is a service's variables, one per name in name order, the
+// merged walks a service's variables, one per name in name order, the
 // narrowest scope's where several set a name: the three sorted lists
-// merged. Of a name set twice in one scope, the last row counts, as it
-// did when a map was filled in row order.
-func (r *resolver) merged(svc model.ServiceID) []Variable {
-	lists := [3][]Variable{r.ix.projectVars, r.ix.envVars[r.env.ID], r.ix.serviceVars[svc]}
-	out := make([]Variable, 0, len(lists[0])+len(lists[1])+len(lists[2]))
-	var idx [3]int
-	for {
-		// The smallest name at the heads of the lists.
-		name, found := "", false
-		for l := range lists {
-			if idx[l] < len(lists[l]) && (!found || lists[l][idx[l]].Name < name) {
-				name, found = lists[l][idx[l]].Name, true
-			}
-		}
-		if !found {
-			return out
-		}
-		var pick Variable
-		for l := range lists { // narrower scopes later: they win
-			for idx[l] < len(lists[l]) && lists[l][idx[l]].Name == name {
-				pick = lists[l][idx[l]]
-				idx[l]++
-			}
-		}
-		out = append(out, pick)
-	}
+// merged as they are read, so nothing is copied. Of a name set twice in
+// one scope, the last row counts, as it did when a map was filled in row
+// order.
+type merged struct {
+	lists [3][]Variable // project, environment, service: narrower later
+	idx   [3]int
 }
 
-// variables merges the scopes for a service and expands references; seen
-// guards against cycles.
+func (r *resolver) merged(svc model.ServiceID) merged {
+	return merged{lists: [3][]Variable{r.ix.projectVars, r.ix.envVars[r.env.ID], r.ix.serviceVars[svc]}}
+}
+
+// size is how many variables the walk can yield at most.
+func (m *merged) size() int { return len(m.lists[0]) + len(m.lists[1]) + len(m.lists[2]) }
+
+// next is the next variable, or nil at the end.
+func (m *merged) next() *Variable {
+	// The smallest name at the heads of the lists.
+	name, found := "", false
+	for l := range m.lists {
+		if m.idx[l] < len(m.lists[l]) && (!found || m.lists[l][m.idx[l]].Name < name) {
+			name, found = m.lists[l][m.idx[l]].Name, true
+		}
+	}
+	if !found {
+		return nil
+	}
+	var pick *Variable
+	for l := range m.lists {
+		for m.idx[l] < len(m.lists[l]) && m.lists[l][m.idx[l]].Name == name {
+			pick = &m.lists[l][m.idx[l]]
+			m.idx[l]++
+		}
+	}
+	return pick
+}
+
 func (r *resolver) variables(svc model.ServiceID, seen []model.ServiceID) ([]EnvVar, error) {
 	if slices.Contains(seen, svc) {
 		return nil, fmt.Errorf("variable references form a cycle through %s", r.nameOf(svc))
@@ -389,9 +396,9 @@ func (r *resolver) variables(svc model.ServiceID, seen []model.ServiceID) ([]Env
 		return vars, nil
 	}
 	seen = append(seen, svc)
-	merged := r.merged(svc)
-	out := make([]EnvVar, 0, len(merged))
-	for _, v := range merged {
+	m := r.merged(svc)
+	out := make([]EnvVar, 0, m.size())
+	for v := m.next(); v != nil; v = m.next() {
 		n := v.Name
 		if v.Unreadable != "" {
 			return nil, fmt.Errorf("secret %s cannot be opened: %s", n, v.Unreadable)
@@ -499,22 +506,23 @@ func (r *resolver) resolve(ref reference, seen []model.ServiceID, secrets *[]str
 // servingPort picks the port a service is reached on: its "web" process,
 // else the first process (by name) that has one.
 func servingPort(rel *model.Release) (int, string, bool) {
-	procs := slices.Clone(rel.Processes)
-	slices.SortFunc(procs, func(a, b model.Process) int {
-		if (a.Name == "web") != (b.Name == "web") {
-			if a.Name == "web" {
-				return -1
-			}
-			return 1
+	var pick *model.Process
+	for i := range rel.Processes {
+		p := &rel.Processes[i]
+		if p.Port == nil {
+			continue
 		}
-		return cmp.Compare(a.Name, b.Name)
-	})
-	for _, p := range procs {
-		if p.Port != nil {
+		if p.Name == "web" {
 			return *p.Port, p.Name, true
 		}
+		if pick == nil || p.Name < pick.Name {
+			pick = p
+		}
 	}
-	return 0, "", false
+	if pick == nil {
+		return 0, "", false
+	}
+	return *pick.Port, pick.Name, true
 }
 
 // Redact returns a copy with every secret value replaced, for showing.

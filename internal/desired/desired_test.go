@@ -244,3 +244,27 @@ func TestReferenceToASecretIsSecret(t *testing.T) {
 		t.Error("a new template around a secret did not change the hash")
 	}
 }
+
+// The address of a service is its "web" process's port, else that of the
+// first process by name that has one.
+func TestServingPort(t *testing.T) {
+	proc := func(name string, p *int) model.Process { return model.Process{Name: name, Port: p} }
+	cases := []struct {
+		procs     []model.Process
+		port      int
+		name      string
+		reachable bool
+	}{
+		{[]model.Process{proc("worker", port(9000)), proc("web", port(8080)), proc("admin", port(7000))}, 8080, "web", true},
+		{[]model.Process{proc("worker", port(9000)), proc("web", nil), proc("beta", port(7000)), proc("admin", nil)}, 7000, "beta", true},
+		{[]model.Process{proc("zeta", port(1)), proc("alpha", port(2))}, 2, "alpha", true},
+		{[]model.Process{proc("web", nil), proc("worker", nil)}, 0, "", false},
+		{nil, 0, "", false},
+	}
+	for i, c := range cases {
+		p, name, ok := servingPort(&model.Release{ServiceConfig: model.ServiceConfig{Processes: c.procs}})
+		if p != c.port || name != c.name || ok != c.reachable {
+			t.Errorf("case %d: got %d %q %v, want %d %q %v", i, p, name, ok, c.port, c.name, c.reachable)
+		}
+	}
+}
