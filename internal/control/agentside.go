@@ -337,6 +337,7 @@ func (a *AgentSide) DesiredRevision(ctx context.Context) (int64, error) {
 // moment, with each cluster's row (and desired revision) of that moment. The
 // hub keeps one per tenant between deliveries (see hub.deliveries).
 type Snapshot struct {
+	compiler *desired.Compiler
 	input    desired.Input
 	clusters map[model.ClusterID]*model.Cluster
 }
@@ -353,7 +354,7 @@ func (a *AgentSide) Snapshot(ctx context.Context) (*Snapshot, error) {
 		if err != nil {
 			return err
 		}
-		snap = &Snapshot{input: tenantInput(a.p.box, rows), clusters: map[model.ClusterID]*model.Cluster{}}
+		snap = &Snapshot{compiler: a.p.compiler, input: tenantInput(a.p.box, rows), clusters: map[model.ClusterID]*model.Cluster{}}
 		for _, x := range rows.Clusters {
 			snap.clusters[x.ID] = x
 		}
@@ -397,6 +398,6 @@ func (s *Snapshot) State(c model.ClusterID) (int64, *desired.State, bool) {
 	if sc == nil {
 		return 0, nil, false
 	}
-	st := desired.Compile(forCluster(s.input, sc))
+	st := s.compiler.Compile(forCluster(s.input, sc))
 	return sc.DesiredRevision, &st, true
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/gitremote"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/seal"
@@ -60,6 +61,9 @@ type Plane struct {
 	// releases keeps the releases compiles read (they never change), so
 	// that a recompile reads only the ones it has not seen.
 	releases *store.ReleaseCache
+	// compiler keeps what the compiles compiled, so that a change
+	// compiles again only what it feeds (desired/incremental.go).
+	compiler *desired.Compiler
 	// builds bound the builds run on the clusters.
 	builds BuildSettings
 	// logRetention is how long container logs and events are kept;
@@ -122,6 +126,7 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 	b := bus.New()
 	p := &Plane{store: st, authz: z, grants: grants, box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace,
 		bus: b, notify: bus.Memory{B: b}, releases: store.NewReleaseCache(maxCachedReleases),
+		compiler:          desired.NewCompiler(),
 		disconnectedAfter: model.DisconnectedAfter, approvalTTL: DefaultApprovalTTL,
 		stallAfter: DefaultStallAfter, maxTokensPerUser: DefaultMaxTokensPerUser, builds: DefaultBuildSettings,
 		logRetention: DefaultLogRetention, sessionTTL: DefaultSessionTTL, invitationTTL: DefaultInvitationTTL,

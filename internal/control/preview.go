@@ -178,7 +178,7 @@ func (p *Plane) compileAll(ctx context.Context, q store.Querier, tenant model.Te
 	out := map[model.ClusterID]desired.State{}
 	in := tenantInput(p.box, rows)
 	for _, c := range rows.Clusters {
-		out[c.ID] = desired.Compile(forCluster(in, c))
+		out[c.ID] = p.compiler.Compile(forCluster(in, c))
 	}
 	return out, rows.Clusters, nil
 }

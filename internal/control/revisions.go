@@ -40,12 +40,12 @@ func (p *Plane) recompile(ctx context.Context, q *txn, tenant model.TenantID) er
 	var out []Bumped
 	in := tenantInput(p.box, rows)
 	for _, c := range rows.Clusters {
-		st := desired.Compile(forCluster(in, c))
+		st := p.compiler.Compile(forCluster(in, c))
 		shown, h := st.Shown()
 		if h == c.DesiredHash {
 			continue
 		}
-		rev, err := store.BumpRevision(ctx, q, c.ID, h, string(shown), q.cause, p.now())
+		rev, err := store.BumpRevision(ctx, q, c.ID, h, shown, q.cause, p.now())
 		if err != nil {
 			return err
 		}

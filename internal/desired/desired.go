@@ -100,6 +100,9 @@ type Service struct {
 	Processes  []Process          `json:"processes"`
 	Env        []EnvVar           `json:"env"`
 	Domains    []Domain           `json:"domains"`
+	// shown is the service's canonical JSON, secrets redacted, when a
+	// Compiler kept it (incremental.go): Shown and Hash copy it.
+	shown []byte
 }
 
 type Process struct {
@@ -140,7 +143,12 @@ type Unplaced struct {
 const Redacted = "<redacted>"
 
 // Compile computes the desired state of in.Cluster.
-func Compile(in Input) State {
+func Compile(in Input) State { return (*Compiler)(nil).Compile(in) }
+
+// Compile computes the desired state of in.Cluster, reusing what c
+// compiled before from the same inputs (incremental.go); a nil Compiler
+// keeps nothing.
+func (c *Compiler) Compile(in Input) State {
 	st := State{Cluster: in.Cluster.ID, Namespaces: []Namespace{}, Unplaced: []Unplaced{}}
 	projects := slices.Clone(in.Projects)
 	slices.SortFunc(projects, func(a, b Project) int { return cmp.Compare(a.Project.Name, b.Project.Name) })
@@ -166,7 +174,7 @@ func Compile(in Input) State {
 			if ix == nil {
 				ix = indexProject(p)
 			}
-			st.Namespaces = append(st.Namespaces, compileNamespace(ix, env, pl.Namespace))
+			st.Namespaces = append(st.Namespaces, c.namespace(ix, env, pl.Namespace))
 		}
 	}
 	return st
@@ -254,6 +262,7 @@ type projectIndex struct {
 	p           Project
 	services    []model.Service // by name
 	byName      map[string]*model.Service
+	byID        map[model.ServiceID]*model.Service
 	projectVars []Variable
 	envVars     map[model.EnvironmentID][]Variable
 	serviceVars map[model.ServiceID][]Variable
@@ -261,10 +270,12 @@ type projectIndex struct {
 
 func indexProject(p Project) *projectIndex {
 	ix := &projectIndex{p: p, services: slices.Clone(p.Services), byName: make(map[string]*model.Service, len(p.Services)),
+		byID:    make(map[model.ServiceID]*model.Service, len(p.Services)),
 		envVars: map[model.EnvironmentID][]Variable{}, serviceVars: map[model.ServiceID][]Variable{}}
 	slices.SortFunc(ix.services, func(a, b model.Service) int { return cmp.Compare(a.Name, b.Name) })
 	for i := range ix.services {
 		ix.byName[ix.services[i].Name] = &ix.services[i]
+		ix.byID[ix.services[i].ID] = &ix.services[i]
 	}
 	for _, v := range p.Variables {
 		switch v.Scope {
@@ -287,14 +298,15 @@ func indexProject(p Project) *projectIndex {
 	return ix
 }
 
-func compileNamespace(ix *projectIndex, env model.Environment, ns string) Namespace {
+// compileNamespace compiles one environment into its namespace ns;
+// given old, what compiled there before (incremental.go), it reuses every
+// service whose inputs did not change and records what it compiled in
+// next. old and next are nil when nothing is kept.
+func compileNamespace(ix *projectIndex, env model.Environment, ns string, old, next *space) Namespace {
 	p := ix.p
-	if ns == "" {
-		ns = DefaultNamespace(p.Project.Name, env.Name)
-	}
 	out := Namespace{Name: ns, Project: p.Project.Name, Environment: env.Name, EnvID: env.ID, Services: make([]Service, 0, len(p.Current[env.ID])), Held: []Held{}}
 	current := p.Current[env.ID]
-	r := &resolver{ix: ix, env: env, ns: ns, current: current, done: make(map[model.ServiceID][]EnvVar, len(ix.services))}
+	r := &resolver{ix: ix, env: env, ns: ns, current: current, done: make(map[model.ServiceID][]EnvVar, len(ix.services)), old: old, next: next}
 	for _, svc := range ix.services {
 		rel := current[svc.ID]
 		if rel == nil {
@@ -305,8 +317,13 @@ func compileNamespace(ix *projectIndex, env model.Environment, ns string) Namesp
 			out.Held = append(out.Held, Held{Name: svc.Name, ID: svc.ID, Reason: err.Error()})
 			continue
 		}
+		if e := next.entry(svc.ID); e != nil && e.out != nil {
+			out.Services = append(out.Services, *e.out) // reused
+			continue
+		}
 		cs := compileService(svc, rel, vars)
 		cs.Deployment = p.Deployments[env.ID][svc.ID]
+		r.keep(svc.ID, &cs)
 		out.Services = append(out.Services, cs)
 	}
 	return out
@@ -347,6 +364,11 @@ type resolver struct {
 	// done caches the variables of services that compiled: a service that
 	// compiles from one reference path compiles from every path.
 	done map[model.ServiceID][]EnvVar
+	// old is what compiled in this namespace before, next what compiles
+	// now (incremental.go); unchanged says, per service looked at, whether
+	// its entry in old still holds.
+	old, next *space
+	unchanged map[model.ServiceID]bool
 }
 
 // merged walks a service's variables, one per name in name order, the
@@ -395,7 +417,11 @@ func (r *resolver) variables(svc model.ServiceID, seen []model.ServiceID) ([]Env
 	if vars, ok := r.done[svc]; ok {
 		return vars, nil
 	}
+	if e := r.reusable(svc); e != nil {
+		return e.vars, nil
+	}
 	seen = append(seen, svc)
+	var deps []dep // what the values referred to, when the result is kept
 	m := r.merged(svc)
 	out := make([]EnvVar, 0, m.size())
 	for v := m.next(); v != nil; v = m.next() {
@@ -403,7 +429,7 @@ func (r *resolver) variables(svc model.ServiceID, seen []model.ServiceID) ([]Env
 		if v.Unreadable != "" {
 			return nil, fmt.Errorf("secret %s cannot be opened: %s", n, v.Unreadable)
 		}
-		val, secrets, err := r.expand(v.Value, seen)
+		val, secrets, err := r.expand(v.Value, seen, &deps)
 		if err != nil {
 			return nil, fmt.Errorf("variable %s: %w", n, err)
 		}
@@ -423,21 +449,20 @@ func (r *resolver) variables(svc model.ServiceID, seen []model.ServiceID) ([]Env
 		out = append(out, ev)
 	}
 	r.done[svc] = out
+	r.record(svc, out, deps)
 	return out, nil
 }
 
 func (r *resolver) nameOf(id model.ServiceID) string {
-	for _, s := range r.ix.services {
-		if s.ID == id {
-			return s.Name
-		}
+	if s := r.ix.byID[id]; s != nil {
+		return s.Name
 	}
 	return string(id)
 }
 
 // expand replaces the references in val (references.go). It also returns
 // the versions of the secrets the value took in.
-func (r *resolver) expand(val string, seen []model.ServiceID) (string, []string, error) {
+func (r *resolver) expand(val string, seen []model.ServiceID, deps *[]dep) (string, []string, error) {
 	ref, ok := nextReference(val, 0)
 	if !ok {
 		return val, nil, nil
@@ -449,7 +474,7 @@ func (r *resolver) expand(val string, seen []model.ServiceID) (string, []string,
 	last := 0
 	for ok {
 		b.WriteString(val[last:ref.start])
-		b.WriteString(r.resolve(ref, seen, &secrets, &firstErr))
+		b.WriteString(r.resolve(ref, seen, &secrets, &firstErr, deps))
 		last = ref.end
 		ref, ok = nextReference(val, ref.end)
 	}
@@ -459,11 +484,14 @@ func (r *resolver) expand(val string, seen []model.ServiceID) (string, []string,
 
 // resolve is what one reference stands for; a reference that cannot be
 // resolved is "" and its error the first one kept.
-func (r *resolver) resolve(ref reference, seen []model.ServiceID, secrets *[]string, firstErr *error) string {
+func (r *resolver) resolve(ref reference, seen []model.ServiceID, secrets *[]string, firstErr *error, deps *[]dep) string {
 	target, ok := r.ix.byName[ref.service]
 	if !ok {
 		*firstErr = cmp.Or(*firstErr, fmt.Errorf("references service %s, which does not exist in project %s", ref.service, r.ix.p.Project.Name))
 		return ""
+	}
+	if r.next != nil {
+		*deps = append(*deps, dep{name: ref.service, id: target.ID})
 	}
 	if ref.variable != "" {
 		vars, err := r.variables(target.ID, seen)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/nebulactrl/nebula/internal/model"
 )
@@ -52,11 +53,13 @@ func (s State) Hash() string {
 
 // Shown is the state as it may be stored and shown — secrets redacted — in
 // canonical JSON (encoding/json's, written here by hand), with its hash.
-func (s State) Shown() ([]byte, string) {
+// The bytes are written once into a buffer of about the right size, which
+// becomes the string (as strings.Builder does): nothing writes to it after.
+func (s State) Shown() (string, string) {
 	hint := int(sizeHint.Load())
 	b := appendState(make([]byte, 0, hint+hint/8), &s, true, nil)
 	sizeHint.Store(int64(len(b)))
-	return b, hashOf(b)
+	return unsafe.String(unsafe.SliceData(b), len(b)), hashOf(b)
 }
 
 // appendState appends the state's JSON to b; flush, when given, may take
@@ -106,6 +109,9 @@ func appendNamespace(b []byte, ns *Namespace, redact bool) []byte {
 }
 
 func appendService(b []byte, s *Service, redact bool) []byte {
+	if redact && s.shown != nil {
+		return append(b, s.shown...)
+	}
 	b = append(b, `{"name":`...)
 	b = appendString(b, s.Name)
 	b = append(b, `,"id":`...)
