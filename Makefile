@@ -4,7 +4,7 @@ PKGS    ?= ./...
 BENCH   ?= .
 COUNT   ?= 6
 
-.PHONY: run dev test generate lint bench bench-agent bench-console build check-generate web check-web image
+.PHONY: run dev test generate lint bench bench-compile bench-agent bench-console build check-generate web check-web image
 
 ## run: start the control plane on the embedded store (data in ./nebula-data)
 run: build
@@ -91,6 +91,10 @@ SCALE ?= 50x20
 bench-agent:
 	NEBULA_AGENT_SCALE=$(SCALE) NEBULA_REQUIRE_SIMCLUSTER=1 \
 		$(GO) test -count=1 -v -timeout 300m -run '^TestAgentScale$$' ./e2e
+
+## bench-compile: BenchmarkCompile against BASE=<commit>, interleaved, COUNT runs (docs/benchmarks.md)
+bench-compile:
+	BASE=$(BASE) COUNT=$(COUNT) bash hack/bench/compile.sh
 
 ## bench-console: time to first render of the console's deployment page on nebula dev, RUNS times (docs/benchmarks.md)
 bench-console: build
