@@ -3,6 +3,7 @@ package bench
 import (
 	"io"
 	"reflect"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -79,6 +80,58 @@ func BenchmarkNestedQuery(b *testing.B) {
 
 	b.Run("graphql", func(b *testing.B) { f.bench(b, f.graphQL, f.nested, gqlLen) })
 	b.Run("baseline", func(b *testing.B) { f.bench(b, f.baseline, f.nested, baseLen) })
+}
+
+// BenchmarkNestedRatio is BenchmarkNestedQuery with the two sides
+// interleaved, request by request, in one loop, so that both meet the same
+// machine at the same moment: the fair way to compare them on a shared
+// machine. Each iteration is one GraphQL request and one baseline request;
+// it reports each side's time, heap allocations and SQL statements per
+// request, and their ratios (graphql/baseline).
+func BenchmarkNestedRatio(b *testing.B) {
+	f := newFixture(b, mainSize)
+	gql, gqlLen := f.fetch(b, f.graphQL, f.nested)
+	checkNested(b, gql, f.seed)
+	base, baseLen := f.fetch(b, f.baseline, f.nested)
+	if !reflect.DeepEqual(base.Data, gql.Data) {
+		b.Fatal("the baseline's data differs from the GraphQL data")
+	}
+	type side struct {
+		url            string
+		want           int64
+		took           time.Duration
+		allocs, sqlops uint64
+	}
+	sides := [2]side{{url: f.graphQL, want: gqlLen}, {url: f.baseline, want: baseLen}}
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+	allocs := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	b.ResetTimer()
+	for b.Loop() {
+		for i := range sides {
+			s := &sides[i]
+			q, a, start := f.queries.n.Load(), allocs(), time.Now()
+			n, err := f.post(s.url, f.nested, io.Discard)
+			s.took += time.Since(start)
+			s.allocs += allocs() - a
+			s.sqlops += uint64(f.queries.n.Load() - q)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n != s.want {
+				b.Fatalf("got a response of %d bytes from %s, want %d like the checked one", n, s.url, s.want)
+			}
+		}
+	}
+	per := func(v float64) float64 { return v / float64(b.N) }
+	g, h := sides[0], sides[1]
+	b.ReportMetric(per(float64(g.took.Nanoseconds())), "graphql-ns/op")
+	b.ReportMetric(per(float64(h.took.Nanoseconds())), "baseline-ns/op")
+	b.ReportMetric(float64(g.took)/float64(h.took), "time-ratio")
+	b.ReportMetric(per(float64(g.allocs)), "graphql-allocs/op")
+	b.ReportMetric(per(float64(h.allocs)), "baseline-allocs/op")
+	b.ReportMetric(float64(g.allocs)/float64(h.allocs), "allocs-ratio")
+	b.ReportMetric(per(float64(g.sqlops)), "graphql-queries/op")
+	b.ReportMetric(per(float64(h.sqlops)), "baseline-queries/op")
 }
 
 // BenchmarkGraphQLLayers grows the nested query one level at a time on the

@@ -115,18 +115,7 @@ func writeProblem(w http.ResponseWriter, media string, status int, msg, code str
 // writeResponse writes resp in media. A response of an operation that
 // never ran has no data key.
 func writeResponse(w http.ResponseWriter, media string, status int, resp *graphql.Response, ran bool) {
-	out := struct {
-		Errors     gqlerror.List   `json:"errors,omitempty"`
-		Data       json.RawMessage `json:"data,omitempty"`
-		Extensions map[string]any  `json:"extensions,omitempty"`
-	}{Errors: resp.Errors, Extensions: resp.Extensions}
-	if ran {
-		out.Data = resp.Data
-		if len(out.Data) == 0 {
-			out.Data = json.RawMessage("null")
-		}
-	}
-	b, err := json.Marshal(out)
+	b, err := appendResponse(nil, resp, ran)
 	if err != nil {
 		status = http.StatusInternalServerError
 		b = []byte(`{"errors":[{"message":"internal error: the response could not be encoded","extensions":{"code":"INTERNAL"}}]}`)
@@ -134,6 +123,44 @@ func writeResponse(w http.ResponseWriter, media string, status int, resp *graphq
 	w.Header().Set("Content-Type", contentType(media))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// appendResponse writes the response envelope: errors, data (only when the
+// operation ran; null if it gave none) and extensions, each left out when
+// empty. The data is gqlgen's JSON, copied as it is: passing it through
+// json.Marshal as a RawMessage would scan and compact all of it again.
+func appendResponse(b []byte, resp *graphql.Response, ran bool) ([]byte, error) {
+	b = append(b, '{')
+	sep := func() {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+	}
+	if len(resp.Errors) > 0 {
+		errs, err := json.Marshal(resp.Errors)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `"errors":`...), errs...)
+	}
+	if ran {
+		sep()
+		b = append(b, `"data":`...)
+		if len(resp.Data) == 0 {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, resp.Data...)
+		}
+	}
+	if len(resp.Extensions) > 0 {
+		ext, err := json.Marshal(resp.Extensions)
+		if err != nil {
+			return nil, err
+		}
+		sep()
+		b = append(append(b, `"extensions":`...), ext...)
+	}
+	return append(b, '}'), nil
 }
 
 // writeUnavailable answers 503 for a database that cannot be reached:

@@ -16,7 +16,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/config"
@@ -391,5 +393,35 @@ func TestUnavailableDatabase(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), boot.Secret) {
 		t.Error("the log holds the token")
+	}
+}
+
+// The envelope is written by hand around gqlgen's data; it must be the
+// JSON the encoding/json version wrote (the same members, in the same
+// order, data as gqlgen wrote it).
+func TestAppendResponse(t *testing.T) {
+	errs := gqlerror.List{{Message: `bad "input" <here>`, Extensions: map[string]any{"code": "BAD_USER_INPUT"}}}
+	ext := map[string]any{"cost": map[string]int{"complexity": 3, "limit": 100}}
+	cases := []struct {
+		name string
+		resp graphql.Response
+		ran  bool
+		want string
+	}{
+		{"data", graphql.Response{Data: []byte(`{"a":"<b>&"}`)}, true, `{"data":{"a":"<b>&"}}`},
+		{"no data", graphql.Response{}, true, `{"data":null}`},
+		{"not run", graphql.Response{Errors: errs}, false, `{"errors":[{"message":"bad \"input\" \u003chere\u003e","extensions":{"code":"BAD_USER_INPUT"}}]}`},
+		{"all", graphql.Response{Errors: errs, Data: []byte(`null`), Extensions: ext}, true,
+			`{"errors":[{"message":"bad \"input\" \u003chere\u003e","extensions":{"code":"BAD_USER_INPUT"}}],"data":null,"extensions":{"cost":{"complexity":3,"limit":100}}}`},
+		{"nothing", graphql.Response{}, false, `{}`},
+	}
+	for _, c := range cases {
+		got, err := appendResponse(nil, &c.resp, c.ran)
+		if err != nil || string(got) != c.want {
+			t.Errorf("%s: got %s (%v), want %s", c.name, got, err, c.want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("%s: %s is not JSON", c.name, got)
+		}
 	}
 }
