@@ -128,3 +128,5 @@ tool (
 	github.com/99designs/gqlgen
 	github.com/Khan/genqlient
 )
+
+replace github.com/99designs/gqlgen => ./third_party/gqlgen

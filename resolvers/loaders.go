@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"sync"
 	"time"
 
@@ -46,6 +47,12 @@ type loaders struct {
 	envPages pageCache[model.Environment]
 	svcPages pageCache[model.Service]
 	depPages pageCache[model.Deployment]
+
+	// releaseHeads are releases read without their configuration with the
+	// deployments prefetched: they serve a deployment's release only to a
+	// selection that asks for neither processes nor domains.
+	headsMu      sync.Mutex
+	releaseHeads map[model.ReleaseID]*model.Release
 }
 
 type loadersKey struct{}
@@ -232,12 +239,18 @@ func strArg(v any) *string {
 }
 
 func selected(fields []graphql.CollectedField, name string) bool {
+	_, ok := field(fields, name)
+	return ok
+}
+
+// field is the first of fields called name.
+func field(fields []graphql.CollectedField, name string) (graphql.CollectedField, bool) {
 	for _, f := range fields {
 		if f.Name == name {
-			return true
+			return f, true
 		}
 	}
-	return false
+	return graphql.CollectedField{}, false
 }
 
 // primeProjects prefetches what the selection asks of each project.
@@ -279,21 +292,52 @@ func (l *loaders) primeEnvironments(ctx context.Context, op *graphql.OperationCo
 		l.environments.Prime(e.ID, e)
 	}
 	for _, c := range childPages(op, fields, "deployments") {
-		pages, err := l.plane.DeploymentsOf(ctx, scopes, ids, c.pg)
+		release, ok := field(c.fields, "release")
+		if !ok {
+			pages, err := l.plane.DeploymentsOf(ctx, scopes, ids, c.pg)
+			if err == nil {
+				l.depPages.put(pages, c.pg)
+			}
+			continue
+		}
+		// The releases in the same statement; their configuration only if
+		// the selection shows it.
+		config := needsConfig(graphql.CollectFields(op, release.Selections, nil))
+		pages, rels, err := l.plane.DeploymentsWithReleasesOf(ctx, scopes, ids, c.pg, config)
 		if err != nil {
 			continue
 		}
-		deps := l.depPages.put(pages, c.pg)
-		if selected(c.fields, "release") && len(deps) > 0 {
-			rids := make([]model.ReleaseID, len(deps))
-			for i, d := range deps {
-				rids[i] = d.ReleaseID
+		l.depPages.put(pages, c.pg)
+		if config {
+			for id, r := range rels {
+				l.releases.Prime(id, r)
 			}
-			if rels, err := l.plane.ReleasesByIDs(ctx, rids); err == nil {
-				for id, r := range rels {
-					l.releases.Prime(id, r)
-				}
-			}
+			continue
 		}
+		l.headsMu.Lock()
+		if l.releaseHeads == nil {
+			l.releaseHeads = map[model.ReleaseID]*model.Release{}
+		}
+		maps.Copy(l.releaseHeads, rels)
+		l.headsMu.Unlock()
 	}
+}
+
+// needsConfig tells whether fields selected on a release read its
+// configuration.
+func needsConfig(fields []graphql.CollectedField) bool {
+	return selected(fields, "processes") || selected(fields, "domains")
+}
+
+// release is a deployment's release for the field being resolved: the
+// prefetched one without configuration when the field's selection does not
+// need it, else the whole release through the loader.
+func (l *loaders) release(ctx context.Context, id model.ReleaseID) (*model.Release, error) {
+	l.headsMu.Lock()
+	r := l.releaseHeads[id]
+	l.headsMu.Unlock()
+	if r != nil && !needsConfig(graphql.CollectFieldsCtx(ctx, nil)) {
+		return r, nil
+	}
+	return load(ctx, l.releases, id)
 }

@@ -211,7 +211,7 @@ func (r *commandResolver) RequestedBy(ctx context.Context, obj *model.Command) (
 }
 
 func (r *deploymentResolver) Release(ctx context.Context, obj *model.Deployment) (*model.Release, error) {
-	return load(ctx, loadersFrom(ctx, r.Plane).releases, obj.ReleaseID)
+	return loadersFrom(ctx, r.Plane).release(ctx, obj.ReleaseID)
 }
 
 func (r *deploymentResolver) Build(ctx context.Context, obj *model.Deployment) (*model.Build, error) {
@@ -899,6 +899,7 @@ func (r *projectResolver) Environments(ctx context.Context, obj *model.Project, 
 		}
 		p = pages[string(obj.ID)]
 		l.primeEnvironments(ctx, graphql.GetOperationContext(ctx), p.Items, nodeFields(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil)))
+		resolvedAhead(ctx, "EnvironmentConnection")
 	}
 	return environmentConn(p), nil
 }
@@ -1323,6 +1324,7 @@ func (r *tenantResolver) Projects(ctx context.Context, obj *model.Tenant, first 
 		return nil, err
 	}
 	loadersFrom(ctx, r.Plane).primeProjects(ctx, p.Items)
+	resolvedAhead(ctx, "ProjectConnection")
 	return projectConn(p), nil
 }
 

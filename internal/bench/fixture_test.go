@@ -165,6 +165,7 @@ type fixture struct {
 	baseline string // URL of the baseline handler
 	client   *http.Client
 	nested   []byte // the request body of nestedQuery, which both sides get
+	db       *postgres.DB
 }
 
 func newFixture(tb testing.TB, size Size) *fixture {
@@ -209,7 +210,7 @@ func newFixture(tb testing.TB, size Size) *fixture {
 	tb.Cleanup(tr.CloseIdleConnections)
 
 	f := &fixture{seed: seed, queries: queries, graphQL: gql.URL + "/graphql", baseline: base.URL + "/nested",
-		client: &http.Client{Transport: tr}}
+		client: &http.Client{Transport: tr}, db: db}
 	f.nested = f.request(tb, nestedQuery)
 	return f
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"reflect"
 	"runtime/metrics"
+	"strings"
 	"testing"
 	"time"
 )
@@ -97,22 +98,29 @@ func BenchmarkNestedRatio(b *testing.B) {
 		b.Fatal("the baseline's data differs from the GraphQL data")
 	}
 	type side struct {
-		url            string
-		want           int64
-		took           time.Duration
-		allocs, sqlops uint64
+		url                        string
+		want                       int64
+		took                       time.Duration
+		allocs, sqlops, goroutines uint64
 	}
 	sides := [2]side{{url: f.graphQL, want: gqlLen}, {url: f.baseline, want: baseLen}}
-	sample := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
-	allocs := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/sched/goroutines-created:goroutines"}}
+	read := func() (uint64, uint64) {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64(), sample[1].Value.Uint64()
+	}
 	b.ResetTimer()
 	for b.Loop() {
 		for i := range sides {
 			s := &sides[i]
-			q, a, start := f.queries.n.Load(), allocs(), time.Now()
+			q := f.queries.n.Load()
+			a, g := read()
+			start := time.Now()
 			n, err := f.post(s.url, f.nested, io.Discard)
 			s.took += time.Since(start)
-			s.allocs += allocs() - a
+			a2, g2 := read()
+			s.allocs += a2 - a
+			s.goroutines += g2 - g
 			s.sqlops += uint64(f.queries.n.Load() - q)
 			if err != nil {
 				b.Fatal(err)
@@ -130,6 +138,8 @@ func BenchmarkNestedRatio(b *testing.B) {
 	b.ReportMetric(per(float64(g.allocs)), "graphql-allocs/op")
 	b.ReportMetric(per(float64(h.allocs)), "baseline-allocs/op")
 	b.ReportMetric(float64(g.allocs)/float64(h.allocs), "allocs-ratio")
+	b.ReportMetric(per(float64(g.goroutines)), "graphql-goroutines/op")
+	b.ReportMetric(per(float64(h.goroutines)), "baseline-goroutines/op")
 	b.ReportMetric(per(float64(g.sqlops)), "graphql-queries/op")
 	b.ReportMetric(per(float64(h.sqlops)), "baseline-queries/op")
 }
@@ -186,4 +196,42 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// TestNestedQueryGoroutines checks the prefetch plan (resolvers/plan.go):
+// the nested query is read by its prefetch alone, so its lists are
+// marshalled without a goroutine per element; add a field the prefetch does
+// not read (an environment's project, through a dataloader) and the lists
+// go back to a goroutine each, so that the loads batch, with the same
+// answer otherwise.
+func TestNestedQueryGoroutines(t *testing.T) {
+	f := newFixture(t, smallSize)
+	sample := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	created := func(body []byte) (nestedResponse, uint64) {
+		var fewest uint64
+		var resp nestedResponse
+		for try := range 3 {
+			metrics.Read(sample)
+			before := sample[0].Value.Uint64()
+			resp, _ = f.fetch(t, f.graphQL, body)
+			metrics.Read(sample)
+			if n := sample[0].Value.Uint64() - before; try == 0 || n < fewest {
+				fewest = n
+			}
+		}
+		return resp, fewest
+	}
+	resp, n := created(f.nested)
+	checkNested(t, resp, f.seed)
+	if n > 3 {
+		t.Errorf("the nested query started %d goroutines, want at most 3: its lists were not marshalled in one goroutine", n)
+	}
+
+	withProject := f.request(t, strings.Replace(nestedQuery, "nodes { id name protected", "nodes { id name protected project { id }", 1))
+	resp2, n2 := created(withProject)
+	checkNested(t, resp2, f.seed)
+	if envs := smallSize.Projects * smallSize.Environments; n2 < uint64(envs) {
+		t.Errorf("with a field the prefetch does not read, the query started %d goroutines, want one per environment (%d) at least", n2, envs)
+	}
+	t.Logf("goroutines started: %d for the nested query, %d with each environment's project", n, n2)
 }

@@ -205,6 +205,16 @@ func (p *Plane) Deployment(ctx context.Context, id model.DeploymentID) (*model.D
 // DeploymentsOf lists the deployments of several environments, newest
 // first, in one query.
 func (p *Plane) DeploymentsOf(ctx context.Context, envs []model.Scope, ids []model.EnvironmentID, pg store.PageArgs) (map[string]store.Page[model.Deployment], error) {
+	parents, err := p.deploymentParents(ctx, envs, ids)
+	if err != nil {
+		return nil, err
+	}
+	return store.DeploymentsOfEnvironments(ctx, p.q(ctx), parents, pg)
+}
+
+// deploymentParents checks that the caller may read the deployments of
+// each environment and returns the environments' ids.
+func (p *Plane) deploymentParents(ctx context.Context, envs []model.Scope, ids []model.EnvironmentID) ([]string, error) {
 	for _, s := range envs {
 		if err := p.authz.CheckCtx(ctx, authz.DeploymentRead, s); err != nil {
 			return nil, err
@@ -214,7 +224,31 @@ func (p *Plane) DeploymentsOf(ctx context.Context, envs []model.Scope, ids []mod
 	for i, id := range ids {
 		parents[i] = string(id)
 	}
-	return store.DeploymentsOfEnvironments(ctx, p.q(ctx), parents, pg)
+	return parents, nil
+}
+
+// DeploymentsWithReleasesOf is DeploymentsOf with the deployments'
+// releases, read in the same query; without config the releases come
+// without their processes and domains. A release the caller may not read
+// is left out of the map.
+func (p *Plane) DeploymentsWithReleasesOf(ctx context.Context, envs []model.Scope, ids []model.EnvironmentID, pg store.PageArgs, config bool) (map[string]store.Page[model.Deployment], map[model.ReleaseID]*model.Release, error) {
+	parents, err := p.deploymentParents(ctx, envs, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	pages, releases, err := store.DeploymentsWithReleasesOfEnvironments(ctx, p.q(ctx), parents, pg, config)
+	if err != nil {
+		return nil, nil, err
+	}
+	for id, r := range releases {
+		if err := p.authz.CheckCtx(ctx, authz.ReleaseRead, r.Scope()); err != nil {
+			if !isDenied(err) {
+				return nil, nil, err
+			}
+			delete(releases, id)
+		}
+	}
+	return pages, releases, nil
 }
 
 // Deploy releases a service to an environment: it freezes the service's

@@ -177,3 +177,31 @@ func ReleaseByNumber(ctx context.Context, q Querier, svc model.ServiceID, env mo
 func ApprovalsOf(ctx context.Context, q Querier, d model.DeploymentID) ([]*model.Approval, error) {
 	return Approvals.all(ctx, q, "deployment_id = $1", string(d))
 }
+
+// DeploymentsWithReleasesOfEnvironments is DeploymentsOfEnvironments with
+// each deployment's release read in the same statement. Without config the
+// releases come without their configuration (processes and domains, most of
+// a release's row), for a reader that shows neither.
+func DeploymentsWithReleasesOfEnvironments(ctx context.Context, q Querier, envs []string, pg PageArgs, config bool) (map[string]Page[model.Deployment], map[model.ReleaseID]*model.Release, error) {
+	releases := map[model.ReleaseID]*model.Release{}
+	cols := make([]string, len(Releases.Columns))
+	for i, c := range Releases.Columns {
+		cols[i] = "r." + c
+		if c == "config" && !config {
+			cols[i] = "CAST('null' AS TEXT)"
+		}
+	}
+	with := &joined{cols: cols, join: "JOIN releases r ON r.id = page.release_id", scan: func(s Scanner) error {
+		r, err := Releases.scan(s)
+		if err == nil {
+			releases[r.ID] = r
+		}
+		return err
+	}}
+	pages, err := Deployments.listByParentsJoined(ctx, q, "environment_id",
+		func(d *model.Deployment) string { return string(d.EnvironmentID) }, envs, pg, "DESC", with)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pages, releases, nil
+}

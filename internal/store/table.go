@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -133,6 +134,21 @@ func (t *Table[K, T]) page(ctx context.Context, q Querier, pg PageArgs, order, w
 // "ASC" or "DESC" by id.
 func (t *Table[K, T]) listByParents(ctx context.Context, q Querier, parentCol string, parent func(*T) string,
 	parents []string, pg PageArgs, order string) (map[string]Page[T], error) {
+	return t.listByParentsJoined(ctx, q, parentCol, parent, parents, pg, order, nil)
+}
+
+// joined is a row of another table read with each child of listByParents,
+// in the same statement: cols are its columns as the select list names them
+// (qualified by the join's alias), join the JOIN clause, whose own alias
+// for the child is "page"; scan reads them from each row.
+type joined struct {
+	cols []string
+	join string
+	scan func(Scanner) error
+}
+
+func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parentCol string, parent func(*T) string,
+	parents []string, pg PageArgs, order string, with *joined) (map[string]Page[T], error) {
 	out := make(map[string]Page[T], len(parents))
 	if len(parents) == 0 {
 		return out, nil
@@ -140,21 +156,51 @@ func (t *Table[K, T]) listByParents(ctx context.Context, q Querier, parentCol st
 	if order != "ASC" && order != "DESC" {
 		return nil, fmt.Errorf("order %q: want ASC or DESC", order)
 	}
-	in, args := inList(parents, 0)
-	where := fmt.Sprintf("%s IN (%s)", parentCol, in)
-	if pg.After != "" {
-		cmp := ">"
-		if order == "DESC" {
-			cmp = "<"
-		}
-		args = append(args, pg.After)
-		where += fmt.Sprintf(" AND id %s $%d", cmp, len(args))
+	cmp := ">"
+	if order == "DESC" {
+		cmp = "<"
 	}
-	args = append(args, pg.First+1)
-	sql := fmt.Sprintf(`SELECT %[1]s FROM (
-		SELECT %[1]s, ROW_NUMBER() OVER (PARTITION BY %[2]s ORDER BY id %[3]s) AS rn FROM %[4]s WHERE %[5]s
-	) ranked WHERE rn <= $%[6]d ORDER BY %[2]s, rn`, t.cols(), parentCol, order, t.Name, where, len(args))
-	items, err := t.query(ctx, q, sql, args...)
+	selected, join := qualified("page", t.Columns), ""
+	if with != nil {
+		selected += ", " + strings.Join(with.cols, ", ")
+		join = " " + with.join
+	}
+	var sql string
+	var args []any
+	if q.Dialect().Name == "postgres" {
+		// One index range per parent, read only as far as the page: the
+		// window function below reads every row of every parent first (an
+		// environment's whole deployment history for its newest one).
+		args = []any{slices.Compact(slices.Sorted(slices.Values(parents)))}
+		after := ""
+		if pg.After != "" {
+			args = append(args, pg.After)
+			after = fmt.Sprintf(" AND id %s $%d", cmp, len(args))
+		}
+		args = append(args, pg.First+1)
+		sql = fmt.Sprintf(`SELECT %[1]s FROM unnest($1::text[]) AS nebula_parents(nebula_parent)
+		CROSS JOIN LATERAL (SELECT %[2]s FROM %[5]s WHERE %[3]s = nebula_parent%[6]s ORDER BY id %[4]s LIMIT $%[7]d) page%[8]s
+		ORDER BY page.%[3]s, page.id %[4]s`, selected, t.cols(), parentCol, order, t.Name, after, len(args), join)
+	} else {
+		in, inArgs := inList(parents, 0)
+		args = inArgs
+		where := fmt.Sprintf("%s IN (%s)", parentCol, in)
+		if pg.After != "" {
+			args = append(args, pg.After)
+			where += fmt.Sprintf(" AND id %s $%d", cmp, len(args))
+		}
+		args = append(args, pg.First+1)
+		sql = fmt.Sprintf(`SELECT %[1]s FROM (
+		SELECT %[2]s, ROW_NUMBER() OVER (PARTITION BY %[3]s ORDER BY id %[4]s) AS rn FROM %[5]s WHERE %[6]s
+	) page%[8]s WHERE page.rn <= $%[7]d ORDER BY page.%[3]s, page.rn`, selected, t.cols(), parentCol, order, t.Name, where, len(args), join)
+	}
+	var items []*T
+	var err error
+	if with == nil {
+		items, err = t.query(ctx, q, sql, args...)
+	} else {
+		items, err = t.queryJoined(ctx, q, sql, args, with)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +213,73 @@ func (t *Table[K, T]) listByParents(ctx context.Context, q Querier, parentCol st
 		out[p] = pageOf(grouped[p], pg.First)
 	}
 	return out, nil
+}
+
+// queryJoined reads rows of t followed by the columns of with.
+func (t *Table[K, T]) queryJoined(ctx context.Context, q Querier, sql string, args []any, with *joined) ([]*T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("querying %s: %w", t.Name, err)
+	}
+	defer rows.Close()
+	total := len(t.Columns) + len(with.cols)
+	own := newColumnsAt(rows, 0, total, skipping(q))
+	theirs := newColumnsAt(rows, len(t.Columns), total, skipping(q))
+	var out []*T
+	for rows.Next() {
+		v, err := t.scan(own)
+		if err != nil {
+			return nil, fmt.Errorf("scanning %s: %w", t.Name, err)
+		}
+		if err := with.scan(theirs); err != nil {
+			return nil, fmt.Errorf("scanning what %s joins: %w", t.Name, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", t.Name, err)
+	}
+	return out, nil
+}
+
+// columnsAt reads some of a row's columns, from..from+len(dest), through a
+// table's own scan function: a joined row is read once per table, each
+// read skipping the other's columns.
+type columnsAt struct {
+	rows Rows
+	from int
+	all  []any // the whole row's destinations, others' columns skipped
+}
+
+func newColumnsAt(rows Rows, from, total int, skip func() any) *columnsAt {
+	c := &columnsAt{rows: rows, from: from, all: make([]any, total)}
+	for i := range c.all {
+		c.all[i] = skip()
+	}
+	return c
+}
+
+func (c *columnsAt) Scan(dest ...any) error {
+	copy(c.all[c.from:], dest)
+	return c.rows.Scan(c.all...)
+}
+
+// skipping gives what a column is scanned into to be skipped: nil for pgx,
+// which then decodes nothing; database/sql needs somewhere to put it.
+func skipping(q Querier) func() any {
+	if q.Dialect().Name == "postgres" {
+		return func() any { return nil }
+	}
+	return func() any { return new(any) }
+}
+
+// qualified names columns of the table aliased as alias.
+func qualified(alias string, cols []string) string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = alias + "." + c
+	}
+	return strings.Join(out, ", ")
 }
 
 // count counts the rows matching where.

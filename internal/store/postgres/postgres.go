@@ -11,11 +11,13 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"reflect"
 	"strings"
 	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/nebulactrl/nebula/internal/store"
@@ -57,6 +59,11 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
+	}
+	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		m := c.TypeMap()
+		m.TryWrapScanPlanFuncs = append([]pgtype.TryWrapScanPlanFunc{tryNamedString}, m.TryWrapScanPlanFuncs...)
+		return nil
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -193,3 +200,25 @@ func unavailable(err error) bool {
 	// A closed connection taken from the pool reports itself this way.
 	return strings.Contains(err.Error(), "conn closed")
 }
+
+// tryNamedString lets pgx scan text into the model's named string types
+// (ids, stages, kinds) as into a string. Its own fallback converts the
+// destination through reflection on every row (an allocation per column
+// per row); this one only looks through the pointer.
+func tryNamedString(target any) (pgtype.WrappedScanPlanNextSetter, any, bool) {
+	t := reflect.TypeOf(target)
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.String || t.Elem() == reflect.TypeFor[string]() {
+		return nil, nil, false
+	}
+	return &namedStringPlan{}, asString(target), true
+}
+
+type namedStringPlan struct{ next pgtype.ScanPlan }
+
+func (p *namedStringPlan) SetNext(next pgtype.ScanPlan) { p.next = next }
+
+func (p *namedStringPlan) Scan(src []byte, dst any) error { return p.next.Scan(src, asString(dst)) }
+
+// asString is a pointer to a named string type as a *string (the same
+// memory: the types differ only in name).
+func asString(p any) *string { return (*string)(reflect.ValueOf(p).UnsafePointer()) }

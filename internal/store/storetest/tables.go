@@ -744,10 +744,12 @@ func testListByParents(t *testing.T, s *store.Store) {
 	dsvc := newService(t, s, p)
 	var depEnvs []*model.Environment
 	deps := map[string][]*model.Deployment{}
+	rels := map[model.ReleaseID]*model.Release{}
 	for _, n := range sizes {
 		e := newEnvironment(t, s, p, false)
 		depEnvs = append(depEnvs, e)
 		r := newRelease(t, s, dsvc, e, 1)
+		rels[r.ID] = r
 		for range n {
 			deps[string(e.ID)] = append(deps[string(e.ID)], newDeployment(t, s, r, cluster))
 		}
@@ -780,6 +782,9 @@ func testListByParents(t *testing.T, s *store.Store) {
 		{"after, to the end", askedEnvs[:1], store.PageArgs{First: 3, After: depIDs(0, 2, 3)[0]}, map[string]parentPage{
 			askedEnvs[0]: {depIDs(0, 3, 5), false},
 		}},
+		{"a parent asked twice", []string{askedEnvs[1], askedEnvs[1]}, store.PageArgs{First: 2}, map[string]parentPage{
+			askedEnvs[1]: {depIDs(1, 0, 2), false},
+		}},
 		{"no parents", nil, store.PageArgs{First: 3}, map[string]parentPage{}},
 	}
 	for _, tc := range depTests {
@@ -789,6 +794,32 @@ func testListByParents(t *testing.T, s *store.Store) {
 			wantParentPages(t, got, tc.want, func(d *model.Deployment) model.DeploymentID { return d.ID },
 				func(d *model.Deployment) string { return string(d.EnvironmentID) })
 		})
+		// The same pages with their releases joined, whole or without
+		// their configuration.
+		for _, config := range []bool{true, false} {
+			t.Run(fmt.Sprintf("DeploymentsWithReleasesOfEnvironments %s, config %v", tc.name, config), func(t *testing.T) {
+				got, releases, err := store.DeploymentsWithReleasesOfEnvironments(ctx, s.Q(), tc.parents, tc.pg, config)
+				wantNoErr(t, "listing by parents with releases", err)
+				wantParentPages(t, got, tc.want, func(d *model.Deployment) model.DeploymentID { return d.ID },
+					func(d *model.Deployment) string { return string(d.EnvironmentID) })
+				wantReleases := map[model.ReleaseID]*model.Release{}
+				for _, pg := range got {
+					for _, d := range pg.Items {
+						r := *rels[d.ReleaseID]
+						if !config {
+							r.ServiceConfig = model.ServiceConfig{}
+						}
+						wantReleases[r.ID] = &r
+					}
+				}
+				if len(releases) != len(wantReleases) {
+					t.Fatalf("got %d releases, want %d", len(releases), len(wantReleases))
+				}
+				for id, want := range wantReleases {
+					assertEqual(t, "joined release", releases[id], want)
+				}
+			})
+		}
 	}
 	t.Run("DeploymentsOfEnvironments whole rows", func(t *testing.T) {
 		got, err := store.DeploymentsOfEnvironments(ctx, s.Q(), askedEnvs[1:2], store.PageArgs{First: 1})

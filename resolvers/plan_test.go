@@ -1,0 +1,64 @@
+package resolvers
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/99designs/gqlgen/codegen/templates"
+
+	"github.com/nebulactrl/nebula/graph"
+)
+
+// The plan may only call a field served from memory if gqlgen serves it
+// from the Go struct: a field that became a resolver could load, and under
+// ResolvedAhead its loads would run one after another. Every field the plan
+// names must exist in the schema, every prefetched one must be a resolver
+// (it reads the prefetch), and every type it reaches must have a shape.
+func TestPlanShapesHaveNoResolvers(t *testing.T) {
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &Resolver{}}).Schema()
+	root := reflect.TypeFor[graph.ResolverRoot]()
+	for typ, s := range shapes {
+		def := schema.Types[typ]
+		if def == nil {
+			t.Errorf("%s: no such type in the schema", typ)
+			continue
+		}
+		var resolvers reflect.Type // nil: the type has no resolver fields
+		if m, ok := root.MethodByName(typ); ok {
+			resolvers = m.Type.Out(0)
+		}
+		isResolver := func(field string) bool {
+			if resolvers == nil {
+				return false
+			}
+			_, ok := resolvers.MethodByName(templates.ToGo(field))
+			return ok
+		}
+		served := append(slices.Clone(s.plain), slices.Collect(maps.Keys(s.objects))...)
+		for _, f := range append(served, slices.Collect(maps.Keys(s.prefetched))...) {
+			if def.Fields.ForName(f) == nil {
+				t.Errorf("%s.%s: no such field in the schema", typ, f)
+			}
+		}
+		for _, f := range served {
+			if isResolver(f) {
+				t.Errorf("%s.%s is a resolver now: the plan cannot call it served from the struct", typ, f)
+			}
+		}
+		for f, target := range s.prefetched {
+			if !isResolver(f) {
+				t.Errorf("%s.%s is not a resolver: it cannot read the prefetch", typ, f)
+			}
+			if shapes[target] == nil {
+				t.Errorf("%s.%s: no shape for its type %s", typ, f, target)
+			}
+		}
+		for f, target := range s.objects {
+			if shapes[target] == nil {
+				t.Errorf("%s.%s: no shape for its type %s", typ, f, target)
+			}
+		}
+	}
+}

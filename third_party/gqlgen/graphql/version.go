@@ -1,0 +1,3 @@
+package graphql
+
+const Version = "v0.17.98"
