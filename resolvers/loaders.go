@@ -138,6 +138,7 @@ type pageKey struct {
 	parent string
 	first  int
 	after  string
+	noNext bool
 }
 
 // pageCache holds prefetched child pages for one operation.
@@ -149,7 +150,7 @@ type pageCache[T any] struct {
 func (c *pageCache[T]) get(parent string, pg store.PageArgs) (store.Page[T], bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, ok := c.m[pageKey{parent, pg.First, pg.After}]
+	p, ok := c.m[pageKey{parent, pg.First, pg.After, pg.NoNext}]
 	return p, ok
 }
 
@@ -161,7 +162,7 @@ func (c *pageCache[T]) put(pages map[string]store.Page[T], pg store.PageArgs) []
 	}
 	var all []*T
 	for parent, p := range pages {
-		c.m[pageKey{parent, pg.First, pg.After}] = p
+		c.m[pageKey{parent, pg.First, pg.After, pg.NoNext}] = p
 		all = append(all, p.Items...)
 	}
 	return all
@@ -202,12 +203,36 @@ func childPages(op *graphql.OperationContext, fields []graphql.CollectedField, n
 		if err != nil {
 			continue // the resolver reports it
 		}
+		sel := graphql.CollectFields(op, f.Selections, nil)
+		pg.NoNext = !readsHasNext(op, sel)
 		out = append(out, struct {
 			pg     store.PageArgs
 			fields []graphql.CollectedField
-		}{pg, nodeFields(op, graphql.CollectFields(op, f.Selections, nil))})
+		}{pg, nodeFields(op, sel)})
 	}
 	return out
+}
+
+// readsHasNext tells whether the fields selected on a connection read
+// pageInfo.hasNextPage, which needs one row past the page.
+func readsHasNext(op *graphql.OperationContext, fields []graphql.CollectedField) bool {
+	for _, f := range fields {
+		if f.Name == "pageInfo" && selected(graphql.CollectFields(op, f.Selections, nil), "hasNextPage") {
+			return true
+		}
+	}
+	return false
+}
+
+// childPageArgs validates the arguments of a prefetched child connection
+// the way its prefetch did (childPages), so that the two find one page.
+func childPageArgs(ctx context.Context, first *int, after *string) (store.PageArgs, error) {
+	pg, err := pageArgs(first, after)
+	if err != nil {
+		return pg, err
+	}
+	pg.NoNext = !readsHasNext(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil))
+	return pg, nil
 }
 
 func intArg(v any) *int {

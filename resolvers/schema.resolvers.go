@@ -294,7 +294,7 @@ func (r *environmentResolver) EligibleNamespaceTargets(ctx context.Context, obj 
 }
 
 func (r *environmentResolver) Deployments(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.DeploymentConnection, error) {
-	pg, err := pageArgs(first, after)
+	pg, err := childPageArgs(ctx, first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -886,7 +886,7 @@ func (r *projectResolver) Members(ctx context.Context, obj *model.Project, first
 }
 
 func (r *projectResolver) Environments(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.EnvironmentConnection, error) {
-	pg, err := pageArgs(first, after)
+	pg, err := childPageArgs(ctx, first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -905,7 +905,7 @@ func (r *projectResolver) Environments(ctx context.Context, obj *model.Project, 
 }
 
 func (r *projectResolver) Services(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.ServiceConnection, error) {
-	pg, err := pageArgs(first, after)
+	pg, err := childPageArgs(ctx, first, after)
 	if err != nil {
 		return nil, err
 	}

@@ -106,3 +106,58 @@ func TestConnectionPaging(t *testing.T) {
 		}
 	})
 }
+
+// The prefetched child connections read one row past the page only when
+// hasNextPage is selected. Asked both ways in one request, each alias gets
+// its own page: the one that selects hasNextPage learns there is more. (The
+// one with hasNextPage comes first: a cache that mixed the two up would
+// keep the later, shorter read.)
+func TestPrefetchedPagesWithAndWithoutHasNext(t *testing.T) {
+	t.Parallel()
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		for i := range 2 {
+			f.MustDo(t, deployMutation, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "d": Digest(int64(2000 + i))})
+		}
+		const deps = `deployments(first: 1) { nodes { id } }`
+		const depsNext = `deployments(first: 1) { nodes { id } pageInfo { hasNextPage } }`
+		q := `query($t: ID!) { node(id: $t) { ... on Tenant { projects(first: 100) { nodes { id
+			next: environments(first: 1) { nodes { id ` + depsNext + ` } pageInfo { hasNextPage } }
+			plain: environments(first: 1) { nodes { id ` + deps + ` } }
+			envs: environments(first: 100) { nodes { id next: ` + depsNext + ` plain: ` + deps + ` } } } } } } }`
+		r := env.MustDo(t, f.Owner.Token, q, map[string]any{"t": f.TenantID})
+		var project map[string]any
+		for _, p := range r.List("node.projects.nodes") {
+			if dig(p, "id") == f.ProjectID {
+				project = p.(map[string]any)
+			}
+		}
+		if project == nil {
+			t.Fatalf("project %s not in %v", f.ProjectID, r.Get("node.projects"))
+		}
+		envs := dig(project, "envs.nodes").([]any)
+		if len(envs) < 2 {
+			t.Fatalf("want at least 2 environments in the fixture's project, got %d", len(envs))
+		}
+		for _, alias := range []string{"plain", "next"} {
+			if n := len(dig(project, alias+".nodes").([]any)); n != 1 {
+				t.Errorf("%s: environments(first: 1) gave %d nodes", alias, n)
+			}
+		}
+		if more, _ := dig(project, "next.pageInfo.hasNextPage").(bool); !more {
+			t.Errorf("environments(first: 1) of %d says there is no next page", len(envs))
+		}
+		for _, e := range envs {
+			if dig(e, "id") != f.EnvironmentID {
+				continue
+			}
+			plain, next := dig(e, "plain.nodes").([]any), dig(e, "next.nodes").([]any)
+			if len(plain) != 1 || len(next) != 1 || dig(plain[0], "id") != dig(next[0], "id") {
+				t.Errorf("the latest deployment asked both ways: %v and %v", plain, next)
+			}
+			if more, _ := dig(e, "next.pageInfo.hasNextPage").(bool); !more {
+				t.Errorf("deployments(first: 1) of an environment deployed 3 times says there is no next page")
+			}
+		}
+	})
+}

@@ -81,7 +81,7 @@ func ListAudit(ctx context.Context, q Querier, tenant model.TenantID, f AuditFil
 		}
 		add("seq < $%d", seq)
 	}
-	items, err := queryAudit(ctx, q, strings.Join(where, " AND "), pg.First+1, args...)
+	items, err := queryAudit(ctx, q, strings.Join(where, " AND "), pg.limit(), args...)
 	if err != nil {
 		return Page[model.AuditEvent]{}, err
 	}

@@ -271,11 +271,31 @@ func encodeJSON(v any) string {
 // decodeJSON takes (destination, text) pairs.
 func decodeJSON(pairs ...any) error {
 	for i := 0; i < len(pairs); i += 2 {
-		if err := json.Unmarshal([]byte(pairs[i+1].(string)), pairs[i]); err != nil {
+		raw := pairs[i+1].(string)
+		if emptyJSON(pairs[i], raw) {
+			continue
+		}
+		if err := json.Unmarshal([]byte(raw), pairs[i]); err != nil {
 			return fmt.Errorf("decoding JSON column: %w", err)
 		}
 	}
 	return nil
+}
+
+// emptyJSON sets dst as json.Unmarshal would when raw is null or an empty
+// list of labels, the usual value of a selector column, without the decoder's
+// allocations, and tells whether it did.
+func emptyJSON(dst any, raw string) bool {
+	switch raw {
+	case "null":
+		return true // Unmarshal leaves dst as it is
+	case "[]":
+		if l, ok := dst.(*model.Labels); ok {
+			*l = model.Labels{}
+			return true
+		}
+	}
+	return false
 }
 
 // nullable turns a typed optional id into a plain *string both drivers bind.

@@ -11,10 +11,21 @@ import (
 const MaxPage = 100
 
 // PageArgs asks for the First rows after the row with id After ("" for the
-// start). Callers validate First against MaxPage.
+// start). Callers validate First against MaxPage. A caller that will not
+// read Page.HasNext sets NoNext: the row past the page, which is read only
+// to tell whether there is one, is then not read (HasNext stays false).
 type PageArgs struct {
-	First int
-	After string
+	First  int
+	After  string
+	NoNext bool
+}
+
+// limit is how many rows a read of pg asks for.
+func (pg PageArgs) limit() int {
+	if pg.NoNext {
+		return pg.First
+	}
+	return pg.First + 1
 }
 
 // Page is one page of rows in id order.
@@ -121,7 +132,7 @@ func (t *Table[K, T]) page(ctx context.Context, q Querier, pg PageArgs, order, w
 		n++
 	}
 	sql := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY id %s LIMIT $%d", t.cols(), t.Name, where, order, n+1)
-	items, err := t.query(ctx, q, sql, append(args, pg.First+1)...)
+	items, err := t.query(ctx, q, sql, append(args, pg.limit())...)
 	if err != nil {
 		return Page[T]{}, err
 	}
@@ -177,7 +188,7 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 			args = append(args, pg.After)
 			after = fmt.Sprintf(" AND id %s $%d", cmp, len(args))
 		}
-		args = append(args, pg.First+1)
+		args = append(args, pg.limit())
 		sql = fmt.Sprintf(`SELECT %[1]s FROM unnest($1::text[]) AS nebula_parents(nebula_parent)
 		CROSS JOIN LATERAL (SELECT %[2]s FROM %[5]s WHERE %[3]s = nebula_parent%[6]s ORDER BY id %[4]s LIMIT $%[7]d) page%[8]s
 		ORDER BY page.%[3]s, page.id %[4]s`, selected, t.cols(), parentCol, order, t.Name, after, len(args), join)
@@ -189,7 +200,7 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 			args = append(args, pg.After)
 			where += fmt.Sprintf(" AND id %s $%d", cmp, len(args))
 		}
-		args = append(args, pg.First+1)
+		args = append(args, pg.limit())
 		sql = fmt.Sprintf(`SELECT %[1]s FROM (
 		SELECT %[2]s, ROW_NUMBER() OVER (PARTITION BY %[3]s ORDER BY id %[4]s) AS rn FROM %[5]s WHERE %[6]s
 	) page%[8]s WHERE page.rn <= $%[7]d ORDER BY page.%[3]s, page.rn`, selected, t.cols(), parentCol, order, t.Name, where, len(args), join)

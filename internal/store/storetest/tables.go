@@ -695,6 +695,15 @@ func testListByParents(t *testing.T, s *store.Store) {
 			asked[0]: {envIDs(0, 1, 3), true},
 		}},
 		{"no parents", nil, store.PageArgs{First: 3}, map[string]parentPage{}},
+		// NoNext reads the page without the row past it: HasNext is never set.
+		{"no next, a full page", asked, store.PageArgs{First: 3, NoNext: true}, map[string]parentPage{
+			asked[0]: {envIDs(0, 0, 3), false},
+			asked[1]: {envIDs(1, 0, 3), false},
+			asked[2]: {nil, false},
+		}},
+		{"no next, after", asked[:1], store.PageArgs{First: 2, After: envIDs(0, 0, 1)[0], NoNext: true}, map[string]parentPage{
+			asked[0]: {envIDs(0, 1, 3), false},
+		}},
 	}
 	for _, tc := range envTests {
 		t.Run("EnvironmentsOfProjects "+tc.name, func(t *testing.T) {
