@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nebulactrl/nebula/authz"
@@ -52,6 +53,38 @@ func refreshed(ctx context.Context, force bool) (context.Context, error) {
 		return f(ctx, force)
 	}
 	return ctx, nil
+}
+
+// Ready is how a transport learns that a subscription's channel is about
+// to carry its next value, or its end, so that no goroutine of its own
+// waits on the channel of an idle subscription: the transport reads the
+// channel once per call of fn. A transport that offers one and sees it
+// unclaimed after the operation started (a resolver that does not
+// follow, or one that failed before it could) reads the channel as any
+// other.
+type Ready struct {
+	fn      func()
+	claimed atomic.Bool
+}
+
+type readyKey struct{}
+
+// WithReady offers fn to the subscriptions started in ctx.
+func WithReady(ctx context.Context, fn func()) (context.Context, *Ready) {
+	r := &Ready{fn: fn}
+	return context.WithValue(ctx, readyKey{}, r), r
+}
+
+// Claimed tells whether a subscription took fn: it calls it before every
+// value it sends and before it closes its channel.
+func (r *Ready) Claimed() bool { return r.claimed.Load() }
+
+// readyFrom claims the transport's Ready of ctx; without one, a no-op.
+func readyFrom(ctx context.Context) func() {
+	if r, ok := ctx.Value(readyKey{}).(*Ready); ok && r.claimed.CompareAndSwap(false, true) {
+		return r.fn
+	}
+	return func() {}
 }
 
 type logKey struct{}
@@ -103,102 +136,186 @@ func endWith(ctx context.Context, err error) {
 }
 
 // follow calls read once, then after every note of the topics (or every
-// resyncEvery), until read says stop, it fails, or ctx ends. A change of
-// the subscriber's own access (a note of their user) re-reads at once with
-// a fresh authentication: a subscription whose user lost access ends, with
-// the reason (not found, unauthenticated). An unavailable database is
-// waited out (see retryFor), the place kept: read resumes where it was.
-func follow(ctx context.Context, b *bus.Bus, topics []string, read func(ctx context.Context) (stop bool, err error)) {
-	endWith(ctx, followErr(ctx, b, topics, read))
+// resyncEvery), until read says stop, it fails, or ctx ends; then it calls
+// done. A change of the subscriber's own access (a note of their user)
+// re-reads at once with a fresh authentication: a subscription whose user
+// lost access ends, with the reason (not found, unauthenticated). An
+// unavailable database is waited out (see retryFor), the place kept: read
+// resumes where it was.
+//
+// follow returns at once. No goroutine waits for a note: the bus's
+// callback starts one that reads and returns, so an idle subscription
+// costs its state and no stack. One read runs at a time; notes that come
+// during a read make one more read after it.
+func follow(ctx context.Context, b *bus.Bus, topics []string, read func(ctx context.Context) (stop bool, err error), done func()) {
+	// running: the first read is this goroutine's, started below; a note
+	// that comes before it only asks for one more.
+	f := &follower{ctx: ctx, read: read, done: done, wait: retryFirst, pending: true, running: true}
+	f.sub = b.SubscribeFunc(func() { f.kick(false) }, topics...)
+	if a, err := authz.ActorFrom(ctx); err == nil && a.User != nil {
+		f.access = b.SubscribeFunc(func() { f.kick(true) }, bus.User(string(a.User.ID)))
+	}
+	f.tick = time.AfterFunc(resyncEvery, f.resync)
+	f.stop = context.AfterFunc(ctx, func() { f.kick(false) })
+	go f.loop()
 }
 
-func followErr(ctx context.Context, b *bus.Bus, topics []string, read func(ctx context.Context) (stop bool, err error)) error {
-	sub := b.Subscribe(topics...)
-	defer sub.Close()
-	var access <-chan struct{}
-	if a, err := authz.ActorFrom(ctx); err == nil && a.User != nil {
-		us := b.Subscribe(bus.User(string(a.User.ID)))
-		defer us.Close()
-		access = us.C
+// follower is the state of one follow between reads.
+type follower struct {
+	ctx  context.Context
+	read func(ctx context.Context) (stop bool, err error)
+	done func()
+	sub  *bus.Sub
+	// access follows the subscriber's user; nil without one.
+	access *bus.Sub
+	tick   *time.Timer // the periodic re-read
+	retry  *time.Timer // the next try while the database is away
+	stop   func() bool // unregisters the context's callback
+
+	mu      sync.Mutex
+	running bool // a goroutine is in loop
+	pending bool // read again: a note came (or this is the first read)
+	force   bool // the next read authenticates afresh
+	ended   bool
+
+	// Touched only by loop, one at a time.
+	failingSince time.Time
+	wait         time.Duration
+}
+
+// kick asks for a read, starting a goroutine for it unless one runs (which
+// then reads once more).
+func (f *follower) kick(force bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ended {
+		return
 	}
-	tick := time.NewTicker(resyncEvery)
-	defer tick.Stop()
-	force := false
-	var failingSince time.Time
-	wait := retryFirst
+	f.pending, f.force = true, f.force || force
+	if !f.running {
+		f.running = true
+		go f.loop()
+	}
+}
+
+func (f *follower) resync() {
+	f.kick(false)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.ended { // else end stopped the timer, or is about to: not again
+		f.tick.Reset(resyncEvery)
+	}
+}
+
+// loop reads while reads are asked for, then returns; it ends the follow
+// when a read says so.
+func (f *follower) loop() {
 	for {
-		rctx, err := refreshed(ctx, force)
-		if err == nil {
-			var stop bool
-			if stop, err = read(rctx); stop && err == nil {
-				return nil
-			}
+		f.mu.Lock()
+		if !f.pending {
+			f.running = false
+			f.mu.Unlock()
+			return
 		}
-		var retry <-chan time.Time
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case err == nil:
-			if !failingSince.IsZero() {
-				logger(ctx).InfoContext(ctx, "subscription resumed: the database is back", "after", time.Since(failingSince).Round(time.Millisecond))
-			}
-			failingSince, wait = time.Time{}, retryFirst
-		case !errors.Is(err, store.ErrUnavailable):
-			return err
-		default:
-			if failingSince.IsZero() {
-				failingSince = time.Now()
-				logger(ctx).WarnContext(ctx, "subscription waiting for the database; it keeps its place", "error", err)
-			} else if time.Since(failingSince) > retryFor {
-				return err
-			}
-			retry = time.After(wait)
-			wait = min(2*wait, retryMax)
-		}
-		force = false
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-sub.C:
-		case <-access:
-			force = true
-		case <-tick.C:
-		case <-retry:
+		force := f.force
+		f.pending, f.force = false, false
+		f.mu.Unlock()
+		if end, err := f.step(force); end {
+			f.end(err)
+			return
 		}
 	}
+}
+
+// step reads once; end says the follow is over, with err why (nil: read's
+// own end, or the context's).
+func (f *follower) step(force bool) (end bool, err error) {
+	ctx := f.ctx
+	if ctx.Err() != nil {
+		return true, nil
+	}
+	rctx, err := refreshed(ctx, force)
+	if err == nil {
+		var stop bool
+		if stop, err = f.read(rctx); stop && err == nil {
+			return true, nil
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		return true, nil
+	case err == nil:
+		if !f.failingSince.IsZero() {
+			logger(ctx).InfoContext(ctx, "subscription resumed: the database is back", "after", time.Since(f.failingSince).Round(time.Millisecond))
+		}
+		f.failingSince, f.wait = time.Time{}, retryFirst
+	case !errors.Is(err, store.ErrUnavailable):
+		return true, err
+	default:
+		if f.failingSince.IsZero() {
+			f.failingSince = time.Now()
+			logger(ctx).WarnContext(ctx, "subscription waiting for the database; it keeps its place", "error", err)
+		} else if time.Since(f.failingSince) > retryFor {
+			return true, err
+		}
+		if f.retry == nil {
+			f.retry = time.AfterFunc(f.wait, func() { f.kick(false) })
+		} else {
+			f.retry.Reset(f.wait)
+		}
+		f.wait = min(2*f.wait, retryMax)
+	}
+	return false, nil
+}
+
+// end stops what follows and says why, once.
+func (f *follower) end(err error) {
+	f.mu.Lock()
+	f.ended, f.running = true, false
+	f.tick.Stop()
+	f.mu.Unlock()
+	f.sub.Close()
+	if f.access != nil {
+		f.access.Close()
+	}
+	if f.retry != nil {
+		f.retry.Stop()
+	}
+	f.stop()
+	endWith(f.ctx, err)
+	f.done()
 }
 
 // deploymentEvents streams a deployment's events after seq.
 func deploymentEvents(ctx context.Context, p *control.Plane, id model.DeploymentID, seq int64) <-chan *model.DeploymentEvent {
 	out := make(chan *model.DeploymentEvent)
-	go func() {
-		defer close(out)
-		follow(ctx, p.Bus(), []string{bus.Deployment(string(id))}, func(ctx context.Context) (bool, error) {
-			for {
-				evs, err := p.DeploymentEvents(ctx, id, seq, 100)
-				if err != nil {
-					return true, err
-				}
-				for _, e := range evs {
-					select {
-					case out <- e:
-						seq = e.Seq
-					case <-ctx.Done():
-						return true, nil
-					}
-				}
-				if len(evs) < 100 {
-					break
-				}
-			}
-			d, err := p.Deployment(ctx, id)
+	ready := readyFrom(ctx)
+	follow(ctx, p.Bus(), []string{bus.Deployment(string(id))}, func(ctx context.Context) (bool, error) {
+		for {
+			evs, err := p.DeploymentEvents(ctx, id, seq, 100)
 			if err != nil {
 				return true, err
 			}
-			// Once it ended and every event went out, there is nothing more.
-			return d.Stage.Terminal() && seq >= d.LastSeq, nil
-		})
-	}()
+			for _, e := range evs {
+				ready()
+				select {
+				case out <- e:
+					seq = e.Seq
+				case <-ctx.Done():
+					return true, nil
+				}
+			}
+			if len(evs) < 100 {
+				break
+			}
+		}
+		d, err := p.Deployment(ctx, id)
+		if err != nil {
+			return true, err
+		}
+		// Once it ended and every event went out, there is nothing more.
+		return d.Stage.Terminal() && seq >= d.LastSeq, nil
+	}, func() { ready(); close(out) })
 	return out
 }
 
@@ -206,39 +323,39 @@ func deploymentEvents(ctx context.Context, p *control.Plane, id model.Deployment
 // ones under way (not ended), then each one that moves.
 func environmentDeployments(ctx context.Context, p *control.Plane, env *model.Environment) <-chan *model.Deployment {
 	out := make(chan *model.Deployment)
+	ready := readyFrom(ctx)
 	seen := map[model.DeploymentID]int64{}
 	first := true
-	go func() {
-		defer close(out)
-		follow(ctx, p.Bus(), []string{bus.Environment(string(env.ID))}, func(ctx context.Context) (bool, error) {
-			pages, err := p.DeploymentsOf(ctx, []model.Scope{env.Scope()}, []model.EnvironmentID{env.ID}, store.PageArgs{First: 50})
-			if err != nil {
-				return true, err
+	follow(ctx, p.Bus(), []string{bus.Environment(string(env.ID))}, func(ctx context.Context) (bool, error) {
+		pages, err := p.DeploymentsOf(ctx, []model.Scope{env.Scope()}, []model.EnvironmentID{env.ID}, store.PageArgs{First: 50})
+		if err != nil {
+			return true, err
+		}
+		items := pages[string(env.ID)].Items
+		for i := len(items) - 1; i >= 0; i-- { // oldest first
+			d := items[i]
+			last, known := seen[d.ID]
+			seen[d.ID] = d.LastSeq
+			if first && d.Stage.Terminal() || known && last >= d.LastSeq {
+				continue
 			}
-			items := pages[string(env.ID)].Items
-			for i := len(items) - 1; i >= 0; i-- { // oldest first
-				d := items[i]
-				last, known := seen[d.ID]
-				seen[d.ID] = d.LastSeq
-				if first && d.Stage.Terminal() || known && last >= d.LastSeq {
-					continue
-				}
-				select {
-				case out <- d:
-				case <-ctx.Done():
-					return true, nil
-				}
+			ready()
+			select {
+			case out <- d:
+			case <-ctx.Done():
+				return true, nil
 			}
-			first = false
-			return false, nil
-		})
-	}()
+		}
+		first = false
+		return false, nil
+	}, func() { ready(); close(out) })
 	return out
 }
 
 // clusterStatus streams the cluster now and whenever what it shows moved.
 func clusterStatus(ctx context.Context, p *control.Plane, id model.ClusterID) <-chan *model.Cluster {
 	out := make(chan *model.Cluster)
+	ready := readyFrom(ctx)
 	type shown struct {
 		status           model.ClusterStatus
 		heartbeat        *time.Time
@@ -246,66 +363,63 @@ func clusterStatus(ctx context.Context, p *control.Plane, id model.ClusterID) <-
 		drift            int64
 	}
 	var last *shown
-	go func() {
-		defer close(out)
-		follow(ctx, p.Bus(), []string{bus.Cluster(string(id))}, func(ctx context.Context) (bool, error) {
-			c, err := p.Cluster(ctx, id)
-			if err != nil {
-				return true, err
-			}
-			drift, err := p.ClusterDriftMark(ctx, id)
-			if err != nil {
-				return true, err
-			}
-			now := shown{p.ClusterStatus(c), c.LastHeartbeatAt, c.DesiredRevision, c.AppliedRevision, drift}
-			if last != nil && last.status == now.status && last.desired == now.desired && last.applied == now.applied && last.drift == now.drift &&
-				(last.heartbeat == nil) == (now.heartbeat == nil) && (now.heartbeat == nil || last.heartbeat.Equal(*now.heartbeat)) {
-				return false, nil
-			}
-			last = &now
-			select {
-			case out <- c:
-			case <-ctx.Done():
-				return true, nil
-			}
+	follow(ctx, p.Bus(), []string{bus.Cluster(string(id))}, func(ctx context.Context) (bool, error) {
+		c, err := p.Cluster(ctx, id)
+		if err != nil {
+			return true, err
+		}
+		drift, err := p.ClusterDriftMark(ctx, id)
+		if err != nil {
+			return true, err
+		}
+		now := shown{p.ClusterStatus(c), c.LastHeartbeatAt, c.DesiredRevision, c.AppliedRevision, drift}
+		if last != nil && last.status == now.status && last.desired == now.desired && last.applied == now.applied && last.drift == now.drift &&
+			(last.heartbeat == nil) == (now.heartbeat == nil) && (now.heartbeat == nil || last.heartbeat.Equal(*now.heartbeat)) {
 			return false, nil
-		})
-	}()
+		}
+		last = &now
+		ready()
+		select {
+		case out <- c:
+		case <-ctx.Done():
+			return true, nil
+		}
+		return false, nil
+	}, func() { ready(); close(out) })
 	return out
 }
 
 // buildLog streams a build's log lines after line after.
 func buildLog(ctx context.Context, p *control.Plane, id model.BuildID, after int64) <-chan *model.BuildLogLine {
 	out := make(chan *model.BuildLogLine)
-	go func() {
-		defer close(out)
-		follow(ctx, p.Bus(), []string{bus.Build(string(id))}, func(ctx context.Context) (bool, error) {
-			b, err := p.Build(ctx, id)
+	ready := readyFrom(ctx)
+	follow(ctx, p.Bus(), []string{bus.Build(string(id))}, func(ctx context.Context) (bool, error) {
+		b, err := p.Build(ctx, id)
+		if err != nil {
+			return true, err
+		}
+		for {
+			lines, err := p.BuildLog(ctx, b, after, 500)
 			if err != nil {
 				return true, err
 			}
-			for {
-				lines, err := p.BuildLog(ctx, b, after, 500)
-				if err != nil {
-					return true, err
-				}
-				for i := range lines {
-					select {
-					case out <- &lines[i]:
-						after = lines[i].Seq
-					case <-ctx.Done():
-						return true, nil
-					}
-				}
-				if len(lines) < 500 {
-					break
+			for i := range lines {
+				ready()
+				select {
+				case out <- &lines[i]:
+					after = lines[i].Seq
+				case <-ctx.Done():
+					return true, nil
 				}
 			}
-			// Read before the lines: a build that had ended then wrote
-			// every line it has by then.
-			return b.Status.Ended() && after >= b.LogLines, nil
-		})
-	}()
+			if len(lines) < 500 {
+				break
+			}
+		}
+		// Read before the lines: a build that had ended then wrote
+		// every line it has by then.
+		return b.Status.Ended() && after >= b.LogLines, nil
+	}, func() { ready(); close(out) })
 	return out
 }
 
@@ -314,28 +428,27 @@ func buildLog(ctx context.Context, p *control.Plane, id model.BuildID, after int
 // so a removed member's subscription ends.
 func serviceLogs(ctx context.Context, p *control.Plane, svc model.ServiceID, env model.EnvironmentID, read control.LogRead) <-chan *model.LogLine {
 	out := make(chan *model.LogLine)
-	go func() {
-		defer close(out)
-		follow(ctx, p.Bus(), []string{bus.Logs(string(env), string(svc))}, func(ctx context.Context) (bool, error) {
-			for {
-				lines, err := p.ServiceLogs(ctx, svc, env, read)
-				if err != nil {
-					return true, err
-				}
-				for i := range lines {
-					select {
-					case out <- &lines[i]:
-						read.After = lines[i].Seq
-					case <-ctx.Done():
-						return true, nil
-					}
-				}
-				if len(lines) < read.Limit {
-					return false, nil
+	ready := readyFrom(ctx)
+	follow(ctx, p.Bus(), []string{bus.Logs(string(env), string(svc))}, func(ctx context.Context) (bool, error) {
+		for {
+			lines, err := p.ServiceLogs(ctx, svc, env, read)
+			if err != nil {
+				return true, err
+			}
+			for i := range lines {
+				ready()
+				select {
+				case out <- &lines[i]:
+					read.After = lines[i].Seq
+				case <-ctx.Done():
+					return true, nil
 				}
 			}
-		})
-	}()
+			if len(lines) < read.Limit {
+				return false, nil
+			}
+		}
+	}, func() { ready(); close(out) })
 	return out
 }
 
@@ -343,27 +456,26 @@ func serviceLogs(ctx context.Context, p *control.Plane, svc model.ServiceID, env
 // read.After, each as it is stored; access is checked on every read.
 func kubeEvents(ctx context.Context, p *control.Plane, read control.EventRead) <-chan *model.KubeEvent {
 	out := make(chan *model.KubeEvent)
-	go func() {
-		defer close(out)
-		follow(ctx, p.Bus(), []string{bus.Events(string(read.Environment))}, func(ctx context.Context) (bool, error) {
-			for {
-				evs, err := p.KubeEvents(ctx, read)
-				if err != nil {
-					return true, err
-				}
-				for i := range evs {
-					select {
-					case out <- &evs[i]:
-						read.After = evs[i].ID
-					case <-ctx.Done():
-						return true, nil
-					}
-				}
-				if len(evs) < read.Limit {
-					return false, nil
+	ready := readyFrom(ctx)
+	follow(ctx, p.Bus(), []string{bus.Events(string(read.Environment))}, func(ctx context.Context) (bool, error) {
+		for {
+			evs, err := p.KubeEvents(ctx, read)
+			if err != nil {
+				return true, err
+			}
+			for i := range evs {
+				ready()
+				select {
+				case out <- &evs[i]:
+					read.After = evs[i].ID
+				case <-ctx.Done():
+					return true, nil
 				}
 			}
-		})
-	}()
+			if len(evs) < read.Limit {
+				return false, nil
+			}
+		}
+	}, func() { ready(); close(out) })
 	return out
 }

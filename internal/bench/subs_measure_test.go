@@ -62,12 +62,13 @@ func (c subsCPU) String() string {
 	return fmt.Sprintf("%v here, %v in PostgreSQL", c.self.Round(time.Millisecond), c.db.Round(time.Millisecond))
 }
 
-// subsOpenFiles raises the soft open-file limit to what n connections need
-// here (a socket each, and in the same process their client ends when the
-// clients are not in a child), or skips when the hard limit is too low.
+// subsOpenFiles raises the soft open-file limit to what n sockets in this
+// process need (callers with the clients in this process count both ends;
+// a child, which inherits the limit, holds the other ends of its own), or
+// skips when the hard limit is too low.
 func subsOpenFiles(tb testing.TB, n int) {
 	tb.Helper()
-	need := uint64(2*n + 512)
+	need := uint64(n + 512)
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		tb.Fatal(err)

@@ -155,7 +155,16 @@ func TestSubscriptionBenchmarks(t *testing.T) {
 		}
 	})
 	opts := idleOpts{n: 20, settle: 100 * time.Millisecond}
-	t.Run("IdleSubscriptions", func(t *testing.T) { idleNebula(t, opts) })
+	t.Run("IdleSubscriptions", func(t *testing.T) {
+		// An idle subscription holds one goroutine, its connection's
+		// reader: no writer, no operation waiting on its channel, no
+		// follower waiting for a note (issue 16). A few more may be
+		// finishing their work (settle).
+		r := idleNebula(t, opts)
+		if r.goroutines > r.n+4 {
+			t.Errorf("%d idle subscriptions hold %d goroutines, want one each (at most %d)", r.n, r.goroutines, r.n+4)
+		}
+	})
 	t.Run("RawRelayIdle", func(t *testing.T) { idleRelay(t, opts) })
 }
 

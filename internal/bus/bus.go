@@ -73,6 +73,7 @@ func New() *Bus {
 type Sub struct {
 	C      <-chan struct{}
 	wake   wake.Signal
+	fn     func() // instead of C (SubscribeFunc)
 	b      *Bus
 	topics []string
 	once   sync.Once
@@ -81,7 +82,20 @@ type Sub struct {
 // Subscribe follows topics until Close.
 func (b *Bus) Subscribe(topics ...string) *Sub {
 	w := wake.New()
-	s := &Sub{C: w.C(), wake: w, b: b, topics: topics}
+	return b.add(&Sub{C: w.C(), wake: w, b: b, topics: topics})
+}
+
+// SubscribeFunc follows topics until Close by calling fn, instead of
+// waking a channel: a follower that waits on no goroutine of its own (an
+// idle subscription holds none). fn runs inside the bus's lock, for each
+// noted topic it follows and on every resync: it must be quick (start work
+// elsewhere) and must not call the bus. The Sub's C is nil.
+func (b *Bus) SubscribeFunc(fn func(), topics ...string) *Sub {
+	return b.add(&Sub{fn: fn, b: b, topics: topics})
+}
+
+func (b *Bus) add(s *Sub) *Sub {
+	topics := s.topics
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.subs[s] = struct{}{}
@@ -111,7 +125,13 @@ func (s *Sub) Close() {
 }
 
 // poke wakes the subscriber: one pending wake covers every note since.
-func (s *Sub) poke() { s.wake.Poke() }
+func (s *Sub) poke() {
+	if s.fn != nil {
+		s.fn()
+		return
+	}
+	s.wake.Poke()
+}
 
 // Deliver wakes the subscriptions of the topics.
 func (b *Bus) Deliver(topics ...string) {

@@ -46,3 +46,30 @@ func TestObserveAndDeliver(t *testing.T) {
 		t.Errorf("first delivery observed as %v", seen[0])
 	}
 }
+
+// A function subscription is called once per delivery of its topics and
+// per resync, never for other topics, and not after Close.
+func TestSubscribeFunc(t *testing.T) {
+	b := New()
+	calls := 0
+	sub := b.SubscribeFunc(func() { calls++ }, Cluster("a"), Cluster("b")) // under the bus's lock
+	b.Deliver(Cluster("a"))
+	b.Deliver(Cluster("b"), Cluster("other"))
+	b.Deliver(Cluster("other"))
+	b.Resync()
+	if calls != 3 {
+		t.Errorf("called %d times, want 3 (two deliveries, one resync)", calls)
+	}
+	if n := b.Following(Cluster("a")); n != 1 {
+		t.Errorf("%d follow cluster a, want 1", n)
+	}
+	sub.Close()
+	b.Deliver(Cluster("a"))
+	b.Resync()
+	if calls != 3 {
+		t.Errorf("called after Close: %d calls", calls)
+	}
+	if n := b.Subscriptions(); n != 0 {
+		t.Errorf("%d subscriptions after Close, want 0", n)
+	}
+}

@@ -109,6 +109,12 @@ func newWSTransport(opts WSOptions, limits *connLimits, d *drain.Drain, closing 
 	t.up = websocket.Upgrader{
 		Subprotocols: []string{protoTransportWS, protoLegacyWS},
 		CheckOrigin:  t.originAllowed,
+		// An idle connection holds a 1 KiB read buffer and no write
+		// buffer: a message takes one from the pool while it is written.
+		// (gorilla's reuse of net/http's buffers does not apply: it keeps
+		// the 4 KiB reader, and its check for the writer never matches.)
+		ReadBufferSize:  1024,
+		WriteBufferPool: &sync.Pool{},
 	}
 	return t
 }
@@ -158,30 +164,41 @@ func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		tooMany(w, "from this address", t.limits.perAddress)
 		return
 	}
-	defer release()
 	if !t.drain.Enter() {
+		release()
 		shuttingDown(w)
 		return
 	}
-	defer t.drain.Leave()
 	ws, err := t.up.Upgrade(w, r, nil)
 	if err != nil {
+		t.drain.Leave()
+		release()
 		return // the upgrader answered
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	defer cancel()
 	c := &wsConn{t: t, ws: ws, exec: exec, proto: ws.Subprotocol(), origin: clientAddress(r), cookie: sameOriginSession(r),
-		out: make(chan []byte, t.opts.Queue), done: ctx.Done(), cancel: cancel, ops: map[string]*wsOp{},
-		slow: make(chan struct{}), access: make(chan (<-chan struct{}), 1)}
+		done: ctx.Done(), cancel: cancel, ops: map[string]*wsOp{}}
 	ws.SetReadLimit(1 << 20)
 	if c.proto == "" {
 		c.close(closeNoSubprotocol, "Subprotocol not acceptable: use graphql-transport-ws or graphql-ws")
 		_ = ws.Close()
+		cancel()
+		t.drain.Leave()
+		release()
 		return
 	}
-	stop := context.AfterFunc(t.closing, c.shutdown)
-	defer stop()
-	c.run(ctx)
+	// The connection is read on a goroutine of its own and this handler
+	// returns: net/http's goroutine (its stack grown by the request's
+	// path) and what it held for the request are let go for the life of
+	// the connection.
+	go func() {
+		defer release()
+		defer t.drain.Leave()
+		defer cancel()
+		stop := context.AfterFunc(t.closing, c.shutdown)
+		defer stop()
+		c.run(ctx)
+	}()
 }
 
 // wsConn is one client connection.
@@ -196,27 +213,29 @@ type wsConn struct {
 	// connection_init carries no token.
 	cookie string
 
-	out       chan []byte // bounded: a full queue cuts the client off
 	done      <-chan struct{}
 	cancel    context.CancelFunc // ends the connection's context: done, and every operation
 	closeOnce sync.Once
-	slow      chan struct{} // closed when the queue overflowed
-	slowOnce  sync.Once
+
+	// The messages waiting to be written: bounded by Queue, a client
+	// that lets more wait is cut off. No goroutine waits on them: a
+	// send that finds none writing starts one, which writes until the
+	// queue is empty and returns.
+	wmu     sync.Mutex
+	queue   [][]byte
+	writing bool
+	slow    bool
 
 	mu       sync.Mutex
 	draining bool // the server is shutting down: no new operation starts
 	ops      map[string]*wsOp
 	token    string // kept to check again; never logged
-	actor    *authz.Actor
 	acked    bool
 	// fresh is the actor last authenticated for the subscriptions' reads,
 	// and when: reused for a moment, so that a burst of updates does not
 	// authenticate once per update.
 	fresh   *authz.Actor
 	freshAt time.Time
-	// access hands the writer the bus subscription that wakes it when the
-	// user's access changed: it then checks the token at once.
-	access chan (<-chan struct{})
 }
 
 type wsOp struct {
@@ -276,55 +295,103 @@ func (c *wsConn) send(m wsMessage) {
 	}
 	select {
 	case <-c.done:
-	case c.out <- b:
+		return
 	default:
-		c.slowOnce.Do(func() { close(c.slow) })
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	switch {
+	case c.slow:
+	case len(c.queue) >= c.t.opts.Queue:
+		c.slow, c.queue = true, nil
+		// Not in the sender's goroutine: the close frame may take its
+		// deadline to get through to a client that does not read.
+		go c.closeWithin(closeTryAgain, fmt.Sprintf("too slow: %d messages waiting; reconnect and resume from your last cursor", c.t.opts.Queue), 10*time.Second)
+	default:
+		c.queue = append(c.queue, b)
+		if !c.writing {
+			c.writing = true
+			go c.write()
+		}
 	}
 }
 
-// writer writes the queued messages, pings, and checks the token again
-// every Recheck and whenever the user's access changed.
-func (c *wsConn) writer(ctx context.Context) {
-	ping := time.NewTicker(c.t.opts.Ping)
-	defer ping.Stop()
-	recheck := time.NewTicker(c.t.opts.Recheck)
-	defer recheck.Stop()
-	var accessChanged <-chan struct{}
+// write writes the queued messages, then returns; one runs at a time.
+func (c *wsConn) write() {
 	for {
-		select {
-		case <-c.done:
+		c.wmu.Lock()
+		batch := c.queue
+		c.queue = nil
+		if len(batch) == 0 || c.slow {
+			c.writing = false
+			c.wmu.Unlock()
 			return
-		case <-recheck.C:
-			c.checkToken(ctx)
-		case accessChanged = <-c.access:
-		case <-accessChanged:
-			c.mu.Lock()
-			c.fresh = nil
-			c.mu.Unlock()
-			c.checkToken(ctx)
-		case <-c.slow:
-			c.closeWithin(closeTryAgain, fmt.Sprintf("too slow: %d messages waiting; reconnect and resume from your last cursor", cap(c.out)), 10*time.Second)
-			return
-		case b := <-c.out:
+		}
+		c.wmu.Unlock()
+		for _, b := range batch {
+			select {
+			case <-c.done:
+				c.wmu.Lock()
+				c.writing = false
+				c.wmu.Unlock()
+				return
+			default:
+			}
 			_ = c.ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
 				c.close(websocket.CloseGoingAway, "write failed")
+				c.wmu.Lock()
+				c.writing = false
+				c.wmu.Unlock()
 				return
 			}
-		case <-ping.C:
-			typ := "ping"
-			if c.legacy() {
-				typ = "ka"
-			}
-			c.send(wsMessage{Type: typ})
 		}
 	}
+}
+
+// keepAlive pings every Ping and checks the token again every Recheck
+// and whenever the user's access changed, on timers and the bus's
+// callback rather than a goroutine of the connection's; it stops when the
+// connection ends.
+func (c *wsConn) keepAlive(ctx context.Context) {
+	var ping, recheck *time.Timer
+	// A callback running as the connection ends must not arm its timer
+	// again: it checks ctx after its work (Stop has run, or runs next).
+	ping = time.AfterFunc(c.t.opts.Ping, func() {
+		typ := "ping"
+		if c.legacy() {
+			typ = "ka"
+		}
+		c.send(wsMessage{Type: typ})
+		if ctx.Err() == nil {
+			ping.Reset(c.t.opts.Ping)
+		}
+	})
+	recheck = time.AfterFunc(c.t.opts.Recheck, func() {
+		c.checkToken(ctx)
+		if ctx.Err() == nil {
+			recheck.Reset(c.t.opts.Recheck)
+		}
+	})
+	context.AfterFunc(ctx, func() {
+		ping.Stop()
+		recheck.Stop()
+	})
+}
+
+// accessChanged drops the authentication kept for the subscriptions and
+// checks the token at once.
+func (c *wsConn) accessChanged(ctx context.Context) {
+	c.mu.Lock()
+	c.fresh = nil
+	c.mu.Unlock()
+	c.checkToken(ctx)
 }
 
 func (c *wsConn) run(ctx context.Context) {
 	defer func() { _ = c.ws.Close() }()
 	defer c.close(websocket.CloseNormalClosure, "")
-	go c.writer(ctx)
+	c.keepAlive(ctx)
 	init := time.AfterFunc(c.t.opts.InitTimeout, func() {
 		c.mu.Lock()
 		acked := c.acked
@@ -460,14 +527,13 @@ func (c *wsConn) connectionInit(ctx context.Context, m wsMessage) bool {
 	}
 	context.AfterFunc(ctx, release)
 	c.mu.Lock()
-	c.token, c.actor, c.acked = token, actor, true
+	c.token, c.acked = token, true
 	c.mu.Unlock()
 	if actor.User != nil && c.t.bus != nil {
 		// A change of this user's access (a role, a membership, a revoked
 		// token) is checked at once, on whichever replica it happened.
-		sub := c.t.bus.Subscribe(bus.User(string(actor.User.ID)))
+		sub := c.t.bus.SubscribeFunc(func() { go c.accessChanged(ctx) }, bus.User(string(actor.User.ID)))
 		context.AfterFunc(ctx, sub.Close)
-		c.access <- sub.C // the writer follows it from now on
 	}
 	c.send(wsMessage{Type: "connection_ack"})
 	if c.legacy() {
@@ -492,17 +558,28 @@ func (c *wsConn) checkToken(ctx context.Context) {
 // refresh re-authenticates the token: subscriptions read each update
 // through authorization with fresh grants.
 func (c *wsConn) refresh(ctx context.Context, force bool) (context.Context, error) {
+	a, err := c.authenticated(ctx, force)
+	if err != nil {
+		return nil, err
+	}
+	return authz.WithActor(ctx, a), nil
+}
+
+// authenticated is the connection's actor, authenticated within freshFor
+// (force: now). A revoked or expired token closes the connection with
+// 4403 (found by a subscription before the periodic check: the client
+// learns why at once, not from a subscription that just ends).
+func (c *wsConn) authenticated(ctx context.Context, force bool) (*authz.Actor, error) {
 	c.mu.Lock()
 	if !force && c.fresh != nil && time.Since(c.freshAt) < freshFor {
 		a := c.fresh
 		c.mu.Unlock()
-		return authz.WithActor(ctx, a), nil
+		return a, nil
 	}
+	token := c.token
 	c.mu.Unlock()
-	a, err := c.t.auth(ctx, c.token, c.origin)
+	a, err := c.t.auth(ctx, token, c.origin)
 	if errors.Is(err, authz.ErrUnauthenticated) {
-		// Found by a subscription before the periodic check: the client
-		// learns why at once, not from a subscription that just ends.
 		c.close(closeForbidden, "Forbidden: the token was revoked or expired")
 		return nil, err
 	}
@@ -512,7 +589,7 @@ func (c *wsConn) refresh(ctx context.Context, force bool) (context.Context, erro
 	c.mu.Lock()
 	c.fresh, c.freshAt = a, time.Now()
 	c.mu.Unlock()
-	return authz.WithActor(ctx, a), nil
+	return a, nil
 }
 
 // freshFor is how long an authentication serves the subscriptions' reads.
@@ -564,40 +641,42 @@ func (c *wsConn) subscribe(ctx context.Context, m wsMessage) bool {
 // as the connection's token authenticated afresh, and every check it makes
 // reads the grants in force when it makes it: a connection opened before
 // a role was lowered runs its next operation with the lower role.
+//
+// A subscription that follows the bus (resolvers.Ready) is read only when
+// it has something to send: operate returns once it started, and each
+// value is written by a goroutine that lives for that value (opStream).
 func (c *wsConn) operate(ctx context.Context, op *wsOp, id string, params *graphql.RawParams) {
+	st := &opStream{c: c, op: op, id: id, ctx: ctx, first: true}
+	handedOver := false
 	defer func() {
-		op.stop()
-		c.mu.Lock()
-		if c.ops[id] == op {
-			delete(c.ops, id)
+		if !handedOver {
+			st.finish()
 		}
-		c.mu.Unlock()
-		close(op.done)
 	}()
-	next, errType, complete := "next", "error", "complete"
-	if c.legacy() {
-		next = "data"
-	}
-	actor, err := c.t.auth(ctx, c.token, c.origin)
+	// Afresh, and kept as the connection's fresh authentication: the
+	// subscription's first updates read as it, and it is the one
+	// actor the connection holds.
+	actor, err := c.authenticated(ctx, true)
 	if errors.Is(err, authz.ErrUnauthenticated) {
-		c.close(closeForbidden, "Forbidden: the token was revoked or expired")
-		return
+		return // closed with 4403
 	}
 	if err != nil {
-		c.sendErrors(id, errType, c.exec.DispatchError(ctx, gqlerror.List{{Err: err, Message: err.Error()}}).Errors)
+		c.sendErrors(id, "error", c.exec.DispatchError(ctx, gqlerror.List{{Err: err, Message: err.Error()}}).Errors)
 		return
 	}
 	ctx = resolvers.WithRefresh(authz.WithActor(ctx, actor), c.refresh)
 	ctx = resolvers.WithLogger(ctx, c.t.log.With(logRequestID, RequestID(ctx)))
-	ctx, end := resolvers.WithEnd(ctx)
+	ctx, st.end = resolvers.WithEnd(ctx)
+	ctx, ready := resolvers.WithReady(ctx, st.ready)
 	rc, errs := c.exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		resp := c.exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
-		c.sendErrors(id, errType, resp.Errors)
+		c.sendErrors(id, "error", resp.Errors)
 		return
 	}
 	ctx = graphql.WithOperationContext(ctx, rc)
 	responses, ctx := c.exec.DispatchOperation(ctx, rc)
+	st.ctx = ctx
 	subscription := rc.Operation != nil && rc.Operation.Operation == ast.Subscription
 	c.mu.Lock()
 	op.subscription = subscription
@@ -606,31 +685,128 @@ func (c *wsConn) operate(ctx context.Context, op *wsOp, id string, params *graph
 	if subscription && draining {
 		return // the connection closes with 1001; the client subscribes elsewhere
 	}
-	for first := true; ; first = false {
-		resp := responses(ctx)
-		if resp == nil || ctx.Err() != nil {
-			break
-		}
-		if subscription && first && len(resp.Errors) > 0 && isNull(resp.Data) {
-			// The subscription could not start (not found, database
-			// unavailable): the protocol's error, not a result and a
-			// complete that would read as "it is over".
-			c.sendErrors(id, errType, resp.Errors)
+	if subscription && ready.Claimed() {
+		handedOver = true
+		st.start(responses)
+		return
+	}
+	for {
+		if !st.next(responses) {
 			return
 		}
-		b, _ := json.Marshal(resp)
-		c.send(wsMessage{ID: id, Type: next, Payload: b})
 	}
-	if ctx.Err() != nil {
-		return
+}
+
+// opStream writes one operation's responses and ends it.
+type opStream struct {
+	c     *wsConn
+	op    *wsOp
+	id    string
+	ctx   context.Context
+	end   *resolvers.End
+	first bool
+
+	mu        sync.Mutex
+	responses graphql.ResponseHandler // set once the operation started
+	pending   int                     // values (or the end) announced and not yet read
+	running   bool                    // a goroutine is reading them
+}
+
+// ready is the subscription's word that one value, or its end, is coming.
+func (st *opStream) ready() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.pending++
+	st.run()
+}
+
+// start hands the stream the operation's responses; values announced
+// before it are read now.
+func (st *opStream) start(responses graphql.ResponseHandler) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.responses = responses
+	st.run()
+}
+
+// run starts a reader when there is something to read and none runs;
+// under st.mu.
+func (st *opStream) run() {
+	if st.responses != nil && st.pending > 0 && !st.running {
+		st.running = true
+		go st.drain()
 	}
-	if err := end.Err(); err != nil {
-		// It stopped before its end (access lost, the database gone for
-		// too long): an error that says why, and whether to retry.
-		c.sendErrors(id, errType, c.exec.DispatchError(ctx, gqlerror.List{{Err: err, Message: err.Error()}}).Errors)
-		return
+}
+
+// drain reads the announced values, then returns, or ends the operation
+// with its last.
+func (st *opStream) drain() {
+	for {
+		st.mu.Lock()
+		if st.pending == 0 {
+			st.running = false
+			st.mu.Unlock()
+			return
+		}
+		st.pending--
+		responses := st.responses
+		st.mu.Unlock()
+		if !st.next(responses) {
+			st.finish()
+			return
+		}
 	}
-	c.send(wsMessage{ID: id, Type: complete})
+}
+
+// next reads and sends one response; false when the operation is over
+// (and what ends it was sent).
+func (st *opStream) next(responses graphql.ResponseHandler) bool {
+	c, ctx, id := st.c, st.ctx, st.id
+	resp := responses(ctx)
+	if resp == nil || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		if err := st.end.Err(); err != nil {
+			// It stopped before its end (access lost, the database gone for
+			// too long): an error that says why, and whether to retry.
+			c.sendErrors(id, "error", c.exec.DispatchError(ctx, gqlerror.List{{Err: err, Message: err.Error()}}).Errors)
+			return false
+		}
+		c.send(wsMessage{ID: id, Type: "complete"})
+		return false
+	}
+	first := st.first
+	st.first = false
+	c.mu.Lock()
+	subscription := st.op.subscription
+	c.mu.Unlock()
+	if subscription && first && len(resp.Errors) > 0 && isNull(resp.Data) {
+		// The subscription could not start (not found, database
+		// unavailable): the protocol's error, not a result and a
+		// complete that would read as "it is over".
+		c.sendErrors(id, "error", resp.Errors)
+		return false
+	}
+	b, _ := json.Marshal(resp)
+	typ := "next"
+	if c.legacy() {
+		typ = "data"
+	}
+	c.send(wsMessage{ID: id, Type: typ, Payload: b})
+	return true
+}
+
+// finish ends the operation: it leaves the connection's operations.
+func (st *opStream) finish() {
+	c, op := st.c, st.op
+	op.stop()
+	c.mu.Lock()
+	if c.ops[st.id] == op {
+		delete(c.ops, st.id)
+	}
+	c.mu.Unlock()
+	close(op.done)
 }
 
 func isNull(data json.RawMessage) bool {
