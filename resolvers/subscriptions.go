@@ -291,10 +291,16 @@ func deploymentEvents(ctx context.Context, p *control.Plane, id model.Deployment
 	out := make(chan *model.DeploymentEvent)
 	ready := readyFrom(ctx)
 	follow(ctx, p.Bus(), []string{bus.Deployment(string(id))}, func(ctx context.Context) (bool, error) {
+		// The deployment read before the first page of events: if it had
+		// ended, the events up to its last are all there is.
+		var d *model.Deployment
 		for {
-			evs, err := p.DeploymentEvents(ctx, id, seq, 100)
+			read, evs, err := p.DeploymentAndEvents(ctx, id, seq, 100)
 			if err != nil {
 				return true, err
+			}
+			if d == nil {
+				d = read
 			}
 			for _, e := range evs {
 				ready()
@@ -308,10 +314,6 @@ func deploymentEvents(ctx context.Context, p *control.Plane, id model.Deployment
 			if len(evs) < 100 {
 				break
 			}
-		}
-		d, err := p.Deployment(ctx, id)
-		if err != nil {
-			return true, err
 		}
 		// Once it ended and every event went out, there is nothing more.
 		return d.Stage.Terminal() && seq >= d.LastSeq, nil

@@ -75,7 +75,7 @@ func startReplica(t *testing.T, url, name string, key seal.Key, clk *Clock) *Env
 	log := slog.New(slog.NewTextHandler(&testWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("replica", name)
 	b := bus.New()
 	plane, err := control.New(st, log, control.WithBox(seal.NewBox(&key)), control.WithClock(clk.Now),
-		control.WithBus(b, bus.Postgres{Q: st.Q()}))
+		control.WithBus(b, bus.Postgres{Q: st.Q(), B: b}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func openSubsReplica(tb testing.TB, url, name string) *subsReplica {
 	}
 	log := slog.New(r.log).With("replica", name)
 	b := bus.New()
-	r.plane, err = control.New(r.st, log, control.WithBus(b, bus.Postgres{Q: r.st.Q(), OnError: func(err error) {
+	r.plane, err = control.New(r.st, log, control.WithBus(b, bus.Postgres{Q: r.st.Q(), B: b, OnError: func(err error) {
 		log.Warn("sending a notification", "error", err)
 	}}))
 	if err != nil {

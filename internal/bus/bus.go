@@ -13,6 +13,7 @@
 package bus
 
 import (
+	"crypto/rand"
 	"sync"
 
 	"github.com/nebulactrl/nebula/internal/wake"
@@ -50,6 +51,9 @@ type Bus struct {
 	subs   map[*Sub]struct{}
 	// observers see every delivered topic, and nil for a resync.
 	observers []func(topics []string)
+	// origin tells this process's notes apart when PostgreSQL brings
+	// them back: they were delivered here at commit (see Postgres).
+	origin string
 }
 
 // Observe calls fn with the topics of every delivery, and with nil when
@@ -64,7 +68,7 @@ func (b *Bus) Observe(fn func(topics []string)) {
 
 // New makes an empty bus.
 func New() *Bus {
-	return &Bus{topics: map[string]map[*Sub]struct{}{}, subs: map[*Sub]struct{}{}}
+	return &Bus{topics: map[string]map[*Sub]struct{}{}, subs: map[*Sub]struct{}{}, origin: rand.Text()}
 }
 
 // Sub is a subscription to some topics. C receives a value whenever one of

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -71,5 +72,48 @@ func TestSubscribeFunc(t *testing.T) {
 	}
 	if n := b.Subscriptions(); n != 0 {
 		t.Errorf("%d subscriptions after Close, want 0", n)
+	}
+}
+
+// A replica's own notes come back from PostgreSQL marked with its origin
+// and are passed over (they were delivered at commit); another replica's,
+// and those of a replica that marks none, are delivered without the mark.
+// Every payload stays under maxPayload and carries the mark.
+func TestPayloadOrigins(t *testing.T) {
+	self, other := New(), New()
+	if self.origin == other.origin || self.origin == "" {
+		t.Fatalf("origins %q and %q: want two distinct ones", self.origin, other.origin)
+	}
+	topics := []string{Deployment("d1"), Cluster("c1")}
+	ps := payloads(originLine(self.origin), topics)
+	if len(ps) != 1 {
+		t.Fatalf("got %d payloads for two topics", len(ps))
+	}
+	if got := received(self, ps[0]); got != nil {
+		t.Errorf("its own note came back as %v, want nothing", got)
+	}
+	if got := received(other, ps[0]); !slices.Equal(got, topics) {
+		t.Errorf("another replica got %v, want %v", got, topics)
+	}
+	if got := received(other, payloads("", topics)[0]); !slices.Equal(got, topics) {
+		t.Errorf("an unmarked note gave %v, want %v", got, topics)
+	}
+
+	var many []string
+	for i := range 500 {
+		many = append(many, Deployment(fmt.Sprintf("%026d", i)))
+	}
+	var back []string
+	for _, p := range payloads(originLine(self.origin), many) {
+		if len(p) > maxPayload {
+			t.Errorf("a payload of %d bytes, over %d", len(p), maxPayload)
+		}
+		back = append(back, received(other, p)...)
+		if received(self, p) != nil {
+			t.Errorf("a payload without its origin: %.40q…", p)
+		}
+	}
+	if !slices.Equal(back, many) {
+		t.Errorf("split into payloads, %d topics came back as %d", len(many), len(back))
 	}
 }

@@ -3,7 +3,6 @@ package bus
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/store/postgres"
@@ -44,6 +43,8 @@ func Listen(ctx context.Context, url string, b *Bus, log *slog.Logger, ready cha
 
 func listenOnce(ctx context.Context, url string, b *Bus, listening func()) error {
 	return postgres.ListenOnce(ctx, url, Channel, listening, func(payload string) {
-		b.Deliver(strings.Split(payload, "\n")...)
+		if topics := received(b, payload); len(topics) > 0 {
+			b.Deliver(topics...)
+		}
 	})
 }

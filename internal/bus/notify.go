@@ -35,16 +35,29 @@ func (m Memory) Committed(topics []string)                         { m.B.Deliver
 func (m Memory) Now(_ context.Context, topics []string)            { m.B.Deliver(topics...) }
 
 // Postgres sends notes with pg_notify; every replica's listener (Listen)
-// delivers them, this one's included.
+// delivers them. With B, this replica's own notes are delivered to B as
+// soon as their transaction committed, and its listener passes over them
+// when PostgreSQL brings them back (they carry B's origin): a subscriber
+// here does not wait for the round trip. Without B, this replica learns
+// of its notes through its listener, as the others do.
 type Postgres struct {
 	// Q runs Now's notifications (the pool).
 	Q store.Querier
+	// B is this replica's bus; nil: notes come back through the listener.
+	B *Bus
 	// OnError is told of a notification that could not be sent.
 	OnError func(error)
 }
 
+// originLine starts a payload sent by the bus of origin.
+func originLine(origin string) string { return "from:" + origin }
+
 func (p Postgres) InTx(ctx context.Context, q store.Querier, topics []string) error {
-	for _, payload := range payloads(topics) {
+	prefix := ""
+	if p.B != nil {
+		prefix = originLine(p.B.origin)
+	}
+	for _, payload := range payloads(prefix, topics) {
 		if err := postgres.Notify(ctx, q, Channel, payload); err != nil {
 			return err
 		}
@@ -52,32 +65,62 @@ func (p Postgres) InTx(ctx context.Context, q store.Querier, topics []string) er
 	return nil
 }
 
-func (Postgres) Committed([]string) {}
-
-func (p Postgres) Now(ctx context.Context, topics []string) {
-	if err := p.InTx(ctx, p.Q, topics); err != nil && p.OnError != nil {
-		p.OnError(err)
+func (p Postgres) Committed(topics []string) {
+	if p.B != nil {
+		p.B.Deliver(topics...)
 	}
 }
 
-// payloads joins topics by newlines into notifications under maxPayload.
-func payloads(topics []string) []string {
+func (p Postgres) Now(ctx context.Context, topics []string) {
+	if err := p.InTx(ctx, p.Q, topics); err != nil {
+		if p.OnError != nil {
+			p.OnError(err)
+		}
+		return
+	}
+	p.Committed(topics)
+}
+
+// received is what a listener of b delivers of a payload: its topics,
+// none when b sent it itself (delivered at commit).
+func received(b *Bus, payload string) []string {
+	topics := strings.Split(payload, "\n")
+	if first := topics[0]; strings.HasPrefix(first, "from:") {
+		if first == originLine(b.origin) {
+			return nil
+		}
+		topics = topics[1:]
+	}
+	return topics
+}
+
+// payloads joins topics by newlines into notifications under maxPayload,
+// each starting with the line prefix when there is one.
+func payloads(prefix string, topics []string) []string {
 	var out []string
 	var b strings.Builder
+	start := func() {
+		b.Reset()
+		if prefix != "" {
+			b.WriteString(prefix)
+		}
+	}
+	start()
+	empty := b.Len()
 	for _, t := range topics {
-		if len(t) > maxPayload {
+		if len(t) > maxPayload-len(prefix)-1 {
 			continue // never produced: topics are a word and an id
 		}
-		if b.Len() > 0 && b.Len()+1+len(t) > maxPayload {
+		if b.Len() > empty && b.Len()+1+len(t) > maxPayload {
 			out = append(out, b.String())
-			b.Reset()
+			start()
 		}
 		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
 		b.WriteString(t)
 	}
-	if b.Len() > 0 {
+	if b.Len() > empty {
 		out = append(out, b.String())
 	}
 	return out

@@ -254,7 +254,9 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 	if cfg.DatabaseURL != "" {
 		// Several replicas share PostgreSQL: changes are told to all of
 		// them with NOTIFY, and each LISTENs (started by serve).
-		opts = append(opts, control.WithBus(bus.New(), bus.Postgres{Q: st.Q(), OnError: func(err error) {
+		// This replica's own notes reach its subscribers at commit.
+		b := bus.New()
+		opts = append(opts, control.WithBus(b, bus.Postgres{Q: st.Q(), B: b, OnError: func(err error) {
 			log.Warn("sending a notification", "error", err)
 		}}))
 	}

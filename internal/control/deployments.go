@@ -407,10 +407,20 @@ func (p *Plane) system(ctx context.Context, tenant model.TenantID, recompile boo
 
 // DeploymentEvents reads a deployment's events after a sequence number.
 func (p *Plane) DeploymentEvents(ctx context.Context, id model.DeploymentID, after int64, limit int) ([]*model.DeploymentEvent, error) {
-	if _, err := get(ctx, p, p.q(ctx), store.Deployments, id, authz.DeploymentRead); err != nil {
-		return nil, err
+	_, evs, err := p.DeploymentAndEvents(ctx, id, after, limit)
+	return evs, err
+}
+
+// DeploymentAndEvents is DeploymentEvents with the deployment as it was
+// read just before them (to authorize the read): its stage and last
+// sequence tell a follower whether the events reach its end.
+func (p *Plane) DeploymentAndEvents(ctx context.Context, id model.DeploymentID, after int64, limit int) (*model.Deployment, []*model.DeploymentEvent, error) {
+	d, err := get(ctx, p, p.q(ctx), store.Deployments, id, authz.DeploymentRead)
+	if err != nil {
+		return nil, nil, err
 	}
-	return store.DeploymentEventsAfter(ctx, p.q(ctx), id, after, limit)
+	evs, err := store.DeploymentEventsAfter(ctx, p.q(ctx), id, after, limit)
+	return d, evs, err
 }
 
 // Approvals lists the decisions on a deployment, oldest first (ids are
