@@ -70,7 +70,9 @@ func (p *Plane) RegenerateConnectToken(ctx context.Context, id model.ClusterID, 
 		}
 		target(ev, ActConnectTokenRegenerate, "Cluster", string(id))
 		ev.Details["tokenPrefix"], ev.Details["oldTokensValidUntil"] = tok.Prefix, until.Format(time.RFC3339)
-		return nil
+		// The connected session reads its token again and learns when
+		// the grace window ends (it may live on another replica).
+		return p.note(ctx, q, bus.Tokens(string(id)))
 	})
 	if err != nil {
 		return nil, "", err

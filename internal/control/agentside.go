@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/desired"
@@ -102,13 +103,20 @@ func (p *Plane) ConnectTokenValid(t *model.ConnectToken) bool {
 }
 
 // TokenStillValid re-reads the session's token, for sessions checking that
-// theirs has not expired meanwhile.
-func (a *AgentSide) TokenStillValid(ctx context.Context) (bool, error) {
+// theirs has not been revoked or expired meanwhile. expires is when it
+// expires (nil: never), for a session to notice that without a read.
+func (a *AgentSide) TokenStillValid(ctx context.Context) (ok bool, expires *time.Time, err error) {
 	t, err := store.ConnectTokens.Get(ctx, a.q(ctx), a.token)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
-	return a.p.ConnectTokenValid(t), nil
+	return a.p.ConnectTokenValid(t), t.ExpiresAt, nil
+}
+
+// TokenExpired tells whether a token that expires at expires has, by the
+// plane's clock.
+func (a *AgentSide) TokenExpired(expires *time.Time) bool {
+	return expires != nil && !a.p.now().Before(*expires)
 }
 
 // Report records a hello or heartbeat: the inventory as the agent sent it

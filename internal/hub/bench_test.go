@@ -1044,14 +1044,17 @@ func processCPU() time.Duration {
 }
 
 // openFiles raises the soft open-file limit to what a fleet of n needs
-// here: a socket per session, and during a connect or fan-out burst up to
-// one SQLite connection per session (database/sql opens them on demand),
+// here: a socket per session, and with SQLite, during a connect or fan-out
+// burst, up to one SQLite connection per session (database/sql opens them on demand),
 // each holding the database, its WAL and its shared memory. Go already
 // raises the soft limit to the hard one at start; this is for systems
 // where the hard limit is the obstacle, which only skipping can answer.
 func openFiles(tb testing.TB, n int) {
 	tb.Helper()
 	need := uint64(5*n + 256)
+	if *fanoutStore == "postgres" { // a socket per session; the pool is small
+		need = uint64(n + 256)
+	}
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		tb.Fatal(err)

@@ -53,7 +53,7 @@ type rig struct {
 	tenant model.TenantID
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T, tune ...func(*config.Config)) *rig {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "nebula.db"))
@@ -85,6 +85,9 @@ func newRig(t *testing.T) *rig {
 	cfg, err := config.FromEnv(func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range tune {
+		f(&cfg)
 	}
 	srv := httptest.NewServer(server.New(plane, cfg, log).Handler())
 	t.Cleanup(srv.Close)
@@ -401,6 +404,46 @@ func TestMalformed(t *testing.T) {
 			t.Errorf("closed with %d, want %d", code, websocket.CloseMessageTooBig)
 		}
 	})
+}
+
+// A session whose token was regenerated ends when the grace window does:
+// the regeneration is noted, the session reads the new expiry, and its
+// tick closes it once the clock passes it, with no further note.
+func TestSessionEndsWithItsGraceWindow(t *testing.T) {
+	r := newRig(t, func(c *config.Config) { c.AgentHeartbeat = time.Second })
+	id, tok := r.cluster(t, "edge")
+	c, _, err := r.dial(t, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hello(t, c, 0)
+	if _, _, err := r.plane.RegenerateConnectToken(r.ctx, id, "edge"); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() {
+		for {
+			if _, _, err := c.ReadMessage(); err != nil {
+				closed <- err
+				return
+			}
+		}
+	}()
+	// Within the window the session stays: two ticks pass.
+	select {
+	case err := <-closed:
+		t.Fatalf("the session ended within its token's grace window: %v", err)
+	case <-time.After(2500 * time.Millisecond):
+	}
+	r.clock.Advance(time.Hour + time.Second)
+	select {
+	case err := <-closed:
+		if !websocket.IsCloseError(err, protocol.CloseUnauthorized) {
+			t.Errorf("session past its token's grace window ended with %v, want close %d", err, protocol.CloseUnauthorized)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session outlived its token's grace window")
+	}
 }
 
 // Revoking a token closes its live session; a second session of the same

@@ -293,6 +293,11 @@ func (s *session) writer(ctx context.Context) {
 	h := s.hub
 	tick := time.NewTicker(h.opts.Heartbeat)
 	defer tick.Stop()
+	// The session's token as last read: it was valid at connect.
+	checked := tokenCheck{at: time.Now()}
+	if !s.tokenValid(ctx, &checked) {
+		return
+	}
 	for {
 		select {
 		case <-s.done:
@@ -301,11 +306,8 @@ func (s *session) writer(ctx context.Context) {
 			s.noted()
 		case <-s.wake.C():
 			handed, commands, token, builds := s.take()
-			if token {
-				if ok, err := s.side.TokenStillValid(ctx); err == nil && !ok {
-					s.close(protocol.CloseUnauthorized, "connect token expired or revoked")
-					return
-				}
+			if token && !s.tokenValid(ctx, &checked) {
+				return
 			}
 			err := s.deliver(ctx, handed)
 			if err == nil && commands {
@@ -324,10 +326,14 @@ func (s *session) writer(ctx context.Context) {
 				return
 			}
 		case <-tick.C:
-			ok, err := s.side.TokenStillValid(ctx)
-			if err == nil && !ok {
-				s.close(protocol.CloseUnauthorized, "connect token expired or revoked")
-				return
+			// A revocation or a new expiry (a regenerated token's grace
+			// window) is noted on the bus, and read above; the expiry
+			// known is checked here, and the token re-read only every
+			// tokenReread, in case a note went astray.
+			if s.side.TokenExpired(checked.expires) || time.Since(checked.at) >= tokenReread {
+				if !s.tokenValid(ctx, &checked) {
+					return
+				}
 			}
 			if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
 				s.close(websocket.CloseGoingAway, "ping failed")
@@ -335,6 +341,32 @@ func (s *session) writer(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// tokenReread bounds how long a session goes without reading its token
+// again; revocations and new expiries are noted at once.
+const tokenReread = 5 * time.Minute
+
+// tokenCheck is what a session last read of its token.
+type tokenCheck struct {
+	at      time.Time
+	expires *time.Time
+}
+
+// tokenValid reads the session's token again and closes the session when
+// it no longer holds (a read that fails keeps it: the database may be
+// away for a moment, and the next tick reads again).
+func (s *session) tokenValid(ctx context.Context, c *tokenCheck) bool {
+	ok, expires, err := s.side.TokenStillValid(ctx)
+	if err != nil {
+		return true
+	}
+	if !ok {
+		s.close(protocol.CloseUnauthorized, "connect token expired or revoked")
+		return false
+	}
+	c.at, c.expires = time.Now(), expires
+	return true
 }
 
 // deliver sends the whole desired state if a revision newer than the last
