@@ -429,20 +429,37 @@ func TestSessionEndsWithItsGraceWindow(t *testing.T) {
 			}
 		}
 	}()
+	// The agent's heartbeats, as a live agent sends them (a silent one is
+	// closed with 4408 after three intervals).
+	beat, err := protocol.Encode(protocol.TypeHeartbeat, protocol.Heartbeat{Inventory: inventory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := func(d time.Duration) (ended bool, err error) {
+		t.Helper()
+		deadline := time.After(d)
+		for {
+			_ = c.WriteMessage(websocket.TextMessage, beat) // fails once closed
+			select {
+			case err := <-closed:
+				return true, err
+			case <-deadline:
+				return false, nil
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+	}
 	// Within the window the session stays: two ticks pass.
-	select {
-	case err := <-closed:
+	if ended, err := wait(2500 * time.Millisecond); ended {
 		t.Fatalf("the session ended within its token's grace window: %v", err)
-	case <-time.After(2500 * time.Millisecond):
 	}
 	r.clock.Advance(time.Hour + time.Second)
-	select {
-	case err := <-closed:
-		if !websocket.IsCloseError(err, protocol.CloseUnauthorized) {
-			t.Errorf("session past its token's grace window ended with %v, want close %d", err, protocol.CloseUnauthorized)
-		}
-	case <-time.After(10 * time.Second):
+	ended, err := wait(10 * time.Second)
+	if !ended {
 		t.Fatal("the session outlived its token's grace window")
+	}
+	if !websocket.IsCloseError(err, protocol.CloseUnauthorized) {
+		t.Errorf("session past its token's grace window ended with %v, want close %d", err, protocol.CloseUnauthorized)
 	}
 }
 
