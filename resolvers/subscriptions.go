@@ -286,10 +286,38 @@ func (f *follower) end(err error) {
 	f.done()
 }
 
+// stream is a subscription's channel, kept in step with the transport's
+// Ready (see readyFrom): each value and the end are announced before they
+// are sent.
+type stream[T any] struct {
+	c     chan T
+	ready func()
+}
+
+func newStream[T any](ctx context.Context) *stream[T] {
+	return &stream[T]{c: make(chan T), ready: readyFrom(ctx)}
+}
+
+// send sends v; false when ctx ended first.
+func (s *stream[T]) send(ctx context.Context, v T) bool {
+	s.ready()
+	select {
+	case s.c <- v:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// close ends the stream: the subscription is over.
+func (s *stream[T]) close() {
+	s.ready()
+	close(s.c)
+}
+
 // deploymentEvents streams a deployment's events after seq.
 func deploymentEvents(ctx context.Context, p *control.Plane, id model.DeploymentID, seq int64) <-chan *model.DeploymentEvent {
-	out := make(chan *model.DeploymentEvent)
-	ready := readyFrom(ctx)
+	out := newStream[*model.DeploymentEvent](ctx)
 	follow(ctx, p.Bus(), []string{bus.Deployment(string(id))}, func(ctx context.Context) (bool, error) {
 		// The deployment read before the first page of events: if it had
 		// ended, the events up to its last are all there is.
@@ -303,13 +331,10 @@ func deploymentEvents(ctx context.Context, p *control.Plane, id model.Deployment
 				d = read
 			}
 			for _, e := range evs {
-				ready()
-				select {
-				case out <- e:
-					seq = e.Seq
-				case <-ctx.Done():
+				if !out.send(ctx, e) {
 					return true, nil
 				}
+				seq = e.Seq
 			}
 			if len(evs) < 100 {
 				break
@@ -317,15 +342,14 @@ func deploymentEvents(ctx context.Context, p *control.Plane, id model.Deployment
 		}
 		// Once it ended and every event went out, there is nothing more.
 		return d.Stage.Terminal() && seq >= d.LastSeq, nil
-	}, func() { ready(); close(out) })
-	return out
+	}, out.close)
+	return out.c
 }
 
 // environmentDeployments streams the environment's deployments: first the
 // ones under way (not ended), then each one that moves.
 func environmentDeployments(ctx context.Context, p *control.Plane, env *model.Environment) <-chan *model.Deployment {
-	out := make(chan *model.Deployment)
-	ready := readyFrom(ctx)
+	out := newStream[*model.Deployment](ctx)
 	seen := map[model.DeploymentID]int64{}
 	first := true
 	follow(ctx, p.Bus(), []string{bus.Environment(string(env.ID))}, func(ctx context.Context) (bool, error) {
@@ -341,23 +365,19 @@ func environmentDeployments(ctx context.Context, p *control.Plane, env *model.En
 			if first && d.Stage.Terminal() || known && last >= d.LastSeq {
 				continue
 			}
-			ready()
-			select {
-			case out <- d:
-			case <-ctx.Done():
+			if !out.send(ctx, d) {
 				return true, nil
 			}
 		}
 		first = false
 		return false, nil
-	}, func() { ready(); close(out) })
-	return out
+	}, out.close)
+	return out.c
 }
 
 // clusterStatus streams the cluster now and whenever what it shows moved.
 func clusterStatus(ctx context.Context, p *control.Plane, id model.ClusterID) <-chan *model.Cluster {
-	out := make(chan *model.Cluster)
-	ready := readyFrom(ctx)
+	out := newStream[*model.Cluster](ctx)
 	type shown struct {
 		status           model.ClusterStatus
 		heartbeat        *time.Time
@@ -380,21 +400,14 @@ func clusterStatus(ctx context.Context, p *control.Plane, id model.ClusterID) <-
 			return false, nil
 		}
 		last = &now
-		ready()
-		select {
-		case out <- c:
-		case <-ctx.Done():
-			return true, nil
-		}
-		return false, nil
-	}, func() { ready(); close(out) })
-	return out
+		return !out.send(ctx, c), nil
+	}, out.close)
+	return out.c
 }
 
 // buildLog streams a build's log lines after line after.
 func buildLog(ctx context.Context, p *control.Plane, id model.BuildID, after int64) <-chan *model.BuildLogLine {
-	out := make(chan *model.BuildLogLine)
-	ready := readyFrom(ctx)
+	out := newStream[*model.BuildLogLine](ctx)
 	follow(ctx, p.Bus(), []string{bus.Build(string(id))}, func(ctx context.Context) (bool, error) {
 		b, err := p.Build(ctx, id)
 		if err != nil {
@@ -406,13 +419,10 @@ func buildLog(ctx context.Context, p *control.Plane, id model.BuildID, after int
 				return true, err
 			}
 			for i := range lines {
-				ready()
-				select {
-				case out <- &lines[i]:
-					after = lines[i].Seq
-				case <-ctx.Done():
+				if !out.send(ctx, &lines[i]) {
 					return true, nil
 				}
+				after = lines[i].Seq
 			}
 			if len(lines) < 500 {
 				break
@@ -421,16 +431,15 @@ func buildLog(ctx context.Context, p *control.Plane, id model.BuildID, after int
 		// Read before the lines: a build that had ended then wrote
 		// every line it has by then.
 		return b.Status.Ended() && after >= b.LogLines, nil
-	}, func() { ready(); close(out) })
-	return out
+	}, out.close)
+	return out.c
 }
 
 // serviceLogs streams a service's lines in an environment after
 // read.After, each as it is stored; access is checked again on every read,
 // so a removed member's subscription ends.
 func serviceLogs(ctx context.Context, p *control.Plane, svc model.ServiceID, env model.EnvironmentID, read control.LogRead) <-chan *model.LogLine {
-	out := make(chan *model.LogLine)
-	ready := readyFrom(ctx)
+	out := newStream[*model.LogLine](ctx)
 	follow(ctx, p.Bus(), []string{bus.Logs(string(env), string(svc))}, func(ctx context.Context) (bool, error) {
 		for {
 			lines, err := p.ServiceLogs(ctx, svc, env, read)
@@ -438,27 +447,23 @@ func serviceLogs(ctx context.Context, p *control.Plane, svc model.ServiceID, env
 				return true, err
 			}
 			for i := range lines {
-				ready()
-				select {
-				case out <- &lines[i]:
-					read.After = lines[i].Seq
-				case <-ctx.Done():
+				if !out.send(ctx, &lines[i]) {
 					return true, nil
 				}
+				read.After = lines[i].Seq
 			}
 			if len(lines) < read.Limit {
 				return false, nil
 			}
 		}
-	}, func() { ready(); close(out) })
-	return out
+	}, out.close)
+	return out.c
 }
 
 // kubeEvents streams an environment's (or a service's) events after
 // read.After, each as it is stored; access is checked on every read.
 func kubeEvents(ctx context.Context, p *control.Plane, read control.EventRead) <-chan *model.KubeEvent {
-	out := make(chan *model.KubeEvent)
-	ready := readyFrom(ctx)
+	out := newStream[*model.KubeEvent](ctx)
 	follow(ctx, p.Bus(), []string{bus.Events(string(read.Environment))}, func(ctx context.Context) (bool, error) {
 		for {
 			evs, err := p.KubeEvents(ctx, read)
@@ -466,18 +471,15 @@ func kubeEvents(ctx context.Context, p *control.Plane, read control.EventRead) <
 				return true, err
 			}
 			for i := range evs {
-				ready()
-				select {
-				case out <- &evs[i]:
-					read.After = evs[i].ID
-				case <-ctx.Done():
+				if !out.send(ctx, &evs[i]) {
 					return true, nil
 				}
+				read.After = evs[i].ID
 			}
 			if len(evs) < read.Limit {
 				return false, nil
 			}
 		}
-	}, func() { ready(); close(out) })
-	return out
+	}, out.close)
+	return out.c
 }

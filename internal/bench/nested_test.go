@@ -71,16 +71,23 @@ func TestNestedQueryCount(t *testing.T) {
 // same rows with three SQL queries. See docs/benchmarks.md.
 func BenchmarkNestedQuery(b *testing.B) {
 	f := newFixture(b, mainSize)
-	// Both sides must return the same items before either is timed.
+	gqlLen, baseLen := f.agreed(b)
+
+	b.Run("graphql", func(b *testing.B) { f.bench(b, f.graphQL, f.nested, gqlLen) })
+	b.Run("baseline", func(b *testing.B) { f.bench(b, f.baseline, f.nested, baseLen) })
+}
+
+// agreed checks that both sides return the same items, before either is
+// timed, and returns the length of each one's response.
+func (f *fixture) agreed(b *testing.B) (gqlLen, baseLen int64) {
+	b.Helper()
 	gql, gqlLen := f.fetch(b, f.graphQL, f.nested)
 	checkNested(b, gql, f.seed)
 	base, baseLen := f.fetch(b, f.baseline, f.nested)
 	if !reflect.DeepEqual(base.Data, gql.Data) {
 		b.Fatal("the baseline's data differs from the GraphQL data")
 	}
-
-	b.Run("graphql", func(b *testing.B) { f.bench(b, f.graphQL, f.nested, gqlLen) })
-	b.Run("baseline", func(b *testing.B) { f.bench(b, f.baseline, f.nested, baseLen) })
+	return gqlLen, baseLen
 }
 
 // BenchmarkNestedRatio is BenchmarkNestedQuery with the two sides
@@ -91,12 +98,7 @@ func BenchmarkNestedQuery(b *testing.B) {
 // request, and their ratios (graphql/baseline).
 func BenchmarkNestedRatio(b *testing.B) {
 	f := newFixture(b, mainSize)
-	gql, gqlLen := f.fetch(b, f.graphQL, f.nested)
-	checkNested(b, gql, f.seed)
-	base, baseLen := f.fetch(b, f.baseline, f.nested)
-	if !reflect.DeepEqual(base.Data, gql.Data) {
-		b.Fatal("the baseline's data differs from the GraphQL data")
-	}
+	gqlLen, baseLen := f.agreed(b)
 	type side struct {
 		url                        string
 		want                       int64

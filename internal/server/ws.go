@@ -317,6 +317,8 @@ func (c *wsConn) send(m wsMessage) {
 }
 
 // write writes the queued messages, then returns; one runs at a time.
+// Once the connection ended it returns with writing still set: send
+// queues nothing more then.
 func (c *wsConn) write() {
 	for {
 		c.wmu.Lock()
@@ -331,18 +333,12 @@ func (c *wsConn) write() {
 		for _, b := range batch {
 			select {
 			case <-c.done:
-				c.wmu.Lock()
-				c.writing = false
-				c.wmu.Unlock()
 				return
 			default:
 			}
 			_ = c.ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
-				c.close(websocket.CloseGoingAway, "write failed")
-				c.wmu.Lock()
-				c.writing = false
-				c.wmu.Unlock()
+				c.close(websocket.CloseGoingAway, "write failed") // ends the connection
 				return
 			}
 		}
@@ -677,23 +673,20 @@ func (c *wsConn) operate(ctx context.Context, op *wsOp, id string, params *graph
 	ctx = graphql.WithOperationContext(ctx, rc)
 	responses, ctx := c.exec.DispatchOperation(ctx, rc)
 	st.ctx = ctx
-	subscription := rc.Operation != nil && rc.Operation.Operation == ast.Subscription
+	st.subscription = rc.Operation != nil && rc.Operation.Operation == ast.Subscription
 	c.mu.Lock()
-	op.subscription = subscription
+	op.subscription = st.subscription
 	draining := c.draining
 	c.mu.Unlock()
-	if subscription && draining {
+	if st.subscription && draining {
 		return // the connection closes with 1001; the client subscribes elsewhere
 	}
-	if subscription && ready.Claimed() {
+	if st.subscription && ready.Claimed() {
 		handedOver = true
 		st.start(responses)
 		return
 	}
-	for {
-		if !st.next(responses) {
-			return
-		}
+	for st.next(responses) {
 	}
 }
 
@@ -705,6 +698,8 @@ type opStream struct {
 	ctx   context.Context
 	end   *resolvers.End
 	first bool
+	// subscription is set, with ctx, before the first response is read.
+	subscription bool
 
 	mu        sync.Mutex
 	responses graphql.ResponseHandler // set once the operation started
@@ -778,10 +773,7 @@ func (st *opStream) next(responses graphql.ResponseHandler) bool {
 	}
 	first := st.first
 	st.first = false
-	c.mu.Lock()
-	subscription := st.op.subscription
-	c.mu.Unlock()
-	if subscription && first && len(resp.Errors) > 0 && isNull(resp.Data) {
+	if st.subscription && first && len(resp.Errors) > 0 && isNull(resp.Data) {
 		// The subscription could not start (not found, database
 		// unavailable): the protocol's error, not a result and a
 		// complete that would read as "it is over".
