@@ -747,10 +747,13 @@ func wsCheckEvents(t *testing.T, dep string, got []wsEvent, want []string, first
 func TestWSTokenRevokedWhileSubscribed(t *testing.T) {
 	t.Parallel() // waits up to the default recheck interval of 10 s
 	env := NewEnv(t, OpenSQLite(t))
-	f := env.NewFixture(t)
 	for _, proto := range wsProtocols {
 		t.Run(proto, func(t *testing.T) {
 			t.Parallel()
+			// A fixture each: a sibling's deploy to the same service would
+			// supersede this deployment, and its event could be read just
+			// before the revocation and arrive after it.
+			f := env.NewFixture(t)
 			dep, raw := wsDeploy(t, f)
 			tokenID, secret := f.MintToken(t, f.Users[Viewer].UserID)
 			w := wsDial(t, env, proto)
