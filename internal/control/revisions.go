@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nebulactrl/nebula/authz"
@@ -177,6 +178,11 @@ type Revision struct {
 	store.Revision
 	Tenant   model.TenantID
 	Outcomes []store.RevisionOutcome
+
+	// stateMu guards State's one read: a revision listed without its state
+	// reads it when state or diff is selected, and those resolve
+	// concurrently.
+	stateMu sync.Mutex
 }
 
 // RevisionDiff is what going from one revision of a cluster to another
@@ -276,6 +282,8 @@ func (p *Plane) revisionJSON(ctx context.Context, r *Revision) (string, error) {
 	if err := p.authz.CheckCtx(ctx, authz.ClusterManage, model.Scope{Tenant: r.Tenant}); err != nil {
 		return "", err
 	}
+	r.stateMu.Lock()
+	defer r.stateMu.Unlock()
 	if r.State != "" {
 		return r.State, nil
 	}
