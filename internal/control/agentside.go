@@ -3,6 +3,7 @@ package control
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,7 +32,16 @@ type AgentSide struct {
 	logs logTargets
 	// agent names the agent instance of the session (see Named).
 	agent string
+	// inventory is the hash of the inventory last stored and when, for
+	// Report to write it only when it changed (see inventoryRewrite).
+	inventory   [sha256.Size]byte
+	inventoryAt time.Time
 }
+
+// inventoryRewrite is how long Report keeps an unchanged inventory without
+// writing it again: a bound on how stale a write lost to an ambiguous
+// error, or another session of the same cluster, leaves it.
+const inventoryRewrite = 5 * time.Minute
 
 // Named names the agent instance of the session (its pod's name, as its
 // hello says) for the outcomes it reports. A name that is not a
@@ -121,12 +131,28 @@ func (a *AgentSide) TokenExpired(expires *time.Time) bool {
 
 // Report records a hello or heartbeat: the inventory as the agent sent it
 // (JSON), the revision it has applied and the hash of that state, kept
-// only when it is a hash (64 hex digits).
+// only when it is a hash (64 hex digits). The inventory is written when
+// it differs from the one this session last wrote, or that one is
+// inventoryRewrite old; the rest is written every time. One session's
+// reports come one at a time.
 func (a *AgentSide) Report(ctx context.Context, inventory []byte, applied int64, hash string) error {
 	if !stateHash.MatchString(hash) {
 		hash = ""
 	}
-	return store.RecordHeartbeat(ctx, a.q(ctx), a.cluster, a.p.now(), string(inventory), applied, hash)
+	now := a.p.now()
+	sum := sha256.Sum256(inventory)
+	var inv *string
+	if sum != a.inventory || now.Sub(a.inventoryAt) >= inventoryRewrite {
+		inv = new(string(inventory))
+	}
+	if err := store.RecordHeartbeat(ctx, a.q(ctx), a.cluster, now, inv, applied, hash); err != nil {
+		a.inventory = [sha256.Size]byte{} // the write may or may not have happened
+		return err
+	}
+	if inv != nil {
+		a.inventory, a.inventoryAt = sum, now
+	}
+	return nil
 }
 
 // stateHash is a desired state's hash (desired.State.Hash).

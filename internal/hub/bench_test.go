@@ -68,6 +68,7 @@ var (
 	fanoutSeed      = flag.String("fanout.seed", "store", `BenchmarkFanout: seed environments and deployments through the plane ("plane": one mutation each) or as store rows ("store")`)
 	fanoutProfile   = flag.String("fanout.profile", "", "BenchmarkFanout: write CPU profiles of the steady period and of the fan-outs to <prefix>-steady.pprof and <prefix>-fanout.pprof")
 	fanoutTimeout   = flag.Duration("fanout.timeout", 10*time.Minute, "BenchmarkFanout: how long to wait for the fleet to connect, or for one fan-out")
+	fanoutTo        = flag.Int("fanout.to", 0, "BenchmarkFanout: fan out to the first this many clusters of the fleet (0: all of them), through a service deployed to them only")
 )
 
 // TestMain lets BenchmarkFanout -fanout.store=postgres use pgtest, which
@@ -84,6 +85,10 @@ const (
 // setting it changes every cluster's desired state in one mutation.
 const fleetVariable = "FLEET_REVISION"
 
+// partService is deployed to the clusters fan-outs reach when they reach
+// only part of the fleet (-fanout.to).
+const partService = "part"
+
 // seeded is a fleet's database, seeded once and opened by each run: one
 // tenant of n clusters edge-0000…, where the project "edge" has one
 // environment per cluster, selecting it by its name label, and the service
@@ -98,6 +103,10 @@ type seeded struct {
 	project  model.ProjectID
 	clusters []model.ClusterID
 	tokens   []string
+	// part is the service deployed to the first parts clusters only, when
+	// fan-outs reach only them (-fanout.to); "" when they reach all.
+	part  model.ServiceID
+	parts int
 	took     time.Duration
 	phases   string // what the seeding spent its time on
 	// value is the newest FLEET_REVISION set: every fan-out sets a new one
@@ -162,6 +171,15 @@ func seedFleet(tb testing.TB, st *store.Store, n int, viaPlane bool) *seeded {
 		tb.Fatal(err)
 	}
 	digest := "sha256:" + strings.Repeat("ab", 32)
+	sd.parts = n
+	var part *model.Service
+	if *fanoutTo > 0 && *fanoutTo < n {
+		if part, err = plane.CreateService(admin, p.ID, control.ServiceInput{Name: partService, Image: ptr("registry.example.com/part"),
+			Processes: []model.Process{{Name: "web", Command: []string{"./part"}, Replicas: 1, Port: &port}}}); err != nil {
+			tb.Fatal(err)
+		}
+		sd.part, sd.parts = part.ID, *fanoutTo
+	}
 	if viaPlane {
 		for i := range n {
 			env, err := plane.CreateEnvironment(admin, p.ID, control.EnvironmentInput{Name: ptr(envName(i)),
@@ -172,10 +190,15 @@ func seedFleet(tb testing.TB, st *store.Store, n int, viaPlane bool) *seeded {
 			if _, _, err := plane.Deploy(admin, svc.ID, env.ID, digest); err != nil {
 				tb.Fatal(err)
 			}
+			if part != nil && i < sd.parts {
+				if _, _, err := plane.Deploy(admin, part.ID, env.ID, digest); err != nil {
+					tb.Fatal(err)
+				}
+			}
 		}
 		t = phase("environments and deployments through the plane", t)
 	} else {
-		if err := sd.insertDeployments(ctx, st, svc, actor.User.ID, digest); err != nil {
+		if err := sd.insertDeployments(ctx, st, svc, part, actor.User.ID, digest); err != nil {
 			tb.Fatal(err)
 		}
 		t = phase("environments and deployments as rows", t)
@@ -214,29 +237,37 @@ func seedSQLite(tb testing.TB, dir string, n int, viaPlane bool) *seeded {
 }
 
 // insertDeployments writes, for every cluster, the environment selecting it
-// and a release of svc deployed there: the rows CreateEnvironment and Deploy
-// insert.
-func (sd *seeded) insertDeployments(ctx context.Context, st *store.Store, svc *model.Service, by model.UserID, digest string) error {
+// and a release of svc deployed there, and one of part (if not nil) in the
+// first sd.parts: the rows CreateEnvironment and Deploy insert.
+func (sd *seeded) insertDeployments(ctx context.Context, st *store.Store, svc, part *model.Service, by model.UserID, digest string) error {
 	return st.Tx(ctx, func(q store.Querier) error {
 		now := store.Now()
-		for i, c := range sd.clusters {
-			env := &model.Environment{ID: model.EnvironmentID(uuid.Must(uuid.NewV7()).String()), TenantID: sd.tenant,
-				ProjectID: sd.project, Name: envName(i), ClusterSelector: model.Labels{{Key: "name", Value: clusterName(i)}},
-				NamespaceSelector: model.Labels{}, CreatedAt: now}
+		deploy := func(svc *model.Service, env *model.Environment, c model.ClusterID) error {
 			rel := &model.Release{ID: model.ReleaseID(uuid.Must(uuid.NewV7()).String()), TenantID: sd.tenant, ProjectID: sd.project,
 				ServiceID: svc.ID, EnvironmentID: env.ID, Number: 1, Image: svc.Image, ImageDigest: digest,
 				ServiceConfig: svc.ServiceConfig, CreatedBy: &by, CreatedAt: now}
 			dep := &model.Deployment{ID: model.DeploymentID(uuid.Must(uuid.NewV7()).String()), TenantID: sd.tenant,
 				ProjectID: sd.project, ServiceID: svc.ID, EnvironmentID: env.ID, ReleaseID: rel.ID, ClusterID: c,
 				Stage: model.StageSucceeded, RequestedBy: &by, CreatedAt: now, UpdatedAt: now}
-			if err := store.Environments.Insert(ctx, q, env); err != nil {
-				return err
-			}
 			if err := store.Releases.Insert(ctx, q, rel); err != nil {
 				return err
 			}
-			if err := store.Deployments.Insert(ctx, q, dep); err != nil {
+			return store.Deployments.Insert(ctx, q, dep)
+		}
+		for i, c := range sd.clusters {
+			env := &model.Environment{ID: model.EnvironmentID(uuid.Must(uuid.NewV7()).String()), TenantID: sd.tenant,
+				ProjectID: sd.project, Name: envName(i), ClusterSelector: model.Labels{{Key: "name", Value: clusterName(i)}},
+				NamespaceSelector: model.Labels{}, CreatedAt: now}
+			if err := store.Environments.Insert(ctx, q, env); err != nil {
 				return err
+			}
+			if err := deploy(svc, env, c); err != nil {
+				return err
+			}
+			if part != nil && i < sd.parts {
+				if err := deploy(part, env, c); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -315,9 +346,18 @@ func newFleet(tb testing.TB, n int, viaPlane bool, heartbeat time.Duration) *fle
 	return openFleet(tb, seedSQLite(tb, tb.TempDir(), n, viaPlane), heartbeat)
 }
 
+// setVariable sets FLEET_REVISION on the project, or on the part service
+// when fan-outs reach only part of the fleet.
 func (f *fleet) setVariable(tb testing.TB, value string) {
 	tb.Helper()
-	setVariable(tb, f.plane, f.admin, f.project, value)
+	if f.part == "" {
+		setVariable(tb, f.plane, f.admin, f.project, value)
+		return
+	}
+	if _, err := f.plane.SetVariable(f.admin, control.SetVariableInput{Project: f.project, Service: &f.part,
+		VariableInput: control.VariableInput{Name: fleetVariable, Value: value}}); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // waitDisconnected waits until the hub holds no session of the fleet, so
@@ -412,6 +452,7 @@ type fleetAgents struct {
 	value   []string // the FLEET_REVISION in it
 	at      []int64  // Unix ns when the first revision newer than base arrived
 	base    []int64
+	parts   int // the round waits for the first parts agents
 	pending int
 	arrived chan struct{} // closed when no agent is pending
 	failure string
@@ -437,8 +478,9 @@ func startAgents(tb testing.TB, f *fleet) *fleetAgents {
 	n := len(f.tokens)
 	a := &fleetAgents{counts: make(chan agentCounts), ended: make(chan struct{}), failed: make(chan struct{}),
 		rev: make([]int64, n), value: make([]string, n), at: make([]int64, n), base: make([]int64, n)}
-	a.arm()
-	a.cmd = exec.Command(exe, "-test.run=^TestFanoutAgents$", "-test.count=1", "-test.timeout=0")
+	a.arm(n) // every agent's first state
+	a.cmd = exec.Command(exe, "-test.run=^TestFanoutAgents$", "-test.count=1", "-test.timeout=0",
+		fmt.Sprintf("-fanout.to=%d", *fanoutTo))
 	a.cmd.Env = append(os.Environ(), envAgentsURL+"="+f.url(), envAgentsTokens+"="+tokens)
 	a.cmd.Stderr = &a.stderr
 	out, err := a.cmd.StdoutPipe()
@@ -459,14 +501,14 @@ func startAgents(tb testing.TB, f *fleet) *fleetAgents {
 	return a
 }
 
-// arm starts a round: it ends when every agent has received a revision
-// newer than the one it holds now.
-func (a *fleetAgents) arm() {
+// arm starts a round: it ends when each of the first parts agents has
+// received a revision newer than the one it holds now.
+func (a *fleetAgents) arm(parts int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	copy(a.base, a.rev)
 	clear(a.at)
-	a.pending = len(a.rev)
+	a.parts, a.pending = parts, parts
 	a.arrived = make(chan struct{})
 }
 
@@ -503,7 +545,7 @@ func (a *fleetAgents) got(i int, rev, at int64, value string) {
 		return
 	}
 	a.rev[i], a.value[i] = rev, value
-	if a.at[i] == 0 && rev > a.base[i] {
+	if a.at[i] == 0 && rev > a.base[i] && i < a.parts {
 		a.at[i] = at
 		if a.pending--; a.pending == 0 {
 			close(a.arrived)
@@ -542,12 +584,12 @@ func (a *fleetAgents) wait(timeout time.Duration) error {
 }
 
 // latencies are, for the round just ended, the times from since to each
-// agent's receipt.
+// of its agents' receipt.
 func (a *fleetAgents) latencies(since time.Time) []time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make([]time.Duration, len(a.at))
-	for i, at := range a.at {
+	out := make([]time.Duration, a.parts)
+	for i, at := range a.at[:a.parts] {
 		out[i] = time.Unix(0, at).Sub(since)
 	}
 	return out
@@ -733,10 +775,14 @@ func connectAgent(ctx context.Context, url, token string) (*websocket.Conn, prot
 	return c, w, nil
 }
 
-// fleetValue is FLEET_REVISION as the fleet's one service gets it, or "-".
+// fleetValue is FLEET_REVISION as the fleet's service gets it (the part
+// service, when fan-outs reach only part of the fleet), or "-".
 func fleetValue(st desired.State) string {
 	for _, ns := range st.Namespaces {
 		for _, s := range ns.Services {
+			if *fanoutTo > 0 && s.Name != partService {
+				continue
+			}
 			for _, e := range s.Env {
 				if e.Name == fleetVariable {
 					return e.Value
@@ -795,7 +841,7 @@ func TestFanout(t *testing.T) {
 					t.Errorf("agent %d got revision %d with %s=%s on connect, want %d with 0", i, rev[i], fleetVariable, value[i], want)
 				}
 			}
-			a.arm()
+			a.arm(n)
 			f.setVariable(t, "1")
 			if err := a.wait(time.Minute); err != nil {
 				t.Fatalf("fanning out: %v; %s", err, f.errors)
@@ -841,7 +887,9 @@ func (f *fleet) clusterRow(t *testing.T, id model.ClusterID) *model.Cluster {
 //     the SetVariable call; p50-ns, p99-ns and max-ns are, over every agent
 //     of every op, the time from the publish after commit to the agent
 //     reading the frame; cpu-ns/op is the control plane's CPU from the
-//     mutation until every agent's ack is recorded.
+//     mutation until every agent's ack is recorded. With -fanout.to=k the
+//     variable is set on a service deployed to the first k clusters only,
+//     and the op ends when those k agents have their new revision.
 func BenchmarkFanout(b *testing.B) {
 	// One seeding per size, shared by every -count run: this function runs
 	// once, its sub-benchmarks count times each.
@@ -922,7 +970,7 @@ func benchFanout(b *testing.B, sd *seeded) {
 		ops++
 		sd.value++
 		value := sd.value
-		a.arm()
+		a.arm(f.parts)
 		cpuStart := readCPU()
 		t0 := time.Now()
 		f.setVariable(b, strconv.Itoa(value))
@@ -934,11 +982,17 @@ func benchFanout(b *testing.B, sd *seeded) {
 		f.waitApplied(b, *fanoutTimeout)
 		cpu = cpu.add(readCPU().sub(cpuStart))
 		published, bumped := f.pub.last()
-		if len(bumped) != n {
-			b.Fatalf("fan-out %d bumped %d clusters, want %d", value, len(bumped), n)
+		if len(bumped) != f.parts {
+			b.Fatalf("fan-out %d bumped %d clusters, want %d", value, len(bumped), f.parts)
 		}
 		rev, got := a.received()
 		for i, c := range f.clusters {
+			if i >= f.parts {
+				if _, ok := bumped[c]; ok {
+					b.Errorf("fan-out %d bumped cluster %d, which it does not reach", value, i)
+				}
+				continue
+			}
 			if rev[i] != bumped[c] || got[i] != strconv.Itoa(value) {
 				b.Errorf("fan-out %d: agent %d got revision %d with %s=%s, want %d with %d", value, i, rev[i], fleetVariable, got[i], bumped[c], value)
 			}

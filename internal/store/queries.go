@@ -220,12 +220,18 @@ func TouchConnectToken(ctx context.Context, q Querier, id model.ConnectTokenID, 
 // grows: a stale or reordered report cannot move it back. What the report
 // says it runs (the revision and the hash of the state it applied: ""
 // from an agent that reports none) is kept as said, for the control plane
-// to confirm against the revision's own hash.
-func RecordHeartbeat(ctx context.Context, q Querier, cluster model.ClusterID, at time.Time, inventory string, applied int64, hash string) error {
-	return execOne(ctx, q, "recording heartbeat", `UPDATE clusters SET last_heartbeat_at = $2, inventory = $3,
-		applied_revision = CASE WHEN $4 > applied_revision AND $4 <= desired_revision THEN $4 ELSE applied_revision END,
-		reported_revision = $4, reported_hash = $5
-		WHERE id = $1`, string(cluster), at, inventory, applied, hash)
+// to confirm against the revision's own hash. A nil inventory leaves the
+// stored one as it is: most heartbeats repeat the last one, and not
+// rewriting it spares the database most of the report's cost.
+func RecordHeartbeat(ctx context.Context, q Querier, cluster model.ClusterID, at time.Time, inventory *string, applied int64, hash string) error {
+	const set = `UPDATE clusters SET last_heartbeat_at = $2,
+		applied_revision = CASE WHEN $3 > applied_revision AND $3 <= desired_revision THEN $3 ELSE applied_revision END,
+		reported_revision = $3, reported_hash = $4`
+	if inventory == nil {
+		return execOne(ctx, q, "recording heartbeat", set+` WHERE id = $1`, string(cluster), at, applied, hash)
+	}
+	return execOne(ctx, q, "recording heartbeat", set+`, inventory = $5 WHERE id = $1`,
+		string(cluster), at, applied, hash, *inventory)
 }
 
 // RecordAck stores the outcome of applying a revision: applied moves the

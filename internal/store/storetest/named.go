@@ -504,14 +504,22 @@ func testAgentReports(t *testing.T, s *store.Store) {
 			when := base.Add(time.Duration(i) * time.Second)
 			inventory := `{"report":` + string(rune('0'+i)) + `}`
 			hash := fmt.Sprintf("hash-%d", i) // kept as said, with the revision it was said of
-			wantNoErr(t, st.name, store.RecordHeartbeat(ctx, s.Q(), c.ID, when, inventory, st.applied, hash))
+			wantNoErr(t, st.name, store.RecordHeartbeat(ctx, s.Q(), c.ID, when, &inventory, st.applied, hash))
 			want.LastHeartbeatAt, want.Inventory, want.AppliedRevision = &when, inventory, st.wantApplied
 			want.ReportedRevision, want.ReportedHash = st.applied, hash
 			assertEqual(t, st.name, mustGet(t, s, store.Clusters, c.ID), &want)
 		}
+		// A report without an inventory keeps the stored one and records
+		// the rest.
+		when := base.Add(time.Minute)
+		wantNoErr(t, "a report keeping the inventory", store.RecordHeartbeat(ctx, s.Q(), c.ID, when, nil, 3, "hash-same"))
+		want.LastHeartbeatAt, want.ReportedHash = &when, "hash-same"
+		assertEqual(t, "a report keeping the inventory", mustGet(t, s, store.Clusters, c.ID), &want)
 		assertEqual(t, "other cluster", mustGet(t, s, store.Clusters, other.ID), other)
 		wantErr(t, "a heartbeat of a missing cluster",
-			store.RecordHeartbeat(ctx, s.Q(), model.ClusterID(newID()), base, "{}", 0, ""), store.ErrNotFound)
+			store.RecordHeartbeat(ctx, s.Q(), model.ClusterID(newID()), base, new("{}"), 0, ""), store.ErrNotFound)
+		wantErr(t, "a heartbeat of a missing cluster, inventory kept",
+			store.RecordHeartbeat(ctx, s.Q(), model.ClusterID(newID()), base, nil, 0, ""), store.ErrNotFound)
 	})
 
 	t.Run("RecordAck", func(t *testing.T) {
@@ -797,7 +805,7 @@ func testJobQueries(t *testing.T, s *store.Store) {
 		heard := func(tn *model.Tenant, at *time.Time) *model.Cluster {
 			c := newCluster(t, s, tn)
 			if at != nil {
-				wantNoErr(t, "heartbeat", store.RecordHeartbeat(ctx, s.Q(), c.ID, *at, "{}", 0, ""))
+				wantNoErr(t, "heartbeat", store.RecordHeartbeat(ctx, s.Q(), c.ID, *at, new("{}"), 0, ""))
 			}
 			return mustGet(t, s, store.Clusters, c.ID)
 		}
@@ -811,7 +819,7 @@ func testJobQueries(t *testing.T, s *store.Store) {
 		// Marked during an earlier silence, heard again, silent again.
 		again := heard(g.tenant, ptr(before.Add(-2*time.Hour)))
 		wantNoErr(t, "marking", store.MarkDisconnected(ctx, s.Q(), again.ID, before.Add(-90*time.Minute)))
-		wantNoErr(t, "heartbeat", store.RecordHeartbeat(ctx, s.Q(), again.ID, before.Add(-time.Hour), "{}", 0, ""))
+		wantNoErr(t, "heartbeat", store.RecordHeartbeat(ctx, s.Q(), again.ID, before.Add(-time.Hour), new("{}"), 0, ""))
 		again = mustGet(t, s, store.Clusters, again.ID)
 
 		// g's own cluster and other's were never heard from either.
