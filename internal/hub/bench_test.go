@@ -105,10 +105,10 @@ type seeded struct {
 	tokens   []string
 	// part is the service deployed to the first parts clusters only, when
 	// fan-outs reach only them (-fanout.to); "" when they reach all.
-	part  model.ServiceID
-	parts int
-	took     time.Duration
-	phases   string // what the seeding spent its time on
+	part   model.ServiceID
+	parts  int
+	took   time.Duration
+	phases string // what the seeding spent its time on
 	// value is the newest FLEET_REVISION set: every fan-out sets a new one
 	// (setting the same value changes nothing), runs on PostgreSQL share it.
 	value int
