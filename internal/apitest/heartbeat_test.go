@@ -28,7 +28,7 @@ func TestHeartbeatWritesTheInventoryWhenItChanged(t *testing.T) {
 		// Another writer's inventory, which a rewrite replaces: it tells
 		// whether a report wrote the inventory.
 		mark := func() {
-			if _, err := env.Store.Q().Exec(ctx, `UPDATE clusters SET inventory = '{"marked":true}' WHERE id = $1`, string(cid)); err != nil {
+			if err := store.RecordHeartbeat(ctx, env.Store.Q(), cid, env.Clock.Now(), new(`{"marked":true}`), 0, ""); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -415,12 +415,14 @@ func (p *Plane) DeploymentEvents(ctx context.Context, id model.DeploymentID, aft
 // read just before them (to authorize the read): its stage and last
 // sequence tell a follower whether the events reach its end.
 func (p *Plane) DeploymentAndEvents(ctx context.Context, id model.DeploymentID, after int64, limit int) (*model.Deployment, []*model.DeploymentEvent, error) {
-	d, err := get(ctx, p, p.q(ctx), store.Deployments, id, authz.DeploymentRead)
+	d, evs, err := store.DeploymentAndEventsAfter(ctx, p.q(ctx), id, after, limit)
 	if err != nil {
 		return nil, nil, err
 	}
-	evs, err := store.DeploymentEventsAfter(ctx, p.q(ctx), id, after, limit)
-	return d, evs, err
+	if err := p.authz.CheckCtx(ctx, authz.DeploymentRead, d.Scope()); err != nil {
+		return nil, nil, err
+	}
+	return d, evs, nil
 }
 
 // Approvals lists the decisions on a deployment, oldest first (ids are

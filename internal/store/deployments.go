@@ -47,6 +47,61 @@ func DeploymentEventsAfter(ctx context.Context, q Querier, d model.DeploymentID,
 	return out, rows.Err()
 }
 
+// DeploymentAndEventsAfter reads a deployment and its events after seq
+// after (at most limit, in order): on PostgreSQL in one statement, for the
+// subscribers that read both on every note. ErrNotFound if there is no
+// such deployment.
+func DeploymentAndEventsAfter(ctx context.Context, q Querier, id model.DeploymentID, after int64, limit int) (*model.Deployment, []*model.DeploymentEvent, error) {
+	if q.Dialect().Name != "postgres" {
+		d, err := Deployments.Get(ctx, q, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		evs, err := DeploymentEventsAfter(ctx, q, id, after, limit)
+		return d, evs, err
+	}
+	rows, err := q.Query(ctx, `SELECT `+qualified("d", Deployments.Columns)+`, e.seq, e.tenant_id, e.stage, e.blocker, e.message, e.created_at
+		FROM deployments d LEFT JOIN LATERAL (SELECT seq, tenant_id, stage, blocker, message, created_at FROM deployment_events
+			WHERE deployment_id = d.id AND seq > $2 ORDER BY seq LIMIT $3) e ON true
+		WHERE d.id = $1 ORDER BY e.seq`, string(id), after, limit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading deployment and events: %w", err)
+	}
+	defer rows.Close()
+	total := len(Deployments.Columns) + 6
+	own := newColumnsAt(rows, 0, total, skipping(q))
+	theirs := newColumnsAt(rows, len(Deployments.Columns), total, skipping(q))
+	var d *model.Deployment
+	var evs []*model.DeploymentEvent
+	for rows.Next() {
+		if d == nil { // every row repeats it
+			if d, err = Deployments.scan(own); err != nil {
+				return nil, nil, fmt.Errorf("reading deployment: %w", err)
+			}
+		}
+		var seq *int64
+		var e model.DeploymentEvent
+		var tenant, stage, message *string
+		var at *time.Time
+		if err := theirs.Scan(&seq, &tenant, &stage, &e.Blocker, &message, &at); err != nil {
+			return nil, nil, fmt.Errorf("reading deployment events: %w", err)
+		}
+		if seq == nil { // no event after seq: the join's one empty row
+			continue
+		}
+		e.DeploymentID, e.Seq, e.TenantID, e.Stage, e.Message, e.CreatedAt = id, *seq, model.TenantID(*tenant),
+			model.DeploymentStage(*stage), *message, *at
+		evs = append(evs, &e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("reading deployment and events: %w", err)
+	}
+	if d == nil {
+		return nil, nil, ErrNotFound
+	}
+	return d, evs, nil
+}
+
 // OpenDeployments lists the deployments of a service to an environment
 // that have not ended, oldest first.
 func OpenDeployments(ctx context.Context, q Querier, svc model.ServiceID, env model.EnvironmentID) ([]*model.Deployment, error) {

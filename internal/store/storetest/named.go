@@ -624,7 +624,14 @@ func testDeploymentQueries(t *testing.T, s *store.Store) {
 			got, err := store.DeploymentEventsAfter(ctx, s.Q(), tc.d.ID, tc.after, tc.limit)
 			wantNoErr(t, tc.name, err)
 			assertEqual(t, tc.name, got, tc.want)
+			// The same events with the deployment, in one read.
+			d, got, err := store.DeploymentAndEventsAfter(ctx, s.Q(), tc.d.ID, tc.after, tc.limit)
+			wantNoErr(t, tc.name+", with the deployment", err)
+			assertEqual(t, tc.name+", with the deployment", got, tc.want)
+			assertEqual(t, tc.name+", the deployment", d, mustGet(t, s, store.Deployments, tc.d.ID))
 		}
+		_, _, err := store.DeploymentAndEventsAfter(ctx, s.Q(), model.DeploymentID(newID()), 0, 10)
+		wantErr(t, "the events of a missing deployment", err, store.ErrNotFound)
 		wantConflict(t, "inserting an event number twice", store.InsertDeploymentEvent(ctx, s.Q(), event(g.deployment, 3, model.StageFailed, nil)), false)
 		orphan := event(g.deployment, 1, model.StageQueued, nil)
 		orphan.DeploymentID = model.DeploymentID(newID())
