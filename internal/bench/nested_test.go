@@ -64,7 +64,17 @@ func TestNestedQueryCount(t *testing.T) {
 		t.Errorf("got %d SQL statements for %d items and %d for %d items, want the same number: "+
 			"some field of the query runs a statement per item", counts[0], smallSize.Items(), counts[1], mainSize.Items())
 	}
+	// Issue 16: at most the plain handler's 3 statements + 2 (here, the
+	// token with its user, and the tenant the query names).
+	if counts[1] > nestedBaselineStatements+2 {
+		t.Errorf("got %d SQL statements per request, want at most %d (the plain handler's %d + 2)",
+			counts[1], nestedBaselineStatements+2, nestedBaselineStatements)
+	}
 }
+
+// nestedBaselineStatements is how many statements the plain handler sends
+// for the nested query: projects, environments, deployments with releases.
+const nestedBaselineStatements = 3
 
 // BenchmarkNestedQuery runs the nested query over loopback HTTP against
 // the whole GraphQL server and against a hand-written handler that reads the

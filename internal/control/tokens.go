@@ -59,7 +59,9 @@ func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz
 		return nil, authz.ErrUnauthenticated
 	}
 	q := p.q(ctx)
-	tok, err := store.TokenByHash(ctx, q, hashToken(secret))
+	// The user as the token's tenant knows them: its name and kind for
+	// them decide, e.g., whether they may found tenants.
+	tok, user, err := store.TokenByHash(ctx, q, hashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, authz.ErrUnauthenticated
 	}
@@ -69,12 +71,6 @@ func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz
 	now := p.now()
 	if tok.RevokedAt != nil || (tok.ExpiresAt != nil && !now.Before(*tok.ExpiresAt)) {
 		return nil, authz.ErrUnauthenticated
-	}
-	// The user as the token's tenant knows them: its name and kind for
-	// them decide, e.g., whether they may found tenants.
-	user, err := store.UserAsKnownIn(ctx, q, tok.TenantID, tok.UserID)
-	if err != nil {
-		return nil, fmt.Errorf("reading token user: %w", err)
 	}
 	if tok.LastUsedAt == nil || now.Sub(*tok.LastUsedAt) >= tokenTouchInterval {
 		if err := store.TouchToken(ctx, q, tok.ID, now, tokenTouchInterval); err != nil {

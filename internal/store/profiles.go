@@ -33,7 +33,7 @@ func UsersAsKnownIn(ctx context.Context, q Querier, tenant model.TenantID, ids [
 		return out, nil
 	}
 	in, args := inList(ids, 1)
-	rows, err := q.Query(ctx, `SELECT u.id, u.email, u.name, u.kind, u.created_at, p.name, p.kind, p.created_at
+	rows, err := q.Query(ctx, `SELECT `+knownUserColumns+`
 		FROM users u LEFT JOIN member_profiles p ON p.user_id = u.id AND p.tenant_id = $1
 		WHERE u.id IN (`+in+`)`, append([]any{string(tenant)}, args...)...)
 	if err != nil {
@@ -41,18 +41,32 @@ func UsersAsKnownIn(ctx context.Context, q Querier, tenant model.TenantID, ids [
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var u model.User
-		var name, kind *string
-		var since *time.Time
-		if err := rows.Scan(&u.ID, &u.Email, &u.Name, &u.Kind, &u.CreatedAt, &name, &kind, &since); err != nil {
+		u, err := scanKnownUser(rows)
+		if err != nil {
 			return nil, fmt.Errorf("reading users: %w", err)
 		}
-		if name != nil && kind != nil && since != nil {
-			u.Name, u.Kind, u.CreatedAt = *name, model.UserKind(*kind), *since
-		}
-		out[u.ID] = &u
+		out[u.ID] = u
 	}
 	return out, rows.Err()
+}
+
+// knownUserColumns are a user's columns (users u) and their profile's in
+// a tenant (member_profiles p, joined on the left), for scanKnownUser.
+const knownUserColumns = "u.id, u.email, u.name, u.kind, u.created_at, p.name, p.kind, p.created_at"
+
+// scanKnownUser reads knownUserColumns: the user as the tenant knows them,
+// by their profile's name, kind and date if they have one there.
+func scanKnownUser(s Scanner) (*model.User, error) {
+	var u model.User
+	var name, kind *string
+	var since *time.Time
+	if err := s.Scan(&u.ID, &u.Email, &u.Name, &u.Kind, &u.CreatedAt, &name, &kind, &since); err != nil {
+		return nil, err
+	}
+	if name != nil && kind != nil && since != nil {
+		u.Name, u.Kind, u.CreatedAt = *name, model.UserKind(*kind), *since
+	}
+	return &u, nil
 }
 
 // UserAsKnownIn is UsersAsKnownIn for one user; ErrNotFound when missing.

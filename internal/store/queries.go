@@ -87,8 +87,34 @@ func UpdateProjectMemberRole(ctx context.Context, q Querier, id model.ProjectMem
 		string(id), string(role))
 }
 
-func TokenByHash(ctx context.Context, q Querier, hash []byte) (*model.APIToken, error) {
-	return Tokens.one(ctx, q, "hash = $1", hash)
+// TokenByHash reads the API token with a hash and its user as the token's
+// tenant knows them (UserAsKnownIn), in one statement: every API request
+// authenticates with it. ErrNotFound if no token has the hash.
+func TokenByHash(ctx context.Context, q Querier, hash []byte) (*model.APIToken, *model.User, error) {
+	rows, err := q.Query(ctx, `SELECT `+qualified("t", Tokens.Columns)+`, `+knownUserColumns+`
+		FROM api_tokens t JOIN users u ON u.id = t.user_id
+		LEFT JOIN member_profiles p ON p.user_id = u.id AND p.tenant_id = t.tenant_id
+		WHERE t.hash = $1`, hash)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading token: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, nil, fmt.Errorf("reading token: %w", err)
+		}
+		return nil, nil, ErrNotFound
+	}
+	total := len(Tokens.Columns) + 8
+	tok, err := Tokens.scan(newColumnsAt(rows, 0, total, skipping(q)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading token: %w", err)
+	}
+	u, err := scanKnownUser(newColumnsAt(rows, len(Tokens.Columns), total, skipping(q)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading token user: %w", err)
+	}
+	return tok, u, rows.Err()
 }
 
 // TouchToken records a use of the token, at most once per interval, so that

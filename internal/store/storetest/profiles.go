@@ -36,6 +36,17 @@ func testMemberProfiles(t *testing.T, s *store.Store) {
 			assertEqual(t, "user", got, tc.want)
 		})
 	}
+	t.Run("TokenByHash reads the user as the token's tenant knows them", func(t *testing.T) {
+		for _, tc := range []struct {
+			tenant *model.Tenant
+			want   *model.User
+		}{{a, inA}, {b, inB}, {c, user}} {
+			tok := newToken(t, s, tc.tenant, user)
+			_, got, err := store.TokenByHash(ctx, s.Q(), tok.Hash)
+			wantNoErr(t, "reading", err)
+			assertEqual(t, "user", got, tc.want)
+		}
+	})
 	t.Run("PutMemberProfile again replaces it", func(t *testing.T) {
 		again := &model.User{ID: user.ID, Email: user.Email, Name: "Renamed by A", Kind: model.UserHuman, CreatedAt: at.Add(2 * time.Hour)}
 		wantNoErr(t, "recording again", store.PutMemberProfile(ctx, s.Q(), a.ID, again))

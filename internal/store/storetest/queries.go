@@ -111,10 +111,13 @@ func testTokens(t *testing.T, s *store.Store) {
 	t.Run("TokenByHash", func(t *testing.T) {
 		tok := newToken(t, s, tenant, user)
 		newToken(t, s, tenant, user)
-		got, err := store.TokenByHash(ctx, s.Q(), tok.Hash)
+		got, u, err := store.TokenByHash(ctx, s.Q(), tok.Hash)
 		wantNoErr(t, "reading by hash", err)
 		assertEqual(t, "token", got, tok)
-		_, err = store.TokenByHash(ctx, s.Q(), []byte("no such hash"))
+		known, err := store.UserAsKnownIn(ctx, s.Q(), tenant.ID, user.ID)
+		wantNoErr(t, "reading the user", err)
+		assertEqual(t, "the token's user", u, known)
+		_, _, err = store.TokenByHash(ctx, s.Q(), []byte("no such hash"))
 		wantErr(t, "reading an unknown hash", err, store.ErrNotFound)
 	})
 	t.Run("TouchToken", func(t *testing.T) {
