@@ -2,6 +2,8 @@ package apitest
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,6 +62,47 @@ func TestHeartbeatWritesTheInventoryWhenItChanged(t *testing.T) {
 		env.Clock.Advance(5 * time.Minute)
 		if c := report(`{"nodes":2}`); c.Inventory != `{"nodes":2}` {
 			t.Fatalf("an unchanged inventory five minutes old was not written again: %q", c.Inventory)
+		}
+	})
+}
+
+// Agents reporting at the same moment are written together (a round, see
+// control/heartbeats.go), and each report returns once it is stored.
+func TestHeartbeatsAtOnceAreAllStored(t *testing.T) {
+	EachStoreParallel(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		ctx := context.Background()
+		ids := []string{f.ClusterID}
+		for range 7 {
+			ids = append(ids, f.NewCluster(t))
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, len(ids))
+		start := make(chan struct{})
+		for i, id := range ids {
+			cid, _ := gid.Decode[model.ClusterID](gid.Cluster, id)
+			side := env.AgentSide(t, cid)
+			wg.Go(func() {
+				<-start
+				errs[i] = side.Report(ctx, []byte(fmt.Sprintf(`{"agent":%d}`, i)), 0, "")
+				if errs[i] != nil {
+					return
+				}
+				// Stored by the time it returns.
+				c, err := store.Clusters.Get(ctx, env.Store.Q(), cid)
+				if err != nil {
+					errs[i] = err
+				} else if want := fmt.Sprintf(`{"agent":%d}`, i); c.Inventory != want || c.LastHeartbeatAt == nil {
+					errs[i] = fmt.Errorf("cluster %d after its report: inventory %q, heartbeat %v; want %q", i, c.Inventory, c.LastHeartbeatAt, want)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("agent %d: %v", i, err)
+			}
 		}
 	})
 }

@@ -145,7 +145,9 @@ func (a *AgentSide) Report(ctx context.Context, inventory []byte, applied int64,
 	if sum != a.inventory || now.Sub(a.inventoryAt) >= inventoryRewrite {
 		inv = new(string(inventory))
 	}
-	if err := store.RecordHeartbeat(ctx, a.q(ctx), a.cluster, now, inv, applied, hash); err != nil {
+	// With the reports of the replica's other sessions: see heartbeats.
+	err := a.p.beats.record(ctx, a.q(ctx), store.Heartbeat{Cluster: a.cluster, At: now, Inventory: inv, Applied: applied, Hash: hash})
+	if err != nil {
 		a.inventory = [sha256.Size]byte{} // the write may or may not have happened
 		return err
 	}

@@ -64,6 +64,8 @@ type Plane struct {
 	// compiler keeps what the compiles compiled, so that a change
 	// compiles again only what it feeds (desired/incremental.go).
 	compiler *desired.Compiler
+	// beats writes agents' reports in rounds (heartbeats.go).
+	beats *heartbeats
 	// builds bound the builds run on the clusters.
 	builds BuildSettings
 	// logRetention is how long container logs and events are kept;
@@ -135,6 +137,7 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 		o(p)
 	}
 	p.gitHeads = gitremote.New(p.builds.GitTimeout, p.builds.GitPrivate)
+	p.beats = &heartbeats{}
 	// Access changed on another replica drops the grants here too.
 	p.bus.Observe(grants.noted)
 	return p, nil

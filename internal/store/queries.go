@@ -242,22 +242,65 @@ func TouchConnectToken(ctx context.Context, q Querier, id model.ConnectTokenID, 
 	return err
 }
 
-// RecordHeartbeat stores an agent's report. The applied revision only ever
-// grows: a stale or reordered report cannot move it back. What the report
-// says it runs (the revision and the hash of the state it applied: ""
-// from an agent that reports none) is kept as said, for the control plane
-// to confirm against the revision's own hash. A nil inventory leaves the
-// stored one as it is: most heartbeats repeat the last one, and not
-// rewriting it spares the database most of the report's cost.
+// Heartbeat is an agent's report, for RecordHeartbeats. A nil Inventory
+// leaves the stored one as it is: most heartbeats repeat the last one, and
+// not rewriting it spares the database most of the report's cost.
+type Heartbeat struct {
+	Cluster   model.ClusterID
+	At        time.Time
+	Inventory *string
+	Applied   int64  // the revision the agent says it has applied
+	Hash      string // the hash of the state it applied; "" when it reports none
+}
+
+// RecordHeartbeat stores one agent's report (see RecordHeartbeats);
+// ErrNotFound if there is no such cluster.
 func RecordHeartbeat(ctx context.Context, q Querier, cluster model.ClusterID, at time.Time, inventory *string, applied int64, hash string) error {
-	const set = `UPDATE clusters SET last_heartbeat_at = $2,
-		applied_revision = CASE WHEN $3 > applied_revision AND $3 <= desired_revision THEN $3 ELSE applied_revision END,
-		reported_revision = $3, reported_hash = $4`
-	if inventory == nil {
-		return execOne(ctx, q, "recording heartbeat", set+` WHERE id = $1`, string(cluster), at, applied, hash)
+	n, err := RecordHeartbeats(ctx, q, []Heartbeat{{Cluster: cluster, At: at, Inventory: inventory, Applied: applied, Hash: hash}})
+	if err == nil && n == 0 {
+		err = ErrNotFound
 	}
-	return execOne(ctx, q, "recording heartbeat", set+`, inventory = $5 WHERE id = $1`,
-		string(cluster), at, applied, hash, *inventory)
+	return err
+}
+
+// RecordHeartbeats stores agents' reports, one per cluster, and tells how
+// many clusters it found. The applied revision only ever grows: a stale or
+// reordered report cannot move it back. What a report says it runs (the
+// revision and the hash of the state it applied) is kept as said, for the
+// control plane to confirm against the revision's own hash. On PostgreSQL
+// they are written in one statement, whatever their number.
+func RecordHeartbeats(ctx context.Context, q Querier, beats []Heartbeat) (int, error) {
+	const set = `last_heartbeat_at = b.at, applied_revision = CASE
+			WHEN b.applied > clusters.applied_revision AND b.applied <= clusters.desired_revision THEN b.applied
+			ELSE clusters.applied_revision END,
+		reported_revision = b.applied, reported_hash = b.hash, inventory = COALESCE(b.inv, clusters.inventory)`
+	if len(beats) == 0 {
+		return 0, nil
+	}
+	if q.Dialect().Name != "postgres" {
+		found := 0
+		for _, h := range beats {
+			n, err := q.Exec(ctx, `UPDATE clusters SET `+set+` FROM (SELECT $2 AS at, $3 AS applied, $4 AS hash, $5 AS inv) b
+				WHERE clusters.id = $1`, string(h.Cluster), h.At, h.Applied, h.Hash, h.Inventory)
+			if err != nil {
+				return found, fmt.Errorf("recording heartbeat: %w", err)
+			}
+			found += int(n)
+		}
+		return found, nil
+	}
+	ids, ats := make([]string, len(beats)), make([]time.Time, len(beats))
+	applied, hashes, inventories := make([]int64, len(beats)), make([]string, len(beats)), make([]*string, len(beats))
+	for i, h := range beats {
+		ids[i], ats[i], applied[i], hashes[i], inventories[i] = string(h.Cluster), h.At, h.Applied, h.Hash, h.Inventory
+	}
+	n, err := q.Exec(ctx, `UPDATE clusters SET `+set+`
+		FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::text[], $5::text[]) AS b(id, at, applied, hash, inv)
+		WHERE clusters.id = b.id`, ids, ats, applied, hashes, inventories)
+	if err != nil {
+		return 0, fmt.Errorf("recording heartbeats: %w", err)
+	}
+	return int(n), nil
 }
 
 // RecordAck stores the outcome of applying a revision: applied moves the

@@ -522,6 +522,43 @@ func testAgentReports(t *testing.T, s *store.Store) {
 			store.RecordHeartbeat(ctx, s.Q(), model.ClusterID(newID()), base, nil, 0, ""), store.ErrNotFound)
 	})
 
+	t.Run("RecordHeartbeats", func(t *testing.T) {
+		// Three clusters in one write: one keeps its inventory, one reports
+		// a revision beyond its desired one, and a missing one is passed over.
+		a, b, c := newCluster(t, s, tenant), newCluster(t, s, tenant), newCluster(t, s, tenant)
+		if _, err := store.BumpRevision(ctx, s.Q(), a.ID, "h", "{}", "", store.Now()); err != nil {
+			t.Fatalf("bumping: %v", err)
+		}
+		a = mustGet(t, s, store.Clusters, a.ID) // desired revision 1
+		first := store.Now()
+		wantNoErr(t, "b's first report", store.RecordHeartbeat(ctx, s.Q(), b.ID, first, new(`{"b":1}`), 0, ""))
+		wantB := *mustGet(t, s, store.Clusters, b.ID)
+		at := first.Add(time.Second)
+		n, err := store.RecordHeartbeats(ctx, s.Q(), []store.Heartbeat{
+			{Cluster: a.ID, At: at, Inventory: new(`{"a":1}`), Applied: 1, Hash: "ha"},
+			{Cluster: model.ClusterID(newID()), At: at, Inventory: new(`{}`)},
+			{Cluster: b.ID, At: at.Add(time.Second), Applied: 0, Hash: "hb"},
+			{Cluster: c.ID, At: at, Inventory: new(`{"c":1}`), Applied: 4, Hash: "hc"},
+		})
+		wantNoErr(t, "recording three", err)
+		if n != 3 {
+			t.Errorf("recorded %d clusters, want the 3 that exist", n)
+		}
+		wantA, wantC := *a, *c
+		wantA.AppliedRevision, wantA.LastHeartbeatAt, wantA.Inventory = 1, &at, `{"a":1}`
+		wantA.ReportedRevision, wantA.ReportedHash = 1, "ha"
+		bAt := at.Add(time.Second)
+		wantB.LastHeartbeatAt, wantB.ReportedHash = &bAt, "hb" // the inventory of the first report
+		wantC.LastHeartbeatAt, wantC.Inventory, wantC.ReportedRevision, wantC.ReportedHash = &at, `{"c":1}`, 4, "hc"
+		assertEqual(t, "a: applied 1 of 1", mustGet(t, s, store.Clusters, a.ID), &wantA)
+		assertEqual(t, "b: the inventory kept", mustGet(t, s, store.Clusters, b.ID), &wantB)
+		assertEqual(t, "c: 4 is beyond its desired revision, not applied", mustGet(t, s, store.Clusters, c.ID), &wantC)
+		none, err := store.RecordHeartbeats(ctx, s.Q(), nil)
+		if err != nil || none != 0 {
+			t.Errorf("recording none: %d, %v", none, err)
+		}
+	})
+
 	t.Run("RecordAck", func(t *testing.T) {
 		a := newCluster(t, s, tenant)
 		for range 2 {
