@@ -4,7 +4,7 @@ PKGS    ?= ./...
 BENCH   ?= .
 COUNT   ?= 6
 
-.PHONY: run dev test generate lint bench bench-compile bench-agent bench-console build check-generate web check-web image
+.PHONY: run dev test generate lint bench bench-compile bench-agent bench-console load build check-generate web check-web image
 
 ## run: start the control plane on the embedded store (data in ./nebula-data)
 run: build
@@ -99,3 +99,16 @@ bench-compile:
 ## bench-console: time to first render of the console's deployment page on nebula dev, RUNS times (docs/benchmarks.md)
 bench-console: build
 	RUNS=$(COUNT) bash hack/bench/console-first-render.sh
+
+# The whole-system load run (issue 16): DURATION measured after a 30 s
+# warm-up, the 200 clusters shared by TENANTS tenants (one tenant's
+# mutations run one at a time: docs/benchmarks.md). Extra flags of
+# TestSystemLoad come from LOAD_ARGS, e.g. LOAD_ARGS='-load.out=/tmp/load.md'.
+DURATION ?= 5m
+TENANTS  ?= 10
+
+## load: the whole-system load run of docs/benchmarks.md on loopback: two nebula serve processes on one PostgreSQL, 200 agents,
+## 500 subscribers, 50 mutations/s and 200 queries/s for DURATION (5m); prints latencies per operation, CPU and memory per process
+load: build
+	$(GO) test -count=1 -v -timeout 60m -run '^TestSystemLoad$$' ./internal/loadrun/ \
+		-args -load.duration=$(DURATION) -load.tenants=$(TENANTS) -load.bin=$(CURDIR)/bin/nebula $(LOAD_ARGS)
