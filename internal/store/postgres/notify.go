@@ -2,9 +2,11 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -22,9 +24,15 @@ func Notify(ctx context.Context, q store.Querier, channel, payload string) error
 
 // ListenOnce opens a dedicated connection to url, LISTENs on channel,
 // calls listening, then hands each payload received to deliver, until the
-// connection fails or ctx ends (its error is returned).
+// connection fails or ctx ends (its error is returned). The URL is read as
+// the pool reads it: its pool_* settings are the pool's, not PostgreSQL's.
 func ListenOnce(ctx context.Context, url, channel string, listening func(), deliver func(payload string)) error {
-	conn, err := pgx.Connect(ctx, url)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// The parse error can echo the URL, password included: keep it out.
+		return errors.New("parsing the PostgreSQL URL: invalid NEBULA_DATABASE_URL")
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
 	if err != nil {
 		return err
 	}

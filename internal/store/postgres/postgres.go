@@ -42,6 +42,12 @@ type Options struct {
 	MaxConns int32
 }
 
+// DefaultMaxConns is the pool's size unless the URL sets pool_max_conns.
+// pgx's own default, max(4, cores), is too few for a server: a request
+// holds its connection while it works in Go between statements, and under
+// load the others queue for one (docs/benchmarks.md, the load run).
+const DefaultMaxConns = 16
+
 // DB is a pool of PostgreSQL connections.
 type DB struct {
 	pool *pgxpool.Pool
@@ -57,8 +63,11 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.Tracer != nil {
 		cfg.ConnConfig.Tracer = opts.Tracer
 	}
-	if opts.MaxConns > 0 {
+	switch {
+	case opts.MaxConns > 0:
 		cfg.MaxConns = opts.MaxConns
+	case !strings.Contains(url, "pool_max_conns"):
+		cfg.MaxConns = DefaultMaxConns
 	}
 	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
 		m := c.TypeMap()

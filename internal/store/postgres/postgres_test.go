@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"errors"
 	"net"
 	"strings"
@@ -93,5 +94,35 @@ func TestUnreachableIsUnavailable(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("the error shows the password: %v", err)
+	}
+}
+
+// The pool is 16 connections unless the URL says otherwise, and a URL with
+// pool settings works for the notification listener too: they are the
+// pool's, and PostgreSQL would refuse them as its own.
+func TestPoolSettingsInTheURL(t *testing.T) {
+	url := pgtest.URL(t)
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	for _, tc := range []struct {
+		url  string
+		want int32
+	}{{url, postgres.DefaultMaxConns}, {url + sep + "pool_max_conns=3", 3}} {
+		db, err := postgres.Open(t.Context(), tc.url, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := db.Pool().Config().MaxConns; got != tc.want {
+			t.Errorf("pool of %d connections, want %d", got, tc.want)
+		}
+		db.Close()
+
+		ctx, cancel := context.WithCancel(t.Context())
+		err = postgres.ListenOnce(ctx, tc.url, "nebula_pool_test", cancel, func(string) {})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("listening with %d connections in the URL: %v, want it listening until cancelled", tc.want, err)
+		}
 	}
 }
