@@ -37,6 +37,18 @@ type grantCache struct {
 	// read the grants before the change, so it is not kept.
 	epoch   uint64
 	entries map[model.UserID]grantEntry
+	// loading are the reads under way, one per user: the checks that miss
+	// while one is under way wait for it rather than read again (when a
+	// user's entry expires, every request of theirs in flight misses at
+	// once). A read is joined only within the epoch it started in.
+	loading map[model.UserID]*grantLoad
+}
+
+type grantLoad struct {
+	epoch uint64
+	done  chan struct{} // closed when g and err are set
+	g     *model.Grants
+	err   error
 }
 
 type grantEntry struct {
@@ -61,24 +73,45 @@ func (c *grantCache) get(ctx context.Context, u model.UserID) (*model.Grants, er
 	c.mu.Lock()
 	e, ok := c.entries[u]
 	epoch := c.epoch
-	c.mu.Unlock()
 	if ok && c.now().Sub(e.at) < grantTTL {
+		c.mu.Unlock()
 		return e.g, nil
 	}
-	at := c.now()
-	g, err := c.load(ctx, u)
-	if err != nil {
-		return nil, err
+	if l := c.loading[u]; l != nil && l.epoch == epoch {
+		c.mu.Unlock()
+		select {
+		case <-l.done:
+			return l.g, l.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
+	l := &grantLoad{epoch: epoch, done: make(chan struct{})}
+	if c.loading == nil {
+		c.loading = map[model.UserID]*grantLoad{}
+	}
+	c.loading[u] = l
+	c.mu.Unlock()
+
+	at := c.now()
+	// Not cancelled with this caller: others may be waiting on the read.
+	l.g, l.err = c.load(context.WithoutCancel(ctx), u)
+	close(l.done)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.loading[u] == l {
+		delete(c.loading, u)
+	}
+	if l.err != nil {
+		return nil, l.err
+	}
 	if c.epoch == epoch {
 		if len(c.entries) >= maxGrantEntries {
 			c.entries = map[model.UserID]grantEntry{}
 		}
-		c.entries[u] = grantEntry{g: g, at: at}
+		c.entries[u] = grantEntry{g: l.g, at: at}
 	}
-	return g, nil
+	return l.g, nil
 }
 
 // noted drops the grants of the users among the topics of a delivery;

@@ -104,4 +104,55 @@ func TestGrantCache(t *testing.T) {
 			t.Errorf("after a read that overlapped the change: %s, want MEMBER", got)
 		}
 	})
+	t.Run("checks that miss together read once", func(t *testing.T) {
+		c, f, _ := newCache()
+		// The first read waits until the other checks are waiting on it.
+		const checks = 8
+		release := make(chan struct{})
+		f.during = func() { <-release }
+		var wg sync.WaitGroup
+		for range checks {
+			wg.Go(func() { role(t, c) })
+		}
+		waitLoading(c)
+		// The others start meanwhile: past the cache, they find the read
+		// under way (or, without it, read themselves: f.during is spent).
+		time.Sleep(50 * time.Millisecond)
+		close(release)
+		wg.Wait()
+		if f.reads != 1 {
+			t.Errorf("%d checks missing at once read the grants %d times, want 1", checks, f.reads)
+		}
+	})
+	t.Run("a check after a drop does not join the read before it", func(t *testing.T) {
+		c, f, _ := newCache()
+		release := make(chan struct{})
+		f.during = func() { <-release }
+		done := make(chan struct{})
+		go func() { defer close(done); role(t, c) }() // the read from before the change
+		waitLoading(c)
+		f.set(model.TenantMember)
+		c.noted([]string{bus.User("u")})
+		if got := role(t, c); got != model.TenantMember {
+			t.Errorf("a check after the change's note: %s, want MEMBER", got)
+		}
+		close(release)
+		<-done
+		if f.reads != 2 {
+			t.Errorf("reads %d, want 2: the one before the change and one after", f.reads)
+		}
+	})
+}
+
+// waitLoading waits until a read of user u's grants is under way.
+func waitLoading(c *grantCache) {
+	for {
+		c.mu.Lock()
+		l := c.loading["u"]
+		c.mu.Unlock()
+		if l != nil {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
