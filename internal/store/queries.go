@@ -294,9 +294,14 @@ func RecordHeartbeats(ctx context.Context, q Querier, beats []Heartbeat) (int, e
 	for i, h := range beats {
 		ids[i], ats[i], applied[i], hashes[i], inventories[i] = string(h.Cluster), h.At, h.Applied, h.Hash, h.Inventory
 	}
-	n, err := q.Exec(ctx, `UPDATE clusters SET `+set+`
+	// The rows are locked first, in id order, as a change's recompile
+	// bumps them (LoadTenantRows reads the clusters in id order): locked
+	// in the join's order, a round and a change could each hold a row the
+	// other waits for.
+	n, err := q.Exec(ctx, `WITH locked AS (SELECT id FROM clusters WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE)
+		UPDATE clusters SET `+set+`
 		FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::text[], $5::text[]) AS b(id, at, applied, hash, inv)
-		WHERE clusters.id = b.id`, ids, ats, applied, hashes, inventories)
+		WHERE clusters.id = b.id AND clusters.id IN (SELECT id FROM locked)`, ids, ats, applied, hashes, inventories)
 	if err != nil {
 		return 0, fmt.Errorf("recording heartbeats: %w", err)
 	}

@@ -559,6 +559,35 @@ func testAgentReports(t *testing.T, s *store.Store) {
 		}
 	})
 
+	t.Run("RecordHeartbeats beside a recompile", func(t *testing.T) {
+		if s.Q().Dialect().Name != "postgres" {
+			t.Skip("SQLite runs one writer at a time: nothing to interleave")
+		}
+		// A change bumps its clusters in id order inside its transaction
+		// while a round of reports names them in the other order: the round
+		// waits for the change, and neither is chosen as a deadlock victim.
+		a, b := newCluster(t, s, tenant), newCluster(t, s, tenant) // a's id sorts first
+		// a's row written again: its live version now lies after b's, so
+		// a scan of the table meets b first.
+		wantNoErr(t, "a's first report", store.RecordHeartbeat(ctx, s.Q(), a.ID, store.Now(), new("{}"), 0, ""))
+		round := make(chan error, 1)
+		err := s.Tx(ctx, func(q store.Querier) error {
+			if _, err := store.BumpRevision(ctx, q, a.ID, "h", "{}", "", store.Now()); err != nil {
+				return err
+			}
+			go func() {
+				_, err := store.RecordHeartbeats(ctx, s.Q(), []store.Heartbeat{
+					{Cluster: b.ID, At: store.Now(), Inventory: new("{}")}, {Cluster: a.ID, At: store.Now(), Inventory: new("{}")}})
+				round <- err
+			}()
+			time.Sleep(300 * time.Millisecond) // the round is under way, waiting for a
+			_, err := store.BumpRevision(ctx, q, b.ID, "h", "{}", "", store.Now())
+			return err
+		})
+		wantNoErr(t, "the change", err)
+		wantNoErr(t, "the round of reports", <-round)
+	})
+
 	t.Run("RecordAck", func(t *testing.T) {
 		a := newCluster(t, s, tenant)
 		for range 2 {
