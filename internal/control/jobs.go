@@ -157,6 +157,13 @@ func (p *Plane) markDisconnected(ctx context.Context, q *txn) (int, error) {
 		return 0, err
 	}
 	for _, c := range cs {
+		// The tenant first, as every change of the tenant locks it before
+		// its rows: holding the cluster and its deployments and then
+		// waiting for a change that holds the tenant and bumps the
+		// cluster would be a deadlock (the load run met it).
+		if _, err := store.LockTenant(ctx, q, c.TenantID); err != nil {
+			return 0, err
+		}
 		if err := store.MarkDisconnected(ctx, q, c.ID, now); err != nil {
 			return 0, err
 		}

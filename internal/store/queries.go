@@ -268,7 +268,8 @@ func RecordHeartbeat(ctx context.Context, q Querier, cluster model.ClusterID, at
 // reordered report cannot move it back. What a report says it runs (the
 // revision and the hash of the state it applied) is kept as said, for the
 // control plane to confirm against the revision's own hash. On PostgreSQL
-// they are written in one statement, whatever their number.
+// they are written in one statement, whatever their number, but for those
+// whose rows another transaction holds (see below).
 func RecordHeartbeats(ctx context.Context, q Querier, beats []Heartbeat) (int, error) {
 	const set = `last_heartbeat_at = b.at, applied_revision = CASE
 			WHEN b.applied > clusters.applied_revision AND b.applied <= clusters.desired_revision THEN b.applied
@@ -289,23 +290,58 @@ func RecordHeartbeats(ctx context.Context, q Querier, beats []Heartbeat) (int, e
 		}
 		return found, nil
 	}
+	// A round holds the rows it locked until it ends, so it must never wait
+	// for a row while holding others: a transaction that holds a cluster
+	// and waits for a tenant lock, and a change that holds the tenant and
+	// waits for a row of the round, would close a cycle (the load run met
+	// it). So the round takes only the rows free now (SKIP LOCKED, in id
+	// order), and each report it left out is written after it, alone,
+	// waiting for its row while holding nothing else.
+	rows, err := q.Query(ctx, `WITH free AS (SELECT id FROM clusters WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED)
+		UPDATE clusters SET `+set+` FROM `+heartbeatRows+`
+		WHERE clusters.id = b.id AND clusters.id IN (SELECT id FROM free) RETURNING clusters.id`, heartbeatArgs(beats)...)
+	if err != nil {
+		return 0, fmt.Errorf("recording heartbeats: %w", err)
+	}
+	written := make(map[model.ClusterID]bool, len(beats))
+	for rows.Next() {
+		var id model.ClusterID
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("recording heartbeats: %w", err)
+		}
+		written[id] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("recording heartbeats: %w", err)
+	}
+	found := len(written)
+	for _, h := range beats {
+		if written[h.Cluster] {
+			continue
+		}
+		n, err := q.Exec(ctx, `UPDATE clusters SET `+set+` FROM `+heartbeatRows+` WHERE clusters.id = b.id`,
+			heartbeatArgs([]Heartbeat{h})...)
+		if err != nil {
+			return found, fmt.Errorf("recording heartbeat: %w", err)
+		}
+		found += int(n)
+	}
+	return found, nil
+}
+
+// heartbeatRows are heartbeatArgs as rows b(id, at, applied, hash, inv),
+// on PostgreSQL.
+const heartbeatRows = `unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::text[], $5::text[]) AS b(id, at, applied, hash, inv)`
+
+func heartbeatArgs(beats []Heartbeat) []any {
 	ids, ats := make([]string, len(beats)), make([]time.Time, len(beats))
 	applied, hashes, inventories := make([]int64, len(beats)), make([]string, len(beats)), make([]*string, len(beats))
 	for i, h := range beats {
 		ids[i], ats[i], applied[i], hashes[i], inventories[i] = string(h.Cluster), h.At, h.Applied, h.Hash, h.Inventory
 	}
-	// The rows are locked first, in id order, as a change's recompile
-	// bumps them (LoadTenantRows reads the clusters in id order): locked
-	// in the join's order, a round and a change could each hold a row the
-	// other waits for.
-	n, err := q.Exec(ctx, `WITH locked AS (SELECT id FROM clusters WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE)
-		UPDATE clusters SET `+set+`
-		FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::text[], $5::text[]) AS b(id, at, applied, hash, inv)
-		WHERE clusters.id = b.id AND clusters.id IN (SELECT id FROM locked)`, ids, ats, applied, hashes, inventories)
-	if err != nil {
-		return 0, fmt.Errorf("recording heartbeats: %w", err)
-	}
-	return int(n), nil
+	return []any{ids, ats, applied, hashes, inventories}
 }
 
 // RecordAck stores the outcome of applying a revision: applied moves the

@@ -588,6 +588,58 @@ func testAgentReports(t *testing.T, s *store.Store) {
 		wantNoErr(t, "the round of reports", <-round)
 	})
 
+	t.Run("RecordHeartbeats waits for no row while holding others", func(t *testing.T) {
+		if s.Q().Dialect().Name != "postgres" {
+			t.Skip("SQLite runs one writer at a time: nothing to interleave")
+		}
+		// A job holds cluster b and then waits for the tenant; a change
+		// holds the tenant and then bumps cluster a. A round of a and b
+		// that held a while it waited for b would close the cycle.
+		owner := newTenant(t, s)
+		a, b := newCluster(t, s, owner), newCluster(t, s, owner)
+		jobHolds, changeLocked := make(chan struct{}), make(chan struct{})
+		round, job, change := make(chan error, 1), make(chan error, 1), make(chan error, 1)
+		go func() {
+			change <- s.Tx(ctx, func(q store.Querier) error {
+				if _, err := store.LockTenant(ctx, q, owner.ID); err != nil {
+					return err
+				}
+				close(changeLocked)
+				<-jobHolds
+				time.Sleep(300 * time.Millisecond) // the round and the job are under way
+				_, err := store.BumpRevision(ctx, q, a.ID, "h", "{}", "", store.Now())
+				return err
+			})
+		}()
+		<-changeLocked
+		go func() {
+			job <- s.Tx(ctx, func(q store.Querier) error {
+				if err := store.RecordHeartbeat(ctx, q, b.ID, store.Now(), nil, 0, ""); err != nil {
+					return err
+				}
+				close(jobHolds)
+				time.Sleep(100 * time.Millisecond) // the round starts
+				_, err := store.LockTenant(ctx, q, owner.ID)
+				return err
+			})
+		}()
+		<-jobHolds
+		go func() {
+			n, err := store.RecordHeartbeats(ctx, s.Q(), []store.Heartbeat{
+				{Cluster: a.ID, At: store.Now(), Inventory: new(`{"a":1}`)}, {Cluster: b.ID, At: store.Now(), Inventory: new(`{"b":1}`)}})
+			if err == nil && n != 2 {
+				err = fmt.Errorf("recorded %d, want 2", n)
+			}
+			round <- err
+		}()
+		wantNoErr(t, "the change", <-change)
+		wantNoErr(t, "the job", <-job)
+		wantNoErr(t, "the round of reports", <-round)
+		if got := mustGet(t, s, store.Clusters, b.ID).Inventory; got != `{"b":1}` {
+			t.Errorf("b's inventory after the round: %q", got)
+		}
+	})
+
 	t.Run("RecordAck", func(t *testing.T) {
 		a := newCluster(t, s, tenant)
 		for range 2 {
