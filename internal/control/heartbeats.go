@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
@@ -49,8 +50,7 @@ func (hb *heartbeats) record(ctx context.Context, q store.Querier, h store.Heart
 		// The round's writer: its own caller's report, and every other
 		// one that arrives within the window. It writes even if its own
 		// caller gives up: the others wait on it.
-		t := time.NewTimer(heartbeatWindow)
-		<-t.C
+		time.Sleep(heartbeatWindow)
 		hb.mu.Lock()
 		hb.open = nil
 		hb.mu.Unlock()
@@ -75,14 +75,14 @@ func latestPerCluster(beats []store.Heartbeat) []store.Heartbeat {
 	if len(beats) < 2 {
 		return beats
 	}
-	at := make(map[string]int, len(beats))
+	at := make(map[model.ClusterID]int, len(beats))
 	out := beats[:0:0]
 	for _, h := range beats {
-		if i, ok := at[string(h.Cluster)]; ok {
+		if i, ok := at[h.Cluster]; ok {
 			out[i] = h
 			continue
 		}
-		at[string(h.Cluster)] = len(out)
+		at[h.Cluster] = len(out)
 		out = append(out, h)
 	}
 	return out

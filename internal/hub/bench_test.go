@@ -203,7 +203,7 @@ func seedFleet(tb testing.TB, st *store.Store, n int, viaPlane bool) *seeded {
 		}
 		t = phase("environments and deployments as rows", t)
 	}
-	setVariable(tb, plane, admin, sd.project, "0")
+	setVariable(tb, plane, admin, sd.project, nil, "0")
 	phase("the first compile (setting "+fleetVariable+")", t)
 	sd.took, sd.phases = time.Since(start), strings.Join(phases, ", ")
 	return sd
@@ -274,10 +274,11 @@ func (sd *seeded) insertDeployments(ctx context.Context, st *store.Store, svc, p
 	})
 }
 
-// setVariable is the one mutation that changes every cluster's state.
-func setVariable(tb testing.TB, plane *control.Plane, admin context.Context, project model.ProjectID, value string) {
+// setVariable sets FLEET_REVISION on the project (service nil), the one
+// mutation that changes every cluster's state, or on one of its services.
+func setVariable(tb testing.TB, plane *control.Plane, admin context.Context, project model.ProjectID, service *model.ServiceID, value string) {
 	tb.Helper()
-	if _, err := plane.SetVariable(admin, control.SetVariableInput{Project: project,
+	if _, err := plane.SetVariable(admin, control.SetVariableInput{Project: project, Service: service,
 		VariableInput: control.VariableInput{Name: fleetVariable, Value: value}}); err != nil {
 		tb.Fatal(err)
 	}
@@ -350,14 +351,11 @@ func newFleet(tb testing.TB, n int, viaPlane bool, heartbeat time.Duration) *fle
 // when fan-outs reach only part of the fleet.
 func (f *fleet) setVariable(tb testing.TB, value string) {
 	tb.Helper()
-	if f.part == "" {
-		setVariable(tb, f.plane, f.admin, f.project, value)
-		return
+	var on *model.ServiceID
+	if f.part != "" {
+		on = &f.part
 	}
-	if _, err := f.plane.SetVariable(f.admin, control.SetVariableInput{Project: f.project, Service: &f.part,
-		VariableInput: control.VariableInput{Name: fleetVariable, Value: value}}); err != nil {
-		tb.Fatal(err)
-	}
+	setVariable(tb, f.plane, f.admin, f.project, on, value)
 }
 
 // waitDisconnected waits until the hub holds no session of the fleet, so

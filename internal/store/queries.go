@@ -269,66 +269,71 @@ func RecordHeartbeat(ctx context.Context, q Querier, cluster model.ClusterID, at
 // revision and the hash of the state it applied) is kept as said, for the
 // control plane to confirm against the revision's own hash. On PostgreSQL
 // they are written in one statement, whatever their number, but for those
-// whose rows another transaction holds (see below).
+// whose rows another transaction holds (see recordFreeHeartbeats).
 func RecordHeartbeats(ctx context.Context, q Querier, beats []Heartbeat) (int, error) {
-	const set = `last_heartbeat_at = b.at, applied_revision = CASE
-			WHEN b.applied > clusters.applied_revision AND b.applied <= clusters.desired_revision THEN b.applied
-			ELSE clusters.applied_revision END,
-		reported_revision = b.applied, reported_hash = b.hash, inventory = COALESCE(b.inv, clusters.inventory)`
 	if len(beats) == 0 {
 		return 0, nil
 	}
-	if q.Dialect().Name != "postgres" {
-		found := 0
-		for _, h := range beats {
-			n, err := q.Exec(ctx, `UPDATE clusters SET `+set+` FROM (SELECT $2 AS at, $3 AS applied, $4 AS hash, $5 AS inv) b
-				WHERE clusters.id = $1`, string(h.Cluster), h.At, h.Applied, h.Hash, h.Inventory)
-			if err != nil {
-				return found, fmt.Errorf("recording heartbeat: %w", err)
-			}
-			found += int(n)
+	var written map[model.ClusterID]bool
+	one := `(SELECT $2 AS at, $3 AS applied, $4 AS hash, $5 AS inv) b`
+	if q.Dialect().Name == "postgres" {
+		var err error
+		if written, err = recordFreeHeartbeats(ctx, q, beats); err != nil {
+			return 0, err
 		}
-		return found, nil
-	}
-	// A round holds the rows it locked until it ends, so it must never wait
-	// for a row while holding others: a transaction that holds a cluster
-	// and waits for a tenant lock, and a change that holds the tenant and
-	// waits for a row of the round, would close a cycle (the load run met
-	// it). So the round takes only the rows free now (SKIP LOCKED, in id
-	// order), and each report it left out is written after it, alone,
-	// waiting for its row while holding nothing else.
-	rows, err := q.Query(ctx, `WITH free AS (SELECT id FROM clusters WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED)
-		UPDATE clusters SET `+set+` FROM `+heartbeatRows+`
-		WHERE clusters.id = b.id AND clusters.id IN (SELECT id FROM free) RETURNING clusters.id`, heartbeatArgs(beats)...)
-	if err != nil {
-		return 0, fmt.Errorf("recording heartbeats: %w", err)
-	}
-	written := make(map[model.ClusterID]bool, len(beats))
-	for rows.Next() {
-		var id model.ClusterID
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("recording heartbeats: %w", err)
-		}
-		written[id] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("recording heartbeats: %w", err)
+		one = `(SELECT $2::timestamptz AS at, $3::bigint AS applied, $4::text AS hash, $5::text AS inv) b`
 	}
 	found := len(written)
 	for _, h := range beats {
 		if written[h.Cluster] {
 			continue
 		}
-		n, err := q.Exec(ctx, `UPDATE clusters SET `+set+` FROM `+heartbeatRows+` WHERE clusters.id = b.id`,
-			heartbeatArgs([]Heartbeat{h})...)
+		n, err := q.Exec(ctx, `UPDATE clusters SET `+heartbeatSet+` FROM `+one+` WHERE clusters.id = $1`,
+			string(h.Cluster), h.At, h.Applied, h.Hash, h.Inventory)
 		if err != nil {
 			return found, fmt.Errorf("recording heartbeat: %w", err)
 		}
 		found += int(n)
 	}
 	return found, nil
+}
+
+// heartbeatSet writes a report b over its cluster's row.
+const heartbeatSet = `last_heartbeat_at = b.at, applied_revision = CASE
+		WHEN b.applied > clusters.applied_revision AND b.applied <= clusters.desired_revision THEN b.applied
+		ELSE clusters.applied_revision END,
+	reported_revision = b.applied, reported_hash = b.hash, inventory = COALESCE(b.inv, clusters.inventory)`
+
+// recordFreeHeartbeats writes, in one statement on PostgreSQL, the reports
+// whose rows no other transaction holds, and tells which it wrote.
+//
+// A round holds the rows it locked until it ends, so it must never wait
+// for a row while holding others: a transaction that holds a cluster and
+// waits for a tenant lock, and a change that holds the tenant and waits
+// for a row of the round, would close a cycle (the load run met it). So
+// the round takes only the rows free now (SKIP LOCKED, in id order), and
+// RecordHeartbeats writes each report it left out after it, alone,
+// waiting for its row while holding nothing else.
+func recordFreeHeartbeats(ctx context.Context, q Querier, beats []Heartbeat) (map[model.ClusterID]bool, error) {
+	rows, err := q.Query(ctx, `WITH free AS (SELECT id FROM clusters WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED)
+		UPDATE clusters SET `+heartbeatSet+` FROM `+heartbeatRows+`
+		WHERE clusters.id = b.id AND clusters.id IN (SELECT id FROM free) RETURNING clusters.id`, heartbeatArgs(beats)...)
+	if err != nil {
+		return nil, fmt.Errorf("recording heartbeats: %w", err)
+	}
+	defer rows.Close()
+	written := make(map[model.ClusterID]bool, len(beats))
+	for rows.Next() {
+		var id model.ClusterID
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("recording heartbeats: %w", err)
+		}
+		written[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("recording heartbeats: %w", err)
+	}
+	return written, nil
 }
 
 // heartbeatRows are heartbeatArgs as rows b(id, at, applied, hash, inv),
