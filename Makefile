@@ -47,6 +47,7 @@ test:
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
 	$(GO) test -race -count=1 -timeout 20m -run '$(RACE_API)' ./internal/apitest
+	cd third_party/gqlgen && $(GO) test -count=1 ./graphql/...
 
 ## web: build the embedded web pages (console, GraphiQL, sign-in) from web/ into web/dist, which is committed (needs
 ## Node 20 and npm): the console's typed GraphQL documents are generated from schema.graphqls and type-checked first

@@ -35720,21 +35720,45 @@ func (ec *executionContext) _ActiveRevision(ctx context.Context, sel ast.Selecti
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ActiveRevision")
 		case "number":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt64(obj.Number); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ActiveRevision_number(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "hash":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Hash); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ActiveRevision_hash(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "confirmed":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.Confirmed); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ActiveRevision_confirmed(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "reportedAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.ReportedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ActiveRevision_reportedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -35844,16 +35868,34 @@ func (ec *executionContext) _ApiToken(ctx context.Context, sel ast.SelectionSet,
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ApiToken")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalTokenID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ApiToken_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ApiToken_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "prefix":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Prefix); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ApiToken_prefix(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -35865,6 +35907,12 @@ func (ec *executionContext) _ApiToken(ctx context.Context, sel ast.SelectionSet,
 					return ec._ApiToken_user(ctx, field, obj)
 				})
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ApiToken_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -35956,6 +36004,12 @@ func (ec *executionContext) _ApiTokenEdge(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ApiTokenEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ApiTokenEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -35994,11 +36048,23 @@ func (ec *executionContext) _ApplyError(ctx context.Context, sel ast.SelectionSe
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ApplyError")
 		case "object":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Object); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ApplyError_object(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "message":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Message); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ApplyError_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -36032,11 +36098,23 @@ func (ec *executionContext) _Approval(ctx context.Context, sel ast.SelectionSet,
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Approval")
 		case "decision":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Decision); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Approval_decision(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "comment":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Comment); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Approval_comment(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -36048,6 +36126,12 @@ func (ec *executionContext) _Approval(ctx context.Context, sel ast.SelectionSet,
 					return ec._Approval_user(ctx, field, obj)
 				})
 		case "at":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Approval_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -36119,6 +36203,12 @@ func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSe
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("AuditEvent")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalAuditEventID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._AuditEvent_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -36130,6 +36220,12 @@ func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSe
 					return ec._AuditEvent_actor(ctx, field, obj)
 				})
 		case "action":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Action); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._AuditEvent_action(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -36141,16 +36237,34 @@ func (ec *executionContext) _AuditEvent(ctx context.Context, sel ast.SelectionSe
 					return ec._AuditEvent_targetId(ctx, field, obj)
 				})
 		case "targetType":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.TargetType); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._AuditEvent_targetType(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._AuditEvent_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "clientAddress":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.ClientAddress); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._AuditEvent_clientAddress(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -36232,6 +36346,12 @@ func (ec *executionContext) _AuditEventEdge(ctx context.Context, sel ast.Selecti
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("AuditEventEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._AuditEventEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -36270,6 +36390,12 @@ func (ec *executionContext) _Build(ctx context.Context, sel ast.SelectionSet, ob
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Build")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalBuildID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Build_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -36293,31 +36419,67 @@ func (ec *executionContext) _Build(ctx context.Context, sel ast.SelectionSet, ob
 					return ec._Build_cluster(ctx, field, obj)
 				})
 		case "repository":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Repository); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Build_repository(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "branch":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Branch); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Build_branch(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "commit":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Commit); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Build_commit(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Status); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Build_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "message":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Message); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Build_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "imageDigest":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.ImageDigest); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Build_imageDigest(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -36341,6 +36503,12 @@ func (ec *executionContext) _Build(ctx context.Context, sel ast.SelectionSet, ob
 					return ec._Build_release(ctx, field, obj)
 				})
 		case "attempts":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt(obj.Attempts); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Build_attempts(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -36352,6 +36520,12 @@ func (ec *executionContext) _Build(ctx context.Context, sel ast.SelectionSet, ob
 					return ec._Build_log(ctx, field, obj)
 				})
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Build_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -36438,6 +36612,12 @@ func (ec *executionContext) _BuildEdge(ctx context.Context, sel ast.SelectionSet
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("BuildEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._BuildEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -36476,16 +36656,34 @@ func (ec *executionContext) _BuildLogLine(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("BuildLogLine")
 		case "number":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt64(obj.Seq); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._BuildLogLine_number(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "at":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.At); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._BuildLogLine_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "text":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Line); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._BuildLogLine_text(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -36524,16 +36722,34 @@ func (ec *executionContext) _BuildLogPage(ctx context.Context, sel ast.Selection
 				out.Invalids++
 			}
 		case "endLine":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt(obj.EndLine); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._BuildLogPage_endLine(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "hasNextPage":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.HasNextPage); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._BuildLogPage_hasNextPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "truncated":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.Truncated); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._BuildLogPage_truncated(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -36605,26 +36821,56 @@ func (ec *executionContext) _CliLogin(ctx context.Context, sel ast.SelectionSet,
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CliLogin")
 		case "code":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Code); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._CliLogin_code(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "clientAddress":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.ClientAddress); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._CliLogin_clientAddress(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "userAgent":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.UserAgent); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._CliLogin_userAgent(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._CliLogin_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "expiresAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.ExpiresAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._CliLogin_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -36658,6 +36904,12 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Cluster")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalClusterID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Cluster_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -36669,6 +36921,12 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 					return ec._Cluster_tenant(ctx, field, obj)
 				})
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Cluster_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -36691,6 +36949,12 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Cluster_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -36702,11 +36966,23 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 					return ec._Cluster_namespaceTargets(ctx, field, obj)
 				})
 		case "desiredRevision":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt64(obj.DesiredRevision); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Cluster_desiredRevision(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "appliedRevision":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt64(obj.AppliedRevision); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Cluster_appliedRevision(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -36817,6 +37093,12 @@ func (ec *executionContext) _ClusterChange(ctx context.Context, sel ast.Selectio
 				out.Invalids++
 			}
 		case "fromRevision":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt64(obj.FromRevision); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ClusterChange_fromRevision(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -36918,6 +37200,12 @@ func (ec *executionContext) _ClusterEdge(ctx context.Context, sel ast.SelectionS
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ClusterEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ClusterEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -36956,21 +37244,45 @@ func (ec *executionContext) _ClusterInstall(ctx context.Context, sel ast.Selecti
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ClusterInstall")
 		case "version":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Version); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ClusterInstall_version(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "image":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Image); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ClusterInstall_image(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "manifests":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Manifests); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ClusterInstall_manifests(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "command":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Command); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ClusterInstall_command(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -37004,11 +37316,23 @@ func (ec *executionContext) _ClusterInventory(ctx context.Context, sel ast.Selec
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ClusterInventory")
 		case "agentVersion":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.AgentVersion); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ClusterInventory_agentVersion(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "agentImage":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.AgentImage); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ClusterInventory_agentImage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -37019,6 +37343,12 @@ func (ec *executionContext) _ClusterInventory(ctx context.Context, sel ast.Selec
 				out.Invalids++
 			}
 		case "kubernetesVersion":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.KubernetesVersion); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ClusterInventory_kubernetesVersion(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -37062,11 +37392,23 @@ func (ec *executionContext) _ClusterNode(ctx context.Context, sel ast.SelectionS
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ClusterNode")
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ClusterNode_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "ready":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.Ready); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ClusterNode_ready(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -37100,21 +37442,45 @@ func (ec *executionContext) _ClusterWorkload(ctx context.Context, sel ast.Select
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ClusterWorkload")
 		case "namespace":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Namespace); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ClusterWorkload_namespace(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ClusterWorkload_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "replicas":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt(obj.Replicas); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ClusterWorkload_replicas(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "readyReplicas":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt(obj.ReadyReplicas); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ClusterWorkload_readyReplicas(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -37148,6 +37514,12 @@ func (ec *executionContext) _Command(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Command")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalCommandID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Command_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -37159,6 +37531,12 @@ func (ec *executionContext) _Command(ctx context.Context, sel ast.SelectionSet, 
 					return ec._Command_cluster(ctx, field, obj)
 				})
 		case "kind":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Kind); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Command_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -37170,11 +37548,23 @@ func (ec *executionContext) _Command(ctx context.Context, sel ast.SelectionSet, 
 					return ec._Command_args(ctx, field, obj)
 				})
 		case "status":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Status); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Command_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "result":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Result); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Command_result(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -37186,11 +37576,23 @@ func (ec *executionContext) _Command(ctx context.Context, sel ast.SelectionSet, 
 					return ec._Command_requestedBy(ctx, field, obj)
 				})
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Command_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.UpdatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Command_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -37267,6 +37669,12 @@ func (ec *executionContext) _CommandEdge(ctx context.Context, sel ast.SelectionS
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CommandEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._CommandEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -37305,16 +37713,34 @@ func (ec *executionContext) _ConnectToken(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ConnectToken")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalConnectTokenID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ConnectToken_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "prefix":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Prefix); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ConnectToken_prefix(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ConnectToken_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -38001,6 +38427,12 @@ func (ec *executionContext) _Deployment(ctx context.Context, sel ast.SelectionSe
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Deployment")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalDeploymentID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Deployment_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -38030,6 +38462,12 @@ func (ec *executionContext) _Deployment(ctx context.Context, sel ast.SelectionSe
 					return ec._Deployment_cluster(ctx, field, obj)
 				})
 		case "stage":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Stage); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Deployment_stage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -38040,6 +38478,12 @@ func (ec *executionContext) _Deployment(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "message":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Message); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Deployment_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -38068,11 +38512,23 @@ func (ec *executionContext) _Deployment(ctx context.Context, sel ast.SelectionSe
 					return ec._Deployment_events(ctx, field, obj)
 				})
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Deployment_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.UpdatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Deployment_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -38149,6 +38605,12 @@ func (ec *executionContext) _DeploymentEdge(ctx context.Context, sel ast.Selecti
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("DeploymentEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._DeploymentEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -38199,11 +38661,23 @@ func (ec *executionContext) _DeploymentEvent(ctx context.Context, sel ast.Select
 					return ec._DeploymentEvent_cursor(ctx, field, obj)
 				})
 		case "sequence":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt64(obj.Seq); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._DeploymentEvent_sequence(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "stage":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Stage); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._DeploymentEvent_stage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -38214,11 +38688,23 @@ func (ec *executionContext) _DeploymentEvent(ctx context.Context, sel ast.Select
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "message":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Message); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._DeploymentEvent_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "at":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._DeploymentEvent_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -38290,16 +38776,34 @@ func (ec *executionContext) _DesiredObject(ctx context.Context, sel ast.Selectio
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("DesiredObject")
 		case "kind":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Kind); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._DesiredObject_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "namespace":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Namespace); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._DesiredObject_namespace(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._DesiredObject_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -38333,11 +38837,23 @@ func (ec *executionContext) _Domain(ctx context.Context, sel ast.SelectionSet, o
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Domain")
 		case "host":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Host); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Domain_host(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "process":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Process); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Domain_process(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -38371,16 +38887,34 @@ func (ec *executionContext) _Drift(ctx context.Context, sel ast.SelectionSet, ob
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Drift")
 		case "kind":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Kind); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Drift_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "namespace":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Namespace); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Drift_namespace(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Drift_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -38396,6 +38930,12 @@ func (ec *executionContext) _Drift(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "detectedAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.DetectedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Drift_detectedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -38435,6 +38975,12 @@ func (ec *executionContext) _Environment(ctx context.Context, sel ast.SelectionS
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Environment")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalEnvironmentID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Environment_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -38446,11 +38992,23 @@ func (ec *executionContext) _Environment(ctx context.Context, sel ast.SelectionS
 					return ec._Environment_project(ctx, field, obj)
 				})
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Environment_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "protected":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.Protected); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Environment_protected(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -38468,6 +39026,12 @@ func (ec *executionContext) _Environment(ctx context.Context, sel ast.SelectionS
 					return ec._Environment_namespaceSelector(ctx, field, obj)
 				})
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Environment_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -38580,6 +39144,12 @@ func (ec *executionContext) _EnvironmentEdge(ctx context.Context, sel ast.Select
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("EnvironmentEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._EnvironmentEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -38618,21 +39188,45 @@ func (ec *executionContext) _GitSource(ctx context.Context, sel ast.SelectionSet
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("GitSource")
 		case "repository":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Repository); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._GitSource_repository(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "branch":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Branch); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._GitSource_branch(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "contextDir":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.ContextDir); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._GitSource_contextDir(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "dockerfile":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Dockerfile); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._GitSource_dockerfile(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -38643,6 +39237,12 @@ func (ec *executionContext) _GitSource(ctx context.Context, sel ast.SelectionSet
 				out.Invalids++
 			}
 		case "hasCredential":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.HasCredential); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._GitSource_hasCredential(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -38676,16 +39276,34 @@ func (ec *executionContext) _HeldService(ctx context.Context, sel ast.SelectionS
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("HeldService")
 		case "namespace":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Namespace); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._HeldService_namespace(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "service":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Service); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._HeldService_service(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "reason":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Reason); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._HeldService_reason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -38719,11 +39337,23 @@ func (ec *executionContext) _Invitation(ctx context.Context, sel ast.SelectionSe
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Invitation")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalInvitationID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Invitation_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "email":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Email); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Invitation_email(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -38741,11 +39371,23 @@ func (ec *executionContext) _Invitation(ctx context.Context, sel ast.SelectionSe
 					return ec._Invitation_invitedBy(ctx, field, obj)
 				})
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Invitation_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "expiresAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.ExpiresAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Invitation_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -38837,56 +39479,122 @@ func (ec *executionContext) _KubeEvent(ctx context.Context, sel ast.SelectionSet
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("KubeEvent")
 		case "number":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt64(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._KubeEvent_number(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "at":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.At); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._KubeEvent_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "firstAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.FirstAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._KubeEvent_firstAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt(obj.Count); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._KubeEvent_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "type":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Type); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._KubeEvent_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "reason":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Reason); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._KubeEvent_reason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "message":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Message); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._KubeEvent_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "namespace":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Namespace); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._KubeEvent_namespace(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "objectKind":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.ObjectKind); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._KubeEvent_objectKind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "objectName":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.ObjectName); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._KubeEvent_objectName(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "source":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Source); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._KubeEvent_source(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -38931,6 +39639,12 @@ func (ec *executionContext) _KubeEventPage(ctx context.Context, sel ast.Selectio
 				out.Invalids++
 			}
 		case "hasMore":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.HasMore); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._KubeEventPage_hasMore(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -38964,11 +39678,23 @@ func (ec *executionContext) _Label(ctx context.Context, sel ast.SelectionSet, ob
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Label")
 		case "key":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Key); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Label_key(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "value":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Value); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Label_value(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -39002,36 +39728,78 @@ func (ec *executionContext) _LogLine(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("LogLine")
 		case "number":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt64(obj.Seq); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._LogLine_number(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "at":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.At); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._LogLine_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "stream":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Stream); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._LogLine_stream(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "text":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Line); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._LogLine_text(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "process":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Process); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._LogLine_process(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pod":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Pod); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._LogLine_pod(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "container":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Container); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._LogLine_container(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -39076,11 +39844,23 @@ func (ec *executionContext) _LogPage(ctx context.Context, sel ast.SelectionSet, 
 				out.Invalids++
 			}
 		case "hasPreviousPage":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.HasPreviousPage); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._LogPage_hasPreviousPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "hasNextPage":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.HasNextPage); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._LogPage_hasNextPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -39114,6 +39894,12 @@ func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, o
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Member")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalMemberID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Member_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -39131,11 +39917,23 @@ func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, o
 					return ec._Member_user(ctx, field, obj)
 				})
 		case "role":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Role); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Member_role(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Member_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -39218,6 +40016,12 @@ func (ec *executionContext) _MemberEdge(ctx context.Context, sel ast.SelectionSe
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("MemberEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._MemberEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -39656,6 +40460,12 @@ func (ec *executionContext) _NamespaceTarget(ctx context.Context, sel ast.Select
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("NamespaceTarget")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalNamespaceTargetID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._NamespaceTarget_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -39667,6 +40477,12 @@ func (ec *executionContext) _NamespaceTarget(ctx context.Context, sel ast.Select
 					return ec._NamespaceTarget_cluster(ctx, field, obj)
 				})
 		case "namespace":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Namespace); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._NamespaceTarget_namespace(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -39678,6 +40494,12 @@ func (ec *executionContext) _NamespaceTarget(ctx context.Context, sel ast.Select
 					return ec._NamespaceTarget_labels(ctx, field, obj)
 				})
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._NamespaceTarget_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -39754,6 +40576,12 @@ func (ec *executionContext) _NamespaceTargetEdge(ctx context.Context, sel ast.Se
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("NamespaceTargetEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._NamespaceTargetEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -39792,6 +40620,12 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("PageInfo")
 		case "hasNextPage":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.HasNextPage); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -39873,6 +40707,12 @@ func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Plan")
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Plan_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -39911,6 +40751,12 @@ func (ec *executionContext) _PlanLimit(ctx context.Context, sel ast.SelectionSet
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("PlanLimit")
 		case "resource":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Resource); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._PlanLimit_resource(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -39921,6 +40767,12 @@ func (ec *executionContext) _PlanLimit(ctx context.Context, sel ast.SelectionSet
 				out.Invalids++
 			}
 		case "used":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt(obj.Used); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._PlanLimit_used(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -39959,16 +40811,34 @@ func (ec *executionContext) _Probe(ctx context.Context, sel ast.SelectionSet, ob
 				out.Invalids++
 			}
 		case "port":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt(obj.Port); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Probe_port(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "initialDelaySeconds":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt(obj.InitialDelaySeconds); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Probe_initialDelaySeconds(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "periodSeconds":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt(obj.PeriodSeconds); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Probe_periodSeconds(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -40002,6 +40872,12 @@ func (ec *executionContext) _Process(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Process")
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Process_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -40012,6 +40888,12 @@ func (ec *executionContext) _Process(ctx context.Context, sel ast.SelectionSet, 
 				out.Invalids++
 			}
 		case "replicas":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt(obj.Replicas); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Process_replicas(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -40055,6 +40937,12 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Project")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalProjectID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Project_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -40066,16 +40954,34 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 					return ec._Project_tenant(ctx, field, obj)
 				})
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Project_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "description":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Description); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Project_description(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Project_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -40194,6 +41100,12 @@ func (ec *executionContext) _ProjectEdge(ctx context.Context, sel ast.SelectionS
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ProjectEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ProjectEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -40232,6 +41144,12 @@ func (ec *executionContext) _ProjectMember(ctx context.Context, sel ast.Selectio
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ProjectMember")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalProjectMemberID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ProjectMember_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -40249,11 +41167,23 @@ func (ec *executionContext) _ProjectMember(ctx context.Context, sel ast.Selectio
 					return ec._ProjectMember_user(ctx, field, obj)
 				})
 		case "role":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Role); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ProjectMember_role(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ProjectMember_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -40330,6 +41260,12 @@ func (ec *executionContext) _ProjectMemberEdge(ctx context.Context, sel ast.Sele
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ProjectMemberEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ProjectMemberEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -40660,6 +41596,12 @@ func (ec *executionContext) _Release(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Release")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalReleaseID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Release_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -40677,16 +41619,34 @@ func (ec *executionContext) _Release(ctx context.Context, sel ast.SelectionSet, 
 					return ec._Release_environment(ctx, field, obj)
 				})
 		case "number":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt(obj.Number); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Release_number(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "image":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Image); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Release_image(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "imageDigest":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.ImageDigest); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Release_imageDigest(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -40708,6 +41668,12 @@ func (ec *executionContext) _Release(ctx context.Context, sel ast.SelectionSet, 
 					return ec._Release_createdBy(ctx, field, obj)
 				})
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Release_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -40784,6 +41750,12 @@ func (ec *executionContext) _ReleaseEdge(ctx context.Context, sel ast.SelectionS
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ReleaseEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ReleaseEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -40898,16 +41870,34 @@ func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet,
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Revision")
 		case "number":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt64(obj.Number); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Revision_number(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "hash":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Hash); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Revision_hash(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Revision_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -40964,11 +41954,23 @@ func (ec *executionContext) _RevisionDiff(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("RevisionDiff")
 		case "from":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt64(obj.From); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._RevisionDiff_from(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "to":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt64(obj.To); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._RevisionDiff_to(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -41027,6 +42029,12 @@ func (ec *executionContext) _RevisionOutcome(ctx context.Context, sel ast.Select
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("RevisionOutcome")
 		case "agent":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Agent); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._RevisionOutcome_agent(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -41038,6 +42046,12 @@ func (ec *executionContext) _RevisionOutcome(ctx context.Context, sel ast.Select
 					return ec._RevisionOutcome_result(ctx, field, obj)
 				})
 		case "at":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.At); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._RevisionOutcome_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -41081,6 +42095,12 @@ func (ec *executionContext) _RevisionPage(ctx context.Context, sel ast.Selection
 				out.Invalids++
 			}
 		case "hasMore":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.HasMore); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._RevisionPage_hasMore(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -41352,6 +42372,12 @@ func (ec *executionContext) _Service(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Service")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalServiceID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Service_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -41363,11 +42389,23 @@ func (ec *executionContext) _Service(ctx context.Context, sel ast.SelectionSet, 
 					return ec._Service_project(ctx, field, obj)
 				})
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Service_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "image":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Image); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Service_image(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -41389,11 +42427,23 @@ func (ec *executionContext) _Service(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Service_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.UpdatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Service_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -41512,6 +42562,12 @@ func (ec *executionContext) _ServiceEdge(ctx context.Context, sel ast.SelectionS
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ServiceEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._ServiceEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -41550,11 +42606,23 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Session")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalSessionID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Session_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "method":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Method); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Session_method(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -41566,26 +42634,56 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 					return ec._Session_tenants(ctx, field, obj)
 				})
 		case "address":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Address); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Session_address(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "userAgent":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.UserAgent); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Session_userAgent(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Session_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "lastSeenAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.LastSeenAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Session_lastSeenAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "expiresAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.ExpiresAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Session_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -41807,16 +42905,34 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Tenant")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalTenantID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Tenant_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Tenant_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Tenant_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -41953,6 +43069,12 @@ func (ec *executionContext) _TenantEdge(ctx context.Context, sel ast.SelectionSe
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("TenantEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._TenantEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -42219,26 +43341,56 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("User")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalUserID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._User_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "email":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Email); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._User_email(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._User_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "kind":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Kind); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._User_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._User_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -42277,11 +43429,23 @@ func (ec *executionContext) _UserError(ctx context.Context, sel ast.SelectionSet
 				out.Invalids++
 			}
 		case "message":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Message); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._UserError_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "code":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Code); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._UserError_code(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -42315,11 +43479,23 @@ func (ec *executionContext) _Variable(ctx context.Context, sel ast.SelectionSet,
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Variable")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalVariableID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Variable_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Variable_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42331,6 +43507,12 @@ func (ec *executionContext) _Variable(ctx context.Context, sel ast.SelectionSet,
 					return ec._Variable_scope(ctx, field, obj)
 				})
 		case "secret":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.Secret); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Variable_secret(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42372,11 +43554,23 @@ func (ec *executionContext) _Variable(ctx context.Context, sel ast.SelectionSet,
 					return ec._Variable_service(ctx, field, obj)
 				})
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Variable_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.UpdatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Variable_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42471,6 +43665,12 @@ func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Webhook")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalWebhookID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Webhook_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42494,11 +43694,23 @@ func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, 
 					return ec._Webhook_url(ctx, field, obj)
 				})
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Webhook_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "rotatedAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.RotatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._Webhook_rotatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42538,6 +43750,12 @@ func (ec *executionContext) _WebhookAttempt(ctx context.Context, sel ast.Selecti
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("WebhookAttempt")
 		case "at":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.At); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookAttempt_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42555,16 +43773,34 @@ func (ec *executionContext) _WebhookAttempt(ctx context.Context, sel ast.Selecti
 					return ec._WebhookAttempt_latencyMs(ctx, field, obj)
 				})
 		case "responseExcerpt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Response); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookAttempt_responseExcerpt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "error":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Error); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookAttempt_error(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "redelivery":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.Redelivery); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookAttempt_redelivery(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42598,6 +43834,12 @@ func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.Select
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("WebhookDelivery")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalWebhookDeliveryID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookDelivery_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42609,36 +43851,78 @@ func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.Select
 					return ec._WebhookDelivery_webhook(ctx, field, obj)
 				})
 		case "provider":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Provider); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookDelivery_provider(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "deliveryId":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.DeliveryID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookDelivery_deliveryId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "event":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Event); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookDelivery_event(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ref":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Ref); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookDelivery_ref(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "commit":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Commit); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookDelivery_commit(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "outcome":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Outcome); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookDelivery_outcome(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "reason":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Reason); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookDelivery_reason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42656,6 +43940,12 @@ func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.Select
 					return ec._WebhookDelivery_redeliveryOf(ctx, field, obj)
 				})
 		case "receivedAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.ReceivedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookDelivery_receivedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42732,6 +44022,12 @@ func (ec *executionContext) _WebhookDeliveryEdge(ctx context.Context, sel ast.Se
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("WebhookDeliveryEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookDeliveryEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -42770,6 +44066,12 @@ func (ec *executionContext) _WebhookEndpoint(ctx context.Context, sel ast.Select
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("WebhookEndpoint")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalEndpointID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookEndpoint_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42787,11 +44089,23 @@ func (ec *executionContext) _WebhookEndpoint(ctx context.Context, sel ast.Select
 					return ec._WebhookEndpoint_project(ctx, field, obj)
 				})
 		case "url":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.URL); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookEndpoint_url(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "description":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Description); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookEndpoint_description(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42803,11 +44117,23 @@ func (ec *executionContext) _WebhookEndpoint(ctx context.Context, sel ast.Select
 					return ec._WebhookEndpoint_events(ctx, field, obj)
 				})
 		case "enabled":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.Enabled); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookEndpoint_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "disabledReason":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.DisabledReason); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookEndpoint_disabledReason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42818,6 +44144,12 @@ func (ec *executionContext) _WebhookEndpoint(ctx context.Context, sel ast.Select
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "secretRotatedAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.RotatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookEndpoint_secretRotatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42829,11 +44161,23 @@ func (ec *executionContext) _WebhookEndpoint(ctx context.Context, sel ast.Select
 					return ec._WebhookEndpoint_previousSecretValidUntil(ctx, field, obj)
 				})
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookEndpoint_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.UpdatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookEndpoint_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42954,6 +44298,12 @@ func (ec *executionContext) _WebhookMessage(ctx context.Context, sel ast.Selecti
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("WebhookMessage")
 		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalMessageID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookMessage_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -42983,11 +44333,23 @@ func (ec *executionContext) _WebhookMessage(ctx context.Context, sel ast.Selecti
 					return ec._WebhookMessage_payload(ctx, field, obj)
 				})
 		case "status":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Status); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookMessage_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "attemptCount":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt(obj.Attempts); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookMessage_attemptCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -43004,6 +44366,12 @@ func (ec *executionContext) _WebhookMessage(ctx context.Context, sel ast.Selecti
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookMessage_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
@@ -43086,6 +44454,12 @@ func (ec *executionContext) _WebhookMessageEdge(ctx context.Context, sel ast.Sel
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("WebhookMessageEdge")
 		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec._WebhookMessageEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -43124,6 +44498,12 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("__Directive")
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec.___Directive_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -43134,6 +44514,12 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 				out.Invalids++
 			}
 		case "isRepeatable":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.IsRepeatable); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec.___Directive_isRepeatable(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -43177,6 +44563,12 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("__EnumValue")
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec.___EnumValue_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -43225,6 +44617,12 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("__Field")
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec.___Field_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -43283,6 +44681,12 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("__InputValue")
 		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
 			out.Values[i] = ec.___InputValue_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

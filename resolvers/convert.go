@@ -112,24 +112,24 @@ func encoded[T ~string](kind string, id T) *string {
 
 // The connection constructors, one per connection type of the schema.
 
-func tenantConn(p store.Page[model.Tenant]) *gqlmodel.TenantConnection {
-	return conn(p, func(v *model.Tenant) string { return string(v.ID) },
+func tenantConn(ctx context.Context, p store.Page[model.Tenant]) *gqlmodel.TenantConnection {
+	return conn(ctx, p, func(v *model.Tenant) string { return string(v.ID) },
 		func(c string, n *model.Tenant) *gqlmodel.TenantEdge { return &gqlmodel.TenantEdge{Cursor: c, Node: n} },
 		func(e []*gqlmodel.TenantEdge, n []*model.Tenant, pi *gqlmodel.PageInfo) *gqlmodel.TenantConnection {
 			return &gqlmodel.TenantConnection{Edges: e, Nodes: n, PageInfo: pi}
 		})
 }
 
-func memberConn(p store.Page[model.Member]) *gqlmodel.MemberConnection {
-	return conn(p, func(v *model.Member) string { return string(v.ID) },
+func memberConn(ctx context.Context, p store.Page[model.Member]) *gqlmodel.MemberConnection {
+	return conn(ctx, p, func(v *model.Member) string { return string(v.ID) },
 		func(c string, n *model.Member) *gqlmodel.MemberEdge { return &gqlmodel.MemberEdge{Cursor: c, Node: n} },
 		func(e []*gqlmodel.MemberEdge, n []*model.Member, pi *gqlmodel.PageInfo) *gqlmodel.MemberConnection {
 			return &gqlmodel.MemberConnection{Edges: e, Nodes: n, PageInfo: pi}
 		})
 }
 
-func tokenConn(p store.Page[model.APIToken]) *gqlmodel.APITokenConnection {
-	return conn(p, func(v *model.APIToken) string { return string(v.ID) },
+func tokenConn(ctx context.Context, p store.Page[model.APIToken]) *gqlmodel.APITokenConnection {
+	return conn(ctx, p, func(v *model.APIToken) string { return string(v.ID) },
 		func(c string, n *model.APIToken) *gqlmodel.APITokenEdge {
 			return &gqlmodel.APITokenEdge{Cursor: c, Node: n}
 		},
@@ -138,8 +138,8 @@ func tokenConn(p store.Page[model.APIToken]) *gqlmodel.APITokenConnection {
 		})
 }
 
-func projectConn(p store.Page[model.Project]) *gqlmodel.ProjectConnection {
-	return conn(p, func(v *model.Project) string { return string(v.ID) },
+func projectConn(ctx context.Context, p store.Page[model.Project]) *gqlmodel.ProjectConnection {
+	return conn(ctx, p, func(v *model.Project) string { return string(v.ID) },
 		func(c string, n *model.Project) *gqlmodel.ProjectEdge {
 			return &gqlmodel.ProjectEdge{Cursor: c, Node: n}
 		},
@@ -148,8 +148,8 @@ func projectConn(p store.Page[model.Project]) *gqlmodel.ProjectConnection {
 		})
 }
 
-func projectMemberConn(p store.Page[model.ProjectMember]) *gqlmodel.ProjectMemberConnection {
-	return conn(p, func(v *model.ProjectMember) string { return string(v.ID) },
+func projectMemberConn(ctx context.Context, p store.Page[model.ProjectMember]) *gqlmodel.ProjectMemberConnection {
+	return conn(ctx, p, func(v *model.ProjectMember) string { return string(v.ID) },
 		func(c string, n *model.ProjectMember) *gqlmodel.ProjectMemberEdge {
 			return &gqlmodel.ProjectMemberEdge{Cursor: c, Node: n}
 		},
@@ -158,8 +158,8 @@ func projectMemberConn(p store.Page[model.ProjectMember]) *gqlmodel.ProjectMembe
 		})
 }
 
-func environmentConn(p store.Page[model.Environment]) *gqlmodel.EnvironmentConnection {
-	return conn(p, func(v *model.Environment) string { return string(v.ID) },
+func environmentConn(ctx context.Context, p store.Page[model.Environment]) *gqlmodel.EnvironmentConnection {
+	return conn(ctx, p, func(v *model.Environment) string { return string(v.ID) },
 		func(c string, n *model.Environment) *gqlmodel.EnvironmentEdge {
 			return &gqlmodel.EnvironmentEdge{Cursor: c, Node: n}
 		},
@@ -168,8 +168,8 @@ func environmentConn(p store.Page[model.Environment]) *gqlmodel.EnvironmentConne
 		})
 }
 
-func clusterConn(p store.Page[model.Cluster]) *gqlmodel.ClusterConnection {
-	return conn(p, func(v *model.Cluster) string { return string(v.ID) },
+func clusterConn(ctx context.Context, p store.Page[model.Cluster]) *gqlmodel.ClusterConnection {
+	return conn(ctx, p, func(v *model.Cluster) string { return string(v.ID) },
 		func(c string, n *model.Cluster) *gqlmodel.ClusterEdge {
 			return &gqlmodel.ClusterEdge{Cursor: c, Node: n}
 		},
@@ -178,8 +178,8 @@ func clusterConn(p store.Page[model.Cluster]) *gqlmodel.ClusterConnection {
 		})
 }
 
-func namespaceTargetConn(p store.Page[model.NamespaceTarget]) *gqlmodel.NamespaceTargetConnection {
-	return conn(p, func(v *model.NamespaceTarget) string { return string(v.ID) },
+func namespaceTargetConn(ctx context.Context, p store.Page[model.NamespaceTarget]) *gqlmodel.NamespaceTargetConnection {
+	return conn(ctx, p, func(v *model.NamespaceTarget) string { return string(v.ID) },
 		func(c string, n *model.NamespaceTarget) *gqlmodel.NamespaceTargetEdge {
 			return &gqlmodel.NamespaceTargetEdge{Cursor: c, Node: n}
 		},
@@ -188,8 +188,8 @@ func namespaceTargetConn(p store.Page[model.NamespaceTarget]) *gqlmodel.Namespac
 		})
 }
 
-func serviceConn(p store.Page[model.Service]) *gqlmodel.ServiceConnection {
-	return conn(p, func(v *model.Service) string { return string(v.ID) },
+func serviceConn(ctx context.Context, p store.Page[model.Service]) *gqlmodel.ServiceConnection {
+	return conn(ctx, p, func(v *model.Service) string { return string(v.ID) },
 		func(c string, n *model.Service) *gqlmodel.ServiceEdge {
 			return &gqlmodel.ServiceEdge{Cursor: c, Node: n}
 		},
@@ -198,8 +198,8 @@ func serviceConn(p store.Page[model.Service]) *gqlmodel.ServiceConnection {
 		})
 }
 
-func releaseConn(p store.Page[model.Release]) *gqlmodel.ReleaseConnection {
-	return conn(p, func(v *model.Release) string { return string(v.ID) },
+func releaseConn(ctx context.Context, p store.Page[model.Release]) *gqlmodel.ReleaseConnection {
+	return conn(ctx, p, func(v *model.Release) string { return string(v.ID) },
 		func(c string, n *model.Release) *gqlmodel.ReleaseEdge {
 			return &gqlmodel.ReleaseEdge{Cursor: c, Node: n}
 		},
@@ -208,8 +208,8 @@ func releaseConn(p store.Page[model.Release]) *gqlmodel.ReleaseConnection {
 		})
 }
 
-func deploymentConn(p store.Page[model.Deployment]) *gqlmodel.DeploymentConnection {
-	return conn(p, func(v *model.Deployment) string { return string(v.ID) },
+func deploymentConn(ctx context.Context, p store.Page[model.Deployment]) *gqlmodel.DeploymentConnection {
+	return conn(ctx, p, func(v *model.Deployment) string { return string(v.ID) },
 		func(c string, n *model.Deployment) *gqlmodel.DeploymentEdge {
 			return &gqlmodel.DeploymentEdge{Cursor: c, Node: n}
 		},
@@ -218,8 +218,8 @@ func deploymentConn(p store.Page[model.Deployment]) *gqlmodel.DeploymentConnecti
 		})
 }
 
-func auditConn(p store.Page[model.AuditEvent]) *gqlmodel.AuditEventConnection {
-	return conn(p, func(v *model.AuditEvent) string { return string(v.ID) },
+func auditConn(ctx context.Context, p store.Page[model.AuditEvent]) *gqlmodel.AuditEventConnection {
+	return conn(ctx, p, func(v *model.AuditEvent) string { return string(v.ID) },
 		func(c string, n *model.AuditEvent) *gqlmodel.AuditEventEdge {
 			return &gqlmodel.AuditEventEdge{Cursor: c, Node: n}
 		},
@@ -315,8 +315,8 @@ func updateEnvironmentArgs(input gqlmodel.UpdateEnvironmentInput) (model.Environ
 		ClusterSelector: labelsIn(input.ClusterSelector), NamespaceSelector: labelsIn(input.NamespaceSelector)}, err
 }
 
-func commandConn(p store.Page[model.Command]) *gqlmodel.CommandConnection {
-	return conn(p, func(v *model.Command) string { return string(v.ID) },
+func commandConn(ctx context.Context, p store.Page[model.Command]) *gqlmodel.CommandConnection {
+	return conn(ctx, p, func(v *model.Command) string { return string(v.ID) },
 		func(c string, n *model.Command) *gqlmodel.CommandEdge {
 			return &gqlmodel.CommandEdge{Cursor: c, Node: n}
 		},
@@ -379,16 +379,16 @@ func inventoryOf(c *model.Cluster) (*protocol.Inventory, error) {
 	return &inv, nil
 }
 
-func buildConn(p store.Page[model.Build]) *gqlmodel.BuildConnection {
-	return conn(p, func(v *model.Build) string { return string(v.ID) },
+func buildConn(ctx context.Context, p store.Page[model.Build]) *gqlmodel.BuildConnection {
+	return conn(ctx, p, func(v *model.Build) string { return string(v.ID) },
 		func(c string, n *model.Build) *gqlmodel.BuildEdge { return &gqlmodel.BuildEdge{Cursor: c, Node: n} },
 		func(e []*gqlmodel.BuildEdge, n []*model.Build, pi *gqlmodel.PageInfo) *gqlmodel.BuildConnection {
 			return &gqlmodel.BuildConnection{Edges: e, Nodes: n, PageInfo: pi}
 		})
 }
 
-func deliveryConn(p store.Page[model.WebhookDelivery]) *gqlmodel.WebhookDeliveryConnection {
-	return conn(p, func(v *model.WebhookDelivery) string { return string(v.ID) },
+func deliveryConn(ctx context.Context, p store.Page[model.WebhookDelivery]) *gqlmodel.WebhookDeliveryConnection {
+	return conn(ctx, p, func(v *model.WebhookDelivery) string { return string(v.ID) },
 		func(c string, n *model.WebhookDelivery) *gqlmodel.WebhookDeliveryEdge {
 			return &gqlmodel.WebhookDeliveryEdge{Cursor: c, Node: n}
 		},
@@ -447,8 +447,8 @@ func ptrs[T any](items []T, err error) ([]*T, error) {
 	return out, nil
 }
 
-func messageConn(p store.Page[model.Message]) *gqlmodel.WebhookMessageConnection {
-	return conn(p, func(v *model.Message) string { return string(v.ID) },
+func messageConn(ctx context.Context, p store.Page[model.Message]) *gqlmodel.WebhookMessageConnection {
+	return conn(ctx, p, func(v *model.Message) string { return string(v.ID) },
 		func(c string, n *model.Message) *gqlmodel.WebhookMessageEdge {
 			return &gqlmodel.WebhookMessageEdge{Cursor: c, Node: n}
 		},

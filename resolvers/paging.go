@@ -1,8 +1,11 @@
 package resolvers
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
+
+	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
 	"github.com/nebulactrl/nebula/internal/control"
@@ -34,14 +37,20 @@ func pageArgs(first *int, after *string) (store.PageArgs, error) {
 func cursor(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
 
 // conn builds a connection from a page: mk assembles the generated
-// connection type from edges, nodes and page info.
-func conn[T, E, C any](p store.Page[T], id func(*T) string, edge func(string, *T) *E, mk func([]*E, []*T, *gqlmodel.PageInfo) *C) *C {
-	edges := make([]*E, len(p.Items))
-	for i, it := range p.Items {
-		edges[i] = edge(cursor(id(it)), it)
+// connection type from edges, nodes and page info. Edges and the end
+// cursor are made only when the connection's selection reads them (a
+// cursor is an encoding per item); outside a GraphQL field, all are.
+func conn[T, E, C any](ctx context.Context, p store.Page[T], id func(*T) string, edge func(string, *T) *E, mk func([]*E, []*T, *gqlmodel.PageInfo) *C) *C {
+	reads := connReadsOf(ctx)
+	var edges []*E
+	if reads.edges {
+		edges = make([]*E, len(p.Items))
+		for i, it := range p.Items {
+			edges[i] = edge(cursor(id(it)), it)
+		}
 	}
 	info := &gqlmodel.PageInfo{HasNextPage: p.HasNext}
-	if n := len(p.Items); n > 0 {
+	if n := len(p.Items); n > 0 && reads.endCursor {
 		c := cursor(id(p.Items[n-1]))
 		info.EndCursor = &c
 	}
@@ -50,6 +59,28 @@ func conn[T, E, C any](p store.Page[T], id func(*T) string, edge func(string, *T
 		items = []*T{}
 	}
 	return mk(edges, items, info)
+}
+
+// connReads is what of a connection its selection reads beyond its nodes.
+type connReads struct{ edges, endCursor bool }
+
+// connReadsOf reads it from the field being resolved: edges when `edges`
+// is selected, the end cursor when `pageInfo { endCursor }` is.
+func connReadsOf(ctx context.Context) connReads {
+	if graphql.GetFieldContext(ctx) == nil {
+		return connReads{edges: true, endCursor: true}
+	}
+	op := graphql.GetOperationContext(ctx)
+	var r connReads
+	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+		switch f.Name {
+		case "edges":
+			r.edges = true
+		case "pageInfo":
+			r.endCursor = r.endCursor || selected(graphql.CollectFields(op, f.Selections, nil), "endCursor")
+		}
+	}
+	return r
 }
 
 // pageOfSlice pages an in-memory list already in id order.

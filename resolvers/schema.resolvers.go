@@ -119,7 +119,7 @@ func (r *clusterResolver) NamespaceTargets(ctx context.Context, obj *model.Clust
 	if err != nil {
 		return nil, err
 	}
-	return namespaceTargetConn(p), nil
+	return namespaceTargetConn(ctx, p), nil
 }
 
 func (r *clusterResolver) LastHeartbeatAge(ctx context.Context, obj *model.Cluster) (*int, error) {
@@ -147,7 +147,7 @@ func (r *clusterResolver) Commands(ctx context.Context, obj *model.Cluster, firs
 	if err != nil {
 		return nil, err
 	}
-	return commandConn(p), nil
+	return commandConn(ctx, p), nil
 }
 
 func (r *clusterResolver) DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error) {
@@ -278,7 +278,7 @@ func (r *environmentResolver) EligibleClusters(ctx context.Context, obj *model.E
 	if err != nil {
 		return nil, err
 	}
-	return clusterConn(pageOfSlice(cs, func(c *model.Cluster) string { return string(c.ID) }, pg)), nil
+	return clusterConn(ctx, pageOfSlice(cs, func(c *model.Cluster) string { return string(c.ID) }, pg)), nil
 }
 
 func (r *environmentResolver) EligibleNamespaceTargets(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.NamespaceTargetConnection, error) {
@@ -290,7 +290,7 @@ func (r *environmentResolver) EligibleNamespaceTargets(ctx context.Context, obj 
 	if err != nil {
 		return nil, err
 	}
-	return namespaceTargetConn(pageOfSlice(ns, func(n *model.NamespaceTarget) string { return string(n.ID) }, pg)), nil
+	return namespaceTargetConn(ctx, pageOfSlice(ns, func(n *model.NamespaceTarget) string { return string(n.ID) }, pg)), nil
 }
 
 func (r *environmentResolver) Deployments(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.DeploymentConnection, error) {
@@ -300,13 +300,13 @@ func (r *environmentResolver) Deployments(ctx context.Context, obj *model.Enviro
 	}
 	l := loadersFrom(ctx, r.Plane)
 	if p, ok := l.depPages.get(string(obj.ID), pg); ok {
-		return deploymentConn(p), nil
+		return deploymentConn(ctx, p), nil
 	}
 	pages, err := r.Plane.DeploymentsOf(ctx, []model.Scope{obj.Scope()}, []model.EnvironmentID{obj.ID}, pg)
 	if err != nil {
 		return nil, err
 	}
-	return deploymentConn(pages[string(obj.ID)]), nil
+	return deploymentConn(ctx, pages[string(obj.ID)]), nil
 }
 
 func (r *environmentResolver) Placement(ctx context.Context, obj *model.Environment) (*control.Placement, error) {
@@ -372,7 +372,7 @@ func (r *memberResolver) APITokens(ctx context.Context, obj *model.Member, first
 	if err != nil {
 		return nil, err
 	}
-	return tokenConn(p), nil
+	return tokenConn(ctx, p), nil
 }
 
 func (r *mutationResolver) CreateTenant(ctx context.Context, input gqlmodel.CreateTenantInput) (*gqlmodel.CreateTenantPayload, error) {
@@ -882,7 +882,7 @@ func (r *projectResolver) Members(ctx context.Context, obj *model.Project, first
 	if err != nil {
 		return nil, err
 	}
-	return projectMemberConn(p), nil
+	return projectMemberConn(ctx, p), nil
 }
 
 func (r *projectResolver) Environments(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.EnvironmentConnection, error) {
@@ -901,7 +901,7 @@ func (r *projectResolver) Environments(ctx context.Context, obj *model.Project, 
 		l.primeEnvironments(ctx, graphql.GetOperationContext(ctx), p.Items, nodeFields(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil)))
 		resolvedAhead(ctx, "EnvironmentConnection")
 	}
-	return environmentConn(p), nil
+	return environmentConn(ctx, p), nil
 }
 
 func (r *projectResolver) Services(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.ServiceConnection, error) {
@@ -910,13 +910,13 @@ func (r *projectResolver) Services(ctx context.Context, obj *model.Project, firs
 		return nil, err
 	}
 	if p, ok := loadersFrom(ctx, r.Plane).svcPages.get(string(obj.ID), pg); ok {
-		return serviceConn(p), nil
+		return serviceConn(ctx, p), nil
 	}
 	pages, err := r.Plane.ServicesOf(ctx, []model.Scope{obj.Scope()}, pg)
 	if err != nil {
 		return nil, err
 	}
-	return serviceConn(pages[string(obj.ID)]), nil
+	return serviceConn(ctx, pages[string(obj.ID)]), nil
 }
 
 func (r *projectResolver) Variables(ctx context.Context, obj *model.Project) ([]*model.Variable, error) {
@@ -1069,7 +1069,7 @@ func (r *serviceResolver) Releases(ctx context.Context, obj *model.Service, firs
 	if err != nil {
 		return nil, err
 	}
-	return releaseConn(p), nil
+	return releaseConn(ctx, p), nil
 }
 
 func (r *serviceResolver) Git(ctx context.Context, obj *model.Service) (*gqlmodel.GitSource, error) {
@@ -1106,7 +1106,7 @@ func (r *serviceResolver) Builds(ctx context.Context, obj *model.Service, first 
 	if err != nil {
 		return nil, err
 	}
-	return buildConn(p), nil
+	return buildConn(ctx, p), nil
 }
 
 func (r *serviceResolver) Logs(ctx context.Context, obj *model.Service, environmentID string, filter *gqlmodel.LogFilter, first *int, after *int, last *int, before *int) (*gqlmodel.LogPage, error) {
@@ -1311,7 +1311,7 @@ func (r *tenantResolver) Members(ctx context.Context, obj *model.Tenant, first *
 	if err != nil {
 		return nil, err
 	}
-	return memberConn(p), nil
+	return memberConn(ctx, p), nil
 }
 
 func (r *tenantResolver) Projects(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.ProjectConnection, error) {
@@ -1325,7 +1325,7 @@ func (r *tenantResolver) Projects(ctx context.Context, obj *model.Tenant, first 
 	}
 	loadersFrom(ctx, r.Plane).primeProjects(ctx, p.Items)
 	resolvedAhead(ctx, "ProjectConnection")
-	return projectConn(p), nil
+	return projectConn(ctx, p), nil
 }
 
 func (r *tenantResolver) Clusters(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.ClusterConnection, error) {
@@ -1337,7 +1337,7 @@ func (r *tenantResolver) Clusters(ctx context.Context, obj *model.Tenant, first 
 	if err != nil {
 		return nil, err
 	}
-	return clusterConn(p), nil
+	return clusterConn(ctx, p), nil
 }
 
 func (r *tenantResolver) ApprovalQueue(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error) {
@@ -1374,7 +1374,7 @@ func (r *tenantResolver) AuditEvents(ctx context.Context, obj *model.Tenant, fir
 	if err != nil {
 		return nil, err
 	}
-	return auditConn(p), nil
+	return auditConn(ctx, p), nil
 }
 
 func (r *variableResolver) Scope(ctx context.Context, obj *model.Variable) (model.VariableScope, error) {
@@ -1420,7 +1420,7 @@ func (r *viewerResolver) Tenants(ctx context.Context, obj *gqlmodel.Viewer, firs
 	if err != nil {
 		return nil, err
 	}
-	return tenantConn(p), nil
+	return tenantConn(ctx, p), nil
 }
 
 func (r *viewerResolver) APITokens(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string) (*gqlmodel.APITokenConnection, error) {
@@ -1432,7 +1432,7 @@ func (r *viewerResolver) APITokens(ctx context.Context, obj *gqlmodel.Viewer, fi
 	if err != nil {
 		return nil, err
 	}
-	return tokenConn(p), nil
+	return tokenConn(ctx, p), nil
 }
 
 func (r *webhookResolver) Project(ctx context.Context, obj *model.Webhook) (*model.Project, error) {
@@ -1456,7 +1456,7 @@ func (r *webhookResolver) Deliveries(ctx context.Context, obj *model.Webhook, fi
 	if err != nil {
 		return nil, err
 	}
-	return deliveryConn(p), nil
+	return deliveryConn(ctx, p), nil
 }
 
 func (r *webhookAttemptResolver) StatusCode(ctx context.Context, obj *model.Attempt) (*int, error) {
@@ -1514,7 +1514,7 @@ func (r *webhookEndpointResolver) Messages(ctx context.Context, obj *model.Endpo
 	if err != nil {
 		return nil, err
 	}
-	return messageConn(p), nil
+	return messageConn(ctx, p), nil
 }
 
 func (r *webhookMessageResolver) Endpoint(ctx context.Context, obj *model.Message) (*model.Endpoint, error) {

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -51,7 +50,28 @@ var ErrMalformed = errors.New("malformed id")
 
 // Encode returns the global id of a raw id of a kind.
 func Encode[T ~string](kind string, raw T) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + string(raw)))
+	var buf [96]byte
+	return base64.RawURLEncoding.EncodeToString(plain(buf[:0], kind, string(raw)))
+}
+
+// plain appends "kind:raw", what a global id encodes, to b.
+func plain(b []byte, kind, raw string) []byte {
+	return append(append(append(b, kind...), ':'), raw...)
+}
+
+// writeQuoted writes the global id of raw as a JSON string. The base64url
+// alphabet needs no escaping. Into a buffer with room to spare (gqlgen
+// writes its responses into a bytes.Buffer) it writes without allocating.
+func writeQuoted(w io.Writer, kind, raw string) {
+	var src [96]byte
+	id := plain(src[:0], kind, raw)
+	var b []byte
+	if ab, ok := w.(interface{ AvailableBuffer() []byte }); ok {
+		b = ab.AvailableBuffer()
+	}
+	b = append(b, '"')
+	b = base64.RawURLEncoding.AppendEncode(b, id)
+	_, _ = w.Write(append(b, '"'))
 }
 
 // Parse splits a global id into its kind and raw id.
@@ -87,7 +107,7 @@ func clip(s string) string {
 }
 
 func marshal[T ~string](kind string, v T) graphql.Marshaler {
-	return graphql.WriterFunc(func(w io.Writer) { _, _ = io.WriteString(w, strconv.Quote(Encode(kind, v))) })
+	return graphql.WriterFunc(func(w io.Writer) { writeQuoted(w, kind, string(v)) })
 }
 
 func unmarshal[T ~string](kind string, v any) (T, error) {

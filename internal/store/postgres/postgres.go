@@ -152,12 +152,72 @@ func queryOn(ctx context.Context, c conn, sql string, args []any) (store.Rows, e
 	if err != nil {
 		return nil, translate(err)
 	}
-	return rows{r}, nil
+	return &rows{Rows: r}, nil
 }
 
-type rows struct{ pgx.Rows }
+type rows struct {
+	pgx.Rows
+	dest []any // what Scan hands pgx, kept from row to row
+}
 
-func (r rows) Err() error { return translate(r.Rows.Err()) }
+func (r *rows) Err() error { return translate(r.Rows.Err()) }
+
+// Scan reads the row's text columns that go into strings (ids, names,
+// stages: most of a row) into one string allocated for the row, each
+// destination a slice of it, and lets pgx scan the rest. pgx allocates a
+// string per column; the row's strings live and die together anyway.
+// A NULL, a column of another type and a destination of another type are
+// left to pgx, with its errors.
+func (r *rows) Scan(dest ...any) error {
+	raw := r.RawValues()
+	fields := r.FieldDescriptions()
+	if len(dest) != len(raw) || len(raw) > 64 {
+		return r.Rows.Scan(dest...)
+	}
+	var mine uint64
+	total, n := 0, 0
+	for i, d := range dest {
+		if raw[i] != nil && isText(fields[i].DataTypeOID) && stringTarget(d) {
+			mine |= 1 << i
+			total += len(raw[i])
+			n++
+		}
+	}
+	if n < 2 {
+		return r.Rows.Scan(dest...)
+	}
+	var b strings.Builder
+	b.Grow(total)
+	for i := range raw {
+		if mine&(1<<i) != 0 {
+			b.Write(raw[i])
+		}
+	}
+	row := b.String()
+	r.dest = append(r.dest[:0], dest...)
+	at := 0
+	for i := range raw {
+		if mine&(1<<i) != 0 {
+			*asString(dest[i]) = row[at : at+len(raw[i])]
+			at += len(raw[i])
+			r.dest[i] = nil // pgx skips it
+		}
+	}
+	return r.Rows.Scan(r.dest...)
+}
+
+// isText tells the types whose wire bytes are the string itself, in the
+// text and the binary format alike: text and varchar.
+func isText(oid uint32) bool { return oid == pgtype.TextOID || oid == pgtype.VarcharOID }
+
+// stringTarget tells a *string or a pointer to a named string type.
+func stringTarget(d any) bool {
+	if _, ok := d.(*string); ok {
+		return true
+	}
+	t := reflect.TypeOf(d)
+	return t != nil && t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.String
+}
 
 // translate maps PostgreSQL's constraint errors to the store's, and the
 // errors of a server that cannot be reached to store.ErrUnavailable.

@@ -1093,3 +1093,41 @@ func (f *Field) StubCallArgs() string {
 
 	return strings.Join(args, ", ")
 }
+
+// NEBULA PATCH (4): DirectMarshal is the expression that marshals this
+// field straight from its struct field, or "" when the field must go
+// through graphql.ResolveField. A field qualifies when reading it runs no
+// user code that needs a field context: a struct field (not a method, a
+// resolver, a map entry or a batch) with no arguments and no directives,
+// whose type is a non-nil scalar or enum marshalled by a plain function or
+// its own MarshalGQL. The generated object code uses it only when the
+// operation has no field middleware (OperationContext.DirectFields), and
+// falls back to ResolveField when it gives graphql.Null, so errors about
+// nulls keep their field's path.
+func (f *Field) DirectMarshal() string {
+	if f.Object.Root || f.Object.Stream || f.Object.IsInputType() || !f.IsVariable() || f.HasHaser ||
+		f.IsBatch() || len(f.Args) > 0 || f.HasDirectives() || f.Stream {
+		return ""
+	}
+	t := f.TypeReference
+	if t == nil || t.Definition == nil || len(t.Definition.Fields) > 0 || t.IsRoot || t.IsSlice() ||
+		t.IsNilable() || t.IsContext || t.IsOmittable || t.HasEnumValues() {
+		return ""
+	}
+	if t.Definition.Kind != ast.Scalar && t.Definition.Kind != ast.Enum {
+		return ""
+	}
+	v := f.GoReceiverName + "." + f.GoFieldName
+	switch {
+	case t.IsMarshaler:
+		return "graphql.Marshaler(" + v + ")"
+	case t.Marshaler != nil:
+		if t.IsTargetNilable() {
+			v = "&" + v
+		} else if t.CastType != nil {
+			v = templates.CurrentImports.LookupType(t.CastType) + "(" + v + ")"
+		}
+		return templates.Call(t.Marshaler) + "(" + v + ")"
+	}
+	return ""
+}

@@ -3,13 +3,21 @@ package graphql
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 )
 
+// NEBULA PATCH (6): the two booleans are written by two marshalers made
+// once, where each boolean field of a response made its own.
+var (
+	marshalTrue  = WriterFunc(func(w io.Writer) { io.WriteString(w, "true") })
+	marshalFalse = WriterFunc(func(w io.Writer) { io.WriteString(w, "false") })
+)
+
 func MarshalBoolean(b bool) Marshaler {
-	str := strconv.FormatBool(b)
-	return WriterFunc(func(w io.Writer) { w.Write([]byte(str)) })
+	if b {
+		return marshalTrue
+	}
+	return marshalFalse
 }
 
 func UnmarshalBoolean(v any) (bool, error) {

@@ -27,6 +27,13 @@ type OperationContext struct {
 	ResolverMiddleware     FieldMiddleware
 	RootResolverMiddleware RootFieldMiddleware
 
+	// NEBULA PATCH (4): DirectFields lets the generated code marshal plain
+	// scalar struct fields without a field context or a resolver call
+	// (codegen.Field.DirectMarshal). The executor sets it when no field
+	// middleware is registered, since a middleware would not see those
+	// fields. False, the zero value, keeps every field on ResolveField.
+	DirectFields bool
+
 	Stats Stats
 
 	collectFieldsCache collectFieldsCacheStore

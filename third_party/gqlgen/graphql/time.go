@@ -12,8 +12,18 @@ func MarshalTime(t time.Time) Marshaler {
 		return Null
 	}
 
+	// NEBULA PATCH (6): the time is formatted into the writer's spare room
+	// when it has some (the response is a bytes.Buffer), not into a string
+	// quoted into another. RFC 3339 needs no escaping: the bytes are the
+	// same as strconv.Quote's.
 	return WriterFunc(func(w io.Writer) {
-		io.WriteString(w, strconv.Quote(t.Format(time.RFC3339Nano)))
+		var b []byte
+		if ab, ok := w.(interface{ AvailableBuffer() []byte }); ok {
+			b = ab.AvailableBuffer()
+		}
+		b = append(b, '"')
+		b = t.AppendFormat(b, time.RFC3339Nano)
+		w.Write(append(b, '"'))
 	})
 }
 

@@ -60,6 +60,7 @@ func (e *Executor) CreateOperationContext(
 		RecoverFunc:            e.recoverFunc,
 		ResolverMiddleware:     e.ext.fieldMiddleware,
 		RootResolverMiddleware: e.ext.rootFieldMiddleware,
+		DirectFields:           !e.ext.hasFieldMiddleware, // NEBULA PATCH (4)
 		Stats: graphql.Stats{
 			Read:           params.ReadTime,
 			OperationStart: graphql.GetStartTime(ctx),

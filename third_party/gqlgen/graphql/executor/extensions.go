@@ -64,6 +64,7 @@ type extensions struct {
 	responseMiddleware         graphql.ResponseMiddleware
 	rootFieldMiddleware        graphql.RootFieldMiddleware
 	fieldMiddleware            graphql.FieldMiddleware
+	hasFieldMiddleware         bool // NEBULA PATCH (4): any FieldInterceptor registered
 	operationParameterMutators []graphql.OperationParameterMutator
 	operationContextMutators   []graphql.OperationContextMutator
 }
@@ -115,6 +116,7 @@ func processExtensions(exts []graphql.HandlerExtension) extensions {
 		}
 
 		if p, ok := p.(graphql.FieldInterceptor); ok {
+			e.hasFieldMiddleware = true
 			previous := e.fieldMiddleware
 			e.fieldMiddleware = func(ctx context.Context, next graphql.Resolver) (res any, err error) {
 				return p.InterceptField(ctx, func(ctx context.Context) (res any, err error) {
