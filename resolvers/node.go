@@ -3,7 +3,10 @@ package resolvers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
 	"github.com/nebulactrl/nebula/internal/control"
@@ -22,6 +25,9 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 	p := r.Plane
 	switch kind {
 	case gid.Tenant:
+		if !readsAny(ctx, "Tenant", tenantColumns) {
+			return nonNil(p.TenantUnread(ctx, model.TenantID(raw)))
+		}
 		return nonNil(p.Tenant(ctx, model.TenantID(raw)))
 	case gid.User:
 		return nonNil(p.User(ctx, model.UserID(raw)))
@@ -68,6 +74,25 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 }
 
 // nonNil keeps a typed nil pointer out of the Node interface.
+// tenantColumns are the fields of Tenant served from its row (plan reads
+// its PlanName); its other fields are its id and lists of other rows.
+var tenantColumns = []string{"name", "createdAt", "plan"}
+
+// readsAny tells whether the selection of the field being resolved (an
+// interface such as Node) reads any of fields on the object type typ.
+func readsAny(ctx context.Context, typ string, fields []string) bool {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return true
+	}
+	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), fc.Field.Selections, []string{typ, "Node"}) {
+		if slices.Contains(fields, f.Name) {
+			return true
+		}
+	}
+	return false
+}
+
 func nonNil[T any](v *T, err error) (model.Node, error) {
 	if err != nil || v == nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -363,4 +364,29 @@ func TestReplicasJobsRunOnce(t *testing.T) {
 	if len(evs) != 1 {
 		t.Errorf("%d approval_expired audit events, want 1", len(evs))
 	}
+}
+
+// A token that authenticated lately is kept on each replica for a moment
+// (control/tokencache.go). Revoked on one replica, it stops working there
+// at once and on the other as soon as the revocation's note arrives.
+func TestReplicasRevokedTokenStopsOnBoth(t *testing.T) {
+	t.Parallel()
+	r := newReplicas(t)
+	res := r.a.MustDo(t, r.a.BootstrapToken, `mutation { createApiToken(input: {name: "laptop"}) { apiToken { id } secret `+ue+` } }`, nil)
+	id, secret := res.Str("createApiToken.apiToken.id"), res.Str("createApiToken.secret")
+	const whoami = `{ viewer { user { id } } }`
+	for _, e := range []*Env{r.a, r.b, r.a, r.b} { // twice each: the second is served from the cache
+		if got := e.MustDo(t, secret, whoami, nil).Str("viewer.user.id"); got != r.a.BootstrapUserID {
+			t.Fatalf("the new token is user %q, want %q", got, r.a.BootstrapUserID)
+		}
+	}
+	r.a.MustDo(t, r.a.BootstrapToken, `mutation($id: ID!) { revokeApiToken(input: {apiTokenId: $id}) { apiToken { id } `+ue+` } }`,
+		map[string]any{"id": id})
+	if got := r.a.Do(t, secret, whoami, nil).ErrorCodes(); !slices.Equal(got, []string{"UNAUTHENTICATED"}) {
+		t.Errorf("on the replica that revoked it, the token got %v, want [UNAUTHENTICATED] at once", got)
+	}
+	testutil.Eventually(t, 15*time.Second, "the other replica refuses the revoked token", func() (bool, string) {
+		got := r.b.Do(t, secret, whoami, nil).ErrorCodes()
+		return slices.Equal(got, []string{"UNAUTHENTICATED"}), fmt.Sprintf("error codes %v", got)
+	})
 }

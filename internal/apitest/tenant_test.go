@@ -3,6 +3,8 @@ package apitest
 import (
 	"slices"
 	"testing"
+
+	"github.com/nebulactrl/nebula/internal/gid"
 )
 
 // A person founds a tenant: they are its admin, on the FREE plan, with a
@@ -63,5 +65,43 @@ func TestCreateTenant(t *testing.T) {
 				t.Errorf("secret: got none")
 			}
 		})
+	})
+}
+
+// node(id:) of a tenant reads the tenant's row only for a selection that
+// reads its columns; without them it is answered from the caller's grants.
+// Either way it answers only a member, and the same as with the row.
+func TestTenantNodeWithoutItsRow(t *testing.T) {
+	t.Parallel()
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		const lists = `query($id: ID!) { node(id: $id) { id ... on Tenant { projects { nodes { id } } } } }`
+		const row = `query($id: ID!) { node(id: $id) { id ... on Node { ... on Tenant { name projects { nodes { id } } } } } }`
+		for _, q := range []string{lists, row} {
+			res := f.MustDo(t, q, map[string]any{"id": f.TenantID})
+			if got := res.Str("node.id"); got != f.TenantID {
+				t.Errorf("%s: node.id = %q, want %q", q, got, f.TenantID)
+			}
+			if got := res.IDs("node.projects.nodes"); !slices.Contains(got, f.ProjectID) {
+				t.Errorf("%s: projects %v, want them to hold %s", q, got, f.ProjectID)
+			}
+		}
+		if got := f.MustDo(t, row, map[string]any{"id": f.TenantID}).Str("node.name"); got == "" {
+			t.Error("a selection with name got no name")
+		}
+
+		missing := gid.Encode(gid.Tenant, "0190f1c2-aaaa-7bbb-8ccc-0123456789ab")
+		stranger := env.NewFixture(t)
+		for _, c := range []struct{ name, token, id string }{
+			{"a tenant that does not exist", f.Owner.Token, missing},
+			{"another tenant's member", stranger.Users[Admin].Token, f.TenantID},
+		} {
+			for _, q := range []string{lists, row} {
+				res := env.Do(t, c.token, q, map[string]any{"id": c.id})
+				if res.Get("node") != nil || len(res.Errors) != 1 || res.Errors[0].Code() != "NOT_FOUND" {
+					t.Errorf("%s, %s: got %v and errors %s, want null and one NOT_FOUND", c.name, q, res.Get("node"), res.errorList())
+				}
+			}
+		}
 	})
 }

@@ -34,6 +34,7 @@ type Plane struct {
 	store  *store.Store
 	authz  *authz.Authorizer
 	grants *grantCache
+	tokens *tokenCache
 	box    *seal.Box
 	log    *slog.Logger
 	now    func() time.Time
@@ -126,7 +127,7 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 		return nil, err
 	}
 	b := bus.New()
-	p := &Plane{store: st, authz: z, grants: grants, box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace,
+	p := &Plane{store: st, authz: z, grants: grants, tokens: newTokenCache(), box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace,
 		bus: b, notify: bus.Memory{B: b}, releases: store.NewReleaseCache(maxCachedReleases),
 		compiler:          desired.NewCompiler(),
 		disconnectedAfter: model.DisconnectedAfter, approvalTTL: DefaultApprovalTTL,
@@ -140,6 +141,7 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 	p.beats = &heartbeats{}
 	// Access changed on another replica drops the grants here too.
 	p.bus.Observe(grants.noted)
+	p.bus.Observe(p.tokens.noted)
 	return p, nil
 }
 

@@ -192,6 +192,21 @@ func (p *Plane) Tenant(ctx context.Context, id model.TenantID) (*model.Tenant, e
 	return get(ctx, p, p.q(ctx), store.Tenants, id, authz.TenantRead)
 }
 
+// TenantUnread is the tenant as its id alone, without reading its row,
+// when the caller's grants make it visible: for a request that reads none
+// of the row's columns (node(id:) asking only for the tenant's lists).
+// Grants come only from memberships, which go with their tenant, and are
+// at most grantTTL old; so a tenant deleted a moment ago can be answered
+// this way, with empty lists, for at most as long as any change of access
+// takes to apply.
+func (p *Plane) TenantUnread(ctx context.Context, id model.TenantID) (*model.Tenant, error) {
+	t := &model.Tenant{ID: id}
+	if err := p.authz.CheckCtx(ctx, authz.TenantRead, t.Scope()); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
 func (p *Plane) TenantsByIDs(ctx context.Context, ids []model.TenantID) (map[model.TenantID]*model.Tenant, error) {
 	return byIDs(ctx, p, store.Tenants, ids, authz.TenantRead)
 }

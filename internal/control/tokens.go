@@ -59,14 +59,21 @@ func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz
 		return nil, authz.ErrUnauthenticated
 	}
 	q := p.q(ctx)
-	// The user as the token's tenant knows them: its name and kind for
-	// them decide, e.g., whether they may found tenants.
-	tok, user, err := store.TokenByHash(ctx, q, hashToken(secret))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, authz.ErrUnauthenticated
-	}
-	if err != nil {
-		return nil, fmt.Errorf("looking up token: %w", err)
+	hash := sha256.Sum256([]byte(secret))
+	tok, user, epoch, cached := p.tokens.get(hash)
+	if !cached {
+		at := p.tokens.now()
+		// The user as the token's tenant knows them: its name and kind
+		// for them decide, e.g., whether they may found tenants.
+		var err error
+		tok, user, err = store.TokenByHash(ctx, q, hash[:])
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, authz.ErrUnauthenticated
+		}
+		if err != nil {
+			return nil, fmt.Errorf("looking up token: %w", err)
+		}
+		p.tokens.put(hash, tok, user, epoch, at)
 	}
 	now := p.now()
 	if tok.RevokedAt != nil || (tok.ExpiresAt != nil && !now.Before(*tok.ExpiresAt)) {
@@ -76,6 +83,8 @@ func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz
 		if err := store.TouchToken(ctx, q, tok.ID, now, tokenTouchInterval); err != nil {
 			// Losing a last-used time must not fail the request.
 			p.log.WarnContext(ctx, "recording token use", "token_id", tok.ID, "error", err)
+		} else {
+			p.tokens.touched(hash, now)
 		}
 	}
 	return &authz.Actor{User: user, Token: tok, Origin: origin}, nil

@@ -50,6 +50,7 @@ func (p *Plane) note(ctx context.Context, q *txn, topics ...string) error {
 // then the notes.
 func (p *Plane) dispatch(t *txn) {
 	p.grants.noted(t.notes)
+	p.tokens.noted(t.notes)
 	for _, f := range t.after {
 		f()
 	}
