@@ -119,3 +119,46 @@ func TestDirectFieldsOnlyWithoutFieldMiddleware(t *testing.T) {
 		})
 	}
 }
+
+// A field's coerced arguments are kept for the operation (gqlgen patch 7):
+// every environment's deployments field gets the same arguments without
+// coercing them again, an error is not kept, and without DirectFields
+// (a field middleware) nothing is.
+func TestFieldArgumentsKeptForTheOperation(t *testing.T) {
+	es := NewExecutableSchema(Config{}).(*executableSchema)
+	const query = `query($n: Int) { node(id: "x") { ... on Environment { deployments(first: $n) { nodes { id } } } } }`
+	doc := gqlparser.MustLoadQuery(es.Schema(), query)
+	node := doc.Operations[0].SelectionSet[0].(*ast.Field)
+	deployments := node.SelectionSet[0].(*ast.InlineFragment).SelectionSet[0].(*ast.Field)
+	field := graphql.CollectedField{Field: deployments, Selections: deployments.SelectionSet}
+
+	args := func(t *testing.T, direct bool, n any) (first, second map[string]any, errs int) {
+		t.Helper()
+		oc := &graphql.OperationContext{RawQuery: query, Doc: doc, Operation: doc.Operations[0],
+			Variables: map[string]any{"n": n}, DirectFields: direct}
+		ctx := graphql.WithOperationContext(context.Background(), oc)
+		ctx = graphql.WithResponseContext(ctx, graphql.DefaultErrorPresenter, graphql.DefaultRecover)
+		ec := newExecutionContext(oc, es, nil)
+		fc1, err1 := ec.fieldContext_Environment_deployments(ctx, field)
+		fc2, err2 := ec.fieldContext_Environment_deployments(ctx, field)
+		if err1 != nil {
+			errs++
+		}
+		if err2 != nil {
+			errs++
+		}
+		return fc1.Args, fc2.Args, errs
+	}
+
+	first, second, errs := args(t, true, 5)
+	if errs > 0 || *first["first"].(*int) != 5 || second["first"].(*int) != first["first"].(*int) {
+		t.Errorf("with DirectFields: got %v and %v (%d errors), want first 5 kept and handed out again", first, second, errs)
+	}
+	first, second, _ = args(t, false, 5)
+	if *second["first"].(*int) != 5 || second["first"].(*int) == first["first"].(*int) {
+		t.Errorf("without DirectFields the arguments must be coerced for each field, got the same %p", first["first"])
+	}
+	if _, _, errs := args(t, true, "five"); errs != 2 {
+		t.Errorf("an argument that does not coerce gave %d errors for two fields, want 2: an error is not kept", errs)
+	}
+}

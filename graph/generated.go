@@ -6059,6 +6059,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				}
 			}
 			var buf bytes.Buffer
+			if response.Path == nil {
+				buf.Grow(opCtx.ResponseSizeHint)
+			}
 			data.MarshalGQL(&buf)
 			response.Data = buf.Bytes()
 			if atomic.LoadInt32(&ec.Deferred) > 0 {
@@ -6077,6 +6080,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			buf.Grow(opCtx.ResponseSizeHint)
 			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
@@ -13507,6 +13511,10 @@ func (ec *executionContext) fieldContext_Build_log(ctx context.Context, field gr
 			return ec.childFields_BuildLogPage(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -13518,6 +13526,7 @@ func (ec *executionContext) fieldContext_Build_log(ctx context.Context, field gr
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -14299,6 +14308,10 @@ func (ec *executionContext) fieldContext_Cluster_namespaceTargets(ctx context.Co
 			return ec.childFields_NamespaceTargetConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -14310,6 +14323,7 @@ func (ec *executionContext) fieldContext_Cluster_namespaceTargets(ctx context.Co
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -14499,6 +14513,10 @@ func (ec *executionContext) fieldContext_Cluster_commands(ctx context.Context, f
 			return ec.childFields_CommandConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -14510,6 +14528,7 @@ func (ec *executionContext) fieldContext_Cluster_commands(ctx context.Context, f
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -14598,6 +14617,10 @@ func (ec *executionContext) fieldContext_Cluster_events(ctx context.Context, fie
 			return ec.childFields_KubeEventPage(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -14609,6 +14632,7 @@ func (ec *executionContext) fieldContext_Cluster_events(ctx context.Context, fie
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -14642,6 +14666,10 @@ func (ec *executionContext) fieldContext_Cluster_drift(ctx context.Context, fiel
 			return ec.childFields_Drift(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -14653,6 +14681,7 @@ func (ec *executionContext) fieldContext_Cluster_drift(ctx context.Context, fiel
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -14686,6 +14715,10 @@ func (ec *executionContext) fieldContext_Cluster_revisions(ctx context.Context, 
 			return ec.childFields_RevisionPage(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -14697,6 +14730,7 @@ func (ec *executionContext) fieldContext_Cluster_revisions(ctx context.Context, 
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -14730,6 +14764,10 @@ func (ec *executionContext) fieldContext_Cluster_revision(ctx context.Context, f
 			return ec.childFields_Revision(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -14741,6 +14779,7 @@ func (ec *executionContext) fieldContext_Cluster_revision(ctx context.Context, f
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -17496,6 +17535,10 @@ func (ec *executionContext) fieldContext_Deployment_events(ctx context.Context, 
 			return ec.childFields_DeploymentEvent(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -17507,6 +17550,7 @@ func (ec *executionContext) fieldContext_Deployment_events(ctx context.Context, 
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -18444,6 +18488,10 @@ func (ec *executionContext) fieldContext_Environment_eligibleClusters(ctx contex
 			return ec.childFields_ClusterConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -18455,6 +18503,7 @@ func (ec *executionContext) fieldContext_Environment_eligibleClusters(ctx contex
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -18488,6 +18537,10 @@ func (ec *executionContext) fieldContext_Environment_eligibleNamespaceTargets(ct
 			return ec.childFields_NamespaceTargetConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -18499,6 +18552,7 @@ func (ec *executionContext) fieldContext_Environment_eligibleNamespaceTargets(ct
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -18532,6 +18586,10 @@ func (ec *executionContext) fieldContext_Environment_deployments(ctx context.Con
 			return ec.childFields_DeploymentConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -18543,6 +18601,7 @@ func (ec *executionContext) fieldContext_Environment_deployments(ctx context.Con
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -18640,6 +18699,10 @@ func (ec *executionContext) fieldContext_Environment_events(ctx context.Context,
 			return ec.childFields_KubeEventPage(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -18651,6 +18714,7 @@ func (ec *executionContext) fieldContext_Environment_events(ctx context.Context,
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -20153,6 +20217,10 @@ func (ec *executionContext) fieldContext_Member_apiTokens(ctx context.Context, f
 			return ec.childFields_ApiTokenConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -20164,6 +20232,7 @@ func (ec *executionContext) fieldContext_Member_apiTokens(ctx context.Context, f
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -23531,6 +23600,10 @@ func (ec *executionContext) fieldContext_Project_members(ctx context.Context, fi
 			return ec.childFields_ProjectMemberConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -23542,6 +23615,7 @@ func (ec *executionContext) fieldContext_Project_members(ctx context.Context, fi
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -23575,6 +23649,10 @@ func (ec *executionContext) fieldContext_Project_environments(ctx context.Contex
 			return ec.childFields_EnvironmentConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -23586,6 +23664,7 @@ func (ec *executionContext) fieldContext_Project_environments(ctx context.Contex
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -23619,6 +23698,10 @@ func (ec *executionContext) fieldContext_Project_services(ctx context.Context, f
 			return ec.childFields_ServiceConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -23630,6 +23713,7 @@ func (ec *executionContext) fieldContext_Project_services(ctx context.Context, f
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -25624,6 +25708,10 @@ func (ec *executionContext) fieldContext_Revision_diff(ctx context.Context, fiel
 			return ec.childFields_RevisionDiff(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -25635,6 +25723,7 @@ func (ec *executionContext) fieldContext_Revision_diff(ctx context.Context, fiel
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -26703,6 +26792,10 @@ func (ec *executionContext) fieldContext_Service_releases(ctx context.Context, f
 			return ec.childFields_ReleaseConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -26714,6 +26807,7 @@ func (ec *executionContext) fieldContext_Service_releases(ctx context.Context, f
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -26811,6 +26905,10 @@ func (ec *executionContext) fieldContext_Service_builds(ctx context.Context, fie
 			return ec.childFields_BuildConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -26822,6 +26920,7 @@ func (ec *executionContext) fieldContext_Service_builds(ctx context.Context, fie
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -26855,6 +26954,10 @@ func (ec *executionContext) fieldContext_Service_logs(ctx context.Context, field
 			return ec.childFields_LogPage(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -26866,6 +26969,7 @@ func (ec *executionContext) fieldContext_Service_logs(ctx context.Context, field
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -26899,6 +27003,10 @@ func (ec *executionContext) fieldContext_Service_events(ctx context.Context, fie
 			return ec.childFields_KubeEventPage(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -26910,6 +27018,7 @@ func (ec *executionContext) fieldContext_Service_events(ctx context.Context, fie
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -26943,6 +27052,10 @@ func (ec *executionContext) fieldContext_Service_drift(ctx context.Context, fiel
 			return ec.childFields_Drift(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -26954,6 +27067,7 @@ func (ec *executionContext) fieldContext_Service_drift(ctx context.Context, fiel
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -27998,6 +28112,10 @@ func (ec *executionContext) fieldContext_Tenant_members(ctx context.Context, fie
 			return ec.childFields_MemberConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -28009,6 +28127,7 @@ func (ec *executionContext) fieldContext_Tenant_members(ctx context.Context, fie
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -28042,6 +28161,10 @@ func (ec *executionContext) fieldContext_Tenant_projects(ctx context.Context, fi
 			return ec.childFields_ProjectConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -28053,6 +28176,7 @@ func (ec *executionContext) fieldContext_Tenant_projects(ctx context.Context, fi
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -28086,6 +28210,10 @@ func (ec *executionContext) fieldContext_Tenant_clusters(ctx context.Context, fi
 			return ec.childFields_ClusterConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -28097,6 +28225,7 @@ func (ec *executionContext) fieldContext_Tenant_clusters(ctx context.Context, fi
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -28130,6 +28259,10 @@ func (ec *executionContext) fieldContext_Tenant_approvalQueue(ctx context.Contex
 			return ec.childFields_Deployment(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -28141,6 +28274,7 @@ func (ec *executionContext) fieldContext_Tenant_approvalQueue(ctx context.Contex
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -28174,6 +28308,10 @@ func (ec *executionContext) fieldContext_Tenant_deploymentsUnderWay(ctx context.
 			return ec.childFields_Deployment(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -28185,6 +28323,7 @@ func (ec *executionContext) fieldContext_Tenant_deploymentsUnderWay(ctx context.
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -28250,6 +28389,10 @@ func (ec *executionContext) fieldContext_Tenant_invitations(ctx context.Context,
 			return ec.childFields_Invitation(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -28261,6 +28404,7 @@ func (ec *executionContext) fieldContext_Tenant_invitations(ctx context.Context,
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -28294,6 +28438,10 @@ func (ec *executionContext) fieldContext_Tenant_auditEvents(ctx context.Context,
 			return ec.childFields_AuditEventConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -28305,6 +28453,7 @@ func (ec *executionContext) fieldContext_Tenant_auditEvents(ctx context.Context,
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -29488,6 +29637,10 @@ func (ec *executionContext) fieldContext_Viewer_tenants(ctx context.Context, fie
 			return ec.childFields_TenantConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -29499,6 +29652,7 @@ func (ec *executionContext) fieldContext_Viewer_tenants(ctx context.Context, fie
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -29532,6 +29686,10 @@ func (ec *executionContext) fieldContext_Viewer_apiTokens(ctx context.Context, f
 			return ec.childFields_ApiTokenConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -29543,6 +29701,7 @@ func (ec *executionContext) fieldContext_Viewer_apiTokens(ctx context.Context, f
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -29732,6 +29891,10 @@ func (ec *executionContext) fieldContext_Webhook_deliveries(ctx context.Context,
 			return ec.childFields_WebhookDeliveryConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -29743,6 +29906,7 @@ func (ec *executionContext) fieldContext_Webhook_deliveries(ctx context.Context,
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -30685,6 +30849,10 @@ func (ec *executionContext) fieldContext_WebhookEndpoint_messages(ctx context.Co
 			return ec.childFields_WebhookMessageConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -30696,6 +30864,7 @@ func (ec *executionContext) fieldContext_WebhookEndpoint_messages(ctx context.Co
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -31394,6 +31563,10 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 			return ec.childFields___InputValue(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -31405,6 +31578,7 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -31576,6 +31750,10 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 			return ec.childFields___InputValue(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -31587,6 +31765,7 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -32120,6 +32299,10 @@ func (ec *executionContext) fieldContext___Type_fields(ctx context.Context, fiel
 			return ec.childFields___Field(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -32131,6 +32314,7 @@ func (ec *executionContext) fieldContext___Type_fields(ctx context.Context, fiel
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -32228,6 +32412,10 @@ func (ec *executionContext) fieldContext___Type_enumValues(ctx context.Context, 
 			return ec.childFields___EnumValue(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -32239,6 +32427,7 @@ func (ec *executionContext) fieldContext___Type_enumValues(ctx context.Context, 
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -32272,6 +32461,10 @@ func (ec *executionContext) fieldContext___Type_inputFields(ctx context.Context,
 			return ec.childFields___InputValue(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = ec.Recover(ctx, r)
@@ -32283,6 +32476,7 @@ func (ec *executionContext) fieldContext___Type_inputFields(ctx context.Context,
 		ec.Error(ctx, err)
 		return fc, err
 	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 

@@ -115,52 +115,65 @@ func writeProblem(w http.ResponseWriter, media string, status int, msg, code str
 // writeResponse writes resp in media. A response of an operation that
 // never ran has no data key.
 func writeResponse(w http.ResponseWriter, media string, status int, resp *graphql.Response, ran bool) {
-	b, err := appendResponse(nil, resp, ran)
+	head, data, tail, err := responseParts(resp, ran)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b = []byte(`{"errors":[{"message":"internal error: the response could not be encoded","extensions":{"code":"INTERNAL"}}]}`)
+		head, data, tail = nil, []byte(`{"errors":[{"message":"internal error: the response could not be encoded","extensions":{"code":"INTERNAL"}}]}`), nil
 	}
 	w.Header().Set("Content-Type", contentType(media))
+	w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(data)+len(tail)))
 	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	// Three writes, not one copy: the data is most of the response.
+	_, _ = w.Write(head)
+	_, _ = w.Write(data)
+	_, _ = w.Write(tail)
 }
 
 // appendResponse writes the response envelope: errors, data (only when the
 // operation ran; null if it gave none) and extensions, each left out when
-// empty. The data is gqlgen's JSON, copied as it is: passing it through
-// json.Marshal as a RawMessage would scan and compact all of it again.
+// empty.
 func appendResponse(b []byte, resp *graphql.Response, ran bool) ([]byte, error) {
-	b = append(b, '{')
-	sep := func() {
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
+	head, data, tail, err := responseParts(resp, ran)
+	if err != nil {
+		return nil, err
 	}
+	return append(append(append(b, head...), data...), tail...), nil
+}
+
+// responseParts is the envelope of appendResponse as what comes before the
+// data, the data and what comes after it. The data is gqlgen's JSON as it
+// is: passing it through json.Marshal as a RawMessage would scan and
+// compact all of it again.
+func responseParts(resp *graphql.Response, ran bool) (head, data, tail []byte, err error) {
+	head = append(head, '{')
 	if len(resp.Errors) > 0 {
 		errs, err := json.Marshal(resp.Errors)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
-		b = append(append(b, `"errors":`...), errs...)
+		head = append(append(head, `"errors":`...), errs...)
 	}
 	if ran {
-		sep()
-		b = append(b, `"data":`...)
-		if len(resp.Data) == 0 {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, resp.Data...)
+		if len(head) > 1 {
+			head = append(head, ',')
+		}
+		head = append(head, `"data":`...)
+		data = resp.Data
+		if len(data) == 0 {
+			data = []byte("null")
 		}
 	}
 	if len(resp.Extensions) > 0 {
 		ext, err := json.Marshal(resp.Extensions)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
-		sep()
-		b = append(append(b, `"extensions":`...), ext...)
+		if len(head) > 1 || data != nil {
+			tail = append(tail, ',')
+		}
+		tail = append(append(tail, `"extensions":`...), ext...)
 	}
-	return append(b, '}'), nil
+	return head, data, append(tail, '}'), nil
 }
 
 // writeUnavailable answers 503 for a database that cannot be reached:

@@ -1131,3 +1131,23 @@ func (f *Field) DirectMarshal() string {
 	}
 	return ""
 }
+
+// NEBULA PATCH (7): ArgsCacheable tells whether the arguments of this field,
+// once coerced, may be kept for the operation and handed to every field
+// context of the same selection (a field under a list is resolved once per
+// element, each time with the same arguments and variables). Only without
+// directives on the field or its arguments: a directive may depend on the
+// parent or change the arguments. The generated code keeps them only when
+// the operation has no field middleware (OperationContext.DirectFields),
+// which could change a field context's arguments too.
+func (f *Field) ArgsCacheable() bool {
+	if len(f.Args) == 0 || f.Object.Root || f.Object.Stream || f.HasDirectives() {
+		return false
+	}
+	for _, a := range f.Args {
+		if len(a.ImplDirectives()) > 0 {
+			return false
+		}
+	}
+	return true
+}

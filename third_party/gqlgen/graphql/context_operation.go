@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -34,9 +35,51 @@ type OperationContext struct {
 	// fields. False, the zero value, keeps every field on ResolveField.
 	DirectFields bool
 
+	// NEBULA PATCH (8): ResponseSizeHint is how many bytes the generated
+	// code reserves for a query's or mutation's response before writing
+	// it, e.g. the size of the last response to the same operation. A
+	// response is written into a buffer that otherwise starts empty and
+	// doubles as it grows: about twice its size allocated. Zero reserves
+	// nothing.
+	ResponseSizeHint int
+
 	Stats Stats
 
 	collectFieldsCache collectFieldsCacheStore
+
+	// NEBULA PATCH (7): the coerced arguments of fields, by their place in
+	// the query, kept by the generated code (codegen.Field.ArgsCacheable).
+	fieldArgsMu sync.Mutex
+	fieldArgs   map[*ast.Field]map[string]any
+}
+
+// CachedFieldArgs returns the arguments kept for f by KeepFieldArgs. They
+// are shared by every field context of f: callers must not modify them.
+// Only with DirectFields: a field middleware may change a field context's
+// arguments.
+func (c *OperationContext) CachedFieldArgs(f *ast.Field) (map[string]any, bool) {
+	if !c.DirectFields {
+		return nil, false
+	}
+	c.fieldArgsMu.Lock()
+	defer c.fieldArgsMu.Unlock()
+	args, ok := c.fieldArgs[f]
+	return args, ok
+}
+
+// KeepFieldArgs keeps the coerced arguments of f for the operation (NEBULA
+// PATCH (7)). The arguments of a field depend only on the query and the
+// operation's variables.
+func (c *OperationContext) KeepFieldArgs(f *ast.Field, args map[string]any) {
+	if !c.DirectFields {
+		return
+	}
+	c.fieldArgsMu.Lock()
+	defer c.fieldArgsMu.Unlock()
+	if c.fieldArgs == nil {
+		c.fieldArgs = map[*ast.Field]map[string]any{}
+	}
+	c.fieldArgs[f] = args
 }
 
 func (c *OperationContext) Validate(ctx context.Context) error {
