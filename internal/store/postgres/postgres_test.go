@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 	"github.com/nebulactrl/nebula/internal/store/pgtest"
 	"github.com/nebulactrl/nebula/internal/store/postgres"
@@ -124,5 +125,64 @@ func TestPoolSettingsInTheURL(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("listening with %d connections in the URL: %v, want it listening until cancelled", tc.want, err)
 		}
+	}
+}
+
+// A row's text columns are read into one string and handed out in slices
+// of it (rows.Scan): each destination must get its own column's value,
+// after the next row too; NULLs, other types and other destinations go
+// through pgx, with its errors.
+func TestScanTextColumns(t *testing.T) {
+	db, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	rows, err := db.Query(t.Context(), `SELECT v.n, 'id-' || v.n::text, 'bé "' || v.n::text || '"'::varchar, NULL::text,
+		'{"k": 1}'::jsonb, 'tail'::text FROM (VALUES (1), (2)) AS v(n) ORDER BY v.n`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		n    int
+		id   model.ProjectID
+		name string
+		none *string
+		doc  string
+		tail string
+	}
+	var got []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.n, &r.id, &r.name, &r.none, &r.doc, &r.tail); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []row{{1, "id-1", `bé "1"`, nil, `{"k": 1}`, "tail"}, {2, "id-2", `bé "2"`, nil, `{"k": 1}`, "tail"}}
+	if len(got) != len(want) {
+		t.Fatalf("got %d rows, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+
+	rows, err = db.Query(t.Context(), `SELECT 'a'::text, NULL::text, 'c'::text`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var a, b, c string
+	if !rows.Next() {
+		t.Fatal("no row")
+	}
+	if err := rows.Scan(&a, &b, &c); err == nil {
+		t.Error("a NULL scanned into a string gave no error")
 	}
 }

@@ -133,10 +133,32 @@ type delayedResult struct {
 }
 
 func NewFieldSet(fields []CollectedField) *FieldSet {
+	// NEBULA PATCH (9): a small object's field set, its values and room
+	// for two resolver fields are one allocation, where they were three.
+	if len(fields) <= smallFieldSet {
+		s := &fieldSetSmall{}
+		s.fields = fields
+		s.Values = s.values[:len(fields):len(fields)]
+		s.FieldSet.delayed = s.delayed[:0]
+		return &s.FieldSet
+	}
 	return &FieldSet{
 		fields: fields,
 		Values: make([]Marshaler, len(fields)),
 	}
+}
+
+// smallFieldSet is how many fields an object may have for its field set
+// to be a fieldSetSmall: most objects of most responses.
+const smallFieldSet = 6
+
+// fieldSetSmall is a FieldSet with its values and two delayed results
+// inline (NEBULA PATCH (9)). NewFieldSet hands out the address of its
+// FieldSet, which keeps the whole of it alive.
+type fieldSetSmall struct {
+	FieldSet
+	values  [smallFieldSet]Marshaler
+	delayed [2]delayedResult
 }
 
 // takeValues takes the values at the specified indices out of the [FieldSet.Values] slice,

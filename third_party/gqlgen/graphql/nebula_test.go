@@ -65,3 +65,25 @@ func TestScalarMarshalers(t *testing.T) {
 		t.Error("the zero time must marshal to null")
 	}
 }
+
+// NEBULA PATCH (9): a small object's field set is one allocation, and
+// holds as many values as it has fields, a large one's too.
+func TestNewFieldSet(t *testing.T) {
+	for _, n := range []int{0, 1, smallFieldSet, smallFieldSet + 1, 40} {
+		fields := make([]CollectedField, n)
+		fs := NewFieldSet(fields)
+		if len(fs.Values) != n || len(fs.fields) != n {
+			t.Errorf("%d fields: %d values, %d fields", n, len(fs.Values), len(fs.fields))
+		}
+		for i := range 3 {
+			fs.delayed = append(fs.delayed, delayedResult{i: i})
+		}
+		if len(fs.delayed) != 3 || fs.delayed[2].i != 2 {
+			t.Errorf("%d fields: delayed results %v", n, fs.delayed)
+		}
+	}
+	small := make([]CollectedField, smallFieldSet)
+	if n := testing.AllocsPerRun(100, func() { NewFieldSet(small) }); n != 1 {
+		t.Errorf("a small field set took %.1f allocations, want 1", n)
+	}
+}
