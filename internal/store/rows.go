@@ -3,7 +3,9 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nebulactrl/nebula/internal/model"
 )
@@ -275,6 +277,9 @@ func decodeJSON(pairs ...any) error {
 		if emptyJSON(pairs[i], raw) {
 			continue
 		}
+		if l, ok := pairs[i].(*model.Labels); ok && decodeLabels(raw, l) {
+			continue
+		}
 		if err := json.Unmarshal([]byte(raw), pairs[i]); err != nil {
 			return fmt.Errorf("decoding JSON column: %w", err)
 		}
@@ -309,3 +314,45 @@ func nullable[T ~string](p *T) *string {
 
 // Now is the store's clock precision: both databases keep microseconds.
 func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// decodeLabels reads labels in the form encodeJSON writes them,
+// [{"key":"…","value":"…"},…], without escapes, into dst, each key and
+// value a slice of raw: one allocation where json.Unmarshal made a dozen
+// per label. Anything else (an escape, another layout, invalid UTF-8) it
+// leaves to json.Unmarshal and tells so by returning false.
+func decodeLabels(raw string, dst *model.Labels) bool {
+	if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' || strings.IndexByte(raw, '\\') >= 0 || !utf8.ValidString(raw) {
+		return false
+	}
+	n := strings.Count(raw, `{"key":`)
+	out := make(model.Labels, 0, n)
+	rest := raw[1 : len(raw)-1]
+	for len(rest) > 0 {
+		if len(out) > 0 {
+			var ok bool
+			if rest, ok = strings.CutPrefix(rest, ","); !ok {
+				return false
+			}
+		}
+		var key, value string
+		var ok bool
+		if rest, ok = strings.CutPrefix(rest, `{"key":"`); !ok {
+			return false
+		}
+		if key, rest, ok = strings.Cut(rest, `"`); !ok {
+			return false
+		}
+		if rest, ok = strings.CutPrefix(rest, `,"value":"`); !ok {
+			return false
+		}
+		if value, rest, ok = strings.Cut(rest, `"`); !ok {
+			return false
+		}
+		if rest, ok = strings.CutPrefix(rest, "}"); !ok {
+			return false
+		}
+		out = append(out, model.Label{Key: key, Value: value})
+	}
+	*dst = out
+	return true
+}
