@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"iter"
 	"strings"
 	"sync"
 	"time"
@@ -124,11 +125,20 @@ func (c *grantCache) noted(topics []string) {
 		clear(c.entries)
 		return
 	}
-	prefix := bus.User("")
-	for _, t := range topics {
-		if u, ok := strings.CutPrefix(t, prefix); ok {
-			c.epoch++
-			delete(c.entries, model.UserID(u))
+	for u := range notedUsers(topics) {
+		c.epoch++
+		delete(c.entries, u)
+	}
+}
+
+// notedUsers yields the users the topics of a delivery name (bus.User).
+func notedUsers(topics []string) iter.Seq[model.UserID] {
+	return func(yield func(model.UserID) bool) {
+		prefix := bus.User("")
+		for _, t := range topics {
+			if u, ok := strings.CutPrefix(t, prefix); ok && !yield(model.UserID(u)) {
+				return
+			}
 		}
 	}
 }

@@ -1,11 +1,9 @@
 package control
 
 import (
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/model"
 )
 
@@ -90,15 +88,10 @@ func (c *tokenCache) noted(topics []string) {
 		clear(c.entries)
 		return
 	}
-	prefix := bus.User("")
-	for _, t := range topics {
-		u, ok := strings.CutPrefix(t, prefix)
-		if !ok {
-			continue
-		}
+	for u := range notedUsers(topics) {
 		c.epoch++
 		for h, e := range c.entries {
-			if e.tok.UserID == model.UserID(u) {
+			if e.tok.UserID == u {
 				delete(c.entries, h)
 			}
 		}
