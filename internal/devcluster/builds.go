@@ -190,12 +190,18 @@ func (b *builds) start(ctx context.Context, cs kubernetes.Interface, j *batchv1.
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &now, ContainerStatuses: []corev1.ContainerStatus{{
 			Name: "build", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}},
 	}
-	if _, err := cs.CoreV1().Pods(buildNamespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
+	// Known before it exists: the agent sees the pod as soon as it is
+	// created and asks for its log, which the fake answers "fake logs"
+	// for a pod the simulation does not know.
 	b.mu.Lock()
 	b.pods[key] = p
 	b.mu.Unlock()
+	if _, err := cs.CoreV1().Pods(buildNamespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		b.mu.Lock()
+		delete(b.pods, key)
+		b.mu.Unlock()
+		return err
+	}
 	return nil
 }
 
