@@ -204,24 +204,13 @@ func childPages(op *graphql.OperationContext, fields []graphql.CollectedField, n
 			continue // the resolver reports it
 		}
 		sel := graphql.CollectFields(op, f.Selections, nil)
-		pg.NoNext = !readsHasNext(op, sel)
+		pg.NoNext = !connReadsIn(op, sel).hasNext
 		out = append(out, struct {
 			pg     store.PageArgs
 			fields []graphql.CollectedField
 		}{pg, nodeFields(op, sel)})
 	}
 	return out
-}
-
-// readsHasNext tells whether the fields selected on a connection read
-// pageInfo.hasNextPage, which needs one row past the page.
-func readsHasNext(op *graphql.OperationContext, fields []graphql.CollectedField) bool {
-	for _, f := range fields {
-		if f.Name == "pageInfo" && selected(graphql.CollectFields(op, f.Selections, nil), "hasNextPage") {
-			return true
-		}
-	}
-	return false
 }
 
 // childPageArgs validates the arguments of a prefetched child connection
@@ -231,7 +220,7 @@ func childPageArgs(ctx context.Context, first *int, after *string) (store.PageAr
 	if err != nil {
 		return pg, err
 	}
-	pg.NoNext = !readsHasNext(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil))
+	pg.NoNext = !connReadsOf(ctx).hasNext
 	return pg, nil
 }
 

@@ -73,7 +73,6 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 	return nil, control.Invalid(fmt.Sprintf("id %q names an unknown kind %q", id, kind), "id")
 }
 
-// nonNil keeps a typed nil pointer out of the Node interface.
 // tenantColumns are the fields of Tenant served from its row (plan reads
 // its PlanName); its other fields are its id and lists of other rows.
 var tenantColumns = []string{"name", "createdAt", "plan"}
@@ -93,6 +92,7 @@ func readsAny(ctx context.Context, typ string, fields []string) bool {
 	return false
 }
 
+// nonNil keeps a typed nil pointer out of the Node interface.
 func nonNil[T any](v *T, err error) (model.Node, error) {
 	if err != nil || v == nil {
 		return nil, err

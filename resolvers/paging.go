@@ -62,22 +62,30 @@ func conn[T, E, C any](ctx context.Context, p store.Page[T], id func(*T) string,
 }
 
 // connReads is what of a connection its selection reads beyond its nodes.
-type connReads struct{ edges, endCursor bool }
+type connReads struct{ edges, hasNext, endCursor bool }
 
-// connReadsOf reads it from the field being resolved: edges when `edges`
-// is selected, the end cursor when `pageInfo { endCursor }` is.
+// connReadsOf reads it from the field being resolved; outside a GraphQL
+// field, everything.
 func connReadsOf(ctx context.Context) connReads {
 	if graphql.GetFieldContext(ctx) == nil {
-		return connReads{edges: true, endCursor: true}
+		return connReads{edges: true, hasNext: true, endCursor: true}
 	}
-	op := graphql.GetOperationContext(ctx)
+	return connReadsIn(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil))
+}
+
+// connReadsIn reads it from the fields selected on a connection: edges
+// when `edges` is selected, hasNext and the end cursor when `pageInfo`
+// selects `hasNextPage` and `endCursor`.
+func connReadsIn(op *graphql.OperationContext, fields []graphql.CollectedField) connReads {
 	var r connReads
-	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+	for _, f := range fields {
 		switch f.Name {
 		case "edges":
 			r.edges = true
 		case "pageInfo":
-			r.endCursor = r.endCursor || selected(graphql.CollectFields(op, f.Selections, nil), "endCursor")
+			info := graphql.CollectFields(op, f.Selections, nil)
+			r.hasNext = r.hasNext || selected(info, "hasNextPage")
+			r.endCursor = r.endCursor || selected(info, "endCursor")
 		}
 	}
 	return r

@@ -59,7 +59,7 @@ func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz
 		return nil, authz.ErrUnauthenticated
 	}
 	q := p.q(ctx)
-	hash := sha256.Sum256([]byte(secret))
+	hash := [32]byte(hashToken(secret))
 	tok, user, epoch, cached := p.tokens.get(hash)
 	if !cached {
 		at := p.tokens.now()
