@@ -336,6 +336,13 @@ func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout 
 	if err != nil && !errors.Is(err, control.ErrBootstrapped) {
 		return err
 	}
+	if cfg.PprofAddr != "" {
+		_, stop, err := servePprof(cfg.PprofAddr, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Addr, err)

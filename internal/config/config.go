@@ -5,6 +5,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"regexp"
@@ -99,6 +100,10 @@ type Config struct {
 	// ShutdownGrace bounds how long a stopping server waits for requests
 	// in flight once it closed its connections.
 	ShutdownGrace time.Duration
+	// PprofAddr, when set, is a loopback address where the process serves
+	// Go's profiles (net/http/pprof): for measuring it under load, off by
+	// default.
+	PprofAddr string
 	// Version is the build's, set by the command, not the environment.
 	Version string
 }
@@ -198,6 +203,10 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 	c.MaxDepth = n("NEBULA_MAX_DEPTH", 12, 2, 100)
 	c.MaxComplexity = n("NEBULA_MAX_COMPLEXITY", 250_000, 10, 100_000_000)
 	c.ShutdownGrace = d("NEBULA_SHUTDOWN_GRACE", 15*time.Second, 0, 10*time.Minute)
+	c.PprofAddr = str(lookup, "NEBULA_PPROF_ADDR", "")
+	if c.PprofAddr != "" && !loopback(c.PprofAddr) {
+		errs = append(errs, fmt.Sprintf("NEBULA_PPROF_ADDR=%q must be a loopback address and port, such as 127.0.0.1:6060: profiles show the process's memory", c.PprofAddr))
+	}
 	c.WSPing = d("NEBULA_WS_PING", 15*time.Second, 100*time.Millisecond, 5*time.Minute)
 	c.MaxConnsPerToken = n("NEBULA_MAX_CONNECTIONS_PER_TOKEN", 32, 1, 100_000)
 	c.MaxConnsPerAddress = n("NEBULA_MAX_CONNECTIONS_PER_ADDRESS", 256, 1, 1_000_000)
@@ -420,4 +429,17 @@ func parseOIDCRoles(v string) (map[string][]OIDCGrant, error) {
 		out[group] = append(out[group], OIDCGrant{Tenant: tenant, Role: role})
 	}
 	return out, nil
+}
+
+// loopback tells whether addr is host:port with a loopback host.
+func loopback(addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -249,32 +249,26 @@ type StageReport struct {
 // desired state: the cluster returns to the release that ran before.
 func (a *AgentSide) Stage(ctx context.Context, r StageReport) error {
 	p := a.p
-	d, err := store.Deployments.Get(ctx, a.q(ctx), r.Deployment)
-	if errors.Is(err, store.ErrNotFound) {
-		a.refuseStage(ctx, r, "", "no such deployment")
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if d.ClusterID != a.cluster {
-		// Said in the log only: the agent learns nothing of other clusters.
-		a.refuseStage(ctx, r, "", "the deployment is not this cluster's")
-		return nil
-	}
-	if ok, why := agentMove(d, r.Stage); !ok {
-		if why != "" {
-			a.refuseStage(ctx, r, d.Stage, why)
-		}
-		return nil
-	}
+	// The deployment is read once, holding the tenant's lock: one of this
+	// cluster's is of the session's tenant, and any other is refused
+	// without a change.
 	var refused string
 	var from model.DeploymentStage
-	err = p.system(a.as(ctx), d.TenantID, !r.Stage.Live(), func(q *txn) error {
-		if d, err = store.Deployments.Get(ctx, q, d.ID); err != nil {
+	err := p.system(a.as(ctx), a.tenant, false, func(q *txn) error {
+		d, err := store.Deployments.Get(ctx, q, r.Deployment)
+		if errors.Is(err, store.ErrNotFound) {
+			refused = "no such deployment"
+			return nil
+		}
+		if err != nil {
 			return err
 		}
-		ok, why := agentMove(d, r.Stage) // it may have moved on meanwhile
+		if d.ClusterID != a.cluster {
+			// Said in the log only: the agent learns nothing of other clusters.
+			refused = "the deployment is not this cluster's"
+			return nil
+		}
+		ok, why := agentMove(d, r.Stage)
 		if !ok {
 			refused, from = why, d.Stage
 			return nil
@@ -290,7 +284,10 @@ func (a *AgentSide) Stage(ctx context.Context, r StageReport) error {
 		// deployment's events).
 		ev := a.auditEvent(ActRolloutEnded, "Deployment", string(d.ID))
 		ev.Details["stage"], ev.Details["releaseId"] = string(r.Stage), string(d.ReleaseID)
-		return q.audited(ctx, ev)
+		if err := q.audited(ctx, ev); err != nil {
+			return err
+		}
+		return p.recompile(ctx, q, a.tenant)
 	})
 	if err != nil {
 		return err

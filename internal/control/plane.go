@@ -175,6 +175,11 @@ func byIDs[K ~string, T any, PT scoped[T]](ctx context.Context, p *Plane, t *sto
 	if err != nil {
 		return nil, err
 	}
+	return visible[K, T, PT](ctx, p, rows, perm)
+}
+
+// visible removes from rows those the caller may not read with perm.
+func visible[K ~string, T any, PT scoped[T]](ctx context.Context, p *Plane, rows map[K]*T, perm authz.Perm) (map[K]*T, error) {
 	for id, v := range rows {
 		if err := p.authz.CheckCtx(ctx, perm, PT(v).Scope()); err != nil {
 			if isDenied(err) {

@@ -185,8 +185,17 @@ func (p *Plane) Release(ctx context.Context, id model.ReleaseID) (*model.Release
 	return get(ctx, p, p.q(ctx), store.Releases, id, authz.ReleaseRead)
 }
 
+// ReleasesByIDs reads releases by id for the rows that name them (a
+// deployment's, a build's, a log line's release). A release with its image
+// never changes, and such a row exists only with its release, so the ones
+// the plane's release cache holds are not read again. The releases are
+// shared: callers must not modify them.
 func (p *Plane) ReleasesByIDs(ctx context.Context, ids []model.ReleaseID) (map[model.ReleaseID]*model.Release, error) {
-	return byIDs(ctx, p, store.Releases, ids, authz.ReleaseRead)
+	rows, err := p.releases.ByIDs(ctx, p.q(ctx), ids)
+	if err != nil {
+		return nil, err
+	}
+	return visible(ctx, p, rows, authz.ReleaseRead)
 }
 
 // Releases lists a service's releases newest first, optionally of one

@@ -5,11 +5,17 @@ package loadrun_test
 import (
 	"context"
 	"flag"
+	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +41,8 @@ var (
 	loadHeartbeat   = flag.Duration("load.heartbeat", 15*time.Second, "TestSystemLoad: the heartbeat interval the replicas ask for (1s at least)")
 	loadBin         = flag.String("load.bin", "", "the nebula binary; built from ./cmd/nebula into a temporary directory when empty")
 	loadOut         = flag.String("load.out", "", "TestSystemLoad: also write the report (Markdown) to this file")
+	loadProfile     = flag.String("load.profile", "", "TestSystemLoad: write 30 s CPU profiles of each replica, taken in the middle of the window, into this directory")
+	loadStatements  = flag.Int("load.statements", 0, "TestSystemLoad: log the N statements PostgreSQL spent the most time in after the seeding (pg_stat_statements)")
 )
 
 // TestSystemLoad is the whole-system load run of docs/benchmarks.md
@@ -120,6 +128,9 @@ func run(t *testing.T, scale loadrun.Scale) *loadrun.Report {
 		}
 	}
 	pg := pgtest.Private(t)
+	if *loadStatements > 0 {
+		pg.TrackStatements()
+	}
 	postmaster, err := loadrun.Child(os.Getpid(), "postgres")
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +140,21 @@ func run(t *testing.T, scale loadrun.Scale) *loadrun.Report {
 	t0 := time.Now()
 	sd := seed(t, ctx, pg.URL, key, scale.Agents, scale.Tenants)
 	t.Logf("seeded %d tenants, %d clusters, %d projects and %d deployments in %v", len(sd.Tenants), len(sd.Clusters), len(sd.Projects), len(sd.Deployments), time.Since(t0).Round(time.Millisecond))
+	if *loadStatements > 0 {
+		if err := pg.ResetStatements(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			for _, byCalls := range []bool{false, true} {
+				top, err := pg.TopStatements(context.Background(), *loadStatements, byCalls)
+				if err != nil {
+					t.Errorf("reading pg_stat_statements: %v", err)
+					return
+				}
+				t.Logf("PostgreSQL's statements by %s, from the end of the seeding:\n%s", map[bool]string{false: "execution time", true: "calls"}[byCalls], top)
+			}
+		}()
+	}
 
 	cfg := loadrun.ReplicaConfig{Bin: bin, Dir: t.TempDir(), DatabaseURL: pg.URL, MasterKey: key, Heartbeat: scale.Heartbeat,
 		// Every client of the run comes from 127.0.0.1 with its tenant's
@@ -136,13 +162,26 @@ func run(t *testing.T, scale loadrun.Scale) *loadrun.Report {
 		// by default) are for the public internet, not for this.
 		Env: []string{"NEBULA_MAX_CONNECTIONS_PER_TOKEN=100000", "NEBULA_MAX_CONNECTIONS_PER_ADDRESS=100000"}}
 	var replicas []*loadrun.Replica
+	profiles := map[string]string{} // replica → its profiling address
 	for _, name := range []string{"replica-a", "replica-b"} {
-		r, err := loadrun.StartReplica(ctx, cfg, name)
+		rc := cfg
+		if *loadProfile != "" {
+			profiles[name] = freeAddr(t)
+			rc.Env = append(slices.Clip(cfg.Env), "NEBULA_PPROF_ADDR="+profiles[name])
+		}
+		r, err := loadrun.StartReplica(ctx, rc, name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(r.Stop) // before PostgreSQL stops: cleanups run last in, first out
 		replicas = append(replicas, r)
+	}
+	if *loadProfile != "" {
+		// Connecting the clients takes a few seconds more than the
+		// warm-up: the middle of the window is a little later than this.
+		at := scale.Warmup + scale.Duration/2 - 15*time.Second
+		done := profileReplicas(t, ctx, profiles, max(at, scale.Warmup), *loadProfile)
+		defer func() { <-done }()
 	}
 	rep, err := loadrun.Drive(ctx, loadrun.Setup{Scale: scale, Seeded: sd, Replicas: replicas,
 		Procs:    []loadrun.Proc{{Name: "postgresql (postmaster + backends)", PID: postmaster, Tree: true}},
@@ -179,4 +218,66 @@ func seed(t *testing.T, ctx context.Context, url, key string, clusters, tenants 
 		t.Fatal(err)
 	}
 	return sd
+}
+
+// freeAddr is a loopback address with a port free at the moment.
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// profileReplicas takes a 30 s CPU profile of each replica after wait,
+// all at once, into dir/<replica>.pprof. The channel closes when they are
+// written (or failed, which the test reports).
+func profileReplicas(t *testing.T, ctx context.Context, addrs map[string]string, wait time.Duration, dir string) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return
+		}
+		var wg sync.WaitGroup
+		for name, addr := range addrs {
+			wg.Go(func() {
+				path := filepath.Join(dir, name+".pprof")
+				if err := fetchProfile(ctx, "http://"+addr+"/debug/pprof/profile?seconds=30", path); err != nil {
+					t.Errorf("profiling %s: %v", name, err)
+					return
+				}
+				t.Logf("wrote %s's CPU profile to %s", name, path)
+			})
+		}
+		wg.Wait()
+	}()
+	return done
+}
+
+func fetchProfile(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, res.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, res.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -244,6 +244,22 @@ func (c *ReleaseCache) known(ids []model.ReleaseID) (map[model.ReleaseID]*model.
 	return out, missing
 }
 
+// ByIDs is Releases.ByIDs reading only the releases the cache does not
+// hold (a nil cache reads them all), and keeping those it read. The
+// returned releases are shared: callers must not modify them.
+func (c *ReleaseCache) ByIDs(ctx context.Context, q Querier, ids []model.ReleaseID) (map[model.ReleaseID]*model.Release, error) {
+	byID, missing := c.known(ids)
+	if len(missing) > 0 {
+		read, err := Releases.ByIDs(ctx, q, missing)
+		if err != nil {
+			return nil, err
+		}
+		c.keep(read)
+		maps.Copy(byID, read)
+	}
+	return byID, nil
+}
+
 // keep adds releases read from the database.
 func (c *ReleaseCache) keep(rs map[model.ReleaseID]*model.Release) {
 	if c == nil {
@@ -291,12 +307,19 @@ func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID, known
 	// rolled back no longer does. One that was delivered and then
 	// superseded still counts, so that cancelling or rolling back the
 	// newer one returns to it.
+	//
+	// A deployment's service and environment are of one project (Deploy
+	// refuses others), so the pairs are those of each project. For each,
+	// the newest live one is found through deployments_pair_idx, backwards
+	// from the newest, as far as the first live one: the cost is the
+	// tenant's pairs, not its history.
 	in, live := inList(model.LiveStages(), 2)
-	r.Live, err = Deployments.all(ctx, q, `id IN (SELECT id FROM (
-		SELECT id, ROW_NUMBER() OVER (PARTITION BY service_id, environment_id ORDER BY id DESC) AS rn
-		FROM deployments WHERE tenant_id = $1
-			AND (stage IN (`+in+`) OR stage = $2 AND delivered_at IS NOT NULL)
-	) live WHERE rn = 1)`, append([]any{t, string(model.StageSuperseded)}, live...)...)
+	r.Live, err = Deployments.all(ctx, q, `id IN (SELECT (SELECT d.id FROM deployments d
+			WHERE d.service_id = s.id AND d.environment_id = e.id
+				AND (d.stage IN (`+in+`) OR d.stage = $2 AND d.delivered_at IS NOT NULL)
+			ORDER BY d.id DESC LIMIT 1)
+		FROM services s JOIN environments e ON e.project_id = s.project_id
+		WHERE s.tenant_id = $1)`, append([]any{t, string(model.StageSuperseded)}, live...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -304,14 +327,9 @@ func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID, known
 	for _, d := range r.Live {
 		ids = append(ids, d.ReleaseID)
 	}
-	byID, missing := known.known(ids)
-	if len(missing) > 0 {
-		read, err := Releases.ByIDs(ctx, q, missing)
-		if err != nil {
-			return nil, err
-		}
-		known.keep(read)
-		maps.Copy(byID, read)
+	byID, err := known.ByIDs(ctx, q, ids)
+	if err != nil {
+		return nil, err
 	}
 	for _, d := range r.Live {
 		if rel := byID[d.ReleaseID]; rel != nil {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -1049,6 +1050,38 @@ func testLoadTenantRows(t *testing.T, s *store.Store) {
 		wantNoErr(t, "loading through a cache smaller than the tenant", err)
 		assertEqual(t, "current releases through a small cache", rows.Current, []*model.Release{r2, r3, r5})
 	}
+
+	// By id through the same cache: the held ones are not read again; one
+	// waiting for its build (no image yet) is read every time, and a
+	// missing id is simply absent.
+	building := mustInsert(t, s, store.Releases, &model.Release{ID: model.ReleaseID(newID()), TenantID: svc2.TenantID,
+		ProjectID: svc2.ProjectID, ServiceID: svc2.ID, EnvironmentID: env2.ID, Number: 9, Image: svc2.Image,
+		ServiceConfig: svc2.ServiceConfig, CreatedAt: store.Now()})
+	ids := []model.ReleaseID{r2.ID, building.ID, model.ReleaseID(newID()), r3.ID}
+	var reads []map[model.ReleaseID]*model.Release
+	for range 2 {
+		got, err := cache.ByIDs(ctx, s.Q(), ids)
+		wantNoErr(t, "reading by id through a cache", err)
+		assertEqual(t, "releases by id through a cache", got, map[model.ReleaseID]*model.Release{r2.ID: r2, building.ID: building, r3.ID: r3})
+		reads = append(reads, got)
+	}
+	if reads[0][r2.ID] != second.Current[0] || reads[1][r3.ID] != second.Current[1] {
+		t.Error("a release the cache held was read again by id")
+	}
+	if reads[0][building.ID] == reads[1][building.ID] {
+		t.Error("a release waiting for its build was kept")
+	}
+	digest := "sha256:" + strings.Repeat("9", 64)
+	wantNoErr(t, "the build's image", store.SetReleaseDigest(ctx, s.Q(), building.ID, digest))
+	built, err := cache.ByIDs(ctx, s.Q(), ids[1:2])
+	wantNoErr(t, "reading a built release by id", err)
+	if built[building.ID] == nil || built[building.ID].ImageDigest != digest {
+		t.Errorf("a release read by id after its build: %+v, want digest %s", built[building.ID], digest)
+	}
+	var none *store.ReleaseCache
+	uncached, err := none.ByIDs(ctx, s.Q(), ids[:1])
+	wantNoErr(t, "reading by id without a cache", err)
+	assertEqual(t, "a release by id without a cache", uncached, map[model.ReleaseID]*model.Release{r2.ID: r2})
 }
 
 func testMigrationFiles(t *testing.T, _ *store.Store) {
