@@ -98,6 +98,14 @@ func (p *Plane) tx(ctx context.Context, fn func(q *txn) error) error {
 		if err := fn(t); err != nil {
 			return err
 		}
+		// Every note of the transaction in one notification (or as few
+		// as fit), written last, just before the commit.
+		if len(t.notes) > 0 {
+			t.notes = distinct(t.notes)
+			if err := p.notify.InTx(ctx, q, t.notes); err != nil {
+				return err
+			}
+		}
 		done = t
 		return nil
 	})

@@ -172,6 +172,7 @@ func (p *Plane) CreateEndpoint(ctx context.Context, in EndpointInput) (*model.En
 	err = p.change(ctx, scope.Tenant, func(q *txn, _ *model.Tenant, ev *audit) error {
 		target(ev, ActEndpointCreate, "WebhookEndpoint", string(e.ID))
 		auditEndpoint(ev, e)
+		q.endpointsChanged()
 		return store.Endpoints.Insert(ctx, q, e)
 	})
 	if err != nil {
@@ -227,6 +228,7 @@ func (p *Plane) changeEndpoint(ctx context.Context, id model.EndpointID, act Act
 		target(ev, act, "WebhookEndpoint", string(id))
 		f(e, ev)
 		e.UpdatedAt = p.now()
+		q.endpointsChanged()
 		return store.UpdateEndpoint(ctx, q, e)
 	})
 	if err != nil {
@@ -288,6 +290,7 @@ func (p *Plane) DeleteEndpoint(ctx context.Context, id model.EndpointID) error {
 	return p.change(ctx, e.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
 		target(ev, ActEndpointDelete, "WebhookEndpoint", string(id))
 		auditEndpoint(ev, e)
+		q.endpointsChanged()
 		return store.Endpoints.Delete(ctx, q, id)
 	})
 }
@@ -386,7 +389,7 @@ type outboundEvent struct {
 // that wants it, in q, the transaction of the change it reports; the
 // sender is woken once it committed.
 func (p *Plane) emit(ctx context.Context, q *txn, e outboundEvent) error {
-	eps, err := store.EndpointsOfTenant(ctx, q, e.tenant)
+	eps, err := q.endpointsOf(ctx, e.tenant)
 	if err != nil {
 		return err
 	}

@@ -293,6 +293,7 @@ func (p *Plane) disableFailing(ctx context.Context, q *txn, m *model.Message, a 
 	e.DisabledReason = fmt.Sprintf("every attempt to deliver message msg_%s failed for %s (%d attempts; the last: %s)",
 		m.ID, p.outbound.RetryWindow, m.Attempts, a.Error)
 	e.UpdatedAt = now
+	q.endpointsChanged()
 	if err := store.UpdateEndpoint(ctx, q, e); err != nil {
 		return err
 	}

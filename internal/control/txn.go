@@ -18,7 +18,31 @@ type txn struct {
 	// cause is the audit event the transaction recorded (the last, if
 	// several): the revisions its recompile makes name it as their cause.
 	cause model.AuditEventID
+	// endpoints are the webhook endpoints of the tenants the transaction
+	// emitted events of, read once (a deploy moves several deployments,
+	// each move an event); a write of an endpoint drops them.
+	endpoints map[model.TenantID][]*model.Endpoint
 }
+
+// endpointsOf reads a tenant's webhook endpoints, once per transaction
+// unless it writes one.
+func (t *txn) endpointsOf(ctx context.Context, tenant model.TenantID) ([]*model.Endpoint, error) {
+	if eps, ok := t.endpoints[tenant]; ok {
+		return eps, nil
+	}
+	eps, err := store.EndpointsOfTenant(ctx, t.Querier, tenant)
+	if err != nil {
+		return nil, err
+	}
+	if t.endpoints == nil {
+		t.endpoints = map[model.TenantID][]*model.Endpoint{}
+	}
+	t.endpoints[tenant] = eps
+	return eps, nil
+}
+
+// endpointsChanged is said before the transaction writes an endpoint.
+func (t *txn) endpointsChanged() { t.endpoints = nil }
 
 // audited records an audit event in the transaction; the revisions the
 // transaction's recompile then makes name it as their cause.
@@ -36,12 +60,28 @@ func (t *txn) audited(ctx context.Context, e *model.AuditEvent) error {
 // its way. f never runs for a transaction that rolled back.
 func (t *txn) afterCommit(f func()) { t.after = append(t.after, f) }
 
-// note notes topics in the transaction: written with it (on PostgreSQL,
-// where the other replicas listen) and told to this process's subscribers
-// once it commits.
+// note notes topics in the transaction: written with it, all of its notes
+// in one notification just before the commit (on PostgreSQL, where the
+// other replicas listen; see Plane.tx), and told to this process's
+// subscribers once it commits. It returns an error for the callers' sake
+// only: noting cannot fail, writing the notification can, and fails the
+// transaction.
 func (p *Plane) note(ctx context.Context, q *txn, topics ...string) error {
 	q.notes = append(q.notes, topics...)
-	return p.notify.InTx(ctx, q.Querier, topics)
+	return nil
+}
+
+// distinct is topics without repeats, in the order they were first noted.
+func distinct(topics []string) []string {
+	seen := make(map[string]struct{}, len(topics))
+	out := topics[:0]
+	for _, t := range topics {
+		if _, ok := seen[t]; !ok {
+			seen[t] = struct{}{}
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // dispatch tells what a committed transaction kept: this replica's grant

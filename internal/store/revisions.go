@@ -313,13 +313,17 @@ func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID, known
 	// the newest live one is found through deployments_pair_idx, backwards
 	// from the newest, as far as the first live one: the cost is the
 	// tenant's pairs, not its history.
+	// PostgreSQL walks each pair once in a lateral join; SQLite, which has
+	// none, in a correlated subquery.
 	in, live := inList(model.LiveStages(), 2)
-	r.Live, err = Deployments.all(ctx, q, `id IN (SELECT (SELECT d.id FROM deployments d
-			WHERE d.service_id = s.id AND d.environment_id = e.id
-				AND (d.stage IN (`+in+`) OR d.stage = $2 AND d.delivered_at IS NOT NULL)
-			ORDER BY d.id DESC LIMIT 1)
-		FROM services s JOIN environments e ON e.project_id = s.project_id
-		WHERE s.tenant_id = $1)`, append([]any{t, string(model.StageSuperseded)}, live...)...)
+	newest := `SELECT d.id FROM deployments d WHERE d.service_id = s.id AND d.environment_id = e.id
+		AND (d.stage IN (` + in + `) OR d.stage = $2 AND d.delivered_at IS NOT NULL) ORDER BY d.id DESC LIMIT 1`
+	pairs := `services s JOIN environments e ON e.project_id = s.project_id`
+	where := `id IN (SELECT (` + newest + `) FROM ` + pairs + ` WHERE s.tenant_id = $1)`
+	if q.Dialect().Name == "postgres" {
+		where = `id IN (SELECT l.id FROM ` + pairs + ` CROSS JOIN LATERAL (` + newest + `) l WHERE s.tenant_id = $1)`
+	}
+	r.Live, err = Deployments.all(ctx, q, where, append([]any{t, string(model.StageSuperseded)}, live...)...)
 	if err != nil {
 		return nil, err
 	}
