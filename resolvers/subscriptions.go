@@ -351,17 +351,23 @@ func deploymentEvents(ctx context.Context, p *control.Plane, id model.Deployment
 func environmentDeployments(ctx context.Context, p *control.Plane, env *model.Environment) <-chan *model.Deployment {
 	out := newStream[*model.Deployment](ctx)
 	seen := map[model.DeploymentID]int64{}
+	open := map[model.DeploymentID]bool{} // seen, not yet ended: they may move
+	var newest model.DeploymentID         // seen
 	first := true
 	follow(ctx, p.Bus(), []string{bus.Environment(string(env.ID))}, func(ctx context.Context) (bool, error) {
-		pages, err := p.DeploymentsOf(ctx, []model.Scope{env.Scope()}, []model.EnvironmentID{env.ID}, store.PageArgs{First: 50})
+		items, err := changedDeployments(ctx, p, env, first, floor(newest, open))
 		if err != nil {
 			return true, err
 		}
-		items := pages[string(env.ID)].Items
 		for i := len(items) - 1; i >= 0; i-- { // oldest first
 			d := items[i]
 			last, known := seen[d.ID]
-			seen[d.ID] = d.LastSeq
+			seen[d.ID], newest = d.LastSeq, max(newest, d.ID)
+			if d.Stage.Terminal() {
+				delete(open, d.ID)
+			} else {
+				open[d.ID] = true
+			}
 			if first && d.Stage.Terminal() || known && last >= d.LastSeq {
 				continue
 			}
@@ -373,6 +379,54 @@ func environmentDeployments(ctx context.Context, p *control.Plane, env *model.En
 		return false, nil
 	}, out.close)
 	return out.c
+}
+
+// Environment subscriptions read an environment's newest deployments: the
+// first time a page of maxRead, afterwards pages of readPage, newest first,
+// back to the floor and at least one page, at most maxRead in all. The page
+// beyond the floor covers a deployment whose id sorts a little before one
+// seen (ids come from the clock of the replica that made them).
+const (
+	readPage = 10
+	maxRead  = 50
+)
+
+// floor is the oldest deployment a re-read must reach: the oldest seen that
+// may still move, else the newest seen ("" before any).
+func floor(newest model.DeploymentID, open map[model.DeploymentID]bool) model.DeploymentID {
+	var oldestOpen model.DeploymentID
+	for id := range open {
+		if oldestOpen == "" || id < oldestOpen {
+			oldestOpen = id
+		}
+	}
+	if oldestOpen != "" {
+		return oldestOpen
+	}
+	return newest
+}
+
+// changedDeployments reads what a subscription of env must look at, newest
+// first (see readPage).
+func changedDeployments(ctx context.Context, p *control.Plane, env *model.Environment, first bool, floor model.DeploymentID) ([]*model.Deployment, error) {
+	n := readPage
+	if first {
+		n = maxRead
+	}
+	var items []*model.Deployment
+	after := ""
+	for {
+		pages, err := p.DeploymentsOf(ctx, []model.Scope{env.Scope()}, []model.EnvironmentID{env.ID}, store.PageArgs{First: n, After: after})
+		if err != nil {
+			return nil, err
+		}
+		page := pages[string(env.ID)]
+		items = append(items, page.Items...)
+		if first || !page.HasNext || len(items) >= maxRead || items[len(items)-1].ID <= floor {
+			return items, nil
+		}
+		after, n = string(items[len(items)-1].ID), min(readPage, maxRead-len(items))
+	}
 }
 
 // clusterStatus streams the cluster now and whenever what it shows moved.
