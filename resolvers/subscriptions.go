@@ -407,8 +407,8 @@ func floor(newest model.DeploymentID, open map[model.DeploymentID]bool) model.De
 }
 
 // changedDeployments reads what a subscription of env must look at, newest
-// first (see readPage).
-func changedDeployments(ctx context.Context, p *control.Plane, env *model.Environment, first bool, floor model.DeploymentID) ([]*model.Deployment, error) {
+// first, back to the deployment back (see readPage and floor).
+func changedDeployments(ctx context.Context, p *control.Plane, env *model.Environment, first bool, back model.DeploymentID) ([]*model.Deployment, error) {
 	n := readPage
 	if first {
 		n = maxRead
@@ -422,7 +422,7 @@ func changedDeployments(ctx context.Context, p *control.Plane, env *model.Enviro
 		}
 		page := pages[string(env.ID)]
 		items = append(items, page.Items...)
-		if first || !page.HasNext || len(items) >= maxRead || items[len(items)-1].ID <= floor {
+		if first || !page.HasNext || len(items) >= maxRead || items[len(items)-1].ID <= back {
 			return items, nil
 		}
 		after, n = string(items[len(items)-1].ID), min(readPage, maxRead-len(items))
