@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"maps"
 	"sync"
 	"time"
 
@@ -48,11 +47,16 @@ type loaders struct {
 	svcPages pageCache[model.Service]
 	depPages pageCache[model.Deployment]
 
-	// releaseHeads are releases read without their configuration with the
-	// deployments prefetched: they serve a deployment's release only to a
-	// selection that asks for neither processes nor domains.
+	// releaseHeads are releases read with the deployments prefetched,
+	// some of their columns (plan.go): they serve a deployment's release
+	// only to a selection that reads no other column.
 	headsMu      sync.Mutex
-	releaseHeads map[model.ReleaseID]*model.Release
+	releaseHeads map[model.ReleaseID]releaseHead
+}
+
+type releaseHead struct {
+	r    *model.Release
+	cols store.Cols
 }
 
 type loadersKey struct{}
@@ -139,6 +143,7 @@ type pageKey struct {
 	first  int
 	after  string
 	noNext bool
+	cols   store.Cols // of the rows' columns, those read (plan.go)
 }
 
 // pageCache holds prefetched child pages for one operation.
@@ -147,14 +152,15 @@ type pageCache[T any] struct {
 	m  map[pageKey]store.Page[T]
 }
 
-func (c *pageCache[T]) get(parent string, pg store.PageArgs) (store.Page[T], bool) {
+func (c *pageCache[T]) get(parent string, pg store.PageArgs, cols store.Cols) (store.Page[T], bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, ok := c.m[pageKey{parent, pg.First, pg.After, pg.NoNext}]
+	p, ok := c.m[pageKey{parent, pg.First, pg.After, pg.NoNext, cols}]
 	return p, ok
 }
 
-func (c *pageCache[T]) put(pages map[string]store.Page[T], pg store.PageArgs) []*T {
+// put keeps pages read with pg, of rows read whole (cols 0) or in part.
+func (c *pageCache[T]) put(pages map[string]store.Page[T], pg store.PageArgs, cols store.Cols) []*T {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -162,7 +168,7 @@ func (c *pageCache[T]) put(pages map[string]store.Page[T], pg store.PageArgs) []
 	}
 	var all []*T
 	for parent, p := range pages {
-		c.m[pageKey{parent, pg.First, pg.After, pg.NoNext}] = p
+		c.m[pageKey{parent, pg.First, pg.After, pg.NoNext, cols}] = p
 		all = append(all, p.Items...)
 	}
 	return all
@@ -185,6 +191,11 @@ func nodeFields(op *graphql.OperationContext, sel []graphql.CollectedField) []gr
 		}
 	}
 	return out
+}
+
+// nodeFieldsOf is nodeFields of the connection field at ctx.
+func nodeFieldsOf(ctx context.Context) []graphql.CollectedField {
+	return nodeFields(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil))
 }
 
 // childPages finds the fields called name among fields and returns, for
@@ -284,11 +295,11 @@ func (l *loaders) primeProjects(ctx context.Context, projects []*model.Project) 
 		if err != nil {
 			continue
 		}
-		l.primeEnvironments(ctx, op, l.envPages.put(pages, c.pg), c.fields)
+		l.primeEnvironments(ctx, op, l.envPages.put(pages, c.pg, 0), c.fields)
 	}
 	for _, c := range childPages(op, fields, "services") {
 		if pages, err := l.plane.ServicesOf(ctx, scopes, c.pg); err == nil {
-			l.svcPages.put(pages, c.pg)
+			l.svcPages.put(pages, c.pg, 0)
 		}
 	}
 }
@@ -306,23 +317,25 @@ func (l *loaders) primeEnvironments(ctx context.Context, op *graphql.OperationCo
 		l.environments.Prime(e.ID, e)
 	}
 	for _, c := range childPages(op, fields, "deployments") {
+		cols := deploymentCols(c.fields)
 		release, ok := field(c.fields, "release")
 		if !ok {
-			pages, err := l.plane.DeploymentsOf(ctx, scopes, ids, c.pg)
+			pages, err := l.plane.DeploymentsOf(ctx, scopes, ids, c.pg, cols)
 			if err == nil {
-				l.depPages.put(pages, c.pg)
+				l.depPages.put(pages, c.pg, cols)
 			}
 			continue
 		}
-		// The releases in the same statement; their configuration only if
-		// the selection shows it.
-		config := needsConfig(graphql.CollectFields(op, release.Selections, nil))
-		pages, rels, err := l.plane.DeploymentsWithReleasesOf(ctx, scopes, ids, c.pg, config)
+		// The releases in the same statement, only the columns their
+		// selection reads (the configuration only for processes or
+		// domains).
+		rcols := releaseCols(graphql.CollectFields(op, release.Selections, nil))
+		pages, rels, err := l.plane.DeploymentsWithReleasesOf(ctx, scopes, ids, c.pg, cols, rcols)
 		if err != nil {
 			continue
 		}
-		l.depPages.put(pages, c.pg)
-		if config {
+		l.depPages.put(pages, c.pg, cols)
+		if rcols == 0 {
 			for id, r := range rels {
 				l.releases.Prime(id, r)
 			}
@@ -330,28 +343,26 @@ func (l *loaders) primeEnvironments(ctx context.Context, op *graphql.OperationCo
 		}
 		l.headsMu.Lock()
 		if l.releaseHeads == nil {
-			l.releaseHeads = map[model.ReleaseID]*model.Release{}
+			l.releaseHeads = map[model.ReleaseID]releaseHead{}
 		}
-		maps.Copy(l.releaseHeads, rels)
+		for id, r := range rels {
+			l.releaseHeads[id] = releaseHead{r, rcols}
+		}
 		l.headsMu.Unlock()
 	}
 }
 
-// needsConfig tells whether fields selected on a release read its
-// configuration.
-func needsConfig(fields []graphql.CollectedField) bool {
-	return selected(fields, "processes") || selected(fields, "domains")
-}
-
 // release is a deployment's release for the field being resolved: the
-// prefetched one without configuration when the field's selection does not
-// need it, else the whole release through the loader.
+// prefetched one when it was read with the columns the field's selection
+// reads, else the whole release through the loader.
 func (l *loaders) release(ctx context.Context, id model.ReleaseID) (*model.Release, error) {
 	l.headsMu.Lock()
-	r := l.releaseHeads[id]
+	h := l.releaseHeads[id]
 	l.headsMu.Unlock()
-	if r != nil && !needsConfig(graphql.CollectFieldsCtx(ctx, nil)) {
-		return r, nil
+	if h.r != nil {
+		if need := releaseCols(graphql.CollectFieldsCtx(ctx, nil)); need != 0 && need&h.cols == need {
+			return h.r, nil
+		}
 	}
 	return load(ctx, l.releases, id)
 }

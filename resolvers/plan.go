@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/nebulactrl/nebula/internal/store"
 )
 
 // The prefetch plan. A list field whose resolver prefetches its children
@@ -90,4 +92,49 @@ func resolvedAhead(ctx context.Context, typ string) {
 	if covered(op, typ, graphql.CollectFieldsCtx(ctx, nil)) {
 		graphql.ResolvedAhead(ctx)
 	}
+}
+
+// The columns a prefetch reads. For the types whose rows are read in part,
+// each field served from the row has the columns it is made of; a
+// selection of only such fields reads those columns and the table's keys
+// (store.Cols), any other field the whole row, since its resolver may
+// read anything (0). The loaders key what they keep by these sets, so a
+// row read in part is served only to a selection of the same fields
+// (TestPrefetchReadsTheColumnsItShows).
+var (
+	deploymentColumns = map[string]store.Cols{
+		"__typename": store.Deployments.Cols(), "id": store.Deployments.Cols(),
+		"stage": store.Deployments.Cols("stage"), "blocker": store.Deployments.Cols("blocker"),
+		"message": store.Deployments.Cols("message"), "approvalExpiresAt": store.Deployments.Cols("approval_expires_at"),
+		"createdAt": store.Deployments.Cols("created_at"), "updatedAt": store.Deployments.Cols("updated_at"),
+		"release": store.Deployments.Cols("release_id"),
+	}
+	releaseColumns = map[string]store.Cols{
+		"__typename": store.Releases.Cols(), "id": store.Releases.Cols(),
+		"number": store.Releases.Cols("number"), "image": store.Releases.Cols("image"),
+		"imageDigest": store.Releases.Cols("image_digest"), "createdAt": store.Releases.Cols("created_at"),
+		"processes": store.Releases.Cols("config"), "domains": store.Releases.Cols("config"),
+	}
+)
+
+func deploymentCols(fields []graphql.CollectedField) store.Cols {
+	return columnsOf(deploymentColumns, fields)
+}
+
+func releaseCols(fields []graphql.CollectedField) store.Cols {
+	return columnsOf(releaseColumns, fields)
+}
+
+// columnsOf is the set of columns the fields read, by the table cols; 0
+// (the whole row) if one of them is not in it.
+func columnsOf(cols map[string]store.Cols, fields []graphql.CollectedField) store.Cols {
+	var c store.Cols
+	for _, f := range fields {
+		b, ok := cols[f.Name]
+		if !ok {
+			return 0
+		}
+		c |= b
+	}
+	return c
 }

@@ -299,10 +299,10 @@ func (r *environmentResolver) Deployments(ctx context.Context, obj *model.Enviro
 		return nil, err
 	}
 	l := loadersFrom(ctx, r.Plane)
-	if p, ok := l.depPages.get(string(obj.ID), pg); ok {
+	if p, ok := l.depPages.get(string(obj.ID), pg, deploymentCols(nodeFieldsOf(ctx))); ok {
 		return deploymentConn(ctx, p), nil
 	}
-	pages, err := r.Plane.DeploymentsOf(ctx, []model.Scope{obj.Scope()}, []model.EnvironmentID{obj.ID}, pg)
+	pages, err := r.Plane.DeploymentsOf(ctx, []model.Scope{obj.Scope()}, []model.EnvironmentID{obj.ID}, pg, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -891,14 +891,14 @@ func (r *projectResolver) Environments(ctx context.Context, obj *model.Project, 
 		return nil, err
 	}
 	l := loadersFrom(ctx, r.Plane)
-	p, ok := l.envPages.get(string(obj.ID), pg)
+	p, ok := l.envPages.get(string(obj.ID), pg, 0)
 	if !ok {
 		pages, err := r.Plane.EnvironmentsOf(ctx, []model.Scope{obj.Scope()}, pg)
 		if err != nil {
 			return nil, err
 		}
 		p = pages[string(obj.ID)]
-		l.primeEnvironments(ctx, graphql.GetOperationContext(ctx), p.Items, nodeFields(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil)))
+		l.primeEnvironments(ctx, graphql.GetOperationContext(ctx), p.Items, nodeFieldsOf(ctx))
 		resolvedAhead(ctx, "EnvironmentConnection")
 	}
 	return environmentConn(ctx, p), nil
@@ -909,7 +909,7 @@ func (r *projectResolver) Services(ctx context.Context, obj *model.Project, firs
 	if err != nil {
 		return nil, err
 	}
-	if p, ok := loadersFrom(ctx, r.Plane).svcPages.get(string(obj.ID), pg); ok {
+	if p, ok := loadersFrom(ctx, r.Plane).svcPages.get(string(obj.ID), pg, 0); ok {
 		return serviceConn(ctx, p), nil
 	}
 	pages, err := r.Plane.ServicesOf(ctx, []model.Scope{obj.Scope()}, pg)

@@ -416,7 +416,7 @@ func changedDeployments(ctx context.Context, p *control.Plane, env *model.Enviro
 	var items []*model.Deployment
 	after := ""
 	for {
-		pages, err := p.DeploymentsOf(ctx, []model.Scope{env.Scope()}, []model.EnvironmentID{env.ID}, store.PageArgs{First: n, After: after})
+		pages, err := p.DeploymentsOf(ctx, []model.Scope{env.Scope()}, []model.EnvironmentID{env.ID}, store.PageArgs{First: n, After: after}, 0)
 		if err != nil {
 			return nil, err
 		}

@@ -39,7 +39,7 @@ func (f *Fixture) deployments(t testing.TB) int {
 	for _, id := range []string{f.EnvironmentID, f.ProtectedEnvironmentID} {
 		envs = append(envs, string(mustRaw[model.EnvironmentID](t, gid.Environment, id)))
 	}
-	pages, err := store.DeploymentsOfEnvironments(context.Background(), f.Env.Store.Q(), envs, store.PageArgs{First: store.MaxPage})
+	pages, err := store.DeploymentsOfEnvironments(context.Background(), f.Env.Store.Q(), envs, store.PageArgs{First: store.MaxPage}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

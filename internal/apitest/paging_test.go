@@ -161,3 +161,66 @@ func TestPrefetchedPagesWithAndWithoutHasNext(t *testing.T) {
 		}
 	})
 }
+
+// The deployments prefetch reads the columns the selection shows (planned
+// in resolvers/plan.go): of deployments and of their releases. Three
+// aliases of one environment's latest deployment, two read in part with
+// different columns, one whole (resolver fields: cluster, requestedBy,
+// service) and first (a cache that mixed them up would keep the last read),
+// must each get every field it asks for as the whole read has
+// it: a page or release read in part and served to another selection would
+// show empty strings, zero numbers or a missing row.
+func TestPrefetchReadsTheColumnsItShows(t *testing.T) {
+	t.Parallel()
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		f.MustDo(t, deployMutation, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "d": Digest(3000)})
+		q := `query($t: ID!) { node(id: $t) { ... on Tenant { projects(first: 20) { nodes { environments(first: 20) { nodes { id
+			whole: deployments(first: 1) { nodes { id stage createdAt message updatedAt cluster { id } requestedBy { id }
+				release { number image imageDigest createdAt service { id } processes { name } } } }
+			other: deployments(first: 1) { nodes { id createdAt message release { imageDigest image createdAt } } }
+			few: deployments(first: 1) { nodes { id stage release { number } } } } } } } } } }`
+		r := env.MustDo(t, f.Owner.Token, q, map[string]any{"t": f.TenantID})
+		var found bool
+		for _, p := range r.List("node.projects.nodes") {
+			for _, e := range dig(p, "environments.nodes").([]any) {
+				if dig(e, "id") != f.EnvironmentID {
+					continue
+				}
+				found = true
+				whole := dig(e, "whole.nodes").([]any)
+				if len(whole) != 1 {
+					t.Fatalf("whole: got %d deployments, want 1", len(whole))
+				}
+				w := whole[0]
+				for _, path := range []string{"id", "stage", "createdAt", "message", "updatedAt", "cluster.id",
+					"release.number", "release.image", "release.imageDigest", "release.createdAt", "release.service.id"} {
+					if v := dig(w, path); v == nil || v == "" || v == float64(0) {
+						t.Errorf("whole: %s is %v", path, v)
+					}
+				}
+				if got := dig(w, "release.imageDigest"); got != Digest(3000) {
+					t.Errorf("whole: the latest deployment's digest is %v, want %s", got, Digest(3000))
+				}
+				for alias, paths := range map[string][]string{
+					"few":   {"id", "stage", "release.number"},
+					"other": {"id", "createdAt", "message", "release.imageDigest", "release.image", "release.createdAt"},
+				} {
+					nodes := dig(e, alias+".nodes").([]any)
+					if len(nodes) != 1 {
+						t.Errorf("%s: got %d deployments, want 1", alias, len(nodes))
+						continue
+					}
+					for _, path := range paths {
+						if got, want := dig(nodes[0], path), dig(w, path); got != want {
+							t.Errorf("%s: %s is %v, want %v as read whole", alias, path, got, want)
+						}
+					}
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("environment %s not in the answer", f.EnvironmentID)
+		}
+	})
+}

@@ -212,13 +212,14 @@ func (p *Plane) Deployment(ctx context.Context, id model.DeploymentID) (*model.D
 }
 
 // DeploymentsOf lists the deployments of several environments, newest
-// first, in one query.
-func (p *Plane) DeploymentsOf(ctx context.Context, envs []model.Scope, ids []model.EnvironmentID, pg store.PageArgs) (map[string]store.Page[model.Deployment], error) {
+// first, in one query: their columns cols (store.Cols; zero for whole
+// rows).
+func (p *Plane) DeploymentsOf(ctx context.Context, envs []model.Scope, ids []model.EnvironmentID, pg store.PageArgs, cols store.Cols) (map[string]store.Page[model.Deployment], error) {
 	parents, err := p.deploymentParents(ctx, envs, ids)
 	if err != nil {
 		return nil, err
 	}
-	return store.DeploymentsOfEnvironments(ctx, p.q(ctx), parents, pg)
+	return store.DeploymentsOfEnvironments(ctx, p.q(ctx), parents, pg, cols)
 }
 
 // deploymentParents checks that the caller may read the deployments of
@@ -237,15 +238,14 @@ func (p *Plane) deploymentParents(ctx context.Context, envs []model.Scope, ids [
 }
 
 // DeploymentsWithReleasesOf is DeploymentsOf with the deployments'
-// releases, read in the same query; without config the releases come
-// without their processes and domains. A release the caller may not read
-// is left out of the map.
-func (p *Plane) DeploymentsWithReleasesOf(ctx context.Context, envs []model.Scope, ids []model.EnvironmentID, pg store.PageArgs, config bool) (map[string]store.Page[model.Deployment], map[model.ReleaseID]*model.Release, error) {
+// releases, read in the same query, their columns release (see
+// store.Cols). A release the caller may not read is left out of the map.
+func (p *Plane) DeploymentsWithReleasesOf(ctx context.Context, envs []model.Scope, ids []model.EnvironmentID, pg store.PageArgs, cols, release store.Cols) (map[string]store.Page[model.Deployment], map[model.ReleaseID]*model.Release, error) {
 	parents, err := p.deploymentParents(ctx, envs, ids)
 	if err != nil {
 		return nil, nil, err
 	}
-	pages, releases, err := store.DeploymentsWithReleasesOfEnvironments(ctx, p.q(ctx), parents, pg, config)
+	pages, releases, err := store.DeploymentsWithReleasesOfEnvironments(ctx, p.q(ctx), parents, pg, cols, release)
 	if err != nil {
 		return nil, nil, err
 	}

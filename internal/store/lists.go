@@ -104,10 +104,11 @@ func ServicesOfProjects(ctx context.Context, q Querier, projects []string, pg Pa
 }
 
 // DeploymentsOfEnvironments lists one page of deployments per
-// environment, newest first, in one query.
-func DeploymentsOfEnvironments(ctx context.Context, q Querier, envs []string, pg PageArgs) (map[string]Page[model.Deployment], error) {
-	return Deployments.listByParents(ctx, q, "environment_id",
-		func(d *model.Deployment) string { return string(d.EnvironmentID) }, envs, pg, "DESC")
+// environment, newest first, in one query: the columns cols of each (see
+// Cols; zero for whole rows).
+func DeploymentsOfEnvironments(ctx context.Context, q Querier, envs []string, pg PageArgs, cols Cols) (map[string]Page[model.Deployment], error) {
+	return Deployments.listByParentsJoined(ctx, q, "environment_id",
+		func(d *model.Deployment) string { return string(d.EnvironmentID) }, envs, pg, "DESC", cols, nil)
 }
 
 // ClustersOf lists one page of a tenant's clusters.
@@ -179,19 +180,16 @@ func ApprovalsOf(ctx context.Context, q Querier, d model.DeploymentID) ([]*model
 }
 
 // DeploymentsWithReleasesOfEnvironments is DeploymentsOfEnvironments with
-// each deployment's release read in the same statement. Without config the
-// releases come without their configuration (processes and domains, most of
-// a release's row), for a reader that shows neither.
-func DeploymentsWithReleasesOfEnvironments(ctx context.Context, q Querier, envs []string, pg PageArgs, config bool) (map[string]Page[model.Deployment], map[model.ReleaseID]*model.Release, error) {
+// each deployment's release read in the same statement, its columns
+// release (zero for whole rows). A reader that shows neither processes nor
+// domains leaves out "config", most of a release's row.
+func DeploymentsWithReleasesOfEnvironments(ctx context.Context, q Querier, envs []string, pg PageArgs, cols, release Cols) (map[string]Page[model.Deployment], map[model.ReleaseID]*model.Release, error) {
 	releases := map[model.ReleaseID]*model.Release{}
-	cols := make([]string, len(Releases.Columns))
-	for i, c := range Releases.Columns {
-		cols[i] = "r." + c
-		if c == "config" && !config {
-			cols[i] = "CAST('null' AS TEXT)"
-		}
+	if cols != 0 {
+		cols |= Deployments.Cols("release_id") // the join's
 	}
-	with := &joined{cols: cols, join: "JOIN releases r ON r.id = page.release_id", scan: func(s Scanner) error {
+	names, at := Releases.picked("r", release)
+	with := &joined{cols: names, at: at, join: "JOIN releases r ON r.id = page.release_id", scan: func(s Scanner) error {
 		r, err := Releases.scan(s)
 		if err == nil {
 			releases[r.ID] = r
@@ -199,7 +197,7 @@ func DeploymentsWithReleasesOfEnvironments(ctx context.Context, q Querier, envs 
 		return err
 	}}
 	pages, err := Deployments.listByParentsJoined(ctx, q, "environment_id",
-		func(d *model.Deployment) string { return string(d.EnvironmentID) }, envs, pg, "DESC", with)
+		func(d *model.Deployment) string { return string(d.EnvironmentID) }, envs, pg, "DESC", cols, with)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -225,6 +225,7 @@ var (
 		Name: "releases",
 		Columns: []string{"id", "tenant_id", "project_id", "service_id", "environment_id", "number", "image",
 			"image_digest", "config", "created_by", "created_at"},
+		keys: []string{"id", "tenant_id", "project_id"},
 		scan: func(s Scanner) (*model.Release, error) {
 			var r model.Release
 			var cfg string
@@ -246,6 +247,7 @@ var (
 		Columns: []string{"id", "tenant_id", "project_id", "service_id", "environment_id", "release_id", "cluster_id",
 			"stage", "blocker", "requested_by", "created_at", "updated_at", "message", "last_seq", "approval_expires_at",
 			"delivered_at"},
+		keys: []string{"id", "tenant_id", "project_id"},
 		scan: func(s Scanner) (*model.Deployment, error) {
 			var d model.Deployment
 			return &d, s.Scan(&d.ID, &d.TenantID, &d.ProjectID, &d.ServiceID, &d.EnvironmentID, &d.ReleaseID,
@@ -292,8 +294,8 @@ func decodeJSON(pairs ...any) error {
 // allocations, and tells whether it did.
 func emptyJSON(dst any, raw string) bool {
 	switch raw {
-	case "null":
-		return true // Unmarshal leaves dst as it is
+	case "null", "":
+		return true // Unmarshal leaves dst as it is; "" is a column not read (Cols)
 	case "[]":
 		if l, ok := dst.(*model.Labels); ok {
 			*l = model.Labels{}

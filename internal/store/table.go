@@ -42,12 +42,53 @@ type Scanner interface{ Scan(dest ...any) error }
 type Table[K ~string, T any] struct {
 	Name    string
 	Columns []string
-	scan    func(Scanner) (*T, error)
-	values  func(*T) []any
-	id      func(*T) K
+	// keys are the columns every read of some of the columns (Cols)
+	// includes: the id and what the row's scope is made of.
+	keys   []string
+	scan   func(Scanner) (*T, error)
+	values func(*T) []any
+	id     func(*T) K
 }
 
 func (t *Table[K, T]) cols() string { return strings.Join(t.Columns, ", ") }
+
+// Cols is a set of a table's columns, by their places in Table.Columns:
+// what a read of some of a row's columns reads. The fields of the other
+// columns stay at their zero values, so such rows may be shown only to a
+// reader of those fields, and never kept where others find them. The zero
+// Cols is the whole row.
+type Cols uint64
+
+// Cols is the set of the named columns of t and its keys. It panics on a
+// name t does not have: the names are the caller's constants.
+func (t *Table[K, T]) Cols(names ...string) Cols {
+	var c Cols
+	for _, n := range append(names, t.keys...) {
+		i := slices.Index(t.Columns, n)
+		if i < 0 || i >= 64 {
+			panic(fmt.Sprintf("table %s: no column %q to read", t.Name, n))
+		}
+		c |= 1 << i
+	}
+	return c
+}
+
+// picked is the select list of the columns c of t, each qualified by
+// alias, and their places in t.Columns (nil for the whole row).
+func (t *Table[K, T]) picked(alias string, c Cols) ([]string, []int) {
+	var names []string
+	var at []int
+	for i, n := range t.Columns {
+		if c != 0 && c&(1<<i) == 0 {
+			continue
+		}
+		names = append(names, alias+"."+n)
+		if c != 0 {
+			at = append(at, i)
+		}
+	}
+	return names, at
+}
 
 // Insert stores a new row.
 func (t *Table[K, T]) Insert(ctx context.Context, q Querier, v *T) error {
@@ -145,7 +186,7 @@ func (t *Table[K, T]) page(ctx context.Context, q Querier, pg PageArgs, order, w
 // "ASC" or "DESC" by id.
 func (t *Table[K, T]) listByParents(ctx context.Context, q Querier, parentCol string, parent func(*T) string,
 	parents []string, pg PageArgs, order string) (map[string]Page[T], error) {
-	return t.listByParentsJoined(ctx, q, parentCol, parent, parents, pg, order, nil)
+	return t.listByParentsJoined(ctx, q, parentCol, parent, parents, pg, order, 0, nil)
 }
 
 // joined is a row of another table read with each child of listByParents,
@@ -154,12 +195,13 @@ func (t *Table[K, T]) listByParents(ctx context.Context, q Querier, parentCol st
 // for the child is "page"; scan reads them from each row.
 type joined struct {
 	cols []string
+	at   []int // the places of cols in their table's columns; nil for all of them
 	join string
 	scan func(Scanner) error
 }
 
 func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parentCol string, parent func(*T) string,
-	parents []string, pg PageArgs, order string, with *joined) (map[string]Page[T], error) {
+	parents []string, pg PageArgs, order string, cols Cols, with *joined) (map[string]Page[T], error) {
 	out := make(map[string]Page[T], len(parents))
 	if len(parents) == 0 {
 		return out, nil
@@ -171,7 +213,11 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 	if order == "DESC" {
 		cmp = "<"
 	}
-	selected, join := qualified("page", t.Columns), ""
+	if cols != 0 {
+		cols |= t.Cols(parentCol) // the rows are grouped by it
+	}
+	own, at := t.picked("page", cols)
+	selected, join := strings.Join(own, ", "), ""
 	if with != nil {
 		selected += ", " + strings.Join(with.cols, ", ")
 		join = " " + with.join
@@ -207,10 +253,13 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 	}
 	var items []*T
 	var err error
-	if with == nil {
+	switch {
+	case with != nil:
+		items, err = t.queryJoined(ctx, q, sql, args, at, with)
+	case at != nil:
+		items, err = t.queryJoined(ctx, q, sql, args, at, &joined{scan: func(Scanner) error { return nil }})
+	default:
 		items, err = t.query(ctx, q, sql, args...)
-	} else {
-		items, err = t.queryJoined(ctx, q, sql, args, with)
 	}
 	if err != nil {
 		return nil, err
@@ -226,16 +275,23 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 	return out, nil
 }
 
-// queryJoined reads rows of t followed by the columns of with.
-func (t *Table[K, T]) queryJoined(ctx context.Context, q Querier, sql string, args []any, with *joined) ([]*T, error) {
+// queryJoined reads rows of t, its columns at (nil: all of them), followed
+// by the columns of with.
+func (t *Table[K, T]) queryJoined(ctx context.Context, q Querier, sql string, args []any, at []int, with *joined) ([]*T, error) {
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("querying %s: %w", t.Name, err)
 	}
 	defer rows.Close()
-	total := len(t.Columns) + len(with.cols)
+	mine := len(t.Columns)
+	if at != nil {
+		mine = len(at)
+	}
+	total := mine + len(with.cols)
 	own := newColumnsAt(rows, 0, total, skipping(q))
-	theirs := newColumnsAt(rows, len(t.Columns), total, skipping(q))
+	own.at = at
+	theirs := newColumnsAt(rows, mine, total, skipping(q))
+	theirs.at = with.at
 	var out []*T
 	for rows.Next() {
 		v, err := t.scan(own)
@@ -255,10 +311,14 @@ func (t *Table[K, T]) queryJoined(ctx context.Context, q Querier, sql string, ar
 
 // columnsAt reads some of a row's columns, from..from+len(dest), through a
 // table's own scan function: a joined row is read once per table, each
-// read skipping the other's columns.
+// read skipping the other's columns. When the statement selected only some
+// of the table's columns, at holds their places among the scan function's
+// destinations, which are those of all the table's columns; the others
+// are left as they are.
 type columnsAt struct {
 	rows Rows
 	from int
+	at   []int
 	all  []any // the whole row's destinations, others' columns skipped
 }
 
@@ -271,7 +331,13 @@ func newColumnsAt(rows Rows, from, total int, skip func() any) *columnsAt {
 }
 
 func (c *columnsAt) Scan(dest ...any) error {
-	copy(c.all[c.from:], dest)
+	if c.at == nil {
+		copy(c.all[c.from:], dest)
+	} else {
+		for j, i := range c.at {
+			c.all[c.from+j] = dest[i]
+		}
+	}
 	return c.rows.Scan(c.all...)
 }
 

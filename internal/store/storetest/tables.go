@@ -766,6 +766,12 @@ func testListByParents(t *testing.T, s *store.Store) {
 	for _, ds := range deps {
 		slices.SortFunc(ds, func(a, b *model.Deployment) int { return strings.Compare(string(b.ID), string(a.ID)) })
 	}
+	depByID := map[model.DeploymentID]*model.Deployment{}
+	for _, ds := range deps {
+		for _, d := range ds {
+			depByID[d.ID] = d
+		}
+	}
 	askedEnvs := []string{string(depEnvs[0].ID), string(depEnvs[1].ID), string(depEnvs[2].ID)}
 	depIDs := func(e int, from, to int) []string {
 		all := ids(deps[string(depEnvs[e].ID)], func(d *model.Deployment) model.DeploymentID { return d.ID })
@@ -798,27 +804,24 @@ func testListByParents(t *testing.T, s *store.Store) {
 	}
 	for _, tc := range depTests {
 		t.Run("DeploymentsOfEnvironments "+tc.name, func(t *testing.T) {
-			got, err := store.DeploymentsOfEnvironments(ctx, s.Q(), tc.parents, tc.pg)
+			got, err := store.DeploymentsOfEnvironments(ctx, s.Q(), tc.parents, tc.pg, 0)
 			wantNoErr(t, "listing by parents", err)
 			wantParentPages(t, got, tc.want, func(d *model.Deployment) model.DeploymentID { return d.ID },
 				func(d *model.Deployment) string { return string(d.EnvironmentID) })
 		})
-		// The same pages with their releases joined, whole or without
-		// their configuration.
-		for _, config := range []bool{true, false} {
-			t.Run(fmt.Sprintf("DeploymentsWithReleasesOfEnvironments %s, config %v", tc.name, config), func(t *testing.T) {
-				got, releases, err := store.DeploymentsWithReleasesOfEnvironments(ctx, s.Q(), tc.parents, tc.pg, config)
+		// The same pages with their releases joined: whole, without
+		// their configuration, and some columns of each.
+		for _, read := range joinedReads {
+			t.Run(fmt.Sprintf("DeploymentsWithReleasesOfEnvironments %s, %s", tc.name, read.name), func(t *testing.T) {
+				got, releases, err := store.DeploymentsWithReleasesOfEnvironments(ctx, s.Q(), tc.parents, tc.pg, read.deployment, read.release)
 				wantNoErr(t, "listing by parents with releases", err)
 				wantParentPages(t, got, tc.want, func(d *model.Deployment) model.DeploymentID { return d.ID },
 					func(d *model.Deployment) string { return string(d.EnvironmentID) })
 				wantReleases := map[model.ReleaseID]*model.Release{}
 				for _, pg := range got {
 					for _, d := range pg.Items {
-						r := *rels[d.ReleaseID]
-						if !config {
-							r.ServiceConfig = model.ServiceConfig{}
-						}
-						wantReleases[r.ID] = &r
+						assertEqual(t, "joined deployment", d, read.deployments(depByID[d.ID]))
+						wantReleases[d.ReleaseID] = read.releases(rels[d.ReleaseID])
 					}
 				}
 				if len(releases) != len(wantReleases) {
@@ -831,7 +834,7 @@ func testListByParents(t *testing.T, s *store.Store) {
 		}
 	}
 	t.Run("DeploymentsOfEnvironments whole rows", func(t *testing.T) {
-		got, err := store.DeploymentsOfEnvironments(ctx, s.Q(), askedEnvs[1:2], store.PageArgs{First: 1})
+		got, err := store.DeploymentsOfEnvironments(ctx, s.Q(), askedEnvs[1:2], store.PageArgs{First: 1}, 0)
 		wantNoErr(t, "listing by parents", err)
 		if items := got[askedEnvs[1]].Items; len(items) != 1 {
 			t.Errorf("got %d items, want 1", len(items))
@@ -839,6 +842,36 @@ func testListByParents(t *testing.T, s *store.Store) {
 			assertEqual(t, "newest deployment", items[0], deps[askedEnvs[1]][0])
 		}
 	})
+}
+
+// joinedReads are the reads of some of the columns of deployments and
+// their releases that DeploymentsWithReleasesOfEnvironments is tested
+// with, and what each makes of a whole row.
+var joinedReads = []struct {
+	name                string
+	deployment, release store.Cols
+	deployments         func(*model.Deployment) *model.Deployment
+	releases            func(*model.Release) *model.Release
+}{
+	{"whole rows", 0, 0,
+		func(d *model.Deployment) *model.Deployment { return d },
+		func(r *model.Release) *model.Release { return r }},
+	{"releases without their configuration", 0,
+		store.Releases.Cols("service_id", "environment_id", "number", "image", "image_digest", "created_by", "created_at"),
+		func(d *model.Deployment) *model.Deployment { return d },
+		func(r *model.Release) *model.Release {
+			c := *r
+			c.ServiceConfig = model.ServiceConfig{}
+			return &c
+		}},
+	{"stages and digests", store.Deployments.Cols("stage", "created_at"), store.Releases.Cols("number", "image_digest"),
+		func(d *model.Deployment) *model.Deployment {
+			return &model.Deployment{ID: d.ID, TenantID: d.TenantID, ProjectID: d.ProjectID, EnvironmentID: d.EnvironmentID,
+				ReleaseID: d.ReleaseID, Stage: d.Stage, CreatedAt: d.CreatedAt}
+		},
+		func(r *model.Release) *model.Release {
+			return &model.Release{ID: r.ID, TenantID: r.TenantID, ProjectID: r.ProjectID, Number: r.Number, ImageDigest: r.ImageDigest}
+		}},
 }
 
 func testCount(t *testing.T, s *store.Store) {
