@@ -74,7 +74,8 @@ func (t *Table[K, T]) Cols(names ...string) Cols {
 }
 
 // picked is the select list of the columns c of t, each qualified by
-// alias, and their places in t.Columns (nil for the whole row).
+// alias unless it is "", and their places in t.Columns (nil for the whole
+// row).
 func (t *Table[K, T]) picked(alias string, c Cols) ([]string, []int) {
 	var names []string
 	var at []int
@@ -82,7 +83,10 @@ func (t *Table[K, T]) picked(alias string, c Cols) ([]string, []int) {
 		if c != 0 && c&(1<<i) == 0 {
 			continue
 		}
-		names = append(names, alias+"."+n)
+		if alias != "" {
+			n = alias + "." + n
+		}
+		names = append(names, n)
 		if c != 0 {
 			at = append(at, i)
 		}
@@ -217,6 +221,7 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 		cols |= t.Cols(parentCol) // the rows are grouped by it
 	}
 	own, at := t.picked("page", cols)
+	inner, _ := t.picked("", cols)
 	selected, join := strings.Join(own, ", "), ""
 	if with != nil {
 		selected += ", " + strings.Join(with.cols, ", ")
@@ -227,7 +232,8 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 	if q.Dialect().Name == "postgres" {
 		// One index range per parent, read only as far as the page: the
 		// window function below reads every row of every parent first (an
-		// environment's whole deployment history for its newest one).
+		// environment's whole deployment history for its newest one). The
+		// rows are put in order below, by parent, not sorted here.
 		args = []any{slices.Compact(slices.Sorted(slices.Values(parents)))}
 		after := ""
 		if pg.After != "" {
@@ -236,8 +242,8 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 		}
 		args = append(args, pg.limit())
 		sql = fmt.Sprintf(`SELECT %[1]s FROM unnest($1::text[]) AS nebula_parents(nebula_parent)
-		CROSS JOIN LATERAL (SELECT %[2]s FROM %[5]s WHERE %[3]s = nebula_parent%[6]s ORDER BY id %[4]s LIMIT $%[7]d) page%[8]s
-		ORDER BY page.%[3]s, page.id %[4]s`, selected, t.cols(), parentCol, order, t.Name, after, len(args), join)
+		CROSS JOIN LATERAL (SELECT %[2]s FROM %[5]s WHERE %[3]s = nebula_parent%[6]s ORDER BY id %[4]s LIMIT $%[7]d) page%[8]s`,
+			selected, strings.Join(inner, ", "), parentCol, order, t.Name, after, len(args), join)
 	} else {
 		in, inArgs := inList(parents, 0)
 		args = inArgs
@@ -270,7 +276,16 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 		grouped[p] = append(grouped[p], it)
 	}
 	for _, p := range parents {
-		out[p] = pageOf(grouped[p], pg.First)
+		g := grouped[p]
+		// In id order, as the statement read them (ids are UUIDs, ordered
+		// alike by the database's collation and by their bytes).
+		slices.SortFunc(g, func(a, b *T) int {
+			if order == "DESC" {
+				a, b = b, a
+			}
+			return strings.Compare(string(t.id(a)), string(t.id(b)))
+		})
+		out[p] = pageOf(g, pg.First)
 	}
 	return out, nil
 }
