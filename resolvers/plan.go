@@ -121,6 +121,34 @@ func deploymentCols(fields []graphql.CollectedField) store.Cols {
 	return columnsOf(deploymentColumns, fields)
 }
 
+// deploymentColsOf is deploymentCols of the nodes of the connection field
+// at ctx (nodeFieldsOf), without gathering them into one list: it runs for
+// every environment of a page.
+func deploymentColsOf(ctx context.Context) store.Cols {
+	op := graphql.GetOperationContext(ctx)
+	var c store.Cols
+	add := func(fields []graphql.CollectedField) bool {
+		b := deploymentCols(fields)
+		c |= b
+		return b != 0 || len(fields) == 0
+	}
+	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+		switch f.Name {
+		case "nodes":
+			if !add(graphql.CollectFields(op, f.Selections, nil)) {
+				return 0
+			}
+		case "edges":
+			for _, e := range graphql.CollectFields(op, f.Selections, nil) {
+				if e.Name == "node" && !add(graphql.CollectFields(op, e.Selections, nil)) {
+					return 0
+				}
+			}
+		}
+	}
+	return c
+}
+
 func releaseCols(fields []graphql.CollectedField) store.Cols {
 	return columnsOf(releaseColumns, fields)
 }

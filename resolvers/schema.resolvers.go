@@ -299,7 +299,7 @@ func (r *environmentResolver) Deployments(ctx context.Context, obj *model.Enviro
 		return nil, err
 	}
 	l := loadersFrom(ctx, r.Plane)
-	if p, ok := l.depPages.get(string(obj.ID), pg, deploymentCols(nodeFieldsOf(ctx))); ok {
+	if p, ok := l.depPages.get(string(obj.ID), pg, deploymentColsOf(ctx)); ok {
 		return deploymentConn(ctx, p), nil
 	}
 	pages, err := r.Plane.DeploymentsOf(ctx, []model.Scope{obj.Scope()}, []model.EnvironmentID{obj.ID}, pg, 0)
