@@ -4,7 +4,7 @@ PKGS    ?= ./...
 BENCH   ?= .
 COUNT   ?= 6
 
-.PHONY: run dev test generate lint bench bench-compile bench-agent bench-console load build check-generate web check-web image
+.PHONY: run dev test generate lint bench bench-compile bench-nested bench-agent bench-console load build check-generate web check-web image
 
 ## run: start the control plane on the embedded store (data in ./nebula-data)
 run: build
@@ -96,6 +96,10 @@ bench-agent:
 ## bench-compile: BenchmarkCompile against BASE=<commit>, interleaved, COUNT runs (docs/benchmarks.md)
 bench-compile:
 	BASE=$(BASE) COUNT=$(COUNT) bash hack/bench/compile.sh
+
+## bench-nested: BenchmarkNestedRatio against BASE=<commit>, interleaved, COUNT runs (docs/benchmarks.md)
+bench-nested:
+	BASE=$(BASE) COUNT=$(COUNT) bash hack/bench/nested.sh
 
 ## bench-console: time to first render of the console's deployment page on nebula dev, RUNS times (docs/benchmarks.md)
 bench-console: build
