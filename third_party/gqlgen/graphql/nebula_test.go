@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -69,7 +70,7 @@ func TestScalarMarshalers(t *testing.T) {
 // NEBULA PATCH (9): a small object's field set is one allocation, and
 // holds as many values as it has fields, a large one's too.
 func TestNewFieldSet(t *testing.T) {
-	for _, n := range []int{0, 1, smallFieldSet, smallFieldSet + 1, 40} {
+	for _, n := range []int{0, 1, tinyFieldSet, tinyFieldSet + 1, smallFieldSet, smallFieldSet + 1, 40} {
 		fields := make([]CollectedField, n)
 		fs := NewFieldSet(fields)
 		if len(fs.Values) != n || len(fs.fields) != n {
@@ -82,8 +83,13 @@ func TestNewFieldSet(t *testing.T) {
 			t.Errorf("%d fields: delayed results %v", n, fs.delayed)
 		}
 	}
-	small := make([]CollectedField, smallFieldSet)
-	if n := testing.AllocsPerRun(100, func() { NewFieldSet(small) }); n != 1 {
-		t.Errorf("a small field set took %.1f allocations, want 1", n)
+	for _, n := range []int{tinyFieldSet, smallFieldSet} {
+		small := make([]CollectedField, n)
+		if a := testing.AllocsPerRun(100, func() { NewFieldSet(small) }); a != 1 {
+			t.Errorf("a field set of %d fields took %.1f allocations, want 1", n, a)
+		}
+	}
+	if got := unsafe.Sizeof(fieldSetTiny{}); got > 208 {
+		t.Errorf("fieldSetTiny is %d bytes, want it in the 208-byte size class", got)
 	}
 }
