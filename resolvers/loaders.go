@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"sync"
 	"time"
 
@@ -178,19 +179,31 @@ func (c *pageCache[T]) put(pages map[string]store.Page[T], pg store.PageArgs, co
 // field f (through both `nodes` and `edges { node }`).
 func nodeFields(op *graphql.OperationContext, sel []graphql.CollectedField) []graphql.CollectedField {
 	var out []graphql.CollectedField
-	for _, f := range sel {
-		switch f.Name {
-		case "nodes":
-			out = append(out, graphql.CollectFields(op, f.Selections, nil)...)
-		case "edges":
-			for _, e := range graphql.CollectFields(op, f.Selections, nil) {
-				if e.Name == "node" {
-					out = append(out, graphql.CollectFields(op, e.Selections, nil)...)
+	for fields := range nodeSelections(op, sel) {
+		out = append(out, fields...)
+	}
+	return out
+}
+
+// nodeSelections yields each selection on the nodes of a connection whose
+// fields are sel: that of `nodes`, and that of each `edges { node }`.
+func nodeSelections(op *graphql.OperationContext, sel []graphql.CollectedField) iter.Seq[[]graphql.CollectedField] {
+	return func(yield func([]graphql.CollectedField) bool) {
+		for _, f := range sel {
+			switch f.Name {
+			case "nodes":
+				if !yield(graphql.CollectFields(op, f.Selections, nil)) {
+					return
+				}
+			case "edges":
+				for _, e := range graphql.CollectFields(op, f.Selections, nil) {
+					if e.Name == "node" && !yield(graphql.CollectFields(op, e.Selections, nil)) {
+						return
+					}
 				}
 			}
 		}
 	}
-	return out
 }
 
 // nodeFieldsOf is nodeFields of the connection field at ctx.

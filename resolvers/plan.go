@@ -125,26 +125,13 @@ func deploymentCols(fields []graphql.CollectedField) store.Cols {
 // at ctx (nodeFieldsOf), without gathering them into one list: it runs for
 // every environment of a page.
 func deploymentColsOf(ctx context.Context) store.Cols {
-	op := graphql.GetOperationContext(ctx)
 	var c store.Cols
-	add := func(fields []graphql.CollectedField) bool {
+	for fields := range nodeSelections(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil)) {
 		b := deploymentCols(fields)
-		c |= b
-		return b != 0 || len(fields) == 0
-	}
-	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
-		switch f.Name {
-		case "nodes":
-			if !add(graphql.CollectFields(op, f.Selections, nil)) {
-				return 0
-			}
-		case "edges":
-			for _, e := range graphql.CollectFields(op, f.Selections, nil) {
-				if e.Name == "node" && !add(graphql.CollectFields(op, e.Selections, nil)) {
-					return 0
-				}
-			}
+		if b == 0 && len(fields) > 0 {
+			return 0 // a field read from elsewhere: whole rows
 		}
+		c |= b
 	}
 	return c
 }

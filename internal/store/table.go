@@ -63,12 +63,14 @@ type Cols uint64
 // name t does not have: the names are the caller's constants.
 func (t *Table[K, T]) Cols(names ...string) Cols {
 	var c Cols
-	for _, n := range append(names, t.keys...) {
-		i := slices.Index(t.Columns, n)
-		if i < 0 || i >= 64 {
-			panic(fmt.Sprintf("table %s: no column %q to read", t.Name, n))
+	for _, list := range [][]string{names, t.keys} {
+		for _, n := range list {
+			i := slices.Index(t.Columns, n)
+			if i < 0 || i >= 64 {
+				panic(fmt.Sprintf("table %s: no column %q to read", t.Name, n))
+			}
+			c |= 1 << i
 		}
-		c |= 1 << i
 	}
 	return c
 }
@@ -259,13 +261,10 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 	}
 	var items []*T
 	var err error
-	switch {
-	case with != nil:
-		items, err = t.queryJoined(ctx, q, sql, args, at, with)
-	case at != nil:
-		items, err = t.queryJoined(ctx, q, sql, args, at, &joined{scan: func(Scanner) error { return nil }})
-	default:
+	if with == nil && at == nil {
 		items, err = t.query(ctx, q, sql, args...)
+	} else {
+		items, err = t.queryJoined(ctx, q, sql, args, at, with)
 	}
 	if err != nil {
 		return nil, err
@@ -291,8 +290,11 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 }
 
 // queryJoined reads rows of t, its columns at (nil: all of them), followed
-// by the columns of with.
+// by the columns of with (nil: none).
 func (t *Table[K, T]) queryJoined(ctx context.Context, q Querier, sql string, args []any, at []int, with *joined) ([]*T, error) {
+	if with == nil {
+		with = &joined{scan: func(Scanner) error { return nil }}
+	}
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("querying %s: %w", t.Name, err)
