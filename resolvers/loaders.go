@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"maps"
 	"sync"
 	"time"
 
@@ -139,38 +140,51 @@ func loadAll[K comparable, V any](ctx context.Context, l *dataloadgen.Loader[K, 
 	return out, nil
 }
 
+// pageKey names how a set of pages was read: the page arguments and the
+// rows' columns read (plan.go).
 type pageKey struct {
-	parent string
 	first  int
 	after  string
 	noNext bool
-	cols   store.Cols // of the rows' columns, those read (plan.go)
+	cols   store.Cols
 }
 
-// pageCache holds prefetched child pages for one operation.
+// pageCache holds prefetched child pages for one operation: for each way
+// they were read, the pages by parent. A read's map is kept as the store
+// returned it, not copied entry by entry.
 type pageCache[T any] struct {
 	mu sync.Mutex
-	m  map[pageKey]store.Page[T]
+	m  map[pageKey]map[string]store.Page[T]
 }
 
 func (c *pageCache[T]) get(parent string, pg store.PageArgs, cols store.Cols) (store.Page[T], bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, ok := c.m[pageKey{parent, pg.First, pg.After, pg.NoNext, cols}]
+	p, ok := c.m[pageKey{pg.First, pg.After, pg.NoNext, cols}][parent]
 	return p, ok
 }
 
-// put keeps pages read with pg, of rows read whole (cols 0) or in part.
+// put keeps pages read with pg, of rows read whole (cols 0) or in part, and
+// returns their items. The cache owns pages from then on.
 func (c *pageCache[T]) put(pages map[string]store.Page[T], pg store.PageArgs, cols store.Cols) []*T {
+	n := 0
+	for _, p := range pages {
+		n += len(p.Items)
+	}
+	all := make([]*T, 0, n)
+	for _, p := range pages {
+		all = append(all, p.Items...)
+	}
+	key := pageKey{pg.First, pg.After, pg.NoNext, cols}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = map[pageKey]store.Page[T]{}
+		c.m = map[pageKey]map[string]store.Page[T]{}
 	}
-	var all []*T
-	for parent, p := range pages {
-		c.m[pageKey{parent, pg.First, pg.After, pg.NoNext, cols}] = p
-		all = append(all, p.Items...)
+	if kept, ok := c.m[key]; ok {
+		maps.Copy(kept, pages)
+	} else {
+		c.m[key] = pages
 	}
 	return all
 }

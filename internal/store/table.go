@@ -269,22 +269,30 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 	if err != nil {
 		return nil, err
 	}
-	grouped := map[string][]*T{}
-	for _, it := range items {
-		p := parent(it)
-		grouped[p] = append(grouped[p], it)
+	// By parent, and within a parent in id order, as the statement read
+	// them (ids are UUIDs, ordered alike by the database's collation and by
+	// their bytes); each page is a part of items, capped at its end.
+	slices.SortFunc(items, func(a, b *T) int {
+		if c := strings.Compare(parent(a), parent(b)); c != 0 {
+			return c
+		}
+		if order == "DESC" {
+			a, b = b, a
+		}
+		return strings.Compare(string(t.id(a)), string(t.id(b)))
+	})
+	for i := 0; i < len(items); {
+		p, j := parent(items[i]), i+1
+		for j < len(items) && parent(items[j]) == p {
+			j++
+		}
+		out[p] = pageOf(items[i:j:j], pg.First)
+		i = j
 	}
 	for _, p := range parents {
-		g := grouped[p]
-		// In id order, as the statement read them (ids are UUIDs, ordered
-		// alike by the database's collation and by their bytes).
-		slices.SortFunc(g, func(a, b *T) int {
-			if order == "DESC" {
-				a, b = b, a
-			}
-			return strings.Compare(string(t.id(a)), string(t.id(b)))
-		})
-		out[p] = pageOf(g, pg.First)
+		if _, ok := out[p]; !ok {
+			out[p] = Page[T]{}
+		}
 	}
 	return out, nil
 }
@@ -415,7 +423,7 @@ func (t *Table[K, T]) query(ctx context.Context, q Querier, sql string, args ...
 
 func pageOf[T any](items []*T, first int) Page[T] {
 	if len(items) > first {
-		return Page[T]{Items: items[:first], HasNext: true}
+		return Page[T]{Items: items[:first:first], HasNext: true}
 	}
 	return Page[T]{Items: items}
 }

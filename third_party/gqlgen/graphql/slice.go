@@ -52,10 +52,7 @@ func MarshalSliceConcurrently(
 	}
 
 	for i := range length {
-		fc := &FieldContext{
-			Index: &i,
-		}
-		childCtx := WithFieldContext(ctx, fc)
+		childCtx := withElementContext(ctx, i)
 
 		f := func(i int) {
 			defer wg.Done()
@@ -94,10 +91,7 @@ func MarshalSliceConcurrently(
 
 // marshalElementInline marshals element i of ret in the calling goroutine.
 func marshalElementInline(ctx context.Context, ret Array, i int, omitPanicHandler bool, marshalElement func(ctx context.Context, i int) Marshaler) {
-	fc := &FieldContext{
-		Index: &i,
-	}
-	childCtx := WithFieldContext(ctx, fc)
+	childCtx := withElementContext(ctx, i)
 	if !omitPanicHandler {
 		defer func() {
 			if r := recover(); r != nil {
@@ -107,4 +101,30 @@ func marshalElementInline(ctx context.Context, ret Array, i int, omitPanicHandle
 		}()
 	}
 	ret[i] = marshalElement(childCtx, i)
+}
+
+// elementContext is the context of one list element: the element's field
+// context, its index, and the context that holds them, in one allocation.
+// NEBULA PATCH (11): WithFieldContext made three (the index, the field
+// context and the context value) for every element of every list.
+type elementContext struct {
+	context.Context
+	fc FieldContext
+	i  int
+}
+
+// withElementContext returns ctx with the field context of element i, as
+// WithFieldContext(ctx, &FieldContext{Index: &i}) would.
+func withElementContext(ctx context.Context, i int) context.Context {
+	c := &elementContext{Context: ctx, i: i}
+	c.fc.Index = &c.i
+	c.fc.Parent = GetFieldContext(ctx)
+	return c
+}
+
+func (c *elementContext) Value(key any) any {
+	if key == resolverCtx {
+		return &c.fc
+	}
+	return c.Context.Value(key)
 }
