@@ -111,7 +111,10 @@ func TestResolveFieldDirect(t *testing.T) {
 		m = ResolveField(ctx, oc, field, initFC,
 			func(ctx context.Context) (any, error) { seen = ctx; return "v", nil },
 			chain,
-			func(ctx context.Context, _ ast.SelectionSet, v string) Marshaler { child = ctx; return MarshalString(v) },
+			func(ctx context.Context, _ ast.SelectionSet, v string) Marshaler {
+				child = ctx
+				return MarshalString(v)
+			},
 			true, true)
 		return seen, child, m
 	}
