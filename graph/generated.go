@@ -6058,11 +6058,14 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 					return nil
 				}
 			}
-			var buf bytes.Buffer
+			buf := opCtx.ResponseBuffer
+			if buf == nil || response.Path != nil {
+				buf = &bytes.Buffer{}
+			}
 			if response.Path == nil {
 				buf.Grow(opCtx.ResponseSizeHint)
 			}
-			data.MarshalGQL(&buf)
+			data.MarshalGQL(buf)
 			response.Data = buf.Bytes()
 			if atomic.LoadInt32(&ec.Deferred) > 0 {
 				hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0
@@ -6079,9 +6082,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			first = false
 			ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
-			var buf bytes.Buffer
+			buf := opCtx.ResponseBuffer
+			if buf == nil {
+				buf = &bytes.Buffer{}
+			}
 			buf.Grow(opCtx.ResponseSizeHint)
-			data.MarshalGQL(&buf)
+			data.MarshalGQL(buf)
 
 			return &graphql.Response{
 				Data: buf.Bytes(),

@@ -305,6 +305,12 @@ func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 			"a subscription needs a websocket or server-sent events (Accept: text/event-stream)", "BAD_USER_INPUT")
 		return
 	}
+	// The response is written into a pooled buffer, reused once it is
+	// sent: the writer below copies it (net/http's buffer, the
+	// idempotency recorder), and nothing keeps the response past Do.
+	buf := takeResponseBuffer()
+	defer giveResponseBuffer(buf)
+	op.ResponseBuffer = buf
 	responses, ctx := exec.DispatchOperation(ctx, op)
 	resp := responses(ctx)
 	if resp == nil {

@@ -1,6 +1,7 @@
 package graphql
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -42,6 +43,12 @@ type OperationContext struct {
 	// doubles as it grows: about twice its size allocated. Zero reserves
 	// nothing.
 	ResponseSizeHint int
+
+	// NEBULA PATCH (12): ResponseBuffer, when set, is the buffer the
+	// generated code writes a query's or mutation's first response into,
+	// instead of a new one: Response.Data is then its bytes. The caller
+	// owns it and may reuse it (a pool) once it is done with the response.
+	ResponseBuffer *bytes.Buffer
 
 	Stats Stats
 
