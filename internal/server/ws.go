@@ -154,6 +154,31 @@ type wsMessage struct {
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
+// frame is m in JSON, as encoding/json writes it but for the payload,
+// which goes in as it is: it is JSON already (a response's envelope around
+// gqlgen's data, or encoded errors), and encoding/json would check and
+// compact all of it again.
+func (m wsMessage) frame() ([]byte, error) {
+	id, err := json.Marshal(m.ID)
+	if err != nil {
+		return nil, err
+	}
+	typ, err := json.Marshal(m.Type)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(id)+len(typ)+len(m.Payload)+len(`{"id":,"type":,"payload":}`))
+	b = append(b, '{')
+	if m.ID != "" {
+		b = append(append(append(b, `"id":`...), id...), ',')
+	}
+	b = append(append(b, `"type":`...), typ...)
+	if len(m.Payload) > 0 {
+		b = append(append(b, `,"payload":`...), m.Payload...)
+	}
+	return append(b, '}'), nil
+}
+
 func (t *wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if !t.originAllowed(r) {
 		writeJSON(w, http.StatusForbidden, gqlErrors("origin not allowed", "FORBIDDEN"))
@@ -289,7 +314,7 @@ func (c *wsConn) closeWithin(code int, reason string, d time.Duration) {
 
 // send queues a message; a client whose queue is full is cut off.
 func (c *wsConn) send(m wsMessage) {
-	b, err := json.Marshal(m)
+	b, err := m.frame()
 	if err != nil {
 		return
 	}
@@ -780,7 +805,13 @@ func (st *opStream) next(responses graphql.ResponseHandler) bool {
 		c.sendErrors(id, "error", resp.Errors)
 		return false
 	}
-	b, _ := json.Marshal(resp)
+	var b []byte
+	if resp.Label == "" && resp.Path == nil && resp.HasNext == nil {
+		// The envelope written around gqlgen's data, as over HTTP.
+		b, _ = appendResponse(nil, resp, true)
+	} else {
+		b, _ = json.Marshal(resp) // an incremental part (@defer)
+	}
 	typ := "next"
 	if c.legacy() {
 		typ = "data"
