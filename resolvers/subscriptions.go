@@ -148,22 +148,52 @@ func endWith(ctx context.Context, err error) {
 // costs its state and no stack. One read runs at a time; notes that come
 // during a read make one more read after it.
 func follow(ctx context.Context, b *bus.Bus, topics []string, read func(ctx context.Context) (stop bool, err error), done func()) {
-	// running: the first read is this goroutine's, started below; a note
-	// that comes before it only asks for one more.
-	f := &follower{ctx: ctx, read: read, done: done, wait: retryFirst, pending: true, running: true}
+	f := newFollower(ctx, func(ctx context.Context, _ hinted) (bool, error) { return read(ctx) }, done)
 	f.sub = b.SubscribeFunc(func() { f.kick(false) }, topics...)
-	if a, err := authz.ActorFrom(ctx); err == nil && a.User != nil {
+	f.start(b)
+}
+
+// hinted is what a read of followHinted is given: the hints of the notes
+// since the last read, and whether it must read all the same (the first
+// read, a note without a hint, a resync, too many hints to keep).
+type hinted struct {
+	hints []string
+	read  bool
+}
+
+// maxHints bounds the hints a follower keeps between reads; past it, the
+// next read reads.
+const maxHints = 32
+
+// followHinted is follow with the hints of the notes of its one topic
+// (see the bus's hints): read may serve them instead of reading.
+func followHinted(ctx context.Context, b *bus.Bus, topic string, read func(ctx context.Context, h hinted) (stop bool, err error), done func()) {
+	f := newFollower(ctx, read, done)
+	f.sub = b.SubscribeHints(f.hint, topic)
+	f.start(b)
+}
+
+// newFollower is a follower whose first read is about to start, on the
+// goroutine start starts: a note that comes before it asks for one more.
+func newFollower(ctx context.Context, read func(ctx context.Context, h hinted) (bool, error), done func()) *follower {
+	return &follower{ctx: ctx, read: read, done: done, wait: retryFirst, pending: true, running: true, mustRead: true}
+}
+
+// start follows the subscriber's own access and the re-read timer, and
+// starts the first read.
+func (f *follower) start(b *bus.Bus) {
+	if a, err := authz.ActorFrom(f.ctx); err == nil && a.User != nil {
 		f.access = b.SubscribeFunc(func() { f.kick(true) }, bus.User(string(a.User.ID)))
 	}
 	f.tick = time.AfterFunc(resyncEvery, f.resync)
-	f.stop = context.AfterFunc(ctx, func() { f.kick(false) })
+	f.stop = context.AfterFunc(f.ctx, func() { f.kick(false) })
 	go f.loop()
 }
 
 // follower is the state of one follow between reads.
 type follower struct {
 	ctx  context.Context
-	read func(ctx context.Context) (stop bool, err error)
+	read func(ctx context.Context, h hinted) (stop bool, err error)
 	done func()
 	sub  *bus.Sub
 	// access follows the subscriber's user; nil without one.
@@ -177,6 +207,10 @@ type follower struct {
 	pending bool // read again: a note came (or this is the first read)
 	force   bool // the next read authenticates afresh
 	ended   bool
+	// hints are those of the notes since the last read; mustRead: the
+	// next read reads whatever they say.
+	hints    []string
+	mustRead bool
 
 	// Touched only by loop, one at a time.
 	failingSince time.Time
@@ -191,7 +225,28 @@ func (f *follower) kick(force bool) {
 	if f.ended {
 		return
 	}
-	f.pending, f.force = true, f.force || force
+	f.pending, f.force, f.mustRead = true, f.force || force, true
+	if !f.running {
+		f.running = true
+		go f.loop()
+	}
+}
+
+// hint is kick for a note of the followed topic: its hint is kept for the
+// next read ("" asks for a read).
+func (f *follower) hint(h string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ended {
+		return
+	}
+	switch {
+	case h == "" || len(f.hints) >= maxHints:
+		f.mustRead, f.hints = true, nil
+	case !f.mustRead:
+		f.hints = append(f.hints, h)
+	}
+	f.pending = true
 	if !f.running {
 		f.running = true
 		go f.loop()
@@ -217,10 +272,10 @@ func (f *follower) loop() {
 			f.mu.Unlock()
 			return
 		}
-		force := f.force
-		f.pending, f.force = false, false
+		force, h := f.force, hinted{hints: f.hints, read: f.mustRead}
+		f.pending, f.force, f.hints, f.mustRead = false, false, nil, false
 		f.mu.Unlock()
-		if end, err := f.step(force); end {
+		if end, err := f.step(force, h); end {
 			f.end(err)
 			return
 		}
@@ -229,7 +284,7 @@ func (f *follower) loop() {
 
 // step reads once; end says the follow is over, with err why (nil: read's
 // own end, or the context's).
-func (f *follower) step(force bool) (end bool, err error) {
+func (f *follower) step(force bool, h hinted) (end bool, err error) {
 	ctx := f.ctx
 	if ctx.Err() != nil {
 		return true, nil
@@ -237,7 +292,7 @@ func (f *follower) step(force bool) (end bool, err error) {
 	rctx, err := refreshed(ctx, force)
 	if err == nil {
 		var stop bool
-		if stop, err = f.read(rctx); stop && err == nil {
+		if stop, err = f.read(rctx, h); stop && err == nil {
 			return true, nil
 		}
 	}
@@ -318,7 +373,20 @@ func (s *stream[T]) close() {
 // deploymentEvents streams a deployment's events after seq.
 func deploymentEvents(ctx context.Context, p *control.Plane, id model.DeploymentID, seq int64) <-chan *model.DeploymentEvent {
 	out := newStream[*model.DeploymentEvent](ctx)
-	follow(ctx, p.Bus(), []string{bus.Deployment(string(id))}, func(ctx context.Context) (bool, error) {
+	followHinted(ctx, p.Bus(), bus.Deployment(string(id)), func(ctx context.Context, h hinted) (bool, error) {
+		// The events the notes carried, when they are all there is to
+		// send and the subscriber may read them: no read.
+		if !h.read {
+			if he, ok := p.DeploymentEventsHinted(ctx, id, seq, h.hints); ok {
+				for _, e := range he.Events {
+					if !out.send(ctx, e) {
+						return true, nil
+					}
+					seq = e.Seq
+				}
+				return he.Ended, nil
+			}
+		}
 		// The deployment read before the first page of events: if it had
 		// ended, the events up to its last are all there is.
 		var d *model.Deployment

@@ -1,10 +1,17 @@
 // Package bus tells the parts of the control plane — on this replica and,
 // with PostgreSQL, on every replica — that something changed. A note is a
-// topic naming one object ("deployment:<id>", "cluster:<id>", …), never
-// its content: whoever follows a topic re-reads the object through
-// authorization, from where it got to. A note may be delivered twice or
-// coalesced with others; a subscriber that may have missed notes (a
-// listener that reconnected) is told to resync, i.e. to re-read.
+// topic naming one object ("deployment:<id>", "cluster:<id>", …): whoever
+// follows a topic re-reads the object through authorization, from where
+// it got to. A note may be delivered twice or coalesced with others; a
+// subscriber that may have missed notes (a listener that reconnected) is
+// told to resync, i.e. to re-read.
+//
+// A note may carry a hint: what the change appended for the topic's
+// followers (a deployment's new events), so that a follower that is
+// exactly where the hint starts, and whose reader may see the scope the
+// hint names, can send it without reading. A hint is only ever a shortcut:
+// it can be missing (too large to send, a note without one, a resync), and
+// a follower that cannot use it reads as it would without it.
 //
 // The embedded store runs one replica: notes go from the commit to the
 // subscribers in memory. PostgreSQL runs several: notes are sent with
@@ -77,11 +84,15 @@ func New() *Bus {
 type Sub struct {
 	C      <-chan struct{}
 	wake   wake.Signal
-	fn     func() // instead of C (SubscribeFunc)
+	fn     func()            // instead of C (SubscribeFunc)
+	hinted func(hint string) // instead of C (SubscribeHints)
 	b      *Bus
 	topics []string
 	once   sync.Once
 }
+
+// Note is a noted topic with its hint ("": none).
+type Note struct{ Topic, Hint string }
 
 // Subscribe follows topics until Close.
 func (b *Bus) Subscribe(topics ...string) *Sub {
@@ -96,6 +107,12 @@ func (b *Bus) Subscribe(topics ...string) *Sub {
 // elsewhere) and must not call the bus. The Sub's C is nil.
 func (b *Bus) SubscribeFunc(fn func(), topics ...string) *Sub {
 	return b.add(&Sub{fn: fn, b: b, topics: topics})
+}
+
+// SubscribeHints is SubscribeFunc with each note's hint: fn gets "" for a
+// note without one and on a resync.
+func (b *Bus) SubscribeHints(fn func(hint string), topics ...string) *Sub {
+	return b.add(&Sub{hinted: fn, b: b, topics: topics})
 }
 
 func (b *Bus) add(s *Sub) *Sub {
@@ -129,12 +146,15 @@ func (s *Sub) Close() {
 }
 
 // poke wakes the subscriber: one pending wake covers every note since.
-func (s *Sub) poke() {
-	if s.fn != nil {
+func (s *Sub) poke(hint string) {
+	switch {
+	case s.fn != nil:
 		s.fn()
-		return
+	case s.hinted != nil:
+		s.hinted(hint)
+	default:
+		s.wake.Poke()
 	}
-	s.wake.Poke()
 }
 
 // Deliver wakes the subscriptions of the topics.
@@ -146,7 +166,26 @@ func (b *Bus) Deliver(topics ...string) {
 	}
 	for _, t := range topics {
 		for s := range b.topics[t] {
-			s.poke()
+			s.poke("")
+		}
+	}
+}
+
+// DeliverNotes wakes the subscriptions of the notes' topics, with their
+// hints.
+func (b *Bus) DeliverNotes(notes []Note) {
+	topics := make([]string, len(notes))
+	for i, n := range notes {
+		topics[i] = n.Topic
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, fn := range b.observers {
+		fn(topics)
+	}
+	for _, n := range notes {
+		for s := range b.topics[n.Topic] {
+			s.poke(n.Hint)
 		}
 	}
 }
@@ -159,7 +198,7 @@ func (b *Bus) Resync() {
 		fn(nil)
 	}
 	for s := range b.subs {
-		s.poke()
+		s.poke("")
 	}
 }
 

@@ -3,6 +3,7 @@ package bus
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -84,7 +85,7 @@ func TestPayloadOrigins(t *testing.T) {
 	if self.origin == other.origin || self.origin == "" {
 		t.Fatalf("origins %q and %q: want two distinct ones", self.origin, other.origin)
 	}
-	topics := []string{Deployment("d1"), Cluster("c1")}
+	topics := []Note{{Topic: Deployment("d1"), Hint: `{"events":[1]}`}, {Topic: Cluster("c1")}}
 	ps := payloads(originLine(self.origin), topics)
 	if len(ps) != 1 {
 		t.Fatalf("got %d payloads for two topics", len(ps))
@@ -99,11 +100,11 @@ func TestPayloadOrigins(t *testing.T) {
 		t.Errorf("an unmarked note gave %v, want %v", got, topics)
 	}
 
-	var many []string
+	var many []Note
 	for i := range 500 {
-		many = append(many, Deployment(fmt.Sprintf("%026d", i)))
+		many = append(many, Note{Topic: Deployment(fmt.Sprintf("%026d", i)), Hint: fmt.Sprintf(`{"n":%d}`, i)})
 	}
-	var back []string
+	var back []Note
 	for _, p := range payloads(originLine(self.origin), many) {
 		if len(p) > maxPayload {
 			t.Errorf("a payload of %d bytes, over %d", len(p), maxPayload)
@@ -115,5 +116,50 @@ func TestPayloadOrigins(t *testing.T) {
 	}
 	if !slices.Equal(back, many) {
 		t.Errorf("split into payloads, %d topics came back as %d", len(many), len(back))
+	}
+}
+
+// A hint goes with its topic when it fits and holds no line break or tab;
+// otherwise the topic goes alone (its followers read), and the notes after
+// it keep theirs.
+func TestPayloadHints(t *testing.T) {
+	other := New()
+	notes := []Note{
+		{Topic: Deployment("big"), Hint: `"` + strings.Repeat("x", maxPayload) + `"`},
+		{Topic: Deployment("nl"), Hint: "a\nb"},
+		{Topic: Deployment("tab"), Hint: "a\tb"},
+		{Topic: Deployment("ok"), Hint: `{"m":"a\\nb"}`},
+		{Topic: Cluster("c")},
+	}
+	var back []Note
+	for _, p := range payloads("from:x", notes) {
+		if len(p) > maxPayload {
+			t.Errorf("a payload of %d bytes, over %d", len(p), maxPayload)
+		}
+		back = append(back, received(other, p)...)
+	}
+	want := []Note{{Topic: Deployment("big")}, {Topic: Deployment("nl")}, {Topic: Deployment("tab")}, notes[3], notes[4]}
+	if !slices.Equal(back, want) {
+		t.Errorf("got %q, want %q", back, want)
+	}
+
+	// A hinted subscription gets each note's hint, and "" for a note
+	// without one and for a resync; a plain one is woken as before.
+	b := New()
+	var hints []string
+	sub := b.SubscribeHints(func(h string) { hints = append(hints, h) }, Deployment("ok"))
+	defer sub.Close()
+	plain := b.Subscribe(Deployment("ok"))
+	defer plain.Close()
+	b.DeliverNotes(notes)
+	b.Deliver(Deployment("ok"))
+	b.Resync()
+	if !slices.Equal(hints, []string{notes[3].Hint, "", ""}) {
+		t.Errorf("hints %q", hints)
+	}
+	select {
+	case <-plain.C:
+	default:
+		t.Error("a plain subscription was not woken by a hinted note")
 	}
 }

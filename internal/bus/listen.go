@@ -43,8 +43,8 @@ func Listen(ctx context.Context, url string, b *Bus, log *slog.Logger, ready cha
 
 func listenOnce(ctx context.Context, url string, b *Bus, listening func()) error {
 	return postgres.ListenOnce(ctx, url, Channel, listening, func(payload string) {
-		if topics := received(b, payload); len(topics) > 0 {
-			b.Deliver(topics...)
+		if notes := received(b, payload); len(notes) > 0 {
+			b.DeliverNotes(notes)
 		}
 	})
 }

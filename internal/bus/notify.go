@@ -16,12 +16,12 @@ const maxPayload = 4000
 
 // Notifier is how the control plane tells of changes.
 type Notifier interface {
-	// InTx notes topics inside the transaction q, to be told when it
+	// InTx notes notes inside the transaction q, to be told when it
 	// commits and never if it rolls back.
-	InTx(ctx context.Context, q store.Querier, topics []string) error
-	// Committed tells the topics InTx noted once their transaction
+	InTx(ctx context.Context, q store.Querier, notes []Note) error
+	// Committed tells the notes InTx noted once their transaction
 	// committed.
-	Committed(topics []string)
+	Committed(notes []Note)
 	// Now tells topics of a change already committed.
 	Now(ctx context.Context, topics []string)
 }
@@ -30,9 +30,9 @@ type Notifier interface {
 // replica.
 type Memory struct{ B *Bus }
 
-func (Memory) InTx(context.Context, store.Querier, []string) error { return nil }
-func (m Memory) Committed(topics []string)                         { m.B.Deliver(topics...) }
-func (m Memory) Now(_ context.Context, topics []string)            { m.B.Deliver(topics...) }
+func (Memory) InTx(context.Context, store.Querier, []Note) error { return nil }
+func (m Memory) Committed(notes []Note)                          { m.B.DeliverNotes(notes) }
+func (m Memory) Now(_ context.Context, topics []string)          { m.B.Deliver(topics...) }
 
 // Postgres sends notes with pg_notify; every replica's listener (Listen)
 // delivers them. With B, this replica's own notes are delivered to B as
@@ -52,12 +52,12 @@ type Postgres struct {
 // originLine starts a payload sent by the bus of origin.
 func originLine(origin string) string { return "from:" + origin }
 
-func (p Postgres) InTx(ctx context.Context, q store.Querier, topics []string) error {
+func (p Postgres) InTx(ctx context.Context, q store.Querier, notes []Note) error {
 	prefix := ""
 	if p.B != nil {
 		prefix = originLine(p.B.origin)
 	}
-	for _, payload := range payloads(prefix, topics) {
+	for _, payload := range payloads(prefix, notes) {
 		if err := postgres.Notify(ctx, q, Channel, payload); err != nil {
 			return err
 		}
@@ -65,38 +65,50 @@ func (p Postgres) InTx(ctx context.Context, q store.Querier, topics []string) er
 	return nil
 }
 
-func (p Postgres) Committed(topics []string) {
+func (p Postgres) Committed(notes []Note) {
 	if p.B != nil {
-		p.B.Deliver(topics...)
+		p.B.DeliverNotes(notes)
 	}
 }
 
 func (p Postgres) Now(ctx context.Context, topics []string) {
-	if err := p.InTx(ctx, p.Q, topics); err != nil {
+	notes := make([]Note, len(topics))
+	for i, t := range topics {
+		notes[i] = Note{Topic: t}
+	}
+	if err := p.InTx(ctx, p.Q, notes); err != nil {
 		if p.OnError != nil {
 			p.OnError(err)
 		}
 		return
 	}
-	p.Committed(topics)
+	p.Committed(notes)
 }
 
-// received is what a listener of b delivers of a payload: its topics,
-// none when b sent it itself (delivered at commit).
-func received(b *Bus, payload string) []string {
-	topics := strings.Split(payload, "\n")
-	if first := topics[0]; strings.HasPrefix(first, "from:") {
+// received is what a listener of b delivers of a payload: its notes, none
+// when b sent it itself (delivered at commit). A line is a topic, or a
+// topic, a tab and its hint.
+func received(b *Bus, payload string) []Note {
+	lines := strings.Split(payload, "\n")
+	if first := lines[0]; strings.HasPrefix(first, "from:") {
 		if first == originLine(b.origin) {
 			return nil
 		}
-		topics = topics[1:]
+		lines = lines[1:]
 	}
-	return topics
+	notes := make([]Note, len(lines))
+	for i, l := range lines {
+		notes[i].Topic, notes[i].Hint, _ = strings.Cut(l, "\t")
+	}
+	return notes
 }
 
-// payloads joins topics by newlines into notifications under maxPayload,
-// each starting with the line prefix when there is one.
-func payloads(prefix string, topics []string) []string {
+// payloads writes notes a line each into notifications under maxPayload,
+// each starting with the line prefix when there is one. A hint goes on its
+// topic's line after a tab, unless it holds a tab or a newline (hints are
+// JSON, which writes neither) or its line would not fit in a notification:
+// then the topic goes alone, and its followers read.
+func payloads(prefix string, notes []Note) []string {
 	var out []string
 	var b strings.Builder
 	start := func() {
@@ -107,18 +119,23 @@ func payloads(prefix string, topics []string) []string {
 	}
 	start()
 	empty := b.Len()
-	for _, t := range topics {
-		if len(t) > maxPayload-len(prefix)-1 {
+	room := maxPayload - len(prefix) - 1
+	for _, n := range notes {
+		if len(n.Topic) > room {
 			continue // never produced: topics are a word and an id
 		}
-		if b.Len() > empty && b.Len()+1+len(t) > maxPayload {
+		line := n.Topic
+		if n.Hint != "" && len(n.Topic)+1+len(n.Hint) <= room && !strings.ContainsAny(n.Hint, "\t\n") {
+			line = n.Topic + "\t" + n.Hint
+		}
+		if b.Len() > empty && b.Len()+1+len(line) > maxPayload {
 			out = append(out, b.String())
 			start()
 		}
 		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString(t)
+		b.WriteString(line)
 	}
 	if b.Len() > empty {
 		out = append(out, b.String())

@@ -50,7 +50,7 @@ func (p *Plane) advance(ctx context.Context, q *txn, d *model.Deployment, stage 
 	if err := p.note(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID))); err != nil {
 		return err
 	}
-	if err := store.InsertDeploymentEvent(ctx, q, &model.DeploymentEvent{DeploymentID: d.ID, Seq: d.LastSeq,
+	if err := p.recordEvent(ctx, q, d, &model.DeploymentEvent{DeploymentID: d.ID, Seq: d.LastSeq,
 		TenantID: d.TenantID, Stage: stage, Blocker: d.Blocker, Message: msg, CreatedAt: now}); err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (p *Plane) queue(ctx context.Context, q *txn, d *model.Deployment, env *mod
 
 // recordQueued records a new deployment's first event.
 func (p *Plane) recordQueued(ctx context.Context, q *txn, d *model.Deployment, why string) error {
-	if err := store.InsertDeploymentEvent(ctx, q, &model.DeploymentEvent{DeploymentID: d.ID, Seq: 1,
+	if err := p.recordEvent(ctx, q, d, &model.DeploymentEvent{DeploymentID: d.ID, Seq: 1,
 		TenantID: d.TenantID, Stage: model.StageQueued, Message: why, CreatedAt: d.CreatedAt}); err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func (p *Plane) Decide(ctx context.Context, id model.DeploymentID, decision mode
 		if err := p.note(ctx, q, bus.Deployment(string(d.ID))); err != nil {
 			return err
 		}
-		if err := store.InsertDeploymentEvent(ctx, q, &model.DeploymentEvent{DeploymentID: d.ID, Seq: d.LastSeq + 1,
+		if err := p.recordEvent(ctx, q, d, &model.DeploymentEvent{DeploymentID: d.ID, Seq: d.LastSeq + 1,
 			TenantID: d.TenantID, Stage: d.Stage, Message: fmt.Sprintf("approved by %s: %s", actorName(a), orNone(comment)),
 			CreatedAt: p.now()}); err != nil {
 			return err

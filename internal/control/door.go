@@ -102,7 +102,7 @@ func (p *Plane) tx(ctx context.Context, fn func(q *txn) error) error {
 		// as fit), written last, just before the commit.
 		if len(t.notes) > 0 {
 			t.notes = distinct(t.notes)
-			if err := p.notify.InTx(ctx, q, t.notes); err != nil {
+			if err := p.notify.InTx(ctx, q, t.busNotes()); err != nil {
 				return err
 			}
 		}

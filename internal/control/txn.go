@@ -22,6 +22,9 @@ type txn struct {
 	// emitted events of, read once (a deploy moves several deployments,
 	// each move an event); a write of an endpoint drops them.
 	endpoints map[model.TenantID][]*model.Endpoint
+	// recorded are the deployment events the transaction recorded, for
+	// the hints of their deployments' notes (eventhints.go).
+	recorded map[model.DeploymentID]*recorded
 }
 
 // endpointsOf reads a tenant's webhook endpoints, once per transaction
@@ -95,6 +98,6 @@ func (p *Plane) dispatch(t *txn) {
 		f()
 	}
 	if len(t.notes) > 0 {
-		p.notify.Committed(t.notes)
+		p.notify.Committed(t.busNotes())
 	}
 }

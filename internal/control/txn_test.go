@@ -14,13 +14,19 @@ import (
 type notifications struct {
 	bus.Memory
 	mu     sync.Mutex
-	writes [][]string
+	writes [][]string // the topics of each
+	notes  [][]bus.Note
 }
 
-func (n *notifications) InTx(_ context.Context, _ store.Querier, topics []string) error {
+func (n *notifications) InTx(_ context.Context, _ store.Querier, notes []bus.Note) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.writes = append(n.writes, slices.Clone(topics))
+	topics := make([]string, len(notes))
+	for i, note := range notes {
+		topics[i] = note.Topic
+	}
+	n.writes = append(n.writes, topics)
+	n.notes = append(n.notes, slices.Clone(notes))
 	return nil
 }
 
