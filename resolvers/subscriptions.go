@@ -272,7 +272,8 @@ func (f *follower) loop() {
 			f.mu.Unlock()
 			return
 		}
-		force, h := f.force, hinted{hints: f.hints, read: f.mustRead}
+		// While the database is away, only a read tells it is back.
+		force, h := f.force, hinted{hints: f.hints, read: f.mustRead || !f.failingSince.IsZero()}
 		f.pending, f.force, f.hints, f.mustRead = false, false, nil, false
 		f.mu.Unlock()
 		if end, err := f.step(force, h); end {
