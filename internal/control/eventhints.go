@@ -62,9 +62,14 @@ func (p *Plane) recordEvent(ctx context.Context, q *txn, d *model.Deployment, e 
 }
 
 // busNotes is the transaction's notes for the bus: each deployment's with
-// the events it recorded as its hint.
+// the events it recorded as its hint. They are made once, when the
+// notification is written, and told again after the commit.
 func (t *txn) busNotes() []bus.Note {
+	if t.busNoted != nil {
+		return t.busNoted
+	}
 	notes := make([]bus.Note, len(t.notes))
+	t.busNoted = notes
 	for i, topic := range t.notes {
 		notes[i].Topic = topic
 	}

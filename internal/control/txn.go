@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 
+	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -25,6 +26,7 @@ type txn struct {
 	// recorded are the deployment events the transaction recorded, for
 	// the hints of their deployments' notes (eventhints.go).
 	recorded map[model.DeploymentID]*recorded
+	busNoted []bus.Note // busNotes, once made
 }
 
 // endpointsOf reads a tenant's webhook endpoints, once per transaction
