@@ -157,18 +157,16 @@ func (s *Sub) poke(hint string) {
 	}
 }
 
-// Deliver wakes the subscriptions of the topics.
-func (b *Bus) Deliver(topics ...string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, fn := range b.observers {
-		fn(topics)
+// Deliver wakes the subscriptions of the topics: notes without hints.
+func (b *Bus) Deliver(topics ...string) { b.DeliverNotes(notesOf(topics)) }
+
+// notesOf is topics as notes without hints.
+func notesOf(topics []string) []Note {
+	notes := make([]Note, len(topics))
+	for i, t := range topics {
+		notes[i].Topic = t
 	}
-	for _, t := range topics {
-		for s := range b.topics[t] {
-			s.poke("")
-		}
-	}
+	return notes
 }
 
 // DeliverNotes wakes the subscriptions of the notes' topics, with their

@@ -72,10 +72,7 @@ func (p Postgres) Committed(notes []Note) {
 }
 
 func (p Postgres) Now(ctx context.Context, topics []string) {
-	notes := make([]Note, len(topics))
-	for i, t := range topics {
-		notes[i] = Note{Topic: t}
-	}
+	notes := notesOf(topics)
 	if err := p.InTx(ctx, p.Q, notes); err != nil {
 		if p.OnError != nil {
 			p.OnError(err)

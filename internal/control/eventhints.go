@@ -1,6 +1,7 @@
 package control
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -126,7 +127,7 @@ func (p *Plane) DeploymentEventsHinted(ctx context.Context, id model.DeploymentI
 	if newest == nil {
 		return HintedEvents{}, false
 	}
-	slices.SortFunc(evs, func(a, b *model.DeploymentEvent) int { return int(a.Seq - b.Seq) })
+	slices.SortFunc(evs, func(a, b *model.DeploymentEvent) int { return cmp.Compare(a.Seq, b.Seq) })
 	evs = slices.CompactFunc(evs, func(a, b *model.DeploymentEvent) bool { return a.Seq == b.Seq })
 	for i, e := range evs {
 		if e.Seq != after+int64(i)+1 {
