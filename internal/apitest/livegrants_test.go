@@ -488,3 +488,62 @@ func TestLiveGrantsAcrossReplicas(t *testing.T) {
 		}
 	}
 }
+
+// A deploymentEvents subscriber, whose new events come from their notes
+// (the notes carry them), gets them only while its caller may read them:
+// with access, the event a later deploy causes (SUPERSEDED) arrives; after
+// the caller's project role is removed, it never does, and the
+// subscription ends saying why. (The removal's own note makes the follower
+// read first; the grant check a hint gets is tested in control,
+// TestDeploymentNotesCarryTheirEvents.)
+func TestLiveGrantsDeploymentEvents(t *testing.T) {
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		for _, transport := range liveTransports {
+			for _, removed := range []bool{false, true} {
+				name := transport + "/access kept"
+				if removed {
+					name = transport + "/project role removed"
+				}
+				t.Run(name, func(t *testing.T) {
+					c := liveCaller(t, f, false)
+					first := f.MustDo(t, liveDeploy, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "d": Digest(9_000_000 + env.Next())})
+					id := dig(first.Data, "deploy.deployment.id")
+					l := liveSubscribe(t, env, transport, c.Token,
+						`subscription($d: ID!) { deploymentEvents(deploymentId: $d) { sequence stage } }`, map[string]any{"d": id})
+					if _, errs, end := l.next(); end != "" || len(errs) > 0 {
+						t.Fatalf("first event: errors %v end %q", errs, end)
+					}
+					if removed {
+						f.MustDo(t, `mutation($m: ID!) { removeProjectMember(input: {projectMemberId: $m}) { userErrors { code } } }`,
+							map[string]any{"m": c.ProjectMemberID})
+					}
+					f.MustDo(t, liveDeploy, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "d": Digest(9_000_000 + env.Next())})
+					for {
+						data, errs, end := l.next()
+						if stage := dig(data, "deploymentEvents.stage"); stage == "SUPERSEDED" {
+							if removed {
+								t.Fatalf("after the project role was removed the subscriber got %v", data)
+							}
+							return
+						}
+						if end != "" {
+							if !removed {
+								t.Fatalf("ended %q with errors %v before the SUPERSEDED event", end, codesOf(errs))
+							}
+							if end != "closed 4403" && !slices.Contains(codesOf(errs), "NOT_FOUND") {
+								t.Errorf("ended %q with errors %v, want NOT_FOUND", end, codesOf(errs))
+							}
+							return
+						}
+						if len(errs) > 0 && removed {
+							if !slices.Contains(codesOf(errs), "NOT_FOUND") {
+								t.Errorf("errors %v, want NOT_FOUND", codesOf(errs))
+							}
+						}
+					}
+				})
+			}
+		}
+	})
+}
