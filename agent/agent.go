@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
@@ -52,12 +51,21 @@ type Config struct {
 	RolloutTimeout time.Duration
 	// BackoffMin and BackoffMax bound the jittered reconnect delay.
 	BackoffMin, BackoffMax time.Duration
-	// KubeQPS and KubeBurst bound the requests to the API server (client
-	// side); Concurrency is how many services are applied, or rollouts
-	// moved on, at once. See `nebula agent --help` for what each costs.
-	KubeQPS     float32
-	KubeBurst   int
-	Concurrency int
+	// KubeQPS and KubeBurst bound the requests that change the cluster
+	// (Clients.Write), KubeReadQPS and KubeReadBurst those that follow
+	// what it reports (Clients.Read), client side; Concurrency is how
+	// many services are applied, or rollouts moved on, at once. See
+	// `nebula agent --help` for what each costs.
+	KubeQPS, KubeReadQPS     float32
+	KubeBurst, KubeReadBurst int
+	Concurrency              int
+	// LogStreams bounds the container log streams open at once;
+	// LogBackoffMin and LogBackoffMax bound the wait before a stream that
+	// could not open, or ended, is asked for again (logs.go).
+	LogStreams                   int
+	LogBackoffMin, LogBackoffMax time.Duration
+	// Metrics counts the agent's work (nil: counted nowhere anyone reads).
+	Metrics *Metrics
 	// Version and Image are reported in the inventory.
 	Version, Image string
 	// CAFile is a PEM bundle of certificate authorities trusted for the
@@ -79,8 +87,13 @@ func (c *Config) defaults() {
 	def(&c.RolloutTimeout, 5*time.Minute)
 	def(&c.BackoffMin, time.Second)
 	def(&c.BackoffMax, time.Minute)
+	def(&c.LogBackoffMin, DefaultLogBackoffMin)
+	def(&c.LogBackoffMax, DefaultLogBackoffMax)
 	if c.Concurrency <= 0 {
 		c.Concurrency = DefaultConcurrency
+	}
+	if c.LogStreams <= 0 {
+		c.LogStreams = DefaultLogStreams
 	}
 	if c.Namespace == "" {
 		c.Namespace = "nebula-system"
@@ -104,8 +117,11 @@ func (c Config) Validate() error {
 	if c.TokenFile == "" {
 		errs = append(errs, "the token file is required (--token-file or NEBULA_AGENT_TOKEN_FILE)")
 	}
-	if c.KubeQPS < 0 || c.KubeBurst < 0 || c.Concurrency < 0 {
-		errs = append(errs, "the request rate, burst and concurrency must not be negative")
+	if c.KubeQPS < 0 || c.KubeBurst < 0 || c.KubeReadQPS < 0 || c.KubeReadBurst < 0 || c.Concurrency < 0 || c.LogStreams < 0 {
+		errs = append(errs, "the request rates, bursts, concurrency and log streams must not be negative")
+	}
+	if c.LogBackoffMin > 0 && c.LogBackoffMax > 0 && c.LogBackoffMin > c.LogBackoffMax {
+		errs = append(errs, "the log backoff's minimum must not be over its maximum")
 	}
 	if c.LeaseDuration > 0 && c.RenewDeadline >= c.LeaseDuration {
 		errs = append(errs, "the renew deadline must be shorter than the lease duration")
@@ -119,7 +135,7 @@ func (c Config) Validate() error {
 // Agent is one replica.
 type Agent struct {
 	cfg  Config
-	kube kubernetes.Interface
+	kube Clients
 	log  *slog.Logger
 
 	// serving is held by the one session loop of this replica: a lost
@@ -199,7 +215,8 @@ func (a *Agent) clusterID() string {
 }
 
 // KubeConfig loads the Kubernetes client configuration: the kubeconfig
-// when one is given, the pod's service account otherwise.
+// when one is given, the pod's service account otherwise. NewClients makes
+// the agent's two clients of it, each with its own rate limit.
 func KubeConfig(kubeconfig string) (*rest.Config, error) {
 	var rc *rest.Config
 	var err error
@@ -211,7 +228,6 @@ func KubeConfig(kubeconfig string) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client configuration: %w", err)
 	}
-	rc.QPS, rc.Burst = DefaultKubeQPS, DefaultKubeBurst
 	rc.UserAgent = "nebula-agent"
 	// Protobuf, as the cluster's own controllers talk: the API server
 	// encodes the answers and the watch events of every object the agent
@@ -222,8 +238,8 @@ func KubeConfig(kubeconfig string) (*rest.Config, error) {
 	return rc, nil
 }
 
-// New builds an agent over a Kubernetes client.
-func New(cfg Config, kube kubernetes.Interface, log *slog.Logger) *Agent {
+// New builds an agent over its Kubernetes clients.
+func New(cfg Config, kube Clients, log *slog.Logger) *Agent {
 	cfg.defaults()
 	return &Agent{cfg: cfg, kube: kube, log: log, acked: map[int64]string{}, done: map[string]protocol.CommandAck{},
 		ro: rollouts{reported: map[string]protocol.Stage{}, pins: map[string]pin{}}}
@@ -236,7 +252,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.loadState(ctx)
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: a.cfg.Namespace, Name: a.cfg.LeaseName},
-		Client:     a.kube.CoordinationV1(),
+		Client:     a.kube.Write.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: a.cfg.Identity},
 	}
 	fatal := make(chan error, 1)
@@ -364,7 +380,7 @@ func (a *Agent) stateConfigMap() string { return a.cfg.LeaseName + "-state" }
 
 // loadState reads the newest applied revision and the pinned releases.
 func (a *Agent) loadState(ctx context.Context) {
-	cm, err := a.kube.CoreV1().ConfigMaps(a.cfg.Namespace).Get(ctx, a.stateConfigMap(), metav1.GetOptions{})
+	cm, err := a.kube.Write.CoreV1().ConfigMaps(a.cfg.Namespace).Get(ctx, a.stateConfigMap(), metav1.GetOptions{})
 	if err != nil {
 		if !apierrors.IsNotFound(err) {
 			a.log.Warn("reading the applied revision", "error", err)
@@ -417,7 +433,7 @@ func (a *Agent) saveState(ctx context.Context) {
 		WithLabels(map[string]string{LabelManagedBy: ManagedBy}).
 		WithData(map[string]string{"appliedRevision": strconv.FormatInt(rev, 10), "appliedHash": hash, "cluster": cluster,
 			"pins": string(pins)})
-	if _, err := a.kube.CoreV1().ConfigMaps(a.cfg.Namespace).Apply(ctx, cm,
+	if _, err := a.kube.Write.CoreV1().ConfigMaps(a.cfg.Namespace).Apply(ctx, cm,
 		metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
 		a.log.Warn("recording the applied revision and pinned releases", "revision", rev, "error", err)
 	}
@@ -431,7 +447,7 @@ func (a *Agent) savePins(ctx context.Context) { a.saveState(ctx) }
 func (a *Agent) watch(ctx context.Context) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	queue := workqueue.NewTypedDelayingQueue[string]()
-	c := NewCache(a.kube, func(ns, service string) {
+	c := NewCache(a.kube.Write, func(ns, service string) {
 		if service == "" {
 			return
 		}

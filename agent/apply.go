@@ -263,25 +263,14 @@ func (a *Applier) ApplyWith(ctx context.Context, st desired.State, step func(ctx
 	a.clashes = clashes
 	a.mu.Unlock()
 
-	n := a.Concurrency
-	if n <= 0 {
-		n = 8
-	}
 	each := func(jobs []job, f func(ctx context.Context, ns desired.Namespace, svc desired.Service) Result) {
 		var mu sync.Mutex
-		sem := make(chan struct{}, n)
-		var wg sync.WaitGroup
-		for _, j := range jobs {
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
-				r := f(ctx, j.ns, j.svc)
-				mu.Lock()
-				res.add(r)
-				mu.Unlock()
-			})
-		}
-		wg.Wait()
+		forEach(a.concurrency(), jobs, func(j job) {
+			r := f(ctx, j.ns, j.svc)
+			mu.Lock()
+			res.add(r)
+			mu.Unlock()
+		})
 	}
 	// Services new to the cluster get their Secret, Services and Ingress
 	// before any of their Deployments is written, as Helm and kubectl
@@ -312,6 +301,28 @@ func (a *Applier) ApplyWith(ctx context.Context, st desired.State, step func(ctx
 	res.Pruned = pruned
 	res.Errors = append(res.Errors, errs...)
 	return res
+}
+
+// concurrency is how many services are applied, or objects pruned, at once.
+func (a *Applier) concurrency() int {
+	if a.Concurrency <= 0 {
+		return 8
+	}
+	return a.Concurrency
+}
+
+// forEach calls f for each item, n at once, and returns when all returned.
+func forEach[T any](n int, items []T, f func(T)) {
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for _, it := range items {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			f(it)
+		})
+	}
+	wg.Wait()
 }
 
 // ApplyService applies one service's objects that differ from their
@@ -721,15 +732,25 @@ func managed(cluster string, more ...string) labels.Selector {
 }
 
 // prune deletes the managed objects the state no longer has, except those
-// of held services. Namespaces are never deleted: one may hold more than
-// what the agent put there. What exists comes from the cache.
+// of held services: everything of a service that left the state (the
+// Deployment its traffic was on included) and of an environment that left
+// it. Namespaces are never deleted: one may hold more than what the agent
+// put there. What exists comes from the cache; the deletes run
+// Concurrency at once (within the write client's budget).
 func (a *Applier) prune(ctx context.Context, st desired.State, keep map[object]bool) (int, []protocol.ObjectError) {
 	held := map[[2]string]bool{}
+	present := map[string]bool{} // by ServiceKey
 	for _, ns := range st.Namespaces {
 		for _, h := range ns.Held {
 			held[[2]string{ns.Name, h.Name}] = true
 		}
+		for _, s := range ns.Services {
+			present[ServiceKey(ns.Name, s.Name)] = true
+		}
 	}
+	// The routes of services that left the state go with them: their
+	// traffic has nowhere to stay.
+	a.forgetRoutes(present)
 	type found struct {
 		obj     object
 		service string
@@ -751,19 +772,33 @@ func (a *Applier) prune(ctx context.Context, st desired.State, keep map[object]b
 	}
 	gone := slices.DeleteFunc(all, func(f found) bool {
 		return keep[f.obj] || held[[2]string{f.obj.namespace, f.service}] ||
-			f.obj.kind == "Deployment" && a.protected(f.obj.namespace, f.service, f.release)
+			f.obj.kind == "Deployment" && present[ServiceKey(f.obj.namespace, f.service)] &&
+				a.protected(f.obj.namespace, f.service, f.release)
 	})
-	slices.SortFunc(gone, func(x, y found) int { return cmp.Compare(x.obj.String(), y.obj.String()) })
+	var mu sync.Mutex
 	pruned := 0
 	var errs []protocol.ObjectError
-	for _, f := range gone {
-		if err := a.delete(ctx, f.obj); err != nil {
+	forEach(a.concurrency(), gone, func(f found) {
+		err := a.delete(ctx, f.obj)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
 			errs = append(errs, protocol.ObjectError{Object: f.obj.String(), Message: "pruning: " + err.Error()})
-			continue
+			return
 		}
 		pruned++
-	}
+	})
+	slices.SortFunc(errs, func(x, y protocol.ObjectError) int { return cmp.Compare(x.Object, y.Object) })
 	return pruned, errs
+}
+
+// forgetRoutes drops the routes and pins of the services not present.
+func (a *Applier) forgetRoutes(present map[string]bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, m := range []map[string]int{a.Traffic, a.Pinned} {
+		maps.DeleteFunc(m, func(key string, _ int) bool { return !present[key] })
+	}
 }
 
 // delete removes one managed object (gone already is fine).

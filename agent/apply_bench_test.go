@@ -174,7 +174,7 @@ func BenchmarkDecodeDesired(b *testing.B) {
 // (BenchmarkPassOverhead) and the comparisons.
 func BenchmarkSettledState(b *testing.B) {
 	ap, st := servedState(b)
-	a := New(Config{}, ap.Client, slog.New(slog.DiscardHandler))
+	a := New(Config{}, Same(ap.Client), slog.New(slog.DiscardHandler))
 	a.cache = ap.Cache // as a session sets it up
 	ctx := context.Background()
 	if res := a.applyState(ctx, ap, st, true); len(res.Errors) > 0 {

@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/nebulactrl/nebula/internal/install"
 	"github.com/nebulactrl/nebula/internal/protocol"
@@ -39,7 +38,8 @@ var buildDigest = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
 
 // builder runs one session's builds.
 type builder struct {
-	kube kubernetes.Interface
+	// kube.Write makes and removes the Jobs; kube.Read follows their pods.
+	kube Clients
 	send func(protocol.BuildReport) error
 	log  *slog.Logger
 	// poll is how often a build's pod is looked at while it is not
@@ -57,7 +57,7 @@ type builder struct {
 	follows map[string]context.CancelFunc
 }
 
-func newBuilder(kube kubernetes.Interface, log *slog.Logger, send func(protocol.BuildReport) error) *builder {
+func newBuilder(kube Clients, log *slog.Logger, send func(protocol.BuildReport) error) *builder {
 	return &builder{kube: kube, send: send, log: log, poll: time.Second, batchLines: 200, batchEvery: 250 * time.Millisecond,
 		kick: wake.New(), want: map[string]protocol.BuildJob{}, follows: map[string]context.CancelFunc{}}
 }
@@ -105,7 +105,7 @@ func (b *builder) reconcile(ctx context.Context) error {
 	b.mu.Lock()
 	want := b.want
 	b.mu.Unlock()
-	jobs, err := b.kube.BatchV1().Jobs(install.BuildNamespace).List(ctx, metav1.ListOptions{LabelSelector: LabelBuild})
+	jobs, err := b.kube.Write.BatchV1().Jobs(install.BuildNamespace).List(ctx, metav1.ListOptions{LabelSelector: LabelBuild})
 	if err != nil {
 		return fmt.Errorf("listing build jobs: %w", err)
 	}
@@ -165,12 +165,12 @@ func (b *builder) create(ctx context.Context, j protocol.BuildJob) error {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: jobName(j.ID), Namespace: install.BuildNamespace,
 			Labels: map[string]string{LabelManagedBy: ManagedBy, LabelBuild: j.ID}},
 			Type: corev1.SecretTypeOpaque, StringData: map[string]string{"GIT_AUTH_TOKEN": j.Credential}}
-		if _, err := b.kube.CoreV1().Secrets(install.BuildNamespace).Create(ctx, s, metav1.CreateOptions{}); err != nil &&
+		if _, err := b.kube.Write.CoreV1().Secrets(install.BuildNamespace).Create(ctx, s, metav1.CreateOptions{}); err != nil &&
 			!apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating the credential of build %s: %w", j.ID, err)
 		}
 	}
-	_, err := b.kube.BatchV1().Jobs(install.BuildNamespace).Create(ctx, BuildJob(j, time.Now()), metav1.CreateOptions{})
+	_, err := b.kube.Write.BatchV1().Jobs(install.BuildNamespace).Create(ctx, BuildJob(j, time.Now()), metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating the job of build %s: %w", j.ID, err)
 	}
@@ -181,11 +181,11 @@ func (b *builder) create(ctx context.Context, j protocol.BuildJob) error {
 // remove deletes a build's Job, its pods, and its Secret.
 func (b *builder) remove(ctx context.Context, id string) error {
 	bg := metav1.DeletePropagationBackground
-	err := b.kube.BatchV1().Jobs(install.BuildNamespace).Delete(ctx, jobName(id), metav1.DeleteOptions{PropagationPolicy: &bg})
+	err := b.kube.Write.BatchV1().Jobs(install.BuildNamespace).Delete(ctx, jobName(id), metav1.DeleteOptions{PropagationPolicy: &bg})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting the job of build %s: %w", id, err)
 	}
-	err = b.kube.CoreV1().Secrets(install.BuildNamespace).Delete(ctx, jobName(id), metav1.DeleteOptions{})
+	err = b.kube.Write.CoreV1().Secrets(install.BuildNamespace).Delete(ctx, jobName(id), metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting the credential of build %s: %w", id, err)
 	}
@@ -316,7 +316,7 @@ func (b *builder) follow(ctx context.Context, j protocol.BuildJob) {
 
 // pod is the pod of a build's Job, nil while there is none.
 func (b *builder) pod(ctx context.Context, id string) (*corev1.Pod, error) {
-	l, err := b.kube.CoreV1().Pods(install.BuildNamespace).List(ctx, metav1.ListOptions{LabelSelector: LabelBuild + "=" + id})
+	l, err := b.kube.Read.CoreV1().Pods(install.BuildNamespace).List(ctx, metav1.ListOptions{LabelSelector: LabelBuild + "=" + id})
 	if err != nil || len(l.Items) == 0 {
 		return nil, err
 	}
@@ -348,7 +348,7 @@ func pendingReason(p *corev1.Pod) string {
 func (b *builder) stream(ctx context.Context, j protocol.BuildJob, pod string, from int64) (int64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rc, err := b.kube.CoreV1().Pods(install.BuildNamespace).GetLogs(pod, &corev1.PodLogOptions{Follow: true, Timestamps: true}).Stream(ctx)
+	rc, err := b.kube.Read.CoreV1().Pods(install.BuildNamespace).GetLogs(pod, &corev1.PodLogOptions{Follow: true, Timestamps: true}).Stream(ctx)
 	if err != nil {
 		return from, err
 	}

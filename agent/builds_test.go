@@ -93,7 +93,7 @@ func (r *reports) all() []protocol.BuildReport {
 func TestBuilderRunsTheSet(t *testing.T) {
 	cs := fake.NewClientset()
 	rec := &reports{}
-	b := newBuilder(cs, slog.New(slog.NewTextHandler(io.Discard, nil)), rec.send)
+	b := newBuilder(Same(cs), slog.New(slog.NewTextHandler(io.Discard, nil)), rec.send)
 	b.poll = 10 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -160,7 +160,7 @@ func TestBuilderRunsTheSet(t *testing.T) {
 // A new set is acted on at once, not at the next poll.
 func TestBuilderActsOnANewSet(t *testing.T) {
 	cs := fake.NewClientset()
-	b := newBuilder(cs, slog.New(slog.NewTextHandler(io.Discard, nil)), (&reports{}).send)
+	b := newBuilder(Same(cs), slog.New(slog.NewTextHandler(io.Discard, nil)), (&reports{}).send)
 	b.poll = time.Hour
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -185,7 +185,7 @@ func TestBuilderActsOnANewSet(t *testing.T) {
 func TestBuilderFailureAndResume(t *testing.T) {
 	cs := fake.NewClientset()
 	rec := &reports{}
-	b := newBuilder(cs, slog.New(slog.NewTextHandler(io.Discard, nil)), rec.send)
+	b := newBuilder(Same(cs), slog.New(slog.NewTextHandler(io.Discard, nil)), rec.send)
 	b.poll = 10 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

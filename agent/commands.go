@@ -82,7 +82,7 @@ func (a *Agent) restart(ctx context.Context, namespace, service, process string)
 	cluster := a.cluster
 	a.mu.Unlock()
 	sel := ManagedSelector(cluster) + "," + LabelService + "=" + service + "," + LabelProcess + "=" + process
-	l, err := a.kube.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	l, err := a.kube.Write.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return "", fmt.Errorf("listing deployments: %w", err)
 	}
@@ -93,7 +93,7 @@ func (a *Agent) restart(ctx context.Context, namespace, service, process string)
 		AnnotationRestartedAt, time.Now().UTC().Format(time.RFC3339Nano))
 	var names []string
 	for _, d := range l.Items {
-		if _, err := a.kube.AppsV1().Deployments(namespace).Patch(ctx, d.Name, types.StrategicMergePatchType, patch,
+		if _, err := a.kube.Write.AppsV1().Deployments(namespace).Patch(ctx, d.Name, types.StrategicMergePatchType, patch,
 			metav1.PatchOptions{FieldManager: restartManager}); err != nil {
 			return "", fmt.Errorf("restarting deployment %s/%s: %w", namespace, d.Name, err)
 		}
@@ -139,7 +139,7 @@ func (a *Agent) diagnostics(ctx context.Context) (string, error) {
 	cluster, floor := a.cluster, a.floor
 	a.mu.Unlock()
 	fmt.Fprintf(&b, "applied revision %d\n", floor)
-	l, err := a.kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: ManagedSelector(cluster)})
+	l, err := a.kube.Read.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: ManagedSelector(cluster)})
 	if err != nil {
 		return "", fmt.Errorf("listing managed deployments: %w", err)
 	}
@@ -156,7 +156,7 @@ func (a *Agent) diagnostics(ctx context.Context) (string, error) {
 	}
 	var warnings []corev1.Event
 	for ns := range namespaces {
-		ev, err := a.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "type=Warning"})
+		ev, err := a.kube.Read.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "type=Warning"})
 		if err != nil {
 			fmt.Fprintf(&b, "events of %s: %v\n", ns, err)
 			continue
@@ -178,12 +178,12 @@ func (a *Agent) diagnostics(ctx context.Context) (string, error) {
 func (a *Agent) inventory(ctx context.Context) protocol.Inventory {
 	inv := protocol.Inventory{AgentVersion: a.cfg.Version, AgentImage: a.cfg.Image, Capabilities: capabilities,
 		Nodes: []protocol.Node{}, Workloads: []protocol.Workload{}}
-	if v, err := a.kube.Discovery().ServerVersion(); err == nil {
+	if v, err := a.kube.Read.Discovery().ServerVersion(); err == nil {
 		inv.KubernetesVersion = v.GitVersion
 	} else {
 		a.log.Warn("reading the Kubernetes version", "error", err)
 	}
-	if nodes, err := a.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+	if nodes, err := a.kube.Read.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
 		for _, n := range nodes.Items {
 			ready := false
 			for _, c := range n.Status.Conditions {

@@ -3,7 +3,9 @@ package agent
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/protocol"
+	"github.com/nebulactrl/nebula/internal/wake"
 )
 
 // Container logs (logs.v1): the agent follows the log of every container
@@ -24,15 +27,28 @@ import (
 // merges a container's stdout and stderr, so every line is sent as
 // stdout.
 //
+// Following costs what it delivers. A container is followed once its pod's
+// status (in the cache, which the watch keeps current) says it has started:
+// asking for the log of a container that has not (ContainerCreating,
+// Pending) is answered 400 by a kubelet. A stream that cannot open, or
+// ends, is asked for again after a backoff of its own, doubling from
+// LogBackoffMin to LogBackoffMax with jitter; a stream that delivered lines
+// starts the backoff over, and so does the container starting again (its
+// run in the status changed). At most LogStreams streams are open at once;
+// the others wait for a slot without a request. The requests go through
+// the read client (Clients.Read), whose rate limit is not the writes'.
+//
 // Memory is bounded: the followers hand lines to one sender through a
 // bounded queue, and a follower whose line does not fit waits, reading no
 // more of its stream (the API server's connection applies the
-// back-pressure), while the control plane is slow or away. Each pod may
+// back-pressure), while the control plane is slow or away. Each stream may
 // send LogRate lines a second (bursts of LogBurst); lines past it are
 // dropped and counted, and the next line sent says so (a gap). A line is
-// cut at LogLineBytes. A stream read again (a new session, a follower
-// that restarted) starts at the second of the last line sent, or at the
-// start of the log; the control plane skips the lines it stored already,
+// cut at LogLineBytes, however long it is. A stream read again starts at
+// the second of the last line this process sent of it; the first stream of
+// a container this process has sent nothing of starts where the control
+// plane's stored log of it ends (log-resume.v1: it is asked), or at the
+// start of the log. The control plane skips the lines it stored already,
 // so nothing is stored twice.
 
 // Defaults of the log settings.
@@ -40,6 +56,14 @@ const (
 	DefaultLogRate      = 200
 	DefaultLogBurst     = 2000
 	DefaultLogLineBytes = 16 << 10
+	// DefaultLogStreams bounds the streams open at once: 1,500 pods of one
+	// container each (the agent-at-scale benchmark) are all followed.
+	DefaultLogStreams = 2000
+	// A container's stream is asked for again after 1 s, doubling up to
+	// 2 min while it cannot open or ends without a line: a container
+	// whose log cannot be read costs one request every two minutes.
+	DefaultLogBackoffMin = time.Second
+	DefaultLogBackoffMax = 2 * time.Minute
 )
 
 // streamKey names a container's stream and what it belongs to.
@@ -56,28 +80,51 @@ type logItem struct {
 	gap  string
 }
 
+// logSettings are the log follower's knobs (Config's Log* fields).
+type logSettings struct {
+	rate, burst, lineBytes int
+	streams                int
+	backoffMin, backoffMax time.Duration
+}
+
 // logFollower runs one session's followers.
 type logFollower struct {
-	kube kubernetes.Interface
-	log  *slog.Logger
-	send func(protocol.Logs) error
-	// targets lists the containers to follow, as the cache and the desired
-	// state say now; nil when that is not known.
-	targets func() map[streamKey]*corev1.Pod
+	kube    kubernetes.Interface
+	log     *slog.Logger
+	metrics *Metrics
+	send    func(protocol.Logs) error
+	// targets lists the started containers to follow, as the cache and
+	// the desired state say now, each with its run (which changes when
+	// the container starts again); nil when that is not known.
+	targets func() map[streamKey]string
 	// since remembers, across sessions, the time of the last line sent of
 	// each stream.
 	since *logSince
+	// resume asks the control plane where its log of a stream ends; nil
+	// when the session has no log-resume.v1.
+	resume *logResume
 
 	poll       time.Duration
 	batchEvery time.Duration
 	batchLines int
-	rate       float64
-	burst      int
-	lineBytes  int
+	set        logSettings
+	// after waits out a backoff (time.After; tests see the waits).
+	after func(time.Duration) <-chan time.Time
 
-	queue   chan logItem
-	mu      sync.Mutex
-	follows map[streamKey]context.CancelFunc
+	queue chan logItem
+	slots chan struct{}
+	mu    sync.Mutex
+	// follows are the containers followed, by stream.
+	follows map[streamKey]*following
+}
+
+// following is one container's follower: how to stop it, how to tell it
+// the container's run changed, and that run ("" while the container waits
+// to start again).
+type following struct {
+	cancel context.CancelFunc
+	kick   wake.Signal
+	run    string
 }
 
 // logSince is the time of the last line sent per stream, kept by the agent
@@ -110,57 +157,59 @@ func (s *logSince) forget(k streamKey) {
 	delete(s.at, k)
 }
 
-func newLogFollower(kube kubernetes.Interface, log *slog.Logger, since *logSince, targets func() map[streamKey]*corev1.Pod,
-	send func(protocol.Logs) error) *logFollower {
-	return &logFollower{kube: kube, log: log, send: send, targets: targets, since: since,
-		poll: 2 * time.Second, batchEvery: 500 * time.Millisecond, batchLines: 2000,
-		rate: DefaultLogRate, burst: DefaultLogBurst, lineBytes: DefaultLogLineBytes,
-		queue: make(chan logItem, 4000), follows: map[streamKey]context.CancelFunc{}}
+func newLogFollower(kube kubernetes.Interface, log *slog.Logger, m *Metrics, set logSettings, since *logSince,
+	targets func() map[streamKey]string, send func(protocol.Logs) error) *logFollower {
+	return &logFollower{kube: kube, log: log, metrics: m, send: send, targets: targets, since: since,
+		poll: 2 * time.Second, batchEvery: 500 * time.Millisecond, batchLines: 2000, set: set, after: time.After,
+		queue: make(chan logItem, 4000), slots: make(chan struct{}, max(set.streams, 1)), follows: map[streamKey]*following{}}
 }
 
-// run follows the containers until ctx ends: a follower for each new one,
-// every poll; a container whose pod is gone loses its follower, and the
-// control plane a marker saying its lines may stop short.
+// run follows the containers until ctx ends: every poll, a follower for
+// each container that started, a kick for one that started again; a
+// container whose pod is gone loses its follower, and the control plane a
+// marker saying its lines may stop short. Finding the containers reads
+// only the cache.
 func (f *logFollower) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { f.sender(ctx) })
+	if f.resume != nil {
+		wg.Go(func() { f.resume.run(ctx) })
+	}
 	defer wg.Wait()
 	t := time.NewTicker(f.poll)
 	defer t.Stop()
 	for {
-		want := f.targets()
-		if want == nil { // not known now (no state or cache yet)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
+		if want := f.targets(); want != nil { // nil: not known now (no state or cache yet)
+			var gone []streamKey
+			f.mu.Lock()
+			for k, run := range want {
+				if fl, ok := f.follows[k]; ok {
+					if fl.run != run {
+						fl.run = run // under f.mu, as runOf reads it
+						fl.kick.Poke()
+					}
+					continue
+				}
+				fctx, cancel := context.WithCancel(ctx)
+				fl := &following{cancel: cancel, kick: wake.New(), run: run}
+				f.follows[k] = fl
+				wg.Go(func() { f.follow(fctx, k, fl.kick) })
 			}
-			continue
-		}
-		f.mu.Lock()
-		for k := range want {
-			if _, ok := f.follows[k]; ok {
-				continue
+			for k, fl := range f.follows {
+				if _, ok := want[k]; !ok {
+					fl.cancel()
+					delete(f.follows, k)
+					f.since.forget(k)
+					gone = append(gone, k)
+				}
 			}
-			fctx, cancel := context.WithCancel(ctx)
-			f.follows[k] = cancel
-			wg.Go(func() { f.follow(fctx, k) })
-		}
-		var gone []streamKey
-		for k, cancel := range f.follows {
-			if _, ok := want[k]; !ok {
-				cancel()
-				delete(f.follows, k)
-				f.since.forget(k)
-				gone = append(gone, k)
-			}
-		}
-		f.mu.Unlock()
-		for _, k := range gone {
-			select {
-			case f.queue <- logItem{key: k, gap: "the pod went away: lines it printed after the last one here may be missing"}:
-			case <-ctx.Done():
-				return
+			f.mu.Unlock()
+			for _, k := range gone {
+				select {
+				case f.queue <- logItem{key: k, gap: "the pod went away: lines it printed after the last one here may be missing"}:
+				case <-ctx.Done():
+					return
+				}
 			}
 		}
 		select {
@@ -171,66 +220,193 @@ func (f *logFollower) run(ctx context.Context) {
 	}
 }
 
-// follow reads a container's log until ctx ends, again after the stream
-// ends (a container restarted, the API server closed it).
-func (f *logFollower) follow(ctx context.Context, k streamKey) {
-	var tokens = float64(f.burst)
-	last := time.Now()
-	dropped := 0
-	for ctx.Err() == nil {
-		opts := &corev1.PodLogOptions{Container: k.container, Follow: true, Timestamps: true}
-		since := f.since.get(k)
-		if !since.IsZero() {
-			t := metav1.NewTime(since.Truncate(time.Second))
-			opts.SinceTime = &t
+// follow reads a container's log until ctx ends: again after each stream
+// ends or fails to open, once its backoff has passed or the container
+// started again. While the container waits to start again (after a crash)
+// nothing is asked.
+func (f *logFollower) follow(ctx context.Context, k streamKey, kick wake.Signal) {
+	f.metrics.followed(1)
+	defer f.metrics.followed(-1)
+	since := f.startAt(ctx, k)
+	lim := logCap{tokens: float64(f.set.burst), last: time.Now()}
+	b := backoff{min: f.set.backoffMin, max: f.set.backoffMax}
+	for again := false; ; again = true {
+		for f.runOf(k) == "" {
+			select {
+			case <-ctx.Done():
+				return
+			case <-kick.C():
+			}
 		}
-		err := func() error {
-			rc, err := f.kube.CoreV1().Pods(k.namespace).GetLogs(k.pod, opts).Stream(ctx)
-			if err != nil {
-				return err
-			}
-			defer rc.Close()
-			sc := bufio.NewScanner(rc)
-			sc.Buffer(make([]byte, 64<<10), 4<<20)
-			for sc.Scan() {
-				l := logLine(sc.Text())
-				if !l.At.After(since) {
-					continue // sent before
-				}
-				now := time.Now()
-				tokens = min(float64(f.burst), tokens+now.Sub(last).Seconds()*f.rate)
-				last = now
-				if tokens < 1 {
-					dropped++
-					continue
-				}
-				tokens--
-				item := logItem{key: k, line: l}
-				if dropped > 0 {
-					item.gap = fmt.Sprintf("the agent's rate cap (%g lines a second) dropped %d lines", f.rate, dropped)
-					dropped = 0
-				}
-				if len(item.line.Text) > f.lineBytes {
-					item.line.Text = item.line.Text[:f.lineBytes] + " [line cut at " + strconv.Itoa(f.lineBytes) + " bytes]"
-				}
-				select {
-				case f.queue <- item: // waits while the queue is full
-				case <-ctx.Done():
-					return nil
-				}
-				since = l.At
-				f.since.set(k, l.At)
-			}
-			return sc.Err()
-		}()
-		if err != nil && ctx.Err() == nil {
-			f.log.Debug("following a container's log", "pod", k.namespace+"/"+k.pod, "container", k.container, "error", err)
+		if again {
+			f.metrics.retried()
+		}
+		f.metrics.queued(1)
+		select {
+		case f.slots <- struct{}{}:
+			f.metrics.queued(-1)
+		case <-ctx.Done():
+			f.metrics.queued(-1)
+			return
+		}
+		sent, err := f.stream(ctx, k, &since, &lim)
+		<-f.slots
+		if ctx.Err() != nil {
+			return
+		}
+		if sent > 0 {
+			b.reset() // it delivered: the next stream is asked for soon
+		}
+		wait := b.next()
+		if err != nil {
+			f.log.Debug("following a container's log", "pod", k.namespace+"/"+k.pod, "container", k.container, "error", err,
+				"again in", wait.Round(time.Millisecond))
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(f.poll):
+			return
+		case <-kick.C(): // the container started again: its new log is there now
+			b.reset()
+		case <-f.after(wait):
 		}
 	}
+}
+
+// runOf is the run of a followed container, "" while it waits to start
+// again.
+func (f *logFollower) runOf(k streamKey) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fl := f.follows[k]; fl != nil {
+		return fl.run
+	}
+	return ""
+}
+
+// startAt is where a container's first stream of this follower starts:
+// after the last line this process sent of it, else after the last line
+// the control plane stored of it, else at the start of its log.
+func (f *logFollower) startAt(ctx context.Context, k streamKey) time.Time {
+	if t := f.since.get(k); !t.IsZero() {
+		f.metrics.resumed("memory")
+		return t
+	}
+	if f.resume != nil {
+		if t := f.resume.at(ctx, k); !t.IsZero() {
+			f.metrics.resumed("control-plane")
+			return t
+		}
+	}
+	f.metrics.resumed("start")
+	return time.Time{}
+}
+
+// logCap is a stream's rate cap: a token bucket of LogBurst lines filled at
+// LogRate a second, and the lines it dropped since the last one sent.
+type logCap struct {
+	tokens  float64
+	last    time.Time
+	dropped int
+}
+
+// stream reads one stream of a container's log until it ends, sending the
+// lines after since (which it moves on); it returns the lines sent.
+func (f *logFollower) stream(ctx context.Context, k streamKey, since *time.Time, lim *logCap) (int, error) {
+	opts := &corev1.PodLogOptions{Container: k.container, Follow: true, Timestamps: true}
+	if !since.IsZero() {
+		t := metav1.NewTime(since.Truncate(time.Second))
+		opts.SinceTime = &t
+	}
+	rc, err := f.kube.CoreV1().Pods(k.namespace).GetLogs(k.pod, opts).Stream(ctx)
+	f.metrics.opened(err == nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	f.metrics.open(1)
+	defer f.metrics.open(-1)
+	r := bufio.NewReaderSize(countedReader{rc, f.metrics}, 4<<10)
+	sent := 0
+	// A line is its timestamp (RFC 3339 with nanoseconds, 30 bytes and a
+	// space at most) and its text, kept up to the cut.
+	keep := f.set.lineBytes + 40
+	for {
+		raw, long, err := readLine(r, keep)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return sent, err
+		}
+		l := logLine(string(raw))
+		if !l.At.After(*since) {
+			continue // sent before
+		}
+		now := time.Now()
+		lim.tokens = min(float64(f.set.burst), lim.tokens+now.Sub(lim.last).Seconds()*float64(f.set.rate))
+		lim.last = now
+		if lim.tokens < 1 {
+			lim.dropped++
+			f.metrics.dropped()
+			continue
+		}
+		lim.tokens--
+		item := logItem{key: k, line: l}
+		if lim.dropped > 0 {
+			item.gap = fmt.Sprintf("the agent's rate cap (%d lines a second) dropped %d lines", f.set.rate, lim.dropped)
+			lim.dropped = 0
+		}
+		if long || len(item.line.Text) > f.set.lineBytes {
+			item.line.Text = item.line.Text[:min(len(item.line.Text), f.set.lineBytes)] +
+				" [line cut at " + strconv.Itoa(f.set.lineBytes) + " bytes]"
+		}
+		select {
+		case f.queue <- item: // waits while the queue is full
+		case <-ctx.Done():
+			return sent, nil
+		}
+		sent++
+		*since = l.At
+		f.since.set(k, l.At)
+	}
+}
+
+// readLine reads one line (without its newline), keeping at most keep
+// bytes of it and skipping the rest: long tells that some was skipped.
+// A last line without a newline is a line; the read after it returns the
+// reader's error.
+func readLine(r *bufio.Reader, keep int) (line []byte, long bool, err error) {
+	total := 0
+	for {
+		part, err := r.ReadSlice('\n')
+		full := errors.Is(err, bufio.ErrBufferFull)
+		if err == nil {
+			part = part[:len(part)-1] // the newline
+		}
+		total += len(part)
+		if room := keep - len(line); room > 0 {
+			line = append(line, part[:min(len(part), room)]...)
+		}
+		switch {
+		case full:
+			continue
+		case err != nil && total == 0:
+			return nil, false, err
+		}
+		return line, total > keep, nil
+	}
+}
+
+// countedReader counts the bytes read from the API server.
+type countedReader struct {
+	r io.Reader
+	m *Metrics
+}
+
+func (c countedReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.m.read(n)
+	return n, err
 }
 
 // sender sends what the followers read, in batches.
@@ -302,13 +478,17 @@ func logsOf(items []logItem) []protocol.Logs {
 	return out
 }
 
-// logTargets lists the containers of the managed pods that run a release
-// of a service of the desired state, with what they belong to.
-func logTargets(st *desired.State, pods func(ns string, sel labels.Selector) []*corev1.Pod) map[streamKey]*corev1.Pod {
+// logTargets lists the started containers of the managed pods that run a
+// release of a service of the desired state, with what they belong to and
+// their run. A container has started when its status shows it running or
+// ended, now or before: one waiting to start again after a crash keeps its
+// follower, which asks for nothing until it runs. A pod being deleted is
+// not followed.
+func logTargets(st *desired.State, pods func(ns string, sel labels.Selector) []*corev1.Pod) map[streamKey]string {
 	if st == nil {
 		return nil
 	}
-	out := map[streamKey]*corev1.Pod{}
+	out := map[streamKey]string{}
 	managed := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy})
 	for _, ns := range st.Namespaces {
 		svcs := map[string]string{}
@@ -318,21 +498,41 @@ func logTargets(st *desired.State, pods func(ns string, sel labels.Selector) []*
 		for _, p := range pods(ns.Name, managed) {
 			svc, ok := svcs[p.Labels[LabelService]]
 			release, err := strconv.Atoi(p.Labels[LabelRelease])
-			if !ok || err != nil || release < 1 || p.Status.Phase == corev1.PodPending || p.DeletionTimestamp != nil {
+			if !ok || err != nil || release < 1 || p.DeletionTimestamp != nil {
 				continue
 			}
-			for _, c := range p.Spec.Containers {
+			for _, c := range p.Status.ContainerStatuses {
+				run, started := containerRun(c)
+				if !started {
+					continue
+				}
 				out[streamKey{namespace: p.Namespace, pod: p.Name, container: c.Name, env: string(ns.EnvID), service: svc,
-					process: p.Labels[LabelProcess], release: release}] = p
+					process: p.Labels[LabelProcess], release: release}] = run
 			}
 		}
 	}
 	return out
 }
 
+// containerRun names a container's current run (its id, restarts and start
+// time: a new run changes it), "" while it waits to start again after
+// having run; started tells whether it has ever started.
+func containerRun(c corev1.ContainerStatus) (run string, started bool) {
+	var at time.Time
+	switch s := c.State; {
+	case s.Running != nil:
+		at = s.Running.StartedAt.Time
+	case s.Terminated != nil:
+		at = s.Terminated.StartedAt.Time
+	default:
+		return "", c.LastTerminationState.Terminated != nil
+	}
+	return c.ContainerID + "/" + strconv.Itoa(int(c.RestartCount)) + "/" + at.UTC().Format(time.RFC3339Nano), true
+}
+
 // logTargets are the containers to follow now: the managed pods in the
 // cache that run a service of the newest desired state.
-func (a *Agent) logTargets() map[streamKey]*corev1.Pod {
+func (a *Agent) logTargets() map[streamKey]string {
 	a.mu.Lock()
 	c, d := a.cache, a.state
 	a.mu.Unlock()
@@ -340,4 +540,122 @@ func (a *Agent) logTargets() map[streamKey]*corev1.Pod {
 		return nil
 	}
 	return logTargets(&d.State, c.Pods)
+}
+
+// logResume asks the control plane where its log of streams ends
+// (log-resume.v1), in batches: followers starting together (a new agent
+// with 1,500 pods) make a few messages, not one each.
+type logResume struct {
+	send func(protocol.LogPositions) error
+	// wait bounds how long a follower waits for the answer; past it, the
+	// log is read from its start (and the control plane skips what it
+	// holds).
+	wait time.Duration
+	// gather is how long asks are gathered before they are sent.
+	gather time.Duration
+
+	kick wake.Signal
+	mu   sync.Mutex
+	next int
+	// asks are those not sent yet; sent those sent, by request id.
+	asks []resumeAsk
+	sent map[string]resumeSent
+}
+
+type resumeAsk struct {
+	key   streamKey
+	reply chan time.Time // buffered: an answer never blocks
+}
+
+type resumeSent struct {
+	asks []resumeAsk
+	at   time.Time
+}
+
+func newLogResume(send func(protocol.LogPositions) error) *logResume {
+	return &logResume{send: send, wait: 10 * time.Second, gather: 50 * time.Millisecond, kick: wake.New(),
+		sent: map[string]resumeSent{}}
+}
+
+// at is the time of the last line the control plane stored of a stream;
+// zero when it holds none, or did not answer in time.
+func (r *logResume) at(ctx context.Context, k streamKey) time.Time {
+	reply := make(chan time.Time, 1)
+	r.mu.Lock()
+	r.asks = append(r.asks, resumeAsk{k, reply})
+	r.mu.Unlock()
+	r.kick.Poke()
+	t := time.NewTimer(r.wait)
+	defer t.Stop()
+	select {
+	case at := <-reply:
+		return at
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return time.Time{}
+}
+
+// run sends the asks as they come, until ctx ends.
+func (r *logResume) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.kick.C():
+		}
+		select { // let the followers starting with this one ask too
+		case <-ctx.Done():
+			return
+		case <-time.After(r.gather):
+		}
+		r.mu.Lock()
+		asks := r.asks
+		r.asks = nil
+		for id, s := range r.sent { // unanswered: their followers gave up
+			if time.Since(s.at) > r.wait {
+				delete(r.sent, id)
+			}
+		}
+		r.mu.Unlock()
+		for len(asks) > 0 {
+			n := min(len(asks), protocol.MaxLogStreams)
+			part := asks[:n]
+			asks = asks[n:]
+			m := protocol.LogPositions{Streams: make([]protocol.LogPosition, n)}
+			for i, a := range part {
+				m.Streams[i] = protocol.LogPosition{Environment: a.key.env, Service: a.key.service, Pod: a.key.pod, Container: a.key.container}
+			}
+			r.mu.Lock()
+			r.next++
+			m.ID = strconv.Itoa(r.next)
+			r.sent[m.ID] = resumeSent{part, time.Now()}
+			r.mu.Unlock()
+			if err := r.send(m); err != nil {
+				return // the session is ending; the followers' waits end with it
+			}
+		}
+	}
+}
+
+// answer hands the control plane's answer to the followers that asked.
+func (r *logResume) answer(m *protocol.LogPositions) {
+	r.mu.Lock()
+	s, ok := r.sent[m.ID]
+	delete(r.sent, m.ID)
+	r.mu.Unlock()
+	if !ok {
+		return // late, or not asked
+	}
+	for i, a := range s.asks {
+		var at time.Time
+		if i < len(m.Streams) {
+			p := m.Streams[i]
+			if p.At != nil && p.Environment == a.key.env && p.Service == a.key.service && p.Pod == a.key.pod &&
+				p.Container == a.key.container {
+				at = p.At.UTC()
+			}
+		}
+		a.reply <- at
+	}
 }

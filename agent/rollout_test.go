@@ -83,22 +83,31 @@ func (r *recorder) waitFor(t *testing.T, dep, stage string) {
 // its session: what a replica of the agent is between welcome and close.
 func testAgent(t *testing.T, cs *fake.Clientset, timeout time.Duration) (*Agent, *recorder) {
 	t.Helper()
+	a, rec, stop := startTestAgent(t, cs, timeout)
+	t.Cleanup(stop)
+	return a, rec
+}
+
+// startTestAgent is testAgent that the test stops: a replica that lost
+// its Lease.
+func startTestAgent(t *testing.T, cs *fake.Clientset, timeout time.Duration) (*Agent, *recorder, func()) {
+	t.Helper()
 	a := New(Config{Server: "http://control-plane.test", TokenFile: "/dev/null", Identity: "test", RolloutTimeout: timeout},
-		cs, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		Same(cs), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	a.loadState(ctx)
 	stop, err := a.watch(ctx)
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cancel(); stop() })
 	rec := newRecorder()
 	a.mu.Lock()
 	a.cluster = testCluster
 	a.applier = &Applier{Client: cs, Cache: a.cache, Cluster: testCluster, Concurrency: 4}
 	a.conn = rec
 	a.mu.Unlock()
-	return a, rec
+	return a, rec, func() { cancel(); stop() }
 }
 
 // pass applies a state as a resync (or a new session) does: every
@@ -303,6 +312,65 @@ func TestRolloutRolledBackStaysPinnedAcrossRestarts(t *testing.T) {
 	}
 	if _, err := cs.AppsV1().Deployments(testNS).Get(context.Background(), "api-web-r2", metav1.GetOptions{}); err == nil {
 		t.Error("after a restart the failed release was applied again")
+	}
+}
+
+// A service that leaves the state leaves nothing behind: the Deployment
+// its traffic was on (a finished rollout sets the route) and the release
+// pinned after a rollback go with its other objects; the service beside it
+// keeps everything, its traffic Deployment included.
+func TestDeletedServiceIsPrunedWhole(t *testing.T) {
+	cs := fake.NewClientset()
+	first, rec, stopFirst := startTestAgent(t, cs, time.Hour)
+	other := deployed(1, "o1")
+	other.Name, other.ID = "shop", "svc-shop"
+	first.pass(t, testState(deployed(1, "d1"), other))
+	for _, name := range []string{"api-web-r1", "api-worker-r1", "shop-web-r1", "shop-worker-r1"} {
+		markReady(t, cs, testNS, name)
+	}
+	rec.waitFor(t, "d1", stageSucceeded)
+	rec.waitFor(t, "o1", stageSucceeded)
+	// api's release 2 fails (the next leader waits 50 ms for its pods):
+	// release 1 is pinned in its place.
+	first.quiet(t)
+	stopFirst()
+	a, rec := testAgent(t, cs, 50*time.Millisecond)
+	a.pass(t, testState(deployed(2, "d2"), other))
+	rec.waitFor(t, "d2", stageRolled)
+	a.ro.mu.Lock()
+	_, pinned := a.ro.pins[ServiceKey(testNS, "api")]
+	a.ro.mu.Unlock()
+	if !pinned {
+		t.Fatal("the rolled back release is not pinned")
+	}
+
+	// api is deleted: the state holds shop alone.
+	a.quiet(t)
+	res := a.newState(t, testState(other))
+	if res.Pruned != 5 {
+		t.Errorf("pruned %d objects, want api's 5 (two Deployments, the Service, the Secret, the Ingress)", res.Pruned)
+	}
+	ctx := context.Background()
+	sel := metav1.ListOptions{LabelSelector: LabelService + "=api"}
+	deps, _ := cs.AppsV1().Deployments(testNS).List(ctx, sel)
+	svcs, _ := cs.CoreV1().Services(testNS).List(ctx, sel)
+	secrets, _ := cs.CoreV1().Secrets(testNS).List(ctx, sel)
+	if n := len(deps.Items) + len(svcs.Items) + len(secrets.Items); n != 0 {
+		t.Errorf("%d objects of the deleted service are left: %d Deployments, %d Services, %d Secrets", n,
+			len(deps.Items), len(svcs.Items), len(secrets.Items))
+	}
+	for _, name := range []string{"shop-web-r1", "shop-worker-r1"} {
+		getDeployment(t, cs, testNS, name)
+	}
+	a.ro.mu.Lock()
+	_, pinned = a.ro.pins[ServiceKey(testNS, "api")]
+	a.ro.mu.Unlock()
+	if pinned {
+		t.Error("the deleted service's pin is kept")
+	}
+	if cm, err := cs.CoreV1().ConfigMaps(a.cfg.Namespace).Get(ctx, a.stateConfigMap(), metav1.GetOptions{}); err != nil ||
+		cm.Data["pins"] != "{}" {
+		t.Errorf("the state ConfigMap's pins: %v %v", cm.Data["pins"], err)
 	}
 }
 

@@ -133,7 +133,7 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 	a.acked = map[int64]string{}
 	a.settled = nil // the session's first pass looks at every service
 	if a.applier == nil || a.applier.Cluster != w.Cluster {
-		a.applier = &Applier{Client: a.kube, Cache: a.cache, Cluster: w.Cluster, Concurrency: a.cfg.Concurrency,
+		a.applier = &Applier{Client: a.kube.Write, Cache: a.cache, Cluster: w.Cluster, Concurrency: a.cfg.Concurrency,
 			Drifted: a.reportDrift}
 	}
 	a.conn = c // stages of rollouts moved on by a change in the cluster go here
@@ -176,13 +176,19 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); builds.run(ctx) }()
 	}
+	var resume *logResume
 	if slices.Contains(w.Capabilities, protocol.CapLogs) {
-		logs := newLogFollower(a.kube, a.log, &a.logSince, a.logTargets, func(m protocol.Logs) error { return c.send(protocol.TypeLogs, m) })
+		logs := newLogFollower(a.kube.Read, a.log, a.cfg.Metrics, a.logSettings(), &a.logSince, a.logTargets,
+			func(m protocol.Logs) error { return c.send(protocol.TypeLogs, m) })
+		if slices.Contains(w.Capabilities, protocol.CapLogResume) {
+			resume = newLogResume(func(m protocol.LogPositions) error { return c.send(protocol.TypeLogPositions, m) })
+			logs.resume = resume
+		}
 		wg.Add(1)
 		go func() { defer wg.Done(); logs.run(ctx) }()
 	}
 	if slices.Contains(w.Capabilities, protocol.CapEvents) {
-		evs := newEventWatcher(a.kube, a.log, a.eventAttribution, func(m protocol.Events) error { return c.send(protocol.TypeEvents, m) })
+		evs := newEventWatcher(a.kube.Read, a.log, a.eventAttribution, func(m protocol.Events) error { return c.send(protocol.TypeEvents, m) })
 		wg.Add(1)
 		go func() { defer wg.Done(); evs.run(ctx, a.eventsReady) }()
 	}
@@ -223,6 +229,10 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 		case *protocol.Builds:
 			if builds != nil {
 				builds.set(*m)
+			}
+		case *protocol.LogPositions:
+			if resume != nil {
+				resume.answer(m)
 			}
 		case *protocol.Welcome:
 			return true, fmt.Errorf("%w: a second welcome", protocol.ErrMalformed)
@@ -450,6 +460,15 @@ func (a *Agent) applyState(ctx context.Context, ap *Applier, st desired.State, f
 		a.settled = map[string]settledAs{}
 	}
 	a.mu.Unlock()
+	// A pinned release of a service that left the state goes with it.
+	a.ro.mu.Lock()
+	n := len(a.ro.pins)
+	maps.DeleteFunc(a.ro.pins, func(key string, _ pin) bool { _, ok := index[key]; return !ok })
+	unpinned := len(a.ro.pins) < n
+	a.ro.mu.Unlock()
+	if unpinned {
+		a.savePins(ctx)
+	}
 	defer func() {
 		// A service the pass did not step (its namespace failed, the
 		// session ended) gets the changes it missed from the queue.
@@ -526,4 +545,10 @@ func (a *Agent) reconcileNoted(ctx context.Context, ap *Applier, ns desired.Name
 
 // capabilities are the protocol capabilities this agent implements.
 var capabilities = []string{protocol.CapDesiredState, protocol.CapAcks, protocol.CapInventory, protocol.CapCommands,
-	protocol.CapStages, protocol.CapBuilds, protocol.CapLogs, protocol.CapEvents, protocol.CapDrift}
+	protocol.CapStages, protocol.CapBuilds, protocol.CapLogs, protocol.CapEvents, protocol.CapDrift, protocol.CapLogResume}
+
+// logSettings are the log follower's knobs from the configuration.
+func (a *Agent) logSettings() logSettings {
+	return logSettings{rate: DefaultLogRate, burst: DefaultLogBurst, lineBytes: DefaultLogLineBytes, streams: a.cfg.LogStreams,
+		backoffMin: a.cfg.LogBackoffMin, backoffMax: a.cfg.LogBackoffMax}
+}

@@ -2,15 +2,17 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/nebulactrl/nebula/agent"
@@ -27,8 +29,8 @@ func agentCommand(stderr io.Writer) *cobra.Command {
 		return def
 	}
 	var cfg agent.Config
-	var qps float64
-	var logLevel string
+	var qps, readQPS float64
+	var logLevel, metricsAddr string
 	cmd := &cobra.Command{
 		Use:   "agent",
 		Short: "Run the in-cluster agent",
@@ -38,8 +40,8 @@ flag has a NEBULA_AGENT_* variable; the install manifests set those. None of the
 plane's settings (or its .env) apply to it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.KubeQPS = float32(qps)
-			return runAgent(cmd.Context(), cfg, logLevel, stderr)
+			cfg.KubeQPS, cfg.KubeReadQPS = float32(qps), float32(readQPS)
+			return runAgent(cmd.Context(), cfg, logLevel, metricsAddr, stderr)
 		},
 	}
 	fs := cmd.Flags()
@@ -60,17 +62,27 @@ plane's settings (or its .env) apply to it.`,
 	fs.DurationVar(&cfg.RolloutTimeout, "rollout-timeout", 5*time.Minute, "how long a new release's pods have to become Ready before it is rolled back")
 	fs.DurationVar(&cfg.BackoffMax, "backoff-max", time.Minute, "the longest wait between reconnects")
 	fs.Float64Var(&qps, "kube-qps", envFloat("NEBULA_AGENT_KUBE_QPS", agent.DefaultKubeQPS),
-		"requests per second to the API server, client side (NEBULA_AGENT_KUBE_QPS); a first apply writes each managed object once, so 200/s applies 3,000 objects in about 15 s")
+		"requests per second to the API server that change the cluster or decide a change (applies, prunes, the watches of the managed objects, the Lease), client side (NEBULA_AGENT_KUBE_QPS); a first apply writes each managed object once, so 200/s applies 3,000 objects in about 15 s")
 	fs.IntVar(&cfg.KubeBurst, "kube-burst", int(envFloat("NEBULA_AGENT_KUBE_BURST", agent.DefaultKubeBurst)),
-		"requests allowed above the rate in a burst (NEBULA_AGENT_KUBE_BURST)")
+		"requests allowed above --kube-qps in a burst (NEBULA_AGENT_KUBE_BURST)")
+	fs.Float64Var(&readQPS, "kube-read-qps", envFloat("NEBULA_AGENT_KUBE_READ_QPS", float64(agent.DefaultReadLimits.QPS)),
+		"requests per second that follow what the cluster reports (container logs, events, the inventory), client side, on connections of their own: they never delay a write (NEBULA_AGENT_KUBE_READ_QPS)")
+	fs.IntVar(&cfg.KubeReadBurst, "kube-read-burst", int(envFloat("NEBULA_AGENT_KUBE_READ_BURST", float64(agent.DefaultReadLimits.Burst))),
+		"requests allowed above --kube-read-qps in a burst (NEBULA_AGENT_KUBE_READ_BURST)")
+	fs.IntVar(&cfg.LogStreams, "log-streams", int(envFloat("NEBULA_AGENT_LOG_STREAMS", agent.DefaultLogStreams)),
+		"container log streams open at once; the other started containers wait for a slot (NEBULA_AGENT_LOG_STREAMS)")
+	fs.DurationVar(&cfg.LogBackoffMax, "log-backoff-max", agent.DefaultLogBackoffMax,
+		"the longest wait before a container's log that could not be read, or ended, is asked for again (it starts at 1 s and doubles; a container starting again ends the wait)")
 	fs.IntVar(&cfg.Concurrency, "concurrency", int(envFloat("NEBULA_AGENT_CONCURRENCY", agent.DefaultConcurrency)),
 		"services applied, or rollouts moved on, at once (NEBULA_AGENT_CONCURRENCY); each holds one request to the API server at a time")
+	fs.StringVar(&metricsAddr, "metrics-address", env("NEBULA_AGENT_METRICS_ADDRESS", ""),
+		"serve Prometheus metrics on this address, e.g. :9090 (NEBULA_AGENT_METRICS_ADDRESS; the install manifests set :9090); empty serves none")
 	fs.StringVar(&logLevel, "log-level", env("NEBULA_LOG_LEVEL", "info"), "debug, info, warn or error")
 	return cmd
 }
 
 // runAgent runs the agent with its flags parsed.
-func runAgent(ctx context.Context, cfg agent.Config, logLevel string, stderr io.Writer) error {
+func runAgent(ctx context.Context, cfg agent.Config, logLevel, metricsAddr string, stderr io.Writer) error {
 	cfg.Version = Version
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -86,13 +98,44 @@ func runAgent(ctx context.Context, cfg agent.Config, logLevel string, stderr io.
 	if err != nil {
 		return err
 	}
-	rc.QPS, rc.Burst = cfg.KubeQPS, cfg.KubeBurst
-	kube, err := kubernetes.NewForConfig(rc)
+	cfg.Metrics = agent.NewMetrics()
+	kube, err := agent.NewClients(rc, agent.Limits{QPS: cfg.KubeQPS, Burst: cfg.KubeBurst},
+		agent.Limits{QPS: cfg.KubeReadQPS, Burst: cfg.KubeReadBurst}, cfg.Metrics)
 	if err != nil {
-		return fmt.Errorf("kubernetes client: %w", err)
+		return fmt.Errorf("kubernetes clients: %w", err)
+	}
+	if metricsAddr != "" {
+		stop, err := serveMetrics(ctx, metricsAddr, cfg.Metrics.Handler(), log)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	log.Info("nebula agent starting", "version", Version, "server", cfg.Server, "namespace", cfg.Namespace)
 	return agent.New(cfg, kube, log).Run(ctx)
+}
+
+// serveMetrics serves the agent's metrics on addr (GET /metrics) until
+// stop; it fails when addr cannot be listened on.
+func serveMetrics(ctx context.Context, addr string, metrics http.Handler, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("serving metrics on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("serving metrics", "error", err)
+		}
+	}()
+	log.Info("serving metrics", "address", ln.Addr().String())
+	return func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
 }
 
 // envFloat reads a number from the environment, def when unset or not one.

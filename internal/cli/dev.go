@@ -162,7 +162,7 @@ func devSetup(ctx context.Context, cfg config.Config, log *slog.Logger, stdout i
 	go sim.Run(ctx)
 	a := agent.New(agent.Config{Server: base, TokenFile: agentFile, Identity: "dev-agent", Version: Version,
 		Image: "in-process", LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: time.Second,
-		BackoffMax: 5 * time.Second, RolloutTimeout: 20 * time.Second}, sim.Client, log.With("component", "agent"))
+		BackoffMax: 5 * time.Second, RolloutTimeout: 20 * time.Second}, agent.Same(sim.Client), log.With("component", "agent"))
 	go func() {
 		if err := a.Run(ctx); err != nil && ctx.Err() == nil {
 			log.Error("the dev agent stopped", "error", err)

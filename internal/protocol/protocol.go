@@ -38,10 +38,12 @@ const (
 	CapLogs         = "logs.v1"
 	CapEvents       = "events.v1"
 	CapDrift        = "drift.v1"
+	CapLogResume    = "log-resume.v1"
 )
 
 // Known is every capability this build implements.
-var Known = []string{CapDesiredState, CapAcks, CapInventory, CapCommands, CapStages, CapBuilds, CapLogs, CapEvents, CapDrift}
+var Known = []string{CapDesiredState, CapAcks, CapInventory, CapCommands, CapStages, CapBuilds, CapLogs, CapEvents, CapDrift,
+	CapLogResume}
 
 // Close codes (RFC 6455 private range) the control plane ends a session with.
 const (
@@ -75,6 +77,9 @@ const (
 	// drift.v1: an object found changed outside NebulaCtrl, reported
 	// before the agent applies it again (agent → control plane).
 	TypeDrift = "drift"
+	// log-resume.v1: where the stored log of container streams ends (agent
+	// asks, control plane answers with the same type).
+	TypeLogPositions = "logPositions"
 )
 
 // Envelope is every frame.
@@ -346,6 +351,8 @@ func Decode(frame []byte) (any, error) {
 			return &Events{}
 		case TypeDrift:
 			return &Drift{}
+		case TypeLogPositions:
+			return &LogPositions{}
 		}
 		return nil
 	})
@@ -365,6 +372,8 @@ func DecodeServer(frame []byte) (any, error) {
 			return &Command{}
 		case TypeBuilds:
 			return &Builds{}
+		case TypeLogPositions:
+			return &LogPositions{}
 		}
 		return nil
 	})
@@ -548,10 +557,8 @@ func (m *Logs) validate() error {
 	}
 	n := 0
 	for _, s := range m.Streams {
-		for _, f := range []string{s.Environment, s.Service, s.Process, s.Namespace, s.Pod, s.Container} {
-			if f == "" || len(f) > 253 || strings.ContainsFunc(f, func(c rune) bool { return c <= ' ' || c == 0x7f }) {
-				return errors.New("a stream needs its environment, service, process, namespace, pod and container (1 to 253 characters without spaces)")
-			}
+		if !names(s.Environment, s.Service, s.Process, s.Namespace, s.Pod, s.Container) {
+			return errors.New("a stream needs its environment, service, process, namespace, pod and container (1 to 253 characters without spaces)")
 		}
 		if s.Release < 1 {
 			return errors.New("a stream needs its release number")
@@ -576,6 +583,53 @@ func (m *Logs) validate() error {
 		return fmt.Errorf("over %d lines", MaxLogLines)
 	}
 	return nil
+}
+
+// LogPositions asks (agent → control plane) where the stored log of each
+// stream ends, and answers it (control plane → agent, the same ID, the same
+// streams in the same order) with At: the time of the last line stored,
+// absent when there is none. An agent that starts following a container it
+// has sent nothing of in this process asks first, and reads the log from
+// that second on, instead of from its start (log-resume.v1). A stream names
+// what printed it as in Logs; the answer covers only the asking agent's
+// cluster.
+type LogPositions struct {
+	ID      string        `json:"id"`
+	Streams []LogPosition `json:"streams"`
+}
+
+type LogPosition struct {
+	Environment string     `json:"environment"`
+	Service     string     `json:"service"`
+	Pod         string     `json:"pod"`
+	Container   string     `json:"container"`
+	At          *time.Time `json:"at,omitempty"`
+}
+
+func (m *LogPositions) validate() error {
+	if m.ID == "" || len(m.ID) > 64 || strings.ContainsFunc(m.ID, func(c rune) bool { return c <= ' ' || c == 0x7f }) {
+		return errors.New("id must be 1 to 64 characters without spaces")
+	}
+	if len(m.Streams) == 0 || len(m.Streams) > MaxLogStreams {
+		return fmt.Errorf("1 to %d streams", MaxLogStreams)
+	}
+	for _, s := range m.Streams {
+		if !names(s.Environment, s.Service, s.Pod, s.Container) {
+			return errors.New("a stream needs its environment, service, pod and container (1 to 253 characters without spaces)")
+		}
+	}
+	return nil
+}
+
+// names tells whether each is 1 to 253 characters without spaces or
+// control characters: what a stream's ids and Kubernetes names can be.
+func names(fields ...string) bool {
+	for _, f := range fields {
+		if f == "" || len(f) > 253 || strings.ContainsFunc(f, func(c rune) bool { return c <= ' ' || c == 0x7f }) {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxEvents bounds the events of one message.
