@@ -79,9 +79,13 @@ func (m *Metrics) gauge(g func(*Metrics) prometheus.Gauge, d float64) {
 	}
 }
 
-func (m *Metrics) followed(d float64) { m.gauge(func(m *Metrics) prometheus.Gauge { return m.logFollowed }, d) }
-func (m *Metrics) open(d float64)     { m.gauge(func(m *Metrics) prometheus.Gauge { return m.logOpen }, d) }
-func (m *Metrics) queued(d float64)   { m.gauge(func(m *Metrics) prometheus.Gauge { return m.logQueued }, d) }
+func (m *Metrics) followed(d float64) {
+	m.gauge(func(m *Metrics) prometheus.Gauge { return m.logFollowed }, d)
+}
+func (m *Metrics) open(d float64) { m.gauge(func(m *Metrics) prometheus.Gauge { return m.logOpen }, d) }
+func (m *Metrics) queued(d float64) {
+	m.gauge(func(m *Metrics) prometheus.Gauge { return m.logQueued }, d)
+}
 
 func (m *Metrics) opened(ok bool) {
 	if m == nil {
