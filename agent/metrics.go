@@ -73,18 +73,22 @@ func (m *Metrics) throttled(client string) func(time.Duration) {
 
 // The log follower's counts; each is a no-op on a nil *Metrics.
 
-func (m *Metrics) gauge(g func(*Metrics) prometheus.Gauge, d float64) {
+func (m *Metrics) followed(d float64) {
 	if m != nil {
-		g(m).Add(d)
+		m.logFollowed.Add(d)
 	}
 }
 
-func (m *Metrics) followed(d float64) {
-	m.gauge(func(m *Metrics) prometheus.Gauge { return m.logFollowed }, d)
+func (m *Metrics) open(d float64) {
+	if m != nil {
+		m.logOpen.Add(d)
+	}
 }
-func (m *Metrics) open(d float64) { m.gauge(func(m *Metrics) prometheus.Gauge { return m.logOpen }, d) }
+
 func (m *Metrics) queued(d float64) {
-	m.gauge(func(m *Metrics) prometheus.Gauge { return m.logQueued }, d)
+	if m != nil {
+		m.logQueued.Add(d)
+	}
 }
 
 func (m *Metrics) opened(ok bool) {
