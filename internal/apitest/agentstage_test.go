@@ -27,9 +27,10 @@ type stageAgent struct {
 	ended chan struct{} // closed when the control plane ends the session
 
 	mu      sync.Mutex
-	desired []protocol.Desired // every state the control plane sent
-	builds  []protocol.Builds  // every set of builds it sent
-	newer   chan struct{}      // poked when a state or a set of builds arrives
+	desired   []protocol.Desired      // every state the control plane sent
+	builds    []protocol.Builds       // every set of builds it sent
+	positions []protocol.LogPositions // every answer to a logPositions
+	newer     chan struct{}           // poked when a state, a set of builds or an answer arrives
 }
 
 // connectStageAgent connects as the cluster's agent with a fresh connect
@@ -79,6 +80,8 @@ func (a *stageAgent) read() {
 				a.desired = append(a.desired, *m)
 			case *protocol.Builds:
 				a.builds = append(a.builds, *m)
+			case *protocol.LogPositions:
+				a.positions = append(a.positions, *m)
 			}
 			a.mu.Unlock()
 			select {

@@ -212,3 +212,89 @@ func TestServiceLogs(t *testing.T) {
 		}
 	})
 }
+
+// An agent that starts following containers again learns where the stored
+// log of each ends (log-resume.v1): the time of the last line its cluster
+// sent, for the services it runs; nothing for a container never sent, for
+// another tenant's service or another cluster's lines. A request answered
+// 60 times in a row is answered 60 times, in order; one over the bounds
+// ends the session with 4400 and changes nothing.
+func TestLogPositions(t *testing.T) {
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		wsDeploy(t, f)
+		agent, _ := connectStageAgent(t, f, "prod-eu")
+		web := newLogStream(t, f, f.ServiceID, f.EnvironmentID, "api-web-1")
+		at := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+		lines := printed(at, "one", "two", "three")
+		agent.logs(sent{s: web, lines: lines})
+
+		// Another tenant's agent stores lines of a pod of the same name.
+		outsider := env.NewFixture(t)
+		wsDeploy(t, outsider)
+		theirs, _ := connectStageAgent(t, outsider, "prod-eu")
+		theirWeb := newLogStream(t, outsider, outsider.ServiceID, outsider.EnvironmentID, "api-web-1")
+		theirs.logs(sent{s: theirWeb, lines: printed(at.Add(time.Hour), "theirs")})
+
+		pos := func(s logStream, pod string) protocol.LogPosition {
+			return protocol.LogPosition{Environment: rawID(t, gid.Environment, s.env), Service: rawID(t, gid.Service, s.svc), Pod: pod, Container: "app"}
+		}
+		ask := protocol.LogPositions{ID: "q-1", Streams: []protocol.LogPosition{pos(web, "api-web-1"), pos(web, "api-web-2"),
+			pos(theirWeb, "api-web-1")}}
+		answers := func(n int) []protocol.LogPositions {
+			t.Helper()
+			testutil.Eventually(t, 15*time.Second, fmt.Sprintf("%d answers", n), func() (bool, string) {
+				agent.mu.Lock()
+				defer agent.mu.Unlock()
+				return len(agent.positions) >= n, fmt.Sprint(agent.positions)
+			})
+			agent.mu.Lock()
+			defer agent.mu.Unlock()
+			return slices.Clone(agent.positions)
+		}
+		agent.send(protocol.TypeLogPositions, ask)
+		got := answers(1)[0]
+		if got.ID != "q-1" || len(got.Streams) != 3 {
+			t.Fatalf("the answer: %+v", got)
+		}
+		if a := got.Streams[0].At; a == nil || !a.Equal(lines[2].At) {
+			t.Errorf("the stored stream ends at %v, want %v", a, lines[2].At)
+		}
+		for i, what := range []string{"", "a container never sent", "another tenant's service"} {
+			if i > 0 && got.Streams[i].At != nil {
+				t.Errorf("%s ends at %v, want nothing", what, got.Streams[i].At)
+			}
+		}
+		if got.Streams[0].Pod != "api-web-1" || got.Streams[1].Pod != "api-web-2" {
+			t.Errorf("the answer's streams are not the request's, in order: %+v", got.Streams)
+		}
+
+		// The same request 60 times in a row: 60 answers, in order.
+		for i := range 60 {
+			q := ask
+			q.ID = fmt.Sprintf("r-%d", i)
+			agent.send(protocol.TypeLogPositions, q)
+		}
+		all := answers(61)
+		for i, a := range all[1:] {
+			if a.ID != fmt.Sprintf("r-%d", i) || a.Streams[0].At == nil || !a.Streams[0].At.Equal(lines[2].At) {
+				t.Fatalf("answer %d: %+v", i, a)
+			}
+		}
+
+		// Over the bounds: 4400, and the stored log is as it was.
+		big := protocol.LogPositions{ID: "big"}
+		for range protocol.MaxLogStreams + 1 {
+			big.Streams = append(big.Streams, pos(web, "api-web-1"))
+		}
+		agent.send(protocol.TypeLogPositions, big)
+		select {
+		case <-agent.ended:
+		case <-time.After(15 * time.Second):
+			t.Fatal("a request over the bounds did not end the session")
+		}
+		if got, _ := readLogs(t, f, f.Owner.Token, f.ServiceID, f.EnvironmentID, map[string]any{"first": 100}); !slices.Equal(texts(got), []string{"one", "two", "three"}) {
+			t.Errorf("after the bad request the log is %q", texts(got))
+		}
+	})
+}

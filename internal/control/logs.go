@@ -267,6 +267,48 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 	return len(stored), err
 }
 
+// LogStreamKey names a container's stream an agent asks about: what
+// printed it, by the ids of the desired state it was given.
+type LogStreamKey struct {
+	Environment    model.EnvironmentID
+	Service        model.ServiceID
+	Pod, Container string
+}
+
+// LogPositions tells an agent where the stored log of each stream ends
+// (the time of its last line stored, zero where none is), so that it goes on
+// from there after a restart. Only this cluster's lines count, and a stream
+// of a service the cluster does not run gets zero, as one never stored.
+func (a *AgentSide) LogPositions(ctx context.Context, streams []LogStreamKey) ([]time.Time, error) {
+	ctx = a.as(ctx)
+	targets, err := a.logTargetsNow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var keys []store.LogSourceKey
+	var index []int // keys[j] answers streams[index[j]]
+	for i, s := range streams {
+		if targets[[2]string{string(s.Environment), string(s.Service)}] == nil {
+			continue
+		}
+		keys = append(keys, store.LogSourceKey{EnvironmentID: s.Environment, ServiceID: s.Service, ClusterID: a.cluster,
+			Pod: s.Pod, Container: s.Container, Stream: model.LogStdout})
+		index = append(index, i)
+	}
+	out := make([]time.Time, len(streams))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	ats, err := store.LastLogTimes(ctx, a.q(ctx), keys)
+	if err != nil {
+		return nil, err
+	}
+	for j, at := range ats {
+		out[index[j]] = at
+	}
+	return out, nil
+}
+
 // ensureLogDays makes sure the days of the times given have their
 // partitions; the days this process made sure of once are not looked at
 // again (the retention job keeps them until they expire). One session at

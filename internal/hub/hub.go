@@ -108,7 +108,8 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"internal error"}`, http.StatusInternalServerError)
 		return
 	}
-	s := &session{hub: h, side: side, cluster: side.Cluster(), token: side.Token(), wake: wake.New(), done: make(chan struct{})}
+	s := &session{hub: h, side: side, cluster: side.Cluster(), token: side.Token(), wake: wake.New(), done: make(chan struct{}),
+		answers: make(chan []byte, maxAnswers)}
 	if !h.enter(s) {
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, `{"error":"this replica is shutting down; reconnect","code":"UNAVAILABLE"}`, http.StatusServiceUnavailable)

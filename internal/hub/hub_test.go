@@ -292,7 +292,7 @@ func TestSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := hello(t, c, 0)
-	if w.Protocol != 1 || strings.Join(w.Capabilities, ",") != "acks.v1,builds.v1,commands.v1,desired-state.v1,drift.v1,events.v1,inventory.v1,logs.v1,stages.v1" || w.Cluster != string(id) {
+	if w.Protocol != 1 || strings.Join(w.Capabilities, ",") != "acks.v1,builds.v1,commands.v1,desired-state.v1,drift.v1,events.v1,inventory.v1,log-resume.v1,logs.v1,stages.v1" || w.Cluster != string(id) {
 		t.Errorf("welcome %+v: want protocol 1, the known capabilities only, this cluster", w)
 	}
 	d := desiredOf(t, recv(t, c))
@@ -393,6 +393,21 @@ func TestMalformed(t *testing.T) {
 	if row := r.clusterRow(t, id); row.LastHeartbeatAt != nil || row.AppliedRevision != 0 {
 		t.Errorf("malformed sessions changed the cluster: %+v", row)
 	}
+	t.Run("logPositions without log-resume.v1", func(t *testing.T) {
+		c, _, err := r.dial(t, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		send(t, c, protocol.TypeHello, protocol.Hello{Protocols: []int{1}, Capabilities: []string{protocol.CapLogs}, Inventory: inventory})
+		if env := recv(t, c); env.Type != protocol.TypeWelcome {
+			t.Fatalf("got %s, want welcome", env.Type)
+		}
+		send(t, c, protocol.TypeLogPositions, protocol.LogPositions{ID: "1", Streams: []protocol.LogPosition{
+			{Environment: "e", Service: "s", Pod: "p", Container: "c"}}})
+		if code, reason := closeCode(t, c); code != protocol.CloseMalformed || !strings.Contains(reason, "log-resume.v1") {
+			t.Errorf("closed with %d %q, want %d naming the capability", code, reason, protocol.CloseMalformed)
+		}
+	})
 	t.Run("too big", func(t *testing.T) {
 		c, _, err := r.dial(t, tok)
 		if err != nil {

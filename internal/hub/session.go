@@ -40,8 +40,12 @@ type session struct {
 	builds     bool
 	lastBuilds []byte
 	// logs: the agent sends container logs (logs.v1); events its
-	// Kubernetes events (events.v1).
-	logs, events, drift bool
+	// Kubernetes events (events.v1); logResume asks where the stored log
+	// of streams ends (log-resume.v1).
+	logs, events, drift, logResume bool
+	// answers are frames answering the agent's requests, for the writer
+	// to send: the reader never writes.
+	answers chan []byte
 
 	mu sync.Mutex
 	// handed is a state the recompile computed and handed over with its
@@ -59,6 +63,11 @@ type session struct {
 	// (a change made on any replica); set before the writer starts.
 	notes <-chan struct{}
 }
+
+// maxAnswers bounds the answers waiting for the writer: past it, the
+// reader waits for the writer, and so reads nothing more of an agent that
+// asks faster than it reads (the connection's back-pressure).
+const maxAnswers = 16
 
 // noted wakes the session for a note from the bus (a change on any
 // replica): a revision, a command or a revoked token of its cluster.
@@ -93,6 +102,27 @@ func (s *session) take() (d *protocol.Desired, commands, token, builds bool) {
 	d, commands, token, builds = s.handed, s.commandsDue, s.tokenDue, s.buildsDue
 	s.handed, s.commandsDue, s.tokenDue, s.buildsDue = nil, false, false, false
 	return d, commands, token, builds
+}
+
+// answerLogPositions answers where the stored log of the streams asked
+// about ends, through the writer; false when the session ends instead.
+func (s *session) answerLogPositions(ctx context.Context, m *protocol.LogPositions) bool {
+	ats, err := s.side.LogPositions(ctx, LogStreamKeysOf(m))
+	if err != nil {
+		s.fail(ctx, "reading where logs end", err)
+		return false
+	}
+	frame, err := protocol.Encode(protocol.TypeLogPositions, LogPositionsAnswer(m, ats))
+	if err != nil {
+		s.fail(ctx, "answering where logs end", err)
+		return false
+	}
+	select {
+	case s.answers <- frame:
+		return true
+	case <-s.done:
+		return false
+	}
 }
 
 // poke wakes the writer: a wake already pending covers this one, as one
@@ -151,6 +181,7 @@ func (s *session) run(ctx context.Context) {
 	s.logs = slices.Contains(caps, protocol.CapLogs)
 	s.events = slices.Contains(caps, protocol.CapEvents)
 	s.drift = slices.Contains(caps, protocol.CapDrift)
+	s.logResume = slices.Contains(caps, protocol.CapLogResume)
 	defer sub.Close()
 	s.notes = sub.C // the writer follows it
 	s.side.Connected(ctx)
@@ -209,6 +240,14 @@ func (s *session) run(ctx context.Context) {
 				return
 			}
 			_, err = s.side.Events(ctx, EventsOf(m))
+		case *protocol.LogPositions:
+			if !s.logResume {
+				s.close(protocol.CloseMalformed, "logPositions without the log-resume.v1 capability")
+				return
+			}
+			if !s.answerLogPositions(ctx, m) {
+				return
+			}
 		case *protocol.Drift:
 			if !s.drift {
 				s.close(protocol.CloseMalformed, "drift without the drift.v1 capability")
@@ -304,6 +343,10 @@ func (s *session) writer(ctx context.Context) {
 			return
 		case <-s.notes:
 			s.noted()
+		case a := <-s.answers:
+			if s.write(a) != nil {
+				return
+			}
 		case <-s.wake.C():
 			handed, commands, token, builds := s.take()
 			if token && !s.tokenValid(ctx, &checked) {

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -74,6 +75,32 @@ func LogsOf(m *protocol.Logs) []control.LogStreamIn {
 		out[i] = control.LogStreamIn{Environment: model.EnvironmentID(s.Environment), Service: model.ServiceID(s.Service),
 			Release: s.Release, Process: s.Process, Namespace: s.Namespace, Pod: s.Pod, Container: s.Container,
 			Stderr: s.Stream == "stderr", Lines: lines, Gap: s.Gap}
+	}
+	return out
+}
+
+// LogStreamKeysOf translates the streams a logPositions request asks
+// about.
+func LogStreamKeysOf(m *protocol.LogPositions) []control.LogStreamKey {
+	out := make([]control.LogStreamKey, len(m.Streams))
+	for i, s := range m.Streams {
+		out[i] = control.LogStreamKey{Environment: model.EnvironmentID(s.Environment), Service: model.ServiceID(s.Service),
+			Pod: s.Pod, Container: s.Container}
+	}
+	return out
+}
+
+// LogPositionsAnswer is the answer to a logPositions request: its streams,
+// each with the time of the last line stored where there is one.
+func LogPositionsAnswer(m *protocol.LogPositions, ats []time.Time) protocol.LogPositions {
+	out := protocol.LogPositions{ID: m.ID, Streams: make([]protocol.LogPosition, len(m.Streams))}
+	for i, s := range m.Streams {
+		s.At = nil
+		if i < len(ats) && !ats[i].IsZero() {
+			at := ats[i]
+			s.At = &at
+		}
+		out.Streams[i] = s
 	}
 	return out
 }

@@ -14,6 +14,7 @@ func TestDecode(t *testing.T) {
 		`{"type":"ack","body":{"revision":4,"result":"failed","errors":[{"object":"Deployment/a","message":"no"}]}}`,
 		`{"type":"stage","body":{"deployment":"01a22bbd-97a1-7c2e-9d3f-5e6a7b8c9d0e","stage":"PROBING","message":"waiting for readiness probes: web 0/2 ready\n(pod web-1: ContainersNotReady)","at":"2026-11-30T10:00:00Z"}}`,
 		`{"type":"stage","body":{"deployment":"d","stage":"ROLLED_BACK","message":""}}`,
+		`{"type":"logPositions","body":{"id":"1","streams":[{"environment":"e","service":"s","pod":"p","container":"c"}]}}`,
 	}
 	for _, g := range good {
 		if _, err := Decode([]byte(g)); err != nil {
@@ -49,6 +50,14 @@ func TestDecode(t *testing.T) {
 		"stage long message":  `{"type":"stage","body":{"deployment":"d","stage":"FAILED","message":"` + strings.Repeat("m", 4097) + `"}}`,
 		"stage extra field":   `{"type":"stage","body":{"deployment":"d","stage":"STARTING","cluster":"c"}}`,
 		"stage bad time":      `{"type":"stage","body":{"deployment":"d","stage":"STARTING","at":"yesterday"}}`,
+		// Where logs end: an id, 1 to 500 streams, each named whole.
+		"positions no id":      `{"type":"logPositions","body":{"id":"","streams":[{"environment":"e","service":"s","pod":"p","container":"c"}]}}`,
+		"positions long id":    `{"type":"logPositions","body":{"id":"` + strings.Repeat("i", 65) + `","streams":[{"environment":"e","service":"s","pod":"p","container":"c"}]}}`,
+		"positions no streams": `{"type":"logPositions","body":{"id":"1","streams":[]}}`,
+		"positions no pod":     `{"type":"logPositions","body":{"id":"1","streams":[{"environment":"e","service":"s","pod":"","container":"c"}]}}`,
+		"positions pod space":  `{"type":"logPositions","body":{"id":"1","streams":[{"environment":"e","service":"s","pod":"p q","container":"c"}]}}`,
+		"positions extra":      `{"type":"logPositions","body":{"id":"1","streams":[{"environment":"e","service":"s","pod":"p","container":"c","cluster":"x"}]}}`,
+		"positions too many":   `{"type":"logPositions","body":{"id":"1","streams":[` + strings.Repeat(`{"environment":"e","service":"s","pod":"p","container":"c"},`, MaxLogStreams) + `{"environment":"e","service":"s","pod":"p","container":"c"}]}}`,
 	}
 	for name, b := range bad {
 		if _, err := Decode([]byte(b)); !errors.Is(err, ErrMalformed) {
@@ -153,7 +162,12 @@ func TestDecodeServer(t *testing.T) {
 			t.Errorf("DecodeServer(%s) = %v, want an error containing %q", frame, err, want)
 		}
 	}
-	msg, err := DecodeServer([]byte(`{"type":"desired","body":{"revision":7,"future":true,"state":{"cluster":"c","namespaces":[]}}}`))
+	// An answer of where logs end reaches the agent, times and all.
+	msg, err := DecodeServer([]byte(`{"type":"logPositions","body":{"id":"3","streams":[{"environment":"e","service":"s","pod":"p","container":"c","at":"2026-12-01T10:00:00.123456Z"},{"environment":"e","service":"s","pod":"q","container":"c"}]}}`))
+	if p, ok := msg.(*LogPositions); err != nil || !ok || p.ID != "3" || p.Streams[0].At == nil || p.Streams[0].At.Nanosecond() != 123456000 || p.Streams[1].At != nil {
+		t.Errorf("an answer of where logs end: %#v, %v", msg, err)
+	}
+	msg, err = DecodeServer([]byte(`{"type":"desired","body":{"revision":7,"future":true,"state":{"cluster":"c","namespaces":[]}}}`))
 	if d, ok := msg.(*Desired); err != nil || !ok || d.Revision != 7 {
 		t.Errorf("a desired state with an unknown field: %#v, %v", msg, err)
 	}

@@ -178,6 +178,39 @@ type LogQuery struct {
 	Last  bool
 }
 
+// LogSourceKey names a container's output stored for a service in an
+// environment, from one cluster.
+type LogSourceKey struct {
+	EnvironmentID  model.EnvironmentID
+	ServiceID      model.ServiceID
+	ClusterID      model.ClusterID
+	Pod, Container string
+	Stream         model.LogStream
+}
+
+// LastLogTimes returns, for each key, the time of the last line stored of
+// it (of any release or process: a pod's name already names its release),
+// and the zero time where none is: where an agent that starts following
+// the container again goes on from.
+func LastLogTimes(ctx context.Context, q Querier, keys []LogSourceKey) ([]time.Time, error) {
+	out := make([]time.Time, len(keys))
+	for i, k := range keys {
+		var at time.Time
+		err := scanOne(ctx, q, []any{&at}, `SELECT s.last_at FROM log_sources s JOIN log_positions p ON p.id = s.position_id
+			WHERE p.environment_id = $1 AND p.service_id = $2 AND s.cluster_id = $3 AND s.pod = $4 AND s.container = $5
+			AND s.stream = $6 ORDER BY s.last_at DESC LIMIT 1`,
+			string(k.EnvironmentID), string(k.ServiceID), string(k.ClusterID), k.Pod, k.Container, int(k.Stream))
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			return nil, fmt.Errorf("reading where a log source ends: %w", err)
+		default:
+			out[i] = at.UTC()
+		}
+	}
+	return out, nil
+}
+
 // LogLinesOf reads the lines q selects, in Seq order. The service's
 // position is read first, so that the lines' query names it by value: the
 // planner then walks each day's primary key (position, seq) in order from

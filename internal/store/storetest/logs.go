@@ -108,6 +108,22 @@ func testLogQueries(t *testing.T, s *store.Store) {
 		assertEqual(t, "line", got, []model.LogLine{want})
 	})
 
+	t.Run("where each source's stored log ends", func(t *testing.T) {
+		key := func(pod string, stream model.LogStream) store.LogSourceKey {
+			return store.LogSourceKey{EnvironmentID: g.env.ID, ServiceID: g.service.ID, ClusterID: g.cluster.ID,
+				Pod: pod, Container: "app", Stream: stream}
+		}
+		otherCluster := key("web-1", model.LogStdout)
+		otherCluster.ClusterID = model.ClusterID(newID())
+		otherService := key("web-1", model.LogStdout)
+		otherService.ServiceID = other.ID
+		got, err := store.LastLogTimes(ctx, s.Q(), []store.LogSourceKey{key("web-1", model.LogStdout), key("web-2", model.LogStderr),
+			key("web-2", model.LogStdout), otherCluster, otherService, key("web-9", model.LogStdout)})
+		wantNoErr(t, "reading where sources end", err)
+		want := []time.Time{day.Add(3 * time.Hour), day.Add(time.Hour), {}, {}, {}, {}}
+		assertEqual(t, "last times", got, want)
+	})
+
 	t.Run("events are stored once per occurrence", func(t *testing.T) {
 		ev := model.KubeEvent{At: day.Add(time.Hour), FirstAt: day.Add(-time.Hour), TenantID: g.tenant.ID, ClusterID: g.cluster.ID,
 			ProjectID: g.project.ID, EnvironmentID: g.env.ID, ServiceID: g.service.ID, UID: "e-1", Count: 1, Type: "Warning",
