@@ -26,7 +26,7 @@ type stageAgent struct {
 	pongs chan struct{}
 	ended chan struct{} // closed when the control plane ends the session
 
-	mu      sync.Mutex
+	mu        sync.Mutex
 	desired   []protocol.Desired      // every state the control plane sent
 	builds    []protocol.Builds       // every set of builds it sent
 	positions []protocol.LogPositions // every answer to a logPositions
