@@ -4,12 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -520,26 +516,11 @@ func leaseTransitions(t *testing.T, cs *kubernetes.Clientset, name string) int32
 	return *l.Spec.LeaseTransitions
 }
 
-var metricLine = regexp.MustCompile(`(?m)^(nebula_agent_sessions(?:_opened_total)?) (\S+)$`)
-
 // sessions reads the control plane's agent session metrics.
 func sessions(t *testing.T, cp *controlPlane) (live, opened float64) {
 	t.Helper()
-	resp, err := http.Get(cp.url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for _, m := range metricLine.FindAllStringSubmatch(string(b), -1) {
-		v, _ := strconv.ParseFloat(m[2], 64)
-		if m[1] == "nebula_agent_sessions" {
-			live = v
-		} else {
-			opened = v
-		}
-	}
-	return live, opened
+	m := scrape(t, cp.url+"/metrics")
+	return sum(m, "nebula_agent_sessions"), sum(m, "nebula_agent_sessions_opened_total")
 }
 
 func secretApply(name, ns, token string) *corev1ac.SecretApplyConfiguration {

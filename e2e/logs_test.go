@@ -63,16 +63,19 @@ func TestContainerLogsOnCluster(t *testing.T) {
 		t.Errorf("the first lines: %+v", got)
 	}
 
-	// The agent restarts: it reads the log from its start again; nothing is
-	// stored twice, and what is printed meanwhile arrives.
+	// The agent restarts: it asks the control plane where its log of the
+	// container ends and reads from there; nothing is stored twice, and
+	// what is printed meanwhile arrives.
 	agent.kill()
 	write("GET /items 200")
-	f.startAgent(t, "logs-2", "nebula-agent-logs", "--resync", "5s")
+	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	f.startAgent(t, "logs-2", "nebula-agent-logs", "--resync", "5s", "--metrics-address", metrics)
 	lines(3, "the line printed while the agent was away")
 	write("GET /items/7 404")
-	lines(4, "a line after the restart")
-	time.Sleep(3 * time.Second) // a few more reads of the log
-	got = lines(4, "the lines after more reads")
+	got = lines(4, "a line after the restart")
+	if n := sum(scrape(t, "http://"+metrics+"/metrics"), "nebula_agent_log_resumed_total", "from", "control-plane"); n < 1 {
+		t.Errorf("the restarted agent resumed %v streams from the control plane's position", n)
+	}
 	var texts []string
 	for i, l := range got {
 		texts = append(texts, l.Text)
@@ -154,4 +157,44 @@ func TestContainerLogsOnCluster(t *testing.T) {
 	if m := got[4]; m.Stream != "MARKER" || !strings.Contains(m.Text, "went away") || !strings.Contains(m.Text, pod.Name) {
 		t.Errorf("after the pod went away: %+v", m)
 	}
+}
+
+// An idle agent whose pods' logs cannot be read (the simulated node
+// answers 400 for a pod without a log, as a kubelet does for a container
+// that has not started) asks for each container's log less and less often:
+// after the first failure the waits double from 1 s, so a 30 s window holds
+// at most 6 requests per container (the old agent asked every 2 s: 15) and,
+// as it keeps trying, at least one in all. The apiserver's count and the
+// agent's own agree.
+func TestIdleAgentLogRequests(t *testing.T) {
+	needCluster(t)
+	cp := startControlPlane(t)
+	f := setup(t, cp, "sim-idle")
+	cs := admin(t)
+	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	f.startAgent(t, "idle-1", "nebula-agent-idle", "--metrics-address", metrics)
+	f.waitStatus(t, "CONNECTED", 30*time.Second)
+	f.waitStage(t, f.deploy(t, digest1), "SUCCEEDED", 60*time.Second)
+	const containers = 3 // web × 2, worker × 1
+	testutil.Eventually(t, 30*time.Second, "the agent follows the three containers and each failed once", func() (bool, string) {
+		m := scrape(t, "http://"+metrics+"/metrics")
+		followed, failed := sum(m, "nebula_agent_log_containers"), sum(m, "nebula_agent_log_stream_opens_total", "result", "error")
+		return followed == containers && failed >= containers, fmt.Sprintf("followed %v, failed opens %v", followed, failed)
+	})
+	logRequests := func() float64 { return sum(apiserverMetrics(t, cs), "apiserver_request_total", "resource", "pods", "subresource", "log") }
+	agentOpens := func() float64 { return sum(scrape(t, "http://"+metrics+"/metrics"), "nebula_agent_log_stream_opens_total") }
+	api0, agent0, start := logRequests(), agentOpens(), time.Now()
+	// The window: 30 s, read every second (the counts only go up).
+	var api, opens float64
+	testutil.Eventually(t, time.Minute, "a 30 s window", func() (bool, string) {
+		api, opens = logRequests()-api0, agentOpens()-agent0
+		return time.Since(start) >= 30*time.Second, fmt.Sprintf("%v requests so far", api)
+	})
+	if api > 6*containers || api < 1 {
+		t.Errorf("%v pods/log requests in 30 s for %d containers, want 1 to %d", api, containers, 6*containers)
+	}
+	if opens != api {
+		t.Errorf("the agent counted %v streams asked for, the apiserver %v", opens, api)
+	}
+	t.Logf("%v pods/log requests in %s for %d containers", api, time.Since(start).Round(time.Second), containers)
 }

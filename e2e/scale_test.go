@@ -1085,32 +1085,13 @@ func (k reqKey) String() string {
 
 type reqCounts map[reqKey]float64
 
-var (
-	metricRequest = regexp.MustCompile(`^apiserver_request_total\{([^}]*)\} (\S+)$`)
-	metricLabel   = regexp.MustCompile(`(\w+)="([^"]*)"`)
-)
-
 // requests reads the apiserver's request counters.
 func (b *scaleBench) requests() reqCounts {
-	raw, err := b.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(b.ctx)
-	if err != nil {
-		b.t.Fatalf("reading the apiserver's /metrics: %v", err)
-	}
 	out := reqCounts{}
-	for _, line := range strings.Split(string(raw), "\n") {
-		m := metricRequest.FindStringSubmatch(line)
-		if m == nil {
-			continue
+	for _, s := range apiserverMetrics(b.t, b.cs) {
+		if s.name == "apiserver_request_total" {
+			out[reqKey{s.labels["verb"], s.labels["resource"], s.labels["subresource"]}] += s.value
 		}
-		labels := map[string]string{}
-		for _, l := range metricLabel.FindAllStringSubmatch(m[1], -1) {
-			labels[l[1]] = l[2]
-		}
-		v, err := strconv.ParseFloat(m[2], 64)
-		if err != nil {
-			b.t.Fatalf("apiserver_request_total value %q: %v", m[2], err)
-		}
-		out[reqKey{labels["verb"], labels["resource"], labels["subresource"]}] += v
 	}
 	if len(out) == 0 {
 		b.t.Fatal("the apiserver's /metrics has no apiserver_request_total")
