@@ -181,8 +181,12 @@ func TestIdleAgentLogRequests(t *testing.T) {
 		followed, failed := sum(m, "nebula_agent_log_containers"), sum(m, "nebula_agent_log_stream_opens_total", "result", "error")
 		return followed == containers && failed >= containers, fmt.Sprintf("followed %v, failed opens %v", followed, failed)
 	})
-	logRequests := func() float64 { return sum(apiserverMetrics(t, cs), "apiserver_request_total", "resource", "pods", "subresource", "log") }
-	agentOpens := func() float64 { return sum(scrape(t, "http://"+metrics+"/metrics"), "nebula_agent_log_stream_opens_total") }
+	logRequests := func() float64 {
+		return sum(apiserverMetrics(t, cs), "apiserver_request_total", "resource", "pods", "subresource", "log")
+	}
+	agentOpens := func() float64 {
+		return sum(scrape(t, "http://"+metrics+"/metrics"), "nebula_agent_log_stream_opens_total")
+	}
 	api0, agent0, start := logRequests(), agentOpens(), time.Now()
 	// The window: 30 s, read every second (the counts only go up).
 	var api, opens float64
