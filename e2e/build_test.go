@@ -23,9 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/testutil"
@@ -112,14 +110,7 @@ func buildLog(t *testing.T, pod *corev1.Pod) (write func(lines ...string)) {
 // as buildLog); write appends lines, stamped now.
 func podLog(t *testing.T, pod *corev1.Pod, container string) (write func(lines ...string)) {
 	t.Helper()
-	rc, err := clientcmd.BuildConfigFromFlags("", sim.kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dyn := dynamicClient(t)
 	file := filepath.Join(t.TempDir(), pod.Name+"-"+container+".log")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)

@@ -356,6 +356,20 @@ func num(v any, keys ...string) int64 {
 	return int64(f)
 }
 
+// dynamicClient is a dynamic client of the simulated cluster, as its admin.
+func dynamicClient(t *testing.T) *dynamic.DynamicClient {
+	t.Helper()
+	rc, err := clientcmd.BuildConfigFromFlags("", sim.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dc
+}
+
 // applyManifests applies a multi-document YAML the way `kubectl apply
 // --server-side` would, through discovery and the dynamic client.
 func applyManifests(t *testing.T, manifests string) {
@@ -364,7 +378,7 @@ func applyManifests(t *testing.T, manifests string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dc := dynamic.NewForConfigOrDie(rc)
+	dc := dynamicClient(t)
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kubernetes.NewForConfigOrDie(rc).Discovery()))
 	ctx := context.Background()
 	for _, doc := range strings.Split(manifests, "\n---\n") {

@@ -83,18 +83,20 @@ if ! stamp_ok kwok "$KWOK_STAMP" || [[ ! -d "$CACHE/kwok-stages" ]]; then
   did+=("kwok $KWOK_VERSION in $(( $(date +%s) - start ))s")
 fi
 
-# kwok's Logs CRD (simcluster.sh installs it so that tests can serve a pod's
-# log from a file of their own); copied from the module like the Stages, also
-# onto a machine whose kwok was built before the CRD was needed.
-if [[ ! -f "$CACHE/kwok-crds/kwok.x-k8s.io_logs.yaml" ]]; then
+# kwok's Logs and ClusterLogs CRDs (simcluster.sh installs them so that tests
+# can serve a pod's log, or the logs of a namespace's pods, from a file of
+# their own); copied from the module like the Stages, also onto a machine
+# whose kwok was built before a CRD was needed.
+for crd in logs clusterlogs; do
+  [[ -f "$CACHE/kwok-crds/kwok.x-k8s.io_$crd.yaml" ]] && continue
   dir="$(cd "$CACHE" && GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
-  [[ -f "$dir/kustomize/crd/bases/kwok.x-k8s.io_logs.yaml" ]] \
-    || { log "kwok's Logs CRD not found under $dir/kustomize/crd/bases"; exit 1; }
+  [[ -f "$dir/kustomize/crd/bases/kwok.x-k8s.io_$crd.yaml" ]] \
+    || { log "kwok's $crd CRD not found under $dir/kustomize/crd/bases"; exit 1; }
   mkdir -p "$CACHE/kwok-crds"
-  cp "$dir/kustomize/crd/bases/kwok.x-k8s.io_logs.yaml" "$CACHE/kwok-crds/"
-  chmod u+w "$CACHE/kwok-crds/kwok.x-k8s.io_logs.yaml"
-  did+=("kwok's Logs CRD")
-fi
+  cp "$dir/kustomize/crd/bases/kwok.x-k8s.io_$crd.yaml" "$CACHE/kwok-crds/"
+  chmod u+w "$CACHE/kwok-crds/kwok.x-k8s.io_$crd.yaml"
+  did+=("kwok's $crd CRD")
+done
 
 # --- Kubernetes control plane -------------------------------------------------
 KUBE_STAMP="k8s.io/kubernetes $KUBE_VERSION"

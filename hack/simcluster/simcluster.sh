@@ -290,7 +290,8 @@ start() {
     [[ -x "$BIN/$b" ]] || die "$BIN/$b missing: run $HERE/build.sh first"
   done
   [[ -d "$CACHE/kwok-stages/pod" ]] || die "$CACHE/kwok-stages missing: run $HERE/build.sh first"
-  [[ -f "$CACHE/kwok-crds/kwok.x-k8s.io_logs.yaml" ]] || die "$CACHE/kwok-crds missing: run $HERE/build.sh first"
+  [[ -f "$CACHE/kwok-crds/kwok.x-k8s.io_logs.yaml" && -f "$CACHE/kwok-crds/kwok.x-k8s.io_clusterlogs.yaml" ]] \
+    || die "$CACHE/kwok-crds is not complete: run $HERE/build.sh first"
   [[ "$PODS" =~ ^[1-9][0-9]*$ ]] || die "NEBULA_SIMCLUSTER_PODS=$PODS is not a positive number"
 
   if running; then
@@ -381,17 +382,21 @@ EOF
     --bind-address=127.0.0.1 --secure-port="$SCHED_PORT" --cert-dir="$DIR/certs/scheduler" \
     --leader-elect=false \
     --profiling=false
-  # kwok's Logs resource (a pod's log served from a CRI-format file) is a CRD
-  # here, so a test can point each pod at a file of its own.
-  api POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions -H 'Content-Type: application/yaml' \
-    --data-binary @"$CACHE/kwok-crds/kwok.x-k8s.io_logs.yaml" >/dev/null \
-    || die "creating kwok's Logs CRD failed"
-  wait_for "kwok's Logs CRD established" crd_established logs.kwok.x-k8s.io
+  # kwok's Logs and ClusterLogs resources (a pod's log, or the logs of a
+  # namespace's pods, served from a CRI-format file) are CRDs here, so a test
+  # can point pods at files of its own.
+  local crd
+  for crd in logs clusterlogs; do
+    api POST /apis/apiextensions.k8s.io/v1/customresourcedefinitions -H 'Content-Type: application/yaml' \
+      --data-binary @"$CACHE/kwok-crds/kwok.x-k8s.io_$crd.yaml" >/dev/null \
+      || die "creating kwok's $crd CRD failed"
+    wait_for "kwok's $crd CRD established" crd_established "$crd.kwok.x-k8s.io"
+  done
   launch kwok \
     --kubeconfig="$DIR/kubeconfig" \
     --config="$DIR/kwok.yaml" \
     --manage-all-nodes=true \
-    --enable-crds=Logs \
+    --enable-crds=Logs,ClusterLogs \
     --tls-cert-file="$pki/kwok.crt" --tls-private-key-file="$pki/kwok.key" \
     --server-address="127.0.0.1:$KWOK_PORT"
 
