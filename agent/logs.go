@@ -166,9 +166,9 @@ func newLogFollower(kube kubernetes.Interface, log *slog.Logger, m *Metrics, set
 
 // run follows the containers until ctx ends: every poll, a follower for
 // each container that started, a kick for one that started again; a
-// container whose pod is gone loses its follower, and the control plane a
-// marker saying its lines may stop short. Finding the containers reads
-// only the cache.
+// container whose pod is gone loses its follower, and the control plane,
+// when it holds lines of it, a marker saying they may stop short. Finding
+// the containers reads only the cache.
 func (f *logFollower) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { f.sender(ctx) })
@@ -199,8 +199,10 @@ func (f *logFollower) run(ctx context.Context) {
 				if _, ok := want[k]; !ok {
 					fl.cancel()
 					delete(f.follows, k)
+					if !f.since.get(k).IsZero() { // lines of it are stored: say they may stop short
+						gone = append(gone, k)
+					}
 					f.since.forget(k)
-					gone = append(gone, k)
 				}
 			}
 			f.mu.Unlock()
@@ -294,6 +296,7 @@ func (f *logFollower) startAt(ctx context.Context, k streamKey) time.Time {
 	if f.resume != nil {
 		if t := f.resume.at(ctx, k); !t.IsZero() {
 			f.metrics.resumed("control-plane")
+			f.since.set(k, t)
 			return t
 		}
 	}

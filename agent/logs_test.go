@@ -151,9 +151,9 @@ func TestLogFollower(t *testing.T) {
 	srv := newAPIServer(t)
 	at := time.Now().Add(-time.Minute).Truncate(time.Second).Add(300 * time.Millisecond)
 	srv.logs = serveLines(map[string][]protocol.LogLine{"api-web-r3-x1": linesAt(at, "listening on :8080", "GET /items 200", "GET /items/7 404")})
-	key := keyOf("api-web-r3-x1")
-	targets := &targetSet{m: map[streamKey]string{key: "run-1"}}
-	f, sent, _ := testFollower(t, srv, targets, logSettings{})
+	key, silent := keyOf("api-web-r3-x1"), keyOf("api-web-r3-silent") // the second's log is empty
+	targets := &targetSet{m: map[streamKey]string{key: "run-1", silent: "run-1"}}
+	f, sent, m := testFollower(t, srv, targets, logSettings{})
 	run(t, f)
 
 	want := "env-1/svc-1/api-web-r3-x1 r3 app: listening on :8080 GET /items 200 GET /items/7 404"
@@ -173,11 +173,25 @@ func TestLogFollower(t *testing.T) {
 		t.Errorf("the first read asks from %v (want the start), the last from %v (want %v)", reqs[0].since,
 			reqs[len(reqs)-1].since, at.Add(2*time.Second).Truncate(time.Second))
 	}
+	// The pods go away, the silent one first: a marker says the lines of
+	// the other may stop short; the silent one, of which nothing was
+	// stored, gets none (its marker would have come first).
+	tu.Eventually(t, 5*time.Second, "the silent pod was read", func() (bool, string) {
+		return srv.requestsOf("api-web-r3-silent") >= 1, fmt.Sprint(srv.requests())
+	})
+	targets.remove(silent)
+	tu.Eventually(t, 5*time.Second, "the silent pod's follower ends", func() (bool, string) {
+		n := testutil.ToFloat64(m.logFollowed)
+		return n == 1, fmt.Sprintf("%v followed", n)
+	})
 	targets.remove(key)
 	tu.Eventually(t, 5*time.Second, "the pod's going away is said", func() (bool, string) {
 		s := sent.streams()
-		return len(s) == 2 && strings.Contains(s[1], "gap(the pod went away"), fmt.Sprint(s)
+		return len(s) >= 2 && strings.Contains(s[len(s)-1], "gap(the pod went away"), fmt.Sprint(s)
 	})
+	if s := sent.streams(); len(s) != 2 || !strings.Contains(s[1], "api-web-r3-x1") {
+		t.Errorf("after the pods went away: %q", s)
+	}
 }
 
 // A stream that cannot open is asked for again after a backoff that
