@@ -32,9 +32,9 @@ import (
 // asking for the log of a container that has not (ContainerCreating,
 // Pending) is answered 400 by a kubelet. A stream that cannot open, or
 // ends, is asked for again after a backoff of its own, doubling from
-// LogBackoffMin to LogBackoffMax with jitter; a stream that delivered lines
-// starts the backoff over, and so does the container starting again (its
-// run in the status changed). At most LogStreams streams are open at once;
+// LogBackoffMin to LogBackoffMax with jitter; a stream that delivered lines,
+// or stayed open longer than LogBackoffMax, starts the backoff over, and so
+// does the container starting again (its run in the status changed). At most LogStreams streams are open at once;
 // the others wait for a slot without a request. The requests go through
 // the read client (Clients.Read), whose rate limit is not the writes'.
 //
@@ -251,13 +251,17 @@ func (f *logFollower) follow(ctx context.Context, k streamKey, kick wake.Signal)
 			f.metrics.queued(-1)
 			return
 		}
+		opened := time.Now()
 		sent, err := f.stream(ctx, k, &since, &lim)
 		<-f.slots
 		if ctx.Err() != nil {
 			return
 		}
-		if sent > 0 {
-			b.reset() // it delivered: the next stream is asked for soon
+		if sent > 0 || time.Since(opened) >= f.set.backoffMax {
+			// It delivered, or it was open longer than the longest wait
+			// (a quiet container a kubelet followed for hours): the next
+			// stream is asked for soon.
+			b.reset()
 		}
 		wait := b.next()
 		if err != nil {

@@ -168,7 +168,12 @@ func TestLogFollower(t *testing.T) {
 	if got := strings.Join(sent.streams(), " | "); got != want {
 		t.Errorf("after more reads: %s", got)
 	}
-	reqs := srv.requests()
+	var reqs []logRequest
+	for _, r := range srv.requests() {
+		if r.pod == key.pod {
+			reqs = append(reqs, r)
+		}
+	}
 	if !reqs[0].since.IsZero() || !reqs[len(reqs)-1].since.Equal(at.Add(2*time.Second).Truncate(time.Second)) {
 		t.Errorf("the first read asks from %v (want the start), the last from %v (want %v)", reqs[0].since,
 			reqs[len(reqs)-1].since, at.Add(2*time.Second).Truncate(time.Second))
@@ -254,6 +259,38 @@ func TestLogFollowerBackoff(t *testing.T) {
 	})
 	if d := got()[10]; d < minD/2 || d > minD {
 		t.Errorf("the wait after a stream that delivered = %v, want within [%v, %v]", d, minD/2, minD)
+	}
+}
+
+// A stream that stayed open longer than the longest wait, though it
+// delivered nothing (a quiet container a kubelet followed for hours), starts
+// the backoff over when it ends.
+func TestLogFollowerLongStreamResetsBackoff(t *testing.T) {
+	srv := newAPIServer(t)
+	const minD, maxD = 10 * time.Millisecond, 40 * time.Millisecond
+	srv.logs = func(w http.ResponseWriter, r *http.Request, l logRequest) {
+		w.(http.Flusher).Flush()
+		select { // open, quiet, for longer than the longest wait
+		case <-time.After(3 * maxD):
+		case <-r.Context().Done():
+		}
+	}
+	key := keyOf("api-web-r3-quiet")
+	targets := &targetSet{m: map[streamKey]string{key: "run-1"}}
+	f, _, _ := testFollower(t, srv, targets, logSettings{backoffMin: minD, backoffMax: maxD})
+	waits := make(chan time.Duration, 100)
+	f.after = func(d time.Duration) <-chan time.Time {
+		waits <- d
+		c := make(chan time.Time, 1)
+		c <- time.Now()
+		return c
+	}
+	run(t, f)
+	// Without the reset the waits would grow: 5–10, 10–20, 20–40 ms.
+	for i := range 4 {
+		if d := <-waits; d > minD {
+			t.Errorf("wait %d after a stream open %v = %v, want the first step's (at most %v)", i, 3*maxD, d, minD)
+		}
 	}
 }
 

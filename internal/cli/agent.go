@@ -2,13 +2,12 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -92,6 +91,9 @@ func runAgent(ctx context.Context, cfg agent.Config, logLevel, metricsAddr strin
 		return fmt.Errorf("log level %q: %w", logLevel, err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	if limit := memoryLimit(); limit > 0 {
+		log.Info("the garbage collector keeps the heap under 90% of the container's memory limit", "limit", limit)
+	}
 	// client-go's own logging (leader election) goes the same way.
 	klog.SetSlogLogger(log.With("component", "client-go"))
 	rc, err := agent.KubeConfig(cfg.Kubeconfig)
@@ -105,7 +107,9 @@ func runAgent(ctx context.Context, cfg agent.Config, logLevel, metricsAddr strin
 		return fmt.Errorf("kubernetes clients: %w", err)
 	}
 	if metricsAddr != "" {
-		stop, err := serveMetrics(ctx, metricsAddr, cfg.Metrics.Handler(), log)
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", cfg.Metrics.Handler())
+		_, stop, err := serveOn(metricsAddr, "--metrics-address", "the agent's metrics", mux, log)
 		if err != nil {
 			return err
 		}
@@ -115,27 +119,22 @@ func runAgent(ctx context.Context, cfg agent.Config, logLevel, metricsAddr strin
 	return agent.New(cfg, kube, log).Run(ctx)
 }
 
-// serveMetrics serves the agent's metrics on addr (GET /metrics) until
-// stop; it fails when addr cannot be listened on.
-func serveMetrics(ctx context.Context, addr string, metrics http.Handler, log *slog.Logger) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("serving metrics on %s: %w", addr, err)
+// memoryLimit sets the Go runtime's soft memory limit to 90% of the
+// container's (NEBULA_AGENT_MEMORY_LIMIT, in bytes, which the install
+// manifests take from the pod's resources) unless GOMEMLIMIT sets one: the
+// collector then works harder as the heap nears the limit instead of the
+// process being killed at it. It returns the limit set, 0 for none.
+func memoryLimit() int64 {
+	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok {
+		return 0
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metrics)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Warn("serving metrics", "error", err)
-		}
-	}()
-	log.Info("serving metrics", "address", ln.Addr().String())
-	return func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	}, nil
+	n, err := strconv.ParseInt(os.Getenv("NEBULA_AGENT_MEMORY_LIMIT"), 10, 64)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	limit := n / 10 * 9
+	debug.SetMemoryLimit(limit)
+	return limit
 }
 
 // envFloat reads a number from the environment, def when unset or not one.

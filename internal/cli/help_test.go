@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -113,5 +114,26 @@ func TestNoOrUnknownCommand(t *testing.T) {
 	out.Reset()
 	if err := Run(context.Background(), []string{"version"}, &out, &errb); err != nil || strings.TrimSpace(out.String()) != Version {
 		t.Errorf("version: %q, %v", out.String(), err)
+	}
+}
+
+// The agent's soft memory limit is 90% of its container's, unless
+// GOMEMLIMIT says otherwise; without a limit it sets none.
+func TestAgentMemoryLimit(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	t.Setenv("NEBULA_AGENT_MEMORY_LIMIT", "268435456") // 256Mi, as the manifests' limit
+	if got := memoryLimit(); got != 241591905 || debug.SetMemoryLimit(-1) != got {
+		t.Errorf("limit %d (runtime %d), want 90%% of 256 MiB", got, debug.SetMemoryLimit(-1))
+	}
+	t.Setenv("GOMEMLIMIT", "100MiB")
+	if got := memoryLimit(); got != 0 {
+		t.Errorf("with GOMEMLIMIT set the agent set %d", got)
+	}
+	os.Unsetenv("GOMEMLIMIT")
+	for _, v := range []string{"", "lots", "-5"} {
+		t.Setenv("NEBULA_AGENT_MEMORY_LIMIT", v)
+		if got := memoryLimit(); got != 0 {
+			t.Errorf("NEBULA_AGENT_MEMORY_LIMIT=%q set %d", v, got)
+		}
 	}
 }
