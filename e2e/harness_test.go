@@ -34,6 +34,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
@@ -132,14 +133,20 @@ func needCluster(t *testing.T) {
 	}
 }
 
-// admin is a cluster-admin client of the simulated cluster.
-func admin(t *testing.T) *kubernetes.Clientset {
+// adminConfig is the simulated cluster's admin client configuration.
+func adminConfig(t *testing.T) *rest.Config {
 	t.Helper()
 	rc, err := clientcmd.BuildConfigFromFlags("", sim.kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := kubernetes.NewForConfig(rc)
+	return rc
+}
+
+// admin is a cluster-admin client of the simulated cluster.
+func admin(t *testing.T) *kubernetes.Clientset {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(adminConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,11 +366,7 @@ func num(v any, keys ...string) int64 {
 // dynamicClient is a dynamic client of the simulated cluster, as its admin.
 func dynamicClient(t *testing.T) *dynamic.DynamicClient {
 	t.Helper()
-	rc, err := clientcmd.BuildConfigFromFlags("", sim.kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dc, err := dynamic.NewForConfig(rc)
+	dc, err := dynamic.NewForConfig(adminConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,12 +377,8 @@ func dynamicClient(t *testing.T) *dynamic.DynamicClient {
 // --server-side` would, through discovery and the dynamic client.
 func applyManifests(t *testing.T, manifests string) {
 	t.Helper()
-	rc, err := clientcmd.BuildConfigFromFlags("", sim.kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dc := dynamicClient(t)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kubernetes.NewForConfigOrDie(rc).Discovery()))
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(admin(t).Discovery()))
 	ctx := context.Background()
 	for _, doc := range strings.Split(manifests, "\n---\n") {
 		var obj unstructured.Unstructured
