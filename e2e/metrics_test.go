@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -24,9 +25,10 @@ var (
 	metricLabel = regexp.MustCompile(`(\w+)="([^"]*)"`)
 )
 
-// parseMetrics reads the samples of a Prometheus text exposition.
-func parseMetrics(t *testing.T, raw string) []sample {
-	t.Helper()
+// parseMetrics reads the samples of a Prometheus text exposition; a value
+// that is not a number (none are, in what these processes serve) is left
+// out.
+func parseMetrics(raw string) []sample {
 	var out []sample
 	for _, line := range strings.Split(raw, "\n") {
 		m := metricLine.FindStringSubmatch(line)
@@ -35,7 +37,7 @@ func parseMetrics(t *testing.T, raw string) []sample {
 		}
 		v, err := strconv.ParseFloat(m[3], 64)
 		if err != nil {
-			t.Fatalf("metric %s: value %q: %v", m[1], m[3], err)
+			continue
 		}
 		s := sample{name: m[1], labels: map[string]string{}, value: v}
 		for _, l := range metricLabel.FindAllStringSubmatch(m[2], -1) {
@@ -72,20 +74,30 @@ func apiserverMetrics(t *testing.T, cs *kubernetes.Clientset) []sample {
 	if err != nil {
 		t.Fatalf("reading the apiserver's /metrics: %v", err)
 	}
-	return parseMetrics(t, string(raw))
+	return parseMetrics(string(raw))
 }
 
 // scrape reads the metrics a process serves at url.
 func scrape(t *testing.T, url string) []sample {
 	t.Helper()
+	m, err := scrapeIf(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// scrapeIf reads the metrics a process serves at url, if it does (a
+// process being killed does not).
+func scrapeIf(url string) ([]sample, error) {
 	resp, err := http.Get(url)
 	if err != nil {
-		t.Fatalf("reading %s: %v", url, err)
+		return nil, fmt.Errorf("reading %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("reading %s: %v %s", url, err, resp.Status)
+		return nil, fmt.Errorf("reading %s: %v %s", url, err, resp.Status)
 	}
-	return parseMetrics(t, string(raw))
+	return parseMetrics(string(raw)), nil
 }

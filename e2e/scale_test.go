@@ -1441,6 +1441,9 @@ type snapshot struct {
 	req     reqCounts
 	agent   cpuSample
 	cluster map[string]cpuSample
+	// leader and its metrics (nil when they could not be read).
+	leader  *proc
+	metrics []sample
 }
 
 // phase is one measured stretch: snapshots of the counters at its start
@@ -1454,7 +1457,11 @@ type phase struct {
 }
 
 func (b *scaleBench) snapshot(name string) snapshot {
-	return snapshot{at: time.Now(), name: name, req: b.requests(), agent: b.agentSample(), cluster: b.clusterSamples()}
+	s := snapshot{at: time.Now(), name: name, req: b.requests(), agent: b.agentSample(), cluster: b.clusterSamples(), leader: b.leader}
+	if b.leader != nil {
+		s.metrics, _ = scrapeIf("http://" + b.metrics[b.leader] + "/metrics")
+	}
+	return s
 }
 
 func (b *scaleBench) begin(name string) *phase {
@@ -1512,6 +1519,25 @@ func (ph *phase) finish() {
 	}
 	ph.rows = append(ph.rows, "", fmt.Sprintf("Agent (leader) memory at the end: RSS %.0f MB, peak %.0f MB. Load average at the end: %s.",
 		float64(last.agent.rss)/1024, float64(last.agent.peak)/1024, loadavg()))
+	if first.leader == last.leader && first.metrics != nil && last.metrics != nil {
+		// The agent's requests as its two clients' rate limits saw them:
+		// how many, and how many waited over 10 ms for their budget.
+		line := "Requests of the agent's clients (its metrics), and those that waited over 10 ms for their budget:"
+		for _, client := range []string{"write", "read"} {
+			count := func(m []sample, le string) float64 {
+				if le == "" {
+					return sum(m, "nebula_agent_kube_throttle_seconds_count", "client", client)
+				}
+				return sum(m, "nebula_agent_kube_throttle_seconds_bucket", "client", client, "le", le)
+			}
+			n := count(last.metrics, "") - count(first.metrics, "")
+			slow := n - (count(last.metrics, "0.01") - count(first.metrics, "0.01"))
+			waited := sum(last.metrics, "nebula_agent_kube_throttle_seconds_sum", "client", client) -
+				sum(first.metrics, "nebula_agent_kube_throttle_seconds_sum", "client", client)
+			line += fmt.Sprintf(" %s %.0f, %.0f waited (%.1f s in all);", client, n, slow, waited)
+		}
+		ph.rows = append(ph.rows, "", strings.TrimSuffix(line, ";")+".")
+	}
 
 	ph.rows = append(ph.rows, "", "apiserver requests (apiserver_request_total, after − before; all clients):", "")
 	head = "| verb | resource |"
