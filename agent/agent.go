@@ -53,12 +53,13 @@ type Config struct {
 	BackoffMin, BackoffMax time.Duration
 	// KubeQPS and KubeBurst bound the requests that change the cluster
 	// (Clients.Write), KubeReadQPS and KubeReadBurst those that follow
-	// what it reports (Clients.Read), client side; Concurrency is how
-	// many services are applied, or rollouts moved on, at once. See
-	// `nebula agent --help` for what each costs.
-	KubeQPS, KubeReadQPS     float32
-	KubeBurst, KubeReadBurst int
-	Concurrency              int
+	// what it reports (Clients.Read), KubeLogsQPS and KubeLogsBurst the
+	// log streams (Clients.Logs), client side; Concurrency is how many
+	// services are applied, or rollouts moved on, at once. See `nebula
+	// agent --help` for what each costs.
+	KubeQPS, KubeReadQPS, KubeLogsQPS       float32
+	KubeBurst, KubeReadBurst, KubeLogsBurst int
+	Concurrency                             int
 	// LogStreams bounds the container log streams open at once;
 	// LogBackoffMin and LogBackoffMax bound the wait before a stream that
 	// could not open, or ended, is asked for again (logs.go).
@@ -117,7 +118,8 @@ func (c Config) Validate() error {
 	if c.TokenFile == "" {
 		errs = append(errs, "the token file is required (--token-file or NEBULA_AGENT_TOKEN_FILE)")
 	}
-	if c.KubeQPS < 0 || c.KubeBurst < 0 || c.KubeReadQPS < 0 || c.KubeReadBurst < 0 || c.Concurrency < 0 || c.LogStreams < 0 {
+	if c.KubeQPS < 0 || c.KubeBurst < 0 || c.KubeReadQPS < 0 || c.KubeReadBurst < 0 || c.KubeLogsQPS < 0 || c.KubeLogsBurst < 0 ||
+		c.Concurrency < 0 || c.LogStreams < 0 {
 		errs = append(errs, "the request rates, bursts, concurrency and log streams must not be negative")
 	}
 	if c.LogBackoffMin > 0 && c.LogBackoffMax > 0 && c.LogBackoffMin > c.LogBackoffMax {

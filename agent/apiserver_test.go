@@ -15,8 +15,8 @@ import (
 // apiServer stands for the Kubernetes API server over HTTP on loopback
 // (a process boundary, where a fake is allowed), for what client-go's fake
 // clientset cannot show: rate limits, streams held open, status codes,
-// query parameters. It serves pods/log through logs and answers any write
-// by echoing its body.
+// query parameters. It serves pods/log through logs, a list of one node,
+// and answers any write by echoing its body.
 type apiServer struct {
 	srv *httptest.Server
 	// logs answers one pods/log request; unset, 400 as a kubelet answers
@@ -82,6 +82,11 @@ func (s *apiServer) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
+		return
+	}
+	if r.Method == http.MethodGet && r.URL.Path == "/api/v1/nodes" { // a heartbeat's inventory
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"kind":"NodeList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"node-1"}}]}`)
 		return
 	}
 	http.NotFound(w, r)

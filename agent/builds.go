@@ -38,7 +38,8 @@ var buildDigest = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
 
 // builder runs one session's builds.
 type builder struct {
-	// kube.Write makes and removes the Jobs; kube.Read follows their pods.
+	// kube.Write makes and removes the Jobs; kube.Read reads their pods,
+	// kube.Logs follows their logs.
 	kube Clients
 	send func(protocol.BuildReport) error
 	log  *slog.Logger
@@ -348,7 +349,7 @@ func pendingReason(p *corev1.Pod) string {
 func (b *builder) stream(ctx context.Context, j protocol.BuildJob, pod string, from int64) (int64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rc, err := b.kube.Read.CoreV1().Pods(install.BuildNamespace).GetLogs(pod, &corev1.PodLogOptions{Follow: true, Timestamps: true}).Stream(ctx)
+	rc, err := b.kube.Logs.CoreV1().Pods(install.BuildNamespace).GetLogs(pod, &corev1.PodLogOptions{Follow: true, Timestamps: true}).Stream(ctx)
 	if err != nil {
 		return from, err
 	}

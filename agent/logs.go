@@ -36,7 +36,8 @@ import (
 // or stayed open longer than LogBackoffMax, starts the backoff over, and so
 // does the container starting again (its run in the status changed). At most LogStreams streams are open at once;
 // the others wait for a slot without a request. The requests go through
-// the read client (Clients.Read), whose rate limit is not the writes'.
+// the logs client (Clients.Logs), whose rate limit is neither the writes'
+// nor the other reads'.
 //
 // Memory is bounded: the followers hand lines to one sender through a
 // bounded queue, and a follower whose line does not fit waits, reading no

@@ -32,7 +32,7 @@ type Metrics struct {
 func NewMetrics() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry(),
 		throttle: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "nebula_agent_kube_throttle_seconds",
-			Help:    "How long a request to the API server waited for its client's rate limit, by client (write, read).",
+			Help:    "How long a request to the API server waited for its client's rate limit, by client (write, read, logs).",
 			Buckets: []float64{0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 30}}, []string{"client"}),
 		logFollowed: prometheus.NewGauge(prometheus.GaugeOpts{Name: "nebula_agent_log_containers",
 			Help: "Containers whose log is followed (started containers of managed pods), whether their stream is open or waits."}),

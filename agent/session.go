@@ -178,7 +178,7 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 	}
 	var resume *logResume
 	if slices.Contains(w.Capabilities, protocol.CapLogs) {
-		logs := newLogFollower(a.kube.Read, a.log, a.cfg.Metrics, a.logSettings(), &a.logSince, a.logTargets,
+		logs := newLogFollower(a.kube.Logs, a.log, a.cfg.Metrics, a.logSettings(), &a.logSince, a.logTargets,
 			func(m protocol.Logs) error { return c.send(protocol.TypeLogs, m) })
 		if slices.Contains(w.Capabilities, protocol.CapLogResume) {
 			resume = newLogResume(func(m protocol.LogPositions) error { return c.send(protocol.TypeLogPositions, m) })

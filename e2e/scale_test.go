@@ -1523,7 +1523,7 @@ func (ph *phase) finish() {
 		// The agent's requests as its two clients' rate limits saw them:
 		// how many, and how many waited over 10 ms for their budget.
 		line := "Requests of the agent's clients (its metrics), and those that waited over 10 ms for their budget:"
-		for _, client := range []string{"write", "read"} {
+		for _, client := range []string{"write", "read", "logs"} {
 			count := func(m []sample, le string) float64 {
 				if le == "" {
 					return sum(m, "nebula_agent_kube_throttle_seconds_count", "client", client)

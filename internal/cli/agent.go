@@ -28,7 +28,7 @@ func agentCommand(stderr io.Writer) *cobra.Command {
 		return def
 	}
 	var cfg agent.Config
-	var qps, readQPS float64
+	var qps, readQPS, logsQPS float64
 	var logLevel, metricsAddr string
 	cmd := &cobra.Command{
 		Use:   "agent",
@@ -39,7 +39,7 @@ flag has a NEBULA_AGENT_* variable; the install manifests set those. None of the
 plane's settings (or its .env) apply to it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.KubeQPS, cfg.KubeReadQPS = float32(qps), float32(readQPS)
+			cfg.KubeQPS, cfg.KubeReadQPS, cfg.KubeLogsQPS = float32(qps), float32(readQPS), float32(logsQPS)
 			return runAgent(cmd.Context(), cfg, logLevel, metricsAddr, stderr)
 		},
 	}
@@ -65,9 +65,13 @@ plane's settings (or its .env) apply to it.`,
 	fs.IntVar(&cfg.KubeBurst, "kube-burst", int(envFloat("NEBULA_AGENT_KUBE_BURST", agent.DefaultKubeBurst)),
 		"requests allowed above --kube-qps in a burst (NEBULA_AGENT_KUBE_BURST)")
 	fs.Float64Var(&readQPS, "kube-read-qps", envFloat("NEBULA_AGENT_KUBE_READ_QPS", float64(agent.DefaultReadLimits.QPS)),
-		"requests per second that follow what the cluster reports (container logs, events, the inventory), client side, on connections of their own: they never delay a write (NEBULA_AGENT_KUBE_READ_QPS)")
+		"requests per second that follow what the cluster reports (the inventory of every heartbeat, the events watch, diagnostics), client side, on connections of their own: they never delay a write (NEBULA_AGENT_KUBE_READ_QPS)")
 	fs.IntVar(&cfg.KubeReadBurst, "kube-read-burst", int(envFloat("NEBULA_AGENT_KUBE_READ_BURST", float64(agent.DefaultReadLimits.Burst))),
 		"requests allowed above --kube-read-qps in a burst (NEBULA_AGENT_KUBE_READ_BURST)")
+	fs.Float64Var(&logsQPS, "kube-logs-qps", envFloat("NEBULA_AGENT_KUBE_LOGS_QPS", float64(agent.DefaultLogsLimits.QPS)),
+		"log streams asked for per second (pods/log), client side, on connections of their own: following thousands of containers never delays a write or a heartbeat (NEBULA_AGENT_KUBE_LOGS_QPS)")
+	fs.IntVar(&cfg.KubeLogsBurst, "kube-logs-burst", int(envFloat("NEBULA_AGENT_KUBE_LOGS_BURST", float64(agent.DefaultLogsLimits.Burst))),
+		"log streams allowed above --kube-logs-qps in a burst (NEBULA_AGENT_KUBE_LOGS_BURST)")
 	fs.IntVar(&cfg.LogStreams, "log-streams", int(envFloat("NEBULA_AGENT_LOG_STREAMS", agent.DefaultLogStreams)),
 		"container log streams open at once; the other started containers wait for a slot (NEBULA_AGENT_LOG_STREAMS)")
 	fs.DurationVar(&cfg.LogBackoffMax, "log-backoff-max", agent.DefaultLogBackoffMax,
@@ -102,7 +106,8 @@ func runAgent(ctx context.Context, cfg agent.Config, logLevel, metricsAddr strin
 	}
 	cfg.Metrics = agent.NewMetrics()
 	kube, err := agent.NewClients(rc, agent.Limits{QPS: cfg.KubeQPS, Burst: cfg.KubeBurst},
-		agent.Limits{QPS: cfg.KubeReadQPS, Burst: cfg.KubeReadBurst}, cfg.Metrics)
+		agent.Limits{QPS: cfg.KubeReadQPS, Burst: cfg.KubeReadBurst}, agent.Limits{QPS: cfg.KubeLogsQPS, Burst: cfg.KubeLogsBurst},
+		cfg.Metrics)
 	if err != nil {
 		return fmt.Errorf("kubernetes clients: %w", err)
 	}

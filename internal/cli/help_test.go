@@ -83,7 +83,7 @@ func TestAgentFlags(t *testing.T) {
 	}
 	for _, f := range []string{"--server", "--token-file", "--kubeconfig", "--namespace", "--lease", "--identity", "--image",
 		"--lease-duration", "--renew-deadline", "--retry-period", "--resync", "--rollout-timeout", "--backoff-max",
-		"--kube-qps", "--kube-burst", "--kube-read-qps", "--kube-read-burst", "--log-streams", "--log-backoff-max", "--metrics-address",
+		"--kube-qps", "--kube-burst", "--kube-read-qps", "--kube-read-burst", "--kube-logs-qps", "--kube-logs-burst", "--log-streams", "--log-backoff-max", "--metrics-address",
 		"--concurrency", "--log-level"} {
 		if !strings.Contains(out.String(), f+" ") {
 			t.Errorf("nebula agent --help lacks %s", f)
