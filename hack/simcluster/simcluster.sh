@@ -392,6 +392,13 @@ EOF
       || die "creating kwok's $crd CRD failed"
     wait_for "kwok's $crd CRD established" crd_established "$crd.kwok.x-k8s.io"
   done
+  # kwok follows a pod's log file with an inotify instance per reader, as a
+  # kubelet does; a Linux user gets 128 by default, so past ~100 followed logs
+  # kwok ends the others at once. Raise the limit where this may (root).
+  local inotify=/proc/sys/fs/inotify/max_user_instances
+  if [[ -w "$inotify" && "$(cat "$inotify")" -lt 8192 ]]; then
+    echo 8192 >"$inotify" && log "raised fs.inotify.max_user_instances to 8192 (a followed pod log takes one)"
+  fi
   launch kwok \
     --kubeconfig="$DIR/kubeconfig" \
     --config="$DIR/kwok.yaml" \
