@@ -121,7 +121,7 @@ func TestNoOrUnknownCommand(t *testing.T) {
 // GOMEMLIMIT says otherwise; without a limit it sets none.
 func TestAgentMemoryLimit(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	t.Setenv("NEBULA_AGENT_MEMORY_LIMIT", "268435456") // 256Mi, as the manifests' limit
+	t.Setenv("NEBULA_AGENT_MEMORY_LIMIT", "268435456") // a limit of 256 MiB
 	if got := memoryLimit(); got != 241591905 || debug.SetMemoryLimit(-1) != got {
 		t.Errorf("limit %d (runtime %d), want 90%% of 256 MiB", got, debug.SetMemoryLimit(-1))
 	}
