@@ -147,6 +147,18 @@ func (a *Actor) ActsIn(t model.TenantID) bool {
 	return slices.Contains(a.founded, t)
 }
 
+// Covers tells whether the actor acts in every one of tenants: what
+// concerns all of them (a session that acts in them) is its to see and end,
+// and never what also concerns a tenant it does not act in.
+func (a *Actor) Covers(tenants []model.TenantID) bool {
+	for _, t := range tenants {
+		if !a.ActsIn(t) {
+			return false
+		}
+	}
+	return true
+}
+
 // Home is the tenant the actor's credential belongs to: a token's tenant,
 // a session's first tenant; empty for an actor with neither (the
 // bootstrap).

@@ -453,10 +453,15 @@ func (r *mutationResolver) RemoveMember(ctx context.Context, input gqlmodel.Remo
 
 func (r *mutationResolver) CreateAPIToken(ctx context.Context, input gqlmodel.CreateAPITokenInput) (*gqlmodel.CreateAPITokenPayload, error) {
 	user, err := decodeOptional[model.UserID](gid.User, input.UserID, "userId")
+	var tenant *model.TenantID
+	if err == nil {
+		tenant, err = decodeOptional[model.TenantID](gid.Tenant, input.TenantID, "tenantId")
+	}
 	var tok *model.APIToken
 	var secret string
 	if err == nil {
-		tok, secret, err = r.Plane.CreateAPIToken(ctx, control.CreateTokenInput{Name: input.Name, User: user, ExpiresInDays: input.ExpiresInDays})
+		tok, secret, err = r.Plane.CreateAPIToken(ctx, control.CreateTokenInput{Name: input.Name, Tenant: tenant, User: user,
+			ExpiresInDays: input.ExpiresInDays})
 	}
 	out := &gqlmodel.CreateAPITokenPayload{APIToken: tok}
 	if secret != "" {

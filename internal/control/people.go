@@ -431,18 +431,25 @@ func (p *Plane) authenticateSession(ctx context.Context, secret, origin string) 
 	return &authz.Actor{User: user, Session: s, Origin: origin}, nil
 }
 
-// Sessions lists the caller's live sessions, newest first.
+// Sessions lists the caller's live sessions that act only in tenants the
+// caller acts in, newest first: a person invited into another tenant is
+// not shown, there, where and how they are signed in elsewhere.
 func (p *Plane) Sessions(ctx context.Context) ([]*model.Session, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return store.UserSessions(ctx, p.q(ctx), a.User.ID, p.now())
+	all, err := store.UserSessions(ctx, p.q(ctx), a.User.ID, p.now())
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(s *model.Session) bool { return !a.Covers(s.Tenants) }), nil
 }
 
 // RevokeSession ends one of the caller's sessions (signing out there),
 // audited in the tenants it acted in; the connections it holds close.
-// Nobody ends another person's session: it does not exist for them.
+// Nobody ends another person's session, nor one of their own that acts in
+// a tenant the caller does not: it does not exist for them.
 func (p *Plane) RevokeSession(ctx context.Context, id model.SessionID) error {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
@@ -450,7 +457,7 @@ func (p *Plane) RevokeSession(ctx context.Context, id model.SessionID) error {
 	}
 	return p.tx(ctx, func(q *txn) error {
 		s, err := store.Sessions.Get(ctx, q, id)
-		if errors.Is(err, store.ErrNotFound) || err == nil && (s.UserID != a.User.ID || s.RevokedAt != nil) {
+		if errors.Is(err, store.ErrNotFound) || err == nil && (s.UserID != a.User.ID || s.RevokedAt != nil || !a.Covers(s.Tenants)) {
 			return authz.ErrNotVisible
 		}
 		if err != nil {

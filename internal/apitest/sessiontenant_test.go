@@ -1,0 +1,113 @@
+package apitest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// invitedBrowser invites email into the fixture's tenant (as its owner)
+// and accepts the link with pass in a fresh browser: signed in there.
+func invitedBrowser(t *testing.T, f *Fixture, email, pass string) (b *browser, sessionID string) {
+	t.Helper()
+	r := f.MustDo(t, `mutation($t: ID!, $e: String!) { inviteMember(input: {tenantId: $t, email: $e, name: "Ada"}) { link `+ue+` } }`,
+		map[string]any{"t": f.TenantID, "e": email})
+	link := r.Str("inviteMember.link")
+	b = &browser{t: t, env: f.Env}
+	a := b.post("/auth/invitation", map[string]string{"invitation": link[strings.Index(link, "#")+1:], "passphrase": pass})
+	id, _ := dig(a.body, "session.id").(string)
+	if a.status != 200 || id == "" {
+		t.Fatalf("accepting the invitation of %s: %d %s", f.TenantID, a.status, a.raw)
+	}
+	return b, id
+}
+
+// sessionIDs lists the ids of viewer.sessions as a browser sees them.
+func sessionIDs(t *testing.T, b *browser) []string {
+	t.Helper()
+	a := b.gql(`{ viewer { sessions { id tenants { id } } } }`, nil)
+	if a.status != 200 {
+		t.Fatalf("viewer.sessions: %d %s", a.status, a.raw)
+	}
+	var out []string
+	for _, s := range dig(a.body, "data.viewer.sessions").([]any) {
+		out = append(out, dig(s, "id").(string))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A person's sessions are scoped to the tenants the session acts in
+// (issue 30, row 1): signed in to tenant B, the person does not see, and
+// cannot end, their session of tenant A, nor one that acts in A and B;
+// signed in to both, they see and end all three. Another tenant's admin who
+// invites the person's email learns nothing of their sign-ins elsewhere. A
+// session in two tenants makes an API token in the one it names (the
+// createApiToken bug: tenantId was ignored).
+func TestSessionsScopedToTheirTenants(t *testing.T) {
+	t.Parallel()
+	EachStore(t, func(t *testing.T, env *Env) {
+		a := env.NewFixture(t)
+		b := env.NewFixture(t) // another tenant, whose admin invites the same email
+		email := a.Unique("ada") + "@people.example"
+		const pass = "one passphrase for both tenants"
+		inA, sessA := invitedBrowser(t, a, email, pass)
+		inB, sessB := invitedBrowser(t, b, email, pass)
+		both := &browser{t: t, env: env}
+		if r := both.post("/auth/signin", map[string]string{"email": email, "passphrase": pass}); r.status != 200 {
+			t.Fatalf("signing in to both tenants: %d %s", r.status, r.raw)
+		}
+		sessAB, _ := dig(both.gql(`{ viewer { session { id tenants { id } } } }`, nil).body, "data.viewer.session.id").(string)
+		if n := len(dig(both.gql(`{ viewer { session { tenants { id } } } }`, nil).body, "data.viewer.session.tenants").([]any)); n != 2 {
+			t.Fatalf("the sign-in with the shared passphrase acts in %d tenants, want 2", n)
+		}
+
+		want := func(ids ...string) []string { slices.Sort(ids); return ids }
+		if got := sessionIDs(t, inB); !slices.Equal(got, want(sessB)) {
+			t.Errorf("signed in to B the person sees sessions %v, want only B's %v", got, sessB)
+		}
+		if got := sessionIDs(t, inA); !slices.Equal(got, want(sessA)) {
+			t.Errorf("signed in to A the person sees sessions %v, want only A's %v", got, sessA)
+		}
+		if got := sessionIDs(t, both); !slices.Equal(got, want(sessA, sessB, sessAB)) {
+			t.Errorf("signed in to both the person sees %v, want all three", got)
+		}
+
+		// From B, ending A's session (or the one in both) is as if it did
+		// not exist, and A's session goes on.
+		for _, id := range []string{sessA, sessAB} {
+			r := inB.gql(`mutation($s: ID!) { revokeSession(input: {sessionId: $s}) { revokedSessionId userErrors { code } } }`, map[string]any{"s": id})
+			if errorCode(r) != "NOT_FOUND" || dig(r.body, "data.revokeSession.revokedSessionId") != nil {
+				t.Errorf("ending session %s from B: %s, want NOT_FOUND", id, r.raw)
+			}
+		}
+		if r := inA.gql(`{ viewer { user { email } } }`, nil); r.status != 200 {
+			t.Errorf("A's session after B tried to end it: %d %s", r.status, r.raw)
+		}
+		audit := a.MustDo(t, `query($t: ID!) { node(id: $t) { ... on Tenant { auditEvents(first: 50, filter: {action: "session.revoke"}) { nodes { id } } } } }`,
+			map[string]any{"t": a.TenantID})
+		if n := len(audit.List("node.auditEvents.nodes")); n != 0 {
+			t.Errorf("A's audit shows %d session ends", n)
+		}
+
+		// A session in both tenants makes a token in the one it names.
+		tok := both.gql(`mutation($t: ID!) { createApiToken(input: {name: "for B", tenantId: $t}) { secret userErrors { message } } }`,
+			map[string]any{"t": b.TenantID})
+		secret, _ := dig(tok.body, "data.createApiToken.secret").(string)
+		if secret == "" {
+			t.Fatalf("a token for B from the session in both: %s", tok.raw)
+		}
+		r := env.MustDo(t, secret, `{ viewer { tenants { nodes { id } } } }`, nil)
+		if got := r.List("viewer.tenants.nodes"); len(got) != 1 || dig(got[0], "id") != b.TenantID {
+			t.Errorf("the token made for B acts in %v", got)
+		}
+		// From the session in both, ending A's session works.
+		end := both.gql(`mutation($s: ID!) { revokeSession(input: {sessionId: $s}) { revokedSessionId userErrors { code } } }`, map[string]any{"s": sessA})
+		if dig(end.body, "data.revokeSession.revokedSessionId") != sessA {
+			t.Errorf("ending A's session from the session in both: %s", end.raw)
+		}
+		if r := inA.gql(`{ viewer { user { email } } }`, nil); r.status != 401 {
+			t.Errorf("A's session after it was ended: %d", r.status)
+		}
+	})
+}
