@@ -1,9 +1,13 @@
 package apitest
 
 import (
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/nebulactrl/nebula/internal/passphrase"
 )
 
 // invitedBrowser invites email into the fixture's tenant (as its owner)
@@ -108,6 +112,71 @@ func TestSessionsScopedToTheirTenants(t *testing.T) {
 		}
 		if r := inA.gql(`{ viewer { user { email } } }`, nil); r.status != 401 {
 			t.Errorf("A's session after it was ended: %d", r.status)
+		}
+	})
+}
+
+// The sign-in limit cannot be raced (issue 30, row 2): 59 wrong guesses
+// at one account sent at once have exactly 10 passphrases checked (401)
+// and 49 refused before any check (429); the right passphrase after them
+// is refused too. Each check is one key derivation, whatever the number of
+// tenants the person has a passphrase in (row 3: here 20), and an address
+// that guesses at another account is limited on its own count.
+func TestSignInLimitUnderConcurrency(t *testing.T) {
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		email := f.Unique("target") + "@people.example"
+		const pass = "the one right passphrase"
+		invitedBrowser(t, f, email, pass)
+		for range 19 { // 19 more tenants, each with its own passphrase
+			invitedBrowser(t, env.NewFixture(t), email, "another tenant's passphrase")
+		}
+		// One failed sign-in: one derivation, not 20.
+		before := passphrase.Derivations()
+		if a := (&browser{t: t, env: env}).post("/auth/signin", map[string]string{"email": email, "passphrase": "a first wrong guess"}); a.status != 401 {
+			t.Fatalf("a wrong guess: %d %s", a.status, a.raw)
+		}
+		if n := passphrase.Derivations() - before; n != 1 {
+			t.Errorf("a failed sign-in of a person with passphrases in 20 tenants took %d derivations, want 1", n)
+		}
+		// A right one in another tenant works, and costs one too.
+		before = passphrase.Derivations()
+		other := &browser{t: t, env: env}
+		if a := other.post("/auth/signin", map[string]string{"email": email, "passphrase": "another tenant's passphrase"}); a.status != 200 {
+			t.Fatalf("signing in with the other tenants' passphrase: %d %s", a.status, a.raw)
+		}
+		if n := len(dig(other.gql(`{ viewer { session { tenants { id } } } }`, nil).body, "data.viewer.session.tenants").([]any)); n != 19 {
+			t.Errorf("the session acts in %d tenants, want the 19 of that passphrase", n)
+		}
+		if n := passphrase.Derivations() - before; n != 1 {
+			t.Errorf("a sign-in to 19 tenants took %d derivations, want 1", n)
+		}
+
+		before = passphrase.Derivations()
+		codes := make(chan int, 59)
+		var wg sync.WaitGroup
+		for i := range 59 {
+			wg.Go(func() {
+				b := &browser{t: t, env: env}
+				codes <- b.post("/auth/signin", map[string]string{"email": email, "passphrase": fmt.Sprintf("wrong guess number %d", i)}).status
+			})
+		}
+		wg.Wait()
+		close(codes)
+		got := map[int]int{}
+		for c := range codes {
+			got[c]++
+		}
+		// The sign-in that worked cleared the account's failures: 10 are
+		// checked.
+		if got[401] != 10 || got[429] != 49 {
+			t.Errorf("59 guesses at once: %v, want 10 checked (401) and 49 refused (429)", got)
+		}
+		if n := passphrase.Derivations() - before; n != 10 {
+			t.Errorf("the burst took %d derivations, want 10", n)
+		}
+		if a := (&browser{t: t, env: env}).post("/auth/signin", map[string]string{"email": email, "passphrase": pass}); a.status != 429 {
+			t.Errorf("the right passphrase after the burst: %d %s, want 429", a.status, a.raw)
 		}
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nebulactrl/nebula/authz"
@@ -40,11 +42,19 @@ var (
 	ErrInvitationInvalid = errors.New("this invitation link is not valid: it was used, revoked or has expired; ask for a new one")
 )
 
-// RateLimited says that sign-ins are refused for a while.
-type RateLimited struct{ RetryAfter time.Duration }
+// RateLimited says that sign-ins are refused for a while, and why when it
+// is not failures (Reason).
+type RateLimited struct {
+	RetryAfter time.Duration
+	Reason     string
+}
 
 func (r RateLimited) Error() string {
-	return fmt.Sprintf("too many failed sign-ins; try again in %s", r.RetryAfter.Round(time.Second))
+	why := r.Reason
+	if why == "" {
+		why = "too many failed sign-ins"
+	}
+	return fmt.Sprintf("%s; try again in %s", why, r.RetryAfter.Round(time.Second))
 }
 
 // People's actions (audited in the tenant they concern).
@@ -63,19 +73,77 @@ func WithSessionTTL(d time.Duration) Option { return func(p *Plane) { p.sessionT
 // WithInvitationTTL sets how long an invitation link works.
 func WithInvitationTTL(d time.Duration) Option { return func(p *Plane) { p.invitationTTL = d } }
 
-// hashing bounds the passphrase hashes computed at once (each holds 19 MiB
-// and a core for ~40 ms): sign-ins beyond it wait their turn.
-var hashing = make(chan struct{}, 2)
+// hashing bounds the passphrase derivations computed at once (each holds
+// 19 MiB and a core for ~40 ms): sign-ins beyond it wait their turn, at
+// most maxHashWaiting of them; past that a sign-in is refused at once
+// (RateLimited), not left to stall.
+var (
+	hashing        = make(chan struct{}, 2)
+	hashWaiting    atomic.Int32
+	maxHashWaiting = int32(32)
+)
 
 func withHashing[T any](ctx context.Context, f func() T) (T, error) {
+	var zero T
 	select {
 	case hashing <- struct{}{}:
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
+	default:
+		if hashWaiting.Add(1) > maxHashWaiting {
+			hashWaiting.Add(-1)
+			return zero, RateLimited{RetryAfter: time.Second, Reason: "too many sign-ins are being checked"}
+		}
+		select {
+		case hashing <- struct{}{}:
+			hashWaiting.Add(-1)
+		case <-ctx.Done():
+			hashWaiting.Add(-1)
+			return zero, ctx.Err()
+		}
 	}
 	defer func() { <-hashing }()
 	return f(), nil
+}
+
+// keyed serializes work per key (one account's sign-ins: a burst of
+// guesses at one account takes one derivation at a time, and so never more
+// than one of the slots everybody shares).
+type keyed struct {
+	mu sync.Mutex
+	m  map[string]*keyedLock
+}
+
+type keyedLock struct {
+	held    chan struct{}
+	waiters int
+}
+
+// lock waits for key, or for ctx to end.
+func (k *keyed) lock(ctx context.Context, key string) (unlock func(), err error) {
+	k.mu.Lock()
+	if k.m == nil {
+		k.m = map[string]*keyedLock{}
+	}
+	l := k.m[key]
+	if l == nil {
+		l = &keyedLock{held: make(chan struct{}, 1)}
+		k.m[key] = l
+	}
+	l.waiters++
+	k.mu.Unlock()
+	release := func() {
+		k.mu.Lock()
+		if l.waiters--; l.waiters == 0 {
+			delete(k.m, key)
+		}
+		k.mu.Unlock()
+	}
+	select {
+	case l.held <- struct{}{}:
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
+	return func() { <-l.held; release() }, nil
 }
 
 // Client is where a sign-in comes from: its address (rate limits, audit,
@@ -247,7 +315,14 @@ func (p *Plane) AcceptInvitation(ctx context.Context, secret, pass string, from 
 	if inv.AcceptedAt != nil || inv.RevokedAt != nil || !now.Before(inv.ExpiresAt) {
 		return nil, "", ErrInvitationInvalid
 	}
-	hash, err := withHashing(ctx, func() string { return passphrase.Hash(pass) })
+	kdf, err := store.PassphraseKDF(ctx, p.q(ctx), inv.UserID)
+	if errors.Is(err, store.ErrNotFound) {
+		kdf, err = passphrase.NewKDF(), nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	key, err := derive(ctx, kdf, pass)
 	if err != nil {
 		return nil, "", err
 	}
@@ -270,7 +345,7 @@ func (p *Plane) AcceptInvitation(ctx context.Context, secret, pass string, from 
 		if !ok {
 			return ErrInvitationInvalid // used at the same moment
 		}
-		if err := store.SetPassphrase(ctx, q, inv.UserID, inv.TenantID, hash, now); err != nil {
+		if err := p.setPassphrase(ctx, q, inv.UserID, inv.TenantID, kdf, key, pass, now); err != nil {
 			return err
 		}
 		ev := p.personEvent(inv.TenantID, inv.UserID, from, ActInvitationAccept, "Member", "", map[string]any{"invitationId": string(inv.ID)})
@@ -319,11 +394,48 @@ func (p *Plane) newSession(ctx context.Context, q *txn, user model.UserID, tenan
 	return s, secret, nil
 }
 
+// derive derives a passphrase's key under a KDF, as one of the hashing
+// slots.
+func derive(ctx context.Context, kdf, pass string) ([]byte, error) {
+	type derived struct {
+		key []byte
+		err error
+	}
+	d, err := withHashing(ctx, func() derived {
+		key, err := passphrase.Derive(kdf, pass)
+		return derived{key, err}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d.key, d.err
+}
+
+// setPassphrase stores a person's passphrase for a tenant, sealed with the
+// key derived under their KDF (recorded now if they had none; when another
+// transaction recorded one first, the key is derived again under it).
+func (p *Plane) setPassphrase(ctx context.Context, q *txn, user model.UserID, tenant model.TenantID, kdf string, key []byte,
+	pass string, now time.Time) error {
+	kept, err := store.EnsurePassphraseKDF(ctx, q, user, kdf)
+	if err != nil {
+		return err
+	}
+	if kept != kdf {
+		if key, err = derive(ctx, kept, pass); err != nil {
+			return err
+		}
+	}
+	return store.SetPassphrase(ctx, q, user, tenant, passphrase.Seal(key, string(tenant)), now)
+}
+
 // SignIn signs a person in with their email and passphrase: the session
-// acts in every tenant whose passphrase it is. Failures read the same
-// whether or not the account exists, take as long, and are counted per
-// account and per address: past the limits, sign-ins are refused for a
-// while (RateLimited).
+// acts in every tenant whose passphrase it is. The attempt is counted
+// against the limits per account and per address before the passphrase is
+// checked, atomically (past them, RateLimited); one account's attempts are
+// checked one at a time; the check is one key derivation whatever the
+// number of tenants (a row written before that keeps its own hash costs its
+// own until the person signs in there, which reseals it). Failures read the
+// same whether or not the account exists, and take as long.
 func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*model.Session, string, error) {
 	ctx = as(ctx, systemAuthenticator)
 	email = strings.ToLower(strings.TrimSpace(email))
@@ -333,49 +445,67 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 	now := p.now()
 	since := now.Add(-signinWindow)
 	account, address := "account:"+email, "address:"+from.Address
-	for _, lim := range []struct {
-		subject string
-		max     int
-	}{{account, signinAccountLimit}, {address, signinAddressLimit}} {
-		n, err := store.SigninFailures(ctx, p.q(ctx), lim.subject, since)
-		if err != nil {
-			return nil, "", err
-		}
-		if n >= lim.max {
-			return nil, "", RateLimited{RetryAfter: signinWindow}
-		}
+	var room bool
+	if err := p.tx(ctx, func(q *txn) error {
+		var err error
+		room, err = store.ReserveSignin(ctx, q, []store.SigninLimit{{Subject: account, Max: signinAccountLimit},
+			{Subject: address, Max: signinAddressLimit}}, now, since)
+		return err
+	}); err != nil {
+		return nil, "", err
 	}
+	if !room {
+		return nil, "", RateLimited{RetryAfter: signinWindow}
+	}
+	unlock, err := p.signins.lock(ctx, account)
+	if err != nil {
+		return nil, "", err
+	}
+	defer unlock()
 	u, err := store.UserByEmail(ctx, p.q(ctx), email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, "", err
 	}
 	var hashes []store.Passphrase
+	kdf := ""
 	if u != nil {
 		if hashes, err = store.PassphrasesOf(ctx, p.q(ctx), u.ID); err != nil {
 			return nil, "", err
 		}
-	}
-	matched, err := withHashing(ctx, func() []model.TenantID {
-		if len(hashes) == 0 {
-			passphrase.Check(passphrase.Dummy, pass) // as long as a real check
-			return nil
+		if kdf, err = store.PassphraseKDF(ctx, p.q(ctx), u.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, "", err
 		}
-		var out []model.TenantID
-		for _, h := range hashes[:min(len(hashes), 20)] {
-			if passphrase.Check(h.Hash, pass) {
-				out = append(out, h.Tenant)
+	}
+	type checked struct {
+		matched, legacy []model.TenantID
+		key             []byte
+	}
+	c, err := withHashing(ctx, func() (c checked) {
+		sealed := slices.ContainsFunc(hashes, func(h store.Passphrase) bool { return passphrase.Sealed(h.Hash) })
+		switch {
+		case sealed:
+			c.key, _ = passphrase.Derive(kdf, pass)
+		case len(hashes) == 0:
+			_, _ = passphrase.Derive(passphrase.DummyKDF, pass) // as long as a real check
+		}
+		for _, h := range hashes {
+			switch {
+			case passphrase.Sealed(h.Hash):
+				if c.key != nil && passphrase.Opens(c.key, string(h.Tenant), h.Hash) {
+					c.matched = append(c.matched, h.Tenant)
+				}
+			case passphrase.Check(h.Hash, pass): // written before: its own hash
+				c.matched = append(c.matched, h.Tenant)
+				c.legacy = append(c.legacy, h.Tenant)
 			}
 		}
-		return out
+		return c
 	})
 	if err != nil {
 		return nil, "", err
 	}
-	if len(matched) == 0 {
+	if len(c.matched) == 0 {
 		err := p.tx(ctx, func(q *txn) error {
-			if err := store.RecordSigninFailure(ctx, q, []string{account, address}, now, since); err != nil {
-				return err
-			}
 			for _, h := range hashes {
 				ev := p.personEvent(h.Tenant, u.ID, from, ActSessionSigninFails, "User", "", map[string]any{"method": "passphrase"})
 				if err := store.InsertAudit(ctx, q, ev); err != nil {
@@ -390,13 +520,27 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 		p.log.InfoContext(ctx, "a sign-in failed", "address", from.Address)
 		return nil, "", ErrSignInFailed
 	}
+	if len(c.legacy) > 0 && kdf == "" {
+		kdf = passphrase.NewKDF()
+		if c.key, err = derive(ctx, kdf, pass); err != nil {
+			return nil, "", err
+		}
+	}
 	var sess *model.Session
 	var secret string
 	err = p.tx(ctx, func(q *txn) error {
 		if err := store.ClearSigninFailures(ctx, q, account); err != nil {
 			return err
 		}
-		sess, secret, err = p.newSession(ctx, q, u.ID, matched, "passphrase", from)
+		if err := store.ForgetSigninAttempt(ctx, q, address, now); err != nil {
+			return err
+		}
+		for _, t := range c.legacy { // resealed: one derivation from now on
+			if err := p.setPassphrase(ctx, q, u.ID, t, kdf, c.key, pass, now); err != nil {
+				return err
+			}
+		}
+		sess, secret, err = p.newSession(ctx, q, u.ID, c.matched, "passphrase", from)
 		return err
 	})
 	if err != nil {

@@ -54,3 +54,40 @@ func BenchmarkCheck(b *testing.B) {
 		Check(h, "correct horse battery staple")
 	}
 }
+
+// A person's KDF derives one key per passphrase; a tenant's sealed value
+// opens only with the key of its passphrase and for its tenant, and says
+// nothing of another tenant's (equal passphrases seal differently).
+func TestSealedPassphrases(t *testing.T) {
+	kdf := NewKDF()
+	if !strings.HasPrefix(kdf, "$argon2id$v=19$m=19456,t=2,p=1$") || kdf == NewKDF() {
+		t.Fatalf("kdf %q: not argon2id with the documented parameters, or no fresh salt", kdf)
+	}
+	before := Derivations()
+	key, err := Derive(kdf, "correct horse battery staple")
+	if err != nil || Derivations() != before+1 {
+		t.Fatalf("deriving: %v, %d derivations", err, Derivations()-before)
+	}
+	a, b := Seal(key, "tenant-a"), Seal(key, "tenant-b")
+	if !Sealed(a) || a == b {
+		t.Errorf("sealed values %q and %q: not marked, or equal across tenants", a, b)
+	}
+	if !Opens(key, "tenant-a", a) || Opens(key, "tenant-b", a) {
+		t.Error("a sealed value opens for the wrong tenant, or not for its own")
+	}
+	other, _ := Derive(kdf, "correct horse battery stapl")
+	elsewhere, _ := Derive(NewKDF(), "correct horse battery staple")
+	if Opens(other, "tenant-a", a) || Opens(elsewhere, "tenant-a", a) {
+		t.Error("a sealed value opens with another passphrase's key or another person's")
+	}
+	legacy := Hash("correct horse battery staple")
+	if Sealed(legacy) || Opens(key, "tenant-a", legacy) || Opens(key, "tenant-a", sealedPrefix+"!!!") {
+		t.Error("a hash, or a malformed sealed value, opens")
+	}
+	for _, bad := range []string{"", "$argon2i$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ", "$argon2id$v=19$m=99999999,t=2,p=1$c2FsdHNhbHQ",
+		"$argon2id$v=16$m=19456,t=2,p=1$c2FsdHNhbHQ", "$argon2id$v=19$m=19456,t=2,p=1$c2E", "$argon2id$v=19$m=19456,t=2,p=1$!!"} {
+		if _, err := Derive(bad, "correct horse battery staple"); err == nil {
+			t.Errorf("deriving under %q worked", bad)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -169,6 +170,31 @@ func PassphrasesOf(ctx context.Context, q Querier, user model.UserID) ([]Passphr
 	return out, rows.Err()
 }
 
+// PassphraseKDF reads how a person's passphrase keys are derived (the
+// argon2id parameters and the person's salt): one derivation per sign-in,
+// whatever the number of tenants the person has a passphrase in.
+// ErrNotFound when the person has none yet.
+func PassphraseKDF(ctx context.Context, q Querier, user model.UserID) (string, error) {
+	var params string
+	if err := scanOne(ctx, q, []any{&params}, `SELECT params FROM passphrase_kdfs WHERE user_id = $1`, string(user)); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return "", ErrNotFound
+		}
+		return "", fmt.Errorf("reading a passphrase derivation: %w", err)
+	}
+	return params, nil
+}
+
+// EnsurePassphraseKDF gives a person params as their derivation unless
+// they have one, and returns the one they have.
+func EnsurePassphraseKDF(ctx context.Context, q Querier, user model.UserID, params string) (string, error) {
+	if _, err := q.Exec(ctx, `INSERT INTO passphrase_kdfs (user_id, params) VALUES ($1, $2) ON CONFLICT (user_id) DO NOTHING`,
+		string(user), params); err != nil {
+		return "", fmt.Errorf("recording a passphrase derivation: %w", err)
+	}
+	return PassphraseKDF(ctx, q, user)
+}
+
 // DeletePassphrase forgets a user's passphrase for a tenant (the user left
 // it).
 func DeletePassphrase(ctx context.Context, q Querier, user model.UserID, tenant model.TenantID) error {
@@ -176,15 +202,49 @@ func DeletePassphrase(ctx context.Context, q Querier, user model.UserID, tenant 
 	return err
 }
 
-// RecordSigninFailure notes a failed sign-in of each subject, and forgets
-// failures older than since.
-func RecordSigninFailure(ctx context.Context, q Querier, subjects []string, at, since time.Time) error {
-	for _, s := range subjects {
-		if _, err := q.Exec(ctx, `INSERT INTO signin_failures (subject, at) VALUES ($1, $2)`, s, at); err != nil {
-			return fmt.Errorf("recording a failed sign-in: %w", err)
+// SigninLimit is a rate limit of sign-ins: at most Max attempts that
+// failed, or are being checked, per Subject ("account:…", "address:…") in
+// a window.
+type SigninLimit struct {
+	Subject string
+	Max     int
+}
+
+// ReserveSignin counts an attempt against each limit before its
+// passphrase is checked, atomically: under a lock per subject (PostgreSQL;
+// SQLite's transactions take the write lock as they begin), the attempts
+// since the window's start are counted and, when every limit has room, the
+// attempt is recorded as a failure for each subject at at. A sign-in that
+// succeeds forgets its record (ForgetSigninAttempt). It reports false,
+// recording nothing, when a limit is reached. Records older than since go.
+func ReserveSignin(ctx context.Context, q Querier, limits []SigninLimit, at, since time.Time) (bool, error) {
+	for _, l := range limits {
+		if lock := q.Dialect().SubjectLock; lock != "" {
+			if _, err := q.Exec(ctx, lock, l.Subject); err != nil {
+				return false, fmt.Errorf("locking sign-ins of a subject: %w", err)
+			}
+		}
+		n, err := SigninFailures(ctx, q, l.Subject, since)
+		if err != nil {
+			return false, err
+		}
+		if n >= l.Max {
+			return false, nil
+		}
+	}
+	for _, l := range limits {
+		if _, err := q.Exec(ctx, `INSERT INTO signin_failures (subject, at) VALUES ($1, $2)`, l.Subject, at); err != nil {
+			return false, fmt.Errorf("recording a sign-in: %w", err)
 		}
 	}
 	_, err := q.Exec(ctx, `DELETE FROM signin_failures WHERE at < $1`, since)
+	return true, err
+}
+
+// ForgetSigninAttempt forgets the attempt ReserveSignin recorded for a
+// subject at at (it succeeded).
+func ForgetSigninAttempt(ctx context.Context, q Querier, subject string, at time.Time) error {
+	_, err := q.Exec(ctx, `DELETE FROM signin_failures WHERE subject = $1 AND at = $2`, subject, at)
 	return err
 }
 

@@ -57,6 +57,10 @@ type Dialect struct {
 	// MigrationLock is run first inside the migration transaction, so that
 	// replicas starting together migrate one at a time.
 	MigrationLock string
+	// SubjectLock, given a subject ($1), holds a lock on it until the
+	// transaction ends; empty where transactions are serialized anyway
+	// (SQLite's take the write lock as they begin).
+	SubjectLock string
 }
 
 // Querier runs SQL with $1-style placeholders.

@@ -32,6 +32,8 @@ var dialect = store.Dialect{
 	KeyShare:  " FOR KEY SHARE",
 	// Any constant works; it only has to be the same on every replica.
 	MigrationLock: "SELECT pg_advisory_xact_lock(7201103)",
+	// The class (7201104) keeps these apart from other advisory locks.
+	SubjectLock: "SELECT pg_advisory_xact_lock(7201104, hashtext($1))",
 }
 
 // Options tune the pool; zero values keep pgx's defaults.

@@ -1,6 +1,9 @@
 package storetest
 
 import (
+	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,24 +148,89 @@ func testPeople(t *testing.T, s *store.Store) {
 	})
 
 	t.Run("signin failures", func(t *testing.T) {
-		subj := "account:" + newID()
+		subj, addr := "account:"+newID(), "address:192.0.2.1"
+		limits := []store.SigninLimit{{Subject: subj, Max: 3}, {Subject: addr, Max: 100}}
+		reserve := func(at, since time.Time) bool {
+			t.Helper()
+			ok, err := store.ReserveSignin(ctx, s.Q(), limits, at, since)
+			wantNoErr(t, "reserving", err)
+			return ok
+		}
 		for i := range 3 {
-			wantNoErr(t, "recording", store.RecordSigninFailure(ctx, s.Q(), []string{subj, "address:192.0.2.1"},
-				now.Add(time.Duration(i)*time.Minute), now.Add(-time.Hour)))
+			if !reserve(now.Add(time.Duration(i)*time.Minute), now.Add(-time.Hour)) {
+				t.Fatalf("attempt %d refused within the limit", i)
+			}
+		}
+		if reserve(now.Add(3*time.Minute), now.Add(-time.Hour)) {
+			t.Error("a fourth attempt within the window was let through a limit of 3")
 		}
 		n, err := store.SigninFailures(ctx, s.Q(), subj, now.Add(90*time.Second))
 		wantNoErr(t, "counting", err)
 		if n != 1 {
 			t.Errorf("failures since 90 s in: %d, want 1", n)
 		}
-		// Recording forgets what is older than its window.
-		wantNoErr(t, "recording later", store.RecordSigninFailure(ctx, s.Q(), []string{subj}, now.Add(time.Hour), now.Add(30*time.Minute)))
+		// A refused attempt recorded nothing, for either subject.
+		if n, _ := store.SigninFailures(ctx, s.Q(), addr, now.Add(-time.Hour)); n != 3 {
+			t.Errorf("the address has %d attempts, want 3", n)
+		}
+		// An attempt that succeeded is forgotten for its subject alone.
+		wantNoErr(t, "forgetting", store.ForgetSigninAttempt(ctx, s.Q(), addr, now.Add(time.Minute)))
+		if n, _ := store.SigninFailures(ctx, s.Q(), addr, now.Add(-time.Hour)); n != 2 {
+			t.Errorf("after forgetting one: %d, want 2", n)
+		}
+		// Reserving forgets what is older than its window.
+		if !reserve(now.Add(time.Hour), now.Add(30*time.Minute)) {
+			t.Fatal("an attempt after the window moved was refused")
+		}
 		if n, _ := store.SigninFailures(ctx, s.Q(), subj, now.Add(-time.Hour)); n != 1 {
 			t.Errorf("after the window moved: %d failures kept, want 1", n)
 		}
 		wantNoErr(t, "clearing", store.ClearSigninFailures(ctx, s.Q(), subj))
 		if n, _ := store.SigninFailures(ctx, s.Q(), subj, now.Add(-time.Hour)); n != 0 {
 			t.Errorf("after clearing: %d", n)
+		}
+	})
+
+	t.Run("signin limit under concurrency", func(t *testing.T) {
+		// 60 attempts at once against a limit of 10: exactly 10 get
+		// through, on either store.
+		subj := "account:" + newID()
+		var wg sync.WaitGroup
+		var through atomic.Int32
+		for i := range 60 {
+			wg.Go(func() {
+				var ok bool
+				err := s.Tx(ctx, func(q store.Querier) error {
+					var err error
+					ok, err = store.ReserveSignin(ctx, q, []store.SigninLimit{{Subject: subj, Max: 10}},
+						now.Add(time.Duration(i)*time.Millisecond), now.Add(-time.Hour))
+					return err
+				})
+				if err != nil {
+					t.Errorf("reserving: %v", err)
+				}
+				if ok {
+					through.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if n := through.Load(); n != 10 {
+			t.Errorf("%d of 60 concurrent attempts got through a limit of 10", n)
+		}
+	})
+
+	t.Run("passphrase derivations", func(t *testing.T) {
+		u := newUser(t, s)
+		if _, err := store.PassphraseKDF(ctx, s.Q(), u.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a person without one: %v, want ErrNotFound", err)
+		}
+		first, err := store.EnsurePassphraseKDF(ctx, s.Q(), u.ID, "$argon2id$v=19$m=19456,t=2,p=1$Zmlyc3Q")
+		wantNoErr(t, "recording", err)
+		kept, err := store.EnsurePassphraseKDF(ctx, s.Q(), u.ID, "$argon2id$v=19$m=19456,t=2,p=1$c2Vjb25k")
+		wantNoErr(t, "recording again", err)
+		if got, _ := store.PassphraseKDF(ctx, s.Q(), u.ID); kept != first || got != first {
+			t.Errorf("the second derivation replaced the first: %q, %q, want %q", kept, got, first)
 		}
 	})
 }
