@@ -80,7 +80,7 @@ type Plane struct {
 	logDaysMu sync.Mutex
 	// signins serializes the passphrase checks of one account.
 	signins keyed
-	logDays   map[time.Time]bool
+	logDays map[time.Time]bool
 	// gitHeads reads branch heads for a deploy of one.
 	gitHeads *gitremote.Resolver
 	// outbound tunes outbound webhooks; outboundWake wakes this
