@@ -78,9 +78,9 @@ type Plane struct {
 	// oidc decides single sign-ons; nil when it is off.
 	oidc      *OIDCSettings
 	logDaysMu sync.Mutex
+	logDays   map[time.Time]bool
 	// signins serializes the passphrase checks of one account.
 	signins keyed
-	logDays map[time.Time]bool
 	// gitHeads reads branch heads for a deploy of one.
 	gitHeads *gitremote.Resolver
 	// outbound tunes outbound webhooks; outboundWake wakes this
