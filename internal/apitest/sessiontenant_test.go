@@ -180,3 +180,32 @@ func TestSignInLimitUnderConcurrency(t *testing.T) {
 		}
 	})
 }
+
+// A passphrase reset ends the sessions made with the old passphrase in
+// that tenant (issue 30, row 7): the admin invites the person again, the
+// person sets a new passphrase through the new link; the old session gets
+// 401, the new one works, the acceptance says how many sessions ended; a
+// session of another tenant goes on.
+func TestPassphraseResetEndsSessions(t *testing.T) {
+	EachStore(t, func(t *testing.T, env *Env) {
+		f, g := env.NewFixture(t), env.NewFixture(t)
+		email := f.Unique("reset") + "@people.example"
+		old, _ := invitedBrowser(t, f, email, "the old passphrase here")
+		elsewhere, _ := invitedBrowser(t, g, email, "a passphrase elsewhere")
+		fresh, _ := invitedBrowser(t, f, email, "the new passphrase here")
+		if a := old.gql(`{ viewer { user { email } } }`, nil); a.status != 401 {
+			t.Errorf("the session of the old passphrase after the reset: %d %s", a.status, a.raw)
+		}
+		for name, b := range map[string]*browser{"the new session": fresh, "the other tenant's session": elsewhere} {
+			if a := b.gql(`{ viewer { user { email } } }`, nil); a.status != 200 {
+				t.Errorf("%s after the reset: %d %s", name, a.status, a.raw)
+			}
+		}
+		r := f.MustDo(t, `query($t: ID!) { node(id: $t) { ... on Tenant { auditEvents(first: 10, filter: {action: "invitation.accept"}) { nodes { details } } } } }`,
+			map[string]any{"t": f.TenantID})
+		nodes := r.List("node.auditEvents.nodes")
+		if len(nodes) != 2 || fmt.Sprint(dig(nodes[0], "details.sessionsEnded")) != "1" {
+			t.Errorf("the acceptances' audit: %s, want the newest saying one session ended", r.Body)
+		}
+	})
+}

@@ -294,8 +294,10 @@ func (p *Plane) RevokeInvitation(ctx context.Context, id model.InvitationID) (*m
 }
 
 // AcceptInvitation uses an invitation link: the person sets their
-// passphrase for the invitation's tenant and is signed in there. A link
-// works once, until it expires, unless revoked or replaced.
+// passphrase for the invitation's tenant and is signed in there; their
+// other sessions that act there end (a passphrase reset: what the old one
+// opened closes), audited with the acceptance. A link works once, until it
+// expires, unless revoked or replaced.
 func (p *Plane) AcceptInvitation(ctx context.Context, secret, pass string, from Client) (*model.Session, string, error) {
 	ctx = as(ctx, systemAuthenticator)
 	if err := passphrase.Valid(pass); err != nil {
@@ -345,10 +347,23 @@ func (p *Plane) AcceptInvitation(ctx context.Context, secret, pass string, from 
 		if !ok {
 			return ErrInvitationInvalid // used at the same moment
 		}
+		// A new passphrase for a tenant ends the sign-ins made with the
+		// old one there (a reset: the old may be known to someone else).
+		ended, err := store.RevokeTenantSessions(ctx, q, inv.TenantID, inv.UserID, now)
+		if err != nil {
+			return err
+		}
 		if err := p.setPassphrase(ctx, q, inv.UserID, inv.TenantID, kdf, key, pass, now); err != nil {
 			return err
 		}
-		ev := p.personEvent(inv.TenantID, inv.UserID, from, ActInvitationAccept, "Member", "", map[string]any{"invitationId": string(inv.ID)})
+		details := map[string]any{"invitationId": string(inv.ID)}
+		if ended > 0 {
+			details["sessionsEnded"] = ended
+			if err := p.note(ctx, q, bus.User(string(inv.UserID))); err != nil {
+				return err
+			}
+		}
+		ev := p.personEvent(inv.TenantID, inv.UserID, from, ActInvitationAccept, "Member", "", details)
 		if err := q.audited(ctx, ev); err != nil {
 			return err
 		}
