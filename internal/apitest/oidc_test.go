@@ -162,6 +162,21 @@ func testOIDCSignIn(t *testing.T, op *testutil.OIDCProvider, s StoreOpener) {
 		if after := members(); len(after) != len(before) {
 			t.Errorf("refused sign-ins changed the members: %v → %v", before, after)
 		}
+		// An identity whose verified email is an integration's gets no
+		// session as it, and the integration's role stays (issue 30, row
+		// 6): invitations refuse integrations, and so does single sign-on.
+		botEmail := "bot-" + suffix + "@shop.example"
+		env.MustDo(t, admin, `mutation($t: ID!, $e: String!) { addMember(input: {tenantId: $t, email: $e, name: "CI bot", role: ADMIN, kind: INTEGRATION}) {
+			member { id } `+ue+` } }`, map[string]any{"t": tenant, "e": botEmail})
+		op.AddUser("bot-"+suffix, "bot-password", botEmail, true, "developers")
+		status, page, cookie := ssoBrowser(t, env, "bot-"+suffix, "bot-password")
+		if status != 403 || cookie != nil || !strings.Contains(page, "none of your groups") {
+			t.Errorf("single sign-on as an integration's email: %d, cookie %v, page %.300s; want 403 and no session", status, cookie != nil, page)
+		}
+		if got := members()[botEmail]; got != "ADMIN" {
+			t.Errorf("after single sign-on with its email the integration's role is %q, want ADMIN", got)
+		}
+
 		// A tampered callback (another state) is refused.
 		if resp, err := http.Get(env.Server.URL + "/auth/oidc/callback?code=x&state=forged"); err != nil || resp.StatusCode != 400 {
 			t.Errorf("a callback that did not start here: %v %v", resp.StatusCode, err)

@@ -154,6 +154,7 @@ func (p *Plane) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*
 			}
 			role := roles[t]
 			m, err := store.MemberOf(ctx, q, t, user.ID)
+			added := errors.Is(err, store.ErrNotFound)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				if err := p.ensureRoom(ctx, q, tenant, model.LimitMembers, 1); err != nil {
@@ -172,6 +173,22 @@ func (p *Plane) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*
 				}
 			case err != nil:
 				return err
+			}
+			if !added { // a member before this sign-in: who are they here?
+				known, err := store.UserAsKnownIn(ctx, q, t, user.ID)
+				if err != nil {
+					return err
+				}
+				if known.Kind != model.UserHuman {
+					// An integration signs in with its API tokens only: an
+					// identity with its email gets no session as it, and
+					// its role stays as its admins set it.
+					p.log.WarnContext(ctx, "single sign-on refused for a tenant: the email is an integration's there",
+						"tenant_id", t, "address", from.Address)
+					continue
+				}
+			}
+			switch {
 			case m.Role != role:
 				if m.Role == model.TenantAdmin {
 					if n, err := store.CountMembersWithRole(ctx, q, t, model.TenantAdmin); err != nil {
