@@ -2,10 +2,14 @@ package apitest
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/nebulactrl/nebula/internal/passphrase"
 )
@@ -206,6 +210,36 @@ func TestPassphraseResetEndsSessions(t *testing.T) {
 		nodes := r.List("node.auditEvents.nodes")
 		if len(nodes) != 2 || fmt.Sprint(dig(nodes[0], "details.sessionsEnded")) != "1" {
 			t.Errorf("the acceptances' audit: %s, want the newest saying one session ended", r.Body)
+		}
+	})
+}
+
+// A session's secret works only as the cookie it was set as (issue 30,
+// the bugs): sent as a Bearer token, or as a websocket's connection_init
+// token, it is refused like any bad token; the cookie itself still works.
+func TestSessionSecretIsNoToken(t *testing.T) {
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		b, _, _ := signedInPerson(t, f, "cookie")
+		secret := b.cookie.Value
+		if r := env.Do(t, secret, `{ viewer { user { email } } }`, nil); len(r.ErrorCodes()) == 0 || r.Get("viewer") != nil {
+			t.Errorf("the session secret as a Bearer token: %s", r.Body)
+		}
+		dialer := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
+		ws, _, err := dialer.Dial("ws"+strings.TrimPrefix(env.Server.URL, "http")+"/graphql", http.Header{"Origin": {env.Server.URL}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		_ = ws.WriteJSON(map[string]any{"type": "connection_init", "payload": map[string]any{"token": secret}})
+		_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, msg, err := ws.ReadMessage()
+		var ce *websocket.CloseError
+		if !asCloseError(err, &ce) || ce.Code != 4403 {
+			t.Errorf("the session secret as connection_init's token: %s %v, want a 4403 close", msg, err)
+		}
+		if a := b.gql(`{ viewer { user { email } } }`, nil); a.status != 200 {
+			t.Errorf("the cookie itself: %d %s", a.status, a.raw)
 		}
 	})
 }

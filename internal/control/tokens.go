@@ -47,14 +47,22 @@ func hashToken(secret string) []byte {
 	return h[:]
 }
 
-// Authenticate turns a presented token (or a session's secret, the
-// cookie of a person signed in) into an actor. Every failure reads
-// the same to the caller, so a token's state is not disclosed.
+// AuthenticateSession turns a session's secret into an actor: what a
+// signed-in person's browser sends in its cookie, and nowhere else. Every
+// failure reads the same.
+func (p *Plane) AuthenticateSession(ctx context.Context, secret, origin string) (*authz.Actor, error) {
+	if !strings.HasPrefix(secret, SessionPrefix) || len(secret) > 200 {
+		return nil, authz.ErrUnauthenticated
+	}
+	return p.authenticateSession(as(ctx, systemAuthenticator), secret, origin)
+}
+
+// Authenticate turns a presented API token into an actor; a session's
+// secret is no token (it works only as the cookie it was set as:
+// AuthenticateSession). Every failure reads the same to the caller, so a
+// token's state is not disclosed.
 func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz.Actor, error) {
 	ctx = as(ctx, systemAuthenticator)
-	if strings.HasPrefix(secret, SessionPrefix) && len(secret) <= 200 {
-		return p.authenticateSession(ctx, secret, origin)
-	}
 	if !strings.HasPrefix(secret, TokenPrefix) || len(secret) > 200 {
 		return nil, authz.ErrUnauthenticated
 	}

@@ -137,7 +137,7 @@ func (s *Server) graphQL() http.Handler {
 	// Subscriptions: websockets (token in connection_init) and SSE (POST
 	// with Accept: text/event-stream, token in the Authorization header).
 	limits := newConnLimits(s.cfg.MaxConnsPerToken, s.cfg.MaxConnsPerAddress)
-	srv.AddTransport(newWSTransport(WSOptions{Origins: s.cfg.AllowedOrigins, Ping: s.cfg.WSPing}, limits, &s.drain, s.closing, s.plane.Bus(), s.plane.Authenticate, s.log))
+	srv.AddTransport(newWSTransport(WSOptions{Origins: s.cfg.AllowedOrigins, Ping: s.cfg.WSPing}, limits, &s.drain, s.closing, s.plane.Bus(), s.authenticateAs, s.log))
 	srv.AddTransport(sseTransport{ping: 15 * time.Second, write: 10 * time.Second, closing: s.closing, log: s.log, limits: limits})
 	srv.AddTransport(httpTransport{})
 	docs := lru.New[*ast.QueryDocument](1000)
@@ -193,6 +193,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		token, ok := bearer(r)
+		cookie := false
 		if !ok {
 			// A person signed in: the session cookie, from this control
 			// plane's own pages only.
@@ -201,14 +202,14 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 					writeJSON(w, http.StatusForbidden, gqlErrors("cross-site request refused: a signed-in browser's requests must come from this control plane's pages", "FORBIDDEN"))
 					return
 				}
-				ok = true
+				ok, cookie = true, true
 			}
 		}
 		if !ok {
 			unauthenticated(w, "missing token: send Authorization: Bearer <token>")
 			return
 		}
-		actor, err := s.plane.Authenticate(ctx, token, clientAddress(r))
+		actor, err := s.authenticateAs(ctx, token, clientAddress(r), cookie)
 		switch {
 		case errors.Is(err, authz.ErrUnauthenticated):
 			unauthenticated(w, "invalid, expired or revoked token")
@@ -228,7 +229,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		// A subscription over SSE reads each update as its caller again.
 		addr := clientAddress(r)
 		ctx = resolvers.WithRefresh(ctx, func(ctx context.Context, _ bool) (context.Context, error) {
-			a, err := s.plane.Authenticate(ctx, token, addr)
+			a, err := s.authenticateAs(ctx, token, addr, cookie)
 			if err != nil {
 				return nil, err
 			}
@@ -236,6 +237,15 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// authenticateAs authenticates a secret as what it came as: a session's
+// from the cookie it was set as, an API token from anywhere else.
+func (s *Server) authenticateAs(ctx context.Context, secret, origin string, cookie bool) (*authz.Actor, error) {
+	if cookie {
+		return s.plane.AuthenticateSession(ctx, secret, origin)
+	}
+	return s.plane.Authenticate(ctx, secret, origin)
 }
 
 // requireJSON refuses POST bodies that are not JSON with a GraphQL error

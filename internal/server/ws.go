@@ -97,13 +97,13 @@ type wsTransport struct {
 	drain   *drain.Drain
 	closing context.Context
 	bus     *bus.Bus // notes of access changes; nil in tests without one
-	auth    func(ctx context.Context, token, origin string) (*authz.Actor, error)
+	auth    func(ctx context.Context, token, origin string, cookie bool) (*authz.Actor, error)
 	up      websocket.Upgrader
 	log     *slog.Logger
 }
 
 func newWSTransport(opts WSOptions, limits *connLimits, d *drain.Drain, closing context.Context, b *bus.Bus,
-	auth func(ctx context.Context, token, origin string) (*authz.Actor, error), log *slog.Logger) *wsTransport {
+	auth func(ctx context.Context, token, origin string, cookie bool) (*authz.Actor, error), log *slog.Logger) *wsTransport {
 	opts.defaults()
 	t := &wsTransport{opts: opts, limits: limits, drain: d, closing: closing, bus: b, auth: auth, log: log}
 	t.up = websocket.Upgrader{
@@ -255,6 +255,9 @@ type wsConn struct {
 	draining bool // the server is shutting down: no new operation starts
 	ops      map[string]*wsOp
 	token    string // kept to check again; never logged
+	// viaCookie: the token is the session cookie's (connection_init
+	// carried none).
+	viaCookie bool
 	acked    bool
 	// fresh is the actor last authenticated for the subscriptions' reads,
 	// and when: reused for a moment, so that a burst of updates does not
@@ -521,10 +524,11 @@ func (c *wsConn) connectionInit(ctx context.Context, m wsMessage) bool {
 			token = s
 		}
 	}
+	viaCookie := false
 	if token == "" {
-		token = c.cookie
+		token, viaCookie = c.cookie, true
 	}
-	actor, err := c.t.auth(ctx, token, c.origin)
+	actor, err := c.t.auth(ctx, token, c.origin, viaCookie)
 	if err != nil && !errors.Is(err, authz.ErrUnauthenticated) {
 		// The token could not be checked (the database is away): not a
 		// bad token. 1013 tells clients to come back, 4403 never to.
@@ -548,7 +552,7 @@ func (c *wsConn) connectionInit(ctx context.Context, m wsMessage) bool {
 	}
 	context.AfterFunc(ctx, release)
 	c.mu.Lock()
-	c.token, c.acked = token, true
+	c.token, c.viaCookie, c.acked = token, viaCookie, true
 	c.mu.Unlock()
 	if actor.User != nil && c.t.bus != nil {
 		// A change of this user's access (a role, a membership, a revoked
@@ -566,12 +570,12 @@ func (c *wsConn) connectionInit(ctx context.Context, m wsMessage) bool {
 // checkToken ends the connection when its token stopped being valid.
 func (c *wsConn) checkToken(ctx context.Context) {
 	c.mu.Lock()
-	token := c.token
+	token, viaCookie := c.token, c.viaCookie
 	c.mu.Unlock()
 	if token == "" {
 		return
 	}
-	if _, err := c.t.auth(ctx, token, c.origin); errors.Is(err, authz.ErrUnauthenticated) {
+	if _, err := c.t.auth(ctx, token, c.origin, viaCookie); errors.Is(err, authz.ErrUnauthenticated) {
 		c.close(closeForbidden, "Forbidden: the token was revoked or expired")
 	}
 }
@@ -597,9 +601,9 @@ func (c *wsConn) authenticated(ctx context.Context, force bool) (*authz.Actor, e
 		c.mu.Unlock()
 		return a, nil
 	}
-	token := c.token
+	token, viaCookie := c.token, c.viaCookie
 	c.mu.Unlock()
-	a, err := c.t.auth(ctx, token, c.origin)
+	a, err := c.t.auth(ctx, token, c.origin, viaCookie)
 	if errors.Is(err, authz.ErrUnauthenticated) {
 		c.close(closeForbidden, "Forbidden: the token was revoked or expired")
 		return nil, err
