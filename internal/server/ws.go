@@ -258,7 +258,7 @@ type wsConn struct {
 	// viaCookie: the token is the session cookie's (connection_init
 	// carried none).
 	viaCookie bool
-	acked    bool
+	acked     bool
 	// fresh is the actor last authenticated for the subscriptions' reads,
 	// and when: reused for a moment, so that a burst of updates does not
 	// authenticate once per update.
