@@ -2,6 +2,7 @@ package apitest
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -240,6 +241,34 @@ func TestSessionSecretIsNoToken(t *testing.T) {
 		}
 		if a := b.gql(`{ viewer { user { email } } }`, nil); a.status != 200 {
 			t.Errorf("the cookie itself: %d %s", a.status, a.raw)
+		}
+	})
+}
+
+// An Idempotency-Key sent with a session cookie is a clear 400 (issue 30,
+// the bugs: it answered 500 and logged at ERROR), and nothing changes.
+func TestIdempotencyKeyWithACookie(t *testing.T) {
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		b, _, _ := signedInPerson(t, f, "keyed")
+		req, _ := http.NewRequest("POST", env.Server.URL+"/graphql",
+			strings.NewReader(`{"query":"mutation { createApiToken(input: {name: \"keyed\"}) { secret } }"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", env.Server.URL)
+		req.Header.Set("Idempotency-Key", "a-key-from-a-browser")
+		req.AddCookie(b.cookie)
+		resp, err := env.Server.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(raw), "BAD_USER_INPUT") || !strings.Contains(string(raw), "API token") {
+			t.Errorf("an Idempotency-Key with a cookie: %d %s, want 400 BAD_USER_INPUT saying keys are for API tokens", resp.StatusCode, raw)
+		}
+		toks, ok := dig(b.gql(`{ viewer { apiTokens { nodes { id } } } }`, nil).body, "data.viewer.apiTokens.nodes").([]any)
+		if !ok || len(toks) != 0 {
+			t.Errorf("after the refused request the person's tokens are %v, want none", toks)
 		}
 	})
 }

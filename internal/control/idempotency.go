@@ -103,6 +103,9 @@ func WithKey(ctx context.Context, c *KeyClaim) context.Context {
 }
 
 var (
+	// ErrKeyForTokens: an idempotency key came with no API token (a
+	// signed-in browser's cookie): keys belong to token holders.
+	ErrKeyForTokens = errors.New("an Idempotency-Key is for requests with an API token; a signed-in browser's requests are not keyed")
 	errKeyTakenOver = errors.New("the idempotency key was taken over by a retry after its lease ran out")
 	errKeyUsed      = errors.New("one idempotency key covers one change, and this request made a second")
 )
@@ -117,7 +120,7 @@ func (p *Plane) ClaimKey(ctx context.Context, req KeyRequest) (KeyAnswer, error)
 		return KeyAnswer{}, err
 	}
 	if a.User == nil || a.Token == nil {
-		return KeyAnswer{}, fmt.Errorf("%w: idempotency keys are for token holders", authz.ErrForbidden)
+		return KeyAnswer{}, ErrKeyForTokens
 	}
 	sum := sha256.Sum256([]byte(req.Key))
 	scope := store.KeyScope{Tenant: a.Home(), User: a.User.ID, KeyHash: sum[:]}

@@ -137,6 +137,10 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 		}
 		ctx := r.Context()
 		ans, err := s.plane.ClaimKey(ctx, control.KeyRequest{Key: key, RequestHash: hash, Operation: field, TTL: ttl})
+		if errors.Is(err, control.ErrKeyForTokens) {
+			keyError(w, http.StatusBadRequest, "BAD_USER_INPUT", keyUnsupported, err.Error(), nil)
+			return
+		}
 		if err != nil {
 			s.keyStoreError(w, r, "claiming an idempotency key", err)
 			return
