@@ -1126,7 +1126,7 @@ func (r *serviceResolver) Logs(ctx context.Context, obj *model.Service, environm
 	read.After, read.Before = int64(deref(after, 0)), int64(deref(before, 0))
 	read.Last = first == nil // the tail, unless paging forward
 	read.Limit = n + 1
-	if n < 0 || n > 1000 || read.After < 0 || read.Before < 0 {
+	if n < 0 || n > control.MaxLogPage || read.After < 0 || read.Before < 0 {
 		return nil, control.Invalid("first and last must be between 0 and 1000, after and before line numbers", "first")
 	}
 	lines, err := r.Plane.ServiceLogs(ctx, obj.ID, env, read)

@@ -154,10 +154,18 @@ func TestServiceLogs(t *testing.T) {
 				t.Errorf("filter %v: %q, want %q", c.filter, shown, c.want)
 			}
 		}
-		// Bad input is a clear error.
-		bad := env.Do(t, f.Owner.Token, logQuery, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "first": 5000})
-		if codes := bad.ErrorCodes(); !slices.Equal(codes, []string{"BAD_USER_INPUT"}) {
-			t.Errorf("first: 5000: %v", codes)
+		// The largest page the docs give works, both ways (issue 30: it
+		// was refused); bad input is a clear error.
+		for _, dir := range []string{"first", "last"} {
+			if page, _ := readLogs(t, f, f.Owner.Token, f.ServiceID, f.EnvironmentID, map[string]any{dir: 1000}); len(page) != 7 {
+				t.Errorf("%s: 1000: %d lines, want the 7 stored", dir, len(page))
+			}
+		}
+		for _, n := range []int{1001, 5000} {
+			bad := env.Do(t, f.Owner.Token, logQuery, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "first": n})
+			if codes := bad.ErrorCodes(); !slices.Equal(codes, []string{"BAD_USER_INPUT"}) {
+				t.Errorf("first: %d: %v", n, codes)
+			}
 		}
 		// Another tenant's admin: the service is not there.
 		outsider := env.NewFixture(t)

@@ -355,6 +355,10 @@ func (p *Plane) ensureLogDays(ctx context.Context, times []time.Time) error {
 	return nil
 }
 
+// MaxLogPage is the most lines a page of a service's log holds; a read
+// may ask for one more, to tell whether another page follows.
+const MaxLogPage = 1000
+
 // LogRead selects lines of a service in an environment (store.LogQuery
 // without the ids); Deployment, when set, keeps its release's lines.
 type LogRead struct {
@@ -382,8 +386,8 @@ func (p *Plane) ServiceLogs(ctx context.Context, svcID model.ServiceID, envID mo
 	if env.ProjectID != svc.ProjectID {
 		return nil, Invalid("the environment belongs to another project than the service", "environmentId")
 	}
-	if r.Limit < 0 || r.Limit > 1000 {
-		return nil, Invalid("at most 1000 lines at a time", "first")
+	if r.Limit < 0 || r.Limit > MaxLogPage+1 {
+		return nil, Invalid(fmt.Sprintf("at most %d lines at a time", MaxLogPage), "first")
 	}
 	if len(r.Text) > 500 || len(r.Pod) > 253 {
 		return nil, Invalid("text must be at most 500 characters and pod 253", "filter")
