@@ -70,6 +70,10 @@ var (
 	EnvironmentManage     = Perm{"environment", "manage"}
 	ServiceRead           = Perm{"service", "read"}
 	ServiceManage         = Perm{"service", "manage"}
+	// GitCredentialManage moves a service whose Git source has a stored
+	// credential to another repository: the credential was given for
+	// the one it had.
+	GitCredentialManage = Perm{"git_credential", "manage"}
 	ReleaseRead           = Perm{"release", "read"}
 	DeploymentRead        = Perm{"deployment", "read"}
 	DeploymentCreate      = Perm{"deployment", "create"}

@@ -3,8 +3,11 @@ package apitest
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -587,4 +590,74 @@ func TestDeletedServiceStopsItsBuild(t *testing.T) {
 		f.MustDo(t, `mutation($s: ID!) { deleteService(input: {serviceId: $s}) { userErrors { message } } }`, map[string]any{"s": svc})
 		agent.waitBuilds()
 	})
+}
+
+// A Git credential is bound to the repository it was given for (issue 30,
+// row 4): an editor cannot move a service with a stored credential to
+// another repository (FORBIDDEN, nothing changes); changing only its
+// branch keeps the credential; a tenant admin's move drops the credential
+// unless one comes with it, and a deploy of the branch head then sends no
+// credential to the new host.
+func TestGitCredentialFollowsItsRepository(t *testing.T) {
+	srv, root := testutil.GitServer(t, "ghp_headToken")
+	testutil.GitRepo(t, root, "private.git")
+	var mu sync.Mutex
+	var sent []string // the Authorization headers the other host saw
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sent = append(sent, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+		http.Error(w, "authentication required", http.StatusUnauthorized)
+	}))
+	t.Cleanup(other.Close)
+	for _, s := range Stores(t) {
+		t.Run(s.Name, func(t *testing.T) {
+			env := NewEnvWith(t, s.Open(t), func(c *config.Config) { c.Builds.GitPrivate = true })
+			f := env.NewFixture(t)
+			svc := f.NewGitService(t, "shop-api", srv.URL+"/private.git")
+			f.addSecret("ghp_headToken")
+			const update = `mutation($s: ID!, $r: String!, $b: String!) { updateService(input: {serviceId: $s, git: {repository: $r, branch: $b}}) {
+				service { git { repository branch hasCredential } } userErrors { field message code } } }`
+			f.MustDo(t, `mutation($s: ID!) { updateService(input: {serviceId: $s, git: {repository: "`+srv.URL+`/private.git", branch: "main", credential: "ghp_headToken"}}) {
+				service { id } userErrors { message } } }`, map[string]any{"s": svc})
+			git := func() map[string]any {
+				return f.MustDo(t, `query($s: ID!) { node(id: $s) { ... on Service { git { repository branch hasCredential } } } }`,
+					map[string]any{"s": svc}).Get("node.git").(map[string]any)
+			}
+
+			// The editor moves it: refused, nothing changes.
+			before := f.AuditCount(t)
+			r := env.Do(t, f.Users[Editor].Token, update, map[string]any{"s": svc, "r": other.URL + "/attacker.git", "b": "main"})
+			if ue := r.UserErrors("updateService"); len(ue) != 1 || ue[0].Code != "FORBIDDEN" || !strings.Contains(ue[0].Message, "tenant admin") {
+				t.Errorf("an editor moving a service with a credential: %v, want FORBIDDEN", r.Data)
+			}
+			if g := git(); g["repository"] != srv.URL+"/private.git" || g["hasCredential"] != true || f.AuditCount(t) != before {
+				t.Errorf("after the refused move: %v", g)
+			}
+			// The editor changes the branch: the credential stays.
+			env.MustDo(t, f.Users[Editor].Token, update, map[string]any{"s": svc, "r": srv.URL + "/private.git", "b": "feature"})
+			if g := git(); g["branch"] != "feature" || g["hasCredential"] != true {
+				t.Errorf("after the editor's branch change: %v", g)
+			}
+			// The tenant admin moves it: the credential is dropped.
+			f.MustDo(t, update, map[string]any{"s": svc, "r": other.URL + "/attacker.git", "b": "main"})
+			if g := git(); g["repository"] != other.URL+"/attacker.git" || g["hasCredential"] != false {
+				t.Errorf("after the admin's move: %v, want no credential", g)
+			}
+			r = env.Do(t, f.Users[Editor].Token, `mutation($s: ID!, $e: ID!) { deploy(input: {serviceId: $s, environmentId: $e, branchHead: true}) {
+				deployment { id } userErrors { message } } }`, map[string]any{"s": svc, "e": f.EnvironmentID})
+			mu.Lock()
+			got := slices.Clone(sent)
+			mu.Unlock()
+			if len(got) == 0 {
+				t.Fatalf("the deploy of the branch head did not reach the new host: %v", r.Data)
+			}
+			for _, h := range got {
+				if h != "" {
+					t.Errorf("the new host was sent an Authorization header (%d bytes)", len(h))
+				}
+			}
+		})
+	}
 }

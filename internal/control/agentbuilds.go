@@ -51,12 +51,8 @@ func (a *AgentSide) Builds(ctx context.Context) ([]BuildJob, error) {
 			ContextDir: ".", Dockerfile: "Dockerfile", Builder: a.p.builds.Builder, LogFrom: b.LogLines}
 		if svc.Git != nil {
 			j.ContextDir, j.Dockerfile = svc.Git.ContextDir, svc.Git.Dockerfile
-			if svc.GitCredential != "" {
-				c, err := a.p.box.Open(svc.GitCredential, svc.GitBinding())
-				if err != nil {
-					return nil, fmt.Errorf("opening the Git credential of service %s: %w", svc.Name, err)
-				}
-				j.Credential = string(c)
+			if j.Credential, err = a.p.gitCredential(svc, b.Repository); err != nil {
+				return nil, err
 			}
 		}
 		started := b.CreatedAt

@@ -440,13 +440,9 @@ func (p *Plane) branchHead(ctx context.Context, svc *model.Service) (string, err
 	if svc.Git == nil {
 		return "", Invalid("service "+svc.Name+" is not built from Git: deploy an image digest", "input", "branchHead")
 	}
-	var token string
-	if svc.GitCredential != "" {
-		c, err := p.box.Open(svc.GitCredential, svc.GitBinding())
-		if err != nil {
-			return "", fmt.Errorf("opening the Git credential of service %s: %w", svc.Name, err)
-		}
-		token = string(c)
+	token, err := p.gitCredential(svc, svc.Git.Repository)
+	if err != nil {
+		return "", err
 	}
 	commit, err := p.gitHeads.Head(ctx, svc.Git.Repository, svc.Git.Branch, token)
 	if err != nil {

@@ -107,6 +107,19 @@ func (p *Plane) setGit(ctx context.Context, q store.Querier, svc *model.Service,
 	if err := c.err(); err != nil {
 		return err
 	}
+	// A credential was given for a repository: moving the service to
+	// another is a tenant admin's decision, and drops it unless one for
+	// the new repository comes with the change.
+	to := webhook.RepositoryKey(g.Repository)
+	if svc.GitCredential != "" && svc.Git != nil && credentialRepository(svc.Git) != to {
+		if err := p.authz.CheckCtx(ctx, authz.GitCredentialManage, model.Scope{Tenant: svc.TenantID, Project: svc.ProjectID}); err != nil {
+			return Problem{Field: field(append(slices.Clone(at), "repository")...), Code: CodeForbidden,
+				Message: "this service's repository has a stored read credential: moving it to another repository is a tenant admin's decision (the credential is dropped, or replaced by one given with the change)"}
+		}
+		if g.Credential == nil {
+			svc.GitCredential = ""
+		}
+	}
 	svc.Git = &model.GitSource{Repository: g.Repository, Branch: g.Branch, ContextDir: path.Clean(g.ContextDir),
 		Dockerfile: path.Clean(g.Dockerfile), DeployOnPush: orEmpty(slices.Compact(g.DeployOnPush))}
 	switch {
@@ -124,7 +137,33 @@ func (p *Plane) setGit(ctx context.Context, q store.Querier, svc *model.Service,
 		}
 		svc.GitCredential = sealed
 	}
+	if svc.GitCredential != "" {
+		svc.Git.CredentialRepository = to
+	}
 	return nil
+}
+
+// credentialRepository is the repository a Git source's credential was
+// given for.
+func credentialRepository(g *model.GitSource) string {
+	if g.CredentialRepository != "" {
+		return g.CredentialRepository
+	}
+	return webhook.RepositoryKey(g.Repository) // stored before the binding was kept
+}
+
+// gitCredential opens a service's Git credential for a request to
+// repository: "" when it has none, or when the repository is not the one
+// it was given for (host and path), which never gets it.
+func (p *Plane) gitCredential(svc *model.Service, repository string) (string, error) {
+	if svc.Git == nil || svc.GitCredential == "" || webhook.RepositoryKey(repository) != credentialRepository(svc.Git) {
+		return "", nil
+	}
+	c, err := p.box.Open(svc.GitCredential, svc.GitBinding())
+	if err != nil {
+		return "", fmt.Errorf("opening the Git credential of service %s: %w", svc.Name, err)
+	}
+	return string(c), nil
 }
 
 // auditGit records a Git source in an audit event, the credential only by

@@ -13,6 +13,8 @@ const (
 	CodeInvalid     Code = "BAD_USER_INPUT"
 	CodeConflict    Code = "CONFLICT"
 	CodeEntitlement Code = "ENTITLEMENT_REQUIRED"
+	// CodeForbidden: the change is another role's decision.
+	CodeForbidden Code = "FORBIDDEN"
 )
 
 // Problem is one thing wrong with a request, said so that the caller can

@@ -20,6 +20,11 @@ type GitSource struct {
 	// DeployOnPush are the environments a push to Branch builds and
 	// deploys to; none: pushes are recorded and build nothing.
 	DeployOnPush []EnvironmentID `json:"deployOnPush"`
+	// CredentialRepository is the repository (host and path, as
+	// webhook.RepositoryKey gives it) the stored credential was given for:
+	// it is sent to that repository only. Empty for a credential stored
+	// before the binding was kept: the repository the service had then.
+	CredentialRepository string `json:"credentialRepository,omitempty"`
 }
 
 // The ids of the build side.
