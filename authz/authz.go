@@ -74,16 +74,16 @@ var (
 	// credential to another repository: the credential was given for
 	// the one it had.
 	GitCredentialManage = Perm{"git_credential", "manage"}
-	ReleaseRead           = Perm{"release", "read"}
-	DeploymentRead        = Perm{"deployment", "read"}
-	DeploymentCreate      = Perm{"deployment", "create"}
-	DeploymentProtected   = Perm{"deployment", "create_protected"}
-	DeploymentApprove     = Perm{"deployment", "approve"}
-	BuildRead             = Perm{"build", "read"}
-	LogRead               = Perm{"log", "read"}
-	WebhookRead           = Perm{"webhook", "read"}
-	WebhookManage         = Perm{"webhook", "manage"}
-	WebhookRedeliver      = Perm{"webhook", "redeliver"}
+	ReleaseRead         = Perm{"release", "read"}
+	DeploymentRead      = Perm{"deployment", "read"}
+	DeploymentCreate    = Perm{"deployment", "create"}
+	DeploymentProtected = Perm{"deployment", "create_protected"}
+	DeploymentApprove   = Perm{"deployment", "approve"}
+	BuildRead           = Perm{"build", "read"}
+	LogRead             = Perm{"log", "read"}
+	WebhookRead         = Perm{"webhook", "read"}
+	WebhookManage       = Perm{"webhook", "manage"}
+	WebhookRedeliver    = Perm{"webhook", "redeliver"}
 	// EndpointManage: outbound webhook endpoints, their messages and
 	// attempts: a project's (project managers) or, at tenant scope, the
 	// tenant's (tenant admins).
