@@ -305,11 +305,11 @@ func TestAuditOnePerMutation(t *testing.T) {
 			map[string]any{"h": hook}, "webhook.delete", fixed(hook))
 		// Outbound webhook endpoints.
 		res = step(pm, "createWebhookEndpoint", `mutation($t: ID!, $p: ID!) { createWebhookEndpoint(input: {tenantId: $t, projectId: $p,
-			url: "https://203.0.113.7/nebula", events: [DEPLOYMENT_ENDED]}) { endpoint { id } secret `+ue+` } }`,
+			url: "https://198.41.0.7/nebula", events: [DEPLOYMENT_ENDED]}) { endpoint { id } secret `+ue+` } }`,
 			map[string]any{"t": f.TenantID, "p": f.ProjectID}, "webhook_endpoint.create", at("createWebhookEndpoint.endpoint.id"))
 		endpoint := res.Str("createWebhookEndpoint.endpoint.id")
 		reject(editor, "createWebhookEndpoint", `mutation($t: ID!, $p: ID!) { createWebhookEndpoint(input: {tenantId: $t, projectId: $p,
-			url: "https://203.0.113.7/nebula", events: [DEPLOYMENT_ENDED]}) { secret `+ue+` } }`, map[string]any{"t": f.TenantID, "p": f.ProjectID}, "FORBIDDEN")
+			url: "https://198.41.0.7/nebula", events: [DEPLOYMENT_ENDED]}) { secret `+ue+` } }`, map[string]any{"t": f.TenantID, "p": f.ProjectID}, "FORBIDDEN")
 		reject(admin, "createWebhookEndpoint", `mutation($t: ID!) { createWebhookEndpoint(input: {tenantId: $t,
 			url: "http://127.0.0.1:9/hook", events: [CLUSTER_CONNECTED]}) { secret `+ue+` } }`, map[string]any{"t": f.TenantID}, "BAD_USER_INPUT")
 		step(pm, "updateWebhookEndpoint", `mutation($e: ID!) { updateWebhookEndpoint(input: {endpointId: $e, events: [DEPLOYMENT_ENDED, BUILD_ENDED]}) {

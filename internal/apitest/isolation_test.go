@@ -48,7 +48,7 @@ func tenantIDs(t *testing.T, f *Fixture) map[string][]string {
 	ids["Webhook"] = []string{hook}
 	ids["WebhookDelivery"] = []string{gid.Encode(gid.WebhookDelivery, a.Delivery)}
 	ids["Build"] = []string{gid.Encode(gid.Build, a.Builds[0])}
-	endpoint, _ := f.newEndpoint(t, "", "https://203.0.113.10/isolated", "DEPLOYMENT_ENDED")
+	endpoint, _ := f.newEndpoint(t, "", "https://198.41.0.4/isolated", "DEPLOYMENT_ENDED")
 	ids["WebhookEndpoint"] = []string{endpoint, projectEndpoint(t, f, Admin)["e"].(string)}
 	ids["WebhookMessage"] = []string{f.failedMessage(t, ids["WebhookEndpoint"][1])}
 	// Every kind of node the schema has must be covered here.

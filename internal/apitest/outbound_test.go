@@ -402,8 +402,8 @@ func TestWebhookEndpointRefusedAddresses(t *testing.T) {
 		{"http://192.168.0.10/hook", "loopback, private or link-local"},
 		{"http://169.254.169.254/latest/meta-data", "loopback, private or link-local"},
 		{"http://0.0.0.0/hook", "loopback, private or link-local"},
-		{"ftp://203.0.113.10/hook", "http:// or https://"},
-		{"https://user:pass@203.0.113.10/hook", "credentials"},
+		{"ftp://198.41.0.4/hook", "http:// or https://"},
+		{"https://user:pass@198.41.0.4/hook", "credentials"},
 		{"not a url at all", "http:// or https://"},
 	} {
 		r := create(c.url, "CLUSTER_CONNECTED")
@@ -416,13 +416,13 @@ func TestWebhookEndpointRefusedAddresses(t *testing.T) {
 		events []string
 		want   string
 	}{{nil, "one at least"}, {[]string{"BUILD_ENDED", "BUILD_ENDED"}, "listed twice"}} {
-		if ue := create("https://203.0.113.10/hook", append([]string{}, c.events...)...).UserErrors("createWebhookEndpoint"); len(ue) != 1 || !strings.Contains(ue[0].Message, c.want) {
+		if ue := create("https://198.41.0.4/hook", append([]string{}, c.events...)...).UserErrors("createWebhookEndpoint"); len(ue) != 1 || !strings.Contains(ue[0].Message, c.want) {
 			t.Errorf("events %v: %v", c.events, ue)
 		}
 	}
 	// A project's endpoint cannot ask for the tenant's cluster events.
 	r := env.Do(t, f.Owner.Token, `mutation($t: ID!, $p: ID!) { createWebhookEndpoint(input: {tenantId: $t, projectId: $p,
-		url: "https://203.0.113.10/hook", events: [CLUSTER_DISCONNECTED]}) { `+ue+` } }`, map[string]any{"t": f.TenantID, "p": f.ProjectID})
+		url: "https://198.41.0.4/hook", events: [CLUSTER_DISCONNECTED]}) { `+ue+` } }`, map[string]any{"t": f.TenantID, "p": f.ProjectID})
 	if ue := r.UserErrors("createWebhookEndpoint"); len(ue) != 1 || !strings.Contains(ue[0].Message, "the tenant's, not a project's") {
 		t.Errorf("a project endpoint for cluster events: %v", r.Data)
 	}
@@ -430,11 +430,11 @@ func TestWebhookEndpointRefusedAddresses(t *testing.T) {
 		t.Error("refused endpoints changed something")
 	}
 	// A public address is fine; moving it onto a private one is refused.
-	ok := create("https://203.0.113.10/hook", "CLUSTER_CONNECTED")
+	ok := create("https://198.41.0.4/hook", "CLUSTER_CONNECTED")
 	id := ok.Str("createWebhookEndpoint.endpoint.id")
 	mv := env.Do(t, f.Owner.Token, `mutation($e: ID!) { updateWebhookEndpoint(input: {endpointId: $e, url: "http://10.0.0.1/"}) { `+ue+` } }`,
 		map[string]any{"e": id})
-	if ue := mv.UserErrors("updateWebhookEndpoint"); len(ue) != 1 || f.Node(t, id, `... on WebhookEndpoint { url }`)["url"] != "https://203.0.113.10/hook" {
+	if ue := mv.UserErrors("updateWebhookEndpoint"); len(ue) != 1 || f.Node(t, id, `... on WebhookEndpoint { url }`)["url"] != "https://198.41.0.4/hook" {
 		t.Errorf("moving an endpoint onto a private address: %v", mv.Data)
 	}
 }

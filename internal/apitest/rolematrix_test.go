@@ -83,7 +83,7 @@ func nodeCase(name string, id func(f *Fixture) string, selection string, want ma
 // projectEndpoint makes an endpoint of the fixture's project, for a case
 // to act on as v["e"].
 func projectEndpoint(t *testing.T, f *Fixture, r Role) map[string]any {
-	id, _ := f.newEndpoint(t, f.ProjectID, "https://203.0.113.10/"+string(r), "DEPLOYMENT_ENDED")
+	id, _ := f.newEndpoint(t, f.ProjectID, "https://198.41.0.4/"+string(r), "DEPLOYMENT_ENDED")
 	return map[string]any{"e": id}
 }
 
@@ -832,7 +832,7 @@ func roleMatrix() map[string][]matrixCase {
 		"createWebhookEndpoint": {
 			{
 				name:  "the tenant's",
-				query: `mutation($t: ID!) { createWebhookEndpoint(input: {tenantId: $t, url: "https://203.0.113.10/hook", events: [CLUSTER_CONNECTED]}) { endpoint { id } secret ` + ue + ` } }`,
+				query: `mutation($t: ID!) { createWebhookEndpoint(input: {tenantId: $t, url: "https://198.41.0.4/hook", events: [CLUSTER_CONNECTED]}) { endpoint { id } secret ` + ue + ` } }`,
 				vars:  func(t *testing.T, f *Fixture, r Role) map[string]any { return map[string]any{"t": f.TenantID} },
 				want:  tenantAdmins,
 				effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
@@ -844,7 +844,7 @@ func roleMatrix() map[string][]matrixCase {
 			},
 			{
 				name:  "a project's",
-				query: `mutation($t: ID!, $p: ID!) { createWebhookEndpoint(input: {tenantId: $t, projectId: $p, url: "https://203.0.113.10/hook", events: [DEPLOYMENT_ENDED]}) { endpoint { id } secret ` + ue + ` } }`,
+				query: `mutation($t: ID!, $p: ID!) { createWebhookEndpoint(input: {tenantId: $t, projectId: $p, url: "https://198.41.0.4/hook", events: [DEPLOYMENT_ENDED]}) { endpoint { id } secret ` + ue + ` } }`,
 				vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
 					return map[string]any{"t": f.TenantID, "p": f.ProjectID}
 				},

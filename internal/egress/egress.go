@@ -15,18 +15,90 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"syscall"
 	"time"
 )
 
 // ErrPrivateAddress is an address a guarded request may not reach.
-var ErrPrivateAddress = errors.New("the address is loopback, private or link-local")
+var ErrPrivateAddress = errors.New("the address is loopback, private or link-local, or another special-purpose address")
 
-// Blocked tells whether ip is one a guarded request may not reach.
+// special are the ranges a guarded request may not reach beyond what
+// net.IP's own predicates name (loopback, private, link-local, multicast,
+// unspecified): every entry of IANA's IPv4 and IPv6 Special-Purpose
+// Address Registries (iana.org/assignments/iana-ipv4-special-registry and
+// iana-ipv6-special-registry, as of 2024-12; RFC 6890 and the RFCs each
+// entry names), whether or not the registry calls it globally reachable —
+// none is a webhook endpoint's or a Git host's — and the IPv6 forms that
+// embed an IPv4 address, which could name any of those.
+var special = func() []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range []string{
+		// IPv4
+		"0.0.0.0/8",       // "this network" (RFC 791)
+		"10.0.0.0/8",      // private (RFC 1918)
+		"100.64.0.0/10",   // shared address space, carrier-grade NAT (RFC 6598); 100.100.100.200 is a cloud's metadata
+		"127.0.0.0/8",     // loopback (RFC 1122)
+		"169.254.0.0/16",  // link-local (RFC 3927), 169.254.169.254 the usual metadata address
+		"172.16.0.0/12",   // private (RFC 1918)
+		"192.0.0.0/24",    // IETF protocol assignments (RFC 6890), NAT64 discovery, PCP and TURN anycast
+		"192.0.2.0/24",    // documentation, TEST-NET-1 (RFC 5737)
+		"192.31.196.0/24", // AS112-v4 (RFC 7535)
+		"192.52.193.0/24", // AMT (RFC 7450)
+		"192.88.99.0/24",  // deprecated 6to4 relay anycast (RFC 7526)
+		"192.168.0.0/16",  // private (RFC 1918)
+		"192.175.48.0/24", // direct delegation AS112 (RFC 7534)
+		"198.18.0.0/15",   // benchmarking (RFC 2544)
+		"198.51.100.0/24", // documentation, TEST-NET-2 (RFC 5737)
+		"203.0.113.0/24",  // documentation, TEST-NET-3 (RFC 5737)
+		"224.0.0.0/4",     // multicast (RFC 5771)
+		"240.0.0.0/4",     // reserved (RFC 1112), 255.255.255.255 the limited broadcast (RFC 919)
+		// IPv6
+		"::/96",             // unspecified, loopback and the deprecated IPv4-compatible ::a.b.c.d (RFC 4291)
+		"64:ff9b::/96",      // IPv4/IPv6 translation, NAT64 (RFC 6052)
+		"64:ff9b:1::/48",    // local-use IPv4/IPv6 translation (RFC 8215)
+		"100::/64",          // discard-only (RFC 6666)
+		"100:0:0:1::/64",    // dummy prefix (RFC 9780)
+		"2001::/23",         // IETF protocol assignments (RFC 2928): Teredo 2001::/32, benchmarking, ORCHID…
+		"2001:db8::/32",     // documentation (RFC 3849)
+		"2002::/16",         // 6to4 (RFC 3056): embeds an IPv4 address
+		"2620:4f:8000::/48", // direct delegation AS112 (RFC 7534)
+		"3fff::/20",         // documentation (RFC 9637)
+		"5f00::/16",         // segment routing SIDs (RFC 9602)
+		"fc00::/7",          // unique local (RFC 4193)
+		"fe80::/10",         // link-local (RFC 4291)
+		"fec0::/10",         // deprecated site-local (RFC 3879)
+		"ff00::/8",          // multicast (RFC 4291)
+	} {
+		out = append(out, netip.MustParsePrefix(p))
+	}
+	return out
+}()
+
+// Blocked tells whether ip is one a guarded request may not reach: the
+// address itself, and the IPv4 address an IPv4-mapped one (::ffff:a.b.c.d)
+// maps, is checked against
+// net.IP's predicates and the special-purpose ranges. The one place every
+// guarded request (webhook deliveries, Git remotes, any egress to come)
+// decides.
 func Blocked(ip net.IP) bool {
-	return ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast()
+	if ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() {
+		return true
+	}
+	a, ok := netip.AddrFromSlice(ip)
+	if !ok {
+		return true
+	}
+	for _, addr := range []netip.Addr{a, a.Unmap()} {
+		for _, p := range special {
+			if p.Contains(addr) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Client is an HTTP client whose requests end after timeout, follow no
