@@ -155,6 +155,10 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 		t.Fatalf("default configuration: %v", err)
 	}
 	cfg.Version = "dev" // as `nebula serve` built without a version says
+	// The server's own URL is its public one, as NEBULA_PUBLIC_URL says in
+	// production: links and redirects are built from it.
+	srv := httptest.NewUnstartedServer(nil)
+	cfg.PublicURL = "http://" + srv.Listener.Addr().String()
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -174,7 +178,8 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 		t.Fatalf("bootstrapping: %v", err)
 	}
 	served := server.New(plane, cfg, log)
-	srv := httptest.NewServer(served.Handler())
+	srv.Config.Handler = served.Handler()
+	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
 		tw.mu.Lock()

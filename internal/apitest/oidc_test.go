@@ -177,6 +177,22 @@ func testOIDCSignIn(t *testing.T, op *testutil.OIDCProvider, s StoreOpener) {
 			t.Errorf("after single sign-on with its email the integration's role is %q, want ADMIN", got)
 		}
 
+		// The provider sends the browser back to the public URL, whatever
+		// Host a request names (issue 30, the bugs: it was built from
+		// the Host header).
+		req, _ := http.NewRequest("GET", env.Server.URL+"/auth/oidc/start", nil)
+		req.Host = "evil.example"
+		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		if resp, err := noFollow.Do(req); err != nil {
+			t.Fatal(err)
+		} else {
+			resp.Body.Close()
+			loc, _ := url.Parse(resp.Header.Get("Location"))
+			if got := loc.Query().Get("redirect_uri"); got != env.Server.URL+"/auth/oidc/callback" {
+				t.Errorf("with Host: evil.example the provider is told to send the browser to %q, want the public URL's callback", got)
+			}
+		}
+
 		// A tampered callback (another state) is refused.
 		if resp, err := http.Get(env.Server.URL + "/auth/oidc/callback?code=x&state=forged"); err != nil || resp.StatusCode != 400 {
 			t.Errorf("a callback that did not start here: %v %v", resp.StatusCode, err)

@@ -51,13 +51,12 @@ func (o *oidcLogin) discover(ctx context.Context) (*oidc.Provider, error) {
 	return p, nil
 }
 
-func (o *oidcLogin) oauth(p *oidc.Provider, r *http.Request) *oauth2.Config {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
+// oauth is the client configuration: the provider sends the browser back
+// to the control plane's public URL (NEBULA_PUBLIC_URL), never to a URL
+// built from the request's Host header, which a client chooses.
+func (o *oidcLogin) oauth(p *oidc.Provider) *oauth2.Config {
 	return &oauth2.Config{ClientID: o.cfg.ClientID, ClientSecret: o.cfg.ClientSecret, Endpoint: p.Endpoint(),
-		RedirectURL: scheme + "://" + r.Host + "/auth/oidc/callback", Scopes: []string{oidc.ScopeOpenID, "email", "profile"}}
+		RedirectURL: strings.TrimRight(o.s.cfg.PublicURL, "/") + "/auth/oidc/callback", Scopes: []string{oidc.ScopeOpenID, "email", "profile"}}
 }
 
 func randomString() string {
@@ -77,7 +76,7 @@ func (o *oidcLogin) start(w http.ResponseWriter, r *http.Request) {
 	state, nonce, verifier := randomString(), randomString(), oauth2.GenerateVerifier()
 	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: state + "." + nonce + "." + verifier, Path: "/auth/oidc/",
 		MaxAge: 600, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
-	url := o.oauth(p, r).AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oidc.Nonce(nonce))
+	url := o.oauth(p).AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oidc.Nonce(nonce))
 	http.Redirect(w, r, url, http.StatusFound)
 }
 
@@ -106,7 +105,7 @@ func (o *oidcLogin) callback(w http.ResponseWriter, r *http.Request) {
 		ssoPage(w, http.StatusBadGateway, "The identity provider cannot be reached right now. Try again in a moment.")
 		return
 	}
-	oc := o.oauth(p, r)
+	oc := o.oauth(p)
 	tok, err := oc.Exchange(ctx, r.URL.Query().Get("code"), oauth2.VerifierOption(verifier))
 	if err != nil {
 		o.s.log.WarnContext(ctx, "single sign-on: exchanging the code", logError, err)
