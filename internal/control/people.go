@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -409,6 +410,21 @@ func (p *Plane) newSession(ctx context.Context, q *txn, user model.UserID, tenan
 	return s, secret, nil
 }
 
+// limitKey is what a rate limit counts a client address under: an IPv4
+// address itself, an IPv6 address by its /64 (one host may use a whole
+// /64, and rotating within it must not start its count over).
+func limitKey(address string) string {
+	a, err := netip.ParseAddr(address)
+	if err != nil {
+		return address
+	}
+	if a = a.Unmap(); a.Is4() {
+		return a.String()
+	}
+	p, _ := a.WithZone("").Prefix(64)
+	return p.String()
+}
+
 // derive derives a passphrase's key under a KDF, as one of the hashing
 // slots.
 func derive(ctx context.Context, kdf, pass string) ([]byte, error) {
@@ -459,7 +475,7 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 	}
 	now := p.now()
 	since := now.Add(-signinWindow)
-	account, address := "account:"+email, "address:"+from.Address
+	account, address := "account:"+email, "address:"+limitKey(from.Address)
 	var room bool
 	if err := p.tx(ctx, func(q *txn) error {
 		var err error
