@@ -29,7 +29,10 @@ func Code(err error) gqlmodel.ErrorCode {
 		return gqlmodel.ErrorCode(ps[0].Code)
 	}
 	var gerr *gqlerror.Error
+	var limited control.RateLimited
 	switch {
+	case errors.As(err, &limited):
+		return gqlmodel.ErrorCodeRateLimited
 	case errors.Is(err, authz.ErrUnauthenticated):
 		return gqlmodel.ErrorCodeUnauthenticated
 	case errors.Is(err, authz.ErrForbidden):

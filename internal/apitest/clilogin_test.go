@@ -2,6 +2,7 @@ package apitest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -107,6 +108,49 @@ func TestCLILoginThroughTheConsole(t *testing.T) {
 			nodes { actor { id } targetType details } } } } }`, map[string]any{"t": f.TenantID})
 		if audit.Str("node.auditEvents.nodes.0.actor.id") != userID || audit.Str("node.auditEvents.nodes.0.targetType") != "ApiToken" {
 			t.Errorf("the audit event: %v", audit.Data)
+		}
+	})
+}
+
+// CLI sign-in codes cannot be guessed fast (issue 30, row 8): in one
+// request of 40 aliased cliLogin lookups, 10 that match nothing are
+// answered, the other 30 refused with RATE_LIMITED; afterwards even a real
+// code is refused to that session, while another person's session finds
+// it and confirms it.
+func TestCLILoginCodesRateLimited(t *testing.T) {
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		guesser, _, _ := signedInAs(t, f, "guesser", "MEMBER")
+		code, _, _ := cliStart(t, env)
+		var q strings.Builder
+		q.WriteString("{")
+		for i := range 40 {
+			fmt.Fprintf(&q, " g%d: cliLogin(code: \"BCDF-%04d\") { code }", i, i)
+		}
+		q.WriteString(" }")
+		a := guesser.gql(q.String(), nil)
+		limited, answered := 0, 0
+		for _, e := range dig(a.body, "errors").([]any) {
+			if dig(e, "extensions.code") == "RATE_LIMITED" {
+				limited++
+			}
+		}
+		for i := range 40 {
+			if d, ok := dig(a.body, "data").(map[string]any); ok {
+				if _, present := d[fmt.Sprintf("g%d", i)]; present && d[fmt.Sprintf("g%d", i)] == nil {
+					answered++
+				}
+			}
+		}
+		if limited != 30 {
+			t.Errorf("40 aliased guesses: %d refused with RATE_LIMITED, want 30 (%d answered)", limited, answered)
+		}
+		if r := guesser.gql(`query($c: String!) { cliLogin(code: $c) { code } }`, map[string]any{"c": code}); errorCode(r) != "RATE_LIMITED" {
+			t.Errorf("the real code after the guesses: %s, want RATE_LIMITED", r.raw)
+		}
+		other, _, _ := signedInAs(t, f, "confirmer", "MEMBER")
+		if r := other.gql(`query($c: String!) { cliLogin(code: $c) { code } }`, map[string]any{"c": code}); dig(r.body, "data.cliLogin.code") != code {
+			t.Errorf("another person's session looking the code up: %s", r.raw)
 		}
 	})
 }

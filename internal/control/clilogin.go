@@ -100,10 +100,24 @@ func normalCode(code string) string {
 	return c[:4] + "-" + c[4:]
 }
 
+// Codes that match no waiting sign-in, per session and per address, in
+// the sign-in window (RFC 8628 §5.1: a user code is short, so guessing
+// must be slow); past them, code lookups are refused for a while.
+const (
+	cliCodeSessionLimit = 10
+	cliCodeAddressLimit = 30
+)
+
 // CLILogin reads a waiting sign-in by its code, for the person about to
-// confirm it (signed in to the console); one that is over is not found.
+// confirm it (signed in to the console); one that is over is not found. A
+// code that matches nothing counts against the caller's limits (each
+// alias of a query too).
 func (p *Plane) CLILogin(ctx context.Context, code string) (*model.CLILogin, error) {
 	if err := p.cliConfirmer(ctx); err != nil {
+		return nil, err
+	}
+	matched, err := p.cliCodeAttempt(ctx)
+	if err != nil {
 		return nil, err
 	}
 	l, err := store.CLILoginByCode(ctx, p.q(ctx), normalCode(code))
@@ -113,7 +127,41 @@ func (p *Plane) CLILogin(ctx context.Context, code string) (*model.CLILogin, err
 	if l.ApprovedAt != nil || !p.now().Before(l.ExpiresAt) {
 		return nil, store.ErrNotFound
 	}
-	return l, nil
+	return l, matched()
+}
+
+// cliCodeAttempt counts a lookup of a CLI sign-in code against the
+// caller's limits before it is made (RateLimited past them); matched
+// forgets it, for a code that matched.
+func (p *Plane) cliCodeAttempt(ctx context.Context) (matched func() error, err error) {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := p.now()
+	session, address := "clicode-session:"+string(a.Session.ID), "clicode-address:"+limitKey(a.Origin)
+	var room bool
+	err = p.tx(ctx, func(q *txn) error {
+		room, err = store.ReserveSignin(ctx, q, []store.SigninLimit{{Subject: session, Max: cliCodeSessionLimit},
+			{Subject: address, Max: cliCodeAddressLimit}}, now, now.Add(-signinWindow))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !room {
+		return nil, RateLimited{RetryAfter: signinWindow, Reason: "too many CLI sign-in codes that match nothing"}
+	}
+	return func() error {
+		return p.tx(ctx, func(q *txn) error {
+			for _, s := range []string{session, address} {
+				if err := store.ForgetSigninAttempt(ctx, q, s, now); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}, nil
 }
 
 // cliConfirmer checks the caller is a person in a browser: a CLI's
@@ -140,9 +188,13 @@ func (p *Plane) ApproveCLILogin(ctx context.Context, code string, tenant model.T
 	if err := p.authz.CheckCtx(ctx, authz.TenantRead, model.Scope{Tenant: tenant}); err != nil {
 		return nil, err
 	}
+	matched, err := p.cliCodeAttempt(ctx)
+	if err != nil {
+		return nil, err
+	}
 	a, _ := authz.ActorFrom(ctx)
 	var tok *model.APIToken
-	err := p.change(ctx, tenant, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.change(ctx, tenant, func(q *txn, _ *model.Tenant, ev *audit) error {
 		l, err := store.CLILoginByCode(ctx, q, normalCode(code))
 		if errors.Is(err, store.ErrNotFound) || err == nil && (l.ApprovedAt != nil || !p.now().Before(l.ExpiresAt)) {
 			return Invalid("no CLI sign-in waits with this code: it may have expired (10 minutes); start `nebula login --web` again", "input", "code")
@@ -180,7 +232,7 @@ func (p *Plane) ApproveCLILogin(ctx context.Context, code string, tenant model.T
 	if err != nil {
 		return nil, err
 	}
-	return tok, nil
+	return tok, matched()
 }
 
 // PollCLILogin is the CLI asking with its secret whether its sign-in was
