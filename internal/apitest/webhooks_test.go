@@ -109,14 +109,16 @@ func TestWebhookDeliveries(t *testing.T) {
 				if got := builds(t, f, svc); fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Errorf("builds = %v, want %v", got, want)
 				}
-				// The same delivery again is a replay; the same commit in a
-				// new delivery is a duplicate.
+				// The same delivery again is a replay; so is the same signed
+				// push under a new delivery id (issue 30, row 9: the id is
+				// not signed), which builds nothing.
 				if a := push("d-1", body, p.event); a.Status != http.StatusConflict || a.Outcome != "REFUSED" ||
 					!strings.Contains(a.Reason, "a replay") {
 					t.Errorf("a replayed delivery: %+v", a)
 				}
-				if a := push("d-2", body, p.event); a.Status != http.StatusAccepted || a.Outcome != "DUPLICATE" || len(a.Builds) != 0 {
-					t.Errorf("the same commit again: %+v", a)
+				if a := push("d-2", body, p.event); a.Status != http.StatusConflict || a.Outcome != "REFUSED" ||
+					!strings.Contains(a.Reason, "pushed to refs/heads/main already") || len(a.Builds) != 0 {
+					t.Errorf("the same push under a new delivery id: %+v", a)
 				}
 				if got := builds(t, f, svc); len(got) != 2 {
 					t.Errorf("replays and duplicates built: %v", got)
@@ -129,7 +131,7 @@ func TestWebhookDeliveries(t *testing.T) {
 				for _, d := range ds {
 					outcomes = append(outcomes, d["outcome"].(string))
 				}
-				wantOutcomes := "[DUPLICATE REFUSED BUILD_QUEUED IGNORED REFUSED IGNORED IGNORED IGNORED REFUSED]"
+				wantOutcomes := "[REFUSED REFUSED BUILD_QUEUED IGNORED REFUSED IGNORED IGNORED IGNORED REFUSED]"
 				if fmt.Sprint(outcomes) != wantOutcomes {
 					t.Errorf("deliveries %v, want %s", outcomes, wantOutcomes)
 				}

@@ -437,6 +437,21 @@ func (p *Plane) decideDelivery(ctx context.Context, q *txn, w *model.Webhook, d 
 		return RefusedMalformed, store.WebhookDeliveries.Insert(ctx, q, d)
 	}
 	d.Ref, d.Commit = clipText(push.Ref, 250), push.Commit
+	// The delivery id is not signed: a push of a commit to a ref this hook
+	// took before is a replay under a new id, or the branch moved back to
+	// an older commit. Either way it builds nothing (a person deploys an
+	// older commit by its commit); a redelivery by a tenant admin is meant.
+	if d.RedeliveredBy == nil {
+		prev, err := store.AcceptedPush(ctx, q, w.ID, d.Provider, d.Ref, d.Commit)
+		switch {
+		case err == nil:
+			d.Outcome, d.Reason, d.Body = model.DeliveryRefused, fmt.Sprintf("commit %s was pushed to %s already (delivery %s, %s): a replay, or the branch moved back to it; deploy an older commit by its commit",
+				push.Commit[:12], clipText(push.Ref, 250), prev.DeliveryID, prev.ReceivedAt.UTC().Format(time.RFC3339)), nil
+			return RefusedReplay, store.WebhookDeliveries.Insert(ctx, q, d)
+		case !errors.Is(err, store.ErrNotFound):
+			return NotRefused, err
+		}
+	}
 	d.Outcome, d.Reason, err = p.pushBuilds(ctx, q, w, d, push)
 	if err != nil {
 		return NotRefused, err

@@ -112,6 +112,14 @@ func AcceptedDelivery(ctx context.Context, q Querier, hook model.WebhookID, deli
 		string(hook), deliveryID, string(model.DeliveryRefused))
 }
 
+// AcceptedPush finds a push a hook accepted before (not a redelivery) of
+// one commit to one ref from one provider: what its signature covers, so
+// a replay under a new delivery id is found too.
+func AcceptedPush(ctx context.Context, q Querier, hook model.WebhookID, provider, ref, commit string) (*model.WebhookDelivery, error) {
+	return WebhookDeliveries.one(ctx, q, `webhook_id = $1 AND provider = $2 AND ref = $3 AND commit_sha = $4 AND outcome <> $5
+		AND redelivery_of IS NULL`, string(hook), provider, ref, commit, string(model.DeliveryRefused))
+}
+
 // GitServicesOfProject lists a project's services built from Git.
 func GitServicesOfProject(ctx context.Context, q Querier, project model.ProjectID) ([]*model.Service, error) {
 	return Services.all(ctx, q, "project_id = $1 AND git <> ''", string(project))

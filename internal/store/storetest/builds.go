@@ -1,8 +1,10 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -238,6 +240,21 @@ func testBuildQueries(t *testing.T, s *store.Store) {
 		wantErr(t, "an unknown delivery id", err, store.ErrNotFound)
 		_, err = store.AcceptedDelivery(ctx, s.Q(), projHook.ID, "d-1")
 		wantErr(t, "another hook's delivery id", err, store.ErrNotFound)
+
+		// A push is found by what its signature covers, whatever its
+		// delivery id; a refused one or a redelivery is not the push.
+		acc, err = store.AcceptedPush(ctx, s.Q(), svcHook.ID, "GITHUB", "refs/heads/main", c1)
+		wantNoErr(t, "the accepted push", err)
+		assertEqual(t, "the accepted push", acc, queued)
+		for _, c := range []struct{ provider, ref, commit string }{{"GITLAB", "refs/heads/main", c1},
+			{"GITHUB", "refs/heads/feature", c1}, {"GITHUB", "refs/heads/main", strings.Repeat("9", 40)}} {
+			if _, err := store.AcceptedPush(ctx, s.Q(), svcHook.ID, c.provider, c.ref, c.commit); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("AcceptedPush(%v) = %v, want ErrNotFound", c, err)
+			}
+		}
+		if _, err := store.AcceptedPush(ctx, s.Q(), projHook.ID, "GITHUB", "refs/heads/main", c1); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("another hook's push: %v", err)
+		}
 
 		page, err := store.DeliveriesOf(ctx, s.Q(), svcHook.ID, store.PageArgs{First: 2})
 		wantNoErr(t, "the hook's deliveries", err)
