@@ -13,6 +13,7 @@ import (
 
 	"github.com/nebulactrl/nebula/graph"
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
+	"github.com/nebulactrl/nebula/internal/model"
 )
 
 // depthLimit refuses operations nested deeper than max fields.
@@ -153,34 +154,75 @@ func orDefault(v, def int) int {
 	return v
 }
 
-// complexity prices every connection field by the page it asks for, so that
-// the complexity limit bounds the rows a query can read.
+// Weights of the fields whose values are large text, in rows: a field costs
+// 1 by default, what a row of a page costs. A log line is up to 64 KiB, an
+// event's or a webhook message's text a few KiB, a revision's state or diff
+// the whole compiled state of a cluster (a megabyte at 1,000 services).
+const (
+	costLine     = 10
+	costMessage  = 5
+	costDocument = 1000
+)
+
+// complexity prices every list field by the page it asks for (first, or
+// last, or its default, times what one element costs), so that the
+// complexity limit bounds the rows and bytes a query can read; fields that
+// hold large text are weighted. Every list the schema has is here:
+// TestEveryListIsPriced fails for one that is not.
 func complexity() graph.ComplexityRoot {
 	var c graph.ComplexityRoot
-	page := func(child int, first *int, _ *string) int {
-		n := 20
+	// per is a page of n elements of cost child.
+	per := func(child, n int) int { return 1 + max(n, 0)*child }
+	size := func(first *int, def int) int {
 		if first != nil && *first >= 0 {
-			n = *first
+			return *first
 		}
-		return 1 + n*child
+		return def
 	}
+	page := func(child int, first *int, _ *string) int { return per(child, size(first, 20)) }
 	c.Tenant.Members = page
 	c.Tenant.Projects = page
 	c.Tenant.Clusters = page
 	c.Tenant.AuditEvents = func(child int, first *int, after *string, _ *gqlmodel.AuditEventFilter) int {
 		return page(child, first, after)
 	}
+	c.Tenant.ApprovalQueue = func(child int, first *int) int { return per(child, size(first, 50)) }
+	c.Tenant.DeploymentsUnderWay = func(child int, first *int) int { return per(child, size(first, 50)) }
+	c.Tenant.Invitations = func(child int, first *int) int { return per(child, size(first, 20)) }
 	c.Project.Members = page
 	c.Project.Environments = page
 	c.Project.Services = page
 	c.Environment.EligibleClusters = page
 	c.Environment.EligibleNamespaceTargets = page
 	c.Environment.Deployments = page
+	c.Environment.Events = func(child int, first, _ *int, _ *string, _ *string) int { return per(child, size(first, 50)) }
 	c.Cluster.NamespaceTargets = page
 	c.Cluster.Commands = page
+	c.Cluster.Events = func(child int, first, _ *int, _ *string) int { return per(child, size(first, 50)) }
+	c.Cluster.Drift = func(child int, first *int) int { return per(child, size(first, 20)) }
+	c.Cluster.Revisions = func(child int, first, _ *int) int { return per(child, size(first, 20)) }
 	c.Service.Releases = func(child int, first *int, after *string, _ *string) int { return page(child, first, after) }
+	c.Service.Builds = func(child int, first *int, after *string, _ *string) int { return page(child, first, after) }
+	c.Service.Logs = func(child int, _ string, _ *gqlmodel.LogFilter, first, _ *int, last, _ *int) int {
+		return per(child, size(first, size(last, 100)))
+	}
+	c.Service.Events = func(child int, _ string, first, _ *int, _ *string) int { return per(child, size(first, 50)) }
+	c.Service.Drift = func(child int, _ string, first *int) int { return per(child, size(first, 20)) }
+	c.Webhook.Deliveries = page
+	c.WebhookEndpoint.Messages = func(child int, first *int, after *string, _ *model.MessageStatus) int {
+		return page(child, first, after)
+	}
+	c.Build.Log = func(child int, first, _ *int) int { return per(child, size(first, 100)) }
+	c.Deployment.Events = func(child int, _ *string, first *int) int { return per(child, size(first, 100)) }
 	c.Viewer.Tenants = page
 	c.Viewer.APITokens = page
 	c.Member.APITokens = page
+	// Large text, by the element.
+	c.LogLine.Line = func(int) int { return costLine }
+	c.BuildLogLine.Line = func(int) int { return costLine }
+	c.KubeEvent.Message = func(int) int { return costMessage }
+	c.WebhookMessage.Payload = func(int) int { return costMessage }
+	c.Revision.State = func(int) int { return costDocument }
+	c.Revision.Diff = func(int, *int) int { return costDocument }
 	return c
 }
