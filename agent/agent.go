@@ -150,8 +150,15 @@ type Agent struct {
 	// logSince is the time of the last log line sent per container stream,
 	// for the next session.
 	logSince logSince
-	acked    map[int64]string // the result last reported per revision
-	floor    int64            // the newest revision applied (persisted)
+	// redacting keeps the desired state's secret values as a replacer,
+	// per revision (secretValues).
+	redacting struct {
+		mu  sync.Mutex
+		rev int64
+		r   *strings.Replacer
+	}
+	acked map[int64]string // the result last reported per revision
+	floor int64            // the newest revision applied (persisted)
 	// floorHash is the hash of the state applied at floor (persisted),
 	// which heartbeats carry.
 	floorHash appliedHash

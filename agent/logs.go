@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,9 +56,12 @@ import (
 
 // Defaults of the log settings.
 const (
-	DefaultLogRate      = 200
-	DefaultLogBurst     = 2000
-	DefaultLogLineBytes = 16 << 10
+	DefaultLogRate  = 200
+	DefaultLogBurst = 2000
+	// DefaultLogLineBytes is as long as the protocol lets a line be (with
+	// room for saying it was cut): the control plane redacts whole lines,
+	// then cuts them to what it keeps.
+	DefaultLogLineBytes = protocol.MaxLogLineBytes - 64
 	// DefaultLogStreams bounds the streams open at once: 1,500 pods of one
 	// container each (the agent-at-scale benchmark) are all followed.
 	DefaultLogStreams = 2000
@@ -104,6 +109,10 @@ type logFollower struct {
 	// resume asks the control plane where its log of a stream ends; nil
 	// when the session has no log-resume.v1.
 	resume *logResume
+	// redact takes the secret values of the desired state out of a line
+	// the agent has to cut, before it cuts it: a secret the cut would
+	// split leaves nothing of itself (nil: nothing to take out).
+	redact func() *strings.Replacer
 
 	poll       time.Duration
 	batchEvery time.Duration
@@ -365,8 +374,16 @@ func (f *logFollower) stream(ctx context.Context, k streamKey, since *time.Time,
 			lim.dropped = 0
 		}
 		if long || len(item.line.Text) > f.set.lineBytes {
-			item.line.Text = item.line.Text[:min(len(item.line.Text), f.set.lineBytes)] +
-				" [line cut at " + strconv.Itoa(f.set.lineBytes) + " bytes]"
+			text := item.line.Text
+			if f.redact != nil {
+				if r := f.redact(); r != nil {
+					text = r.Replace(text)
+				}
+			}
+			if long || len(text) > f.set.lineBytes {
+				text = text[:min(len(text), f.set.lineBytes)] + " [line cut at " + strconv.Itoa(f.set.lineBytes) + " bytes]"
+			}
+			item.line.Text = text
 		}
 		select {
 		case f.queue <- item: // waits while the queue is full
@@ -536,6 +553,40 @@ func containerRun(c corev1.ContainerStatus) (run string, started bool) {
 		return "", c.LastTerminationState.Terminated != nil
 	}
 	return c.ContainerID + "/" + strconv.Itoa(int(c.RestartCount)) + "/" + at.UTC().Format(time.RFC3339Nano), true
+}
+
+// secretValues is a replacer of the secret values of the newest desired
+// state, kept per revision.
+func (a *Agent) secretValues() *strings.Replacer {
+	a.mu.Lock()
+	d := a.state
+	a.mu.Unlock()
+	if d == nil {
+		return nil
+	}
+	a.redacting.mu.Lock()
+	defer a.redacting.mu.Unlock()
+	if a.redacting.r != nil && a.redacting.rev == d.Revision {
+		return a.redacting.r
+	}
+	var values []string
+	for _, ns := range d.State.Namespaces {
+		for _, svc := range ns.Services {
+			for _, e := range svc.Env {
+				if e.Secret && len(e.Value) >= 4 {
+					values = append(values, e.Value)
+				}
+			}
+		}
+	}
+	// Longer values first, so that one inside another goes whole.
+	slices.SortStableFunc(values, func(x, y string) int { return len(y) - len(x) })
+	pairs := make([]string, 0, 2*len(values))
+	for _, v := range values {
+		pairs = append(pairs, v, "[redacted]")
+	}
+	a.redacting.r, a.redacting.rev = strings.NewReplacer(pairs...), d.Revision
+	return a.redacting.r
 }
 
 // logTargets are the containers to follow now: the managed pods in the

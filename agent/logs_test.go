@@ -100,7 +100,10 @@ func testFollower(t *testing.T, srv *apiServer, targets *targetSet, set logSetti
 	m := NewMetrics()
 	sent := &sentLogs{}
 	if set.rate == 0 {
-		set.rate, set.burst, set.lineBytes = DefaultLogRate, DefaultLogBurst, DefaultLogLineBytes
+		set.rate, set.burst = DefaultLogRate, DefaultLogBurst
+	}
+	if set.lineBytes == 0 {
+		set.lineBytes = DefaultLogLineBytes
 	}
 	if set.streams == 0 {
 		set.streams = DefaultLogStreams
@@ -491,5 +494,33 @@ func TestLogTargets(t *testing.T) {
 	}
 	if logTargets(nil, nil) != nil {
 		t.Error("targets without a state are known")
+	}
+}
+
+// A line the agent has to cut has the desired state's secret values taken
+// out first (issue 30, rows 11–14): a secret the cut would split leaves
+// nothing of itself; a line the agent does not cut is sent whole, for the
+// control plane to redact.
+func TestLogFollowerRedactsBeforeCutting(t *testing.T) {
+	const secret = "s3cret-Value-XYZ"
+	srv := newAPIServer(t)
+	at := time.Now().Add(-time.Minute)
+	long := strings.Repeat("a", 30) + secret + strings.Repeat("b", 30) // the cut at 40 falls inside the secret
+	srv.logs = serveLines(map[string][]protocol.LogLine{"p": linesAt(at, long, "short "+secret)})
+	targets := &targetSet{m: map[streamKey]string{keyOf("p"): "r"}}
+	f, sent, _ := testFollower(t, srv, targets, logSettings{lineBytes: 40, backoffMin: time.Hour, backoffMax: time.Hour})
+	f.redact = func() *strings.Replacer { return strings.NewReplacer(secret, "[redacted]") }
+	run(t, f)
+	tu.Eventually(t, 5*time.Second, "both lines", func() (bool, string) {
+		s := strings.Join(sent.streams(), " | ")
+		return strings.Contains(s, "short"), s
+	})
+	s := strings.Join(sent.streams(), " | ")
+	cut, whole, _ := strings.Cut(s, " short ")
+	if strings.Contains(cut, "s3cret") || !strings.Contains(cut, strings.Repeat("a", 30)+"[redacted] [line cut at 40 bytes]") {
+		t.Errorf("the cut line: %s", cut)
+	}
+	if whole != secret {
+		t.Errorf("a line not cut was changed by the agent: %q", whole)
 	}
 }

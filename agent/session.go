@@ -180,6 +180,7 @@ func (a *Agent) session(ctx context.Context) (welcomed bool, err error) {
 	if slices.Contains(w.Capabilities, protocol.CapLogs) {
 		logs := newLogFollower(a.kube.Logs, a.log, a.cfg.Metrics, a.logSettings(), &a.logSince, a.logTargets,
 			func(m protocol.Logs) error { return c.send(protocol.TypeLogs, m) })
+		logs.redact = a.secretValues
 		if slices.Contains(w.Capabilities, protocol.CapLogResume) {
 			resume = newLogResume(func(m protocol.LogPositions) error { return c.send(protocol.TypeLogPositions, m) })
 			logs.resume = resume

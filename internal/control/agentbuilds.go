@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/bus"
@@ -112,6 +113,12 @@ func (a *AgentSide) BuildReport(ctx context.Context, r BuildReport) (stored int6
 		r.Succeeded, r.Failed = false, true
 		r.Message = fmt.Sprintf("the build reported %q, not an image digest (sha256: and 64 hex digits)", clipText(r.Digest, 100))
 	}
+	// A build's log is redacted as the cluster's container logs are: a
+	// step that prints a secret, or the Git credential, stores neither.
+	redact, err := a.redactor(ctx)
+	if err != nil {
+		return 0, err
+	}
 	err = p.system(ctx, b.TenantID, r.Succeeded, func(q *txn) error {
 		if b, err = store.Builds.Get(ctx, q, r.ID); err != nil {
 			return err
@@ -123,7 +130,7 @@ func (a *AgentSide) BuildReport(ctx context.Context, r BuildReport) (stored int6
 		if r.From > b.LogLines {
 			return fmt.Errorf("%w: %d stored, the report starts after %d", ErrBuildLogGap, b.LogLines, r.From)
 		}
-		if err := p.storeLines(ctx, q, b, r); err != nil {
+		if err := p.storeLines(ctx, q, b, r, redact); err != nil {
 			return err
 		}
 		stored = b.LogLines
@@ -156,14 +163,14 @@ func (a *AgentSide) BuildReport(ctx context.Context, r BuildReport) (stored int6
 // storeLines stores the report's lines the build has not stored yet, up to
 // the log's bounds; the first line past them is a marker saying the log
 // was cut.
-func (p *Plane) storeLines(ctx context.Context, q *txn, b *model.Build, r BuildReport) error {
+func (p *Plane) storeLines(ctx context.Context, q *txn, b *model.Build, r BuildReport, redact *strings.Replacer) error {
 	skip := b.LogLines - r.From
 	if skip >= int64(len(r.Lines)) || b.LogTruncated {
 		return nil
 	}
 	var out []model.BuildLogLine
 	for _, l := range r.Lines[skip:] {
-		text := p.cleanLine(l.Text)
+		text := p.cutLine(redact.Replace(storable(l.Text)))
 		if b.LogLines+1 >= p.builds.MaxLogLines || b.LogBytes+int64(len(text)) > p.builds.MaxLogBytes {
 			b.LogLines++
 			b.LogTruncated = true

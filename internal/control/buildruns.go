@@ -348,10 +348,9 @@ func (p *Plane) BuildOf(ctx context.Context, d *model.Deployment) (*model.Build,
 	return b, err
 }
 
-// cleanLine makes a log line storable: valid UTF-8, no NUL, at most
-// MaxLineBytes (the rest cut, saying so).
-func (p *Plane) cleanLine(s string) string {
-	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
+// cutLine cuts a storable line (after its redaction) at the longest a
+// line is kept, saying so.
+func (p *Plane) cutLine(s string) string {
 	if int64(len(s)) > p.builds.MaxLineBytes {
 		n := int(p.builds.MaxLineBytes)
 		for n > 0 && !utf8.RuneStart(s[n]) {

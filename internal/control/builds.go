@@ -159,6 +159,15 @@ func (p *Plane) gitCredential(svc *model.Service, repository string) (string, er
 	if svc.Git == nil || svc.GitCredential == "" || webhook.RepositoryKey(repository) != credentialRepository(svc.Git) {
 		return "", nil
 	}
+	return p.openGitCredential(svc)
+}
+
+// openGitCredential opens a service's Git credential ("" for none), for
+// whatever asks: a request to its repository, or redaction.
+func (p *Plane) openGitCredential(svc *model.Service) (string, error) {
+	if svc.GitCredential == "" {
+		return "", nil
+	}
 	c, err := p.box.Open(svc.GitCredential, svc.GitBinding())
 	if err != nil {
 		return "", fmt.Errorf("opening the Git credential of service %s: %w", svc.Name, err)

@@ -90,15 +90,22 @@ type logTarget struct {
 }
 
 // logTargets are the services the cluster runs, from its desired state
-// at revision rev (compiled again when the revision moves on).
+// at revision rev (compiled again when the revision moves on), and what
+// every text the cluster reports has taken out before it is stored.
 type logTargets struct {
 	mu      sync.Mutex
 	rev     int64
 	targets map[[2]string]*logTarget
+	redact  *strings.Replacer
 }
 
 // logTargetsNow returns the cluster's services, compiling its desired state
-// when its revision changed since the last call.
+// when its revision changed since the last call. Every target redacts the
+// same values: every secret of the tenant a service could see — its own, a
+// project's or an environment's, another service's it takes in by
+// reference, whole or inside a template — and the services' Git
+// credentials. A value of another service in a line is as secret as one of
+// its own.
 func (a *AgentSide) logTargetsNow(ctx context.Context) (map[[2]string]*logTarget, error) {
 	rev, err := a.DesiredRevision(ctx)
 	if err != nil {
@@ -109,27 +116,67 @@ func (a *AgentSide) logTargetsNow(ctx context.Context) (map[[2]string]*logTarget
 	if a.logs.targets != nil && a.logs.rev == rev {
 		return a.logs.targets, nil
 	}
-	rev, st, err := a.State(ctx)
+	snap, err := a.Snapshot(ctx)
 	if err != nil {
 		return nil, err
+	}
+	rev, st, _ := snap.State(a.cluster)
+	var pairs []string
+	add := func(v string) {
+		if len(v) >= minRedacted {
+			pairs = append(pairs, v, Redacted)
+		}
+	}
+	for _, prj := range snap.input.Projects {
+		for _, v := range prj.Variables {
+			if v.Secret {
+				add(v.Value)
+			}
+		}
+		for i := range prj.Services {
+			if c, err := a.p.openGitCredential(&prj.Services[i]); err == nil {
+				add(c)
+			}
+		}
 	}
 	out := map[[2]string]*logTarget{}
 	for _, ns := range st.Namespaces {
 		for _, svc := range ns.Services {
-			t := &logTarget{tenant: a.tenant, releases: map[int]model.ReleaseID{svc.Release: svc.ReleaseID}}
-			var pairs []string
 			for _, e := range svc.Env {
-				if e.Secret && len(e.Value) >= minRedacted {
-					pairs = append(pairs, e.Value, Redacted)
+				if e.Secret {
+					add(e.Value) // a template that takes a secret in, expanded
 				}
 			}
-			// Longer values first, so that one inside another goes whole.
-			t.redact = strings.NewReplacer(sortedPairs(pairs)...)
-			out[[2]string{string(ns.EnvID), string(svc.ID)}] = t
 		}
 	}
-	a.logs.rev, a.logs.targets = rev, out
+	// Longer values first, so that one inside another goes whole.
+	redact := strings.NewReplacer(sortedPairs(pairs)...)
+	for _, ns := range st.Namespaces {
+		for _, svc := range ns.Services {
+			out[[2]string{string(ns.EnvID), string(svc.ID)}] = &logTarget{tenant: a.tenant,
+				releases: map[int]model.ReleaseID{svc.Release: svc.ReleaseID}, redact: redact}
+		}
+	}
+	a.logs.rev, a.logs.targets, a.logs.redact = rev, out, redact
 	return out, nil
+}
+
+// redactor is what the cluster's reported text has taken out (see
+// logTargetsNow).
+func (a *AgentSide) redactor(ctx context.Context) (*strings.Replacer, error) {
+	if _, err := a.logTargetsNow(ctx); err != nil {
+		return nil, err
+	}
+	a.logs.mu.Lock()
+	defer a.logs.mu.Unlock()
+	return a.logs.redact, nil
+}
+
+// storable makes text storable — NULs taken out, invalid UTF-8 replaced —
+// before anything is redacted in it: a secret a container prints split by
+// a NUL, or in UTF-16, is whole when it is looked for.
+func storable(s string) string {
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
 }
 
 // projectOf is the project of a target's environment, read once per
@@ -230,12 +277,12 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 			if len(s.Lines) > 0 {
 				m.At = at(s.Lines[0].At).Add(-time.Nanosecond)
 			}
-			m.Line = p.cleanLine("[nebula] lines of " + s.Pod + "/" + s.Container + " are missing here: " + t.redact.Replace(s.Gap))
+			m.Line = p.cutLine(t.redact.Replace(storable("[nebula] lines of " + s.Pod + "/" + s.Container + " are missing here: " + s.Gap)))
 			lines = append(lines, m)
 		}
 		for _, l := range s.Lines {
 			x := base
-			x.At, x.Line = at(l.At), p.cleanLine(t.redact.Replace(l.Text))
+			x.At, x.Line = at(l.At), p.cutLine(t.redact.Replace(storable(l.Text)))
 			lines = append(lines, x)
 		}
 		topics[bus.Logs(string(s.Environment), string(s.Service))] = true
@@ -475,14 +522,13 @@ func (a *AgentSide) Events(ctx context.Context, evs []EventIn) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		msg := e.Message
-		if e.Service != "" {
-			msg = t.redact.Replace(msg)
-		}
+		// Every text of an event is redacted, whether or not the agent
+		// tied it to a service.
+		r := func(s string) string { return t.redact.Replace(storable(s)) }
 		out = append(out, model.KubeEvent{At: at(e.LastAt), FirstAt: at(e.FirstAt), TenantID: a.tenant, ClusterID: a.cluster,
 			ProjectID: project, EnvironmentID: e.Environment, ServiceID: e.Service, UID: e.UID, Count: e.Count,
-			Type: e.Type, Reason: e.Reason, Message: clipText(msg, 4000), Namespace: e.Namespace, ObjectKind: e.ObjectKind,
-			ObjectName: e.ObjectName, Source: e.Source})
+			Type: r(e.Type), Reason: r(e.Reason), Message: clipText(r(e.Message), 4000), Namespace: e.Namespace,
+			ObjectKind: e.ObjectKind, ObjectName: r(e.ObjectName), Source: r(e.Source)})
 		topics[bus.Events(string(e.Environment))] = true
 	}
 	if dropped > 0 {
@@ -596,6 +642,16 @@ func (a *AgentSide) Drift(ctx context.Context, d DriftIn) error {
 		return err
 	}
 	now := p.now()
+	// What a drift names comes from whoever changed the object: redacted
+	// as the cluster's other reports are.
+	r := func(ss []string) []string {
+		out := make([]string, len(ss))
+		for i, s := range ss {
+			out[i] = t.redact.Replace(storable(s))
+		}
+		return out
+	}
+	d.Name, d.Fields, d.Managers = t.redact.Replace(storable(d.Name)), r(d.Fields), r(d.Managers)
 	rec := &model.Drift{TenantID: a.tenant, ClusterID: a.cluster, ProjectID: project, EnvironmentID: d.Environment,
 		ServiceID: d.Service, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name, Fields: d.Fields, Managers: d.Managers, DetectedAt: now}
 	return p.tx(ctx, func(q *txn) error {
