@@ -476,6 +476,19 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 	now := p.now()
 	since := now.Add(-signinWindow)
 	account, address := "account:"+email, "address:"+limitKey(from.Address)
+	// Past a limit already (a read: no write lock), refused at once; under
+	// it, the attempt is reserved atomically below. A burst of guesses at
+	// one account thus takes the store's write lock as many times as the
+	// limit lets through, not once per guess.
+	for _, lim := range []store.SigninLimit{{Subject: account, Max: signinAccountLimit}, {Subject: address, Max: signinAddressLimit}} {
+		n, err := store.SigninFailures(ctx, p.q(ctx), lim.Subject, since)
+		if err != nil {
+			return nil, "", err
+		}
+		if n >= lim.Max {
+			return nil, "", RateLimited{RetryAfter: signinWindow}
+		}
+	}
 	var room bool
 	if err := p.tx(ctx, func(q *txn) error {
 		var err error
