@@ -1011,8 +1011,8 @@ type ComplexityRoot struct {
 	User struct {
 		CreatedAt func(childComplexity int) int
 		Email     func(childComplexity int) int
-		ID        func(childComplexity int) int
 		Kind      func(childComplexity int) int
+		LocalID   func(childComplexity int) int
 		Name      func(childComplexity int) int
 	}
 
@@ -5403,18 +5403,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.Email(childComplexity), true
-	case "User.id":
-		if e.ComplexityRoot.User.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.User.ID(childComplexity), true
 	case "User.kind":
 		if e.ComplexityRoot.User.Kind == nil {
 			break
 		}
 
 		return e.ComplexityRoot.User.Kind(childComplexity), true
+	case "User.id":
+		if e.ComplexityRoot.User.LocalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.LocalID(childComplexity), true
 	case "User.name":
 		if e.ComplexityRoot.User.Name == nil {
 			break
@@ -29007,11 +29007,11 @@ func (ec *executionContext) _User_id(ctx context.Context, field graphql.Collecte
 			return ec.fieldContext_User_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.LocalID, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.UserID) graphql.Marshaler {
-			return ec.marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐUserID(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.LocalUserID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLocalUserID(ctx, selections, v)
 		},
 		true,
 		true,
@@ -43542,7 +43542,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 			out.Values[i] = graphql.MarshalString("User")
 		case "id":
 			if ec.OperationContext.DirectFields {
-				if res := gid.MarshalUserID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+				if res := gid.MarshalLocalUserID(obj.LocalID); res != graphql.Null && res != graphql.RequiredNull {
 					out.Values[i] = res
 					break
 				}
@@ -46248,6 +46248,20 @@ func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinte
 	return res
 }
 
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLocalUserID(ctx context.Context, v any) (model.LocalUserID, error) {
+	res, err := gid.UnmarshalLocalUserID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLocalUserID(ctx context.Context, sel ast.SelectionSet, v model.LocalUserID) graphql.Marshaler {
+	_ = sel
+	res := gid.MarshalLocalUserID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMemberID(ctx context.Context, v any) (model.MemberID, error) {
 	res, err := gid.UnmarshalMemberID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -46382,20 +46396,6 @@ func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋin
 func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐTokenID(ctx context.Context, sel ast.SelectionSet, v model.TokenID) graphql.Marshaler {
 	_ = sel
 	res := gid.MarshalTokenID(v)
-	if res == graphql.Null {
-		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
-	}
-	return res
-}
-
-func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐUserID(ctx context.Context, v any) (model.UserID, error) {
-	res, err := gid.UnmarshalUserID(v)
-	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐUserID(ctx context.Context, sel ast.SelectionSet, v model.UserID) graphql.Marshaler {
-	_ = sel
-	res := gid.MarshalUserID(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}

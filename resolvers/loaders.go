@@ -34,7 +34,7 @@ const batchWait = 2 * time.Millisecond
 
 type loaders struct {
 	plane        *control.Plane
-	users        *dataloadgen.Loader[model.UserID, *model.User]
+	users        *dataloadgen.Loader[control.UserIn, *model.User]
 	tenants      *dataloadgen.Loader[model.TenantID, *model.Tenant]
 	projects     *dataloadgen.Loader[model.ProjectID, *model.Project]
 	environments *dataloadgen.Loader[model.EnvironmentID, *model.Environment]
@@ -81,7 +81,7 @@ func newLoaders(p *control.Plane) *loaders {
 	w := dataloadgen.WithWait(batchWait)
 	return &loaders{
 		plane:        p,
-		users:        dataloadgen.NewMappedLoader(p.UsersByIDs, w),
+		users:        dataloadgen.NewMappedLoader(p.UsersIn, w),
 		tenants:      dataloadgen.NewMappedLoader(p.TenantsByIDs, w),
 		projects:     dataloadgen.NewMappedLoader(p.ProjectsByIDs, w),
 		environments: dataloadgen.NewMappedLoader(p.EnvironmentsByIDs, w),
@@ -110,6 +110,15 @@ func load[K comparable, V any](ctx context.Context, l *dataloadgen.Loader[K, *V]
 		return nil, store.ErrNotFound
 	}
 	return v, err
+}
+
+// userIn reads a user an object of tenant refers to, as tenant knows them;
+// nil when id is nil or the user is not visible.
+func userIn(ctx context.Context, p *control.Plane, tenant model.TenantID, id *model.UserID) (*model.User, error) {
+	if id == nil {
+		return nil, nil
+	}
+	return loadOptional(ctx, loadersFrom(ctx, p).users, &control.UserIn{Tenant: tenant, User: *id})
 }
 
 // loadOptional reads an optional reference: nil when unset or not visible.

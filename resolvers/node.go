@@ -30,7 +30,7 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 		}
 		return nonNil(p.Tenant(ctx, model.TenantID(raw)))
 	case gid.User:
-		return nonNil(p.User(ctx, model.UserID(raw)))
+		return nonNil(p.User(ctx, model.LocalUserID(raw)))
 	case gid.Member:
 		return nonNil(p.Member(ctx, model.MemberID(raw)))
 	case gid.APIToken:
@@ -110,7 +110,7 @@ func auditFilter(f *gqlmodel.AuditEventFilter) (store.AuditFilter, error) {
 	}
 	out.Action = deref(f.Action, "")
 	if f.ActorID != nil {
-		id, err := gid.Decode[model.UserID](gid.User, *f.ActorID)
+		id, err := gid.Decode[model.LocalUserID](gid.User, *f.ActorID)
 		if err != nil {
 			return out, control.Invalid(err.Error(), "filter", "actorId")
 		}

@@ -25,11 +25,11 @@ import (
 )
 
 func (r *apiTokenResolver) User(ctx context.Context, obj *model.APIToken) (*model.User, error) {
-	return load(ctx, loadersFrom(ctx, r.Plane).users, obj.UserID)
+	return load(ctx, loadersFrom(ctx, r.Plane).users, control.UserIn{Tenant: obj.TenantID, User: obj.UserID})
 }
 
 func (r *approvalResolver) User(ctx context.Context, obj *model.Approval) (*model.User, error) {
-	return loadOptional(ctx, loadersFrom(ctx, r.Plane).users, obj.UserID)
+	return userIn(ctx, r.Plane, obj.TenantID, obj.UserID)
 }
 
 func (r *auditEventResolver) Actor(ctx context.Context, obj *model.AuditEvent) (*model.User, error) {
@@ -207,7 +207,7 @@ func (r *commandResolver) Args(ctx context.Context, obj *model.Command) (map[str
 }
 
 func (r *commandResolver) RequestedBy(ctx context.Context, obj *model.Command) (*model.User, error) {
-	return loadOptional(ctx, loadersFrom(ctx, r.Plane).users, obj.RequestedBy)
+	return userIn(ctx, r.Plane, obj.TenantID, obj.RequestedBy)
 }
 
 func (r *deploymentResolver) Release(ctx context.Context, obj *model.Deployment) (*model.Release, error) {
@@ -227,7 +227,7 @@ func (r *deploymentResolver) Cluster(ctx context.Context, obj *model.Deployment)
 }
 
 func (r *deploymentResolver) RequestedBy(ctx context.Context, obj *model.Deployment) (*model.User, error) {
-	return loadOptional(ctx, loadersFrom(ctx, r.Plane).users, obj.RequestedBy)
+	return userIn(ctx, r.Plane, obj.TenantID, obj.RequestedBy)
 }
 
 func (r *deploymentResolver) Approvals(ctx context.Context, obj *model.Deployment) ([]*model.Approval, error) {
@@ -341,7 +341,7 @@ func (r *invitationResolver) Status(ctx context.Context, obj *model.Invitation) 
 }
 
 func (r *invitationResolver) InvitedBy(ctx context.Context, obj *model.Invitation) (*model.User, error) {
-	return loadOptional(ctx, loadersFrom(ctx, r.Plane).users, &obj.InvitedBy)
+	return userIn(ctx, r.Plane, obj.TenantID, &obj.InvitedBy)
 }
 
 func (r *kubeEventResolver) Service(ctx context.Context, obj *model.KubeEvent) (*model.Service, error) {
@@ -360,7 +360,7 @@ func (r *memberResolver) Tenant(ctx context.Context, obj *model.Member) (*model.
 }
 
 func (r *memberResolver) User(ctx context.Context, obj *model.Member) (*model.User, error) {
-	return load(ctx, loadersFrom(ctx, r.Plane).users, obj.UserID)
+	return load(ctx, loadersFrom(ctx, r.Plane).users, control.UserIn{Tenant: obj.TenantID, User: obj.UserID})
 }
 
 func (r *memberResolver) APITokens(ctx context.Context, obj *model.Member, first *int, after *string) (*gqlmodel.APITokenConnection, error) {
@@ -452,7 +452,7 @@ func (r *mutationResolver) RemoveMember(ctx context.Context, input gqlmodel.Remo
 }
 
 func (r *mutationResolver) CreateAPIToken(ctx context.Context, input gqlmodel.CreateAPITokenInput) (*gqlmodel.CreateAPITokenPayload, error) {
-	user, err := decodeOptional[model.UserID](gid.User, input.UserID, "userId")
+	user, err := decodeOptional[model.LocalUserID](gid.User, input.UserID, "userId")
 	var tenant *model.TenantID
 	if err == nil {
 		tenant, err = decodeOptional[model.TenantID](gid.Tenant, input.TenantID, "tenantId")
@@ -512,9 +512,9 @@ func (r *mutationResolver) DeleteProject(ctx context.Context, input gqlmodel.Del
 
 func (r *mutationResolver) AddProjectMember(ctx context.Context, input gqlmodel.AddProjectMemberInput) (*gqlmodel.AddProjectMemberPayload, error) {
 	id, err := decode[model.ProjectID](gid.Project, input.ProjectID, "projectId")
-	var user model.UserID
+	var user model.LocalUserID
 	if err == nil {
-		user, err = decode[model.UserID](gid.User, input.UserID, "userId")
+		user, err = decode[model.LocalUserID](gid.User, input.UserID, "userId")
 	}
 	pm, ue, err := afterArgs(err, func() (*model.ProjectMember, error) {
 		return r.Plane.AddProjectMember(ctx, id, user, input.Role)
@@ -941,7 +941,7 @@ func (r *projectMemberResolver) Project(ctx context.Context, obj *model.ProjectM
 }
 
 func (r *projectMemberResolver) User(ctx context.Context, obj *model.ProjectMember) (*model.User, error) {
-	return load(ctx, loadersFrom(ctx, r.Plane).users, obj.UserID)
+	return load(ctx, loadersFrom(ctx, r.Plane).users, control.UserIn{Tenant: obj.TenantID, User: obj.UserID})
 }
 
 func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
@@ -1015,7 +1015,7 @@ func (r *releaseResolver) Environment(ctx context.Context, obj *model.Release) (
 }
 
 func (r *releaseResolver) CreatedBy(ctx context.Context, obj *model.Release) (*model.User, error) {
-	return loadOptional(ctx, loadersFrom(ctx, r.Plane).users, obj.CreatedBy)
+	return userIn(ctx, r.Plane, obj.TenantID, obj.CreatedBy)
 }
 
 func (r *revisionResolver) Cause(ctx context.Context, obj *control.Revision) (*model.AuditEvent, error) {

@@ -47,7 +47,7 @@ func NewEnvWithBox(t testing.TB, st *store.Store, box *seal.Box, logw io.Writer,
 		t.Fatalf("bootstrapping: %v", err)
 	}
 	return &Env{Store: st, Plane: plane, Server: srv,
-		BootstrapToken: boot.Secret, BootstrapUserID: gid.Encode(gid.User, boot.User.ID)}
+		BootstrapToken: boot.Secret, BootstrapUserID: UserGID(t, st, boot.Tenant.ID, boot.User.ID)}
 }
 
 // Reopen starts another control plane and server over e's store, as if the

@@ -32,8 +32,9 @@ func concurrently(n int, call func(i int) Response) []Response {
 }
 
 // Adding the same new person to several tenants at once must work: the
-// user is created once and shared. Two transactions in different tenants
-// hold different tenant locks, so both may find the email unused.
+// user is created once and shared, and each tenant knows them by an id of
+// its own. Two transactions in different tenants hold different tenant
+// locks, so both may find the email unused.
 func TestConcurrentAddMemberSameEmail(t *testing.T) {
 	t.Parallel()
 	EachStore(t, func(t *testing.T, env *Env) {
@@ -61,8 +62,18 @@ func TestConcurrentAddMemberSameEmail(t *testing.T) {
 				}
 				users[r.Str("addMember.member.user.id")] = true
 			}
-			if len(users) > 1 {
-				t.Errorf("round %d: %s became %d users, want one shared user", round, email, len(users))
+			if len(users) != tenants {
+				t.Errorf("round %d: the %d tenants know %s by %d ids, want one each", round, tenants, email, len(users))
+			}
+			u, err := store.UserByEmail(t.Context(), env.Store.Q(), email)
+			if err != nil {
+				t.Fatalf("round %d: reading the user of %s: %v", round, email, err)
+			}
+			for _, f := range fs {
+				tenant := rawID(t, gid.Tenant, f.TenantID)
+				if _, err := store.MemberOf(t.Context(), env.Store.Q(), model.TenantID(tenant), u.ID); err != nil {
+					t.Errorf("round %d: %s is no member of %s as the one user of the email: %v", round, email, f.Name, err)
+				}
 			}
 		}
 	})

@@ -124,8 +124,11 @@ type Env struct {
 	// BootstrapToken is the first admin's token secret; it acts in the
 	// bootstrap tenant. Fixtures are tenants this admin creates.
 	BootstrapToken string
-	// BootstrapUserID is the global id of the first admin.
+	// BootstrapUserID is the global id of the first admin, as its tenant
+	// knows them; BootstrapUser is the admin's store id, for reading how
+	// the tenants the admin founds know them (UserGID).
 	BootstrapUserID string
+	BootstrapUser   model.UserID
 	// Clock is the control plane's: real time, moved on by Advance.
 	Clock *Clock
 
@@ -190,8 +193,20 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 		Store: st, Plane: plane, Server: srv, Hub: served.Hub(), key: &key,
 		Clock:           clk,
 		BootstrapToken:  boot.Secret,
-		BootstrapUserID: gid.Encode(gid.User, boot.User.ID),
+		BootstrapUserID: UserGID(t, st, boot.Tenant.ID, boot.User.ID),
+		BootstrapUser:   boot.User.ID,
 	}
+}
+
+// UserGID is the global id a tenant's API shows for one of its users: of
+// the tenant's own id for them.
+func UserGID(t testing.TB, st *store.Store, tenant model.TenantID, user model.UserID) string {
+	t.Helper()
+	local, err := store.LocalIDOf(context.Background(), st.Q(), tenant, user)
+	if err != nil {
+		t.Fatalf("reading the tenant's id for user %s: %v", user, err)
+	}
+	return gid.Encode(gid.User, local)
 }
 
 // testWriter sends the server's warnings and errors to the test log, so that
@@ -527,10 +542,11 @@ func (e *Env) NewFixture(t testing.TB) *Fixture {
 	f.addSecret(e.BootstrapToken)
 
 	r := e.MustDo(t, e.BootstrapToken, `mutation($name: String!) {
-		createTenant(input: {name: $name}) { tenant { id } apiToken { id } secret userErrors { field message code } }
+		createTenant(input: {name: $name}) { tenant { id } apiToken { id user { id } } secret userErrors { field message code } }
 	}`, map[string]any{"name": f.Name})
 	f.TenantID = r.Str("createTenant.tenant.id")
-	f.Owner = Caller{Email: "admin@acme.test", UserID: e.BootstrapUserID,
+	// The new tenant knows its founder by an id of its own.
+	f.Owner = Caller{Email: "admin@acme.test", UserID: r.Str("createTenant.apiToken.user.id"),
 		Token: r.Str("createTenant.secret"), TokenID: r.Str("createTenant.apiToken.id")}
 	f.addSecret(f.Owner.Token)
 	f.MustDo(t, `mutation($t: ID!) { setTenantPlan(input: {tenantId: $t, plan: TEAM}) { userErrors { field message code } } }`,

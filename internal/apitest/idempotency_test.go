@@ -387,8 +387,12 @@ func TestIdempotencyOneTimeSecret(t *testing.T) {
 		if len(r.Errors) == 1 && (r.Errors[0].Extensions["action"] != "api_token.create" || r.Errors[0].Extensions["targetId"] != id) {
 			t.Errorf("extensions %v, want the action and the token's id %s", r.Errors[0].Extensions, id)
 		}
-		raw, _ := gid.Decode[model.UserID](gid.User, f.Owner.UserID)
 		tenant, _ := gid.Decode[model.TenantID](gid.Tenant, f.TenantID)
+		local, _ := gid.Decode[model.LocalUserID](gid.User, f.Owner.UserID)
+		raw, err := store.UserOfLocalID(context.Background(), env.Store.Q(), tenant, local)
+		if err != nil {
+			t.Fatalf("the owner's user: %v", err)
+		}
 		pg, err := store.TokensOf(context.Background(), env.Store.Q(), tenant, raw, store.PageArgs{First: store.MaxPage})
 		n := countOf(pg.Items, func(k *model.APIToken) bool { return k.Name == "keyed" })
 		if err != nil || n != 1 {

@@ -101,7 +101,7 @@ func bootstrapReplicas(t *testing.T, envs ...*Env) {
 		t.Fatal(err)
 	}
 	for _, e := range envs {
-		e.BootstrapToken, e.BootstrapUserID = boot.Secret, gid.Encode(gid.User, boot.User.ID)
+		e.BootstrapToken, e.BootstrapUserID = boot.Secret, UserGID(t, e.Store, boot.Tenant.ID, boot.User.ID)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/model"
 )
 
 // A person founds a tenant: they are its admin, on the FREE plan, with a
@@ -22,8 +23,13 @@ func TestCreateTenant(t *testing.T) {
 		if got := res.Str("createTenant.tenant.name"); got != "Globex" {
 			t.Errorf("name: got %q, want Globex", got)
 		}
-		if got := res.Str("createTenant.apiToken.user.id"); got != env.BootstrapUserID {
-			t.Errorf("token user: got %q, want the founder %q", got, env.BootstrapUserID)
+		// The new tenant knows its founder by an id of its own.
+		founder := UserGID(t, env.Store, decodeTenant(t, id), env.BootstrapUser)
+		if founder == env.BootstrapUserID {
+			t.Errorf("the new tenant knows its founder by the bootstrap tenant's id %s", founder)
+		}
+		if got := res.Str("createTenant.apiToken.user.id"); got != founder {
+			t.Errorf("token user: got %q, want the founder %q", got, founder)
 		}
 
 		t.Run("new token acts in the new tenant only", func(t *testing.T) {
@@ -39,7 +45,7 @@ func TestCreateTenant(t *testing.T) {
 			if got := r.Str("node.plan.name"); got != "FREE" {
 				t.Errorf("plan: got %q, want FREE", got)
 			}
-			if got := r.List("node.members.nodes"); len(got) != 1 || dig(got[0], "role") != "ADMIN" || dig(got[0], "user.id") != env.BootstrapUserID {
+			if got := r.List("node.members.nodes"); len(got) != 1 || dig(got[0], "role") != "ADMIN" || dig(got[0], "user.id") != founder {
 				t.Errorf("members: got %v, want the founder as the only admin", got)
 			}
 			r = env.MustDo(t, env.BootstrapToken, `{ viewer { tenants { nodes { id } } } }`, nil)
@@ -104,4 +110,13 @@ func TestTenantNodeWithoutItsRow(t *testing.T) {
 			}
 		}
 	})
+}
+
+func decodeTenant(t *testing.T, id string) model.TenantID {
+	t.Helper()
+	tenant, err := gid.Decode[model.TenantID](gid.Tenant, id)
+	if err != nil {
+		t.Fatalf("tenant id %q: %v", id, err)
+	}
+	return tenant
 }

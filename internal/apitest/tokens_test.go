@@ -14,6 +14,8 @@ import (
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
 )
 
 // Tokens outlive nothing that made them: a token expires no later than the
@@ -290,8 +292,14 @@ func TestMemberTokensListedAndRevoked(t *testing.T) {
 		const revoke = `mutation($m: ID!) { revokeMemberApiTokens(input: {memberId: $m}) {
 			member { id } revokedApiTokens { id revokedAt user { id } } ` + ue + ` } }`
 		t.Run("revoked at once", func(t *testing.T) {
+			// The audit history names the bot by the tenant's id for it;
+			// the bus by the user's own.
 			rawUser := rawID(t, gid.User, bot.UserID)
-			note := env.Plane.Bus().Subscribe(bus.User(rawUser))
+			user, err := store.UserOfLocalID(t.Context(), env.Store.Q(), model.TenantID(rawID(t, gid.Tenant, f.TenantID)), model.LocalUserID(rawUser))
+			if err != nil {
+				t.Fatalf("the bot's user: %v", err)
+			}
+			note := env.Plane.Bus().Subscribe(bus.User(string(user)))
 			defer note.Close()
 			before := f.AuditCount(t)
 			res := env.MustDo(t, f.Owner.Token, revoke, map[string]any{"m": bot.MemberID})

@@ -20,32 +20,50 @@ func (p *Plane) Members(ctx context.Context, tenant model.TenantID, pg store.Pag
 	return store.MembersOf(ctx, p.q(ctx), tenant, pg)
 }
 
-// UsersByIDs reads users for a dataloader: a user is visible to callers who
-// share a tenant with them (through the caller's token's tenant), and is
-// shown as that tenant knows them (the name and kind it gave).
-func (p *Plane) UsersByIDs(ctx context.Context, ids []model.UserID) (map[model.UserID]*model.User, error) {
+// UserIn names a user as one tenant knows them: the tenant of the object
+// that refers to the user.
+type UserIn struct {
+	Tenant model.TenantID
+	User   model.UserID
+}
+
+// UsersIn reads users for a dataloader, each as the tenant of its key
+// knows them (that tenant's id, name and kind for them). A user is visible
+// to callers who act in that tenant while the user is a member there, and
+// to themselves (a person who makes a tenant reads their token there).
+func (p *Plane) UsersIn(ctx context.Context, keys []UserIn) (map[UserIn]*model.User, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	users, err := store.UsersAsKnownIn(ctx, p.q(ctx), a.Home(), ids)
-	if err != nil {
-		return nil, err
+	byTenant := map[model.TenantID][]model.UserID{}
+	for _, k := range keys {
+		byTenant[k.Tenant] = append(byTenant[k.Tenant], k.User)
 	}
-	shared, err := store.MembersByUsers(ctx, p.q(ctx), a.Home(), ids)
-	if err != nil {
-		return nil, err
-	}
-	visible := map[model.UserID]bool{a.User.ID: true}
-	for _, m := range shared {
-		visible[m.UserID] = true
-	}
-	for id := range users {
-		if !visible[id] {
-			delete(users, id)
+	out := make(map[UserIn]*model.User, len(keys))
+	q := p.q(ctx)
+	for tenant, ids := range byTenant {
+		visible := map[model.UserID]bool{a.User.ID: true}
+		if a.ActsIn(tenant) {
+			members, err := store.MembersByUsers(ctx, q, tenant, ids)
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range members {
+				visible[m.UserID] = true
+			}
+		}
+		users, err := store.UsersAsKnownIn(ctx, q, tenant, ids)
+		if err != nil {
+			return nil, err
+		}
+		for id, u := range users {
+			if visible[id] {
+				out[UserIn{Tenant: tenant, User: id}] = u
+			}
 		}
 	}
-	return users, nil
+	return out, nil
 }
 
 // AuditActor reads the user who made an audit event, for readers of the
@@ -61,13 +79,23 @@ func (p *Plane) AuditActor(ctx context.Context, ev *model.AuditEvent) (*model.Us
 	return store.UserAsKnownIn(ctx, p.q(ctx), ev.TenantID, *ev.ActorID)
 }
 
-// User reads one user visible to the caller.
-func (p *Plane) User(ctx context.Context, id model.UserID) (*model.User, error) {
-	m, err := p.UsersByIDs(ctx, []model.UserID{id})
+// User reads one user visible to the caller by the id the caller's tenant
+// knows them by: another tenant's id for the same person names nobody.
+func (p *Plane) User(ctx context.Context, id model.LocalUserID) (*model.User, error) {
+	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if u := m[id]; u != nil {
+	user, err := store.UserOfLocalID(ctx, p.q(ctx), a.Home(), id)
+	if err != nil {
+		return nil, err
+	}
+	key := UserIn{Tenant: a.Home(), User: user}
+	m, err := p.UsersIn(ctx, []UserIn{key})
+	if err != nil {
+		return nil, err
+	}
+	if u := m[key]; u != nil {
 		return u, nil
 	}
 	return nil, store.ErrNotFound
@@ -216,14 +244,18 @@ func (p *Plane) ProjectMembers(ctx context.Context, project model.Scope, pg stor
 }
 
 // AddProjectMember gives a tenant member a role in a project.
-func (p *Plane) AddProjectMember(ctx context.Context, project model.ProjectID, user model.UserID, role model.ProjectRole) (*model.ProjectMember, error) {
+func (p *Plane) AddProjectMember(ctx context.Context, project model.ProjectID, local model.LocalUserID, role model.ProjectRole) (*model.ProjectMember, error) {
 	proj, err := get(ctx, p, p.q(ctx), store.Projects, project, authz.ProjectMemberManage)
 	if err != nil {
 		return nil, err
 	}
 	var pm *model.ProjectMember
 	err = p.change(ctx, proj.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		if _, err := store.MemberOf(ctx, q, proj.TenantID, user); err != nil {
+		user, err := store.UserOfLocalID(ctx, q, proj.TenantID, local)
+		if err == nil {
+			_, err = store.MemberOf(ctx, q, proj.TenantID, user)
+		}
+		if err != nil {
 			return notFoundOn(err, "userId", "the user is not a member of this project's tenant; add them to the tenant first")
 		}
 		pm = &model.ProjectMember{ID: newID[model.ProjectMemberID](), TenantID: proj.TenantID, ProjectID: project,

@@ -141,7 +141,13 @@ func (p *Plane) insertTenant(ctx context.Context, q store.Querier, name string, 
 		}
 	}
 	m := &model.Member{ID: newID[model.MemberID](), TenantID: t.ID, UserID: user.ID, Role: model.TenantAdmin, CreatedAt: p.now()}
-	return t, user, store.Members.Insert(ctx, q, m)
+	if err := store.Members.Insert(ctx, q, m); err != nil {
+		return nil, nil, err
+	}
+	// The new tenant knows its founder by their name, since now, and by an
+	// id of its own.
+	return t, user, store.PutMemberProfile(ctx, q, t.ID, &model.User{ID: user.ID, Email: user.Email, Name: user.Name,
+		Kind: user.Kind, CreatedAt: m.CreatedAt})
 }
 
 // CreateTenant creates a tenant with the caller as its admin and returns a

@@ -153,8 +153,9 @@ type CreateTokenInput struct {
 	// Tenant is the tenant the token acts in: nil for the caller's token's
 	// (or the session's only) tenant.
 	Tenant *model.TenantID
-	// User is an integration user of the caller's tenant; nil for the caller.
-	User          *model.UserID
+	// User is an integration user of the token's tenant, by the id the
+	// tenant knows them by; nil for the caller.
+	User          *model.LocalUserID
 	ExpiresInDays *int
 }
 
@@ -192,11 +193,17 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 		return nil, "", Invalid("say in which tenant the token acts", "input", "tenantId")
 	}
 	owner := a.User.ID
-	if in.User != nil && *in.User != owner {
-		if err := p.authz.Check(ctx, a, authz.TokenManageIntegrate, model.Scope{Tenant: tenant}); err != nil {
-			return nil, "", err
+	if in.User != nil {
+		user, err := store.UserOfLocalID(ctx, p.q(ctx), tenant, *in.User)
+		if err != nil {
+			return nil, "", notFoundOn(err, "userId", "no such user in this tenant")
 		}
-		owner = *in.User
+		if user != owner {
+			if err := p.authz.Check(ctx, a, authz.TokenManageIntegrate, model.Scope{Tenant: tenant}); err != nil {
+				return nil, "", err
+			}
+			owner = user
+		}
 	}
 	var tok *model.APIToken
 	var secret string

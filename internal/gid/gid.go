@@ -122,8 +122,13 @@ func MarshalTenantID(v model.TenantID) graphql.Marshaler { return marshal(Tenant
 func UnmarshalTenantID(v any) (model.TenantID, error) {
 	return unmarshal[model.TenantID](Tenant, v)
 }
-func MarshalUserID(v model.UserID) graphql.Marshaler { return marshal(User, v) }
-func UnmarshalUserID(v any) (model.UserID, error)    { return unmarshal[model.UserID](User, v) }
+
+// A user leaves the API by the id its tenant knows it by, never by its
+// model.UserID, which is the same in every tenant.
+func MarshalLocalUserID(v model.LocalUserID) graphql.Marshaler { return marshal(User, v) }
+func UnmarshalLocalUserID(v any) (model.LocalUserID, error) {
+	return unmarshal[model.LocalUserID](User, v)
+}
 func MarshalMemberID(v model.MemberID) graphql.Marshaler {
 	return marshal(Member, v)
 }

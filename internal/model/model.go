@@ -11,8 +11,11 @@ import (
 
 // Typed ids: mixing them up is a compile error rather than a wrong row.
 type (
-	TenantID          string
-	UserID            string
+	TenantID string
+	UserID   string
+	// LocalUserID is the id a tenant knows a user by: the API shows a
+	// user by it, never by the UserID, which is the same in every tenant.
+	LocalUserID       string
 	MemberID          string
 	TokenID           string
 	ProjectID         string
@@ -50,7 +53,9 @@ type Tenant struct {
 }
 
 type User struct {
-	ID        UserID
+	ID UserID
+	// LocalID is the id of the tenant that read the user (its profile).
+	LocalID   LocalUserID
 	Email     string
 	Name      string
 	Kind      UserKind

@@ -16,8 +16,22 @@ import (
 const auditColumns = `seq, tenant_id, actor_id, token_id, action, target_type, target_id, client_address, details, created_at`
 
 // InsertAudit appends an audit event and gives it its id. It is called
-// inside the transaction of the change it records.
+// inside the transaction of the change it records. A "userId" detail,
+// given as the user's model.UserID, is stored (and left in e.Details) as
+// the id the event's tenant knows the user by, or dropped if the tenant
+// knows no such user: the history never shows an id of another tenant.
 func InsertAudit(ctx context.Context, q Querier, e *model.AuditEvent) error {
+	if user, ok := e.Details["userId"].(string); ok {
+		local, err := LocalIDOf(ctx, q, e.TenantID, model.UserID(user))
+		switch {
+		case err == nil:
+			e.Details["userId"] = string(local)
+		case errors.Is(err, ErrNotFound):
+			delete(e.Details, "userId")
+		default:
+			return fmt.Errorf("inserting audit event: %w", err)
+		}
+	}
 	rows, err := q.Query(ctx, `INSERT INTO audit_events
 		(tenant_id, actor_id, token_id, action, target_type, target_id, client_address, details, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING seq`,
@@ -40,8 +54,9 @@ func InsertAudit(ctx context.Context, q Querier, e *model.AuditEvent) error {
 
 // AuditFilter narrows an audit query; zero fields do not filter.
 type AuditFilter struct {
-	Action  string
-	ActorID model.UserID
+	Action string
+	// ActorID is the id the tenant knows the actor by.
+	ActorID model.LocalUserID
 	// TargetType and TargetID filter together: an id is unique per type.
 	TargetType string
 	TargetID   string
@@ -62,7 +77,7 @@ func ListAudit(ctx context.Context, q Querier, tenant model.TenantID, f AuditFil
 		add("action = $%d", f.Action)
 	}
 	if f.ActorID != "" {
-		add("actor_id = $%d", string(f.ActorID))
+		add("actor_id = (SELECT p.user_id FROM member_profiles p WHERE p.tenant_id = audit_events.tenant_id AND p.local_id = $%d)", string(f.ActorID))
 	}
 	if f.TargetID != "" {
 		add("target_type = $%d", f.TargetType)

@@ -93,7 +93,7 @@ func UpdateProjectMemberRole(ctx context.Context, q Querier, id model.ProjectMem
 func TokenByHash(ctx context.Context, q Querier, hash []byte) (*model.APIToken, *model.User, error) {
 	rows, err := q.Query(ctx, `SELECT `+qualified("t", Tokens.Columns)+`, `+knownUserColumns+`
 		FROM api_tokens t JOIN users u ON u.id = t.user_id
-		LEFT JOIN member_profiles p ON p.user_id = u.id AND p.tenant_id = t.tenant_id
+		JOIN member_profiles p ON p.user_id = u.id AND p.tenant_id = t.tenant_id
 		WHERE t.hash = $1`, hash)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading token: %w", err)
@@ -105,7 +105,7 @@ func TokenByHash(ctx context.Context, q Querier, hash []byte) (*model.APIToken, 
 		}
 		return nil, nil, ErrNotFound
 	}
-	total := len(Tokens.Columns) + 8
+	total := len(Tokens.Columns) + knownUserWidth
 	tok, err := Tokens.scan(newColumnsAt(rows, 0, total, skipping(q)))
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading token: %w", err)

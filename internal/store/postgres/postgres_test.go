@@ -21,6 +21,22 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) *store.Store { return pgtest.Open(t) })
 }
 
+func TestUpgrades(t *testing.T) {
+	storetest.RunUpgrades(t, func(t *testing.T, version int) (old, current *store.Store) {
+		url := pgtest.URL(t)
+		var dbs [2]*postgres.DB
+		for i := range dbs {
+			db, err := postgres.Open(t.Context(), url, postgres.Options{})
+			if err != nil {
+				t.Fatalf("opening: %v", err)
+			}
+			t.Cleanup(db.Close)
+			dbs[i] = db
+		}
+		return store.New(storetest.UpTo(t, dbs[0], version)), store.New(dbs[1])
+	})
+}
+
 // Replicas starting together on a fresh database both succeed: the advisory
 // lock makes one wait for the other, which then finds nothing to apply.
 func TestConcurrentMigrate(t *testing.T) {

@@ -86,3 +86,15 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 		})
 	}
 }
+
+func TestUpgrades(t *testing.T) {
+	storetest.RunUpgrades(t, func(t *testing.T, version int) (old, current *store.Store) {
+		path := filepath.Join(t.TempDir(), "nebula.db")
+		db, err := sqlite.Open(t.Context(), path)
+		if err != nil {
+			t.Fatalf("opening %s: %v", path, err)
+		}
+		t.Cleanup(db.Close)
+		return store.New(storetest.UpTo(t, db, version)), open(t, path)
+	})
+}

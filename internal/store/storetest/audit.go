@@ -12,7 +12,18 @@ import (
 func testAudit(t *testing.T, s *store.Store) {
 	ctx := t.Context()
 	a, b := newTenant(t, s), newTenant(t, s)
-	u1, u2 := model.UserID(newID()), model.UserID(newID()) // actors need not be rows
+	// Actors are users the tenant has profiles of; the filter takes the
+	// tenant's id for them.
+	user1, user2 := newUser(t, s), newUser(t, s)
+	u1, u2 := user1.ID, user2.ID
+	local := func(tenant *model.Tenant, u *model.User) model.LocalUserID {
+		t.Helper()
+		wantNoErr(t, "recording a profile", store.PutMemberProfile(ctx, s.Q(), tenant.ID, u))
+		id, err := store.LocalIDOf(ctx, s.Q(), tenant.ID, u.ID)
+		wantNoErr(t, "reading the tenant's id", err)
+		return id
+	}
+	l1, l2, l1InB := local(a, user1), local(a, user2), local(b, user1)
 	tok := model.TokenID(newID())
 	p1, p2, c1 := newID(), newID(), newID()
 	t0 := store.Now().Add(-time.Hour)
@@ -76,8 +87,10 @@ func testAudit(t *testing.T, s *store.Store) {
 			want   []string
 		}{
 			{"action", store.AuditFilter{Action: "project.create"}, ev(2, 0)},
-			{"actor", store.AuditFilter{ActorID: u1}, ev(1, 0)},
-			{"other actor", store.AuditFilter{ActorID: u2}, ev(4, 2)},
+			{"actor", store.AuditFilter{ActorID: l1}, ev(1, 0)},
+			{"other actor", store.AuditFilter{ActorID: l2}, ev(4, 2)},
+			{"actor by another tenant's id", store.AuditFilter{ActorID: l1InB}, nil},
+			{"actor by the user's own id", store.AuditFilter{ActorID: model.LocalUserID(u1)}, nil},
 			{"target", store.AuditFilter{TargetType: "Project", TargetID: p1}, ev(4, 1, 0)},
 			{"target id of another type", store.AuditFilter{TargetType: "Cluster", TargetID: p1}, nil},
 			{"cluster target", store.AuditFilter{TargetType: "Cluster", TargetID: c1}, ev(3)},
@@ -85,8 +98,8 @@ func testAudit(t *testing.T, s *store.Store) {
 			{"until, exclusive", store.AuditFilter{Until: ptr(minute(2))}, ev(1, 0)},
 			{"since and until", store.AuditFilter{Since: ptr(minute(1)), Until: ptr(minute(3))}, ev(2, 1)},
 			{"since in another zone", store.AuditFilter{Since: ptr(minute(3).In(time.FixedZone("UTC-7", -7*3600)))}, ev(4, 3)},
-			{"action and actor", store.AuditFilter{Action: "project.create", ActorID: u2}, ev(2)},
-			{"everything", store.AuditFilter{Action: "project.delete", ActorID: u2, TargetType: "Project", TargetID: p1,
+			{"action and actor", store.AuditFilter{Action: "project.create", ActorID: l2}, ev(2)},
+			{"everything", store.AuditFilter{Action: "project.delete", ActorID: l2, TargetType: "Project", TargetID: p1,
 				Since: ptr(minute(0)), Until: ptr(minute(5))}, ev(4)},
 			{"no match", store.AuditFilter{Action: "project.archive"}, nil},
 			{"empty range", store.AuditFilter{Since: ptr(minute(3)), Until: ptr(minute(3))}, nil},

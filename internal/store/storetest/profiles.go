@@ -5,12 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
 // testMemberProfiles: each tenant reads a user by its own profile of them,
-// the user's own fields without one.
+// by an id of its own; a tenant without a profile of a user reads nothing.
 func testMemberProfiles(t *testing.T, s *store.Store) {
 	ctx := t.Context()
 	a, b, c := newTenant(t, s), newTenant(t, s), newTenant(t, s)
@@ -20,7 +22,43 @@ func testMemberProfiles(t *testing.T, s *store.Store) {
 	wantNoErr(t, "recording a's profile", store.PutMemberProfile(ctx, s.Q(), a.ID, inA))
 	inB := &model.User{ID: user.ID, Email: user.Email, Name: "Named by B", Kind: model.UserHuman, CreatedAt: at.Add(time.Hour)}
 	wantNoErr(t, "recording b's profile", store.PutMemberProfile(ctx, s.Q(), b.ID, inB))
+	var err error
+	inA.LocalID, err = store.LocalIDOf(ctx, s.Q(), a.ID, user.ID)
+	wantNoErr(t, "reading a's id for the user", err)
+	inB.LocalID, err = store.LocalIDOf(ctx, s.Q(), b.ID, user.ID)
+	wantNoErr(t, "reading b's id for the user", err)
 
+	t.Run("each tenant has its own id, with nothing in it", func(t *testing.T) {
+		if inA.LocalID == inB.LocalID || string(inA.LocalID) == string(user.ID) || string(inB.LocalID) == string(user.ID) {
+			t.Fatalf("ids: a %s, b %s, the user's %s: want three different ids", inA.LocalID, inB.LocalID, user.ID)
+		}
+		for _, id := range []model.LocalUserID{inA.LocalID, inB.LocalID} {
+			u, err := uuid.Parse(string(id))
+			if err != nil || u.Version() != 4 {
+				t.Errorf("id %s: want a random (version 4) UUID, which carries no time; parsed %v, %v", id, u.Version(), err)
+			}
+		}
+		_, err := store.LocalIDOf(ctx, s.Q(), c.ID, user.ID)
+		wantErr(t, "the id of a tenant without a profile", err, store.ErrNotFound)
+	})
+	t.Run("UserOfLocalID only in its tenant", func(t *testing.T) {
+		got, err := store.UserOfLocalID(ctx, s.Q(), a.ID, inA.LocalID)
+		wantNoErr(t, "reading a's id in a", err)
+		if got != user.ID {
+			t.Errorf("a's id names %s, want %s", got, user.ID)
+		}
+		_, err = store.UserOfLocalID(ctx, s.Q(), b.ID, inA.LocalID)
+		wantErr(t, "a's id in b", err, store.ErrNotFound)
+		_, err = store.UserOfLocalID(ctx, s.Q(), a.ID, model.LocalUserID(user.ID))
+		wantErr(t, "the user's own id", err, store.ErrNotFound)
+		tenant, got, err := store.LocalUser(ctx, s.Q(), inB.LocalID)
+		wantNoErr(t, "LocalUser", err)
+		if tenant != b.ID || got != user.ID {
+			t.Errorf("LocalUser(b's id) = %s, %s; want %s, %s", tenant, got, b.ID, user.ID)
+		}
+		_, _, err = store.LocalUser(ctx, s.Q(), model.LocalUserID(newID()))
+		wantErr(t, "LocalUser of nobody's id", err, store.ErrNotFound)
+	})
 	for _, tc := range []struct {
 		name   string
 		tenant *model.Tenant
@@ -28,7 +66,6 @@ func testMemberProfiles(t *testing.T, s *store.Store) {
 	}{
 		{"tenant a", a, inA},
 		{"tenant b", b, inB},
-		{"a tenant without a profile", c, user},
 	} {
 		t.Run("UserAsKnownIn "+tc.name, func(t *testing.T) {
 			got, err := store.UserAsKnownIn(ctx, s.Q(), tc.tenant.ID, user.ID)
@@ -36,19 +73,24 @@ func testMemberProfiles(t *testing.T, s *store.Store) {
 			assertEqual(t, "user", got, tc.want)
 		})
 	}
+	t.Run("UserAsKnownIn a tenant without a profile", func(t *testing.T) {
+		_, err := store.UserAsKnownIn(ctx, s.Q(), c.ID, user.ID)
+		wantErr(t, "reading", err, store.ErrNotFound)
+	})
 	t.Run("TokenByHash reads the user as the token's tenant knows them", func(t *testing.T) {
 		for _, tc := range []struct {
 			tenant *model.Tenant
 			want   *model.User
-		}{{a, inA}, {b, inB}, {c, user}} {
+		}{{a, inA}, {b, inB}} {
 			tok := newToken(t, s, tc.tenant, user)
 			_, got, err := store.TokenByHash(ctx, s.Q(), tok.Hash)
 			wantNoErr(t, "reading", err)
 			assertEqual(t, "user", got, tc.want)
 		}
 	})
-	t.Run("PutMemberProfile again replaces it", func(t *testing.T) {
-		again := &model.User{ID: user.ID, Email: user.Email, Name: "Renamed by A", Kind: model.UserHuman, CreatedAt: at.Add(2 * time.Hour)}
+	t.Run("PutMemberProfile again replaces it and keeps the id", func(t *testing.T) {
+		again := &model.User{ID: user.ID, LocalID: inA.LocalID, Email: user.Email, Name: "Renamed by A", Kind: model.UserHuman,
+			CreatedAt: at.Add(2 * time.Hour)}
 		wantNoErr(t, "recording again", store.PutMemberProfile(ctx, s.Q(), a.ID, again))
 		got, err := store.UserAsKnownIn(ctx, s.Q(), a.ID, user.ID)
 		wantNoErr(t, "reading", err)
@@ -60,11 +102,10 @@ func testMemberProfiles(t *testing.T, s *store.Store) {
 	t.Run("UsersAsKnownIn", func(t *testing.T) {
 		got, err := store.UsersAsKnownIn(ctx, s.Q(), b.ID, []model.UserID{user.ID, stranger.ID, model.UserID(newID())})
 		wantNoErr(t, "reading", err)
-		if len(got) != 2 {
-			t.Fatalf("got %d users, want 2 (the missing id left out)", len(got))
+		if len(got) != 1 {
+			t.Fatalf("got %d users, want 1 (the stranger and the missing id left out)", len(got))
 		}
 		assertEqual(t, "user", got[user.ID], inB)
-		assertEqual(t, "user without a profile", got[stranger.ID], stranger)
 		none, err := store.UsersAsKnownIn(ctx, s.Q(), b.ID, nil)
 		wantNoErr(t, "reading none", err)
 		if len(none) != 0 {
@@ -74,6 +115,28 @@ func testMemberProfiles(t *testing.T, s *store.Store) {
 	t.Run("UserAsKnownIn missing", func(t *testing.T) {
 		_, err := store.UserAsKnownIn(ctx, s.Q(), a.ID, model.UserID(newID()))
 		wantErr(t, "reading a missing user", err, store.ErrNotFound)
+	})
+	t.Run("audit details name users by the tenant's id", func(t *testing.T) {
+		known := &model.AuditEvent{TenantID: b.ID, Action: "member.add", TargetType: "Member", CreatedAt: at,
+			Details: map[string]any{"userId": string(user.ID), "role": "VIEWER"}}
+		wantNoErr(t, "inserting", store.InsertAudit(ctx, s.Q(), known))
+		unknown := &model.AuditEvent{TenantID: c.ID, Action: "member.add", TargetType: "Member", CreatedAt: at,
+			Details: map[string]any{"userId": string(user.ID), "role": "VIEWER"}}
+		wantNoErr(t, "inserting", store.InsertAudit(ctx, s.Q(), unknown))
+		for _, tc := range []struct {
+			tenant *model.Tenant
+			want   map[string]any
+		}{
+			{b, map[string]any{"userId": string(inB.LocalID), "role": "VIEWER"}},
+			{c, map[string]any{"role": "VIEWER"}},
+		} {
+			pg, err := store.ListAudit(ctx, s.Q(), tc.tenant.ID, store.AuditFilter{}, store.PageArgs{First: 10})
+			wantNoErr(t, "listing", err)
+			if len(pg.Items) != 1 {
+				t.Fatalf("got %d events, want 1", len(pg.Items))
+			}
+			assertEqual(t, "details", pg.Items[0].Details, tc.want)
+		}
 	})
 }
 

@@ -108,6 +108,7 @@ func testGrants(t *testing.T, s *store.Store) {
 func testTokens(t *testing.T, s *store.Store) {
 	ctx := t.Context()
 	tenant, user := newTenant(t, s), newUser(t, s)
+	newMember(t, s, tenant, user, model.TenantAdmin)
 	t.Run("TokenByHash", func(t *testing.T) {
 		tok := newToken(t, s, tenant, user)
 		newToken(t, s, tenant, user)

@@ -213,11 +213,17 @@ func newUser(t testing.TB, s *store.Store) *model.User {
 	})
 }
 
+// newMember adds user to tenant with their profile there, as the control
+// plane does.
 func newMember(t testing.TB, s *store.Store, tenant *model.Tenant, user *model.User, role model.TenantRole) *model.Member {
 	t.Helper()
-	return mustInsert(t, s, store.Members, &model.Member{
+	m := mustInsert(t, s, store.Members, &model.Member{
 		ID: model.MemberID(newID()), TenantID: tenant.ID, UserID: user.ID, Role: role, CreatedAt: store.Now(),
 	})
+	if err := store.PutMemberProfile(t.Context(), s.Q(), tenant.ID, user); err != nil {
+		t.Fatalf("recording the member's profile: %v", err)
+	}
+	return m
 }
 
 func newToken(t testing.TB, s *store.Store, tenant *model.Tenant, user *model.User) *model.APIToken {
