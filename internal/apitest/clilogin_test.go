@@ -1,12 +1,17 @@
 package apitest
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/control"
 )
 
 // cliStart starts a CLI's sign-in as `nebula login --web` does (no
@@ -82,8 +87,12 @@ func TestCLILoginThroughTheConsole(t *testing.T) {
 			t.Fatalf("polling after the confirmation: %d", status)
 		}
 		f.addSecret(token)
-		if got := env.MustDo(t, token, `{ viewer { user { email } } }`, nil).Str("viewer.user.email"); got != email {
+		viewer := env.MustDo(t, token, `{ viewer { user { email } tenants { nodes { id } } } }`, nil)
+		if got := viewer.Str("viewer.user.email"); got != email {
 			t.Errorf("the token signs in as %q, want %q", got, email)
+		}
+		if got := viewer.IDs("viewer.tenants.nodes"); len(got) != 1 || got[0] != f.TenantID {
+			t.Errorf("the CLI's token acts in %v, want only the tenant confirmed for", got)
 		}
 		if status, again := cliPoll(t, env, secret); status != http.StatusGone || again != "" {
 			t.Errorf("a second pick-up: %d", status)
@@ -151,6 +160,73 @@ func TestCLILoginCodesRateLimited(t *testing.T) {
 		other, _, _ := signedInAs(t, f, "confirmer", "MEMBER")
 		if r := other.gql(`query($c: String!) { cliLogin(code: $c) { code } }`, map[string]any{"c": code}); dig(r.body, "data.cliLogin.code") != code {
 			t.Errorf("another person's session looking the code up: %s", r.raw)
+		}
+	})
+}
+
+// CLI sign-ins waiting for their code are bounded per address (10), as
+// one step: 60 started at once from one address leave exactly 10
+// waiting, the others refused with 429, a reason and Retry-After; the
+// addresses of one IPv6 /64 (one host's, usually) share the bound; once
+// they expire an address starts again.
+func TestCLILoginStartsLimited(t *testing.T) {
+	t.Parallel()
+	EachStore(t, func(t *testing.T, env *Env) {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		statuses := map[int]int{}
+		var refusal answer
+		for range 60 {
+			wg.Go(func() {
+				req, _ := http.NewRequest(http.MethodPost, env.Server.URL+"/auth/cli/start", strings.NewReader("{}"))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := env.Server.Client().Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var body map[string]any
+				_ = json.NewDecoder(resp.Body).Decode(&body)
+				resp.Body.Close()
+				mu.Lock()
+				defer mu.Unlock()
+				statuses[resp.StatusCode]++
+				if resp.StatusCode == http.StatusTooManyRequests {
+					refusal = answer{status: resp.StatusCode, header: resp.Header, body: body}
+				}
+			})
+		}
+		wg.Wait()
+		if statuses[http.StatusOK] != 10 || statuses[http.StatusTooManyRequests] != 50 {
+			t.Fatalf("60 starts at once from one address: %v, want 10 × 200 and 50 × 429", statuses)
+		}
+		msg, _ := dig(refusal.body, "errors.0.message").(string)
+		if !strings.Contains(msg, "already waiting") || refusal.header.Get("Retry-After") == "" {
+			t.Errorf("the refusal: %v %v", refusal.header, refusal.body)
+		}
+
+		// One /64, many addresses: one bound. Another /64 has its own.
+		start := func(addr string) error {
+			_, err := env.Plane.StartCLILogin(context.Background(), control.Client{Address: addr, UserAgent: "nebula-cli"})
+			return err
+		}
+		for i := range 12 {
+			err := start(fmt.Sprintf("2001:db8:1:2::%x", i+1))
+			var rl control.RateLimited
+			if i < 10 && err != nil {
+				t.Errorf("start %d from the /64: %v", i, err)
+			}
+			if i >= 10 && !errors.As(err, &rl) {
+				t.Errorf("start %d from the /64, past its bound: %v, want RateLimited", i, err)
+			}
+		}
+		if err := start("2001:db8:1:3::1"); err != nil {
+			t.Errorf("a start from another /64: %v", err)
+		}
+
+		env.Clock.Advance(11 * time.Minute)
+		if code, _, _ := cliStart(t, env); code == "" {
+			t.Error("no start once the waiting ones expired")
 		}
 	})
 }

@@ -310,6 +310,26 @@ func (e *Env) Do(t testing.TB, token, query string, vars map[string]any) Respons
 // DoAuth is Do with a raw Authorization header value (none when empty).
 func (e *Env) DoAuth(t testing.TB, authorization, query string, vars map[string]any) Response {
 	t.Helper()
+	return e.do(t, query, vars, func(req *http.Request) {
+		if authorization != "" {
+			req.Header.Set("Authorization", authorization)
+		}
+	})
+}
+
+// DoSession runs a request as a browser signed in with the session cookie
+// would, from a page of the control plane.
+func (e *Env) DoSession(t testing.TB, cookie *http.Cookie, query string, vars map[string]any) Response {
+	t.Helper()
+	return e.do(t, query, vars, func(req *http.Request) {
+		req.AddCookie(cookie)
+		req.Header.Set("Origin", e.Server.URL)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+	})
+}
+
+func (e *Env) do(t testing.TB, query string, vars map[string]any, auth func(*http.Request)) Response {
+	t.Helper()
 	clean := map[string]any{}
 	for k, v := range vars {
 		// Keys starting with '_' carry test state beside the variables.
@@ -328,9 +348,7 @@ func (e *Env) DoAuth(t testing.TB, authorization, query string, vars map[string]
 		t.Fatalf("building request: %v", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
-	}
+	auth(req)
 	client := e.Server.Client()
 	if client == nil { // a server of another process: only its URL is known
 		client = http.DefaultClient
@@ -492,7 +510,9 @@ func (r Role) slug() string {
 	return string(r)
 }
 
-// Caller is a user with a token acting in one fixture tenant.
+// Caller is a user with a token acting in one fixture tenant. A person
+// of a fixture of people (NewPeopleFixture) also holds the session their
+// invitation signed them in with, and calls through it.
 type Caller struct {
 	Email    string
 	UserID   string
@@ -501,6 +521,18 @@ type Caller struct {
 	ProjectMemberID string
 	Token           string
 	TokenID         string
+	Session         *http.Cookie
+	SessionID       string
+}
+
+// Do runs a request as the caller: through its session when it has one,
+// else with its token.
+func (c *Caller) Do(t testing.TB, env *Env, query string, vars map[string]any) Response {
+	t.Helper()
+	if c.Session != nil {
+		return env.DoSession(t, c.Session, query, vars)
+	}
+	return env.Do(t, c.Token, query, vars)
 }
 
 // Fixture is a tenant built through the API only: a cluster labelled
@@ -518,6 +550,8 @@ type Fixture struct {
 	// Users holds a caller per role of the matrix; all are integration
 	// users whose tokens the owner minted.
 	Users map[Role]*Caller
+	// People says the callers are people signed in with sessions.
+	People bool
 
 	ClusterID              string
 	NamespaceTargetID      string
@@ -537,8 +571,21 @@ type Fixture struct {
 // (the FREE plan allows too few members for every role).
 func (e *Env) NewFixture(t testing.TB) *Fixture {
 	t.Helper()
+	return e.newFixture(t, false)
+}
+
+// NewPeopleFixture is NewFixture whose callers are people: each accepted
+// an invitation (setting a passphrase) and calls through the session it
+// signed them in with; its token is a personal one it made itself.
+func (e *Env) NewPeopleFixture(t testing.TB) *Fixture {
+	t.Helper()
+	return e.newFixture(t, true)
+}
+
+func (e *Env) newFixture(t testing.TB, people bool) *Fixture {
+	t.Helper()
 	n := e.Next()
-	f := &Fixture{Env: e, Name: fmt.Sprintf("tenant-%d", n), Users: map[Role]*Caller{}}
+	f := &Fixture{Env: e, Name: fmt.Sprintf("tenant-%d", n), Users: map[Role]*Caller{}, People: people}
 	f.addSecret(e.BootstrapToken)
 
 	r := e.MustDo(t, e.BootstrapToken, `mutation($name: String!) {
@@ -557,7 +604,11 @@ func (e *Env) NewFixture(t testing.TB) *Fixture {
 		if role == Admin {
 			tr = "ADMIN"
 		}
-		f.Users[role] = f.NewCaller(t, role.slug(), tr)
+		if people {
+			f.Users[role] = f.NewPerson(t, role.slug(), tr)
+		} else {
+			f.Users[role] = f.NewCaller(t, role.slug(), tr)
+		}
 	}
 
 	r = f.MustDo(t, `mutation($t: ID!, $name: String!) {
@@ -642,6 +693,63 @@ func (f *Fixture) NewCaller(t testing.TB, name, tenantRole string) *Caller {
 	}`, map[string]any{"t": f.TenantID, "email": c.Email, "name": name, "role": tenantRole})
 	c.MemberID, c.UserID = r.Str("addMember.member.id"), r.Str("addMember.member.user.id")
 	c.TokenID, c.Token = f.MintToken(t, c.UserID)
+	return c
+}
+
+// NewPerson invites a person with the tenant role as the owner; the
+// person accepts through the link, setting a passphrase, and with the
+// session that signs them in makes a personal token.
+func (f *Fixture) NewPerson(t testing.TB, name, tenantRole string) *Caller {
+	t.Helper()
+	return f.SignInByInvitation(t, fmt.Sprintf("%s@%s.people.test", f.Unique(name), f.Name), name, tenantRole)
+}
+
+// SignInByInvitation invites the email (a member already, or not yet)
+// with the tenant role as the owner; the person accepts through the link,
+// setting a passphrase for this tenant, and with the session that signs
+// them in makes a personal token.
+func (f *Fixture) SignInByInvitation(t testing.TB, email, name, tenantRole string) *Caller {
+	t.Helper()
+	c := &Caller{Email: email}
+	r := f.MustDo(t, `mutation($t: ID!, $e: String!, $n: String!, $r: TenantRole) { inviteMember(input: {tenantId: $t, email: $e, name: $n, role: $r}) {
+		member { id user { id } } link userErrors { field message code } } }`, map[string]any{"t": f.TenantID, "e": c.Email, "n": name, "r": tenantRole})
+	c.MemberID, c.UserID = r.Str("inviteMember.member.id"), r.Str("inviteMember.member.user.id")
+	link := r.Str("inviteMember.link")
+	body, _ := json.Marshal(map[string]string{"invitation": link[strings.Index(link, "#")+1:], "passphrase": "the passphrase of " + c.Email})
+	req, err := http.NewRequest(http.MethodPost, f.Env.Server.URL+"/auth/invitation", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", f.Env.Server.URL)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err := f.Env.Server.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var accepted struct {
+		Session struct{ ID string } `json:"session"`
+	}
+	_ = json.Unmarshal(raw, &accepted)
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "nebula_session" && ck.Value != "" {
+			c.Session = ck
+		}
+	}
+	if resp.StatusCode != http.StatusOK || c.Session == nil || accepted.Session.ID == "" {
+		t.Fatalf("%s accepting their invitation: HTTP %d %s", c.Email, resp.StatusCode, raw)
+	}
+	c.SessionID = accepted.Session.ID
+	f.addSecret(c.Session.Value)
+	tr := f.Env.DoSession(t, c.Session, `mutation($name: String!) { createApiToken(input: {name: $name}) { apiToken { id } secret userErrors { field message code } } }`,
+		map[string]any{"name": f.Unique("personal")})
+	c.TokenID, c.Token = tr.Str("createApiToken.apiToken.id"), tr.Str("createApiToken.secret")
+	if c.Token == "" {
+		t.Fatalf("%s making a personal token: %s", c.Email, tr.Body)
+	}
+	f.addSecret(c.Token)
 	return c
 }
 

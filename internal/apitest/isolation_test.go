@@ -71,15 +71,26 @@ func TestCrossTenantIsolation(t *testing.T) {
 	EachStore(t, func(t *testing.T, env *Env) {
 		a, b := env.NewFixture(t), env.NewFixture(t)
 		ids := tenantIDs(t, a)
+		// What of A's the identity surfaces name: a person signed in to A,
+		// an open invitation, a CLI sign-in waiting for its code.
+		aPerson := a.NewPerson(t, "a-person", "MEMBER")
+		inv := a.MustDo(t, `mutation($t: ID!) { inviteMember(input: {tenantId: $t, email: "invited@a.test", name: "Invited", role: MEMBER}) {
+			invitation { id } `+ue+` } }`, map[string]any{"t": a.TenantID})
+		invitationID := inv.Str("inviteMember.invitation.id")
 		callers := []struct {
-			name  string
-			token string
+			name string
+			c    *Caller
 		}{
 			// A user who belongs to tenant B only.
-			{"admin of B", b.Users[Admin].Token},
+			{"admin of B", b.Users[Admin]},
 			// The owner is admin of both tenants, but a token acts in
 			// its own tenant only.
-			{"owner with B's token", b.Owner.Token},
+			{"owner with B's token", &b.Owner},
+			// A person signed in to B only, by B's invitation.
+			{"admin of B signed in", b.NewPerson(t, "b-admin", "ADMIN")},
+			// The owner again, with a passphrase set for B only: the
+			// session opens B, not A.
+			{"owner signed in to B", b.SignInByInvitation(t, b.Owner.Email, "Owner", "ADMIN")},
 		}
 
 		t.Run("node", func(t *testing.T) {
@@ -87,7 +98,7 @@ func TestCrossTenantIsolation(t *testing.T) {
 			for _, c := range callers {
 				for kind, list := range ids {
 					for _, id := range list {
-						res := env.Do(t, c.token, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": id})
+						res := c.c.Do(t, env, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": id})
 						if res.Get("node") != nil {
 							t.Errorf("%s read %s %s of tenant A: got %v, want null", c.name, kind, id, res.Get("node"))
 							continue
@@ -106,6 +117,7 @@ func TestCrossTenantIsolation(t *testing.T) {
 		t.Run("lists", func(t *testing.T) {
 			// Tenant B's own lists never show A's objects.
 			res := env.MustDo(t, b.Users[Admin].Token, `query { viewer { tenants { nodes { id
+				invitations { id email }
 				members(first: 100) { nodes { id user { id } } }
 				projects(first: 100) { nodes { id } }
 				clusters(first: 100) { nodes { id } }
@@ -131,7 +143,46 @@ func TestCrossTenantIsolation(t *testing.T) {
 			// the caller's own tenant that is fine; the other id is
 			// reported as not being in the tenant).
 			userError string
+			// sessionOnly: tokens are refused the field outright
+			// (FORBIDDEN), whatever it names; sessions are tried.
+			sessionOnly bool
+			// after checks that A's object is as it was.
+			after func(t *testing.T, vars map[string]any)
 		}{
+			{name: "inviteMember", query: `mutation($id: ID!) { inviteMember(input: {tenantId: $id, email: "mole@b.test", name: "Mole", role: ADMIN}) { link ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.TenantID} }},
+			{name: "revokeInvitation", query: `mutation($id: ID!) { revokeInvitation(input: {invitationId: $id}) { ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": invitationID} },
+				after: func(t *testing.T, _ map[string]any) {
+					status := ""
+					for _, i := range a.MustDo(t, `query($t: ID!) { node(id: $t) { ... on Tenant { invitations { id status } } } }`,
+						map[string]any{"t": a.TenantID}).List("node.invitations") {
+						if dig(i, "id") == invitationID {
+							status, _ = dig(i, "status").(string)
+						}
+					}
+					if status != "OPEN" {
+						t.Errorf("A's invitation after B's revokeInvitation: %q, want OPEN", status)
+					}
+				}},
+			{name: "revokeSession", query: `mutation($id: ID!) { revokeSession(input: {sessionId: $id}) { revokedSessionId ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any { return map[string]any{"id": aPerson.SessionID} },
+				after: func(t *testing.T, _ map[string]any) {
+					if r := aPerson.Do(t, env, `{ viewer { session { id } } }`, nil); r.Status != http.StatusOK || r.Str("viewer.session.id") != aPerson.SessionID {
+						t.Errorf("A's person's session after B's revokeSession: HTTP %d %s", r.Status, r.Body)
+					}
+				}},
+			{name: "approveCliLogin for A", query: `mutation($c: String!, $id: ID!) { approveCliLogin(input: {code: $c, tenantId: $id}) { apiToken { id } ` + ue + ` } }`,
+				vars: func(t *testing.T) map[string]any {
+					code, secret, _ := cliStart(t, env)
+					return map[string]any{"c": code, "id": a.TenantID, "_secret": secret}
+				},
+				sessionOnly: true,
+				after: func(t *testing.T, vars map[string]any) {
+					if status, _ := cliPoll(t, env, vars["_secret"].(string)); status != http.StatusAccepted {
+						t.Errorf("the CLI's poll after B's approval for A: %d, want 202 (still waiting)", status)
+					}
+				}},
 			{name: "createWebhook", query: `mutation($id: ID!) { createWebhook(input: {projectId: $id}) { secret ` + ue + ` } }`,
 				vars: func(t *testing.T) map[string]any { return map[string]any{"id": a.ProjectID} }},
 			{name: "rotateWebhookSecret", query: `mutation($id: ID!) { rotateWebhookSecret(input: {webhookId: $id}) { secret ` + ue + ` } }`,
@@ -217,9 +268,13 @@ func TestCrossTenantIsolation(t *testing.T) {
 					vars := m.vars(t)
 					beforeA, beforeB := a.AuditCount(t), b.AuditCount(t)
 					stateA := snapshot(t, a)
-					res := env.Do(t, c.token, m.query, vars)
+					res := c.c.Do(t, env, m.query, vars)
 					field := firstField(m.query)
 					switch {
+					case m.sessionOnly && c.c.Session == nil:
+						if len(res.Errors) == 0 || res.Errors[0].Code() != "FORBIDDEN" {
+							t.Errorf("%s: got %s, want FORBIDDEN (a token never may)", c.name, res.Body)
+						}
 					case m.userError != "":
 						ue := res.UserErrors(field)
 						if len(res.Errors) > 0 || len(ue) == 0 || ue[0].Code != m.userError {
@@ -241,6 +296,9 @@ func TestCrossTenantIsolation(t *testing.T) {
 					}
 					if got := snapshot(t, a); got != stateA {
 						t.Errorf("%s: tenant A changed:\nbefore %s\nafter  %s", c.name, stateA, got)
+					}
+					if m.after != nil {
+						m.after(t, vars)
 					}
 				}
 			})

@@ -109,18 +109,39 @@ func testOIDCSignIn(t *testing.T, op *testutil.OIDCProvider, s StoreOpener) {
 				t.Errorf("/auth/methods: %s", b)
 			}
 		}
+		// The developer is also a member of another tenant (the bootstrap
+		// one, which no group maps to): single sign-on neither opens it
+		// nor changes their role there.
+		devEmail := "dev-" + suffix + "@shop.example"
+		acme := env.MustDo(t, env.BootstrapToken, `{ viewer { tenants { nodes { id } } } }`, nil).Str("viewer.tenants.nodes.0.id")
+		env.MustDo(t, env.BootstrapToken, `mutation($t: ID!, $e: String!) { addMember(input: {tenantId: $t, email: $e, name: "Dev", role: MEMBER}) {
+			member { id } `+ue+` } }`, map[string]any{"t": acme, "e": devEmail})
+		acmeRole := func() string {
+			res := env.MustDo(t, env.BootstrapToken, `query($t: ID!) { node(id: $t) { ... on Tenant { members(first: 100) { nodes { role user { email } } } } } }`,
+				map[string]any{"t": acme})
+			for _, m := range res.List("node.members.nodes") {
+				if dig(m, "user.email") == devEmail {
+					return dig(m, "role").(string)
+				}
+			}
+			return ""
+		}
+
 		// A developer signs in: a member, with the group's role.
 		status, page, dev := ssoBrowser(t, env, "dev-"+suffix, "dev-password")
 		// (The cookie's attributes are the sign-in's own, checked by TestSignIn.)
 		if status != 200 || dev == nil || !strings.HasPrefix(dev.Value, "nbs_") || !strings.Contains(page, "<title>NebulaCtrl</title>") {
 			t.Fatalf("the developer's sign-in: %d, cookie %+v\n%.300s", status, dev, page)
 		}
-		devEmail := "dev-" + suffix + "@shop.example"
 		b := &browser{t: t, env: env, cookie: dev}
-		me := b.gql(`{ viewer { user { email } session { method tenants { id } } } }`, nil)
+		me := b.gql(`{ viewer { user { email } session { method tenants { id } } tenants { nodes { id } } } }`, nil)
 		if dig(me.body, "data.viewer.user.email") != devEmail || dig(me.body, "data.viewer.session.method") != "oidc" ||
-			dig(me.body, "data.viewer.session.tenants.0.id") != tenant {
-			t.Fatalf("signed in by single sign-on: %s", me.raw)
+			dig(me.body, "data.viewer.session.tenants.0.id") != tenant || len(dig(me.body, "data.viewer.session.tenants").([]any)) != 1 ||
+			len(dig(me.body, "data.viewer.tenants.nodes").([]any)) != 1 {
+			t.Fatalf("signed in by single sign-on, want the mapped tenant only: %s", me.raw)
+		}
+		if other := b.gql(`query($t: ID!) { node(id: $t) { id } }`, map[string]any{"t": acme}); dig(other.body, "data.node") != nil {
+			t.Errorf("the single sign-on session reads a tenant no group maps to: %s", other.raw)
 		}
 		if got := members()[devEmail]; got != "MEMBER" {
 			t.Errorf("the developer's role: %q, want MEMBER", got)
@@ -140,6 +161,9 @@ func testOIDCSignIn(t *testing.T, op *testutil.OIDCProvider, s StoreOpener) {
 		}
 		if got := members()[devEmail]; got != "ADMIN" {
 			t.Errorf("after joining platform, the developer's role: %q, want ADMIN", got)
+		}
+		if got := acmeRole(); got != "MEMBER" {
+			t.Errorf("the developer's role in a tenant no group maps to: %q, want MEMBER as it was", got)
 		}
 		op.AddUser("dev-"+suffix, "dev-password", devEmail, true, "developers")
 		ssoBrowser(t, env, "dev-"+suffix, "dev-password")

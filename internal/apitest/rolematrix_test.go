@@ -54,6 +54,12 @@ type matrixCase struct {
 	// variables; keys starting with '_' are test state, not sent.
 	vars func(t *testing.T, f *Fixture, r Role) map[string]any
 	want map[Role]access
+	// signedIn, when set, is the outcome for people calling through a
+	// browser session where it differs from a token's.
+	signedIn map[Role]access
+	// auditsElsewhere says an allowed call audits in another tenant than
+	// the fixture's (the one it makes).
+	auditsElsewhere bool
 	// effect checks, as the owner, that an allowed call did what it says
 	// (ok) or that a denied one changed nothing (!ok).
 	effect func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool)
@@ -293,15 +299,26 @@ func roleMatrix() map[string][]matrixCase {
 		},
 		"viewer": {{
 			name:  "self",
-			query: `{ viewer { user { id } token { id } tenants { nodes { id } } apiTokens { nodes { id } } } }`,
+			query: `{ viewer { user { id } token { id } session { id } sessions { id } tenants { nodes { id } } apiTokens { nodes { id } } } }`,
 			want:  everyone,
 			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
 				c := f.Users[r]
 				if got := res.Str("viewer.user.id"); got != c.UserID {
 					t.Errorf("viewer.user.id: got %q, want %q", got, c.UserID)
 				}
-				if got := res.Str("viewer.token.id"); got != c.TokenID {
-					t.Errorf("viewer.token.id: got %q, want %q", got, c.TokenID)
+				// A request comes with a token or with a session, never both.
+				wantToken, wantSession := c.TokenID, ""
+				if c.Session != nil {
+					wantToken, wantSession = "", c.SessionID
+				}
+				if got := res.Str("viewer.token.id"); got != wantToken {
+					t.Errorf("viewer.token.id: got %q, want %q", got, wantToken)
+				}
+				if got := res.Str("viewer.session.id"); got != wantSession {
+					t.Errorf("viewer.session.id: got %q, want %q", got, wantSession)
+				}
+				if got, want := res.IDs("viewer.sessions"), []string{wantSession}; c.Session != nil && !slices.Equal(got, want) {
+					t.Errorf("viewer.sessions: got %v, want %v", got, want)
 				}
 				if got := res.IDs("viewer.tenants.nodes"); !slices.Equal(got, []string{f.TenantID}) {
 					t.Errorf("viewer.tenants: got %v, want [%s]", got, f.TenantID)
@@ -316,12 +333,35 @@ func roleMatrix() map[string][]matrixCase {
 		// the tenant it was made in: it founds no tenants. A person founding
 		// one is what every fixture does (and TestAuditOnePerMutation checks).
 		"createTenant": {{
-			name:  "by an integration",
+			// An integration (every token caller here) founds no tenant. A
+			// person signed in founds one whatever their role here, and is
+			// its admin there only; it is audited there.
+			name:  "found one",
 			query: `mutation($name: String!) { createTenant(input: {name: $name}) { tenant { id name } apiToken { id prefix } secret ` + ue + ` } }`,
 			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
 				return map[string]any{"name": f.Unique("by-" + r.slug())}
 			},
-			want: by(forbidden, forbidden, forbidden, forbidden, forbidden),
+			want:            by(forbidden, forbidden, forbidden, forbidden, forbidden),
+			signedIn:        everyone,
+			auditsElsewhere: true,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				t.Helper()
+				if !ok {
+					return
+				}
+				tenant, secret := res.Str("createTenant.tenant.id"), res.Str("createTenant.secret")
+				got := f.Env.MustDo(t, secret, `query($t: ID!) { viewer { user { id } tenants { nodes { id } } }
+					node(id: $t) { ... on Tenant { viewerRole auditEvents(first: 10) { nodes { action } } } } }`, map[string]any{"t": tenant})
+				if ids := got.IDs("viewer.tenants.nodes"); !slices.Equal(ids, []string{tenant}) {
+					t.Errorf("the new tenant's token acts in %v, want only %s", ids, tenant)
+				}
+				if got.Str("node.viewerRole") != "ADMIN" || len(got.List("node.auditEvents.nodes")) == 0 {
+					t.Errorf("the new tenant: %s", got.Body)
+				}
+				if got.Str("viewer.user.id") == f.Users[r].UserID {
+					t.Errorf("the new tenant knows its founder by this tenant's id")
+				}
+			},
 		}},
 		"updateTenant": {{
 			name:  "rename",
@@ -803,8 +843,9 @@ func roleMatrix() map[string][]matrixCase {
 		}},
 
 		// A CLI's sign-in is confirmed from a browser session only: with an
-		// API token (every caller here) it is refused, whatever the role
-		// (TestCLILoginThroughTheConsole confirms one as a person).
+		// API token it is refused, whatever the role; any person signed in
+		// confirms one, for themselves in a tenant they act in
+		// (TestCLILoginThroughTheConsole follows one through).
 		"cliLogin": {{
 			name:  "a waiting sign-in",
 			query: `query($c: String!) { cliLogin(code: $c) { code } }`,
@@ -812,7 +853,14 @@ func roleMatrix() map[string][]matrixCase {
 				code, _, _ := cliStart(t, f.Env)
 				return map[string]any{"c": code}
 			},
-			want: by(forbidden, forbidden, forbidden, forbidden, forbidden),
+			want:     by(forbidden, forbidden, forbidden, forbidden, forbidden),
+			signedIn: everyone,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				t.Helper()
+				if ok && res.Str("cliLogin.code") != v["c"] {
+					t.Errorf("cliLogin: got %v, want the code %v", res.Get("cliLogin"), v["c"])
+				}
+			},
 		}},
 		"approveCliLogin": {{
 			name:  "a waiting sign-in",
@@ -821,11 +869,23 @@ func roleMatrix() map[string][]matrixCase {
 				code, secret, _ := cliStart(t, f.Env)
 				return map[string]any{"c": code, "t": f.TenantID, "_secret": secret}
 			},
-			want: by(forbidden, forbidden, forbidden, forbidden, forbidden),
+			want:     by(forbidden, forbidden, forbidden, forbidden, forbidden),
+			signedIn: everyone,
 			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
 				t.Helper()
-				if status, _ := cliPoll(t, f.Env, v["_secret"].(string)); status != http.StatusAccepted {
-					t.Errorf("after a refused confirmation the CLI's poll answers %d, want 202 (still waiting)", status)
+				status, token := cliPoll(t, f.Env, v["_secret"].(string))
+				if !ok {
+					if status != http.StatusAccepted {
+						t.Errorf("after a refused confirmation the CLI's poll answers %d, want 202 (still waiting)", status)
+					}
+					return
+				}
+				// The CLI's token is the person's, in this tenant only.
+				if status != http.StatusOK {
+					t.Fatalf("after the confirmation the CLI's poll answers %d, want 200", status)
+				}
+				if who, _ := f.Env.Authenticates(t, token); who != f.Users[r].UserID {
+					t.Errorf("the CLI's token acts as %q, want the person %q", who, f.Users[r].UserID)
 				}
 			},
 		}},
@@ -1166,19 +1226,28 @@ func TestRoleMatrix(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	EachStore(t, func(t *testing.T, env *Env) {
-		for _, field := range keys {
-			for _, c := range table[field] {
-				t.Run(field+"/"+c.name, func(t *testing.T) {
-					t.Parallel()
-					f := env.NewFixture(t)
-					for _, r := range Roles {
-						t.Run(string(r), func(t *testing.T) { runMatrixCase(t, f, field, c, r) })
+	// Every case runs twice: as integrations calling with API tokens, and
+	// as people who accepted an invitation, calling through the browser
+	// session it signed them in with. Each door has servers of its own:
+	// the CLI sign-ins the cases start count against one address's limit.
+	for _, door := range []string{"token", "session"} {
+		t.Run(door, func(t *testing.T) {
+			t.Parallel()
+			EachStore(t, func(t *testing.T, env *Env) {
+				for _, field := range keys {
+					for _, c := range table[field] {
+						t.Run(field+"/"+c.name, func(t *testing.T) {
+							t.Parallel()
+							f := env.newFixture(t, door == "session")
+							for _, r := range Roles {
+								t.Run(string(r), func(t *testing.T) { runMatrixCase(t, f, field, c, r) })
+							}
+						})
 					}
-				})
-			}
-		}
-	})
+				}
+			})
+		})
+	}
 }
 
 func runMatrixCase(t *testing.T, f *Fixture, field string, c matrixCase, r Role) {
@@ -1187,9 +1256,12 @@ func runMatrixCase(t *testing.T, f *Fixture, field string, c matrixCase, r Role)
 		vars = c.vars(t, f, r)
 	}
 	want := c.want[r]
+	if f.People && c.signedIn != nil {
+		want = c.signedIn[r]
+	}
 	isMutation := strings.HasPrefix(strings.TrimSpace(c.query), "mutation")
 	before := f.AuditCount(t)
-	res := f.Env.Do(t, f.Users[r].Token, c.query, vars)
+	res := f.Users[r].Do(t, f.Env, c.query, vars)
 	delta := f.AuditCount(t) - before
 	if res.Status != http.StatusOK {
 		t.Fatalf("%s as %s: got HTTP %d, want 200\n%s", field, r, res.Status, res.Body)
@@ -1206,7 +1278,9 @@ func runMatrixCase(t *testing.T, f *Fixture, field string, c matrixCase, r Role)
 			if ue := res.UserErrors(field); len(ue) > 0 {
 				t.Fatalf("%s as %s: got userErrors %+v, want none", field, r, ue)
 			}
-			wantDelta = 1
+			if !c.auditsElsewhere {
+				wantDelta = 1
+			}
 		}
 		if delta != wantDelta {
 			t.Errorf("%s as %s: got %d new audit events in the tenant, want %d", field, r, delta, wantDelta)

@@ -71,17 +71,22 @@ func (p *Plane) StartCLILogin(ctx context.Context, from Client) (*CLILoginStarte
 	secret, _, hash := newSecret(CLILoginPrefix)
 	now := p.now()
 	l := &model.CLILogin{ID: newID[model.CLILoginID](), Code: newCode(), SecretHash: hash, ClientAddress: clipText(from.Address, 100),
-		UserAgent: clipText(from.UserAgent, 300), CreatedAt: now, ExpiresAt: now.Add(CLILoginTTL)}
+		AddressKey: clipText(limitKey(from.Address), 100), UserAgent: clipText(from.UserAgent, 300), CreatedAt: now, ExpiresAt: now.Add(CLILoginTTL)}
 	err := p.tx(ctx, func(q *txn) error {
+		// Counting and adding are one step: concurrent starts from one
+		// address cannot all see room.
+		if err := store.LockSubject(ctx, q, "cli-start:"+l.AddressKey); err != nil {
+			return err
+		}
 		if _, err := store.DeleteExpiredCLILogins(ctx, q, now); err != nil {
 			return err
 		}
-		n, err := store.CountCLILoginsFrom(ctx, q, l.ClientAddress, now)
+		n, err := store.CountCLILoginsFrom(ctx, q, l.AddressKey, now)
 		if err != nil {
 			return err
 		}
 		if n >= cliLoginsPerAddress {
-			return RateLimited{RetryAfter: CLILoginTTL}
+			return RateLimited{RetryAfter: CLILoginTTL, Reason: fmt.Sprintf("%d CLI sign-ins from this address are already waiting for their code to be confirmed", cliLoginsPerAddress)}
 		}
 		return store.CLILogins.Insert(ctx, q, l)
 	})

@@ -16,9 +16,12 @@ type CLILogin struct {
 	// polls with.
 	SecretHash    []byte
 	ClientAddress string
-	UserAgent     string
-	CreatedAt     time.Time
-	ExpiresAt     time.Time
+	// AddressKey is what the address counts against: the address, or an
+	// IPv6 address's /64.
+	AddressKey string
+	UserAgent  string
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
 	// Set once a person confirmed it: for whom, in which tenant, the
 	// token made and its secret (sealed).
 	TenantID    *TenantID

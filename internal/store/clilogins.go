@@ -12,15 +12,15 @@ import (
 var CLILogins = &Table[model.CLILoginID, model.CLILogin]{
 	Name: "cli_logins",
 	Columns: []string{"id", "code", "secret_hash", "client_address", "user_agent", "created_at", "expires_at", "tenant_id",
-		"user_id", "token_id", "sealed_token", "approved_at"},
+		"user_id", "token_id", "sealed_token", "approved_at", "address_key"},
 	scan: func(s Scanner) (*model.CLILogin, error) {
 		var l model.CLILogin
 		return &l, s.Scan(&l.ID, &l.Code, &l.SecretHash, &l.ClientAddress, &l.UserAgent, &l.CreatedAt, &l.ExpiresAt,
-			&l.TenantID, &l.UserID, &l.TokenID, &l.SealedToken, &l.ApprovedAt)
+			&l.TenantID, &l.UserID, &l.TokenID, &l.SealedToken, &l.ApprovedAt, &l.AddressKey)
 	},
 	values: func(l *model.CLILogin) []any {
 		return []any{string(l.ID), l.Code, l.SecretHash, l.ClientAddress, l.UserAgent, l.CreatedAt, l.ExpiresAt,
-			nullable(l.TenantID), nullable(l.UserID), nullable(l.TokenID), l.SealedToken, l.ApprovedAt}
+			nullable(l.TenantID), nullable(l.UserID), nullable(l.TokenID), l.SealedToken, l.ApprovedAt, l.AddressKey}
 	},
 	id: func(l *model.CLILogin) model.CLILoginID { return l.ID },
 }
@@ -50,8 +50,8 @@ func ApproveCLILogin(ctx context.Context, q Querier, l *model.CLILogin) (bool, e
 
 // CountCLILoginsFrom counts the logins started from an address that have
 // not expired at now.
-func CountCLILoginsFrom(ctx context.Context, q Querier, address string, now time.Time) (int, error) {
-	return CLILogins.count(ctx, q, "client_address = $1 AND expires_at > $2", address, now)
+func CountCLILoginsFrom(ctx context.Context, q Querier, addressKey string, now time.Time) (int, error) {
+	return CLILogins.count(ctx, q, "address_key = $1 AND expires_at > $2", addressKey, now)
 }
 
 // DeleteExpiredCLILogins deletes the logins expired before now; it

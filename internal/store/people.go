@@ -219,10 +219,8 @@ type SigninLimit struct {
 // recording nothing, when a limit is reached. Records older than since go.
 func ReserveSignin(ctx context.Context, q Querier, limits []SigninLimit, at, since time.Time) (bool, error) {
 	for _, l := range limits {
-		if lock := q.Dialect().SubjectLock; lock != "" {
-			if _, err := q.Exec(ctx, lock, l.Subject); err != nil {
-				return false, fmt.Errorf("locking sign-ins of a subject: %w", err)
-			}
+		if err := LockSubject(ctx, q, l.Subject); err != nil {
+			return false, err
 		}
 		n, err := SigninFailures(ctx, q, l.Subject, since)
 		if err != nil {
@@ -239,6 +237,19 @@ func ReserveSignin(ctx context.Context, q Querier, limits []SigninLimit, at, sin
 	}
 	_, err := q.Exec(ctx, `DELETE FROM signin_failures WHERE at < $1`, since)
 	return true, err
+}
+
+// LockSubject holds a lock on a subject of a limit ("account:…",
+// "cli-start:…") until the transaction ends, so that counting its
+// attempts and recording one is atomic: on PostgreSQL an advisory lock;
+// SQLite's transactions take the write lock as they begin.
+func LockSubject(ctx context.Context, q Querier, subject string) error {
+	if lock := q.Dialect().SubjectLock; lock != "" {
+		if _, err := q.Exec(ctx, lock, subject); err != nil {
+			return fmt.Errorf("locking the subject of a limit: %w", err)
+		}
+	}
+	return nil
 }
 
 // ForgetSigninAttempt forgets the attempt ReserveSignin recorded for a

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,7 +13,7 @@ import (
 func newCLILogin(t testing.TB, s *store.Store, code, address string, expires time.Time) *model.CLILogin {
 	t.Helper()
 	return mustInsert(t, s, store.CLILogins, &model.CLILogin{ID: model.CLILoginID(newID()), Code: code, SecretHash: []byte("hash " + code),
-		ClientAddress: address, UserAgent: "nebula-cli", CreatedAt: at, ExpiresAt: expires})
+		ClientAddress: address, AddressKey: address, UserAgent: "nebula-cli", CreatedAt: at, ExpiresAt: expires})
 }
 
 func testCLILogins(t *testing.T, s *store.Store) {
@@ -45,6 +47,51 @@ func testCLILogins(t *testing.T, s *store.Store) {
 			t.Errorf("approving twice: %v, %v", ok, err)
 		}
 		assertEqual(t, "unchanged", mustGet(t, s, store.CLILogins, l.ID), &want)
+	})
+
+	t.Run("CountByAddressKey", func(t *testing.T) {
+		// Two addresses of one IPv6 /64 count against one key.
+		const key = "2001:db8:7::/64"
+		for i, addr := range []string{"2001:db8:7::1", "2001:db8:7::2"} {
+			mustInsert(t, s, store.CLILogins, &model.CLILogin{ID: model.CLILoginID(newID()), Code: []string{"HJKL-MNPQ", "JKLM-NPQR"}[i],
+				SecretHash: []byte("key " + addr), ClientAddress: addr, AddressKey: key, UserAgent: "nebula-cli", CreatedAt: at, ExpiresAt: now.Add(time.Minute)})
+		}
+		n, err := store.CountCLILoginsFrom(ctx, s.Q(), key, now)
+		wantNoErr(t, "counting", err)
+		if n != 2 {
+			t.Errorf("%d waiting from %s, want 2", n, key)
+		}
+	})
+
+	t.Run("LockSubject makes counting and adding one step", func(t *testing.T) {
+		// 60 starts at once from one address, each locking the address's
+		// subject, counting and adding below a limit of 10: exactly 10
+		// are added, on either store.
+		key := "lock-" + newID()
+		var wg sync.WaitGroup
+		for i := range 60 {
+			wg.Go(func() {
+				err := s.Tx(ctx, func(q store.Querier) error {
+					if err := store.LockSubject(ctx, q, "cli-start:"+key); err != nil {
+						return err
+					}
+					n, err := store.CountCLILoginsFrom(ctx, q, key, now)
+					if err != nil || n >= 10 {
+						return err
+					}
+					return store.CLILogins.Insert(ctx, q, &model.CLILogin{ID: model.CLILoginID(newID()), Code: fmt.Sprintf("LOCK-%04d", i),
+						SecretHash: []byte(fmt.Sprintf("lock %d", i)), ClientAddress: "198.51.100.1", AddressKey: key, UserAgent: "nebula-cli",
+						CreatedAt: at, ExpiresAt: now.Add(time.Minute)})
+				})
+				if err != nil {
+					t.Errorf("starting: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if n, err := store.CountCLILoginsFrom(ctx, s.Q(), key, now); err != nil || n != 10 {
+			t.Errorf("%d of 60 concurrent starts added below a limit of 10 (%v)", n, err)
+		}
 	})
 
 	t.Run("CountAndExpire", func(t *testing.T) {
