@@ -79,7 +79,7 @@ func WithInvitationTTL(d time.Duration) Option { return func(p *Plane) { p.invit
 // most maxHashWaiting of them; past that a sign-in is refused at once
 // (RateLimited), not left to stall.
 var (
-	hashing        = make(chan struct{}, 2)
+	hashing        = make(chan struct{}, passphrase.Slots)
 	hashWaiting    atomic.Int32
 	maxHashWaiting = int32(32)
 )
@@ -105,47 +105,39 @@ func withHashing[T any](ctx context.Context, f func() T) (T, error) {
 	return f(), nil
 }
 
-// keyed serializes work per key (one account's sign-ins: a burst of
-// guesses at one account takes one derivation at a time, and so never more
-// than one of the slots everybody shares).
-type keyed struct {
+// inFlight holds the keys with work under way (one account's sign-in
+// being checked). A second sign-in of an account while one is checked is
+// refused at once rather than queued: no one signs in to one account
+// twice at the same moment, and a burst of guesses at it then costs one
+// derivation at a time, one of the hashing slots everybody shares, and
+// no write to the store per guess. (Per process; the limits in the store
+// hold across replicas.)
+type inFlight struct {
 	mu sync.Mutex
-	m  map[string]*keyedLock
+	m  map[string]bool
 }
 
-type keyedLock struct {
-	held    chan struct{}
-	waiters int
-}
-
-// lock waits for key, or for ctx to end.
-func (k *keyed) lock(ctx context.Context, key string) (unlock func(), err error) {
+// begin marks key in flight; false when it already is.
+func (k *inFlight) begin(key string) (end func(), ok bool) {
 	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m[key] {
+		return nil, false
+	}
 	if k.m == nil {
-		k.m = map[string]*keyedLock{}
+		k.m = map[string]bool{}
 	}
-	l := k.m[key]
-	if l == nil {
-		l = &keyedLock{held: make(chan struct{}, 1)}
-		k.m[key] = l
-	}
-	l.waiters++
-	k.mu.Unlock()
-	release := func() {
+	k.m[key] = true
+	return func() {
 		k.mu.Lock()
-		if l.waiters--; l.waiters == 0 {
-			delete(k.m, key)
-		}
+		delete(k.m, key)
 		k.mu.Unlock()
-	}
-	select {
-	case l.held <- struct{}{}:
-	case <-ctx.Done():
-		release()
-		return nil, ctx.Err()
-	}
-	return func() { <-l.held; release() }, nil
+	}, true
 }
+
+// errSignInInFlight refuses a sign-in of an account while another is
+// checked; any email gets it alike, so it says nothing of the account.
+var errSignInInFlight = RateLimited{RetryAfter: time.Second, Reason: "a sign-in to this account is being checked"}
 
 // Client is where a sign-in comes from: its address (rate limits, audit,
 // the session list) and its user agent (the session list).
@@ -476,6 +468,11 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 	now := p.now()
 	since := now.Add(-signinWindow)
 	account, address := "account:"+email, "address:"+limitKey(from.Address)
+	end, ok := p.signins.begin(account)
+	if !ok {
+		return nil, "", errSignInInFlight
+	}
+	defer end()
 	// Past a limit already (a read: no write lock), refused at once; under
 	// it, the attempt is reserved atomically below. A burst of guesses at
 	// one account thus takes the store's write lock as many times as the
@@ -501,11 +498,6 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 	if !room {
 		return nil, "", RateLimited{RetryAfter: signinWindow}
 	}
-	unlock, err := p.signins.lock(ctx, account)
-	if err != nil {
-		return nil, "", err
-	}
-	defer unlock()
 	u, err := store.UserByEmail(ctx, p.q(ctx), email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, "", err

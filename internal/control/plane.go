@@ -79,8 +79,8 @@ type Plane struct {
 	oidc      *OIDCSettings
 	logDaysMu sync.Mutex
 	logDays   map[time.Time]bool
-	// signins serializes the passphrase checks of one account.
-	signins keyed
+	// signins holds the accounts whose sign-in is being checked.
+	signins inFlight
 	// gitHeads reads branch heads for a deploy of one.
 	gitHeads *gitremote.Resolver
 	// outbound tunes outbound webhooks; outboundWake wakes this
