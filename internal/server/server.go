@@ -153,10 +153,12 @@ func (s *Server) graphQL() http.Handler {
 	}
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	// After the persisted query is known, before gqlgen validates it.
-	srv.Use(newSelectionLimit(orDefault(s.cfg.MaxSelections, config.DefaultMaxSelections), s.cfg.MaxTokens, docs))
-	srv.Use(depthLimit{max: s.cfg.MaxDepth})
+	// A document over a cost limit is refused no sooner than 25 ms after
+	// it arrived (pacing.go).
+	srv.Use(heldParams{limit: newSelectionLimit(orDefault(s.cfg.MaxSelections, config.DefaultMaxSelections), s.cfg.MaxTokens, docs)})
+	srv.Use(heldOperation{limit: depthLimit{max: s.cfg.MaxDepth}})
 	srv.Use(previewLimit{max: orDefault(s.cfg.MaxPreviews, config.DefaultMaxPreviews)})
-	srv.Use(extension.FixedComplexityLimit(s.cfg.MaxComplexity))
+	srv.Use(heldOperation{limit: extension.FixedComplexityLimit(s.cfg.MaxComplexity)})
 	srv.AroundOperations(resolvers.Loaders(s.plane))
 	srv.AroundOperations(s.metrics.operations)
 	srv.AroundResponses(reportCost)
