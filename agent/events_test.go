@@ -77,7 +77,15 @@ func TestEventWatcher(t *testing.T) {
 	if _, err := cs.CoreV1().Events("shop-prod").Update(ctx, ev, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// A later occurrence proves the edit was seen: the watch delivers in
+	// order, so had the edit been sent it would stand before this one.
+	ev.Count, ev.LastTimestamp = 3, metav1.NewTime(at.Add(time.Minute))
+	if _, err := cs.CoreV1().Events("shop-prod").Update(ctx, ev, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want += "u-1/3 Warning BackOff env-1/svc-1 kubelet|"
+	testutil.Eventually(t, 5*time.Second, "the third occurrence is sent, and nothing for the edit before it",
+		func() (bool, string) { return len(list()) >= len(want), list() })
 	if list() != want {
 		t.Errorf("an update without a new count was sent: %s", list())
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -217,6 +219,18 @@ func TestTwoProcessesOnOnePostgres(t *testing.T) {
 		}
 		builds = append(builds, ans.Builds[0])
 	}
+	// jobsRun waits until each replica finished n more passes of the
+	// jobs than when it was called (nebula_job_passes_total).
+	jobsRun := func(a, b string, n int) {
+		t.Helper()
+		from := map[string]int{a: jobPasses(t, a), b: jobPasses(t, b)}
+		for _, base := range []string{a, b} {
+			testutil.Eventually(t, 20*time.Second, fmt.Sprintf("%d passes of the jobs on %s", n, base), func() (bool, string) {
+				got := jobPasses(t, base)
+				return got >= from[base]+n, fmt.Sprint(got - from[base])
+			})
+		}
+	}
 	buildState := func(raw string) (status string, attempts int) {
 		t.Helper()
 		r := gql(eb, token, `query($b: ID!) { node(id: $b) { ... on Build { status attempts } } }`, map[string]any{"b": gid.Encode(gid.Build, raw)})
@@ -240,7 +254,9 @@ func TestTwoProcessesOnOnePostgres(t *testing.T) {
 		r := running()
 		return len(r) > 0, fmt.Sprint(r)
 	})
-	time.Sleep(2 * time.Second) // ten runs of the jobs on each replica
+	// Ten more passes of the jobs on each replica, each a chance to hand
+	// out the second build.
+	jobsRun(a, b, 10)
 	handed := running()
 	if len(handed) != 1 {
 		t.Fatalf("%d builds running on a cluster that takes one at a time: %v", len(handed), handed)
@@ -255,7 +271,7 @@ func TestTwoProcessesOnOnePostgres(t *testing.T) {
 		st, _ := buildState(handed[0])
 		return len(r) == 1 && r[0] != handed[0] && st == "SUCCEEDED", fmt.Sprint(r, st)
 	})
-	time.Sleep(time.Second)
+	jobsRun(a, b, 5)
 	running()
 	setsMu.Lock()
 	defer setsMu.Unlock()
@@ -264,4 +280,21 @@ func TestTwoProcessesOnOnePostgres(t *testing.T) {
 			t.Errorf("the agent was sent %d builds at once: %+v", len(s.Builds), s)
 		}
 	}
+}
+
+// jobPasses reads a replica's nebula_job_passes_total.
+func jobPasses(t *testing.T, base string) int {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`(?m)^nebula_job_passes_total (\d+)`).FindSubmatch(body)
+	if m == nil {
+		t.Fatalf("%s/metrics has no nebula_job_passes_total", base)
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
 }

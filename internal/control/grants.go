@@ -47,7 +47,9 @@ type grantCache struct {
 
 type grantLoad struct {
 	epoch uint64
-	done  chan struct{} // closed when g and err are set
+	// joined counts the checks waiting on this read besides its own.
+	joined int
+	done   chan struct{} // closed when g and err are set
 	g     *model.Grants
 	err   error
 }
@@ -79,6 +81,7 @@ func (c *grantCache) get(ctx context.Context, u model.UserID) (*model.Grants, er
 		return e.g, nil
 	}
 	if l := c.loading[u]; l != nil && l.epoch == epoch {
+		l.joined++
 		c.mu.Unlock()
 		select {
 		case <-l.done:

@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -114,10 +115,16 @@ func TestGrantCache(t *testing.T) {
 		for range checks {
 			wg.Go(func() { role(t, c) })
 		}
-		waitLoading(c)
-		// The others start meanwhile: past the cache, they find the read
-		// under way (or, without it, read themselves: f.during is spent).
-		time.Sleep(50 * time.Millisecond)
+		// The others find the read under way and wait on it (had they
+		// missed it, they would read themselves: f.during is spent).
+		for joined := 0; joined < checks-1; {
+			c.mu.Lock()
+			if l := c.loading["u"]; l != nil {
+				joined = l.joined
+			}
+			c.mu.Unlock()
+			runtime.Gosched()
+		}
 		close(release)
 		wg.Wait()
 		if f.reads != 1 {

@@ -97,8 +97,13 @@ func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 			rep.Skipped = append(rep.Skipped, j.name)
 		}
 	}
+	p.jobPasses.Add(1)
 	return rep, nil
 }
+
+// JobPasses is how many passes of the jobs this process finished (every
+// job run, or skipped because another replica held its lock).
+func (p *Plane) JobPasses() int64 { return p.jobPasses.Load() }
 
 // expireMessages deletes the webhook messages delivered or failed before
 // the retention, a batch a run.

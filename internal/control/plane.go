@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -81,6 +82,8 @@ type Plane struct {
 	logDays   map[time.Time]bool
 	// signins holds the accounts whose sign-in is being checked.
 	signins inFlight
+	// jobPasses counts the finished passes of the background jobs.
+	jobPasses atomic.Int64
 	// gitHeads reads branch heads for a deploy of one.
 	gitHeads *gitremote.Resolver
 	// outbound tunes outbound webhooks; outboundWake wakes this

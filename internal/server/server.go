@@ -76,7 +76,10 @@ func New(plane *control.Plane, cfg config.Config, log *slog.Logger) *Server {
 		}, func() float64 { live, _ := s.hub.Stats(); return float64(live) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "nebula_agent_sessions_opened_total", Help: "Agent sessions welcomed since this process started.",
-		}, func() float64 { _, opened := s.hub.Stats(); return float64(opened) }))
+		}, func() float64 { _, opened := s.hub.Stats(); return float64(opened) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "nebula_job_passes_total", Help: "Passes of the background jobs (approvals, builds, retention…) finished by this process.",
+		}, func() float64 { return float64(plane.JobPasses()) }))
 	plane.SetPublisher(s.hub)
 	s.handler = s.routes()
 	return s
