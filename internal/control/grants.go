@@ -50,8 +50,8 @@ type grantLoad struct {
 	// joined counts the checks waiting on this read besides its own.
 	joined int
 	done   chan struct{} // closed when g and err are set
-	g     *model.Grants
-	err   error
+	g      *model.Grants
+	err    error
 }
 
 type grantEntry struct {
