@@ -1,7 +1,7 @@
 // Package control holds the control plane's domain services: the rules of
 // every query and mutation, their transactions, authorization checks, plan
-// limits and audit events. Resolvers, the CLI and (later) the agent hub call
-// it; it calls the store.
+// limits and audit events. Resolvers, the CLI and the agent hub (through
+// AgentSide) call it; it calls the store, through door.go only.
 //
 // Every read goes through authorization here, never in the callers, and
 // every committed change writes exactly one audit event in its transaction.
