@@ -64,13 +64,14 @@ check-web: web
 
 ## generate: regenerate the gqlgen code in graph/ and the CLI's typed client (internal/client, genqlient) from schema.graphqls
 generate:
+	cd internal/gid && $(GO) generate .
 	$(GO) tool gqlgen generate
 	cd internal/client && $(GO) tool genqlient genqlient.yaml
 	gofmt -w graph resolvers internal/client
 
 ## check-generate: fail when `make generate` changes anything (CI)
 check-generate: generate
-	@out="$$(git status --porcelain -- graph resolvers internal/client gqlgen.yml schema.graphqls go.mod go.sum)"; \
+	@out="$$(git status --porcelain -- graph resolvers internal/client internal/gid gqlgen.yml schema.graphqls go.mod go.sum)"; \
 	if [ -n "$$out" ]; then echo "make generate changed:"; echo "$$out"; exit 1; fi
 
 ## check-gqlgen: fail unless third_party/gqlgen is the gqlgen release go.mod names plus nebula/gqlgen.patch, and show
