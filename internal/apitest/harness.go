@@ -166,7 +166,7 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 		tune(&cfg)
 	}
 	opts := []control.Option{control.WithBox(seal.NewBox(&key)), control.WithClock(clk.Now),
-		control.WithBuildSettings(control.BuildSettings(cfg.Builds)), control.WithLogRetention(cfg.LogRetention),
+		control.WithBuildSettings(cfg.Builds), control.WithLogRetention(cfg.LogRetention),
 		control.WithSessionTTL(cfg.SessionTTL), control.WithInvitationTTL(cfg.InvitationTTL),
 		control.WithOutbound(control.OutboundSettingsFrom(cfg.Webhooks, cfg.Version))}
 	if cfg.OIDC.Enabled() {

@@ -245,7 +245,7 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 	opts := []control.Option{control.WithBox(box), control.WithConnectGrace(cfg.ConnectTokenGrace),
 		control.WithDisconnectedAfter(cfg.AgentDisconnectedAfter), control.WithApprovals(cfg.ApprovalTTL, cfg.AllowSelfApproval),
 		control.WithStallAfter(cfg.StallAfter), control.WithMaxTokensPerUser(cfg.MaxTokensPerUser),
-		control.WithBuildSettings(control.BuildSettings(cfg.Builds)), control.WithLogRetention(cfg.LogRetention),
+		control.WithBuildSettings(cfg.Builds), control.WithLogRetention(cfg.LogRetention),
 		control.WithSessionTTL(cfg.SessionTTL), control.WithInvitationTTL(cfg.InvitationTTL),
 		control.WithOutbound(control.OutboundSettingsFrom(cfg.Webhooks, Version))}
 	if cfg.OIDC.Enabled() {

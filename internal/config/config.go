@@ -353,26 +353,28 @@ func WriteDotEnv(path string, set map[string]string) error {
 // imageDigest is an image's content digest.
 var imageDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
-// Builds are the settings of the builds run on the clusters, field for
-// field control.BuildSettings (the one converts to the other).
+// Builds are the settings of the builds run on the clusters
+// (NEBULA_BUILD_*); control.BuildSettings is this type.
 type Builds struct {
-	// PerCluster builds run at once on a cluster.
+	// PerCluster is how many builds run at once on one cluster.
 	PerCluster int
-	// Timeout ends a build that runs this long; Silence hands a build out
-	// again when its disconnected agent said nothing of it for this long.
+	// Timeout ends a build that has run this long (TIMED_OUT).
 	Timeout time.Duration
+	// Silence is how long a running build's agent may say nothing of it
+	// before the build is handed out again (its agent vanished).
 	Silence time.Duration
-	// Attempts hand-outs of a build before it fails because its agent
-	// kept going away.
+	// Attempts is how many times a build is handed out before it fails.
 	Attempts int
-	// A build's log keeps at most MaxLogLines lines and MaxLogBytes bytes,
-	// lines cut at MaxLineBytes, for LogRetention.
+	// MaxLogLines and MaxLogBytes bound the log kept per build; the rest
+	// is cut, with a line saying so. MaxLineBytes bounds one line.
 	MaxLogLines, MaxLogBytes, MaxLineBytes int64
-	LogRetention                           time.Duration
-	// Builder is the BuildKit image builds run with.
+	// LogRetention is how long log lines are kept.
+	LogRetention time.Duration
+	// Builder is the BuildKit image the agent runs builds with.
 	Builder string
-	// GitTimeout bounds reading a branch head from a repository; GitPrivate
-	// lets that reach loopback, private and link-local addresses.
+	// GitTimeout bounds reading a branch's head from its repository (a
+	// deploy of the branch head); GitPrivate lets that request reach
+	// loopback, private and link-local addresses, refused otherwise.
 	GitTimeout time.Duration
 	GitPrivate bool
 }

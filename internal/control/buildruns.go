@@ -10,35 +10,15 @@ import (
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 	"github.com/nebulactrl/nebula/internal/webhook"
 )
 
-// BuildSettings bound the builds the control plane runs.
-type BuildSettings struct {
-	// PerCluster is how many builds run at once on one cluster.
-	PerCluster int
-	// Timeout ends a build that has run this long (TIMED_OUT).
-	Timeout time.Duration
-	// Silence is how long a running build's agent may say nothing of it
-	// before the build is handed out again (its agent vanished).
-	Silence time.Duration
-	// Attempts is how many times a build is handed out before it fails.
-	Attempts int
-	// MaxLogLines and MaxLogBytes bound the log kept per build; the rest
-	// is cut, with a line saying so. MaxLineBytes bounds one line.
-	MaxLogLines, MaxLogBytes, MaxLineBytes int64
-	// LogRetention is how long log lines are kept.
-	LogRetention time.Duration
-	// Builder is the BuildKit image the agent runs builds with.
-	Builder string
-	// GitTimeout bounds reading a branch's head from its repository (a
-	// deploy of the branch head); GitPrivate lets that request reach
-	// loopback, private and link-local addresses, refused otherwise.
-	GitTimeout time.Duration
-	GitPrivate bool
-}
+// BuildSettings bound the builds the control plane runs: the
+// configuration's own type (NEBULA_BUILD_*).
+type BuildSettings = config.Builds
 
 // DefaultBuildSettings are the settings of `nebula serve` unless changed.
 var DefaultBuildSettings = BuildSettings{
