@@ -80,16 +80,33 @@ func (t *txn) busNotes() []bus.Note {
 		if i < 0 {
 			continue // never: an event's deployment is noted
 		}
-		h := eventsHint{Tenant: r.d.TenantID, Project: r.d.ProjectID, Stage: r.d.Stage, LastSeq: r.d.LastSeq,
-			Events: make([]hintedEvent, len(r.events))}
-		for j, e := range r.events {
-			h.Events[j] = hintedEvent{Seq: e.Seq, Stage: e.Stage, Blocker: e.Blocker, Message: e.Message, At: e.CreatedAt}
-		}
-		if b, err := json.Marshal(h); err == nil {
+		if b, err := json.Marshal(hintOf(r)); err == nil {
 			notes[i].Hint = string(b)
 		}
 	}
 	return notes
+}
+
+// hintOf and eventsHint.events are the one codec of a hinted event: what
+// one carries of a model.DeploymentEvent (TestHintCarriesEveryField fills
+// every field and reads it back).
+func hintOf(r *recorded) eventsHint {
+	h := eventsHint{Tenant: r.d.TenantID, Project: r.d.ProjectID, Stage: r.d.Stage, LastSeq: r.d.LastSeq,
+		Events: make([]hintedEvent, len(r.events))}
+	for j, e := range r.events {
+		h.Events[j] = hintedEvent{Seq: e.Seq, Stage: e.Stage, Blocker: e.Blocker, Message: e.Message, At: e.CreatedAt}
+	}
+	return h
+}
+
+// events are the hint's events of deployment id, as the store holds them.
+func (h eventsHint) events(id model.DeploymentID) []*model.DeploymentEvent {
+	out := make([]*model.DeploymentEvent, len(h.Events))
+	for i, e := range h.Events {
+		out[i] = &model.DeploymentEvent{DeploymentID: id, Seq: e.Seq, TenantID: h.Tenant,
+			Stage: e.Stage, Blocker: e.Blocker, Message: e.Message, CreatedAt: e.At}
+	}
+	return out
 }
 
 // HintedEvents are a deployment's events taken from its notes' hints.
@@ -117,10 +134,9 @@ func (p *Plane) DeploymentEventsHinted(ctx context.Context, id model.DeploymentI
 		if newest == nil || h.LastSeq > newest.LastSeq {
 			newest = &h
 		}
-		for _, e := range h.Events {
+		for _, e := range h.events(id) {
 			if e.Seq > after {
-				evs = append(evs, &model.DeploymentEvent{DeploymentID: id, Seq: e.Seq, TenantID: h.Tenant,
-					Stage: e.Stage, Blocker: e.Blocker, Message: e.Message, CreatedAt: e.At})
+				evs = append(evs, e)
 			}
 		}
 	}
@@ -137,8 +153,7 @@ func (p *Plane) DeploymentEventsHinted(ctx context.Context, id model.DeploymentI
 	if len(evs) > 0 && evs[len(evs)-1].Seq != newest.LastSeq {
 		return HintedEvents{}, false
 	}
-	scope := model.Scope{Tenant: newest.Tenant, Project: newest.Project}
-	if err := p.authz.CheckCtx(ctx, authz.DeploymentRead, scope); err != nil {
+	if err := p.mayRead(ctx, authz.DeploymentRead, model.Scope{Tenant: newest.Tenant, Project: newest.Project}); err != nil {
 		return HintedEvents{}, false // the read says why
 	}
 	// The events reach newest.LastSeq (or the caller is past it): ended
