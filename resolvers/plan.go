@@ -46,9 +46,10 @@ var shapes = func() map[string]*shape {
 			prefetched: map[string]string{"deployments": "DeploymentConnection"}},
 		"Service": {plain: []string{"id", "name", "image", "createdAt", "updatedAt"},
 			objects: map[string]string{"processes": "Process", "domains": "Domain"}},
-		"Deployment": {plain: []string{"id", "stage", "blocker", "message", "approvalExpiresAt", "createdAt", "updatedAt"},
-			prefetched: map[string]string{"release": "Release"}},
-		"Release": {plain: []string{"id", "number", "image", "imageDigest", "createdAt"},
+		// Deployments and releases are read in part: their fields are
+		// those of the column maps below, the one list of them.
+		"Deployment": {plain: plainOf(deploymentColumns, "release"), prefetched: map[string]string{"release": "Release"}},
+		"Release": {plain: plainOf(releaseColumns, "processes", "domains"),
 			objects: map[string]string{"processes": "Process", "domains": "Domain"}},
 		"Process": {plain: []string{"name", "command", "replicas", "port"}, objects: map[string]string{"readinessProbe": "Probe"}},
 		"Probe":   {plain: []string{"path", "port", "initialDelaySeconds", "periodSeconds"}},
@@ -116,6 +117,19 @@ var (
 		"processes": store.Releases.Cols("config"), "domains": store.Releases.Cols("config"),
 	}
 )
+
+// plainOf is the fields of a column map served from the struct: all but
+// __typename and the named ones (objects, prefetched).
+func plainOf(cols map[string]store.Cols, not ...string) []string {
+	var out []string
+	for f := range cols {
+		if f != "__typename" && !slices.Contains(not, f) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 func deploymentCols(fields []graphql.CollectedField) store.Cols {
 	return columnsOf(deploymentColumns, fields)

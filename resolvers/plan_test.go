@@ -10,6 +10,7 @@ import (
 	"github.com/99designs/gqlgen/codegen/templates"
 
 	"github.com/nebulactrl/nebula/graph"
+	"github.com/nebulactrl/nebula/internal/store"
 )
 
 // The plan may only call a field served from memory if gqlgen serves it
@@ -79,6 +80,27 @@ func TestTenantColumnsCoverTheRow(t *testing.T) {
 		in, out := slices.Contains(tenantColumns, f.Name), slices.Contains(notFromRow, f.Name)
 		if in == out {
 			t.Errorf("Tenant.%s: say whether it is read from the tenant's row (tenantColumns) or not", f.Name)
+		}
+	}
+}
+
+// The types read in part have one list of fields, their column maps: every
+// field the plan serves of them is mapped to its columns, and every mapped
+// name is a field of the schema's type.
+func TestColumnMapsAreTheShapes(t *testing.T) {
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &Resolver{}}).Schema()
+	for typ, cols := range map[string]map[string]store.Cols{"Deployment": deploymentColumns, "Release": releaseColumns} {
+		s := shapes[typ]
+		served := append(slices.Clone(s.plain), slices.Collect(maps.Keys(s.objects))...)
+		for _, f := range append(served, slices.Collect(maps.Keys(s.prefetched))...) {
+			if _, ok := cols[f]; !ok {
+				t.Errorf("%s.%s is served by the plan but has no columns", typ, f)
+			}
+		}
+		for f := range cols {
+			if f != "__typename" && schema.Types[typ].Fields.ForName(f) == nil {
+				t.Errorf("the columns of %s name %s, no field of the schema", typ, f)
+			}
 		}
 	}
 }
