@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # dupscan.sh REV: counts the near-duplicate pairs (the duplicates tool) in the
-# product code at REV (no tests,
-# no generated code, no migrations, no vendored copies).
+# product code at REV: no tests, generated code, migrations or vendored copies.
 set -euo pipefail
 rev=$1
 d=$(mktemp -d)
