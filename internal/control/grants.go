@@ -2,12 +2,9 @@ package control
 
 import (
 	"context"
-	"iter"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -34,10 +31,9 @@ type grantCache struct {
 	now  func() time.Time
 
 	mu sync.Mutex
-	// epoch moves on with every drop: a load that overlapped one may have
-	// read the grants before the change, so it is not kept.
-	epoch   uint64
-	entries map[model.UserID]grantEntry
+	// kept are the grants read lately, by user (accessCache: a load that
+	// overlapped a drop is not kept).
+	kept accessCache[model.UserID, *model.Grants]
 	// loading are the reads under way, one per user: the checks that miss
 	// while one is under way wait for it rather than read again (when a
 	// user's entry expires, every request of theirs in flight misses at
@@ -54,31 +50,29 @@ type grantLoad struct {
 	err    error
 }
 
-type grantEntry struct {
-	g  *model.Grants
-	at time.Time
-}
-
 func newGrantCache(st *store.Store) *grantCache {
 	return &grantCache{
 		load: func(ctx context.Context, u model.UserID) (*model.Grants, error) {
 			return store.GrantsOf(ctx, st.Q(), u)
 		},
 		// Real time, not the plane's clock: tests move that one by hours.
-		now:     time.Now,
-		entries: map[model.UserID]grantEntry{},
+		now:  time.Now,
+		kept: newGrantEntries(),
 	}
+}
+
+func newGrantEntries() accessCache[model.UserID, *model.Grants] {
+	return newAccessCache(maxGrantEntries, func(u model.UserID, _ *model.Grants) model.UserID { return u })
 }
 
 // get returns the user's grants, read at most grantTTL ago and not
 // changed since. Callers must not modify them.
 func (c *grantCache) get(ctx context.Context, u model.UserID) (*model.Grants, error) {
 	c.mu.Lock()
-	e, ok := c.entries[u]
-	epoch := c.epoch
-	if ok && c.now().Sub(e.at) < grantTTL {
+	epoch := c.kept.epoch
+	if g, ok := c.kept.get(u, c.now()); ok {
 		c.mu.Unlock()
-		return e.g, nil
+		return g, nil
 	}
 	if l := c.loading[u]; l != nil && l.epoch == epoch {
 		l.joined++
@@ -109,39 +103,14 @@ func (c *grantCache) get(ctx context.Context, u model.UserID) (*model.Grants, er
 	if l.err != nil {
 		return nil, l.err
 	}
-	if c.epoch == epoch {
-		if len(c.entries) >= maxGrantEntries {
-			c.entries = map[model.UserID]grantEntry{}
-		}
-		c.entries[u] = grantEntry{g: l.g, at: at}
-	}
+	c.kept.put(u, l.g, at, epoch)
 	return l.g, nil
 }
 
 // noted drops the grants of the users among the topics of a delivery;
-// nil (a resync: notes may have been lost) drops them all.
+// nil (a resync) drops them all.
 func (c *grantCache) noted(topics []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if topics == nil {
-		c.epoch++
-		clear(c.entries)
-		return
-	}
-	for u := range notedUsers(topics) {
-		c.epoch++
-		delete(c.entries, u)
-	}
-}
-
-// notedUsers yields the users the topics of a delivery name (bus.User).
-func notedUsers(topics []string) iter.Seq[model.UserID] {
-	return func(yield func(model.UserID) bool) {
-		prefix := bus.User("")
-		for _, t := range topics {
-			if u, ok := strings.CutPrefix(t, prefix); ok && !yield(model.UserID(u)) {
-				return
-			}
-		}
-	}
+	c.kept.noted(topics)
 }

@@ -40,7 +40,7 @@ func TestGrantCache(t *testing.T) {
 	newCache := func() (*grantCache, *fakeGrants, *time.Time) {
 		f := &fakeGrants{role: model.TenantAdmin}
 		now := time.Unix(1_000_000, 0)
-		return &grantCache{load: f.load, now: func() time.Time { return now }, entries: map[model.UserID]grantEntry{}}, f, &now
+		return &grantCache{load: f.load, now: func() time.Time { return now }, kept: newGrantEntries()}, f, &now
 	}
 	role := func(t *testing.T, c *grantCache) model.TenantRole {
 		t.Helper()

@@ -22,22 +22,19 @@ const maxTokenEntries = 10_000
 type tokenCache struct {
 	now func() time.Time
 
-	mu sync.Mutex
-	// epoch moves on with every drop: a read that overlapped one may
-	// have seen the token before the change, so it is not kept.
-	epoch   uint64
-	entries map[[32]byte]tokenEntry
+	mu   sync.Mutex
+	kept accessCache[[32]byte, tokenEntry]
 }
 
 type tokenEntry struct {
 	tok  model.APIToken
 	user model.User
-	at   time.Time
 }
 
 func newTokenCache() *tokenCache {
 	// Real time, not the plane's clock: tests move that one by hours.
-	return &tokenCache{now: time.Now, entries: map[[32]byte]tokenEntry{}}
+	return &tokenCache{now: time.Now,
+		kept: newAccessCache(maxTokenEntries, func(_ [32]byte, e tokenEntry) model.UserID { return e.tok.UserID })}
 }
 
 // get returns copies of the token of hash and its user, read at most
@@ -46,25 +43,18 @@ func newTokenCache() *tokenCache {
 func (c *tokenCache) get(hash [32]byte) (tok *model.APIToken, user *model.User, epoch uint64, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.entries[hash]
-	if !ok || c.now().Sub(e.at) >= grantTTL {
-		return nil, nil, c.epoch, false
+	e, ok := c.kept.get(hash, c.now())
+	if !ok {
+		return nil, nil, c.kept.epoch, false
 	}
-	t, u := e.tok, e.user
-	return &t, &u, c.epoch, true
+	return &e.tok, &e.user, c.kept.epoch, true
 }
 
 // put keeps what was read at at, unless a drop came since epoch.
 func (c *tokenCache) put(hash [32]byte, tok *model.APIToken, user *model.User, epoch uint64, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.epoch != epoch {
-		return
-	}
-	if len(c.entries) >= maxTokenEntries {
-		c.entries = map[[32]byte]tokenEntry{}
-	}
-	c.entries[hash] = tokenEntry{tok: *tok, user: *user, at: at}
+	c.kept.put(hash, tokenEntry{tok: *tok, user: *user}, at, epoch)
 }
 
 // touched records a use written to the store in the kept copy, so that
@@ -72,28 +62,13 @@ func (c *tokenCache) put(hash [32]byte, tok *model.APIToken, user *model.User, e
 func (c *tokenCache) touched(hash [32]byte, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.entries[hash]; ok {
-		e.tok.LastUsedAt = &at
-		c.entries[hash] = e
-	}
+	c.kept.update(hash, func(e *tokenEntry) { e.tok.LastUsedAt = &at })
 }
 
 // noted drops the tokens of the users among the topics of a delivery;
-// nil (a resync: notes may have been lost) drops them all.
+// nil (a resync) drops them all.
 func (c *tokenCache) noted(topics []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if topics == nil {
-		c.epoch++
-		clear(c.entries)
-		return
-	}
-	for u := range notedUsers(topics) {
-		c.epoch++
-		for h, e := range c.entries {
-			if e.tok.UserID == u {
-				delete(c.entries, h)
-			}
-		}
-	}
+	c.kept.noted(topics)
 }
