@@ -67,7 +67,21 @@ func (p *Plane) RegisterCluster(ctx context.Context, tenant model.TenantID, name
 }
 
 func (p *Plane) SetClusterLabels(ctx context.Context, id model.ClusterID, labels []model.Label) (*model.Cluster, error) {
-	cl, err := get(ctx, p, p.q(ctx), store.Clusters, id, authz.ClusterManage)
+	return setLabels(ctx, p, store.Clusters, id, authz.ClusterManage, ActClusterSetLabels, "Cluster", labels, store.SetClusterLabels)
+}
+
+// labelled is a cluster or a namespace target.
+type labelled[T any] interface {
+	scoped[T]
+	LabelSet() model.Labels
+}
+
+// setLabels replaces the labels of a cluster or a namespace target, checked,
+// audited with what they were and became; it returns the object as
+// committed (a cluster's change may give it a new desired revision).
+func setLabels[K ~string, T any, PT labelled[T]](ctx context.Context, p *Plane, t *store.Table[K, T], id K, perm authz.Perm,
+	act Action, kind string, labels []model.Label, write func(context.Context, store.Querier, K, model.Labels) error) (*T, error) {
+	v, err := get[K, T, PT](ctx, p, p.q(ctx), t, id, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -76,16 +90,18 @@ func (p *Plane) SetClusterLabels(ctx context.Context, id model.ClusterID, labels
 	if err := c.err(); err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, cl.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		if cl, err = store.Clusters.Get(ctx, q, id); err != nil {
+	err = p.change(ctx, PT(v).Scope().Tenant, func(q *txn, _ *model.Tenant, ev *audit) error {
+		if v, err = t.Get(ctx, q, id); err != nil {
 			return err
 		}
-		target(ev, ActClusterSetLabels, "Cluster", string(id))
-		ev.Details["labels"] = map[string]any{"from": cl.Labels, "to": ls}
-		cl.Labels = ls
-		return store.SetClusterLabels(ctx, q, id, ls)
+		target(ev, act, kind, string(id))
+		ev.Details["labels"] = map[string]any{"from": PT(v).LabelSet(), "to": ls}
+		return write(ctx, q, id, ls)
 	})
-	return p.reread(ctx, cl, err)
+	if err != nil {
+		return nil, err
+	}
+	return t.Get(ctx, p.q(ctx), id)
 }
 
 // reread returns the cluster as committed: the change may have given it a
@@ -153,22 +169,8 @@ func (p *Plane) CreateNamespaceTarget(ctx context.Context, cluster model.Cluster
 }
 
 func (p *Plane) SetNamespaceTargetLabels(ctx context.Context, id model.NamespaceTargetID, labels []model.Label) (*model.NamespaceTarget, error) {
-	nt, err := get(ctx, p, p.q(ctx), store.NamespaceTargets, id, authz.NamespaceTargetManage)
-	if err != nil {
-		return nil, err
-	}
-	var c checks
-	ls := c.labels(labels, "input", "labels")
-	if err := c.err(); err != nil {
-		return nil, err
-	}
-	err = p.change(ctx, nt.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		target(ev, ActTargetSetLabels, "NamespaceTarget", string(id))
-		ev.Details["labels"] = map[string]any{"from": nt.Labels, "to": ls}
-		nt.Labels = ls
-		return store.SetNamespaceTargetLabels(ctx, q, id, ls)
-	})
-	return committed(nt, err)
+	return setLabels(ctx, p, store.NamespaceTargets, id, authz.NamespaceTargetManage, ActTargetSetLabels, "NamespaceTarget",
+		labels, store.SetNamespaceTargetLabels)
 }
 
 func (p *Plane) DeleteNamespaceTarget(ctx context.Context, id model.NamespaceTargetID) error {

@@ -422,6 +422,10 @@ func (m *ProjectMember) Scope() Scope   { return Scope{Tenant: m.TenantID, Proje
 func (e *Environment) Scope() Scope     { return Scope{Tenant: e.TenantID, Project: e.ProjectID} }
 func (c *Cluster) Scope() Scope         { return Scope{Tenant: c.TenantID} }
 func (n *NamespaceTarget) Scope() Scope { return Scope{Tenant: n.TenantID} }
+
+// LabelSet is the object's labels, for the code that sets them on either.
+func (c *Cluster) LabelSet() Labels         { return c.Labels }
+func (n *NamespaceTarget) LabelSet() Labels { return n.Labels }
 func (s *Service) Scope() Scope         { return Scope{Tenant: s.TenantID, Project: s.ProjectID} }
 func (r *Release) Scope() Scope         { return Scope{Tenant: r.TenantID, Project: r.ProjectID} }
 func (d *Deployment) Scope() Scope      { return Scope{Tenant: d.TenantID, Project: d.ProjectID} }
