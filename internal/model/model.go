@@ -422,13 +422,12 @@ func (m *ProjectMember) Scope() Scope   { return Scope{Tenant: m.TenantID, Proje
 func (e *Environment) Scope() Scope     { return Scope{Tenant: e.TenantID, Project: e.ProjectID} }
 func (c *Cluster) Scope() Scope         { return Scope{Tenant: c.TenantID} }
 func (n *NamespaceTarget) Scope() Scope { return Scope{Tenant: n.TenantID} }
-
-func (s *Service) Scope() Scope    { return Scope{Tenant: s.TenantID, Project: s.ProjectID} }
-func (r *Release) Scope() Scope    { return Scope{Tenant: r.TenantID, Project: r.ProjectID} }
-func (d *Deployment) Scope() Scope { return Scope{Tenant: d.TenantID, Project: d.ProjectID} }
-func (a *AuditEvent) Scope() Scope { return Scope{Tenant: a.TenantID} }
-func (t *APIToken) Scope() Scope   { return Scope{Tenant: t.TenantID} }
-func (v *Variable) Scope() Scope   { return Scope{Tenant: v.TenantID, Project: v.ProjectID} }
+func (s *Service) Scope() Scope         { return Scope{Tenant: s.TenantID, Project: s.ProjectID} }
+func (r *Release) Scope() Scope         { return Scope{Tenant: r.TenantID, Project: r.ProjectID} }
+func (d *Deployment) Scope() Scope      { return Scope{Tenant: d.TenantID, Project: d.ProjectID} }
+func (a *AuditEvent) Scope() Scope      { return Scope{Tenant: a.TenantID} }
+func (t *APIToken) Scope() Scope        { return Scope{Tenant: t.TenantID} }
+func (v *Variable) Scope() Scope        { return Scope{Tenant: v.TenantID, Project: v.ProjectID} }
 
 // LabelSet is the object's labels, for the code that sets them on either.
 func (c *Cluster) LabelSet() Labels         { return c.Labels }
