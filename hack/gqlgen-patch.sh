@@ -4,7 +4,8 @@
 # proxy's copy), file by file, in the form `patch -p1` applies.
 set -euo pipefail
 cd "$(dirname "$0")/../third_party/gqlgen"
-version=v0.17.98
+# The release go.mod requires (the replace points the build at our copy).
+version=$(awk '$1 == "github.com/99designs/gqlgen" && $2 ~ /^v/ { print $2; exit }' ../../go.mod)
 up=$(cd /tmp && GOFLAGS=-mod=mod go mod download -json "github.com/99designs/gqlgen@$version" |
 	sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
 for f in $(find codegen graphql -type f \( -name '*.go' -o -name '*.gotpl' \) | LC_ALL=C sort); do

@@ -97,18 +97,6 @@ func scanKnownUser(s Scanner) (*model.User, error) {
 	return &u, nil
 }
 
-// LocalUser finds the tenant and user a tenant's id for a user names;
-// ErrNotFound when no tenant knows anyone by it.
-func LocalUser(ctx context.Context, q Querier, id model.LocalUserID) (model.TenantID, model.UserID, error) {
-	var tenant model.TenantID
-	var user model.UserID
-	err := scanOne(ctx, q, []any{&tenant, &user}, `SELECT tenant_id, user_id FROM member_profiles WHERE local_id = $1`, string(id))
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return "", "", fmt.Errorf("reading user: %w", err)
-	}
-	return tenant, user, err
-}
-
 // UserAsKnownIn is UsersAsKnownIn for one user; ErrNotFound when missing.
 func UserAsKnownIn(ctx context.Context, q Querier, tenant model.TenantID, id model.UserID) (*model.User, error) {
 	m, err := UsersAsKnownIn(ctx, q, tenant, []model.UserID{id})

@@ -51,13 +51,6 @@ func testMemberProfiles(t *testing.T, s *store.Store) {
 		wantErr(t, "a's id in b", err, store.ErrNotFound)
 		_, err = store.UserOfLocalID(ctx, s.Q(), a.ID, model.LocalUserID(user.ID))
 		wantErr(t, "the user's own id", err, store.ErrNotFound)
-		tenant, got, err := store.LocalUser(ctx, s.Q(), inB.LocalID)
-		wantNoErr(t, "LocalUser", err)
-		if tenant != b.ID || got != user.ID {
-			t.Errorf("LocalUser(b's id) = %s, %s; want %s, %s", tenant, got, b.ID, user.ID)
-		}
-		_, _, err = store.LocalUser(ctx, s.Q(), model.LocalUserID(newID()))
-		wantErr(t, "LocalUser of nobody's id", err, store.ErrNotFound)
 	})
 	for _, tc := range []struct {
 		name   string
