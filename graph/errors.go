@@ -10,7 +10,7 @@ import (
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
-	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -25,11 +25,11 @@ type RequestIDFunc func(context.Context) string
 
 // Code classifies err for the API.
 func Code(err error) gqlmodel.ErrorCode {
-	if ps, ok := control.AsProblems(err); ok {
+	if ps, ok := core.AsProblems(err); ok {
 		return gqlmodel.ErrorCode(ps[0].Code)
 	}
 	var gerr *gqlerror.Error
-	var limited control.RateLimited
+	var limited core.RateLimited
 	switch {
 	case errors.As(err, &limited):
 		return gqlmodel.ErrorCodeRateLimited
@@ -37,7 +37,7 @@ func Code(err error) gqlmodel.ErrorCode {
 		return gqlmodel.ErrorCodeUnauthenticated
 	case errors.Is(err, authz.ErrForbidden):
 		return gqlmodel.ErrorCodeForbidden
-	case control.IsNotFound(err):
+	case core.IsNotFound(err):
 		return gqlmodel.ErrorCodeNotFound
 	case errors.Is(err, gid.ErrMalformed):
 		return gqlmodel.ErrorCodeBadUserInput
@@ -62,7 +62,7 @@ func UserErrors(err error) ([]*gqlmodel.UserError, error) {
 	if err == nil {
 		return out, nil
 	}
-	ps, ok := control.AsProblems(err)
+	ps, ok := core.AsProblems(err)
 	if !ok {
 		return out, err
 	}
@@ -100,7 +100,7 @@ func Presenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPresenter
 			gerr.Message = "internal error (request id " + id + ")"
 			gerr.Extensions["requestId"] = id
 		case gqlmodel.ErrorCodeConflict:
-			if _, ok := control.AsProblems(cause); !ok {
+			if _, ok := core.AsProblems(cause); !ok {
 				// A constraint the domain layer did not anticipate: keep
 				// its name (a schema detail) in the log.
 				log.WarnContext(ctx, "unexpected conflict", "request_id", requestID(ctx), "error", cause)

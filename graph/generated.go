@@ -15,7 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
-	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/install"
@@ -1188,8 +1188,8 @@ type ClusterResolver interface {
 	Events(ctx context.Context, obj *model.Cluster, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error)
 	Drift(ctx context.Context, obj *model.Cluster, first *int) ([]*model.Drift, error)
 	Revisions(ctx context.Context, obj *model.Cluster, first *int, before *int) (*gqlmodel.RevisionPage, error)
-	Revision(ctx context.Context, obj *model.Cluster, number int) (*control.Revision, error)
-	ActiveRevision(ctx context.Context, obj *model.Cluster) (*control.ActiveRevision, error)
+	Revision(ctx context.Context, obj *model.Cluster, number int) (*core.Revision, error)
+	ActiveRevision(ctx context.Context, obj *model.Cluster) (*core.ActiveRevision, error)
 }
 type CommandResolver interface {
 	Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error)
@@ -1225,7 +1225,7 @@ type EnvironmentResolver interface {
 	EligibleClusters(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.ClusterConnection, error)
 	EligibleNamespaceTargets(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.NamespaceTargetConnection, error)
 	Deployments(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.DeploymentConnection, error)
-	Placement(ctx context.Context, obj *model.Environment) (*control.Placement, error)
+	Placement(ctx context.Context, obj *model.Environment) (*core.Placement, error)
 	Variables(ctx context.Context, obj *model.Environment) ([]*model.Variable, error)
 	Events(ctx context.Context, obj *model.Environment, first *int, before *int, typeArg *string, serviceID *string) (*gqlmodel.KubeEventPage, error)
 }
@@ -1335,10 +1335,10 @@ type ReleaseResolver interface {
 	CreatedBy(ctx context.Context, obj *model.Release) (*model.User, error)
 }
 type RevisionResolver interface {
-	Cause(ctx context.Context, obj *control.Revision) (*model.AuditEvent, error)
+	Cause(ctx context.Context, obj *core.Revision) (*model.AuditEvent, error)
 
-	State(ctx context.Context, obj *control.Revision) (map[string]any, error)
-	Diff(ctx context.Context, obj *control.Revision, against *int) (*control.RevisionDiff, error)
+	State(ctx context.Context, obj *core.Revision) (map[string]any, error)
+	Diff(ctx context.Context, obj *core.Revision, against *int) (*core.RevisionDiff, error)
 }
 type RevisionOutcomeResolver interface {
 	Result(ctx context.Context, obj *store.RevisionOutcome) (gqlmodel.RevisionResult, error)
@@ -11992,7 +11992,7 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _ActiveRevision_number(ctx context.Context, field graphql.CollectedField, obj *control.ActiveRevision) (ret graphql.Marshaler) {
+func (ec *executionContext) _ActiveRevision_number(ctx context.Context, field graphql.CollectedField, obj *core.ActiveRevision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12015,7 +12015,7 @@ func (ec *executionContext) fieldContext_ActiveRevision_number(_ context.Context
 	return graphql.NewScalarFieldContext("ActiveRevision", field, false, false, "Int")
 }
 
-func (ec *executionContext) _ActiveRevision_hash(ctx context.Context, field graphql.CollectedField, obj *control.ActiveRevision) (ret graphql.Marshaler) {
+func (ec *executionContext) _ActiveRevision_hash(ctx context.Context, field graphql.CollectedField, obj *core.ActiveRevision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12038,7 +12038,7 @@ func (ec *executionContext) fieldContext_ActiveRevision_hash(_ context.Context, 
 	return graphql.NewScalarFieldContext("ActiveRevision", field, false, false, "String")
 }
 
-func (ec *executionContext) _ActiveRevision_confirmed(ctx context.Context, field graphql.CollectedField, obj *control.ActiveRevision) (ret graphql.Marshaler) {
+func (ec *executionContext) _ActiveRevision_confirmed(ctx context.Context, field graphql.CollectedField, obj *core.ActiveRevision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12061,7 +12061,7 @@ func (ec *executionContext) fieldContext_ActiveRevision_confirmed(_ context.Cont
 	return graphql.NewScalarFieldContext("ActiveRevision", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ActiveRevision_reportedAt(ctx context.Context, field graphql.CollectedField, obj *control.ActiveRevision) (ret graphql.Marshaler) {
+func (ec *executionContext) _ActiveRevision_reportedAt(ctx context.Context, field graphql.CollectedField, obj *core.ActiveRevision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13938,8 +13938,8 @@ func (ec *executionContext) _ChangePreview_clusters(ctx context.Context, field g
 			return obj.Clusters, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*control.ClusterChange) graphql.Marshaler {
-			return ec.marshalNClusterChange2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐClusterChangeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*core.ClusterChange) graphql.Marshaler {
+			return ec.marshalNClusterChange2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐClusterChangeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -14753,8 +14753,8 @@ func (ec *executionContext) _Cluster_revision(ctx context.Context, field graphql
 			return ec.Resolvers.Cluster().Revision(ctx, obj, fc.Args["number"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *control.Revision) graphql.Marshaler {
-			return ec.marshalORevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevision(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Revision) graphql.Marshaler {
+			return ec.marshalORevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevision(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14801,8 +14801,8 @@ func (ec *executionContext) _Cluster_activeRevision(ctx context.Context, field g
 			return ec.Resolvers.Cluster().ActiveRevision(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *control.ActiveRevision) graphql.Marshaler {
-			return ec.marshalOActiveRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐActiveRevision(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.ActiveRevision) graphql.Marshaler {
+			return ec.marshalOActiveRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐActiveRevision(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14821,7 +14821,7 @@ func (ec *executionContext) fieldContext_Cluster_activeRevision(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _ClusterChange_cluster(ctx context.Context, field graphql.CollectedField, obj *control.ClusterChange) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClusterChange_cluster(ctx context.Context, field graphql.CollectedField, obj *core.ClusterChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14853,7 +14853,7 @@ func (ec *executionContext) fieldContext_ClusterChange_cluster(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _ClusterChange_fromRevision(ctx context.Context, field graphql.CollectedField, obj *control.ClusterChange) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClusterChange_fromRevision(ctx context.Context, field graphql.CollectedField, obj *core.ClusterChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14876,7 +14876,7 @@ func (ec *executionContext) fieldContext_ClusterChange_fromRevision(_ context.Co
 	return graphql.NewScalarFieldContext("ClusterChange", field, false, false, "Int")
 }
 
-func (ec *executionContext) _ClusterChange_added(ctx context.Context, field graphql.CollectedField, obj *control.ClusterChange) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClusterChange_added(ctx context.Context, field graphql.CollectedField, obj *core.ClusterChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14908,7 +14908,7 @@ func (ec *executionContext) fieldContext_ClusterChange_added(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _ClusterChange_changed(ctx context.Context, field graphql.CollectedField, obj *control.ClusterChange) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClusterChange_changed(ctx context.Context, field graphql.CollectedField, obj *core.ClusterChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14940,7 +14940,7 @@ func (ec *executionContext) fieldContext_ClusterChange_changed(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _ClusterChange_removed(ctx context.Context, field graphql.CollectedField, obj *control.ClusterChange) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClusterChange_removed(ctx context.Context, field graphql.CollectedField, obj *core.ClusterChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14972,7 +14972,7 @@ func (ec *executionContext) fieldContext_ClusterChange_removed(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _ClusterChange_nowHeld(ctx context.Context, field graphql.CollectedField, obj *control.ClusterChange) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClusterChange_nowHeld(ctx context.Context, field graphql.CollectedField, obj *core.ClusterChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15004,7 +15004,7 @@ func (ec *executionContext) fieldContext_ClusterChange_nowHeld(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _ClusterChange_released(ctx context.Context, field graphql.CollectedField, obj *control.ClusterChange) (ret graphql.Marshaler) {
+func (ec *executionContext) _ClusterChange_released(ctx context.Context, field graphql.CollectedField, obj *core.ClusterChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18623,8 +18623,8 @@ func (ec *executionContext) _Environment_placement(ctx context.Context, field gr
 			return ec.Resolvers.Environment().Placement(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *control.Placement) graphql.Marshaler {
-			return ec.marshalNPlacement2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐPlacement(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.Placement) graphql.Marshaler {
+			return ec.marshalNPlacement2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPlacement(ctx, selections, v)
 		},
 		true,
 		true,
@@ -23011,7 +23011,7 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
-func (ec *executionContext) _Placement_cluster(ctx context.Context, field graphql.CollectedField, obj *control.Placement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Placement_cluster(ctx context.Context, field graphql.CollectedField, obj *core.Placement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23043,7 +23043,7 @@ func (ec *executionContext) fieldContext_Placement_cluster(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Placement_namespace(ctx context.Context, field graphql.CollectedField, obj *control.Placement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Placement_namespace(ctx context.Context, field graphql.CollectedField, obj *core.Placement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23066,7 +23066,7 @@ func (ec *executionContext) fieldContext_Placement_namespace(_ context.Context, 
 	return graphql.NewScalarFieldContext("Placement", field, false, false, "String")
 }
 
-func (ec *executionContext) _Placement_problem(ctx context.Context, field graphql.CollectedField, obj *control.Placement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Placement_problem(ctx context.Context, field graphql.CollectedField, obj *core.Placement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25528,7 +25528,7 @@ func (ec *executionContext) fieldContext_RemoveProjectMemberPayload_userErrors(_
 	return fc, nil
 }
 
-func (ec *executionContext) _Revision_number(ctx context.Context, field graphql.CollectedField, obj *control.Revision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Revision_number(ctx context.Context, field graphql.CollectedField, obj *core.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25551,7 +25551,7 @@ func (ec *executionContext) fieldContext_Revision_number(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Revision", field, false, false, "Int")
 }
 
-func (ec *executionContext) _Revision_hash(ctx context.Context, field graphql.CollectedField, obj *control.Revision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Revision_hash(ctx context.Context, field graphql.CollectedField, obj *core.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25574,7 +25574,7 @@ func (ec *executionContext) fieldContext_Revision_hash(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Revision", field, false, false, "String")
 }
 
-func (ec *executionContext) _Revision_createdAt(ctx context.Context, field graphql.CollectedField, obj *control.Revision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Revision_createdAt(ctx context.Context, field graphql.CollectedField, obj *core.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25597,7 +25597,7 @@ func (ec *executionContext) fieldContext_Revision_createdAt(_ context.Context, f
 	return graphql.NewScalarFieldContext("Revision", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Revision_cause(ctx context.Context, field graphql.CollectedField, obj *control.Revision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Revision_cause(ctx context.Context, field graphql.CollectedField, obj *core.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25629,7 +25629,7 @@ func (ec *executionContext) fieldContext_Revision_cause(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Revision_outcomes(ctx context.Context, field graphql.CollectedField, obj *control.Revision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Revision_outcomes(ctx context.Context, field graphql.CollectedField, obj *core.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25661,7 +25661,7 @@ func (ec *executionContext) fieldContext_Revision_outcomes(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Revision_state(ctx context.Context, field graphql.CollectedField, obj *control.Revision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Revision_state(ctx context.Context, field graphql.CollectedField, obj *core.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25684,7 +25684,7 @@ func (ec *executionContext) fieldContext_Revision_state(_ context.Context, field
 	return graphql.NewScalarFieldContext("Revision", field, true, true, "Map")
 }
 
-func (ec *executionContext) _Revision_diff(ctx context.Context, field graphql.CollectedField, obj *control.Revision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Revision_diff(ctx context.Context, field graphql.CollectedField, obj *core.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25697,8 +25697,8 @@ func (ec *executionContext) _Revision_diff(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Revision().Diff(ctx, obj, fc.Args["against"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *control.RevisionDiff) graphql.Marshaler {
-			return ec.marshalNRevisionDiff2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevisionDiff(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *core.RevisionDiff) graphql.Marshaler {
+			return ec.marshalNRevisionDiff2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevisionDiff(ctx, selections, v)
 		},
 		true,
 		true,
@@ -25733,7 +25733,7 @@ func (ec *executionContext) fieldContext_Revision_diff(ctx context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _RevisionDiff_from(ctx context.Context, field graphql.CollectedField, obj *control.RevisionDiff) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionDiff_from(ctx context.Context, field graphql.CollectedField, obj *core.RevisionDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25756,7 +25756,7 @@ func (ec *executionContext) fieldContext_RevisionDiff_from(_ context.Context, fi
 	return graphql.NewScalarFieldContext("RevisionDiff", field, false, false, "Int")
 }
 
-func (ec *executionContext) _RevisionDiff_to(ctx context.Context, field graphql.CollectedField, obj *control.RevisionDiff) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionDiff_to(ctx context.Context, field graphql.CollectedField, obj *core.RevisionDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25779,7 +25779,7 @@ func (ec *executionContext) fieldContext_RevisionDiff_to(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("RevisionDiff", field, false, false, "Int")
 }
 
-func (ec *executionContext) _RevisionDiff_added(ctx context.Context, field graphql.CollectedField, obj *control.RevisionDiff) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionDiff_added(ctx context.Context, field graphql.CollectedField, obj *core.RevisionDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25811,7 +25811,7 @@ func (ec *executionContext) fieldContext_RevisionDiff_added(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _RevisionDiff_changed(ctx context.Context, field graphql.CollectedField, obj *control.RevisionDiff) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionDiff_changed(ctx context.Context, field graphql.CollectedField, obj *core.RevisionDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25843,7 +25843,7 @@ func (ec *executionContext) fieldContext_RevisionDiff_changed(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _RevisionDiff_removed(ctx context.Context, field graphql.CollectedField, obj *control.RevisionDiff) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionDiff_removed(ctx context.Context, field graphql.CollectedField, obj *core.RevisionDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25875,7 +25875,7 @@ func (ec *executionContext) fieldContext_RevisionDiff_removed(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _RevisionDiff_nowHeld(ctx context.Context, field graphql.CollectedField, obj *control.RevisionDiff) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionDiff_nowHeld(ctx context.Context, field graphql.CollectedField, obj *core.RevisionDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25907,7 +25907,7 @@ func (ec *executionContext) fieldContext_RevisionDiff_nowHeld(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _RevisionDiff_released(ctx context.Context, field graphql.CollectedField, obj *control.RevisionDiff) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionDiff_released(ctx context.Context, field graphql.CollectedField, obj *core.RevisionDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26052,8 +26052,8 @@ func (ec *executionContext) _RevisionPage_revisions(ctx context.Context, field g
 			return obj.Revisions, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*control.Revision) graphql.Marshaler {
-			return ec.marshalNRevision2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevisionᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*core.Revision) graphql.Marshaler {
+			return ec.marshalNRevision2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevisionᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -35910,7 +35910,7 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 
 var activeRevisionImplementors = []string{"ActiveRevision"}
 
-func (ec *executionContext) _ActiveRevision(ctx context.Context, sel ast.SelectionSet, obj *control.ActiveRevision) graphql.Marshaler {
+func (ec *executionContext) _ActiveRevision(ctx context.Context, sel ast.SelectionSet, obj *core.ActiveRevision) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, activeRevisionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -37278,7 +37278,7 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 
 var clusterChangeImplementors = []string{"ClusterChange"}
 
-func (ec *executionContext) _ClusterChange(ctx context.Context, sel ast.SelectionSet, obj *control.ClusterChange) graphql.Marshaler {
+func (ec *executionContext) _ClusterChange(ctx context.Context, sel ast.SelectionSet, obj *core.ClusterChange) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, clusterChangeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -40854,7 +40854,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 
 var placementImplementors = []string{"Placement"}
 
-func (ec *executionContext) _Placement(ctx context.Context, sel ast.SelectionSet, obj *control.Placement) graphql.Marshaler {
+func (ec *executionContext) _Placement(ctx context.Context, sel ast.SelectionSet, obj *core.Placement) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, placementImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -42060,7 +42060,7 @@ func (ec *executionContext) _RemoveProjectMemberPayload(ctx context.Context, sel
 
 var revisionImplementors = []string{"Revision"}
 
-func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet, obj *control.Revision) graphql.Marshaler {
+func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet, obj *core.Revision) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, revisionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -42144,7 +42144,7 @@ func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet,
 
 var revisionDiffImplementors = []string{"RevisionDiff"}
 
-func (ec *executionContext) _RevisionDiff(ctx context.Context, sel ast.SelectionSet, obj *control.RevisionDiff) graphql.Marshaler {
+func (ec *executionContext) _RevisionDiff(ctx context.Context, sel ast.SelectionSet, obj *core.RevisionDiff) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, revisionDiffImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -45432,11 +45432,11 @@ func (ec *executionContext) marshalNCluster2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 	return ec._Cluster(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNClusterChange2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐClusterChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*control.ClusterChange) graphql.Marshaler {
+func (ec *executionContext) marshalNClusterChange2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐClusterChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*core.ClusterChange) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNClusterChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐClusterChange(ctx, sel, v[i])
+		return ec.marshalNClusterChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐClusterChange(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -45448,7 +45448,7 @@ func (ec *executionContext) marshalNClusterChange2ᚕᚖgithubᚗcomᚋnebulactr
 	return ret
 }
 
-func (ec *executionContext) marshalNClusterChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐClusterChange(ctx context.Context, sel ast.SelectionSet, v *control.ClusterChange) graphql.Marshaler {
+func (ec *executionContext) marshalNClusterChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐClusterChange(ctx context.Context, sel ast.SelectionSet, v *core.ClusterChange) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ClusterChange!")
 		return graphql.Null
@@ -46798,7 +46798,7 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebu
 	return ec._PageInfo(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPlacement2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐPlacement(ctx context.Context, sel ast.SelectionSet, v *control.Placement) graphql.Marshaler {
+func (ec *executionContext) marshalNPlacement2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPlacement(ctx context.Context, sel ast.SelectionSet, v *core.Placement) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Placement!")
 		return graphql.Null
@@ -47161,11 +47161,11 @@ func (ec *executionContext) marshalNRemoveProjectMemberPayload2ᚖgithubᚗcom�
 	return ec._RemoveProjectMemberPayload(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRevision2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevisionᚄ(ctx context.Context, sel ast.SelectionSet, v []*control.Revision) graphql.Marshaler {
+func (ec *executionContext) marshalNRevision2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevisionᚄ(ctx context.Context, sel ast.SelectionSet, v []*core.Revision) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevision(ctx, sel, v[i])
+		return ec.marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevision(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -47177,7 +47177,7 @@ func (ec *executionContext) marshalNRevision2ᚕᚖgithubᚗcomᚋnebulactrlᚋn
 	return ret
 }
 
-func (ec *executionContext) marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevision(ctx context.Context, sel ast.SelectionSet, v *control.Revision) graphql.Marshaler {
+func (ec *executionContext) marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevision(ctx context.Context, sel ast.SelectionSet, v *core.Revision) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Revision!")
 		return graphql.Null
@@ -47185,7 +47185,7 @@ func (ec *executionContext) marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebu
 	return ec._Revision(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRevisionDiff2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevisionDiff(ctx context.Context, sel ast.SelectionSet, v *control.RevisionDiff) graphql.Marshaler {
+func (ec *executionContext) marshalNRevisionDiff2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevisionDiff(ctx context.Context, sel ast.SelectionSet, v *core.RevisionDiff) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "RevisionDiff!")
 		return graphql.Null
@@ -48153,7 +48153,7 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
-func (ec *executionContext) marshalOActiveRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐActiveRevision(ctx context.Context, sel ast.SelectionSet, v *control.ActiveRevision) graphql.Marshaler {
+func (ec *executionContext) marshalOActiveRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐActiveRevision(ctx context.Context, sel ast.SelectionSet, v *core.ActiveRevision) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -48530,7 +48530,7 @@ func (ec *executionContext) marshalORelease2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 	return ec._Release(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalORevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚐRevision(ctx context.Context, sel ast.SelectionSet, v *control.Revision) graphql.Marshaler {
+func (ec *executionContext) marshalORevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevision(ctx context.Context, sel ast.SelectionSet, v *core.Revision) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/nebulactrl/nebula/graph"
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
@@ -23,7 +24,7 @@ import (
 func decode[T ~string](kind, id, fieldName string) (T, error) {
 	v, err := gid.Decode[T](kind, id)
 	if err != nil {
-		return "", control.Invalid(err.Error(), "input", fieldName)
+		return "", core.Invalid(err.Error(), "input", fieldName)
 	}
 	return v, nil
 }
@@ -76,13 +77,13 @@ func processesIn(in []*gqlmodel.ProcessInput) []model.Process {
 	return out
 }
 
-func variablesIn(in []*gqlmodel.VariableInput) []control.VariableInput {
+func variablesIn(in []*gqlmodel.VariableInput) []core.VariableInput {
 	if in == nil {
 		return nil
 	}
-	out := make([]control.VariableInput, len(in))
+	out := make([]core.VariableInput, len(in))
 	for i, v := range in {
-		out[i] = control.VariableInput{Name: v.Name, Value: v.Value, Secret: deref(v.Secret, false)}
+		out[i] = core.VariableInput{Name: v.Name, Value: v.Value, Secret: deref(v.Secret, false)}
 	}
 	return out
 }
@@ -248,70 +249,70 @@ func deployTargetArgs(input gqlmodel.DeployInput) (model.ServiceID, model.Enviro
 		}
 	}
 	if err == nil && given != 1 {
-		err = control.Invalid("give one of imageDigest, commit and branchHead: true to say what to deploy", "input", "imageDigest")
+		err = core.Invalid("give one of imageDigest, commit and branchHead: true to say what to deploy", "input", "imageDigest")
 	}
 	return svc, env, err
 }
 
-func updateServiceArgs(input gqlmodel.UpdateServiceInput) (model.ServiceID, control.ServiceInput, error) {
+func updateServiceArgs(input gqlmodel.UpdateServiceInput) (model.ServiceID, core.ServiceInput, error) {
 	id, err := decode[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
 	if err != nil {
-		return id, control.ServiceInput{}, err
+		return id, core.ServiceInput{}, err
 	}
 	git, err := gitIn(input.Git)
-	return id, control.ServiceInput{Image: input.Image, Processes: processesIn(input.Processes),
+	return id, core.ServiceInput{Image: input.Image, Processes: processesIn(input.Processes),
 		Variables: variablesIn(input.Variables), Domains: domainsIn(input.Domains),
 		Git: git, RemoveGit: deref(input.RemoveGit, false)}, err
 }
 
 // gitIn reads a Git source input; nil when none was given.
-func gitIn(in *gqlmodel.GitSourceInput) (*control.GitInput, error) {
+func gitIn(in *gqlmodel.GitSourceInput) (*core.GitInput, error) {
 	if in == nil {
 		return nil, nil
 	}
-	out := &control.GitInput{Repository: in.Repository, Branch: in.Branch, ContextDir: deref(in.ContextDir, "."),
+	out := &core.GitInput{Repository: in.Repository, Branch: in.Branch, ContextDir: deref(in.ContextDir, "."),
 		Dockerfile: deref(in.Dockerfile, "Dockerfile"), Credential: in.Credential, DeployOnPush: []model.EnvironmentID{}}
 	for i, e := range in.DeployOnPush {
 		id, err := gid.Decode[model.EnvironmentID](gid.Environment, e)
 		if err != nil {
-			return nil, control.Invalid(err.Error(), "input", "git", "deployOnPush", strconv.Itoa(i))
+			return nil, core.Invalid(err.Error(), "input", "git", "deployOnPush", strconv.Itoa(i))
 		}
 		out.DeployOnPush = append(out.DeployOnPush, id)
 	}
 	return out, nil
 }
 
-func setVariableArgs(input gqlmodel.SetVariableInput) (control.SetVariableInput, error) {
+func setVariableArgs(input gqlmodel.SetVariableInput) (core.SetVariableInput, error) {
 	project, err := decode[model.ProjectID](gid.Project, input.ProjectID, "projectId")
 	if err != nil {
-		return control.SetVariableInput{}, err
+		return core.SetVariableInput{}, err
 	}
 	env, err := decodeOptional[model.EnvironmentID](gid.Environment, input.EnvironmentID, "environmentId")
 	if err != nil {
-		return control.SetVariableInput{}, err
+		return core.SetVariableInput{}, err
 	}
 	svc, err := decodeOptional[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
-	return control.SetVariableInput{Project: project, Environment: env, Service: svc,
-		VariableInput: control.VariableInput{Name: input.Name, Value: input.Value, Secret: deref(input.Secret, false)}}, err
+	return core.SetVariableInput{Project: project, Environment: env, Service: svc,
+		VariableInput: core.VariableInput{Name: input.Name, Value: input.Value, Secret: deref(input.Secret, false)}}, err
 }
 
 // changePreview puts a preview, or the user errors the change would meet,
 // into the payload.
-func changePreview(changes []control.ClusterChange, err error) (*gqlmodel.ChangePreview, error) {
+func changePreview(changes []core.ClusterChange, err error) (*gqlmodel.ChangePreview, error) {
 	ue, err := graph.UserErrors(err)
 	if err != nil {
 		return nil, err
 	}
-	out := &gqlmodel.ChangePreview{Clusters: make([]*control.ClusterChange, len(changes)), UserErrors: ue}
+	out := &gqlmodel.ChangePreview{Clusters: make([]*core.ClusterChange, len(changes)), UserErrors: ue}
 	for i := range changes {
 		out.Clusters[i] = &changes[i]
 	}
 	return out, nil
 }
 
-func updateEnvironmentArgs(input gqlmodel.UpdateEnvironmentInput) (model.EnvironmentID, control.EnvironmentInput, error) {
+func updateEnvironmentArgs(input gqlmodel.UpdateEnvironmentInput) (model.EnvironmentID, core.EnvironmentInput, error) {
 	id, err := decode[model.EnvironmentID](gid.Environment, input.EnvironmentID, "environmentId")
-	return id, control.EnvironmentInput{Name: input.Name, Protected: input.Protected,
+	return id, core.EnvironmentInput{Name: input.Name, Protected: input.Protected,
 		ClusterSelector: labelsIn(input.ClusterSelector), NamespaceSelector: labelsIn(input.NamespaceSelector)}, err
 }
 
@@ -346,7 +347,7 @@ func parseEventCursor(c string) (int64, error) {
 	rest, ok := strings.CutPrefix(string(b), "event:")
 	n, perr := strconv.ParseInt(rest, 10, 64)
 	if err != nil || !ok || perr != nil || n < 0 {
-		return 0, control.Invalid("the cursor is not one a deployment event gave", "after")
+		return 0, core.Invalid("the cursor is not one a deployment event gave", "after")
 	}
 	return n, nil
 }
@@ -359,7 +360,7 @@ func eventArgs(after *string, first *int) (int64, int, error) {
 	limit := 100
 	if first != nil {
 		if *first < 0 || *first > 1000 {
-			return 0, 0, control.Invalid("first must be between 0 and 1000", "first")
+			return 0, 0, core.Invalid("first must be between 0 and 1000", "first")
 		}
 		limit = *first
 	}
@@ -398,12 +399,12 @@ func deliveryConn(ctx context.Context, p store.Page[model.WebhookDelivery]) *gql
 }
 
 // logArgs reads the environment and filter of a logs field.
-func logArgs(environmentID string, f *gqlmodel.LogFilter) (model.EnvironmentID, control.LogRead, error) {
+func logArgs(environmentID string, f *gqlmodel.LogFilter) (model.EnvironmentID, core.LogRead, error) {
 	env, err := decode[model.EnvironmentID](gid.Environment, environmentID, "environmentId")
 	if err != nil || f == nil {
-		return env, control.LogRead{}, err
+		return env, core.LogRead{}, err
 	}
-	read := control.LogRead{Since: deref(f.Since, time.Time{}), Until: deref(f.Until, time.Time{}), Text: deref(f.Text, ""),
+	read := core.LogRead{Since: deref(f.Since, time.Time{}), Until: deref(f.Until, time.Time{}), Text: deref(f.Text, ""),
 		Stream: f.Stream, Pod: deref(f.Pod, "")}
 	if f.DeploymentID != nil {
 		if read.Deployment, err = decode[model.DeploymentID](gid.Deployment, *f.DeploymentID, "deploymentId"); err != nil {
@@ -414,10 +415,10 @@ func logArgs(environmentID string, f *gqlmodel.LogFilter) (model.EnvironmentID, 
 }
 
 // eventPage reads a page of events, newest first.
-func eventPage(ctx context.Context, p *control.Plane, read control.EventRead, first, before *int, typ *string) (*gqlmodel.KubeEventPage, error) {
+func eventPage(ctx context.Context, p *control.Plane, read core.EventRead, first, before *int, typ *string) (*gqlmodel.KubeEventPage, error) {
 	n := deref(first, 50)
 	if n < 0 || n > 500 || deref(before, 0) < 0 {
-		return nil, control.Invalid("first must be between 0 and 500, before an event's number", "first")
+		return nil, core.Invalid("first must be between 0 and 500, before an event's number", "first")
 	}
 	read.Before, read.Type, read.Limit = int64(deref(before, 0)), deref(typ, ""), n+1
 	evs, err := p.KubeEvents(ctx, read)

@@ -14,6 +14,7 @@ import (
 	"github.com/vikstrous/dataloadgen"
 
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -34,7 +35,7 @@ const batchWait = 2 * time.Millisecond
 
 type loaders struct {
 	plane        *control.Plane
-	users        *dataloadgen.Loader[control.UserIn, *model.User]
+	users        *dataloadgen.Loader[core.UserIn, *model.User]
 	tenants      *dataloadgen.Loader[model.TenantID, *model.Tenant]
 	projects     *dataloadgen.Loader[model.ProjectID, *model.Project]
 	environments *dataloadgen.Loader[model.EnvironmentID, *model.Environment]
@@ -118,7 +119,7 @@ func userIn(ctx context.Context, p *control.Plane, tenant model.TenantID, id *mo
 	if id == nil {
 		return nil, nil
 	}
-	return loadOptional(ctx, loadersFrom(ctx, p).users, &control.UserIn{Tenant: tenant, User: *id})
+	return loadOptional(ctx, loadersFrom(ctx, p).users, &core.UserIn{Tenant: tenant, User: *id})
 }
 
 // loadOptional reads an optional reference: nil when unset or not visible.
@@ -127,7 +128,7 @@ func loadOptional[K comparable, V any](ctx context.Context, l *dataloadgen.Loade
 		return nil, nil
 	}
 	v, err := load(ctx, l, *id)
-	if control.IsNotFound(err) {
+	if core.IsNotFound(err) {
 		return nil, nil
 	}
 	return v, err

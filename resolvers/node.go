@@ -9,7 +9,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
-	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -20,7 +20,7 @@ import (
 func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 	kind, raw, err := gid.Parse(id)
 	if err != nil {
-		return nil, control.Invalid(err.Error(), "id")
+		return nil, core.Invalid(err.Error(), "id")
 	}
 	p := r.Plane
 	switch kind {
@@ -70,7 +70,7 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 	case gid.Message:
 		return nonNil(p.Message(ctx, model.MessageID(raw)))
 	}
-	return nil, control.Invalid(fmt.Sprintf("id %q names an unknown kind %q", id, kind), "id")
+	return nil, core.Invalid(fmt.Sprintf("id %q names an unknown kind %q", id, kind), "id")
 }
 
 // tenantColumns are the fields of Tenant served from its row (plan reads
@@ -112,20 +112,20 @@ func auditFilter(f *gqlmodel.AuditEventFilter) (store.AuditFilter, error) {
 	if f.ActorID != nil {
 		id, err := gid.Decode[model.LocalUserID](gid.User, *f.ActorID)
 		if err != nil {
-			return out, control.Invalid(err.Error(), "filter", "actorId")
+			return out, core.Invalid(err.Error(), "filter", "actorId")
 		}
 		out.ActorID = id
 	}
 	if f.TargetID != nil {
 		kind, raw, err := gid.Parse(*f.TargetID)
 		if err != nil {
-			return out, control.Invalid(err.Error(), "filter", "targetId")
+			return out, core.Invalid(err.Error(), "filter", "targetId")
 		}
 		out.TargetType, out.TargetID = kind, raw
 	}
 	out.Since, out.Until = utc(f.Since), utc(f.Until)
 	if out.Since != nil && out.Until != nil && !out.Since.Before(*out.Until) {
-		return out, control.Invalid("since must be before until", "filter", "since")
+		return out, core.Invalid("since must be before until", "filter", "since")
 	}
 	return out, nil
 }

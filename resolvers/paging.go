@@ -8,7 +8,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
-	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
@@ -20,14 +20,14 @@ func pageArgs(first *int, after *string) (store.PageArgs, error) {
 	pg := store.PageArgs{First: DefaultPage}
 	if first != nil {
 		if *first < 0 || *first > store.MaxPage {
-			return pg, control.Invalid(fmt.Sprintf("first must be between 0 and %d, got %d", store.MaxPage, *first), "first")
+			return pg, core.Invalid(fmt.Sprintf("first must be between 0 and %d, got %d", store.MaxPage, *first), "first")
 		}
 		pg.First = *first
 	}
 	if after != nil && *after != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(*after)
 		if err != nil || len(raw) == 0 || len(raw) > 100 {
-			return pg, control.Invalid("after is not a cursor this API issued", "after")
+			return pg, core.Invalid("after is not a cursor this API issued", "after")
 		}
 		pg.After = string(raw)
 	}

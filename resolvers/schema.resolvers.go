@@ -16,7 +16,7 @@ import (
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/graph"
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
-	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/install"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -25,7 +25,7 @@ import (
 )
 
 func (r *apiTokenResolver) User(ctx context.Context, obj *model.APIToken) (*model.User, error) {
-	return load(ctx, loadersFrom(ctx, r.Plane).users, control.UserIn{Tenant: obj.TenantID, User: obj.UserID})
+	return load(ctx, loadersFrom(ctx, r.Plane).users, core.UserIn{Tenant: obj.TenantID, User: obj.UserID})
 }
 
 func (r *approvalResolver) User(ctx context.Context, obj *model.Approval) (*model.User, error) {
@@ -64,7 +64,7 @@ func (r *buildResolver) Deployment(ctx context.Context, obj *model.Build) (*mode
 		return nil, nil
 	}
 	d, err := r.Plane.Deployment(ctx, *obj.DeploymentID)
-	if control.IsNotFound(err) {
+	if core.IsNotFound(err) {
 		return nil, nil
 	}
 	return d, err
@@ -77,10 +77,10 @@ func (r *buildResolver) Release(ctx context.Context, obj *model.Build) (*model.R
 func (r *buildResolver) Log(ctx context.Context, obj *model.Build, first *int, after *int) (*gqlmodel.BuildLogPage, error) {
 	n, from := deref(first, 100), int64(deref(after, 0))
 	if n < 0 || n > 1000 {
-		return nil, control.Invalid("first must be between 0 and 1000", "first")
+		return nil, core.Invalid("first must be between 0 and 1000", "first")
 	}
 	if from < 0 {
-		return nil, control.Invalid("after must not be negative", "after")
+		return nil, core.Invalid("after must not be negative", "after")
 	}
 	lines, err := r.Plane.BuildLog(ctx, obj, from, n+1)
 	if err != nil {
@@ -131,7 +131,7 @@ func (r *clusterResolver) Inventory(ctx context.Context, obj *model.Cluster) (*p
 }
 
 func (r *clusterResolver) ApplyErrors(ctx context.Context, obj *model.Cluster) (map[string]any, error) {
-	return control.ApplyErrorsOf(obj)
+	return core.ApplyErrorsOf(obj)
 }
 
 func (r *clusterResolver) ConnectTokens(ctx context.Context, obj *model.Cluster) ([]*model.ConnectToken, error) {
@@ -163,7 +163,7 @@ func (r *clusterResolver) Install(ctx context.Context, obj *model.Cluster) (*ins
 }
 
 func (r *clusterResolver) Events(ctx context.Context, obj *model.Cluster, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error) {
-	return eventPage(ctx, r.Plane, control.EventRead{Cluster: obj.ID}, first, before, typeArg)
+	return eventPage(ctx, r.Plane, core.EventRead{Cluster: obj.ID}, first, before, typeArg)
 }
 
 func (r *clusterResolver) Drift(ctx context.Context, obj *model.Cluster, first *int) ([]*model.Drift, error) {
@@ -182,7 +182,7 @@ func (r *clusterResolver) Revisions(ctx context.Context, obj *model.Cluster, fir
 	return &gqlmodel.RevisionPage{Revisions: rs, HasMore: more}, nil
 }
 
-func (r *clusterResolver) Revision(ctx context.Context, obj *model.Cluster, number int) (*control.Revision, error) {
+func (r *clusterResolver) Revision(ctx context.Context, obj *model.Cluster, number int) (*core.Revision, error) {
 	rev, err := r.Plane.Revision(ctx, obj, int64(number))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
@@ -190,7 +190,7 @@ func (r *clusterResolver) Revision(ctx context.Context, obj *model.Cluster, numb
 	return rev, err
 }
 
-func (r *clusterResolver) ActiveRevision(ctx context.Context, obj *model.Cluster) (*control.ActiveRevision, error) {
+func (r *clusterResolver) ActiveRevision(ctx context.Context, obj *model.Cluster) (*core.ActiveRevision, error) {
 	return r.Plane.ActiveRevision(ctx, obj)
 }
 
@@ -309,7 +309,7 @@ func (r *environmentResolver) Deployments(ctx context.Context, obj *model.Enviro
 	return deploymentConn(ctx, pages[string(obj.ID)]), nil
 }
 
-func (r *environmentResolver) Placement(ctx context.Context, obj *model.Environment) (*control.Placement, error) {
+func (r *environmentResolver) Placement(ctx context.Context, obj *model.Environment) (*core.Placement, error) {
 	return r.Plane.Place(ctx, obj)
 }
 
@@ -318,7 +318,7 @@ func (r *environmentResolver) Variables(ctx context.Context, obj *model.Environm
 }
 
 func (r *environmentResolver) Events(ctx context.Context, obj *model.Environment, first *int, before *int, typeArg *string, serviceID *string) (*gqlmodel.KubeEventPage, error) {
-	read := control.EventRead{Environment: obj.ID}
+	read := core.EventRead{Environment: obj.ID}
 	if serviceID != nil {
 		var err error
 		if read.Service, err = decode[model.ServiceID](gid.Service, *serviceID, "serviceId"); err != nil {
@@ -360,7 +360,7 @@ func (r *memberResolver) Tenant(ctx context.Context, obj *model.Member) (*model.
 }
 
 func (r *memberResolver) User(ctx context.Context, obj *model.Member) (*model.User, error) {
-	return load(ctx, loadersFrom(ctx, r.Plane).users, control.UserIn{Tenant: obj.TenantID, User: obj.UserID})
+	return load(ctx, loadersFrom(ctx, r.Plane).users, core.UserIn{Tenant: obj.TenantID, User: obj.UserID})
 }
 
 func (r *memberResolver) APITokens(ctx context.Context, obj *model.Member, first *int, after *string) (*gqlmodel.APITokenConnection, error) {
@@ -401,7 +401,7 @@ func (r *mutationResolver) SetTenantPlan(ctx context.Context, input gqlmodel.Set
 
 func (r *mutationResolver) AddMember(ctx context.Context, input gqlmodel.AddMemberInput) (*gqlmodel.AddMemberPayload, error) {
 	m, ue, err := mutate(gid.Tenant, input.TenantID, "tenantId", func(id model.TenantID) (*model.Member, error) {
-		return r.Plane.AddMember(ctx, control.AddMemberInput{Tenant: id, Email: input.Email, Name: input.Name,
+		return r.Plane.AddMember(ctx, core.AddMemberInput{Tenant: id, Email: input.Email, Name: input.Name,
 			Role: input.Role, Kind: deref(input.Kind, model.UserHuman)})
 	})
 	return &gqlmodel.AddMemberPayload{Member: m, UserErrors: ue}, err
@@ -411,7 +411,7 @@ func (r *mutationResolver) InviteMember(ctx context.Context, input gqlmodel.Invi
 	var inv *model.Invitation
 	var link *string
 	m, ue, err := mutate(gid.Tenant, input.TenantID, "tenantId", func(id model.TenantID) (*model.Member, error) {
-		m, i, secret, err := r.Plane.InviteMember(ctx, control.InviteMemberInput{Tenant: id, Email: input.Email, Name: input.Name,
+		m, i, secret, err := r.Plane.InviteMember(ctx, core.InviteMemberInput{Tenant: id, Email: input.Email, Name: input.Name,
 			Role: deref(input.Role, model.TenantMember)})
 		if err == nil {
 			inv = i
@@ -460,7 +460,7 @@ func (r *mutationResolver) CreateAPIToken(ctx context.Context, input gqlmodel.Cr
 	var tok *model.APIToken
 	var secret string
 	if err == nil {
-		tok, secret, err = r.Plane.CreateAPIToken(ctx, control.CreateTokenInput{Name: input.Name, Tenant: tenant, User: user,
+		tok, secret, err = r.Plane.CreateAPIToken(ctx, core.CreateTokenInput{Name: input.Name, Tenant: tenant, User: user,
 			ExpiresInDays: input.ExpiresInDays})
 	}
 	out := &gqlmodel.CreateAPITokenPayload{APIToken: tok}
@@ -538,7 +538,7 @@ func (r *mutationResolver) RemoveProjectMember(ctx context.Context, input gqlmod
 
 func (r *mutationResolver) CreateEnvironment(ctx context.Context, input gqlmodel.CreateEnvironmentInput) (*gqlmodel.CreateEnvironmentPayload, error) {
 	env, ue, err := mutate(gid.Project, input.ProjectID, "projectId", func(id model.ProjectID) (*model.Environment, error) {
-		return r.Plane.CreateEnvironment(ctx, id, control.EnvironmentInput{Name: &input.Name, Protected: input.Protected,
+		return r.Plane.CreateEnvironment(ctx, id, core.EnvironmentInput{Name: &input.Name, Protected: input.Protected,
 			ClusterSelector: labelsIn(input.ClusterSelector), NamespaceSelector: labelsIn(input.NamespaceSelector)})
 	})
 	return &gqlmodel.CreateEnvironmentPayload{Environment: env, UserErrors: ue}, err
@@ -621,7 +621,7 @@ func (r *mutationResolver) QueueCommand(ctx context.Context, input gqlmodel.Queu
 		svc, err = decodeOptional[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
 	}
 	cmd, ue, err := afterArgs(err, func() (*model.Command, error) {
-		return r.Plane.QueueCommand(ctx, control.CommandInput{Cluster: cl, Kind: input.Kind, Environment: env,
+		return r.Plane.QueueCommand(ctx, core.CommandInput{Cluster: cl, Kind: input.Kind, Environment: env,
 			Service: svc, Process: deref(input.Process, "")})
 	})
 	return &gqlmodel.QueueCommandPayload{Command: cmd, UserErrors: ue}, err
@@ -654,7 +654,7 @@ func (r *mutationResolver) CreateService(ctx context.Context, input gqlmodel.Cre
 		if err != nil {
 			return nil, err
 		}
-		return r.Plane.CreateService(ctx, id, control.ServiceInput{Name: input.Name, Image: &input.Image,
+		return r.Plane.CreateService(ctx, id, core.ServiceInput{Name: input.Name, Image: &input.Image,
 			Processes: processesIn(input.Processes), Variables: variablesIn(input.Variables), Domains: domainsIn(input.Domains),
 			Git: git})
 	})
@@ -733,7 +733,7 @@ func (r *mutationResolver) ApproveCliLogin(ctx context.Context, input gqlmodel.A
 }
 
 func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input gqlmodel.CreateWebhookEndpointInput) (*gqlmodel.WebhookEndpointSecretPayload, error) {
-	in := control.EndpointInput{URL: input.URL, Description: deref(input.Description, "")}
+	in := core.EndpointInput{URL: input.URL, Description: deref(input.Description, "")}
 	var err error
 	in.Tenant, err = decode[model.TenantID](gid.Tenant, input.TenantID, "tenantId")
 	if err == nil && input.ProjectID != nil {
@@ -754,7 +754,7 @@ func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input gqlm
 
 func (r *mutationResolver) UpdateWebhookEndpoint(ctx context.Context, input gqlmodel.UpdateWebhookEndpointInput) (*gqlmodel.WebhookEndpointPayload, error) {
 	e, ue, err := mutate(gid.Endpoint, input.EndpointID, "endpointId", func(id model.EndpointID) (*model.Endpoint, error) {
-		up := control.EndpointUpdate{URL: input.URL, Description: input.Description}
+		up := core.EndpointUpdate{URL: input.URL, Description: input.Description}
 		if input.Events != nil {
 			up.Events = eventKinds(input.Events)
 		}
@@ -941,7 +941,7 @@ func (r *projectMemberResolver) Project(ctx context.Context, obj *model.ProjectM
 }
 
 func (r *projectMemberResolver) User(ctx context.Context, obj *model.ProjectMember) (*model.User, error) {
-	return load(ctx, loadersFrom(ctx, r.Plane).users, control.UserIn{Tenant: obj.TenantID, User: obj.UserID})
+	return load(ctx, loadersFrom(ctx, r.Plane).users, core.UserIn{Tenant: obj.TenantID, User: obj.UserID})
 }
 
 func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
@@ -958,7 +958,7 @@ func (r *queryResolver) Viewer(ctx context.Context) (*gqlmodel.Viewer, error) {
 
 func (r *queryResolver) PreviewDeploy(ctx context.Context, input gqlmodel.DeployInput) (*gqlmodel.ChangePreview, error) {
 	svc, env, err := deployTargetArgs(input)
-	var changes []control.ClusterChange
+	var changes []core.ClusterChange
 	if err == nil {
 		if input.Commit != nil {
 			changes, err = r.Plane.PreviewDeployCommit(ctx, svc, env, *input.Commit)
@@ -973,7 +973,7 @@ func (r *queryResolver) PreviewDeploy(ctx context.Context, input gqlmodel.Deploy
 
 func (r *queryResolver) PreviewUpdateService(ctx context.Context, input gqlmodel.UpdateServiceInput) (*gqlmodel.ChangePreview, error) {
 	id, in, err := updateServiceArgs(input)
-	var changes []control.ClusterChange
+	var changes []core.ClusterChange
 	if err == nil {
 		changes, err = r.Plane.PreviewUpdateService(ctx, id, in)
 	}
@@ -982,7 +982,7 @@ func (r *queryResolver) PreviewUpdateService(ctx context.Context, input gqlmodel
 
 func (r *queryResolver) PreviewSetVariable(ctx context.Context, input gqlmodel.SetVariableInput) (*gqlmodel.ChangePreview, error) {
 	in, err := setVariableArgs(input)
-	var changes []control.ClusterChange
+	var changes []core.ClusterChange
 	if err == nil {
 		changes, err = r.Plane.PreviewSetVariable(ctx, in)
 	}
@@ -991,7 +991,7 @@ func (r *queryResolver) PreviewSetVariable(ctx context.Context, input gqlmodel.S
 
 func (r *queryResolver) PreviewUpdateEnvironment(ctx context.Context, input gqlmodel.UpdateEnvironmentInput) (*gqlmodel.ChangePreview, error) {
 	id, in, err := updateEnvironmentArgs(input)
-	var changes []control.ClusterChange
+	var changes []core.ClusterChange
 	if err == nil {
 		changes, err = r.Plane.PreviewUpdateEnvironment(ctx, id, in)
 	}
@@ -1000,7 +1000,7 @@ func (r *queryResolver) PreviewUpdateEnvironment(ctx context.Context, input gqlm
 
 func (r *queryResolver) CliLogin(ctx context.Context, code string) (*model.CLILogin, error) {
 	l, err := r.Plane.CLILogin(ctx, code)
-	if control.IsNotFound(err) {
+	if core.IsNotFound(err) {
 		return nil, nil
 	}
 	return l, err
@@ -1018,22 +1018,22 @@ func (r *releaseResolver) CreatedBy(ctx context.Context, obj *model.Release) (*m
 	return userIn(ctx, r.Plane, obj.TenantID, obj.CreatedBy)
 }
 
-func (r *revisionResolver) Cause(ctx context.Context, obj *control.Revision) (*model.AuditEvent, error) {
+func (r *revisionResolver) Cause(ctx context.Context, obj *core.Revision) (*model.AuditEvent, error) {
 	if obj.Cause == "" {
 		return nil, nil
 	}
 	ev, err := r.Plane.AuditEvent(ctx, obj.Cause)
-	if control.IsNotFound(err) {
+	if core.IsNotFound(err) {
 		return nil, nil
 	}
 	return ev, err
 }
 
-func (r *revisionResolver) State(ctx context.Context, obj *control.Revision) (map[string]any, error) {
+func (r *revisionResolver) State(ctx context.Context, obj *core.Revision) (map[string]any, error) {
 	return r.Plane.RevisionState(ctx, obj)
 }
 
-func (r *revisionResolver) Diff(ctx context.Context, obj *control.Revision, against *int) (*control.RevisionDiff, error) {
+func (r *revisionResolver) Diff(ctx context.Context, obj *core.Revision, against *int) (*core.RevisionDiff, error) {
 	var from *int64
 	if against != nil {
 		n := int64(*against)
@@ -1066,7 +1066,7 @@ func (r *serviceResolver) Releases(ctx context.Context, obj *model.Service, firs
 	if environmentID != nil {
 		id, err := gid.Decode[model.EnvironmentID](gid.Environment, *environmentID)
 		if err != nil {
-			return nil, control.Invalid(err.Error(), "environmentId")
+			return nil, core.Invalid(err.Error(), "environmentId")
 		}
 		env = &id
 	}
@@ -1103,7 +1103,7 @@ func (r *serviceResolver) Builds(ctx context.Context, obj *model.Service, first 
 	if environmentID != nil {
 		id, err := gid.Decode[model.EnvironmentID](gid.Environment, *environmentID)
 		if err != nil {
-			return nil, control.Invalid(err.Error(), "environmentId")
+			return nil, core.Invalid(err.Error(), "environmentId")
 		}
 		env = &id
 	}
@@ -1120,14 +1120,14 @@ func (r *serviceResolver) Logs(ctx context.Context, obj *model.Service, environm
 		return nil, err
 	}
 	if first != nil && last != nil {
-		return nil, control.Invalid("give first or last, not both", "first")
+		return nil, core.Invalid("give first or last, not both", "first")
 	}
 	n := deref(first, deref(last, 100))
 	read.After, read.Before = int64(deref(after, 0)), int64(deref(before, 0))
 	read.Last = first == nil // the tail, unless paging forward
 	read.Limit = n + 1
-	if n < 0 || n > control.MaxLogPage || read.After < 0 || read.Before < 0 {
-		return nil, control.Invalid("first and last must be between 0 and 1000, after and before line numbers", "first")
+	if n < 0 || n > core.MaxLogPage || read.After < 0 || read.Before < 0 {
+		return nil, core.Invalid("first and last must be between 0 and 1000, after and before line numbers", "first")
 	}
 	lines, err := r.Plane.ServiceLogs(ctx, obj.ID, env, read)
 	if err != nil {
@@ -1155,7 +1155,7 @@ func (r *serviceResolver) Events(ctx context.Context, obj *model.Service, enviro
 	if err != nil {
 		return nil, err
 	}
-	return eventPage(ctx, r.Plane, control.EventRead{Environment: env, Service: obj.ID}, first, before, typeArg)
+	return eventPage(ctx, r.Plane, core.EventRead{Environment: env, Service: obj.ID}, first, before, typeArg)
 }
 
 func (r *serviceResolver) Drift(ctx context.Context, obj *model.Service, environmentID string, first *int) ([]*model.Drift, error) {
@@ -1170,7 +1170,7 @@ func (r *sessionResolver) Tenants(ctx context.Context, obj *model.Session) ([]*m
 	out := make([]*model.Tenant, 0, len(obj.Tenants))
 	for _, id := range obj.Tenants {
 		t, err := load(ctx, loadersFrom(ctx, r.Plane).tenants, id)
-		if control.IsNotFound(err) {
+		if core.IsNotFound(err) {
 			continue // left since
 		}
 		if err != nil {
@@ -1231,7 +1231,7 @@ func (r *subscriptionResolver) BuildLog(ctx context.Context, buildID string, aft
 	}
 	from := int64(deref(after, 0))
 	if from < 0 {
-		return nil, control.Invalid("after must not be negative", "after")
+		return nil, core.Invalid("after must not be negative", "after")
 	}
 	if _, err := r.Plane.Build(ctx, id); err != nil {
 		return nil, err
@@ -1250,7 +1250,7 @@ func (r *subscriptionResolver) ServiceLogs(ctx context.Context, serviceID string
 	}
 	read.After = int64(deref(after, 0))
 	if read.After < 0 {
-		return nil, control.Invalid("after must be a line number", "after")
+		return nil, core.Invalid("after must be a line number", "after")
 	}
 	if after == nil && read.Since.IsZero() {
 		// Only new lines: start after the last one stored.
@@ -1259,7 +1259,7 @@ func (r *subscriptionResolver) ServiceLogs(ctx context.Context, serviceID string
 		}
 	}
 	read.Limit = 500
-	if _, err := r.Plane.ServiceLogs(ctx, svc, env, control.LogRead{Limit: 0}); err != nil {
+	if _, err := r.Plane.ServiceLogs(ctx, svc, env, core.LogRead{Limit: 0}); err != nil {
 		return nil, err
 	}
 	return serviceLogs(ctx, r.Plane, svc, env, read), nil
@@ -1270,14 +1270,14 @@ func (r *subscriptionResolver) KubeEvents(ctx context.Context, environmentID str
 	if err != nil {
 		return nil, err
 	}
-	read := control.EventRead{Environment: env, Limit: 1}
+	read := core.EventRead{Environment: env, Limit: 1}
 	if serviceID != nil {
 		if read.Service, err = decode[model.ServiceID](gid.Service, *serviceID, "serviceId"); err != nil {
 			return nil, err
 		}
 	}
 	if deref(after, 0) < 0 {
-		return nil, control.Invalid("after must be an event's number", "after")
+		return nil, core.Invalid("after must be an event's number", "after")
 	}
 	// Checks access, and without after finds where new events start.
 	newest, err := r.Plane.KubeEvents(ctx, read)
@@ -1368,7 +1368,7 @@ func (r *tenantResolver) AuditEvents(ctx context.Context, obj *model.Tenant, fir
 	}
 	if pg.After != "" {
 		if _, err := strconv.ParseUint(pg.After, 10, 63); err != nil {
-			return nil, control.Invalid("after is not a cursor this API issued", "after")
+			return nil, core.Invalid("after is not a cursor this API issued", "after")
 		}
 	}
 	f, err := auditFilter(filter)
@@ -1387,7 +1387,7 @@ func (r *variableResolver) Scope(ctx context.Context, obj *model.Variable) (mode
 }
 
 func (r *variableResolver) Value(ctx context.Context, obj *model.Variable) (*string, error) {
-	return control.PlainValue(obj), nil
+	return core.PlainValue(obj), nil
 }
 
 func (r *variableResolver) Status(ctx context.Context, obj *model.Variable) (gqlmodel.VariableStatus, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -561,7 +562,7 @@ func buildLog(ctx context.Context, p *control.Plane, id model.BuildID, after int
 // serviceLogs streams a service's lines in an environment after
 // read.After, each as it is stored; access is checked again on every read,
 // so a removed member's subscription ends.
-func serviceLogs(ctx context.Context, p *control.Plane, svc model.ServiceID, env model.EnvironmentID, read control.LogRead) <-chan *model.LogLine {
+func serviceLogs(ctx context.Context, p *control.Plane, svc model.ServiceID, env model.EnvironmentID, read core.LogRead) <-chan *model.LogLine {
 	out := newStream[*model.LogLine](ctx)
 	follow(ctx, p.Bus(), []string{bus.Logs(string(env), string(svc))}, func(ctx context.Context) (bool, error) {
 		for {
@@ -585,7 +586,7 @@ func serviceLogs(ctx context.Context, p *control.Plane, svc model.ServiceID, env
 
 // kubeEvents streams an environment's (or a service's) events after
 // read.After, each as it is stored; access is checked on every read.
-func kubeEvents(ctx context.Context, p *control.Plane, read control.EventRead) <-chan *model.KubeEvent {
+func kubeEvents(ctx context.Context, p *control.Plane, read core.EventRead) <-chan *model.KubeEvent {
 	out := newStream[*model.KubeEvent](ctx)
 	follow(ctx, p.Bus(), []string{bus.Events(string(read.Environment))}, func(ctx context.Context) (bool, error) {
 		for {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/model"
 )
 
@@ -108,7 +108,7 @@ type CancelDeploymentInput struct {
 
 // What a change would do, per cluster whose desired state it alters.
 type ChangePreview struct {
-	Clusters []*control.ClusterChange `json:"clusters"`
+	Clusters []*core.ClusterChange `json:"clusters"`
 	// Why the change would be refused, exactly as the mutation would say.
 	UserErrors []*UserError `json:"userErrors"`
 }
@@ -610,7 +610,7 @@ type RemoveProjectMemberPayload struct {
 }
 
 type RevisionPage struct {
-	Revisions []*control.Revision `json:"revisions"`
+	Revisions []*core.Revision `json:"revisions"`
 	// Whether older revisions exist (pass the last revision's number as before).
 	HasMore bool `json:"hasMore"`
 }

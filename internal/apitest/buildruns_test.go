@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/config"
-	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/testutil"
@@ -235,7 +235,7 @@ func TestBuildScheduler(t *testing.T) {
 		second := env.SecondPlane(t)
 		errs := make(chan error, 2)
 		for _, p := range []interface {
-			RunJobsOnce(context.Context) (control.JobReport, error)
+			RunJobsOnce(context.Context) (core.JobReport, error)
 		}{env.Plane, second} {
 			go func() { _, err := p.RunJobsOnce(t.Context()); errs <- err }()
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -63,9 +64,9 @@ func (e *Env) Reopen(t testing.TB, box *seal.Box, logw io.Writer, wrap ...func(h
 func serveWithBox(t testing.TB, st *store.Store, box *seal.Box, logw io.Writer, wrap []func(http.Handler) http.Handler) (*control.Plane, *httptest.Server) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	plane, err := control.New(st, log, control.WithBox(box))
+	plane, err := control.New(st, log, core.WithBox(box))
 	if err != nil {
-		t.Fatalf("control.New: %v", err)
+		t.Fatalf("core.New: %v", err)
 	}
 	cfg, err := config.FromEnv(func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -566,7 +567,7 @@ func envVar(s desired.Service, name string) (desired.EnvVar, bool) {
 }
 
 // agentState compiles the fixture cluster's desired state unredacted, as
-// delivery to its agent does (control.AgentSide.State), with secrets
+// delivery to its agent does (core.AgentSide.State), with secrets
 // opened by box; checkHash compares its hash with the one the plane stored
 // at its last recompile.
 func (r *canaryRun) agentState(t *testing.T, box *seal.Box, checkHash bool) desired.State {
@@ -576,7 +577,7 @@ func (r *canaryRun) agentState(t *testing.T, box *seal.Box, checkHash bool) desi
 	if err != nil {
 		t.Fatal(err)
 	}
-	plane, err := control.New(r.env.Store, slog.New(slog.NewTextHandler(io.Discard, nil)), control.WithBox(box))
+	plane, err := control.New(r.env.Store, slog.New(slog.NewTextHandler(io.Discard, nil)), core.WithBox(box))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -808,7 +809,7 @@ func (r *canaryRun) wrongKey(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Reseal under the wrong key: %v", err)
 	}
-	if want := (control.ResealReport{Unreadable: len(r.secrets)}); rep != want {
+	if want := (core.ResealReport{Unreadable: len(r.secrets)}); rep != want {
 		t.Errorf("Reseal under the wrong key: %+v, want %+v", rep, want)
 	}
 	for name, v := range before {
@@ -868,7 +869,7 @@ func (r *canaryRun) rotation(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Reseal: %v", err)
 	}
-	if want := (control.ResealReport{Resealed: len(r.secrets)}); rep != want {
+	if want := (core.ResealReport{Resealed: len(r.secrets)}); rep != want {
 		t.Errorf("first Reseal: %+v, want %+v", rep, want)
 	}
 	for name := range r.secrets {
@@ -881,7 +882,7 @@ func (r *canaryRun) rotation(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second Reseal: %v", err)
 	}
-	if want := (control.ResealReport{Current: len(r.secrets)}); rep != want {
+	if want := (core.ResealReport{Current: len(r.secrets)}); rep != want {
 		t.Errorf("second Reseal: %+v, want %+v", rep, want)
 	}
 	res := env.MustDo(t, r.f.Owner.Token, `query($t: ID!) { node(id: $t) { ... on Tenant {

@@ -27,6 +27,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -165,16 +166,16 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 	if tune != nil {
 		tune(&cfg)
 	}
-	opts := []control.Option{control.WithBox(seal.NewBox(&key)), control.WithClock(clk.Now),
-		control.WithBuildSettings(cfg.Builds), control.WithLogRetention(cfg.LogRetention),
-		control.WithSessionTTL(cfg.SessionTTL), control.WithInvitationTTL(cfg.InvitationTTL),
-		control.WithOutbound(control.OutboundSettingsFrom(cfg.Webhooks, cfg.Version))}
+	opts := []core.Option{core.WithBox(seal.NewBox(&key)), core.WithClock(clk.Now),
+		core.WithBuildSettings(cfg.Builds), core.WithLogRetention(cfg.LogRetention),
+		core.WithSessionTTL(cfg.SessionTTL), core.WithInvitationTTL(cfg.InvitationTTL),
+		core.WithOutbound(core.OutboundSettingsFrom(cfg.Webhooks, cfg.Version))}
 	if cfg.OIDC.Enabled() {
-		opts = append(opts, control.WithOIDC(control.OIDCSettingsFrom(cfg.OIDC)))
+		opts = append(opts, core.WithOIDC(core.OIDCSettingsFrom(cfg.OIDC)))
 	}
 	plane, err := control.New(st, log, opts...)
 	if err != nil {
-		t.Fatalf("control.New: %v", err)
+		t.Fatalf("core.New: %v", err)
 	}
 	boot, err := plane.Bootstrap(context.Background(), "acme", "admin@acme.test")
 	if err != nil {
@@ -229,14 +230,14 @@ func (w *testWriter) Write(p []byte) (int, error) {
 // SecondPlane is another control plane over the same database, sealing
 // with the same key and reading the same clock: a second replica's, for
 // the jobs they must not both do.
-func (e *Env) SecondPlane(t testing.TB, opts ...control.Option) *control.Plane {
+func (e *Env) SecondPlane(t testing.TB, opts ...core.Option) *control.Plane {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(&testWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("replica", "second")
 	// Its notes reach this process's subscribers, as PostgreSQL's NOTIFY
 	// carries a replica's to the others.
 	b := e.Plane.Bus()
-	p, err := control.New(e.Store, log, append([]control.Option{control.WithBox(seal.NewBox(e.key)), control.WithClock(e.Clock.Now),
-		control.WithBus(b, bus.Memory{B: b})}, opts...)...)
+	p, err := control.New(e.Store, log, append([]core.Option{core.WithBox(seal.NewBox(e.key)), core.WithClock(e.Clock.Now),
+		core.WithBus(b, bus.Memory{B: b})}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +246,7 @@ func (e *Env) SecondPlane(t testing.TB, opts ...control.Option) *control.Plane {
 
 // AgentSide opens the control plane's side of cluster c's agent, for tests
 // that report as the agent without a session.
-func (e *Env) AgentSide(t testing.TB, c model.ClusterID) *control.AgentSide {
+func (e *Env) AgentSide(t testing.TB, c model.ClusterID) *core.AgentSide {
 	t.Helper()
 	a, err := e.Plane.AgentSideOf(context.Background(), c)
 	if err != nil {

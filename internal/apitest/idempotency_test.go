@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/nebulactrl/nebula/authz"
-	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/server"
@@ -145,15 +145,15 @@ func (e *Env) actorCtx(t testing.TB, token string) context.Context {
 // claimAsAnother claims key for the request (query, vars) as another
 // request would, on this or another replica: through control, with the
 // hash the server computes.
-func (e *Env) claimAsAnother(t testing.TB, ctx context.Context, key, query string, vars map[string]any) *control.KeyClaim {
+func (e *Env) claimAsAnother(t testing.TB, ctx context.Context, key, query string, vars map[string]any) *core.KeyClaim {
 	t.Helper()
 	raw, _ := json.Marshal(vars)
 	hash, err := server.RequestHash(query, "", raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ans, err := e.Plane.ClaimKey(ctx, control.KeyRequest{Key: key, RequestHash: hash, Operation: "createProject", TTL: 24 * time.Hour})
-	if err != nil || ans.Verdict != control.KeyRun {
+	ans, err := e.Plane.ClaimKey(ctx, core.KeyRequest{Key: key, RequestHash: hash, Operation: "createProject", TTL: 24 * time.Hour})
+	if err != nil || ans.Verdict != core.KeyRun {
 		t.Fatalf("claiming the key: got verdict %v, %v; want it claimed", ans.Verdict, err)
 	}
 	return ans.Claim
@@ -306,13 +306,13 @@ func TestIdempotencyInProgress(t *testing.T) {
 			t.Fatalf("projects while the key is held: got %d, want 1", n)
 		}
 
-		env.Clock.Advance(control.KeyLease + time.Second)
+		env.Clock.Advance(core.KeyLease + time.Second)
 		r = env.keyed(t, f.Owner.Token, createProjectQ, vars, "held")
 		if r.Status != http.StatusOK || r.Str("createProject.project.id") == "" || replayed(r) {
 			t.Fatalf("a retry after the lease: got HTTP %d %s, want it to run", r.Status, r.Body)
 		}
 		// The slow request wakes up and tries to commit: refused.
-		if _, err := env.Plane.CreateProject(control.WithKey(ctx, slow), mustRaw[model.TenantID](t, gid.Tenant, f.TenantID), "held-too", ""); err == nil {
+		if _, err := env.Plane.CreateProject(core.WithKey(ctx, slow), mustRaw[model.TenantID](t, gid.Tenant, f.TenantID), "held-too", ""); err == nil {
 			t.Error("the request whose key was taken over committed")
 		}
 		if !slow.TakenOver() {
@@ -338,7 +338,7 @@ func TestIdempotencyResponseLost(t *testing.T) {
 		claim := env.claimAsAnother(t, ctx, "lost", createProjectQ, vars)
 		// The mutation commits under the key; then nothing: the
 		// response is never stored.
-		p, err := env.Plane.CreateProject(control.WithKey(ctx, claim), mustRaw[model.TenantID](t, gid.Tenant, f.TenantID), "lost", "")
+		p, err := env.Plane.CreateProject(core.WithKey(ctx, claim), mustRaw[model.TenantID](t, gid.Tenant, f.TenantID), "lost", "")
 		if err != nil || !claim.Recorded() {
 			t.Fatalf("creating the project under the key: %v (recorded %v)", err, claim.Recorded())
 		}
@@ -348,7 +348,7 @@ func TestIdempotencyResponseLost(t *testing.T) {
 		r := env.keyed(t, f.Owner.Token, createProjectQ, vars, "lost")
 		wantKeyError(t, "within the lease", r, http.StatusConflict, "CONFLICT", "IN_PROGRESS")
 
-		env.Clock.Advance(control.KeyLease + time.Second)
+		env.Clock.Advance(core.KeyLease + time.Second)
 		for i := range 2 {
 			r = env.keyed(t, f.Owner.Token, createProjectQ, vars, "lost")
 			wantKeyError(t, "after the lease", r, http.StatusConflict, "CONFLICT", "RESPONSE_LOST")

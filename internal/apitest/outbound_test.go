@@ -17,6 +17,7 @@ import (
 
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
@@ -154,9 +155,9 @@ func (f *Fixture) failedMessage(t *testing.T, endpoint string) string {
 
 // deliverAll runs the sender's passes until no message is due: each pass
 // sends what is due once.
-func deliverAll(t *testing.T, p *control.Plane) control.OutboundReport {
+func deliverAll(t *testing.T, p *control.Plane) core.OutboundReport {
 	t.Helper()
-	var all control.OutboundReport
+	var all core.OutboundReport
 	for range 50 {
 		rep, err := p.DeliverOutbound(t.Context())
 		if err != nil {
@@ -445,7 +446,7 @@ func TestWebhookTwoReplicasDeliverOnce(t *testing.T) {
 	t.Parallel()
 	env := webhookEnv(t, pgtest.Open(t))
 	f := env.NewFixture(t)
-	second := env.SecondPlane(t, control.WithOutbound(control.OutboundSettingsFrom(config.Webhooks{
+	second := env.SecondPlane(t, core.WithOutbound(core.OutboundSettingsFrom(config.Webhooks{
 		Timeout: 2 * time.Second, BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond, RetryWindow: time.Hour,
 		SecretOverlap: time.Hour, Retention: time.Hour, Poll: 5 * time.Millisecond, AllowPrivate: true}, "second")))
 	rcs := []*receiver{newReceiver(t), newReceiver(t), newReceiver(t)}

@@ -18,6 +18,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -75,8 +76,8 @@ func startReplica(t *testing.T, url, name string, key seal.Key, clk *Clock) *Env
 	}
 	log := slog.New(slog.NewTextHandler(&testWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("replica", name)
 	b := bus.New()
-	plane, err := control.New(st, log, control.WithBox(seal.NewBox(&key)), control.WithClock(clk.Now),
-		control.WithBus(b, bus.Postgres{Q: st.Q(), B: b}))
+	plane, err := control.New(st, log, core.WithBox(seal.NewBox(&key)), core.WithClock(clk.Now),
+		core.WithBus(b, bus.Postgres{Q: st.Q(), B: b}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
@@ -37,7 +38,7 @@ func serveEnv(t *testing.T, st *store.Store) (*Env, func() error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plane, err := control.New(st, log, control.WithBox(seal.NewBox(&key)))
+	plane, err := control.New(st, log, core.WithBox(seal.NewBox(&key)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -195,7 +196,7 @@ func TestTokensPerUserSetting(t *testing.T) {
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			plane, err := control.New(s.Open(t), slog.New(slog.NewTextHandler(io.Discard, nil)), control.WithMaxTokensPerUser(3))
+			plane, err := control.New(s.Open(t), slog.New(slog.NewTextHandler(io.Discard, nil)), core.WithMaxTokensPerUser(3))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -209,12 +210,12 @@ func TestTokensPerUserSetting(t *testing.T) {
 			}
 			ctx = authz.WithActor(ctx, actor)
 			for i := 2; i <= 4; i++ { // the bootstrap token is the first
-				_, _, err := plane.CreateAPIToken(ctx, control.CreateTokenInput{Name: "t"})
-				var p control.Problem
+				_, _, err := plane.CreateAPIToken(ctx, core.CreateTokenInput{Name: "t"})
+				var p core.Problem
 				switch {
 				case i <= 3 && err != nil:
 					t.Fatalf("token %d: got %v, want it made", i, err)
-				case i == 4 && (!errors.As(err, &p) || p.Code != control.CodeConflict):
+				case i == 4 && (!errors.As(err, &p) || p.Code != core.CodeConflict):
 					t.Errorf("token %d: got %v, want a CONFLICT problem", i, err)
 				}
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/model"
 )
 
@@ -90,14 +91,14 @@ func Seed(ctx context.Context, plane *control.Plane, size Size) (*Seeded, error)
 		if err != nil {
 			return nil, fmt.Errorf("creating project %d: %w", p, err)
 		}
-		svc, err := plane.CreateService(ctx, proj.ID, control.ServiceInput{Name: "api", Image: &image,
+		svc, err := plane.CreateService(ctx, proj.ID, core.ServiceInput{Name: "api", Image: &image,
 			Processes: []model.Process{{Name: "web", Command: []string{"/app/web"}, Replicas: 2, Port: &port}}})
 		if err != nil {
 			return nil, fmt.Errorf("creating the service of project %d: %w", p, err)
 		}
 		for e := range size.Environments {
 			name, protected := fmt.Sprintf("env-%d", e), e == size.Environments-1
-			env, err := plane.CreateEnvironment(ctx, proj.ID, control.EnvironmentInput{Name: &name, Protected: &protected,
+			env, err := plane.CreateEnvironment(ctx, proj.ID, core.EnvironmentInput{Name: &name, Protected: &protected,
 				ClusterSelector: []model.Label{ProdLabel}})
 			if err != nil {
 				return nil, fmt.Errorf("creating environment %d of project %d: %w", e, p, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/server"
 	"github.com/nebulactrl/nebula/internal/store"
 	"github.com/nebulactrl/nebula/internal/store/postgres"
@@ -57,7 +58,7 @@ func openSubsReplica(tb testing.TB, url, name string) *subsReplica {
 	}
 	log := slog.New(r.log).With("replica", name)
 	b := bus.New()
-	r.plane, err = control.New(r.st, log, control.WithBus(b, bus.Postgres{Q: r.st.Q(), B: b, OnError: func(err error) {
+	r.plane, err = control.New(r.st, log, core.WithBus(b, bus.Postgres{Q: r.st.Q(), B: b, OnError: func(err error) {
 		log.Warn("sending a notification", "error", err)
 	}}))
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/server"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -242,21 +243,21 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 		st.Close()
 		return nil, nil, err
 	}
-	opts := []control.Option{control.WithBox(box), control.WithConnectGrace(cfg.ConnectTokenGrace),
-		control.WithDisconnectedAfter(cfg.AgentDisconnectedAfter), control.WithApprovals(cfg.ApprovalTTL, cfg.AllowSelfApproval),
-		control.WithStallAfter(cfg.StallAfter), control.WithMaxTokensPerUser(cfg.MaxTokensPerUser),
-		control.WithBuildSettings(cfg.Builds), control.WithLogRetention(cfg.LogRetention),
-		control.WithSessionTTL(cfg.SessionTTL), control.WithInvitationTTL(cfg.InvitationTTL),
-		control.WithOutbound(control.OutboundSettingsFrom(cfg.Webhooks, Version))}
+	opts := []core.Option{core.WithBox(box), core.WithConnectGrace(cfg.ConnectTokenGrace),
+		core.WithDisconnectedAfter(cfg.AgentDisconnectedAfter), core.WithApprovals(cfg.ApprovalTTL, cfg.AllowSelfApproval),
+		core.WithStallAfter(cfg.StallAfter), core.WithMaxTokensPerUser(cfg.MaxTokensPerUser),
+		core.WithBuildSettings(cfg.Builds), core.WithLogRetention(cfg.LogRetention),
+		core.WithSessionTTL(cfg.SessionTTL), core.WithInvitationTTL(cfg.InvitationTTL),
+		core.WithOutbound(core.OutboundSettingsFrom(cfg.Webhooks, Version))}
 	if cfg.OIDC.Enabled() {
-		opts = append(opts, control.WithOIDC(control.OIDCSettingsFrom(cfg.OIDC)))
+		opts = append(opts, core.WithOIDC(core.OIDCSettingsFrom(cfg.OIDC)))
 	}
 	if cfg.DatabaseURL != "" {
 		// Several replicas share PostgreSQL: changes are told to all of
 		// them with NOTIFY, and each LISTENs (started by serve).
 		// This replica's own notes reach its subscribers at commit.
 		b := bus.New()
-		opts = append(opts, control.WithBus(b, bus.Postgres{Q: st.Q(), B: b, OnError: func(err error) {
+		opts = append(opts, core.WithBus(b, bus.Postgres{Q: st.Q(), B: b, OnError: func(err error) {
 			log.Warn("sending a notification", "error", err)
 		}}))
 	}
@@ -293,7 +294,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 // serveWith serves; ready, when given, runs once the server listens, with
 // its base URL and what a first start made (nil otherwise).
 func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer,
-	ready func(ctx context.Context, base string, boot *control.Bootstrapped) error) error {
+	ready func(ctx context.Context, base string, boot *core.Bootstrapped) error) error {
 	if cfg.MasterKey == "" {
 		// Zero-config: a first start with no key and no data makes one, so
 		// secrets work from the first minute. With data already stored, a
@@ -333,7 +334,7 @@ func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout 
 	parts.Go(func() { plane.RunJobs(bg, cfg.JobInterval) })
 	parts.Go(func() { plane.RunOutbound(bg) })
 	boot, err := plane.Bootstrap(ctx, cfg.BootstrapTenant, cfg.BootstrapEmail)
-	if err != nil && !errors.Is(err, control.ErrBootstrapped) {
+	if err != nil && !errors.Is(err, core.ErrBootstrapped) {
 		return err
 	}
 	if cfg.PprofAddr != "" {
@@ -398,7 +399,7 @@ func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout 
 // printToken shows what a first start or a recovery made, once: the
 // admin's API token and the link through which they set a passphrase for
 // the console.
-func printToken(w io.Writer, headline string, b *control.Bootstrapped, base string) {
+func printToken(w io.Writer, headline string, b *core.Bootstrapped, base string) {
 	fmt.Fprintf(w, `%s
 Admin API token (shown once, store it now):
 

@@ -47,6 +47,7 @@ import (
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/hub"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -165,7 +166,7 @@ func seedFleet(tb testing.TB, st *store.Store, n int, viaPlane bool) *seeded {
 	}
 	sd.project = p.ID
 	port := 8080
-	svc, err := plane.CreateService(admin, p.ID, control.ServiceInput{Name: "api", Image: ptr("registry.example.com/api"),
+	svc, err := plane.CreateService(admin, p.ID, core.ServiceInput{Name: "api", Image: ptr("registry.example.com/api"),
 		Processes: []model.Process{{Name: "web", Command: []string{"./api"}, Replicas: 2, Port: &port}}})
 	if err != nil {
 		tb.Fatal(err)
@@ -174,7 +175,7 @@ func seedFleet(tb testing.TB, st *store.Store, n int, viaPlane bool) *seeded {
 	sd.parts = n
 	var part *model.Service
 	if *fanoutTo > 0 && *fanoutTo < n {
-		if part, err = plane.CreateService(admin, p.ID, control.ServiceInput{Name: partService, Image: ptr("registry.example.com/part"),
+		if part, err = plane.CreateService(admin, p.ID, core.ServiceInput{Name: partService, Image: ptr("registry.example.com/part"),
 			Processes: []model.Process{{Name: "web", Command: []string{"./part"}, Replicas: 1, Port: &port}}}); err != nil {
 			tb.Fatal(err)
 		}
@@ -182,7 +183,7 @@ func seedFleet(tb testing.TB, st *store.Store, n int, viaPlane bool) *seeded {
 	}
 	if viaPlane {
 		for i := range n {
-			env, err := plane.CreateEnvironment(admin, p.ID, control.EnvironmentInput{Name: ptr(envName(i)),
+			env, err := plane.CreateEnvironment(admin, p.ID, core.EnvironmentInput{Name: ptr(envName(i)),
 				ClusterSelector: []model.Label{{Key: "name", Value: clusterName(i)}}})
 			if err != nil {
 				tb.Fatal(err)
@@ -278,8 +279,8 @@ func (sd *seeded) insertDeployments(ctx context.Context, st *store.Store, svc, p
 // mutation that changes every cluster's state, or on one of its services.
 func setVariable(tb testing.TB, plane *control.Plane, admin context.Context, project model.ProjectID, service *model.ServiceID, value string) {
 	tb.Helper()
-	if _, err := plane.SetVariable(admin, control.SetVariableInput{Project: project, Service: service,
-		VariableInput: control.VariableInput{Name: fleetVariable, Value: value}}); err != nil {
+	if _, err := plane.SetVariable(admin, core.SetVariableInput{Project: project, Service: service,
+		VariableInput: core.VariableInput{Name: fleetVariable, Value: value}}); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -406,13 +407,13 @@ func (f *fleet) waitApplied(tb testing.TB, timeout time.Duration) {
 // publishClock stands between the plane and the hub: it notes when each
 // change was published (after its commit) and what it bumped.
 type publishClock struct {
-	control.Publisher
+	core.Publisher
 	mu     sync.Mutex
 	at     time.Time
 	bumped map[model.ClusterID]int64
 }
 
-func (p *publishClock) Published(bumped []control.Bumped) {
+func (p *publishClock) Published(bumped []core.Bumped) {
 	at := time.Now()
 	m := make(map[model.ClusterID]int64, len(bumped))
 	for _, b := range bumped {

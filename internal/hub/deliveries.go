@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/model"
 )
@@ -19,18 +19,18 @@ const maxSnapshots = 16
 // cluster's state bumps its revision.
 type deliveries struct {
 	mu      sync.Mutex
-	snaps   map[model.TenantID]*control.Snapshot
+	snaps   map[model.TenantID]*core.Snapshot
 	loading map[model.TenantID]*sync.Mutex
 }
 
 // Desired returns the desired revision of a's cluster and, when it is newer
 // than after, its state for delivery (secrets opened): what a session of
 // that cluster is sent.
-func (h *Hub) Desired(ctx context.Context, a *control.AgentSide, after int64) (int64, *desired.State, error) {
+func (h *Hub) Desired(ctx context.Context, a *core.AgentSide, after int64) (int64, *desired.State, error) {
 	return h.deliveries.desired(ctx, a, after)
 }
 
-func (d *deliveries) desired(ctx context.Context, a *control.AgentSide, after int64) (int64, *desired.State, error) {
+func (d *deliveries) desired(ctx context.Context, a *core.AgentSide, after int64) (int64, *desired.State, error) {
 	rev, err := a.DesiredRevision(ctx)
 	if err != nil || rev <= after {
 		return rev, nil, err
@@ -64,7 +64,7 @@ func (d *deliveries) desired(ctx context.Context, a *control.AgentSide, after in
 	return rev, st, nil
 }
 
-func (d *deliveries) snapshot(t model.TenantID) *control.Snapshot {
+func (d *deliveries) snapshot(t model.TenantID) *core.Snapshot {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.snaps[t]
@@ -86,11 +86,11 @@ func (d *deliveries) lockLoad(t model.TenantID) func() {
 	return m.Unlock
 }
 
-func (d *deliveries) keep(t model.TenantID, s *control.Snapshot) {
+func (d *deliveries) keep(t model.TenantID, s *core.Snapshot) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.snaps == nil {
-		d.snaps = map[model.TenantID]*control.Snapshot{}
+		d.snaps = map[model.TenantID]*core.Snapshot{}
 	}
 	if _, ok := d.snaps[t]; !ok && len(d.snaps) >= maxSnapshots {
 		for k := range d.snaps { // any one: the next delivery reads afresh

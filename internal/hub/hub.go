@@ -21,6 +21,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/drain"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
@@ -91,7 +92,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	side, err := h.plane.AuthenticateAgent(r.Context(), secret)
-	if errors.Is(err, control.ErrAgentUnauthorized) {
+	if errors.Is(err, core.ErrAgentUnauthorized) {
 		http.Error(w, `{"error":"invalid, expired or revoked connect token"}`, http.StatusUnauthorized)
 		return
 	}
@@ -177,7 +178,7 @@ func (h *Hub) Close() {
 func (h *Hub) Wait(ctx context.Context) error { return h.drain.Wait(ctx) }
 
 // Published wakes the sessions of clusters that got a new revision.
-func (h *Hub) Published(bumped []control.Bumped) {
+func (h *Hub) Published(bumped []core.Bumped) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, b := range bumped {

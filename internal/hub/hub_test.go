@@ -19,6 +19,7 @@ import (
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/server"
@@ -67,7 +68,7 @@ func newRig(t *testing.T, tune ...func(*config.Config)) *rig {
 	}
 	clk := &clock{t: time.Now().UTC().Truncate(time.Microsecond)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	plane, err := control.New(st, log, control.WithClock(clk.Now), control.WithConnectGrace(time.Hour))
+	plane, err := control.New(st, log, core.WithClock(clk.Now), core.WithConnectGrace(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,13 +112,13 @@ func (r *rig) deploy(t *testing.T, cluster string, digest byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := r.plane.CreateEnvironment(r.ctx, p.ID, control.EnvironmentInput{Name: ptr("prod"),
+	env, err := r.plane.CreateEnvironment(r.ctx, p.ID, core.EnvironmentInput{Name: ptr("prod"),
 		ClusterSelector: []model.Label{{Key: "name", Value: cluster}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := 8080
-	svc, err := r.plane.CreateService(r.ctx, p.ID, control.ServiceInput{Name: "api", Image: ptr("registry.example.com/api"),
+	svc, err := r.plane.CreateService(r.ctx, p.ID, core.ServiceInput{Name: "api", Image: ptr("registry.example.com/api"),
 		Processes: []model.Process{{Name: "web", Command: []string{"./api"}, Replicas: 1, Port: &port}}})
 	if err != nil {
 		t.Fatal(err)

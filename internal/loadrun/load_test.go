@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/loadrun"
 	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -209,7 +210,7 @@ func seed(t *testing.T, ctx context.Context, url, key string, clusters, tenants 
 	if err != nil {
 		t.Fatal(err)
 	}
-	plane, err := control.New(st, slog.New(slog.DiscardHandler), control.WithBox(seal.NewBox(&k)))
+	plane, err := control.New(st, slog.New(slog.DiscardHandler), core.WithBox(seal.NewBox(&k)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bench"
 	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 )
@@ -135,7 +136,7 @@ func (sd *Seeded) seedTenant(ctx context.Context, plane *control.Plane, t int, t
 			p := Project{ID: gid.Encode(gid.Project, proj.ID), Tenant: t}
 			svcRaw = nil
 			for _, s := range serviceNames {
-				svc, err := plane.CreateService(ctx, proj.ID, control.ServiceInput{Name: s, Image: &image,
+				svc, err := plane.CreateService(ctx, proj.ID, core.ServiceInput{Name: s, Image: &image,
 					Processes: []model.Process{{Name: "web", Command: []string{"/app/" + s}, Replicas: 2, Port: &port}}})
 				if err != nil {
 					return fmt.Errorf("creating service %s: %w", s, err)
@@ -145,7 +146,7 @@ func (sd *Seeded) seedTenant(ctx context.Context, plane *control.Plane, t int, t
 			sd.Projects = append(sd.Projects, p)
 		}
 		name := fmt.Sprintf("env-%04d", i)
-		env, err := plane.CreateEnvironment(ctx, proj.ID, control.EnvironmentInput{Name: &name,
+		env, err := plane.CreateEnvironment(ctx, proj.ID, core.EnvironmentInput{Name: &name,
 			ClusterSelector: []model.Label{{Key: "name", Value: fmt.Sprintf("load-%04d", i)}}})
 		if err != nil {
 			return fmt.Errorf("creating environment %s: %w", name, err)

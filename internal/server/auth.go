@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -25,7 +25,7 @@ const sessionCookie = "nebula_session"
 // sessionSecret is the session secret a request's cookie carries, if any.
 func sessionSecret(r *http.Request) string {
 	c, err := r.Cookie(sessionCookie)
-	if err != nil || !strings.HasPrefix(c.Value, control.SessionPrefix) {
+	if err != nil || !strings.HasPrefix(c.Value, core.SessionPrefix) {
 		return ""
 	}
 	return c.Value
@@ -104,9 +104,9 @@ func (s *Server) authRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /auth/cli/token", s.authEndpoint(func(w http.ResponseWriter, r *http.Request, body map[string]string) {
 		token, tenant, err := s.plane.PollCLILogin(r.Context(), body["secret"])
 		switch {
-		case errors.Is(err, control.ErrCLILoginPending):
+		case errors.Is(err, core.ErrCLILoginPending):
 			writeJSON(w, http.StatusAccepted, map[string]string{"status": "PENDING", "message": err.Error()})
-		case errors.Is(err, control.ErrCLILoginGone):
+		case errors.Is(err, core.ErrCLILoginGone):
 			writeJSON(w, http.StatusGone, map[string]string{"status": "GONE", "message": err.Error()})
 		case err != nil:
 			s.authError(w, r, err)
@@ -165,15 +165,15 @@ func (s *Server) signedIn(w http.ResponseWriter, r *http.Request, sess *model.Se
 }
 
 func (s *Server) authError(w http.ResponseWriter, r *http.Request, err error) {
-	var rl control.RateLimited
-	var pr control.Problem
+	var rl core.RateLimited
+	var pr core.Problem
 	switch {
 	case errors.As(err, &rl):
 		w.Header().Set("Retry-After", strconv.Itoa(int(rl.RetryAfter.Seconds())))
 		writeJSON(w, http.StatusTooManyRequests, gqlErrors(rl.Error(), "RATE_LIMITED"))
-	case errors.Is(err, control.ErrSignInFailed):
+	case errors.Is(err, core.ErrSignInFailed):
 		writeJSON(w, http.StatusUnauthorized, gqlErrors(err.Error(), "UNAUTHENTICATED"))
-	case errors.Is(err, control.ErrInvitationInvalid):
+	case errors.Is(err, core.ErrInvitationInvalid):
 		writeJSON(w, http.StatusBadRequest, gqlErrors(err.Error(), "BAD_USER_INPUT"))
 	case errors.As(err, &pr):
 		writeJSON(w, http.StatusBadRequest, gqlErrors(pr.Message, string(pr.Code)))
@@ -186,6 +186,6 @@ func (s *Server) authError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-func clientOf(r *http.Request) control.Client {
-	return control.Client{Address: clientAddress(r), UserAgent: r.UserAgent()}
+func clientOf(r *http.Request) core.Client {
+	return core.Client{Address: clientAddress(r), UserAgent: r.UserAgent()}
 }

@@ -5,7 +5,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -21,7 +21,7 @@ func (s *Server) receiveHook(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such webhook"})
 		return
 	}
-	in := control.Inbound{Header: r.Header}
+	in := core.Inbound{Header: r.Header}
 	if r.ContentLength > webhook.MaxBody {
 		in.Oversized = true
 	} else {
@@ -51,13 +51,13 @@ func (s *Server) receiveHook(w http.ResponseWriter, r *http.Request) {
 	}
 	status := http.StatusAccepted
 	switch why {
-	case control.RefusedUnknown, control.RefusedMalformed:
+	case core.RefusedUnknown, core.RefusedMalformed:
 		status = http.StatusBadRequest
-	case control.RefusedOversized:
+	case core.RefusedOversized:
 		status = http.StatusRequestEntityTooLarge
-	case control.RefusedSignature:
+	case core.RefusedSignature:
 		status = http.StatusUnauthorized
-	case control.RefusedReplay:
+	case core.RefusedReplay:
 		status = http.StatusConflict
 	}
 	// The ids are the GraphQL API's, so the answer a provider shows on its

@@ -15,7 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 
-	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -136,8 +136,8 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 			return
 		}
 		ctx := r.Context()
-		ans, err := s.plane.ClaimKey(ctx, control.KeyRequest{Key: key, RequestHash: hash, Operation: field, TTL: ttl})
-		if errors.Is(err, control.ErrKeyForTokens) {
+		ans, err := s.plane.ClaimKey(ctx, core.KeyRequest{Key: key, RequestHash: hash, Operation: field, TTL: ttl})
+		if errors.Is(err, core.ErrKeyForTokens) {
 			keyError(w, http.StatusBadRequest, "BAD_USER_INPUT", keyUnsupported, err.Error(), nil)
 			return
 		}
@@ -146,27 +146,27 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 			return
 		}
 		switch ans.Verdict {
-		case control.KeyRun:
-		case control.KeyInProgress:
+		case core.KeyRun:
+		case core.KeyInProgress:
 			inProgress(w, "a request with this Idempotency-Key is in progress; retry later")
 			return
-		case control.KeyMismatch:
+		case core.KeyMismatch:
 			keyError(w, http.StatusUnprocessableEntity, "BAD_USER_INPUT", keyReused,
 				"idempotency key reused with a different request: a key names one request (query, operation name and variables)", nil)
 			return
-		case control.KeyReplay:
+		case core.KeyReplay:
 			rec := ans.Record
 			w.Header().Set("Content-Type", rec.ResponseType)
 			w.Header().Set(headerReplayed, "true")
 			w.WriteHeader(rec.ResponseStatus)
 			_, _ = w.Write(rec.ResponseBody)
 			return
-		case control.KeyResponseLost:
+		case core.KeyResponseLost:
 			keyError(w, http.StatusConflict, "CONFLICT", keyResponseLost,
 				"the mutation sent with this Idempotency-Key was committed, but its response was lost: read the current state instead of retrying",
 				committedChange(ans.Record))
 			return
-		case control.KeyResponseNotKept:
+		case core.KeyResponseNotKept:
 			keyError(w, http.StatusConflict, "CONFLICT", keyResponseNotKept,
 				"the mutation sent with this Idempotency-Key was committed; its response was not kept (it held a one-time secret, or was over 1 MiB): read the current state instead of retrying",
 				committedChange(ans.Record))
@@ -175,7 +175,7 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 
 		claim := ans.Claim
 		rec := &recorder{header: w.Header(), status: http.StatusOK}
-		next.ServeHTTP(rec, r.WithContext(control.WithKey(ctx, claim)))
+		next.ServeHTTP(rec, r.WithContext(core.WithKey(ctx, claim)))
 
 		end := store.KeyEnd{State: store.KeyCommitted} // committed without its response: lost
 		ok := succeeded(rec)

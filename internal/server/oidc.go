@@ -15,7 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/nebulactrl/nebula/internal/config"
-	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
 )
 
 // oidcCookie carries one sign-in attempt through the provider and back:
@@ -129,12 +129,12 @@ func (o *oidcLogin) callback(w http.ResponseWriter, r *http.Request) {
 	_ = info.Claims(&claims)
 	var idClaims map[string]any
 	_ = idt.Claims(&idClaims)
-	id := control.OIDCIdentity{Issuer: idt.Issuer, Subject: idt.Subject, Email: info.Email, EmailVerified: info.EmailVerified,
+	id := core.OIDCIdentity{Issuer: idt.Issuer, Subject: idt.Subject, Email: info.Email, EmailVerified: info.EmailVerified,
 		Groups: append(stringsOf(claims[o.cfg.GroupsClaim]), stringsOf(idClaims[o.cfg.GroupsClaim])...)}
 	id.Name, _ = claims["name"].(string)
 	sess, secret, err := s.plane.SignInOIDC(ctx, id, clientOf(r))
 	switch {
-	case errors.Is(err, control.ErrOIDCEmail), errors.Is(err, control.ErrOIDCDomain), errors.Is(err, control.ErrOIDCNoTenant):
+	case errors.Is(err, core.ErrOIDCEmail), errors.Is(err, core.ErrOIDCDomain), errors.Is(err, core.ErrOIDCNoTenant):
 		ssoPage(w, http.StatusForbidden, err.Error()+".")
 		return
 	case err != nil:

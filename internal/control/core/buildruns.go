@@ -1,0 +1,432 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/config"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+	"github.com/nebulactrl/nebula/internal/webhook"
+)
+
+// BuildSettings bound the builds the control plane runs: the
+// configuration's own type (NEBULA_BUILD_*).
+type BuildSettings = config.Builds
+
+// DefaultBuildSettings are the settings of `nebula serve` unless changed.
+var DefaultBuildSettings = BuildSettings{
+	PerCluster: 2, Timeout: 30 * time.Minute, Silence: 2 * time.Minute, Attempts: 3,
+	MaxLogLines: 20000, MaxLogBytes: 10 << 20, MaxLineBytes: 4 << 10,
+	LogRetention: 7 * 24 * time.Hour,
+	Builder:      "moby/buildkit:v0.26.2-rootless",
+	GitTimeout:   10 * time.Second,
+}
+
+// WithBuildSettings sets how builds are run.
+func WithBuildSettings(s BuildSettings) Option { return func(p *Plane) { p.builds = s } }
+
+// startBuild makes what a build of commit for one environment needs: the
+// release it will fill in (the service's configuration frozen now, no
+// image yet), its deployment waiting at BUILDING on the cluster the
+// environment picks, and the build, queued. An older deployment of the
+// service still building for the environment is superseded and its build
+// cancelled: the newest push wins. Callers hold the tenant lock.
+func (p *Plane) startBuild(ctx context.Context, q *txn, s *model.Service, envID model.EnvironmentID, commit, why string,
+	delivery *model.WebhookDeliveryID, by *model.UserID) (*model.Build, error) {
+	env, err := store.Environments.Get(ctx, q, envID)
+	if err != nil {
+		return nil, err
+	}
+	clusters, targets, err := p.tenantTargets(ctx, q, s.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	pl := place(env, clusters, targets)
+	if pl.Cluster == nil {
+		return nil, Invalid(fmt.Sprintf("environment %s has no single cluster to build on: %s", env.Name, pl.Reason))
+	}
+	num, err := store.NextReleaseNumber(ctx, q, s.ID, envID)
+	if err != nil {
+		return nil, err
+	}
+	now := p.now()
+	rel := &model.Release{ID: newID[model.ReleaseID](), TenantID: s.TenantID, ProjectID: s.ProjectID, ServiceID: s.ID,
+		EnvironmentID: envID, Number: num, Image: s.Image, ServiceConfig: s.ServiceConfig, CreatedBy: by, CreatedAt: now}
+	if err := store.Releases.Insert(ctx, q, rel); err != nil {
+		return nil, err
+	}
+	dep := &model.Deployment{ID: newID[model.DeploymentID](), TenantID: s.TenantID, ProjectID: s.ProjectID,
+		ServiceID: s.ID, EnvironmentID: envID, ReleaseID: rel.ID, ClusterID: pl.Cluster.ID, Stage: model.StageQueued,
+		RequestedBy: by, CreatedAt: now, UpdatedAt: now}
+	if err := store.Deployments.Insert(ctx, q, dep); err != nil {
+		return nil, err
+	}
+	if err := p.recordQueued(ctx, q, dep, fmt.Sprintf(why, num)); err != nil {
+		return nil, err
+	}
+	open, err := store.OpenDeployments(ctx, q, s.ID, envID)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range open {
+		if o.ID == dep.ID || o.Stage != model.StageBuilding {
+			continue
+		}
+		if err := p.cancelBuildOf(ctx, q, o, fmt.Sprintf("superseded by the build of release %d", num)); err != nil {
+			return nil, err
+		}
+		if err := p.advance(ctx, q, o, model.StageSuperseded, "",
+			fmt.Sprintf("superseded by release %d, pushed before this one was built", num)); err != nil {
+			return nil, err
+		}
+	}
+	b := &model.Build{ID: newID[model.BuildID](), TenantID: s.TenantID, ProjectID: s.ProjectID, ServiceID: s.ID,
+		EnvironmentID: envID, ClusterID: &pl.Cluster.ID, Repository: s.Git.Repository, Branch: s.Git.Branch,
+		Commit: commit, Status: model.BuildQueued, Message: "waiting for a build slot on cluster " + pl.Cluster.Name,
+		DeliveryID: delivery, CreatedBy: by, DeploymentID: &dep.ID, ReleaseID: &rel.ID, CreatedAt: now}
+	if err := store.Builds.Insert(ctx, q, b); err != nil {
+		return nil, err
+	}
+	if err := p.advance(ctx, q, dep, model.StageBuilding, model.BlockerBuild,
+		fmt.Sprintf("building %s of %s (%s) on cluster %s", commit[:12], b.Repository, b.Branch, pl.Cluster.Name)); err != nil {
+		return nil, err
+	}
+	return b, p.note(ctx, q, bus.Build(string(b.ID)))
+}
+
+// cancelBuildOf cancels the build a deployment waits for, if it has not
+// ended: its cluster's agent deletes the Job.
+func (p *Plane) cancelBuildOf(ctx context.Context, q *txn, d *model.Deployment, why string) error {
+	b, err := store.BuildOfDeployment(ctx, q, d.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil || b.Status.Ended() {
+		return err
+	}
+	return p.endBuild(ctx, q, b, model.BuildCancelled, why)
+}
+
+// endBuild ends a build with a status and says so; a running one leaves
+// its cluster's set, so the agent deletes its Job.
+func (p *Plane) endBuild(ctx context.Context, q *txn, b *model.Build, status model.BuildStatus, why string) error {
+	now := p.now()
+	b.Status, b.Message, b.FinishedAt = status, clipText(why, 2000), &now
+	if err := store.UpdateBuild(ctx, q, b); err != nil {
+		return err
+	}
+	topics := []string{bus.Build(string(b.ID))}
+	if b.ClusterID != nil {
+		topics = append(topics, bus.Builds(string(*b.ClusterID)))
+	}
+	if err := p.note(ctx, q, topics...); err != nil {
+		return err
+	}
+	return p.emitBuildEnded(ctx, q, b)
+}
+
+// failBuildDeployment ends the deployment of a build that ended without an
+// image, FAILED with the end of the build's log (CANCELLED when the build
+// was).
+func (p *Plane) failBuildDeployment(ctx context.Context, q *txn, b *model.Build) error {
+	if b.DeploymentID == nil {
+		return nil
+	}
+	d, err := store.Deployments.Get(ctx, q, *b.DeploymentID)
+	if err != nil || d.Stage != model.StageBuilding {
+		return err
+	}
+	msg := fmt.Sprintf("build %s %s: %s", b.ID, strings.ToLower(strings.ReplaceAll(string(b.Status), "_", " ")), b.Message)
+	tail, err := p.logTail(ctx, q, b, 20)
+	if err != nil {
+		return err
+	}
+	if tail != "" {
+		msg += "\nlast lines of its log:\n" + tail
+	}
+	stage := model.StageFailed
+	if b.Status == model.BuildCancelled {
+		stage = model.StageCancelled
+	}
+	return p.advance(ctx, q, d, stage, "", clipText(msg, 8000))
+}
+
+// logTail is the last n lines of a build's log.
+func (p *Plane) logTail(ctx context.Context, q store.Querier, b *model.Build, n int64) (string, error) {
+	from := max(b.LogLines-n, 0)
+	lines, err := store.BuildLogAfter(ctx, q, b.ID, from, int(n))
+	if err != nil {
+		return "", err
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = l.Line
+	}
+	return strings.Join(out, "\n"), nil
+}
+
+// scheduleBuilds is the build scheduler's job: it hands queued builds to
+// their clusters whose agent is connected, at most PerCluster running on
+// one at a time and as many as its plan allows in a tenant, oldest first; ends builds that ran past their timeout; and hands out again
+// those whose agent went silent while disconnected (up to Attempts).
+func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
+	n := 0
+	now := p.now()
+	running, err := store.BuildsWithStatus(ctx, q, model.BuildRunning, 10000)
+	if err != nil {
+		return 0, err
+	}
+	load := map[model.ClusterID]int{}
+	tenants := map[model.TenantID]int{}
+	// Each cluster is read once a run.
+	clusters := map[model.ClusterID]*model.Cluster{}
+	cluster := func(id model.ClusterID) (*model.Cluster, bool, error) {
+		cl, ok := clusters[id]
+		if !ok {
+			var err error
+			if cl, err = store.Clusters.Get(ctx, q, id); err != nil {
+				return nil, false, err
+			}
+			clusters[id] = cl
+		}
+		return cl, cl.Status(now, p.disconnectedAfter) == model.ClusterConnected, nil
+	}
+	for _, b := range running {
+		switch {
+		case b.StartedAt != nil && now.Sub(*b.StartedAt) > p.builds.Timeout:
+			if err := p.closeBuild(ctx, q, b, model.BuildTimedOut,
+				fmt.Sprintf("the build ran longer than %s and was stopped", p.builds.Timeout)); err != nil {
+				return n, err
+			}
+			n++
+			continue
+		case b.HeartbeatAt != nil && now.Sub(*b.HeartbeatAt) > p.builds.Silence:
+			cl, up, err := cluster(*b.ClusterID)
+			if err != nil {
+				return n, err
+			}
+			if up {
+				break // its agent is there: it is slow to say so
+			}
+			if err := p.requeueBuild(ctx, q, b, cl); err != nil {
+				return n, err
+			}
+			n++
+			continue
+		}
+		load[*b.ClusterID]++
+		tenants[b.TenantID]++
+	}
+	queued, err := store.BuildsWithStatus(ctx, q, model.BuildQueued, 1000)
+	if err != nil {
+		return n, err
+	}
+	for _, b := range queued {
+		if b.ClusterID == nil || load[*b.ClusterID] >= p.builds.PerCluster {
+			continue
+		}
+		_, up, err := cluster(*b.ClusterID)
+		if err != nil {
+			return n, err
+		}
+		if !up {
+			continue // handed out once its agent is there
+		}
+		t, err := store.LockTenant(ctx, q, b.TenantID)
+		if err != nil {
+			return n, err
+		}
+		if limit := t.PlanName.Limits()[model.LimitConcurrentBuilds]; limit != model.Unlimited && tenants[t.ID] >= limit {
+			why := fmt.Sprintf("waiting: the %s plan runs %d build(s) at once", t.PlanName, limit)
+			if b.Message != why {
+				b.Message = why
+				if err := store.UpdateBuild(ctx, q, b); err != nil {
+					return n, err
+				}
+				if err := p.note(ctx, q, bus.Build(string(b.ID))); err != nil {
+					return n, err
+				}
+			}
+			continue
+		}
+		load[*b.ClusterID]++
+		tenants[t.ID]++
+		b.Status, b.Attempts, b.HeartbeatAt = model.BuildRunning, b.Attempts+1, &now
+		b.Message = "handed to the cluster's agent"
+		if err := store.UpdateBuild(ctx, q, b); err != nil {
+			return n, err
+		}
+		if err := p.note(ctx, q, bus.Build(string(b.ID)), bus.Builds(string(*b.ClusterID))); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// requeueBuild hands a build whose agent vanished out again, or fails it
+// after its last attempt.
+func (p *Plane) requeueBuild(ctx context.Context, q *txn, b *model.Build, cl *model.Cluster) error {
+	if _, err := store.LockTenant(ctx, q, b.TenantID); err != nil {
+		return err
+	}
+	if b.Attempts >= p.builds.Attempts {
+		return p.closeBuild(ctx, q, b, model.BuildFailed, fmt.Sprintf(
+			"the agent of cluster %s went away during each of %d attempts", cl.Name, b.Attempts))
+	}
+	b.Status, b.HeartbeatAt = model.BuildQueued, nil
+	b.Message = fmt.Sprintf("the agent of cluster %s went away during attempt %d: it runs again once the agent is back",
+		cl.Name, b.Attempts)
+	if err := store.UpdateBuild(ctx, q, b); err != nil {
+		return err
+	}
+	return p.note(ctx, q, bus.Build(string(b.ID)), bus.Builds(string(cl.ID)))
+}
+
+// closeBuild ends a build without an image, and its deployment.
+func (p *Plane) closeBuild(ctx context.Context, q *txn, b *model.Build, status model.BuildStatus, why string) error {
+	if _, err := store.LockTenant(ctx, q, b.TenantID); err != nil {
+		return err
+	}
+	if err := p.endBuild(ctx, q, b, status, why); err != nil {
+		return err
+	}
+	return p.failBuildDeployment(ctx, q, b)
+}
+
+// expireBuildLogs deletes build log lines older than the retention.
+func (p *Plane) expireBuildLogs(ctx context.Context, q *txn) (int, error) {
+	n, err := store.DeleteBuildLogsBefore(ctx, q, p.now().Add(-p.builds.LogRetention))
+	return int(n), err
+}
+
+// BuildLog reads up to limit lines of a build's log after line after.
+func (p *Plane) BuildLog(ctx context.Context, b *model.Build, after int64, limit int) ([]model.BuildLogLine, error) {
+	if err := p.authz.CheckCtx(ctx, authz.BuildRead, b.Scope()); err != nil {
+		return nil, err
+	}
+	return store.BuildLogAfter(ctx, p.q(ctx), b.ID, after, limit)
+}
+
+// BuildOf is the build a deployment waits for or waited for, nil for a
+// deployment of an image built elsewhere.
+func (p *Plane) BuildOf(ctx context.Context, d *model.Deployment) (*model.Build, error) {
+	if err := p.authz.CheckCtx(ctx, authz.BuildRead, d.Scope()); err != nil {
+		return nil, err
+	}
+	b, err := store.BuildOfDeployment(ctx, p.q(ctx), d.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// cutLine cuts a storable line (after its redaction) at the longest a
+// line is kept, saying so.
+func (p *Plane) cutLine(s string) string {
+	if int64(len(s)) > p.builds.MaxLineBytes {
+		n := int(p.builds.MaxLineBytes)
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + " [line cut at " + fmt.Sprint(p.builds.MaxLineBytes) + " bytes]"
+	}
+	return s
+}
+
+// deployCommit is deploy of a commit: a build of it for the environment,
+// audited as the deployment it makes. A commit being built there already
+// is a conflict; one built before is built again (its release stays).
+func (p *Plane) deployCommit(ctx context.Context, dry *previewing, a *authz.Actor, svc *model.Service, env *model.Environment,
+	commit string) (*model.Release, *model.Deployment, error) {
+	commit = strings.ToLower(commit)
+	if !webhook.IsCommit(commit) {
+		return nil, nil, Invalid(fmt.Sprintf("commit %q must be a full commit id, 40 hex digits", clipText(commit, 100)), "input", "commit")
+	}
+	if svc.Git == nil {
+		return nil, nil, Invalid("service "+svc.Name+" is not built from Git: deploy an image digest", "input", "commit")
+	}
+	var rel *model.Release
+	var dep *model.Deployment
+	err := p.changeOr(ctx, dry, svc.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		s, err := store.Services.Get(ctx, q, svc.ID)
+		if err != nil {
+			return err
+		}
+		if s.Git == nil {
+			return Invalid("service "+s.Name+" is not built from Git: deploy an image digest", "input", "commit")
+		}
+		if prev, err := store.BuildOfCommit(ctx, q, s.ID, env.ID, commit); err == nil && !prev.Status.Ended() {
+			return Problem{Code: CodeConflict, Field: []string{"input", "commit"},
+				Message: fmt.Sprintf("commit %s is being built for this environment already (build %s)", commit[:12], prev.ID)}
+		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		uid := a.User.ID
+		b, err := p.startBuild(ctx, q, s, env.ID, commit,
+			fmt.Sprintf("release %%d: a build of %s requested by %s", commit[:12], actorName(a)), nil, &uid)
+		if err != nil {
+			var pr Problem
+			if errors.As(err, &pr) && len(pr.Field) == 0 {
+				pr.Field = []string{"input", "environmentId"}
+				return pr
+			}
+			return err
+		}
+		if dep, err = store.Deployments.Get(ctx, q, *b.DeploymentID); err != nil {
+			return err
+		}
+		if rel, err = store.Releases.Get(ctx, q, *b.ReleaseID); err != nil {
+			return err
+		}
+		target(ev, ActDeploymentCreate, "Deployment", string(dep.ID))
+		ev.Details["serviceId"], ev.Details["environmentId"], ev.Details["commit"] = string(s.ID), string(env.ID), commit
+		ev.Details["buildId"], ev.Details["releaseNumber"] = string(b.ID), rel.Number
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return rel, dep, nil
+}
+
+// noteBuildSets tells every cluster of a tenant that its set of builds may
+// have changed: a deletion took builds with it (their rows cascade), and
+// their agents must stop the Jobs.
+func (p *Plane) noteBuildSets(ctx context.Context, q *txn, tenant model.TenantID) error {
+	cs, err := store.AllClustersOf(ctx, q, tenant)
+	if err != nil {
+		return err
+	}
+	topics := make([]string, len(cs))
+	for i, c := range cs {
+		topics[i] = bus.Builds(string(c.ID))
+	}
+	return p.note(ctx, q, topics...)
+}
+
+// branchHead reads the commit a Git service's tracked branch points at
+// from its repository, with the service's credential. The request leaves
+// the control plane, so it is made outside any transaction.
+func (p *Plane) branchHead(ctx context.Context, svc *model.Service) (string, error) {
+	if svc.Git == nil {
+		return "", Invalid("service "+svc.Name+" is not built from Git: deploy an image digest", "input", "branchHead")
+	}
+	token, err := p.gitCredential(svc, svc.Git.Repository)
+	if err != nil {
+		return "", err
+	}
+	commit, err := p.gitHeads.Head(ctx, svc.Git.Repository, svc.Git.Branch, token)
+	if err != nil {
+		return "", Invalid(fmt.Sprintf("reading the head of branch %s of %s: %v", svc.Git.Branch, svc.Git.Repository, err),
+			"input", "branchHead")
+	}
+	return commit, nil
+}

@@ -1,0 +1,175 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/desired"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// CommandInput asks for a command on a cluster. RESTART_PROCESS names a
+// process of a service in an environment placed on the cluster; RESYNC and
+// COLLECT_DIAGNOSTICS take nothing else.
+type CommandInput struct {
+	Cluster     model.ClusterID
+	Kind        model.CommandKind
+	Environment *model.EnvironmentID
+	Service     *model.ServiceID
+	Process     string
+}
+
+// QueueCommand stores a command for the cluster's agent; it is delivered
+// when the agent is connected, and survives disconnections and restarts
+// until acknowledged. Restarting a process is the service's editors' to
+// ask; the cluster-wide commands are tenant admins'.
+func (p *Plane) QueueCommand(ctx context.Context, in CommandInput) (*model.Command, error) {
+	cl, err := get(ctx, p, p.q(ctx), store.Clusters, in.Cluster, authz.ClusterRead)
+	if err != nil {
+		return nil, err
+	}
+	args := map[string]string{}
+	var project *model.ProjectID
+	switch in.Kind {
+	case model.CommandRestartProcess:
+		if args, project, err = p.restartArgs(ctx, cl, in); err != nil {
+			return nil, err
+		}
+	case model.CommandResync, model.CommandCollectDiagnostics:
+		if err := p.authz.CheckCtx(ctx, authz.ClusterManage, cl.Scope()); err != nil {
+			return nil, err
+		}
+		if in.Environment != nil || in.Service != nil || in.Process != "" {
+			return nil, Invalid(fmt.Sprintf("%s takes no environment, service or process", in.Kind), "input", "kind")
+		}
+	default:
+		return nil, Invalid(fmt.Sprintf("unknown command kind %q", in.Kind), "input", "kind")
+	}
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	uid := a.User.ID
+	cmd := &model.Command{ID: newID[model.CommandID](), TenantID: cl.TenantID, ClusterID: cl.ID, Kind: in.Kind, Args: args,
+		Status: model.CommandQueued, RequestedBy: &uid, CreatedAt: p.now(), UpdatedAt: p.now()}
+	err = p.change(ctx, cl.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		target(ev, ActClusterQueueCommand, "Cluster", string(cl.ID))
+		ev.Details["commandId"], ev.Details["kind"], ev.Details["args"] = string(cmd.ID), string(cmd.Kind), args
+		if err := store.Commands.Insert(ctx, q, cmd); err != nil {
+			return err
+		}
+		if project != nil {
+			if err := store.SetCommandProject(ctx, q, cmd.ID, *project); err != nil {
+				return err
+			}
+		}
+		// The agent's session may live on another replica.
+		return p.note(ctx, q, bus.Commands(string(cl.ID)))
+	})
+	if err != nil {
+		return nil, err
+	}
+	if p.pub != nil {
+		p.pub.CommandQueued(cl.ID)
+	}
+	return cmd, nil
+}
+
+// restartArgs checks a restart request and names what to restart, and
+// the project it acts in.
+func (p *Plane) restartArgs(ctx context.Context, cl *model.Cluster, in CommandInput) (map[string]string, *model.ProjectID, error) {
+	if in.Environment == nil || in.Service == nil || in.Process == "" {
+		return nil, nil, Invalid("RESTART_PROCESS needs environmentId, serviceId and process", "input", "kind")
+	}
+	svc, err := get(ctx, p, p.q(ctx), store.Services, *in.Service, authz.ServiceManage)
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := get(ctx, p, p.q(ctx), store.Environments, *in.Environment, authz.EnvironmentRead)
+	if err != nil {
+		return nil, nil, err
+	}
+	if env.ProjectID != svc.ProjectID {
+		return nil, nil, Invalid("the environment belongs to another project than the service", "input", "environmentId")
+	}
+	if !slices.ContainsFunc(svc.Processes, func(pr model.Process) bool { return pr.Name == in.Process }) {
+		return nil, nil, Invalid(fmt.Sprintf("service %s has no process %q", svc.Name, in.Process), "input", "process")
+	}
+	clusters, targets, err := p.tenantTargets(ctx, p.q(ctx), cl.TenantID)
+	if err != nil {
+		return nil, nil, err
+	}
+	pl := place(env, clusters, targets)
+	if pl.Cluster == nil || pl.Cluster.ID != cl.ID {
+		return nil, nil, Invalid(fmt.Sprintf("environment %s does not run on cluster %s", env.Name, cl.Name), "input", "environmentId")
+	}
+	ns := pl.Namespace
+	if ns == "" {
+		proj, err := store.Projects.Get(ctx, p.q(ctx), env.ProjectID)
+		if err != nil {
+			return nil, nil, err
+		}
+		ns = desired.DefaultNamespace(proj.Name, env.Name)
+	}
+	project := svc.ProjectID
+	return map[string]string{"namespace": ns, "service": svc.Name, "process": in.Process}, &project, nil
+}
+
+// Commands lists a cluster's commands, newest first. A command acting in a
+// project (a restart of one of its services) names its namespace, service
+// and requester: it is listed only to those who may read the project, and
+// does not exist for the others. Cluster-wide commands are listed to every
+// tenant member; tenant admins see them all.
+func (p *Plane) Commands(ctx context.Context, cl *model.Cluster, pg store.PageArgs) (store.Page[model.Command], error) {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return store.Page[model.Command]{}, err
+	}
+	if err := p.authz.Check(ctx, a, authz.ClusterRead, cl.Scope()); err != nil {
+		return store.Page[model.Command]{}, err
+	}
+	all := p.authz.Check(ctx, a, authz.ClusterManage, cl.Scope()) == nil
+	var projects []model.ProjectID
+	if !all {
+		g, err := a.Grants(ctx, p.loadGrants)
+		if err != nil {
+			return store.Page[model.Command]{}, err
+		}
+		for id := range g.Projects {
+			if p.authz.Check(ctx, a, authz.ProjectRead, model.Scope{Tenant: cl.TenantID, Project: id}) == nil {
+				projects = append(projects, id)
+			}
+		}
+		slices.Sort(projects)
+	}
+	return store.CommandsIn(ctx, p.q(ctx), cl.ID, all, projects, pg)
+}
+
+// Command reads one command, visible as Commands lists it.
+func (p *Plane) Command(ctx context.Context, id model.CommandID) (*model.Command, error) {
+	cmd, err := get(ctx, p, p.q(ctx), store.Commands, id, authz.ClusterRead)
+	if err != nil {
+		return nil, err
+	}
+	project, err := store.CommandProject(ctx, p.q(ctx), id)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case project != nil:
+		err = p.authz.CheckCtx(ctx, authz.ProjectRead, model.Scope{Tenant: cmd.TenantID, Project: *project})
+	case cmd.Kind == model.CommandRestartProcess: // queued before commands recorded their project
+		err = p.authz.CheckCtx(ctx, authz.ClusterManage, cmd.Scope())
+	}
+	if isDenied(err) {
+		return nil, authz.ErrNotVisible
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}

@@ -1,0 +1,196 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// Background jobs, run by every replica on a timer and, per run, by one
+// replica only (store.TryJobLock): a replica that finds the job's lock
+// taken skips it. Each job acts only on rows still in the state it looks
+// for, inside its transaction, so a run that follows another does nothing
+// twice.
+
+// DefaultStallAfter is how long a deployment may go without progress
+// before it is flagged.
+const DefaultStallAfter = 10 * time.Minute
+
+// WithStallAfter sets how long a rollout may make no progress before the
+// stall job flags it.
+func WithStallAfter(d time.Duration) Option { return func(p *Plane) { p.stallAfter = d } }
+
+// JobReport says what one run of the jobs did.
+type JobReport struct {
+	Expired, Stalled, Disconnected int
+	// Keys counts idempotency keys deleted because their window closed.
+	Keys int
+	// Builds counts builds handed out, timed out or handed out again;
+	// BuildLogLines the log lines deleted after their retention.
+	Builds, BuildLogLines int
+	// LogPartitions counts the day partitions of container logs and
+	// events created ahead; LogsExpired the partitions dropped
+	// (PostgreSQL) or rows deleted (SQLite) past the retention.
+	LogPartitions, LogsExpired int
+	// Messages counts webhook messages deleted past their retention;
+	// CLILogins the CLI sign-ins deleted once expired.
+	Messages, CLILogins int
+	// Skipped names jobs whose lock another replica held.
+	Skipped []string
+}
+
+// RunJobs runs the jobs every interval until ctx ends.
+func (p *Plane) RunJobs(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := p.RunJobsOnce(ctx); err != nil && ctx.Err() == nil {
+			p.log.Warn("background jobs", "error", err)
+		}
+	}
+}
+
+// RunJobsOnce runs each job once.
+func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
+	ctx = as(ctx, systemJobs)
+	var rep JobReport
+	jobs := []struct {
+		name string
+		run  func(ctx context.Context, q *txn) (int, error)
+		n    *int
+	}{
+		{"expire-approvals", p.expireApprovals, &rep.Expired},
+		{"flag-stalled", p.flagStalled, &rep.Stalled},
+		{"mark-disconnected", p.markDisconnected, &rep.Disconnected},
+		{"expire-idempotency-keys", p.expireKeys, &rep.Keys},
+		{"schedule-builds", p.scheduleBuilds, &rep.Builds},
+		{"expire-build-logs", p.expireBuildLogs, &rep.BuildLogLines},
+		{"log-retention", func(ctx context.Context, q *txn) (int, error) { return p.logRetentionJob(ctx, q, &rep) }, &rep.LogsExpired},
+		{"expire-webhook-messages", p.expireMessages, &rep.Messages},
+		{"expire-cli-logins", func(ctx context.Context, q *txn) (int, error) { return store.DeleteExpiredCLILogins(ctx, q, p.now()) },
+			&rep.CLILogins},
+	}
+	for _, j := range jobs {
+		var skipped bool
+		err := p.tx(ctx, func(q *txn) error {
+			ok, err := store.TryJobLock(ctx, q, j.name)
+			if err != nil || !ok {
+				skipped = err == nil
+				return err
+			}
+			*j.n, err = j.run(ctx, q)
+			return err
+		})
+		if err != nil {
+			return rep, fmt.Errorf("job %s: %w", j.name, err)
+		}
+		if skipped {
+			rep.Skipped = append(rep.Skipped, j.name)
+		}
+	}
+	p.jobPasses.Add(1)
+	return rep, nil
+}
+
+// JobPasses is how many passes of the jobs this process finished (every
+// job run, or skipped because another replica held its lock).
+func (p *Plane) JobPasses() int64 { return p.jobPasses.Load() }
+
+// expireMessages deletes the webhook messages delivered or failed before
+// the retention, a batch a run.
+func (p *Plane) expireMessages(ctx context.Context, q *txn) (int, error) {
+	return store.DeleteMessagesBefore(ctx, q, p.now().Add(-p.outbound.Retention), 5000)
+}
+
+// expireApprovals cancels deployments whose approval window closed, each
+// audited as the control plane's own change.
+func (p *Plane) expireApprovals(ctx context.Context, q *txn) (int, error) {
+	ds, err := store.ExpiredApprovals(ctx, q, p.now())
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range ds {
+		if _, err := store.LockTenant(ctx, q, d.TenantID); err != nil {
+			return 0, err
+		}
+		exp := d.ApprovalExpiresAt
+		if err := p.advance(ctx, q, d, model.StageCancelled, "",
+			fmt.Sprintf("the approval window closed at %s without a decision", exp.Format(time.RFC3339))); err != nil {
+			return 0, err
+		}
+		ev := &audit{AuditEvent: &model.AuditEvent{TenantID: d.TenantID, ClientAddress: "control-plane", CreatedAt: p.now(),
+			Details: map[string]any{"approvalExpiredAt": exp.Format(time.RFC3339)}}}
+		target(ev, ActApprovalExpired, "Deployment", string(d.ID))
+		if err := store.InsertAudit(ctx, q, ev.AuditEvent); err != nil {
+			return 0, err
+		}
+	}
+	return len(ds), nil
+}
+
+// flagStalled marks rollouts that made no progress for stallAfter with the
+// blocker "stalled"; the next stage the agent reports clears it.
+func (p *Plane) flagStalled(ctx context.Context, q *txn) (int, error) {
+	ds, err := store.StalledDeployments(ctx, q, p.now().Add(-p.stallAfter))
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range ds {
+		if err := p.advance(ctx, q, d, d.Stage, model.BlockerStalled,
+			fmt.Sprintf("no progress in %s for %s", d.Stage, p.stallAfter)); err != nil {
+			return 0, err
+		}
+	}
+	return len(ds), nil
+}
+
+// markDisconnected finds clusters silent for longer than disconnectedAfter,
+// tells their followers, and blocks their rollouts on delivery.
+func (p *Plane) markDisconnected(ctx context.Context, q *txn) (int, error) {
+	now := p.now()
+	cs, err := store.SilentClusters(ctx, q, now.Add(-p.disconnectedAfter))
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range cs {
+		// The tenant first, as every change of the tenant locks it before
+		// its rows: holding the cluster and its deployments and then
+		// waiting for a change that holds the tenant and bumps the
+		// cluster would be a deadlock (the load run met it).
+		if _, err := store.LockTenant(ctx, q, c.TenantID); err != nil {
+			return 0, err
+		}
+		if err := store.MarkDisconnected(ctx, q, c.ID, now); err != nil {
+			return 0, err
+		}
+		if err := p.emitClusterStatus(ctx, q, c, false); err != nil {
+			return 0, err
+		}
+		if err := p.note(ctx, q, bus.Cluster(string(c.ID))); err != nil {
+			return 0, err
+		}
+		ds, err := store.RolloutsOn(ctx, q, c.ID)
+		if err != nil {
+			return 0, err
+		}
+		for _, d := range ds {
+			if d.Blocker != nil && *d.Blocker == model.BlockerDelivery {
+				continue
+			}
+			if err := p.advance(ctx, q, d, d.Stage, model.BlockerDelivery,
+				fmt.Sprintf("cluster %s's agent went silent at %s", c.Name, c.LastHeartbeatAt.Format(time.RFC3339))); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return len(cs), nil
+}

@@ -1,0 +1,330 @@
+// Package control holds the control plane's domain services: the rules of
+// every query and mutation, their transactions, authorization checks, plan
+// limits and audit events. Resolvers, the CLI and the agent hub (through
+// AgentSide) call it; it calls the store, through door.go only.
+//
+// Every read goes through authorization here, never in the callers, and
+// every committed change writes exactly one audit event in its transaction.
+// It never returns a secret except the one-time token value of the call
+// that created it.
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/desired"
+	"github.com/nebulactrl/nebula/internal/gitremote"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/seal"
+	"github.com/nebulactrl/nebula/internal/store"
+	"github.com/nebulactrl/nebula/internal/wake"
+)
+
+// Plane is the control plane's domain layer.
+type Plane struct {
+	store  *store.Store
+	authz  *authz.Authorizer
+	grants *grantCache
+	tokens *tokenCache
+	box    *seal.Box
+	log    *slog.Logger
+	now    func() time.Time
+	pub    Publisher
+	// connectGrace is how long a replaced connect token keeps working.
+	connectGrace time.Duration
+	// disconnectedAfter is how long a silent cluster still counts as
+	// connected.
+	disconnectedAfter time.Duration
+	// approvalTTL is how long a deployment may wait for approval;
+	// allowSelfApproval lets requesters approve their own.
+	approvalTTL       time.Duration
+	allowSelfApproval bool
+	stallAfter        time.Duration
+	// maxTokensPerUser caps the API tokens working at once for one user
+	// in one tenant.
+	maxTokensPerUser int
+
+	// bus fans notes out to this process's subscribers; notify tells
+	// them (and, on PostgreSQL, the other replicas'). A transaction keeps
+	// its own notes until it commits (txn).
+	bus    *bus.Bus
+	notify bus.Notifier
+
+	// releases keeps the releases compiles read (they never change), so
+	// that a recompile reads only the ones it has not seen.
+	releases *store.ReleaseCache
+	// compiler keeps what the compiles compiled, so that a change
+	// compiles again only what it feeds (desired/incremental.go).
+	compiler *desired.Compiler
+	// beats writes agents' reports in rounds (heartbeats.go).
+	beats *heartbeats
+	// builds bound the builds run on the clusters.
+	builds BuildSettings
+	// logRetention is how long container logs and events are kept;
+	// logDays the days whose partitions this process made sure of.
+	logRetention time.Duration
+	// sessionTTL is how long a person's sign-in lasts; invitationTTL how
+	// long an invitation link works.
+	sessionTTL, invitationTTL time.Duration
+	// oidc decides single sign-ons; nil when it is off.
+	oidc      *OIDCSettings
+	logDaysMu sync.Mutex
+	logDays   map[time.Time]bool
+	// signins holds the accounts whose sign-in is being checked.
+	signins inFlight
+	// jobPasses counts the finished passes of the background jobs.
+	jobPasses atomic.Int64
+	// gitHeads reads branch heads for a deploy of one.
+	gitHeads *gitremote.Resolver
+	// outbound tunes outbound webhooks; outboundWake wakes this
+	// replica's sender when a change wrote a message.
+	outbound     OutboundSettings
+	outboundWake wake.Signal
+}
+
+// WithBus sets the bus subscribers follow and how notes reach it (in
+// memory, or through PostgreSQL to every replica).
+func WithBus(b *bus.Bus, n bus.Notifier) Option {
+	return func(p *Plane) { p.bus, p.notify = b, n }
+}
+
+// Bus is what subscribers follow (nil without a plane).
+func (p *Plane) Bus() *bus.Bus {
+	if p == nil {
+		return nil
+	}
+	return p.bus
+}
+
+// maxCachedReleases bounds the release cache (a few KB each): past it, it
+// starts again empty, and a tenant with more live releases than this reads
+// them as before.
+const maxCachedReleases = 20_000
+
+// Option configures a Plane.
+type Option func(*Plane)
+
+// WithBox gives the plane the master keys that seal and open secrets.
+// Without it, secrets cannot be set and stored ones are unreadable.
+func WithBox(b *seal.Box) Option { return func(p *Plane) { p.box = b } }
+
+// WithDisconnectedAfter sets how long a cluster may stay silent before it
+// shows DISCONNECTED.
+func WithDisconnectedAfter(d time.Duration) Option {
+	return func(p *Plane) { p.disconnectedAfter = d }
+}
+
+// New wires the domain layer over a migrated store.
+func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
+	grants := newGrantCache(st)
+	z, err := authz.New(grants.get)
+	if err != nil {
+		return nil, err
+	}
+	b := bus.New()
+	p := &Plane{store: st, authz: z, grants: grants, tokens: newTokenCache(), box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace,
+		bus: b, notify: bus.Memory{B: b}, releases: store.NewReleaseCache(maxCachedReleases),
+		compiler:          desired.NewCompiler(),
+		disconnectedAfter: model.DisconnectedAfter, approvalTTL: DefaultApprovalTTL,
+		stallAfter: DefaultStallAfter, maxTokensPerUser: DefaultMaxTokensPerUser, builds: DefaultBuildSettings,
+		logRetention: DefaultLogRetention, sessionTTL: DefaultSessionTTL, invitationTTL: DefaultInvitationTTL,
+		outbound: DefaultOutboundSettings, outboundWake: wake.New()}
+	for _, o := range opts {
+		o(p)
+	}
+	p.gitHeads = gitremote.New(p.builds.GitTimeout, p.builds.GitPrivate)
+	p.beats = &heartbeats{}
+	// Access changed on another replica drops the grants here too.
+	p.bus.Observe(grants.noted)
+	p.bus.Observe(p.tokens.noted)
+	return p, nil
+}
+
+// Authorizer exposes the policy, for the role matrix test and docs.
+func (p *Plane) Authorizer() *authz.Authorizer { return p.authz }
+
+func newID[T ~string]() T { return T(uuid.Must(uuid.NewV7()).String()) }
+
+// scoped is a row type that knows its tenant and project.
+type scoped[T any] interface {
+	*T
+	Scope() model.Scope
+}
+
+// get reads one row and checks the actor may perm on it. A row the actor
+// cannot see is reported as not found, exactly like a missing one.
+func get[K ~string, T any, PT scoped[T]](ctx context.Context, p *Plane, q store.Querier, t *store.Table[K, T], id K, perm authz.Perm) (*T, error) {
+	v, err := t.Get(ctx, q, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.authz.CheckCtx(ctx, perm, PT(v).Scope()); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// byIDs reads rows for a dataloader, dropping those the actor may not read.
+func byIDs[K ~string, T any, PT scoped[T]](ctx context.Context, p *Plane, t *store.Table[K, T], ids []K, perm authz.Perm) (map[K]*T, error) {
+	rows, err := t.ByIDs(ctx, p.q(ctx), ids)
+	if err != nil {
+		return nil, err
+	}
+	return visible[K, T, PT](ctx, p, rows, perm)
+}
+
+// visible removes from rows those the caller may not read with perm.
+func visible[K ~string, T any, PT scoped[T]](ctx context.Context, p *Plane, rows map[K]*T, perm authz.Perm) (map[K]*T, error) {
+	for id, v := range rows {
+		if err := p.authz.CheckCtx(ctx, perm, PT(v).Scope()); err != nil {
+			if isDenied(err) {
+				delete(rows, id)
+				continue
+			}
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+func isDenied(err error) bool {
+	return errors.Is(err, authz.ErrNotVisible) || errors.Is(err, authz.ErrForbidden)
+}
+
+// IsNotFound reports whether err means "no such object, or not yours".
+func IsNotFound(err error) bool {
+	return errors.Is(err, store.ErrNotFound) || errors.Is(err, authz.ErrNotVisible)
+}
+
+// change runs fn in a transaction that holds the tenant's write lock and
+// records the audit event fn fills in. A failed fn writes nothing, audit
+// included. What the change does beyond its rows follows from the action fn
+// chose: it recompiles unless the action keeps every state, and it notes an
+// access change of the user in the event's details.
+func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q *txn, t *model.Tenant, ev *audit) error) error {
+	return p.changeOr(ctx, nil, tenant, fn)
+}
+
+// changeOr is change, or with dry set, its dry run: the same fn in a
+// transaction that always rolls back, its effect on the tenant's clusters
+// collected in dry (see preview). The mutations that can be previewed take
+// dry as an explicit argument and pass it here.
+func (p *Plane) changeOr(ctx context.Context, dry *previewing, tenant model.TenantID, fn func(q *txn, t *model.Tenant, ev *audit) error) error {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return err
+	}
+	if dry != nil {
+		// A preview runs the same fn without the tenant's write lock.
+		return p.changePreview(ctx, tenant, a, dry, fn)
+	}
+	return p.tx(ctx, func(q *txn) error {
+		t, err := store.LockTenant(ctx, q, tenant)
+		if err != nil {
+			return fmt.Errorf("locking tenant: %w", err)
+		}
+		ev := p.auditEvent(a, tenant)
+		if err := fn(q, t, ev); err != nil {
+			return err
+		}
+		if uid, ok := ev.Details["userId"].(string); ok && ev.act.access {
+			// Checks read that user's grants afresh, and open connections
+			// check their token now.
+			if err := p.note(ctx, q, bus.User(uid)); err != nil {
+				return err
+			}
+		}
+		if err := p.recordKey(ctx, q, ev.AuditEvent); err != nil {
+			return err
+		}
+		// The audit event first: the revisions the recompile makes name
+		// it as their cause.
+		if err := q.audited(ctx, ev.AuditEvent); err != nil {
+			return err
+		}
+		if ev.act.keepsState {
+			return nil
+		}
+		if err := p.recompile(ctx, q, tenant); err != nil {
+			return fmt.Errorf("compiling desired state: %w", err)
+		}
+		return nil
+	})
+}
+
+func (p *Plane) auditEvent(a *authz.Actor, tenant model.TenantID) *audit {
+	ev := &audit{AuditEvent: &model.AuditEvent{TenantID: tenant, ClientAddress: a.Origin, CreatedAt: p.now(), Details: map[string]any{}}}
+	if a.User != nil {
+		id := a.User.ID
+		ev.ActorID = &id
+	}
+	if a.Token != nil {
+		id := a.Token.ID
+		ev.TokenID = &id
+	}
+	return ev
+}
+
+// ensureRoom fails with ENTITLEMENT_REQUIRED when adding n of res would
+// exceed the tenant's plan. Callers hold the tenant lock.
+func (p *Plane) ensureRoom(ctx context.Context, q store.Querier, t *model.Tenant, res model.LimitedResource, n int) error {
+	limit := t.PlanName.Limits()[res]
+	if limit == model.Unlimited || n <= 0 {
+		return nil
+	}
+	use, err := store.Usage(ctx, q, t.ID)
+	if err != nil {
+		return err
+	}
+	if use[res]+n > limit {
+		return Problem{Code: CodeEntitlement, Message: fmt.Sprintf(
+			"the %s plan's limit of %s is %d and this tenant uses %d; upgrade the plan to add more",
+			t.PlanName, humanResource(res), limit, use[res])}
+	}
+	return nil
+}
+
+func humanResource(r model.LimitedResource) string {
+	switch r {
+	case model.LimitClusters:
+		return "clusters"
+	case model.LimitProjects:
+		return "projects"
+	case model.LimitProtectedEnvironments:
+		return "protected environments"
+	case model.LimitMembers:
+		return "members"
+	case model.LimitConcurrentBuilds:
+		return "builds running at once"
+	default:
+		return "services"
+	}
+}
+
+// conflictOn turns a duplicate-key error into a user error on field.
+func conflictOn(err error, field, message string) error {
+	var ce *store.ConflictError
+	if errors.As(err, &ce) && !ce.Reference {
+		return Problem{Field: []string{"input", field}, Code: CodeConflict, Message: message}
+	}
+	return err
+}
+
+// committed returns v only when the change committed: a failed mutation
+// never hands back an object that was not stored.
+func committed[T any](v *T, err error) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}

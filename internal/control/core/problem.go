@@ -1,0 +1,71 @@
+package core
+
+import (
+	"errors"
+	"slices"
+	"strings"
+)
+
+// Code classifies a problem the caller can fix.
+type Code string
+
+const (
+	CodeInvalid     Code = "BAD_USER_INPUT"
+	CodeConflict    Code = "CONFLICT"
+	CodeEntitlement Code = "ENTITLEMENT_REQUIRED"
+	// CodeForbidden: the change is another role's decision.
+	CodeForbidden Code = "FORBIDDEN"
+)
+
+// Problem is one thing wrong with a request, said so that the caller can
+// fix it. Its message never contains a secret.
+type Problem struct {
+	Field   []string
+	Message string
+	Code    Code
+}
+
+func (p Problem) Error() string { return p.Message }
+
+// Problems is every problem found with one request.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	msgs := make([]string, len(ps))
+	for i, p := range ps {
+		msgs[i] = p.Message
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// AsProblems returns the problems err carries, if it is a user error.
+func AsProblems(err error) (Problems, bool) {
+	var ps Problems
+	if errors.As(err, &ps) {
+		return ps, true
+	}
+	var p Problem
+	if errors.As(err, &p) {
+		return Problems{p}, true
+	}
+	return nil, false
+}
+
+// Invalid builds a BAD_USER_INPUT problem about an input field path.
+func Invalid(message string, field ...string) Problem {
+	return Problem{Field: field, Message: message, Code: CodeInvalid}
+}
+
+// checks collects validation problems.
+type checks struct{ ps Problems }
+
+func (c *checks) add(p Problem) { c.ps = append(c.ps, p) }
+
+func (c *checks) err() error {
+	if len(c.ps) == 0 {
+		return nil
+	}
+	return c.ps
+}
+
+func sortStrings(s []string) { slices.Sort(s) }

@@ -1,0 +1,391 @@
+package core
+
+import (
+	"context"
+	"strings"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/desired"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+func (p *Plane) Project(ctx context.Context, id model.ProjectID) (*model.Project, error) {
+	return get(ctx, p, p.q(ctx), store.Projects, id, authz.ProjectRead)
+}
+
+func (p *Plane) ProjectsByIDs(ctx context.Context, ids []model.ProjectID) (map[model.ProjectID]*model.Project, error) {
+	return byIDs(ctx, p, store.Projects, ids, authz.ProjectRead)
+}
+
+// Projects lists the tenant's projects the caller can see: all of them for a
+// tenant admin, those they hold a role in otherwise.
+func (p *Plane) Projects(ctx context.Context, tenant model.TenantID, pg store.PageArgs) (store.Page[model.Project], error) {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return store.Page[model.Project]{}, err
+	}
+	s, err := p.authz.Subject(ctx, a, model.Scope{Tenant: tenant})
+	if err != nil {
+		return store.Page[model.Project]{}, err
+	}
+	if s == authz.SubjectTenantAdmin {
+		return store.ProjectsOf(ctx, p.q(ctx), tenant, pg)
+	}
+	g, err := a.Grants(ctx, p.loadGrants)
+	if err != nil {
+		return store.Page[model.Project]{}, err
+	}
+	ids := make([]model.ProjectID, 0, len(g.Projects))
+	for id := range g.Projects {
+		ids = append(ids, id)
+	}
+	return store.ProjectsIn(ctx, p.q(ctx), tenant, ids, pg)
+}
+
+// CreateProject creates a project; tenant admins only, within the plan.
+func (p *Plane) CreateProject(ctx context.Context, tenant model.TenantID, name, description string) (*model.Project, error) {
+	if err := p.authz.CheckCtx(ctx, authz.ProjectCreate, model.Scope{Tenant: tenant}); err != nil {
+		return nil, err
+	}
+	var c checks
+	c.name(name, "project name", "input", "name")
+	c.text(description, "description", 1000, false, "input", "description")
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	var proj *model.Project
+	err := p.change(ctx, tenant, func(q *txn, t *model.Tenant, ev *audit) error {
+		if err := p.ensureRoom(ctx, q, t, model.LimitProjects, 1); err != nil {
+			return err
+		}
+		proj = &model.Project{ID: newID[model.ProjectID](), TenantID: tenant, Name: name, Description: description, CreatedAt: p.now()}
+		if err := store.Projects.Insert(ctx, q, proj); err != nil {
+			return conflictOn(err, "name", "a project named "+name+" already exists in this tenant")
+		}
+		target(ev, ActProjectCreate, "Project", string(proj.ID))
+		ev.Details["name"], ev.Details["description"] = name, description
+		return nil
+	})
+	return committed(proj, err)
+}
+
+// UpdateProject renames or re-describes a project; nil fields stay.
+func (p *Plane) UpdateProject(ctx context.Context, id model.ProjectID, name, description *string) (*model.Project, error) {
+	proj, err := get(ctx, p, p.q(ctx), store.Projects, id, authz.ProjectUpdate)
+	if err != nil {
+		return nil, err
+	}
+	var c checks
+	if name != nil {
+		c.name(*name, "project name", "input", "name")
+	}
+	if description != nil {
+		c.text(*description, "description", 1000, false, "input", "description")
+	}
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	err = p.change(ctx, proj.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		if proj, err = store.Projects.Get(ctx, q, id); err != nil {
+			return err
+		}
+		target(ev, ActProjectUpdate, "Project", string(id))
+		changed(ev, "name", &proj.Name, name)
+		changed(ev, "description", &proj.Description, description)
+		if err := store.UpdateProject(ctx, q, proj); err != nil {
+			return conflictOn(err, "name", "a project with that name already exists in this tenant")
+		}
+		return nil
+	})
+	return committed(proj, err)
+}
+
+// DeleteProject deletes a project with its environments, services,
+// releases and deployments; tenant admins only.
+func (p *Plane) DeleteProject(ctx context.Context, id model.ProjectID) error {
+	proj, err := get(ctx, p, p.q(ctx), store.Projects, id, authz.ProjectDelete)
+	if err != nil {
+		return err
+	}
+	return p.change(ctx, proj.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		target(ev, ActProjectDelete, "Project", string(id))
+		ev.Details["name"] = proj.Name
+		if err := p.noteBuildSets(ctx, q, proj.TenantID); err != nil {
+			return err
+		}
+		return store.Projects.Delete(ctx, q, id)
+	})
+}
+
+// changed applies an optional new value and records it in the audit event.
+func changed[T comparable](ev *audit, key string, dst *T, v *T) {
+	if v == nil || *v == *dst {
+		return
+	}
+	ev.Details[key] = map[string]any{"from": *dst, "to": *v}
+	*dst = *v
+}
+
+func (p *Plane) Environment(ctx context.Context, id model.EnvironmentID) (*model.Environment, error) {
+	return get(ctx, p, p.q(ctx), store.Environments, id, authz.EnvironmentRead)
+}
+
+func (p *Plane) EnvironmentsByIDs(ctx context.Context, ids []model.EnvironmentID) (map[model.EnvironmentID]*model.Environment, error) {
+	return byIDs(ctx, p, store.Environments, ids, authz.EnvironmentRead)
+}
+
+// EnvironmentsOf lists the environments of several projects in one query;
+// every project must be readable by the caller.
+func (p *Plane) EnvironmentsOf(ctx context.Context, projects []model.Scope, pg store.PageArgs) (map[string]store.Page[model.Environment], error) {
+	ids, err := p.readableParents(ctx, projects, authz.EnvironmentRead, func(s model.Scope) string { return string(s.Project) })
+	if err != nil {
+		return nil, err
+	}
+	return store.EnvironmentsOfProjects(ctx, p.q(ctx), ids, pg)
+}
+
+// readableParents checks perm on each parent scope and returns their ids.
+func (p *Plane) readableParents(ctx context.Context, scopes []model.Scope, perm authz.Perm, id func(model.Scope) string) ([]string, error) {
+	out := make([]string, 0, len(scopes))
+	for _, s := range scopes {
+		if err := p.authz.CheckCtx(ctx, perm, s); err != nil {
+			return nil, err
+		}
+		out = append(out, id(s))
+	}
+	return out, nil
+}
+
+// EnvironmentInput creates or (with nil fields kept) updates an environment.
+type EnvironmentInput struct {
+	Name              *string
+	Protected         *bool
+	ClusterSelector   []model.Label
+	NamespaceSelector []model.Label
+}
+
+func (p *Plane) CreateEnvironment(ctx context.Context, project model.ProjectID, in EnvironmentInput) (*model.Environment, error) {
+	proj, err := get(ctx, p, p.q(ctx), store.Projects, project, authz.EnvironmentManage)
+	if err != nil {
+		return nil, err
+	}
+	env := &model.Environment{ID: newID[model.EnvironmentID](), TenantID: proj.TenantID, ProjectID: project,
+		ClusterSelector: model.Labels{}, NamespaceSelector: model.Labels{}, CreatedAt: p.now()}
+	err = p.change(ctx, proj.TenantID, func(q *txn, t *model.Tenant, ev *audit) error {
+		if err := p.applyEnvironment(ctx, q, t, env, in, true); err != nil {
+			return err
+		}
+		if err := store.Environments.Insert(ctx, q, env); err != nil {
+			return conflictOn(err, "name", "an environment named "+env.Name+" already exists in this project")
+		}
+		target(ev, ActEnvironmentCreate, "Environment", string(env.ID))
+		ev.Details["projectId"], ev.Details["name"], ev.Details["protected"] = string(project), env.Name, env.Protected
+		ev.Details["clusterSelector"], ev.Details["namespaceSelector"] = env.ClusterSelector, env.NamespaceSelector
+		return nil
+	})
+	return committed(env, err)
+}
+
+func (p *Plane) UpdateEnvironment(ctx context.Context, id model.EnvironmentID, in EnvironmentInput) (*model.Environment, error) {
+	return p.updateEnvironment(ctx, nil, id, in)
+}
+
+// updateEnvironment is UpdateEnvironment, or its dry run when dry is set.
+func (p *Plane) updateEnvironment(ctx context.Context, dry *previewing, id model.EnvironmentID, in EnvironmentInput) (*model.Environment, error) {
+	env, err := get(ctx, p, p.q(ctx), store.Environments, id, authz.EnvironmentManage)
+	if err != nil {
+		return nil, err
+	}
+	err = p.changeOr(ctx, dry, env.TenantID, func(q *txn, t *model.Tenant, ev *audit) error {
+		if env, err = store.Environments.Get(ctx, q, id); err != nil {
+			return err
+		}
+		before := *env
+		if err := p.applyEnvironment(ctx, q, t, env, in, false); err != nil {
+			return err
+		}
+		target(ev, ActEnvironmentUpdate, "Environment", string(id))
+		changed(ev, "name", &before.Name, &env.Name)
+		changed(ev, "protected", &before.Protected, &env.Protected)
+		if in.ClusterSelector != nil {
+			ev.Details["clusterSelector"] = map[string]any{"from": before.ClusterSelector, "to": env.ClusterSelector}
+		}
+		if in.NamespaceSelector != nil {
+			ev.Details["namespaceSelector"] = map[string]any{"from": before.NamespaceSelector, "to": env.NamespaceSelector}
+		}
+		if err := store.UpdateEnvironment(ctx, q, env); err != nil {
+			return conflictOn(err, "name", "an environment with that name already exists in this project")
+		}
+		return nil
+	})
+	return committed(env, err)
+}
+
+// applyEnvironment validates in and applies it to env, inside the tenant
+// lock: it checks the plan for protected environments and that selector
+// keys are labels some cluster or namespace target carries.
+func (p *Plane) applyEnvironment(ctx context.Context, q store.Querier, t *model.Tenant, env *model.Environment, in EnvironmentInput, create bool) error {
+	var c checks
+	if in.Name != nil || create {
+		name := ""
+		if in.Name != nil {
+			name = *in.Name
+		}
+		c.name(name, "environment name", "input", "name")
+		env.Name = name
+	}
+	if in.ClusterSelector != nil {
+		env.ClusterSelector = c.labels(in.ClusterSelector, "input", "clusterSelector")
+	}
+	if in.NamespaceSelector != nil {
+		env.NamespaceSelector = c.labels(in.NamespaceSelector, "input", "namespaceSelector")
+	}
+	if err := c.err(); err != nil {
+		return err
+	}
+	if in.ClusterSelector != nil || in.NamespaceSelector != nil {
+		clusters, targets, err := p.tenantTargets(ctx, q, t.ID)
+		if err != nil {
+			return err
+		}
+		if in.ClusterSelector != nil {
+			c.knownKeys(env.ClusterSelector, labelKeys(clusters, func(c *model.Cluster) model.Labels { return c.Labels }), "cluster", "input", "clusterSelector")
+		}
+		if in.NamespaceSelector != nil {
+			c.knownKeys(env.NamespaceSelector, labelKeys(targets, func(n *model.NamespaceTarget) model.Labels { return n.Labels }), "namespace target", "input", "namespaceSelector")
+		}
+		if err := c.err(); err != nil {
+			return err
+		}
+	}
+	if in.Protected != nil {
+		if *in.Protected && !env.Protected {
+			if err := p.ensureRoom(ctx, q, t, model.LimitProtectedEnvironments, 1); err != nil {
+				return err
+			}
+		}
+		env.Protected = *in.Protected
+	}
+	return nil
+}
+
+func (p *Plane) tenantTargets(ctx context.Context, q store.Querier, tenant model.TenantID) ([]*model.Cluster, []*model.NamespaceTarget, error) {
+	clusters, err := store.AllClustersOf(ctx, q, tenant)
+	if err != nil {
+		return nil, nil, err
+	}
+	targets, err := store.AllNamespaceTargetsOf(ctx, q, tenant)
+	return clusters, targets, err
+}
+
+func labelKeys[T any](items []*T, labels func(*T) model.Labels) map[string]bool {
+	out := map[string]bool{}
+	for _, it := range items {
+		for _, l := range labels(it) {
+			out[l.Key] = true
+		}
+	}
+	return out
+}
+
+func (p *Plane) DeleteEnvironment(ctx context.Context, id model.EnvironmentID) error {
+	env, err := get(ctx, p, p.q(ctx), store.Environments, id, authz.EnvironmentManage)
+	if err != nil {
+		return err
+	}
+	return p.change(ctx, env.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		target(ev, ActEnvironmentDelete, "Environment", string(id))
+		ev.Details["projectId"], ev.Details["name"] = string(env.ProjectID), env.Name
+		if err := p.noteBuildSets(ctx, q, env.TenantID); err != nil {
+			return err
+		}
+		return store.Environments.Delete(ctx, q, id)
+	})
+}
+
+// Eligible returns the clusters an environment's cluster selector picks and
+// the namespace targets on them its namespace selector picks.
+func (p *Plane) Eligible(ctx context.Context, env *model.Environment) ([]*model.Cluster, []*model.NamespaceTarget, error) {
+	if err := p.authz.CheckCtx(ctx, authz.EnvironmentRead, env.Scope()); err != nil {
+		return nil, nil, err
+	}
+	clusters, targets, err := p.tenantTargets(ctx, p.q(ctx), env.TenantID)
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, ns := eligible(env, clusters, targets)
+	return cs, ns, nil
+}
+
+func eligible(env *model.Environment, clusters []*model.Cluster, targets []*model.NamespaceTarget) ([]*model.Cluster, []*model.NamespaceTarget) {
+	var cs []*model.Cluster
+	picked := map[model.ClusterID]bool{}
+	for _, c := range clusters {
+		if c.Labels.Matches(env.ClusterSelector) {
+			cs = append(cs, c)
+			picked[c.ID] = true
+		}
+	}
+	var ns []*model.NamespaceTarget
+	for _, n := range targets {
+		if picked[n.ClusterID] && n.Labels.Matches(env.NamespaceSelector) {
+			ns = append(ns, n)
+		}
+	}
+	return cs, ns
+}
+
+func names[T any](items []*T, name func(*T) string) string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = name(it)
+	}
+	return strings.Join(out, ", ")
+}
+
+// place applies an environment's selectors to the tenant's clusters and
+// namespace targets (see desired.Place).
+func place(env *model.Environment, clusters []*model.Cluster, targets []*model.NamespaceTarget) desired.Placement {
+	cs := make([]model.Cluster, len(clusters))
+	for i, c := range clusters {
+		cs[i] = *c
+	}
+	ts := make([]model.NamespaceTarget, len(targets))
+	for i, t := range targets {
+		ts[i] = *t
+	}
+	return desired.Place(*env, cs, ts)
+}
+
+// Placement is where an environment lands, or why it lands nowhere.
+type Placement struct {
+	Cluster   *model.Cluster
+	Namespace *string
+	Problem   *string
+}
+
+// Place tells where the environment's selectors put it: exactly one cluster
+// and namespace, or the reason, naming the candidates.
+func (p *Plane) Place(ctx context.Context, env *model.Environment) (*Placement, error) {
+	if err := p.authz.CheckCtx(ctx, authz.EnvironmentRead, env.Scope()); err != nil {
+		return nil, err
+	}
+	clusters, targets, err := p.tenantTargets(ctx, p.q(ctx), env.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	pl := place(env, clusters, targets)
+	if pl.Cluster == nil {
+		return &Placement{Problem: &pl.Reason}, nil
+	}
+	ns := pl.Namespace
+	if ns == "" {
+		proj, err := store.Projects.Get(ctx, p.q(ctx), env.ProjectID)
+		if err != nil {
+			return nil, err
+		}
+		ns = desired.DefaultNamespace(proj.Name, env.Name)
+	}
+	return &Placement{Cluster: pl.Cluster, Namespace: &ns}, nil
+}

@@ -1,0 +1,105 @@
+package core
+
+import (
+	"context"
+
+	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// txn is one write transaction of the plane. Its rows go through the
+// Querier it embeds; what it notes and what it asks to run after the
+// commit it keeps itself, an outbox that is dispatched only once the
+// transaction committed and dropped with it when it rolls back.
+type txn struct {
+	store.Querier
+	notes []string
+	after []func()
+	// cause is the audit event the transaction recorded (the last, if
+	// several): the revisions its recompile makes name it as their cause.
+	cause model.AuditEventID
+	// endpoints are the webhook endpoints of the tenants the transaction
+	// emitted events of, read once (a deploy moves several deployments,
+	// each move an event); a write of an endpoint drops them.
+	endpoints map[model.TenantID][]*model.Endpoint
+	// recorded are the deployment events the transaction recorded, for
+	// the hints of their deployments' notes (eventhints.go).
+	recorded map[model.DeploymentID]*recorded
+	busNoted []bus.Note // busNotes, once made
+}
+
+// endpointsOf reads a tenant's webhook endpoints, once per transaction
+// unless it writes one.
+func (t *txn) endpointsOf(ctx context.Context, tenant model.TenantID) ([]*model.Endpoint, error) {
+	if eps, ok := t.endpoints[tenant]; ok {
+		return eps, nil
+	}
+	eps, err := store.EndpointsOfTenant(ctx, t.Querier, tenant)
+	if err != nil {
+		return nil, err
+	}
+	if t.endpoints == nil {
+		t.endpoints = map[model.TenantID][]*model.Endpoint{}
+	}
+	t.endpoints[tenant] = eps
+	return eps, nil
+}
+
+// endpointsChanged is said before the transaction writes an endpoint.
+func (t *txn) endpointsChanged() { t.endpoints = nil }
+
+// audited records an audit event in the transaction; the revisions the
+// transaction's recompile then makes name it as their cause.
+func (t *txn) audited(ctx context.Context, e *model.AuditEvent) error {
+	if err := store.InsertAudit(ctx, t.Querier, e); err != nil {
+		return err
+	}
+	t.cause = e.ID
+	return nil
+}
+
+// afterCommit runs f once the transaction committed, before its notes are
+// told: the recompile hands its states to this process's agent sessions
+// there, so that a note never sends a session to compile a state already on
+// its way. f never runs for a transaction that rolled back.
+func (t *txn) afterCommit(f func()) { t.after = append(t.after, f) }
+
+// note notes topics in the transaction: written with it, all of its notes
+// in one notification just before the commit (on PostgreSQL, where the
+// other replicas listen; see Plane.tx), and told to this process's
+// subscribers once it commits. It returns an error for the callers' sake
+// only: noting cannot fail, writing the notification can, and fails the
+// transaction.
+func (p *Plane) note(ctx context.Context, q *txn, topics ...string) error {
+	q.notes = append(q.notes, topics...)
+	return nil
+}
+
+// distinct is topics without repeats, in the order they were first noted.
+func distinct(topics []string) []string {
+	seen := make(map[string]struct{}, len(topics))
+	out := topics[:0]
+	for _, t := range topics {
+		if _, ok := seen[t]; !ok {
+			seen[t] = struct{}{}
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// dispatch tells what a committed transaction kept: this replica's grant
+// cache first (a check sees an access change as soon as it committed,
+// before its note comes back from PostgreSQL), then the after-commit steps,
+// then the notes.
+func (p *Plane) dispatch(t *txn) {
+	p.grants.noted(t.notes)
+	p.tokens.noted(t.notes)
+	for _, f := range t.after {
+		f()
+	}
+	if len(t.notes) > 0 {
+		p.notify.Committed(t.busNotes())
+	}
+}

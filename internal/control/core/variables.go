@@ -1,0 +1,310 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/seal"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// VariableInput is a variable as a caller gives it.
+type VariableInput struct {
+	Name   string
+	Value  string
+	Secret bool
+}
+
+// SetVariableInput sets a variable at a scope: the project, one of its
+// environments, or one of its services.
+type SetVariableInput struct {
+	Project     model.ProjectID
+	Environment *model.EnvironmentID
+	Service     *model.ServiceID
+	VariableInput
+}
+
+// VariableStatus says whether a variable's value can be used.
+type VariableStatus string
+
+const (
+	VariableSet        VariableStatus = "SET"
+	VariableUnreadable VariableStatus = "UNREADABLE"
+)
+
+// scopePerm is the capability to change variables at a scope: services'
+// are the editors', the project's and environments' the project managers'.
+func scopePerm(v *model.Variable) authz.Perm {
+	switch v.Kind() {
+	case model.VariableService:
+		return authz.ServiceManage
+	case model.VariableEnvironment:
+		return authz.EnvironmentManage
+	default:
+		return authz.ProjectUpdate
+	}
+}
+
+// SetVariable creates or replaces a variable. A secret is sealed bound to
+// its row before it is stored; its value never leaves in a response, a log
+// line, an audit event or an error.
+func (p *Plane) SetVariable(ctx context.Context, in SetVariableInput) (*model.Variable, error) {
+	return p.setVariable(ctx, nil, in)
+}
+
+// setVariable is SetVariable, or its dry run when dry is set.
+func (p *Plane) setVariable(ctx context.Context, dry *previewing, in SetVariableInput) (*model.Variable, error) {
+	proj, err := get(ctx, p, p.q(ctx), store.Projects, in.Project, authz.ProjectRead)
+	if err != nil {
+		return nil, err
+	}
+	if in.Environment != nil && in.Service != nil {
+		return nil, Invalid("give environmentId or serviceId, not both: a variable has one scope", "input", "serviceId")
+	}
+	v := &model.Variable{TenantID: proj.TenantID, ProjectID: in.Project, EnvironmentID: in.Environment, ServiceID: in.Service}
+	if err := p.authz.CheckCtx(ctx, scopePerm(v), proj.Scope()); err != nil {
+		return nil, err
+	}
+	var c checks
+	c.variable(in.VariableInput, "input")
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	err = p.changeOr(ctx, dry, proj.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		if err := p.checkScopeParent(ctx, q, v); err != nil {
+			return err
+		}
+		saved, created, err := p.putVariable(ctx, q, v, in.VariableInput)
+		if err != nil {
+			return err
+		}
+		v = saved
+		target(ev, ActVariableSet, "Variable", string(v.ID))
+		ev.Details["name"], ev.Details["scope"], ev.Details["secret"], ev.Details["created"] = v.Name, string(v.Kind()), v.Secret, created
+		return nil
+	})
+	return committed(v, err)
+}
+
+// checkScopeParent makes sure the environment or service of a variable
+// belongs to its project.
+func (p *Plane) checkScopeParent(ctx context.Context, q store.Querier, v *model.Variable) error {
+	var project model.ProjectID
+	var err error
+	fieldName, what := "", ""
+	switch {
+	case v.EnvironmentID != nil:
+		fieldName, what = "environmentId", "environment"
+		var e *model.Environment
+		if e, err = store.Environments.Get(ctx, q, *v.EnvironmentID); err == nil {
+			project = e.ProjectID
+		}
+	case v.ServiceID != nil:
+		fieldName, what = "serviceId", "service"
+		var s *model.Service
+		if s, err = store.Services.Get(ctx, q, *v.ServiceID); err == nil {
+			project = s.ProjectID
+		}
+	default:
+		return nil
+	}
+	if err == nil && project != v.ProjectID {
+		err = store.ErrNotFound
+	}
+	return notFoundOn(err, fieldName, "no such "+what+" in this project")
+}
+
+// putVariable upserts the variable named in at the scope of v. An
+// unchanged plain value keeps its row untouched, so it changes no revision.
+// A secret is never compared with the one stored — the answer (a revision,
+// a preview's diff, updatedAt) would tell whether a guess was right — so
+// setting one always stores a new version.
+func (p *Plane) putVariable(ctx context.Context, q store.Querier, v *model.Variable, in VariableInput) (*model.Variable, bool, error) {
+	cur, err := store.VariableIn(ctx, q, v.ProjectID, v.ScopeKey(), in.Name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		nv := *v
+		nv.ID, nv.Name, nv.CreatedAt, nv.UpdatedAt = newID[model.VariableID](), in.Name, p.now(), p.now()
+		if err := p.setValue(&nv, in); err != nil {
+			return nil, false, err
+		}
+		return &nv, true, store.Variables.Insert(ctx, q, &nv)
+	case err != nil:
+		return nil, false, err
+	}
+	if !cur.Secret && !in.Secret && cur.Value == in.Value {
+		return cur, false, nil
+	}
+	// The version is the id and this time: it must move even within the
+	// clock's microsecond.
+	now := p.now()
+	if !now.After(cur.UpdatedAt) {
+		now = cur.UpdatedAt.Add(time.Microsecond)
+	}
+	cur.UpdatedAt = now
+	if err := p.setValue(cur, in); err != nil {
+		return nil, false, err
+	}
+	return cur, false, store.UpdateVariable(ctx, q, cur)
+}
+
+func (p *Plane) setValue(v *model.Variable, in VariableInput) error {
+	v.Secret, v.Value = in.Secret, in.Value
+	if !in.Secret {
+		return nil
+	}
+	sealed, err := p.box.Seal([]byte(in.Value), v.Binding())
+	if errors.Is(err, seal.ErrNoKey) {
+		return Invalid("secrets cannot be stored: this control plane has no master key (the operator sets NEBULA_MASTER_KEY)", "input", "secret")
+	}
+	if err != nil {
+		return fmt.Errorf("sealing %s: %w", v.Name, err)
+	}
+	v.Value = sealed
+	return nil
+}
+
+// replaceServiceVariables makes the service-scope variables exactly vars.
+func (p *Plane) replaceServiceVariables(ctx context.Context, q store.Querier, svc *model.Service, vars []VariableInput) error {
+	cur, err := store.VariablesOfService(ctx, q, svc.ID)
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for _, in := range vars {
+		keep[in.Name] = true
+		id := svc.ID
+		v := &model.Variable{TenantID: svc.TenantID, ProjectID: svc.ProjectID, ServiceID: &id}
+		if _, _, err := p.putVariable(ctx, q, v, in); err != nil {
+			return err
+		}
+	}
+	for _, v := range cur {
+		if !keep[v.Name] {
+			if err := store.Variables.Delete(ctx, q, v.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// DeleteVariable removes a variable.
+func (p *Plane) DeleteVariable(ctx context.Context, id model.VariableID) error {
+	v, err := get(ctx, p, p.q(ctx), store.Variables, id, authz.ProjectRead)
+	if err != nil {
+		return err
+	}
+	if err := p.authz.CheckCtx(ctx, scopePerm(v), v.Scope()); err != nil {
+		return err
+	}
+	return p.change(ctx, v.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+		target(ev, ActVariableDelete, "Variable", string(id))
+		ev.Details["name"], ev.Details["scope"], ev.Details["secret"] = v.Name, string(v.Kind()), v.Secret
+		return store.Variables.Delete(ctx, q, id)
+	})
+}
+
+func (p *Plane) Variable(ctx context.Context, id model.VariableID) (*model.Variable, error) {
+	return get(ctx, p, p.q(ctx), store.Variables, id, authz.ProjectRead)
+}
+
+// Variables lists the variables set exactly at a scope: the project's
+// (environment and service nil), an environment's or a service's.
+func (p *Plane) Variables(ctx context.Context, scope model.Scope, env *model.EnvironmentID, svc *model.ServiceID) ([]*model.Variable, error) {
+	if err := p.authz.CheckCtx(ctx, authz.ProjectRead, scope); err != nil {
+		return nil, err
+	}
+	v := model.Variable{ProjectID: scope.Project, EnvironmentID: env, ServiceID: svc}
+	return store.VariablesInScope(ctx, p.q(ctx), scope.Project, v.ScopeKey())
+}
+
+// PlainValue is a variable's value as shown: nil for a secret, always.
+func PlainValue(v *model.Variable) *string {
+	if v.Secret {
+		return nil
+	}
+	s := v.Value
+	return &s
+}
+
+// VariableStatus tells whether a variable can be used: a secret sealed with
+// a key this control plane lacks, or bound to another row, is unreadable,
+// never silently empty.
+func (p *Plane) VariableStatus(v *model.Variable) (VariableStatus, *string) {
+	if !v.Secret {
+		return VariableSet, nil
+	}
+	if _, err := p.box.Open(v.Value, v.Binding()); err != nil {
+		reason := err.Error()
+		return VariableUnreadable, &reason
+	}
+	return VariableSet, nil
+}
+
+// ResealReport counts what Reseal did.
+type ResealReport struct {
+	Resealed   int
+	Current    int
+	Unreadable int
+}
+
+// Reseal rewrites every sealed value that is not under the primary key,
+// one row at a time, so the control plane keeps serving meanwhile. A value
+// changed concurrently is left for its writer (who sealed it under the
+// primary already). Values no key opens are counted, never touched.
+func (p *Plane) Reseal(ctx context.Context) (ResealReport, error) {
+	ctx = as(ctx, systemOperator)
+	var rep ResealReport
+	if p.box.Primary() == "" {
+		return rep, seal.ErrNoKey
+	}
+	vars, err := store.SecretVariables(ctx, p.q(ctx))
+	if err != nil {
+		return rep, err
+	}
+	perTenant := map[model.TenantID]int{}
+	for _, v := range vars {
+		if !p.box.NeedsReseal(v.Value) {
+			if _, err := p.box.Open(v.Value, v.Binding()); err != nil {
+				rep.Unreadable++
+			} else {
+				rep.Current++
+			}
+			continue
+		}
+		pt, err := p.box.Open(v.Value, v.Binding())
+		if err != nil {
+			rep.Unreadable++
+			continue
+		}
+		sealed, err := p.box.Seal(pt, v.Binding())
+		if err != nil {
+			return rep, err
+		}
+		ok, err := store.ReplaceSealed(ctx, p.q(ctx), v.ID, v.Value, sealed)
+		if err != nil {
+			return rep, err
+		}
+		if ok {
+			rep.Resealed++
+			perTenant[v.TenantID]++
+		}
+	}
+	for tenant, n := range perTenant {
+		err := p.tx(ctx, func(q *txn) error {
+			ev := p.auditEvent(&authz.Actor{Origin: "local"}, tenant)
+			target(ev, ActSecretsReseal, "Tenant", string(tenant))
+			ev.Details["resealed"], ev.Details["primaryKey"] = n, p.box.Primary()
+			return store.InsertAudit(ctx, q, ev.AuditEvent)
+		})
+		if err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
