@@ -7,37 +7,37 @@ import "github.com/nebulactrl/nebula/internal/model"
 // from the value the change chose, not from matching its name.
 type Action struct {
 	Name string
-	// keepsState: the change cannot alter any cluster's desired state
+	// KeepsState: the change cannot alter any cluster's desired state
 	// (people, roles, tokens, the tenant's name and plan), so it skips the
 	// recompile. Everything else recompiles, so a change that may matter
 	// is never missed.
-	keepsState bool
-	// access: the change alters the access of the user named in its
+	KeepsState bool
+	// Access: the change alters the access of the user named in its
 	// details' userId. Their grants are dropped from every replica's cache,
 	// and their open connections check their token again.
-	access bool
+	Access bool
 }
 
 // The actions of the changes people and integrations make.
 var (
-	ActTenantUpdate  = Action{Name: "tenant.update", keepsState: true}
-	ActTenantSetPlan = Action{Name: "tenant.set_plan", keepsState: true}
+	ActTenantUpdate  = Action{Name: "tenant.update", KeepsState: true}
+	ActTenantSetPlan = Action{Name: "tenant.set_plan", KeepsState: true}
 
-	ActMemberAdd               = Action{Name: "member.add", keepsState: true, access: true}
-	ActMemberUpdateRole        = Action{Name: "member.update_role", keepsState: true, access: true}
-	ActMemberRemove            = Action{Name: "member.remove", keepsState: true, access: true}
-	ActProjectMemberAdd        = Action{Name: "project_member.add", keepsState: true, access: true}
-	ActProjectMemberUpdateRole = Action{Name: "project_member.update_role", keepsState: true, access: true}
-	ActProjectMemberRemove     = Action{Name: "project_member.remove", keepsState: true, access: true}
-	ActTokenCreate             = Action{Name: "api_token.create", keepsState: true}
-	ActTokenRevoke             = Action{Name: "api_token.revoke", keepsState: true, access: true}
+	ActMemberAdd               = Action{Name: "member.add", KeepsState: true, Access: true}
+	ActMemberUpdateRole        = Action{Name: "member.update_role", KeepsState: true, Access: true}
+	ActMemberRemove            = Action{Name: "member.remove", KeepsState: true, Access: true}
+	ActProjectMemberAdd        = Action{Name: "project_member.add", KeepsState: true, Access: true}
+	ActProjectMemberUpdateRole = Action{Name: "project_member.update_role", KeepsState: true, Access: true}
+	ActProjectMemberRemove     = Action{Name: "project_member.remove", KeepsState: true, Access: true}
+	ActTokenCreate             = Action{Name: "api_token.create", KeepsState: true}
+	ActTokenRevoke             = Action{Name: "api_token.revoke", KeepsState: true, Access: true}
 
 	ActClusterRegister        = Action{Name: "cluster.register"}
 	ActClusterSetLabels       = Action{Name: "cluster.set_labels"}
 	ActClusterDelete          = Action{Name: "cluster.delete"}
-	ActClusterQueueCommand    = Action{Name: "cluster.queue_command", keepsState: true}
-	ActConnectTokenRegenerate = Action{Name: "cluster.regenerate_connect_token", keepsState: true}
-	ActConnectTokenRevoke     = Action{Name: "cluster.revoke_connect_token", keepsState: true}
+	ActClusterQueueCommand    = Action{Name: "cluster.queue_command", KeepsState: true}
+	ActConnectTokenRegenerate = Action{Name: "cluster.regenerate_connect_token", KeepsState: true}
+	ActConnectTokenRevoke     = Action{Name: "cluster.revoke_connect_token", KeepsState: true}
 	ActTargetCreate           = Action{Name: "namespace_target.create"}
 	ActTargetSetLabels        = Action{Name: "namespace_target.set_labels"}
 	ActTargetDelete           = Action{Name: "namespace_target.delete"}
@@ -59,19 +59,19 @@ var (
 	ActDeploymentReject  = Action{Name: "deployment.reject"}
 	ActDeploymentCancel  = Action{Name: "deployment.cancel"}
 
-	ActWebhookCreate      = Action{Name: "webhook.create", keepsState: true}
-	ActWebhookRotate      = Action{Name: "webhook.rotate_secret", keepsState: true}
-	ActWebhookDelete      = Action{Name: "webhook.delete", keepsState: true}
-	ActWebhookRedeliver   = Action{Name: "webhook.redeliver", keepsState: true}
+	ActWebhookCreate      = Action{Name: "webhook.create", KeepsState: true}
+	ActWebhookRotate      = Action{Name: "webhook.rotate_secret", KeepsState: true}
+	ActWebhookDelete      = Action{Name: "webhook.delete", KeepsState: true}
+	ActWebhookRedeliver   = Action{Name: "webhook.redeliver", KeepsState: true}
 	ActDeploymentRollback = Action{Name: "deployment.rollback"}
 
-	ActEndpointCreate     = Action{Name: "webhook_endpoint.create", keepsState: true}
-	ActEndpointUpdate     = Action{Name: "webhook_endpoint.update", keepsState: true}
-	ActEndpointRotate     = Action{Name: "webhook_endpoint.rotate_secret", keepsState: true}
-	ActEndpointEnable     = Action{Name: "webhook_endpoint.enable", keepsState: true}
-	ActEndpointDisable    = Action{Name: "webhook_endpoint.disable", keepsState: true}
-	ActEndpointDelete     = Action{Name: "webhook_endpoint.delete", keepsState: true}
-	ActMessageRedeliver   = Action{Name: "webhook_message.redeliver", keepsState: true}
+	ActEndpointCreate     = Action{Name: "webhook_endpoint.create", KeepsState: true}
+	ActEndpointUpdate     = Action{Name: "webhook_endpoint.update", KeepsState: true}
+	ActEndpointRotate     = Action{Name: "webhook_endpoint.rotate_secret", KeepsState: true}
+	ActEndpointEnable     = Action{Name: "webhook_endpoint.enable", KeepsState: true}
+	ActEndpointDisable    = Action{Name: "webhook_endpoint.disable", KeepsState: true}
+	ActEndpointDelete     = Action{Name: "webhook_endpoint.delete", KeepsState: true}
+	ActMessageRedeliver   = Action{Name: "webhook_message.redeliver", KeepsState: true}
 	ActDeploymentRedeploy = Action{Name: "deployment.redeploy"}
 )
 
@@ -86,9 +86,9 @@ var (
 	ActApprovalExpired = Action{Name: "deployment.approval_expired"}
 	ActSecretsReseal   = Action{Name: "secrets.reseal"}
 	// A push a webhook received queued a build: the webhook is the actor.
-	ActBuildQueue = Action{Name: "build.queue", keepsState: true}
+	ActBuildQueue = Action{Name: "build.queue", KeepsState: true}
 	// An agent found an object changed outside NebulaCtrl (drift.v1).
-	ActDriftDetected = Action{Name: "cluster.drift_detected", keepsState: true}
+	ActDriftDetected = Action{Name: "cluster.drift_detected", KeepsState: true}
 	// An agent reported a rollout FAILED or ROLLED_BACK: its release
 	// leaves the desired state.
 	ActRolloutEnded = Action{Name: "deployment.rollout_ended"}
@@ -96,17 +96,17 @@ var (
 	ActBuildSucceeded = Action{Name: "build.succeeded"}
 	// Every attempt of a message to an endpoint failed for the retry
 	// window: the control plane disabled the endpoint.
-	ActEndpointFailing = Action{Name: "webhook_endpoint.disabled_failing", keepsState: true}
+	ActEndpointFailing = Action{Name: "webhook_endpoint.disabled_failing", KeepsState: true}
 )
 
 // audit is the event a change fills in, with the typed action it chose.
-type audit struct {
+type Audit struct {
 	*model.AuditEvent
 	act Action
 }
 
 // target names the change's action and what it acted on.
-func target(ev *audit, act Action, typ, id string) {
+func Target(ev *Audit, act Action, typ, id string) {
 	ev.act = act
 	ev.Action, ev.TargetType, ev.TargetID = act.Name, typ, &id
 }

@@ -49,7 +49,7 @@ func (a *AgentSide) Builds(ctx context.Context) ([]BuildJob, error) {
 			return nil, err
 		}
 		j := BuildJob{ID: b.ID, Repository: b.Repository, Commit: b.Commit, Image: svc.Image,
-			ContextDir: ".", Dockerfile: "Dockerfile", Builder: a.p.builds.Builder, LogFrom: b.LogLines}
+			ContextDir: ".", Dockerfile: "Dockerfile", Builder: a.p.Settings.Builds.Builder, LogFrom: b.LogLines}
 		if svc.Git != nil {
 			j.ContextDir, j.Dockerfile = svc.Git.ContextDir, svc.Git.Dockerfile
 			if j.Credential, err = a.p.gitCredential(svc, b.Repository); err != nil {
@@ -60,7 +60,7 @@ func (a *AgentSide) Builds(ctx context.Context) ([]BuildJob, error) {
 		if b.StartedAt != nil {
 			started = *b.StartedAt
 		}
-		j.Deadline = started.Add(a.p.builds.Timeout)
+		j.Deadline = started.Add(a.p.Settings.Builds.Timeout)
 		out = append(out, j)
 	}
 	return out, nil
@@ -109,9 +109,9 @@ func (a *AgentSide) BuildReport(ctx context.Context, r BuildReport) (stored int6
 	if err != nil {
 		return 0, err
 	}
-	if r.Succeeded && !imageDigest.MatchString(r.Digest) {
+	if r.Succeeded && !ImageDigest.MatchString(r.Digest) {
 		r.Succeeded, r.Failed = false, true
-		r.Message = fmt.Sprintf("the build reported %q, not an image digest (sha256: and 64 hex digits)", clipText(r.Digest, 100))
+		r.Message = fmt.Sprintf("the build reported %q, not an image digest (sha256: and 64 hex digits)", ClipText(r.Digest, 100))
 	}
 	// A build's log is redacted as the cluster's container logs are: a
 	// step that prints a secret, or the Git credential, stores neither.
@@ -119,7 +119,7 @@ func (a *AgentSide) BuildReport(ctx context.Context, r BuildReport) (stored int6
 	if err != nil {
 		return 0, err
 	}
-	err = p.system(ctx, b.TenantID, r.Succeeded, func(q *txn) error {
+	err = p.SystemChange(ctx, b.TenantID, r.Succeeded, func(q *Txn) error {
 		if b, err = store.Builds.Get(ctx, q, r.ID); err != nil {
 			return err
 		}
@@ -143,18 +143,18 @@ func (a *AgentSide) BuildReport(ctx context.Context, r BuildReport) (stored int6
 		case r.Succeeded:
 			return p.buildSucceeded(ctx, q, b, r.Digest)
 		case r.Failed:
-			if err := p.endBuild(ctx, q, b, model.BuildFailed, orNone(r.Message)); err != nil {
+			if err := p.endBuild(ctx, q, b, model.BuildFailed, OrNone(r.Message)); err != nil {
 				return err
 			}
 			return p.failBuildDeployment(ctx, q, b)
 		default:
 			if r.Message != "" {
-				b.Message = clipText(r.Message, 2000)
+				b.Message = ClipText(r.Message, 2000)
 			}
 			if err := store.UpdateBuild(ctx, q, b); err != nil {
 				return err
 			}
-			return p.note(ctx, q, bus.Build(string(b.ID)))
+			return p.Note(ctx, q, bus.Build(string(b.ID)))
 		}
 	})
 	return stored, err
@@ -163,7 +163,7 @@ func (a *AgentSide) BuildReport(ctx context.Context, r BuildReport) (stored int6
 // storeLines stores the report's lines the build has not stored yet, up to
 // the log's bounds; the first line past them is a marker saying the log
 // was cut.
-func (p *Plane) storeLines(ctx context.Context, q *txn, b *model.Build, r BuildReport, redact *strings.Replacer) error {
+func (p *Plane) storeLines(ctx context.Context, q *Txn, b *model.Build, r BuildReport, redact *strings.Replacer) error {
 	skip := b.LogLines - r.From
 	if skip >= int64(len(r.Lines)) || b.LogTruncated {
 		return nil
@@ -171,12 +171,12 @@ func (p *Plane) storeLines(ctx context.Context, q *txn, b *model.Build, r BuildR
 	var out []model.BuildLogLine
 	for _, l := range r.Lines[skip:] {
 		text := p.cutLine(redact.Replace(storable(l.Text)))
-		if b.LogLines+1 >= p.builds.MaxLogLines || b.LogBytes+int64(len(text)) > p.builds.MaxLogBytes {
+		if b.LogLines+1 >= p.Settings.Builds.MaxLogLines || b.LogBytes+int64(len(text)) > p.Settings.Builds.MaxLogBytes {
 			b.LogLines++
 			b.LogTruncated = true
 			out = append(out, model.BuildLogLine{BuildID: b.ID, Seq: b.LogLines, TenantID: b.TenantID, At: l.At.UTC(),
 				Line: fmt.Sprintf("[nebula: the log is cut here: a build keeps at most %d lines and %d bytes]",
-					p.builds.MaxLogLines, p.builds.MaxLogBytes)})
+					p.Settings.Builds.MaxLogLines, p.Settings.Builds.MaxLogBytes)})
 			break
 		}
 		b.LogLines++
@@ -188,7 +188,7 @@ func (p *Plane) storeLines(ctx context.Context, q *txn, b *model.Build, r BuildR
 
 // buildSucceeded ends a build with its image: the release gets the digest
 // and the deployment moves on from BUILDING as any new one would.
-func (p *Plane) buildSucceeded(ctx context.Context, q *txn, b *model.Build, digest string) error {
+func (p *Plane) buildSucceeded(ctx context.Context, q *Txn, b *model.Build, digest string) error {
 	now := p.now()
 	b.ImageDigest = digest
 	if err := p.endBuild(ctx, q, b, model.BuildSucceeded, "pushed "+digest); err != nil {
@@ -200,10 +200,10 @@ func (p *Plane) buildSucceeded(ctx context.Context, q *txn, b *model.Build, dige
 	if err := store.SetReleaseDigest(ctx, q, *b.ReleaseID, digest); err != nil {
 		return err
 	}
-	ev := &audit{AuditEvent: &model.AuditEvent{TenantID: b.TenantID, ClientAddress: "build runner", CreatedAt: now,
+	ev := &Audit{AuditEvent: &model.AuditEvent{TenantID: b.TenantID, ClientAddress: "build runner", CreatedAt: now,
 		Details: map[string]any{"imageDigest": digest, "releaseId": string(*b.ReleaseID), "deploymentId": string(*b.DeploymentID)}}}
-	target(ev, ActBuildSucceeded, "Build", string(b.ID))
-	if err := q.audited(ctx, ev.AuditEvent); err != nil {
+	Target(ev, ActBuildSucceeded, "Build", string(b.ID))
+	if err := q.Audited(ctx, ev.AuditEvent); err != nil {
 		return err
 	}
 	d, err := store.Deployments.Get(ctx, q, *b.DeploymentID)
@@ -218,5 +218,5 @@ func (p *Plane) buildSucceeded(ctx context.Context, q *txn, b *model.Build, dige
 	if err != nil {
 		return err
 	}
-	return p.proceed(ctx, q, d, env, rel)
+	return p.Proceed(ctx, q, d, env, rel)
 }

@@ -17,9 +17,6 @@ import (
 // ConnectTokenPrefix starts every cluster connect token.
 const ConnectTokenPrefix = "nbc_"
 
-// DefaultConnectGrace is how long a replaced connect token keeps working.
-const DefaultConnectGrace = time.Hour
-
 // Publisher hears, after commit, which clusters got a new desired revision
 // and which connect tokens stopped being valid. The agent hub is one.
 type Publisher interface {
@@ -31,9 +28,6 @@ type Publisher interface {
 // WithPublisher tells the plane whom to notify after commits.
 func WithPublisher(pub Publisher) Option { return func(p *Plane) { p.pub = pub } }
 
-// WithConnectGrace sets how long a replaced connect token keeps working.
-func WithConnectGrace(d time.Duration) Option { return func(p *Plane) { p.connectGrace = d } }
-
 // WithClock replaces the clock, for tests of time windows.
 func WithClock(now func() time.Time) Option { return func(p *Plane) { p.now = now } }
 
@@ -42,8 +36,8 @@ func WithClock(now func() time.Time) Option { return func(p *Plane) { p.now = no
 func (p *Plane) SetPublisher(pub Publisher) { p.pub = pub }
 
 func (p *Plane) insertConnectToken(ctx context.Context, q store.Querier, c *model.Cluster) (*model.ConnectToken, string, error) {
-	secret, prefix, hash := newSecret(ConnectTokenPrefix)
-	t := &model.ConnectToken{ID: newID[model.ConnectTokenID](), TenantID: c.TenantID, ClusterID: c.ID, Prefix: prefix,
+	secret, prefix, hash := NewSecret(ConnectTokenPrefix)
+	t := &model.ConnectToken{ID: NewID[model.ConnectTokenID](), TenantID: c.TenantID, ClusterID: c.ID, Prefix: prefix,
 		Hash: hash, CreatedAt: p.now()}
 	return t, secret, store.ConnectTokens.Insert(ctx, q, t)
 }
@@ -52,7 +46,7 @@ func (p *Plane) insertConnectToken(ctx context.Context, q store.Querier, c *mode
 // ones keep working for the grace window, then stop. Tenant admins only,
 // naming the cluster to confirm.
 func (p *Plane) RegenerateConnectToken(ctx context.Context, id model.ClusterID, confirm string) (*model.ConnectToken, string, error) {
-	cl, err := get(ctx, p, p.q(ctx), store.Clusters, id, authz.ClusterManage)
+	cl, err := Get(ctx, p, p.Querier(ctx), store.Clusters, id, authz.ClusterManage)
 	if err != nil {
 		return nil, "", err
 	}
@@ -61,19 +55,19 @@ func (p *Plane) RegenerateConnectToken(ctx context.Context, id model.ClusterID, 
 	}
 	var tok *model.ConnectToken
 	var secret string
-	err = p.change(ctx, cl.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		until := p.now().Add(p.connectGrace)
+	err = p.Change(ctx, cl.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+		until := p.now().Add(p.Settings.ConnectGrace)
 		if err := store.ExpireConnectTokens(ctx, q, id, until); err != nil {
 			return err
 		}
 		if tok, secret, err = p.insertConnectToken(ctx, q, cl); err != nil {
 			return err
 		}
-		target(ev, ActConnectTokenRegenerate, "Cluster", string(id))
+		Target(ev, ActConnectTokenRegenerate, "Cluster", string(id))
 		ev.Details["tokenPrefix"], ev.Details["oldTokensValidUntil"] = tok.Prefix, until.Format(time.RFC3339)
 		// The connected session reads its token again and learns when
 		// the grace window ends (it may live on another replica).
-		return p.note(ctx, q, bus.Tokens(string(id)))
+		return p.Note(ctx, q, bus.Tokens(string(id)))
 	})
 	if err != nil {
 		return nil, "", err
@@ -84,21 +78,21 @@ func (p *Plane) RegenerateConnectToken(ctx context.Context, id model.ClusterID, 
 // RevokeConnectToken stops a connect token at once and closes the sessions
 // that use it.
 func (p *Plane) RevokeConnectToken(ctx context.Context, id model.ConnectTokenID) (*model.ConnectToken, error) {
-	tok, err := get(ctx, p, p.q(ctx), store.ConnectTokens, id, authz.ClusterManage)
+	tok, err := Get(ctx, p, p.Querier(ctx), store.ConnectTokens, id, authz.ClusterManage)
 	if err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, tok.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, tok.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if err := store.RevokeConnectToken(ctx, q, id, p.now()); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return Problem{Field: []string{"input", "connectTokenId"}, Code: CodeConflict, Message: "the token is already revoked"}
 			}
 			return err
 		}
-		target(ev, ActConnectTokenRevoke, "Cluster", string(tok.ClusterID))
+		Target(ev, ActConnectTokenRevoke, "Cluster", string(tok.ClusterID))
 		ev.Details["tokenPrefix"] = tok.Prefix
 		// The agent's session may live on another replica.
-		return p.note(ctx, q, bus.Tokens(string(tok.ClusterID)))
+		return p.Note(ctx, q, bus.Tokens(string(tok.ClusterID)))
 	})
 	if err != nil {
 		return nil, err
@@ -106,7 +100,7 @@ func (p *Plane) RevokeConnectToken(ctx context.Context, id model.ConnectTokenID)
 	if p.pub != nil {
 		p.pub.TokensRevoked(tok.ClusterID, []model.ConnectTokenID{id})
 	}
-	return store.ConnectTokens.Get(ctx, p.q(ctx), id)
+	return store.ConnectTokens.Get(ctx, p.Querier(ctx), id)
 }
 
 // ConnectTokens lists a cluster's connect tokens (never their secrets).
@@ -114,12 +108,12 @@ func (p *Plane) ConnectTokens(ctx context.Context, c *model.Cluster) ([]*model.C
 	if err := p.authz.CheckCtx(ctx, authz.ClusterManage, c.Scope()); err != nil {
 		return nil, err
 	}
-	return store.ConnectTokensOf(ctx, p.q(ctx), c.ID)
+	return store.ConnectTokensOf(ctx, p.Querier(ctx), c.ID)
 }
 
 // ConnectToken reads a connect token's metadata; tenant admins only.
 func (p *Plane) ConnectToken(ctx context.Context, id model.ConnectTokenID) (*model.ConnectToken, error) {
-	t, err := get(ctx, p, p.q(ctx), store.ConnectTokens, id, authz.ClusterManage)
+	t, err := Get(ctx, p, p.Querier(ctx), store.ConnectTokens, id, authz.ClusterManage)
 	if errors.Is(err, authz.ErrForbidden) {
 		return nil, authz.ErrNotVisible
 	}

@@ -72,11 +72,11 @@ var ErrAgentUnauthorized = errors.New("invalid, expired or revoked connect token
 // AuthenticateAgent checks a connect token and opens the agent side of its
 // cluster.
 func (p *Plane) AuthenticateAgent(ctx context.Context, secret string) (*AgentSide, error) {
-	ctx = as(ctx, systemAuthenticator)
+	ctx = As(ctx, SystemAuthenticator)
 	if !strings.HasPrefix(secret, ConnectTokenPrefix) || len(secret) > 200 {
 		return nil, ErrAgentUnauthorized
 	}
-	tok, err := store.ConnectTokenByHash(ctx, p.q(ctx), hashToken(secret))
+	tok, err := store.ConnectTokenByHash(ctx, p.Querier(ctx), HashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrAgentUnauthorized
 	}
@@ -86,11 +86,11 @@ func (p *Plane) AuthenticateAgent(ctx context.Context, secret string) (*AgentSid
 	if !p.ConnectTokenValid(tok) {
 		return nil, ErrAgentUnauthorized
 	}
-	c, err := store.Clusters.Get(ctx, p.q(ctx), tok.ClusterID)
+	c, err := store.Clusters.Get(ctx, p.Querier(ctx), tok.ClusterID)
 	if err != nil {
 		return nil, err
 	}
-	if err := store.TouchConnectToken(ctx, p.q(ctx), tok.ID, p.now()); err != nil {
+	if err := store.TouchConnectToken(ctx, p.Querier(ctx), tok.ID, p.now()); err != nil {
 		return nil, err
 	}
 	return &AgentSide{p: p, cluster: c.ID, tenant: c.TenantID, token: tok.ID}, nil
@@ -99,8 +99,8 @@ func (p *Plane) AuthenticateAgent(ctx context.Context, secret string) (*AgentSid
 // AgentSideOf opens the agent side of a cluster without a connect token:
 // for tests and benchmarks that play a cluster's agent without a session.
 func (p *Plane) AgentSideOf(ctx context.Context, cluster model.ClusterID) (*AgentSide, error) {
-	ctx = as(ctx, systemAgent(cluster))
-	c, err := store.Clusters.Get(ctx, p.q(ctx), cluster)
+	ctx = As(ctx, SystemAgent(cluster))
+	c, err := store.Clusters.Get(ctx, p.Querier(ctx), cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ var stateHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // webhook endpoints when the cluster was not connected before.
 func (a *AgentSide) Connected(ctx context.Context) {
 	a.p.notify.Now(ctx, []string{bus.Cluster(string(a.cluster))})
-	err := a.p.tx(a.as(ctx), func(q *txn) error {
+	err := a.p.InTx(a.as(ctx), func(q *Txn) error {
 		c, err := store.Clusters.Get(ctx, q, a.cluster)
 		if err != nil {
 			return err
@@ -254,7 +254,7 @@ func (a *AgentSide) Stage(ctx context.Context, r StageReport) error {
 	// without a change.
 	var refused string
 	var from model.DeploymentStage
-	err := p.system(a.as(ctx), a.tenant, false, func(q *txn) error {
+	err := p.SystemChange(a.as(ctx), a.tenant, false, func(q *Txn) error {
 		d, err := store.Deployments.Get(ctx, q, r.Deployment)
 		if errors.Is(err, store.ErrNotFound) {
 			refused = "no such deployment"
@@ -273,7 +273,7 @@ func (a *AgentSide) Stage(ctx context.Context, r StageReport) error {
 			refused, from = why, d.Stage
 			return nil
 		}
-		if err := p.advance(ctx, q, d, r.Stage, "", r.Message); err != nil {
+		if err := p.Advance(ctx, q, d, r.Stage, "", r.Message); err != nil {
 			return err
 		}
 		if r.Stage.Live() {
@@ -284,10 +284,10 @@ func (a *AgentSide) Stage(ctx context.Context, r StageReport) error {
 		// deployment's events).
 		ev := a.auditEvent(ActRolloutEnded, "Deployment", string(d.ID))
 		ev.Details["stage"], ev.Details["releaseId"] = string(r.Stage), string(d.ReleaseID)
-		if err := q.audited(ctx, ev); err != nil {
+		if err := q.Audited(ctx, ev); err != nil {
 			return err
 		}
-		return p.recompile(ctx, q, a.tenant)
+		return p.Recompile(ctx, q, a.tenant)
 	})
 	if err != nil {
 		return err
@@ -301,9 +301,9 @@ func (a *AgentSide) Stage(ctx context.Context, r StageReport) error {
 // auditEvent is an audit event of a change the cluster's agent caused: no
 // user acts, and the client is the cluster's agent.
 func (a *AgentSide) auditEvent(act Action, typ, id string) *model.AuditEvent {
-	ev := &audit{AuditEvent: &model.AuditEvent{TenantID: a.tenant, ClientAddress: "agent of cluster " + string(a.cluster),
+	ev := &Audit{AuditEvent: &model.AuditEvent{TenantID: a.tenant, ClientAddress: "agent of cluster " + string(a.cluster),
 		CreatedAt: a.p.now(), Details: map[string]any{"clusterId": string(a.cluster)}}}
-	target(ev, act, typ, id)
+	Target(ev, act, typ, id)
 	return ev.AuditEvent
 }
 
@@ -382,12 +382,12 @@ type Snapshot struct {
 // mutations.
 func (a *AgentSide) Snapshot(ctx context.Context) (*Snapshot, error) {
 	var snap *Snapshot
-	err := a.p.readTx(a.as(ctx), func(q store.Querier) error {
+	err := a.p.InReadTx(a.as(ctx), func(q store.Querier) error {
 		rows, err := store.LoadTenantRows(ctx, q, a.tenant, a.p.releases)
 		if err != nil {
 			return err
 		}
-		snap = &Snapshot{compiler: a.p.compiler, input: tenantInput(a.p.box, rows), clusters: map[model.ClusterID]*model.Cluster{}}
+		snap = &Snapshot{compiler: a.p.compiler, input: TenantInput(a.p.box, rows), clusters: map[model.ClusterID]*model.Cluster{}}
 		for _, x := range rows.Clusters {
 			snap.clusters[x.ID] = x
 		}
@@ -431,6 +431,6 @@ func (s *Snapshot) State(c model.ClusterID) (int64, *desired.State, bool) {
 	if sc == nil {
 		return 0, nil, false
 	}
-	st := s.compiler.Compile(forCluster(s.input, sc))
+	st := s.compiler.Compile(ForCluster(s.input, sc))
 	return sc.DesiredRevision, &st, true
 }

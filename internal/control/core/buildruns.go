@@ -5,32 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
-	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 	"github.com/nebulactrl/nebula/internal/webhook"
 )
-
-// BuildSettings bound the builds the control plane runs: the
-// configuration's own type (NEBULA_BUILD_*).
-type BuildSettings = config.Builds
-
-// DefaultBuildSettings are the settings of `nebula serve` unless changed.
-var DefaultBuildSettings = BuildSettings{
-	PerCluster: 2, Timeout: 30 * time.Minute, Silence: 2 * time.Minute, Attempts: 3,
-	MaxLogLines: 20000, MaxLogBytes: 10 << 20, MaxLineBytes: 4 << 10,
-	LogRetention: 7 * 24 * time.Hour,
-	Builder:      "moby/buildkit:v0.26.2-rootless",
-	GitTimeout:   10 * time.Second,
-}
-
-// WithBuildSettings sets how builds are run.
-func WithBuildSettings(s BuildSettings) Option { return func(p *Plane) { p.builds = s } }
 
 // startBuild makes what a build of commit for one environment needs: the
 // release it will fill in (the service's configuration frozen now, no
@@ -38,7 +20,7 @@ func WithBuildSettings(s BuildSettings) Option { return func(p *Plane) { p.build
 // environment picks, and the build, queued. An older deployment of the
 // service still building for the environment is superseded and its build
 // cancelled: the newest push wins. Callers hold the tenant lock.
-func (p *Plane) startBuild(ctx context.Context, q *txn, s *model.Service, envID model.EnvironmentID, commit, why string,
+func (p *Plane) startBuild(ctx context.Context, q *Txn, s *model.Service, envID model.EnvironmentID, commit, why string,
 	delivery *model.WebhookDeliveryID, by *model.UserID) (*model.Build, error) {
 	env, err := store.Environments.Get(ctx, q, envID)
 	if err != nil {
@@ -57,18 +39,18 @@ func (p *Plane) startBuild(ctx context.Context, q *txn, s *model.Service, envID 
 		return nil, err
 	}
 	now := p.now()
-	rel := &model.Release{ID: newID[model.ReleaseID](), TenantID: s.TenantID, ProjectID: s.ProjectID, ServiceID: s.ID,
+	rel := &model.Release{ID: NewID[model.ReleaseID](), TenantID: s.TenantID, ProjectID: s.ProjectID, ServiceID: s.ID,
 		EnvironmentID: envID, Number: num, Image: s.Image, ServiceConfig: s.ServiceConfig, CreatedBy: by, CreatedAt: now}
 	if err := store.Releases.Insert(ctx, q, rel); err != nil {
 		return nil, err
 	}
-	dep := &model.Deployment{ID: newID[model.DeploymentID](), TenantID: s.TenantID, ProjectID: s.ProjectID,
+	dep := &model.Deployment{ID: NewID[model.DeploymentID](), TenantID: s.TenantID, ProjectID: s.ProjectID,
 		ServiceID: s.ID, EnvironmentID: envID, ReleaseID: rel.ID, ClusterID: pl.Cluster.ID, Stage: model.StageQueued,
 		RequestedBy: by, CreatedAt: now, UpdatedAt: now}
 	if err := store.Deployments.Insert(ctx, q, dep); err != nil {
 		return nil, err
 	}
-	if err := p.recordQueued(ctx, q, dep, fmt.Sprintf(why, num)); err != nil {
+	if err := p.RecordQueued(ctx, q, dep, fmt.Sprintf(why, num)); err != nil {
 		return nil, err
 	}
 	open, err := store.OpenDeployments(ctx, q, s.ID, envID)
@@ -82,28 +64,28 @@ func (p *Plane) startBuild(ctx context.Context, q *txn, s *model.Service, envID 
 		if err := p.cancelBuildOf(ctx, q, o, fmt.Sprintf("superseded by the build of release %d", num)); err != nil {
 			return nil, err
 		}
-		if err := p.advance(ctx, q, o, model.StageSuperseded, "",
+		if err := p.Advance(ctx, q, o, model.StageSuperseded, "",
 			fmt.Sprintf("superseded by release %d, pushed before this one was built", num)); err != nil {
 			return nil, err
 		}
 	}
-	b := &model.Build{ID: newID[model.BuildID](), TenantID: s.TenantID, ProjectID: s.ProjectID, ServiceID: s.ID,
+	b := &model.Build{ID: NewID[model.BuildID](), TenantID: s.TenantID, ProjectID: s.ProjectID, ServiceID: s.ID,
 		EnvironmentID: envID, ClusterID: &pl.Cluster.ID, Repository: s.Git.Repository, Branch: s.Git.Branch,
 		Commit: commit, Status: model.BuildQueued, Message: "waiting for a build slot on cluster " + pl.Cluster.Name,
 		DeliveryID: delivery, CreatedBy: by, DeploymentID: &dep.ID, ReleaseID: &rel.ID, CreatedAt: now}
 	if err := store.Builds.Insert(ctx, q, b); err != nil {
 		return nil, err
 	}
-	if err := p.advance(ctx, q, dep, model.StageBuilding, model.BlockerBuild,
+	if err := p.Advance(ctx, q, dep, model.StageBuilding, model.BlockerBuild,
 		fmt.Sprintf("building %s of %s (%s) on cluster %s", commit[:12], b.Repository, b.Branch, pl.Cluster.Name)); err != nil {
 		return nil, err
 	}
-	return b, p.note(ctx, q, bus.Build(string(b.ID)))
+	return b, p.Note(ctx, q, bus.Build(string(b.ID)))
 }
 
 // cancelBuildOf cancels the build a deployment waits for, if it has not
 // ended: its cluster's agent deletes the Job.
-func (p *Plane) cancelBuildOf(ctx context.Context, q *txn, d *model.Deployment, why string) error {
+func (p *Plane) cancelBuildOf(ctx context.Context, q *Txn, d *model.Deployment, why string) error {
 	b, err := store.BuildOfDeployment(ctx, q, d.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -116,9 +98,9 @@ func (p *Plane) cancelBuildOf(ctx context.Context, q *txn, d *model.Deployment, 
 
 // endBuild ends a build with a status and says so; a running one leaves
 // its cluster's set, so the agent deletes its Job.
-func (p *Plane) endBuild(ctx context.Context, q *txn, b *model.Build, status model.BuildStatus, why string) error {
+func (p *Plane) endBuild(ctx context.Context, q *Txn, b *model.Build, status model.BuildStatus, why string) error {
 	now := p.now()
-	b.Status, b.Message, b.FinishedAt = status, clipText(why, 2000), &now
+	b.Status, b.Message, b.FinishedAt = status, ClipText(why, 2000), &now
 	if err := store.UpdateBuild(ctx, q, b); err != nil {
 		return err
 	}
@@ -126,7 +108,7 @@ func (p *Plane) endBuild(ctx context.Context, q *txn, b *model.Build, status mod
 	if b.ClusterID != nil {
 		topics = append(topics, bus.Builds(string(*b.ClusterID)))
 	}
-	if err := p.note(ctx, q, topics...); err != nil {
+	if err := p.Note(ctx, q, topics...); err != nil {
 		return err
 	}
 	return p.emitBuildEnded(ctx, q, b)
@@ -135,7 +117,7 @@ func (p *Plane) endBuild(ctx context.Context, q *txn, b *model.Build, status mod
 // failBuildDeployment ends the deployment of a build that ended without an
 // image, FAILED with the end of the build's log (CANCELLED when the build
 // was).
-func (p *Plane) failBuildDeployment(ctx context.Context, q *txn, b *model.Build) error {
+func (p *Plane) failBuildDeployment(ctx context.Context, q *Txn, b *model.Build) error {
 	if b.DeploymentID == nil {
 		return nil
 	}
@@ -155,7 +137,7 @@ func (p *Plane) failBuildDeployment(ctx context.Context, q *txn, b *model.Build)
 	if b.Status == model.BuildCancelled {
 		stage = model.StageCancelled
 	}
-	return p.advance(ctx, q, d, stage, "", clipText(msg, 8000))
+	return p.Advance(ctx, q, d, stage, "", ClipText(msg, 8000))
 }
 
 // logTail is the last n lines of a build's log.
@@ -176,7 +158,7 @@ func (p *Plane) logTail(ctx context.Context, q store.Querier, b *model.Build, n 
 // their clusters whose agent is connected, at most PerCluster running on
 // one at a time and as many as its plan allows in a tenant, oldest first; ends builds that ran past their timeout; and hands out again
 // those whose agent went silent while disconnected (up to Attempts).
-func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
+func (p *Plane) scheduleBuilds(ctx context.Context, q *Txn) (int, error) {
 	n := 0
 	now := p.now()
 	running, err := store.BuildsWithStatus(ctx, q, model.BuildRunning, 10000)
@@ -196,18 +178,18 @@ func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
 			}
 			clusters[id] = cl
 		}
-		return cl, cl.Status(now, p.disconnectedAfter) == model.ClusterConnected, nil
+		return cl, cl.Status(now, p.Settings.DisconnectedAfter) == model.ClusterConnected, nil
 	}
 	for _, b := range running {
 		switch {
-		case b.StartedAt != nil && now.Sub(*b.StartedAt) > p.builds.Timeout:
+		case b.StartedAt != nil && now.Sub(*b.StartedAt) > p.Settings.Builds.Timeout:
 			if err := p.closeBuild(ctx, q, b, model.BuildTimedOut,
-				fmt.Sprintf("the build ran longer than %s and was stopped", p.builds.Timeout)); err != nil {
+				fmt.Sprintf("the build ran longer than %s and was stopped", p.Settings.Builds.Timeout)); err != nil {
 				return n, err
 			}
 			n++
 			continue
-		case b.HeartbeatAt != nil && now.Sub(*b.HeartbeatAt) > p.builds.Silence:
+		case b.HeartbeatAt != nil && now.Sub(*b.HeartbeatAt) > p.Settings.Builds.Silence:
 			cl, up, err := cluster(*b.ClusterID)
 			if err != nil {
 				return n, err
@@ -229,7 +211,7 @@ func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
 		return n, err
 	}
 	for _, b := range queued {
-		if b.ClusterID == nil || load[*b.ClusterID] >= p.builds.PerCluster {
+		if b.ClusterID == nil || load[*b.ClusterID] >= p.Settings.Builds.PerCluster {
 			continue
 		}
 		_, up, err := cluster(*b.ClusterID)
@@ -250,7 +232,7 @@ func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
 				if err := store.UpdateBuild(ctx, q, b); err != nil {
 					return n, err
 				}
-				if err := p.note(ctx, q, bus.Build(string(b.ID))); err != nil {
+				if err := p.Note(ctx, q, bus.Build(string(b.ID))); err != nil {
 					return n, err
 				}
 			}
@@ -263,7 +245,7 @@ func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
 		if err := store.UpdateBuild(ctx, q, b); err != nil {
 			return n, err
 		}
-		if err := p.note(ctx, q, bus.Build(string(b.ID)), bus.Builds(string(*b.ClusterID))); err != nil {
+		if err := p.Note(ctx, q, bus.Build(string(b.ID)), bus.Builds(string(*b.ClusterID))); err != nil {
 			return n, err
 		}
 		n++
@@ -273,11 +255,11 @@ func (p *Plane) scheduleBuilds(ctx context.Context, q *txn) (int, error) {
 
 // requeueBuild hands a build whose agent vanished out again, or fails it
 // after its last attempt.
-func (p *Plane) requeueBuild(ctx context.Context, q *txn, b *model.Build, cl *model.Cluster) error {
+func (p *Plane) requeueBuild(ctx context.Context, q *Txn, b *model.Build, cl *model.Cluster) error {
 	if _, err := store.LockTenant(ctx, q, b.TenantID); err != nil {
 		return err
 	}
-	if b.Attempts >= p.builds.Attempts {
+	if b.Attempts >= p.Settings.Builds.Attempts {
 		return p.closeBuild(ctx, q, b, model.BuildFailed, fmt.Sprintf(
 			"the agent of cluster %s went away during each of %d attempts", cl.Name, b.Attempts))
 	}
@@ -287,11 +269,11 @@ func (p *Plane) requeueBuild(ctx context.Context, q *txn, b *model.Build, cl *mo
 	if err := store.UpdateBuild(ctx, q, b); err != nil {
 		return err
 	}
-	return p.note(ctx, q, bus.Build(string(b.ID)), bus.Builds(string(cl.ID)))
+	return p.Note(ctx, q, bus.Build(string(b.ID)), bus.Builds(string(cl.ID)))
 }
 
 // closeBuild ends a build without an image, and its deployment.
-func (p *Plane) closeBuild(ctx context.Context, q *txn, b *model.Build, status model.BuildStatus, why string) error {
+func (p *Plane) closeBuild(ctx context.Context, q *Txn, b *model.Build, status model.BuildStatus, why string) error {
 	if _, err := store.LockTenant(ctx, q, b.TenantID); err != nil {
 		return err
 	}
@@ -302,8 +284,8 @@ func (p *Plane) closeBuild(ctx context.Context, q *txn, b *model.Build, status m
 }
 
 // expireBuildLogs deletes build log lines older than the retention.
-func (p *Plane) expireBuildLogs(ctx context.Context, q *txn) (int, error) {
-	n, err := store.DeleteBuildLogsBefore(ctx, q, p.now().Add(-p.builds.LogRetention))
+func (p *Plane) expireBuildLogs(ctx context.Context, q *Txn) (int, error) {
+	n, err := store.DeleteBuildLogsBefore(ctx, q, p.now().Add(-p.Settings.Builds.LogRetention))
 	return int(n), err
 }
 
@@ -312,7 +294,7 @@ func (p *Plane) BuildLog(ctx context.Context, b *model.Build, after int64, limit
 	if err := p.authz.CheckCtx(ctx, authz.BuildRead, b.Scope()); err != nil {
 		return nil, err
 	}
-	return store.BuildLogAfter(ctx, p.q(ctx), b.ID, after, limit)
+	return store.BuildLogAfter(ctx, p.Querier(ctx), b.ID, after, limit)
 }
 
 // BuildOf is the build a deployment waits for or waited for, nil for a
@@ -321,7 +303,7 @@ func (p *Plane) BuildOf(ctx context.Context, d *model.Deployment) (*model.Build,
 	if err := p.authz.CheckCtx(ctx, authz.BuildRead, d.Scope()); err != nil {
 		return nil, err
 	}
-	b, err := store.BuildOfDeployment(ctx, p.q(ctx), d.ID)
+	b, err := store.BuildOfDeployment(ctx, p.Querier(ctx), d.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -331,12 +313,12 @@ func (p *Plane) BuildOf(ctx context.Context, d *model.Deployment) (*model.Build,
 // cutLine cuts a storable line (after its redaction) at the longest a
 // line is kept, saying so.
 func (p *Plane) cutLine(s string) string {
-	if int64(len(s)) > p.builds.MaxLineBytes {
-		n := int(p.builds.MaxLineBytes)
+	if int64(len(s)) > p.Settings.Builds.MaxLineBytes {
+		n := int(p.Settings.Builds.MaxLineBytes)
 		for n > 0 && !utf8.RuneStart(s[n]) {
 			n--
 		}
-		s = s[:n] + " [line cut at " + fmt.Sprint(p.builds.MaxLineBytes) + " bytes]"
+		s = s[:n] + " [line cut at " + fmt.Sprint(p.Settings.Builds.MaxLineBytes) + " bytes]"
 	}
 	return s
 }
@@ -344,18 +326,18 @@ func (p *Plane) cutLine(s string) string {
 // deployCommit is deploy of a commit: a build of it for the environment,
 // audited as the deployment it makes. A commit being built there already
 // is a conflict; one built before is built again (its release stays).
-func (p *Plane) deployCommit(ctx context.Context, dry *previewing, a *authz.Actor, svc *model.Service, env *model.Environment,
+func (p *Plane) deployCommit(ctx context.Context, dry *Previewing, a *authz.Actor, svc *model.Service, env *model.Environment,
 	commit string) (*model.Release, *model.Deployment, error) {
 	commit = strings.ToLower(commit)
 	if !webhook.IsCommit(commit) {
-		return nil, nil, Invalid(fmt.Sprintf("commit %q must be a full commit id, 40 hex digits", clipText(commit, 100)), "input", "commit")
+		return nil, nil, Invalid(fmt.Sprintf("commit %q must be a full commit id, 40 hex digits", ClipText(commit, 100)), "input", "commit")
 	}
 	if svc.Git == nil {
 		return nil, nil, Invalid("service "+svc.Name+" is not built from Git: deploy an image digest", "input", "commit")
 	}
 	var rel *model.Release
 	var dep *model.Deployment
-	err := p.changeOr(ctx, dry, svc.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err := p.ChangeOr(ctx, dry, svc.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		s, err := store.Services.Get(ctx, q, svc.ID)
 		if err != nil {
 			return err
@@ -371,7 +353,7 @@ func (p *Plane) deployCommit(ctx context.Context, dry *previewing, a *authz.Acto
 		}
 		uid := a.User.ID
 		b, err := p.startBuild(ctx, q, s, env.ID, commit,
-			fmt.Sprintf("release %%d: a build of %s requested by %s", commit[:12], actorName(a)), nil, &uid)
+			fmt.Sprintf("release %%d: a build of %s requested by %s", commit[:12], ActorName(a)), nil, &uid)
 		if err != nil {
 			var pr Problem
 			if errors.As(err, &pr) && len(pr.Field) == 0 {
@@ -386,7 +368,7 @@ func (p *Plane) deployCommit(ctx context.Context, dry *previewing, a *authz.Acto
 		if rel, err = store.Releases.Get(ctx, q, *b.ReleaseID); err != nil {
 			return err
 		}
-		target(ev, ActDeploymentCreate, "Deployment", string(dep.ID))
+		Target(ev, ActDeploymentCreate, "Deployment", string(dep.ID))
 		ev.Details["serviceId"], ev.Details["environmentId"], ev.Details["commit"] = string(s.ID), string(env.ID), commit
 		ev.Details["buildId"], ev.Details["releaseNumber"] = string(b.ID), rel.Number
 		return nil
@@ -400,7 +382,7 @@ func (p *Plane) deployCommit(ctx context.Context, dry *previewing, a *authz.Acto
 // noteBuildSets tells every cluster of a tenant that its set of builds may
 // have changed: a deletion took builds with it (their rows cascade), and
 // their agents must stop the Jobs.
-func (p *Plane) noteBuildSets(ctx context.Context, q *txn, tenant model.TenantID) error {
+func (p *Plane) noteBuildSets(ctx context.Context, q *Txn, tenant model.TenantID) error {
 	cs, err := store.AllClustersOf(ctx, q, tenant)
 	if err != nil {
 		return err
@@ -409,7 +391,7 @@ func (p *Plane) noteBuildSets(ctx context.Context, q *txn, tenant model.TenantID
 	for i, c := range cs {
 		topics[i] = bus.Builds(string(c.ID))
 	}
-	return p.note(ctx, q, topics...)
+	return p.Note(ctx, q, topics...)
 }
 
 // branchHead reads the commit a Git service's tracked branch points at

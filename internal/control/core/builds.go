@@ -37,35 +37,35 @@ const maxGitCredential = 16 << 10
 var gitBranch = regexp.MustCompile(`^[A-Za-z0-9._][A-Za-z0-9._/-]*$`)
 
 // git checks a Git source; envs are the project's environments.
-func (c *checks) git(g *GitInput, envs map[model.EnvironmentID]bool, path ...any) {
+func (c *Checks) git(g *GitInput, envs map[model.EnvironmentID]bool, path ...any) {
 	at := func(f string) []string { return field(append(slices.Clone(path), f)...) }
 	switch u, err := url.Parse(g.Repository); {
 	case webhook.RepositoryKey(g.Repository) == "":
-		c.add(Invalid(fmt.Sprintf("repository %q is not a Git repository URL (https://host/owner/repo or git@host:owner/repo)", g.Repository), at("repository")...))
+		c.Add(Invalid(fmt.Sprintf("repository %q is not a Git repository URL (https://host/owner/repo or git@host:owner/repo)", g.Repository), at("repository")...))
 	case err == nil && u.User != nil && u.Scheme != "ssh":
-		c.add(Invalid("the repository URL must not carry credentials: give them as the credential, which is kept sealed", at("repository")...))
+		c.Add(Invalid("the repository URL must not carry credentials: give them as the credential, which is kept sealed", at("repository")...))
 	case len(g.Repository) > 500:
-		c.add(Invalid("repository must be at most 500 characters", at("repository")...))
+		c.Add(Invalid("repository must be at most 500 characters", at("repository")...))
 	}
 	if !gitBranch.MatchString(g.Branch) || len(g.Branch) > 200 || strings.Contains(g.Branch, "..") ||
 		strings.HasSuffix(g.Branch, "/") || strings.HasSuffix(g.Branch, ".lock") {
-		c.add(Invalid(fmt.Sprintf("branch %q is not a branch name", g.Branch), at("branch")...))
+		c.Add(Invalid(fmt.Sprintf("branch %q is not a branch name", g.Branch), at("branch")...))
 	}
 	for _, p := range []struct{ v, what string }{{g.ContextDir, "contextDir"}, {g.Dockerfile, "dockerfile"}} {
 		if !relativePath(p.v) {
-			c.add(Invalid(fmt.Sprintf("%s %q must be a path inside the repository (relative, without '..')", p.what, p.v), at(p.what)...))
+			c.Add(Invalid(fmt.Sprintf("%s %q must be a path inside the repository (relative, without '..')", p.what, p.v), at(p.what)...))
 		}
 	}
-	if len(g.DeployOnPush) > maxListItems {
-		c.add(Invalid(fmt.Sprintf("deployOnPush may name at most %d environments", maxListItems), at("deployOnPush")...))
+	if len(g.DeployOnPush) > MaxListItems {
+		c.Add(Invalid(fmt.Sprintf("deployOnPush may name at most %d environments", MaxListItems), at("deployOnPush")...))
 	}
 	for i, e := range g.DeployOnPush {
 		if !envs[e] {
-			c.add(Invalid(fmt.Sprintf("environment %s is not one of the project's", e), field(append(slices.Clone(path), "deployOnPush", i)...)...))
+			c.Add(Invalid(fmt.Sprintf("environment %s is not one of the project's", e), field(append(slices.Clone(path), "deployOnPush", i)...)...))
 		}
 	}
 	if g.Credential != nil && (len(*g.Credential) > maxGitCredential || strings.ContainsRune(*g.Credential, 0)) {
-		c.add(Invalid(fmt.Sprintf("the credential must be at most %d bytes of text", maxGitCredential), at("credential")...))
+		c.Add(Invalid(fmt.Sprintf("the credential must be at most %d bytes of text", maxGitCredential), at("credential")...))
 	}
 }
 
@@ -102,9 +102,9 @@ func (p *Plane) setGit(ctx context.Context, q store.Querier, svc *model.Service,
 	for _, e := range envs[string(svc.ProjectID)].Items {
 		known[e.ID] = true
 	}
-	var c checks
+	var c Checks
 	c.git(&g, known, at...)
-	if err := c.err(); err != nil {
+	if err := c.Err(); err != nil {
 		return err
 	}
 	// A credential was given for a repository: moving the service to
@@ -177,7 +177,7 @@ func (p *Plane) openGitCredential(svc *model.Service) (string, error) {
 
 // auditGit records a Git source in an audit event, the credential only by
 // whether there is one.
-func auditGit(ev *audit, svc *model.Service) {
+func auditGit(ev *Audit, svc *model.Service) {
 	if svc.Git == nil {
 		ev.Details["git"] = nil
 		return
@@ -190,7 +190,7 @@ func auditGit(ev *audit, svc *model.Service) {
 // newWebhookSecret is 256 random bits, the way the providers suggest:
 // long enough for HMAC-SHA256, plain enough to paste into any of them.
 func newWebhookSecret() string {
-	s, _, _ := newSecret("nbwh_")
+	s, _, _ := NewSecret("nbwh_")
 	return s
 }
 
@@ -212,12 +212,12 @@ func (p *Plane) sealWebhook(w *model.Webhook) (string, error) {
 // for the project, routing each push by its repository. The secret is
 // returned here only.
 func (p *Plane) CreateWebhook(ctx context.Context, project model.ProjectID, svc *model.ServiceID) (*model.Webhook, string, error) {
-	proj, err := get(ctx, p, p.q(ctx), store.Projects, project, authz.WebhookManage)
+	proj, err := Get(ctx, p, p.Querier(ctx), store.Projects, project, authz.WebhookManage)
 	if err != nil {
 		return nil, "", err
 	}
 	now := p.now()
-	w := &model.Webhook{ID: newID[model.WebhookID](), TenantID: proj.TenantID, ProjectID: project, ServiceID: svc,
+	w := &model.Webhook{ID: NewID[model.WebhookID](), TenantID: proj.TenantID, ProjectID: project, ServiceID: svc,
 		CreatedAt: now, RotatedAt: now}
 	if a, err := authz.ActorFrom(ctx); err == nil && a.User != nil {
 		w.CreatedBy = &a.User.ID
@@ -226,7 +226,7 @@ func (p *Plane) CreateWebhook(ctx context.Context, project model.ProjectID, svc 
 	if err != nil {
 		return nil, "", err
 	}
-	err = p.change(ctx, proj.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, proj.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if svc != nil {
 			s, err := store.Services.Get(ctx, q, *svc)
 			if errors.Is(err, store.ErrNotFound) || err == nil && s.ProjectID != project {
@@ -237,9 +237,9 @@ func (p *Plane) CreateWebhook(ctx context.Context, project model.ProjectID, svc 
 			}
 		}
 		if err := store.Webhooks.Insert(ctx, q, w); err != nil {
-			return conflictOn(err, "serviceId", "the service has a webhook already: rotate its secret or delete it first")
+			return ConflictOn(err, "serviceId", "the service has a webhook already: rotate its secret or delete it first")
 		}
-		target(ev, ActWebhookCreate, "Webhook", string(w.ID))
+		Target(ev, ActWebhookCreate, "Webhook", string(w.ID))
 		ev.Details["projectId"] = string(project)
 		if svc != nil {
 			ev.Details["serviceId"] = string(*svc)
@@ -255,7 +255,7 @@ func (p *Plane) CreateWebhook(ctx context.Context, project model.ProjectID, svc 
 // RotateWebhookSecret gives a hook a new secret, returned here only; the
 // old one stops verifying at once.
 func (p *Plane) RotateWebhookSecret(ctx context.Context, id model.WebhookID) (*model.Webhook, string, error) {
-	w, err := get(ctx, p, p.q(ctx), store.Webhooks, id, authz.WebhookManage)
+	w, err := Get(ctx, p, p.Querier(ctx), store.Webhooks, id, authz.WebhookManage)
 	if err != nil {
 		return nil, "", err
 	}
@@ -264,8 +264,8 @@ func (p *Plane) RotateWebhookSecret(ctx context.Context, id model.WebhookID) (*m
 		return nil, "", err
 	}
 	w.RotatedAt = p.now()
-	err = p.change(ctx, w.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		target(ev, ActWebhookRotate, "Webhook", string(id))
+	err = p.Change(ctx, w.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+		Target(ev, ActWebhookRotate, "Webhook", string(id))
 		return store.RotateWebhookSecret(ctx, q, w)
 	})
 	if err != nil {
@@ -275,23 +275,23 @@ func (p *Plane) RotateWebhookSecret(ctx context.Context, id model.WebhookID) (*m
 }
 
 func (p *Plane) DeleteWebhook(ctx context.Context, id model.WebhookID) error {
-	w, err := get(ctx, p, p.q(ctx), store.Webhooks, id, authz.WebhookManage)
+	w, err := Get(ctx, p, p.Querier(ctx), store.Webhooks, id, authz.WebhookManage)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, w.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		target(ev, ActWebhookDelete, "Webhook", string(id))
+	return p.Change(ctx, w.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+		Target(ev, ActWebhookDelete, "Webhook", string(id))
 		ev.Details["projectId"] = string(w.ProjectID)
 		return store.Webhooks.Delete(ctx, q, id)
 	})
 }
 
 func (p *Plane) Webhook(ctx context.Context, id model.WebhookID) (*model.Webhook, error) {
-	return get(ctx, p, p.q(ctx), store.Webhooks, id, authz.WebhookRead)
+	return Get(ctx, p, p.Querier(ctx), store.Webhooks, id, authz.WebhookRead)
 }
 
 func (p *Plane) WebhooksByIDs(ctx context.Context, ids []model.WebhookID) (map[model.WebhookID]*model.Webhook, error) {
-	return byIDs(ctx, p, store.Webhooks, ids, authz.WebhookRead)
+	return ByIDs(ctx, p, store.Webhooks, ids, authz.WebhookRead)
 }
 
 // WebhookOf is a service's hook, nil when it has none.
@@ -299,7 +299,7 @@ func (p *Plane) WebhookOf(ctx context.Context, svc *model.Service) (*model.Webho
 	if err := p.authz.CheckCtx(ctx, authz.WebhookRead, svc.Scope()); err != nil {
 		return nil, err
 	}
-	w, err := store.WebhookOfService(ctx, p.q(ctx), svc.ID)
+	w, err := store.WebhookOfService(ctx, p.Querier(ctx), svc.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -311,30 +311,30 @@ func (p *Plane) WebhooksOf(ctx context.Context, proj *model.Project) ([]*model.W
 	if err := p.authz.CheckCtx(ctx, authz.WebhookRead, proj.Scope()); err != nil {
 		return nil, err
 	}
-	return store.WebhooksOfProject(ctx, p.q(ctx), proj.ID)
+	return store.WebhooksOfProject(ctx, p.Querier(ctx), proj.ID)
 }
 
 func (p *Plane) WebhookDeliveries(ctx context.Context, w *model.Webhook, pg store.PageArgs) (store.Page[model.WebhookDelivery], error) {
 	if err := p.authz.CheckCtx(ctx, authz.WebhookRead, w.Scope()); err != nil {
 		return store.Page[model.WebhookDelivery]{}, err
 	}
-	return store.DeliveriesOf(ctx, p.q(ctx), w.ID, pg)
+	return store.DeliveriesOf(ctx, p.Querier(ctx), w.ID, pg)
 }
 
 func (p *Plane) WebhookDelivery(ctx context.Context, id model.WebhookDeliveryID) (*model.WebhookDelivery, error) {
-	return get(ctx, p, p.q(ctx), store.WebhookDeliveries, id, authz.WebhookRead)
+	return Get(ctx, p, p.Querier(ctx), store.WebhookDeliveries, id, authz.WebhookRead)
 }
 
 func (p *Plane) DeliveriesByIDs(ctx context.Context, ids []model.WebhookDeliveryID) (map[model.WebhookDeliveryID]*model.WebhookDelivery, error) {
-	return byIDs(ctx, p, store.WebhookDeliveries, ids, authz.WebhookRead)
+	return ByIDs(ctx, p, store.WebhookDeliveries, ids, authz.WebhookRead)
 }
 
 func (p *Plane) Build(ctx context.Context, id model.BuildID) (*model.Build, error) {
-	return get(ctx, p, p.q(ctx), store.Builds, id, authz.BuildRead)
+	return Get(ctx, p, p.Querier(ctx), store.Builds, id, authz.BuildRead)
 }
 
 func (p *Plane) BuildsByIDs(ctx context.Context, ids []model.BuildID) (map[model.BuildID]*model.Build, error) {
-	return byIDs(ctx, p, store.Builds, ids, authz.BuildRead)
+	return ByIDs(ctx, p, store.Builds, ids, authz.BuildRead)
 }
 
 // Builds lists one page of a service's builds, newest first, of one
@@ -343,13 +343,13 @@ func (p *Plane) Builds(ctx context.Context, svc *model.Service, env *model.Envir
 	if err := p.authz.CheckCtx(ctx, authz.BuildRead, svc.Scope()); err != nil {
 		return store.Page[model.Build]{}, err
 	}
-	return store.BuildsOf(ctx, p.q(ctx), svc.ID, env, pg)
+	return store.BuildsOf(ctx, p.Querier(ctx), svc.ID, env, pg)
 }
 
 // systemWebhook is the subject of the deliveries a hook receives: the
 // caller is whoever knows the hook's URL, trusted only once the delivery's
 // signature holds.
-var systemWebhook = system{name: "webhook"}
+var systemWebhook = System{name: "webhook"}
 
 // Inbound is a request to a hook, as the HTTP server read it.
 type Inbound struct {
@@ -379,15 +379,15 @@ const (
 // the delivery with its outcome either way. A hook that does not exist is
 // ErrNotFound and records nothing.
 func (p *Plane) ReceiveWebhook(ctx context.Context, id model.WebhookID, in Inbound) (*model.WebhookDelivery, Refusal, error) {
-	ctx = as(ctx, systemWebhook)
-	w, err := store.Webhooks.Get(ctx, p.q(ctx), id)
+	ctx = As(ctx, systemWebhook)
+	w, err := store.Webhooks.Get(ctx, p.Querier(ctx), id)
 	if err != nil {
 		return nil, NotRefused, err
 	}
-	d := &model.WebhookDelivery{ID: newID[model.WebhookDeliveryID](), TenantID: w.TenantID, ProjectID: w.ProjectID,
+	d := &model.WebhookDelivery{ID: NewID[model.WebhookDeliveryID](), TenantID: w.TenantID, ProjectID: w.ProjectID,
 		WebhookID: w.ID, ReceivedAt: p.now()}
 	var why Refusal
-	err = p.system(ctx, w.TenantID, false, func(q *txn) (err error) {
+	err = p.SystemChange(ctx, w.TenantID, false, func(q *Txn) (err error) {
 		why, err = p.takeDelivery(ctx, q, w, d, in)
 		return err
 	})
@@ -399,13 +399,13 @@ func (p *Plane) ReceiveWebhook(ctx context.Context, id model.WebhookID, in Inbou
 
 // takeDelivery fills in d from the request and records it, with the
 // builds it queues. Callers hold the tenant lock.
-func (p *Plane) takeDelivery(ctx context.Context, q *txn, w *model.Webhook, d *model.WebhookDelivery, in Inbound) (Refusal, error) {
+func (p *Plane) takeDelivery(ctx context.Context, q *Txn, w *model.Webhook, d *model.WebhookDelivery, in Inbound) (Refusal, error) {
 	refuse := func(r Refusal, why string) (Refusal, error) {
 		d.Outcome, d.Reason, d.Body, d.Builds = model.DeliveryRefused, why, nil, nil
 		return r, store.WebhookDeliveries.Insert(ctx, q, d)
 	}
 	id, err := webhook.Identify(in.Header)
-	d.Provider, d.DeliveryID, d.Event = string(id.Provider), clipText(id.ID, 200), clipText(id.Event, 100)
+	d.Provider, d.DeliveryID, d.Event = string(id.Provider), ClipText(id.ID, 200), ClipText(id.Event, 100)
 	if err != nil {
 		return refuse(RefusedUnknown, err.Error())
 	}
@@ -421,7 +421,7 @@ func (p *Plane) takeDelivery(ctx context.Context, q *txn, w *model.Webhook, d *m
 	}
 	prev, err := store.AcceptedDelivery(ctx, q, w.ID, id.ID)
 	if err == nil {
-		return refuse(RefusedReplay, fmt.Sprintf("delivery %s was received already, at %s: a replay", clipText(id.ID, 200),
+		return refuse(RefusedReplay, fmt.Sprintf("delivery %s was received already, at %s: a replay", ClipText(id.ID, 200),
 			prev.ReceivedAt.UTC().Format(time.RFC3339)))
 	}
 	if !errors.Is(err, store.ErrNotFound) {
@@ -431,7 +431,7 @@ func (p *Plane) takeDelivery(ctx context.Context, q *txn, w *model.Webhook, d *m
 }
 
 // decideDelivery decides what a trusted delivery builds and records it.
-func (p *Plane) decideDelivery(ctx context.Context, q *txn, w *model.Webhook, d *model.WebhookDelivery, id webhook.Delivery, body []byte) (Refusal, error) {
+func (p *Plane) decideDelivery(ctx context.Context, q *Txn, w *model.Webhook, d *model.WebhookDelivery, id webhook.Delivery, body []byte) (Refusal, error) {
 	d.Body = body
 	if !id.IsPush() {
 		d.Outcome, d.Reason = model.DeliveryIgnored, fmt.Sprintf("a %q event: only pushes build", d.Event)
@@ -445,7 +445,7 @@ func (p *Plane) decideDelivery(ctx context.Context, q *txn, w *model.Webhook, d 
 		d.Outcome, d.Reason, d.Body = model.DeliveryRefused, err.Error(), nil
 		return RefusedMalformed, store.WebhookDeliveries.Insert(ctx, q, d)
 	}
-	d.Ref, d.Commit = clipText(push.Ref, 250), push.Commit
+	d.Ref, d.Commit = ClipText(push.Ref, 250), push.Commit
 	// The delivery id is not signed: a push of a commit to a ref this hook
 	// took before is a replay under a new id, or the branch moved back to
 	// an older commit. Either way it builds nothing (a person deploys an
@@ -455,7 +455,7 @@ func (p *Plane) decideDelivery(ctx context.Context, q *txn, w *model.Webhook, d 
 		switch {
 		case err == nil:
 			d.Outcome, d.Reason, d.Body = model.DeliveryRefused, fmt.Sprintf("commit %s was pushed to %s already (delivery %s, %s): a replay, or the branch moved back to it; deploy an older commit by its commit",
-				push.Commit[:12], clipText(push.Ref, 250), prev.DeliveryID, prev.ReceivedAt.UTC().Format(time.RFC3339)), nil
+				push.Commit[:12], ClipText(push.Ref, 250), prev.DeliveryID, prev.ReceivedAt.UTC().Format(time.RFC3339)), nil
 			return RefusedReplay, store.WebhookDeliveries.Insert(ctx, q, d)
 		case !errors.Is(err, store.ErrNotFound):
 			return NotRefused, err
@@ -472,7 +472,7 @@ func (p *Plane) decideDelivery(ctx context.Context, q *txn, w *model.Webhook, d 
 // service the hook covers whose repository and tracked branch it is, one
 // per environment the service deploys pushes to, unless that commit is
 // built or being built there already.
-func (p *Plane) pushBuilds(ctx context.Context, q *txn, w *model.Webhook, d *model.WebhookDelivery, push *webhook.Push) (model.DeliveryOutcome, string, error) {
+func (p *Plane) pushBuilds(ctx context.Context, q *Txn, w *model.Webhook, d *model.WebhookDelivery, push *webhook.Push) (model.DeliveryOutcome, string, error) {
 	var svcs []*model.Service
 	if w.ServiceID != nil {
 		s, err := store.Services.Get(ctx, q, *w.ServiceID)
@@ -517,7 +517,7 @@ func (p *Plane) pushBuilds(ctx context.Context, q *txn, w *model.Webhook, d *mod
 				return "", "", err
 			}
 			why := fmt.Sprintf("release %%d: a push of %s to %s by %s (%s)", push.Commit[:12], push.Branch(),
-				orNone(push.Pusher), orNone(push.Message))
+				OrNone(push.Pusher), OrNone(push.Message))
 			b, err := p.startBuild(ctx, q, s, env, push.Commit, why, &d.ID, d.RedeliveredBy)
 			var pr Problem
 			if errors.As(err, &pr) {
@@ -528,7 +528,7 @@ func (p *Plane) pushBuilds(ctx context.Context, q *txn, w *model.Webhook, d *mod
 				return "", "", err
 			}
 			d.Builds = append(d.Builds, b.ID)
-			ev := &audit{AuditEvent: &model.AuditEvent{TenantID: s.TenantID, ClientAddress: "webhook " + string(w.ID),
+			ev := &Audit{AuditEvent: &model.AuditEvent{TenantID: s.TenantID, ClientAddress: "webhook " + string(w.ID),
 				CreatedAt: p.now(), Details: map[string]any{"actor": "webhook:" + string(w.ID), "webhookId": string(w.ID),
 					"deliveryId": string(d.ID), "provider": d.Provider, "serviceId": string(s.ID),
 					"environmentId": string(env), "commit": push.Commit, "pusher": push.Pusher}}}
@@ -536,7 +536,7 @@ func (p *Plane) pushBuilds(ctx context.Context, q *txn, w *model.Webhook, d *mod
 				ev.ActorID = d.RedeliveredBy
 				ev.Details["redeliveryOf"] = string(*d.RedeliveryOf)
 			}
-			target(ev, ActBuildQueue, "Build", string(b.ID))
+			Target(ev, ActBuildQueue, "Build", string(b.ID))
 			if err := store.InsertAudit(ctx, q, ev.AuditEvent); err != nil {
 				return "", "", err
 			}
@@ -557,7 +557,7 @@ func (p *Plane) pushBuilds(ctx context.Context, q *txn, w *model.Webhook, d *mod
 // the new delivery names the one it repeats. A refused delivery kept no
 // body and cannot be redelivered.
 func (p *Plane) Redeliver(ctx context.Context, id model.WebhookDeliveryID) (*model.WebhookDelivery, error) {
-	prev, err := get(ctx, p, p.q(ctx), store.WebhookDeliveries, id, authz.WebhookRedeliver)
+	prev, err := Get(ctx, p, p.Querier(ctx), store.WebhookDeliveries, id, authz.WebhookRedeliver)
 	if err != nil {
 		return nil, err
 	}
@@ -568,12 +568,12 @@ func (p *Plane) Redeliver(ctx context.Context, id model.WebhookDeliveryID) (*mod
 	if err != nil {
 		return nil, err
 	}
-	d := &model.WebhookDelivery{ID: newID[model.WebhookDeliveryID](), TenantID: prev.TenantID, ProjectID: prev.ProjectID,
+	d := &model.WebhookDelivery{ID: NewID[model.WebhookDeliveryID](), TenantID: prev.TenantID, ProjectID: prev.ProjectID,
 		WebhookID: prev.WebhookID, ReceivedAt: p.now(), RedeliveryOf: &prev.ID}
 	if a.User != nil {
 		d.RedeliveredBy = &a.User.ID
 	}
-	err = p.change(ctx, prev.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, prev.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		w, err := store.Webhooks.Get(ctx, q, prev.WebhookID)
 		if err != nil {
 			return err
@@ -585,20 +585,9 @@ func (p *Plane) Redeliver(ctx context.Context, id model.WebhookDeliveryID) (*mod
 		if _, err := p.decideDelivery(ctx, q, w, d, id, prev.Body); err != nil {
 			return err
 		}
-		target(ev, ActWebhookRedeliver, "WebhookDelivery", string(d.ID))
+		Target(ev, ActWebhookRedeliver, "WebhookDelivery", string(d.ID))
 		ev.Details["redeliveryOf"], ev.Details["outcome"] = string(prev.ID), string(d.Outcome)
 		return nil
 	})
-	return committed(d, err)
-}
-
-// clipText cuts s to at most n bytes, on a rune boundary.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
+	return Committed(d, err)
 }

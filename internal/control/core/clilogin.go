@@ -43,7 +43,7 @@ var (
 
 // ActCLILoginApprove: a person confirmed a CLI's sign-in; a personal
 // token was made for them.
-var ActCLILoginApprove = Action{Name: "cli_login.approve", keepsState: true}
+var ActCLILoginApprove = Action{Name: "cli_login.approve", KeepsState: true}
 
 // CLILoginStarted is what the CLI is told when it starts a sign-in.
 type CLILoginStarted struct {
@@ -67,12 +67,12 @@ func newCode() string {
 // StartCLILogin starts a CLI's sign-in from a client; its secret is
 // returned here only.
 func (p *Plane) StartCLILogin(ctx context.Context, from Client) (*CLILoginStarted, error) {
-	ctx = as(ctx, systemAuthenticator)
-	secret, _, hash := newSecret(CLILoginPrefix)
+	ctx = As(ctx, SystemAuthenticator)
+	secret, _, hash := NewSecret(CLILoginPrefix)
 	now := p.now()
-	l := &model.CLILogin{ID: newID[model.CLILoginID](), Code: newCode(), SecretHash: hash, ClientAddress: clipText(from.Address, 100),
-		AddressKey: clipText(limitKey(from.Address), 100), UserAgent: clipText(from.UserAgent, 300), CreatedAt: now, ExpiresAt: now.Add(CLILoginTTL)}
-	err := p.tx(ctx, func(q *txn) error {
+	l := &model.CLILogin{ID: NewID[model.CLILoginID](), Code: newCode(), SecretHash: hash, ClientAddress: ClipText(from.Address, 100),
+		AddressKey: ClipText(limitKey(from.Address), 100), UserAgent: ClipText(from.UserAgent, 300), CreatedAt: now, ExpiresAt: now.Add(CLILoginTTL)}
+	err := p.InTx(ctx, func(q *Txn) error {
 		// Counting and adding are one step: concurrent starts from one
 		// address cannot all see room.
 		if err := store.LockSubject(ctx, q, "cli-start:"+l.AddressKey); err != nil {
@@ -125,7 +125,7 @@ func (p *Plane) CLILogin(ctx context.Context, code string) (*model.CLILogin, err
 	if err != nil {
 		return nil, err
 	}
-	l, err := store.CLILoginByCode(ctx, p.q(ctx), normalCode(code))
+	l, err := store.CLILoginByCode(ctx, p.Querier(ctx), normalCode(code))
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func (p *Plane) cliCodeAttempt(ctx context.Context) (matched func() error, err e
 	now := p.now()
 	session, address := "clicode-session:"+string(a.Session.ID), "clicode-address:"+limitKey(a.Origin)
 	var room bool
-	err = p.tx(ctx, func(q *txn) error {
+	err = p.InTx(ctx, func(q *Txn) error {
 		room, err = store.ReserveSignin(ctx, q, []store.SigninLimit{{Subject: session, Max: cliCodeSessionLimit},
 			{Subject: address, Max: cliCodeAddressLimit}}, now, now.Add(-signinWindow))
 		return err
@@ -158,7 +158,7 @@ func (p *Plane) cliCodeAttempt(ctx context.Context) (matched func() error, err e
 		return nil, RateLimited{RetryAfter: signinWindow, Reason: "too many CLI sign-in codes that match nothing"}
 	}
 	return func() error {
-		return p.tx(ctx, func(q *txn) error {
+		return p.InTx(ctx, func(q *Txn) error {
 			for _, s := range []string{session, address} {
 				if err := store.ForgetSigninAttempt(ctx, q, s, now); err != nil {
 					return err
@@ -199,7 +199,7 @@ func (p *Plane) ApproveCLILogin(ctx context.Context, code string, tenant model.T
 	}
 	a, _ := authz.ActorFrom(ctx)
 	var tok *model.APIToken
-	err = p.change(ctx, tenant, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, tenant, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		l, err := store.CLILoginByCode(ctx, q, normalCode(code))
 		if errors.Is(err, store.ErrNotFound) || err == nil && (l.ApprovedAt != nil || !p.now().Before(l.ExpiresAt)) {
 			return Invalid("no CLI sign-in waits with this code: it may have expired (10 minutes); start `nebula login --web` again", "input", "code")
@@ -209,7 +209,7 @@ func (p *Plane) ApproveCLILogin(ctx context.Context, code string, tenant model.T
 		}
 		exp := p.now().Add(cliTokenTTL)
 		var secret string
-		tok, secret, err = p.insertToken(ctx, q, tenant, a.User.ID, clipText("nebula CLI from "+l.ClientAddress, 100), &exp)
+		tok, secret, err = p.insertToken(ctx, q, tenant, a.User.ID, ClipText("nebula CLI from "+l.ClientAddress, 100), &exp)
 		if err != nil {
 			return err
 		}
@@ -229,7 +229,7 @@ func (p *Plane) ApproveCLILogin(ctx context.Context, code string, tenant model.T
 		if !ok {
 			return Invalid("this CLI sign-in was confirmed already", "input", "code")
 		}
-		target(ev, ActCLILoginApprove, "ApiToken", string(tok.ID))
+		Target(ev, ActCLILoginApprove, "ApiToken", string(tok.ID))
 		ev.Details["prefix"], ev.Details["cliAddress"], ev.Details["cliUserAgent"] = tok.Prefix, l.ClientAddress, l.UserAgent
 		ev.Details["userId"] = string(a.User.ID)
 		return nil
@@ -244,14 +244,14 @@ func (p *Plane) ApproveCLILogin(ctx context.Context, code string, tenant model.T
 // confirmed: ErrCLILoginPending until it is; then the token's secret and
 // tenant, once (the sign-in is over after).
 func (p *Plane) PollCLILogin(ctx context.Context, secret string) (string, model.TenantID, error) {
-	ctx = as(ctx, systemAuthenticator)
+	ctx = As(ctx, SystemAuthenticator)
 	if !strings.HasPrefix(secret, CLILoginPrefix) || len(secret) > 200 {
 		return "", "", ErrCLILoginGone
 	}
 	var token string
 	var tenant model.TenantID
-	err := p.tx(ctx, func(q *txn) error {
-		l, err := store.CLILoginBySecret(ctx, q, hashToken(secret))
+	err := p.InTx(ctx, func(q *Txn) error {
+		l, err := store.CLILoginBySecret(ctx, q, HashToken(secret))
 		if errors.Is(err, store.ErrNotFound) {
 			return ErrCLILoginGone
 		}

@@ -10,23 +10,23 @@ import (
 )
 
 func (p *Plane) Cluster(ctx context.Context, id model.ClusterID) (*model.Cluster, error) {
-	return get(ctx, p, p.q(ctx), store.Clusters, id, authz.ClusterRead)
+	return Get(ctx, p, p.Querier(ctx), store.Clusters, id, authz.ClusterRead)
 }
 
 func (p *Plane) ClustersByIDs(ctx context.Context, ids []model.ClusterID) (map[model.ClusterID]*model.Cluster, error) {
-	return byIDs(ctx, p, store.Clusters, ids, authz.ClusterRead)
+	return ByIDs(ctx, p, store.Clusters, ids, authz.ClusterRead)
 }
 
 func (p *Plane) Clusters(ctx context.Context, tenant model.TenantID, pg store.PageArgs) (store.Page[model.Cluster], error) {
 	if err := p.authz.CheckCtx(ctx, authz.ClusterRead, model.Scope{Tenant: tenant}); err != nil {
 		return store.Page[model.Cluster]{}, err
 	}
-	return store.ClustersOf(ctx, p.q(ctx), tenant, pg)
+	return store.ClustersOf(ctx, p.Querier(ctx), tenant, pg)
 }
 
 // ClusterStatus derives a cluster's status on the plane's clock.
 func (p *Plane) ClusterStatus(c *model.Cluster) model.ClusterStatus {
-	return c.Status(p.now(), p.disconnectedAfter)
+	return c.Status(p.now(), p.Settings.DisconnectedAfter)
 }
 
 // RegisterCluster registers a cluster; it stays PENDING until its agent
@@ -35,27 +35,27 @@ func (p *Plane) RegisterCluster(ctx context.Context, tenant model.TenantID, name
 	if err := p.authz.CheckCtx(ctx, authz.ClusterManage, model.Scope{Tenant: tenant}); err != nil {
 		return nil, "", err
 	}
-	var c checks
-	c.name(name, "cluster name", "input", "name")
-	ls := c.labels(labels, "input", "labels")
-	if err := c.err(); err != nil {
+	var c Checks
+	c.Name(name, "cluster name", "input", "name")
+	ls := c.Labels(labels, "input", "labels")
+	if err := c.Err(); err != nil {
 		return nil, "", err
 	}
-	cl := &model.Cluster{ID: newID[model.ClusterID](), TenantID: tenant, Name: name, Labels: ls, CreatedAt: p.now()}
+	cl := &model.Cluster{ID: NewID[model.ClusterID](), TenantID: tenant, Name: name, Labels: ls, CreatedAt: p.now()}
 	var secret string
-	err := p.change(ctx, tenant, func(q *txn, t *model.Tenant, ev *audit) error {
-		if err := p.ensureRoom(ctx, q, t, model.LimitClusters, 1); err != nil {
+	err := p.Change(ctx, tenant, func(q *Txn, t *model.Tenant, ev *Audit) error {
+		if err := p.EnsureRoom(ctx, q, t, model.LimitClusters, 1); err != nil {
 			return err
 		}
 		if err := store.Clusters.Insert(ctx, q, cl); err != nil {
-			return conflictOn(err, "name", "a cluster named "+name+" already exists in this tenant")
+			return ConflictOn(err, "name", "a cluster named "+name+" already exists in this tenant")
 		}
 		tok, s, err := p.insertConnectToken(ctx, q, cl)
 		if err != nil {
 			return err
 		}
 		secret = s
-		target(ev, ActClusterRegister, "Cluster", string(cl.ID))
+		Target(ev, ActClusterRegister, "Cluster", string(cl.ID))
 		ev.Details["name"], ev.Details["labels"], ev.Details["tokenPrefix"] = name, ls, tok.Prefix
 		return nil
 	})
@@ -72,7 +72,7 @@ func (p *Plane) SetClusterLabels(ctx context.Context, id model.ClusterID, labels
 
 // labelled is a cluster or a namespace target.
 type labelled[T any] interface {
-	scoped[T]
+	Scoped[T]
 	LabelSet() model.Labels
 }
 
@@ -81,27 +81,27 @@ type labelled[T any] interface {
 // committed (a cluster's change may give it a new desired revision).
 func setLabels[K ~string, T any, PT labelled[T]](ctx context.Context, p *Plane, t *store.Table[K, T], id K, perm authz.Perm,
 	act Action, kind string, labels []model.Label, write func(context.Context, store.Querier, K, model.Labels) error) (*T, error) {
-	v, err := get[K, T, PT](ctx, p, p.q(ctx), t, id, perm)
+	v, err := Get[K, T, PT](ctx, p, p.Querier(ctx), t, id, perm)
 	if err != nil {
 		return nil, err
 	}
-	var c checks
-	ls := c.labels(labels, "input", "labels")
-	if err := c.err(); err != nil {
+	var c Checks
+	ls := c.Labels(labels, "input", "labels")
+	if err := c.Err(); err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, PT(v).Scope().Tenant, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, PT(v).Scope().Tenant, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if v, err = t.Get(ctx, q, id); err != nil {
 			return err
 		}
-		target(ev, act, kind, string(id))
+		Target(ev, act, kind, string(id))
 		ev.Details["labels"] = map[string]any{"from": PT(v).LabelSet(), "to": ls}
 		return write(ctx, q, id, ls)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return t.Get(ctx, p.q(ctx), id)
+	return t.Get(ctx, p.Querier(ctx), id)
 }
 
 // reread returns the cluster as committed: the change may have given it a
@@ -110,18 +110,18 @@ func (p *Plane) reread(ctx context.Context, cl *model.Cluster, err error) (*mode
 	if err != nil {
 		return nil, err
 	}
-	return store.Clusters.Get(ctx, p.q(ctx), cl.ID)
+	return store.Clusters.Get(ctx, p.Querier(ctx), cl.ID)
 }
 
 // DeleteCluster deletes a cluster and its namespace targets; a cluster that
 // deployments went to keeps its history and cannot be deleted.
 func (p *Plane) DeleteCluster(ctx context.Context, id model.ClusterID) error {
-	cl, err := get(ctx, p, p.q(ctx), store.Clusters, id, authz.ClusterManage)
+	cl, err := Get(ctx, p, p.Querier(ctx), store.Clusters, id, authz.ClusterManage)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, cl.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		target(ev, ActClusterDelete, "Cluster", string(id))
+	return p.Change(ctx, cl.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+		Target(ev, ActClusterDelete, "Cluster", string(id))
 		ev.Details["name"] = cl.Name
 		err := store.Clusters.Delete(ctx, q, id)
 		var ce *store.ConflictError
@@ -134,38 +134,38 @@ func (p *Plane) DeleteCluster(ctx context.Context, id model.ClusterID) error {
 }
 
 func (p *Plane) NamespaceTarget(ctx context.Context, id model.NamespaceTargetID) (*model.NamespaceTarget, error) {
-	return get(ctx, p, p.q(ctx), store.NamespaceTargets, id, authz.ClusterRead)
+	return Get(ctx, p, p.Querier(ctx), store.NamespaceTargets, id, authz.ClusterRead)
 }
 
 func (p *Plane) NamespaceTargets(ctx context.Context, cl *model.Cluster, pg store.PageArgs) (store.Page[model.NamespaceTarget], error) {
 	if err := p.authz.CheckCtx(ctx, authz.ClusterRead, cl.Scope()); err != nil {
 		return store.Page[model.NamespaceTarget]{}, err
 	}
-	return store.NamespaceTargetsOf(ctx, p.q(ctx), cl.ID, pg)
+	return store.NamespaceTargetsOf(ctx, p.Querier(ctx), cl.ID, pg)
 }
 
 func (p *Plane) CreateNamespaceTarget(ctx context.Context, cluster model.ClusterID, namespace string, labels []model.Label) (*model.NamespaceTarget, error) {
-	cl, err := get(ctx, p, p.q(ctx), store.Clusters, cluster, authz.NamespaceTargetManage)
+	cl, err := Get(ctx, p, p.Querier(ctx), store.Clusters, cluster, authz.NamespaceTargetManage)
 	if err != nil {
 		return nil, err
 	}
-	var c checks
-	c.name(namespace, "namespace", "input", "namespace")
-	ls := c.labels(labels, "input", "labels")
-	if err := c.err(); err != nil {
+	var c Checks
+	c.Name(namespace, "namespace", "input", "namespace")
+	ls := c.Labels(labels, "input", "labels")
+	if err := c.Err(); err != nil {
 		return nil, err
 	}
-	nt := &model.NamespaceTarget{ID: newID[model.NamespaceTargetID](), TenantID: cl.TenantID, ClusterID: cluster,
+	nt := &model.NamespaceTarget{ID: NewID[model.NamespaceTargetID](), TenantID: cl.TenantID, ClusterID: cluster,
 		Namespace: namespace, Labels: ls, CreatedAt: p.now()}
-	err = p.change(ctx, cl.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, cl.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if err := store.NamespaceTargets.Insert(ctx, q, nt); err != nil {
-			return conflictOn(err, "namespace", "cluster "+cl.Name+" already has a namespace target "+namespace)
+			return ConflictOn(err, "namespace", "cluster "+cl.Name+" already has a namespace target "+namespace)
 		}
-		target(ev, ActTargetCreate, "NamespaceTarget", string(nt.ID))
+		Target(ev, ActTargetCreate, "NamespaceTarget", string(nt.ID))
 		ev.Details["clusterId"], ev.Details["namespace"], ev.Details["labels"] = string(cluster), namespace, ls
 		return nil
 	})
-	return committed(nt, err)
+	return Committed(nt, err)
 }
 
 func (p *Plane) SetNamespaceTargetLabels(ctx context.Context, id model.NamespaceTargetID, labels []model.Label) (*model.NamespaceTarget, error) {
@@ -174,12 +174,12 @@ func (p *Plane) SetNamespaceTargetLabels(ctx context.Context, id model.Namespace
 }
 
 func (p *Plane) DeleteNamespaceTarget(ctx context.Context, id model.NamespaceTargetID) error {
-	nt, err := get(ctx, p, p.q(ctx), store.NamespaceTargets, id, authz.NamespaceTargetManage)
+	nt, err := Get(ctx, p, p.Querier(ctx), store.NamespaceTargets, id, authz.NamespaceTargetManage)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, nt.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		target(ev, ActTargetDelete, "NamespaceTarget", string(id))
+	return p.Change(ctx, nt.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+		Target(ev, ActTargetDelete, "NamespaceTarget", string(id))
 		ev.Details["clusterId"], ev.Details["namespace"] = string(nt.ClusterID), nt.Namespace
 		return store.NamespaceTargets.Delete(ctx, q, id)
 	})

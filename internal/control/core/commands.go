@@ -28,7 +28,7 @@ type CommandInput struct {
 // until acknowledged. Restarting a process is the service's editors' to
 // ask; the cluster-wide commands are tenant admins'.
 func (p *Plane) QueueCommand(ctx context.Context, in CommandInput) (*model.Command, error) {
-	cl, err := get(ctx, p, p.q(ctx), store.Clusters, in.Cluster, authz.ClusterRead)
+	cl, err := Get(ctx, p, p.Querier(ctx), store.Clusters, in.Cluster, authz.ClusterRead)
 	if err != nil {
 		return nil, err
 	}
@@ -54,10 +54,10 @@ func (p *Plane) QueueCommand(ctx context.Context, in CommandInput) (*model.Comma
 		return nil, err
 	}
 	uid := a.User.ID
-	cmd := &model.Command{ID: newID[model.CommandID](), TenantID: cl.TenantID, ClusterID: cl.ID, Kind: in.Kind, Args: args,
+	cmd := &model.Command{ID: NewID[model.CommandID](), TenantID: cl.TenantID, ClusterID: cl.ID, Kind: in.Kind, Args: args,
 		Status: model.CommandQueued, RequestedBy: &uid, CreatedAt: p.now(), UpdatedAt: p.now()}
-	err = p.change(ctx, cl.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		target(ev, ActClusterQueueCommand, "Cluster", string(cl.ID))
+	err = p.Change(ctx, cl.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+		Target(ev, ActClusterQueueCommand, "Cluster", string(cl.ID))
 		ev.Details["commandId"], ev.Details["kind"], ev.Details["args"] = string(cmd.ID), string(cmd.Kind), args
 		if err := store.Commands.Insert(ctx, q, cmd); err != nil {
 			return err
@@ -68,7 +68,7 @@ func (p *Plane) QueueCommand(ctx context.Context, in CommandInput) (*model.Comma
 			}
 		}
 		// The agent's session may live on another replica.
-		return p.note(ctx, q, bus.Commands(string(cl.ID)))
+		return p.Note(ctx, q, bus.Commands(string(cl.ID)))
 	})
 	if err != nil {
 		return nil, err
@@ -85,11 +85,11 @@ func (p *Plane) restartArgs(ctx context.Context, cl *model.Cluster, in CommandIn
 	if in.Environment == nil || in.Service == nil || in.Process == "" {
 		return nil, nil, Invalid("RESTART_PROCESS needs environmentId, serviceId and process", "input", "kind")
 	}
-	svc, err := get(ctx, p, p.q(ctx), store.Services, *in.Service, authz.ServiceManage)
+	svc, err := Get(ctx, p, p.Querier(ctx), store.Services, *in.Service, authz.ServiceManage)
 	if err != nil {
 		return nil, nil, err
 	}
-	env, err := get(ctx, p, p.q(ctx), store.Environments, *in.Environment, authz.EnvironmentRead)
+	env, err := Get(ctx, p, p.Querier(ctx), store.Environments, *in.Environment, authz.EnvironmentRead)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -99,7 +99,7 @@ func (p *Plane) restartArgs(ctx context.Context, cl *model.Cluster, in CommandIn
 	if !slices.ContainsFunc(svc.Processes, func(pr model.Process) bool { return pr.Name == in.Process }) {
 		return nil, nil, Invalid(fmt.Sprintf("service %s has no process %q", svc.Name, in.Process), "input", "process")
 	}
-	clusters, targets, err := p.tenantTargets(ctx, p.q(ctx), cl.TenantID)
+	clusters, targets, err := p.tenantTargets(ctx, p.Querier(ctx), cl.TenantID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,7 +109,7 @@ func (p *Plane) restartArgs(ctx context.Context, cl *model.Cluster, in CommandIn
 	}
 	ns := pl.Namespace
 	if ns == "" {
-		proj, err := store.Projects.Get(ctx, p.q(ctx), env.ProjectID)
+		proj, err := store.Projects.Get(ctx, p.Querier(ctx), env.ProjectID)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -135,7 +135,7 @@ func (p *Plane) Commands(ctx context.Context, cl *model.Cluster, pg store.PageAr
 	all := p.authz.Check(ctx, a, authz.ClusterManage, cl.Scope()) == nil
 	var projects []model.ProjectID
 	if !all {
-		g, err := a.Grants(ctx, p.loadGrants)
+		g, err := p.GrantsOf(ctx, a)
 		if err != nil {
 			return store.Page[model.Command]{}, err
 		}
@@ -146,16 +146,16 @@ func (p *Plane) Commands(ctx context.Context, cl *model.Cluster, pg store.PageAr
 		}
 		slices.Sort(projects)
 	}
-	return store.CommandsIn(ctx, p.q(ctx), cl.ID, all, projects, pg)
+	return store.CommandsIn(ctx, p.Querier(ctx), cl.ID, all, projects, pg)
 }
 
 // Command reads one command, visible as Commands lists it.
 func (p *Plane) Command(ctx context.Context, id model.CommandID) (*model.Command, error) {
-	cmd, err := get(ctx, p, p.q(ctx), store.Commands, id, authz.ClusterRead)
+	cmd, err := Get(ctx, p, p.Querier(ctx), store.Commands, id, authz.ClusterRead)
 	if err != nil {
 		return nil, err
 	}
-	project, err := store.CommandProject(ctx, p.q(ctx), id)
+	project, err := store.CommandProject(ctx, p.Querier(ctx), id)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func (p *Plane) Command(ctx context.Context, id model.CommandID) (*model.Command
 	case cmd.Kind == model.CommandRestartProcess: // queued before commands recorded their project
 		err = p.authz.CheckCtx(ctx, authz.ClusterManage, cmd.Scope())
 	}
-	if isDenied(err) {
+	if IsDenied(err) {
 		return nil, authz.ErrNotVisible
 	}
 	if err != nil {

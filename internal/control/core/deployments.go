@@ -22,18 +22,9 @@ import (
 // should run); the cluster's agent reports the rest. Every move is an
 // event numbered per deployment, which subscribers resume from.
 
-// DefaultApprovalTTL is how long a deployment may wait for approval.
-const DefaultApprovalTTL = 24 * time.Hour
-
-// WithApprovals sets how long an approval may be waited for and whether a
-// requester may approve their own deployment.
-func WithApprovals(ttl time.Duration, allowSelf bool) Option {
-	return func(p *Plane) { p.approvalTTL, p.allowSelfApproval = ttl, allowSelf }
-}
-
 // advance moves a deployment to a stage and records the event. Callers
 // hold the tenant lock.
-func (p *Plane) advance(ctx context.Context, q *txn, d *model.Deployment, stage model.DeploymentStage, blocker, msg string) error {
+func (p *Plane) Advance(ctx context.Context, q *Txn, d *model.Deployment, stage model.DeploymentStage, blocker, msg string) error {
 	now := p.now()
 	d.Stage, d.Message, d.UpdatedAt = stage, msg, now
 	d.Blocker = nil
@@ -47,7 +38,7 @@ func (p *Plane) advance(ctx context.Context, q *txn, d *model.Deployment, stage 
 	if err := store.UpdateDeploymentStage(ctx, q, d); err != nil {
 		return err
 	}
-	if err := p.note(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID))); err != nil {
+	if err := p.Note(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID))); err != nil {
 		return err
 	}
 	if err := p.recordEvent(ctx, q, d, &model.DeploymentEvent{DeploymentID: d.ID, Seq: d.LastSeq,
@@ -60,15 +51,15 @@ func (p *Plane) advance(ctx context.Context, q *txn, d *model.Deployment, stage 
 // queue records a new deployment's first event, replaces the requests of
 // the same service and environment still waiting, and starts it: to
 // approval in a protected environment, to delivery otherwise.
-func (p *Plane) queue(ctx context.Context, q *txn, d *model.Deployment, env *model.Environment, rel *model.Release, why string) error {
-	if err := p.recordQueued(ctx, q, d, why); err != nil {
+func (p *Plane) queue(ctx context.Context, q *Txn, d *model.Deployment, env *model.Environment, rel *model.Release, why string) error {
+	if err := p.RecordQueued(ctx, q, d, why); err != nil {
 		return err
 	}
-	return p.proceed(ctx, q, d, env, rel)
+	return p.Proceed(ctx, q, d, env, rel)
 }
 
 // recordQueued records a new deployment's first event.
-func (p *Plane) recordQueued(ctx context.Context, q *txn, d *model.Deployment, why string) error {
+func (p *Plane) RecordQueued(ctx context.Context, q *Txn, d *model.Deployment, why string) error {
 	if err := p.recordEvent(ctx, q, d, &model.DeploymentEvent{DeploymentID: d.ID, Seq: 1,
 		TenantID: d.TenantID, Stage: model.StageQueued, Message: why, CreatedAt: d.CreatedAt}); err != nil {
 		return err
@@ -80,14 +71,14 @@ func (p *Plane) recordQueued(ctx context.Context, q *txn, d *model.Deployment, w
 	if err := p.emitStage(ctx, q, d); err != nil {
 		return err
 	}
-	return p.note(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID)))
+	return p.Note(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID)))
 }
 
 // proceed starts a deployment whose release is ready (at once, or once
 // its build made the image): it replaces the requests of the same service
 // and environment still waiting, then goes to approval in a protected
 // environment, to delivery otherwise.
-func (p *Plane) proceed(ctx context.Context, q *txn, d *model.Deployment, env *model.Environment, rel *model.Release) error {
+func (p *Plane) Proceed(ctx context.Context, q *Txn, d *model.Deployment, env *model.Environment, rel *model.Release) error {
 	open, err := store.OpenDeployments(ctx, q, d.ServiceID, d.EnvironmentID)
 	if err != nil {
 		return err
@@ -96,15 +87,15 @@ func (p *Plane) proceed(ctx context.Context, q *txn, d *model.Deployment, env *m
 		if o.ID == d.ID || (o.Stage != model.StageQueued && o.Stage != model.StageAwaitingApproval) {
 			continue
 		}
-		if err := p.advance(ctx, q, o, model.StageSuperseded, "",
+		if err := p.Advance(ctx, q, o, model.StageSuperseded, "",
 			fmt.Sprintf("superseded by the deployment of release %d, requested before this one was released", rel.Number)); err != nil {
 			return err
 		}
 	}
 	if env.Protected {
-		exp := p.now().Add(p.approvalTTL)
+		exp := p.now().Add(p.Settings.ApprovalTTL)
 		d.ApprovalExpiresAt = &exp
-		return p.advance(ctx, q, d, model.StageAwaitingApproval, model.BlockerApproval,
+		return p.Advance(ctx, q, d, model.StageAwaitingApproval, model.BlockerApproval,
 			fmt.Sprintf("environment %s is protected: waiting for a project manager or tenant admin to approve release %d (until %s)",
 				env.Name, rel.Number, exp.Format(time.RFC3339)))
 	}
@@ -114,7 +105,7 @@ func (p *Plane) proceed(ctx context.Context, q *txn, d *model.Deployment, env *m
 // deliver releases a deployment to its cluster: it becomes live (the
 // recompile that follows puts its release into the cluster's desired
 // state) and supersedes older deployments still rolling out.
-func (p *Plane) deliver(ctx context.Context, q *txn, d *model.Deployment, rel *model.Release) error {
+func (p *Plane) deliver(ctx context.Context, q *Txn, d *model.Deployment, rel *model.Release) error {
 	open, err := store.OpenDeployments(ctx, q, d.ServiceID, d.EnvironmentID)
 	if err != nil {
 		return err
@@ -123,7 +114,7 @@ func (p *Plane) deliver(ctx context.Context, q *txn, d *model.Deployment, rel *m
 		if o.ID == d.ID || o.ID > d.ID && o.Stage.Live() {
 			continue
 		}
-		if err := p.advance(ctx, q, o, model.StageSuperseded, "",
+		if err := p.Advance(ctx, q, o, model.StageSuperseded, "",
 			fmt.Sprintf("superseded by the deployment of release %d", rel.Number)); err != nil {
 			return err
 		}
@@ -134,25 +125,25 @@ func (p *Plane) deliver(ctx context.Context, q *txn, d *model.Deployment, rel *m
 	}
 	now := p.now()
 	d.DeliveredAt = &now
-	if c.Status(p.now(), p.disconnectedAfter) != model.ClusterConnected {
-		return p.advance(ctx, q, d, model.StageDelivering, model.BlockerDelivery,
+	if c.Status(p.now(), p.Settings.DisconnectedAfter) != model.ClusterConnected {
+		return p.Advance(ctx, q, d, model.StageDelivering, model.BlockerDelivery,
 			fmt.Sprintf("release %d waits for cluster %s, whose agent is not connected", rel.Number, c.Name))
 	}
-	return p.advance(ctx, q, d, model.StageDelivering, "", fmt.Sprintf("delivering release %d to cluster %s", rel.Number, c.Name))
+	return p.Advance(ctx, q, d, model.StageDelivering, "", fmt.Sprintf("delivering release %d to cluster %s", rel.Number, c.Name))
 }
 
 // deploymentFor reads a deployment with its environment and release, and
 // checks the actor may act on it as perm says (deploying or approving).
 func (p *Plane) deploymentFor(ctx context.Context, id model.DeploymentID, approve bool) (*model.Deployment, *model.Environment, error) {
-	d, err := get(ctx, p, p.q(ctx), store.Deployments, id, authz.DeploymentRead)
+	d, err := Get(ctx, p, p.Querier(ctx), store.Deployments, id, authz.DeploymentRead)
 	if err != nil {
 		return nil, nil, err
 	}
-	env, err := store.Environments.Get(ctx, p.q(ctx), d.EnvironmentID)
+	env, err := store.Environments.Get(ctx, p.Querier(ctx), d.EnvironmentID)
 	if err != nil {
 		return nil, nil, err
 	}
-	perm := deployPerm(env)
+	perm := DeployPerm(env)
 	if approve {
 		perm = authz.DeploymentApprove
 	}
@@ -162,7 +153,7 @@ func (p *Plane) deploymentFor(ctx context.Context, id model.DeploymentID, approv
 	return d, env, nil
 }
 
-func actorName(a *authz.Actor) string {
+func ActorName(a *authz.Actor) string {
 	if a.User != nil {
 		return a.User.Email
 	}
@@ -185,7 +176,7 @@ func (p *Plane) Decide(ctx context.Context, id model.DeploymentID, decision mode
 	if len(comment) > 2000 {
 		return nil, Invalid("a comment has at most 2000 characters", "input", "comment")
 	}
-	err = p.change(ctx, d.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, d.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if d, err = store.Deployments.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -197,7 +188,7 @@ func (p *Plane) Decide(ctx context.Context, id model.DeploymentID, decision mode
 			return Problem{Code: CodeConflict, Field: []string{"input", "deploymentId"},
 				Message: fmt.Sprintf("the approval window closed at %s; deploy again to ask anew", d.ApprovalExpiresAt.Format(time.RFC3339))}
 		}
-		if !p.allowSelfApproval && a.User != nil && d.RequestedBy != nil && *d.RequestedBy == a.User.ID {
+		if !p.Settings.AllowSelfApproval && a.User != nil && d.RequestedBy != nil && *d.RequestedBy == a.User.ID {
 			return Problem{Code: CodeConflict, Field: []string{"input", "deploymentId"},
 				Message: "you requested this deployment: another project manager or tenant admin must decide on it"}
 		}
@@ -205,7 +196,7 @@ func (p *Plane) Decide(ctx context.Context, id model.DeploymentID, decision mode
 		if err != nil {
 			return err
 		}
-		ap := &model.Approval{ID: newID[model.ApprovalID](), TenantID: d.TenantID, DeploymentID: d.ID,
+		ap := &model.Approval{ID: NewID[model.ApprovalID](), TenantID: d.TenantID, DeploymentID: d.ID,
 			Decision: decision, Comment: comment, CreatedAt: p.now()}
 		if a.User != nil {
 			uid := a.User.ID
@@ -218,16 +209,16 @@ func (p *Plane) Decide(ctx context.Context, id model.DeploymentID, decision mode
 		if decision == model.Rejected {
 			action = ActDeploymentReject
 		}
-		target(ev, action, "Deployment", string(d.ID))
+		Target(ev, action, "Deployment", string(d.ID))
 		ev.Details["environmentId"], ev.Details["releaseNumber"] = string(env.ID), rel.Number
 		if decision == model.Rejected {
-			return p.advance(ctx, q, d, model.StageCancelled, "", fmt.Sprintf("rejected by %s: %s", actorName(a), orNone(comment)))
+			return p.Advance(ctx, q, d, model.StageCancelled, "", fmt.Sprintf("rejected by %s: %s", ActorName(a), OrNone(comment)))
 		}
-		if err := p.note(ctx, q, bus.Deployment(string(d.ID))); err != nil {
+		if err := p.Note(ctx, q, bus.Deployment(string(d.ID))); err != nil {
 			return err
 		}
 		if err := p.recordEvent(ctx, q, d, &model.DeploymentEvent{DeploymentID: d.ID, Seq: d.LastSeq + 1,
-			TenantID: d.TenantID, Stage: d.Stage, Message: fmt.Sprintf("approved by %s: %s", actorName(a), orNone(comment)),
+			TenantID: d.TenantID, Stage: d.Stage, Message: fmt.Sprintf("approved by %s: %s", ActorName(a), OrNone(comment)),
 			CreatedAt: p.now()}); err != nil {
 			return err
 		}
@@ -240,7 +231,7 @@ func (p *Plane) Decide(ctx context.Context, id model.DeploymentID, decision mode
 	return d, nil
 }
 
-func orNone(s string) string {
+func OrNone(s string) string {
 	if s == "" {
 		return "(no comment)"
 	}
@@ -261,7 +252,7 @@ func (p *Plane) Cancel(ctx context.Context, id model.DeploymentID, reason string
 	if len(reason) > 2000 {
 		return nil, Invalid("a reason has at most 2000 characters", "input", "reason")
 	}
-	err = p.change(ctx, d.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, d.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if d, err = store.Deployments.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -269,15 +260,15 @@ func (p *Plane) Cancel(ctx context.Context, id model.DeploymentID, reason string
 			return Problem{Code: CodeConflict, Field: []string{"input", "deploymentId"},
 				Message: fmt.Sprintf("the deployment already ended: %s", d.Stage)}
 		}
-		target(ev, ActDeploymentCancel, "Deployment", string(d.ID))
+		Target(ev, ActDeploymentCancel, "Deployment", string(d.ID))
 		ev.Details["stage"] = string(d.Stage)
 		if d.Stage == model.StageBuilding {
 			// Its build stops too: the agent deletes its Job.
-			if err := p.cancelBuildOf(ctx, q, d, "its deployment was cancelled by "+actorName(a)); err != nil {
+			if err := p.cancelBuildOf(ctx, q, d, "its deployment was cancelled by "+ActorName(a)); err != nil {
 				return err
 			}
 		}
-		return p.advance(ctx, q, d, model.StageCancelled, "", fmt.Sprintf("cancelled by %s: %s", actorName(a), orNone(reason)))
+		return p.Advance(ctx, q, d, model.StageCancelled, "", fmt.Sprintf("cancelled by %s: %s", ActorName(a), OrNone(reason)))
 	})
 	if err != nil {
 		return nil, err
@@ -297,11 +288,11 @@ func (p *Plane) Redeploy(ctx context.Context, id model.DeploymentID) (*model.Dep
 // Rollback deploys an earlier release of a service in an environment, by
 // its number, as a new deployment.
 func (p *Plane) Rollback(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, number int) (*model.Deployment, error) {
-	svc, err := get(ctx, p, p.q(ctx), store.Services, svcID, authz.ServiceRead)
+	svc, err := Get(ctx, p, p.Querier(ctx), store.Services, svcID, authz.ServiceRead)
 	if err != nil {
 		return nil, err
 	}
-	rel, err := store.ReleaseByNumber(ctx, p.q(ctx), svc.ID, envID, number)
+	rel, err := store.ReleaseByNumber(ctx, p.Querier(ctx), svc.ID, envID, number)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, Invalid(fmt.Sprintf("service %s has no release %d in this environment", svc.Name, number), "input", "releaseNumber")
 	}
@@ -318,23 +309,23 @@ func (p *Plane) deployRelease(ctx context.Context, relID model.ReleaseID, action
 	if err != nil {
 		return nil, err
 	}
-	rel, err := get(ctx, p, p.q(ctx), store.Releases, relID, authz.DeploymentRead)
+	rel, err := Get(ctx, p, p.Querier(ctx), store.Releases, relID, authz.DeploymentRead)
 	if err != nil {
 		return nil, err
 	}
-	env, err := store.Environments.Get(ctx, p.q(ctx), rel.EnvironmentID)
+	env, err := store.Environments.Get(ctx, p.Querier(ctx), rel.EnvironmentID)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.authz.Check(ctx, a, deployPerm(env), env.Scope()); err != nil {
+	if err := p.authz.Check(ctx, a, DeployPerm(env), env.Scope()); err != nil {
 		return nil, err
 	}
 	if rel.ImageDigest == "" {
 		return nil, Invalid(fmt.Sprintf("release %d has no image: its build did not succeed", rel.Number), field...)
 	}
 	var dep *model.Deployment
-	err = p.change(ctx, rel.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		dep, err = p.startDeployment(ctx, q, ev, a, action, rel, env, why, field...)
+	err = p.Change(ctx, rel.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+		dep, err = p.StartDeployment(ctx, q, ev, a, action, rel, env, why, field...)
 		return err
 	})
 	if err != nil {
@@ -346,7 +337,7 @@ func (p *Plane) deployRelease(ctx context.Context, relID model.ReleaseID, action
 // deployPerm is the capability deploying to env takes: seeing an
 // environment is not permission to deploy to it, and a protected one takes
 // more.
-func deployPerm(env *model.Environment) authz.Perm {
+func DeployPerm(env *model.Environment) authz.Perm {
 	if env.Protected {
 		return authz.DeploymentProtected
 	}
@@ -359,7 +350,7 @@ func deployPerm(env *model.Environment) authz.Perm {
 // audit event's target and details, and its first stages (queue). why is a
 // format of the release number and the requester's name; field is where a
 // placement problem is reported.
-func (p *Plane) startDeployment(ctx context.Context, q *txn, ev *audit, a *authz.Actor, action Action,
+func (p *Plane) StartDeployment(ctx context.Context, q *Txn, ev *Audit, a *authz.Actor, action Action,
 	rel *model.Release, env *model.Environment, why string, field ...string) (*model.Deployment, error) {
 	clusters, targets, err := p.tenantTargets(ctx, q, rel.TenantID)
 	if err != nil {
@@ -375,23 +366,23 @@ func (p *Plane) startDeployment(ctx context.Context, q *txn, ev *audit, a *authz
 	}
 	now := p.now()
 	uid := a.User.ID
-	dep := &model.Deployment{ID: newID[model.DeploymentID](), TenantID: rel.TenantID, ProjectID: rel.ProjectID,
+	dep := &model.Deployment{ID: NewID[model.DeploymentID](), TenantID: rel.TenantID, ProjectID: rel.ProjectID,
 		ServiceID: rel.ServiceID, EnvironmentID: rel.EnvironmentID, ReleaseID: rel.ID, ClusterID: pl.Cluster.ID,
 		Stage: model.StageQueued, RequestedBy: &uid, CreatedAt: now, UpdatedAt: now}
 	if err := store.Deployments.Insert(ctx, q, dep); err != nil {
 		return nil, err
 	}
-	target(ev, action, "Deployment", string(dep.ID))
+	Target(ev, action, "Deployment", string(dep.ID))
 	ev.Details["releaseId"], ev.Details["releaseNumber"], ev.Details["clusterId"] = string(rel.ID), rel.Number, string(pl.Cluster.ID)
-	return dep, p.queue(ctx, q, dep, env, rel, fmt.Sprintf(why, rel.Number, actorName(a)))
+	return dep, p.queue(ctx, q, dep, env, rel, fmt.Sprintf(why, rel.Number, ActorName(a)))
 }
 
 // system runs a change the control plane makes itself (agent reports,
 // background jobs): under the tenant lock, recompiling when the change can
 // alter desired state, publishing after the commit. fn writes its own
 // audit events when it changes what people asked for.
-func (p *Plane) system(ctx context.Context, tenant model.TenantID, recompile bool, fn func(q *txn) error) error {
-	return p.tx(ctx, func(q *txn) error {
+func (p *Plane) SystemChange(ctx context.Context, tenant model.TenantID, recompile bool, fn func(q *Txn) error) error {
+	return p.InTx(ctx, func(q *Txn) error {
 		if _, err := store.LockTenant(ctx, q, tenant); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
@@ -401,7 +392,7 @@ func (p *Plane) system(ctx context.Context, tenant model.TenantID, recompile boo
 		if !recompile {
 			return nil
 		}
-		return p.recompile(ctx, q, tenant)
+		return p.Recompile(ctx, q, tenant)
 	})
 }
 
@@ -415,7 +406,7 @@ func (p *Plane) DeploymentEvents(ctx context.Context, id model.DeploymentID, aft
 // read just before them (to authorize the read): its stage and last
 // sequence tell a follower whether the events reach its end.
 func (p *Plane) DeploymentAndEvents(ctx context.Context, id model.DeploymentID, after int64, limit int) (*model.Deployment, []*model.DeploymentEvent, error) {
-	d, evs, err := store.DeploymentAndEventsAfter(ctx, p.q(ctx), id, after, limit)
+	d, evs, err := store.DeploymentAndEventsAfter(ctx, p.Querier(ctx), id, after, limit)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -431,7 +422,7 @@ func (p *Plane) Approvals(ctx context.Context, d *model.Deployment) ([]*model.Ap
 	if err := p.authz.CheckCtx(ctx, authz.DeploymentRead, d.Scope()); err != nil {
 		return nil, err
 	}
-	return store.ApprovalsOf(ctx, p.q(ctx), d.ID)
+	return store.ApprovalsOf(ctx, p.Querier(ctx), d.ID)
 }
 
 // ApprovalQueue lists a tenant's deployments waiting for an approval,
@@ -456,7 +447,7 @@ func (p *Plane) tenantDeployments(ctx context.Context, tenant model.TenantID, li
 	if limit < 1 || limit > 200 {
 		return nil, Invalid("first must be between 1 and 200", "first")
 	}
-	ds, err := read(ctx, p.q(ctx), tenant, limit)
+	ds, err := read(ctx, p.Querier(ctx), tenant, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func (p *Plane) mayRead(ctx context.Context, c authz.Perm, scope model.Scope) er
 }
 
 // A system subject is the control plane acting on its own account.
-type system struct {
+type System struct {
 	name string
 	// cluster narrows an agent's subject to its cluster.
 	cluster model.ClusterID
@@ -53,12 +53,12 @@ type system struct {
 
 // The system subjects.
 var (
-	systemJobs          = system{name: "jobs"}
-	systemOperator      = system{name: "operator"}
-	systemAuthenticator = system{name: "authenticator"}
+	systemJobs          = System{name: "jobs"}
+	SystemOperator      = System{name: "operator"}
+	SystemAuthenticator = System{name: "authenticator"}
 )
 
-func systemAgent(c model.ClusterID) system { return system{name: "agent", cluster: c} }
+func SystemAgent(c model.ClusterID) System { return System{name: "agent", cluster: c} }
 
 type systemKey struct{}
 
@@ -66,7 +66,7 @@ type systemKey struct{}
 var refused = store.Refusing(fmt.Errorf("%w: no subject for this statement", authz.ErrUnauthenticated))
 
 // as runs the rest of ctx as a system subject.
-func as(ctx context.Context, s system) context.Context {
+func As(ctx context.Context, s System) context.Context {
 	return context.WithValue(ctx, systemKey{}, s)
 }
 
@@ -76,20 +76,20 @@ func hasSubject(ctx context.Context) bool {
 	if _, err := authz.ActorFrom(ctx); err == nil {
 		return true
 	}
-	_, ok := ctx.Value(systemKey{}).(system)
+	_, ok := ctx.Value(systemKey{}).(System)
 	return ok
 }
 
 // as gives the calls of an agent side its subject: the agent of its
 // cluster.
-func (a *AgentSide) as(ctx context.Context) context.Context { return as(ctx, systemAgent(a.cluster)) }
+func (a *AgentSide) as(ctx context.Context) context.Context { return As(ctx, SystemAgent(a.cluster)) }
 
 // q is an agent side's querier.
-func (a *AgentSide) q(ctx context.Context) store.Querier { return a.p.q(a.as(ctx)) }
+func (a *AgentSide) q(ctx context.Context) store.Querier { return a.p.Querier(a.as(ctx)) }
 
 // q is the querier for reads outside a transaction, for the subject of
 // ctx.
-func (p *Plane) q(ctx context.Context) store.Querier {
+func (p *Plane) Querier(ctx context.Context) store.Querier {
 	if !hasSubject(ctx) {
 		return refused
 	}
@@ -98,13 +98,13 @@ func (p *Plane) q(ctx context.Context) store.Querier {
 
 // tx runs fn in a write transaction for the subject of ctx; without one it
 // begins none. See txn for the outbox dispatched after the commit.
-func (p *Plane) tx(ctx context.Context, fn func(q *txn) error) error {
+func (p *Plane) InTx(ctx context.Context, fn func(q *Txn) error) error {
 	if !hasSubject(ctx) {
 		return authz.ErrUnauthenticated
 	}
-	var done *txn
+	var done *Txn
 	err := p.store.Tx(ctx, func(q store.Querier) error {
-		t := &txn{Querier: q}
+		t := &Txn{Querier: q}
 		if err := fn(t); err != nil {
 			return err
 		}
@@ -127,7 +127,7 @@ func (p *Plane) tx(ctx context.Context, fn func(q *txn) error) error {
 }
 
 // readTx runs fn in a read-only snapshot for the subject of ctx.
-func (p *Plane) readTx(ctx context.Context, fn func(q store.Querier) error) error {
+func (p *Plane) InReadTx(ctx context.Context, fn func(q store.Querier) error) error {
 	if !hasSubject(ctx) {
 		return authz.ErrUnauthenticated
 	}

@@ -73,25 +73,25 @@ func TestOneDoor(t *testing.T) {
 // systemDoors are the exported methods that act without a caller's
 // subject, each as the system subject named: the whole list, so that a
 // new one is a decision made here.
-var systemDoors = map[string]system{
-	"Bootstrap":         systemOperator,
-	"RecoverAdminToken": systemOperator,
-	"Reseal":            systemOperator,
+var systemDoors = map[string]System{
+	"Bootstrap":         SystemOperator,
+	"RecoverAdminToken": SystemOperator,
+	"Reseal":            SystemOperator,
 	"RunJobs":           systemJobs,
 	"RunJobsOnce":       systemJobs,
 	"RunOutbound":       systemSender,
 	"DeliverOutbound":   systemSender,
-	"Authenticate":      systemAuthenticator,
-	"AuthenticateAgent": systemAuthenticator,
+	"Authenticate":      SystemAuthenticator,
+	"AuthenticateAgent": SystemAuthenticator,
 	// A person signing in, in or out: trusted once the passphrase, the
 	// invitation link or the session secret holds.
-	"SignIn":           systemAuthenticator,
-	"SignOut":          systemAuthenticator,
-	"AcceptInvitation": systemAuthenticator,
+	"SignIn":           SystemAuthenticator,
+	"SignOut":          SystemAuthenticator,
+	"AcceptInvitation": SystemAuthenticator,
 	// The CLI's sign-in through the browser: trusted with its own secret.
-	"StartCLILogin": systemAuthenticator,
-	"PollCLILogin":  systemAuthenticator,
-	"AgentSideOf":   systemAgent(""),
+	"StartCLILogin": SystemAuthenticator,
+	"PollCLILogin":  SystemAuthenticator,
+	"AgentSideOf":   SystemAgent(""),
 	// Whoever knows a hook's URL: trusted once the signature holds.
 	"ReceiveWebhook": systemWebhook,
 }
@@ -231,7 +231,7 @@ func TestNoSubjectReachesTheStore(t *testing.T) {
 	// reaches the database for it and succeeds. (A read by id reaches it
 	// before the check of the row's scope refuses; a method given nothing
 	// to read succeeds without a statement.)
-	asJobs := as(ctx, systemJobs)
+	asJobs := As(ctx, systemJobs)
 	for i := range pv.NumMethod() {
 		m := pv.Type().Method(i)
 		if _, ok := systemDoors[m.Name]; ok {

@@ -46,7 +46,7 @@ type recorded struct {
 
 // recordEvent records a deployment's event in the transaction and keeps
 // it for the hint of the deployment's note.
-func (p *Plane) recordEvent(ctx context.Context, q *txn, d *model.Deployment, e *model.DeploymentEvent) error {
+func (p *Plane) recordEvent(ctx context.Context, q *Txn, d *model.Deployment, e *model.DeploymentEvent) error {
 	if err := store.InsertDeploymentEvent(ctx, q, e); err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (p *Plane) recordEvent(ctx context.Context, q *txn, d *model.Deployment, e 
 // busNotes is the transaction's notes for the bus: each deployment's with
 // the events it recorded as its hint. They are made once, when the
 // notification is written, and told again after the commit.
-func (t *txn) busNotes() []bus.Note {
+func (t *Txn) busNotes() []bus.Note {
 	if t.busNoted != nil {
 		return t.busNoted
 	}

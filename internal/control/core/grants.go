@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -113,4 +114,20 @@ func (c *grantCache) noted(topics []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.kept.noted(topics)
+}
+
+// GrantsOf is the actor's grants: its person's (cached, as every check
+// reads them), or its token's.
+func (p *Plane) GrantsOf(ctx context.Context, a *authz.Actor) (*model.Grants, error) {
+	return a.Grants(ctx, p.grants.get)
+}
+
+// Subject is the caller's subject in the policy for scope (the role it acts
+// with there).
+func (p *Plane) Subject(ctx context.Context, scope model.Scope) (string, error) {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return "", err
+	}
+	return p.authz.Subject(ctx, a, scope)
 }

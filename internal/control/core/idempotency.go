@@ -124,9 +124,9 @@ func (p *Plane) ClaimKey(ctx context.Context, req KeyRequest) (KeyAnswer, error)
 	}
 	sum := sha256.Sum256([]byte(req.Key))
 	scope := store.KeyScope{Tenant: a.Home(), User: a.User.ID, KeyHash: sum[:]}
-	owner := newID[string]()
+	owner := NewID[string]()
 	var ans KeyAnswer
-	err = p.tx(ctx, func(q *txn) error {
+	err = p.InTx(ctx, func(q *Txn) error {
 		now := p.now()
 		lease := now.Add(KeyLease)
 		// A key released between our insert and our read is claimed on
@@ -134,7 +134,7 @@ func (p *Plane) ClaimKey(ctx context.Context, req KeyRequest) (KeyAnswer, error)
 		// within one transaction of ours.
 		for range 3 {
 			ok, err := store.ClaimKey(ctx, q, &store.IdempotencyKey{
-				ID: newID[store.IdempotencyKeyID](), KeyScope: scope, RequestHash: req.RequestHash, Operation: req.Operation,
+				ID: NewID[store.IdempotencyKeyID](), KeyScope: scope, RequestHash: req.RequestHash, Operation: req.Operation,
 				State: store.KeyRunning, Owner: owner, LeaseUntil: &lease, CreatedAt: now, ExpiresAt: now.Add(req.TTL),
 			}, now)
 			if err != nil {
@@ -227,12 +227,12 @@ func (p *Plane) recordKey(ctx context.Context, q store.Querier, ev *model.AuditE
 // even when the client has gone: the outcome is for its retry.
 func (p *Plane) FinishKey(ctx context.Context, c *KeyClaim, end store.KeyEnd) error {
 	ctx = context.WithoutCancel(ctx)
-	return p.tx(ctx, func(q *txn) error {
+	return p.InTx(ctx, func(q *Txn) error {
 		return store.FinishKey(ctx, q, c.scope, c.owner, end)
 	})
 }
 
 // expireKeys deletes keys whose window closed (the background job).
-func (p *Plane) expireKeys(ctx context.Context, q *txn) (int, error) {
+func (p *Plane) expireKeys(ctx context.Context, q *Txn) (int, error) {
 	return store.DeleteExpiredKeys(ctx, q, p.now(), expiredKeysPerRun)
 }

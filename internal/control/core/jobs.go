@@ -16,14 +16,6 @@ import (
 // for, inside its transaction, so a run that follows another does nothing
 // twice.
 
-// DefaultStallAfter is how long a deployment may go without progress
-// before it is flagged.
-const DefaultStallAfter = 10 * time.Minute
-
-// WithStallAfter sets how long a rollout may make no progress before the
-// stall job flags it.
-func WithStallAfter(d time.Duration) Option { return func(p *Plane) { p.stallAfter = d } }
-
 // JobReport says what one run of the jobs did.
 type JobReport struct {
 	Expired, Stalled, Disconnected int
@@ -61,11 +53,11 @@ func (p *Plane) RunJobs(ctx context.Context, every time.Duration) {
 
 // RunJobsOnce runs each job once.
 func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
-	ctx = as(ctx, systemJobs)
+	ctx = As(ctx, systemJobs)
 	var rep JobReport
 	jobs := []struct {
 		name string
-		run  func(ctx context.Context, q *txn) (int, error)
+		run  func(ctx context.Context, q *Txn) (int, error)
 		n    *int
 	}{
 		{"expire-approvals", p.expireApprovals, &rep.Expired},
@@ -74,14 +66,14 @@ func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 		{"expire-idempotency-keys", p.expireKeys, &rep.Keys},
 		{"schedule-builds", p.scheduleBuilds, &rep.Builds},
 		{"expire-build-logs", p.expireBuildLogs, &rep.BuildLogLines},
-		{"log-retention", func(ctx context.Context, q *txn) (int, error) { return p.logRetentionJob(ctx, q, &rep) }, &rep.LogsExpired},
+		{"log-retention", func(ctx context.Context, q *Txn) (int, error) { return p.logRetentionJob(ctx, q, &rep) }, &rep.LogsExpired},
 		{"expire-webhook-messages", p.expireMessages, &rep.Messages},
-		{"expire-cli-logins", func(ctx context.Context, q *txn) (int, error) { return store.DeleteExpiredCLILogins(ctx, q, p.now()) },
+		{"expire-cli-logins", func(ctx context.Context, q *Txn) (int, error) { return store.DeleteExpiredCLILogins(ctx, q, p.now()) },
 			&rep.CLILogins},
 	}
 	for _, j := range jobs {
 		var skipped bool
-		err := p.tx(ctx, func(q *txn) error {
+		err := p.InTx(ctx, func(q *Txn) error {
 			ok, err := store.TryJobLock(ctx, q, j.name)
 			if err != nil || !ok {
 				skipped = err == nil
@@ -107,13 +99,13 @@ func (p *Plane) JobPasses() int64 { return p.jobPasses.Load() }
 
 // expireMessages deletes the webhook messages delivered or failed before
 // the retention, a batch a run.
-func (p *Plane) expireMessages(ctx context.Context, q *txn) (int, error) {
-	return store.DeleteMessagesBefore(ctx, q, p.now().Add(-p.outbound.Retention), 5000)
+func (p *Plane) expireMessages(ctx context.Context, q *Txn) (int, error) {
+	return store.DeleteMessagesBefore(ctx, q, p.now().Add(-p.Settings.Outbound.Retention), 5000)
 }
 
 // expireApprovals cancels deployments whose approval window closed, each
 // audited as the control plane's own change.
-func (p *Plane) expireApprovals(ctx context.Context, q *txn) (int, error) {
+func (p *Plane) expireApprovals(ctx context.Context, q *Txn) (int, error) {
 	ds, err := store.ExpiredApprovals(ctx, q, p.now())
 	if err != nil {
 		return 0, err
@@ -123,13 +115,13 @@ func (p *Plane) expireApprovals(ctx context.Context, q *txn) (int, error) {
 			return 0, err
 		}
 		exp := d.ApprovalExpiresAt
-		if err := p.advance(ctx, q, d, model.StageCancelled, "",
+		if err := p.Advance(ctx, q, d, model.StageCancelled, "",
 			fmt.Sprintf("the approval window closed at %s without a decision", exp.Format(time.RFC3339))); err != nil {
 			return 0, err
 		}
-		ev := &audit{AuditEvent: &model.AuditEvent{TenantID: d.TenantID, ClientAddress: "control-plane", CreatedAt: p.now(),
+		ev := &Audit{AuditEvent: &model.AuditEvent{TenantID: d.TenantID, ClientAddress: "control-plane", CreatedAt: p.now(),
 			Details: map[string]any{"approvalExpiredAt": exp.Format(time.RFC3339)}}}
-		target(ev, ActApprovalExpired, "Deployment", string(d.ID))
+		Target(ev, ActApprovalExpired, "Deployment", string(d.ID))
 		if err := store.InsertAudit(ctx, q, ev.AuditEvent); err != nil {
 			return 0, err
 		}
@@ -139,14 +131,14 @@ func (p *Plane) expireApprovals(ctx context.Context, q *txn) (int, error) {
 
 // flagStalled marks rollouts that made no progress for stallAfter with the
 // blocker "stalled"; the next stage the agent reports clears it.
-func (p *Plane) flagStalled(ctx context.Context, q *txn) (int, error) {
-	ds, err := store.StalledDeployments(ctx, q, p.now().Add(-p.stallAfter))
+func (p *Plane) flagStalled(ctx context.Context, q *Txn) (int, error) {
+	ds, err := store.StalledDeployments(ctx, q, p.now().Add(-p.Settings.StallAfter))
 	if err != nil {
 		return 0, err
 	}
 	for _, d := range ds {
-		if err := p.advance(ctx, q, d, d.Stage, model.BlockerStalled,
-			fmt.Sprintf("no progress in %s for %s", d.Stage, p.stallAfter)); err != nil {
+		if err := p.Advance(ctx, q, d, d.Stage, model.BlockerStalled,
+			fmt.Sprintf("no progress in %s for %s", d.Stage, p.Settings.StallAfter)); err != nil {
 			return 0, err
 		}
 	}
@@ -155,9 +147,9 @@ func (p *Plane) flagStalled(ctx context.Context, q *txn) (int, error) {
 
 // markDisconnected finds clusters silent for longer than disconnectedAfter,
 // tells their followers, and blocks their rollouts on delivery.
-func (p *Plane) markDisconnected(ctx context.Context, q *txn) (int, error) {
+func (p *Plane) markDisconnected(ctx context.Context, q *Txn) (int, error) {
 	now := p.now()
-	cs, err := store.SilentClusters(ctx, q, now.Add(-p.disconnectedAfter))
+	cs, err := store.SilentClusters(ctx, q, now.Add(-p.Settings.DisconnectedAfter))
 	if err != nil {
 		return 0, err
 	}
@@ -175,7 +167,7 @@ func (p *Plane) markDisconnected(ctx context.Context, q *txn) (int, error) {
 		if err := p.emitClusterStatus(ctx, q, c, false); err != nil {
 			return 0, err
 		}
-		if err := p.note(ctx, q, bus.Cluster(string(c.ID))); err != nil {
+		if err := p.Note(ctx, q, bus.Cluster(string(c.ID))); err != nil {
 			return 0, err
 		}
 		ds, err := store.RolloutsOn(ctx, q, c.ID)
@@ -186,7 +178,7 @@ func (p *Plane) markDisconnected(ctx context.Context, q *txn) (int, error) {
 			if d.Blocker != nil && *d.Blocker == model.BlockerDelivery {
 				continue
 			}
-			if err := p.advance(ctx, q, d, d.Stage, model.BlockerDelivery,
+			if err := p.Advance(ctx, q, d, d.Stage, model.BlockerDelivery,
 				fmt.Sprintf("cluster %s's agent went silent at %s", c.Name, c.LastHeartbeatAt.Format(time.RFC3339))); err != nil {
 				return 0, err
 			}

@@ -23,9 +23,6 @@ import (
 // another drops the days past the retention whole, each run by one
 // replica at a time; on SQLite the second deletes old rows in batches.
 
-// DefaultLogRetention is how long container logs and events are kept.
-const DefaultLogRetention = 7 * 24 * time.Hour
-
 // logPartitionsAhead is how many days after today have their partitions
 // before a line could need them.
 const logPartitionsAhead = 2
@@ -34,9 +31,6 @@ const logPartitionsAhead = 2
 // that a run never holds the store's one writer for long.
 const expireLogsBatch = 5000
 
-// WithLogRetention sets how long container logs and events are kept.
-func WithLogRetention(d time.Duration) Option { return func(p *Plane) { p.logRetention = d } }
-
 // logRetentionJob is the job that keeps the log tables: it creates the day
 // partitions from the oldest day still kept through logPartitionsAhead
 // days after today (rep.LogPartitions), then removes what is older than
@@ -44,14 +38,14 @@ func WithLogRetention(d time.Duration) Option { return func(p *Plane) { p.logRet
 // and returns the partitions dropped or rows deleted. One job, so that
 // one transaction at a time changes the tables' partitions (two, each
 // locking both parents in its own order, would deadlock).
-func (p *Plane) logRetentionJob(ctx context.Context, q *txn, rep *JobReport) (int, error) {
+func (p *Plane) logRetentionJob(ctx context.Context, q *Txn, rep *JobReport) (int, error) {
 	now := p.now()
-	made, err := store.EnsureLogPartitions(ctx, q, now.Add(-p.logRetention), now.Add(logPartitionsAhead*24*time.Hour))
+	made, err := store.EnsureLogPartitions(ctx, q, now.Add(-p.Settings.LogRetention), now.Add(logPartitionsAhead*24*time.Hour))
 	if err != nil {
 		return 0, err
 	}
 	rep.LogPartitions = made
-	r, err := store.ExpireLogs(ctx, q, now.Add(-p.logRetention), expireLogsBatch)
+	r, err := store.ExpireLogs(ctx, q, now.Add(-p.Settings.LogRetention), expireLogsBatch)
 	return r.Partitions + int(r.Rows), err
 }
 
@@ -229,7 +223,7 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 		return 0, err
 	}
 	now := p.now()
-	oldest := now.Add(-p.logRetention).Add(time.Hour)
+	oldest := now.Add(-p.Settings.LogRetention).Add(time.Hour)
 	var lines []model.LogLine
 	var dropped []string
 	topics := map[string]bool{}
@@ -288,7 +282,7 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 		topics[bus.Logs(string(s.Environment), string(s.Service))] = true
 	}
 	if len(dropped) > 0 {
-		p.log.Warn("dropped log streams of services the cluster does not run", "cluster", a.cluster, "streams", clipText(strings.Join(dropped, ", "), 500))
+		p.log.Warn("dropped log streams of services the cluster does not run", "cluster", a.cluster, "streams", ClipText(strings.Join(dropped, ", "), 500))
 	}
 	if len(lines) == 0 {
 		return 0, nil
@@ -301,7 +295,7 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 		return 0, err
 	}
 	var stored []model.LogLine
-	err = p.tx(ctx, func(q *txn) error {
+	err = p.InTx(ctx, func(q *Txn) error {
 		var err error
 		if stored, err = store.AppendLogLines(ctx, q, lines); err != nil {
 			return err
@@ -309,7 +303,7 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 		if len(stored) == 0 {
 			return nil
 		}
-		return p.note(ctx, q, slices.Sorted(maps.Keys(topics))...)
+		return p.Note(ctx, q, slices.Sorted(maps.Keys(topics))...)
 	})
 	return len(stored), err
 }
@@ -382,7 +376,7 @@ func (p *Plane) ensureLogDays(ctx context.Context, times []time.Time) error {
 		return nil
 	}
 	ensure := func() error {
-		return p.tx(ctx, func(q *txn) error {
+		return p.InTx(ctx, func(q *Txn) error {
 			_, err := store.EnsureLogPartitions(ctx, q, from, to)
 			return err
 		})
@@ -422,11 +416,11 @@ type LogRead struct {
 // ServiceLogs reads lines a service printed in an environment, within
 // the retention; viewers of the project may.
 func (p *Plane) ServiceLogs(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, r LogRead) ([]model.LogLine, error) {
-	svc, err := get(ctx, p, p.q(ctx), store.Services, svcID, authz.LogRead)
+	svc, err := Get(ctx, p, p.Querier(ctx), store.Services, svcID, authz.LogRead)
 	if err != nil {
 		return nil, err
 	}
-	env, err := get(ctx, p, p.q(ctx), store.Environments, envID, authz.EnvironmentRead)
+	env, err := Get(ctx, p, p.Querier(ctx), store.Environments, envID, authz.EnvironmentRead)
 	if err != nil {
 		return nil, err
 	}
@@ -443,11 +437,11 @@ func (p *Plane) ServiceLogs(ctx context.Context, svcID model.ServiceID, envID mo
 		Until: r.Until, Text: r.Text, Stream: r.Stream, Pod: r.Pod, Limit: r.Limit, Last: r.Last}
 	// Lines past the retention may wait for their day's partition to go:
 	// they are not shown.
-	if oldest := p.now().Add(-p.logRetention); q.Since.Before(oldest) {
+	if oldest := p.now().Add(-p.Settings.LogRetention); q.Since.Before(oldest) {
 		q.Since = oldest
 	}
 	if r.Deployment != "" {
-		d, err := store.Deployments.Get(ctx, p.q(ctx), r.Deployment)
+		d, err := store.Deployments.Get(ctx, p.Querier(ctx), r.Deployment)
 		if errors.Is(err, store.ErrNotFound) || err == nil && (d.ServiceID != svc.ID || d.EnvironmentID != env.ID) {
 			return nil, Invalid("deployment "+string(r.Deployment)+" is not one of this service in this environment", "filter", "deploymentId")
 		}
@@ -456,7 +450,7 @@ func (p *Plane) ServiceLogs(ctx context.Context, svcID model.ServiceID, envID mo
 		}
 		q.Release = d.ReleaseID
 	}
-	return store.LogLinesOf(ctx, p.q(ctx), q)
+	return store.LogLinesOf(ctx, p.Querier(ctx), q)
 }
 
 // LastLogLine is the number of the last line a service printed in an
@@ -499,7 +493,7 @@ func (a *AgentSide) Events(ctx context.Context, evs []EventIn) (int, error) {
 		envs[model.EnvironmentID(k[0])] = t
 	}
 	now := p.now()
-	oldest := now.Add(-p.logRetention).Add(time.Hour)
+	oldest := now.Add(-p.Settings.LogRetention).Add(time.Hour)
 	at := func(x time.Time) time.Time {
 		if x.Before(oldest) || x.After(now.Add(5*time.Minute)) {
 			return now
@@ -527,7 +521,7 @@ func (a *AgentSide) Events(ctx context.Context, evs []EventIn) (int, error) {
 		r := func(s string) string { return t.redact.Replace(storable(s)) }
 		out = append(out, model.KubeEvent{At: at(e.LastAt), FirstAt: at(e.FirstAt), TenantID: a.tenant, ClusterID: a.cluster,
 			ProjectID: project, EnvironmentID: e.Environment, ServiceID: e.Service, UID: e.UID, Count: e.Count,
-			Type: r(e.Type), Reason: r(e.Reason), Message: clipText(r(e.Message), 4000), Namespace: e.Namespace,
+			Type: r(e.Type), Reason: r(e.Reason), Message: ClipText(r(e.Message), 4000), Namespace: e.Namespace,
 			ObjectKind: e.ObjectKind, ObjectName: r(e.ObjectName), Source: r(e.Source)})
 		topics[bus.Events(string(e.Environment))] = true
 	}
@@ -545,12 +539,12 @@ func (a *AgentSide) Events(ctx context.Context, evs []EventIn) (int, error) {
 		return 0, err
 	}
 	var stored []model.KubeEvent
-	err = p.tx(ctx, func(q *txn) error {
+	err = p.InTx(ctx, func(q *Txn) error {
 		var err error
 		if stored, err = store.AppendKubeEvents(ctx, q, out); err != nil || len(stored) == 0 {
 			return err
 		}
-		return p.note(ctx, q, slices.Sorted(maps.Keys(topics))...)
+		return p.Note(ctx, q, slices.Sorted(maps.Keys(topics))...)
 	})
 	return len(stored), err
 }
@@ -575,15 +569,15 @@ func (p *Plane) KubeEvents(ctx context.Context, r EventRead) ([]model.KubeEvent,
 	if r.Limit < 0 || r.Limit > 500 {
 		return nil, Invalid("at most 500 events at a time", "first")
 	}
-	q := store.EventQuery{Type: r.Type, After: r.After, Before: r.Before, Limit: r.Limit, Since: p.now().Add(-p.logRetention)}
+	q := store.EventQuery{Type: r.Type, After: r.After, Before: r.Before, Limit: r.Limit, Since: p.now().Add(-p.Settings.LogRetention)}
 	switch {
 	case r.Cluster != "":
-		if _, err := get(ctx, p, p.q(ctx), store.Clusters, r.Cluster, authz.ClusterManage); err != nil {
+		if _, err := Get(ctx, p, p.Querier(ctx), store.Clusters, r.Cluster, authz.ClusterManage); err != nil {
 			return nil, err
 		}
 		q.ClusterID = r.Cluster
 	default:
-		env, err := get(ctx, p, p.q(ctx), store.Environments, r.Environment, authz.EnvironmentRead)
+		env, err := Get(ctx, p, p.Querier(ctx), store.Environments, r.Environment, authz.EnvironmentRead)
 		if err != nil {
 			return nil, err
 		}
@@ -592,7 +586,7 @@ func (p *Plane) KubeEvents(ctx context.Context, r EventRead) ([]model.KubeEvent,
 		}
 		q.EnvironmentID = env.ID
 		if r.Service != "" {
-			svc, err := get(ctx, p, p.q(ctx), store.Services, r.Service, authz.LogRead)
+			svc, err := Get(ctx, p, p.Querier(ctx), store.Services, r.Service, authz.LogRead)
 			if err != nil {
 				return nil, err
 			}
@@ -602,7 +596,7 @@ func (p *Plane) KubeEvents(ctx context.Context, r EventRead) ([]model.KubeEvent,
 			q.ServiceID = svc.ID
 		}
 	}
-	return store.KubeEventsOf(ctx, p.q(ctx), q)
+	return store.KubeEventsOf(ctx, p.Querier(ctx), q)
 }
 
 // DriftIn is a drift an agent reported (drift.v1).
@@ -654,17 +648,17 @@ func (a *AgentSide) Drift(ctx context.Context, d DriftIn) error {
 	d.Name, d.Fields, d.Managers = t.redact.Replace(storable(d.Name)), r(d.Fields), r(d.Managers)
 	rec := &model.Drift{TenantID: a.tenant, ClusterID: a.cluster, ProjectID: project, EnvironmentID: d.Environment,
 		ServiceID: d.Service, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name, Fields: d.Fields, Managers: d.Managers, DetectedAt: now}
-	return p.tx(ctx, func(q *txn) error {
+	return p.InTx(ctx, func(q *Txn) error {
 		if err := store.InsertDrift(ctx, q, rec); err != nil {
 			return err
 		}
 		ev := a.auditEvent(ActDriftDetected, "Cluster", string(a.cluster))
 		ev.Details["object"], ev.Details["fields"], ev.Details["managers"] = d.Kind+" "+d.Namespace+"/"+d.Name, d.Fields, d.Managers
 		ev.Details["environmentId"], ev.Details["serviceId"] = string(d.Environment), string(d.Service)
-		if err := q.audited(ctx, ev); err != nil {
+		if err := q.Audited(ctx, ev); err != nil {
 			return err
 		}
-		return p.note(ctx, q, bus.Cluster(string(a.cluster)))
+		return p.Note(ctx, q, bus.Cluster(string(a.cluster)))
 	})
 }
 
@@ -676,15 +670,15 @@ func (p *Plane) Drifts(ctx context.Context, cluster model.ClusterID, env model.E
 		return nil, Invalid("at most 200 drifts at a time", "first")
 	}
 	if cluster != "" {
-		if _, err := get(ctx, p, p.q(ctx), store.Clusters, cluster, authz.ClusterManage); err != nil {
+		if _, err := Get(ctx, p, p.Querier(ctx), store.Clusters, cluster, authz.ClusterManage); err != nil {
 			return nil, err
 		}
 	} else {
-		s, err := get(ctx, p, p.q(ctx), store.Services, svc, authz.LogRead)
+		s, err := Get(ctx, p, p.Querier(ctx), store.Services, svc, authz.LogRead)
 		if err != nil {
 			return nil, err
 		}
-		e, err := get(ctx, p, p.q(ctx), store.Environments, env, authz.EnvironmentRead)
+		e, err := Get(ctx, p, p.Querier(ctx), store.Environments, env, authz.EnvironmentRead)
 		if err != nil {
 			return nil, err
 		}
@@ -692,17 +686,17 @@ func (p *Plane) Drifts(ctx context.Context, cluster model.ClusterID, env model.E
 			return nil, Invalid("the environment belongs to another project than the service", "environmentId")
 		}
 	}
-	return store.DriftsOf(ctx, p.q(ctx), cluster, env, svc, limit)
+	return store.DriftsOf(ctx, p.Querier(ctx), cluster, env, svc, limit)
 }
 
 // ClusterDriftMark is the number of the cluster's newest drift (0 for
 // none), for its cluster readers' clusterStatus to tell a new one; the
 // drift itself is the tenant admins'.
 func (p *Plane) ClusterDriftMark(ctx context.Context, id model.ClusterID) (int64, error) {
-	if _, err := get(ctx, p, p.q(ctx), store.Clusters, id, authz.ClusterRead); err != nil {
+	if _, err := Get(ctx, p, p.Querier(ctx), store.Clusters, id, authz.ClusterRead); err != nil {
 		return 0, err
 	}
-	ds, err := store.DriftsOf(ctx, p.q(ctx), id, "", "", 1)
+	ds, err := store.DriftsOf(ctx, p.Querier(ctx), id, "", "", 1)
 	if err != nil || len(ds) == 0 {
 		return 0, err
 	}

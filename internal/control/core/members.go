@@ -10,14 +10,14 @@ import (
 )
 
 func (p *Plane) Member(ctx context.Context, id model.MemberID) (*model.Member, error) {
-	return get(ctx, p, p.q(ctx), store.Members, id, authz.MemberRead)
+	return Get(ctx, p, p.Querier(ctx), store.Members, id, authz.MemberRead)
 }
 
 func (p *Plane) Members(ctx context.Context, tenant model.TenantID, pg store.PageArgs) (store.Page[model.Member], error) {
 	if err := p.authz.CheckCtx(ctx, authz.MemberRead, model.Scope{Tenant: tenant}); err != nil {
 		return store.Page[model.Member]{}, err
 	}
-	return store.MembersOf(ctx, p.q(ctx), tenant, pg)
+	return store.MembersOf(ctx, p.Querier(ctx), tenant, pg)
 }
 
 // UserIn names a user as one tenant knows them: the tenant of the object
@@ -41,7 +41,7 @@ func (p *Plane) UsersIn(ctx context.Context, keys []UserIn) (map[UserIn]*model.U
 		byTenant[k.Tenant] = append(byTenant[k.Tenant], k.User)
 	}
 	out := make(map[UserIn]*model.User, len(keys))
-	q := p.q(ctx)
+	q := p.Querier(ctx)
 	for tenant, ids := range byTenant {
 		visible := map[model.UserID]bool{a.User.ID: true}
 		if a.ActsIn(tenant) {
@@ -76,7 +76,7 @@ func (p *Plane) AuditActor(ctx context.Context, ev *model.AuditEvent) (*model.Us
 	if err := p.authz.CheckCtx(ctx, authz.AuditRead, ev.Scope()); err != nil {
 		return nil, err
 	}
-	return store.UserAsKnownIn(ctx, p.q(ctx), ev.TenantID, *ev.ActorID)
+	return store.UserAsKnownIn(ctx, p.Querier(ctx), ev.TenantID, *ev.ActorID)
 }
 
 // User reads one user visible to the caller by the id the caller's tenant
@@ -86,7 +86,7 @@ func (p *Plane) User(ctx context.Context, id model.LocalUserID) (*model.User, er
 	if err != nil {
 		return nil, err
 	}
-	user, err := store.UserOfLocalID(ctx, p.q(ctx), a.Home(), id)
+	user, err := store.UserOfLocalID(ctx, p.Querier(ctx), a.Home(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -122,47 +122,47 @@ func (p *Plane) AddMember(ctx context.Context, in AddMemberInput) (*model.Member
 	}
 	in.Email = strings.ToLower(strings.TrimSpace(in.Email))
 	in.Name = strings.TrimSpace(in.Name)
-	var c checks
-	c.email(in.Email, "input", "email")
-	c.text(in.Name, "name", 100, true, "input", "name")
-	if err := c.err(); err != nil {
+	var c Checks
+	c.Email(in.Email, "input", "email")
+	c.Text(in.Name, "name", 100, true, "input", "name")
+	if err := c.Err(); err != nil {
 		return nil, err
 	}
 	var m *model.Member
-	err := p.change(ctx, in.Tenant, func(q *txn, t *model.Tenant, ev *audit) error {
-		if err := p.ensureRoom(ctx, q, t, model.LimitMembers, 1); err != nil {
+	err := p.Change(ctx, in.Tenant, func(q *Txn, t *model.Tenant, ev *Audit) error {
+		if err := p.EnsureRoom(ctx, q, t, model.LimitMembers, 1); err != nil {
 			return err
 		}
 		now := p.now()
 		// Users are global: another tenant may add the same email at the
 		// same moment, so the insert tolerates losing that race.
-		u, err := store.InsertUserIfAbsent(ctx, q, &model.User{ID: newID[model.UserID](), Email: in.Email,
+		u, err := store.InsertUserIfAbsent(ctx, q, &model.User{ID: NewID[model.UserID](), Email: in.Email,
 			Name: in.Name, Kind: in.Kind, CreatedAt: now})
 		if err != nil {
 			return err
 		}
-		m = &model.Member{ID: newID[model.MemberID](), TenantID: in.Tenant, UserID: u.ID, Role: in.Role, CreatedAt: now}
+		m = &model.Member{ID: NewID[model.MemberID](), TenantID: in.Tenant, UserID: u.ID, Role: in.Role, CreatedAt: now}
 		if err := store.Members.Insert(ctx, q, m); err != nil {
-			return conflictOn(err, "email", in.Email+" is already a member of this tenant")
+			return ConflictOn(err, "email", in.Email+" is already a member of this tenant")
 		}
 		known := &model.User{ID: u.ID, Email: in.Email, Name: in.Name, Kind: in.Kind, CreatedAt: now}
 		if err := store.PutMemberProfile(ctx, q, in.Tenant, known); err != nil {
 			return err
 		}
-		target(ev, ActMemberAdd, "Member", string(m.ID))
+		Target(ev, ActMemberAdd, "Member", string(m.ID))
 		ev.Details["userId"], ev.Details["email"], ev.Details["role"], ev.Details["kind"] = string(u.ID), in.Email, string(in.Role), string(in.Kind)
 		return nil
 	})
-	return committed(m, err)
+	return Committed(m, err)
 }
 
 // UpdateMemberRole changes a tenant role; the last admin cannot be demoted.
 func (p *Plane) UpdateMemberRole(ctx context.Context, id model.MemberID, role model.TenantRole) (*model.Member, error) {
-	m, err := get(ctx, p, p.q(ctx), store.Members, id, authz.MemberManage)
+	m, err := Get(ctx, p, p.Querier(ctx), store.Members, id, authz.MemberManage)
 	if err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, m.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, m.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if m, err = store.Members.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -171,23 +171,23 @@ func (p *Plane) UpdateMemberRole(ctx context.Context, id model.MemberID, role mo
 				return err
 			}
 		}
-		target(ev, ActMemberUpdateRole, "Member", string(id))
+		Target(ev, ActMemberUpdateRole, "Member", string(id))
 		ev.Details["userId"] = string(m.UserID)
 		ev.Details["role"] = map[string]any{"from": string(m.Role), "to": string(role)}
 		m.Role = role
 		return store.UpdateMemberRole(ctx, q, id, role)
 	})
-	return committed(m, err)
+	return Committed(m, err)
 }
 
 // RemoveMember removes someone from a tenant, with their project roles and
 // tokens there; the last admin cannot be removed.
 func (p *Plane) RemoveMember(ctx context.Context, id model.MemberID) error {
-	m, err := get(ctx, p, p.q(ctx), store.Members, id, authz.MemberManage)
+	m, err := Get(ctx, p, p.Querier(ctx), store.Members, id, authz.MemberManage)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, m.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	return p.Change(ctx, m.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if m, err = store.Members.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -214,7 +214,7 @@ func (p *Plane) RemoveMember(ctx context.Context, id model.MemberID) error {
 		if _, err := store.RevokeInvitations(ctx, q, m.TenantID, m.UserID, now); err != nil {
 			return err
 		}
-		target(ev, ActMemberRemove, "Member", string(id))
+		Target(ev, ActMemberRemove, "Member", string(id))
 		ev.Details["userId"], ev.Details["role"] = string(m.UserID), string(m.Role)
 		return store.Members.Delete(ctx, q, id)
 	})
@@ -233,65 +233,65 @@ func lastAdminGuard(ctx context.Context, q store.Querier, tenant model.TenantID,
 }
 
 func (p *Plane) ProjectMember(ctx context.Context, id model.ProjectMemberID) (*model.ProjectMember, error) {
-	return get(ctx, p, p.q(ctx), store.ProjectMembers, id, authz.ProjectMemberRead)
+	return Get(ctx, p, p.Querier(ctx), store.ProjectMembers, id, authz.ProjectMemberRead)
 }
 
 func (p *Plane) ProjectMembers(ctx context.Context, project model.Scope, pg store.PageArgs) (store.Page[model.ProjectMember], error) {
 	if err := p.authz.CheckCtx(ctx, authz.ProjectMemberRead, project); err != nil {
 		return store.Page[model.ProjectMember]{}, err
 	}
-	return store.ProjectMembersOf(ctx, p.q(ctx), project.Project, pg)
+	return store.ProjectMembersOf(ctx, p.Querier(ctx), project.Project, pg)
 }
 
 // AddProjectMember gives a tenant member a role in a project.
 func (p *Plane) AddProjectMember(ctx context.Context, project model.ProjectID, local model.LocalUserID, role model.ProjectRole) (*model.ProjectMember, error) {
-	proj, err := get(ctx, p, p.q(ctx), store.Projects, project, authz.ProjectMemberManage)
+	proj, err := Get(ctx, p, p.Querier(ctx), store.Projects, project, authz.ProjectMemberManage)
 	if err != nil {
 		return nil, err
 	}
 	var pm *model.ProjectMember
-	err = p.change(ctx, proj.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, proj.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		user, err := store.UserOfLocalID(ctx, q, proj.TenantID, local)
 		if err == nil {
 			_, err = store.MemberOf(ctx, q, proj.TenantID, user)
 		}
 		if err != nil {
-			return notFoundOn(err, "userId", "the user is not a member of this project's tenant; add them to the tenant first")
+			return NotFoundOn(err, "userId", "the user is not a member of this project's tenant; add them to the tenant first")
 		}
-		pm = &model.ProjectMember{ID: newID[model.ProjectMemberID](), TenantID: proj.TenantID, ProjectID: project,
+		pm = &model.ProjectMember{ID: NewID[model.ProjectMemberID](), TenantID: proj.TenantID, ProjectID: project,
 			UserID: user, Role: role, CreatedAt: p.now()}
 		if err := store.ProjectMembers.Insert(ctx, q, pm); err != nil {
-			return conflictOn(err, "userId", "the user already has a role in this project; update it instead")
+			return ConflictOn(err, "userId", "the user already has a role in this project; update it instead")
 		}
-		target(ev, ActProjectMemberAdd, "ProjectMember", string(pm.ID))
+		Target(ev, ActProjectMemberAdd, "ProjectMember", string(pm.ID))
 		ev.Details["projectId"], ev.Details["userId"], ev.Details["role"] = string(project), string(user), string(role)
 		return nil
 	})
-	return committed(pm, err)
+	return Committed(pm, err)
 }
 
 func (p *Plane) UpdateProjectMemberRole(ctx context.Context, id model.ProjectMemberID, role model.ProjectRole) (*model.ProjectMember, error) {
-	pm, err := get(ctx, p, p.q(ctx), store.ProjectMembers, id, authz.ProjectMemberManage)
+	pm, err := Get(ctx, p, p.Querier(ctx), store.ProjectMembers, id, authz.ProjectMemberManage)
 	if err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, pm.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		target(ev, ActProjectMemberUpdateRole, "ProjectMember", string(id))
+	err = p.Change(ctx, pm.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+		Target(ev, ActProjectMemberUpdateRole, "ProjectMember", string(id))
 		ev.Details["projectId"], ev.Details["userId"] = string(pm.ProjectID), string(pm.UserID)
 		ev.Details["role"] = map[string]any{"from": string(pm.Role), "to": string(role)}
 		pm.Role = role
 		return store.UpdateProjectMemberRole(ctx, q, id, role)
 	})
-	return committed(pm, err)
+	return Committed(pm, err)
 }
 
 func (p *Plane) RemoveProjectMember(ctx context.Context, id model.ProjectMemberID) error {
-	pm, err := get(ctx, p, p.q(ctx), store.ProjectMembers, id, authz.ProjectMemberManage)
+	pm, err := Get(ctx, p, p.Querier(ctx), store.ProjectMembers, id, authz.ProjectMemberManage)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, pm.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		target(ev, ActProjectMemberRemove, "ProjectMember", string(id))
+	return p.Change(ctx, pm.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+		Target(ev, ActProjectMemberRemove, "ProjectMember", string(id))
 		ev.Details["projectId"], ev.Details["userId"], ev.Details["role"] = string(pm.ProjectID), string(pm.UserID), string(pm.Role)
 		return store.ProjectMembers.Delete(ctx, q, id)
 	})

@@ -4,59 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/nebulactrl/nebula/internal/bus"
-	"github.com/nebulactrl/nebula/internal/config"
-	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
-
-// OIDCGrant is a tenant role a group of the identity provider gives. The
-// tenant is named by id, or by name (then it must be the only tenant so
-// named).
-type OIDCGrant struct {
-	Tenant     model.TenantID
-	TenantName string
-	Role       model.TenantRole
-}
-
-// OIDCSettings are what single sign-on decides with: the email domains
-// allowed (any when empty) and the tenant roles each group gives.
-type OIDCSettings struct {
-	AllowedDomains []string
-	Roles          map[string][]OIDCGrant
-}
-
-// OIDCSettingsFrom reads single sign-on's settings (NEBULA_OIDC_*); tenant
-// ids may be raw or global.
-func OIDCSettingsFrom(c config.OIDC) OIDCSettings {
-	out := OIDCSettings{AllowedDomains: c.AllowedDomains, Roles: map[string][]OIDCGrant{}}
-	for group, grants := range c.Roles {
-		for _, g := range grants {
-			grant := OIDCGrant{Role: model.TenantRole(g.Role)}
-			switch raw, err := gid.Decode[model.TenantID](gid.Tenant, g.Tenant); {
-			case err == nil:
-				grant.Tenant = raw
-			case rawTenantID.MatchString(g.Tenant):
-				grant.Tenant = model.TenantID(g.Tenant)
-			default:
-				grant.TenantName = g.Tenant
-			}
-			out.Roles[group] = append(out.Roles[group], grant)
-		}
-	}
-	return out
-}
-
-// rawTenantID is a tenant's raw id (a UUID).
-var rawTenantID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-
-// WithOIDC turns single sign-on's decisions on.
-func WithOIDC(s OIDCSettings) Option { return func(p *Plane) { p.oidc = &s } }
 
 // OIDCIdentity is a person as the identity provider vouched for them: an
 // ID token verified, and its user info.
@@ -74,7 +28,7 @@ var (
 	ErrOIDCEmail         = errors.New("the identity provider gave no verified email address")
 	ErrOIDCDomain        = errors.New("your email domain is not allowed to sign in here")
 	ErrOIDCNoTenant      = errors.New("none of your groups gives you a role in a tenant here; ask your administrator")
-	ActMemberSyncedBySSO = Action{Name: "member.sso_sync", keepsState: true, access: true}
+	ActMemberSyncedBySSO = Action{Name: "member.sso_sync", KeepsState: true, Access: true}
 )
 
 // SignInOIDC signs in a person the identity provider vouched for: their
@@ -82,27 +36,27 @@ var (
 // member is added, or their role changed, as the groups say, audited);
 // the session acts in those tenants only.
 func (p *Plane) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*model.Session, string, error) {
-	ctx = as(ctx, systemAuthenticator)
-	if p.oidc == nil {
+	ctx = As(ctx, SystemAuthenticator)
+	if p.Settings.OIDC == nil {
 		return nil, "", ErrOIDCOff
 	}
 	email := strings.ToLower(strings.TrimSpace(id.Email))
-	var c checks
-	c.email(email, "email")
-	if !id.EmailVerified || c.err() != nil {
+	var c Checks
+	c.Email(email, "email")
+	if !id.EmailVerified || c.Err() != nil {
 		return nil, "", ErrOIDCEmail
 	}
 	domain := email[strings.LastIndex(email, "@")+1:]
-	if len(p.oidc.AllowedDomains) > 0 && !slices.Contains(p.oidc.AllowedDomains, domain) {
+	if len(p.Settings.OIDC.AllowedDomains) > 0 && !slices.Contains(p.Settings.OIDC.AllowedDomains, domain) {
 		p.log.InfoContext(ctx, "single sign-on refused: domain not allowed", "domain", domain, "address", from.Address)
 		return nil, "", ErrOIDCDomain
 	}
 	roles := map[model.TenantID]model.TenantRole{}
 	groupOf := map[model.TenantID]string{}
 	for _, g := range id.Groups {
-		for _, gr := range p.oidc.Roles[g] {
+		for _, gr := range p.Settings.OIDC.Roles[g] {
 			if gr.TenantName != "" {
-				named, err := store.TenantsNamed(ctx, p.q(ctx), gr.TenantName)
+				named, err := store.TenantsNamed(ctx, p.Querier(ctx), gr.TenantName)
 				if err != nil {
 					return nil, "", err
 				}
@@ -133,7 +87,7 @@ func (p *Plane) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*
 	slices.Sort(tenants)
 	var sess *model.Session
 	var secret string
-	err := p.tx(ctx, func(q *txn) error {
+	err := p.InTx(ctx, func(q *Txn) error {
 		now := p.now()
 		var user *model.User
 		var kept []model.TenantID
@@ -147,7 +101,7 @@ func (p *Plane) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*
 				return err
 			}
 			if user == nil {
-				if user, err = store.InsertUserIfAbsent(ctx, q, &model.User{ID: newID[model.UserID](), Email: email, Name: name,
+				if user, err = store.InsertUserIfAbsent(ctx, q, &model.User{ID: NewID[model.UserID](), Email: email, Name: name,
 					Kind: model.UserHuman, CreatedAt: now}); err != nil {
 					return err
 				}
@@ -157,11 +111,11 @@ func (p *Plane) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*
 			added := errors.Is(err, store.ErrNotFound)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
-				if err := p.ensureRoom(ctx, q, tenant, model.LimitMembers, 1); err != nil {
+				if err := p.EnsureRoom(ctx, q, tenant, model.LimitMembers, 1); err != nil {
 					p.log.WarnContext(ctx, "single sign-on could not add a member: the plan is full", "tenant_id", t)
 					continue
 				}
-				m = &model.Member{ID: newID[model.MemberID](), TenantID: t, UserID: user.ID, Role: role, CreatedAt: now}
+				m = &model.Member{ID: NewID[model.MemberID](), TenantID: t, UserID: user.ID, Role: role, CreatedAt: now}
 				if err := store.Members.Insert(ctx, q, m); err != nil {
 					return err
 				}
@@ -216,7 +170,7 @@ func (p *Plane) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*
 		if err != nil {
 			return err
 		}
-		return p.note(ctx, q, bus.User(string(user.ID)))
+		return p.Note(ctx, q, bus.User(string(user.ID)))
 	})
 	if err != nil {
 		return nil, "", err
@@ -225,7 +179,7 @@ func (p *Plane) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*
 }
 
 // ssoAudit records a membership single sign-on made or changed.
-func (p *Plane) ssoAudit(ctx context.Context, q *txn, m *model.Member, u *model.User, from *model.TenantRole, to model.TenantRole, group string, c Client) error {
+func (p *Plane) ssoAudit(ctx context.Context, q *Txn, m *model.Member, u *model.User, from *model.TenantRole, to model.TenantRole, group string, c Client) error {
 	details := map[string]any{"userId": string(u.ID), "email": u.Email, "role": string(to), "group": group}
 	if from != nil {
 		details["role"] = map[string]any{"from": string(*from), "to": string(to)}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/nebulactrl/nebula/authz"
-	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/egress"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -27,47 +26,6 @@ import (
 // rolls back sends nothing, and none is lost once it committed. The
 // sender (outbound_send.go) delivers them.
 
-// OutboundSettings tune outbound webhooks.
-type OutboundSettings struct {
-	// Timeout bounds one attempt (connecting, sending, the answer).
-	Timeout time.Duration
-	// RetryWindow is how long a message is tried again (backing off
-	// from BackoffMin to BackoffMax, jittered): past it, the message
-	// FAILED and its endpoint is disabled.
-	RetryWindow            time.Duration
-	BackoffMin, BackoffMax time.Duration
-	// SecretOverlap is how long a rotated-out secret still signs.
-	SecretOverlap time.Duration
-	// AllowPrivate lets endpoints be on loopback, private and link-local
-	// addresses (refused otherwise: server-side request forgery).
-	AllowPrivate bool
-	// Retention is how long delivered and failed messages are kept.
-	Retention time.Duration
-	// Poll is how often each replica looks for messages due (a change on
-	// this replica wakes it at once).
-	Poll time.Duration
-	// Concurrency bounds the deliveries a replica makes at once.
-	Concurrency int
-	// UserAgent is what requests say they come from.
-	UserAgent string
-}
-
-// DefaultOutboundSettings are nebula serve's unless changed.
-var DefaultOutboundSettings = OutboundSettings{Timeout: 10 * time.Second, RetryWindow: 24 * time.Hour,
-	BackoffMin: 5 * time.Second, BackoffMax: time.Hour, SecretOverlap: 24 * time.Hour, Retention: 7 * 24 * time.Hour,
-	Poll: time.Second, Concurrency: 8, UserAgent: "NebulaCtrl-Webhooks"}
-
-// OutboundSettingsFrom are the settings of the configuration (NEBULA_WEBHOOK_*),
-// requests saying they come from NebulaCtrl of version.
-func OutboundSettingsFrom(w config.Webhooks, version string) OutboundSettings {
-	return OutboundSettings{Timeout: w.Timeout, RetryWindow: w.RetryWindow, BackoffMin: w.BackoffMin, BackoffMax: w.BackoffMax,
-		SecretOverlap: w.SecretOverlap, AllowPrivate: w.AllowPrivate, Retention: w.Retention, Poll: w.Poll,
-		Concurrency: DefaultOutboundSettings.Concurrency, UserAgent: "NebulaCtrl-Webhooks/" + version}
-}
-
-// WithOutbound sets how outbound webhooks are delivered.
-func WithOutbound(s OutboundSettings) Option { return func(p *Plane) { p.outbound = s } }
-
 // EndpointInput is a new endpoint: a tenant's (Project nil) or a project's.
 type EndpointInput struct {
 	Tenant      model.TenantID
@@ -80,44 +38,44 @@ type EndpointInput struct {
 // checkEndpoint validates what an endpoint is given; the URL must be one
 // the control plane may reach.
 func (p *Plane) checkEndpoint(ctx context.Context, url, description *string, events []model.EventKind, project bool) error {
-	var c checks
+	var c Checks
 	if url != nil {
 		*url = strings.TrimSpace(*url)
 		switch {
 		case *url == "":
-			c.add(Invalid("the endpoint's URL is empty", field("input", "url")...))
+			c.Add(Invalid("the endpoint's URL is empty", field("input", "url")...))
 		case len(*url) > 2000:
-			c.add(Invalid("the endpoint's URL is longer than 2000 characters", field("input", "url")...))
+			c.Add(Invalid("the endpoint's URL is longer than 2000 characters", field("input", "url")...))
 		default:
-			if err := egress.CheckURL(ctx, *url, p.outbound.AllowPrivate); err != nil {
+			if err := egress.CheckURL(ctx, *url, p.Settings.Outbound.AllowPrivate); err != nil {
 				msg := "the endpoint's URL " + err.Error()
 				if errors.Is(err, egress.ErrPrivateAddress) {
 					msg += " (NEBULA_WEBHOOK_ALLOW_PRIVATE_NETWORKS lets endpoints be there)"
 				}
-				c.add(Invalid(msg, field("input", "url")...))
+				c.Add(Invalid(msg, field("input", "url")...))
 			}
 		}
 	}
 	if description != nil {
 		*description = strings.TrimSpace(*description)
-		c.text(*description, "description", 200, false, "input", "description")
+		c.Text(*description, "description", 200, false, "input", "description")
 	}
 	if events != nil {
 		if len(events) == 0 {
-			c.add(Invalid("say which events the endpoint is told of: one at least", field("input", "events")...))
+			c.Add(Invalid("say which events the endpoint is told of: one at least", field("input", "events")...))
 		}
 		for i, k := range events {
 			switch {
 			case !k.Valid():
-				c.add(Invalid(fmt.Sprintf("%q is not a kind of event", k), field("input", "events", i)...))
+				c.Add(Invalid(fmt.Sprintf("%q is not a kind of event", k), field("input", "events", i)...))
 			case project && !k.ProjectEvent():
-				c.add(Invalid(fmt.Sprintf("%s is the tenant's, not a project's: a tenant admin makes a tenant endpoint for it", k), field("input", "events", i)...))
+				c.Add(Invalid(fmt.Sprintf("%s is the tenant's, not a project's: a tenant admin makes a tenant endpoint for it", k), field("input", "events", i)...))
 			case slices.Contains(events[:i], k):
-				c.add(Invalid(fmt.Sprintf("%s is listed twice", k), field("input", "events", i)...))
+				c.Add(Invalid(fmt.Sprintf("%s is listed twice", k), field("input", "events", i)...))
 			}
 		}
 	}
-	return c.err()
+	return c.Err()
 }
 
 // newEndpointSecret is a Standard Webhooks secret: whsec_ and 32 random
@@ -146,7 +104,7 @@ func (p *Plane) sealEndpointSecret(e *model.Endpoint) (secret, sealed string, er
 func (p *Plane) CreateEndpoint(ctx context.Context, in EndpointInput) (*model.Endpoint, string, error) {
 	scope := model.Scope{Tenant: in.Tenant}
 	if in.Project != nil {
-		proj, err := get(ctx, p, p.q(ctx), store.Projects, *in.Project, authz.EndpointManage)
+		proj, err := Get(ctx, p, p.Querier(ctx), store.Projects, *in.Project, authz.EndpointManage)
 		if err != nil {
 			return nil, "", err
 		}
@@ -159,7 +117,7 @@ func (p *Plane) CreateEndpoint(ctx context.Context, in EndpointInput) (*model.En
 		return nil, "", err
 	}
 	now := p.now()
-	e := &model.Endpoint{ID: newID[model.EndpointID](), TenantID: scope.Tenant, ProjectID: in.Project, URL: in.URL,
+	e := &model.Endpoint{ID: NewID[model.EndpointID](), TenantID: scope.Tenant, ProjectID: in.Project, URL: in.URL,
 		Description: in.Description, Events: in.Events, RotatedAt: now, Enabled: true, CreatedAt: now, UpdatedAt: now}
 	if a, err := authz.ActorFrom(ctx); err == nil && a.User != nil {
 		e.CreatedBy = &a.User.ID
@@ -169,10 +127,10 @@ func (p *Plane) CreateEndpoint(ctx context.Context, in EndpointInput) (*model.En
 		return nil, "", err
 	}
 	e.Secret = sealed
-	err = p.change(ctx, scope.Tenant, func(q *txn, _ *model.Tenant, ev *audit) error {
-		target(ev, ActEndpointCreate, "WebhookEndpoint", string(e.ID))
+	err = p.Change(ctx, scope.Tenant, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+		Target(ev, ActEndpointCreate, "WebhookEndpoint", string(e.ID))
 		auditEndpoint(ev, e)
-		q.endpointsChanged()
+		q.EndpointsChanged()
 		return store.Endpoints.Insert(ctx, q, e)
 	})
 	if err != nil {
@@ -181,7 +139,7 @@ func (p *Plane) CreateEndpoint(ctx context.Context, in EndpointInput) (*model.En
 	return e, secret, nil
 }
 
-func auditEndpoint(ev *audit, e *model.Endpoint) {
+func auditEndpoint(ev *Audit, e *model.Endpoint) {
 	ev.Details["url"], ev.Details["events"] = e.URL, e.Events
 	if e.ProjectID != nil {
 		ev.Details["projectId"] = string(*e.ProjectID)
@@ -196,14 +154,14 @@ type EndpointUpdate struct {
 
 // UpdateEndpoint changes an endpoint's URL, description or events.
 func (p *Plane) UpdateEndpoint(ctx context.Context, id model.EndpointID, in EndpointUpdate) (*model.Endpoint, error) {
-	e, err := get(ctx, p, p.q(ctx), store.Endpoints, id, authz.EndpointManage)
+	e, err := Get(ctx, p, p.Querier(ctx), store.Endpoints, id, authz.EndpointManage)
 	if err != nil {
 		return nil, err
 	}
 	if err := p.checkEndpoint(ctx, in.URL, in.Description, in.Events, e.ProjectID != nil); err != nil {
 		return nil, err
 	}
-	return p.changeEndpoint(ctx, id, ActEndpointUpdate, func(e *model.Endpoint, ev *audit) {
+	return p.changeEndpoint(ctx, id, ActEndpointUpdate, func(e *model.Endpoint, ev *Audit) {
 		changed(ev, "url", &e.URL, in.URL)
 		changed(ev, "description", &e.Description, in.Description)
 		if in.Events != nil {
@@ -215,20 +173,20 @@ func (p *Plane) UpdateEndpoint(ctx context.Context, id model.EndpointID, in Endp
 
 // changeEndpoint reads an endpoint again in a change, applies f and
 // stores it.
-func (p *Plane) changeEndpoint(ctx context.Context, id model.EndpointID, act Action, f func(*model.Endpoint, *audit)) (*model.Endpoint, error) {
-	e, err := get(ctx, p, p.q(ctx), store.Endpoints, id, authz.EndpointManage)
+func (p *Plane) changeEndpoint(ctx context.Context, id model.EndpointID, act Action, f func(*model.Endpoint, *Audit)) (*model.Endpoint, error) {
+	e, err := Get(ctx, p, p.Querier(ctx), store.Endpoints, id, authz.EndpointManage)
 	if err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, e.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, e.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		e, err = store.Endpoints.GetForUpdate(ctx, q, id)
 		if err != nil {
 			return err
 		}
-		target(ev, act, "WebhookEndpoint", string(id))
+		Target(ev, act, "WebhookEndpoint", string(id))
 		f(e, ev)
 		e.UpdatedAt = p.now()
-		q.endpointsChanged()
+		q.EndpointsChanged()
 		return store.UpdateEndpoint(ctx, q, e)
 	})
 	if err != nil {
@@ -241,7 +199,7 @@ func (p *Plane) changeEndpoint(ctx context.Context, id model.EndpointID, act Act
 // only; the old one signs too for SecretOverlap, so that the receiver can
 // move to the new one without missing a message.
 func (p *Plane) RotateEndpointSecret(ctx context.Context, id model.EndpointID) (*model.Endpoint, string, error) {
-	e, err := get(ctx, p, p.q(ctx), store.Endpoints, id, authz.EndpointManage)
+	e, err := Get(ctx, p, p.Querier(ctx), store.Endpoints, id, authz.EndpointManage)
 	if err != nil {
 		return nil, "", err
 	}
@@ -249,9 +207,9 @@ func (p *Plane) RotateEndpointSecret(ctx context.Context, id model.EndpointID) (
 	if err != nil {
 		return nil, "", err
 	}
-	e, err = p.changeEndpoint(ctx, id, ActEndpointRotate, func(e *model.Endpoint, ev *audit) {
+	e, err = p.changeEndpoint(ctx, id, ActEndpointRotate, func(e *model.Endpoint, ev *Audit) {
 		now := p.now()
-		until := now.Add(p.outbound.SecretOverlap)
+		until := now.Add(p.Settings.Outbound.SecretOverlap)
 		e.OldSecret, e.OldSecretUntil, e.Secret, e.RotatedAt = e.Secret, &until, sealed, now
 		ev.Details["oldSecretValidUntil"] = until.Format(time.RFC3339)
 	})
@@ -266,7 +224,7 @@ func (p *Plane) SetEndpointEnabled(ctx context.Context, id model.EndpointID, ena
 	if enabled {
 		act = ActEndpointEnable
 	}
-	e, err := p.changeEndpoint(ctx, id, act, func(e *model.Endpoint, ev *audit) {
+	e, err := p.changeEndpoint(ctx, id, act, func(e *model.Endpoint, ev *Audit) {
 		if enabled {
 			ev.Details["disabledReason"] = e.DisabledReason
 			e.Enabled, e.DisabledReason, e.DisabledAt = true, "", nil
@@ -283,14 +241,14 @@ func (p *Plane) SetEndpointEnabled(ctx context.Context, id model.EndpointID, ena
 
 // DeleteEndpoint removes an endpoint with its messages and attempts.
 func (p *Plane) DeleteEndpoint(ctx context.Context, id model.EndpointID) error {
-	e, err := get(ctx, p, p.q(ctx), store.Endpoints, id, authz.EndpointManage)
+	e, err := Get(ctx, p, p.Querier(ctx), store.Endpoints, id, authz.EndpointManage)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, e.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		target(ev, ActEndpointDelete, "WebhookEndpoint", string(id))
+	return p.Change(ctx, e.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+		Target(ev, ActEndpointDelete, "WebhookEndpoint", string(id))
 		auditEndpoint(ev, e)
-		q.endpointsChanged()
+		q.EndpointsChanged()
 		return store.Endpoints.Delete(ctx, q, id)
 	})
 }
@@ -298,12 +256,12 @@ func (p *Plane) DeleteEndpoint(ctx context.Context, id model.EndpointID) error {
 // Endpoint reads an endpoint; to anyone who may not manage it, it is not
 // there at all (its URL is its managers' business).
 func (p *Plane) Endpoint(ctx context.Context, id model.EndpointID) (*model.Endpoint, error) {
-	return hidden(get(ctx, p, p.q(ctx), store.Endpoints, id, authz.EndpointManage))
+	return hidden(Get(ctx, p, p.Querier(ctx), store.Endpoints, id, authz.EndpointManage))
 }
 
 // hidden reports a denied read as not found.
 func hidden[T any](v *T, err error) (*T, error) {
-	if isDenied(err) {
+	if IsDenied(err) {
 		return nil, authz.ErrNotVisible
 	}
 	return v, err
@@ -315,7 +273,7 @@ func (p *Plane) EndpointsOfTenant(ctx context.Context, tenant model.TenantID) ([
 	if err := p.authz.CheckCtx(ctx, authz.EndpointManage, model.Scope{Tenant: tenant}); err != nil {
 		return nil, err
 	}
-	return store.EndpointsOfTenant(ctx, p.q(ctx), tenant)
+	return store.EndpointsOfTenant(ctx, p.Querier(ctx), tenant)
 }
 
 // EndpointsOfProject lists a project's endpoints (its project managers).
@@ -323,7 +281,7 @@ func (p *Plane) EndpointsOfProject(ctx context.Context, proj *model.Project) ([]
 	if err := p.authz.CheckCtx(ctx, authz.EndpointManage, proj.Scope()); err != nil {
 		return nil, err
 	}
-	return store.EndpointsOfProject(ctx, p.q(ctx), proj.ID)
+	return store.EndpointsOfProject(ctx, p.Querier(ctx), proj.ID)
 }
 
 // EndpointMessages pages an endpoint's messages, newest first.
@@ -331,12 +289,12 @@ func (p *Plane) EndpointMessages(ctx context.Context, e *model.Endpoint, status 
 	if err := p.authz.CheckCtx(ctx, authz.EndpointManage, e.Scope()); err != nil {
 		return store.Page[model.Message]{}, err
 	}
-	return store.MessagesOf(ctx, p.q(ctx), e.ID, status, pg)
+	return store.MessagesOf(ctx, p.Querier(ctx), e.ID, status, pg)
 }
 
 // Message reads a message, hidden as its endpoint is.
 func (p *Plane) Message(ctx context.Context, id model.MessageID) (*model.Message, error) {
-	return hidden(get(ctx, p, p.q(ctx), store.Messages, id, authz.EndpointManage))
+	return hidden(Get(ctx, p, p.Querier(ctx), store.Messages, id, authz.EndpointManage))
 }
 
 // MessageAttempts lists a message's attempts, oldest first.
@@ -344,18 +302,18 @@ func (p *Plane) MessageAttempts(ctx context.Context, m *model.Message) ([]*model
 	if err := p.authz.CheckCtx(ctx, authz.EndpointManage, m.Scope()); err != nil {
 		return nil, err
 	}
-	return store.AttemptsOf(ctx, p.q(ctx), m.ID)
+	return store.AttemptsOf(ctx, p.Querier(ctx), m.ID)
 }
 
 // RedeliverMessage sends a message again, now (in its endpoint's order:
 // after the endpoint's earlier messages still waiting), with the same
 // webhook-id, so that a receiver that had it knows it.
 func (p *Plane) RedeliverMessage(ctx context.Context, id model.MessageID) (*model.Message, error) {
-	m, err := get(ctx, p, p.q(ctx), store.Messages, id, authz.EndpointManage)
+	m, err := Get(ctx, p, p.Querier(ctx), store.Messages, id, authz.EndpointManage)
 	if err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, m.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, m.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		m, err = store.Messages.GetForUpdate(ctx, q, id)
 		if err != nil {
 			return err
@@ -364,10 +322,10 @@ func (p *Plane) RedeliverMessage(ctx context.Context, id model.MessageID) (*mode
 			return Problem{Field: []string{"input", "messageId"}, Code: CodeConflict,
 				Message: "the message is still being delivered: it goes out when its endpoint takes it"}
 		}
-		target(ev, ActMessageRedeliver, "WebhookMessage", string(id))
+		Target(ev, ActMessageRedeliver, "WebhookMessage", string(id))
 		ev.Details["endpointId"], ev.Details["previousStatus"] = string(m.EndpointID), string(m.Status)
 		m.Status, m.NextAttemptAt, m.LeaseUntil, m.Redelivery = model.MessagePending, p.now(), nil, true
-		q.afterCommit(p.wakeSender)
+		q.AfterCommit(p.wakeSender)
 		return store.UpdateMessage(ctx, q, m)
 	})
 	if err != nil {
@@ -388,8 +346,8 @@ type outboundEvent struct {
 // emit writes the event into the outbox of every endpoint of the tenant
 // that wants it, in q, the transaction of the change it reports; the
 // sender is woken once it committed.
-func (p *Plane) emit(ctx context.Context, q *txn, e outboundEvent) error {
-	eps, err := q.endpointsOf(ctx, e.tenant)
+func (p *Plane) emit(ctx context.Context, q *Txn, e outboundEvent) error {
+	eps, err := q.EndpointsOf(ctx, e.tenant)
 	if err != nil {
 		return err
 	}
@@ -408,14 +366,14 @@ func (p *Plane) emit(ctx context.Context, q *txn, e outboundEvent) error {
 		if err != nil {
 			return err
 		}
-		m := &model.Message{ID: newID[model.MessageID](), EndpointID: ep.ID, TenantID: e.tenant, ProjectID: ep.ProjectID,
+		m := &model.Message{ID: NewID[model.MessageID](), EndpointID: ep.ID, TenantID: e.tenant, ProjectID: ep.ProjectID,
 			Kind: e.kind, Payload: payload, Seq: seq, Status: model.MessagePending, NextAttemptAt: now, CreatedAt: now}
 		if err := store.Messages.Insert(ctx, q, m); err != nil {
 			return err
 		}
 	}
 	if payload != nil {
-		q.afterCommit(p.wakeSender)
+		q.AfterCommit(p.wakeSender)
 	}
 	return nil
 }
@@ -436,7 +394,7 @@ func deploymentData(d *model.Deployment) map[string]any {
 
 // emitStage tells endpoints a deployment reached its stage: always as a
 // stage change, and as an approval request or an end when it is one.
-func (p *Plane) emitStage(ctx context.Context, q *txn, d *model.Deployment) error {
+func (p *Plane) emitStage(ctx context.Context, q *Txn, d *model.Deployment) error {
 	proj := d.ProjectID
 	ev := outboundEvent{tenant: d.TenantID, project: &proj, kind: model.EventDeploymentStage, data: deploymentData(d)}
 	if err := p.emit(ctx, q, ev); err != nil {
@@ -457,7 +415,7 @@ func (p *Plane) emitStage(ctx context.Context, q *txn, d *model.Deployment) erro
 }
 
 // emitBuildEnded tells endpoints a build ended.
-func (p *Plane) emitBuildEnded(ctx context.Context, q *txn, b *model.Build) error {
+func (p *Plane) emitBuildEnded(ctx context.Context, q *Txn, b *model.Build) error {
 	proj := b.ProjectID
 	data := map[string]any{"buildId": gid.Encode(gid.Build, b.ID), "projectId": gid.Encode(gid.Project, b.ProjectID),
 		"serviceId": gid.Encode(gid.Service, b.ServiceID), "environmentId": gid.Encode(gid.Environment, b.EnvironmentID),
@@ -470,7 +428,7 @@ func (p *Plane) emitBuildEnded(ctx context.Context, q *txn, b *model.Build) erro
 
 // emitClusterStatus tells endpoints a cluster connected or disconnected,
 // once per change (whichever replica records it first).
-func (p *Plane) emitClusterStatus(ctx context.Context, q *txn, c *model.Cluster, connected bool) error {
+func (p *Plane) emitClusterStatus(ctx context.Context, q *Txn, c *model.Cluster, connected bool) error {
 	kind, status := model.EventClusterDisconnected, "DISCONNECTED"
 	if connected {
 		kind, status = model.EventClusterConnected, "CONNECTED"

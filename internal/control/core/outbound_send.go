@@ -33,7 +33,7 @@ import (
 
 // systemSender is the sender's subject: it reads and updates messages
 // and endpoints, nothing else.
-var systemSender = system{name: "webhook-sender"}
+var systemSender = System{name: "webhook-sender"}
 
 // OutboundReport says what one pass of the sender did: messages
 // delivered, and messages that failed for good.
@@ -44,9 +44,9 @@ type OutboundReport struct {
 // RunOutbound delivers messages as they fall due until ctx ends: at once
 // when a change on this replica made one, else every Poll.
 func (p *Plane) RunOutbound(ctx context.Context) {
-	t := time.NewTicker(p.outbound.Poll)
+	t := time.NewTicker(p.Settings.Outbound.Poll)
 	defer t.Stop()
-	client := egress.Client(p.outbound.Timeout, p.outbound.AllowPrivate)
+	client := egress.Client(p.Settings.Outbound.Timeout, p.Settings.Outbound.AllowPrivate)
 	for {
 		_, more, err := p.deliverDue(ctx, client)
 		if err != nil && ctx.Err() == nil {
@@ -66,7 +66,7 @@ func (p *Plane) RunOutbound(ctx context.Context) {
 
 // DeliverOutbound makes one pass: every message due now is sent once.
 func (p *Plane) DeliverOutbound(ctx context.Context) (OutboundReport, error) {
-	client := egress.Client(p.outbound.Timeout, p.outbound.AllowPrivate)
+	client := egress.Client(p.Settings.Outbound.Timeout, p.Settings.Outbound.AllowPrivate)
 	var all OutboundReport
 	for {
 		rep, more, err := p.deliverDue(ctx, client)
@@ -80,15 +80,15 @@ func (p *Plane) DeliverOutbound(ctx context.Context) (OutboundReport, error) {
 // deliverDue leases a batch of due messages and sends them at once, one
 // per endpoint; more tells whether the batch was full.
 func (p *Plane) deliverDue(ctx context.Context, client *http.Client) (OutboundReport, bool, error) {
-	ctx = as(ctx, systemSender)
+	ctx = As(ctx, systemSender)
 	var rep OutboundReport
-	batch := p.outbound.Concurrency
+	batch := p.Settings.Outbound.Concurrency
 	var due []*model.Message
 	eps := map[model.EndpointID]*model.Endpoint{}
-	err := p.tx(ctx, func(q *txn) error {
+	err := p.InTx(ctx, func(q *Txn) error {
 		now := p.now()
 		var err error
-		due, err = store.DueMessages(ctx, q, now, now.Add(p.outbound.Timeout+30*time.Second), batch)
+		due, err = store.DueMessages(ctx, q, now, now.Add(p.Settings.Outbound.Timeout+30*time.Second), batch)
 		if err != nil || len(due) == 0 {
 			return err
 		}
@@ -138,14 +138,14 @@ func (p *Plane) deliverDue(ctx context.Context, client *http.Client) (OutboundRe
 // attempt sends a message once and says what came of it.
 func (p *Plane) attempt(ctx context.Context, client *http.Client, e *model.Endpoint, m *model.Message) *model.Attempt {
 	now := p.now()
-	a := &model.Attempt{ID: newID[model.AttemptID](), MessageID: m.ID, EndpointID: e.ID, TenantID: m.TenantID, At: now,
+	a := &model.Attempt{ID: NewID[model.AttemptID](), MessageID: m.ID, EndpointID: e.ID, TenantID: m.TenantID, At: now,
 		Redelivery: m.Redelivery}
 	sig, err := p.sign(e, m, now)
 	if err != nil {
 		a.Error = err.Error()
 		return a
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.outbound.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, p.Settings.Outbound.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(m.Payload))
 	if err != nil {
@@ -153,7 +153,7 @@ func (p *Plane) attempt(ctx context.Context, client *http.Client, e *model.Endpo
 		return a
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", p.outbound.UserAgent)
+	req.Header.Set("User-Agent", p.Settings.Outbound.UserAgent)
 	req.Header.Set("webhook-id", "msg_"+string(m.ID))
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
 	req.Header.Set("webhook-signature", sig)
@@ -233,7 +233,7 @@ func excerpt(b []byte) string {
 // its endpoint disabled (audited as the control plane's own change).
 func (p *Plane) recordAttempt(ctx context.Context, m *model.Message, a *model.Attempt) (model.MessageStatus, error) {
 	var status model.MessageStatus
-	err := p.tx(ctx, func(q *txn) error {
+	err := p.InTx(ctx, func(q *Txn) error {
 		cur, err := store.Messages.GetForUpdate(ctx, q, m.ID)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // its endpoint was deleted meanwhile
@@ -250,7 +250,7 @@ func (p *Plane) recordAttempt(ctx context.Context, m *model.Message, a *model.At
 		switch {
 		case a.Delivered():
 			cur.Status, cur.DeliveredAt = model.MessageDelivered, &now
-		case now.Sub(cur.CreatedAt) >= p.outbound.RetryWindow && !m.Redelivery:
+		case now.Sub(cur.CreatedAt) >= p.Settings.Outbound.RetryWindow && !m.Redelivery:
 			cur.Status = model.MessageFailed
 			if err := p.disableFailing(ctx, q, cur, a); err != nil {
 				return err
@@ -271,16 +271,16 @@ func (p *Plane) recordAttempt(ctx context.Context, m *model.Message, a *model.At
 // BackoffMax, then jittered to between half and all of it, so that many
 // endpoints failing together do not retry together.
 func (p *Plane) backoff(n int) time.Duration {
-	d := p.outbound.BackoffMin << min(n-1, 30)
-	if d <= 0 || d > p.outbound.BackoffMax {
-		d = p.outbound.BackoffMax
+	d := p.Settings.Outbound.BackoffMin << min(n-1, 30)
+	if d <= 0 || d > p.Settings.Outbound.BackoffMax {
+		d = p.Settings.Outbound.BackoffMax
 	}
 	return d/2 + rand.N(d/2+1)
 }
 
 // disableFailing disables an endpoint every attempt of whose message
 // failed for the retry window.
-func (p *Plane) disableFailing(ctx context.Context, q *txn, m *model.Message, a *model.Attempt) error {
+func (p *Plane) disableFailing(ctx context.Context, q *Txn, m *model.Message, a *model.Attempt) error {
 	e, err := store.Endpoints.GetForUpdate(ctx, q, m.EndpointID)
 	if err != nil {
 		return err
@@ -291,14 +291,14 @@ func (p *Plane) disableFailing(ctx context.Context, q *txn, m *model.Message, a 
 	now := p.now()
 	e.Enabled, e.DisabledAt = false, &now
 	e.DisabledReason = fmt.Sprintf("every attempt to deliver message msg_%s failed for %s (%d attempts; the last: %s)",
-		m.ID, p.outbound.RetryWindow, m.Attempts, a.Error)
+		m.ID, p.Settings.Outbound.RetryWindow, m.Attempts, a.Error)
 	e.UpdatedAt = now
-	q.endpointsChanged()
+	q.EndpointsChanged()
 	if err := store.UpdateEndpoint(ctx, q, e); err != nil {
 		return err
 	}
-	ev := &audit{AuditEvent: &model.AuditEvent{TenantID: e.TenantID, ClientAddress: "webhook sender", CreatedAt: now,
+	ev := &Audit{AuditEvent: &model.AuditEvent{TenantID: e.TenantID, ClientAddress: "webhook sender", CreatedAt: now,
 		Details: map[string]any{"reason": e.DisabledReason, "messageId": string(m.ID), "url": e.URL}}}
-	target(ev, ActEndpointFailing, "WebhookEndpoint", string(e.ID))
+	Target(ev, ActEndpointFailing, "WebhookEndpoint", string(e.ID))
 	return store.InsertAudit(ctx, q, ev.AuditEvent)
 }

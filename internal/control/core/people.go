@@ -25,11 +25,9 @@ const (
 	SessionPrefix    = "nbs_"
 )
 
-// Sign-in settings. The rate limits count failures in a sliding window,
-// per account (an email) and per client address.
+// The sign-in rate limits count failures in a sliding window, per account
+// (an email) and per client address.
 const (
-	DefaultSessionTTL    = 12 * time.Hour
-	DefaultInvitationTTL = 7 * 24 * time.Hour
 	signinWindow         = 15 * time.Minute
 	signinAccountLimit   = 10
 	signinAddressLimit   = 30
@@ -60,19 +58,13 @@ func (r RateLimited) Error() string {
 
 // People's actions (audited in the tenant they concern).
 var (
-	ActMemberInvite       = Action{Name: "member.invite", keepsState: true}
-	ActInvitationRevoke   = Action{Name: "invitation.revoke", keepsState: true}
-	ActInvitationAccept   = Action{Name: "invitation.accept", keepsState: true}
-	ActSessionCreate      = Action{Name: "session.create", keepsState: true}
-	ActSessionSigninFails = Action{Name: "session.signin_failed", keepsState: true}
-	ActSessionRevoke      = Action{Name: "session.revoke", keepsState: true, access: true}
+	ActMemberInvite       = Action{Name: "member.invite", KeepsState: true}
+	ActInvitationRevoke   = Action{Name: "invitation.revoke", KeepsState: true}
+	ActInvitationAccept   = Action{Name: "invitation.accept", KeepsState: true}
+	ActSessionCreate      = Action{Name: "session.create", KeepsState: true}
+	ActSessionSigninFails = Action{Name: "session.signin_failed", KeepsState: true}
+	ActSessionRevoke      = Action{Name: "session.revoke", KeepsState: true, Access: true}
 )
-
-// WithSessionTTL sets how long a person's sign-in lasts.
-func WithSessionTTL(d time.Duration) Option { return func(p *Plane) { p.sessionTTL = d } }
-
-// WithInvitationTTL sets how long an invitation link works.
-func WithInvitationTTL(d time.Duration) Option { return func(p *Plane) { p.invitationTTL = d } }
 
 // hashing bounds the passphrase derivations computed at once (each holds
 // 19 MiB and a core for ~40 ms): sign-ins beyond it wait their turn, at
@@ -169,16 +161,16 @@ func (p *Plane) InviteMember(ctx context.Context, in InviteMemberInput) (*model.
 	}
 	in.Email = strings.ToLower(strings.TrimSpace(in.Email))
 	in.Name = strings.TrimSpace(in.Name)
-	var c checks
-	c.email(in.Email, "input", "email")
-	c.text(in.Name, "name", 100, true, "input", "name")
-	if err := c.err(); err != nil {
+	var c Checks
+	c.Email(in.Email, "input", "email")
+	c.Text(in.Name, "name", 100, true, "input", "name")
+	if err := c.Err(); err != nil {
 		return nil, nil, "", err
 	}
 	var m *model.Member
 	var inv *model.Invitation
 	var secret string
-	err = p.change(ctx, in.Tenant, func(q *txn, t *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, in.Tenant, func(q *Txn, t *model.Tenant, ev *Audit) error {
 		now := p.now()
 		u, err := store.UserByEmail(ctx, q, in.Email)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -191,14 +183,14 @@ func (p *Plane) InviteMember(ctx context.Context, in InviteMemberInput) (*model.
 			}
 		}
 		if m == nil {
-			if err := p.ensureRoom(ctx, q, t, model.LimitMembers, 1); err != nil {
+			if err := p.EnsureRoom(ctx, q, t, model.LimitMembers, 1); err != nil {
 				return err
 			}
-			if u, err = store.InsertUserIfAbsent(ctx, q, &model.User{ID: newID[model.UserID](), Email: in.Email,
+			if u, err = store.InsertUserIfAbsent(ctx, q, &model.User{ID: NewID[model.UserID](), Email: in.Email,
 				Name: in.Name, Kind: model.UserHuman, CreatedAt: now}); err != nil {
 				return err
 			}
-			m = &model.Member{ID: newID[model.MemberID](), TenantID: in.Tenant, UserID: u.ID, Role: in.Role, CreatedAt: now}
+			m = &model.Member{ID: NewID[model.MemberID](), TenantID: in.Tenant, UserID: u.ID, Role: in.Role, CreatedAt: now}
 			if err := store.Members.Insert(ctx, q, m); err != nil {
 				return err
 			}
@@ -219,7 +211,7 @@ func (p *Plane) InviteMember(ctx context.Context, in InviteMemberInput) (*model.
 		if inv, secret, err = p.openInvitation(ctx, q, in.Tenant, u.ID, in.Email, a.User.ID); err != nil {
 			return err
 		}
-		target(ev, ActMemberInvite, "Member", string(m.ID))
+		Target(ev, ActMemberInvite, "Member", string(m.ID))
 		ev.Details["email"], ev.Details["role"], ev.Details["invitationId"] = in.Email, string(m.Role), string(inv.ID)
 		ev.Details["expiresAt"] = inv.ExpiresAt.Format(time.RFC3339)
 		return nil
@@ -233,14 +225,14 @@ func (p *Plane) InviteMember(ctx context.Context, in InviteMemberInput) (*model.
 // openInvitation replaces a person's open invitations to a tenant with a
 // new one, from by; it returns it and its link's secret, shown once (only
 // its hash is stored).
-func (p *Plane) openInvitation(ctx context.Context, q *txn, tenant model.TenantID, user model.UserID, email string, by model.UserID) (*model.Invitation, string, error) {
+func (p *Plane) openInvitation(ctx context.Context, q *Txn, tenant model.TenantID, user model.UserID, email string, by model.UserID) (*model.Invitation, string, error) {
 	now := p.now()
 	if _, err := store.RevokeInvitations(ctx, q, tenant, user, now); err != nil {
 		return nil, "", err
 	}
-	secret, _, hash := newSecret(InvitationPrefix)
-	inv := &model.Invitation{ID: newID[model.InvitationID](), TenantID: tenant, UserID: user, Email: email, Hash: hash,
-		InvitedBy: by, CreatedAt: now, ExpiresAt: now.Add(p.invitationTTL)}
+	secret, _, hash := NewSecret(InvitationPrefix)
+	inv := &model.Invitation{ID: NewID[model.InvitationID](), TenantID: tenant, UserID: user, Email: email, Hash: hash,
+		InvitedBy: by, CreatedAt: now, ExpiresAt: now.Add(p.Settings.InvitationTTL)}
 	if err := store.Invitations.Insert(ctx, q, inv); err != nil {
 		return nil, "", err
 	}
@@ -255,12 +247,12 @@ func (p *Plane) Invitations(ctx context.Context, tenant model.TenantID, limit in
 	if limit < 1 || limit > 100 {
 		return nil, Invalid("first must be between 1 and 100", "first")
 	}
-	return store.TenantInvitations(ctx, p.q(ctx), tenant, limit)
+	return store.TenantInvitations(ctx, p.Querier(ctx), tenant, limit)
 }
 
 // RevokeInvitation ends an open invitation; tenant admins.
 func (p *Plane) RevokeInvitation(ctx context.Context, id model.InvitationID) (*model.Invitation, error) {
-	inv, err := store.Invitations.Get(ctx, p.q(ctx), id)
+	inv, err := store.Invitations.Get(ctx, p.Querier(ctx), id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, authz.ErrNotVisible
@@ -270,7 +262,7 @@ func (p *Plane) RevokeInvitation(ctx context.Context, id model.InvitationID) (*m
 	if err := p.authz.CheckCtx(ctx, authz.MemberManage, model.Scope{Tenant: inv.TenantID}); err != nil {
 		return nil, authz.ErrNotVisible
 	}
-	err = p.change(ctx, inv.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, inv.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if inv.AcceptedAt != nil || inv.RevokedAt != nil {
 			return Problem{Field: []string{"input", "invitationId"}, Code: CodeConflict, Message: "the invitation was used or revoked already"}
 		}
@@ -279,11 +271,11 @@ func (p *Plane) RevokeInvitation(ctx context.Context, id model.InvitationID) (*m
 			return err
 		}
 		inv.RevokedAt = &now
-		target(ev, ActInvitationRevoke, "Invitation", string(inv.ID))
+		Target(ev, ActInvitationRevoke, "Invitation", string(inv.ID))
 		ev.Details["email"], ev.Details["userId"] = inv.Email, string(inv.UserID)
 		return nil
 	})
-	return committed(inv, err)
+	return Committed(inv, err)
 }
 
 // AcceptInvitation uses an invitation link: the person sets their
@@ -292,14 +284,14 @@ func (p *Plane) RevokeInvitation(ctx context.Context, id model.InvitationID) (*m
 // opened closes), audited with the acceptance. A link works once, until it
 // expires, unless revoked or replaced.
 func (p *Plane) AcceptInvitation(ctx context.Context, secret, pass string, from Client) (*model.Session, string, error) {
-	ctx = as(ctx, systemAuthenticator)
+	ctx = As(ctx, SystemAuthenticator)
 	if err := passphrase.Valid(pass); err != nil {
 		return nil, "", Problem{Field: []string{"passphrase"}, Code: CodeInvalid, Message: err.Error()}
 	}
 	if !strings.HasPrefix(secret, InvitationPrefix) || len(secret) > 200 {
 		return nil, "", ErrInvitationInvalid
 	}
-	inv, err := store.InvitationByHash(ctx, p.q(ctx), hashToken(secret))
+	inv, err := store.InvitationByHash(ctx, p.Querier(ctx), HashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, "", ErrInvitationInvalid
 	}
@@ -310,7 +302,7 @@ func (p *Plane) AcceptInvitation(ctx context.Context, secret, pass string, from 
 	if inv.AcceptedAt != nil || inv.RevokedAt != nil || !now.Before(inv.ExpiresAt) {
 		return nil, "", ErrInvitationInvalid
 	}
-	kdf, err := store.PassphraseKDF(ctx, p.q(ctx), inv.UserID)
+	kdf, err := store.PassphraseKDF(ctx, p.Querier(ctx), inv.UserID)
 	if errors.Is(err, store.ErrNotFound) {
 		kdf, err = passphrase.NewKDF(), nil
 	}
@@ -323,7 +315,7 @@ func (p *Plane) AcceptInvitation(ctx context.Context, secret, pass string, from 
 	}
 	var sess *model.Session
 	var sessionSecret string
-	err = p.tx(ctx, func(q *txn) error {
+	err = p.InTx(ctx, func(q *Txn) error {
 		if _, err := store.LockTenant(ctx, q, inv.TenantID); err != nil {
 			return err
 		}
@@ -352,12 +344,12 @@ func (p *Plane) AcceptInvitation(ctx context.Context, secret, pass string, from 
 		details := map[string]any{"invitationId": string(inv.ID)}
 		if ended > 0 {
 			details["sessionsEnded"] = ended
-			if err := p.note(ctx, q, bus.User(string(inv.UserID))); err != nil {
+			if err := p.Note(ctx, q, bus.User(string(inv.UserID))); err != nil {
 				return err
 			}
 		}
 		ev := p.personEvent(inv.TenantID, inv.UserID, from, ActInvitationAccept, "Member", "", details)
-		if err := q.audited(ctx, ev); err != nil {
+		if err := q.Audited(ctx, ev); err != nil {
 			return err
 		}
 		sess, sessionSecret, err = p.newSession(ctx, q, inv.UserID, []model.TenantID{inv.TenantID}, "invitation", from)
@@ -383,13 +375,13 @@ func (p *Plane) personEvent(tenant model.TenantID, user model.UserID, from Clien
 
 // newSession starts a session of a user acting in tenants, audited in
 // each of them.
-func (p *Plane) newSession(ctx context.Context, q *txn, user model.UserID, tenants []model.TenantID, method string, from Client) (*model.Session, string, error) {
-	secret, prefix, hash := newSecret(SessionPrefix)
+func (p *Plane) newSession(ctx context.Context, q *Txn, user model.UserID, tenants []model.TenantID, method string, from Client) (*model.Session, string, error) {
+	secret, prefix, hash := NewSecret(SessionPrefix)
 	now := p.now()
 	slices.Sort(tenants)
-	s := &model.Session{ID: newID[model.SessionID](), UserID: user, Tenants: tenants, Method: method, Prefix: prefix, Hash: hash,
-		Address: clipText(from.Address, 100), UserAgent: clipText(from.UserAgent, 300), CreatedAt: now, LastSeenAt: now,
-		ExpiresAt: now.Add(p.sessionTTL)}
+	s := &model.Session{ID: NewID[model.SessionID](), UserID: user, Tenants: tenants, Method: method, Prefix: prefix, Hash: hash,
+		Address: ClipText(from.Address, 100), UserAgent: ClipText(from.UserAgent, 300), CreatedAt: now, LastSeenAt: now,
+		ExpiresAt: now.Add(p.Settings.SessionTTL)}
 	if err := store.Sessions.Insert(ctx, q, s); err != nil {
 		return nil, "", err
 	}
@@ -437,7 +429,7 @@ func derive(ctx context.Context, kdf, pass string) ([]byte, error) {
 // setPassphrase stores a person's passphrase for a tenant, sealed with the
 // key derived under their KDF (recorded now if they had none; when another
 // transaction recorded one first, the key is derived again under it).
-func (p *Plane) setPassphrase(ctx context.Context, q *txn, user model.UserID, tenant model.TenantID, kdf string, key []byte,
+func (p *Plane) setPassphrase(ctx context.Context, q *Txn, user model.UserID, tenant model.TenantID, kdf string, key []byte,
 	pass string, now time.Time) error {
 	kept, err := store.EnsurePassphraseKDF(ctx, q, user, kdf)
 	if err != nil {
@@ -460,7 +452,7 @@ func (p *Plane) setPassphrase(ctx context.Context, q *txn, user model.UserID, te
 // own until the person signs in there, which reseals it). Failures read the
 // same whether or not the account exists, and take as long.
 func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*model.Session, string, error) {
-	ctx = as(ctx, systemAuthenticator)
+	ctx = As(ctx, SystemAuthenticator)
 	email = strings.ToLower(strings.TrimSpace(email))
 	if len(email) > 320 || len(pass) > 4*passphrase.MaxLength {
 		return nil, "", ErrSignInFailed
@@ -478,7 +470,7 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 	// one account thus takes the store's write lock as many times as the
 	// limit lets through, not once per guess.
 	for _, lim := range []store.SigninLimit{{Subject: account, Max: signinAccountLimit}, {Subject: address, Max: signinAddressLimit}} {
-		n, err := store.SigninFailures(ctx, p.q(ctx), lim.Subject, since)
+		n, err := store.SigninFailures(ctx, p.Querier(ctx), lim.Subject, since)
 		if err != nil {
 			return nil, "", err
 		}
@@ -487,7 +479,7 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 		}
 	}
 	var room bool
-	if err := p.tx(ctx, func(q *txn) error {
+	if err := p.InTx(ctx, func(q *Txn) error {
 		var err error
 		room, err = store.ReserveSignin(ctx, q, []store.SigninLimit{{Subject: account, Max: signinAccountLimit},
 			{Subject: address, Max: signinAddressLimit}}, now, since)
@@ -498,17 +490,17 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 	if !room {
 		return nil, "", RateLimited{RetryAfter: signinWindow}
 	}
-	u, err := store.UserByEmail(ctx, p.q(ctx), email)
+	u, err := store.UserByEmail(ctx, p.Querier(ctx), email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, "", err
 	}
 	var hashes []store.Passphrase
 	kdf := ""
 	if u != nil {
-		if hashes, err = store.PassphrasesOf(ctx, p.q(ctx), u.ID); err != nil {
+		if hashes, err = store.PassphrasesOf(ctx, p.Querier(ctx), u.ID); err != nil {
 			return nil, "", err
 		}
-		if kdf, err = store.PassphraseKDF(ctx, p.q(ctx), u.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if kdf, err = store.PassphraseKDF(ctx, p.Querier(ctx), u.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, "", err
 		}
 	}
@@ -541,7 +533,7 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 		return nil, "", err
 	}
 	if len(c.matched) == 0 {
-		err := p.tx(ctx, func(q *txn) error {
+		err := p.InTx(ctx, func(q *Txn) error {
 			for _, h := range hashes {
 				ev := p.personEvent(h.Tenant, u.ID, from, ActSessionSigninFails, "User", "", map[string]any{"method": "passphrase"})
 				if err := store.InsertAudit(ctx, q, ev); err != nil {
@@ -564,7 +556,7 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 	}
 	var sess *model.Session
 	var secret string
-	err = p.tx(ctx, func(q *txn) error {
+	err = p.InTx(ctx, func(q *Txn) error {
 		if err := store.ClearSigninFailures(ctx, q, account); err != nil {
 			return err
 		}
@@ -587,8 +579,8 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 
 // authenticateSession turns a session secret (the cookie) into an actor.
 func (p *Plane) authenticateSession(ctx context.Context, secret, origin string) (*authz.Actor, error) {
-	q := p.q(ctx)
-	s, err := store.SessionByHash(ctx, q, hashToken(secret))
+	q := p.Querier(ctx)
+	s, err := store.SessionByHash(ctx, q, HashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, authz.ErrUnauthenticated
 	}
@@ -619,7 +611,7 @@ func (p *Plane) Sessions(ctx context.Context) ([]*model.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	all, err := store.UserSessions(ctx, p.q(ctx), a.User.ID, p.now())
+	all, err := store.UserSessions(ctx, p.Querier(ctx), a.User.ID, p.now())
 	if err != nil {
 		return nil, err
 	}
@@ -635,7 +627,7 @@ func (p *Plane) RevokeSession(ctx context.Context, id model.SessionID) error {
 	if err != nil {
 		return err
 	}
-	return p.tx(ctx, func(q *txn) error {
+	return p.InTx(ctx, func(q *Txn) error {
 		s, err := store.Sessions.Get(ctx, q, id)
 		if errors.Is(err, store.ErrNotFound) || err == nil && (s.UserID != a.User.ID || s.RevokedAt != nil || !a.Covers(s.Tenants)) {
 			return authz.ErrNotVisible
@@ -647,29 +639,29 @@ func (p *Plane) RevokeSession(ctx context.Context, id model.SessionID) error {
 			return err
 		}
 		for _, t := range s.Tenants {
-			ev := p.auditEvent(a, t)
-			target(ev, ActSessionRevoke, "Session", string(id))
+			ev := p.NewAuditEvent(a, t)
+			Target(ev, ActSessionRevoke, "Session", string(id))
 			ev.Details["method"] = s.Method
 			if err := store.InsertAudit(ctx, q, ev.AuditEvent); err != nil {
 				return err
 			}
 		}
-		return p.note(ctx, q, bus.User(string(a.User.ID)))
+		return p.Note(ctx, q, bus.User(string(a.User.ID)))
 	})
 }
 
 // SignOut ends the session whose secret the browser holds; an unknown or
 // ended one changes nothing.
 func (p *Plane) SignOut(ctx context.Context, secret string, from Client) error {
-	ctx = as(ctx, systemAuthenticator)
-	s, err := store.SessionByHash(ctx, p.q(ctx), hashToken(secret))
+	ctx = As(ctx, SystemAuthenticator)
+	s, err := store.SessionByHash(ctx, p.Querier(ctx), HashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	return p.tx(ctx, func(q *txn) error {
+	return p.InTx(ctx, func(q *Txn) error {
 		now := p.now()
 		ok, err := store.RevokeSession(ctx, q, s.UserID, s.ID, now)
 		if err != nil || !ok {
@@ -681,6 +673,6 @@ func (p *Plane) SignOut(ctx context.Context, secret string, from Client) error {
 				return err
 			}
 		}
-		return p.note(ctx, q, bus.User(string(s.UserID)))
+		return p.Note(ctx, q, bus.User(string(s.UserID)))
 	})
 }

@@ -40,19 +40,8 @@ type Plane struct {
 	log    *slog.Logger
 	now    func() time.Time
 	pub    Publisher
-	// connectGrace is how long a replaced connect token keeps working.
-	connectGrace time.Duration
-	// disconnectedAfter is how long a silent cluster still counts as
-	// connected.
-	disconnectedAfter time.Duration
-	// approvalTTL is how long a deployment may wait for approval;
-	// allowSelfApproval lets requesters approve their own.
-	approvalTTL       time.Duration
-	allowSelfApproval bool
-	stallAfter        time.Duration
-	// maxTokensPerUser caps the API tokens working at once for one user
-	// in one tenant.
-	maxTokensPerUser int
+	// Settings are what the options set (settings.go).
+	Settings Settings
 
 	// bus fans notes out to this process's subscribers; notify tells
 	// them (and, on PostgreSQL, the other replicas'). A transaction keeps
@@ -68,16 +57,7 @@ type Plane struct {
 	compiler *desired.Compiler
 	// beats writes agents' reports in rounds (heartbeats.go).
 	beats *heartbeats
-	// builds bound the builds run on the clusters.
-	builds BuildSettings
-	// logRetention is how long container logs and events are kept;
-	// logDays the days whose partitions this process made sure of.
-	logRetention time.Duration
-	// sessionTTL is how long a person's sign-in lasts; invitationTTL how
-	// long an invitation link works.
-	sessionTTL, invitationTTL time.Duration
-	// oidc decides single sign-ons; nil when it is off.
-	oidc      *OIDCSettings
+	// logDays are the days whose partitions this process made sure of.
 	logDaysMu sync.Mutex
 	logDays   map[time.Time]bool
 	// signins holds the accounts whose sign-in is being checked.
@@ -86,9 +66,8 @@ type Plane struct {
 	jobPasses atomic.Int64
 	// gitHeads reads branch heads for a deploy of one.
 	gitHeads *gitremote.Resolver
-	// outbound tunes outbound webhooks; outboundWake wakes this
-	// replica's sender when a change wrote a message.
-	outbound     OutboundSettings
+	// outboundWake wakes this replica's sender when a change wrote a
+	// message.
 	outboundWake wake.Signal
 }
 
@@ -121,7 +100,7 @@ func WithBox(b *seal.Box) Option { return func(p *Plane) { p.box = b } }
 // WithDisconnectedAfter sets how long a cluster may stay silent before it
 // shows DISCONNECTED.
 func WithDisconnectedAfter(d time.Duration) Option {
-	return func(p *Plane) { p.disconnectedAfter = d }
+	return func(p *Plane) { p.Settings.DisconnectedAfter = d }
 }
 
 // New wires the domain layer over a migrated store.
@@ -132,17 +111,17 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 		return nil, err
 	}
 	b := bus.New()
-	p := &Plane{store: st, authz: z, grants: grants, tokens: newTokenCache(), box: seal.NewBox(nil), log: log, now: store.Now, connectGrace: DefaultConnectGrace,
+	p := &Plane{store: st, authz: z, grants: grants, tokens: newTokenCache(), box: seal.NewBox(nil), log: log, now: store.Now,
 		bus: b, notify: bus.Memory{B: b}, releases: store.NewReleaseCache(maxCachedReleases),
-		compiler:          desired.NewCompiler(),
-		disconnectedAfter: model.DisconnectedAfter, approvalTTL: DefaultApprovalTTL,
-		stallAfter: DefaultStallAfter, maxTokensPerUser: DefaultMaxTokensPerUser, builds: DefaultBuildSettings,
-		logRetention: DefaultLogRetention, sessionTTL: DefaultSessionTTL, invitationTTL: DefaultInvitationTTL,
-		outbound: DefaultOutboundSettings, outboundWake: wake.New()}
+		compiler: desired.NewCompiler(), outboundWake: wake.New(),
+		Settings: Settings{ConnectGrace: DefaultConnectGrace, DisconnectedAfter: model.DisconnectedAfter, ApprovalTTL: DefaultApprovalTTL,
+			StallAfter: DefaultStallAfter, MaxTokensPerUser: DefaultMaxTokensPerUser, Builds: DefaultBuildSettings,
+			LogRetention: DefaultLogRetention, SessionTTL: DefaultSessionTTL, InvitationTTL: DefaultInvitationTTL,
+			Outbound: DefaultOutboundSettings}}
 	for _, o := range opts {
 		o(p)
 	}
-	p.gitHeads = gitremote.New(p.builds.GitTimeout, p.builds.GitPrivate)
+	p.gitHeads = gitremote.New(p.Settings.Builds.GitTimeout, p.Settings.Builds.GitPrivate)
 	p.beats = &heartbeats{}
 	// Access changed on another replica drops the grants here too.
 	p.bus.Observe(grants.noted)
@@ -153,17 +132,17 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 // Authorizer exposes the policy, for the role matrix test and docs.
 func (p *Plane) Authorizer() *authz.Authorizer { return p.authz }
 
-func newID[T ~string]() T { return T(uuid.Must(uuid.NewV7()).String()) }
+func NewID[T ~string]() T { return T(uuid.Must(uuid.NewV7()).String()) }
 
 // scoped is a row type that knows its tenant and project.
-type scoped[T any] interface {
+type Scoped[T any] interface {
 	*T
 	Scope() model.Scope
 }
 
 // get reads one row and checks the actor may perm on it. A row the actor
 // cannot see is reported as not found, exactly like a missing one.
-func get[K ~string, T any, PT scoped[T]](ctx context.Context, p *Plane, q store.Querier, t *store.Table[K, T], id K, perm authz.Perm) (*T, error) {
+func Get[K ~string, T any, PT Scoped[T]](ctx context.Context, p *Plane, q store.Querier, t *store.Table[K, T], id K, perm authz.Perm) (*T, error) {
 	v, err := t.Get(ctx, q, id)
 	if err != nil {
 		return nil, err
@@ -175,19 +154,19 @@ func get[K ~string, T any, PT scoped[T]](ctx context.Context, p *Plane, q store.
 }
 
 // byIDs reads rows for a dataloader, dropping those the actor may not read.
-func byIDs[K ~string, T any, PT scoped[T]](ctx context.Context, p *Plane, t *store.Table[K, T], ids []K, perm authz.Perm) (map[K]*T, error) {
-	rows, err := t.ByIDs(ctx, p.q(ctx), ids)
+func ByIDs[K ~string, T any, PT Scoped[T]](ctx context.Context, p *Plane, t *store.Table[K, T], ids []K, perm authz.Perm) (map[K]*T, error) {
+	rows, err := t.ByIDs(ctx, p.Querier(ctx), ids)
 	if err != nil {
 		return nil, err
 	}
-	return visible[K, T, PT](ctx, p, rows, perm)
+	return Visible[K, T, PT](ctx, p, rows, perm)
 }
 
 // visible removes from rows those the caller may not read with perm.
-func visible[K ~string, T any, PT scoped[T]](ctx context.Context, p *Plane, rows map[K]*T, perm authz.Perm) (map[K]*T, error) {
+func Visible[K ~string, T any, PT Scoped[T]](ctx context.Context, p *Plane, rows map[K]*T, perm authz.Perm) (map[K]*T, error) {
 	for id, v := range rows {
 		if err := p.authz.CheckCtx(ctx, perm, PT(v).Scope()); err != nil {
-			if isDenied(err) {
+			if IsDenied(err) {
 				delete(rows, id)
 				continue
 			}
@@ -197,7 +176,7 @@ func visible[K ~string, T any, PT scoped[T]](ctx context.Context, p *Plane, rows
 	return rows, nil
 }
 
-func isDenied(err error) bool {
+func IsDenied(err error) bool {
 	return errors.Is(err, authz.ErrNotVisible) || errors.Is(err, authz.ErrForbidden)
 }
 
@@ -211,15 +190,15 @@ func IsNotFound(err error) bool {
 // included. What the change does beyond its rows follows from the action fn
 // chose: it recompiles unless the action keeps every state, and it notes an
 // access change of the user in the event's details.
-func (p *Plane) change(ctx context.Context, tenant model.TenantID, fn func(q *txn, t *model.Tenant, ev *audit) error) error {
-	return p.changeOr(ctx, nil, tenant, fn)
+func (p *Plane) Change(ctx context.Context, tenant model.TenantID, fn func(q *Txn, t *model.Tenant, ev *Audit) error) error {
+	return p.ChangeOr(ctx, nil, tenant, fn)
 }
 
 // changeOr is change, or with dry set, its dry run: the same fn in a
 // transaction that always rolls back, its effect on the tenant's clusters
 // collected in dry (see preview). The mutations that can be previewed take
 // dry as an explicit argument and pass it here.
-func (p *Plane) changeOr(ctx context.Context, dry *previewing, tenant model.TenantID, fn func(q *txn, t *model.Tenant, ev *audit) error) error {
+func (p *Plane) ChangeOr(ctx context.Context, dry *Previewing, tenant model.TenantID, fn func(q *Txn, t *model.Tenant, ev *Audit) error) error {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return err
@@ -228,19 +207,19 @@ func (p *Plane) changeOr(ctx context.Context, dry *previewing, tenant model.Tena
 		// A preview runs the same fn without the tenant's write lock.
 		return p.changePreview(ctx, tenant, a, dry, fn)
 	}
-	return p.tx(ctx, func(q *txn) error {
+	return p.InTx(ctx, func(q *Txn) error {
 		t, err := store.LockTenant(ctx, q, tenant)
 		if err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
-		ev := p.auditEvent(a, tenant)
+		ev := p.NewAuditEvent(a, tenant)
 		if err := fn(q, t, ev); err != nil {
 			return err
 		}
-		if uid, ok := ev.Details["userId"].(string); ok && ev.act.access {
+		if uid, ok := ev.Details["userId"].(string); ok && ev.act.Access {
 			// Checks read that user's grants afresh, and open connections
 			// check their token now.
-			if err := p.note(ctx, q, bus.User(uid)); err != nil {
+			if err := p.Note(ctx, q, bus.User(uid)); err != nil {
 				return err
 			}
 		}
@@ -249,21 +228,21 @@ func (p *Plane) changeOr(ctx context.Context, dry *previewing, tenant model.Tena
 		}
 		// The audit event first: the revisions the recompile makes name
 		// it as their cause.
-		if err := q.audited(ctx, ev.AuditEvent); err != nil {
+		if err := q.Audited(ctx, ev.AuditEvent); err != nil {
 			return err
 		}
-		if ev.act.keepsState {
+		if ev.act.KeepsState {
 			return nil
 		}
-		if err := p.recompile(ctx, q, tenant); err != nil {
+		if err := p.Recompile(ctx, q, tenant); err != nil {
 			return fmt.Errorf("compiling desired state: %w", err)
 		}
 		return nil
 	})
 }
 
-func (p *Plane) auditEvent(a *authz.Actor, tenant model.TenantID) *audit {
-	ev := &audit{AuditEvent: &model.AuditEvent{TenantID: tenant, ClientAddress: a.Origin, CreatedAt: p.now(), Details: map[string]any{}}}
+func (p *Plane) NewAuditEvent(a *authz.Actor, tenant model.TenantID) *Audit {
+	ev := &Audit{AuditEvent: &model.AuditEvent{TenantID: tenant, ClientAddress: a.Origin, CreatedAt: p.now(), Details: map[string]any{}}}
 	if a.User != nil {
 		id := a.User.ID
 		ev.ActorID = &id
@@ -275,9 +254,9 @@ func (p *Plane) auditEvent(a *authz.Actor, tenant model.TenantID) *audit {
 	return ev
 }
 
-// ensureRoom fails with ENTITLEMENT_REQUIRED when adding n of res would
+// EnsureRoom fails with ENTITLEMENT_REQUIRED when adding n of res would
 // exceed the tenant's plan. Callers hold the tenant lock.
-func (p *Plane) ensureRoom(ctx context.Context, q store.Querier, t *model.Tenant, res model.LimitedResource, n int) error {
+func (p *Plane) EnsureRoom(ctx context.Context, q store.Querier, t *model.Tenant, res model.LimitedResource, n int) error {
 	limit := t.PlanName.Limits()[res]
 	if limit == model.Unlimited || n <= 0 {
 		return nil
@@ -289,12 +268,12 @@ func (p *Plane) ensureRoom(ctx context.Context, q store.Querier, t *model.Tenant
 	if use[res]+n > limit {
 		return Problem{Code: CodeEntitlement, Message: fmt.Sprintf(
 			"the %s plan's limit of %s is %d and this tenant uses %d; upgrade the plan to add more",
-			t.PlanName, humanResource(res), limit, use[res])}
+			t.PlanName, HumanResource(res), limit, use[res])}
 	}
 	return nil
 }
 
-func humanResource(r model.LimitedResource) string {
+func HumanResource(r model.LimitedResource) string {
 	switch r {
 	case model.LimitClusters:
 		return "clusters"
@@ -312,7 +291,7 @@ func humanResource(r model.LimitedResource) string {
 }
 
 // conflictOn turns a duplicate-key error into a user error on field.
-func conflictOn(err error, field, message string) error {
+func ConflictOn(err error, field, message string) error {
 	var ce *store.ConflictError
 	if errors.As(err, &ce) && !ce.Reference {
 		return Problem{Field: []string{"input", field}, Code: CodeConflict, Message: message}
@@ -322,7 +301,7 @@ func conflictOn(err error, field, message string) error {
 
 // committed returns v only when the change committed: a failed mutation
 // never hands back an object that was not stored.
-func committed[T any](v *T, err error) (*T, error) {
+func Committed[T any](v *T, err error) (*T, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ type ClusterChange struct {
 // previewing marks a change as a dry run and collects what it would do.
 // The mutations that can be previewed take it as an explicit argument
 // (nil: for real) and hand it to Plane.changeOr.
-type previewing struct{ changes []ClusterChange }
+type Previewing struct{ changes []ClusterChange }
 
 // errPreviewed rolls a previewed change back once its effect is known.
 var errPreviewed = errors.New("preview: rolled back")
@@ -38,7 +38,7 @@ var errPreviewed = errors.New("preview: rolled back")
 // request of many aliased previews would otherwise compile its tenant over
 // and over on every CPU and hold every database connection, and other
 // tenants' requests would wait for them.
-func (p *Plane) preview(ctx context.Context, do func(dry *previewing) error) ([]ClusterChange, error) {
+func (p *Plane) preview(ctx context.Context, do func(dry *Previewing) error) ([]ClusterChange, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func (p *Plane) preview(ctx context.Context, do func(dry *previewing) error) ([]
 		return nil, err
 	}
 	defer leave()
-	pv := &previewing{}
+	pv := &Previewing{}
 	err = do(pv)
 	if errors.Is(err, errPreviewed) {
 		return pv.changes, nil
@@ -81,9 +81,9 @@ func (p *Plane) preview(ctx context.Context, do func(dry *previewing) error) ([]
 // tenants' rows are never locked. On SQLite every write transaction is
 // exclusive: a preview takes its turn as a write (sqlite.DB's writer queue,
 // first come first served) and holds it for two compilations and fn.
-func (p *Plane) changePreview(ctx context.Context, tenant model.TenantID, a *authz.Actor, pv *previewing,
-	fn func(q *txn, t *model.Tenant, ev *audit) error) error {
-	return p.tx(ctx, func(q *txn) error {
+func (p *Plane) changePreview(ctx context.Context, tenant model.TenantID, a *authz.Actor, pv *Previewing,
+	fn func(q *Txn, t *model.Tenant, ev *Audit) error) error {
+	return p.InTx(ctx, func(q *Txn) error {
 		t, err := store.ShareTenant(ctx, q, tenant)
 		if err != nil {
 			return fmt.Errorf("reading tenant: %w", err)
@@ -92,7 +92,7 @@ func (p *Plane) changePreview(ctx context.Context, tenant model.TenantID, a *aut
 		if err != nil {
 			return err
 		}
-		if err := fn(q, t, p.auditEvent(a, tenant)); err != nil {
+		if err := fn(q, t, p.NewAuditEvent(a, tenant)); err != nil {
 			return err
 		}
 		return p.finishPreview(ctx, q, tenant, pv, before)
@@ -176,15 +176,15 @@ func (p *Plane) compileAll(ctx context.Context, q store.Querier, tenant model.Te
 		return nil, nil, err
 	}
 	out := map[model.ClusterID]desired.State{}
-	in := tenantInput(p.box, rows)
+	in := TenantInput(p.box, rows)
 	for _, c := range rows.Clusters {
-		out[c.ID] = p.compiler.Compile(forCluster(in, c))
+		out[c.ID] = p.compiler.Compile(ForCluster(in, c))
 	}
 	return out, rows.Clusters, nil
 }
 
 // finishPreview compares the states before and after a previewed change.
-func (p *Plane) finishPreview(ctx context.Context, q store.Querier, tenant model.TenantID, pv *previewing, before map[model.ClusterID]desired.State) error {
+func (p *Plane) finishPreview(ctx context.Context, q store.Querier, tenant model.TenantID, pv *Previewing, before map[model.ClusterID]desired.State) error {
 	after, clusters, err := p.compileAll(ctx, q, tenant)
 	if err != nil {
 		return err
@@ -202,7 +202,7 @@ func (p *Plane) finishPreview(ctx context.Context, q store.Querier, tenant model
 
 // PreviewDeploy shows what Deploy would change.
 func (p *Plane) PreviewDeploy(ctx context.Context, svc model.ServiceID, env model.EnvironmentID, digest string) ([]ClusterChange, error) {
-	return p.preview(ctx, func(dry *previewing) error {
+	return p.preview(ctx, func(dry *Previewing) error {
 		_, _, err := p.deploy(ctx, dry, svc, env, deployTarget{digest: digest})
 		return err
 	})
@@ -211,7 +211,7 @@ func (p *Plane) PreviewDeploy(ctx context.Context, svc model.ServiceID, env mode
 // PreviewDeployCommit shows what DeployCommit would change: nothing on a
 // cluster until the build succeeds, but every check runs.
 func (p *Plane) PreviewDeployCommit(ctx context.Context, svc model.ServiceID, env model.EnvironmentID, commit string) ([]ClusterChange, error) {
-	return p.preview(ctx, func(dry *previewing) error {
+	return p.preview(ctx, func(dry *Previewing) error {
 		_, _, err := p.deploy(ctx, dry, svc, env, deployTarget{commit: commit})
 		return err
 	})
@@ -220,7 +220,7 @@ func (p *Plane) PreviewDeployCommit(ctx context.Context, svc model.ServiceID, en
 // PreviewDeployBranchHead shows what DeployBranchHead would change; it
 // reads the branch's head too.
 func (p *Plane) PreviewDeployBranchHead(ctx context.Context, svc model.ServiceID, env model.EnvironmentID) ([]ClusterChange, error) {
-	return p.preview(ctx, func(dry *previewing) error {
+	return p.preview(ctx, func(dry *Previewing) error {
 		_, _, err := p.deploy(ctx, dry, svc, env, deployTarget{head: true})
 		return err
 	})
@@ -228,7 +228,7 @@ func (p *Plane) PreviewDeployBranchHead(ctx context.Context, svc model.ServiceID
 
 // PreviewUpdateService shows what UpdateService would change.
 func (p *Plane) PreviewUpdateService(ctx context.Context, id model.ServiceID, in ServiceInput) ([]ClusterChange, error) {
-	return p.preview(ctx, func(dry *previewing) error {
+	return p.preview(ctx, func(dry *Previewing) error {
 		_, err := p.updateService(ctx, dry, id, in)
 		return err
 	})
@@ -236,7 +236,7 @@ func (p *Plane) PreviewUpdateService(ctx context.Context, id model.ServiceID, in
 
 // PreviewSetVariable shows what SetVariable would change.
 func (p *Plane) PreviewSetVariable(ctx context.Context, in SetVariableInput) ([]ClusterChange, error) {
-	return p.preview(ctx, func(dry *previewing) error {
+	return p.preview(ctx, func(dry *Previewing) error {
 		_, err := p.setVariable(ctx, dry, in)
 		return err
 	})
@@ -245,7 +245,7 @@ func (p *Plane) PreviewSetVariable(ctx context.Context, in SetVariableInput) ([]
 // PreviewUpdateEnvironment shows what UpdateEnvironment would change: new
 // selectors move an environment between clusters and namespaces.
 func (p *Plane) PreviewUpdateEnvironment(ctx context.Context, id model.EnvironmentID, in EnvironmentInput) ([]ClusterChange, error) {
-	return p.preview(ctx, func(dry *previewing) error {
+	return p.preview(ctx, func(dry *Previewing) error {
 		_, err := p.updateEnvironment(ctx, dry, id, in)
 		return err
 	})

@@ -57,11 +57,11 @@ func Invalid(message string, field ...string) Problem {
 }
 
 // checks collects validation problems.
-type checks struct{ ps Problems }
+type Checks struct{ ps Problems }
 
-func (c *checks) add(p Problem) { c.ps = append(c.ps, p) }
+func (c *Checks) Add(p Problem) { c.ps = append(c.ps, p) }
 
-func (c *checks) err() error {
+func (c *Checks) Err() error {
 	if len(c.ps) == 0 {
 		return nil
 	}
@@ -69,3 +69,11 @@ func (c *checks) err() error {
 }
 
 func sortStrings(s []string) { slices.Sort(s) }
+
+// notFoundOn reports a missing referenced object as a user error on field.
+func NotFoundOn(err error, fieldName, message string) error {
+	if IsNotFound(err) {
+		return Invalid(message, "input", fieldName)
+	}
+	return err
+}

@@ -11,11 +11,11 @@ import (
 )
 
 func (p *Plane) Project(ctx context.Context, id model.ProjectID) (*model.Project, error) {
-	return get(ctx, p, p.q(ctx), store.Projects, id, authz.ProjectRead)
+	return Get(ctx, p, p.Querier(ctx), store.Projects, id, authz.ProjectRead)
 }
 
 func (p *Plane) ProjectsByIDs(ctx context.Context, ids []model.ProjectID) (map[model.ProjectID]*model.Project, error) {
-	return byIDs(ctx, p, store.Projects, ids, authz.ProjectRead)
+	return ByIDs(ctx, p, store.Projects, ids, authz.ProjectRead)
 }
 
 // Projects lists the tenant's projects the caller can see: all of them for a
@@ -30,9 +30,9 @@ func (p *Plane) Projects(ctx context.Context, tenant model.TenantID, pg store.Pa
 		return store.Page[model.Project]{}, err
 	}
 	if s == authz.SubjectTenantAdmin {
-		return store.ProjectsOf(ctx, p.q(ctx), tenant, pg)
+		return store.ProjectsOf(ctx, p.Querier(ctx), tenant, pg)
 	}
-	g, err := a.Grants(ctx, p.loadGrants)
+	g, err := p.GrantsOf(ctx, a)
 	if err != nil {
 		return store.Page[model.Project]{}, err
 	}
@@ -40,7 +40,7 @@ func (p *Plane) Projects(ctx context.Context, tenant model.TenantID, pg store.Pa
 	for id := range g.Projects {
 		ids = append(ids, id)
 	}
-	return store.ProjectsIn(ctx, p.q(ctx), tenant, ids, pg)
+	return store.ProjectsIn(ctx, p.Querier(ctx), tenant, ids, pg)
 }
 
 // CreateProject creates a project; tenant admins only, within the plan.
@@ -48,68 +48,68 @@ func (p *Plane) CreateProject(ctx context.Context, tenant model.TenantID, name, 
 	if err := p.authz.CheckCtx(ctx, authz.ProjectCreate, model.Scope{Tenant: tenant}); err != nil {
 		return nil, err
 	}
-	var c checks
-	c.name(name, "project name", "input", "name")
-	c.text(description, "description", 1000, false, "input", "description")
-	if err := c.err(); err != nil {
+	var c Checks
+	c.Name(name, "project name", "input", "name")
+	c.Text(description, "description", 1000, false, "input", "description")
+	if err := c.Err(); err != nil {
 		return nil, err
 	}
 	var proj *model.Project
-	err := p.change(ctx, tenant, func(q *txn, t *model.Tenant, ev *audit) error {
-		if err := p.ensureRoom(ctx, q, t, model.LimitProjects, 1); err != nil {
+	err := p.Change(ctx, tenant, func(q *Txn, t *model.Tenant, ev *Audit) error {
+		if err := p.EnsureRoom(ctx, q, t, model.LimitProjects, 1); err != nil {
 			return err
 		}
-		proj = &model.Project{ID: newID[model.ProjectID](), TenantID: tenant, Name: name, Description: description, CreatedAt: p.now()}
+		proj = &model.Project{ID: NewID[model.ProjectID](), TenantID: tenant, Name: name, Description: description, CreatedAt: p.now()}
 		if err := store.Projects.Insert(ctx, q, proj); err != nil {
-			return conflictOn(err, "name", "a project named "+name+" already exists in this tenant")
+			return ConflictOn(err, "name", "a project named "+name+" already exists in this tenant")
 		}
-		target(ev, ActProjectCreate, "Project", string(proj.ID))
+		Target(ev, ActProjectCreate, "Project", string(proj.ID))
 		ev.Details["name"], ev.Details["description"] = name, description
 		return nil
 	})
-	return committed(proj, err)
+	return Committed(proj, err)
 }
 
 // UpdateProject renames or re-describes a project; nil fields stay.
 func (p *Plane) UpdateProject(ctx context.Context, id model.ProjectID, name, description *string) (*model.Project, error) {
-	proj, err := get(ctx, p, p.q(ctx), store.Projects, id, authz.ProjectUpdate)
+	proj, err := Get(ctx, p, p.Querier(ctx), store.Projects, id, authz.ProjectUpdate)
 	if err != nil {
 		return nil, err
 	}
-	var c checks
+	var c Checks
 	if name != nil {
-		c.name(*name, "project name", "input", "name")
+		c.Name(*name, "project name", "input", "name")
 	}
 	if description != nil {
-		c.text(*description, "description", 1000, false, "input", "description")
+		c.Text(*description, "description", 1000, false, "input", "description")
 	}
-	if err := c.err(); err != nil {
+	if err := c.Err(); err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, proj.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, proj.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if proj, err = store.Projects.Get(ctx, q, id); err != nil {
 			return err
 		}
-		target(ev, ActProjectUpdate, "Project", string(id))
+		Target(ev, ActProjectUpdate, "Project", string(id))
 		changed(ev, "name", &proj.Name, name)
 		changed(ev, "description", &proj.Description, description)
 		if err := store.UpdateProject(ctx, q, proj); err != nil {
-			return conflictOn(err, "name", "a project with that name already exists in this tenant")
+			return ConflictOn(err, "name", "a project with that name already exists in this tenant")
 		}
 		return nil
 	})
-	return committed(proj, err)
+	return Committed(proj, err)
 }
 
 // DeleteProject deletes a project with its environments, services,
 // releases and deployments; tenant admins only.
 func (p *Plane) DeleteProject(ctx context.Context, id model.ProjectID) error {
-	proj, err := get(ctx, p, p.q(ctx), store.Projects, id, authz.ProjectDelete)
+	proj, err := Get(ctx, p, p.Querier(ctx), store.Projects, id, authz.ProjectDelete)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, proj.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		target(ev, ActProjectDelete, "Project", string(id))
+	return p.Change(ctx, proj.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+		Target(ev, ActProjectDelete, "Project", string(id))
 		ev.Details["name"] = proj.Name
 		if err := p.noteBuildSets(ctx, q, proj.TenantID); err != nil {
 			return err
@@ -119,7 +119,7 @@ func (p *Plane) DeleteProject(ctx context.Context, id model.ProjectID) error {
 }
 
 // changed applies an optional new value and records it in the audit event.
-func changed[T comparable](ev *audit, key string, dst *T, v *T) {
+func changed[T comparable](ev *Audit, key string, dst *T, v *T) {
 	if v == nil || *v == *dst {
 		return
 	}
@@ -128,11 +128,11 @@ func changed[T comparable](ev *audit, key string, dst *T, v *T) {
 }
 
 func (p *Plane) Environment(ctx context.Context, id model.EnvironmentID) (*model.Environment, error) {
-	return get(ctx, p, p.q(ctx), store.Environments, id, authz.EnvironmentRead)
+	return Get(ctx, p, p.Querier(ctx), store.Environments, id, authz.EnvironmentRead)
 }
 
 func (p *Plane) EnvironmentsByIDs(ctx context.Context, ids []model.EnvironmentID) (map[model.EnvironmentID]*model.Environment, error) {
-	return byIDs(ctx, p, store.Environments, ids, authz.EnvironmentRead)
+	return ByIDs(ctx, p, store.Environments, ids, authz.EnvironmentRead)
 }
 
 // EnvironmentsOf lists the environments of several projects in one query;
@@ -142,7 +142,7 @@ func (p *Plane) EnvironmentsOf(ctx context.Context, projects []model.Scope, pg s
 	if err != nil {
 		return nil, err
 	}
-	return store.EnvironmentsOfProjects(ctx, p.q(ctx), ids, pg)
+	return store.EnvironmentsOfProjects(ctx, p.Querier(ctx), ids, pg)
 }
 
 // readableParents checks perm on each parent scope and returns their ids.
@@ -166,25 +166,25 @@ type EnvironmentInput struct {
 }
 
 func (p *Plane) CreateEnvironment(ctx context.Context, project model.ProjectID, in EnvironmentInput) (*model.Environment, error) {
-	proj, err := get(ctx, p, p.q(ctx), store.Projects, project, authz.EnvironmentManage)
+	proj, err := Get(ctx, p, p.Querier(ctx), store.Projects, project, authz.EnvironmentManage)
 	if err != nil {
 		return nil, err
 	}
-	env := &model.Environment{ID: newID[model.EnvironmentID](), TenantID: proj.TenantID, ProjectID: project,
+	env := &model.Environment{ID: NewID[model.EnvironmentID](), TenantID: proj.TenantID, ProjectID: project,
 		ClusterSelector: model.Labels{}, NamespaceSelector: model.Labels{}, CreatedAt: p.now()}
-	err = p.change(ctx, proj.TenantID, func(q *txn, t *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, proj.TenantID, func(q *Txn, t *model.Tenant, ev *Audit) error {
 		if err := p.applyEnvironment(ctx, q, t, env, in, true); err != nil {
 			return err
 		}
 		if err := store.Environments.Insert(ctx, q, env); err != nil {
-			return conflictOn(err, "name", "an environment named "+env.Name+" already exists in this project")
+			return ConflictOn(err, "name", "an environment named "+env.Name+" already exists in this project")
 		}
-		target(ev, ActEnvironmentCreate, "Environment", string(env.ID))
+		Target(ev, ActEnvironmentCreate, "Environment", string(env.ID))
 		ev.Details["projectId"], ev.Details["name"], ev.Details["protected"] = string(project), env.Name, env.Protected
 		ev.Details["clusterSelector"], ev.Details["namespaceSelector"] = env.ClusterSelector, env.NamespaceSelector
 		return nil
 	})
-	return committed(env, err)
+	return Committed(env, err)
 }
 
 func (p *Plane) UpdateEnvironment(ctx context.Context, id model.EnvironmentID, in EnvironmentInput) (*model.Environment, error) {
@@ -192,12 +192,12 @@ func (p *Plane) UpdateEnvironment(ctx context.Context, id model.EnvironmentID, i
 }
 
 // updateEnvironment is UpdateEnvironment, or its dry run when dry is set.
-func (p *Plane) updateEnvironment(ctx context.Context, dry *previewing, id model.EnvironmentID, in EnvironmentInput) (*model.Environment, error) {
-	env, err := get(ctx, p, p.q(ctx), store.Environments, id, authz.EnvironmentManage)
+func (p *Plane) updateEnvironment(ctx context.Context, dry *Previewing, id model.EnvironmentID, in EnvironmentInput) (*model.Environment, error) {
+	env, err := Get(ctx, p, p.Querier(ctx), store.Environments, id, authz.EnvironmentManage)
 	if err != nil {
 		return nil, err
 	}
-	err = p.changeOr(ctx, dry, env.TenantID, func(q *txn, t *model.Tenant, ev *audit) error {
+	err = p.ChangeOr(ctx, dry, env.TenantID, func(q *Txn, t *model.Tenant, ev *Audit) error {
 		if env, err = store.Environments.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -205,7 +205,7 @@ func (p *Plane) updateEnvironment(ctx context.Context, dry *previewing, id model
 		if err := p.applyEnvironment(ctx, q, t, env, in, false); err != nil {
 			return err
 		}
-		target(ev, ActEnvironmentUpdate, "Environment", string(id))
+		Target(ev, ActEnvironmentUpdate, "Environment", string(id))
 		changed(ev, "name", &before.Name, &env.Name)
 		changed(ev, "protected", &before.Protected, &env.Protected)
 		if in.ClusterSelector != nil {
@@ -215,33 +215,33 @@ func (p *Plane) updateEnvironment(ctx context.Context, dry *previewing, id model
 			ev.Details["namespaceSelector"] = map[string]any{"from": before.NamespaceSelector, "to": env.NamespaceSelector}
 		}
 		if err := store.UpdateEnvironment(ctx, q, env); err != nil {
-			return conflictOn(err, "name", "an environment with that name already exists in this project")
+			return ConflictOn(err, "name", "an environment with that name already exists in this project")
 		}
 		return nil
 	})
-	return committed(env, err)
+	return Committed(env, err)
 }
 
 // applyEnvironment validates in and applies it to env, inside the tenant
 // lock: it checks the plan for protected environments and that selector
 // keys are labels some cluster or namespace target carries.
 func (p *Plane) applyEnvironment(ctx context.Context, q store.Querier, t *model.Tenant, env *model.Environment, in EnvironmentInput, create bool) error {
-	var c checks
+	var c Checks
 	if in.Name != nil || create {
 		name := ""
 		if in.Name != nil {
 			name = *in.Name
 		}
-		c.name(name, "environment name", "input", "name")
+		c.Name(name, "environment name", "input", "name")
 		env.Name = name
 	}
 	if in.ClusterSelector != nil {
-		env.ClusterSelector = c.labels(in.ClusterSelector, "input", "clusterSelector")
+		env.ClusterSelector = c.Labels(in.ClusterSelector, "input", "clusterSelector")
 	}
 	if in.NamespaceSelector != nil {
-		env.NamespaceSelector = c.labels(in.NamespaceSelector, "input", "namespaceSelector")
+		env.NamespaceSelector = c.Labels(in.NamespaceSelector, "input", "namespaceSelector")
 	}
-	if err := c.err(); err != nil {
+	if err := c.Err(); err != nil {
 		return err
 	}
 	if in.ClusterSelector != nil || in.NamespaceSelector != nil {
@@ -250,18 +250,18 @@ func (p *Plane) applyEnvironment(ctx context.Context, q store.Querier, t *model.
 			return err
 		}
 		if in.ClusterSelector != nil {
-			c.knownKeys(env.ClusterSelector, labelKeys(clusters, func(c *model.Cluster) model.Labels { return c.Labels }), "cluster", "input", "clusterSelector")
+			c.KnownKeys(env.ClusterSelector, labelKeys(clusters, func(c *model.Cluster) model.Labels { return c.Labels }), "cluster", "input", "clusterSelector")
 		}
 		if in.NamespaceSelector != nil {
-			c.knownKeys(env.NamespaceSelector, labelKeys(targets, func(n *model.NamespaceTarget) model.Labels { return n.Labels }), "namespace target", "input", "namespaceSelector")
+			c.KnownKeys(env.NamespaceSelector, labelKeys(targets, func(n *model.NamespaceTarget) model.Labels { return n.Labels }), "namespace target", "input", "namespaceSelector")
 		}
-		if err := c.err(); err != nil {
+		if err := c.Err(); err != nil {
 			return err
 		}
 	}
 	if in.Protected != nil {
 		if *in.Protected && !env.Protected {
-			if err := p.ensureRoom(ctx, q, t, model.LimitProtectedEnvironments, 1); err != nil {
+			if err := p.EnsureRoom(ctx, q, t, model.LimitProtectedEnvironments, 1); err != nil {
 				return err
 			}
 		}
@@ -290,12 +290,12 @@ func labelKeys[T any](items []*T, labels func(*T) model.Labels) map[string]bool 
 }
 
 func (p *Plane) DeleteEnvironment(ctx context.Context, id model.EnvironmentID) error {
-	env, err := get(ctx, p, p.q(ctx), store.Environments, id, authz.EnvironmentManage)
+	env, err := Get(ctx, p, p.Querier(ctx), store.Environments, id, authz.EnvironmentManage)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, env.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		target(ev, ActEnvironmentDelete, "Environment", string(id))
+	return p.Change(ctx, env.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+		Target(ev, ActEnvironmentDelete, "Environment", string(id))
 		ev.Details["projectId"], ev.Details["name"] = string(env.ProjectID), env.Name
 		if err := p.noteBuildSets(ctx, q, env.TenantID); err != nil {
 			return err
@@ -310,7 +310,7 @@ func (p *Plane) Eligible(ctx context.Context, env *model.Environment) ([]*model.
 	if err := p.authz.CheckCtx(ctx, authz.EnvironmentRead, env.Scope()); err != nil {
 		return nil, nil, err
 	}
-	clusters, targets, err := p.tenantTargets(ctx, p.q(ctx), env.TenantID)
+	clusters, targets, err := p.tenantTargets(ctx, p.Querier(ctx), env.TenantID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -371,7 +371,7 @@ func (p *Plane) Place(ctx context.Context, env *model.Environment) (*Placement, 
 	if err := p.authz.CheckCtx(ctx, authz.EnvironmentRead, env.Scope()); err != nil {
 		return nil, err
 	}
-	clusters, targets, err := p.tenantTargets(ctx, p.q(ctx), env.TenantID)
+	clusters, targets, err := p.tenantTargets(ctx, p.Querier(ctx), env.TenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +381,7 @@ func (p *Plane) Place(ctx context.Context, env *model.Environment) (*Placement, 
 	}
 	ns := pl.Namespace
 	if ns == "" {
-		proj, err := store.Projects.Get(ctx, p.q(ctx), env.ProjectID)
+		proj, err := store.Projects.Get(ctx, p.Querier(ctx), env.ProjectID)
 		if err != nil {
 			return nil, err
 		}

@@ -33,15 +33,15 @@ type Bumped struct {
 // holds orders revisions across replicas. Once the change committed, the
 // new states go to this process's agent sessions (Publisher.Published):
 // an agent never sees a revision that rolled back.
-func (p *Plane) recompile(ctx context.Context, q *txn, tenant model.TenantID) error {
+func (p *Plane) Recompile(ctx context.Context, q *Txn, tenant model.TenantID) error {
 	rows, err := store.LoadTenantRows(ctx, q, tenant, p.releases)
 	if err != nil {
 		return fmt.Errorf("loading rows to compile: %w", err)
 	}
 	var out []Bumped
-	in := tenantInput(p.box, rows)
+	in := TenantInput(p.box, rows)
 	for _, c := range rows.Clusters {
-		st := p.compiler.Compile(forCluster(in, c))
+		st := p.compiler.Compile(ForCluster(in, c))
 		shown, h := st.Shown()
 		if h == c.DesiredHash {
 			continue
@@ -50,32 +50,32 @@ func (p *Plane) recompile(ctx context.Context, q *txn, tenant model.TenantID) er
 		if err != nil {
 			return err
 		}
-		if err := p.note(ctx, q, bus.Revision(string(c.ID)), bus.Cluster(string(c.ID))); err != nil {
+		if err := p.Note(ctx, q, bus.Revision(string(c.ID)), bus.Cluster(string(c.ID))); err != nil {
 			return err
 		}
 		out = append(out, Bumped{Cluster: c.ID, Revision: rev, State: &st})
 	}
 	if len(out) > 0 && p.pub != nil {
-		q.afterCommit(func() { p.pub.Published(out) })
+		q.AfterCommit(func() { p.pub.Published(out) })
 	}
 	return nil
 }
 
 // compileInput arranges a tenant's rows for compiling one cluster.
 func compileInput(box *seal.Box, rows *store.TenantRows, c *model.Cluster) desired.Input {
-	return forCluster(tenantInput(box, rows), c)
+	return ForCluster(TenantInput(box, rows), c)
 }
 
 // forCluster points a tenant's input at one of its clusters. The compiler
 // only reads its input, so one tenant input serves every cluster.
-func forCluster(in desired.Input, c *model.Cluster) desired.Input {
+func ForCluster(in desired.Input, c *model.Cluster) desired.Input {
 	in.Cluster = *c
 	return in
 }
 
 // tenantInput arranges a tenant's rows for the compiler once, secrets
 // opened once, whatever the number of clusters compiled from it.
-func tenantInput(box *seal.Box, rows *store.TenantRows) desired.Input {
+func TenantInput(box *seal.Box, rows *store.TenantRows) desired.Input {
 	var in desired.Input
 	for _, x := range rows.Clusters {
 		in.Clusters = append(in.Clusters, *x)
@@ -135,7 +135,7 @@ func (p *Plane) DesiredState(ctx context.Context, c *model.Cluster) (map[string]
 	if err := p.authz.CheckCtx(ctx, authz.ClusterManage, c.Scope()); err != nil {
 		return nil, err
 	}
-	rev, err := store.LatestRevision(ctx, p.q(ctx), c.ID)
+	rev, err := store.LatestRevision(ctx, p.Querier(ctx), c.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,7 @@ func (p *Plane) RevisionHistory(ctx context.Context, c *model.Cluster, before in
 	if before < 0 {
 		return nil, false, Invalid("before is a revision number: 1 or more", "before")
 	}
-	q := p.q(ctx)
+	q := p.Querier(ctx)
 	rs, more, err := store.RevisionHistory(ctx, q, c.ID, before, first)
 	if err != nil {
 		return nil, false, err
@@ -234,7 +234,7 @@ func (p *Plane) Revision(ctx context.Context, c *model.Cluster, number int64) (*
 	if err := p.authz.CheckCtx(ctx, authz.ClusterManage, c.Scope()); err != nil {
 		return nil, err
 	}
-	q := p.q(ctx)
+	q := p.Querier(ctx)
 	r, err := store.RevisionByNumber(ctx, q, c.ID, number)
 	if err != nil {
 		return nil, err
@@ -287,7 +287,7 @@ func (p *Plane) revisionJSON(ctx context.Context, r *Revision) (string, error) {
 	if r.State != "" {
 		return r.State, nil
 	}
-	full, err := store.RevisionByNumber(ctx, p.q(ctx), r.Cluster, r.Number)
+	full, err := store.RevisionByNumber(ctx, p.Querier(ctx), r.Cluster, r.Number)
 	if err != nil {
 		return "", err
 	}
@@ -313,7 +313,7 @@ func (p *Plane) CompareRevisions(ctx context.Context, r *Revision, against *int6
 		return nil, Invalid("against is a revision number, or 0 for the empty state", "against")
 	}
 	if from > 0 {
-		old, err := store.RevisionByNumber(ctx, p.q(ctx), r.Cluster, from)
+		old, err := store.RevisionByNumber(ctx, p.Querier(ctx), r.Cluster, from)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, Invalid(fmt.Sprintf("the cluster has no revision %d", from), "against")
 		}
@@ -341,7 +341,7 @@ func (p *Plane) ActiveRevision(ctx context.Context, c *model.Cluster) (*ActiveRe
 	}
 	out := &ActiveRevision{Number: c.ReportedRevision, Hash: c.ReportedHash, ReportedAt: *c.LastHeartbeatAt}
 	// The revision without its state: only its hash is compared.
-	rs, _, err := store.RevisionHistory(ctx, p.q(ctx), c.ID, c.ReportedRevision+1, 1)
+	rs, _, err := store.RevisionHistory(ctx, p.Querier(ctx), c.ID, c.ReportedRevision+1, 1)
 	if err != nil {
 		return nil, err
 	}

@@ -10,11 +10,11 @@ import (
 )
 
 func (p *Plane) Service(ctx context.Context, id model.ServiceID) (*model.Service, error) {
-	return get(ctx, p, p.q(ctx), store.Services, id, authz.ServiceRead)
+	return Get(ctx, p, p.Querier(ctx), store.Services, id, authz.ServiceRead)
 }
 
 func (p *Plane) ServicesByIDs(ctx context.Context, ids []model.ServiceID) (map[model.ServiceID]*model.Service, error) {
-	return byIDs(ctx, p, store.Services, ids, authz.ServiceRead)
+	return ByIDs(ctx, p, store.Services, ids, authz.ServiceRead)
 }
 
 // ServicesOf lists the services of several projects in one query.
@@ -23,7 +23,7 @@ func (p *Plane) ServicesOf(ctx context.Context, projects []model.Scope, pg store
 	if err != nil {
 		return nil, err
 	}
-	return store.ServicesOfProjects(ctx, p.q(ctx), ids, pg)
+	return store.ServicesOfProjects(ctx, p.Querier(ctx), ids, pg)
 }
 
 // ServiceInput creates or (nil fields kept) updates a service. Variables,
@@ -41,41 +41,41 @@ type ServiceInput struct {
 }
 
 func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in ServiceInput) (*model.Service, error) {
-	proj, err := get(ctx, p, p.q(ctx), store.Projects, project, authz.ServiceManage)
+	proj, err := Get(ctx, p, p.Querier(ctx), store.Projects, project, authz.ServiceManage)
 	if err != nil {
 		return nil, err
 	}
 	now := p.now()
-	svc := &model.Service{ID: newID[model.ServiceID](), TenantID: proj.TenantID, ProjectID: project, Name: in.Name,
+	svc := &model.Service{ID: NewID[model.ServiceID](), TenantID: proj.TenantID, ProjectID: project, Name: in.Name,
 		CreatedAt: now, UpdatedAt: now, ServiceConfig: model.ServiceConfig{
 			Processes: in.Processes, Domains: orEmpty(in.Domains)}}
 	if in.Image != nil {
 		svc.Image = *in.Image
 	}
-	var c checks
-	c.name(in.Name, "service name", "input", "name")
+	var c Checks
+	c.Name(in.Name, "service name", "input", "name")
 	if svc.Processes == nil {
 		svc.Processes = []model.Process{}
 	}
-	c.config(&svc.Image, &svc.ServiceConfig)
-	c.variables(in.Variables, "input", "variables")
-	if err := c.err(); err != nil {
+	c.Config(&svc.Image, &svc.ServiceConfig)
+	c.Variables(in.Variables, "input", "variables")
+	if err := c.Err(); err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, proj.TenantID, func(q *txn, t *model.Tenant, ev *audit) error {
-		if err := p.ensureRoom(ctx, q, t, model.LimitServices, 1); err != nil {
+	err = p.Change(ctx, proj.TenantID, func(q *Txn, t *model.Tenant, ev *Audit) error {
+		if err := p.EnsureRoom(ctx, q, t, model.LimitServices, 1); err != nil {
 			return err
 		}
 		if err := p.setGit(ctx, q, svc, in.Git, false, "input", "git"); err != nil {
 			return err
 		}
 		if err := store.Services.Insert(ctx, q, svc); err != nil {
-			return conflictOn(err, "name", "a service named "+in.Name+" already exists in this project")
+			return ConflictOn(err, "name", "a service named "+in.Name+" already exists in this project")
 		}
 		if err := p.replaceServiceVariables(ctx, q, svc, in.Variables); err != nil {
 			return err
 		}
-		target(ev, ActServiceCreate, "Service", string(svc.ID))
+		Target(ev, ActServiceCreate, "Service", string(svc.ID))
 		ev.Details["projectId"], ev.Details["name"], ev.Details["image"] = string(project), svc.Name, svc.Image
 		auditConfig(ev, svc.ServiceConfig, in.Variables)
 		if svc.Git != nil {
@@ -83,12 +83,12 @@ func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in S
 		}
 		return nil
 	})
-	return committed(svc, err)
+	return Committed(svc, err)
 }
 
 // auditConfig records a configuration without variable values: names say
 // what changed, values may be sensitive. vars is nil when unchanged.
-func auditConfig(ev *audit, cfg model.ServiceConfig, vars []VariableInput) {
+func auditConfig(ev *Audit, cfg model.ServiceConfig, vars []VariableInput) {
 	procs := make([]string, len(cfg.Processes))
 	for i, pr := range cfg.Processes {
 		procs[i] = pr.Name
@@ -119,12 +119,12 @@ func (p *Plane) UpdateService(ctx context.Context, id model.ServiceID, in Servic
 }
 
 // updateService is UpdateService, or its dry run when dry is set.
-func (p *Plane) updateService(ctx context.Context, dry *previewing, id model.ServiceID, in ServiceInput) (*model.Service, error) {
-	svc, err := get(ctx, p, p.q(ctx), store.Services, id, authz.ServiceManage)
+func (p *Plane) updateService(ctx context.Context, dry *Previewing, id model.ServiceID, in ServiceInput) (*model.Service, error) {
+	svc, err := Get(ctx, p, p.Querier(ctx), store.Services, id, authz.ServiceManage)
 	if err != nil {
 		return nil, err
 	}
-	err = p.changeOr(ctx, dry, svc.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.ChangeOr(ctx, dry, svc.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if svc, err = store.Services.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -137,13 +137,13 @@ func (p *Plane) updateService(ctx context.Context, dry *previewing, id model.Ser
 		if in.Domains != nil {
 			svc.Domains = in.Domains
 		}
-		var c checks
-		c.config(&svc.Image, &svc.ServiceConfig)
-		c.variables(in.Variables, "input", "variables")
+		var c Checks
+		c.Config(&svc.Image, &svc.ServiceConfig)
+		c.Variables(in.Variables, "input", "variables")
 		if in.Git != nil && in.RemoveGit {
-			c.add(Invalid("give a Git source or remove it, not both", "input", "removeGit"))
+			c.Add(Invalid("give a Git source or remove it, not both", "input", "removeGit"))
 		}
-		if err := c.err(); err != nil {
+		if err := c.Err(); err != nil {
 			return err
 		}
 		if err := p.setGit(ctx, q, svc, in.Git, in.RemoveGit, "input", "git"); err != nil {
@@ -155,7 +155,7 @@ func (p *Plane) updateService(ctx context.Context, dry *previewing, id model.Ser
 			}
 		}
 		svc.UpdatedAt = p.now()
-		target(ev, ActServiceUpdate, "Service", string(id))
+		Target(ev, ActServiceUpdate, "Service", string(id))
 		ev.Details["image"] = svc.Image
 		auditConfig(ev, svc.ServiceConfig, in.Variables)
 		if in.Git != nil || in.RemoveGit {
@@ -163,16 +163,16 @@ func (p *Plane) updateService(ctx context.Context, dry *previewing, id model.Ser
 		}
 		return store.UpdateService(ctx, q, svc)
 	})
-	return committed(svc, err)
+	return Committed(svc, err)
 }
 
 func (p *Plane) DeleteService(ctx context.Context, id model.ServiceID) error {
-	svc, err := get(ctx, p, p.q(ctx), store.Services, id, authz.ServiceManage)
+	svc, err := Get(ctx, p, p.Querier(ctx), store.Services, id, authz.ServiceManage)
 	if err != nil {
 		return err
 	}
-	return p.change(ctx, svc.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		target(ev, ActServiceDelete, "Service", string(id))
+	return p.Change(ctx, svc.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+		Target(ev, ActServiceDelete, "Service", string(id))
 		ev.Details["projectId"], ev.Details["name"] = string(svc.ProjectID), svc.Name
 		if err := p.noteBuildSets(ctx, q, svc.TenantID); err != nil {
 			return err
@@ -182,7 +182,7 @@ func (p *Plane) DeleteService(ctx context.Context, id model.ServiceID) error {
 }
 
 func (p *Plane) Release(ctx context.Context, id model.ReleaseID) (*model.Release, error) {
-	return get(ctx, p, p.q(ctx), store.Releases, id, authz.ReleaseRead)
+	return Get(ctx, p, p.Querier(ctx), store.Releases, id, authz.ReleaseRead)
 }
 
 // ReleasesByIDs reads releases by id for the rows that name them (a
@@ -191,11 +191,11 @@ func (p *Plane) Release(ctx context.Context, id model.ReleaseID) (*model.Release
 // the plane's release cache holds are not read again. The releases are
 // shared: callers must not modify them.
 func (p *Plane) ReleasesByIDs(ctx context.Context, ids []model.ReleaseID) (map[model.ReleaseID]*model.Release, error) {
-	rows, err := p.releases.ByIDs(ctx, p.q(ctx), ids)
+	rows, err := p.releases.ByIDs(ctx, p.Querier(ctx), ids)
 	if err != nil {
 		return nil, err
 	}
-	return visible(ctx, p, rows, authz.ReleaseRead)
+	return Visible(ctx, p, rows, authz.ReleaseRead)
 }
 
 // Releases lists a service's releases newest first, optionally of one
@@ -204,11 +204,11 @@ func (p *Plane) Releases(ctx context.Context, svc *model.Service, env *model.Env
 	if err := p.authz.CheckCtx(ctx, authz.ReleaseRead, svc.Scope()); err != nil {
 		return store.Page[model.Release]{}, err
 	}
-	return store.ReleasesOf(ctx, p.q(ctx), svc.ID, env, pg)
+	return store.ReleasesOf(ctx, p.Querier(ctx), svc.ID, env, pg)
 }
 
 func (p *Plane) Deployment(ctx context.Context, id model.DeploymentID) (*model.Deployment, error) {
-	return get(ctx, p, p.q(ctx), store.Deployments, id, authz.DeploymentRead)
+	return Get(ctx, p, p.Querier(ctx), store.Deployments, id, authz.DeploymentRead)
 }
 
 // DeploymentsOf lists the deployments of several environments, newest
@@ -219,7 +219,7 @@ func (p *Plane) DeploymentsOf(ctx context.Context, envs []model.Scope, ids []mod
 	if err != nil {
 		return nil, err
 	}
-	return store.DeploymentsOfEnvironments(ctx, p.q(ctx), parents, pg, cols)
+	return store.DeploymentsOfEnvironments(ctx, p.Querier(ctx), parents, pg, cols)
 }
 
 // deploymentParents checks that the caller may read the deployments of
@@ -245,13 +245,13 @@ func (p *Plane) DeploymentsWithReleasesOf(ctx context.Context, envs []model.Scop
 	if err != nil {
 		return nil, nil, err
 	}
-	pages, releases, err := store.DeploymentsWithReleasesOfEnvironments(ctx, p.q(ctx), parents, pg, cols, release)
+	pages, releases, err := store.DeploymentsWithReleasesOfEnvironments(ctx, p.Querier(ctx), parents, pg, cols, release)
 	if err != nil {
 		return nil, nil, err
 	}
 	for id, r := range releases {
 		if err := p.authz.CheckCtx(ctx, authz.ReleaseRead, r.Scope()); err != nil {
-			if !isDenied(err) {
+			if !IsDenied(err) {
 				return nil, nil, err
 			}
 			delete(releases, id)
@@ -289,23 +289,23 @@ type deployTarget struct {
 }
 
 // deploy is Deploy, or its dry run when dry is set.
-func (p *Plane) deploy(ctx context.Context, dry *previewing, svcID model.ServiceID, envID model.EnvironmentID, t deployTarget) (*model.Release, *model.Deployment, error) {
+func (p *Plane) deploy(ctx context.Context, dry *Previewing, svcID model.ServiceID, envID model.EnvironmentID, t deployTarget) (*model.Release, *model.Deployment, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err := get(ctx, p, p.q(ctx), store.Services, svcID, authz.ServiceRead)
+	svc, err := Get(ctx, p, p.Querier(ctx), store.Services, svcID, authz.ServiceRead)
 	if err != nil {
 		return nil, nil, err
 	}
-	env, err := get(ctx, p, p.q(ctx), store.Environments, envID, authz.EnvironmentRead)
+	env, err := Get(ctx, p, p.Querier(ctx), store.Environments, envID, authz.EnvironmentRead)
 	if err != nil {
 		return nil, nil, err
 	}
 	if env.ProjectID != svc.ProjectID {
 		return nil, nil, Invalid("the environment belongs to another project than the service", "input", "environmentId")
 	}
-	if err := p.authz.Check(ctx, a, deployPerm(env), env.Scope()); err != nil {
+	if err := p.authz.Check(ctx, a, DeployPerm(env), env.Scope()); err != nil {
 		return nil, nil, err
 	}
 	if t.head {
@@ -317,12 +317,12 @@ func (p *Plane) deploy(ctx context.Context, dry *previewing, svcID model.Service
 		return p.deployCommit(ctx, dry, a, svc, env, t.commit)
 	}
 	digest := t.digest
-	if !imageDigest.MatchString(digest) {
+	if !ImageDigest.MatchString(digest) {
 		return nil, nil, Invalid(fmt.Sprintf("image digest %q must be sha256: followed by 64 lowercase hex digits", digest), "input", "imageDigest")
 	}
 	var rel *model.Release
 	var dep *model.Deployment
-	err = p.changeOr(ctx, dry, svc.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.ChangeOr(ctx, dry, svc.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if svc, err = store.Services.Get(ctx, q, svcID); err != nil {
 			return err
 		}
@@ -332,14 +332,14 @@ func (p *Plane) deploy(ctx context.Context, dry *previewing, svcID model.Service
 		}
 		now := p.now()
 		uid := a.User.ID
-		rel = &model.Release{ID: newID[model.ReleaseID](), TenantID: svc.TenantID, ProjectID: svc.ProjectID,
+		rel = &model.Release{ID: NewID[model.ReleaseID](), TenantID: svc.TenantID, ProjectID: svc.ProjectID,
 			ServiceID: svcID, EnvironmentID: envID, Number: num, Image: svc.Image, ImageDigest: digest,
 			ServiceConfig: svc.ServiceConfig, CreatedBy: &uid, CreatedAt: now}
 		if err := store.Releases.Insert(ctx, q, rel); err != nil {
 			return err
 		}
 		ev.Details["serviceId"], ev.Details["environmentId"], ev.Details["imageDigest"] = string(svcID), string(envID), digest
-		dep, err = p.startDeployment(ctx, q, ev, a, ActDeploymentCreate, rel, env, "release %d requested by %s", "input", "environmentId")
+		dep, err = p.StartDeployment(ctx, q, ev, a, ActDeploymentCreate, rel, env, "release %d requested by %s", "input", "environmentId")
 		return err
 	})
 	if err != nil {
@@ -353,11 +353,11 @@ func (p *Plane) AuditEvents(ctx context.Context, tenant model.TenantID, f store.
 	if err := p.authz.CheckCtx(ctx, authz.AuditRead, model.Scope{Tenant: tenant}); err != nil {
 		return store.Page[model.AuditEvent]{}, err
 	}
-	return store.ListAudit(ctx, p.q(ctx), tenant, f, pg)
+	return store.ListAudit(ctx, p.Querier(ctx), tenant, f, pg)
 }
 
 func (p *Plane) AuditEvent(ctx context.Context, id model.AuditEventID) (*model.AuditEvent, error) {
-	ev, err := store.AuditEventByID(ctx, p.q(ctx), id)
+	ev, err := store.AuditEventByID(ctx, p.Querier(ctx), id)
 	if err != nil {
 		return nil, err
 	}

@@ -33,15 +33,15 @@ type Bootstrapped struct {
 // invitation for the admin to the console, on an empty store only. The
 // event is audited with the system as actor.
 func (p *Plane) Bootstrap(ctx context.Context, tenantName, email string) (*Bootstrapped, error) {
-	ctx = as(ctx, systemOperator)
-	var c checks
-	c.text(tenantName, "tenant name", 100, true, "tenant")
-	c.email(email, "email")
-	if err := c.err(); err != nil {
+	ctx = As(ctx, SystemOperator)
+	var c Checks
+	c.Text(tenantName, "tenant name", 100, true, "tenant")
+	c.Email(email, "email")
+	if err := c.Err(); err != nil {
 		return nil, err
 	}
 	var out Bootstrapped
-	err := p.tx(ctx, func(q *txn) error {
+	err := p.InTx(ctx, func(q *Txn) error {
 		n, err := store.CountTenants(ctx, q)
 		if err != nil {
 			return err
@@ -50,7 +50,7 @@ func (p *Plane) Bootstrap(ctx context.Context, tenantName, email string) (*Boots
 			return ErrBootstrapped
 		}
 		out.Tenant, out.User, err = p.insertTenant(ctx, q, tenantName, &model.User{
-			ID: newID[model.UserID](), Email: email, Name: "Administrator", Kind: model.UserHuman, CreatedAt: p.now(),
+			ID: NewID[model.UserID](), Email: email, Name: "Administrator", Kind: model.UserHuman, CreatedAt: p.now(),
 		}, true)
 		if err != nil {
 			return err
@@ -63,8 +63,8 @@ func (p *Plane) Bootstrap(ctx context.Context, tenantName, email string) (*Boots
 		if err != nil {
 			return err
 		}
-		ev := p.auditEvent(&authz.Actor{Origin: "local"}, out.Tenant.ID)
-		target(ev, ActTenantBootstrap, "Tenant", string(out.Tenant.ID))
+		ev := p.NewAuditEvent(&authz.Actor{Origin: "local"}, out.Tenant.ID)
+		Target(ev, ActTenantBootstrap, "Tenant", string(out.Tenant.ID))
 		ev.Details["name"], ev.Details["adminEmail"], ev.Details["tokenPrefix"] = tenantName, email, out.Token.Prefix
 		ev.Details["invitationId"] = string(inv.ID)
 		return store.InsertAudit(ctx, q, ev.AuditEvent)
@@ -79,9 +79,9 @@ func (p *Plane) Bootstrap(ctx context.Context, tenantName, email string) (*Boots
 // oldest tenant: the way back in when the bootstrap token is lost. It is run
 // from the host (nebula admin bootstrap --recover), never over the API.
 func (p *Plane) RecoverAdminToken(ctx context.Context) (*Bootstrapped, error) {
-	ctx = as(ctx, systemOperator)
+	ctx = As(ctx, SystemOperator)
 	var out Bootstrapped
-	err := p.tx(ctx, func(q *txn) error {
+	err := p.InTx(ctx, func(q *Txn) error {
 		t, err := store.OldestTenant(ctx, q)
 		if errors.Is(err, store.ErrNotFound) {
 			return errors.New("the store is empty: run bootstrap without --recover")
@@ -104,8 +104,8 @@ func (p *Plane) RecoverAdminToken(ctx context.Context) (*Bootstrapped, error) {
 		if err != nil {
 			return err
 		}
-		ev := p.auditEvent(&authz.Actor{Origin: "local"}, out.Tenant.ID)
-		target(ev, ActTokenRecover, "ApiToken", string(out.Token.ID))
+		ev := p.NewAuditEvent(&authz.Actor{Origin: "local"}, out.Tenant.ID)
+		Target(ev, ActTokenRecover, "ApiToken", string(out.Token.ID))
 		ev.Details["userId"], ev.Details["prefix"] = string(out.User.ID), out.Token.Prefix
 		ev.Details["invitationId"] = string(inv.ID)
 		return store.InsertAudit(ctx, q, ev.AuditEvent)
@@ -119,7 +119,7 @@ func (p *Plane) RecoverAdminToken(ctx context.Context) (*Bootstrapped, error) {
 // adminInvitation gives the admin of a first start or a recovery an
 // invitation to set their passphrase for the console: without it the
 // first admin would hold only an API token, which no browser page takes.
-func (p *Plane) adminInvitation(ctx context.Context, q *txn, b *Bootstrapped) (*model.Invitation, error) {
+func (p *Plane) adminInvitation(ctx context.Context, q *Txn, b *Bootstrapped) (*model.Invitation, error) {
 	inv, secret, err := p.openInvitation(ctx, q, b.Tenant.ID, b.User.ID, b.User.Email, b.User.ID)
 	if err != nil {
 		return nil, err
@@ -131,7 +131,7 @@ func (p *Plane) adminInvitation(ctx context.Context, q *txn, b *Bootstrapped) (*
 // insertTenant creates a tenant on the FREE plan with user as its admin,
 // creating the user when create is true.
 func (p *Plane) insertTenant(ctx context.Context, q store.Querier, name string, user *model.User, create bool) (*model.Tenant, *model.User, error) {
-	t := &model.Tenant{ID: newID[model.TenantID](), Name: strings.TrimSpace(name), PlanName: model.PlanFree, CreatedAt: p.now()}
+	t := &model.Tenant{ID: NewID[model.TenantID](), Name: strings.TrimSpace(name), PlanName: model.PlanFree, CreatedAt: p.now()}
 	if err := store.Tenants.Insert(ctx, q, t); err != nil {
 		return nil, nil, err
 	}
@@ -140,7 +140,7 @@ func (p *Plane) insertTenant(ctx context.Context, q store.Querier, name string, 
 			return nil, nil, err
 		}
 	}
-	m := &model.Member{ID: newID[model.MemberID](), TenantID: t.ID, UserID: user.ID, Role: model.TenantAdmin, CreatedAt: p.now()}
+	m := &model.Member{ID: NewID[model.MemberID](), TenantID: t.ID, UserID: user.ID, Role: model.TenantAdmin, CreatedAt: p.now()}
 	if err := store.Members.Insert(ctx, q, m); err != nil {
 		return nil, nil, err
 	}
@@ -162,15 +162,15 @@ func (p *Plane) CreateTenant(ctx context.Context, name string) (*model.Tenant, *
 		// An integration acts for the tenant it was made in; it does not found new ones.
 		return nil, nil, "", fmt.Errorf("%w: integrations cannot create tenants", authz.ErrForbidden)
 	}
-	var c checks
-	c.text(name, "tenant name", 100, true, "input", "name")
-	if err := c.err(); err != nil {
+	var c Checks
+	c.Text(name, "tenant name", 100, true, "input", "name")
+	if err := c.Err(); err != nil {
 		return nil, nil, "", err
 	}
 	var t *model.Tenant
 	var tok *model.APIToken
 	var secret string
-	err = p.tx(ctx, func(q *txn) error {
+	err = p.InTx(ctx, func(q *Txn) error {
 		var err error
 		if t, _, err = p.insertTenant(ctx, q, name, a.User, false); err != nil {
 			return err
@@ -178,11 +178,11 @@ func (p *Plane) CreateTenant(ctx context.Context, name string) (*model.Tenant, *
 		if tok, secret, err = p.insertToken(ctx, q, t.ID, a.User.ID, "tenant creator", nil); err != nil {
 			return err
 		}
-		ev := p.auditEvent(a, t.ID)
-		target(ev, ActTenantCreate, "Tenant", string(t.ID))
+		ev := p.NewAuditEvent(a, t.ID)
+		Target(ev, ActTenantCreate, "Tenant", string(t.ID))
 		ev.Details["name"], ev.Details["tokenPrefix"] = t.Name, tok.Prefix
 		// The founder is now an admin of one more tenant.
-		if err := p.note(ctx, q, bus.User(string(a.User.ID))); err != nil {
+		if err := p.Note(ctx, q, bus.User(string(a.User.ID))); err != nil {
 			return err
 		}
 		return store.InsertAudit(ctx, q, ev.AuditEvent)
@@ -195,7 +195,7 @@ func (p *Plane) CreateTenant(ctx context.Context, name string) (*model.Tenant, *
 }
 
 func (p *Plane) Tenant(ctx context.Context, id model.TenantID) (*model.Tenant, error) {
-	return get(ctx, p, p.q(ctx), store.Tenants, id, authz.TenantRead)
+	return Get(ctx, p, p.Querier(ctx), store.Tenants, id, authz.TenantRead)
 }
 
 // TenantUnread is the tenant as its id alone, without reading its row,
@@ -214,7 +214,7 @@ func (p *Plane) TenantUnread(ctx context.Context, id model.TenantID) (*model.Ten
 }
 
 func (p *Plane) TenantsByIDs(ctx context.Context, ids []model.TenantID) (map[model.TenantID]*model.Tenant, error) {
-	return byIDs(ctx, p, store.Tenants, ids, authz.TenantRead)
+	return ByIDs(ctx, p, store.Tenants, ids, authz.TenantRead)
 }
 
 // Tenants lists the tenants the caller can see (with a token, its own).
@@ -223,7 +223,7 @@ func (p *Plane) Tenants(ctx context.Context, pg store.PageArgs) (store.Page[mode
 	if err != nil {
 		return store.Page[model.Tenant]{}, err
 	}
-	g, err := a.Grants(ctx, p.loadGrants)
+	g, err := p.GrantsOf(ctx, a)
 	if err != nil {
 		return store.Page[model.Tenant]{}, err
 	}
@@ -231,16 +231,12 @@ func (p *Plane) Tenants(ctx context.Context, pg store.PageArgs) (store.Page[mode
 	for id := range g.Tenants {
 		ids = append(ids, id)
 	}
-	return store.TenantsIn(ctx, p.q(ctx), ids, pg)
-}
-
-func (p *Plane) loadGrants(ctx context.Context, u model.UserID) (*model.Grants, error) {
-	return p.grants.get(ctx, u)
+	return store.TenantsIn(ctx, p.Querier(ctx), ids, pg)
 }
 
 // TenantRole is the caller's role in a tenant they can see.
 func (p *Plane) TenantRole(ctx context.Context, id model.TenantID) (model.TenantRole, error) {
-	s, err := p.subject(ctx, model.Scope{Tenant: id})
+	s, err := p.Subject(ctx, model.Scope{Tenant: id})
 	if s == authz.SubjectTenantAdmin {
 		return model.TenantAdmin, err
 	}
@@ -249,7 +245,7 @@ func (p *Plane) TenantRole(ctx context.Context, id model.TenantID) (model.Tenant
 
 // ProjectRole is the caller's effective role in a project they can see.
 func (p *Plane) ProjectRole(ctx context.Context, scope model.Scope) (model.ProjectRole, error) {
-	s, err := p.subject(ctx, scope)
+	s, err := p.Subject(ctx, scope)
 	switch s {
 	case authz.SubjectTenantAdmin, authz.SubjectProjectManager:
 		return model.ProjectManager, err
@@ -260,20 +256,12 @@ func (p *Plane) ProjectRole(ctx context.Context, scope model.Scope) (model.Proje
 	}
 }
 
-func (p *Plane) subject(ctx context.Context, scope model.Scope) (string, error) {
-	a, err := authz.ActorFrom(ctx)
-	if err != nil {
-		return "", err
-	}
-	return p.authz.Subject(ctx, a, scope)
-}
-
 // PlanLimits shows each limit of the tenant's plan beside its use.
 func (p *Plane) PlanLimits(ctx context.Context, t *model.Tenant) ([]model.PlanLimit, error) {
 	if err := p.authz.CheckCtx(ctx, authz.TenantRead, t.Scope()); err != nil {
 		return nil, err
 	}
-	use, err := store.Usage(ctx, p.q(ctx), t.ID)
+	use, err := store.Usage(ctx, p.Querier(ctx), t.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -290,33 +278,33 @@ func (p *Plane) PlanLimits(ctx context.Context, t *model.Tenant) ([]model.PlanLi
 }
 
 func (p *Plane) UpdateTenant(ctx context.Context, id model.TenantID, name string) (*model.Tenant, error) {
-	if _, err := get(ctx, p, p.q(ctx), store.Tenants, id, authz.TenantUpdate); err != nil {
+	if _, err := Get(ctx, p, p.Querier(ctx), store.Tenants, id, authz.TenantUpdate); err != nil {
 		return nil, err
 	}
-	var c checks
-	c.text(name, "tenant name", 100, true, "input", "name")
-	if err := c.err(); err != nil {
+	var c Checks
+	c.Text(name, "tenant name", 100, true, "input", "name")
+	if err := c.Err(); err != nil {
 		return nil, err
 	}
 	var out *model.Tenant
-	err := p.change(ctx, id, func(q *txn, t *model.Tenant, ev *audit) error {
-		target(ev, ActTenantUpdate, "Tenant", string(id))
+	err := p.Change(ctx, id, func(q *Txn, t *model.Tenant, ev *Audit) error {
+		Target(ev, ActTenantUpdate, "Tenant", string(id))
 		ev.Details["name"] = map[string]any{"from": t.Name, "to": strings.TrimSpace(name)}
 		t.Name = strings.TrimSpace(name)
 		out = t
 		return store.UpdateTenant(ctx, q, t)
 	})
-	return committed(out, err)
+	return Committed(out, err)
 }
 
 // SetTenantPlan changes the plan. A downgrade below what the tenant uses is
 // refused, naming each resource over the new limit.
 func (p *Plane) SetTenantPlan(ctx context.Context, id model.TenantID, plan model.PlanName) (*model.Tenant, error) {
-	if _, err := get(ctx, p, p.q(ctx), store.Tenants, id, authz.PlanUpdate); err != nil {
+	if _, err := Get(ctx, p, p.Querier(ctx), store.Tenants, id, authz.PlanUpdate); err != nil {
 		return nil, err
 	}
 	var out *model.Tenant
-	err := p.change(ctx, id, func(q *txn, t *model.Tenant, ev *audit) error {
+	err := p.Change(ctx, id, func(q *Txn, t *model.Tenant, ev *Audit) error {
 		use, err := store.Usage(ctx, q, id)
 		if err != nil {
 			return err
@@ -327,18 +315,18 @@ func (p *Plane) SetTenantPlan(ctx context.Context, id model.TenantID, plan model
 				continue // builds running now finish; later ones wait for the new limit
 			}
 			if l := plan.Limits()[r]; l != model.Unlimited && use[r] > l {
-				over = append(over, fmt.Sprintf("%d %s (allows %d)", use[r], humanResource(r), l))
+				over = append(over, fmt.Sprintf("%d %s (allows %d)", use[r], HumanResource(r), l))
 			}
 		}
 		if len(over) > 0 {
 			return Problem{Field: []string{"input", "plan"}, Code: CodeEntitlement, Message: fmt.Sprintf(
 				"the tenant uses more than the %s plan allows: %s", plan, strings.Join(over, ", "))}
 		}
-		target(ev, ActTenantSetPlan, "Tenant", string(id))
+		Target(ev, ActTenantSetPlan, "Tenant", string(id))
 		ev.Details["plan"] = map[string]any{"from": string(t.PlanName), "to": string(plan)}
 		t.PlanName = plan
 		out = t
 		return store.UpdateTenant(ctx, q, t)
 	})
-	return committed(out, err)
+	return Committed(out, err)
 }

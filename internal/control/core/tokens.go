@@ -2,8 +2,6 @@ package core
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,32 +19,6 @@ const TokenPrefix = "nbt_"
 // tokenTouchInterval bounds how often a token's last-used time is written.
 const tokenTouchInterval = time.Minute
 
-const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-// newSecret returns a token with 256 bits of randomness, its display
-// prefix, and the hash that is stored.
-func newSecret(tokenPrefix string) (secret, prefix string, hash []byte) {
-	var b [43]byte
-	raw := make([]byte, len(b))
-	if _, err := rand.Read(raw); err != nil {
-		panic(fmt.Sprintf("reading randomness: %v", err))
-	}
-	for i, r := range raw {
-		// 43 base62 characters carry about 256 bits; the modulo bias of
-		// 256 % 62 costs under 0.1 bit each.
-		b[i] = base62[int(r)%len(base62)]
-	}
-	secret = tokenPrefix + string(b[:])
-	return secret, secret[:len(tokenPrefix)+8], hashToken(secret)
-}
-
-// hashToken is SHA-256: tokens are long random strings, so a slow password
-// hash adds nothing and would cost every request.
-func hashToken(secret string) []byte {
-	h := sha256.Sum256([]byte(secret))
-	return h[:]
-}
-
 // AuthenticateSession turns a session's secret into an actor: what a
 // signed-in person's browser sends in its cookie, and nowhere else. Every
 // failure reads the same.
@@ -54,7 +26,7 @@ func (p *Plane) AuthenticateSession(ctx context.Context, secret, origin string) 
 	if !strings.HasPrefix(secret, SessionPrefix) || len(secret) > 200 {
 		return nil, authz.ErrUnauthenticated
 	}
-	return p.authenticateSession(as(ctx, systemAuthenticator), secret, origin)
+	return p.authenticateSession(As(ctx, SystemAuthenticator), secret, origin)
 }
 
 // Authenticate turns a presented API token into an actor; a session's
@@ -62,12 +34,12 @@ func (p *Plane) AuthenticateSession(ctx context.Context, secret, origin string) 
 // AuthenticateSession). Every failure reads the same to the caller, so a
 // token's state is not disclosed.
 func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz.Actor, error) {
-	ctx = as(ctx, systemAuthenticator)
+	ctx = As(ctx, SystemAuthenticator)
 	if !strings.HasPrefix(secret, TokenPrefix) || len(secret) > 200 {
 		return nil, authz.ErrUnauthenticated
 	}
-	q := p.q(ctx)
-	hash := [32]byte(hashToken(secret))
+	q := p.Querier(ctx)
+	hash := [32]byte(HashToken(secret))
 	tok, user, epoch, cached := p.tokens.get(hash)
 	if !cached {
 		at := p.tokens.now()
@@ -98,16 +70,6 @@ func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz
 	return &authz.Actor{User: user, Token: tok, Origin: origin}, nil
 }
 
-// DefaultMaxTokensPerUser is how many API tokens may work at once for one
-// user in one tenant (NEBULA_MAX_TOKENS_PER_USER).
-const DefaultMaxTokensPerUser = 25
-
-// WithMaxTokensPerUser sets how many API tokens may work at once for one
-// user in one tenant.
-func WithMaxTokensPerUser(n int) Option {
-	return func(p *Plane) { p.maxTokensPerUser = n }
-}
-
 // insertToken creates a token for user in tenant and returns it with its
 // secret. Minted over the API (an actor in ctx), the token expires no
 // later than the token it is minted with, and the user may not hold more
@@ -126,7 +88,7 @@ func (p *Plane) insertToken(ctx context.Context, q store.Querier, tenant model.T
 		if err != nil {
 			return nil, "", err
 		}
-		if limit := p.maxTokensPerUser; n >= limit {
+		if limit := p.Settings.MaxTokensPerUser; n >= limit {
 			pr := Problem{Code: CodeConflict, Message: fmt.Sprintf(
 				"you have %d working API tokens in this tenant, the most allowed (%d); revoke one first", n, limit)}
 			if user != a.User.ID {
@@ -136,9 +98,9 @@ func (p *Plane) insertToken(ctx context.Context, q store.Querier, tenant model.T
 			return nil, "", pr
 		}
 	}
-	secret, prefix, hash := newSecret(TokenPrefix)
+	secret, prefix, hash := NewSecret(TokenPrefix)
 	tok := &model.APIToken{
-		ID: newID[model.TokenID](), TenantID: tenant, UserID: user, Name: name, Prefix: prefix, Hash: hash,
+		ID: NewID[model.TokenID](), TenantID: tenant, UserID: user, Name: name, Prefix: prefix, Hash: hash,
 		CreatedAt: p.now(), ExpiresAt: expires,
 	}
 	if err := store.Tokens.Insert(ctx, q, tok); err != nil {
@@ -166,18 +128,18 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 	if err != nil {
 		return nil, "", err
 	}
-	var c checks
-	c.text(in.Name, "token name", 100, true, "input", "name")
+	var c Checks
+	c.Text(in.Name, "token name", 100, true, "input", "name")
 	var expires *time.Time
 	if d := in.ExpiresInDays; d != nil {
 		if *d < 1 || *d > 3650 {
-			c.add(Invalid("expiresInDays must be between 1 and 3650", "input", "expiresInDays"))
+			c.Add(Invalid("expiresInDays must be between 1 and 3650", "input", "expiresInDays"))
 		} else {
 			t := p.now().Add(time.Duration(*d) * 24 * time.Hour)
 			expires = &t
 		}
 	}
-	if err := c.err(); err != nil {
+	if err := c.Err(); err != nil {
 		return nil, "", err
 	}
 	tenant := a.Home()
@@ -194,9 +156,9 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 	}
 	owner := a.User.ID
 	if in.User != nil {
-		user, err := store.UserOfLocalID(ctx, p.q(ctx), tenant, *in.User)
+		user, err := store.UserOfLocalID(ctx, p.Querier(ctx), tenant, *in.User)
 		if err != nil {
-			return nil, "", notFoundOn(err, "userId", "no such user in this tenant")
+			return nil, "", NotFoundOn(err, "userId", "no such user in this tenant")
 		}
 		if user != owner {
 			if err := p.authz.Check(ctx, a, authz.TokenManageIntegrate, model.Scope{Tenant: tenant}); err != nil {
@@ -207,15 +169,15 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 	}
 	var tok *model.APIToken
 	var secret string
-	err = p.change(ctx, tenant, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, tenant, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if owner != a.User.ID {
 			if _, err := store.MemberOf(ctx, q, tenant, owner); err != nil {
-				return notFoundOn(err, "userId", "no such user in this tenant")
+				return NotFoundOn(err, "userId", "no such user in this tenant")
 			}
 			// Of the kind this tenant gave them, whatever another said.
 			u, err := store.UserAsKnownIn(ctx, q, tenant, owner)
 			if err != nil {
-				return notFoundOn(err, "userId", "no such user in this tenant")
+				return NotFoundOn(err, "userId", "no such user in this tenant")
 			}
 			if u.Kind != model.UserIntegration {
 				return Invalid("tokens can be created for integration users only; people create their own", "input", "userId")
@@ -226,7 +188,7 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 		if err != nil {
 			return err
 		}
-		target(ev, ActTokenCreate, "ApiToken", string(tok.ID))
+		Target(ev, ActTokenCreate, "ApiToken", string(tok.ID))
 		ev.Details["name"], ev.Details["prefix"], ev.Details["userId"] = tok.Name, tok.Prefix, string(owner)
 		if tok.ExpiresAt != nil {
 			ev.Details["expiresAt"] = tok.ExpiresAt.Format(time.RFC3339)
@@ -246,19 +208,19 @@ func (p *Plane) RevokeAPIToken(ctx context.Context, id model.TokenID) (*model.AP
 	if err != nil {
 		return nil, err
 	}
-	err = p.change(ctx, tok.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, tok.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if err := store.RevokeToken(ctx, q, id, p.now()); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return Problem{Field: []string{"input", "apiTokenId"}, Code: CodeConflict, Message: "the token is already revoked"}
 			}
 			return err
 		}
-		target(ev, ActTokenRevoke, "ApiToken", string(id))
+		Target(ev, ActTokenRevoke, "ApiToken", string(id))
 		ev.Details["name"], ev.Details["prefix"], ev.Details["userId"] = tok.Name, tok.Prefix, string(tok.UserID)
 		tok, err = store.Tokens.Get(ctx, q, id)
 		return err
 	})
-	return committed(tok, err)
+	return Committed(tok, err)
 }
 
 // APIToken reads a token's metadata: the owner's, or a tenant admin's.
@@ -267,7 +229,7 @@ func (p *Plane) APIToken(ctx context.Context, id model.TokenID) (*model.APIToken
 	if err != nil {
 		return nil, err
 	}
-	tok, err := store.Tokens.Get(ctx, p.q(ctx), id)
+	tok, err := store.Tokens.Get(ctx, p.Querier(ctx), id)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +254,7 @@ func (p *Plane) MemberAPITokens(ctx context.Context, m *model.Member, pg store.P
 			return store.Page[model.APIToken]{}, err
 		}
 	}
-	return store.TokensOf(ctx, p.q(ctx), m.TenantID, m.UserID, pg)
+	return store.TokensOf(ctx, p.Querier(ctx), m.TenantID, m.UserID, pg)
 }
 
 // RevokeMemberAPITokens revokes every token of a member in its tenant not
@@ -301,12 +263,12 @@ func (p *Plane) MemberAPITokens(ctx context.Context, m *model.Member, pg store.P
 // The one audit event is a token revocation naming the user, so that the
 // user's open connections check their token at once.
 func (p *Plane) RevokeMemberAPITokens(ctx context.Context, id model.MemberID) (*model.Member, []*model.APIToken, error) {
-	m, err := get(ctx, p, p.q(ctx), store.Members, id, authz.MemberManage)
+	m, err := Get(ctx, p, p.Querier(ctx), store.Members, id, authz.MemberManage)
 	if err != nil {
 		return nil, nil, err
 	}
 	var revoked []*model.APIToken
-	err = p.change(ctx, m.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.Change(ctx, m.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if m, err = store.Members.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -329,7 +291,7 @@ func (p *Plane) RevokeMemberAPITokens(ctx context.Context, id model.MemberID) (*
 		revoked = toks
 		// The action of a revocation: the user's connections recheck
 		// their token (Plane.change notes the user named in the details).
-		target(ev, ActTokenRevoke, "Member", string(id))
+		Target(ev, ActTokenRevoke, "Member", string(id))
 		ev.Details["userId"], ev.Details["count"], ev.Details["prefixes"] = string(m.UserID), len(toks), prefixes
 		return nil
 	})
@@ -345,13 +307,5 @@ func (p *Plane) MyAPITokens(ctx context.Context, pg store.PageArgs) (store.Page[
 	if err != nil {
 		return store.Page[model.APIToken]{}, err
 	}
-	return store.TokensOf(ctx, p.q(ctx), a.Home(), a.User.ID, pg)
-}
-
-// notFoundOn reports a missing referenced object as a user error on field.
-func notFoundOn(err error, fieldName, message string) error {
-	if IsNotFound(err) {
-		return Invalid(message, "input", fieldName)
-	}
-	return err
+	return store.TokensOf(ctx, p.Querier(ctx), a.Home(), a.User.ID, pg)
 }

@@ -12,7 +12,7 @@ import (
 // Querier it embeds; what it notes and what it asks to run after the
 // commit it keeps itself, an outbox that is dispatched only once the
 // transaction committed and dropped with it when it rolls back.
-type txn struct {
+type Txn struct {
 	store.Querier
 	notes []string
 	after []func()
@@ -31,7 +31,7 @@ type txn struct {
 
 // endpointsOf reads a tenant's webhook endpoints, once per transaction
 // unless it writes one.
-func (t *txn) endpointsOf(ctx context.Context, tenant model.TenantID) ([]*model.Endpoint, error) {
+func (t *Txn) EndpointsOf(ctx context.Context, tenant model.TenantID) ([]*model.Endpoint, error) {
 	if eps, ok := t.endpoints[tenant]; ok {
 		return eps, nil
 	}
@@ -47,11 +47,11 @@ func (t *txn) endpointsOf(ctx context.Context, tenant model.TenantID) ([]*model.
 }
 
 // endpointsChanged is said before the transaction writes an endpoint.
-func (t *txn) endpointsChanged() { t.endpoints = nil }
+func (t *Txn) EndpointsChanged() { t.endpoints = nil }
 
 // audited records an audit event in the transaction; the revisions the
 // transaction's recompile then makes name it as their cause.
-func (t *txn) audited(ctx context.Context, e *model.AuditEvent) error {
+func (t *Txn) Audited(ctx context.Context, e *model.AuditEvent) error {
 	if err := store.InsertAudit(ctx, t.Querier, e); err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (t *txn) audited(ctx context.Context, e *model.AuditEvent) error {
 // told: the recompile hands its states to this process's agent sessions
 // there, so that a note never sends a session to compile a state already on
 // its way. f never runs for a transaction that rolled back.
-func (t *txn) afterCommit(f func()) { t.after = append(t.after, f) }
+func (t *Txn) AfterCommit(f func()) { t.after = append(t.after, f) }
 
 // note notes topics in the transaction: written with it, all of its notes
 // in one notification just before the commit (on PostgreSQL, where the
@@ -71,7 +71,7 @@ func (t *txn) afterCommit(f func()) { t.after = append(t.after, f) }
 // subscribers once it commits. It returns an error for the callers' sake
 // only: noting cannot fail, writing the notification can, and fails the
 // transaction.
-func (p *Plane) note(ctx context.Context, q *txn, topics ...string) error {
+func (p *Plane) Note(ctx context.Context, q *Txn, topics ...string) error {
 	q.notes = append(q.notes, topics...)
 	return nil
 }
@@ -93,7 +93,7 @@ func distinct(topics []string) []string {
 // cache first (a check sees an access change as soon as it committed,
 // before its note comes back from PostgreSQL), then the after-commit steps,
 // then the notes.
-func (p *Plane) dispatch(t *txn) {
+func (p *Plane) dispatch(t *Txn) {
 	p.grants.noted(t.notes)
 	p.tokens.noted(t.notes)
 	for _, f := range t.after {

@@ -59,11 +59,11 @@ func TestTransactionReadsEndpointsOnce(t *testing.T) {
 	s := newShop(t)
 	err := s.p.store.Tx(s.admin, func(q store.Querier) error {
 		cq := &countingQuerier{Querier: q}
-		tx := &txn{Querier: cq}
+		tx := &Txn{Querier: cq}
 		read := func(want int) {
 			t.Helper()
 			before := cq.n
-			if _, err := tx.endpointsOf(s.admin, s.boot.Tenant.ID); err != nil {
+			if _, err := tx.EndpointsOf(s.admin, s.boot.Tenant.ID); err != nil {
 				t.Fatal(err)
 			}
 			if n := cq.n - before; n != want {
@@ -72,7 +72,7 @@ func TestTransactionReadsEndpointsOnce(t *testing.T) {
 		}
 		read(1)
 		read(0)
-		tx.endpointsChanged()
+		tx.EndpointsChanged()
 		read(1)
 		return nil
 	})

@@ -22,13 +22,13 @@ var (
 	hostname    = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]([-a-z0-9]*[a-z0-9])?$`)
 	// An image repository without tag or digest: registry/path segments.
 	imageRepo   = regexp.MustCompile(`^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-]+[a-z0-9]+)*)*$`)
-	imageDigest = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
+	ImageDigest = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
 )
 
 const (
 	maxVariableValue = 32 << 10
 	maxReplicas      = 100
-	maxListItems     = 100
+	MaxListItems     = 100
 )
 
 func field(path ...any) []string {
@@ -40,48 +40,48 @@ func field(path ...any) []string {
 }
 
 // name checks a DNS-label name of an object.
-func (c *checks) name(v, what string, path ...any) {
+func (c *Checks) Name(v, what string, path ...any) {
 	if !dnsLabel.MatchString(v) || len(v) > 63 {
-		c.add(Invalid(fmt.Sprintf("%s %q must be 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit", what, v), field(path...)...))
+		c.Add(Invalid(fmt.Sprintf("%s %q must be 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit", what, v), field(path...)...))
 	}
 }
 
 // text checks free text of at most max characters; required means not blank.
-func (c *checks) text(v, what string, max int, required bool, path ...any) {
+func (c *Checks) Text(v, what string, max int, required bool, path ...any) {
 	switch {
 	case required && strings.TrimSpace(v) == "":
-		c.add(Invalid(what+" must not be empty", field(path...)...))
+		c.Add(Invalid(what+" must not be empty", field(path...)...))
 	case utf8.RuneCountInString(v) > max:
-		c.add(Invalid(fmt.Sprintf("%s must be at most %d characters", what, max), field(path...)...))
+		c.Add(Invalid(fmt.Sprintf("%s must be at most %d characters", what, max), field(path...)...))
 	case !utf8.ValidString(v) || strings.ContainsAny(v, "\x00"):
-		c.add(Invalid(what+" must be valid text", field(path...)...))
+		c.Add(Invalid(what+" must be valid text", field(path...)...))
 	}
 }
 
-func (c *checks) email(v string, path ...any) {
+func (c *Checks) Email(v string, path ...any) {
 	a, err := mail.ParseAddress(v)
 	if err != nil || a.Address != v || len(v) > 254 {
-		c.add(Invalid(fmt.Sprintf("%q is not an email address", v), field(path...)...))
+		c.Add(Invalid(fmt.Sprintf("%q is not an email address", v), field(path...)...))
 	}
 }
 
 // labels checks a label set: valid keys and values, no key twice.
-func (c *checks) labels(ls []model.Label, path ...any) model.Labels {
-	if len(ls) > maxListItems {
-		c.add(Invalid(fmt.Sprintf("at most %d labels", maxListItems), field(path...)...))
+func (c *Checks) Labels(ls []model.Label, path ...any) model.Labels {
+	if len(ls) > MaxListItems {
+		c.Add(Invalid(fmt.Sprintf("at most %d labels", MaxListItems), field(path...)...))
 		return nil
 	}
 	seen := map[string]bool{}
 	for i, l := range ls {
 		p := append(append([]any{}, path...), i)
 		if !validLabelKey(l.Key) {
-			c.add(Invalid(fmt.Sprintf("label key %q is not valid: an optional DNS prefix and '/', then 1-63 letters, digits, '-', '_' or '.'", l.Key), field(append(p, "key")...)...))
+			c.Add(Invalid(fmt.Sprintf("label key %q is not valid: an optional DNS prefix and '/', then 1-63 letters, digits, '-', '_' or '.'", l.Key), field(append(p, "key")...)...))
 		}
 		if l.Value != "" && (len(l.Value) > 63 || !labelName.MatchString(l.Value)) {
-			c.add(Invalid(fmt.Sprintf("label value %q is not valid: at most 63 letters, digits, '-', '_' or '.'", l.Value), field(append(p, "value")...)...))
+			c.Add(Invalid(fmt.Sprintf("label value %q is not valid: at most 63 letters, digits, '-', '_' or '.'", l.Value), field(append(p, "value")...)...))
 		}
 		if seen[l.Key] {
-			c.add(Invalid(fmt.Sprintf("label key %q appears twice", l.Key), field(append(p, "key")...)...))
+			c.Add(Invalid(fmt.Sprintf("label key %q appears twice", l.Key), field(append(p, "key")...)...))
 		}
 		seen[l.Key] = true
 	}
@@ -100,7 +100,7 @@ func validLabelKey(k string) bool {
 
 // knownKeys checks that every selector key is a label key some target has:
 // a key no target carries is almost always a typo, and would match nothing.
-func (c *checks) knownKeys(selector model.Labels, known map[string]bool, what string, path ...any) {
+func (c *Checks) KnownKeys(selector model.Labels, known map[string]bool, what string, path ...any) {
 	for i, s := range selector {
 		if known[s.Key] {
 			continue
@@ -114,82 +114,82 @@ func (c *checks) knownKeys(selector model.Labels, known map[string]bool, what st
 		if len(keys) > 0 {
 			hint = "known keys: " + strings.Join(keys, ", ")
 		}
-		c.add(Invalid(fmt.Sprintf("unknown label key %q: no %s carries it (%s)", s.Key, what, hint), field(append(append([]any{}, path...), i, "key")...)...))
+		c.Add(Invalid(fmt.Sprintf("unknown label key %q: no %s carries it (%s)", s.Key, what, hint), field(append(append([]any{}, path...), i, "key")...)...))
 	}
 }
 
 // config checks a service's image, processes, variables and domains.
-func (c *checks) config(image *string, cfg *model.ServiceConfig) {
+func (c *Checks) Config(image *string, cfg *model.ServiceConfig) {
 	if image != nil && (len(*image) > 255 || !imageRepo.MatchString(*image)) {
-		c.add(Invalid(fmt.Sprintf("image %q must be a repository without tag or digest, e.g. registry.example.com/team/app", *image), "input", "image"))
+		c.Add(Invalid(fmt.Sprintf("image %q must be a repository without tag or digest, e.g. registry.example.com/team/app", *image), "input", "image"))
 	}
 	procs := map[string]*model.Process{}
 	if cfg.Processes != nil {
 		if len(cfg.Processes) == 0 {
-			c.add(Invalid("a service needs at least one process", "input", "processes"))
+			c.Add(Invalid("a service needs at least one process", "input", "processes"))
 		}
 		if len(cfg.Processes) > 20 {
-			c.add(Invalid("a service has at most 20 processes", "input", "processes"))
+			c.Add(Invalid("a service has at most 20 processes", "input", "processes"))
 		}
 		for i := range cfg.Processes {
 			pr := &cfg.Processes[i]
-			c.name(pr.Name, "process name", "input", "processes", i, "name")
+			c.Name(pr.Name, "process name", "input", "processes", i, "name")
 			if procs[pr.Name] != nil {
-				c.add(Invalid(fmt.Sprintf("process %q appears twice", pr.Name), "input", "processes", strconv.Itoa(i), "name"))
+				c.Add(Invalid(fmt.Sprintf("process %q appears twice", pr.Name), "input", "processes", strconv.Itoa(i), "name"))
 			}
 			procs[pr.Name] = pr
 			if pr.Replicas < 0 || pr.Replicas > maxReplicas {
-				c.add(Invalid(fmt.Sprintf("replicas must be between 0 and %d", maxReplicas), "input", "processes", strconv.Itoa(i), "replicas"))
+				c.Add(Invalid(fmt.Sprintf("replicas must be between 0 and %d", maxReplicas), "input", "processes", strconv.Itoa(i), "replicas"))
 			}
 			if len(pr.Command) > 100 {
-				c.add(Invalid("a command has at most 100 arguments", "input", "processes", strconv.Itoa(i), "command"))
+				c.Add(Invalid("a command has at most 100 arguments", "input", "processes", strconv.Itoa(i), "command"))
 			}
 			if pr.Port != nil {
-				c.port(*pr.Port, "input", "processes", i, "port")
+				c.Port(*pr.Port, "input", "processes", i, "port")
 			}
 			if pb := pr.ReadinessProbe; pb != nil {
-				c.port(pb.Port, "input", "processes", i, "readinessProbe", "port")
+				c.Port(pb.Port, "input", "processes", i, "readinessProbe", "port")
 				if pb.Path != nil && !strings.HasPrefix(*pb.Path, "/") {
-					c.add(Invalid("a probe path starts with '/'", "input", "processes", strconv.Itoa(i), "readinessProbe", "path"))
+					c.Add(Invalid("a probe path starts with '/'", "input", "processes", strconv.Itoa(i), "readinessProbe", "path"))
 				}
 				if pb.InitialDelaySeconds < 0 || pb.InitialDelaySeconds > 3600 || pb.PeriodSeconds < 1 || pb.PeriodSeconds > 3600 {
-					c.add(Invalid("probe delays are 0-3600 seconds and periods 1-3600 seconds", "input", "processes", strconv.Itoa(i), "readinessProbe"))
+					c.Add(Invalid("probe delays are 0-3600 seconds and periods 1-3600 seconds", "input", "processes", strconv.Itoa(i), "readinessProbe"))
 				}
 			}
 		}
 	}
 	if len(cfg.Domains) > 50 {
-		c.add(Invalid("a service has at most 50 domains", "input", "domains"))
+		c.Add(Invalid("a service has at most 50 domains", "input", "domains"))
 	}
 	hosts := map[string]bool{}
 	for i, d := range cfg.Domains {
 		if !hostname.MatchString(d.Host) || len(d.Host) > 253 {
-			c.add(Invalid(fmt.Sprintf("domain %q is not a lowercase host name", d.Host), "input", "domains", strconv.Itoa(i), "host"))
+			c.Add(Invalid(fmt.Sprintf("domain %q is not a lowercase host name", d.Host), "input", "domains", strconv.Itoa(i), "host"))
 		}
 		if hosts[d.Host] {
-			c.add(Invalid(fmt.Sprintf("domain %q appears twice", d.Host), "input", "domains", strconv.Itoa(i), "host"))
+			c.Add(Invalid(fmt.Sprintf("domain %q appears twice", d.Host), "input", "domains", strconv.Itoa(i), "host"))
 		}
 		hosts[d.Host] = true
 		switch pr := procs[d.Process]; {
 		case pr == nil:
-			c.add(Invalid(fmt.Sprintf("domain %q names process %q, which the service does not have", d.Host, d.Process), "input", "domains", strconv.Itoa(i), "process"))
+			c.Add(Invalid(fmt.Sprintf("domain %q names process %q, which the service does not have", d.Host, d.Process), "input", "domains", strconv.Itoa(i), "process"))
 		case pr.Port == nil:
-			c.add(Invalid(fmt.Sprintf("domain %q needs process %q to have a port", d.Host, d.Process), "input", "domains", strconv.Itoa(i), "process"))
+			c.Add(Invalid(fmt.Sprintf("domain %q needs process %q to have a port", d.Host, d.Process), "input", "domains", strconv.Itoa(i), "process"))
 		}
 	}
 }
 
 // variables checks a list of variables given together (a service's).
-func (c *checks) variables(vars []VariableInput, path ...any) {
+func (c *Checks) Variables(vars []VariableInput, path ...any) {
 	if len(vars) > 200 {
-		c.add(Invalid("at most 200 variables", field(path...)...))
+		c.Add(Invalid("at most 200 variables", field(path...)...))
 	}
 	seen := map[string]bool{}
 	for i, v := range vars {
 		p := append(append([]any{}, path...), i)
-		c.variable(v, p...)
+		c.Variable(v, p...)
 		if seen[v.Name] {
-			c.add(Invalid(fmt.Sprintf("variable %q appears twice", v.Name), field(append(p, "name")...)...))
+			c.Add(Invalid(fmt.Sprintf("variable %q appears twice", v.Name), field(append(p, "name")...)...))
 		}
 		seen[v.Name] = true
 	}
@@ -197,17 +197,28 @@ func (c *checks) variables(vars []VariableInput, path ...any) {
 
 // variable checks one variable. The message never quotes the value: it may
 // be a secret.
-func (c *checks) variable(v VariableInput, path ...any) {
+func (c *Checks) Variable(v VariableInput, path ...any) {
 	if !envVarName.MatchString(v.Name) || len(v.Name) > 255 {
-		c.add(Invalid(fmt.Sprintf("variable name %q must be letters, digits and '_', not starting with a digit", v.Name), field(append(path, "name")...)...))
+		c.Add(Invalid(fmt.Sprintf("variable name %q must be letters, digits and '_', not starting with a digit", v.Name), field(append(path, "name")...)...))
 	}
 	if len(v.Value) > maxVariableValue || !utf8.ValidString(v.Value) {
-		c.add(Invalid(fmt.Sprintf("the value of %s must be valid text of at most %d bytes", v.Name, maxVariableValue), field(append(path, "value")...)...))
+		c.Add(Invalid(fmt.Sprintf("the value of %s must be valid text of at most %d bytes", v.Name, maxVariableValue), field(append(path, "value")...)...))
 	}
 }
 
-func (c *checks) port(p int, path ...any) {
+func (c *Checks) Port(p int, path ...any) {
 	if p < 1 || p > 65535 {
-		c.add(Invalid(fmt.Sprintf("port %d must be between 1 and 65535", p), field(path...)...))
+		c.Add(Invalid(fmt.Sprintf("port %d must be between 1 and 65535", p), field(path...)...))
 	}
+}
+
+// clipText cuts s to at most n bytes, on a rune boundary.
+func ClipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
 }

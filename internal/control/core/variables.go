@@ -57,8 +57,8 @@ func (p *Plane) SetVariable(ctx context.Context, in SetVariableInput) (*model.Va
 }
 
 // setVariable is SetVariable, or its dry run when dry is set.
-func (p *Plane) setVariable(ctx context.Context, dry *previewing, in SetVariableInput) (*model.Variable, error) {
-	proj, err := get(ctx, p, p.q(ctx), store.Projects, in.Project, authz.ProjectRead)
+func (p *Plane) setVariable(ctx context.Context, dry *Previewing, in SetVariableInput) (*model.Variable, error) {
+	proj, err := Get(ctx, p, p.Querier(ctx), store.Projects, in.Project, authz.ProjectRead)
 	if err != nil {
 		return nil, err
 	}
@@ -69,12 +69,12 @@ func (p *Plane) setVariable(ctx context.Context, dry *previewing, in SetVariable
 	if err := p.authz.CheckCtx(ctx, scopePerm(v), proj.Scope()); err != nil {
 		return nil, err
 	}
-	var c checks
-	c.variable(in.VariableInput, "input")
-	if err := c.err(); err != nil {
+	var c Checks
+	c.Variable(in.VariableInput, "input")
+	if err := c.Err(); err != nil {
 		return nil, err
 	}
-	err = p.changeOr(ctx, dry, proj.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
+	err = p.ChangeOr(ctx, dry, proj.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		if err := p.checkScopeParent(ctx, q, v); err != nil {
 			return err
 		}
@@ -83,11 +83,11 @@ func (p *Plane) setVariable(ctx context.Context, dry *previewing, in SetVariable
 			return err
 		}
 		v = saved
-		target(ev, ActVariableSet, "Variable", string(v.ID))
+		Target(ev, ActVariableSet, "Variable", string(v.ID))
 		ev.Details["name"], ev.Details["scope"], ev.Details["secret"], ev.Details["created"] = v.Name, string(v.Kind()), v.Secret, created
 		return nil
 	})
-	return committed(v, err)
+	return Committed(v, err)
 }
 
 // checkScopeParent makes sure the environment or service of a variable
@@ -115,7 +115,7 @@ func (p *Plane) checkScopeParent(ctx context.Context, q store.Querier, v *model.
 	if err == nil && project != v.ProjectID {
 		err = store.ErrNotFound
 	}
-	return notFoundOn(err, fieldName, "no such "+what+" in this project")
+	return NotFoundOn(err, fieldName, "no such "+what+" in this project")
 }
 
 // putVariable upserts the variable named in at the scope of v. An
@@ -128,7 +128,7 @@ func (p *Plane) putVariable(ctx context.Context, q store.Querier, v *model.Varia
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		nv := *v
-		nv.ID, nv.Name, nv.CreatedAt, nv.UpdatedAt = newID[model.VariableID](), in.Name, p.now(), p.now()
+		nv.ID, nv.Name, nv.CreatedAt, nv.UpdatedAt = NewID[model.VariableID](), in.Name, p.now(), p.now()
 		if err := p.setValue(&nv, in); err != nil {
 			return nil, false, err
 		}
@@ -195,22 +195,22 @@ func (p *Plane) replaceServiceVariables(ctx context.Context, q store.Querier, sv
 
 // DeleteVariable removes a variable.
 func (p *Plane) DeleteVariable(ctx context.Context, id model.VariableID) error {
-	v, err := get(ctx, p, p.q(ctx), store.Variables, id, authz.ProjectRead)
+	v, err := Get(ctx, p, p.Querier(ctx), store.Variables, id, authz.ProjectRead)
 	if err != nil {
 		return err
 	}
 	if err := p.authz.CheckCtx(ctx, scopePerm(v), v.Scope()); err != nil {
 		return err
 	}
-	return p.change(ctx, v.TenantID, func(q *txn, _ *model.Tenant, ev *audit) error {
-		target(ev, ActVariableDelete, "Variable", string(id))
+	return p.Change(ctx, v.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+		Target(ev, ActVariableDelete, "Variable", string(id))
 		ev.Details["name"], ev.Details["scope"], ev.Details["secret"] = v.Name, string(v.Kind()), v.Secret
 		return store.Variables.Delete(ctx, q, id)
 	})
 }
 
 func (p *Plane) Variable(ctx context.Context, id model.VariableID) (*model.Variable, error) {
-	return get(ctx, p, p.q(ctx), store.Variables, id, authz.ProjectRead)
+	return Get(ctx, p, p.Querier(ctx), store.Variables, id, authz.ProjectRead)
 }
 
 // Variables lists the variables set exactly at a scope: the project's
@@ -220,7 +220,7 @@ func (p *Plane) Variables(ctx context.Context, scope model.Scope, env *model.Env
 		return nil, err
 	}
 	v := model.Variable{ProjectID: scope.Project, EnvironmentID: env, ServiceID: svc}
-	return store.VariablesInScope(ctx, p.q(ctx), scope.Project, v.ScopeKey())
+	return store.VariablesInScope(ctx, p.Querier(ctx), scope.Project, v.ScopeKey())
 }
 
 // PlainValue is a variable's value as shown: nil for a secret, always.
@@ -258,12 +258,12 @@ type ResealReport struct {
 // changed concurrently is left for its writer (who sealed it under the
 // primary already). Values no key opens are counted, never touched.
 func (p *Plane) Reseal(ctx context.Context) (ResealReport, error) {
-	ctx = as(ctx, systemOperator)
+	ctx = As(ctx, SystemOperator)
 	var rep ResealReport
 	if p.box.Primary() == "" {
 		return rep, seal.ErrNoKey
 	}
-	vars, err := store.SecretVariables(ctx, p.q(ctx))
+	vars, err := store.SecretVariables(ctx, p.Querier(ctx))
 	if err != nil {
 		return rep, err
 	}
@@ -286,7 +286,7 @@ func (p *Plane) Reseal(ctx context.Context) (ResealReport, error) {
 		if err != nil {
 			return rep, err
 		}
-		ok, err := store.ReplaceSealed(ctx, p.q(ctx), v.ID, v.Value, sealed)
+		ok, err := store.ReplaceSealed(ctx, p.Querier(ctx), v.ID, v.Value, sealed)
 		if err != nil {
 			return rep, err
 		}
@@ -296,9 +296,9 @@ func (p *Plane) Reseal(ctx context.Context) (ResealReport, error) {
 		}
 	}
 	for tenant, n := range perTenant {
-		err := p.tx(ctx, func(q *txn) error {
-			ev := p.auditEvent(&authz.Actor{Origin: "local"}, tenant)
-			target(ev, ActSecretsReseal, "Tenant", string(tenant))
+		err := p.InTx(ctx, func(q *Txn) error {
+			ev := p.NewAuditEvent(&authz.Actor{Origin: "local"}, tenant)
+			Target(ev, ActSecretsReseal, "Tenant", string(tenant))
 			ev.Details["resealed"], ev.Details["primaryKey"] = n, p.box.Primary()
 			return store.InsertAudit(ctx, q, ev.AuditEvent)
 		})
