@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"github.com/nebulactrl/nebula/internal/control/people"
 	"context"
 	"errors"
 	"log/slog"
@@ -29,7 +30,7 @@ func Code(err error) gqlmodel.ErrorCode {
 		return gqlmodel.ErrorCode(ps[0].Code)
 	}
 	var gerr *gqlerror.Error
-	var limited core.RateLimited
+	var limited people.RateLimited
 	switch {
 	case errors.As(err, &limited):
 		return gqlmodel.ErrorCodeRateLimited

@@ -1,6 +1,7 @@
 package resolvers
 
 import (
+	"github.com/nebulactrl/nebula/internal/control/people"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,7 @@ const batchWait = 2 * time.Millisecond
 
 type loaders struct {
 	plane        *control.Plane
-	users        *dataloadgen.Loader[core.UserIn, *model.User]
+	users        *dataloadgen.Loader[people.UserIn, *model.User]
 	tenants      *dataloadgen.Loader[model.TenantID, *model.Tenant]
 	projects     *dataloadgen.Loader[model.ProjectID, *model.Project]
 	environments *dataloadgen.Loader[model.EnvironmentID, *model.Environment]
@@ -82,8 +83,8 @@ func newLoaders(p *control.Plane) *loaders {
 	w := dataloadgen.WithWait(batchWait)
 	return &loaders{
 		plane:        p,
-		users:        dataloadgen.NewMappedLoader(p.UsersIn, w),
-		tenants:      dataloadgen.NewMappedLoader(p.TenantsByIDs, w),
+		users:        dataloadgen.NewMappedLoader(p.People.UsersIn, w),
+		tenants:      dataloadgen.NewMappedLoader(p.People.TenantsByIDs, w),
 		projects:     dataloadgen.NewMappedLoader(p.ProjectsByIDs, w),
 		environments: dataloadgen.NewMappedLoader(p.EnvironmentsByIDs, w),
 		clusters:     dataloadgen.NewMappedLoader(p.ClustersByIDs, w),
@@ -119,7 +120,7 @@ func userIn(ctx context.Context, p *control.Plane, tenant model.TenantID, id *mo
 	if id == nil {
 		return nil, nil
 	}
-	return loadOptional(ctx, loadersFrom(ctx, p).users, &core.UserIn{Tenant: tenant, User: *id})
+	return loadOptional(ctx, loadersFrom(ctx, p).users, &people.UserIn{Tenant: tenant, User: *id})
 }
 
 // loadOptional reads an optional reference: nil when unset or not visible.

@@ -26,19 +26,19 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 	switch kind {
 	case gid.Tenant:
 		if !readsAny(ctx, "Tenant", tenantColumns) {
-			return nonNil(p.TenantUnread(ctx, model.TenantID(raw)))
+			return nonNil(p.People.TenantUnread(ctx, model.TenantID(raw)))
 		}
-		return nonNil(p.Tenant(ctx, model.TenantID(raw)))
+		return nonNil(p.People.Tenant(ctx, model.TenantID(raw)))
 	case gid.User:
-		return nonNil(p.User(ctx, model.LocalUserID(raw)))
+		return nonNil(p.People.User(ctx, model.LocalUserID(raw)))
 	case gid.Member:
-		return nonNil(p.Member(ctx, model.MemberID(raw)))
+		return nonNil(p.People.Member(ctx, model.MemberID(raw)))
 	case gid.APIToken:
-		return nonNil(p.APIToken(ctx, model.TokenID(raw)))
+		return nonNil(p.People.APIToken(ctx, model.TokenID(raw)))
 	case gid.Project:
 		return nonNil(p.Project(ctx, model.ProjectID(raw)))
 	case gid.ProjectMember:
-		return nonNil(p.ProjectMember(ctx, model.ProjectMemberID(raw)))
+		return nonNil(p.People.ProjectMember(ctx, model.ProjectMemberID(raw)))
 	case gid.Environment:
 		return nonNil(p.Environment(ctx, model.EnvironmentID(raw)))
 	case gid.Cluster:

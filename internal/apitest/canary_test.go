@@ -43,7 +43,7 @@ import (
 func NewEnvWithBox(t testing.TB, st *store.Store, box *seal.Box, logw io.Writer, wrap ...func(http.Handler) http.Handler) *Env {
 	t.Helper()
 	plane, srv := serveWithBox(t, st, box, logw, wrap)
-	boot, err := plane.Bootstrap(context.Background(), "acme", "admin@acme.test")
+	boot, err := plane.People.Bootstrap(context.Background(), "acme", "admin@acme.test")
 	if err != nil {
 		t.Fatalf("bootstrapping: %v", err)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nebulactrl/nebula/internal/control/core"
+	"github.com/nebulactrl/nebula/internal/control/people"
 )
 
 // cliStart starts a CLI's sign-in as `nebula login --web` does (no
@@ -207,12 +207,12 @@ func TestCLILoginStartsLimited(t *testing.T) {
 
 		// One /64, many addresses: one bound. Another /64 has its own.
 		start := func(addr string) error {
-			_, err := env.Plane.StartCLILogin(context.Background(), core.Client{Address: addr, UserAgent: "nebula-cli"})
+			_, err := env.Plane.People.StartCLILogin(context.Background(), people.Client{Address: addr, UserAgent: "nebula-cli"})
 			return err
 		}
 		for i := range 12 {
 			err := start(fmt.Sprintf("2001:db8:1:2::%x", i+1))
-			var rl core.RateLimited
+			var rl people.RateLimited
 			if i < 10 && err != nil {
 				t.Errorf("start %d from the /64: %v", i, err)
 			}

@@ -177,7 +177,7 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 	if err != nil {
 		t.Fatalf("core.New: %v", err)
 	}
-	boot, err := plane.Bootstrap(context.Background(), "acme", "admin@acme.test")
+	boot, err := plane.People.Bootstrap(context.Background(), "acme", "admin@acme.test")
 	if err != nil {
 		t.Fatalf("bootstrapping: %v", err)
 	}

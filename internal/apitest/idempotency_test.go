@@ -135,7 +135,7 @@ func (f *Fixture) projects(t testing.TB, name string) int {
 // actorCtx is the context a request of token gets after authentication.
 func (e *Env) actorCtx(t testing.TB, token string) context.Context {
 	t.Helper()
-	a, err := e.Plane.Authenticate(context.Background(), token, "127.0.0.1")
+	a, err := e.Plane.People.Authenticate(context.Background(), token, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}

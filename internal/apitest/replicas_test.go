@@ -97,7 +97,7 @@ func startReplica(t *testing.T, url, name string, key seal.Key, clk *Clock) *Env
 // its admin token.
 func bootstrapReplicas(t *testing.T, envs ...*Env) {
 	t.Helper()
-	boot, err := envs[0].Plane.Bootstrap(context.Background(), "acme", "admin@acme.test")
+	boot, err := envs[0].Plane.People.Bootstrap(context.Background(), "acme", "admin@acme.test")
 	if err != nil {
 		t.Fatal(err)
 	}

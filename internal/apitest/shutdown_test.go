@@ -47,7 +47,7 @@ func serveEnv(t *testing.T, st *store.Store) (*Env, func() error) {
 		t.Fatal(err)
 	}
 	cfg.ShutdownGrace = 10 * time.Second
-	boot, err := plane.Bootstrap(context.Background(), "acme", "admin@acme.test")
+	boot, err := plane.People.Bootstrap(context.Background(), "acme", "admin@acme.test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package apitest
 
 import (
+	"github.com/nebulactrl/nebula/internal/control/people"
 	"context"
 	"errors"
 	"io"
@@ -200,17 +201,17 @@ func TestTokensPerUserSetting(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			boot, err := plane.Bootstrap(ctx, "acme", "admin@acme.test")
+			boot, err := plane.People.Bootstrap(ctx, "acme", "admin@acme.test")
 			if err != nil {
 				t.Fatal(err)
 			}
-			actor, err := plane.Authenticate(ctx, boot.Secret, "127.0.0.1")
+			actor, err := plane.People.Authenticate(ctx, boot.Secret, "127.0.0.1")
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctx = authz.WithActor(ctx, actor)
 			for i := 2; i <= 4; i++ { // the bootstrap token is the first
-				_, _, err := plane.CreateAPIToken(ctx, core.CreateTokenInput{Name: "t"})
+				_, _, err := plane.People.CreateAPIToken(ctx, people.CreateTokenInput{Name: "t"})
 				var p core.Problem
 				switch {
 				case i <= 3 && err != nil:

@@ -53,7 +53,7 @@ func BenchmarkDeployMutation(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("seeded %d deployed services in %s", len(seed.Latest), time.Since(start).Round(time.Millisecond))
-	actor, err := plane.Authenticate(ctx, seed.Secret, "127.0.0.1")
+	actor, err := plane.People.Authenticate(ctx, seed.Secret, "127.0.0.1")
 	if err != nil {
 		b.Fatal(err)
 	}

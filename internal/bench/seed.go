@@ -61,17 +61,17 @@ func Seed(ctx context.Context, plane *control.Plane, size Size) (*Seeded, error)
 	if size.Projects < 1 || size.Environments < 1 || size.Deployments < 1 {
 		return nil, fmt.Errorf("seeding: every dimension of %+v must be at least 1", size)
 	}
-	boot, err := plane.Bootstrap(ctx, "bench", "admin@bench.example.com")
+	boot, err := plane.People.Bootstrap(ctx, "bench", "admin@bench.example.com")
 	if err != nil {
 		return nil, fmt.Errorf("bootstrapping: %w", err)
 	}
-	actor, err := plane.Authenticate(ctx, boot.Secret, "127.0.0.1")
+	actor, err := plane.People.Authenticate(ctx, boot.Secret, "127.0.0.1")
 	if err != nil {
 		return nil, fmt.Errorf("authenticating the bootstrap token: %w", err)
 	}
 	ctx = authz.WithActor(ctx, actor)
 	tenant := boot.Tenant.ID
-	if _, err := plane.SetTenantPlan(ctx, tenant, model.PlanEnterprise); err != nil {
+	if _, err := plane.People.SetTenantPlan(ctx, tenant, model.PlanEnterprise); err != nil {
 		return nil, fmt.Errorf("setting the plan: %w", err)
 	}
 	if _, _, err := plane.RegisterCluster(ctx, tenant, "prod-eu-1",

@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"github.com/nebulactrl/nebula/internal/control/people"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -294,7 +295,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.W
 // serveWith serves; ready, when given, runs once the server listens, with
 // its base URL and what a first start made (nil otherwise).
 func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer,
-	ready func(ctx context.Context, base string, boot *core.Bootstrapped) error) error {
+	ready func(ctx context.Context, base string, boot *people.Bootstrapped) error) error {
 	if cfg.MasterKey == "" {
 		// Zero-config: a first start with no key and no data makes one, so
 		// secrets work from the first minute. With data already stored, a
@@ -333,8 +334,8 @@ func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout 
 	}
 	parts.Go(func() { plane.RunJobs(bg, cfg.JobInterval) })
 	parts.Go(func() { plane.RunOutbound(bg) })
-	boot, err := plane.Bootstrap(ctx, cfg.BootstrapTenant, cfg.BootstrapEmail)
-	if err != nil && !errors.Is(err, core.ErrBootstrapped) {
+	boot, err := plane.People.Bootstrap(ctx, cfg.BootstrapTenant, cfg.BootstrapEmail)
+	if err != nil && !errors.Is(err, people.ErrBootstrapped) {
 		return err
 	}
 	if cfg.PprofAddr != "" {
@@ -399,7 +400,7 @@ func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout 
 // printToken shows what a first start or a recovery made, once: the
 // admin's API token and the link through which they set a passphrase for
 // the console.
-func printToken(w io.Writer, headline string, b *core.Bootstrapped, base string) {
+func printToken(w io.Writer, headline string, b *people.Bootstrapped, base string) {
 	fmt.Fprintf(w, `%s
 Admin API token (shown once, store it now):
 
@@ -542,14 +543,14 @@ func adminBootstrap(ctx context.Context, cfg config.Config, log *slog.Logger, re
 	defer st.Close()
 	base := "http://" + strings.TrimPrefix(cfg.Addr, "http://")
 	if recover {
-		b, err := plane.RecoverAdminToken(ctx)
+		b, err := plane.People.RecoverAdminToken(ctx)
 		if err != nil {
 			return err
 		}
 		printToken(stdout, "Recovered admin access to tenant "+b.Tenant.Name+" for "+b.User.Email+".", b, base)
 		return nil
 	}
-	b, err := plane.Bootstrap(ctx, cfg.BootstrapTenant, cfg.BootstrapEmail)
+	b, err := plane.People.Bootstrap(ctx, cfg.BootstrapTenant, cfg.BootstrapEmail)
 	if err != nil {
 		return err
 	}

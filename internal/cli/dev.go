@@ -14,11 +14,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/people"
+
 	"k8s.io/klog/v2"
 
 	"github.com/nebulactrl/nebula/agent"
 	"github.com/nebulactrl/nebula/internal/config"
-	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/devcluster"
 )
 
@@ -45,12 +46,12 @@ func dev(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Wri
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return err
 	}
-	return serveWith(ctx, cfg, log, stdout, func(ctx context.Context, base string, boot *core.Bootstrapped) error {
+	return serveWith(ctx, cfg, log, stdout, func(ctx context.Context, base string, boot *people.Bootstrapped) error {
 		return devSetup(ctx, cfg, log, stdout, base, boot)
 	})
 }
 
-func devSetup(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer, base string, boot *core.Bootstrapped) error {
+func devSetup(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer, base string, boot *people.Bootstrapped) error {
 	adminFile := filepath.Join(cfg.DataDir, devAdminTokenFile)
 	var token string
 	if boot != nil {

@@ -7,13 +7,18 @@ package control
 import (
 	"log/slog"
 
+	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/control/core"
+	"github.com/nebulactrl/nebula/internal/control/people"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
 // Plane is the control plane: the core's methods, and the domains'.
 type Plane struct {
 	*core.Plane
+	// People: tenants, members, tokens, invitations, sign-in, sessions,
+	// single sign-on, the CLI's sign-in.
+	People *people.People
 }
 
 // New wires the control plane over a migrated store.
@@ -22,5 +27,13 @@ func New(st *store.Store, log *slog.Logger, opts ...core.Option) (*Plane, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Plane{Plane: c}, nil
+	return &Plane{Plane: c, People: people.New(c)}, nil
+}
+
+// Bus is what subscribers follow (nil without a plane).
+func (p *Plane) Bus() *bus.Bus {
+	if p == nil {
+		return nil
+	}
+	return p.Plane.Bus()
 }

@@ -136,18 +136,18 @@ func seedFleet(tb testing.TB, st *store.Store, n int, viaPlane bool) *seeded {
 		phases = append(phases, fmt.Sprintf("%s %v", what, time.Since(since).Round(time.Millisecond)))
 		return time.Now()
 	}
-	boot, err := plane.Bootstrap(ctx, "fleet", "admin@fleet.test")
+	boot, err := plane.People.Bootstrap(ctx, "fleet", "admin@fleet.test")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	actor, err := plane.Authenticate(ctx, boot.Secret, "127.0.0.1")
+	actor, err := plane.People.Authenticate(ctx, boot.Secret, "127.0.0.1")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	admin := authz.WithActor(ctx, actor)
 	sd := &seeded{secret: boot.Secret, tenant: boot.Tenant.ID}
 	// TEAM allows 10 clusters.
-	if _, err := plane.SetTenantPlan(admin, sd.tenant, model.PlanEnterprise); err != nil {
+	if _, err := plane.People.SetTenantPlan(admin, sd.tenant, model.PlanEnterprise); err != nil {
 		tb.Fatal(err)
 	}
 	t := time.Now()
@@ -317,7 +317,7 @@ func openFleet(tb testing.TB, sd *seeded, heartbeat time.Duration) *fleet {
 	if f.plane, err = control.New(f.st, log); err != nil {
 		tb.Fatal(err)
 	}
-	actor, err := f.plane.Authenticate(ctx, sd.secret, "127.0.0.1")
+	actor, err := f.plane.People.Authenticate(ctx, sd.secret, "127.0.0.1")
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -72,15 +72,15 @@ func newRig(t *testing.T, tune ...func(*config.Config)) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	boot, err := plane.Bootstrap(ctx, "acme", "admin@acme.test")
+	boot, err := plane.People.Bootstrap(ctx, "acme", "admin@acme.test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	actor, err := plane.Authenticate(ctx, boot.Secret, "127.0.0.1")
+	actor, err := plane.People.Authenticate(ctx, boot.Secret, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := plane.SetTenantPlan(authz.WithActor(ctx, actor), boot.Tenant.ID, model.PlanTeam); err != nil {
+	if _, err := plane.People.SetTenantPlan(authz.WithActor(ctx, actor), boot.Tenant.ID, model.PlanTeam); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := config.FromEnv(func(string) (string, bool) { return "", false })

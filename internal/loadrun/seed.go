@@ -79,11 +79,11 @@ func Seed(ctx context.Context, plane *control.Plane, n, tenants int) (*Seeded, e
 	if n < 1 || tenants < 1 || tenants > n {
 		return nil, fmt.Errorf("seeding: want at least one cluster and from 1 to %d tenants, got %d clusters and %d tenants", n, n, tenants)
 	}
-	boot, err := plane.Bootstrap(ctx, "load-0", "admin@load.example.com")
+	boot, err := plane.People.Bootstrap(ctx, "load-0", "admin@load.example.com")
 	if err != nil {
 		return nil, fmt.Errorf("bootstrapping: %w", err)
 	}
-	founder, err := plane.Authenticate(ctx, boot.Secret, "127.0.0.1")
+	founder, err := plane.People.Authenticate(ctx, boot.Secret, "127.0.0.1")
 	if err != nil {
 		return nil, fmt.Errorf("authenticating the bootstrap token: %w", err)
 	}
@@ -91,7 +91,7 @@ func Seed(ctx context.Context, plane *control.Plane, n, tenants int) (*Seeded, e
 	for t := range tenants {
 		id, secret := boot.Tenant.ID, boot.Secret
 		if t > 0 {
-			tn, _, s, err := plane.CreateTenant(authz.WithActor(ctx, founder), fmt.Sprintf("load-%d", t))
+			tn, _, s, err := plane.People.CreateTenant(authz.WithActor(ctx, founder), fmt.Sprintf("load-%d", t))
 			if err != nil {
 				return nil, fmt.Errorf("creating tenant %d: %w", t, err)
 			}
@@ -108,12 +108,12 @@ func Seed(ctx context.Context, plane *control.Plane, n, tenants int) (*Seeded, e
 // seedTenant fills tenant t with clusters from…to-1 and their
 // environments.
 func (sd *Seeded) seedTenant(ctx context.Context, plane *control.Plane, t int, tenant model.TenantID, secret string, from, to int) error {
-	actor, err := plane.Authenticate(ctx, secret, "127.0.0.1")
+	actor, err := plane.People.Authenticate(ctx, secret, "127.0.0.1")
 	if err != nil {
 		return fmt.Errorf("authenticating the tenant's token: %w", err)
 	}
 	ctx = authz.WithActor(ctx, actor)
-	if _, err := plane.SetTenantPlan(ctx, tenant, model.PlanEnterprise); err != nil {
+	if _, err := plane.People.SetTenantPlan(ctx, tenant, model.PlanEnterprise); err != nil {
 		return fmt.Errorf("setting the plan: %w", err)
 	}
 	for i := from; i < to; i++ {

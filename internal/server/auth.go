@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/nebulactrl/nebula/internal/control/people"
 	"encoding/json"
 	"errors"
 	"io"
@@ -25,7 +26,7 @@ const sessionCookie = "nebula_session"
 // sessionSecret is the session secret a request's cookie carries, if any.
 func sessionSecret(r *http.Request) string {
 	c, err := r.Cookie(sessionCookie)
-	if err != nil || !strings.HasPrefix(c.Value, core.SessionPrefix) {
+	if err != nil || !strings.HasPrefix(c.Value, people.SessionPrefix) {
 		return ""
 	}
 	return c.Value
@@ -73,11 +74,11 @@ func (s *Server) clearSession(w http.ResponseWriter, r *http.Request) {
 // its cookie.
 func (s *Server) authRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /auth/signin", s.authEndpoint(func(w http.ResponseWriter, r *http.Request, body map[string]string) {
-		sess, secret, err := s.plane.SignIn(r.Context(), body["email"], body["passphrase"], clientOf(r))
+		sess, secret, err := s.plane.People.SignIn(r.Context(), body["email"], body["passphrase"], clientOf(r))
 		s.signedIn(w, r, sess, secret, err)
 	}))
 	mux.HandleFunc("POST /auth/invitation", s.authEndpoint(func(w http.ResponseWriter, r *http.Request, body map[string]string) {
-		sess, secret, err := s.plane.AcceptInvitation(r.Context(), body["invitation"], body["passphrase"], clientOf(r))
+		sess, secret, err := s.plane.People.AcceptInvitation(r.Context(), body["invitation"], body["passphrase"], clientOf(r))
 		s.signedIn(w, r, sess, secret, err)
 	}))
 	mux.HandleFunc("GET /auth/methods", func(w http.ResponseWriter, _ *http.Request) {
@@ -93,7 +94,7 @@ func (s *Server) authRoutes(mux *http.ServeMux) {
 	// one, then poll with its secret until a person confirmed its code in
 	// the console (the page at verificationUrl).
 	mux.HandleFunc("POST /auth/cli/start", s.authEndpoint(func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-		l, err := s.plane.StartCLILogin(r.Context(), clientOf(r))
+		l, err := s.plane.People.StartCLILogin(r.Context(), clientOf(r))
 		if err != nil {
 			s.authError(w, r, err)
 			return
@@ -102,11 +103,11 @@ func (s *Server) authRoutes(mux *http.ServeMux) {
 			"verificationUrl": strings.TrimRight(s.cfg.PublicURL, "/") + "/#/cli/" + l.Code, "interval": 2})
 	}))
 	mux.HandleFunc("POST /auth/cli/token", s.authEndpoint(func(w http.ResponseWriter, r *http.Request, body map[string]string) {
-		token, tenant, err := s.plane.PollCLILogin(r.Context(), body["secret"])
+		token, tenant, err := s.plane.People.PollCLILogin(r.Context(), body["secret"])
 		switch {
-		case errors.Is(err, core.ErrCLILoginPending):
+		case errors.Is(err, people.ErrCLILoginPending):
 			writeJSON(w, http.StatusAccepted, map[string]string{"status": "PENDING", "message": err.Error()})
-		case errors.Is(err, core.ErrCLILoginGone):
+		case errors.Is(err, people.ErrCLILoginGone):
 			writeJSON(w, http.StatusGone, map[string]string{"status": "GONE", "message": err.Error()})
 		case err != nil:
 			s.authError(w, r, err)
@@ -116,7 +117,7 @@ func (s *Server) authRoutes(mux *http.ServeMux) {
 	}))
 	mux.HandleFunc("POST /auth/signout", s.authEndpoint(func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 		if secret := sessionSecret(r); secret != "" {
-			if err := s.plane.SignOut(r.Context(), secret, clientOf(r)); err != nil {
+			if err := s.plane.People.SignOut(r.Context(), secret, clientOf(r)); err != nil {
 				s.authError(w, r, err)
 				return
 			}
@@ -165,15 +166,15 @@ func (s *Server) signedIn(w http.ResponseWriter, r *http.Request, sess *model.Se
 }
 
 func (s *Server) authError(w http.ResponseWriter, r *http.Request, err error) {
-	var rl core.RateLimited
+	var rl people.RateLimited
 	var pr core.Problem
 	switch {
 	case errors.As(err, &rl):
 		w.Header().Set("Retry-After", strconv.Itoa(int(rl.RetryAfter.Seconds())))
 		writeJSON(w, http.StatusTooManyRequests, gqlErrors(rl.Error(), "RATE_LIMITED"))
-	case errors.Is(err, core.ErrSignInFailed):
+	case errors.Is(err, people.ErrSignInFailed):
 		writeJSON(w, http.StatusUnauthorized, gqlErrors(err.Error(), "UNAUTHENTICATED"))
-	case errors.Is(err, core.ErrInvitationInvalid):
+	case errors.Is(err, people.ErrInvitationInvalid):
 		writeJSON(w, http.StatusBadRequest, gqlErrors(err.Error(), "BAD_USER_INPUT"))
 	case errors.As(err, &pr):
 		writeJSON(w, http.StatusBadRequest, gqlErrors(pr.Message, string(pr.Code)))
@@ -186,6 +187,6 @@ func (s *Server) authError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-func clientOf(r *http.Request) core.Client {
-	return core.Client{Address: clientAddress(r), UserAgent: r.UserAgent()}
+func clientOf(r *http.Request) people.Client {
+	return people.Client{Address: clientAddress(r), UserAgent: r.UserAgent()}
 }

@@ -334,11 +334,11 @@ func TestUnavailableDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	boot, err := plane.Bootstrap(ctx, "acme", "admin@acme.test")
+	boot, err := plane.People.Bootstrap(ctx, "acme", "admin@acme.test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	actor, err := plane.Authenticate(ctx, boot.Secret, "127.0.0.1")
+	actor, err := plane.People.Authenticate(ctx, boot.Secret, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}

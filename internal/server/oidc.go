@@ -11,11 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/people"
+
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
 	"github.com/nebulactrl/nebula/internal/config"
-	"github.com/nebulactrl/nebula/internal/control/core"
 )
 
 // oidcCookie carries one sign-in attempt through the provider and back:
@@ -129,12 +130,12 @@ func (o *oidcLogin) callback(w http.ResponseWriter, r *http.Request) {
 	_ = info.Claims(&claims)
 	var idClaims map[string]any
 	_ = idt.Claims(&idClaims)
-	id := core.OIDCIdentity{Issuer: idt.Issuer, Subject: idt.Subject, Email: info.Email, EmailVerified: info.EmailVerified,
+	id := people.OIDCIdentity{Issuer: idt.Issuer, Subject: idt.Subject, Email: info.Email, EmailVerified: info.EmailVerified,
 		Groups: append(stringsOf(claims[o.cfg.GroupsClaim]), stringsOf(idClaims[o.cfg.GroupsClaim])...)}
 	id.Name, _ = claims["name"].(string)
-	sess, secret, err := s.plane.SignInOIDC(ctx, id, clientOf(r))
+	sess, secret, err := s.plane.People.SignInOIDC(ctx, id, clientOf(r))
 	switch {
-	case errors.Is(err, core.ErrOIDCEmail), errors.Is(err, core.ErrOIDCDomain), errors.Is(err, core.ErrOIDCNoTenant):
+	case errors.Is(err, people.ErrOIDCEmail), errors.Is(err, people.ErrOIDCDomain), errors.Is(err, people.ErrOIDCNoTenant):
 		ssoPage(w, http.StatusForbidden, err.Error()+".")
 		return
 	case err != nil:

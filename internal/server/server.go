@@ -248,9 +248,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 // from the cookie it was set as, an API token from anywhere else.
 func (s *Server) authenticateAs(ctx context.Context, secret, origin string, cookie bool) (*authz.Actor, error) {
 	if cookie {
-		return s.plane.AuthenticateSession(ctx, secret, origin)
+		return s.plane.People.AuthenticateSession(ctx, secret, origin)
 	}
-	return s.plane.Authenticate(ctx, secret, origin)
+	return s.plane.People.Authenticate(ctx, secret, origin)
 }
 
 // requireJSON refuses POST bodies that are not JSON with a GraphQL error

@@ -46,7 +46,7 @@ func setup(t *testing.T, settings map[string]string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := plane.Bootstrap(ctx, "acme", "admin@acme.test")
+	b, err := plane.People.Bootstrap(ctx, "acme", "admin@acme.test")
 	if err != nil {
 		t.Fatal(err)
 	}

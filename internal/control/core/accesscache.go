@@ -9,13 +9,13 @@ import (
 	"github.com/nebulactrl/nebula/internal/model"
 )
 
-// accessCache is what the two caches of a user's access (grantCache,
-// tokenCache) share: values read at a time, trusted for grantTTL, at most
+// AccessCache is what the two caches of a user's access (grantCache,
+// tokenCache) share: values read at a time, trusted for GrantTTL, at most
 // maxEntries of them (past it the cache starts again empty), dropped by the
 // note of any change of their user's access; and an epoch that moves on
 // with every drop, so that a read that overlapped one is not kept. The
 // caller holds its own lock around every call.
-type accessCache[K comparable, V any] struct {
+type AccessCache[K comparable, V any] struct {
 	// userOf names the user whose access an entry is.
 	userOf  func(K, V) model.UserID
 	max     int
@@ -28,22 +28,28 @@ type accessEntry[V any] struct {
 	at time.Time
 }
 
-func newAccessCache[K comparable, V any](max int, userOf func(K, V) model.UserID) accessCache[K, V] {
-	return accessCache[K, V]{userOf: userOf, max: max, entries: map[K]accessEntry[V]{}}
+// NewAccessCache keeps at most max entries; userOf names the user an entry
+// is the access of.
+func NewAccessCache[K comparable, V any](max int, userOf func(K, V) model.UserID) AccessCache[K, V] {
+	return AccessCache[K, V]{userOf: userOf, max: max, entries: map[K]accessEntry[V]{}}
 }
 
-// get returns k's value if it was read less than grantTTL before now.
-func (c *accessCache[K, V]) get(k K, now time.Time) (V, bool) {
+// Epoch is the count of drops so far: a read begun in one epoch is kept
+// (Put) only if no drop came since.
+func (c *AccessCache[K, V]) Epoch() uint64 { return c.epoch }
+
+// Get returns k's value if it was read less than GrantTTL before now.
+func (c *AccessCache[K, V]) Get(k K, now time.Time) (V, bool) {
 	e, ok := c.entries[k]
-	if !ok || now.Sub(e.at) >= grantTTL {
+	if !ok || now.Sub(e.at) >= GrantTTL {
 		var zero V
 		return zero, false
 	}
 	return e.v, true
 }
 
-// put keeps v, read at at, unless a drop came since epoch.
-func (c *accessCache[K, V]) put(k K, v V, at time.Time, epoch uint64) {
+// Put keeps v, read at at, unless a drop came since epoch.
+func (c *AccessCache[K, V]) Put(k K, v V, at time.Time, epoch uint64) {
 	if c.epoch != epoch {
 		return
 	}
@@ -53,17 +59,17 @@ func (c *accessCache[K, V]) put(k K, v V, at time.Time, epoch uint64) {
 	c.entries[k] = accessEntry[V]{v: v, at: at}
 }
 
-// update changes k's kept value in place, if it is kept.
-func (c *accessCache[K, V]) update(k K, f func(*V)) {
+// Update changes k's kept value in place, if it is kept.
+func (c *AccessCache[K, V]) Update(k K, f func(*V)) {
 	if e, ok := c.entries[k]; ok {
 		f(&e.v)
 		c.entries[k] = e
 	}
 }
 
-// noted drops the entries of the users among the topics of a delivery;
+// Noted drops the entries of the users among the topics of a delivery;
 // nil (a resync: notes may have been lost) drops them all.
-func (c *accessCache[K, V]) noted(topics []string) {
+func (c *AccessCache[K, V]) Noted(topics []string) {
 	if topics == nil {
 		c.epoch++
 		clear(c.entries)

@@ -349,7 +349,7 @@ func (p *Plane) Builds(ctx context.Context, svc *model.Service, env *model.Envir
 // systemWebhook is the subject of the deliveries a hook receives: the
 // caller is whoever knows the hook's URL, trusted only once the delivery's
 // signature holds.
-var systemWebhook = System{name: "webhook"}
+var SystemWebhook = System{name: "webhook"}
 
 // Inbound is a request to a hook, as the HTTP server read it.
 type Inbound struct {
@@ -379,7 +379,7 @@ const (
 // the delivery with its outcome either way. A hook that does not exist is
 // ErrNotFound and records nothing.
 func (p *Plane) ReceiveWebhook(ctx context.Context, id model.WebhookID, in Inbound) (*model.WebhookDelivery, Refusal, error) {
-	ctx = As(ctx, systemWebhook)
+	ctx = As(ctx, SystemWebhook)
 	w, err := store.Webhooks.Get(ctx, p.Querier(ctx), id)
 	if err != nil {
 		return nil, NotRefused, err

@@ -53,7 +53,7 @@ type System struct {
 
 // The system subjects.
 var (
-	systemJobs          = System{name: "jobs"}
+	SystemJobs          = System{name: "jobs"}
 	SystemOperator      = System{name: "operator"}
 	SystemAuthenticator = System{name: "authenticator"}
 )

@@ -10,13 +10,13 @@ import (
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
-// grantTTL bounds how long a user's grants are trusted without a note. A
+// GrantTTL bounds how long a user's grants are trusted without a note. A
 // change of access notes bus.User in its transaction, and every replica
 // drops the entry when the note arrives (within milliseconds); the bound
 // only covers notes that could not arrive, e.g. while a replica's
 // PostgreSQL listener reconnects. It is also how late, at worst, a role
 // change takes effect on a replica.
-const grantTTL = time.Second
+const GrantTTL = time.Second
 
 // maxGrantEntries bounds the cache; past it, it starts again empty.
 const maxGrantEntries = 10_000
@@ -34,7 +34,7 @@ type grantCache struct {
 	mu sync.Mutex
 	// kept are the grants read lately, by user (accessCache: a load that
 	// overlapped a drop is not kept).
-	kept accessCache[model.UserID, *model.Grants]
+	kept AccessCache[model.UserID, *model.Grants]
 	// loading are the reads under way, one per user: the checks that miss
 	// while one is under way wait for it rather than read again (when a
 	// user's entry expires, every request of theirs in flight misses at
@@ -62,16 +62,16 @@ func newGrantCache(st *store.Store) *grantCache {
 	}
 }
 
-func newGrantEntries() accessCache[model.UserID, *model.Grants] {
-	return newAccessCache(maxGrantEntries, func(u model.UserID, _ *model.Grants) model.UserID { return u })
+func newGrantEntries() AccessCache[model.UserID, *model.Grants] {
+	return NewAccessCache(maxGrantEntries, func(u model.UserID, _ *model.Grants) model.UserID { return u })
 }
 
-// get returns the user's grants, read at most grantTTL ago and not
+// get returns the user's grants, read at most GrantTTL ago and not
 // changed since. Callers must not modify them.
 func (c *grantCache) get(ctx context.Context, u model.UserID) (*model.Grants, error) {
 	c.mu.Lock()
-	epoch := c.kept.epoch
-	if g, ok := c.kept.get(u, c.now()); ok {
+	epoch := c.kept.Epoch()
+	if g, ok := c.kept.Get(u, c.now()); ok {
 		c.mu.Unlock()
 		return g, nil
 	}
@@ -104,7 +104,7 @@ func (c *grantCache) get(ctx context.Context, u model.UserID) (*model.Grants, er
 	if l.err != nil {
 		return nil, l.err
 	}
-	c.kept.put(u, l.g, at, epoch)
+	c.kept.Put(u, l.g, at, epoch)
 	return l.g, nil
 }
 
@@ -113,7 +113,7 @@ func (c *grantCache) get(ctx context.Context, u model.UserID) (*model.Grants, er
 func (c *grantCache) noted(topics []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.kept.noted(topics)
+	c.kept.Noted(topics)
 }
 
 // GrantsOf is the actor's grants: its person's (cached, as every check

@@ -90,7 +90,7 @@ func TestGrantCache(t *testing.T) {
 		c, f, now := newCache()
 		role(t, c)
 		f.set(model.TenantMember)
-		*now = now.Add(grantTTL)
+		*now = now.Add(GrantTTL)
 		if got := role(t, c); got != model.TenantMember {
 			t.Errorf("a second later, without a note: %s, want MEMBER", got)
 		}

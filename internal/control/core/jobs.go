@@ -53,7 +53,7 @@ func (p *Plane) RunJobs(ctx context.Context, every time.Duration) {
 
 // RunJobsOnce runs each job once.
 func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
-	ctx = As(ctx, systemJobs)
+	ctx = As(ctx, SystemJobs)
 	var rep JobReport
 	jobs := []struct {
 		name string

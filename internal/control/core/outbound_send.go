@@ -33,7 +33,7 @@ import (
 
 // systemSender is the sender's subject: it reads and updates messages
 // and endpoints, nothing else.
-var systemSender = System{name: "webhook-sender"}
+var SystemSender = System{name: "webhook-sender"}
 
 // OutboundReport says what one pass of the sender did: messages
 // delivered, and messages that failed for good.
@@ -80,7 +80,7 @@ func (p *Plane) DeliverOutbound(ctx context.Context) (OutboundReport, error) {
 // deliverDue leases a batch of due messages and sends them at once, one
 // per endpoint; more tells whether the batch was full.
 func (p *Plane) deliverDue(ctx context.Context, client *http.Client) (OutboundReport, bool, error) {
-	ctx = As(ctx, systemSender)
+	ctx = As(ctx, SystemSender)
 	var rep OutboundReport
 	batch := p.Settings.Outbound.Concurrency
 	var due []*model.Message

@@ -35,13 +35,16 @@ type Plane struct {
 	store  *store.Store
 	authz  *authz.Authorizer
 	grants *grantCache
-	tokens *tokenCache
 	box    *seal.Box
 	log    *slog.Logger
 	now    func() time.Time
 	pub    Publisher
 	// Settings are what the options set (settings.go).
 	Settings Settings
+
+	// observers are told the notes of every transaction this replica
+	// commits, before they are published (ObserveNotes).
+	observers []func(topics []string)
 
 	// bus fans notes out to this process's subscribers; notify tells
 	// them (and, on PostgreSQL, the other replicas'). A transaction keeps
@@ -60,8 +63,6 @@ type Plane struct {
 	// logDays are the days whose partitions this process made sure of.
 	logDaysMu sync.Mutex
 	logDays   map[time.Time]bool
-	// signins holds the accounts whose sign-in is being checked.
-	signins inFlight
 	// jobPasses counts the finished passes of the background jobs.
 	jobPasses atomic.Int64
 	// gitHeads reads branch heads for a deploy of one.
@@ -111,7 +112,7 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 		return nil, err
 	}
 	b := bus.New()
-	p := &Plane{store: st, authz: z, grants: grants, tokens: newTokenCache(), box: seal.NewBox(nil), log: log, now: store.Now,
+	p := &Plane{store: st, authz: z, grants: grants, box: seal.NewBox(nil), log: log, now: store.Now,
 		bus: b, notify: bus.Memory{B: b}, releases: store.NewReleaseCache(maxCachedReleases),
 		compiler: desired.NewCompiler(), outboundWake: wake.New(),
 		Settings: Settings{ConnectGrace: DefaultConnectGrace, DisconnectedAfter: model.DisconnectedAfter, ApprovalTTL: DefaultApprovalTTL,
@@ -125,9 +126,29 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 	p.beats = &heartbeats{}
 	// Access changed on another replica drops the grants here too.
 	p.bus.Observe(grants.noted)
-	p.bus.Observe(p.tokens.noted)
 	return p, nil
 }
+
+// ObserveNotes has f told the notes of every change: this replica's as
+// soon as they commit (before they are published, so that a cache here
+// never serves what a commit here changed), and every replica's as they
+// reach the bus. Domains keep their caches of access with it.
+func (p *Plane) ObserveNotes(f func(topics []string)) {
+	if f == nil {
+		return
+	}
+	p.observers = append(p.observers, f)
+	p.bus.Observe(f)
+}
+
+// Box seals and opens secrets.
+func (p *Plane) Box() *seal.Box { return p.box }
+
+// Log is the plane's logger.
+func (p *Plane) Log() *slog.Logger { return p.log }
+
+// Now is the plane's clock (WithClock).
+func (p *Plane) Now() time.Time { return p.now() }
 
 // Authorizer exposes the policy, for the role matrix test and docs.
 func (p *Plane) Authorizer() *authz.Authorizer { return p.authz }

@@ -95,7 +95,9 @@ func distinct(topics []string) []string {
 // then the notes.
 func (p *Plane) dispatch(t *Txn) {
 	p.grants.noted(t.notes)
-	p.tokens.noted(t.notes)
+	for _, f := range p.observers {
+		f(t.notes)
+	}
 	for _, f := range t.after {
 		f()
 	}

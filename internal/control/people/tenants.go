@@ -1,4 +1,4 @@
-package core
+package people
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
@@ -32,16 +34,16 @@ type Bootstrapped struct {
 // Bootstrap creates the first tenant, its admin, an admin token and an
 // invitation for the admin to the console, on an empty store only. The
 // event is audited with the system as actor.
-func (p *Plane) Bootstrap(ctx context.Context, tenantName, email string) (*Bootstrapped, error) {
-	ctx = As(ctx, SystemOperator)
-	var c Checks
+func (p *People) Bootstrap(ctx context.Context, tenantName, email string) (*Bootstrapped, error) {
+	ctx = core.As(ctx, core.SystemOperator)
+	var c core.Checks
 	c.Text(tenantName, "tenant name", 100, true, "tenant")
 	c.Email(email, "email")
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
 	var out Bootstrapped
-	err := p.InTx(ctx, func(q *Txn) error {
+	err := p.InTx(ctx, func(q *core.Txn) error {
 		n, err := store.CountTenants(ctx, q)
 		if err != nil {
 			return err
@@ -50,7 +52,7 @@ func (p *Plane) Bootstrap(ctx context.Context, tenantName, email string) (*Boots
 			return ErrBootstrapped
 		}
 		out.Tenant, out.User, err = p.insertTenant(ctx, q, tenantName, &model.User{
-			ID: NewID[model.UserID](), Email: email, Name: "Administrator", Kind: model.UserHuman, CreatedAt: p.now(),
+			ID: core.NewID[model.UserID](), Email: email, Name: "Administrator", Kind: model.UserHuman, CreatedAt: p.Now(),
 		}, true)
 		if err != nil {
 			return err
@@ -64,7 +66,7 @@ func (p *Plane) Bootstrap(ctx context.Context, tenantName, email string) (*Boots
 			return err
 		}
 		ev := p.NewAuditEvent(&authz.Actor{Origin: "local"}, out.Tenant.ID)
-		Target(ev, ActTenantBootstrap, "Tenant", string(out.Tenant.ID))
+		core.Target(ev, core.ActTenantBootstrap, "Tenant", string(out.Tenant.ID))
 		ev.Details["name"], ev.Details["adminEmail"], ev.Details["tokenPrefix"] = tenantName, email, out.Token.Prefix
 		ev.Details["invitationId"] = string(inv.ID)
 		return store.InsertAudit(ctx, q, ev.AuditEvent)
@@ -78,10 +80,10 @@ func (p *Plane) Bootstrap(ctx context.Context, tenantName, email string) (*Boots
 // RecoverAdminToken mints a new admin token for the first admin of the
 // oldest tenant: the way back in when the bootstrap token is lost. It is run
 // from the host (nebula admin bootstrap --recover), never over the API.
-func (p *Plane) RecoverAdminToken(ctx context.Context) (*Bootstrapped, error) {
-	ctx = As(ctx, SystemOperator)
+func (p *People) RecoverAdminToken(ctx context.Context) (*Bootstrapped, error) {
+	ctx = core.As(ctx, core.SystemOperator)
 	var out Bootstrapped
-	err := p.InTx(ctx, func(q *Txn) error {
+	err := p.InTx(ctx, func(q *core.Txn) error {
 		t, err := store.OldestTenant(ctx, q)
 		if errors.Is(err, store.ErrNotFound) {
 			return errors.New("the store is empty: run bootstrap without --recover")
@@ -105,7 +107,7 @@ func (p *Plane) RecoverAdminToken(ctx context.Context) (*Bootstrapped, error) {
 			return err
 		}
 		ev := p.NewAuditEvent(&authz.Actor{Origin: "local"}, out.Tenant.ID)
-		Target(ev, ActTokenRecover, "ApiToken", string(out.Token.ID))
+		core.Target(ev, core.ActTokenRecover, "ApiToken", string(out.Token.ID))
 		ev.Details["userId"], ev.Details["prefix"] = string(out.User.ID), out.Token.Prefix
 		ev.Details["invitationId"] = string(inv.ID)
 		return store.InsertAudit(ctx, q, ev.AuditEvent)
@@ -119,7 +121,7 @@ func (p *Plane) RecoverAdminToken(ctx context.Context) (*Bootstrapped, error) {
 // adminInvitation gives the admin of a first start or a recovery an
 // invitation to set their passphrase for the console: without it the
 // first admin would hold only an API token, which no browser page takes.
-func (p *Plane) adminInvitation(ctx context.Context, q *Txn, b *Bootstrapped) (*model.Invitation, error) {
+func (p *People) adminInvitation(ctx context.Context, q *core.Txn, b *Bootstrapped) (*model.Invitation, error) {
 	inv, secret, err := p.openInvitation(ctx, q, b.Tenant.ID, b.User.ID, b.User.Email, b.User.ID)
 	if err != nil {
 		return nil, err
@@ -130,8 +132,8 @@ func (p *Plane) adminInvitation(ctx context.Context, q *Txn, b *Bootstrapped) (*
 
 // insertTenant creates a tenant on the FREE plan with user as its admin,
 // creating the user when create is true.
-func (p *Plane) insertTenant(ctx context.Context, q store.Querier, name string, user *model.User, create bool) (*model.Tenant, *model.User, error) {
-	t := &model.Tenant{ID: NewID[model.TenantID](), Name: strings.TrimSpace(name), PlanName: model.PlanFree, CreatedAt: p.now()}
+func (p *People) insertTenant(ctx context.Context, q store.Querier, name string, user *model.User, create bool) (*model.Tenant, *model.User, error) {
+	t := &model.Tenant{ID: core.NewID[model.TenantID](), Name: strings.TrimSpace(name), PlanName: model.PlanFree, CreatedAt: p.Now()}
 	if err := store.Tenants.Insert(ctx, q, t); err != nil {
 		return nil, nil, err
 	}
@@ -140,7 +142,7 @@ func (p *Plane) insertTenant(ctx context.Context, q store.Querier, name string, 
 			return nil, nil, err
 		}
 	}
-	m := &model.Member{ID: NewID[model.MemberID](), TenantID: t.ID, UserID: user.ID, Role: model.TenantAdmin, CreatedAt: p.now()}
+	m := &model.Member{ID: core.NewID[model.MemberID](), TenantID: t.ID, UserID: user.ID, Role: model.TenantAdmin, CreatedAt: p.Now()}
 	if err := store.Members.Insert(ctx, q, m); err != nil {
 		return nil, nil, err
 	}
@@ -153,7 +155,7 @@ func (p *Plane) insertTenant(ctx context.Context, q store.Querier, name string, 
 // CreateTenant creates a tenant with the caller as its admin and returns a
 // token for it: tokens act in one tenant, so the caller's current token does
 // not reach the new one.
-func (p *Plane) CreateTenant(ctx context.Context, name string) (*model.Tenant, *model.APIToken, string, error) {
+func (p *People) CreateTenant(ctx context.Context, name string) (*model.Tenant, *model.APIToken, string, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, nil, "", err
@@ -162,7 +164,7 @@ func (p *Plane) CreateTenant(ctx context.Context, name string) (*model.Tenant, *
 		// An integration acts for the tenant it was made in; it does not found new ones.
 		return nil, nil, "", fmt.Errorf("%w: integrations cannot create tenants", authz.ErrForbidden)
 	}
-	var c Checks
+	var c core.Checks
 	c.Text(name, "tenant name", 100, true, "input", "name")
 	if err := c.Err(); err != nil {
 		return nil, nil, "", err
@@ -170,7 +172,7 @@ func (p *Plane) CreateTenant(ctx context.Context, name string) (*model.Tenant, *
 	var t *model.Tenant
 	var tok *model.APIToken
 	var secret string
-	err = p.InTx(ctx, func(q *Txn) error {
+	err = p.InTx(ctx, func(q *core.Txn) error {
 		var err error
 		if t, _, err = p.insertTenant(ctx, q, name, a.User, false); err != nil {
 			return err
@@ -179,7 +181,7 @@ func (p *Plane) CreateTenant(ctx context.Context, name string) (*model.Tenant, *
 			return err
 		}
 		ev := p.NewAuditEvent(a, t.ID)
-		Target(ev, ActTenantCreate, "Tenant", string(t.ID))
+		core.Target(ev, core.ActTenantCreate, "Tenant", string(t.ID))
 		ev.Details["name"], ev.Details["tokenPrefix"] = t.Name, tok.Prefix
 		// The founder is now an admin of one more tenant.
 		if err := p.Note(ctx, q, bus.User(string(a.User.ID))); err != nil {
@@ -194,31 +196,31 @@ func (p *Plane) CreateTenant(ctx context.Context, name string) (*model.Tenant, *
 	return t, tok, secret, nil
 }
 
-func (p *Plane) Tenant(ctx context.Context, id model.TenantID) (*model.Tenant, error) {
-	return Get(ctx, p, p.Querier(ctx), store.Tenants, id, authz.TenantRead)
+func (p *People) Tenant(ctx context.Context, id model.TenantID) (*model.Tenant, error) {
+	return core.Get(ctx, p.Plane, p.Querier(ctx), store.Tenants, id, authz.TenantRead)
 }
 
 // TenantUnread is the tenant as its id alone, without reading its row,
 // when the caller's grants make it visible: for a request that reads none
 // of the row's columns (node(id:) asking only for the tenant's lists).
 // Grants come only from memberships, which go with their tenant, and are
-// at most grantTTL old; so a tenant deleted a moment ago can be answered
+// at most GrantTTL old; so a tenant deleted a moment ago can be answered
 // this way, with empty lists, for at most as long as any change of access
 // takes to apply.
-func (p *Plane) TenantUnread(ctx context.Context, id model.TenantID) (*model.Tenant, error) {
+func (p *People) TenantUnread(ctx context.Context, id model.TenantID) (*model.Tenant, error) {
 	t := &model.Tenant{ID: id}
-	if err := p.authz.CheckCtx(ctx, authz.TenantRead, t.Scope()); err != nil {
+	if err := p.Authorizer().CheckCtx(ctx, authz.TenantRead, t.Scope()); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-func (p *Plane) TenantsByIDs(ctx context.Context, ids []model.TenantID) (map[model.TenantID]*model.Tenant, error) {
-	return ByIDs(ctx, p, store.Tenants, ids, authz.TenantRead)
+func (p *People) TenantsByIDs(ctx context.Context, ids []model.TenantID) (map[model.TenantID]*model.Tenant, error) {
+	return core.ByIDs(ctx, p.Plane, store.Tenants, ids, authz.TenantRead)
 }
 
 // Tenants lists the tenants the caller can see (with a token, its own).
-func (p *Plane) Tenants(ctx context.Context, pg store.PageArgs) (store.Page[model.Tenant], error) {
+func (p *People) Tenants(ctx context.Context, pg store.PageArgs) (store.Page[model.Tenant], error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return store.Page[model.Tenant]{}, err
@@ -235,7 +237,7 @@ func (p *Plane) Tenants(ctx context.Context, pg store.PageArgs) (store.Page[mode
 }
 
 // TenantRole is the caller's role in a tenant they can see.
-func (p *Plane) TenantRole(ctx context.Context, id model.TenantID) (model.TenantRole, error) {
+func (p *People) TenantRole(ctx context.Context, id model.TenantID) (model.TenantRole, error) {
 	s, err := p.Subject(ctx, model.Scope{Tenant: id})
 	if s == authz.SubjectTenantAdmin {
 		return model.TenantAdmin, err
@@ -244,7 +246,7 @@ func (p *Plane) TenantRole(ctx context.Context, id model.TenantID) (model.Tenant
 }
 
 // ProjectRole is the caller's effective role in a project they can see.
-func (p *Plane) ProjectRole(ctx context.Context, scope model.Scope) (model.ProjectRole, error) {
+func (p *People) ProjectRole(ctx context.Context, scope model.Scope) (model.ProjectRole, error) {
 	s, err := p.Subject(ctx, scope)
 	switch s {
 	case authz.SubjectTenantAdmin, authz.SubjectProjectManager:
@@ -257,8 +259,8 @@ func (p *Plane) ProjectRole(ctx context.Context, scope model.Scope) (model.Proje
 }
 
 // PlanLimits shows each limit of the tenant's plan beside its use.
-func (p *Plane) PlanLimits(ctx context.Context, t *model.Tenant) ([]model.PlanLimit, error) {
-	if err := p.authz.CheckCtx(ctx, authz.TenantRead, t.Scope()); err != nil {
+func (p *People) PlanLimits(ctx context.Context, t *model.Tenant) ([]model.PlanLimit, error) {
+	if err := p.Authorizer().CheckCtx(ctx, authz.TenantRead, t.Scope()); err != nil {
 		return nil, err
 	}
 	use, err := store.Usage(ctx, p.Querier(ctx), t.ID)
@@ -277,34 +279,34 @@ func (p *Plane) PlanLimits(ctx context.Context, t *model.Tenant) ([]model.PlanLi
 	return out, nil
 }
 
-func (p *Plane) UpdateTenant(ctx context.Context, id model.TenantID, name string) (*model.Tenant, error) {
-	if _, err := Get(ctx, p, p.Querier(ctx), store.Tenants, id, authz.TenantUpdate); err != nil {
+func (p *People) UpdateTenant(ctx context.Context, id model.TenantID, name string) (*model.Tenant, error) {
+	if _, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Tenants, id, authz.TenantUpdate); err != nil {
 		return nil, err
 	}
-	var c Checks
+	var c core.Checks
 	c.Text(name, "tenant name", 100, true, "input", "name")
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
 	var out *model.Tenant
-	err := p.Change(ctx, id, func(q *Txn, t *model.Tenant, ev *Audit) error {
-		Target(ev, ActTenantUpdate, "Tenant", string(id))
+	err := p.Change(ctx, id, func(q *core.Txn, t *model.Tenant, ev *core.Audit) error {
+		core.Target(ev, core.ActTenantUpdate, "Tenant", string(id))
 		ev.Details["name"] = map[string]any{"from": t.Name, "to": strings.TrimSpace(name)}
 		t.Name = strings.TrimSpace(name)
 		out = t
 		return store.UpdateTenant(ctx, q, t)
 	})
-	return Committed(out, err)
+	return core.Committed(out, err)
 }
 
 // SetTenantPlan changes the plan. A downgrade below what the tenant uses is
 // refused, naming each resource over the new limit.
-func (p *Plane) SetTenantPlan(ctx context.Context, id model.TenantID, plan model.PlanName) (*model.Tenant, error) {
-	if _, err := Get(ctx, p, p.Querier(ctx), store.Tenants, id, authz.PlanUpdate); err != nil {
+func (p *People) SetTenantPlan(ctx context.Context, id model.TenantID, plan model.PlanName) (*model.Tenant, error) {
+	if _, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Tenants, id, authz.PlanUpdate); err != nil {
 		return nil, err
 	}
 	var out *model.Tenant
-	err := p.Change(ctx, id, func(q *Txn, t *model.Tenant, ev *Audit) error {
+	err := p.Change(ctx, id, func(q *core.Txn, t *model.Tenant, ev *core.Audit) error {
 		use, err := store.Usage(ctx, q, id)
 		if err != nil {
 			return err
@@ -315,18 +317,18 @@ func (p *Plane) SetTenantPlan(ctx context.Context, id model.TenantID, plan model
 				continue // builds running now finish; later ones wait for the new limit
 			}
 			if l := plan.Limits()[r]; l != model.Unlimited && use[r] > l {
-				over = append(over, fmt.Sprintf("%d %s (allows %d)", use[r], HumanResource(r), l))
+				over = append(over, fmt.Sprintf("%d %s (allows %d)", use[r], core.HumanResource(r), l))
 			}
 		}
 		if len(over) > 0 {
-			return Problem{Field: []string{"input", "plan"}, Code: CodeEntitlement, Message: fmt.Sprintf(
+			return core.Problem{Field: []string{"input", "plan"}, Code: core.CodeEntitlement, Message: fmt.Sprintf(
 				"the tenant uses more than the %s plan allows: %s", plan, strings.Join(over, ", "))}
 		}
-		Target(ev, ActTenantSetPlan, "Tenant", string(id))
+		core.Target(ev, core.ActTenantSetPlan, "Tenant", string(id))
 		ev.Details["plan"] = map[string]any{"from": string(t.PlanName), "to": string(plan)}
 		t.PlanName = plan
 		out = t
 		return store.UpdateTenant(ctx, q, t)
 	})
-	return Committed(out, err)
+	return core.Committed(out, err)
 }

@@ -1,4 +1,4 @@
-package core
+package control
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/control/core"
+	"github.com/nebulactrl/nebula/internal/control/people"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 	"github.com/nebulactrl/nebula/internal/store/sqlite"
@@ -17,14 +19,15 @@ import (
 // a cluster, and a project with a service and an environment on it.
 type shop struct {
 	p     *Plane
+	st    *store.Store
 	drv   *counting
-	boot  *Bootstrapped
+	boot  *people.Bootstrapped
 	admin context.Context
 	svc   *model.Service
 	env   *model.Environment
 }
 
-func newShop(t *testing.T) *shop {
+func newShop(t *testing.T, opts ...core.Option) *shop {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "shop.db"))
@@ -33,14 +36,15 @@ func newShop(t *testing.T) *shop {
 	}
 	s := &shop{drv: &counting{Driver: db}}
 	st := store.New(s.drv)
+	s.st = st
 	t.Cleanup(st.Close)
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if s.p, err = New(st, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+	if s.p, err = New(st, slog.New(slog.NewTextHandler(io.Discard, nil)), opts...); err != nil {
 		t.Fatal(err)
 	}
-	if s.boot, err = s.p.Bootstrap(ctx, "acme", "admin@acme.test"); err != nil {
+	if s.boot, err = s.p.People.Bootstrap(ctx, "acme", "admin@acme.test"); err != nil {
 		t.Fatal(err)
 	}
 	s.admin = s.as(t, s.boot.Secret)
@@ -49,14 +53,14 @@ func newShop(t *testing.T) *shop {
 		t.Fatal(err)
 	}
 	image, name := "registry.example.com/shop/api", "prod"
-	if s.svc, err = s.p.CreateService(s.admin, proj.ID, ServiceInput{Name: "api", Image: &image,
+	if s.svc, err = s.p.CreateService(s.admin, proj.ID, core.ServiceInput{Name: "api", Image: &image,
 		Processes: []model.Process{{Name: "web", Command: []string{"/api"}, Replicas: 1}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.p.RegisterCluster(s.admin, s.boot.Tenant.ID, "eu-1", nil); err != nil {
 		t.Fatal(err)
 	}
-	if s.env, err = s.p.CreateEnvironment(s.admin, proj.ID, EnvironmentInput{Name: &name}); err != nil {
+	if s.env, err = s.p.CreateEnvironment(s.admin, proj.ID, core.EnvironmentInput{Name: &name}); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -65,7 +69,7 @@ func newShop(t *testing.T) *shop {
 // as is a context acting with an API token.
 func (s *shop) as(t *testing.T, secret string) context.Context {
 	t.Helper()
-	actor, err := s.p.Authenticate(context.Background(), secret, "127.0.0.1")
+	actor, err := s.p.People.Authenticate(context.Background(), secret, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +118,7 @@ func TestReleasesByIDsReadsAReleaseOnce(t *testing.T) {
 		t.Errorf("reading a release the second time took %d statements, want 0", n)
 	}
 
-	_, _, otherSecret, err := s.p.CreateTenant(s.admin, "other")
+	_, _, otherSecret, err := s.p.People.CreateTenant(s.admin, "other")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package core
+package control
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
@@ -16,6 +17,13 @@ type notifications struct {
 	mu     sync.Mutex
 	writes [][]string // the topics of each
 	notes  [][]bus.Note
+}
+
+// reset forgets what was recorded so far.
+func (n *notifications) reset() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.writes, n.notes = nil, nil
 }
 
 func (n *notifications) InTx(_ context.Context, _ store.Querier, notes []bus.Note) error {
@@ -34,10 +42,11 @@ func (n *notifications) InTx(_ context.Context, _ store.Querier, notes []bus.Not
 // times it noted them: a deploy that supersedes a deployment moves two
 // deployments, each move noting the environment.
 func TestTransactionNotesInOneNotification(t *testing.T) {
-	s := newShop(t)
+	b := bus.New()
+	rec := &notifications{Memory: bus.Memory{B: b}}
+	s := newShop(t, core.WithBus(b, rec))
 	_, first := s.deploy(t, 1)
-	rec := &notifications{Memory: bus.Memory{B: s.p.bus}}
-	s.p.notify = rec
+	rec.reset()
 	_, second := s.deploy(t, 2)
 	if len(rec.writes) != 1 {
 		t.Fatalf("the deploy wrote %d notifications (%q), want 1", len(rec.writes), rec.writes)
@@ -48,7 +57,7 @@ func TestTransactionNotesInOneNotification(t *testing.T) {
 			t.Errorf("the notification %q lacks %s", got, want)
 		}
 	}
-	if d := distinct(slices.Clone(got)); len(d) != len(got) {
+	if d := slices.Compact(slices.Sorted(slices.Values(got))); len(d) != len(got) {
 		t.Errorf("the notification %q repeats topics", got)
 	}
 }
@@ -57,9 +66,9 @@ func TestTransactionNotesInOneNotification(t *testing.T) {
 // it wrote one.
 func TestTransactionReadsEndpointsOnce(t *testing.T) {
 	s := newShop(t)
-	err := s.p.store.Tx(s.admin, func(q store.Querier) error {
+	err := s.st.Tx(s.admin, func(q store.Querier) error {
 		cq := &countingQuerier{Querier: q}
-		tx := &Txn{Querier: cq}
+		tx := &core.Txn{Querier: cq}
 		read := func(want int) {
 			t.Helper()
 			before := cq.n

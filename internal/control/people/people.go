@@ -1,4 +1,4 @@
-package core
+package people
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
@@ -58,12 +60,12 @@ func (r RateLimited) Error() string {
 
 // People's actions (audited in the tenant they concern).
 var (
-	ActMemberInvite       = Action{Name: "member.invite", KeepsState: true}
-	ActInvitationRevoke   = Action{Name: "invitation.revoke", KeepsState: true}
-	ActInvitationAccept   = Action{Name: "invitation.accept", KeepsState: true}
-	ActSessionCreate      = Action{Name: "session.create", KeepsState: true}
-	ActSessionSigninFails = Action{Name: "session.signin_failed", KeepsState: true}
-	ActSessionRevoke      = Action{Name: "session.revoke", KeepsState: true, Access: true}
+	ActMemberInvite       = core.Action{Name: "member.invite", KeepsState: true}
+	ActInvitationRevoke   = core.Action{Name: "invitation.revoke", KeepsState: true}
+	ActInvitationAccept   = core.Action{Name: "invitation.accept", KeepsState: true}
+	ActSessionCreate      = core.Action{Name: "session.create", KeepsState: true}
+	ActSessionSigninFails = core.Action{Name: "session.signin_failed", KeepsState: true}
+	ActSessionRevoke      = core.Action{Name: "session.revoke", KeepsState: true, Access: true}
 )
 
 // hashing bounds the passphrase derivations computed at once (each holds
@@ -151,8 +153,8 @@ type InviteMemberInput struct {
 // returns the member, the invitation and its link secret, shown once; the
 // person opens the link and sets a passphrase for this tenant. A new
 // invitation replaces the member's open ones. Tenant admins.
-func (p *Plane) InviteMember(ctx context.Context, in InviteMemberInput) (*model.Member, *model.Invitation, string, error) {
-	if err := p.authz.CheckCtx(ctx, authz.MemberManage, model.Scope{Tenant: in.Tenant}); err != nil {
+func (p *People) InviteMember(ctx context.Context, in InviteMemberInput) (*model.Member, *model.Invitation, string, error) {
+	if err := p.Authorizer().CheckCtx(ctx, authz.MemberManage, model.Scope{Tenant: in.Tenant}); err != nil {
 		return nil, nil, "", err
 	}
 	a, err := authz.ActorFrom(ctx)
@@ -161,7 +163,7 @@ func (p *Plane) InviteMember(ctx context.Context, in InviteMemberInput) (*model.
 	}
 	in.Email = strings.ToLower(strings.TrimSpace(in.Email))
 	in.Name = strings.TrimSpace(in.Name)
-	var c Checks
+	var c core.Checks
 	c.Email(in.Email, "input", "email")
 	c.Text(in.Name, "name", 100, true, "input", "name")
 	if err := c.Err(); err != nil {
@@ -170,8 +172,8 @@ func (p *Plane) InviteMember(ctx context.Context, in InviteMemberInput) (*model.
 	var m *model.Member
 	var inv *model.Invitation
 	var secret string
-	err = p.Change(ctx, in.Tenant, func(q *Txn, t *model.Tenant, ev *Audit) error {
-		now := p.now()
+	err = p.Change(ctx, in.Tenant, func(q *core.Txn, t *model.Tenant, ev *core.Audit) error {
+		now := p.Now()
 		u, err := store.UserByEmail(ctx, q, in.Email)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
@@ -186,11 +188,11 @@ func (p *Plane) InviteMember(ctx context.Context, in InviteMemberInput) (*model.
 			if err := p.EnsureRoom(ctx, q, t, model.LimitMembers, 1); err != nil {
 				return err
 			}
-			if u, err = store.InsertUserIfAbsent(ctx, q, &model.User{ID: NewID[model.UserID](), Email: in.Email,
+			if u, err = store.InsertUserIfAbsent(ctx, q, &model.User{ID: core.NewID[model.UserID](), Email: in.Email,
 				Name: in.Name, Kind: model.UserHuman, CreatedAt: now}); err != nil {
 				return err
 			}
-			m = &model.Member{ID: NewID[model.MemberID](), TenantID: in.Tenant, UserID: u.ID, Role: in.Role, CreatedAt: now}
+			m = &model.Member{ID: core.NewID[model.MemberID](), TenantID: in.Tenant, UserID: u.ID, Role: in.Role, CreatedAt: now}
 			if err := store.Members.Insert(ctx, q, m); err != nil {
 				return err
 			}
@@ -204,14 +206,14 @@ func (p *Plane) InviteMember(ctx context.Context, in InviteMemberInput) (*model.
 				return err
 			}
 			if known.Kind != model.UserHuman {
-				return Problem{Field: []string{"input", "email"}, Code: CodeInvalid,
+				return core.Problem{Field: []string{"input", "email"}, Code: core.CodeInvalid,
 					Message: in.Email + " is an integration of this tenant: integrations use API tokens, they do not sign in"}
 			}
 		}
 		if inv, secret, err = p.openInvitation(ctx, q, in.Tenant, u.ID, in.Email, a.User.ID); err != nil {
 			return err
 		}
-		Target(ev, ActMemberInvite, "Member", string(m.ID))
+		core.Target(ev, ActMemberInvite, "Member", string(m.ID))
 		ev.Details["email"], ev.Details["role"], ev.Details["invitationId"] = in.Email, string(m.Role), string(inv.ID)
 		ev.Details["expiresAt"] = inv.ExpiresAt.Format(time.RFC3339)
 		return nil
@@ -225,13 +227,13 @@ func (p *Plane) InviteMember(ctx context.Context, in InviteMemberInput) (*model.
 // openInvitation replaces a person's open invitations to a tenant with a
 // new one, from by; it returns it and its link's secret, shown once (only
 // its hash is stored).
-func (p *Plane) openInvitation(ctx context.Context, q *Txn, tenant model.TenantID, user model.UserID, email string, by model.UserID) (*model.Invitation, string, error) {
-	now := p.now()
+func (p *People) openInvitation(ctx context.Context, q *core.Txn, tenant model.TenantID, user model.UserID, email string, by model.UserID) (*model.Invitation, string, error) {
+	now := p.Now()
 	if _, err := store.RevokeInvitations(ctx, q, tenant, user, now); err != nil {
 		return nil, "", err
 	}
-	secret, _, hash := NewSecret(InvitationPrefix)
-	inv := &model.Invitation{ID: NewID[model.InvitationID](), TenantID: tenant, UserID: user, Email: email, Hash: hash,
+	secret, _, hash := core.NewSecret(InvitationPrefix)
+	inv := &model.Invitation{ID: core.NewID[model.InvitationID](), TenantID: tenant, UserID: user, Email: email, Hash: hash,
 		InvitedBy: by, CreatedAt: now, ExpiresAt: now.Add(p.Settings.InvitationTTL)}
 	if err := store.Invitations.Insert(ctx, q, inv); err != nil {
 		return nil, "", err
@@ -240,18 +242,18 @@ func (p *Plane) openInvitation(ctx context.Context, q *Txn, tenant model.TenantI
 }
 
 // Invitations lists a tenant's invitations, newest first; tenant admins.
-func (p *Plane) Invitations(ctx context.Context, tenant model.TenantID, limit int) ([]*model.Invitation, error) {
-	if err := p.authz.CheckCtx(ctx, authz.MemberManage, model.Scope{Tenant: tenant}); err != nil {
+func (p *People) Invitations(ctx context.Context, tenant model.TenantID, limit int) ([]*model.Invitation, error) {
+	if err := p.Authorizer().CheckCtx(ctx, authz.MemberManage, model.Scope{Tenant: tenant}); err != nil {
 		return nil, err
 	}
 	if limit < 1 || limit > 100 {
-		return nil, Invalid("first must be between 1 and 100", "first")
+		return nil, core.Invalid("first must be between 1 and 100", "first")
 	}
 	return store.TenantInvitations(ctx, p.Querier(ctx), tenant, limit)
 }
 
 // RevokeInvitation ends an open invitation; tenant admins.
-func (p *Plane) RevokeInvitation(ctx context.Context, id model.InvitationID) (*model.Invitation, error) {
+func (p *People) RevokeInvitation(ctx context.Context, id model.InvitationID) (*model.Invitation, error) {
 	inv, err := store.Invitations.Get(ctx, p.Querier(ctx), id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -259,23 +261,23 @@ func (p *Plane) RevokeInvitation(ctx context.Context, id model.InvitationID) (*m
 		}
 		return nil, err
 	}
-	if err := p.authz.CheckCtx(ctx, authz.MemberManage, model.Scope{Tenant: inv.TenantID}); err != nil {
+	if err := p.Authorizer().CheckCtx(ctx, authz.MemberManage, model.Scope{Tenant: inv.TenantID}); err != nil {
 		return nil, authz.ErrNotVisible
 	}
-	err = p.Change(ctx, inv.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+	err = p.Change(ctx, inv.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
 		if inv.AcceptedAt != nil || inv.RevokedAt != nil {
-			return Problem{Field: []string{"input", "invitationId"}, Code: CodeConflict, Message: "the invitation was used or revoked already"}
+			return core.Problem{Field: []string{"input", "invitationId"}, Code: core.CodeConflict, Message: "the invitation was used or revoked already"}
 		}
-		now := p.now()
+		now := p.Now()
 		if _, err := store.RevokeInvitations(ctx, q, inv.TenantID, inv.UserID, now); err != nil {
 			return err
 		}
 		inv.RevokedAt = &now
-		Target(ev, ActInvitationRevoke, "Invitation", string(inv.ID))
+		core.Target(ev, ActInvitationRevoke, "Invitation", string(inv.ID))
 		ev.Details["email"], ev.Details["userId"] = inv.Email, string(inv.UserID)
 		return nil
 	})
-	return Committed(inv, err)
+	return core.Committed(inv, err)
 }
 
 // AcceptInvitation uses an invitation link: the person sets their
@@ -283,22 +285,22 @@ func (p *Plane) RevokeInvitation(ctx context.Context, id model.InvitationID) (*m
 // other sessions that act there end (a passphrase reset: what the old one
 // opened closes), audited with the acceptance. A link works once, until it
 // expires, unless revoked or replaced.
-func (p *Plane) AcceptInvitation(ctx context.Context, secret, pass string, from Client) (*model.Session, string, error) {
-	ctx = As(ctx, SystemAuthenticator)
+func (p *People) AcceptInvitation(ctx context.Context, secret, pass string, from Client) (*model.Session, string, error) {
+	ctx = core.As(ctx, core.SystemAuthenticator)
 	if err := passphrase.Valid(pass); err != nil {
-		return nil, "", Problem{Field: []string{"passphrase"}, Code: CodeInvalid, Message: err.Error()}
+		return nil, "", core.Problem{Field: []string{"passphrase"}, Code: core.CodeInvalid, Message: err.Error()}
 	}
 	if !strings.HasPrefix(secret, InvitationPrefix) || len(secret) > 200 {
 		return nil, "", ErrInvitationInvalid
 	}
-	inv, err := store.InvitationByHash(ctx, p.Querier(ctx), HashToken(secret))
+	inv, err := store.InvitationByHash(ctx, p.Querier(ctx), core.HashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, "", ErrInvitationInvalid
 	}
 	if err != nil {
 		return nil, "", err
 	}
-	now := p.now()
+	now := p.Now()
 	if inv.AcceptedAt != nil || inv.RevokedAt != nil || !now.Before(inv.ExpiresAt) {
 		return nil, "", ErrInvitationInvalid
 	}
@@ -315,7 +317,7 @@ func (p *Plane) AcceptInvitation(ctx context.Context, secret, pass string, from 
 	}
 	var sess *model.Session
 	var sessionSecret string
-	err = p.InTx(ctx, func(q *Txn) error {
+	err = p.InTx(ctx, func(q *core.Txn) error {
 		if _, err := store.LockTenant(ctx, q, inv.TenantID); err != nil {
 			return err
 		}
@@ -364,8 +366,8 @@ func (p *Plane) AcceptInvitation(ctx context.Context, secret, pass string, from 
 // personEvent is an audit event of a person's own step in signing in or
 // out of a tenant (no token or session acts for them yet): the person is
 // the actor, from their client; id, when not empty, names the target.
-func (p *Plane) personEvent(tenant model.TenantID, user model.UserID, from Client, act Action, typ, id string, details map[string]any) *model.AuditEvent {
-	ev := &model.AuditEvent{TenantID: tenant, ActorID: &user, ClientAddress: from.Address, CreatedAt: p.now(),
+func (p *People) personEvent(tenant model.TenantID, user model.UserID, from Client, act core.Action, typ, id string, details map[string]any) *model.AuditEvent {
+	ev := &model.AuditEvent{TenantID: tenant, ActorID: &user, ClientAddress: from.Address, CreatedAt: p.Now(),
 		Action: act.Name, TargetType: typ, Details: details}
 	if id != "" {
 		ev.TargetID = &id
@@ -375,12 +377,12 @@ func (p *Plane) personEvent(tenant model.TenantID, user model.UserID, from Clien
 
 // newSession starts a session of a user acting in tenants, audited in
 // each of them.
-func (p *Plane) newSession(ctx context.Context, q *Txn, user model.UserID, tenants []model.TenantID, method string, from Client) (*model.Session, string, error) {
-	secret, prefix, hash := NewSecret(SessionPrefix)
-	now := p.now()
+func (p *People) newSession(ctx context.Context, q *core.Txn, user model.UserID, tenants []model.TenantID, method string, from Client) (*model.Session, string, error) {
+	secret, prefix, hash := core.NewSecret(SessionPrefix)
+	now := p.Now()
 	slices.Sort(tenants)
-	s := &model.Session{ID: NewID[model.SessionID](), UserID: user, Tenants: tenants, Method: method, Prefix: prefix, Hash: hash,
-		Address: ClipText(from.Address, 100), UserAgent: ClipText(from.UserAgent, 300), CreatedAt: now, LastSeenAt: now,
+	s := &model.Session{ID: core.NewID[model.SessionID](), UserID: user, Tenants: tenants, Method: method, Prefix: prefix, Hash: hash,
+		Address: core.ClipText(from.Address, 100), UserAgent: core.ClipText(from.UserAgent, 300), CreatedAt: now, LastSeenAt: now,
 		ExpiresAt: now.Add(p.Settings.SessionTTL)}
 	if err := store.Sessions.Insert(ctx, q, s); err != nil {
 		return nil, "", err
@@ -429,7 +431,7 @@ func derive(ctx context.Context, kdf, pass string) ([]byte, error) {
 // setPassphrase stores a person's passphrase for a tenant, sealed with the
 // key derived under their KDF (recorded now if they had none; when another
 // transaction recorded one first, the key is derived again under it).
-func (p *Plane) setPassphrase(ctx context.Context, q *Txn, user model.UserID, tenant model.TenantID, kdf string, key []byte,
+func (p *People) setPassphrase(ctx context.Context, q *core.Txn, user model.UserID, tenant model.TenantID, kdf string, key []byte,
 	pass string, now time.Time) error {
 	kept, err := store.EnsurePassphraseKDF(ctx, q, user, kdf)
 	if err != nil {
@@ -451,13 +453,13 @@ func (p *Plane) setPassphrase(ctx context.Context, q *Txn, user model.UserID, te
 // number of tenants (a row written before that keeps its own hash costs its
 // own until the person signs in there, which reseals it). Failures read the
 // same whether or not the account exists, and take as long.
-func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*model.Session, string, error) {
-	ctx = As(ctx, SystemAuthenticator)
+func (p *People) SignIn(ctx context.Context, email, pass string, from Client) (*model.Session, string, error) {
+	ctx = core.As(ctx, core.SystemAuthenticator)
 	email = strings.ToLower(strings.TrimSpace(email))
 	if len(email) > 320 || len(pass) > 4*passphrase.MaxLength {
 		return nil, "", ErrSignInFailed
 	}
-	now := p.now()
+	now := p.Now()
 	since := now.Add(-signinWindow)
 	account, address := "account:"+email, "address:"+limitKey(from.Address)
 	end, ok := p.signins.begin(account)
@@ -479,7 +481,7 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 		}
 	}
 	var room bool
-	if err := p.InTx(ctx, func(q *Txn) error {
+	if err := p.InTx(ctx, func(q *core.Txn) error {
 		var err error
 		room, err = store.ReserveSignin(ctx, q, []store.SigninLimit{{Subject: account, Max: signinAccountLimit},
 			{Subject: address, Max: signinAddressLimit}}, now, since)
@@ -533,7 +535,7 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 		return nil, "", err
 	}
 	if len(c.matched) == 0 {
-		err := p.InTx(ctx, func(q *Txn) error {
+		err := p.InTx(ctx, func(q *core.Txn) error {
 			for _, h := range hashes {
 				ev := p.personEvent(h.Tenant, u.ID, from, ActSessionSigninFails, "User", "", map[string]any{"method": "passphrase"})
 				if err := store.InsertAudit(ctx, q, ev); err != nil {
@@ -545,7 +547,7 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 		if err != nil {
 			return nil, "", err
 		}
-		p.log.InfoContext(ctx, "a sign-in failed", "address", from.Address)
+		p.Log().InfoContext(ctx, "a sign-in failed", "address", from.Address)
 		return nil, "", ErrSignInFailed
 	}
 	if len(c.legacy) > 0 && kdf == "" {
@@ -556,7 +558,7 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 	}
 	var sess *model.Session
 	var secret string
-	err = p.InTx(ctx, func(q *Txn) error {
+	err = p.InTx(ctx, func(q *core.Txn) error {
 		if err := store.ClearSigninFailures(ctx, q, account); err != nil {
 			return err
 		}
@@ -578,16 +580,16 @@ func (p *Plane) SignIn(ctx context.Context, email, pass string, from Client) (*m
 }
 
 // authenticateSession turns a session secret (the cookie) into an actor.
-func (p *Plane) authenticateSession(ctx context.Context, secret, origin string) (*authz.Actor, error) {
+func (p *People) authenticateSession(ctx context.Context, secret, origin string) (*authz.Actor, error) {
 	q := p.Querier(ctx)
-	s, err := store.SessionByHash(ctx, q, HashToken(secret))
+	s, err := store.SessionByHash(ctx, q, core.HashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, authz.ErrUnauthenticated
 	}
 	if err != nil {
 		return nil, fmt.Errorf("looking up session: %w", err)
 	}
-	now := p.now()
+	now := p.Now()
 	if s.RevokedAt != nil || !now.Before(s.ExpiresAt) || len(s.Tenants) == 0 {
 		return nil, authz.ErrUnauthenticated
 	}
@@ -597,7 +599,7 @@ func (p *Plane) authenticateSession(ctx context.Context, secret, origin string) 
 	}
 	if now.Sub(s.LastSeenAt) >= sessionTouchInterval {
 		if err := store.TouchSession(ctx, q, s.ID, now, sessionTouchInterval); err != nil {
-			p.log.WarnContext(ctx, "recording session use", "session_id", s.ID, "error", err)
+			p.Log().WarnContext(ctx, "recording session use", "session_id", s.ID, "error", err)
 		}
 	}
 	return &authz.Actor{User: user, Session: s, Origin: origin}, nil
@@ -606,12 +608,12 @@ func (p *Plane) authenticateSession(ctx context.Context, secret, origin string) 
 // Sessions lists the caller's live sessions that act only in tenants the
 // caller acts in, newest first: a person invited into another tenant is
 // not shown, there, where and how they are signed in elsewhere.
-func (p *Plane) Sessions(ctx context.Context) ([]*model.Session, error) {
+func (p *People) Sessions(ctx context.Context) ([]*model.Session, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	all, err := store.UserSessions(ctx, p.Querier(ctx), a.User.ID, p.now())
+	all, err := store.UserSessions(ctx, p.Querier(ctx), a.User.ID, p.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -622,12 +624,12 @@ func (p *Plane) Sessions(ctx context.Context) ([]*model.Session, error) {
 // audited in the tenants it acted in; the connections it holds close.
 // Nobody ends another person's session, nor one of their own that acts in
 // a tenant the caller does not: it does not exist for them.
-func (p *Plane) RevokeSession(ctx context.Context, id model.SessionID) error {
+func (p *People) RevokeSession(ctx context.Context, id model.SessionID) error {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return err
 	}
-	return p.InTx(ctx, func(q *Txn) error {
+	return p.InTx(ctx, func(q *core.Txn) error {
 		s, err := store.Sessions.Get(ctx, q, id)
 		if errors.Is(err, store.ErrNotFound) || err == nil && (s.UserID != a.User.ID || s.RevokedAt != nil || !a.Covers(s.Tenants)) {
 			return authz.ErrNotVisible
@@ -635,12 +637,12 @@ func (p *Plane) RevokeSession(ctx context.Context, id model.SessionID) error {
 		if err != nil {
 			return err
 		}
-		if _, err := store.RevokeSession(ctx, q, a.User.ID, id, p.now()); err != nil {
+		if _, err := store.RevokeSession(ctx, q, a.User.ID, id, p.Now()); err != nil {
 			return err
 		}
 		for _, t := range s.Tenants {
 			ev := p.NewAuditEvent(a, t)
-			Target(ev, ActSessionRevoke, "Session", string(id))
+			core.Target(ev, ActSessionRevoke, "Session", string(id))
 			ev.Details["method"] = s.Method
 			if err := store.InsertAudit(ctx, q, ev.AuditEvent); err != nil {
 				return err
@@ -652,17 +654,17 @@ func (p *Plane) RevokeSession(ctx context.Context, id model.SessionID) error {
 
 // SignOut ends the session whose secret the browser holds; an unknown or
 // ended one changes nothing.
-func (p *Plane) SignOut(ctx context.Context, secret string, from Client) error {
-	ctx = As(ctx, SystemAuthenticator)
-	s, err := store.SessionByHash(ctx, p.Querier(ctx), HashToken(secret))
+func (p *People) SignOut(ctx context.Context, secret string, from Client) error {
+	ctx = core.As(ctx, core.SystemAuthenticator)
+	s, err := store.SessionByHash(ctx, p.Querier(ctx), core.HashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	return p.InTx(ctx, func(q *Txn) error {
-		now := p.now()
+	return p.InTx(ctx, func(q *core.Txn) error {
+		now := p.Now()
 		ok, err := store.RevokeSession(ctx, q, s.UserID, s.ID, now)
 		if err != nil || !ok {
 			return err // ended already: nothing to audit

@@ -1,4 +1,4 @@
-package core
+package control
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -15,10 +16,11 @@ import (
 // them from the hint alone; one before them (a gap), one without access,
 // or a hint that is not whole gets nothing and reads.
 func TestDeploymentNotesCarryTheirEvents(t *testing.T) {
-	s := newShop(t)
+	b := bus.New()
+	rec := &notifications{Memory: bus.Memory{B: b}}
+	s := newShop(t, core.WithBus(b, rec))
 	_, first := s.deploy(t, 1)
-	rec := &notifications{Memory: bus.Memory{B: s.p.bus}}
-	s.p.notify = rec
+	rec.reset()
 	_, second := s.deploy(t, 2) // supersedes first: events of both
 	if len(rec.notes) != 1 {
 		t.Fatalf("the deploy wrote %d notifications, want 1", len(rec.notes))
@@ -33,11 +35,11 @@ func TestDeploymentNotesCarryTheirEvents(t *testing.T) {
 		return ""
 	}
 	for _, id := range []model.DeploymentID{first.ID, second.ID} {
-		d, err := store.Deployments.Get(s.admin, s.p.store.Q(), id)
+		d, err := store.Deployments.Get(s.admin, s.st.Q(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		stored, err := store.DeploymentEventsAfter(s.admin, s.p.store.Q(), id, 0, 100)
+		stored, err := store.DeploymentEventsAfter(s.admin, s.st.Q(), id, 0, 100)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package core
+package people
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -22,24 +24,24 @@ const tokenTouchInterval = time.Minute
 // AuthenticateSession turns a session's secret into an actor: what a
 // signed-in person's browser sends in its cookie, and nowhere else. Every
 // failure reads the same.
-func (p *Plane) AuthenticateSession(ctx context.Context, secret, origin string) (*authz.Actor, error) {
+func (p *People) AuthenticateSession(ctx context.Context, secret, origin string) (*authz.Actor, error) {
 	if !strings.HasPrefix(secret, SessionPrefix) || len(secret) > 200 {
 		return nil, authz.ErrUnauthenticated
 	}
-	return p.authenticateSession(As(ctx, SystemAuthenticator), secret, origin)
+	return p.authenticateSession(core.As(ctx, core.SystemAuthenticator), secret, origin)
 }
 
 // Authenticate turns a presented API token into an actor; a session's
 // secret is no token (it works only as the cookie it was set as:
 // AuthenticateSession). Every failure reads the same to the caller, so a
 // token's state is not disclosed.
-func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz.Actor, error) {
-	ctx = As(ctx, SystemAuthenticator)
+func (p *People) Authenticate(ctx context.Context, secret, origin string) (*authz.Actor, error) {
+	ctx = core.As(ctx, core.SystemAuthenticator)
 	if !strings.HasPrefix(secret, TokenPrefix) || len(secret) > 200 {
 		return nil, authz.ErrUnauthenticated
 	}
 	q := p.Querier(ctx)
-	hash := [32]byte(HashToken(secret))
+	hash := [32]byte(core.HashToken(secret))
 	tok, user, epoch, cached := p.tokens.get(hash)
 	if !cached {
 		at := p.tokens.now()
@@ -55,14 +57,14 @@ func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz
 		}
 		p.tokens.put(hash, tok, user, epoch, at)
 	}
-	now := p.now()
+	now := p.Now()
 	if tok.RevokedAt != nil || (tok.ExpiresAt != nil && !now.Before(*tok.ExpiresAt)) {
 		return nil, authz.ErrUnauthenticated
 	}
 	if tok.LastUsedAt == nil || now.Sub(*tok.LastUsedAt) >= tokenTouchInterval {
 		if err := store.TouchToken(ctx, q, tok.ID, now, tokenTouchInterval); err != nil {
 			// Losing a last-used time must not fail the request.
-			p.log.WarnContext(ctx, "recording token use", "token_id", tok.ID, "error", err)
+			p.Log().WarnContext(ctx, "recording token use", "token_id", tok.ID, "error", err)
 		} else {
 			p.tokens.touched(hash, now)
 		}
@@ -76,7 +78,7 @@ func (p *Plane) Authenticate(ctx context.Context, secret, origin string) (*authz
 // working tokens in the tenant than the cap: a token cannot be used to
 // outlive itself, or to mint siblings without end. Callers hold the
 // tenant's lock (or create the tenant).
-func (p *Plane) insertToken(ctx context.Context, q store.Querier, tenant model.TenantID, user model.UserID, name string, expires *time.Time) (*model.APIToken, string, error) {
+func (p *People) insertToken(ctx context.Context, q store.Querier, tenant model.TenantID, user model.UserID, name string, expires *time.Time) (*model.APIToken, string, error) {
 	if a, err := authz.ActorFrom(ctx); err == nil && (a.Token != nil || a.Session != nil) {
 		if a.Token != nil {
 			if end := a.Token.ExpiresAt; end != nil && (expires == nil || expires.After(*end)) {
@@ -84,12 +86,12 @@ func (p *Plane) insertToken(ctx context.Context, q store.Querier, tenant model.T
 				expires = &e
 			}
 		}
-		n, err := store.CountLiveTokens(ctx, q, tenant, user, p.now())
+		n, err := store.CountLiveTokens(ctx, q, tenant, user, p.Now())
 		if err != nil {
 			return nil, "", err
 		}
 		if limit := p.Settings.MaxTokensPerUser; n >= limit {
-			pr := Problem{Code: CodeConflict, Message: fmt.Sprintf(
+			pr := core.Problem{Code: core.CodeConflict, Message: fmt.Sprintf(
 				"you have %d working API tokens in this tenant, the most allowed (%d); revoke one first", n, limit)}
 			if user != a.User.ID {
 				pr.Field = []string{"input", "userId"}
@@ -98,10 +100,10 @@ func (p *Plane) insertToken(ctx context.Context, q store.Querier, tenant model.T
 			return nil, "", pr
 		}
 	}
-	secret, prefix, hash := NewSecret(TokenPrefix)
+	secret, prefix, hash := core.NewSecret(TokenPrefix)
 	tok := &model.APIToken{
-		ID: NewID[model.TokenID](), TenantID: tenant, UserID: user, Name: name, Prefix: prefix, Hash: hash,
-		CreatedAt: p.now(), ExpiresAt: expires,
+		ID: core.NewID[model.TokenID](), TenantID: tenant, UserID: user, Name: name, Prefix: prefix, Hash: hash,
+		CreatedAt: p.Now(), ExpiresAt: expires,
 	}
 	if err := store.Tokens.Insert(ctx, q, tok); err != nil {
 		return nil, "", err
@@ -123,19 +125,19 @@ type CreateTokenInput struct {
 
 // CreateAPIToken creates a token in the caller's tenant and returns its
 // secret, which is never shown again.
-func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model.APIToken, string, error) {
+func (p *People) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model.APIToken, string, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, "", err
 	}
-	var c Checks
+	var c core.Checks
 	c.Text(in.Name, "token name", 100, true, "input", "name")
 	var expires *time.Time
 	if d := in.ExpiresInDays; d != nil {
 		if *d < 1 || *d > 3650 {
-			c.Add(Invalid("expiresInDays must be between 1 and 3650", "input", "expiresInDays"))
+			c.Add(core.Invalid("expiresInDays must be between 1 and 3650", "input", "expiresInDays"))
 		} else {
-			t := p.now().Add(time.Duration(*d) * 24 * time.Hour)
+			t := p.Now().Add(time.Duration(*d) * 24 * time.Hour)
 			expires = &t
 		}
 	}
@@ -145,23 +147,23 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 	tenant := a.Home()
 	switch {
 	case in.Tenant != nil && *in.Tenant != tenant && !(a.Session != nil && a.ActsIn(*in.Tenant)):
-		return nil, "", Problem{Field: []string{"input", "tenantId"}, Code: CodeInvalid,
+		return nil, "", core.Problem{Field: []string{"input", "tenantId"}, Code: core.CodeInvalid,
 			Message: "a token can be made only in the tenant you act in with this credential"}
 	case in.Tenant != nil:
 		tenant = *in.Tenant
 	case a.Session != nil && len(a.Session.Tenants) > 1:
-		return nil, "", Invalid("signed in to several tenants: say in which one the token acts", "input", "tenantId")
+		return nil, "", core.Invalid("signed in to several tenants: say in which one the token acts", "input", "tenantId")
 	case tenant == "":
-		return nil, "", Invalid("say in which tenant the token acts", "input", "tenantId")
+		return nil, "", core.Invalid("say in which tenant the token acts", "input", "tenantId")
 	}
 	owner := a.User.ID
 	if in.User != nil {
 		user, err := store.UserOfLocalID(ctx, p.Querier(ctx), tenant, *in.User)
 		if err != nil {
-			return nil, "", NotFoundOn(err, "userId", "no such user in this tenant")
+			return nil, "", core.NotFoundOn(err, "userId", "no such user in this tenant")
 		}
 		if user != owner {
-			if err := p.authz.Check(ctx, a, authz.TokenManageIntegrate, model.Scope{Tenant: tenant}); err != nil {
+			if err := p.Authorizer().Check(ctx, a, authz.TokenManageIntegrate, model.Scope{Tenant: tenant}); err != nil {
 				return nil, "", err
 			}
 			owner = user
@@ -169,18 +171,18 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 	}
 	var tok *model.APIToken
 	var secret string
-	err = p.Change(ctx, tenant, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+	err = p.Change(ctx, tenant, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
 		if owner != a.User.ID {
 			if _, err := store.MemberOf(ctx, q, tenant, owner); err != nil {
-				return NotFoundOn(err, "userId", "no such user in this tenant")
+				return core.NotFoundOn(err, "userId", "no such user in this tenant")
 			}
 			// Of the kind this tenant gave them, whatever another said.
 			u, err := store.UserAsKnownIn(ctx, q, tenant, owner)
 			if err != nil {
-				return NotFoundOn(err, "userId", "no such user in this tenant")
+				return core.NotFoundOn(err, "userId", "no such user in this tenant")
 			}
 			if u.Kind != model.UserIntegration {
-				return Invalid("tokens can be created for integration users only; people create their own", "input", "userId")
+				return core.Invalid("tokens can be created for integration users only; people create their own", "input", "userId")
 			}
 		}
 		var err error
@@ -188,7 +190,7 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 		if err != nil {
 			return err
 		}
-		Target(ev, ActTokenCreate, "ApiToken", string(tok.ID))
+		core.Target(ev, core.ActTokenCreate, "ApiToken", string(tok.ID))
 		ev.Details["name"], ev.Details["prefix"], ev.Details["userId"] = tok.Name, tok.Prefix, string(owner)
 		if tok.ExpiresAt != nil {
 			ev.Details["expiresAt"] = tok.ExpiresAt.Format(time.RFC3339)
@@ -203,28 +205,28 @@ func (p *Plane) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*model
 
 // RevokeAPIToken revokes a token: the caller's own, or any in the tenant for
 // a tenant admin.
-func (p *Plane) RevokeAPIToken(ctx context.Context, id model.TokenID) (*model.APIToken, error) {
+func (p *People) RevokeAPIToken(ctx context.Context, id model.TokenID) (*model.APIToken, error) {
 	tok, err := p.APIToken(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	err = p.Change(ctx, tok.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
-		if err := store.RevokeToken(ctx, q, id, p.now()); err != nil {
+	err = p.Change(ctx, tok.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
+		if err := store.RevokeToken(ctx, q, id, p.Now()); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
-				return Problem{Field: []string{"input", "apiTokenId"}, Code: CodeConflict, Message: "the token is already revoked"}
+				return core.Problem{Field: []string{"input", "apiTokenId"}, Code: core.CodeConflict, Message: "the token is already revoked"}
 			}
 			return err
 		}
-		Target(ev, ActTokenRevoke, "ApiToken", string(id))
+		core.Target(ev, core.ActTokenRevoke, "ApiToken", string(id))
 		ev.Details["name"], ev.Details["prefix"], ev.Details["userId"] = tok.Name, tok.Prefix, string(tok.UserID)
 		tok, err = store.Tokens.Get(ctx, q, id)
 		return err
 	})
-	return Committed(tok, err)
+	return core.Committed(tok, err)
 }
 
 // APIToken reads a token's metadata: the owner's, or a tenant admin's.
-func (p *Plane) APIToken(ctx context.Context, id model.TokenID) (*model.APIToken, error) {
+func (p *People) APIToken(ctx context.Context, id model.TokenID) (*model.APIToken, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -236,7 +238,7 @@ func (p *Plane) APIToken(ctx context.Context, id model.TokenID) (*model.APIToken
 	if tok.UserID == a.User.ID && a.ActsIn(tok.TenantID) {
 		return tok, nil
 	}
-	if err := p.authz.Check(ctx, a, authz.MemberManage, tok.Scope()); err != nil {
+	if err := p.Authorizer().Check(ctx, a, authz.MemberManage, tok.Scope()); err != nil {
 		return nil, authz.ErrNotVisible
 	}
 	return tok, nil
@@ -244,13 +246,13 @@ func (p *Plane) APIToken(ctx context.Context, id model.TokenID) (*model.APIToken
 
 // MemberAPITokens lists a member's tokens in the member's tenant, oldest
 // first: to tenant admins, and to the member.
-func (p *Plane) MemberAPITokens(ctx context.Context, m *model.Member, pg store.PageArgs) (store.Page[model.APIToken], error) {
+func (p *People) MemberAPITokens(ctx context.Context, m *model.Member, pg store.PageArgs) (store.Page[model.APIToken], error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return store.Page[model.APIToken]{}, err
 	}
 	if m.UserID != a.User.ID || !a.ActsIn(m.TenantID) {
-		if err := p.authz.Check(ctx, a, authz.MemberManage, m.Scope()); err != nil {
+		if err := p.Authorizer().Check(ctx, a, authz.MemberManage, m.Scope()); err != nil {
 			return store.Page[model.APIToken]{}, err
 		}
 	}
@@ -262,13 +264,13 @@ func (p *Plane) MemberAPITokens(ctx context.Context, m *model.Member, pg store.P
 // its admin may never have seen minted. It returns the tokens it revoked.
 // The one audit event is a token revocation naming the user, so that the
 // user's open connections check their token at once.
-func (p *Plane) RevokeMemberAPITokens(ctx context.Context, id model.MemberID) (*model.Member, []*model.APIToken, error) {
-	m, err := Get(ctx, p, p.Querier(ctx), store.Members, id, authz.MemberManage)
+func (p *People) RevokeMemberAPITokens(ctx context.Context, id model.MemberID) (*model.Member, []*model.APIToken, error) {
+	m, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Members, id, authz.MemberManage)
 	if err != nil {
 		return nil, nil, err
 	}
 	var revoked []*model.APIToken
-	err = p.Change(ctx, m.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+	err = p.Change(ctx, m.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
 		if m, err = store.Members.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -277,9 +279,9 @@ func (p *Plane) RevokeMemberAPITokens(ctx context.Context, id model.MemberID) (*
 			return err
 		}
 		if len(toks) == 0 {
-			return Problem{Field: []string{"input", "memberId"}, Code: CodeConflict, Message: "the member has no API token left to revoke"}
+			return core.Problem{Field: []string{"input", "memberId"}, Code: core.CodeConflict, Message: "the member has no API token left to revoke"}
 		}
-		now := p.now()
+		now := p.Now()
 		if err := store.RevokeUserTokens(ctx, q, m.TenantID, m.UserID, now); err != nil {
 			return err
 		}
@@ -291,7 +293,7 @@ func (p *Plane) RevokeMemberAPITokens(ctx context.Context, id model.MemberID) (*
 		revoked = toks
 		// The action of a revocation: the user's connections recheck
 		// their token (Plane.change notes the user named in the details).
-		Target(ev, ActTokenRevoke, "Member", string(id))
+		core.Target(ev, core.ActTokenRevoke, "Member", string(id))
 		ev.Details["userId"], ev.Details["count"], ev.Details["prefixes"] = string(m.UserID), len(toks), prefixes
 		return nil
 	})
@@ -302,7 +304,7 @@ func (p *Plane) RevokeMemberAPITokens(ctx context.Context, id model.MemberID) (*
 }
 
 // MyAPITokens lists the caller's tokens in the current tenant.
-func (p *Plane) MyAPITokens(ctx context.Context, pg store.PageArgs) (store.Page[model.APIToken], error) {
+func (p *People) MyAPITokens(ctx context.Context, pg store.PageArgs) (store.Page[model.APIToken], error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return store.Page[model.APIToken]{}, err

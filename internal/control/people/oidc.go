@@ -1,4 +1,4 @@
-package core
+package people
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -28,27 +30,27 @@ var (
 	ErrOIDCEmail         = errors.New("the identity provider gave no verified email address")
 	ErrOIDCDomain        = errors.New("your email domain is not allowed to sign in here")
 	ErrOIDCNoTenant      = errors.New("none of your groups gives you a role in a tenant here; ask your administrator")
-	ActMemberSyncedBySSO = Action{Name: "member.sso_sync", KeepsState: true, Access: true}
+	ActMemberSyncedBySSO = core.Action{Name: "member.sso_sync", KeepsState: true, Access: true}
 )
 
 // SignInOIDC signs in a person the identity provider vouched for: their
 // groups decide their roles (the provider is the source of truth, so a
 // member is added, or their role changed, as the groups say, audited);
 // the session acts in those tenants only.
-func (p *Plane) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*model.Session, string, error) {
-	ctx = As(ctx, SystemAuthenticator)
+func (p *People) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*model.Session, string, error) {
+	ctx = core.As(ctx, core.SystemAuthenticator)
 	if p.Settings.OIDC == nil {
 		return nil, "", ErrOIDCOff
 	}
 	email := strings.ToLower(strings.TrimSpace(id.Email))
-	var c Checks
+	var c core.Checks
 	c.Email(email, "email")
 	if !id.EmailVerified || c.Err() != nil {
 		return nil, "", ErrOIDCEmail
 	}
 	domain := email[strings.LastIndex(email, "@")+1:]
 	if len(p.Settings.OIDC.AllowedDomains) > 0 && !slices.Contains(p.Settings.OIDC.AllowedDomains, domain) {
-		p.log.InfoContext(ctx, "single sign-on refused: domain not allowed", "domain", domain, "address", from.Address)
+		p.Log().InfoContext(ctx, "single sign-on refused: domain not allowed", "domain", domain, "address", from.Address)
 		return nil, "", ErrOIDCDomain
 	}
 	roles := map[model.TenantID]model.TenantRole{}
@@ -61,7 +63,7 @@ func (p *Plane) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*
 					return nil, "", err
 				}
 				if len(named) != 1 {
-					p.log.WarnContext(ctx, "NEBULA_OIDC_ROLES names a tenant by a name that is not one tenant's; use its id",
+					p.Log().WarnContext(ctx, "NEBULA_OIDC_ROLES names a tenant by a name that is not one tenant's; use its id",
 						"tenant_name", gr.TenantName, "tenants", len(named))
 					continue
 				}
@@ -87,21 +89,21 @@ func (p *Plane) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*
 	slices.Sort(tenants)
 	var sess *model.Session
 	var secret string
-	err := p.InTx(ctx, func(q *Txn) error {
-		now := p.now()
+	err := p.InTx(ctx, func(q *core.Txn) error {
+		now := p.Now()
 		var user *model.User
 		var kept []model.TenantID
 		for _, t := range tenants {
 			tenant, err := store.LockTenant(ctx, q, t)
 			if errors.Is(err, store.ErrNotFound) {
-				p.log.WarnContext(ctx, "NEBULA_OIDC_ROLES names a tenant that does not exist", "tenant_id", t)
+				p.Log().WarnContext(ctx, "NEBULA_OIDC_ROLES names a tenant that does not exist", "tenant_id", t)
 				continue
 			}
 			if err != nil {
 				return err
 			}
 			if user == nil {
-				if user, err = store.InsertUserIfAbsent(ctx, q, &model.User{ID: NewID[model.UserID](), Email: email, Name: name,
+				if user, err = store.InsertUserIfAbsent(ctx, q, &model.User{ID: core.NewID[model.UserID](), Email: email, Name: name,
 					Kind: model.UserHuman, CreatedAt: now}); err != nil {
 					return err
 				}
@@ -112,10 +114,10 @@ func (p *Plane) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				if err := p.EnsureRoom(ctx, q, tenant, model.LimitMembers, 1); err != nil {
-					p.log.WarnContext(ctx, "single sign-on could not add a member: the plan is full", "tenant_id", t)
+					p.Log().WarnContext(ctx, "single sign-on could not add a member: the plan is full", "tenant_id", t)
 					continue
 				}
-				m = &model.Member{ID: NewID[model.MemberID](), TenantID: t, UserID: user.ID, Role: role, CreatedAt: now}
+				m = &model.Member{ID: core.NewID[model.MemberID](), TenantID: t, UserID: user.ID, Role: role, CreatedAt: now}
 				if err := store.Members.Insert(ctx, q, m); err != nil {
 					return err
 				}
@@ -137,7 +139,7 @@ func (p *Plane) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*
 					// An integration signs in with its API tokens only: an
 					// identity with its email gets no session as it, and
 					// its role stays as its admins set it.
-					p.log.WarnContext(ctx, "single sign-on refused for a tenant: the email is an integration's there",
+					p.Log().WarnContext(ctx, "single sign-on refused for a tenant: the email is an integration's there",
 						"tenant_id", t, "address", from.Address)
 					continue
 				}
@@ -179,7 +181,7 @@ func (p *Plane) SignInOIDC(ctx context.Context, id OIDCIdentity, from Client) (*
 }
 
 // ssoAudit records a membership single sign-on made or changed.
-func (p *Plane) ssoAudit(ctx context.Context, q *Txn, m *model.Member, u *model.User, from *model.TenantRole, to model.TenantRole, group string, c Client) error {
+func (p *People) ssoAudit(ctx context.Context, q *core.Txn, m *model.Member, u *model.User, from *model.TenantRole, to model.TenantRole, group string, c Client) error {
 	details := map[string]any{"userId": string(u.ID), "email": u.Email, "role": string(to), "group": group}
 	if from != nil {
 		details["role"] = map[string]any{"from": string(*from), "to": string(to)}

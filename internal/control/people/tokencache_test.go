@@ -1,8 +1,10 @@
-package core
+package people
 
 import (
 	"testing"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -58,16 +60,16 @@ func TestTokenCache(t *testing.T) {
 		}
 	})
 
-	t.Run("trusted for grantTTL", func(t *testing.T) {
+	t.Run("trusted for GrantTTL", func(t *testing.T) {
 		_, _, epoch, _ := c.get(h1)
 		c.put(h1, tok1, user1, epoch, now)
-		now = now.Add(grantTTL - time.Millisecond)
+		now = now.Add(core.GrantTTL - time.Millisecond)
 		if _, _, _, ok := c.get(h1); !ok {
-			t.Error("dropped before grantTTL")
+			t.Error("dropped before GrantTTL")
 		}
 		now = now.Add(time.Millisecond)
 		if _, _, _, ok := c.get(h1); ok {
-			t.Error("kept at grantTTL")
+			t.Error("kept at GrantTTL")
 		}
 	})
 

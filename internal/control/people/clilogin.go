@@ -1,4 +1,4 @@
-package core
+package people
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"math/big"
 	"strings"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -43,7 +45,7 @@ var (
 
 // ActCLILoginApprove: a person confirmed a CLI's sign-in; a personal
 // token was made for them.
-var ActCLILoginApprove = Action{Name: "cli_login.approve", KeepsState: true}
+var ActCLILoginApprove = core.Action{Name: "cli_login.approve", KeepsState: true}
 
 // CLILoginStarted is what the CLI is told when it starts a sign-in.
 type CLILoginStarted struct {
@@ -66,13 +68,13 @@ func newCode() string {
 
 // StartCLILogin starts a CLI's sign-in from a client; its secret is
 // returned here only.
-func (p *Plane) StartCLILogin(ctx context.Context, from Client) (*CLILoginStarted, error) {
-	ctx = As(ctx, SystemAuthenticator)
-	secret, _, hash := NewSecret(CLILoginPrefix)
-	now := p.now()
-	l := &model.CLILogin{ID: NewID[model.CLILoginID](), Code: newCode(), SecretHash: hash, ClientAddress: ClipText(from.Address, 100),
-		AddressKey: ClipText(limitKey(from.Address), 100), UserAgent: ClipText(from.UserAgent, 300), CreatedAt: now, ExpiresAt: now.Add(CLILoginTTL)}
-	err := p.InTx(ctx, func(q *Txn) error {
+func (p *People) StartCLILogin(ctx context.Context, from Client) (*CLILoginStarted, error) {
+	ctx = core.As(ctx, core.SystemAuthenticator)
+	secret, _, hash := core.NewSecret(CLILoginPrefix)
+	now := p.Now()
+	l := &model.CLILogin{ID: core.NewID[model.CLILoginID](), Code: newCode(), SecretHash: hash, ClientAddress: core.ClipText(from.Address, 100),
+		AddressKey: core.ClipText(limitKey(from.Address), 100), UserAgent: core.ClipText(from.UserAgent, 300), CreatedAt: now, ExpiresAt: now.Add(CLILoginTTL)}
+	err := p.InTx(ctx, func(q *core.Txn) error {
 		// Counting and adding are one step: concurrent starts from one
 		// address cannot all see room.
 		if err := store.LockSubject(ctx, q, "cli-start:"+l.AddressKey); err != nil {
@@ -117,7 +119,7 @@ const (
 // confirm it (signed in to the console); one that is over is not found. A
 // code that matches nothing counts against the caller's limits (each
 // alias of a query too).
-func (p *Plane) CLILogin(ctx context.Context, code string) (*model.CLILogin, error) {
+func (p *People) CLILogin(ctx context.Context, code string) (*model.CLILogin, error) {
 	if err := p.cliConfirmer(ctx); err != nil {
 		return nil, err
 	}
@@ -129,7 +131,7 @@ func (p *Plane) CLILogin(ctx context.Context, code string) (*model.CLILogin, err
 	if err != nil {
 		return nil, err
 	}
-	if l.ApprovedAt != nil || !p.now().Before(l.ExpiresAt) {
+	if l.ApprovedAt != nil || !p.Now().Before(l.ExpiresAt) {
 		return nil, store.ErrNotFound
 	}
 	return l, matched()
@@ -138,15 +140,15 @@ func (p *Plane) CLILogin(ctx context.Context, code string) (*model.CLILogin, err
 // cliCodeAttempt counts a lookup of a CLI sign-in code against the
 // caller's limits before it is made (RateLimited past them); matched
 // forgets it, for a code that matched.
-func (p *Plane) cliCodeAttempt(ctx context.Context) (matched func() error, err error) {
+func (p *People) cliCodeAttempt(ctx context.Context) (matched func() error, err error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	now := p.now()
+	now := p.Now()
 	session, address := "clicode-session:"+string(a.Session.ID), "clicode-address:"+limitKey(a.Origin)
 	var room bool
-	err = p.InTx(ctx, func(q *Txn) error {
+	err = p.InTx(ctx, func(q *core.Txn) error {
 		room, err = store.ReserveSignin(ctx, q, []store.SigninLimit{{Subject: session, Max: cliCodeSessionLimit},
 			{Subject: address, Max: cliCodeAddressLimit}}, now, now.Add(-signinWindow))
 		return err
@@ -158,7 +160,7 @@ func (p *Plane) cliCodeAttempt(ctx context.Context) (matched func() error, err e
 		return nil, RateLimited{RetryAfter: signinWindow, Reason: "too many CLI sign-in codes that match nothing"}
 	}
 	return func() error {
-		return p.InTx(ctx, func(q *Txn) error {
+		return p.InTx(ctx, func(q *core.Txn) error {
 			for _, s := range []string{session, address} {
 				if err := store.ForgetSigninAttempt(ctx, q, s, now); err != nil {
 					return err
@@ -172,7 +174,7 @@ func (p *Plane) cliCodeAttempt(ctx context.Context) (matched func() error, err e
 // cliConfirmer checks the caller is a person in a browser: a CLI's
 // sign-in is confirmed from a session, never with an API token (which
 // could otherwise mint itself a successor).
-func (p *Plane) cliConfirmer(ctx context.Context) error {
+func (p *People) cliConfirmer(ctx context.Context) error {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return err
@@ -186,11 +188,11 @@ func (p *Plane) cliConfirmer(ctx context.Context) error {
 // ApproveCLILogin confirms a CLI's sign-in by its code: a personal API
 // token of the caller in tenant (90 days) is made, sealed for the CLI to
 // pick up once. It returns the token (never its secret).
-func (p *Plane) ApproveCLILogin(ctx context.Context, code string, tenant model.TenantID) (*model.APIToken, error) {
+func (p *People) ApproveCLILogin(ctx context.Context, code string, tenant model.TenantID) (*model.APIToken, error) {
 	if err := p.cliConfirmer(ctx); err != nil {
 		return nil, err
 	}
-	if err := p.authz.CheckCtx(ctx, authz.TenantRead, model.Scope{Tenant: tenant}); err != nil {
+	if err := p.Authorizer().CheckCtx(ctx, authz.TenantRead, model.Scope{Tenant: tenant}); err != nil {
 		return nil, err
 	}
 	matched, err := p.cliCodeAttempt(ctx)
@@ -199,37 +201,37 @@ func (p *Plane) ApproveCLILogin(ctx context.Context, code string, tenant model.T
 	}
 	a, _ := authz.ActorFrom(ctx)
 	var tok *model.APIToken
-	err = p.Change(ctx, tenant, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+	err = p.Change(ctx, tenant, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
 		l, err := store.CLILoginByCode(ctx, q, normalCode(code))
-		if errors.Is(err, store.ErrNotFound) || err == nil && (l.ApprovedAt != nil || !p.now().Before(l.ExpiresAt)) {
-			return Invalid("no CLI sign-in waits with this code: it may have expired (10 minutes); start `nebula login --web` again", "input", "code")
+		if errors.Is(err, store.ErrNotFound) || err == nil && (l.ApprovedAt != nil || !p.Now().Before(l.ExpiresAt)) {
+			return core.Invalid("no CLI sign-in waits with this code: it may have expired (10 minutes); start `nebula login --web` again", "input", "code")
 		}
 		if err != nil {
 			return err
 		}
-		exp := p.now().Add(cliTokenTTL)
+		exp := p.Now().Add(cliTokenTTL)
 		var secret string
-		tok, secret, err = p.insertToken(ctx, q, tenant, a.User.ID, ClipText("nebula CLI from "+l.ClientAddress, 100), &exp)
+		tok, secret, err = p.insertToken(ctx, q, tenant, a.User.ID, core.ClipText("nebula CLI from "+l.ClientAddress, 100), &exp)
 		if err != nil {
 			return err
 		}
-		sealed, err := p.box.Seal([]byte(secret), l.Binding())
+		sealed, err := p.Box().Seal([]byte(secret), l.Binding())
 		if errors.Is(err, seal.ErrNoKey) {
-			return Invalid("the CLI cannot sign in through the browser here: this control plane has no master key to keep its token until it is picked up (the operator sets NEBULA_MASTER_KEY); make a token on the Account page instead")
+			return core.Invalid("the CLI cannot sign in through the browser here: this control plane has no master key to keep its token until it is picked up (the operator sets NEBULA_MASTER_KEY); make a token on the Account page instead")
 		}
 		if err != nil {
 			return err
 		}
-		now := p.now()
+		now := p.Now()
 		l.TenantID, l.UserID, l.TokenID, l.SealedToken, l.ApprovedAt = &tenant, &a.User.ID, &tok.ID, sealed, &now
 		ok, err := store.ApproveCLILogin(ctx, q, l)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return Invalid("this CLI sign-in was confirmed already", "input", "code")
+			return core.Invalid("this CLI sign-in was confirmed already", "input", "code")
 		}
-		Target(ev, ActCLILoginApprove, "ApiToken", string(tok.ID))
+		core.Target(ev, ActCLILoginApprove, "ApiToken", string(tok.ID))
 		ev.Details["prefix"], ev.Details["cliAddress"], ev.Details["cliUserAgent"] = tok.Prefix, l.ClientAddress, l.UserAgent
 		ev.Details["userId"] = string(a.User.ID)
 		return nil
@@ -243,28 +245,28 @@ func (p *Plane) ApproveCLILogin(ctx context.Context, code string, tenant model.T
 // PollCLILogin is the CLI asking with its secret whether its sign-in was
 // confirmed: ErrCLILoginPending until it is; then the token's secret and
 // tenant, once (the sign-in is over after).
-func (p *Plane) PollCLILogin(ctx context.Context, secret string) (string, model.TenantID, error) {
-	ctx = As(ctx, SystemAuthenticator)
+func (p *People) PollCLILogin(ctx context.Context, secret string) (string, model.TenantID, error) {
+	ctx = core.As(ctx, core.SystemAuthenticator)
 	if !strings.HasPrefix(secret, CLILoginPrefix) || len(secret) > 200 {
 		return "", "", ErrCLILoginGone
 	}
 	var token string
 	var tenant model.TenantID
-	err := p.InTx(ctx, func(q *Txn) error {
-		l, err := store.CLILoginBySecret(ctx, q, HashToken(secret))
+	err := p.InTx(ctx, func(q *core.Txn) error {
+		l, err := store.CLILoginBySecret(ctx, q, core.HashToken(secret))
 		if errors.Is(err, store.ErrNotFound) {
 			return ErrCLILoginGone
 		}
 		if err != nil {
 			return err
 		}
-		if !p.now().Before(l.ExpiresAt) {
+		if !p.Now().Before(l.ExpiresAt) {
 			return ErrCLILoginGone
 		}
 		if l.ApprovedAt == nil {
 			return ErrCLILoginPending
 		}
-		plain, err := p.box.Open(l.SealedToken, l.Binding())
+		plain, err := p.Box().Open(l.SealedToken, l.Binding())
 		if err != nil {
 			return fmt.Errorf("opening the CLI's token: %w", err)
 		}

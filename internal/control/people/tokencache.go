@@ -1,8 +1,10 @@
-package core
+package people
 
 import (
 	"sync"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/internal/model"
 )
@@ -13,17 +15,17 @@ const maxTokenEntries = 10_000
 // tokenCache keeps the API tokens that authenticated lately, with their
 // users, by the hash of their secret, so that a client sending requests
 // back to back is authenticated without a statement each time. An entry
-// is trusted for grantTTL, like the grants it is used with, and is dropped
+// is trusted for GrantTTL, like the grants it is used with, and is dropped
 // sooner by the note of any change of its user's access (a revocation or a
 // removal from the tenant: Plane.change notes the user), on this replica
 // when the change commits and on the others when its note arrives. So a
-// revoked token stops working when its grants would, at worst grantTTL
+// revoked token stops working when its grants would, at worst GrantTTL
 // later. The expiry is checked on every use: a token expires on time.
 type tokenCache struct {
 	now func() time.Time
 
 	mu   sync.Mutex
-	kept accessCache[[32]byte, tokenEntry]
+	kept core.AccessCache[[32]byte, tokenEntry]
 }
 
 type tokenEntry struct {
@@ -34,27 +36,27 @@ type tokenEntry struct {
 func newTokenCache() *tokenCache {
 	// Real time, not the plane's clock: tests move that one by hours.
 	return &tokenCache{now: time.Now,
-		kept: newAccessCache(maxTokenEntries, func(_ [32]byte, e tokenEntry) model.UserID { return e.tok.UserID })}
+		kept: core.NewAccessCache(maxTokenEntries, func(_ [32]byte, e tokenEntry) model.UserID { return e.tok.UserID })}
 }
 
 // get returns copies of the token of hash and its user, read at most
-// grantTTL ago and not changed since, or ok false with the epoch to hand
+// GrantTTL ago and not changed since, or ok false with the epoch to hand
 // back to put with what the caller reads instead.
 func (c *tokenCache) get(hash [32]byte) (tok *model.APIToken, user *model.User, epoch uint64, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.kept.get(hash, c.now())
+	e, ok := c.kept.Get(hash, c.now())
 	if !ok {
-		return nil, nil, c.kept.epoch, false
+		return nil, nil, c.kept.Epoch(), false
 	}
-	return &e.tok, &e.user, c.kept.epoch, true
+	return &e.tok, &e.user, c.kept.Epoch(), true
 }
 
 // put keeps what was read at at, unless a drop came since epoch.
 func (c *tokenCache) put(hash [32]byte, tok *model.APIToken, user *model.User, epoch uint64, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.kept.put(hash, tokenEntry{tok: *tok, user: *user}, at, epoch)
+	c.kept.Put(hash, tokenEntry{tok: *tok, user: *user}, at, epoch)
 }
 
 // touched records a use written to the store in the kept copy, so that
@@ -62,7 +64,7 @@ func (c *tokenCache) put(hash [32]byte, tok *model.APIToken, user *model.User, e
 func (c *tokenCache) touched(hash [32]byte, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.kept.update(hash, func(e *tokenEntry) { e.tok.LastUsedAt = &at })
+	c.kept.Update(hash, func(e *tokenEntry) { e.tok.LastUsedAt = &at })
 }
 
 // noted drops the tokens of the users among the topics of a delivery;
@@ -70,5 +72,5 @@ func (c *tokenCache) touched(hash [32]byte, at time.Time) {
 func (c *tokenCache) noted(topics []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.kept.noted(topics)
+	c.kept.Noted(topics)
 }
