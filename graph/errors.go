@@ -1,10 +1,11 @@
 package graph
 
 import (
-	"github.com/nebulactrl/nebula/internal/control/people"
 	"context"
 	"errors"
 	"log/slog"
+
+	"github.com/nebulactrl/nebula/internal/control/people"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"

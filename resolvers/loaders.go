@@ -1,7 +1,6 @@
 package resolvers
 
 import (
-	"github.com/nebulactrl/nebula/internal/control/people"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,8 @@ import (
 	"maps"
 	"sync"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/control/people"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"

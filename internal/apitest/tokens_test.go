@@ -1,7 +1,6 @@
 package apitest
 
 import (
-	"github.com/nebulactrl/nebula/internal/control/people"
 	"context"
 	"errors"
 	"io"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/control/people"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"

@@ -5,7 +5,6 @@
 package cli
 
 import (
-	"github.com/nebulactrl/nebula/internal/control/people"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -18,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/control/people"
 
 	"github.com/spf13/cobra"
 

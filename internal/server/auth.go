@@ -1,7 +1,6 @@
 package server
 
 import (
-	"github.com/nebulactrl/nebula/internal/control/people"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/control/people"
 
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
