@@ -66,9 +66,9 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 	case gid.Build:
 		return nonNil(p.Build(ctx, model.BuildID(raw)))
 	case gid.Endpoint:
-		return nonNil(p.Endpoint(ctx, model.EndpointID(raw)))
+		return nonNil(p.Outbound.Endpoint(ctx, model.EndpointID(raw)))
 	case gid.Message:
-		return nonNil(p.Message(ctx, model.MessageID(raw)))
+		return nonNil(p.Outbound.Message(ctx, model.MessageID(raw)))
 	}
 	return nil, core.Invalid(fmt.Sprintf("id %q names an unknown kind %q", id, kind), "id")
 }

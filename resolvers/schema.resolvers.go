@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/outbound"
+
 	"github.com/nebulactrl/nebula/internal/control/people"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -735,7 +737,7 @@ func (r *mutationResolver) ApproveCliLogin(ctx context.Context, input gqlmodel.A
 }
 
 func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input gqlmodel.CreateWebhookEndpointInput) (*gqlmodel.WebhookEndpointSecretPayload, error) {
-	in := core.EndpointInput{URL: input.URL, Description: deref(input.Description, "")}
+	in := outbound.EndpointInput{URL: input.URL, Description: deref(input.Description, "")}
 	var err error
 	in.Tenant, err = decode[model.TenantID](gid.Tenant, input.TenantID, "tenantId")
 	if err == nil && input.ProjectID != nil {
@@ -748,7 +750,7 @@ func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input gqlm
 	e, ue, err := afterArgs(err, func() (*model.Endpoint, error) {
 		var e *model.Endpoint
 		var err error
-		e, secret, err = r.Plane.CreateEndpoint(ctx, in)
+		e, secret, err = r.Plane.Outbound.CreateEndpoint(ctx, in)
 		return e, err
 	})
 	return &gqlmodel.WebhookEndpointSecretPayload{Endpoint: e, Secret: optionalSecret(secret), UserErrors: ue}, err
@@ -756,11 +758,11 @@ func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input gqlm
 
 func (r *mutationResolver) UpdateWebhookEndpoint(ctx context.Context, input gqlmodel.UpdateWebhookEndpointInput) (*gqlmodel.WebhookEndpointPayload, error) {
 	e, ue, err := mutate(gid.Endpoint, input.EndpointID, "endpointId", func(id model.EndpointID) (*model.Endpoint, error) {
-		up := core.EndpointUpdate{URL: input.URL, Description: input.Description}
+		up := outbound.EndpointUpdate{URL: input.URL, Description: input.Description}
 		if input.Events != nil {
 			up.Events = eventKinds(input.Events)
 		}
-		return r.Plane.UpdateEndpoint(ctx, id, up)
+		return r.Plane.Outbound.UpdateEndpoint(ctx, id, up)
 	})
 	return &gqlmodel.WebhookEndpointPayload{Endpoint: e, UserErrors: ue}, err
 }
@@ -770,7 +772,7 @@ func (r *mutationResolver) RotateWebhookEndpointSecret(ctx context.Context, inpu
 	e, ue, err := mutate(gid.Endpoint, input.EndpointID, "endpointId", func(id model.EndpointID) (*model.Endpoint, error) {
 		var e *model.Endpoint
 		var err error
-		e, secret, err = r.Plane.RotateEndpointSecret(ctx, id)
+		e, secret, err = r.Plane.Outbound.RotateEndpointSecret(ctx, id)
 		return e, err
 	})
 	return &gqlmodel.WebhookEndpointSecretPayload{Endpoint: e, Secret: optionalSecret(secret), UserErrors: ue}, err
@@ -778,21 +780,21 @@ func (r *mutationResolver) RotateWebhookEndpointSecret(ctx context.Context, inpu
 
 func (r *mutationResolver) SetWebhookEndpointEnabled(ctx context.Context, input gqlmodel.SetWebhookEndpointEnabledInput) (*gqlmodel.WebhookEndpointPayload, error) {
 	e, ue, err := mutate(gid.Endpoint, input.EndpointID, "endpointId", func(id model.EndpointID) (*model.Endpoint, error) {
-		return r.Plane.SetEndpointEnabled(ctx, id, input.Enabled)
+		return r.Plane.Outbound.SetEndpointEnabled(ctx, id, input.Enabled)
 	})
 	return &gqlmodel.WebhookEndpointPayload{Endpoint: e, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) DeleteWebhookEndpoint(ctx context.Context, input gqlmodel.WebhookEndpointInput) (*gqlmodel.DeleteWebhookEndpointPayload, error) {
 	deleted, ue, err := remove(gid.Endpoint, input.EndpointID, "endpointId", func(id model.EndpointID) error {
-		return r.Plane.DeleteEndpoint(ctx, id)
+		return r.Plane.Outbound.DeleteEndpoint(ctx, id)
 	})
 	return &gqlmodel.DeleteWebhookEndpointPayload{DeletedEndpointID: deleted, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) RedeliverWebhookMessage(ctx context.Context, input gqlmodel.RedeliverWebhookMessageInput) (*gqlmodel.RedeliverWebhookMessagePayload, error) {
 	m, ue, err := mutate(gid.Message, input.MessageID, "messageId", func(id model.MessageID) (*model.Message, error) {
-		return r.Plane.RedeliverMessage(ctx, id)
+		return r.Plane.Outbound.RedeliverMessage(ctx, id)
 	})
 	return &gqlmodel.RedeliverWebhookMessagePayload{Message: m, UserErrors: ue}, err
 }
@@ -935,7 +937,7 @@ func (r *projectResolver) Webhooks(ctx context.Context, obj *model.Project) ([]*
 }
 
 func (r *projectResolver) WebhookEndpoints(ctx context.Context, obj *model.Project) ([]*model.Endpoint, error) {
-	return r.Plane.EndpointsOfProject(ctx, obj)
+	return r.Plane.Outbound.EndpointsOfProject(ctx, obj)
 }
 
 func (r *projectMemberResolver) Project(ctx context.Context, obj *model.ProjectMember) (*model.Project, error) {
@@ -1356,7 +1358,7 @@ func (r *tenantResolver) DeploymentsUnderWay(ctx context.Context, obj *model.Ten
 }
 
 func (r *tenantResolver) WebhookEndpoints(ctx context.Context, obj *model.Tenant) ([]*model.Endpoint, error) {
-	return r.Plane.EndpointsOfTenant(ctx, obj.ID)
+	return r.Plane.Outbound.EndpointsOfTenant(ctx, obj.ID)
 }
 
 func (r *tenantResolver) Invitations(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Invitation, error) {
@@ -1517,7 +1519,7 @@ func (r *webhookEndpointResolver) Messages(ctx context.Context, obj *model.Endpo
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.Plane.EndpointMessages(ctx, obj, status, pg)
+	p, err := r.Plane.Outbound.EndpointMessages(ctx, obj, status, pg)
 	if err != nil {
 		return nil, err
 	}
@@ -1525,7 +1527,7 @@ func (r *webhookEndpointResolver) Messages(ctx context.Context, obj *model.Endpo
 }
 
 func (r *webhookMessageResolver) Endpoint(ctx context.Context, obj *model.Message) (*model.Endpoint, error) {
-	return r.Plane.Endpoint(ctx, obj.EndpointID)
+	return r.Plane.Outbound.Endpoint(ctx, obj.EndpointID)
 }
 
 func (r *webhookMessageResolver) EventType(ctx context.Context, obj *model.Message) (gqlmodel.WebhookEventType, error) {
@@ -1548,7 +1550,7 @@ func (r *webhookMessageResolver) NextAttemptAt(ctx context.Context, obj *model.M
 }
 
 func (r *webhookMessageResolver) Attempts(ctx context.Context, obj *model.Message) ([]*model.Attempt, error) {
-	return r.Plane.MessageAttempts(ctx, obj)
+	return r.Plane.Outbound.MessageAttempts(ctx, obj)
 }
 
 func (r *Resolver) ApiToken() graph.ApiTokenResolver { return &apiTokenResolver{r} }

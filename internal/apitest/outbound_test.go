@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/outbound"
+
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/nebulactrl/nebula/internal/config"
@@ -155,11 +157,11 @@ func (f *Fixture) failedMessage(t *testing.T, endpoint string) string {
 
 // deliverAll runs the sender's passes until no message is due: each pass
 // sends what is due once.
-func deliverAll(t *testing.T, p *control.Plane) core.OutboundReport {
+func deliverAll(t *testing.T, p *control.Plane) outbound.OutboundReport {
 	t.Helper()
-	var all core.OutboundReport
+	var all outbound.OutboundReport
 	for range 50 {
-		rep, err := p.DeliverOutbound(t.Context())
+		rep, err := p.Outbound.DeliverOutbound(t.Context())
 		if err != nil {
 			t.Fatalf("delivering: %v", err)
 		}
@@ -306,7 +308,7 @@ func TestWebhookReceiverDownThenBack(t *testing.T) {
 			wsDeploy(t, f) // QUEUED, DELIVERING (and SUPERSEDED for the one before)
 		}
 		for pass := 0; pass < 5; pass++ {
-			if _, err := env.Plane.DeliverOutbound(t.Context()); err != nil {
+			if _, err := env.Plane.Outbound.DeliverOutbound(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(6 * time.Millisecond) // the backoff (at most 5 ms) runs out
@@ -458,7 +460,7 @@ func TestWebhookTwoReplicasDeliverOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	for _, p := range []*control.Plane{env.Plane, second} {
-		wg.Go(func() { p.RunOutbound(ctx) })
+		wg.Go(func() { p.Outbound.RunOutbound(ctx) })
 	}
 	for range 10 {
 		wsDeploy(t, f)

@@ -334,7 +334,7 @@ func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout 
 		return err
 	}
 	parts.Go(func() { plane.RunJobs(bg, cfg.JobInterval) })
-	parts.Go(func() { plane.RunOutbound(bg) })
+	parts.Go(func() { plane.Outbound.RunOutbound(bg) })
 	boot, err := plane.People.Bootstrap(ctx, cfg.BootstrapTenant, cfg.BootstrapEmail)
 	if err != nil && !errors.Is(err, people.ErrBootstrapped) {
 		return err

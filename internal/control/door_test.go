@@ -1,20 +1,16 @@
-package control
+package control_test
 
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"reflect"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/controltest"
 	"github.com/nebulactrl/nebula/internal/control/core"
-	"github.com/nebulactrl/nebula/internal/store"
-	"github.com/nebulactrl/nebula/internal/store/sqlite"
 )
 
 // systemDoors are the exported methods that act without a caller's
@@ -43,33 +39,6 @@ var systemDoors = map[string]core.System{
 	"ReceiveWebhook": core.SystemWebhook,
 }
 
-// counting is a database driver that counts the statements and
-// transactions that reach it.
-type counting struct {
-	store.Driver
-	n atomic.Int64
-}
-
-func (c *counting) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
-	c.n.Add(1)
-	return c.Driver.Exec(ctx, sql, args...)
-}
-
-func (c *counting) Query(ctx context.Context, sql string, args ...any) (store.Rows, error) {
-	c.n.Add(1)
-	return c.Driver.Query(ctx, sql, args...)
-}
-
-func (c *counting) Begin(ctx context.Context) (store.Tx, error) {
-	c.n.Add(1)
-	return c.Driver.Begin(ctx)
-}
-
-func (c *counting) BeginRead(ctx context.Context) (store.Tx, error) {
-	c.n.Add(1)
-	return c.Driver.BeginRead(ctx)
-}
-
 // TestNoSubjectReachesTheStore calls every exported method of the core's
 // Plane and of each domain with a
 // context that carries no subject and asserts that not one statement
@@ -78,25 +47,9 @@ func (c *counting) BeginRead(ctx context.Context) (store.Tx, error) {
 // vacuous.
 func TestNoSubjectReachesTheStore(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "door.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	drv := &counting{Driver: db}
-	st := store.New(drv)
-	t.Cleanup(st.Close)
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	p, err := New(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	boot, err := p.People.Bootstrap(ctx, "acme", "admin@acme.test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	actor, err := p.People.Authenticate(ctx, boot.Secret, "127.0.0.1")
+	s := controltest.New(t)
+	p, drv := s.P, s.Statements
+	actor, err := authz.ActorFrom(s.Admin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +76,7 @@ func TestNoSubjectReachesTheStore(t *testing.T) {
 				args = append(args, reflect.Zero(at))
 			}
 		}
-		before := drv.n.Load()
+		before := drv.N()
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -140,7 +93,7 @@ func TestNoSubjectReachesTheStore(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s did not return", m.Name)
 		}
-		return drv.n.Load() - before
+		return drv.N() - before
 	}
 
 	methods := 0
@@ -188,11 +141,11 @@ func TestNoSubjectReachesTheStore(t *testing.T) {
 	}
 
 	// And a system subject does reach the store through its own door.
-	before := drv.n.Load()
+	before := drv.N()
 	if _, err := p.RunJobsOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if drv.n.Load() == before {
+	if drv.N() == before {
 		t.Fatal("the jobs' system subject reached nothing")
 	}
 }
@@ -206,7 +159,7 @@ type apiMethod struct {
 // apiMethods are the exported methods callers reach through p: the core's,
 // and each domain's own (not those it has from the core it embeds), by
 // name. A name in two places fails: callers could not tell which they call.
-func apiMethods(p *Plane) map[string]apiMethod {
+func apiMethods(p *control.Plane) map[string]apiMethod {
 	out := map[string]apiMethod{}
 	coreT := reflect.TypeFor[*core.Plane]()
 	add := func(v reflect.Value, own bool) {

@@ -1,4 +1,4 @@
-package control
+package control_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/control/controltest"
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -18,10 +19,10 @@ import (
 func TestDeploymentNotesCarryTheirEvents(t *testing.T) {
 	b := bus.New()
 	rec := &notifications{Memory: bus.Memory{B: b}}
-	s := newShop(t, core.WithBus(b, rec))
-	_, first := s.deploy(t, 1)
+	s := controltest.New(t, core.WithBus(b, rec))
+	_, first := s.Deploy(t, 1)
 	rec.reset()
-	_, second := s.deploy(t, 2) // supersedes first: events of both
+	_, second := s.Deploy(t, 2) // supersedes first: events of both
 	if len(rec.notes) != 1 {
 		t.Fatalf("the deploy wrote %d notifications, want 1", len(rec.notes))
 	}
@@ -35,11 +36,11 @@ func TestDeploymentNotesCarryTheirEvents(t *testing.T) {
 		return ""
 	}
 	for _, id := range []model.DeploymentID{first.ID, second.ID} {
-		d, err := store.Deployments.Get(s.admin, s.st.Q(), id)
+		d, err := store.Deployments.Get(s.Admin, s.St.Q(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		stored, err := store.DeploymentEventsAfter(s.admin, s.st.Q(), id, 0, 100)
+		stored, err := store.DeploymentEventsAfter(s.Admin, s.St.Q(), id, 0, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +50,7 @@ func TestDeploymentNotesCarryTheirEvents(t *testing.T) {
 		if id == first.ID {
 			before = first.LastSeq
 		}
-		he, ok := s.p.DeploymentEventsHinted(s.admin, id, before, []string{hint})
+		he, ok := s.P.DeploymentEventsHinted(s.Admin, id, before, []string{hint})
 		if !ok {
 			t.Fatalf("deployment %s: the hint %s was not taken", id, hint)
 		}
@@ -60,19 +61,19 @@ func TestDeploymentNotesCarryTheirEvents(t *testing.T) {
 			t.Errorf("deployment %s: ended %v, its stage is %s", id, he.Ended, d.Stage)
 		}
 		// The same hint twice, or once more after the events: nothing to add.
-		if again, ok := s.p.DeploymentEventsHinted(s.admin, id, d.LastSeq, []string{hint, hint}); !ok || len(again.Events) != 0 {
+		if again, ok := s.P.DeploymentEventsHinted(s.Admin, id, d.LastSeq, []string{hint, hint}); !ok || len(again.Events) != 0 {
 			t.Errorf("deployment %s: after its last event the hint gave %+v (%v), want none", id, again.Events, ok)
 		}
 		if before > 0 {
-			if _, ok := s.p.DeploymentEventsHinted(s.admin, id, before-1, []string{hint}); ok {
+			if _, ok := s.P.DeploymentEventsHinted(s.Admin, id, before-1, []string{hint}); ok {
 				t.Errorf("deployment %s: a hint that skips event %d was taken", id, before)
 			}
 		}
-		if _, ok := s.p.DeploymentEventsHinted(context.Background(), id, before, []string{hint}); ok {
+		if _, ok := s.P.DeploymentEventsHinted(context.Background(), id, before, []string{hint}); ok {
 			t.Errorf("deployment %s: a hint was taken for a caller who may not read it", id)
 		}
 		for _, bad := range []string{"", "{", `{"t":"x","l":5,"e":[{"q":4}]}`} {
-			if _, ok := s.p.DeploymentEventsHinted(s.admin, id, before, []string{hint, bad}); ok {
+			if _, ok := s.P.DeploymentEventsHinted(s.Admin, id, before, []string{hint, bad}); ok {
 				t.Errorf("deployment %s: a hint %q was taken", id, bad)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/control/core"
+	"github.com/nebulactrl/nebula/internal/control/outbound"
 	"github.com/nebulactrl/nebula/internal/control/people"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -19,6 +20,8 @@ type Plane struct {
 	// People: tenants, members, tokens, invitations, sign-in, sessions,
 	// single sign-on, the CLI's sign-in.
 	People *people.People
+	// Outbound: webhook endpoints, their messages and the sender.
+	Outbound *outbound.Outbound
 }
 
 // New wires the control plane over a migrated store.
@@ -27,7 +30,7 @@ func New(st *store.Store, log *slog.Logger, opts ...core.Option) (*Plane, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Plane{Plane: c, People: people.New(c)}, nil
+	return &Plane{Plane: c, People: people.New(c), Outbound: outbound.New(c)}, nil
 }
 
 // Bus is what subscribers follow (nil without a plane).

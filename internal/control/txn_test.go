@@ -1,4 +1,4 @@
-package control
+package control_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/control/controltest"
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -44,15 +45,15 @@ func (n *notifications) InTx(_ context.Context, _ store.Querier, notes []bus.Not
 func TestTransactionNotesInOneNotification(t *testing.T) {
 	b := bus.New()
 	rec := &notifications{Memory: bus.Memory{B: b}}
-	s := newShop(t, core.WithBus(b, rec))
-	_, first := s.deploy(t, 1)
+	s := controltest.New(t, core.WithBus(b, rec))
+	_, first := s.Deploy(t, 1)
 	rec.reset()
-	_, second := s.deploy(t, 2)
+	_, second := s.Deploy(t, 2)
 	if len(rec.writes) != 1 {
 		t.Fatalf("the deploy wrote %d notifications (%q), want 1", len(rec.writes), rec.writes)
 	}
 	got := rec.writes[0]
-	for _, want := range []string{bus.Deployment(string(first.ID)), bus.Deployment(string(second.ID)), bus.Environment(string(s.env.ID))} {
+	for _, want := range []string{bus.Deployment(string(first.ID)), bus.Deployment(string(second.ID)), bus.Environment(string(s.Env.ID))} {
 		if !slices.Contains(got, want) {
 			t.Errorf("the notification %q lacks %s", got, want)
 		}
@@ -65,14 +66,14 @@ func TestTransactionNotesInOneNotification(t *testing.T) {
 // A transaction reads a tenant's webhook endpoints once, and again after
 // it wrote one.
 func TestTransactionReadsEndpointsOnce(t *testing.T) {
-	s := newShop(t)
-	err := s.st.Tx(s.admin, func(q store.Querier) error {
+	s := controltest.New(t)
+	err := s.St.Tx(s.Admin, func(q store.Querier) error {
 		cq := &countingQuerier{Querier: q}
 		tx := &core.Txn{Querier: cq}
 		read := func(want int) {
 			t.Helper()
 			before := cq.n
-			if _, err := tx.EndpointsOf(s.admin, s.boot.Tenant.ID); err != nil {
+			if _, err := tx.EndpointsOf(s.Admin, s.Boot.Tenant.ID); err != nil {
 				t.Fatal(err)
 			}
 			if n := cq.n - before; n != want {

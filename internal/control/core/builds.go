@@ -38,7 +38,7 @@ var gitBranch = regexp.MustCompile(`^[A-Za-z0-9._][A-Za-z0-9._/-]*$`)
 
 // git checks a Git source; envs are the project's environments.
 func (c *Checks) git(g *GitInput, envs map[model.EnvironmentID]bool, path ...any) {
-	at := func(f string) []string { return field(append(slices.Clone(path), f)...) }
+	at := func(f string) []string { return FieldPath(append(slices.Clone(path), f)...) }
 	switch u, err := url.Parse(g.Repository); {
 	case webhook.RepositoryKey(g.Repository) == "":
 		c.Add(Invalid(fmt.Sprintf("repository %q is not a Git repository URL (https://host/owner/repo or git@host:owner/repo)", g.Repository), at("repository")...))
@@ -61,7 +61,7 @@ func (c *Checks) git(g *GitInput, envs map[model.EnvironmentID]bool, path ...any
 	}
 	for i, e := range g.DeployOnPush {
 		if !envs[e] {
-			c.Add(Invalid(fmt.Sprintf("environment %s is not one of the project's", e), field(append(slices.Clone(path), "deployOnPush", i)...)...))
+			c.Add(Invalid(fmt.Sprintf("environment %s is not one of the project's", e), FieldPath(append(slices.Clone(path), "deployOnPush", i)...)...))
 		}
 	}
 	if g.Credential != nil && (len(*g.Credential) > maxGitCredential || strings.ContainsRune(*g.Credential, 0)) {
@@ -113,7 +113,7 @@ func (p *Plane) setGit(ctx context.Context, q store.Querier, svc *model.Service,
 	to := webhook.RepositoryKey(g.Repository)
 	if svc.GitCredential != "" && svc.Git != nil && credentialRepository(svc.Git) != to {
 		if err := p.authz.CheckCtx(ctx, authz.GitCredentialManage, model.Scope{Tenant: svc.TenantID, Project: svc.ProjectID}); err != nil {
-			return Problem{Field: field(append(slices.Clone(at), "repository")...), Code: CodeForbidden,
+			return Problem{Field: FieldPath(append(slices.Clone(at), "repository")...), Code: CodeForbidden,
 				Message: "this service's repository has a stored read credential: moving it to another repository is a tenant admin's decision (the credential is dropped, or replaced by one given with the change)"}
 		}
 		if g.Credential == nil {
@@ -130,7 +130,7 @@ func (p *Plane) setGit(ctx context.Context, q store.Querier, svc *model.Service,
 		sealed, err := p.box.Seal([]byte(*g.Credential), svc.GitBinding())
 		if errors.Is(err, seal.ErrNoKey) {
 			return Invalid("a credential cannot be stored: this control plane has no master key (the operator sets NEBULA_MASTER_KEY)",
-				field(append(slices.Clone(at), "credential")...)...)
+				FieldPath(append(slices.Clone(at), "credential")...)...)
 		}
 		if err != nil {
 			return fmt.Errorf("sealing the Git credential: %w", err)
@@ -345,11 +345,6 @@ func (p *Plane) Builds(ctx context.Context, svc *model.Service, env *model.Envir
 	}
 	return store.BuildsOf(ctx, p.Querier(ctx), svc.ID, env, pg)
 }
-
-// systemWebhook is the subject of the deliveries a hook receives: the
-// caller is whoever knows the hook's URL, trusted only once the delivery's
-// signature holds.
-var SystemWebhook = System{name: "webhook"}
 
 // Inbound is a request to a hook, as the HTTP server read it.
 type Inbound struct {

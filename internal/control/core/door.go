@@ -136,3 +136,12 @@ func (p *Plane) InReadTx(ctx context.Context, fn func(q store.Querier) error) er
 
 // Ping checks the database answers, for health checks: it reads no data.
 func (p *Plane) Ping(ctx context.Context) error { return p.store.Ping(ctx) }
+
+// systemSender is the sender's subject: it reads and updates messages
+// and endpoints, nothing else.
+var SystemSender = System{name: "webhook-sender"}
+
+// systemWebhook is the subject of the deliveries a hook receives: the
+// caller is whoever knows the hook's URL, trusted only once the delivery's
+// signature holds.
+var SystemWebhook = System{name: "webhook"}

@@ -91,8 +91,8 @@ func (p *Plane) UpdateProject(ctx context.Context, id model.ProjectID, name, des
 			return err
 		}
 		Target(ev, ActProjectUpdate, "Project", string(id))
-		changed(ev, "name", &proj.Name, name)
-		changed(ev, "description", &proj.Description, description)
+		Changed(ev, "name", &proj.Name, name)
+		Changed(ev, "description", &proj.Description, description)
 		if err := store.UpdateProject(ctx, q, proj); err != nil {
 			return ConflictOn(err, "name", "a project with that name already exists in this tenant")
 		}
@@ -116,15 +116,6 @@ func (p *Plane) DeleteProject(ctx context.Context, id model.ProjectID) error {
 		}
 		return store.Projects.Delete(ctx, q, id)
 	})
-}
-
-// changed applies an optional new value and records it in the audit event.
-func changed[T comparable](ev *Audit, key string, dst *T, v *T) {
-	if v == nil || *v == *dst {
-		return
-	}
-	ev.Details[key] = map[string]any{"from": *dst, "to": *v}
-	*dst = *v
 }
 
 func (p *Plane) Environment(ctx context.Context, id model.EnvironmentID) (*model.Environment, error) {
@@ -206,8 +197,8 @@ func (p *Plane) updateEnvironment(ctx context.Context, dry *Previewing, id model
 			return err
 		}
 		Target(ev, ActEnvironmentUpdate, "Environment", string(id))
-		changed(ev, "name", &before.Name, &env.Name)
-		changed(ev, "protected", &before.Protected, &env.Protected)
+		Changed(ev, "name", &before.Name, &env.Name)
+		Changed(ev, "protected", &before.Protected, &env.Protected)
 		if in.ClusterSelector != nil {
 			ev.Details["clusterSelector"] = map[string]any{"from": before.ClusterSelector, "to": env.ClusterSelector}
 		}

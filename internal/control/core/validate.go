@@ -31,7 +31,7 @@ const (
 	MaxListItems     = 100
 )
 
-func field(path ...any) []string {
+func FieldPath(path ...any) []string {
 	out := make([]string, len(path))
 	for i, p := range path {
 		out[i] = fmt.Sprint(p)
@@ -42,7 +42,7 @@ func field(path ...any) []string {
 // name checks a DNS-label name of an object.
 func (c *Checks) Name(v, what string, path ...any) {
 	if !dnsLabel.MatchString(v) || len(v) > 63 {
-		c.Add(Invalid(fmt.Sprintf("%s %q must be 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit", what, v), field(path...)...))
+		c.Add(Invalid(fmt.Sprintf("%s %q must be 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit", what, v), FieldPath(path...)...))
 	}
 }
 
@@ -50,38 +50,38 @@ func (c *Checks) Name(v, what string, path ...any) {
 func (c *Checks) Text(v, what string, max int, required bool, path ...any) {
 	switch {
 	case required && strings.TrimSpace(v) == "":
-		c.Add(Invalid(what+" must not be empty", field(path...)...))
+		c.Add(Invalid(what+" must not be empty", FieldPath(path...)...))
 	case utf8.RuneCountInString(v) > max:
-		c.Add(Invalid(fmt.Sprintf("%s must be at most %d characters", what, max), field(path...)...))
+		c.Add(Invalid(fmt.Sprintf("%s must be at most %d characters", what, max), FieldPath(path...)...))
 	case !utf8.ValidString(v) || strings.ContainsAny(v, "\x00"):
-		c.Add(Invalid(what+" must be valid text", field(path...)...))
+		c.Add(Invalid(what+" must be valid text", FieldPath(path...)...))
 	}
 }
 
 func (c *Checks) Email(v string, path ...any) {
 	a, err := mail.ParseAddress(v)
 	if err != nil || a.Address != v || len(v) > 254 {
-		c.Add(Invalid(fmt.Sprintf("%q is not an email address", v), field(path...)...))
+		c.Add(Invalid(fmt.Sprintf("%q is not an email address", v), FieldPath(path...)...))
 	}
 }
 
 // labels checks a label set: valid keys and values, no key twice.
 func (c *Checks) Labels(ls []model.Label, path ...any) model.Labels {
 	if len(ls) > MaxListItems {
-		c.Add(Invalid(fmt.Sprintf("at most %d labels", MaxListItems), field(path...)...))
+		c.Add(Invalid(fmt.Sprintf("at most %d labels", MaxListItems), FieldPath(path...)...))
 		return nil
 	}
 	seen := map[string]bool{}
 	for i, l := range ls {
 		p := append(append([]any{}, path...), i)
 		if !validLabelKey(l.Key) {
-			c.Add(Invalid(fmt.Sprintf("label key %q is not valid: an optional DNS prefix and '/', then 1-63 letters, digits, '-', '_' or '.'", l.Key), field(append(p, "key")...)...))
+			c.Add(Invalid(fmt.Sprintf("label key %q is not valid: an optional DNS prefix and '/', then 1-63 letters, digits, '-', '_' or '.'", l.Key), FieldPath(append(p, "key")...)...))
 		}
 		if l.Value != "" && (len(l.Value) > 63 || !labelName.MatchString(l.Value)) {
-			c.Add(Invalid(fmt.Sprintf("label value %q is not valid: at most 63 letters, digits, '-', '_' or '.'", l.Value), field(append(p, "value")...)...))
+			c.Add(Invalid(fmt.Sprintf("label value %q is not valid: at most 63 letters, digits, '-', '_' or '.'", l.Value), FieldPath(append(p, "value")...)...))
 		}
 		if seen[l.Key] {
-			c.Add(Invalid(fmt.Sprintf("label key %q appears twice", l.Key), field(append(p, "key")...)...))
+			c.Add(Invalid(fmt.Sprintf("label key %q appears twice", l.Key), FieldPath(append(p, "key")...)...))
 		}
 		seen[l.Key] = true
 	}
@@ -114,7 +114,7 @@ func (c *Checks) KnownKeys(selector model.Labels, known map[string]bool, what st
 		if len(keys) > 0 {
 			hint = "known keys: " + strings.Join(keys, ", ")
 		}
-		c.Add(Invalid(fmt.Sprintf("unknown label key %q: no %s carries it (%s)", s.Key, what, hint), field(append(append([]any{}, path...), i, "key")...)...))
+		c.Add(Invalid(fmt.Sprintf("unknown label key %q: no %s carries it (%s)", s.Key, what, hint), FieldPath(append(append([]any{}, path...), i, "key")...)...))
 	}
 }
 
@@ -182,14 +182,14 @@ func (c *Checks) Config(image *string, cfg *model.ServiceConfig) {
 // variables checks a list of variables given together (a service's).
 func (c *Checks) Variables(vars []VariableInput, path ...any) {
 	if len(vars) > 200 {
-		c.Add(Invalid("at most 200 variables", field(path...)...))
+		c.Add(Invalid("at most 200 variables", FieldPath(path...)...))
 	}
 	seen := map[string]bool{}
 	for i, v := range vars {
 		p := append(append([]any{}, path...), i)
 		c.Variable(v, p...)
 		if seen[v.Name] {
-			c.Add(Invalid(fmt.Sprintf("variable %q appears twice", v.Name), field(append(p, "name")...)...))
+			c.Add(Invalid(fmt.Sprintf("variable %q appears twice", v.Name), FieldPath(append(p, "name")...)...))
 		}
 		seen[v.Name] = true
 	}
@@ -199,16 +199,16 @@ func (c *Checks) Variables(vars []VariableInput, path ...any) {
 // be a secret.
 func (c *Checks) Variable(v VariableInput, path ...any) {
 	if !envVarName.MatchString(v.Name) || len(v.Name) > 255 {
-		c.Add(Invalid(fmt.Sprintf("variable name %q must be letters, digits and '_', not starting with a digit", v.Name), field(append(path, "name")...)...))
+		c.Add(Invalid(fmt.Sprintf("variable name %q must be letters, digits and '_', not starting with a digit", v.Name), FieldPath(append(path, "name")...)...))
 	}
 	if len(v.Value) > maxVariableValue || !utf8.ValidString(v.Value) {
-		c.Add(Invalid(fmt.Sprintf("the value of %s must be valid text of at most %d bytes", v.Name, maxVariableValue), field(append(path, "value")...)...))
+		c.Add(Invalid(fmt.Sprintf("the value of %s must be valid text of at most %d bytes", v.Name, maxVariableValue), FieldPath(append(path, "value")...)...))
 	}
 }
 
 func (c *Checks) Port(p int, path ...any) {
 	if p < 1 || p > 65535 {
-		c.Add(Invalid(fmt.Sprintf("port %d must be between 1 and 65535", p), field(path...)...))
+		c.Add(Invalid(fmt.Sprintf("port %d must be between 1 and 65535", p), FieldPath(path...)...))
 	}
 }
 
@@ -221,4 +221,13 @@ func ClipText(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// changed applies an optional new value and records it in the audit event.
+func Changed[T comparable](ev *Audit, key string, dst *T, v *T) {
+	if v == nil || *v == *dst {
+		return
+	}
+	ev.Details[key] = map[string]any{"from": *dst, "to": *v}
+	*dst = *v
 }

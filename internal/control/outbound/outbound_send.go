@@ -1,4 +1,4 @@
-package core
+package outbound
 
 import (
 	"bytes"
@@ -18,6 +18,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/nebulactrl/nebula/internal/control/core"
+
 	"github.com/nebulactrl/nebula/internal/egress"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -31,10 +33,6 @@ import (
 // lease that runs out: another sends the message again, with the same
 // webhook-id, which is what receivers deduplicate by (Standard Webhooks).
 
-// systemSender is the sender's subject: it reads and updates messages
-// and endpoints, nothing else.
-var SystemSender = System{name: "webhook-sender"}
-
 // OutboundReport says what one pass of the sender did: messages
 // delivered, and messages that failed for good.
 type OutboundReport struct {
@@ -43,14 +41,14 @@ type OutboundReport struct {
 
 // RunOutbound delivers messages as they fall due until ctx ends: at once
 // when a change on this replica made one, else every Poll.
-func (p *Plane) RunOutbound(ctx context.Context) {
+func (p *Outbound) RunOutbound(ctx context.Context) {
 	t := time.NewTicker(p.Settings.Outbound.Poll)
 	defer t.Stop()
 	client := egress.Client(p.Settings.Outbound.Timeout, p.Settings.Outbound.AllowPrivate)
 	for {
 		_, more, err := p.deliverDue(ctx, client)
 		if err != nil && ctx.Err() == nil {
-			p.log.Warn("delivering webhooks", "error", err)
+			p.Log().Warn("delivering webhooks", "error", err)
 		}
 		if more && err == nil {
 			continue // a full batch: there may be more due
@@ -59,13 +57,13 @@ func (p *Plane) RunOutbound(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-p.outboundWake.C():
+		case <-p.SenderWake():
 		}
 	}
 }
 
 // DeliverOutbound makes one pass: every message due now is sent once.
-func (p *Plane) DeliverOutbound(ctx context.Context) (OutboundReport, error) {
+func (p *Outbound) DeliverOutbound(ctx context.Context) (OutboundReport, error) {
 	client := egress.Client(p.Settings.Outbound.Timeout, p.Settings.Outbound.AllowPrivate)
 	var all OutboundReport
 	for {
@@ -79,14 +77,14 @@ func (p *Plane) DeliverOutbound(ctx context.Context) (OutboundReport, error) {
 
 // deliverDue leases a batch of due messages and sends them at once, one
 // per endpoint; more tells whether the batch was full.
-func (p *Plane) deliverDue(ctx context.Context, client *http.Client) (OutboundReport, bool, error) {
-	ctx = As(ctx, SystemSender)
+func (p *Outbound) deliverDue(ctx context.Context, client *http.Client) (OutboundReport, bool, error) {
+	ctx = core.As(ctx, core.SystemSender)
 	var rep OutboundReport
 	batch := p.Settings.Outbound.Concurrency
 	var due []*model.Message
 	eps := map[model.EndpointID]*model.Endpoint{}
-	err := p.InTx(ctx, func(q *Txn) error {
-		now := p.now()
+	err := p.InTx(ctx, func(q *core.Txn) error {
+		now := p.Now()
 		var err error
 		due, err = store.DueMessages(ctx, q, now, now.Add(p.Settings.Outbound.Timeout+30*time.Second), batch)
 		if err != nil || len(due) == 0 {
@@ -136,9 +134,9 @@ func (p *Plane) deliverDue(ctx context.Context, client *http.Client) (OutboundRe
 }
 
 // attempt sends a message once and says what came of it.
-func (p *Plane) attempt(ctx context.Context, client *http.Client, e *model.Endpoint, m *model.Message) *model.Attempt {
-	now := p.now()
-	a := &model.Attempt{ID: NewID[model.AttemptID](), MessageID: m.ID, EndpointID: e.ID, TenantID: m.TenantID, At: now,
+func (p *Outbound) attempt(ctx context.Context, client *http.Client, e *model.Endpoint, m *model.Message) *model.Attempt {
+	now := p.Now()
+	a := &model.Attempt{ID: core.NewID[model.AttemptID](), MessageID: m.ID, EndpointID: e.ID, TenantID: m.TenantID, At: now,
 		Redelivery: m.Redelivery}
 	sig, err := p.sign(e, m, now)
 	if err != nil {
@@ -179,7 +177,7 @@ func (p *Plane) attempt(ctx context.Context, client *http.Client, e *model.Endpo
 // sign is the webhook-signature header: HMAC-SHA256 of
 // "id.timestamp.body" under the endpoint's secret (and, during a
 // rotation's overlap, under the old one too), as Standard Webhooks say.
-func (p *Plane) sign(e *model.Endpoint, m *model.Message, at time.Time) (string, error) {
+func (p *Outbound) sign(e *model.Endpoint, m *model.Message, at time.Time) (string, error) {
 	secrets := []string{e.Secret}
 	if e.OldSecret != "" && e.OldSecretUntil != nil && at.Before(*e.OldSecretUntil) {
 		secrets = append(secrets, e.OldSecret)
@@ -187,7 +185,7 @@ func (p *Plane) sign(e *model.Endpoint, m *model.Message, at time.Time) (string,
 	content := "msg_" + string(m.ID) + "." + strconv.FormatInt(at.Unix(), 10) + "." + string(m.Payload)
 	var out []string
 	for _, sealed := range secrets {
-		plain, err := p.box.Open(sealed, e.Binding())
+		plain, err := p.Box().Open(sealed, e.Binding())
 		if err != nil {
 			return "", fmt.Errorf("the endpoint's secret cannot be opened with this control plane's master keys: %w", err)
 		}
@@ -231,9 +229,9 @@ func excerpt(b []byte) string {
 // recordAttempt stores an attempt and moves its message on: DELIVERED; or
 // tried again later, backing off; or, past the retry window, FAILED with
 // its endpoint disabled (audited as the control plane's own change).
-func (p *Plane) recordAttempt(ctx context.Context, m *model.Message, a *model.Attempt) (model.MessageStatus, error) {
+func (p *Outbound) recordAttempt(ctx context.Context, m *model.Message, a *model.Attempt) (model.MessageStatus, error) {
 	var status model.MessageStatus
-	err := p.InTx(ctx, func(q *Txn) error {
+	err := p.InTx(ctx, func(q *core.Txn) error {
 		cur, err := store.Messages.GetForUpdate(ctx, q, m.ID)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // its endpoint was deleted meanwhile
@@ -244,7 +242,7 @@ func (p *Plane) recordAttempt(ctx context.Context, m *model.Message, a *model.At
 		if err := store.Attempts.Insert(ctx, q, a); err != nil {
 			return err
 		}
-		now := p.now()
+		now := p.Now()
 		cur.Attempts++
 		cur.LeaseUntil, cur.Redelivery = nil, false
 		switch {
@@ -270,7 +268,7 @@ func (p *Plane) recordAttempt(ctx context.Context, m *model.Message, a *model.At
 // backoff is the wait before attempt n+1: doubling from BackoffMin to
 // BackoffMax, then jittered to between half and all of it, so that many
 // endpoints failing together do not retry together.
-func (p *Plane) backoff(n int) time.Duration {
+func (p *Outbound) backoff(n int) time.Duration {
 	d := p.Settings.Outbound.BackoffMin << min(n-1, 30)
 	if d <= 0 || d > p.Settings.Outbound.BackoffMax {
 		d = p.Settings.Outbound.BackoffMax
@@ -280,7 +278,7 @@ func (p *Plane) backoff(n int) time.Duration {
 
 // disableFailing disables an endpoint every attempt of whose message
 // failed for the retry window.
-func (p *Plane) disableFailing(ctx context.Context, q *Txn, m *model.Message, a *model.Attempt) error {
+func (p *Outbound) disableFailing(ctx context.Context, q *core.Txn, m *model.Message, a *model.Attempt) error {
 	e, err := store.Endpoints.GetForUpdate(ctx, q, m.EndpointID)
 	if err != nil {
 		return err
@@ -288,7 +286,7 @@ func (p *Plane) disableFailing(ctx context.Context, q *Txn, m *model.Message, a 
 	if !e.Enabled {
 		return nil
 	}
-	now := p.now()
+	now := p.Now()
 	e.Enabled, e.DisabledAt = false, &now
 	e.DisabledReason = fmt.Sprintf("every attempt to deliver message msg_%s failed for %s (%d attempts; the last: %s)",
 		m.ID, p.Settings.Outbound.RetryWindow, m.Attempts, a.Error)
@@ -297,8 +295,8 @@ func (p *Plane) disableFailing(ctx context.Context, q *Txn, m *model.Message, a 
 	if err := store.UpdateEndpoint(ctx, q, e); err != nil {
 		return err
 	}
-	ev := &Audit{AuditEvent: &model.AuditEvent{TenantID: e.TenantID, ClientAddress: "webhook sender", CreatedAt: now,
+	ev := &core.Audit{AuditEvent: &model.AuditEvent{TenantID: e.TenantID, ClientAddress: "webhook sender", CreatedAt: now,
 		Details: map[string]any{"reason": e.DisabledReason, "messageId": string(m.ID), "url": e.URL}}}
-	Target(ev, ActEndpointFailing, "WebhookEndpoint", string(e.ID))
+	core.Target(ev, core.ActEndpointFailing, "WebhookEndpoint", string(e.ID))
 	return store.InsertAudit(ctx, q, ev.AuditEvent)
 }

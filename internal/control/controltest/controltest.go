@@ -1,0 +1,136 @@
+// Package controltest builds a control plane for the tests of the control
+// layer's packages: the embedded store in a temporary directory, counted
+// statement by statement, with one bootstrapped tenant whose admin acts
+// with an API token, a project, a service with an image, a cluster and an
+// environment placed on it. No API, no network.
+package controltest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/control"
+	"github.com/nebulactrl/nebula/internal/control/core"
+	"github.com/nebulactrl/nebula/internal/control/people"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
+	"github.com/nebulactrl/nebula/internal/store/sqlite"
+)
+
+// Shop is a plane with one tenant and what it deploys.
+type Shop struct {
+	P  *control.Plane
+	St *store.Store
+	// Statements counts what reaches the database.
+	Statements *Counting
+	Boot       *people.Bootstrapped
+	// Admin acts as the tenant's bootstrap admin.
+	Admin   context.Context
+	Project *model.Project
+	Svc     *model.Service
+	Env     *model.Environment
+	Cluster *model.Cluster
+}
+
+// New is a Shop on a fresh embedded store; opts configure the plane.
+func New(t testing.TB, opts ...core.Option) *Shop {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "shop.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Shop{Statements: &Counting{Driver: db}}
+	s.St = store.New(s.Statements)
+	t.Cleanup(s.St.Close)
+	if _, err := s.St.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s.P, err = control.New(s.St, slog.New(slog.NewTextHandler(io.Discard, nil)), opts...); err != nil {
+		t.Fatal(err)
+	}
+	if s.Boot, err = s.P.People.Bootstrap(ctx, "acme", "admin@acme.test"); err != nil {
+		t.Fatal(err)
+	}
+	s.Admin = s.As(t, s.Boot.Secret)
+	if s.Project, err = s.P.CreateProject(s.Admin, s.Boot.Tenant.ID, "shop", ""); err != nil {
+		t.Fatal(err)
+	}
+	image, name := "registry.example.com/shop/api", "prod"
+	if s.Svc, err = s.P.CreateService(s.Admin, s.Project.ID, core.ServiceInput{Name: "api", Image: &image,
+		Processes: []model.Process{{Name: "web", Command: []string{"/api"}, Replicas: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Cluster, _, err = s.P.RegisterCluster(s.Admin, s.Boot.Tenant.ID, "eu-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if s.Env, err = s.P.CreateEnvironment(s.Admin, s.Project.ID, core.EnvironmentInput{Name: &name}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// As is a context acting with an API token's secret.
+func (s *Shop) As(t testing.TB, secret string) context.Context {
+	t.Helper()
+	actor, err := s.P.People.Authenticate(context.Background(), secret, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return authz.WithActor(context.Background(), actor)
+}
+
+// Deploy deploys the service to the environment with the image digest of n.
+func (s *Shop) Deploy(t testing.TB, n int) (*model.Release, *model.Deployment) {
+	t.Helper()
+	rel, d, err := s.P.Deploy(s.Admin, s.Svc.ID, s.Env.ID, Digest(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rel, d
+}
+
+// Digest is an image digest, a different one for each n.
+func Digest(n int) string {
+	const hex = "0123456789abcdef"
+	b := []byte("sha256:")
+	for i := range 64 {
+		b = append(b, hex[(n+i)%16])
+	}
+	return string(b)
+}
+
+// Counting is a database driver that counts the statements and
+// transactions that reach it.
+type Counting struct {
+	store.Driver
+	n atomic.Int64
+}
+
+// N is the count so far.
+func (c *Counting) N() int64 { return c.n.Load() }
+
+func (c *Counting) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	c.n.Add(1)
+	return c.Driver.Exec(ctx, sql, args...)
+}
+
+func (c *Counting) Query(ctx context.Context, sql string, args ...any) (store.Rows, error) {
+	c.n.Add(1)
+	return c.Driver.Query(ctx, sql, args...)
+}
+
+func (c *Counting) Begin(ctx context.Context) (store.Tx, error) {
+	c.n.Add(1)
+	return c.Driver.Begin(ctx)
+}
+
+func (c *Counting) BeginRead(ctx context.Context) (store.Tx, error) {
+	c.n.Add(1)
+	return c.Driver.BeginRead(ctx)
+}

@@ -1,0 +1,16 @@
+// Package outbound holds outbound webhooks: the endpoints a tenant or
+// project sends its events to, their secrets, the messages written in the
+// same transaction as the change they tell of (the core's emit), and the
+// sender that delivers them, signed, retried with backoff, and disabled
+// when an endpoint keeps failing.
+package outbound
+
+import "github.com/nebulactrl/nebula/internal/control/core"
+
+// Outbound is the domain of outbound webhooks, over the core.
+type Outbound struct {
+	*core.Plane
+}
+
+// New is the outbound webhooks' domain over c.
+func New(c *core.Plane) *Outbound { return &Outbound{Plane: c} }
