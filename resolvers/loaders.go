@@ -88,7 +88,7 @@ func newLoaders(p *control.Plane) *loaders {
 		tenants:      dataloadgen.NewMappedLoader(p.People.TenantsByIDs, w),
 		projects:     dataloadgen.NewMappedLoader(p.ProjectsByIDs, w),
 		environments: dataloadgen.NewMappedLoader(p.EnvironmentsByIDs, w),
-		clusters:     dataloadgen.NewMappedLoader(p.ClustersByIDs, w),
+		clusters:     dataloadgen.NewMappedLoader(p.Clusters.ClustersByIDs, w),
 		services:     dataloadgen.NewMappedLoader(p.ServicesByIDs, w),
 		releases:     dataloadgen.NewMappedLoader(p.ReleasesByIDs, w),
 		webhooks:     dataloadgen.NewMappedLoader(p.WebhooksByIDs, w),

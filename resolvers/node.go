@@ -42,9 +42,9 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 	case gid.Environment:
 		return nonNil(p.Environment(ctx, model.EnvironmentID(raw)))
 	case gid.Cluster:
-		return nonNil(p.Cluster(ctx, model.ClusterID(raw)))
+		return nonNil(p.Clusters.Cluster(ctx, model.ClusterID(raw)))
 	case gid.NamespaceTarget:
-		return nonNil(p.NamespaceTarget(ctx, model.NamespaceTargetID(raw)))
+		return nonNil(p.Clusters.NamespaceTarget(ctx, model.NamespaceTargetID(raw)))
 	case gid.Service:
 		return nonNil(p.Service(ctx, model.ServiceID(raw)))
 	case gid.Release:
@@ -54,9 +54,9 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 	case gid.AuditEvent:
 		return nonNil(p.AuditEvent(ctx, model.AuditEventID(raw)))
 	case gid.Command:
-		return nonNil(p.Command(ctx, model.CommandID(raw)))
+		return nonNil(p.Clusters.Command(ctx, model.CommandID(raw)))
 	case gid.ConnectToken:
-		return nonNil(p.ConnectToken(ctx, model.ConnectTokenID(raw)))
+		return nonNil(p.Clusters.ConnectToken(ctx, model.ConnectTokenID(raw)))
 	case gid.Variable:
 		return nonNil(p.Variable(ctx, model.VariableID(raw)))
 	case gid.Webhook:

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/clusters"
+
 	"github.com/nebulactrl/nebula/internal/control/outbound"
 
 	"github.com/nebulactrl/nebula/internal/control/people"
@@ -111,7 +113,7 @@ func (r *clusterResolver) Labels(ctx context.Context, obj *model.Cluster) ([]*mo
 }
 
 func (r *clusterResolver) Status(ctx context.Context, obj *model.Cluster) (model.ClusterStatus, error) {
-	return r.Plane.ClusterStatus(obj), nil
+	return r.Plane.Clusters.ClusterStatus(obj), nil
 }
 
 func (r *clusterResolver) NamespaceTargets(ctx context.Context, obj *model.Cluster, first *int, after *string) (*gqlmodel.NamespaceTargetConnection, error) {
@@ -119,7 +121,7 @@ func (r *clusterResolver) NamespaceTargets(ctx context.Context, obj *model.Clust
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.Plane.NamespaceTargets(ctx, obj, pg)
+	p, err := r.Plane.Clusters.NamespaceTargets(ctx, obj, pg)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +129,7 @@ func (r *clusterResolver) NamespaceTargets(ctx context.Context, obj *model.Clust
 }
 
 func (r *clusterResolver) LastHeartbeatAge(ctx context.Context, obj *model.Cluster) (*int, error) {
-	return r.Plane.HeartbeatAge(obj), nil
+	return r.Plane.Clusters.HeartbeatAge(obj), nil
 }
 
 func (r *clusterResolver) Inventory(ctx context.Context, obj *model.Cluster) (*protocol.Inventory, error) {
@@ -135,11 +137,11 @@ func (r *clusterResolver) Inventory(ctx context.Context, obj *model.Cluster) (*p
 }
 
 func (r *clusterResolver) ApplyErrors(ctx context.Context, obj *model.Cluster) (map[string]any, error) {
-	return core.ApplyErrorsOf(obj)
+	return clusters.ApplyErrorsOf(obj)
 }
 
 func (r *clusterResolver) ConnectTokens(ctx context.Context, obj *model.Cluster) ([]*model.ConnectToken, error) {
-	return r.Plane.ConnectTokens(ctx, obj)
+	return r.Plane.Clusters.ConnectTokens(ctx, obj)
 }
 
 func (r *clusterResolver) Commands(ctx context.Context, obj *model.Cluster, first *int, after *string) (*gqlmodel.CommandConnection, error) {
@@ -147,7 +149,7 @@ func (r *clusterResolver) Commands(ctx context.Context, obj *model.Cluster, firs
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.Plane.Commands(ctx, obj, pg)
+	p, err := r.Plane.Clusters.Commands(ctx, obj, pg)
 	if err != nil {
 		return nil, err
 	}
@@ -568,7 +570,7 @@ func (r *mutationResolver) RegisterCluster(ctx context.Context, input gqlmodel.R
 	var c *model.Cluster
 	var secret string
 	if err == nil {
-		c, secret, err = r.Plane.RegisterCluster(ctx, id, input.Name, labelsIn(input.Labels))
+		c, secret, err = r.Plane.Clusters.RegisterCluster(ctx, id, input.Name, labelsIn(input.Labels))
 	}
 	out := &gqlmodel.RegisterClusterPayload{Cluster: c}
 	if secret != "" {
@@ -580,14 +582,14 @@ func (r *mutationResolver) RegisterCluster(ctx context.Context, input gqlmodel.R
 
 func (r *mutationResolver) SetClusterLabels(ctx context.Context, input gqlmodel.SetClusterLabelsInput) (*gqlmodel.SetClusterLabelsPayload, error) {
 	c, ue, err := mutate(gid.Cluster, input.ClusterID, "clusterId", func(id model.ClusterID) (*model.Cluster, error) {
-		return r.Plane.SetClusterLabels(ctx, id, labelsIn(input.Labels))
+		return r.Plane.Clusters.SetClusterLabels(ctx, id, labelsIn(input.Labels))
 	})
 	return &gqlmodel.SetClusterLabelsPayload{Cluster: c, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) DeleteCluster(ctx context.Context, input gqlmodel.DeleteClusterInput) (*gqlmodel.DeleteClusterPayload, error) {
 	deleted, ue, err := remove(gid.Cluster, input.ClusterID, "clusterId", func(id model.ClusterID) error {
-		return r.Plane.DeleteCluster(ctx, id)
+		return r.Plane.Clusters.DeleteCluster(ctx, id)
 	})
 	return &gqlmodel.DeleteClusterPayload{DeletedClusterID: deleted, UserErrors: ue}, err
 }
@@ -597,7 +599,7 @@ func (r *mutationResolver) RegenerateConnectToken(ctx context.Context, input gql
 	var tok *model.ConnectToken
 	var secret string
 	if err == nil {
-		tok, secret, err = r.Plane.RegenerateConnectToken(ctx, id, input.ConfirmName)
+		tok, secret, err = r.Plane.Clusters.RegenerateConnectToken(ctx, id, input.ConfirmName)
 	}
 	out := &gqlmodel.RegenerateConnectTokenPayload{ConnectToken: tok}
 	if secret != "" {
@@ -609,7 +611,7 @@ func (r *mutationResolver) RegenerateConnectToken(ctx context.Context, input gql
 
 func (r *mutationResolver) RevokeConnectToken(ctx context.Context, input gqlmodel.RevokeConnectTokenInput) (*gqlmodel.RevokeConnectTokenPayload, error) {
 	tok, ue, err := mutate(gid.ConnectToken, input.ConnectTokenID, "connectTokenId", func(id model.ConnectTokenID) (*model.ConnectToken, error) {
-		return r.Plane.RevokeConnectToken(ctx, id)
+		return r.Plane.Clusters.RevokeConnectToken(ctx, id)
 	})
 	return &gqlmodel.RevokeConnectTokenPayload{ConnectToken: tok, UserErrors: ue}, err
 }
@@ -625,7 +627,7 @@ func (r *mutationResolver) QueueCommand(ctx context.Context, input gqlmodel.Queu
 		svc, err = decodeOptional[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
 	}
 	cmd, ue, err := afterArgs(err, func() (*model.Command, error) {
-		return r.Plane.QueueCommand(ctx, core.CommandInput{Cluster: cl, Kind: input.Kind, Environment: env,
+		return r.Plane.Clusters.QueueCommand(ctx, clusters.CommandInput{Cluster: cl, Kind: input.Kind, Environment: env,
 			Service: svc, Process: deref(input.Process, "")})
 	})
 	return &gqlmodel.QueueCommandPayload{Command: cmd, UserErrors: ue}, err
@@ -633,21 +635,21 @@ func (r *mutationResolver) QueueCommand(ctx context.Context, input gqlmodel.Queu
 
 func (r *mutationResolver) CreateNamespaceTarget(ctx context.Context, input gqlmodel.CreateNamespaceTargetInput) (*gqlmodel.CreateNamespaceTargetPayload, error) {
 	nt, ue, err := mutate(gid.Cluster, input.ClusterID, "clusterId", func(id model.ClusterID) (*model.NamespaceTarget, error) {
-		return r.Plane.CreateNamespaceTarget(ctx, id, input.Namespace, labelsIn(input.Labels))
+		return r.Plane.Clusters.CreateNamespaceTarget(ctx, id, input.Namespace, labelsIn(input.Labels))
 	})
 	return &gqlmodel.CreateNamespaceTargetPayload{NamespaceTarget: nt, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) SetNamespaceTargetLabels(ctx context.Context, input gqlmodel.SetNamespaceTargetLabelsInput) (*gqlmodel.SetNamespaceTargetLabelsPayload, error) {
 	nt, ue, err := mutate(gid.NamespaceTarget, input.NamespaceTargetID, "namespaceTargetId", func(id model.NamespaceTargetID) (*model.NamespaceTarget, error) {
-		return r.Plane.SetNamespaceTargetLabels(ctx, id, labelsIn(input.Labels))
+		return r.Plane.Clusters.SetNamespaceTargetLabels(ctx, id, labelsIn(input.Labels))
 	})
 	return &gqlmodel.SetNamespaceTargetLabelsPayload{NamespaceTarget: nt, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) DeleteNamespaceTarget(ctx context.Context, input gqlmodel.DeleteNamespaceTargetInput) (*gqlmodel.DeleteNamespaceTargetPayload, error) {
 	deleted, ue, err := remove(gid.NamespaceTarget, input.NamespaceTargetID, "namespaceTargetId", func(id model.NamespaceTargetID) error {
-		return r.Plane.DeleteNamespaceTarget(ctx, id)
+		return r.Plane.Clusters.DeleteNamespaceTarget(ctx, id)
 	})
 	return &gqlmodel.DeleteNamespaceTargetPayload{DeletedNamespaceTargetID: deleted, UserErrors: ue}, err
 }
@@ -1222,7 +1224,7 @@ func (r *subscriptionResolver) ClusterStatus(ctx context.Context, clusterID stri
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.Plane.Cluster(ctx, id); err != nil {
+	if _, err := r.Plane.Clusters.Cluster(ctx, id); err != nil {
 		return nil, err
 	}
 	return clusterStatus(ctx, r.Plane, id), nil
@@ -1342,7 +1344,7 @@ func (r *tenantResolver) Clusters(ctx context.Context, obj *model.Tenant, first 
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.Plane.Clusters(ctx, obj.ID, pg)
+	p, err := r.Plane.Clusters.Clusters(ctx, obj.ID, pg)
 	if err != nil {
 		return nil, err
 	}

@@ -510,7 +510,7 @@ func clusterStatus(ctx context.Context, p *control.Plane, id model.ClusterID) <-
 	}
 	var last *shown
 	follow(ctx, p.Bus(), []string{bus.Cluster(string(id))}, func(ctx context.Context) (bool, error) {
-		c, err := p.Cluster(ctx, id)
+		c, err := p.Clusters.Cluster(ctx, id)
 		if err != nil {
 			return true, err
 		}
@@ -518,7 +518,7 @@ func clusterStatus(ctx context.Context, p *control.Plane, id model.ClusterID) <-
 		if err != nil {
 			return true, err
 		}
-		now := shown{p.ClusterStatus(c), c.LastHeartbeatAt, c.DesiredRevision, c.AppliedRevision, drift}
+		now := shown{p.Clusters.ClusterStatus(c), c.LastHeartbeatAt, c.DesiredRevision, c.AppliedRevision, drift}
 		if last != nil && last.status == now.status && last.desired == now.desired && last.applied == now.applied && last.drift == now.drift &&
 			(last.heartbeat == nil) == (now.heartbeat == nil) && (now.heartbeat == nil || last.heartbeat.Equal(*now.heartbeat)) {
 			return false, nil

@@ -74,7 +74,7 @@ func Seed(ctx context.Context, plane *control.Plane, size Size) (*Seeded, error)
 	if _, err := plane.People.SetTenantPlan(ctx, tenant, model.PlanEnterprise); err != nil {
 		return nil, fmt.Errorf("setting the plan: %w", err)
 	}
-	if _, _, err := plane.RegisterCluster(ctx, tenant, "prod-eu-1",
+	if _, _, err := plane.Clusters.RegisterCluster(ctx, tenant, "prod-eu-1",
 		[]model.Label{ProdLabel, {Key: "region", Value: "eu"}}); err != nil {
 		return nil, fmt.Errorf("registering the cluster: %w", err)
 	}

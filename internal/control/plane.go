@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/control/clusters"
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/control/outbound"
 	"github.com/nebulactrl/nebula/internal/control/people"
@@ -22,6 +23,8 @@ type Plane struct {
 	People *people.People
 	// Outbound: webhook endpoints, their messages and the sender.
 	Outbound *outbound.Outbound
+	// Clusters: clusters, namespace targets, connect tokens, commands.
+	Clusters *clusters.Clusters
 }
 
 // New wires the control plane over a migrated store.
@@ -30,7 +33,7 @@ func New(st *store.Store, log *slog.Logger, opts ...core.Option) (*Plane, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Plane{Plane: c, People: people.New(c), Outbound: outbound.New(c)}, nil
+	return &Plane{Plane: c, People: people.New(c), Outbound: outbound.New(c), Clusters: clusters.New(c)}, nil
 }
 
 // Bus is what subscribers follow (nil without a plane).

@@ -152,7 +152,7 @@ func seedFleet(tb testing.TB, st *store.Store, n int, viaPlane bool) *seeded {
 	}
 	t := time.Now()
 	for i := range n {
-		c, secret, err := plane.RegisterCluster(admin, sd.tenant, clusterName(i),
+		c, secret, err := plane.Clusters.RegisterCluster(admin, sd.tenant, clusterName(i),
 			[]model.Label{{Key: "fleet", Value: "edge"}, {Key: "name", Value: clusterName(i)}})
 		if err != nil {
 			tb.Fatal(err)

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nebulactrl/nebula/internal/control/core"
+	"github.com/nebulactrl/nebula/internal/control/clusters"
+
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -43,7 +44,7 @@ func TestCommandsDurable(t *testing.T) {
 	r := newRig(t)
 	id, tok := r.cluster(t, "edge")
 	other, otherTok := r.cluster(t, "other")
-	cmd, err := r.plane.QueueCommand(r.ctx, core.CommandInput{Cluster: id, Kind: model.CommandResync})
+	cmd, err := r.plane.Clusters.QueueCommand(r.ctx, clusters.CommandInput{Cluster: id, Kind: model.CommandResync})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestCommandsDurable(t *testing.T) {
 	waitFor(t, "the heartbeat after the second ack is stored", func() bool { return strings.Contains(r.clusterRow(t, id).Inventory, "after-second-ack") })
 	// A command queued now reaches the live session at once; a later ack
 	// of the first one did not move it.
-	cmd2, err := r.plane.QueueCommand(r.ctx, core.CommandInput{Cluster: id, Kind: model.CommandCollectDiagnostics})
+	cmd2, err := r.plane.Clusters.QueueCommand(r.ctx, clusters.CommandInput{Cluster: id, Kind: model.CommandCollectDiagnostics})
 	if err != nil {
 		t.Fatal(err)
 	}

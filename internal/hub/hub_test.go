@@ -99,7 +99,7 @@ func newRig(t *testing.T, tune ...func(*config.Config)) *rig {
 // on it, so that its desired state has something in it.
 func (r *rig) cluster(t *testing.T, name string) (model.ClusterID, string) {
 	t.Helper()
-	c, secret, err := r.plane.RegisterCluster(r.ctx, r.tenant, name, []model.Label{{Key: "name", Value: name}})
+	c, secret, err := r.plane.Clusters.RegisterCluster(r.ctx, r.tenant, name, []model.Label{{Key: "name", Value: name}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestTokensRefusedBeforeUpgrade(t *testing.T) {
 	r := newRig(t)
 	a, tokA := r.cluster(t, "a")
 	_, tokB := r.cluster(t, "b")
-	regen, _, err := r.plane.RegenerateConnectToken(r.ctx, a, "a")
+	regen, _, err := r.plane.Clusters.RegenerateConnectToken(r.ctx, a, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,12 +245,12 @@ func TestTokensRefusedBeforeUpgrade(t *testing.T) {
 	r.clock.Advance(time.Hour + time.Second)
 
 	revoked := func() string {
-		c, s, err := r.plane.RegisterCluster(r.ctx, r.tenant, "c", nil)
+		c, s, err := r.plane.Clusters.RegisterCluster(r.ctx, r.tenant, "c", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		toks, _ := r.plane.ConnectTokens(r.ctx, c)
-		if _, err := r.plane.RevokeConnectToken(r.ctx, toks[0].ID); err != nil {
+		toks, _ := r.plane.Clusters.ConnectTokens(r.ctx, c)
+		if _, err := r.plane.Clusters.RevokeConnectToken(r.ctx, toks[0].ID); err != nil {
 			t.Fatal(err)
 		}
 		return s
@@ -433,7 +433,7 @@ func TestSessionEndsWithItsGraceWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	hello(t, c, 0)
-	if _, _, err := r.plane.RegenerateConnectToken(r.ctx, id, "edge"); err != nil {
+	if _, _, err := r.plane.Clusters.RegenerateConnectToken(r.ctx, id, "edge"); err != nil {
 		t.Fatal(err)
 	}
 	closed := make(chan error, 1)
@@ -498,11 +498,11 @@ func TestRevokeAndSupersede(t *testing.T) {
 		t.Errorf("first session closed with %d, want %d", code, protocol.CloseSuperseded)
 	}
 	cl := r.clusterRow(t, id)
-	toks, err := r.plane.ConnectTokens(r.ctx, cl)
+	toks, err := r.plane.Clusters.ConnectTokens(r.ctx, cl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.plane.RevokeConnectToken(r.ctx, toks[0].ID); err != nil {
+	if _, err := r.plane.Clusters.RevokeConnectToken(r.ctx, toks[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	if code, _ := closeCode(t, second); code != protocol.CloseUnauthorized {

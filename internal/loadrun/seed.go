@@ -118,7 +118,7 @@ func (sd *Seeded) seedTenant(ctx context.Context, plane *control.Plane, t int, t
 	}
 	for i := from; i < to; i++ {
 		name := fmt.Sprintf("load-%04d", i)
-		c, token, err := plane.RegisterCluster(ctx, tenant, name, []model.Label{{Key: "name", Value: name}, {Key: "fleet", Value: "load"}})
+		c, token, err := plane.Clusters.RegisterCluster(ctx, tenant, name, []model.Label{{Key: "name", Value: name}, {Key: "fleet", Value: "load"}})
 		if err != nil {
 			return fmt.Errorf("registering cluster %s: %w", name, err)
 		}

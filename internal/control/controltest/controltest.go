@@ -66,7 +66,7 @@ func New(t testing.TB, opts ...core.Option) *Shop {
 		Processes: []model.Process{{Name: "web", Command: []string{"/api"}, Replicas: 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	if s.Cluster, _, err = s.P.RegisterCluster(s.Admin, s.Boot.Tenant.ID, "eu-1", nil); err != nil {
+	if s.Cluster, _, err = s.P.Clusters.RegisterCluster(s.Admin, s.Boot.Tenant.ID, "eu-1", nil); err != nil {
 		t.Fatal(err)
 	}
 	if s.Env, err = s.P.CreateEnvironment(s.Admin, s.Project.ID, core.EnvironmentInput{Name: &name}); err != nil {

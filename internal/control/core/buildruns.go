@@ -26,11 +26,11 @@ func (p *Plane) startBuild(ctx context.Context, q *Txn, s *model.Service, envID 
 	if err != nil {
 		return nil, err
 	}
-	clusters, targets, err := p.tenantTargets(ctx, q, s.TenantID)
+	clusters, targets, err := p.TenantTargets(ctx, q, s.TenantID)
 	if err != nil {
 		return nil, err
 	}
-	pl := place(env, clusters, targets)
+	pl := PlaceEnv(env, clusters, targets)
 	if pl.Cluster == nil {
 		return nil, Invalid(fmt.Sprintf("environment %s has no single cluster to build on: %s", env.Name, pl.Reason))
 	}

@@ -352,11 +352,11 @@ func DeployPerm(env *model.Environment) authz.Perm {
 // placement problem is reported.
 func (p *Plane) StartDeployment(ctx context.Context, q *Txn, ev *Audit, a *authz.Actor, action Action,
 	rel *model.Release, env *model.Environment, why string, field ...string) (*model.Deployment, error) {
-	clusters, targets, err := p.tenantTargets(ctx, q, rel.TenantID)
+	clusters, targets, err := p.TenantTargets(ctx, q, rel.TenantID)
 	if err != nil {
 		return nil, err
 	}
-	pl := place(env, clusters, targets)
+	pl := PlaceEnv(env, clusters, targets)
 	if pl.Cluster == nil {
 		what := "no single target"
 		if len(pl.Candidates) == 0 {

@@ -328,3 +328,22 @@ func Committed[T any](v *T, err error) (*T, error) {
 	}
 	return v, nil
 }
+
+// Publisher hears, after commit, which clusters got a new desired revision
+// and which connect tokens stopped being valid. The agent hub is one.
+type Publisher interface {
+	Published(bumped []Bumped)
+	TokensRevoked(cluster model.ClusterID, tokens []model.ConnectTokenID)
+	CommandQueued(cluster model.ClusterID)
+}
+
+// WithPublisher tells the plane whom to notify after commits.
+func WithPublisher(pub Publisher) Option { return func(p *Plane) { p.pub = pub } }
+
+// SetPublisher attaches the publisher after construction (the hub needs
+// the plane first).
+func (p *Plane) SetPublisher(pub Publisher) { p.pub = pub }
+
+// Publisher is what tells this replica's connected agents (nil without
+// one, as in tests and jobs-only processes).
+func (p *Plane) Publisher() Publisher { return p.pub }

@@ -31,3 +31,6 @@ func HashToken(secret string) []byte {
 	h := sha256.Sum256([]byte(secret))
 	return h[:]
 }
+
+// ConnectTokenPrefix starts every cluster connect token.
+const ConnectTokenPrefix = "nbc_"

@@ -107,13 +107,6 @@ func auditConfig(ev *Audit, cfg model.ServiceConfig, vars []VariableInput) {
 	}
 }
 
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
 func (p *Plane) UpdateService(ctx context.Context, id model.ServiceID, in ServiceInput) (*model.Service, error) {
 	return p.updateService(ctx, nil, id, in)
 }

@@ -190,3 +190,6 @@ const DefaultStallAfter = 10 * time.Minute
 // WithStallAfter sets how long a rollout may make no progress before the
 // stall job flags it.
 func WithStallAfter(d time.Duration) Option { return func(p *Plane) { p.Settings.StallAfter = d } }
+
+// WithClock replaces the clock, for tests of time windows.
+func WithClock(now func() time.Time) Option { return func(p *Plane) { p.now = now } }

@@ -231,3 +231,10 @@ func Changed[T comparable](ev *Audit, key string, dst *T, v *T) {
 	ev.Details[key] = map[string]any{"from": *dst, "to": *v}
 	*dst = *v
 }
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,9 +1,11 @@
-package core
+package clusters
 
 import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
@@ -27,8 +29,8 @@ type CommandInput struct {
 // when the agent is connected, and survives disconnections and restarts
 // until acknowledged. Restarting a process is the service's editors' to
 // ask; the cluster-wide commands are tenant admins'.
-func (p *Plane) QueueCommand(ctx context.Context, in CommandInput) (*model.Command, error) {
-	cl, err := Get(ctx, p, p.Querier(ctx), store.Clusters, in.Cluster, authz.ClusterRead)
+func (p *Clusters) QueueCommand(ctx context.Context, in CommandInput) (*model.Command, error) {
+	cl, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Clusters, in.Cluster, authz.ClusterRead)
 	if err != nil {
 		return nil, err
 	}
@@ -40,24 +42,24 @@ func (p *Plane) QueueCommand(ctx context.Context, in CommandInput) (*model.Comma
 			return nil, err
 		}
 	case model.CommandResync, model.CommandCollectDiagnostics:
-		if err := p.authz.CheckCtx(ctx, authz.ClusterManage, cl.Scope()); err != nil {
+		if err := p.Authorizer().CheckCtx(ctx, authz.ClusterManage, cl.Scope()); err != nil {
 			return nil, err
 		}
 		if in.Environment != nil || in.Service != nil || in.Process != "" {
-			return nil, Invalid(fmt.Sprintf("%s takes no environment, service or process", in.Kind), "input", "kind")
+			return nil, core.Invalid(fmt.Sprintf("%s takes no environment, service or process", in.Kind), "input", "kind")
 		}
 	default:
-		return nil, Invalid(fmt.Sprintf("unknown command kind %q", in.Kind), "input", "kind")
+		return nil, core.Invalid(fmt.Sprintf("unknown command kind %q", in.Kind), "input", "kind")
 	}
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
 	uid := a.User.ID
-	cmd := &model.Command{ID: NewID[model.CommandID](), TenantID: cl.TenantID, ClusterID: cl.ID, Kind: in.Kind, Args: args,
-		Status: model.CommandQueued, RequestedBy: &uid, CreatedAt: p.now(), UpdatedAt: p.now()}
-	err = p.Change(ctx, cl.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
-		Target(ev, ActClusterQueueCommand, "Cluster", string(cl.ID))
+	cmd := &model.Command{ID: core.NewID[model.CommandID](), TenantID: cl.TenantID, ClusterID: cl.ID, Kind: in.Kind, Args: args,
+		Status: model.CommandQueued, RequestedBy: &uid, CreatedAt: p.Now(), UpdatedAt: p.Now()}
+	err = p.Change(ctx, cl.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
+		core.Target(ev, core.ActClusterQueueCommand, "Cluster", string(cl.ID))
 		ev.Details["commandId"], ev.Details["kind"], ev.Details["args"] = string(cmd.ID), string(cmd.Kind), args
 		if err := store.Commands.Insert(ctx, q, cmd); err != nil {
 			return err
@@ -73,39 +75,39 @@ func (p *Plane) QueueCommand(ctx context.Context, in CommandInput) (*model.Comma
 	if err != nil {
 		return nil, err
 	}
-	if p.pub != nil {
-		p.pub.CommandQueued(cl.ID)
+	if p.Publisher() != nil {
+		p.Publisher().CommandQueued(cl.ID)
 	}
 	return cmd, nil
 }
 
 // restartArgs checks a restart request and names what to restart, and
 // the project it acts in.
-func (p *Plane) restartArgs(ctx context.Context, cl *model.Cluster, in CommandInput) (map[string]string, *model.ProjectID, error) {
+func (p *Clusters) restartArgs(ctx context.Context, cl *model.Cluster, in CommandInput) (map[string]string, *model.ProjectID, error) {
 	if in.Environment == nil || in.Service == nil || in.Process == "" {
-		return nil, nil, Invalid("RESTART_PROCESS needs environmentId, serviceId and process", "input", "kind")
+		return nil, nil, core.Invalid("RESTART_PROCESS needs environmentId, serviceId and process", "input", "kind")
 	}
-	svc, err := Get(ctx, p, p.Querier(ctx), store.Services, *in.Service, authz.ServiceManage)
+	svc, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Services, *in.Service, authz.ServiceManage)
 	if err != nil {
 		return nil, nil, err
 	}
-	env, err := Get(ctx, p, p.Querier(ctx), store.Environments, *in.Environment, authz.EnvironmentRead)
+	env, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Environments, *in.Environment, authz.EnvironmentRead)
 	if err != nil {
 		return nil, nil, err
 	}
 	if env.ProjectID != svc.ProjectID {
-		return nil, nil, Invalid("the environment belongs to another project than the service", "input", "environmentId")
+		return nil, nil, core.Invalid("the environment belongs to another project than the service", "input", "environmentId")
 	}
 	if !slices.ContainsFunc(svc.Processes, func(pr model.Process) bool { return pr.Name == in.Process }) {
-		return nil, nil, Invalid(fmt.Sprintf("service %s has no process %q", svc.Name, in.Process), "input", "process")
+		return nil, nil, core.Invalid(fmt.Sprintf("service %s has no process %q", svc.Name, in.Process), "input", "process")
 	}
-	clusters, targets, err := p.tenantTargets(ctx, p.Querier(ctx), cl.TenantID)
+	clusters, targets, err := p.TenantTargets(ctx, p.Querier(ctx), cl.TenantID)
 	if err != nil {
 		return nil, nil, err
 	}
-	pl := place(env, clusters, targets)
+	pl := core.PlaceEnv(env, clusters, targets)
 	if pl.Cluster == nil || pl.Cluster.ID != cl.ID {
-		return nil, nil, Invalid(fmt.Sprintf("environment %s does not run on cluster %s", env.Name, cl.Name), "input", "environmentId")
+		return nil, nil, core.Invalid(fmt.Sprintf("environment %s does not run on cluster %s", env.Name, cl.Name), "input", "environmentId")
 	}
 	ns := pl.Namespace
 	if ns == "" {
@@ -124,15 +126,15 @@ func (p *Plane) restartArgs(ctx context.Context, cl *model.Cluster, in CommandIn
 // and requester: it is listed only to those who may read the project, and
 // does not exist for the others. Cluster-wide commands are listed to every
 // tenant member; tenant admins see them all.
-func (p *Plane) Commands(ctx context.Context, cl *model.Cluster, pg store.PageArgs) (store.Page[model.Command], error) {
+func (p *Clusters) Commands(ctx context.Context, cl *model.Cluster, pg store.PageArgs) (store.Page[model.Command], error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return store.Page[model.Command]{}, err
 	}
-	if err := p.authz.Check(ctx, a, authz.ClusterRead, cl.Scope()); err != nil {
+	if err := p.Authorizer().Check(ctx, a, authz.ClusterRead, cl.Scope()); err != nil {
 		return store.Page[model.Command]{}, err
 	}
-	all := p.authz.Check(ctx, a, authz.ClusterManage, cl.Scope()) == nil
+	all := p.Authorizer().Check(ctx, a, authz.ClusterManage, cl.Scope()) == nil
 	var projects []model.ProjectID
 	if !all {
 		g, err := p.GrantsOf(ctx, a)
@@ -140,7 +142,7 @@ func (p *Plane) Commands(ctx context.Context, cl *model.Cluster, pg store.PageAr
 			return store.Page[model.Command]{}, err
 		}
 		for id := range g.Projects {
-			if p.authz.Check(ctx, a, authz.ProjectRead, model.Scope{Tenant: cl.TenantID, Project: id}) == nil {
+			if p.Authorizer().Check(ctx, a, authz.ProjectRead, model.Scope{Tenant: cl.TenantID, Project: id}) == nil {
 				projects = append(projects, id)
 			}
 		}
@@ -150,8 +152,8 @@ func (p *Plane) Commands(ctx context.Context, cl *model.Cluster, pg store.PageAr
 }
 
 // Command reads one command, visible as Commands lists it.
-func (p *Plane) Command(ctx context.Context, id model.CommandID) (*model.Command, error) {
-	cmd, err := Get(ctx, p, p.Querier(ctx), store.Commands, id, authz.ClusterRead)
+func (p *Clusters) Command(ctx context.Context, id model.CommandID) (*model.Command, error) {
+	cmd, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Commands, id, authz.ClusterRead)
 	if err != nil {
 		return nil, err
 	}
@@ -161,11 +163,11 @@ func (p *Plane) Command(ctx context.Context, id model.CommandID) (*model.Command
 	}
 	switch {
 	case project != nil:
-		err = p.authz.CheckCtx(ctx, authz.ProjectRead, model.Scope{Tenant: cmd.TenantID, Project: *project})
+		err = p.Authorizer().CheckCtx(ctx, authz.ProjectRead, model.Scope{Tenant: cmd.TenantID, Project: *project})
 	case cmd.Kind == model.CommandRestartProcess: // queued before commands recorded their project
-		err = p.authz.CheckCtx(ctx, authz.ClusterManage, cmd.Scope())
+		err = p.Authorizer().CheckCtx(ctx, authz.ClusterManage, cmd.Scope())
 	}
-	if IsDenied(err) {
+	if core.IsDenied(err) {
 		return nil, authz.ErrNotVisible
 	}
 	if err != nil {
