@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/agents"
+
 	"github.com/nebulactrl/nebula/graph"
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
 	"github.com/nebulactrl/nebula/internal/control"
@@ -399,12 +401,12 @@ func deliveryConn(ctx context.Context, p store.Page[model.WebhookDelivery]) *gql
 }
 
 // logArgs reads the environment and filter of a logs field.
-func logArgs(environmentID string, f *gqlmodel.LogFilter) (model.EnvironmentID, core.LogRead, error) {
+func logArgs(environmentID string, f *gqlmodel.LogFilter) (model.EnvironmentID, agents.LogRead, error) {
 	env, err := decode[model.EnvironmentID](gid.Environment, environmentID, "environmentId")
 	if err != nil || f == nil {
-		return env, core.LogRead{}, err
+		return env, agents.LogRead{}, err
 	}
-	read := core.LogRead{Since: deref(f.Since, time.Time{}), Until: deref(f.Until, time.Time{}), Text: deref(f.Text, ""),
+	read := agents.LogRead{Since: deref(f.Since, time.Time{}), Until: deref(f.Until, time.Time{}), Text: deref(f.Text, ""),
 		Stream: f.Stream, Pod: deref(f.Pod, "")}
 	if f.DeploymentID != nil {
 		if read.Deployment, err = decode[model.DeploymentID](gid.Deployment, *f.DeploymentID, "deploymentId"); err != nil {
@@ -415,13 +417,13 @@ func logArgs(environmentID string, f *gqlmodel.LogFilter) (model.EnvironmentID, 
 }
 
 // eventPage reads a page of events, newest first.
-func eventPage(ctx context.Context, p *control.Plane, read core.EventRead, first, before *int, typ *string) (*gqlmodel.KubeEventPage, error) {
+func eventPage(ctx context.Context, p *control.Plane, read agents.EventRead, first, before *int, typ *string) (*gqlmodel.KubeEventPage, error) {
 	n := deref(first, 50)
 	if n < 0 || n > 500 || deref(before, 0) < 0 {
 		return nil, core.Invalid("first must be between 0 and 500, before an event's number", "first")
 	}
 	read.Before, read.Type, read.Limit = int64(deref(before, 0)), deref(typ, ""), n+1
-	evs, err := p.KubeEvents(ctx, read)
+	evs, err := p.Agents.KubeEvents(ctx, read)
 	if err != nil {
 		return nil, err
 	}

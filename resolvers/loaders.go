@@ -91,9 +91,9 @@ func newLoaders(p *control.Plane) *loaders {
 		clusters:     dataloadgen.NewMappedLoader(p.Clusters.ClustersByIDs, w),
 		services:     dataloadgen.NewMappedLoader(p.ServicesByIDs, w),
 		releases:     dataloadgen.NewMappedLoader(p.ReleasesByIDs, w),
-		webhooks:     dataloadgen.NewMappedLoader(p.WebhooksByIDs, w),
-		deliveries:   dataloadgen.NewMappedLoader(p.DeliveriesByIDs, w),
-		builds:       dataloadgen.NewMappedLoader(p.BuildsByIDs, w),
+		webhooks:     dataloadgen.NewMappedLoader(p.Builds.WebhooksByIDs, w),
+		deliveries:   dataloadgen.NewMappedLoader(p.Builds.DeliveriesByIDs, w),
+		builds:       dataloadgen.NewMappedLoader(p.Builds.BuildsByIDs, w),
 	}
 }
 

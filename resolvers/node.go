@@ -60,11 +60,11 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 	case gid.Variable:
 		return nonNil(p.Variable(ctx, model.VariableID(raw)))
 	case gid.Webhook:
-		return nonNil(p.Webhook(ctx, model.WebhookID(raw)))
+		return nonNil(p.Builds.Webhook(ctx, model.WebhookID(raw)))
 	case gid.WebhookDelivery:
-		return nonNil(p.WebhookDelivery(ctx, model.WebhookDeliveryID(raw)))
+		return nonNil(p.Builds.WebhookDelivery(ctx, model.WebhookDeliveryID(raw)))
 	case gid.Build:
-		return nonNil(p.Build(ctx, model.BuildID(raw)))
+		return nonNil(p.Builds.Build(ctx, model.BuildID(raw)))
 	case gid.Endpoint:
 		return nonNil(p.Outbound.Endpoint(ctx, model.EndpointID(raw)))
 	case gid.Message:

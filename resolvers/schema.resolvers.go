@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/agents"
+
 	"github.com/nebulactrl/nebula/internal/control/clusters"
 
 	"github.com/nebulactrl/nebula/internal/control/outbound"
@@ -88,7 +90,7 @@ func (r *buildResolver) Log(ctx context.Context, obj *model.Build, first *int, a
 	if from < 0 {
 		return nil, core.Invalid("after must not be negative", "after")
 	}
-	lines, err := r.Plane.BuildLog(ctx, obj, from, n+1)
+	lines, err := r.Plane.Builds.BuildLog(ctx, obj, from, n+1)
 	if err != nil {
 		return nil, err
 	}
@@ -169,11 +171,11 @@ func (r *clusterResolver) Install(ctx context.Context, obj *model.Cluster) (*ins
 }
 
 func (r *clusterResolver) Events(ctx context.Context, obj *model.Cluster, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error) {
-	return eventPage(ctx, r.Plane, core.EventRead{Cluster: obj.ID}, first, before, typeArg)
+	return eventPage(ctx, r.Plane, agents.EventRead{Cluster: obj.ID}, first, before, typeArg)
 }
 
 func (r *clusterResolver) Drift(ctx context.Context, obj *model.Cluster, first *int) ([]*model.Drift, error) {
-	return ptrs(r.Plane.Drifts(ctx, obj.ID, "", "", deref(first, 20)))
+	return ptrs(r.Plane.Agents.Drifts(ctx, obj.ID, "", "", deref(first, 20)))
 }
 
 func (r *clusterResolver) Revisions(ctx context.Context, obj *model.Cluster, first *int, before *int) (*gqlmodel.RevisionPage, error) {
@@ -221,7 +223,7 @@ func (r *deploymentResolver) Release(ctx context.Context, obj *model.Deployment)
 }
 
 func (r *deploymentResolver) Build(ctx context.Context, obj *model.Deployment) (*model.Build, error) {
-	return r.Plane.BuildOf(ctx, obj)
+	return r.Plane.Builds.BuildOf(ctx, obj)
 }
 
 func (r *deploymentResolver) Environment(ctx context.Context, obj *model.Deployment) (*model.Environment, error) {
@@ -324,7 +326,7 @@ func (r *environmentResolver) Variables(ctx context.Context, obj *model.Environm
 }
 
 func (r *environmentResolver) Events(ctx context.Context, obj *model.Environment, first *int, before *int, typeArg *string, serviceID *string) (*gqlmodel.KubeEventPage, error) {
-	read := core.EventRead{Environment: obj.ID}
+	read := agents.EventRead{Environment: obj.ID}
 	if serviceID != nil {
 		var err error
 		if read.Service, err = decode[model.ServiceID](gid.Service, *serviceID, "serviceId"); err != nil {
@@ -693,7 +695,7 @@ func (r *mutationResolver) CreateWebhook(ctx context.Context, input gqlmodel.Cre
 	var w *model.Webhook
 	var secret string
 	if err == nil {
-		w, secret, err = r.Plane.CreateWebhook(ctx, proj, svc)
+		w, secret, err = r.Plane.Builds.CreateWebhook(ctx, proj, svc)
 	}
 	out := &gqlmodel.CreateWebhookPayload{Webhook: w}
 	if secret != "" {
@@ -708,7 +710,7 @@ func (r *mutationResolver) RotateWebhookSecret(ctx context.Context, input gqlmod
 	var w *model.Webhook
 	var secret string
 	if err == nil {
-		w, secret, err = r.Plane.RotateWebhookSecret(ctx, id)
+		w, secret, err = r.Plane.Builds.RotateWebhookSecret(ctx, id)
 	}
 	out := &gqlmodel.RotateWebhookSecretPayload{Webhook: w}
 	if secret != "" {
@@ -720,14 +722,14 @@ func (r *mutationResolver) RotateWebhookSecret(ctx context.Context, input gqlmod
 
 func (r *mutationResolver) DeleteWebhook(ctx context.Context, input gqlmodel.DeleteWebhookInput) (*gqlmodel.DeleteWebhookPayload, error) {
 	deleted, ue, err := remove(gid.Webhook, input.WebhookID, "webhookId", func(id model.WebhookID) error {
-		return r.Plane.DeleteWebhook(ctx, id)
+		return r.Plane.Builds.DeleteWebhook(ctx, id)
 	})
 	return &gqlmodel.DeleteWebhookPayload{DeletedWebhookID: deleted, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) RedeliverWebhookDelivery(ctx context.Context, input gqlmodel.RedeliverWebhookDeliveryInput) (*gqlmodel.RedeliverWebhookDeliveryPayload, error) {
 	d, ue, err := mutate(gid.WebhookDelivery, input.DeliveryID, "deliveryId", func(id model.WebhookDeliveryID) (*model.WebhookDelivery, error) {
-		return r.Plane.Redeliver(ctx, id)
+		return r.Plane.Builds.Redeliver(ctx, id)
 	})
 	return &gqlmodel.RedeliverWebhookDeliveryPayload{Delivery: d, UserErrors: ue}, err
 }
@@ -810,11 +812,11 @@ func (r *mutationResolver) Deploy(ctx context.Context, input gqlmodel.DeployInpu
 	case err != nil:
 	case input.Commit != nil:
 		if rel, dep, err = r.Plane.DeployCommit(ctx, svc, env, *input.Commit); err == nil {
-			b, err = r.Plane.BuildOf(ctx, dep)
+			b, err = r.Plane.Builds.BuildOf(ctx, dep)
 		}
 	case deref(input.BranchHead, false):
 		if rel, dep, err = r.Plane.DeployBranchHead(ctx, svc, env); err == nil {
-			b, err = r.Plane.BuildOf(ctx, dep)
+			b, err = r.Plane.Builds.BuildOf(ctx, dep)
 		}
 	default:
 		rel, dep, err = r.Plane.Deploy(ctx, svc, env, deref(input.ImageDigest, ""))
@@ -935,7 +937,7 @@ func (r *projectResolver) Variables(ctx context.Context, obj *model.Project) ([]
 }
 
 func (r *projectResolver) Webhooks(ctx context.Context, obj *model.Project) ([]*model.Webhook, error) {
-	return r.Plane.WebhooksOf(ctx, obj)
+	return r.Plane.Builds.WebhooksOf(ctx, obj)
 }
 
 func (r *projectResolver) WebhookEndpoints(ctx context.Context, obj *model.Project) ([]*model.Endpoint, error) {
@@ -1097,7 +1099,7 @@ func (r *serviceResolver) Git(ctx context.Context, obj *model.Service) (*gqlmode
 }
 
 func (r *serviceResolver) Webhook(ctx context.Context, obj *model.Service) (*model.Webhook, error) {
-	return r.Plane.WebhookOf(ctx, obj)
+	return r.Plane.Builds.WebhookOf(ctx, obj)
 }
 
 func (r *serviceResolver) Builds(ctx context.Context, obj *model.Service, first *int, after *string, environmentID *string) (*gqlmodel.BuildConnection, error) {
@@ -1113,7 +1115,7 @@ func (r *serviceResolver) Builds(ctx context.Context, obj *model.Service, first 
 		}
 		env = &id
 	}
-	p, err := r.Plane.Builds(ctx, obj, env, pg)
+	p, err := r.Plane.Builds.Builds(ctx, obj, env, pg)
 	if err != nil {
 		return nil, err
 	}
@@ -1132,10 +1134,10 @@ func (r *serviceResolver) Logs(ctx context.Context, obj *model.Service, environm
 	read.After, read.Before = int64(deref(after, 0)), int64(deref(before, 0))
 	read.Last = first == nil // the tail, unless paging forward
 	read.Limit = n + 1
-	if n < 0 || n > core.MaxLogPage || read.After < 0 || read.Before < 0 {
+	if n < 0 || n > agents.MaxLogPage || read.After < 0 || read.Before < 0 {
 		return nil, core.Invalid("first and last must be between 0 and 1000, after and before line numbers", "first")
 	}
-	lines, err := r.Plane.ServiceLogs(ctx, obj.ID, env, read)
+	lines, err := r.Plane.Agents.ServiceLogs(ctx, obj.ID, env, read)
 	if err != nil {
 		return nil, err
 	}
@@ -1161,7 +1163,7 @@ func (r *serviceResolver) Events(ctx context.Context, obj *model.Service, enviro
 	if err != nil {
 		return nil, err
 	}
-	return eventPage(ctx, r.Plane, core.EventRead{Environment: env, Service: obj.ID}, first, before, typeArg)
+	return eventPage(ctx, r.Plane, agents.EventRead{Environment: env, Service: obj.ID}, first, before, typeArg)
 }
 
 func (r *serviceResolver) Drift(ctx context.Context, obj *model.Service, environmentID string, first *int) ([]*model.Drift, error) {
@@ -1169,7 +1171,7 @@ func (r *serviceResolver) Drift(ctx context.Context, obj *model.Service, environ
 	if err != nil {
 		return nil, err
 	}
-	return ptrs(r.Plane.Drifts(ctx, "", env, obj.ID, deref(first, 20)))
+	return ptrs(r.Plane.Agents.Drifts(ctx, "", env, obj.ID, deref(first, 20)))
 }
 
 func (r *sessionResolver) Tenants(ctx context.Context, obj *model.Session) ([]*model.Tenant, error) {
@@ -1239,7 +1241,7 @@ func (r *subscriptionResolver) BuildLog(ctx context.Context, buildID string, aft
 	if from < 0 {
 		return nil, core.Invalid("after must not be negative", "after")
 	}
-	if _, err := r.Plane.Build(ctx, id); err != nil {
+	if _, err := r.Plane.Builds.Build(ctx, id); err != nil {
 		return nil, err
 	}
 	return buildLog(ctx, r.Plane, id, from), nil
@@ -1260,12 +1262,12 @@ func (r *subscriptionResolver) ServiceLogs(ctx context.Context, serviceID string
 	}
 	if after == nil && read.Since.IsZero() {
 		// Only new lines: start after the last one stored.
-		if read.After, err = r.Plane.LastLogLine(ctx, svc, env); err != nil {
+		if read.After, err = r.Plane.Agents.LastLogLine(ctx, svc, env); err != nil {
 			return nil, err
 		}
 	}
 	read.Limit = 500
-	if _, err := r.Plane.ServiceLogs(ctx, svc, env, core.LogRead{Limit: 0}); err != nil {
+	if _, err := r.Plane.Agents.ServiceLogs(ctx, svc, env, agents.LogRead{Limit: 0}); err != nil {
 		return nil, err
 	}
 	return serviceLogs(ctx, r.Plane, svc, env, read), nil
@@ -1276,7 +1278,7 @@ func (r *subscriptionResolver) KubeEvents(ctx context.Context, environmentID str
 	if err != nil {
 		return nil, err
 	}
-	read := core.EventRead{Environment: env, Limit: 1}
+	read := agents.EventRead{Environment: env, Limit: 1}
 	if serviceID != nil {
 		if read.Service, err = decode[model.ServiceID](gid.Service, *serviceID, "serviceId"); err != nil {
 			return nil, err
@@ -1286,7 +1288,7 @@ func (r *subscriptionResolver) KubeEvents(ctx context.Context, environmentID str
 		return nil, core.Invalid("after must be an event's number", "after")
 	}
 	// Checks access, and without after finds where new events start.
-	newest, err := r.Plane.KubeEvents(ctx, read)
+	newest, err := r.Plane.Agents.KubeEvents(ctx, read)
 	if err != nil {
 		return nil, err
 	}
@@ -1463,7 +1465,7 @@ func (r *webhookResolver) Deliveries(ctx context.Context, obj *model.Webhook, fi
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.Plane.WebhookDeliveries(ctx, obj, pg)
+	p, err := r.Plane.Builds.WebhookDeliveries(ctx, obj, pg)
 	if err != nil {
 		return nil, err
 	}

@@ -8,10 +8,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/agents"
+
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/control"
-	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -514,7 +515,7 @@ func clusterStatus(ctx context.Context, p *control.Plane, id model.ClusterID) <-
 		if err != nil {
 			return true, err
 		}
-		drift, err := p.ClusterDriftMark(ctx, id)
+		drift, err := p.Agents.ClusterDriftMark(ctx, id)
 		if err != nil {
 			return true, err
 		}
@@ -533,12 +534,12 @@ func clusterStatus(ctx context.Context, p *control.Plane, id model.ClusterID) <-
 func buildLog(ctx context.Context, p *control.Plane, id model.BuildID, after int64) <-chan *model.BuildLogLine {
 	out := newStream[*model.BuildLogLine](ctx)
 	follow(ctx, p.Bus(), []string{bus.Build(string(id))}, func(ctx context.Context) (bool, error) {
-		b, err := p.Build(ctx, id)
+		b, err := p.Builds.Build(ctx, id)
 		if err != nil {
 			return true, err
 		}
 		for {
-			lines, err := p.BuildLog(ctx, b, after, 500)
+			lines, err := p.Builds.BuildLog(ctx, b, after, 500)
 			if err != nil {
 				return true, err
 			}
@@ -562,11 +563,11 @@ func buildLog(ctx context.Context, p *control.Plane, id model.BuildID, after int
 // serviceLogs streams a service's lines in an environment after
 // read.After, each as it is stored; access is checked again on every read,
 // so a removed member's subscription ends.
-func serviceLogs(ctx context.Context, p *control.Plane, svc model.ServiceID, env model.EnvironmentID, read core.LogRead) <-chan *model.LogLine {
+func serviceLogs(ctx context.Context, p *control.Plane, svc model.ServiceID, env model.EnvironmentID, read agents.LogRead) <-chan *model.LogLine {
 	out := newStream[*model.LogLine](ctx)
 	follow(ctx, p.Bus(), []string{bus.Logs(string(env), string(svc))}, func(ctx context.Context) (bool, error) {
 		for {
-			lines, err := p.ServiceLogs(ctx, svc, env, read)
+			lines, err := p.Agents.ServiceLogs(ctx, svc, env, read)
 			if err != nil {
 				return true, err
 			}
@@ -586,11 +587,11 @@ func serviceLogs(ctx context.Context, p *control.Plane, svc model.ServiceID, env
 
 // kubeEvents streams an environment's (or a service's) events after
 // read.After, each as it is stored; access is checked on every read.
-func kubeEvents(ctx context.Context, p *control.Plane, read core.EventRead) <-chan *model.KubeEvent {
+func kubeEvents(ctx context.Context, p *control.Plane, read agents.EventRead) <-chan *model.KubeEvent {
 	out := newStream[*model.KubeEvent](ctx)
 	follow(ctx, p.Bus(), []string{bus.Events(string(read.Environment))}, func(ctx context.Context) (bool, error) {
 		for {
-			evs, err := p.KubeEvents(ctx, read)
+			evs, err := p.Agents.KubeEvents(ctx, read)
 			if err != nil {
 				return true, err
 			}

@@ -581,7 +581,7 @@ func (r *canaryRun) agentState(t *testing.T, box *seal.Box, checkHash bool) desi
 	if err != nil {
 		t.Fatal(err)
 	}
-	side, err := plane.AgentSideOf(ctx, cid)
+	side, err := plane.Agents.AgentSideOf(ctx, cid)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/agents"
+
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
@@ -246,9 +248,9 @@ func (e *Env) SecondPlane(t testing.TB, opts ...core.Option) *control.Plane {
 
 // AgentSide opens the control plane's side of cluster c's agent, for tests
 // that report as the agent without a session.
-func (e *Env) AgentSide(t testing.TB, c model.ClusterID) *core.AgentSide {
+func (e *Env) AgentSide(t testing.TB, c model.ClusterID) *agents.AgentSide {
 	t.Helper()
-	a, err := e.Plane.AgentSideOf(context.Background(), c)
+	a, err := e.Plane.Agents.AgentSideOf(context.Background(), c)
 	if err != nil {
 		t.Fatalf("opening cluster %s's agent side: %v", c, err)
 	}

@@ -48,7 +48,7 @@ func stageWhenUp(t *testing.T, f *Fixture, dep model.DeploymentID, stage string)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		side, err := f.Env.Plane.AgentSideOf(context.Background(), cl)
+		side, err := f.Env.Plane.Agents.AgentSideOf(context.Background(), cl)
 		if err == nil {
 			err = side.Stage(context.Background(), hub.StageOf(&protocol.Stage{
 				Deployment: string(dep), Stage: stage, Message: "agent: " + strings.ToLower(stage), At: time.Now()}))

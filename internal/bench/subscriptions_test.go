@@ -345,7 +345,7 @@ func openNebulaStages(tb testing.TB, k, n int) *stageTarget {
 	tb.Logf("replicas=%d: seeded %d deployments in %v, subscribed in %v", k, n,
 		seeded.Round(time.Millisecond), (time.Since(start) - seeded).Round(time.Millisecond))
 
-	side, err := reps[0].plane.AgentSideOf(context.Background(), deps[0].ClusterID)
+	side, err := reps[0].plane.Agents.AgentSideOf(context.Background(), deps[0].ClusterID)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 
 	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/control/agents"
+	"github.com/nebulactrl/nebula/internal/control/builds"
 	"github.com/nebulactrl/nebula/internal/control/clusters"
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/control/outbound"
@@ -25,6 +27,11 @@ type Plane struct {
 	Outbound *outbound.Outbound
 	// Clusters: clusters, namespace targets, connect tokens, commands.
 	Clusters *clusters.Clusters
+	// Builds: Git hooks and their deliveries, builds, their runs and logs.
+	Builds *builds.Builds
+	// Agents: the agents' side (AgentSide), and their logs, events and
+	// drift read back.
+	Agents *agents.Agents
 }
 
 // New wires the control plane over a migrated store.
@@ -33,7 +40,7 @@ func New(st *store.Store, log *slog.Logger, opts ...core.Option) (*Plane, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Plane{Plane: c, People: people.New(c), Outbound: outbound.New(c), Clusters: clusters.New(c)}, nil
+	return &Plane{Plane: c, People: people.New(c), Outbound: outbound.New(c), Clusters: clusters.New(c), Builds: builds.New(c), Agents: agents.New(c)}, nil
 }
 
 // Bus is what subscribers follow (nil without a plane).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/nebulactrl/nebula/internal/control/agents"
+
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -26,11 +28,11 @@ type deliveries struct {
 // Desired returns the desired revision of a's cluster and, when it is newer
 // than after, its state for delivery (secrets opened): what a session of
 // that cluster is sent.
-func (h *Hub) Desired(ctx context.Context, a *core.AgentSide, after int64) (int64, *desired.State, error) {
+func (h *Hub) Desired(ctx context.Context, a *agents.AgentSide, after int64) (int64, *desired.State, error) {
 	return h.deliveries.desired(ctx, a, after)
 }
 
-func (d *deliveries) desired(ctx context.Context, a *core.AgentSide, after int64) (int64, *desired.State, error) {
+func (d *deliveries) desired(ctx context.Context, a *agents.AgentSide, after int64) (int64, *desired.State, error) {
 	rev, err := a.DesiredRevision(ctx)
 	if err != nil || rev <= after {
 		return rev, nil, err

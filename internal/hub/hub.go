@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/agents"
+
 	"github.com/gorilla/websocket"
 
 	"github.com/nebulactrl/nebula/internal/control"
@@ -91,8 +93,8 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"missing connect token: send Authorization: Bearer nbc_…"}`, http.StatusUnauthorized)
 		return
 	}
-	side, err := h.plane.AuthenticateAgent(r.Context(), secret)
-	if errors.Is(err, core.ErrAgentUnauthorized) {
+	side, err := h.plane.Agents.AuthenticateAgent(r.Context(), secret)
+	if errors.Is(err, agents.ErrAgentUnauthorized) {
 		http.Error(w, `{"error":"invalid, expired or revoked connect token"}`, http.StatusUnauthorized)
 		return
 	}

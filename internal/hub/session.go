@@ -8,10 +8,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/agents"
+
 	"github.com/gorilla/websocket"
 
 	"github.com/nebulactrl/nebula/internal/bus"
-	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -26,7 +27,7 @@ type session struct {
 	conn *websocket.Conn
 	// side is the control plane as this cluster's agent sees it: every
 	// report goes through it, translated from the protocol here.
-	side    *core.AgentSide
+	side    *agents.AgentSide
 	cluster model.ClusterID
 	token   model.ConnectTokenID
 
@@ -253,7 +254,7 @@ func (s *session) run(ctx context.Context) {
 				s.close(protocol.CloseMalformed, "drift without the drift.v1 capability")
 				return
 			}
-			err = s.side.Drift(ctx, core.DriftIn{Kind: m.Kind, Namespace: m.Namespace, Name: m.Name, Fields: m.Fields,
+			err = s.side.Drift(ctx, agents.DriftIn{Kind: m.Kind, Namespace: m.Namespace, Name: m.Name, Fields: m.Fields,
 				Managers: m.Managers, Environment: model.EnvironmentID(m.Environment), Service: model.ServiceID(m.Service), At: m.At})
 		case *protocol.Hello:
 			s.close(protocol.CloseMalformed, "hello may only open a session")
@@ -504,7 +505,7 @@ func (s *session) buildReport(ctx context.Context, m *protocol.BuildReport) erro
 		return nil
 	}
 	_, err := s.side.BuildReport(ctx, BuildReportOf(m))
-	if errors.Is(err, core.ErrBuildLogGap) {
+	if errors.Is(err, agents.ErrBuildLogGap) {
 		s.hub.log.InfoContext(ctx, "a build report skipped log lines; sending the builds again", logCluster, s.cluster,
 			"build", m.ID)
 		s.mu.Lock()

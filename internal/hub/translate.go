@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/nebulactrl/nebula/internal/control/core"
+	"github.com/nebulactrl/nebula/internal/control/agents"
+
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 )
@@ -24,8 +25,8 @@ func (s *session) report(ctx context.Context, inv protocol.Inventory, applied in
 }
 
 // AppliedOf translates an apply acknowledgement.
-func AppliedOf(m *protocol.Ack) core.Applied {
-	out := core.Applied{Revision: m.Revision, OK: m.Result == protocol.ResultApplied}
+func AppliedOf(m *protocol.Ack) agents.Applied {
+	out := agents.Applied{Revision: m.Revision, OK: m.Result == protocol.ResultApplied}
 	for _, e := range m.Errors {
 		out.Errors = append(out.Errors, model.ObjectError{Object: e.Object, Message: e.Message})
 	}
@@ -33,28 +34,28 @@ func AppliedOf(m *protocol.Ack) core.Applied {
 }
 
 // CommandDoneOf translates a command acknowledgement.
-func CommandDoneOf(m *protocol.CommandAck) core.CommandDone {
-	return core.CommandDone{ID: model.CommandID(m.ID), Failed: m.Result == protocol.ResultFailed, Message: m.Message}
+func CommandDoneOf(m *protocol.CommandAck) agents.CommandDone {
+	return agents.CommandDone{ID: model.CommandID(m.ID), Failed: m.Result == protocol.ResultFailed, Message: m.Message}
 }
 
 // StageOf translates a stage report.
-func StageOf(m *protocol.Stage) core.StageReport {
-	return core.StageReport{Deployment: model.DeploymentID(m.Deployment), Stage: model.DeploymentStage(m.Stage), Message: m.Message}
+func StageOf(m *protocol.Stage) agents.StageReport {
+	return agents.StageReport{Deployment: model.DeploymentID(m.Deployment), Stage: model.DeploymentStage(m.Stage), Message: m.Message}
 }
 
 // BuildReportOf translates a build report.
-func BuildReportOf(m *protocol.BuildReport) core.BuildReport {
-	r := core.BuildReport{ID: model.BuildID(m.ID), From: m.From, Digest: m.Digest, Message: m.Message,
+func BuildReportOf(m *protocol.BuildReport) agents.BuildReport {
+	r := agents.BuildReport{ID: model.BuildID(m.ID), From: m.From, Digest: m.Digest, Message: m.Message,
 		Running: m.Status == protocol.BuildRunning, Succeeded: m.Status == protocol.BuildSucceeded,
 		Failed: m.Status == protocol.BuildFailed}
 	for _, l := range m.Lines {
-		r.Lines = append(r.Lines, core.LogLine{At: l.At, Text: l.Text})
+		r.Lines = append(r.Lines, agents.LogLine{At: l.At, Text: l.Text})
 	}
 	return r
 }
 
 // BuildsOf translates the builds a cluster should run.
-func BuildsOf(js []core.BuildJob) protocol.Builds {
+func BuildsOf(js []agents.BuildJob) protocol.Builds {
 	out := protocol.Builds{Builds: make([]protocol.BuildJob, len(js))}
 	for i, j := range js {
 		out.Builds[i] = protocol.BuildJob{ID: string(j.ID), Repository: j.Repository, Commit: j.Commit,
@@ -65,14 +66,14 @@ func BuildsOf(js []core.BuildJob) protocol.Builds {
 }
 
 // LogsOf translates the streams of a logs message.
-func LogsOf(m *protocol.Logs) []core.LogStreamIn {
-	out := make([]core.LogStreamIn, len(m.Streams))
+func LogsOf(m *protocol.Logs) []agents.LogStreamIn {
+	out := make([]agents.LogStreamIn, len(m.Streams))
 	for i, s := range m.Streams {
-		lines := make([]core.LogLine, len(s.Lines))
+		lines := make([]agents.LogLine, len(s.Lines))
 		for j, l := range s.Lines {
-			lines[j] = core.LogLine{At: l.At, Text: l.Text}
+			lines[j] = agents.LogLine{At: l.At, Text: l.Text}
 		}
-		out[i] = core.LogStreamIn{Environment: model.EnvironmentID(s.Environment), Service: model.ServiceID(s.Service),
+		out[i] = agents.LogStreamIn{Environment: model.EnvironmentID(s.Environment), Service: model.ServiceID(s.Service),
 			Release: s.Release, Process: s.Process, Namespace: s.Namespace, Pod: s.Pod, Container: s.Container,
 			Stderr: s.Stream == "stderr", Lines: lines, Gap: s.Gap}
 	}
@@ -81,10 +82,10 @@ func LogsOf(m *protocol.Logs) []core.LogStreamIn {
 
 // LogStreamKeysOf translates the streams a logPositions request asks
 // about.
-func LogStreamKeysOf(m *protocol.LogPositions) []core.LogStreamKey {
-	out := make([]core.LogStreamKey, len(m.Streams))
+func LogStreamKeysOf(m *protocol.LogPositions) []agents.LogStreamKey {
+	out := make([]agents.LogStreamKey, len(m.Streams))
 	for i, s := range m.Streams {
-		out[i] = core.LogStreamKey{Environment: model.EnvironmentID(s.Environment), Service: model.ServiceID(s.Service),
+		out[i] = agents.LogStreamKey{Environment: model.EnvironmentID(s.Environment), Service: model.ServiceID(s.Service),
 			Pod: s.Pod, Container: s.Container}
 	}
 	return out
@@ -106,10 +107,10 @@ func LogPositionsAnswer(m *protocol.LogPositions, ats []time.Time) protocol.LogP
 }
 
 // EventsOf translates the events of an events message.
-func EventsOf(m *protocol.Events) []core.EventIn {
-	out := make([]core.EventIn, len(m.Events))
+func EventsOf(m *protocol.Events) []agents.EventIn {
+	out := make([]agents.EventIn, len(m.Events))
 	for i, e := range m.Events {
-		out[i] = core.EventIn{UID: e.UID, Count: int(e.Count), Type: e.Type, Reason: e.Reason, Message: e.Message,
+		out[i] = agents.EventIn{UID: e.UID, Count: int(e.Count), Type: e.Type, Reason: e.Reason, Message: e.Message,
 			Namespace: e.Namespace, ObjectKind: e.ObjectKind, ObjectName: e.ObjectName, Source: e.Source, FirstAt: e.FirstAt,
 			LastAt: e.LastAt, Environment: model.EnvironmentID(e.Environment), Service: model.ServiceID(e.Service)}
 	}

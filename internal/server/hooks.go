@@ -5,7 +5,8 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/nebulactrl/nebula/internal/control/core"
+	"github.com/nebulactrl/nebula/internal/control/builds"
+
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -21,7 +22,7 @@ func (s *Server) receiveHook(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such webhook"})
 		return
 	}
-	in := core.Inbound{Header: r.Header}
+	in := builds.Inbound{Header: r.Header}
 	if r.ContentLength > webhook.MaxBody {
 		in.Oversized = true
 	} else {
@@ -35,7 +36,7 @@ func (s *Server) receiveHook(w http.ResponseWriter, r *http.Request) {
 	if in.Oversized {
 		in.Body = nil
 	}
-	d, why, err := s.plane.ReceiveWebhook(r.Context(), model.WebhookID(id), in)
+	d, why, err := s.plane.Builds.ReceiveWebhook(r.Context(), model.WebhookID(id), in)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such webhook"})
@@ -51,13 +52,13 @@ func (s *Server) receiveHook(w http.ResponseWriter, r *http.Request) {
 	}
 	status := http.StatusAccepted
 	switch why {
-	case core.RefusedUnknown, core.RefusedMalformed:
+	case builds.RefusedUnknown, builds.RefusedMalformed:
 		status = http.StatusBadRequest
-	case core.RefusedOversized:
+	case builds.RefusedOversized:
 		status = http.StatusRequestEntityTooLarge
-	case core.RefusedSignature:
+	case builds.RefusedSignature:
 		status = http.StatusUnauthorized
-	case core.RefusedReplay:
+	case builds.RefusedReplay:
 		status = http.StatusConflict
 	}
 	// The ids are the GraphQL API's, so the answer a provider shows on its

@@ -45,7 +45,7 @@ func (p *Plane) Advance(ctx context.Context, q *Txn, d *model.Deployment, stage 
 		TenantID: d.TenantID, Stage: stage, Blocker: d.Blocker, Message: msg, CreatedAt: now}); err != nil {
 		return err
 	}
-	return p.emitStage(ctx, q, d)
+	return p.EmitStage(ctx, q, d)
 }
 
 // queue records a new deployment's first event, replaces the requests of
@@ -68,7 +68,7 @@ func (p *Plane) RecordQueued(ctx context.Context, q *Txn, d *model.Deployment, w
 	if err := store.UpdateDeploymentStage(ctx, q, d); err != nil {
 		return err
 	}
-	if err := p.emitStage(ctx, q, d); err != nil {
+	if err := p.EmitStage(ctx, q, d); err != nil {
 		return err
 	}
 	return p.Note(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID)))
@@ -264,7 +264,7 @@ func (p *Plane) Cancel(ctx context.Context, id model.DeploymentID, reason string
 		ev.Details["stage"] = string(d.Stage)
 		if d.Stage == model.StageBuilding {
 			// Its build stops too: the agent deletes its Job.
-			if err := p.cancelBuildOf(ctx, q, d, "its deployment was cancelled by "+ActorName(a)); err != nil {
+			if err := p.CancelBuildOf(ctx, q, d, "its deployment was cancelled by "+ActorName(a)); err != nil {
 				return err
 			}
 		}

@@ -80,13 +80,6 @@ func hasSubject(ctx context.Context) bool {
 	return ok
 }
 
-// as gives the calls of an agent side its subject: the agent of its
-// cluster.
-func (a *AgentSide) as(ctx context.Context) context.Context { return As(ctx, SystemAgent(a.cluster)) }
-
-// q is an agent side's querier.
-func (a *AgentSide) q(ctx context.Context) store.Querier { return a.p.Querier(a.as(ctx)) }
-
 // q is the querier for reads outside a transaction, for the subject of
 // ctx.
 func (p *Plane) Querier(ctx context.Context) store.Querier {

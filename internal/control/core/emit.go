@@ -71,7 +71,7 @@ func deploymentData(d *model.Deployment) map[string]any {
 
 // emitStage tells endpoints a deployment reached its stage: always as a
 // stage change, and as an approval request or an end when it is one.
-func (p *Plane) emitStage(ctx context.Context, q *Txn, d *model.Deployment) error {
+func (p *Plane) EmitStage(ctx context.Context, q *Txn, d *model.Deployment) error {
 	proj := d.ProjectID
 	ev := outboundEvent{tenant: d.TenantID, project: &proj, kind: model.EventDeploymentStage, data: deploymentData(d)}
 	if err := p.emit(ctx, q, ev); err != nil {
@@ -92,7 +92,7 @@ func (p *Plane) emitStage(ctx context.Context, q *Txn, d *model.Deployment) erro
 }
 
 // emitBuildEnded tells endpoints a build ended.
-func (p *Plane) emitBuildEnded(ctx context.Context, q *Txn, b *model.Build) error {
+func (p *Plane) EmitBuildEnded(ctx context.Context, q *Txn, b *model.Build) error {
 	proj := b.ProjectID
 	data := map[string]any{"buildId": gid.Encode(gid.Build, b.ID), "projectId": gid.Encode(gid.Project, b.ProjectID),
 		"serviceId": gid.Encode(gid.Service, b.ServiceID), "environmentId": gid.Encode(gid.Environment, b.EnvironmentID),
@@ -105,7 +105,7 @@ func (p *Plane) emitBuildEnded(ctx context.Context, q *Txn, b *model.Build) erro
 
 // emitClusterStatus tells endpoints a cluster connected or disconnected,
 // once per change (whichever replica records it first).
-func (p *Plane) emitClusterStatus(ctx context.Context, q *Txn, c *model.Cluster, connected bool) error {
+func (p *Plane) EmitClusterStatus(ctx context.Context, q *Txn, c *model.Cluster, connected bool) error {
 	kind, status := model.EventClusterDisconnected, "DISCONNECTED"
 	if connected {
 		kind, status = model.EventClusterConnected, "CONNECTED"

@@ -35,6 +35,24 @@ type JobReport struct {
 	Skipped []string
 }
 
+// A Job is a background job: it runs once a pass, in a transaction that
+// holds the job's lock (a replica whose lock another holds skips it), as
+// the jobs' system subject, and counts what it did into the pass's report.
+// The core has its own; a domain adds its jobs when it is made (AddJob).
+type Job struct {
+	Name string
+	Run  func(ctx context.Context, q *Txn, rep *JobReport) error
+}
+
+// AddJob adds a domain's job to every pass, after those added before it.
+// It is called while the plane is made, before the jobs run.
+func (p *Plane) AddJob(j Job) {
+	if j.Run == nil {
+		return
+	}
+	p.jobs = append(p.jobs, j)
+}
+
 // RunJobs runs the jobs every interval until ctx ends.
 func (p *Plane) RunJobs(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
@@ -55,38 +73,47 @@ func (p *Plane) RunJobs(ctx context.Context, every time.Duration) {
 func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 	ctx = As(ctx, SystemJobs)
 	var rep JobReport
-	jobs := []struct {
-		name string
-		run  func(ctx context.Context, q *Txn) (int, error)
-		n    *int
-	}{
-		{"expire-approvals", p.expireApprovals, &rep.Expired},
-		{"flag-stalled", p.flagStalled, &rep.Stalled},
-		{"mark-disconnected", p.markDisconnected, &rep.Disconnected},
-		{"expire-idempotency-keys", p.expireKeys, &rep.Keys},
-		{"schedule-builds", p.scheduleBuilds, &rep.Builds},
-		{"expire-build-logs", p.expireBuildLogs, &rep.BuildLogLines},
-		{"log-retention", func(ctx context.Context, q *Txn) (int, error) { return p.logRetentionJob(ctx, q, &rep) }, &rep.LogsExpired},
-		{"expire-webhook-messages", p.expireMessages, &rep.Messages},
-		{"expire-cli-logins", func(ctx context.Context, q *Txn) (int, error) { return store.DeleteExpiredCLILogins(ctx, q, p.now()) },
-			&rep.CLILogins},
-	}
+	jobs := append([]Job{
+		{"expire-approvals", func(ctx context.Context, q *Txn, rep *JobReport) (err error) {
+			rep.Expired, err = p.expireApprovals(ctx, q)
+			return err
+		}},
+		{"flag-stalled", func(ctx context.Context, q *Txn, rep *JobReport) (err error) {
+			rep.Stalled, err = p.flagStalled(ctx, q)
+			return err
+		}},
+		{"mark-disconnected", func(ctx context.Context, q *Txn, rep *JobReport) (err error) {
+			rep.Disconnected, err = p.markDisconnected(ctx, q)
+			return err
+		}},
+		{"expire-idempotency-keys", func(ctx context.Context, q *Txn, rep *JobReport) (err error) {
+			rep.Keys, err = p.expireKeys(ctx, q)
+			return err
+		}},
+		{"expire-webhook-messages", func(ctx context.Context, q *Txn, rep *JobReport) (err error) {
+			rep.Messages, err = p.expireMessages(ctx, q)
+			return err
+		}},
+		{"expire-cli-logins", func(ctx context.Context, q *Txn, rep *JobReport) (err error) {
+			rep.CLILogins, err = store.DeleteExpiredCLILogins(ctx, q, p.now())
+			return err
+		}},
+	}, p.jobs...)
 	for _, j := range jobs {
 		var skipped bool
 		err := p.InTx(ctx, func(q *Txn) error {
-			ok, err := store.TryJobLock(ctx, q, j.name)
+			ok, err := store.TryJobLock(ctx, q, j.Name)
 			if err != nil || !ok {
 				skipped = err == nil
 				return err
 			}
-			*j.n, err = j.run(ctx, q)
-			return err
+			return j.Run(ctx, q, &rep)
 		})
 		if err != nil {
-			return rep, fmt.Errorf("job %s: %w", j.name, err)
+			return rep, fmt.Errorf("job %s: %w", j.Name, err)
 		}
 		if skipped {
-			rep.Skipped = append(rep.Skipped, j.name)
+			rep.Skipped = append(rep.Skipped, j.Name)
 		}
 	}
 	p.jobPasses.Add(1)
@@ -164,7 +191,7 @@ func (p *Plane) markDisconnected(ctx context.Context, q *Txn) (int, error) {
 		if err := store.MarkDisconnected(ctx, q, c.ID, now); err != nil {
 			return 0, err
 		}
-		if err := p.emitClusterStatus(ctx, q, c, false); err != nil {
+		if err := p.EmitClusterStatus(ctx, q, c, false); err != nil {
 			return 0, err
 		}
 		if err := p.Note(ctx, q, bus.Cluster(string(c.ID))); err != nil {

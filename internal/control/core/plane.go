@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,7 +22,6 @@ import (
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/desired"
-	"github.com/nebulactrl/nebula/internal/gitremote"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -42,6 +40,10 @@ type Plane struct {
 	// Settings are what the options set (settings.go).
 	Settings Settings
 
+	// jobs are the domains' background jobs (AddJob).
+	jobs []Job
+	// builder is the builds domain (SetBuilder).
+	builder Builder
 	// observers are told the notes of every transaction this replica
 	// commits, before they are published (ObserveNotes).
 	observers []func(topics []string)
@@ -58,15 +60,8 @@ type Plane struct {
 	// compiler keeps what the compiles compiled, so that a change
 	// compiles again only what it feeds (desired/incremental.go).
 	compiler *desired.Compiler
-	// beats writes agents' reports in rounds (heartbeats.go).
-	beats *heartbeats
-	// logDays are the days whose partitions this process made sure of.
-	logDaysMu sync.Mutex
-	logDays   map[time.Time]bool
 	// jobPasses counts the finished passes of the background jobs.
 	jobPasses atomic.Int64
-	// gitHeads reads branch heads for a deploy of one.
-	gitHeads *gitremote.Resolver
 	// outboundWake wakes this replica's sender when a change wrote a
 	// message.
 	outboundWake wake.Signal
@@ -122,8 +117,6 @@ func New(st *store.Store, log *slog.Logger, opts ...Option) (*Plane, error) {
 	for _, o := range opts {
 		o(p)
 	}
-	p.gitHeads = gitremote.New(p.Settings.Builds.GitTimeout, p.Settings.Builds.GitPrivate)
-	p.beats = &heartbeats{}
 	// Access changed on another replica drops the grants here too.
 	p.bus.Observe(grants.noted)
 	return p, nil

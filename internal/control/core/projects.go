@@ -109,7 +109,7 @@ func (p *Plane) DeleteProject(ctx context.Context, id model.ProjectID) error {
 	return p.Change(ctx, proj.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		Target(ev, ActProjectDelete, "Project", string(id))
 		ev.Details["name"] = proj.Name
-		if err := p.noteBuildSets(ctx, q, proj.TenantID); err != nil {
+		if err := p.NoteBuildSets(ctx, q, proj.TenantID); err != nil {
 			return err
 		}
 		return store.Projects.Delete(ctx, q, id)
@@ -267,7 +267,7 @@ func (p *Plane) DeleteEnvironment(ctx context.Context, id model.EnvironmentID) e
 	return p.Change(ctx, env.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		Target(ev, ActEnvironmentDelete, "Environment", string(id))
 		ev.Details["projectId"], ev.Details["name"] = string(env.ProjectID), env.Name
-		if err := p.noteBuildSets(ctx, q, env.TenantID); err != nil {
+		if err := p.NoteBuildSets(ctx, q, env.TenantID); err != nil {
 			return err
 		}
 		return store.Environments.Delete(ctx, q, id)

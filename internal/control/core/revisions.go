@@ -348,3 +348,60 @@ func (p *Plane) ActiveRevision(ctx context.Context, c *model.Cluster) (*ActiveRe
 	out.Confirmed = len(rs) == 1 && rs[0].Number == c.ReportedRevision && rs[0].Hash == c.ReportedHash
 	return out, nil
 }
+
+// Snapshot is the compiler's input for a tenant's clusters, read at one
+// moment, with each cluster's row (and desired revision) of that moment. The
+// hub keeps one per tenant between deliveries (see hub.deliveries).
+type Snapshot struct {
+	compiler *desired.Compiler
+	input    desired.Input
+	clusters map[model.ClusterID]*model.Cluster
+}
+
+// Revision is the desired revision of cluster c in the snapshot; false
+// when the snapshot does not hold c.
+func (s *Snapshot) Revision(c model.ClusterID) (int64, bool) {
+	sc := s.clusters[c]
+	if sc == nil {
+		return 0, false
+	}
+	return sc.DesiredRevision, true
+}
+
+// State compiles cluster c's state from the snapshot (secrets opened, for
+// delivery only); false when the snapshot does not hold c.
+func (s *Snapshot) State(c model.ClusterID) (int64, *desired.State, bool) {
+	sc := s.clusters[c]
+	if sc == nil {
+		return 0, nil, false
+	}
+	st := s.compiler.Compile(ForCluster(s.input, sc))
+	return sc.DesiredRevision, &st, true
+}
+
+// AgentSnapshot reads the rows of cluster's tenant for compiling, in one
+// read-only transaction: every cluster's state compiled from it is the one
+// its revision names. Only the agent of cluster reads it (its secrets are
+// opened): for any other subject it fails with authz.ErrForbidden.
+func (p *Plane) AgentSnapshot(ctx context.Context, cluster model.ClusterID, tenant model.TenantID) (*Snapshot, error) {
+	if s, ok := ctx.Value(systemKey{}).(System); !ok || s != SystemAgent(cluster) {
+		return nil, authz.ErrForbidden
+	}
+	var snap *Snapshot
+	err := p.InReadTx(ctx, func(q store.Querier) error {
+		rows, err := store.LoadTenantRows(ctx, q, tenant, p.releases)
+		if err != nil {
+			return err
+		}
+		snap = &Snapshot{compiler: p.compiler, input: TenantInput(p.box, rows), clusters: map[model.ClusterID]*model.Cluster{}}
+		for _, x := range rows.Clusters {
+			snap.clusters[x.ID] = x
+		}
+		return nil
+	})
+	return snap, err
+}
+
+// Input is what the snapshot compiles from, secrets opened: for the
+// agent side's redaction of what its cluster reports, never for showing.
+func (s *Snapshot) Input() *desired.Input { return &s.input }

@@ -66,7 +66,7 @@ func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in S
 		if err := p.EnsureRoom(ctx, q, t, model.LimitServices, 1); err != nil {
 			return err
 		}
-		if err := p.setGit(ctx, q, svc, in.Git, false, "input", "git"); err != nil {
+		if err := p.SetGit(ctx, q, svc, in.Git, false, "input", "git"); err != nil {
 			return err
 		}
 		if err := store.Services.Insert(ctx, q, svc); err != nil {
@@ -79,7 +79,7 @@ func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in S
 		ev.Details["projectId"], ev.Details["name"], ev.Details["image"] = string(project), svc.Name, svc.Image
 		auditConfig(ev, svc.ServiceConfig, in.Variables)
 		if svc.Git != nil {
-			auditGit(ev, svc)
+			AuditGit(ev, svc)
 		}
 		return nil
 	})
@@ -139,7 +139,7 @@ func (p *Plane) updateService(ctx context.Context, dry *Previewing, id model.Ser
 		if err := c.Err(); err != nil {
 			return err
 		}
-		if err := p.setGit(ctx, q, svc, in.Git, in.RemoveGit, "input", "git"); err != nil {
+		if err := p.SetGit(ctx, q, svc, in.Git, in.RemoveGit, "input", "git"); err != nil {
 			return err
 		}
 		if in.Variables != nil {
@@ -152,7 +152,7 @@ func (p *Plane) updateService(ctx context.Context, dry *Previewing, id model.Ser
 		ev.Details["image"] = svc.Image
 		auditConfig(ev, svc.ServiceConfig, in.Variables)
 		if in.Git != nil || in.RemoveGit {
-			auditGit(ev, svc)
+			AuditGit(ev, svc)
 		}
 		return store.UpdateService(ctx, q, svc)
 	})
@@ -167,7 +167,7 @@ func (p *Plane) DeleteService(ctx context.Context, id model.ServiceID) error {
 	return p.Change(ctx, svc.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
 		Target(ev, ActServiceDelete, "Service", string(id))
 		ev.Details["projectId"], ev.Details["name"] = string(svc.ProjectID), svc.Name
-		if err := p.noteBuildSets(ctx, q, svc.TenantID); err != nil {
+		if err := p.NoteBuildSets(ctx, q, svc.TenantID); err != nil {
 			return err
 		}
 		return store.Services.Delete(ctx, q, id)
@@ -302,12 +302,12 @@ func (p *Plane) deploy(ctx context.Context, dry *Previewing, svcID model.Service
 		return nil, nil, err
 	}
 	if t.head {
-		if t.commit, err = p.branchHead(ctx, svc); err != nil {
+		if t.commit, err = p.Builder().BranchHead(ctx, svc); err != nil {
 			return nil, nil, err
 		}
 	}
 	if t.commit != "" {
-		return p.deployCommit(ctx, dry, a, svc, env, t.commit)
+		return p.Builder().BuildAndDeploy(ctx, dry, a, svc, env, t.commit)
 	}
 	digest := t.digest
 	if !ImageDigest.MatchString(digest) {

@@ -105,3 +105,7 @@ func (p *Plane) dispatch(t *Txn) {
 		p.notify.Committed(t.busNotes())
 	}
 }
+
+// NotifyNow tells topics' followers at once, outside any transaction (an
+// agent connected: nothing was written that they could read).
+func (p *Plane) NotifyNow(ctx context.Context, topics []string) { p.notify.Now(ctx, topics) }

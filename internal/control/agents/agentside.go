@@ -1,4 +1,4 @@
-package core
+package agents
 
 import (
 	"cmp"
@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/desired"
@@ -24,7 +26,7 @@ import (
 // sent, and nothing else. It takes no wire type; the hub translates the
 // protocol at its edge.
 type AgentSide struct {
-	p       *Plane
+	p       *Agents
 	cluster model.ClusterID
 	tenant  model.TenantID
 	token   model.ConnectTokenID // empty when opened without a token (AgentSideOf)
@@ -71,12 +73,12 @@ var ErrAgentUnauthorized = errors.New("invalid, expired or revoked connect token
 
 // AuthenticateAgent checks a connect token and opens the agent side of its
 // cluster.
-func (p *Plane) AuthenticateAgent(ctx context.Context, secret string) (*AgentSide, error) {
-	ctx = As(ctx, SystemAuthenticator)
-	if !strings.HasPrefix(secret, ConnectTokenPrefix) || len(secret) > 200 {
+func (p *Agents) AuthenticateAgent(ctx context.Context, secret string) (*AgentSide, error) {
+	ctx = core.As(ctx, core.SystemAuthenticator)
+	if !strings.HasPrefix(secret, core.ConnectTokenPrefix) || len(secret) > 200 {
 		return nil, ErrAgentUnauthorized
 	}
-	tok, err := store.ConnectTokenByHash(ctx, p.Querier(ctx), HashToken(secret))
+	tok, err := store.ConnectTokenByHash(ctx, p.Querier(ctx), core.HashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrAgentUnauthorized
 	}
@@ -90,7 +92,7 @@ func (p *Plane) AuthenticateAgent(ctx context.Context, secret string) (*AgentSid
 	if err != nil {
 		return nil, err
 	}
-	if err := store.TouchConnectToken(ctx, p.Querier(ctx), tok.ID, p.now()); err != nil {
+	if err := store.TouchConnectToken(ctx, p.Querier(ctx), tok.ID, p.Now()); err != nil {
 		return nil, err
 	}
 	return &AgentSide{p: p, cluster: c.ID, tenant: c.TenantID, token: tok.ID}, nil
@@ -98,8 +100,8 @@ func (p *Plane) AuthenticateAgent(ctx context.Context, secret string) (*AgentSid
 
 // AgentSideOf opens the agent side of a cluster without a connect token:
 // for tests and benchmarks that play a cluster's agent without a session.
-func (p *Plane) AgentSideOf(ctx context.Context, cluster model.ClusterID) (*AgentSide, error) {
-	ctx = As(ctx, SystemAgent(cluster))
+func (p *Agents) AgentSideOf(ctx context.Context, cluster model.ClusterID) (*AgentSide, error) {
+	ctx = core.As(ctx, core.SystemAgent(cluster))
 	c, err := store.Clusters.Get(ctx, p.Querier(ctx), cluster)
 	if err != nil {
 		return nil, err
@@ -108,8 +110,8 @@ func (p *Plane) AgentSideOf(ctx context.Context, cluster model.ClusterID) (*Agen
 }
 
 // ConnectTokenValid tells whether a token is usable now.
-func (p *Plane) ConnectTokenValid(t *model.ConnectToken) bool {
-	return t.RevokedAt == nil && (t.ExpiresAt == nil || p.now().Before(*t.ExpiresAt))
+func (p *Agents) ConnectTokenValid(t *model.ConnectToken) bool {
+	return t.RevokedAt == nil && (t.ExpiresAt == nil || p.Now().Before(*t.ExpiresAt))
 }
 
 // TokenStillValid re-reads the session's token, for sessions checking that
@@ -126,7 +128,7 @@ func (a *AgentSide) TokenStillValid(ctx context.Context) (ok bool, expires *time
 // TokenExpired tells whether a token that expires at expires has, by the
 // plane's clock.
 func (a *AgentSide) TokenExpired(expires *time.Time) bool {
-	return expires != nil && !a.p.now().Before(*expires)
+	return expires != nil && !a.p.Now().Before(*expires)
 }
 
 // Report records a hello or heartbeat: the inventory as the agent sent it
@@ -139,7 +141,7 @@ func (a *AgentSide) Report(ctx context.Context, inventory []byte, applied int64,
 	if !stateHash.MatchString(hash) {
 		hash = ""
 	}
-	now := a.p.now()
+	now := a.p.Now()
 	sum := sha256.Sum256(inventory)
 	var inv *string
 	if sum != a.inventory || now.Sub(a.inventoryAt) >= inventoryRewrite {
@@ -163,16 +165,16 @@ var stateHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // Connected tells the cluster's followers its agent connected, and the
 // webhook endpoints when the cluster was not connected before.
 func (a *AgentSide) Connected(ctx context.Context) {
-	a.p.notify.Now(ctx, []string{bus.Cluster(string(a.cluster))})
-	err := a.p.InTx(a.as(ctx), func(q *Txn) error {
+	a.p.NotifyNow(ctx, []string{bus.Cluster(string(a.cluster))})
+	err := a.p.InTx(a.as(ctx), func(q *core.Txn) error {
 		c, err := store.Clusters.Get(ctx, q, a.cluster)
 		if err != nil {
 			return err
 		}
-		return a.p.emitClusterStatus(ctx, q, c, true)
+		return a.p.EmitClusterStatus(ctx, q, c, true)
 	})
 	if err != nil && ctx.Err() == nil {
-		a.p.log.Warn("telling webhooks a cluster connected", "cluster", a.cluster, "error", err)
+		a.p.Log().Warn("telling webhooks a cluster connected", "cluster", a.cluster, "error", err)
 	}
 }
 
@@ -194,10 +196,10 @@ func (a *AgentSide) Ack(ctx context.Context, r Applied) error {
 	}
 	agent := cmp.Or(a.agent, "unnamed agent")
 	if err := store.RecordOutcome(ctx, a.q(ctx), a.cluster, store.RevisionOutcome{Revision: r.Revision, Agent: agent,
-		Failed: !r.OK, Errors: r.Errors, At: a.p.now()}); err != nil {
+		Failed: !r.OK, Errors: r.Errors, At: a.p.Now()}); err != nil {
 		return err
 	}
-	a.p.notify.Now(ctx, []string{bus.Cluster(string(a.cluster))})
+	a.p.NotifyNow(ctx, []string{bus.Cluster(string(a.cluster))})
 	return nil
 }
 
@@ -209,7 +211,7 @@ func (a *AgentSide) PendingCommands(ctx context.Context) ([]*model.Command, erro
 
 // CommandDelivered records that a command went out on the session.
 func (a *AgentSide) CommandDelivered(ctx context.Context, id model.CommandID) error {
-	_, err := store.MarkCommand(ctx, a.q(ctx), a.cluster, id, model.CommandDelivered, "", a.p.now())
+	_, err := store.MarkCommand(ctx, a.q(ctx), a.cluster, id, model.CommandDelivered, "", a.p.Now())
 	return err
 }
 
@@ -227,7 +229,7 @@ func (a *AgentSide) CommandAck(ctx context.Context, r CommandDone) error {
 	if r.Failed {
 		status = model.CommandFailed
 	}
-	_, err := store.MarkCommand(ctx, a.q(ctx), a.cluster, r.ID, status, r.Message, a.p.now())
+	_, err := store.MarkCommand(ctx, a.q(ctx), a.cluster, r.ID, status, r.Message, a.p.Now())
 	return err
 }
 
@@ -254,7 +256,7 @@ func (a *AgentSide) Stage(ctx context.Context, r StageReport) error {
 	// without a change.
 	var refused string
 	var from model.DeploymentStage
-	err := p.SystemChange(a.as(ctx), a.tenant, false, func(q *Txn) error {
+	err := p.SystemChange(a.as(ctx), a.tenant, false, func(q *core.Txn) error {
 		d, err := store.Deployments.Get(ctx, q, r.Deployment)
 		if errors.Is(err, store.ErrNotFound) {
 			refused = "no such deployment"
@@ -282,7 +284,7 @@ func (a *AgentSide) Stage(ctx context.Context, r StageReport) error {
 		// The release leaves the desired state: a change to what runs,
 		// audited as the cluster's agent's (its message is in the
 		// deployment's events).
-		ev := a.auditEvent(ActRolloutEnded, "Deployment", string(d.ID))
+		ev := a.auditEvent(core.ActRolloutEnded, "Deployment", string(d.ID))
 		ev.Details["stage"], ev.Details["releaseId"] = string(r.Stage), string(d.ReleaseID)
 		if err := q.Audited(ctx, ev); err != nil {
 			return err
@@ -300,10 +302,10 @@ func (a *AgentSide) Stage(ctx context.Context, r StageReport) error {
 
 // auditEvent is an audit event of a change the cluster's agent caused: no
 // user acts, and the client is the cluster's agent.
-func (a *AgentSide) auditEvent(act Action, typ, id string) *model.AuditEvent {
-	ev := &Audit{AuditEvent: &model.AuditEvent{TenantID: a.tenant, ClientAddress: "agent of cluster " + string(a.cluster),
-		CreatedAt: a.p.now(), Details: map[string]any{"clusterId": string(a.cluster)}}}
-	Target(ev, act, typ, id)
+func (a *AgentSide) auditEvent(act core.Action, typ, id string) *model.AuditEvent {
+	ev := &core.Audit{AuditEvent: &model.AuditEvent{TenantID: a.tenant, ClientAddress: "agent of cluster " + string(a.cluster),
+		CreatedAt: a.p.Now(), Details: map[string]any{"clusterId": string(a.cluster)}}}
+	core.Target(ev, act, typ, id)
 	return ev.AuditEvent
 }
 
@@ -317,7 +319,7 @@ func (a *AgentSide) refuseStage(ctx context.Context, r StageReport, from model.D
 		// nothing suspicious.
 		level = slog.LevelInfo
 	}
-	a.p.log.Log(ctx, level, "refused an agent's stage report", logCluster, a.cluster, logDeployment, string(r.Deployment),
+	a.p.Log().Log(ctx, level, "refused an agent's stage report", logCluster, a.cluster, logDeployment, string(r.Deployment),
 		logFrom, string(from), logTo, string(r.Stage), logReason, why)
 }
 
@@ -366,37 +368,17 @@ func (a *AgentSide) DesiredRevision(ctx context.Context) (int64, error) {
 	return cl.DesiredRevision, nil
 }
 
-// Snapshot is the compiler's input for a tenant's clusters, read at one
-// moment, with each cluster's row (and desired revision) of that moment. The
-// hub keeps one per tenant between deliveries (see hub.deliveries).
-type Snapshot struct {
-	compiler *desired.Compiler
-	input    desired.Input
-	clusters map[model.ClusterID]*model.Cluster
-}
-
 // Snapshot reads the tenant of the side's cluster for a delivery, in one
 // read-only transaction: the state compiled from it is the one its
 // revision names. A read-only snapshot takes no write lock, so a thousand
 // sessions catching up at once never queue behind each other or behind
 // mutations.
-func (a *AgentSide) Snapshot(ctx context.Context) (*Snapshot, error) {
-	var snap *Snapshot
-	err := a.p.InReadTx(a.as(ctx), func(q store.Querier) error {
-		rows, err := store.LoadTenantRows(ctx, q, a.tenant, a.p.releases)
-		if err != nil {
-			return err
-		}
-		snap = &Snapshot{compiler: a.p.compiler, input: TenantInput(a.p.box, rows), clusters: map[model.ClusterID]*model.Cluster{}}
-		for _, x := range rows.Clusters {
-			snap.clusters[x.ID] = x
-		}
-		return nil
-	})
+func (a *AgentSide) Snapshot(ctx context.Context) (*core.Snapshot, error) {
+	snap, err := a.p.AgentSnapshot(a.as(ctx), a.cluster, a.tenant)
 	if err != nil {
 		return nil, err
 	}
-	if snap.clusters[a.cluster] == nil {
+	if _, ok := snap.Revision(a.cluster); !ok {
 		return nil, fmt.Errorf("cluster %s: %w", a.cluster, store.ErrNotFound)
 	}
 	return snap, nil
@@ -414,23 +396,11 @@ func (a *AgentSide) State(ctx context.Context) (int64, *desired.State, error) {
 	return rev, st, nil
 }
 
-// Revision is the desired revision of cluster c in the snapshot; false
-// when the snapshot does not hold c.
-func (s *Snapshot) Revision(c model.ClusterID) (int64, bool) {
-	sc := s.clusters[c]
-	if sc == nil {
-		return 0, false
-	}
-	return sc.DesiredRevision, true
+// as gives the calls of an agent side its subject: the agent of its
+// cluster.
+func (a *AgentSide) as(ctx context.Context) context.Context {
+	return core.As(ctx, core.SystemAgent(a.cluster))
 }
 
-// State compiles cluster c's state from the snapshot (secrets opened, for
-// delivery only); false when the snapshot does not hold c.
-func (s *Snapshot) State(c model.ClusterID) (int64, *desired.State, bool) {
-	sc := s.clusters[c]
-	if sc == nil {
-		return 0, nil, false
-	}
-	st := s.compiler.Compile(ForCluster(s.input, sc))
-	return sc.DesiredRevision, &st, true
-}
+// q is an agent side's querier.
+func (a *AgentSide) q(ctx context.Context) store.Querier { return a.p.Querier(a.as(ctx)) }

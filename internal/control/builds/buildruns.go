@@ -1,11 +1,12 @@
-package core
+package builds
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
@@ -20,7 +21,7 @@ import (
 // environment picks, and the build, queued. An older deployment of the
 // service still building for the environment is superseded and its build
 // cancelled: the newest push wins. Callers hold the tenant lock.
-func (p *Plane) startBuild(ctx context.Context, q *Txn, s *model.Service, envID model.EnvironmentID, commit, why string,
+func (p *Builds) startBuild(ctx context.Context, q *core.Txn, s *model.Service, envID model.EnvironmentID, commit, why string,
 	delivery *model.WebhookDeliveryID, by *model.UserID) (*model.Build, error) {
 	env, err := store.Environments.Get(ctx, q, envID)
 	if err != nil {
@@ -30,21 +31,21 @@ func (p *Plane) startBuild(ctx context.Context, q *Txn, s *model.Service, envID 
 	if err != nil {
 		return nil, err
 	}
-	pl := PlaceEnv(env, clusters, targets)
+	pl := core.PlaceEnv(env, clusters, targets)
 	if pl.Cluster == nil {
-		return nil, Invalid(fmt.Sprintf("environment %s has no single cluster to build on: %s", env.Name, pl.Reason))
+		return nil, core.Invalid(fmt.Sprintf("environment %s has no single cluster to build on: %s", env.Name, pl.Reason))
 	}
 	num, err := store.NextReleaseNumber(ctx, q, s.ID, envID)
 	if err != nil {
 		return nil, err
 	}
-	now := p.now()
-	rel := &model.Release{ID: NewID[model.ReleaseID](), TenantID: s.TenantID, ProjectID: s.ProjectID, ServiceID: s.ID,
+	now := p.Now()
+	rel := &model.Release{ID: core.NewID[model.ReleaseID](), TenantID: s.TenantID, ProjectID: s.ProjectID, ServiceID: s.ID,
 		EnvironmentID: envID, Number: num, Image: s.Image, ServiceConfig: s.ServiceConfig, CreatedBy: by, CreatedAt: now}
 	if err := store.Releases.Insert(ctx, q, rel); err != nil {
 		return nil, err
 	}
-	dep := &model.Deployment{ID: NewID[model.DeploymentID](), TenantID: s.TenantID, ProjectID: s.ProjectID,
+	dep := &model.Deployment{ID: core.NewID[model.DeploymentID](), TenantID: s.TenantID, ProjectID: s.ProjectID,
 		ServiceID: s.ID, EnvironmentID: envID, ReleaseID: rel.ID, ClusterID: pl.Cluster.ID, Stage: model.StageQueued,
 		RequestedBy: by, CreatedAt: now, UpdatedAt: now}
 	if err := store.Deployments.Insert(ctx, q, dep); err != nil {
@@ -61,7 +62,7 @@ func (p *Plane) startBuild(ctx context.Context, q *Txn, s *model.Service, envID 
 		if o.ID == dep.ID || o.Stage != model.StageBuilding {
 			continue
 		}
-		if err := p.cancelBuildOf(ctx, q, o, fmt.Sprintf("superseded by the build of release %d", num)); err != nil {
+		if err := p.CancelBuildOf(ctx, q, o, fmt.Sprintf("superseded by the build of release %d", num)); err != nil {
 			return nil, err
 		}
 		if err := p.Advance(ctx, q, o, model.StageSuperseded, "",
@@ -69,7 +70,7 @@ func (p *Plane) startBuild(ctx context.Context, q *Txn, s *model.Service, envID 
 			return nil, err
 		}
 	}
-	b := &model.Build{ID: NewID[model.BuildID](), TenantID: s.TenantID, ProjectID: s.ProjectID, ServiceID: s.ID,
+	b := &model.Build{ID: core.NewID[model.BuildID](), TenantID: s.TenantID, ProjectID: s.ProjectID, ServiceID: s.ID,
 		EnvironmentID: envID, ClusterID: &pl.Cluster.ID, Repository: s.Git.Repository, Branch: s.Git.Branch,
 		Commit: commit, Status: model.BuildQueued, Message: "waiting for a build slot on cluster " + pl.Cluster.Name,
 		DeliveryID: delivery, CreatedBy: by, DeploymentID: &dep.ID, ReleaseID: &rel.ID, CreatedAt: now}
@@ -83,84 +84,13 @@ func (p *Plane) startBuild(ctx context.Context, q *Txn, s *model.Service, envID 
 	return b, p.Note(ctx, q, bus.Build(string(b.ID)))
 }
 
-// cancelBuildOf cancels the build a deployment waits for, if it has not
-// ended: its cluster's agent deletes the Job.
-func (p *Plane) cancelBuildOf(ctx context.Context, q *Txn, d *model.Deployment, why string) error {
-	b, err := store.BuildOfDeployment(ctx, q, d.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil || b.Status.Ended() {
-		return err
-	}
-	return p.endBuild(ctx, q, b, model.BuildCancelled, why)
-}
-
-// endBuild ends a build with a status and says so; a running one leaves
-// its cluster's set, so the agent deletes its Job.
-func (p *Plane) endBuild(ctx context.Context, q *Txn, b *model.Build, status model.BuildStatus, why string) error {
-	now := p.now()
-	b.Status, b.Message, b.FinishedAt = status, ClipText(why, 2000), &now
-	if err := store.UpdateBuild(ctx, q, b); err != nil {
-		return err
-	}
-	topics := []string{bus.Build(string(b.ID))}
-	if b.ClusterID != nil {
-		topics = append(topics, bus.Builds(string(*b.ClusterID)))
-	}
-	if err := p.Note(ctx, q, topics...); err != nil {
-		return err
-	}
-	return p.emitBuildEnded(ctx, q, b)
-}
-
-// failBuildDeployment ends the deployment of a build that ended without an
-// image, FAILED with the end of the build's log (CANCELLED when the build
-// was).
-func (p *Plane) failBuildDeployment(ctx context.Context, q *Txn, b *model.Build) error {
-	if b.DeploymentID == nil {
-		return nil
-	}
-	d, err := store.Deployments.Get(ctx, q, *b.DeploymentID)
-	if err != nil || d.Stage != model.StageBuilding {
-		return err
-	}
-	msg := fmt.Sprintf("build %s %s: %s", b.ID, strings.ToLower(strings.ReplaceAll(string(b.Status), "_", " ")), b.Message)
-	tail, err := p.logTail(ctx, q, b, 20)
-	if err != nil {
-		return err
-	}
-	if tail != "" {
-		msg += "\nlast lines of its log:\n" + tail
-	}
-	stage := model.StageFailed
-	if b.Status == model.BuildCancelled {
-		stage = model.StageCancelled
-	}
-	return p.Advance(ctx, q, d, stage, "", ClipText(msg, 8000))
-}
-
-// logTail is the last n lines of a build's log.
-func (p *Plane) logTail(ctx context.Context, q store.Querier, b *model.Build, n int64) (string, error) {
-	from := max(b.LogLines-n, 0)
-	lines, err := store.BuildLogAfter(ctx, q, b.ID, from, int(n))
-	if err != nil {
-		return "", err
-	}
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = l.Line
-	}
-	return strings.Join(out, "\n"), nil
-}
-
 // scheduleBuilds is the build scheduler's job: it hands queued builds to
 // their clusters whose agent is connected, at most PerCluster running on
 // one at a time and as many as its plan allows in a tenant, oldest first; ends builds that ran past their timeout; and hands out again
 // those whose agent went silent while disconnected (up to Attempts).
-func (p *Plane) scheduleBuilds(ctx context.Context, q *Txn) (int, error) {
+func (p *Builds) scheduleBuilds(ctx context.Context, q *core.Txn) (int, error) {
 	n := 0
-	now := p.now()
+	now := p.Now()
 	running, err := store.BuildsWithStatus(ctx, q, model.BuildRunning, 10000)
 	if err != nil {
 		return 0, err
@@ -255,7 +185,7 @@ func (p *Plane) scheduleBuilds(ctx context.Context, q *Txn) (int, error) {
 
 // requeueBuild hands a build whose agent vanished out again, or fails it
 // after its last attempt.
-func (p *Plane) requeueBuild(ctx context.Context, q *Txn, b *model.Build, cl *model.Cluster) error {
+func (p *Builds) requeueBuild(ctx context.Context, q *core.Txn, b *model.Build, cl *model.Cluster) error {
 	if _, err := store.LockTenant(ctx, q, b.TenantID); err != nil {
 		return err
 	}
@@ -273,25 +203,25 @@ func (p *Plane) requeueBuild(ctx context.Context, q *Txn, b *model.Build, cl *mo
 }
 
 // closeBuild ends a build without an image, and its deployment.
-func (p *Plane) closeBuild(ctx context.Context, q *Txn, b *model.Build, status model.BuildStatus, why string) error {
+func (p *Builds) closeBuild(ctx context.Context, q *core.Txn, b *model.Build, status model.BuildStatus, why string) error {
 	if _, err := store.LockTenant(ctx, q, b.TenantID); err != nil {
 		return err
 	}
-	if err := p.endBuild(ctx, q, b, status, why); err != nil {
+	if err := p.EndBuild(ctx, q, b, status, why); err != nil {
 		return err
 	}
-	return p.failBuildDeployment(ctx, q, b)
+	return p.FailBuildDeployment(ctx, q, b)
 }
 
 // expireBuildLogs deletes build log lines older than the retention.
-func (p *Plane) expireBuildLogs(ctx context.Context, q *Txn) (int, error) {
-	n, err := store.DeleteBuildLogsBefore(ctx, q, p.now().Add(-p.Settings.Builds.LogRetention))
+func (p *Builds) expireBuildLogs(ctx context.Context, q *core.Txn) (int, error) {
+	n, err := store.DeleteBuildLogsBefore(ctx, q, p.Now().Add(-p.Settings.Builds.LogRetention))
 	return int(n), err
 }
 
 // BuildLog reads up to limit lines of a build's log after line after.
-func (p *Plane) BuildLog(ctx context.Context, b *model.Build, after int64, limit int) ([]model.BuildLogLine, error) {
-	if err := p.authz.CheckCtx(ctx, authz.BuildRead, b.Scope()); err != nil {
+func (p *Builds) BuildLog(ctx context.Context, b *model.Build, after int64, limit int) ([]model.BuildLogLine, error) {
+	if err := p.Authorizer().CheckCtx(ctx, authz.BuildRead, b.Scope()); err != nil {
 		return nil, err
 	}
 	return store.BuildLogAfter(ctx, p.Querier(ctx), b.ID, after, limit)
@@ -299,8 +229,8 @@ func (p *Plane) BuildLog(ctx context.Context, b *model.Build, after int64, limit
 
 // BuildOf is the build a deployment waits for or waited for, nil for a
 // deployment of an image built elsewhere.
-func (p *Plane) BuildOf(ctx context.Context, d *model.Deployment) (*model.Build, error) {
-	if err := p.authz.CheckCtx(ctx, authz.BuildRead, d.Scope()); err != nil {
+func (p *Builds) BuildOf(ctx context.Context, d *model.Deployment) (*model.Build, error) {
+	if err := p.Authorizer().CheckCtx(ctx, authz.BuildRead, d.Scope()); err != nil {
 		return nil, err
 	}
 	b, err := store.BuildOfDeployment(ctx, p.Querier(ctx), d.ID)
@@ -310,52 +240,39 @@ func (p *Plane) BuildOf(ctx context.Context, d *model.Deployment) (*model.Build,
 	return b, err
 }
 
-// cutLine cuts a storable line (after its redaction) at the longest a
-// line is kept, saying so.
-func (p *Plane) cutLine(s string) string {
-	if int64(len(s)) > p.Settings.Builds.MaxLineBytes {
-		n := int(p.Settings.Builds.MaxLineBytes)
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n] + " [line cut at " + fmt.Sprint(p.Settings.Builds.MaxLineBytes) + " bytes]"
-	}
-	return s
-}
-
 // deployCommit is deploy of a commit: a build of it for the environment,
 // audited as the deployment it makes. A commit being built there already
 // is a conflict; one built before is built again (its release stays).
-func (p *Plane) deployCommit(ctx context.Context, dry *Previewing, a *authz.Actor, svc *model.Service, env *model.Environment,
+func (p *Builds) BuildAndDeploy(ctx context.Context, dry *core.Previewing, a *authz.Actor, svc *model.Service, env *model.Environment,
 	commit string) (*model.Release, *model.Deployment, error) {
 	commit = strings.ToLower(commit)
 	if !webhook.IsCommit(commit) {
-		return nil, nil, Invalid(fmt.Sprintf("commit %q must be a full commit id, 40 hex digits", ClipText(commit, 100)), "input", "commit")
+		return nil, nil, core.Invalid(fmt.Sprintf("commit %q must be a full commit id, 40 hex digits", core.ClipText(commit, 100)), "input", "commit")
 	}
 	if svc.Git == nil {
-		return nil, nil, Invalid("service "+svc.Name+" is not built from Git: deploy an image digest", "input", "commit")
+		return nil, nil, core.Invalid("service "+svc.Name+" is not built from Git: deploy an image digest", "input", "commit")
 	}
 	var rel *model.Release
 	var dep *model.Deployment
-	err := p.ChangeOr(ctx, dry, svc.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+	err := p.ChangeOr(ctx, dry, svc.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
 		s, err := store.Services.Get(ctx, q, svc.ID)
 		if err != nil {
 			return err
 		}
 		if s.Git == nil {
-			return Invalid("service "+s.Name+" is not built from Git: deploy an image digest", "input", "commit")
+			return core.Invalid("service "+s.Name+" is not built from Git: deploy an image digest", "input", "commit")
 		}
 		if prev, err := store.BuildOfCommit(ctx, q, s.ID, env.ID, commit); err == nil && !prev.Status.Ended() {
-			return Problem{Code: CodeConflict, Field: []string{"input", "commit"},
+			return core.Problem{Code: core.CodeConflict, Field: []string{"input", "commit"},
 				Message: fmt.Sprintf("commit %s is being built for this environment already (build %s)", commit[:12], prev.ID)}
 		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		uid := a.User.ID
 		b, err := p.startBuild(ctx, q, s, env.ID, commit,
-			fmt.Sprintf("release %%d: a build of %s requested by %s", commit[:12], ActorName(a)), nil, &uid)
+			fmt.Sprintf("release %%d: a build of %s requested by %s", commit[:12], core.ActorName(a)), nil, &uid)
 		if err != nil {
-			var pr Problem
+			var pr core.Problem
 			if errors.As(err, &pr) && len(pr.Field) == 0 {
 				pr.Field = []string{"input", "environmentId"}
 				return pr
@@ -368,7 +285,7 @@ func (p *Plane) deployCommit(ctx context.Context, dry *Previewing, a *authz.Acto
 		if rel, err = store.Releases.Get(ctx, q, *b.ReleaseID); err != nil {
 			return err
 		}
-		Target(ev, ActDeploymentCreate, "Deployment", string(dep.ID))
+		core.Target(ev, core.ActDeploymentCreate, "Deployment", string(dep.ID))
 		ev.Details["serviceId"], ev.Details["environmentId"], ev.Details["commit"] = string(s.ID), string(env.ID), commit
 		ev.Details["buildId"], ev.Details["releaseNumber"] = string(b.ID), rel.Number
 		return nil
@@ -379,35 +296,20 @@ func (p *Plane) deployCommit(ctx context.Context, dry *Previewing, a *authz.Acto
 	return rel, dep, nil
 }
 
-// noteBuildSets tells every cluster of a tenant that its set of builds may
-// have changed: a deletion took builds with it (their rows cascade), and
-// their agents must stop the Jobs.
-func (p *Plane) noteBuildSets(ctx context.Context, q *Txn, tenant model.TenantID) error {
-	cs, err := store.AllClustersOf(ctx, q, tenant)
-	if err != nil {
-		return err
-	}
-	topics := make([]string, len(cs))
-	for i, c := range cs {
-		topics[i] = bus.Builds(string(c.ID))
-	}
-	return p.Note(ctx, q, topics...)
-}
-
 // branchHead reads the commit a Git service's tracked branch points at
 // from its repository, with the service's credential. The request leaves
 // the control plane, so it is made outside any transaction.
-func (p *Plane) branchHead(ctx context.Context, svc *model.Service) (string, error) {
+func (p *Builds) BranchHead(ctx context.Context, svc *model.Service) (string, error) {
 	if svc.Git == nil {
-		return "", Invalid("service "+svc.Name+" is not built from Git: deploy an image digest", "input", "branchHead")
+		return "", core.Invalid("service "+svc.Name+" is not built from Git: deploy an image digest", "input", "branchHead")
 	}
-	token, err := p.gitCredential(svc, svc.Git.Repository)
+	token, err := p.GitCredential(svc, svc.Git.Repository)
 	if err != nil {
 		return "", err
 	}
-	commit, err := p.gitHeads.Head(ctx, svc.Git.Repository, svc.Git.Branch, token)
+	commit, err := p.heads.Head(ctx, svc.Git.Repository, svc.Git.Branch, token)
 	if err != nil {
-		return "", Invalid(fmt.Sprintf("reading the head of branch %s of %s: %v", svc.Git.Branch, svc.Git.Repository, err),
+		return "", core.Invalid(fmt.Sprintf("reading the head of branch %s of %s: %v", svc.Git.Branch, svc.Git.Repository, err),
 			"input", "branchHead")
 	}
 	return commit, nil

@@ -1,4 +1,4 @@
-package core
+package agents
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -52,7 +54,7 @@ func (a *AgentSide) Builds(ctx context.Context) ([]BuildJob, error) {
 			ContextDir: ".", Dockerfile: "Dockerfile", Builder: a.p.Settings.Builds.Builder, LogFrom: b.LogLines}
 		if svc.Git != nil {
 			j.ContextDir, j.Dockerfile = svc.Git.ContextDir, svc.Git.Dockerfile
-			if j.Credential, err = a.p.gitCredential(svc, b.Repository); err != nil {
+			if j.Credential, err = a.p.GitCredential(svc, b.Repository); err != nil {
 				return nil, err
 			}
 		}
@@ -103,15 +105,15 @@ func (a *AgentSide) BuildReport(ctx context.Context, r BuildReport) (stored int6
 	p := a.p
 	b, err := store.Builds.Get(ctx, a.q(ctx), r.ID)
 	if errors.Is(err, store.ErrNotFound) || err == nil && (b.ClusterID == nil || *b.ClusterID != a.cluster) {
-		p.log.Warn("refused an agent's build report", "cluster", a.cluster, "build", r.ID, "reason", "not this cluster's build")
+		p.Log().Warn("refused an agent's build report", "cluster", a.cluster, "build", r.ID, "reason", "not this cluster's build")
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
-	if r.Succeeded && !ImageDigest.MatchString(r.Digest) {
+	if r.Succeeded && !core.ImageDigest.MatchString(r.Digest) {
 		r.Succeeded, r.Failed = false, true
-		r.Message = fmt.Sprintf("the build reported %q, not an image digest (sha256: and 64 hex digits)", ClipText(r.Digest, 100))
+		r.Message = fmt.Sprintf("the build reported %q, not an image digest (sha256: and 64 hex digits)", core.ClipText(r.Digest, 100))
 	}
 	// A build's log is redacted as the cluster's container logs are: a
 	// step that prints a secret, or the Git credential, stores neither.
@@ -119,7 +121,7 @@ func (a *AgentSide) BuildReport(ctx context.Context, r BuildReport) (stored int6
 	if err != nil {
 		return 0, err
 	}
-	err = p.SystemChange(ctx, b.TenantID, r.Succeeded, func(q *Txn) error {
+	err = p.SystemChange(ctx, b.TenantID, r.Succeeded, func(q *core.Txn) error {
 		if b, err = store.Builds.Get(ctx, q, r.ID); err != nil {
 			return err
 		}
@@ -134,7 +136,7 @@ func (a *AgentSide) BuildReport(ctx context.Context, r BuildReport) (stored int6
 			return err
 		}
 		stored = b.LogLines
-		now := p.now()
+		now := p.Now()
 		b.HeartbeatAt = &now
 		if b.StartedAt == nil {
 			b.StartedAt = &now
@@ -143,13 +145,13 @@ func (a *AgentSide) BuildReport(ctx context.Context, r BuildReport) (stored int6
 		case r.Succeeded:
 			return p.buildSucceeded(ctx, q, b, r.Digest)
 		case r.Failed:
-			if err := p.endBuild(ctx, q, b, model.BuildFailed, OrNone(r.Message)); err != nil {
+			if err := p.EndBuild(ctx, q, b, model.BuildFailed, core.OrNone(r.Message)); err != nil {
 				return err
 			}
-			return p.failBuildDeployment(ctx, q, b)
+			return p.FailBuildDeployment(ctx, q, b)
 		default:
 			if r.Message != "" {
-				b.Message = ClipText(r.Message, 2000)
+				b.Message = core.ClipText(r.Message, 2000)
 			}
 			if err := store.UpdateBuild(ctx, q, b); err != nil {
 				return err
@@ -163,14 +165,14 @@ func (a *AgentSide) BuildReport(ctx context.Context, r BuildReport) (stored int6
 // storeLines stores the report's lines the build has not stored yet, up to
 // the log's bounds; the first line past them is a marker saying the log
 // was cut.
-func (p *Plane) storeLines(ctx context.Context, q *Txn, b *model.Build, r BuildReport, redact *strings.Replacer) error {
+func (p *Agents) storeLines(ctx context.Context, q *core.Txn, b *model.Build, r BuildReport, redact *strings.Replacer) error {
 	skip := b.LogLines - r.From
 	if skip >= int64(len(r.Lines)) || b.LogTruncated {
 		return nil
 	}
 	var out []model.BuildLogLine
 	for _, l := range r.Lines[skip:] {
-		text := p.cutLine(redact.Replace(storable(l.Text)))
+		text := p.CutLine(redact.Replace(storable(l.Text)))
 		if b.LogLines+1 >= p.Settings.Builds.MaxLogLines || b.LogBytes+int64(len(text)) > p.Settings.Builds.MaxLogBytes {
 			b.LogLines++
 			b.LogTruncated = true
@@ -188,10 +190,10 @@ func (p *Plane) storeLines(ctx context.Context, q *Txn, b *model.Build, r BuildR
 
 // buildSucceeded ends a build with its image: the release gets the digest
 // and the deployment moves on from BUILDING as any new one would.
-func (p *Plane) buildSucceeded(ctx context.Context, q *Txn, b *model.Build, digest string) error {
-	now := p.now()
+func (p *Agents) buildSucceeded(ctx context.Context, q *core.Txn, b *model.Build, digest string) error {
+	now := p.Now()
 	b.ImageDigest = digest
-	if err := p.endBuild(ctx, q, b, model.BuildSucceeded, "pushed "+digest); err != nil {
+	if err := p.EndBuild(ctx, q, b, model.BuildSucceeded, "pushed "+digest); err != nil {
 		return err
 	}
 	if b.DeploymentID == nil || b.ReleaseID == nil {
@@ -200,9 +202,9 @@ func (p *Plane) buildSucceeded(ctx context.Context, q *Txn, b *model.Build, dige
 	if err := store.SetReleaseDigest(ctx, q, *b.ReleaseID, digest); err != nil {
 		return err
 	}
-	ev := &Audit{AuditEvent: &model.AuditEvent{TenantID: b.TenantID, ClientAddress: "build runner", CreatedAt: now,
+	ev := &core.Audit{AuditEvent: &model.AuditEvent{TenantID: b.TenantID, ClientAddress: "build runner", CreatedAt: now,
 		Details: map[string]any{"imageDigest": digest, "releaseId": string(*b.ReleaseID), "deploymentId": string(*b.DeploymentID)}}}
-	Target(ev, ActBuildSucceeded, "Build", string(b.ID))
+	core.Target(ev, core.ActBuildSucceeded, "Build", string(b.ID))
 	if err := q.Audited(ctx, ev.AuditEvent); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package core
+package agents
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
@@ -38,8 +40,8 @@ const expireLogsBatch = 5000
 // and returns the partitions dropped or rows deleted. One job, so that
 // one transaction at a time changes the tables' partitions (two, each
 // locking both parents in its own order, would deadlock).
-func (p *Plane) logRetentionJob(ctx context.Context, q *Txn, rep *JobReport) (int, error) {
-	now := p.now()
+func (p *Agents) logRetentionJob(ctx context.Context, q *core.Txn, rep *core.JobReport) (int, error) {
+	now := p.Now()
 	made, err := store.EnsureLogPartitions(ctx, q, now.Add(-p.Settings.LogRetention), now.Add(logPartitionsAhead*24*time.Hour))
 	if err != nil {
 		return 0, err
@@ -121,14 +123,14 @@ func (a *AgentSide) logTargetsNow(ctx context.Context) (map[[2]string]*logTarget
 			pairs = append(pairs, v, Redacted)
 		}
 	}
-	for _, prj := range snap.input.Projects {
+	for _, prj := range snap.Input().Projects {
 		for _, v := range prj.Variables {
 			if v.Secret {
 				add(v.Value)
 			}
 		}
 		for i := range prj.Services {
-			if c, err := a.p.openGitCredential(&prj.Services[i]); err == nil {
+			if c, err := a.p.OpenGitCredential(&prj.Services[i]); err == nil {
 				add(c)
 			}
 		}
@@ -222,7 +224,7 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 	if err != nil {
 		return 0, err
 	}
-	now := p.now()
+	now := p.Now()
 	oldest := now.Add(-p.Settings.LogRetention).Add(time.Hour)
 	var lines []model.LogLine
 	var dropped []string
@@ -271,18 +273,18 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 			if len(s.Lines) > 0 {
 				m.At = at(s.Lines[0].At).Add(-time.Nanosecond)
 			}
-			m.Line = p.cutLine(t.redact.Replace(storable("[nebula] lines of " + s.Pod + "/" + s.Container + " are missing here: " + s.Gap)))
+			m.Line = p.CutLine(t.redact.Replace(storable("[nebula] lines of " + s.Pod + "/" + s.Container + " are missing here: " + s.Gap)))
 			lines = append(lines, m)
 		}
 		for _, l := range s.Lines {
 			x := base
-			x.At, x.Line = at(l.At), p.cutLine(t.redact.Replace(storable(l.Text)))
+			x.At, x.Line = at(l.At), p.CutLine(t.redact.Replace(storable(l.Text)))
 			lines = append(lines, x)
 		}
 		topics[bus.Logs(string(s.Environment), string(s.Service))] = true
 	}
 	if len(dropped) > 0 {
-		p.log.Warn("dropped log streams of services the cluster does not run", "cluster", a.cluster, "streams", ClipText(strings.Join(dropped, ", "), 500))
+		p.Log().Warn("dropped log streams of services the cluster does not run", "cluster", a.cluster, "streams", core.ClipText(strings.Join(dropped, ", "), 500))
 	}
 	if len(lines) == 0 {
 		return 0, nil
@@ -295,7 +297,7 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 		return 0, err
 	}
 	var stored []model.LogLine
-	err = p.InTx(ctx, func(q *Txn) error {
+	err = p.InTx(ctx, func(q *core.Txn) error {
 		var err error
 		if stored, err = store.AppendLogLines(ctx, q, lines); err != nil {
 			return err
@@ -356,7 +358,7 @@ func (a *AgentSide) LogPositions(ctx context.Context, streams []LogStreamKey) ([
 // a time does it in this process (sessions creating the same partition at
 // once would fail each other), and a failure is tried once more: another
 // replica may have been creating it.
-func (p *Plane) ensureLogDays(ctx context.Context, times []time.Time) error {
+func (p *Agents) ensureLogDays(ctx context.Context, times []time.Time) error {
 	p.logDaysMu.Lock()
 	defer p.logDaysMu.Unlock()
 	var from, to time.Time
@@ -376,13 +378,13 @@ func (p *Plane) ensureLogDays(ctx context.Context, times []time.Time) error {
 		return nil
 	}
 	ensure := func() error {
-		return p.InTx(ctx, func(q *Txn) error {
+		return p.InTx(ctx, func(q *core.Txn) error {
 			_, err := store.EnsureLogPartitions(ctx, q, from, to)
 			return err
 		})
 	}
 	if err := ensure(); err != nil {
-		p.log.Info("making log partitions failed; trying once more", "error", err)
+		p.Log().Info("making log partitions failed; trying once more", "error", err)
 		if err := ensure(); err != nil {
 			return err
 		}
@@ -415,35 +417,35 @@ type LogRead struct {
 
 // ServiceLogs reads lines a service printed in an environment, within
 // the retention; viewers of the project may.
-func (p *Plane) ServiceLogs(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, r LogRead) ([]model.LogLine, error) {
-	svc, err := Get(ctx, p, p.Querier(ctx), store.Services, svcID, authz.LogRead)
+func (p *Agents) ServiceLogs(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, r LogRead) ([]model.LogLine, error) {
+	svc, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Services, svcID, authz.LogRead)
 	if err != nil {
 		return nil, err
 	}
-	env, err := Get(ctx, p, p.Querier(ctx), store.Environments, envID, authz.EnvironmentRead)
+	env, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Environments, envID, authz.EnvironmentRead)
 	if err != nil {
 		return nil, err
 	}
 	if env.ProjectID != svc.ProjectID {
-		return nil, Invalid("the environment belongs to another project than the service", "environmentId")
+		return nil, core.Invalid("the environment belongs to another project than the service", "environmentId")
 	}
 	if r.Limit < 0 || r.Limit > MaxLogPage+1 {
-		return nil, Invalid(fmt.Sprintf("at most %d lines at a time", MaxLogPage), "first")
+		return nil, core.Invalid(fmt.Sprintf("at most %d lines at a time", MaxLogPage), "first")
 	}
 	if len(r.Text) > 500 || len(r.Pod) > 253 {
-		return nil, Invalid("text must be at most 500 characters and pod 253", "filter")
+		return nil, core.Invalid("text must be at most 500 characters and pod 253", "filter")
 	}
 	q := store.LogQuery{EnvironmentID: env.ID, ServiceID: svc.ID, After: r.After, Before: r.Before, Since: r.Since,
 		Until: r.Until, Text: r.Text, Stream: r.Stream, Pod: r.Pod, Limit: r.Limit, Last: r.Last}
 	// Lines past the retention may wait for their day's partition to go:
 	// they are not shown.
-	if oldest := p.now().Add(-p.Settings.LogRetention); q.Since.Before(oldest) {
+	if oldest := p.Now().Add(-p.Settings.LogRetention); q.Since.Before(oldest) {
 		q.Since = oldest
 	}
 	if r.Deployment != "" {
 		d, err := store.Deployments.Get(ctx, p.Querier(ctx), r.Deployment)
 		if errors.Is(err, store.ErrNotFound) || err == nil && (d.ServiceID != svc.ID || d.EnvironmentID != env.ID) {
-			return nil, Invalid("deployment "+string(r.Deployment)+" is not one of this service in this environment", "filter", "deploymentId")
+			return nil, core.Invalid("deployment "+string(r.Deployment)+" is not one of this service in this environment", "filter", "deploymentId")
 		}
 		if err != nil {
 			return nil, err
@@ -455,7 +457,7 @@ func (p *Plane) ServiceLogs(ctx context.Context, svcID model.ServiceID, envID mo
 
 // LastLogLine is the number of the last line a service printed in an
 // environment (0 for none): where a live tail starts.
-func (p *Plane) LastLogLine(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID) (int64, error) {
+func (p *Agents) LastLogLine(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID) (int64, error) {
 	lines, err := p.ServiceLogs(ctx, svcID, envID, LogRead{Limit: 1, Last: true})
 	if err != nil || len(lines) == 0 {
 		return 0, err
@@ -492,7 +494,7 @@ func (a *AgentSide) Events(ctx context.Context, evs []EventIn) (int, error) {
 	for k, t := range targets {
 		envs[model.EnvironmentID(k[0])] = t
 	}
-	now := p.now()
+	now := p.Now()
 	oldest := now.Add(-p.Settings.LogRetention).Add(time.Hour)
 	at := func(x time.Time) time.Time {
 		if x.Before(oldest) || x.After(now.Add(5*time.Minute)) {
@@ -521,12 +523,12 @@ func (a *AgentSide) Events(ctx context.Context, evs []EventIn) (int, error) {
 		r := func(s string) string { return t.redact.Replace(storable(s)) }
 		out = append(out, model.KubeEvent{At: at(e.LastAt), FirstAt: at(e.FirstAt), TenantID: a.tenant, ClusterID: a.cluster,
 			ProjectID: project, EnvironmentID: e.Environment, ServiceID: e.Service, UID: e.UID, Count: e.Count,
-			Type: r(e.Type), Reason: r(e.Reason), Message: ClipText(r(e.Message), 4000), Namespace: e.Namespace,
+			Type: r(e.Type), Reason: r(e.Reason), Message: core.ClipText(r(e.Message), 4000), Namespace: e.Namespace,
 			ObjectKind: e.ObjectKind, ObjectName: r(e.ObjectName), Source: r(e.Source)})
 		topics[bus.Events(string(e.Environment))] = true
 	}
 	if dropped > 0 {
-		p.log.Warn("dropped events of objects the cluster does not run", "cluster", a.cluster, "events", dropped)
+		p.Log().Warn("dropped events of objects the cluster does not run", "cluster", a.cluster, "events", dropped)
 	}
 	if len(out) == 0 {
 		return 0, nil
@@ -539,7 +541,7 @@ func (a *AgentSide) Events(ctx context.Context, evs []EventIn) (int, error) {
 		return 0, err
 	}
 	var stored []model.KubeEvent
-	err = p.InTx(ctx, func(q *Txn) error {
+	err = p.InTx(ctx, func(q *core.Txn) error {
 		var err error
 		if stored, err = store.AppendKubeEvents(ctx, q, out); err != nil || len(stored) == 0 {
 			return err
@@ -565,33 +567,33 @@ type EventRead struct {
 // it), within the retention. A cluster's events are its tenant admins'
 // (they span projects); an environment's and a service's are the
 // project's viewers'.
-func (p *Plane) KubeEvents(ctx context.Context, r EventRead) ([]model.KubeEvent, error) {
+func (p *Agents) KubeEvents(ctx context.Context, r EventRead) ([]model.KubeEvent, error) {
 	if r.Limit < 0 || r.Limit > 500 {
-		return nil, Invalid("at most 500 events at a time", "first")
+		return nil, core.Invalid("at most 500 events at a time", "first")
 	}
-	q := store.EventQuery{Type: r.Type, After: r.After, Before: r.Before, Limit: r.Limit, Since: p.now().Add(-p.Settings.LogRetention)}
+	q := store.EventQuery{Type: r.Type, After: r.After, Before: r.Before, Limit: r.Limit, Since: p.Now().Add(-p.Settings.LogRetention)}
 	switch {
 	case r.Cluster != "":
-		if _, err := Get(ctx, p, p.Querier(ctx), store.Clusters, r.Cluster, authz.ClusterManage); err != nil {
+		if _, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Clusters, r.Cluster, authz.ClusterManage); err != nil {
 			return nil, err
 		}
 		q.ClusterID = r.Cluster
 	default:
-		env, err := Get(ctx, p, p.Querier(ctx), store.Environments, r.Environment, authz.EnvironmentRead)
+		env, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Environments, r.Environment, authz.EnvironmentRead)
 		if err != nil {
 			return nil, err
 		}
-		if err := p.authz.CheckCtx(ctx, authz.LogRead, env.Scope()); err != nil {
+		if err := p.Authorizer().CheckCtx(ctx, authz.LogRead, env.Scope()); err != nil {
 			return nil, err
 		}
 		q.EnvironmentID = env.ID
 		if r.Service != "" {
-			svc, err := Get(ctx, p, p.Querier(ctx), store.Services, r.Service, authz.LogRead)
+			svc, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Services, r.Service, authz.LogRead)
 			if err != nil {
 				return nil, err
 			}
 			if svc.ProjectID != env.ProjectID {
-				return nil, Invalid("the environment belongs to another project than the service", "environmentId")
+				return nil, core.Invalid("the environment belongs to another project than the service", "environmentId")
 			}
 			q.ServiceID = svc.ID
 		}
@@ -628,14 +630,14 @@ func (a *AgentSide) Drift(ctx context.Context, d DriftIn) error {
 		}
 	}
 	if t == nil {
-		p.log.Warn("dropped a drift of an object the cluster does not run", "cluster", a.cluster, "object", d.Kind+" "+d.Namespace+"/"+d.Name)
+		p.Log().Warn("dropped a drift of an object the cluster does not run", "cluster", a.cluster, "object", d.Kind+" "+d.Namespace+"/"+d.Name)
 		return nil
 	}
 	project, err := a.projectOf(ctx, t, d.Environment)
 	if err != nil {
 		return err
 	}
-	now := p.now()
+	now := p.Now()
 	// What a drift names comes from whoever changed the object: redacted
 	// as the cluster's other reports are.
 	r := func(ss []string) []string {
@@ -648,11 +650,11 @@ func (a *AgentSide) Drift(ctx context.Context, d DriftIn) error {
 	d.Name, d.Fields, d.Managers = t.redact.Replace(storable(d.Name)), r(d.Fields), r(d.Managers)
 	rec := &model.Drift{TenantID: a.tenant, ClusterID: a.cluster, ProjectID: project, EnvironmentID: d.Environment,
 		ServiceID: d.Service, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name, Fields: d.Fields, Managers: d.Managers, DetectedAt: now}
-	return p.InTx(ctx, func(q *Txn) error {
+	return p.InTx(ctx, func(q *core.Txn) error {
 		if err := store.InsertDrift(ctx, q, rec); err != nil {
 			return err
 		}
-		ev := a.auditEvent(ActDriftDetected, "Cluster", string(a.cluster))
+		ev := a.auditEvent(core.ActDriftDetected, "Cluster", string(a.cluster))
 		ev.Details["object"], ev.Details["fields"], ev.Details["managers"] = d.Kind+" "+d.Namespace+"/"+d.Name, d.Fields, d.Managers
 		ev.Details["environmentId"], ev.Details["serviceId"] = string(d.Environment), string(d.Service)
 		if err := q.Audited(ctx, ev); err != nil {
@@ -665,25 +667,25 @@ func (a *AgentSide) Drift(ctx context.Context, d DriftIn) error {
 // Drifts reads the newest drifts of a cluster (tenant admins: they span
 // projects) or of a
 // service in an environment (the project's viewers).
-func (p *Plane) Drifts(ctx context.Context, cluster model.ClusterID, env model.EnvironmentID, svc model.ServiceID, limit int) ([]model.Drift, error) {
+func (p *Agents) Drifts(ctx context.Context, cluster model.ClusterID, env model.EnvironmentID, svc model.ServiceID, limit int) ([]model.Drift, error) {
 	if limit < 0 || limit > 200 {
-		return nil, Invalid("at most 200 drifts at a time", "first")
+		return nil, core.Invalid("at most 200 drifts at a time", "first")
 	}
 	if cluster != "" {
-		if _, err := Get(ctx, p, p.Querier(ctx), store.Clusters, cluster, authz.ClusterManage); err != nil {
+		if _, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Clusters, cluster, authz.ClusterManage); err != nil {
 			return nil, err
 		}
 	} else {
-		s, err := Get(ctx, p, p.Querier(ctx), store.Services, svc, authz.LogRead)
+		s, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Services, svc, authz.LogRead)
 		if err != nil {
 			return nil, err
 		}
-		e, err := Get(ctx, p, p.Querier(ctx), store.Environments, env, authz.EnvironmentRead)
+		e, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Environments, env, authz.EnvironmentRead)
 		if err != nil {
 			return nil, err
 		}
 		if e.ProjectID != s.ProjectID {
-			return nil, Invalid("the environment belongs to another project than the service", "environmentId")
+			return nil, core.Invalid("the environment belongs to another project than the service", "environmentId")
 		}
 	}
 	return store.DriftsOf(ctx, p.Querier(ctx), cluster, env, svc, limit)
@@ -692,8 +694,8 @@ func (p *Plane) Drifts(ctx context.Context, cluster model.ClusterID, env model.E
 // ClusterDriftMark is the number of the cluster's newest drift (0 for
 // none), for its cluster readers' clusterStatus to tell a new one; the
 // drift itself is the tenant admins'.
-func (p *Plane) ClusterDriftMark(ctx context.Context, id model.ClusterID) (int64, error) {
-	if _, err := Get(ctx, p, p.Querier(ctx), store.Clusters, id, authz.ClusterRead); err != nil {
+func (p *Agents) ClusterDriftMark(ctx context.Context, id model.ClusterID) (int64, error) {
+	if _, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Clusters, id, authz.ClusterRead); err != nil {
 		return 0, err
 	}
 	ds, err := store.DriftsOf(ctx, p.Querier(ctx), id, "", "", 1)
