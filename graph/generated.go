@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
 	"github.com/nebulactrl/nebula/internal/control/core"
+	"github.com/nebulactrl/nebula/internal/control/delivery"
 	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/install"
@@ -1188,8 +1189,8 @@ type ClusterResolver interface {
 	Events(ctx context.Context, obj *model.Cluster, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error)
 	Drift(ctx context.Context, obj *model.Cluster, first *int) ([]*model.Drift, error)
 	Revisions(ctx context.Context, obj *model.Cluster, first *int, before *int) (*gqlmodel.RevisionPage, error)
-	Revision(ctx context.Context, obj *model.Cluster, number int) (*core.Revision, error)
-	ActiveRevision(ctx context.Context, obj *model.Cluster) (*core.ActiveRevision, error)
+	Revision(ctx context.Context, obj *model.Cluster, number int) (*delivery.Revision, error)
+	ActiveRevision(ctx context.Context, obj *model.Cluster) (*delivery.ActiveRevision, error)
 }
 type CommandResolver interface {
 	Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error)
@@ -1335,10 +1336,10 @@ type ReleaseResolver interface {
 	CreatedBy(ctx context.Context, obj *model.Release) (*model.User, error)
 }
 type RevisionResolver interface {
-	Cause(ctx context.Context, obj *core.Revision) (*model.AuditEvent, error)
+	Cause(ctx context.Context, obj *delivery.Revision) (*model.AuditEvent, error)
 
-	State(ctx context.Context, obj *core.Revision) (map[string]any, error)
-	Diff(ctx context.Context, obj *core.Revision, against *int) (*core.RevisionDiff, error)
+	State(ctx context.Context, obj *delivery.Revision) (map[string]any, error)
+	Diff(ctx context.Context, obj *delivery.Revision, against *int) (*delivery.RevisionDiff, error)
 }
 type RevisionOutcomeResolver interface {
 	Result(ctx context.Context, obj *store.RevisionOutcome) (gqlmodel.RevisionResult, error)
@@ -11992,7 +11993,7 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _ActiveRevision_number(ctx context.Context, field graphql.CollectedField, obj *core.ActiveRevision) (ret graphql.Marshaler) {
+func (ec *executionContext) _ActiveRevision_number(ctx context.Context, field graphql.CollectedField, obj *delivery.ActiveRevision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12015,7 +12016,7 @@ func (ec *executionContext) fieldContext_ActiveRevision_number(_ context.Context
 	return graphql.NewScalarFieldContext("ActiveRevision", field, false, false, "Int")
 }
 
-func (ec *executionContext) _ActiveRevision_hash(ctx context.Context, field graphql.CollectedField, obj *core.ActiveRevision) (ret graphql.Marshaler) {
+func (ec *executionContext) _ActiveRevision_hash(ctx context.Context, field graphql.CollectedField, obj *delivery.ActiveRevision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12038,7 +12039,7 @@ func (ec *executionContext) fieldContext_ActiveRevision_hash(_ context.Context, 
 	return graphql.NewScalarFieldContext("ActiveRevision", field, false, false, "String")
 }
 
-func (ec *executionContext) _ActiveRevision_confirmed(ctx context.Context, field graphql.CollectedField, obj *core.ActiveRevision) (ret graphql.Marshaler) {
+func (ec *executionContext) _ActiveRevision_confirmed(ctx context.Context, field graphql.CollectedField, obj *delivery.ActiveRevision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12061,7 +12062,7 @@ func (ec *executionContext) fieldContext_ActiveRevision_confirmed(_ context.Cont
 	return graphql.NewScalarFieldContext("ActiveRevision", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _ActiveRevision_reportedAt(ctx context.Context, field graphql.CollectedField, obj *core.ActiveRevision) (ret graphql.Marshaler) {
+func (ec *executionContext) _ActiveRevision_reportedAt(ctx context.Context, field graphql.CollectedField, obj *delivery.ActiveRevision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14753,8 +14754,8 @@ func (ec *executionContext) _Cluster_revision(ctx context.Context, field graphql
 			return ec.Resolvers.Cluster().Revision(ctx, obj, fc.Args["number"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.Revision) graphql.Marshaler {
-			return ec.marshalORevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevision(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *delivery.Revision) graphql.Marshaler {
+			return ec.marshalORevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevision(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14801,8 +14802,8 @@ func (ec *executionContext) _Cluster_activeRevision(ctx context.Context, field g
 			return ec.Resolvers.Cluster().ActiveRevision(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.ActiveRevision) graphql.Marshaler {
-			return ec.marshalOActiveRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐActiveRevision(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *delivery.ActiveRevision) graphql.Marshaler {
+			return ec.marshalOActiveRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐActiveRevision(ctx, selections, v)
 		},
 		true,
 		false,
@@ -25528,7 +25529,7 @@ func (ec *executionContext) fieldContext_RemoveProjectMemberPayload_userErrors(_
 	return fc, nil
 }
 
-func (ec *executionContext) _Revision_number(ctx context.Context, field graphql.CollectedField, obj *core.Revision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Revision_number(ctx context.Context, field graphql.CollectedField, obj *delivery.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25551,7 +25552,7 @@ func (ec *executionContext) fieldContext_Revision_number(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Revision", field, false, false, "Int")
 }
 
-func (ec *executionContext) _Revision_hash(ctx context.Context, field graphql.CollectedField, obj *core.Revision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Revision_hash(ctx context.Context, field graphql.CollectedField, obj *delivery.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25574,7 +25575,7 @@ func (ec *executionContext) fieldContext_Revision_hash(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Revision", field, false, false, "String")
 }
 
-func (ec *executionContext) _Revision_createdAt(ctx context.Context, field graphql.CollectedField, obj *core.Revision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Revision_createdAt(ctx context.Context, field graphql.CollectedField, obj *delivery.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25597,7 +25598,7 @@ func (ec *executionContext) fieldContext_Revision_createdAt(_ context.Context, f
 	return graphql.NewScalarFieldContext("Revision", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Revision_cause(ctx context.Context, field graphql.CollectedField, obj *core.Revision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Revision_cause(ctx context.Context, field graphql.CollectedField, obj *delivery.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25629,7 +25630,7 @@ func (ec *executionContext) fieldContext_Revision_cause(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Revision_outcomes(ctx context.Context, field graphql.CollectedField, obj *core.Revision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Revision_outcomes(ctx context.Context, field graphql.CollectedField, obj *delivery.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25661,7 +25662,7 @@ func (ec *executionContext) fieldContext_Revision_outcomes(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Revision_state(ctx context.Context, field graphql.CollectedField, obj *core.Revision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Revision_state(ctx context.Context, field graphql.CollectedField, obj *delivery.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25684,7 +25685,7 @@ func (ec *executionContext) fieldContext_Revision_state(_ context.Context, field
 	return graphql.NewScalarFieldContext("Revision", field, true, true, "Map")
 }
 
-func (ec *executionContext) _Revision_diff(ctx context.Context, field graphql.CollectedField, obj *core.Revision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Revision_diff(ctx context.Context, field graphql.CollectedField, obj *delivery.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25697,8 +25698,8 @@ func (ec *executionContext) _Revision_diff(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Revision().Diff(ctx, obj, fc.Args["against"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.RevisionDiff) graphql.Marshaler {
-			return ec.marshalNRevisionDiff2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevisionDiff(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *delivery.RevisionDiff) graphql.Marshaler {
+			return ec.marshalNRevisionDiff2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevisionDiff(ctx, selections, v)
 		},
 		true,
 		true,
@@ -25733,7 +25734,7 @@ func (ec *executionContext) fieldContext_Revision_diff(ctx context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _RevisionDiff_from(ctx context.Context, field graphql.CollectedField, obj *core.RevisionDiff) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionDiff_from(ctx context.Context, field graphql.CollectedField, obj *delivery.RevisionDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25756,7 +25757,7 @@ func (ec *executionContext) fieldContext_RevisionDiff_from(_ context.Context, fi
 	return graphql.NewScalarFieldContext("RevisionDiff", field, false, false, "Int")
 }
 
-func (ec *executionContext) _RevisionDiff_to(ctx context.Context, field graphql.CollectedField, obj *core.RevisionDiff) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionDiff_to(ctx context.Context, field graphql.CollectedField, obj *delivery.RevisionDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25779,7 +25780,7 @@ func (ec *executionContext) fieldContext_RevisionDiff_to(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("RevisionDiff", field, false, false, "Int")
 }
 
-func (ec *executionContext) _RevisionDiff_added(ctx context.Context, field graphql.CollectedField, obj *core.RevisionDiff) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionDiff_added(ctx context.Context, field graphql.CollectedField, obj *delivery.RevisionDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25811,7 +25812,7 @@ func (ec *executionContext) fieldContext_RevisionDiff_added(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _RevisionDiff_changed(ctx context.Context, field graphql.CollectedField, obj *core.RevisionDiff) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionDiff_changed(ctx context.Context, field graphql.CollectedField, obj *delivery.RevisionDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25843,7 +25844,7 @@ func (ec *executionContext) fieldContext_RevisionDiff_changed(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _RevisionDiff_removed(ctx context.Context, field graphql.CollectedField, obj *core.RevisionDiff) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionDiff_removed(ctx context.Context, field graphql.CollectedField, obj *delivery.RevisionDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25875,7 +25876,7 @@ func (ec *executionContext) fieldContext_RevisionDiff_removed(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _RevisionDiff_nowHeld(ctx context.Context, field graphql.CollectedField, obj *core.RevisionDiff) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionDiff_nowHeld(ctx context.Context, field graphql.CollectedField, obj *delivery.RevisionDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25907,7 +25908,7 @@ func (ec *executionContext) fieldContext_RevisionDiff_nowHeld(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _RevisionDiff_released(ctx context.Context, field graphql.CollectedField, obj *core.RevisionDiff) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionDiff_released(ctx context.Context, field graphql.CollectedField, obj *delivery.RevisionDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26052,8 +26053,8 @@ func (ec *executionContext) _RevisionPage_revisions(ctx context.Context, field g
 			return obj.Revisions, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*core.Revision) graphql.Marshaler {
-			return ec.marshalNRevision2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevisionᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*delivery.Revision) graphql.Marshaler {
+			return ec.marshalNRevision2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevisionᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -35910,7 +35911,7 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 
 var activeRevisionImplementors = []string{"ActiveRevision"}
 
-func (ec *executionContext) _ActiveRevision(ctx context.Context, sel ast.SelectionSet, obj *core.ActiveRevision) graphql.Marshaler {
+func (ec *executionContext) _ActiveRevision(ctx context.Context, sel ast.SelectionSet, obj *delivery.ActiveRevision) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, activeRevisionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -42060,7 +42061,7 @@ func (ec *executionContext) _RemoveProjectMemberPayload(ctx context.Context, sel
 
 var revisionImplementors = []string{"Revision"}
 
-func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet, obj *core.Revision) graphql.Marshaler {
+func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet, obj *delivery.Revision) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, revisionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -42144,7 +42145,7 @@ func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet,
 
 var revisionDiffImplementors = []string{"RevisionDiff"}
 
-func (ec *executionContext) _RevisionDiff(ctx context.Context, sel ast.SelectionSet, obj *core.RevisionDiff) graphql.Marshaler {
+func (ec *executionContext) _RevisionDiff(ctx context.Context, sel ast.SelectionSet, obj *delivery.RevisionDiff) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, revisionDiffImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -47161,11 +47162,11 @@ func (ec *executionContext) marshalNRemoveProjectMemberPayload2ᚖgithubᚗcom�
 	return ec._RemoveProjectMemberPayload(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRevision2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevisionᚄ(ctx context.Context, sel ast.SelectionSet, v []*core.Revision) graphql.Marshaler {
+func (ec *executionContext) marshalNRevision2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevisionᚄ(ctx context.Context, sel ast.SelectionSet, v []*delivery.Revision) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevision(ctx, sel, v[i])
+		return ec.marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevision(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -47177,7 +47178,7 @@ func (ec *executionContext) marshalNRevision2ᚕᚖgithubᚗcomᚋnebulactrlᚋn
 	return ret
 }
 
-func (ec *executionContext) marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevision(ctx context.Context, sel ast.SelectionSet, v *core.Revision) graphql.Marshaler {
+func (ec *executionContext) marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevision(ctx context.Context, sel ast.SelectionSet, v *delivery.Revision) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Revision!")
 		return graphql.Null
@@ -47185,7 +47186,7 @@ func (ec *executionContext) marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebu
 	return ec._Revision(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRevisionDiff2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevisionDiff(ctx context.Context, sel ast.SelectionSet, v *core.RevisionDiff) graphql.Marshaler {
+func (ec *executionContext) marshalNRevisionDiff2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevisionDiff(ctx context.Context, sel ast.SelectionSet, v *delivery.RevisionDiff) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "RevisionDiff!")
 		return graphql.Null
@@ -48153,7 +48154,7 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
-func (ec *executionContext) marshalOActiveRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐActiveRevision(ctx context.Context, sel ast.SelectionSet, v *core.ActiveRevision) graphql.Marshaler {
+func (ec *executionContext) marshalOActiveRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐActiveRevision(ctx context.Context, sel ast.SelectionSet, v *delivery.ActiveRevision) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -48530,7 +48531,7 @@ func (ec *executionContext) marshalORelease2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 	return ec._Release(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalORevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐRevision(ctx context.Context, sel ast.SelectionSet, v *core.Revision) graphql.Marshaler {
+func (ec *executionContext) marshalORevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevision(ctx context.Context, sel ast.SelectionSet, v *delivery.Revision) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/delivery"
+
 	"github.com/nebulactrl/nebula/internal/control/agents"
 
 	"github.com/nebulactrl/nebula/graph"
@@ -256,13 +258,13 @@ func deployTargetArgs(input gqlmodel.DeployInput) (model.ServiceID, model.Enviro
 	return svc, env, err
 }
 
-func updateServiceArgs(input gqlmodel.UpdateServiceInput) (model.ServiceID, core.ServiceInput, error) {
+func updateServiceArgs(input gqlmodel.UpdateServiceInput) (model.ServiceID, delivery.ServiceInput, error) {
 	id, err := decode[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
 	if err != nil {
-		return id, core.ServiceInput{}, err
+		return id, delivery.ServiceInput{}, err
 	}
 	git, err := gitIn(input.Git)
-	return id, core.ServiceInput{Image: input.Image, Processes: processesIn(input.Processes),
+	return id, delivery.ServiceInput{Image: input.Image, Processes: processesIn(input.Processes),
 		Variables: variablesIn(input.Variables), Domains: domainsIn(input.Domains),
 		Git: git, RemoveGit: deref(input.RemoveGit, false)}, err
 }
@@ -284,17 +286,17 @@ func gitIn(in *gqlmodel.GitSourceInput) (*core.GitInput, error) {
 	return out, nil
 }
 
-func setVariableArgs(input gqlmodel.SetVariableInput) (core.SetVariableInput, error) {
+func setVariableArgs(input gqlmodel.SetVariableInput) (delivery.SetVariableInput, error) {
 	project, err := decode[model.ProjectID](gid.Project, input.ProjectID, "projectId")
 	if err != nil {
-		return core.SetVariableInput{}, err
+		return delivery.SetVariableInput{}, err
 	}
 	env, err := decodeOptional[model.EnvironmentID](gid.Environment, input.EnvironmentID, "environmentId")
 	if err != nil {
-		return core.SetVariableInput{}, err
+		return delivery.SetVariableInput{}, err
 	}
 	svc, err := decodeOptional[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
-	return core.SetVariableInput{Project: project, Environment: env, Service: svc,
+	return delivery.SetVariableInput{Project: project, Environment: env, Service: svc,
 		VariableInput: core.VariableInput{Name: input.Name, Value: input.Value, Secret: deref(input.Secret, false)}}, err
 }
 
@@ -312,9 +314,9 @@ func changePreview(changes []core.ClusterChange, err error) (*gqlmodel.ChangePre
 	return out, nil
 }
 
-func updateEnvironmentArgs(input gqlmodel.UpdateEnvironmentInput) (model.EnvironmentID, core.EnvironmentInput, error) {
+func updateEnvironmentArgs(input gqlmodel.UpdateEnvironmentInput) (model.EnvironmentID, delivery.EnvironmentInput, error) {
 	id, err := decode[model.EnvironmentID](gid.Environment, input.EnvironmentID, "environmentId")
-	return id, core.EnvironmentInput{Name: input.Name, Protected: input.Protected,
+	return id, delivery.EnvironmentInput{Name: input.Name, Protected: input.Protected,
 		ClusterSelector: labelsIn(input.ClusterSelector), NamespaceSelector: labelsIn(input.NamespaceSelector)}, err
 }
 
@@ -330,7 +332,7 @@ func commandConn(ctx context.Context, p store.Page[model.Command]) *gqlmodel.Com
 
 func decideDeployment(ctx context.Context, plane *control.Plane, input gqlmodel.DecideDeploymentInput, d model.ApprovalDecision) (*gqlmodel.DeploymentPayload, error) {
 	dep, ue, err := mutate(gid.Deployment, input.DeploymentID, "deploymentId", func(id model.DeploymentID) (*model.Deployment, error) {
-		return plane.Decide(ctx, id, d, deref(input.Comment, ""))
+		return plane.Delivery.Decide(ctx, id, d, deref(input.Comment, ""))
 	})
 	return &gqlmodel.DeploymentPayload{Deployment: dep, UserErrors: ue}, err
 }

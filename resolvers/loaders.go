@@ -86,11 +86,11 @@ func newLoaders(p *control.Plane) *loaders {
 		plane:        p,
 		users:        dataloadgen.NewMappedLoader(p.People.UsersIn, w),
 		tenants:      dataloadgen.NewMappedLoader(p.People.TenantsByIDs, w),
-		projects:     dataloadgen.NewMappedLoader(p.ProjectsByIDs, w),
-		environments: dataloadgen.NewMappedLoader(p.EnvironmentsByIDs, w),
+		projects:     dataloadgen.NewMappedLoader(p.Delivery.ProjectsByIDs, w),
+		environments: dataloadgen.NewMappedLoader(p.Delivery.EnvironmentsByIDs, w),
 		clusters:     dataloadgen.NewMappedLoader(p.Clusters.ClustersByIDs, w),
-		services:     dataloadgen.NewMappedLoader(p.ServicesByIDs, w),
-		releases:     dataloadgen.NewMappedLoader(p.ReleasesByIDs, w),
+		services:     dataloadgen.NewMappedLoader(p.Delivery.ServicesByIDs, w),
+		releases:     dataloadgen.NewMappedLoader(p.Delivery.ReleasesByIDs, w),
 		webhooks:     dataloadgen.NewMappedLoader(p.Builds.WebhooksByIDs, w),
 		deliveries:   dataloadgen.NewMappedLoader(p.Builds.DeliveriesByIDs, w),
 		builds:       dataloadgen.NewMappedLoader(p.Builds.BuildsByIDs, w),
@@ -330,14 +330,14 @@ func (l *loaders) primeProjects(ctx context.Context, projects []*model.Project) 
 		scopes[i] = p.Scope()
 	}
 	for _, c := range childPages(op, fields, "environments") {
-		pages, err := l.plane.EnvironmentsOf(ctx, scopes, c.pg)
+		pages, err := l.plane.Delivery.EnvironmentsOf(ctx, scopes, c.pg)
 		if err != nil {
 			continue
 		}
 		l.primeEnvironments(ctx, op, l.envPages.put(pages, c.pg, 0), c.fields)
 	}
 	for _, c := range childPages(op, fields, "services") {
-		if pages, err := l.plane.ServicesOf(ctx, scopes, c.pg); err == nil {
+		if pages, err := l.plane.Delivery.ServicesOf(ctx, scopes, c.pg); err == nil {
 			l.svcPages.put(pages, c.pg, 0)
 		}
 	}
@@ -359,7 +359,7 @@ func (l *loaders) primeEnvironments(ctx context.Context, op *graphql.OperationCo
 		cols := deploymentCols(c.fields)
 		release, ok := field(c.fields, "release")
 		if !ok {
-			pages, err := l.plane.DeploymentsOf(ctx, scopes, ids, c.pg, cols)
+			pages, err := l.plane.Delivery.DeploymentsOf(ctx, scopes, ids, c.pg, cols)
 			if err == nil {
 				l.depPages.put(pages, c.pg, cols)
 			}
@@ -369,7 +369,7 @@ func (l *loaders) primeEnvironments(ctx context.Context, op *graphql.OperationCo
 		// selection reads (the configuration only for processes or
 		// domains).
 		rcols := releaseCols(graphql.CollectFields(op, release.Selections, nil))
-		pages, rels, err := l.plane.DeploymentsWithReleasesOf(ctx, scopes, ids, c.pg, cols, rcols)
+		pages, rels, err := l.plane.Delivery.DeploymentsWithReleasesOf(ctx, scopes, ids, c.pg, cols, rcols)
 		if err != nil {
 			continue
 		}

@@ -36,21 +36,21 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 	case gid.APIToken:
 		return nonNil(p.People.APIToken(ctx, model.TokenID(raw)))
 	case gid.Project:
-		return nonNil(p.Project(ctx, model.ProjectID(raw)))
+		return nonNil(p.Delivery.Project(ctx, model.ProjectID(raw)))
 	case gid.ProjectMember:
 		return nonNil(p.People.ProjectMember(ctx, model.ProjectMemberID(raw)))
 	case gid.Environment:
-		return nonNil(p.Environment(ctx, model.EnvironmentID(raw)))
+		return nonNil(p.Delivery.Environment(ctx, model.EnvironmentID(raw)))
 	case gid.Cluster:
 		return nonNil(p.Clusters.Cluster(ctx, model.ClusterID(raw)))
 	case gid.NamespaceTarget:
 		return nonNil(p.Clusters.NamespaceTarget(ctx, model.NamespaceTargetID(raw)))
 	case gid.Service:
-		return nonNil(p.Service(ctx, model.ServiceID(raw)))
+		return nonNil(p.Delivery.Service(ctx, model.ServiceID(raw)))
 	case gid.Release:
-		return nonNil(p.Release(ctx, model.ReleaseID(raw)))
+		return nonNil(p.Delivery.Release(ctx, model.ReleaseID(raw)))
 	case gid.Deployment:
-		return nonNil(p.Deployment(ctx, model.DeploymentID(raw)))
+		return nonNil(p.Delivery.Deployment(ctx, model.DeploymentID(raw)))
 	case gid.AuditEvent:
 		return nonNil(p.AuditEvent(ctx, model.AuditEventID(raw)))
 	case gid.Command:
@@ -58,7 +58,7 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 	case gid.ConnectToken:
 		return nonNil(p.Clusters.ConnectToken(ctx, model.ConnectTokenID(raw)))
 	case gid.Variable:
-		return nonNil(p.Variable(ctx, model.VariableID(raw)))
+		return nonNil(p.Delivery.Variable(ctx, model.VariableID(raw)))
 	case gid.Webhook:
 		return nonNil(p.Builds.Webhook(ctx, model.WebhookID(raw)))
 	case gid.WebhookDelivery:

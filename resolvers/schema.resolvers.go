@@ -12,19 +12,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nebulactrl/nebula/internal/control/agents"
-
-	"github.com/nebulactrl/nebula/internal/control/clusters"
-
-	"github.com/nebulactrl/nebula/internal/control/outbound"
-
-	"github.com/nebulactrl/nebula/internal/control/people"
-
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/graph"
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
+	"github.com/nebulactrl/nebula/internal/control/agents"
+	"github.com/nebulactrl/nebula/internal/control/clusters"
 	"github.com/nebulactrl/nebula/internal/control/core"
+	"github.com/nebulactrl/nebula/internal/control/delivery"
+	"github.com/nebulactrl/nebula/internal/control/outbound"
+	"github.com/nebulactrl/nebula/internal/control/people"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/install"
 	"github.com/nebulactrl/nebula/internal/model"
@@ -71,7 +68,7 @@ func (r *buildResolver) Deployment(ctx context.Context, obj *model.Build) (*mode
 	if obj.DeploymentID == nil {
 		return nil, nil
 	}
-	d, err := r.Plane.Deployment(ctx, *obj.DeploymentID)
+	d, err := r.Plane.Delivery.Deployment(ctx, *obj.DeploymentID)
 	if core.IsNotFound(err) {
 		return nil, nil
 	}
@@ -183,23 +180,23 @@ func (r *clusterResolver) Revisions(ctx context.Context, obj *model.Cluster, fir
 	if before != nil {
 		from = int64(*before)
 	}
-	rs, more, err := r.Plane.RevisionHistory(ctx, obj, from, deref(first, 20))
+	rs, more, err := r.Plane.Delivery.RevisionHistory(ctx, obj, from, deref(first, 20))
 	if err != nil {
 		return nil, err
 	}
 	return &gqlmodel.RevisionPage{Revisions: rs, HasMore: more}, nil
 }
 
-func (r *clusterResolver) Revision(ctx context.Context, obj *model.Cluster, number int) (*core.Revision, error) {
-	rev, err := r.Plane.Revision(ctx, obj, int64(number))
+func (r *clusterResolver) Revision(ctx context.Context, obj *model.Cluster, number int) (*delivery.Revision, error) {
+	rev, err := r.Plane.Delivery.Revision(ctx, obj, int64(number))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	return rev, err
 }
 
-func (r *clusterResolver) ActiveRevision(ctx context.Context, obj *model.Cluster) (*core.ActiveRevision, error) {
-	return r.Plane.ActiveRevision(ctx, obj)
+func (r *clusterResolver) ActiveRevision(ctx context.Context, obj *model.Cluster) (*delivery.ActiveRevision, error) {
+	return r.Plane.Delivery.ActiveRevision(ctx, obj)
 }
 
 func (r *commandResolver) Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error) {
@@ -239,7 +236,7 @@ func (r *deploymentResolver) RequestedBy(ctx context.Context, obj *model.Deploym
 }
 
 func (r *deploymentResolver) Approvals(ctx context.Context, obj *model.Deployment) ([]*model.Approval, error) {
-	return r.Plane.Approvals(ctx, obj)
+	return r.Plane.Delivery.Approvals(ctx, obj)
 }
 
 func (r *deploymentResolver) Events(ctx context.Context, obj *model.Deployment, after *string, first *int) ([]*model.DeploymentEvent, error) {
@@ -247,11 +244,11 @@ func (r *deploymentResolver) Events(ctx context.Context, obj *model.Deployment, 
 	if err != nil {
 		return nil, err
 	}
-	return r.Plane.DeploymentEvents(ctx, obj.ID, from, limit)
+	return r.Plane.Delivery.DeploymentEvents(ctx, obj.ID, from, limit)
 }
 
 func (r *deploymentEventResolver) Deployment(ctx context.Context, obj *model.DeploymentEvent) (*model.Deployment, error) {
-	return r.Plane.Deployment(ctx, obj.DeploymentID)
+	return r.Plane.Delivery.Deployment(ctx, obj.DeploymentID)
 }
 
 func (r *deploymentEventResolver) Cursor(ctx context.Context, obj *model.DeploymentEvent) (string, error) {
@@ -310,7 +307,7 @@ func (r *environmentResolver) Deployments(ctx context.Context, obj *model.Enviro
 	if p, ok := l.depPages.get(string(obj.ID), pg, deploymentColsOf(ctx)); ok {
 		return deploymentConn(ctx, p), nil
 	}
-	pages, err := r.Plane.DeploymentsOf(ctx, []model.Scope{obj.Scope()}, []model.EnvironmentID{obj.ID}, pg, 0)
+	pages, err := r.Plane.Delivery.DeploymentsOf(ctx, []model.Scope{obj.Scope()}, []model.EnvironmentID{obj.ID}, pg, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +319,7 @@ func (r *environmentResolver) Placement(ctx context.Context, obj *model.Environm
 }
 
 func (r *environmentResolver) Variables(ctx context.Context, obj *model.Environment) ([]*model.Variable, error) {
-	return r.Plane.Variables(ctx, obj.Scope(), &obj.ID, nil)
+	return r.Plane.Delivery.Variables(ctx, obj.Scope(), &obj.ID, nil)
 }
 
 func (r *environmentResolver) Events(ctx context.Context, obj *model.Environment, first *int, before *int, typeArg *string, serviceID *string) (*gqlmodel.KubeEventPage, error) {
@@ -499,21 +496,21 @@ func (r *mutationResolver) RevokeMemberAPITokens(ctx context.Context, input gqlm
 
 func (r *mutationResolver) CreateProject(ctx context.Context, input gqlmodel.CreateProjectInput) (*gqlmodel.CreateProjectPayload, error) {
 	p, ue, err := mutate(gid.Tenant, input.TenantID, "tenantId", func(id model.TenantID) (*model.Project, error) {
-		return r.Plane.CreateProject(ctx, id, input.Name, deref(input.Description, ""))
+		return r.Plane.Delivery.CreateProject(ctx, id, input.Name, deref(input.Description, ""))
 	})
 	return &gqlmodel.CreateProjectPayload{Project: p, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) UpdateProject(ctx context.Context, input gqlmodel.UpdateProjectInput) (*gqlmodel.UpdateProjectPayload, error) {
 	p, ue, err := mutate(gid.Project, input.ProjectID, "projectId", func(id model.ProjectID) (*model.Project, error) {
-		return r.Plane.UpdateProject(ctx, id, input.Name, input.Description)
+		return r.Plane.Delivery.UpdateProject(ctx, id, input.Name, input.Description)
 	})
 	return &gqlmodel.UpdateProjectPayload{Project: p, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) DeleteProject(ctx context.Context, input gqlmodel.DeleteProjectInput) (*gqlmodel.DeleteProjectPayload, error) {
 	deleted, ue, err := remove(gid.Project, input.ProjectID, "projectId", func(id model.ProjectID) error {
-		return r.Plane.DeleteProject(ctx, id)
+		return r.Plane.Delivery.DeleteProject(ctx, id)
 	})
 	return &gqlmodel.DeleteProjectPayload{DeletedProjectID: deleted, UserErrors: ue}, err
 }
@@ -546,7 +543,7 @@ func (r *mutationResolver) RemoveProjectMember(ctx context.Context, input gqlmod
 
 func (r *mutationResolver) CreateEnvironment(ctx context.Context, input gqlmodel.CreateEnvironmentInput) (*gqlmodel.CreateEnvironmentPayload, error) {
 	env, ue, err := mutate(gid.Project, input.ProjectID, "projectId", func(id model.ProjectID) (*model.Environment, error) {
-		return r.Plane.CreateEnvironment(ctx, id, core.EnvironmentInput{Name: &input.Name, Protected: input.Protected,
+		return r.Plane.Delivery.CreateEnvironment(ctx, id, delivery.EnvironmentInput{Name: &input.Name, Protected: input.Protected,
 			ClusterSelector: labelsIn(input.ClusterSelector), NamespaceSelector: labelsIn(input.NamespaceSelector)})
 	})
 	return &gqlmodel.CreateEnvironmentPayload{Environment: env, UserErrors: ue}, err
@@ -555,14 +552,14 @@ func (r *mutationResolver) CreateEnvironment(ctx context.Context, input gqlmodel
 func (r *mutationResolver) UpdateEnvironment(ctx context.Context, input gqlmodel.UpdateEnvironmentInput) (*gqlmodel.UpdateEnvironmentPayload, error) {
 	id, in, err := updateEnvironmentArgs(input)
 	env, ue, err := afterArgs(err, func() (*model.Environment, error) {
-		return r.Plane.UpdateEnvironment(ctx, id, in)
+		return r.Plane.Delivery.UpdateEnvironment(ctx, id, in)
 	})
 	return &gqlmodel.UpdateEnvironmentPayload{Environment: env, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) DeleteEnvironment(ctx context.Context, input gqlmodel.DeleteEnvironmentInput) (*gqlmodel.DeleteEnvironmentPayload, error) {
 	deleted, ue, err := remove(gid.Environment, input.EnvironmentID, "environmentId", func(id model.EnvironmentID) error {
-		return r.Plane.DeleteEnvironment(ctx, id)
+		return r.Plane.Delivery.DeleteEnvironment(ctx, id)
 	})
 	return &gqlmodel.DeleteEnvironmentPayload{DeletedEnvironmentID: deleted, UserErrors: ue}, err
 }
@@ -662,7 +659,7 @@ func (r *mutationResolver) CreateService(ctx context.Context, input gqlmodel.Cre
 		if err != nil {
 			return nil, err
 		}
-		return r.Plane.CreateService(ctx, id, core.ServiceInput{Name: input.Name, Image: &input.Image,
+		return r.Plane.Delivery.CreateService(ctx, id, delivery.ServiceInput{Name: input.Name, Image: &input.Image,
 			Processes: processesIn(input.Processes), Variables: variablesIn(input.Variables), Domains: domainsIn(input.Domains),
 			Git: git})
 	})
@@ -672,14 +669,14 @@ func (r *mutationResolver) CreateService(ctx context.Context, input gqlmodel.Cre
 func (r *mutationResolver) UpdateService(ctx context.Context, input gqlmodel.UpdateServiceInput) (*gqlmodel.UpdateServicePayload, error) {
 	id, in, err := updateServiceArgs(input)
 	svc, ue, err := afterArgs(err, func() (*model.Service, error) {
-		return r.Plane.UpdateService(ctx, id, in)
+		return r.Plane.Delivery.UpdateService(ctx, id, in)
 	})
 	return &gqlmodel.UpdateServicePayload{Service: svc, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) DeleteService(ctx context.Context, input gqlmodel.DeleteServiceInput) (*gqlmodel.DeleteServicePayload, error) {
 	deleted, ue, err := remove(gid.Service, input.ServiceID, "serviceId", func(id model.ServiceID) error {
-		return r.Plane.DeleteService(ctx, id)
+		return r.Plane.Delivery.DeleteService(ctx, id)
 	})
 	return &gqlmodel.DeleteServicePayload{DeletedServiceID: deleted, UserErrors: ue}, err
 }
@@ -811,15 +808,15 @@ func (r *mutationResolver) Deploy(ctx context.Context, input gqlmodel.DeployInpu
 	switch {
 	case err != nil:
 	case input.Commit != nil:
-		if rel, dep, err = r.Plane.DeployCommit(ctx, svc, env, *input.Commit); err == nil {
+		if rel, dep, err = r.Plane.Delivery.DeployCommit(ctx, svc, env, *input.Commit); err == nil {
 			b, err = r.Plane.Builds.BuildOf(ctx, dep)
 		}
 	case deref(input.BranchHead, false):
-		if rel, dep, err = r.Plane.DeployBranchHead(ctx, svc, env); err == nil {
+		if rel, dep, err = r.Plane.Delivery.DeployBranchHead(ctx, svc, env); err == nil {
 			b, err = r.Plane.Builds.BuildOf(ctx, dep)
 		}
 	default:
-		rel, dep, err = r.Plane.Deploy(ctx, svc, env, deref(input.ImageDigest, ""))
+		rel, dep, err = r.Plane.Delivery.Deploy(ctx, svc, env, deref(input.ImageDigest, ""))
 	}
 	ue, err := graph.UserErrors(err)
 	return &gqlmodel.DeployPayload{Release: rel, Deployment: dep, Build: b, UserErrors: ue}, err
@@ -835,14 +832,14 @@ func (r *mutationResolver) RejectDeployment(ctx context.Context, input gqlmodel.
 
 func (r *mutationResolver) CancelDeployment(ctx context.Context, input gqlmodel.CancelDeploymentInput) (*gqlmodel.DeploymentPayload, error) {
 	dep, ue, err := mutate(gid.Deployment, input.DeploymentID, "deploymentId", func(id model.DeploymentID) (*model.Deployment, error) {
-		return r.Plane.Cancel(ctx, id, deref(input.Reason, ""))
+		return r.Plane.Delivery.Cancel(ctx, id, deref(input.Reason, ""))
 	})
 	return &gqlmodel.DeploymentPayload{Deployment: dep, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) Redeploy(ctx context.Context, input gqlmodel.RedeployInput) (*gqlmodel.DeploymentPayload, error) {
 	dep, ue, err := mutate(gid.Deployment, input.DeploymentID, "deploymentId", func(id model.DeploymentID) (*model.Deployment, error) {
-		return r.Plane.Redeploy(ctx, id)
+		return r.Plane.Delivery.Redeploy(ctx, id)
 	})
 	return &gqlmodel.DeploymentPayload{Deployment: dep, UserErrors: ue}, err
 }
@@ -850,7 +847,7 @@ func (r *mutationResolver) Redeploy(ctx context.Context, input gqlmodel.Redeploy
 func (r *mutationResolver) Rollback(ctx context.Context, input gqlmodel.RollbackInput) (*gqlmodel.DeploymentPayload, error) {
 	svc, env, err := deployArgs(gqlmodel.DeployInput{ServiceID: input.ServiceID, EnvironmentID: input.EnvironmentID})
 	dep, ue, err := afterArgs(err, func() (*model.Deployment, error) {
-		return r.Plane.Rollback(ctx, svc, env, input.ReleaseNumber)
+		return r.Plane.Delivery.Rollback(ctx, svc, env, input.ReleaseNumber)
 	})
 	return &gqlmodel.DeploymentPayload{Deployment: dep, UserErrors: ue}, err
 }
@@ -858,14 +855,14 @@ func (r *mutationResolver) Rollback(ctx context.Context, input gqlmodel.Rollback
 func (r *mutationResolver) SetVariable(ctx context.Context, input gqlmodel.SetVariableInput) (*gqlmodel.SetVariablePayload, error) {
 	in, err := setVariableArgs(input)
 	v, ue, err := afterArgs(err, func() (*model.Variable, error) {
-		return r.Plane.SetVariable(ctx, in)
+		return r.Plane.Delivery.SetVariable(ctx, in)
 	})
 	return &gqlmodel.SetVariablePayload{Variable: v, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) DeleteVariable(ctx context.Context, input gqlmodel.DeleteVariableInput) (*gqlmodel.DeleteVariablePayload, error) {
 	deleted, ue, err := remove(gid.Variable, input.VariableID, "variableId", func(id model.VariableID) error {
-		return r.Plane.DeleteVariable(ctx, id)
+		return r.Plane.Delivery.DeleteVariable(ctx, id)
 	})
 	return &gqlmodel.DeleteVariablePayload{DeletedVariableID: deleted, UserErrors: ue}, err
 }
@@ -906,7 +903,7 @@ func (r *projectResolver) Environments(ctx context.Context, obj *model.Project, 
 	l := loadersFrom(ctx, r.Plane)
 	p, ok := l.envPages.get(string(obj.ID), pg, 0)
 	if !ok {
-		pages, err := r.Plane.EnvironmentsOf(ctx, []model.Scope{obj.Scope()}, pg)
+		pages, err := r.Plane.Delivery.EnvironmentsOf(ctx, []model.Scope{obj.Scope()}, pg)
 		if err != nil {
 			return nil, err
 		}
@@ -925,7 +922,7 @@ func (r *projectResolver) Services(ctx context.Context, obj *model.Project, firs
 	if p, ok := loadersFrom(ctx, r.Plane).svcPages.get(string(obj.ID), pg, 0); ok {
 		return serviceConn(ctx, p), nil
 	}
-	pages, err := r.Plane.ServicesOf(ctx, []model.Scope{obj.Scope()}, pg)
+	pages, err := r.Plane.Delivery.ServicesOf(ctx, []model.Scope{obj.Scope()}, pg)
 	if err != nil {
 		return nil, err
 	}
@@ -933,7 +930,7 @@ func (r *projectResolver) Services(ctx context.Context, obj *model.Project, firs
 }
 
 func (r *projectResolver) Variables(ctx context.Context, obj *model.Project) ([]*model.Variable, error) {
-	return r.Plane.Variables(ctx, obj.Scope(), nil, nil)
+	return r.Plane.Delivery.Variables(ctx, obj.Scope(), nil, nil)
 }
 
 func (r *projectResolver) Webhooks(ctx context.Context, obj *model.Project) ([]*model.Webhook, error) {
@@ -969,11 +966,11 @@ func (r *queryResolver) PreviewDeploy(ctx context.Context, input gqlmodel.Deploy
 	var changes []core.ClusterChange
 	if err == nil {
 		if input.Commit != nil {
-			changes, err = r.Plane.PreviewDeployCommit(ctx, svc, env, *input.Commit)
+			changes, err = r.Plane.Delivery.PreviewDeployCommit(ctx, svc, env, *input.Commit)
 		} else if deref(input.BranchHead, false) {
-			changes, err = r.Plane.PreviewDeployBranchHead(ctx, svc, env)
+			changes, err = r.Plane.Delivery.PreviewDeployBranchHead(ctx, svc, env)
 		} else {
-			changes, err = r.Plane.PreviewDeploy(ctx, svc, env, deref(input.ImageDigest, ""))
+			changes, err = r.Plane.Delivery.PreviewDeploy(ctx, svc, env, deref(input.ImageDigest, ""))
 		}
 	}
 	return changePreview(changes, err)
@@ -983,7 +980,7 @@ func (r *queryResolver) PreviewUpdateService(ctx context.Context, input gqlmodel
 	id, in, err := updateServiceArgs(input)
 	var changes []core.ClusterChange
 	if err == nil {
-		changes, err = r.Plane.PreviewUpdateService(ctx, id, in)
+		changes, err = r.Plane.Delivery.PreviewUpdateService(ctx, id, in)
 	}
 	return changePreview(changes, err)
 }
@@ -992,7 +989,7 @@ func (r *queryResolver) PreviewSetVariable(ctx context.Context, input gqlmodel.S
 	in, err := setVariableArgs(input)
 	var changes []core.ClusterChange
 	if err == nil {
-		changes, err = r.Plane.PreviewSetVariable(ctx, in)
+		changes, err = r.Plane.Delivery.PreviewSetVariable(ctx, in)
 	}
 	return changePreview(changes, err)
 }
@@ -1001,7 +998,7 @@ func (r *queryResolver) PreviewUpdateEnvironment(ctx context.Context, input gqlm
 	id, in, err := updateEnvironmentArgs(input)
 	var changes []core.ClusterChange
 	if err == nil {
-		changes, err = r.Plane.PreviewUpdateEnvironment(ctx, id, in)
+		changes, err = r.Plane.Delivery.PreviewUpdateEnvironment(ctx, id, in)
 	}
 	return changePreview(changes, err)
 }
@@ -1026,7 +1023,7 @@ func (r *releaseResolver) CreatedBy(ctx context.Context, obj *model.Release) (*m
 	return userIn(ctx, r.Plane, obj.TenantID, obj.CreatedBy)
 }
 
-func (r *revisionResolver) Cause(ctx context.Context, obj *core.Revision) (*model.AuditEvent, error) {
+func (r *revisionResolver) Cause(ctx context.Context, obj *delivery.Revision) (*model.AuditEvent, error) {
 	if obj.Cause == "" {
 		return nil, nil
 	}
@@ -1037,17 +1034,17 @@ func (r *revisionResolver) Cause(ctx context.Context, obj *core.Revision) (*mode
 	return ev, err
 }
 
-func (r *revisionResolver) State(ctx context.Context, obj *core.Revision) (map[string]any, error) {
-	return r.Plane.RevisionState(ctx, obj)
+func (r *revisionResolver) State(ctx context.Context, obj *delivery.Revision) (map[string]any, error) {
+	return r.Plane.Delivery.RevisionState(ctx, obj)
 }
 
-func (r *revisionResolver) Diff(ctx context.Context, obj *core.Revision, against *int) (*core.RevisionDiff, error) {
+func (r *revisionResolver) Diff(ctx context.Context, obj *delivery.Revision, against *int) (*delivery.RevisionDiff, error) {
 	var from *int64
 	if against != nil {
 		n := int64(*against)
 		from = &n
 	}
-	return r.Plane.CompareRevisions(ctx, obj, from)
+	return r.Plane.Delivery.CompareRevisions(ctx, obj, from)
 }
 
 func (r *revisionOutcomeResolver) Result(ctx context.Context, obj *store.RevisionOutcome) (gqlmodel.RevisionResult, error) {
@@ -1062,7 +1059,7 @@ func (r *serviceResolver) Project(ctx context.Context, obj *model.Service) (*mod
 }
 
 func (r *serviceResolver) Variables(ctx context.Context, obj *model.Service) ([]*model.Variable, error) {
-	return r.Plane.Variables(ctx, obj.Scope(), nil, &obj.ID)
+	return r.Plane.Delivery.Variables(ctx, obj.Scope(), nil, &obj.ID)
 }
 
 func (r *serviceResolver) Releases(ctx context.Context, obj *model.Service, first *int, after *string, environmentID *string) (*gqlmodel.ReleaseConnection, error) {
@@ -1078,7 +1075,7 @@ func (r *serviceResolver) Releases(ctx context.Context, obj *model.Service, firs
 		}
 		env = &id
 	}
-	p, err := r.Plane.Releases(ctx, obj, env, pg)
+	p, err := r.Plane.Delivery.Releases(ctx, obj, env, pg)
 	if err != nil {
 		return nil, err
 	}
@@ -1203,7 +1200,7 @@ func (r *subscriptionResolver) DeploymentEvents(ctx context.Context, deploymentI
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.Plane.Deployment(ctx, id); err != nil {
+	if _, err := r.Plane.Delivery.Deployment(ctx, id); err != nil {
 		return nil, err
 	}
 	return deploymentEvents(ctx, r.Plane, id, seq), nil
@@ -1214,7 +1211,7 @@ func (r *subscriptionResolver) EnvironmentDeployments(ctx context.Context, envir
 	if err != nil {
 		return nil, err
 	}
-	env, err := r.Plane.Environment(ctx, id)
+	env, err := r.Plane.Delivery.Environment(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -1332,7 +1329,7 @@ func (r *tenantResolver) Projects(ctx context.Context, obj *model.Tenant, first 
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.Plane.Projects(ctx, obj.ID, pg)
+	p, err := r.Plane.Delivery.Projects(ctx, obj.ID, pg)
 	if err != nil {
 		return nil, err
 	}
@@ -1354,11 +1351,11 @@ func (r *tenantResolver) Clusters(ctx context.Context, obj *model.Tenant, first 
 }
 
 func (r *tenantResolver) ApprovalQueue(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error) {
-	return r.Plane.ApprovalQueue(ctx, obj.ID, deref(first, 50))
+	return r.Plane.Delivery.ApprovalQueue(ctx, obj.ID, deref(first, 50))
 }
 
 func (r *tenantResolver) DeploymentsUnderWay(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error) {
-	return r.Plane.DeploymentsUnderWay(ctx, obj.ID, deref(first, 50))
+	return r.Plane.Delivery.DeploymentsUnderWay(ctx, obj.ID, deref(first, 50))
 }
 
 func (r *tenantResolver) WebhookEndpoints(ctx context.Context, obj *model.Tenant) ([]*model.Endpoint, error) {
@@ -1395,16 +1392,16 @@ func (r *variableResolver) Scope(ctx context.Context, obj *model.Variable) (mode
 }
 
 func (r *variableResolver) Value(ctx context.Context, obj *model.Variable) (*string, error) {
-	return core.PlainValue(obj), nil
+	return delivery.PlainValue(obj), nil
 }
 
 func (r *variableResolver) Status(ctx context.Context, obj *model.Variable) (gqlmodel.VariableStatus, error) {
-	st, _ := r.Plane.VariableStatus(obj)
+	st, _ := r.Plane.Delivery.VariableStatus(obj)
 	return gqlmodel.VariableStatus(st), nil
 }
 
 func (r *variableResolver) StatusReason(ctx context.Context, obj *model.Variable) (*string, error) {
-	_, reason := r.Plane.VariableStatus(obj)
+	_, reason := r.Plane.Delivery.VariableStatus(obj)
 	return reason, nil
 }
 

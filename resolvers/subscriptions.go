@@ -394,7 +394,7 @@ func deploymentEvents(ctx context.Context, p *control.Plane, id model.Deployment
 		// ended, the events up to its last are all there is.
 		var d *model.Deployment
 		for {
-			read, evs, err := p.DeploymentAndEvents(ctx, id, seq, 100)
+			read, evs, err := p.Delivery.DeploymentAndEvents(ctx, id, seq, 100)
 			if err != nil {
 				return true, err
 			}
@@ -487,7 +487,7 @@ func changedDeployments(ctx context.Context, p *control.Plane, env *model.Enviro
 	var items []*model.Deployment
 	after := ""
 	for {
-		pages, err := p.DeploymentsOf(ctx, []model.Scope{env.Scope()}, []model.EnvironmentID{env.ID}, store.PageArgs{First: n, After: after}, 0)
+		pages, err := p.Delivery.DeploymentsOf(ctx, []model.Scope{env.Scope()}, []model.EnvironmentID{env.ID}, store.PageArgs{First: n, After: after}, 0)
 		if err != nil {
 			return nil, err
 		}

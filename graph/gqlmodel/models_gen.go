@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/control/core"
+	"github.com/nebulactrl/nebula/internal/control/delivery"
 	"github.com/nebulactrl/nebula/internal/model"
 )
 
@@ -610,7 +611,7 @@ type RemoveProjectMemberPayload struct {
 }
 
 type RevisionPage struct {
-	Revisions []*core.Revision `json:"revisions"`
+	Revisions []*delivery.Revision `json:"revisions"`
 	// Whether older revisions exist (pass the last revision's number as before).
 	HasMore bool `json:"hasMore"`
 }

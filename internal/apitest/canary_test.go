@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/delivery"
+
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/control/core"
@@ -805,11 +807,11 @@ func (r *canaryRun) wrongKey(t *testing.T) {
 	for name := range r.secrets {
 		before[name] = r.sealed(t, name)
 	}
-	rep, err := env.Plane.Reseal(t.Context())
+	rep, err := env.Plane.Delivery.Reseal(t.Context())
 	if err != nil {
 		t.Fatalf("Reseal under the wrong key: %v", err)
 	}
-	if want := (core.ResealReport{Unreadable: len(r.secrets)}); rep != want {
+	if want := (delivery.ResealReport{Unreadable: len(r.secrets)}); rep != want {
 		t.Errorf("Reseal under the wrong key: %+v, want %+v", rep, want)
 	}
 	for name, v := range before {
@@ -842,7 +844,7 @@ func (r *canaryRun) noKey(t *testing.T) {
 				tc.field, res.ErrorCodes(), ue)
 		}
 	}
-	if _, err := env.Plane.Reseal(t.Context()); !errors.Is(err, seal.ErrNoKey) {
+	if _, err := env.Plane.Delivery.Reseal(t.Context()); !errors.Is(err, seal.ErrNoKey) {
 		t.Errorf("Reseal with no master key: %v, want %v", err, seal.ErrNoKey)
 	}
 	if got := r.everyVariable(t, env); len(got) != len(r.ids) {
@@ -865,11 +867,11 @@ func (r *canaryRun) rotation(t *testing.T) {
 	}
 	r.checkDelivered(t, r.agentState(t, rotating, true))
 
-	rep, err := env.Plane.Reseal(t.Context())
+	rep, err := env.Plane.Delivery.Reseal(t.Context())
 	if err != nil {
 		t.Fatalf("Reseal: %v", err)
 	}
-	if want := (core.ResealReport{Resealed: len(r.secrets)}); rep != want {
+	if want := (delivery.ResealReport{Resealed: len(r.secrets)}); rep != want {
 		t.Errorf("first Reseal: %+v, want %+v", rep, want)
 	}
 	for name := range r.secrets {
@@ -878,11 +880,11 @@ func (r *canaryRun) rotation(t *testing.T) {
 			t.Errorf("%s after Reseal is under key %q (%v), want the new primary %q", name, id, err, next.ID())
 		}
 	}
-	rep, err = env.Plane.Reseal(t.Context())
+	rep, err = env.Plane.Delivery.Reseal(t.Context())
 	if err != nil {
 		t.Fatalf("second Reseal: %v", err)
 	}
-	if want := (core.ResealReport{Current: len(r.secrets)}); rep != want {
+	if want := (delivery.ResealReport{Current: len(r.secrets)}); rep != want {
 		t.Errorf("second Reseal: %+v, want %+v", rep, want)
 	}
 	res := env.MustDo(t, r.f.Owner.Token, `query($t: ID!) { node(id: $t) { ... on Tenant {

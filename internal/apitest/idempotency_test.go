@@ -312,7 +312,7 @@ func TestIdempotencyInProgress(t *testing.T) {
 			t.Fatalf("a retry after the lease: got HTTP %d %s, want it to run", r.Status, r.Body)
 		}
 		// The slow request wakes up and tries to commit: refused.
-		if _, err := env.Plane.CreateProject(core.WithKey(ctx, slow), mustRaw[model.TenantID](t, gid.Tenant, f.TenantID), "held-too", ""); err == nil {
+		if _, err := env.Plane.Delivery.CreateProject(core.WithKey(ctx, slow), mustRaw[model.TenantID](t, gid.Tenant, f.TenantID), "held-too", ""); err == nil {
 			t.Error("the request whose key was taken over committed")
 		}
 		if !slow.TakenOver() {
@@ -338,7 +338,7 @@ func TestIdempotencyResponseLost(t *testing.T) {
 		claim := env.claimAsAnother(t, ctx, "lost", createProjectQ, vars)
 		// The mutation commits under the key; then nothing: the
 		// response is never stored.
-		p, err := env.Plane.CreateProject(core.WithKey(ctx, claim), mustRaw[model.TenantID](t, gid.Tenant, f.TenantID), "lost", "")
+		p, err := env.Plane.Delivery.CreateProject(core.WithKey(ctx, claim), mustRaw[model.TenantID](t, gid.Tenant, f.TenantID), "lost", "")
 		if err != nil || !claim.Recorded() {
 			t.Fatalf("creating the project under the key: %v (recorded %v)", err, claim.Recorded())
 		}

@@ -80,7 +80,7 @@ func BenchmarkDeployMutation(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		t := targets[n%len(targets)]
-		if _, _, err := plane.Deploy(ctx, t.Release.ServiceID, t.Release.EnvironmentID, Digest(fmt.Sprintf("bench/%d", n))); err != nil {
+		if _, _, err := plane.Delivery.Deploy(ctx, t.Release.ServiceID, t.Release.EnvironmentID, Digest(fmt.Sprintf("bench/%d", n))); err != nil {
 			b.Fatalf("deploy %d: %v", n, err)
 		}
 		n++

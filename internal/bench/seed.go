@@ -13,9 +13,10 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/nebulactrl/nebula/internal/control/delivery"
+
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/control"
-	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/model"
 )
 
@@ -87,18 +88,18 @@ func Seed(ctx context.Context, plane *control.Plane, size Size) (*Seeded, error)
 	image := "registry.example.com/bench/api"
 	port := 8080
 	for p := range size.Projects {
-		proj, err := plane.CreateProject(ctx, tenant, fmt.Sprintf("project-%03d", p), "seeded for benchmarks")
+		proj, err := plane.Delivery.CreateProject(ctx, tenant, fmt.Sprintf("project-%03d", p), "seeded for benchmarks")
 		if err != nil {
 			return nil, fmt.Errorf("creating project %d: %w", p, err)
 		}
-		svc, err := plane.CreateService(ctx, proj.ID, core.ServiceInput{Name: "api", Image: &image,
+		svc, err := plane.Delivery.CreateService(ctx, proj.ID, delivery.ServiceInput{Name: "api", Image: &image,
 			Processes: []model.Process{{Name: "web", Command: []string{"/app/web"}, Replicas: 2, Port: &port}}})
 		if err != nil {
 			return nil, fmt.Errorf("creating the service of project %d: %w", p, err)
 		}
 		for e := range size.Environments {
 			name, protected := fmt.Sprintf("env-%d", e), e == size.Environments-1
-			env, err := plane.CreateEnvironment(ctx, proj.ID, core.EnvironmentInput{Name: &name, Protected: &protected,
+			env, err := plane.Delivery.CreateEnvironment(ctx, proj.ID, delivery.EnvironmentInput{Name: &name, Protected: &protected,
 				ClusterSelector: []model.Label{ProdLabel}})
 			if err != nil {
 				return nil, fmt.Errorf("creating environment %d of project %d: %w", e, p, err)
@@ -110,7 +111,7 @@ func Seed(ctx context.Context, plane *control.Plane, size Size) (*Seeded, error)
 	latest := make(map[model.EnvironmentID]Deployed, len(targets))
 	for d := range size.Deployments {
 		for _, t := range targets {
-			rel, dep, err := plane.Deploy(ctx, t.svc, t.env, Digest(fmt.Sprintf("%s/%d", t.env, d)))
+			rel, dep, err := plane.Delivery.Deploy(ctx, t.svc, t.env, Digest(fmt.Sprintf("%s/%d", t.env, d)))
 			if err != nil {
 				return nil, fmt.Errorf("deploying round %d to environment %s: %w", d, t.env, err)
 			}

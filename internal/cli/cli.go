@@ -521,7 +521,7 @@ kept in NEBULA_MASTER_KEYS_OLD for opening; run "nebula admin reseal" after a re
 				return err
 			}
 			defer st.Close()
-			rep, err := plane.Reseal(ctx)
+			rep, err := plane.Delivery.Reseal(ctx)
 			if err != nil {
 				return err
 			}

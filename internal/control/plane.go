@@ -12,6 +12,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/control/builds"
 	"github.com/nebulactrl/nebula/internal/control/clusters"
 	"github.com/nebulactrl/nebula/internal/control/core"
+	"github.com/nebulactrl/nebula/internal/control/delivery"
 	"github.com/nebulactrl/nebula/internal/control/outbound"
 	"github.com/nebulactrl/nebula/internal/control/people"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -32,6 +33,9 @@ type Plane struct {
 	// Agents: the agents' side (AgentSide), and their logs, events and
 	// drift read back.
 	Agents *agents.Agents
+	// Delivery: projects, environments, services, variables, releases,
+	// deployments and approvals, revisions, previews.
+	Delivery *delivery.Delivery
 }
 
 // New wires the control plane over a migrated store.
@@ -40,7 +44,7 @@ func New(st *store.Store, log *slog.Logger, opts ...core.Option) (*Plane, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Plane{Plane: c, People: people.New(c), Outbound: outbound.New(c), Clusters: clusters.New(c), Builds: builds.New(c), Agents: agents.New(c)}, nil
+	return &Plane{Plane: c, People: people.New(c), Outbound: outbound.New(c), Clusters: clusters.New(c), Builds: builds.New(c), Agents: agents.New(c), Delivery: delivery.New(c)}, nil
 }
 
 // Bus is what subscribers follow (nil without a plane).

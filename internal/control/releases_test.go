@@ -16,7 +16,7 @@ func TestReleasesByIDsReadsAReleaseOnce(t *testing.T) {
 	read := func(ctx context.Context) (map[model.ReleaseID]*model.Release, int64) {
 		t.Helper()
 		before := s.Statements.N()
-		got, err := s.P.ReleasesByIDs(ctx, []model.ReleaseID{rel.ID})
+		got, err := s.P.Delivery.ReleasesByIDs(ctx, []model.ReleaseID{rel.ID})
 		if err != nil {
 			t.Fatal(err)
 		}

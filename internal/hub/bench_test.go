@@ -12,6 +12,7 @@
 package hub_test
 
 import (
+	"github.com/nebulactrl/nebula/internal/control/delivery"
 	"github.com/nebulactrl/nebula/internal/logcheck"
 
 	"bufio"
@@ -160,13 +161,13 @@ func seedFleet(tb testing.TB, st *store.Store, n int, viaPlane bool) *seeded {
 		sd.clusters, sd.tokens = append(sd.clusters, c.ID), append(sd.tokens, secret)
 	}
 	t = phase("registering the clusters", t)
-	p, err := plane.CreateProject(admin, sd.tenant, "edge", "")
+	p, err := plane.Delivery.CreateProject(admin, sd.tenant, "edge", "")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	sd.project = p.ID
 	port := 8080
-	svc, err := plane.CreateService(admin, p.ID, core.ServiceInput{Name: "api", Image: ptr("registry.example.com/api"),
+	svc, err := plane.Delivery.CreateService(admin, p.ID, delivery.ServiceInput{Name: "api", Image: ptr("registry.example.com/api"),
 		Processes: []model.Process{{Name: "web", Command: []string{"./api"}, Replicas: 2, Port: &port}}})
 	if err != nil {
 		tb.Fatal(err)
@@ -175,7 +176,7 @@ func seedFleet(tb testing.TB, st *store.Store, n int, viaPlane bool) *seeded {
 	sd.parts = n
 	var part *model.Service
 	if *fanoutTo > 0 && *fanoutTo < n {
-		if part, err = plane.CreateService(admin, p.ID, core.ServiceInput{Name: partService, Image: ptr("registry.example.com/part"),
+		if part, err = plane.Delivery.CreateService(admin, p.ID, delivery.ServiceInput{Name: partService, Image: ptr("registry.example.com/part"),
 			Processes: []model.Process{{Name: "web", Command: []string{"./part"}, Replicas: 1, Port: &port}}}); err != nil {
 			tb.Fatal(err)
 		}
@@ -183,16 +184,16 @@ func seedFleet(tb testing.TB, st *store.Store, n int, viaPlane bool) *seeded {
 	}
 	if viaPlane {
 		for i := range n {
-			env, err := plane.CreateEnvironment(admin, p.ID, core.EnvironmentInput{Name: ptr(envName(i)),
+			env, err := plane.Delivery.CreateEnvironment(admin, p.ID, delivery.EnvironmentInput{Name: ptr(envName(i)),
 				ClusterSelector: []model.Label{{Key: "name", Value: clusterName(i)}}})
 			if err != nil {
 				tb.Fatal(err)
 			}
-			if _, _, err := plane.Deploy(admin, svc.ID, env.ID, digest); err != nil {
+			if _, _, err := plane.Delivery.Deploy(admin, svc.ID, env.ID, digest); err != nil {
 				tb.Fatal(err)
 			}
 			if part != nil && i < sd.parts {
-				if _, _, err := plane.Deploy(admin, part.ID, env.ID, digest); err != nil {
+				if _, _, err := plane.Delivery.Deploy(admin, part.ID, env.ID, digest); err != nil {
 					tb.Fatal(err)
 				}
 			}
@@ -279,7 +280,7 @@ func (sd *seeded) insertDeployments(ctx context.Context, st *store.Store, svc, p
 // mutation that changes every cluster's state, or on one of its services.
 func setVariable(tb testing.TB, plane *control.Plane, admin context.Context, project model.ProjectID, service *model.ServiceID, value string) {
 	tb.Helper()
-	if _, err := plane.SetVariable(admin, core.SetVariableInput{Project: project, Service: service,
+	if _, err := plane.Delivery.SetVariable(admin, delivery.SetVariableInput{Project: project, Service: service,
 		VariableInput: core.VariableInput{Name: fleetVariable, Value: value}}); err != nil {
 		tb.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/delivery"
+
 	"github.com/gorilla/websocket"
 
 	"github.com/nebulactrl/nebula/authz"
@@ -108,22 +110,22 @@ func (r *rig) cluster(t *testing.T, name string) (model.ClusterID, string) {
 
 func (r *rig) deploy(t *testing.T, cluster string, digest byte) {
 	t.Helper()
-	p, err := r.plane.CreateProject(r.ctx, r.tenant, "p-"+cluster+"-"+string(rune('a'+digest%26)), "")
+	p, err := r.plane.Delivery.CreateProject(r.ctx, r.tenant, "p-"+cluster+"-"+string(rune('a'+digest%26)), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := r.plane.CreateEnvironment(r.ctx, p.ID, core.EnvironmentInput{Name: ptr("prod"),
+	env, err := r.plane.Delivery.CreateEnvironment(r.ctx, p.ID, delivery.EnvironmentInput{Name: ptr("prod"),
 		ClusterSelector: []model.Label{{Key: "name", Value: cluster}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := 8080
-	svc, err := r.plane.CreateService(r.ctx, p.ID, core.ServiceInput{Name: "api", Image: ptr("registry.example.com/api"),
+	svc, err := r.plane.Delivery.CreateService(r.ctx, p.ID, delivery.ServiceInput{Name: "api", Image: ptr("registry.example.com/api"),
 		Processes: []model.Process{{Name: "web", Command: []string{"./api"}, Replicas: 1, Port: &port}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := r.plane.Deploy(r.ctx, svc.ID, env.ID, "sha256:"+strings.Repeat(string(rune('a'+digest%6)), 64)); err != nil {
+	if _, _, err := r.plane.Delivery.Deploy(r.ctx, svc.ID, env.ID, "sha256:"+strings.Repeat(string(rune('a'+digest%6)), 64)); err != nil {
 		t.Fatal(err)
 	}
 }

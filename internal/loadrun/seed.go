@@ -6,10 +6,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/nebulactrl/nebula/internal/control/delivery"
+
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bench"
 	"github.com/nebulactrl/nebula/internal/control"
-	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 )
@@ -130,13 +131,13 @@ func (sd *Seeded) seedTenant(ctx context.Context, plane *control.Plane, t int, t
 	var svcRaw []model.ServiceID // and its services
 	for i := from; i < to; i++ {
 		if (i-from)%envsPerProject == 0 {
-			if proj, err = plane.CreateProject(ctx, tenant, fmt.Sprintf("project-%03d", (i-from)/envsPerProject), "seeded for the load run"); err != nil {
+			if proj, err = plane.Delivery.CreateProject(ctx, tenant, fmt.Sprintf("project-%03d", (i-from)/envsPerProject), "seeded for the load run"); err != nil {
 				return fmt.Errorf("creating a project: %w", err)
 			}
 			p := Project{ID: gid.Encode(gid.Project, proj.ID), Tenant: t}
 			svcRaw = nil
 			for _, s := range serviceNames {
-				svc, err := plane.CreateService(ctx, proj.ID, core.ServiceInput{Name: s, Image: &image,
+				svc, err := plane.Delivery.CreateService(ctx, proj.ID, delivery.ServiceInput{Name: s, Image: &image,
 					Processes: []model.Process{{Name: "web", Command: []string{"/app/" + s}, Replicas: 2, Port: &port}}})
 				if err != nil {
 					return fmt.Errorf("creating service %s: %w", s, err)
@@ -146,14 +147,14 @@ func (sd *Seeded) seedTenant(ctx context.Context, plane *control.Plane, t int, t
 			sd.Projects = append(sd.Projects, p)
 		}
 		name := fmt.Sprintf("env-%04d", i)
-		env, err := plane.CreateEnvironment(ctx, proj.ID, core.EnvironmentInput{Name: &name,
+		env, err := plane.Delivery.CreateEnvironment(ctx, proj.ID, delivery.EnvironmentInput{Name: &name,
 			ClusterSelector: []model.Label{{Key: "name", Value: fmt.Sprintf("load-%04d", i)}}})
 		if err != nil {
 			return fmt.Errorf("creating environment %s: %w", name, err)
 		}
 		sd.Envs = append(sd.Envs, Env{ID: gid.Encode(gid.Environment, env.ID), Raw: env.ID, Project: len(sd.Projects) - 1})
 		for _, s := range svcRaw {
-			_, dep, err := plane.Deploy(ctx, s, env.ID, bench.Digest(fmt.Sprintf("seed/%s/%s", env.ID, s)))
+			_, dep, err := plane.Delivery.Deploy(ctx, s, env.ID, bench.Digest(fmt.Sprintf("seed/%s/%s", env.ID, s)))
 			if err != nil {
 				return fmt.Errorf("deploying to environment %s: %w", name, err)
 			}

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/nebulactrl/nebula/internal/control/delivery"
+
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/control"
 	"github.com/nebulactrl/nebula/internal/control/core"
@@ -58,18 +60,18 @@ func New(t testing.TB, opts ...core.Option) *Shop {
 		t.Fatal(err)
 	}
 	s.Admin = s.As(t, s.Boot.Secret)
-	if s.Project, err = s.P.CreateProject(s.Admin, s.Boot.Tenant.ID, "shop", ""); err != nil {
+	if s.Project, err = s.P.Delivery.CreateProject(s.Admin, s.Boot.Tenant.ID, "shop", ""); err != nil {
 		t.Fatal(err)
 	}
 	image, name := "registry.example.com/shop/api", "prod"
-	if s.Svc, err = s.P.CreateService(s.Admin, s.Project.ID, core.ServiceInput{Name: "api", Image: &image,
+	if s.Svc, err = s.P.Delivery.CreateService(s.Admin, s.Project.ID, delivery.ServiceInput{Name: "api", Image: &image,
 		Processes: []model.Process{{Name: "web", Command: []string{"/api"}, Replicas: 1}}}); err != nil {
 		t.Fatal(err)
 	}
 	if s.Cluster, _, err = s.P.Clusters.RegisterCluster(s.Admin, s.Boot.Tenant.ID, "eu-1", nil); err != nil {
 		t.Fatal(err)
 	}
-	if s.Env, err = s.P.CreateEnvironment(s.Admin, s.Project.ID, core.EnvironmentInput{Name: &name}); err != nil {
+	if s.Env, err = s.P.Delivery.CreateEnvironment(s.Admin, s.Project.ID, delivery.EnvironmentInput{Name: &name}); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -88,7 +90,7 @@ func (s *Shop) As(t testing.TB, secret string) context.Context {
 // Deploy deploys the service to the environment with the image digest of n.
 func (s *Shop) Deploy(t testing.TB, n int) (*model.Release, *model.Deployment) {
 	t.Helper()
-	rel, d, err := s.P.Deploy(s.Admin, s.Svc.ID, s.Env.ID, Digest(n))
+	rel, d, err := s.P.Delivery.Deploy(s.Admin, s.Svc.ID, s.Env.ID, Digest(n))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func (p *Plane) SetGit(ctx context.Context, q store.Querier, svc *model.Service,
 		}
 	}
 	svc.Git = &model.GitSource{Repository: g.Repository, Branch: g.Branch, ContextDir: path.Clean(g.ContextDir),
-		Dockerfile: path.Clean(g.Dockerfile), DeployOnPush: orEmpty(slices.Compact(g.DeployOnPush))}
+		Dockerfile: path.Clean(g.Dockerfile), DeployOnPush: OrEmpty(slices.Compact(g.DeployOnPush))}
 	switch {
 	case g.Credential == nil:
 	case *g.Credential == "":

@@ -19,7 +19,7 @@ func (p *Plane) TenantTargets(ctx context.Context, q store.Querier, tenant model
 	return clusters, targets, err
 }
 
-func labelKeys[T any](items []*T, labels func(*T) model.Labels) map[string]bool {
+func LabelKeys[T any](items []*T, labels func(*T) model.Labels) map[string]bool {
 	out := map[string]bool{}
 	for _, it := range items {
 		for _, l := range labels(it) {

@@ -340,3 +340,7 @@ func (p *Plane) SetPublisher(pub Publisher) { p.pub = pub }
 // Publisher is what tells this replica's connected agents (nil without
 // one, as in tests and jobs-only processes).
 func (p *Plane) Publisher() Publisher { return p.pub }
+
+// ReleaseCache is the cache of the releases compiles read (they never change);
+// a read through it checks nothing: the caller checks what it hands out.
+func (p *Plane) ReleaseCache() *store.ReleaseCache { return p.releases }

@@ -38,7 +38,7 @@ var errPreviewed = errors.New("preview: rolled back")
 // request of many aliased previews would otherwise compile its tenant over
 // and over on every CPU and hold every database connection, and other
 // tenants' requests would wait for them.
-func (p *Plane) preview(ctx context.Context, do func(dry *Previewing) error) ([]ClusterChange, error) {
+func (p *Plane) Preview(ctx context.Context, do func(dry *Previewing) error) ([]ClusterChange, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -198,55 +198,4 @@ func (p *Plane) finishPreview(ctx context.Context, q store.Querier, tenant model
 		pv.changes = append(pv.changes, ClusterChange{Cluster: c, FromRevision: c.DesiredRevision, Diff: d})
 	}
 	return errPreviewed
-}
-
-// PreviewDeploy shows what Deploy would change.
-func (p *Plane) PreviewDeploy(ctx context.Context, svc model.ServiceID, env model.EnvironmentID, digest string) ([]ClusterChange, error) {
-	return p.preview(ctx, func(dry *Previewing) error {
-		_, _, err := p.deploy(ctx, dry, svc, env, deployTarget{digest: digest})
-		return err
-	})
-}
-
-// PreviewDeployCommit shows what DeployCommit would change: nothing on a
-// cluster until the build succeeds, but every check runs.
-func (p *Plane) PreviewDeployCommit(ctx context.Context, svc model.ServiceID, env model.EnvironmentID, commit string) ([]ClusterChange, error) {
-	return p.preview(ctx, func(dry *Previewing) error {
-		_, _, err := p.deploy(ctx, dry, svc, env, deployTarget{commit: commit})
-		return err
-	})
-}
-
-// PreviewDeployBranchHead shows what DeployBranchHead would change; it
-// reads the branch's head too.
-func (p *Plane) PreviewDeployBranchHead(ctx context.Context, svc model.ServiceID, env model.EnvironmentID) ([]ClusterChange, error) {
-	return p.preview(ctx, func(dry *Previewing) error {
-		_, _, err := p.deploy(ctx, dry, svc, env, deployTarget{head: true})
-		return err
-	})
-}
-
-// PreviewUpdateService shows what UpdateService would change.
-func (p *Plane) PreviewUpdateService(ctx context.Context, id model.ServiceID, in ServiceInput) ([]ClusterChange, error) {
-	return p.preview(ctx, func(dry *Previewing) error {
-		_, err := p.updateService(ctx, dry, id, in)
-		return err
-	})
-}
-
-// PreviewSetVariable shows what SetVariable would change.
-func (p *Plane) PreviewSetVariable(ctx context.Context, in SetVariableInput) ([]ClusterChange, error) {
-	return p.preview(ctx, func(dry *Previewing) error {
-		_, err := p.setVariable(ctx, dry, in)
-		return err
-	})
-}
-
-// PreviewUpdateEnvironment shows what UpdateEnvironment would change: new
-// selectors move an environment between clusters and namespaces.
-func (p *Plane) PreviewUpdateEnvironment(ctx context.Context, id model.EnvironmentID, in EnvironmentInput) ([]ClusterChange, error) {
-	return p.preview(ctx, func(dry *Previewing) error {
-		_, err := p.updateEnvironment(ctx, dry, id, in)
-		return err
-	})
 }

@@ -232,9 +232,16 @@ func Changed[T comparable](ev *Audit, key string, dst *T, v *T) {
 	*dst = *v
 }
 
-func orEmpty[T any](s []T) []T {
+func OrEmpty[T any](s []T) []T {
 	if s == nil {
 		return []T{}
 	}
 	return s
+}
+
+// VariableInput is a variable as a caller gives it.
+type VariableInput struct {
+	Name   string
+	Value  string
+	Secret bool
 }

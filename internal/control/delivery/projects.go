@@ -1,29 +1,31 @@
-package core
+package delivery
 
 import (
 	"context"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
-func (p *Plane) Project(ctx context.Context, id model.ProjectID) (*model.Project, error) {
-	return Get(ctx, p, p.Querier(ctx), store.Projects, id, authz.ProjectRead)
+func (p *Delivery) Project(ctx context.Context, id model.ProjectID) (*model.Project, error) {
+	return core.Get(ctx, p.Plane, p.Querier(ctx), store.Projects, id, authz.ProjectRead)
 }
 
-func (p *Plane) ProjectsByIDs(ctx context.Context, ids []model.ProjectID) (map[model.ProjectID]*model.Project, error) {
-	return ByIDs(ctx, p, store.Projects, ids, authz.ProjectRead)
+func (p *Delivery) ProjectsByIDs(ctx context.Context, ids []model.ProjectID) (map[model.ProjectID]*model.Project, error) {
+	return core.ByIDs(ctx, p.Plane, store.Projects, ids, authz.ProjectRead)
 }
 
 // Projects lists the tenant's projects the caller can see: all of them for a
 // tenant admin, those they hold a role in otherwise.
-func (p *Plane) Projects(ctx context.Context, tenant model.TenantID, pg store.PageArgs) (store.Page[model.Project], error) {
+func (p *Delivery) Projects(ctx context.Context, tenant model.TenantID, pg store.PageArgs) (store.Page[model.Project], error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return store.Page[model.Project]{}, err
 	}
-	s, err := p.authz.Subject(ctx, a, model.Scope{Tenant: tenant})
+	s, err := p.Authorizer().Subject(ctx, a, model.Scope{Tenant: tenant})
 	if err != nil {
 		return store.Page[model.Project]{}, err
 	}
@@ -42,39 +44,39 @@ func (p *Plane) Projects(ctx context.Context, tenant model.TenantID, pg store.Pa
 }
 
 // CreateProject creates a project; tenant admins only, within the plan.
-func (p *Plane) CreateProject(ctx context.Context, tenant model.TenantID, name, description string) (*model.Project, error) {
-	if err := p.authz.CheckCtx(ctx, authz.ProjectCreate, model.Scope{Tenant: tenant}); err != nil {
+func (p *Delivery) CreateProject(ctx context.Context, tenant model.TenantID, name, description string) (*model.Project, error) {
+	if err := p.Authorizer().CheckCtx(ctx, authz.ProjectCreate, model.Scope{Tenant: tenant}); err != nil {
 		return nil, err
 	}
-	var c Checks
+	var c core.Checks
 	c.Name(name, "project name", "input", "name")
 	c.Text(description, "description", 1000, false, "input", "description")
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
 	var proj *model.Project
-	err := p.Change(ctx, tenant, func(q *Txn, t *model.Tenant, ev *Audit) error {
+	err := p.Change(ctx, tenant, func(q *core.Txn, t *model.Tenant, ev *core.Audit) error {
 		if err := p.EnsureRoom(ctx, q, t, model.LimitProjects, 1); err != nil {
 			return err
 		}
-		proj = &model.Project{ID: NewID[model.ProjectID](), TenantID: tenant, Name: name, Description: description, CreatedAt: p.now()}
+		proj = &model.Project{ID: core.NewID[model.ProjectID](), TenantID: tenant, Name: name, Description: description, CreatedAt: p.Now()}
 		if err := store.Projects.Insert(ctx, q, proj); err != nil {
-			return ConflictOn(err, "name", "a project named "+name+" already exists in this tenant")
+			return core.ConflictOn(err, "name", "a project named "+name+" already exists in this tenant")
 		}
-		Target(ev, ActProjectCreate, "Project", string(proj.ID))
+		core.Target(ev, core.ActProjectCreate, "Project", string(proj.ID))
 		ev.Details["name"], ev.Details["description"] = name, description
 		return nil
 	})
-	return Committed(proj, err)
+	return core.Committed(proj, err)
 }
 
 // UpdateProject renames or re-describes a project; nil fields stay.
-func (p *Plane) UpdateProject(ctx context.Context, id model.ProjectID, name, description *string) (*model.Project, error) {
-	proj, err := Get(ctx, p, p.Querier(ctx), store.Projects, id, authz.ProjectUpdate)
+func (p *Delivery) UpdateProject(ctx context.Context, id model.ProjectID, name, description *string) (*model.Project, error) {
+	proj, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Projects, id, authz.ProjectUpdate)
 	if err != nil {
 		return nil, err
 	}
-	var c Checks
+	var c core.Checks
 	if name != nil {
 		c.Name(*name, "project name", "input", "name")
 	}
@@ -84,30 +86,30 @@ func (p *Plane) UpdateProject(ctx context.Context, id model.ProjectID, name, des
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
-	err = p.Change(ctx, proj.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+	err = p.Change(ctx, proj.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
 		if proj, err = store.Projects.Get(ctx, q, id); err != nil {
 			return err
 		}
-		Target(ev, ActProjectUpdate, "Project", string(id))
-		Changed(ev, "name", &proj.Name, name)
-		Changed(ev, "description", &proj.Description, description)
+		core.Target(ev, core.ActProjectUpdate, "Project", string(id))
+		core.Changed(ev, "name", &proj.Name, name)
+		core.Changed(ev, "description", &proj.Description, description)
 		if err := store.UpdateProject(ctx, q, proj); err != nil {
-			return ConflictOn(err, "name", "a project with that name already exists in this tenant")
+			return core.ConflictOn(err, "name", "a project with that name already exists in this tenant")
 		}
 		return nil
 	})
-	return Committed(proj, err)
+	return core.Committed(proj, err)
 }
 
 // DeleteProject deletes a project with its environments, services,
 // releases and deployments; tenant admins only.
-func (p *Plane) DeleteProject(ctx context.Context, id model.ProjectID) error {
-	proj, err := Get(ctx, p, p.Querier(ctx), store.Projects, id, authz.ProjectDelete)
+func (p *Delivery) DeleteProject(ctx context.Context, id model.ProjectID) error {
+	proj, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Projects, id, authz.ProjectDelete)
 	if err != nil {
 		return err
 	}
-	return p.Change(ctx, proj.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
-		Target(ev, ActProjectDelete, "Project", string(id))
+	return p.Change(ctx, proj.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
+		core.Target(ev, core.ActProjectDelete, "Project", string(id))
 		ev.Details["name"] = proj.Name
 		if err := p.NoteBuildSets(ctx, q, proj.TenantID); err != nil {
 			return err
@@ -116,17 +118,17 @@ func (p *Plane) DeleteProject(ctx context.Context, id model.ProjectID) error {
 	})
 }
 
-func (p *Plane) Environment(ctx context.Context, id model.EnvironmentID) (*model.Environment, error) {
-	return Get(ctx, p, p.Querier(ctx), store.Environments, id, authz.EnvironmentRead)
+func (p *Delivery) Environment(ctx context.Context, id model.EnvironmentID) (*model.Environment, error) {
+	return core.Get(ctx, p.Plane, p.Querier(ctx), store.Environments, id, authz.EnvironmentRead)
 }
 
-func (p *Plane) EnvironmentsByIDs(ctx context.Context, ids []model.EnvironmentID) (map[model.EnvironmentID]*model.Environment, error) {
-	return ByIDs(ctx, p, store.Environments, ids, authz.EnvironmentRead)
+func (p *Delivery) EnvironmentsByIDs(ctx context.Context, ids []model.EnvironmentID) (map[model.EnvironmentID]*model.Environment, error) {
+	return core.ByIDs(ctx, p.Plane, store.Environments, ids, authz.EnvironmentRead)
 }
 
 // EnvironmentsOf lists the environments of several projects in one query;
 // every project must be readable by the caller.
-func (p *Plane) EnvironmentsOf(ctx context.Context, projects []model.Scope, pg store.PageArgs) (map[string]store.Page[model.Environment], error) {
+func (p *Delivery) EnvironmentsOf(ctx context.Context, projects []model.Scope, pg store.PageArgs) (map[string]store.Page[model.Environment], error) {
 	ids, err := p.readableParents(ctx, projects, authz.EnvironmentRead, func(s model.Scope) string { return string(s.Project) })
 	if err != nil {
 		return nil, err
@@ -135,10 +137,10 @@ func (p *Plane) EnvironmentsOf(ctx context.Context, projects []model.Scope, pg s
 }
 
 // readableParents checks perm on each parent scope and returns their ids.
-func (p *Plane) readableParents(ctx context.Context, scopes []model.Scope, perm authz.Perm, id func(model.Scope) string) ([]string, error) {
+func (p *Delivery) readableParents(ctx context.Context, scopes []model.Scope, perm authz.Perm, id func(model.Scope) string) ([]string, error) {
 	out := make([]string, 0, len(scopes))
 	for _, s := range scopes {
-		if err := p.authz.CheckCtx(ctx, perm, s); err != nil {
+		if err := p.Authorizer().CheckCtx(ctx, perm, s); err != nil {
 			return nil, err
 		}
 		out = append(out, id(s))
@@ -154,39 +156,39 @@ type EnvironmentInput struct {
 	NamespaceSelector []model.Label
 }
 
-func (p *Plane) CreateEnvironment(ctx context.Context, project model.ProjectID, in EnvironmentInput) (*model.Environment, error) {
-	proj, err := Get(ctx, p, p.Querier(ctx), store.Projects, project, authz.EnvironmentManage)
+func (p *Delivery) CreateEnvironment(ctx context.Context, project model.ProjectID, in EnvironmentInput) (*model.Environment, error) {
+	proj, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Projects, project, authz.EnvironmentManage)
 	if err != nil {
 		return nil, err
 	}
-	env := &model.Environment{ID: NewID[model.EnvironmentID](), TenantID: proj.TenantID, ProjectID: project,
-		ClusterSelector: model.Labels{}, NamespaceSelector: model.Labels{}, CreatedAt: p.now()}
-	err = p.Change(ctx, proj.TenantID, func(q *Txn, t *model.Tenant, ev *Audit) error {
+	env := &model.Environment{ID: core.NewID[model.EnvironmentID](), TenantID: proj.TenantID, ProjectID: project,
+		ClusterSelector: model.Labels{}, NamespaceSelector: model.Labels{}, CreatedAt: p.Now()}
+	err = p.Change(ctx, proj.TenantID, func(q *core.Txn, t *model.Tenant, ev *core.Audit) error {
 		if err := p.applyEnvironment(ctx, q, t, env, in, true); err != nil {
 			return err
 		}
 		if err := store.Environments.Insert(ctx, q, env); err != nil {
-			return ConflictOn(err, "name", "an environment named "+env.Name+" already exists in this project")
+			return core.ConflictOn(err, "name", "an environment named "+env.Name+" already exists in this project")
 		}
-		Target(ev, ActEnvironmentCreate, "Environment", string(env.ID))
+		core.Target(ev, core.ActEnvironmentCreate, "Environment", string(env.ID))
 		ev.Details["projectId"], ev.Details["name"], ev.Details["protected"] = string(project), env.Name, env.Protected
 		ev.Details["clusterSelector"], ev.Details["namespaceSelector"] = env.ClusterSelector, env.NamespaceSelector
 		return nil
 	})
-	return Committed(env, err)
+	return core.Committed(env, err)
 }
 
-func (p *Plane) UpdateEnvironment(ctx context.Context, id model.EnvironmentID, in EnvironmentInput) (*model.Environment, error) {
+func (p *Delivery) UpdateEnvironment(ctx context.Context, id model.EnvironmentID, in EnvironmentInput) (*model.Environment, error) {
 	return p.updateEnvironment(ctx, nil, id, in)
 }
 
 // updateEnvironment is UpdateEnvironment, or its dry run when dry is set.
-func (p *Plane) updateEnvironment(ctx context.Context, dry *Previewing, id model.EnvironmentID, in EnvironmentInput) (*model.Environment, error) {
-	env, err := Get(ctx, p, p.Querier(ctx), store.Environments, id, authz.EnvironmentManage)
+func (p *Delivery) updateEnvironment(ctx context.Context, dry *core.Previewing, id model.EnvironmentID, in EnvironmentInput) (*model.Environment, error) {
+	env, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Environments, id, authz.EnvironmentManage)
 	if err != nil {
 		return nil, err
 	}
-	err = p.ChangeOr(ctx, dry, env.TenantID, func(q *Txn, t *model.Tenant, ev *Audit) error {
+	err = p.ChangeOr(ctx, dry, env.TenantID, func(q *core.Txn, t *model.Tenant, ev *core.Audit) error {
 		if env, err = store.Environments.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -194,9 +196,9 @@ func (p *Plane) updateEnvironment(ctx context.Context, dry *Previewing, id model
 		if err := p.applyEnvironment(ctx, q, t, env, in, false); err != nil {
 			return err
 		}
-		Target(ev, ActEnvironmentUpdate, "Environment", string(id))
-		Changed(ev, "name", &before.Name, &env.Name)
-		Changed(ev, "protected", &before.Protected, &env.Protected)
+		core.Target(ev, core.ActEnvironmentUpdate, "Environment", string(id))
+		core.Changed(ev, "name", &before.Name, &env.Name)
+		core.Changed(ev, "protected", &before.Protected, &env.Protected)
 		if in.ClusterSelector != nil {
 			ev.Details["clusterSelector"] = map[string]any{"from": before.ClusterSelector, "to": env.ClusterSelector}
 		}
@@ -204,18 +206,18 @@ func (p *Plane) updateEnvironment(ctx context.Context, dry *Previewing, id model
 			ev.Details["namespaceSelector"] = map[string]any{"from": before.NamespaceSelector, "to": env.NamespaceSelector}
 		}
 		if err := store.UpdateEnvironment(ctx, q, env); err != nil {
-			return ConflictOn(err, "name", "an environment with that name already exists in this project")
+			return core.ConflictOn(err, "name", "an environment with that name already exists in this project")
 		}
 		return nil
 	})
-	return Committed(env, err)
+	return core.Committed(env, err)
 }
 
 // applyEnvironment validates in and applies it to env, inside the tenant
 // lock: it checks the plan for protected environments and that selector
 // keys are labels some cluster or namespace target carries.
-func (p *Plane) applyEnvironment(ctx context.Context, q store.Querier, t *model.Tenant, env *model.Environment, in EnvironmentInput, create bool) error {
-	var c Checks
+func (p *Delivery) applyEnvironment(ctx context.Context, q store.Querier, t *model.Tenant, env *model.Environment, in EnvironmentInput, create bool) error {
+	var c core.Checks
 	if in.Name != nil || create {
 		name := ""
 		if in.Name != nil {
@@ -239,10 +241,10 @@ func (p *Plane) applyEnvironment(ctx context.Context, q store.Querier, t *model.
 			return err
 		}
 		if in.ClusterSelector != nil {
-			c.KnownKeys(env.ClusterSelector, labelKeys(clusters, func(c *model.Cluster) model.Labels { return c.Labels }), "cluster", "input", "clusterSelector")
+			c.KnownKeys(env.ClusterSelector, core.LabelKeys(clusters, func(c *model.Cluster) model.Labels { return c.Labels }), "cluster", "input", "clusterSelector")
 		}
 		if in.NamespaceSelector != nil {
-			c.KnownKeys(env.NamespaceSelector, labelKeys(targets, func(n *model.NamespaceTarget) model.Labels { return n.Labels }), "namespace target", "input", "namespaceSelector")
+			c.KnownKeys(env.NamespaceSelector, core.LabelKeys(targets, func(n *model.NamespaceTarget) model.Labels { return n.Labels }), "namespace target", "input", "namespaceSelector")
 		}
 		if err := c.Err(); err != nil {
 			return err
@@ -259,13 +261,13 @@ func (p *Plane) applyEnvironment(ctx context.Context, q store.Querier, t *model.
 	return nil
 }
 
-func (p *Plane) DeleteEnvironment(ctx context.Context, id model.EnvironmentID) error {
-	env, err := Get(ctx, p, p.Querier(ctx), store.Environments, id, authz.EnvironmentManage)
+func (p *Delivery) DeleteEnvironment(ctx context.Context, id model.EnvironmentID) error {
+	env, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Environments, id, authz.EnvironmentManage)
 	if err != nil {
 		return err
 	}
-	return p.Change(ctx, env.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
-		Target(ev, ActEnvironmentDelete, "Environment", string(id))
+	return p.Change(ctx, env.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
+		core.Target(ev, core.ActEnvironmentDelete, "Environment", string(id))
 		ev.Details["projectId"], ev.Details["name"] = string(env.ProjectID), env.Name
 		if err := p.NoteBuildSets(ctx, q, env.TenantID); err != nil {
 			return err

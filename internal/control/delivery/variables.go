@@ -1,4 +1,4 @@
-package core
+package delivery
 
 import (
 	"context"
@@ -6,18 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/core"
+
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/store"
 )
-
-// VariableInput is a variable as a caller gives it.
-type VariableInput struct {
-	Name   string
-	Value  string
-	Secret bool
-}
 
 // SetVariableInput sets a variable at a scope: the project, one of its
 // environments, or one of its services.
@@ -25,7 +20,7 @@ type SetVariableInput struct {
 	Project     model.ProjectID
 	Environment *model.EnvironmentID
 	Service     *model.ServiceID
-	VariableInput
+	core.VariableInput
 }
 
 // VariableStatus says whether a variable's value can be used.
@@ -52,29 +47,29 @@ func scopePerm(v *model.Variable) authz.Perm {
 // SetVariable creates or replaces a variable. A secret is sealed bound to
 // its row before it is stored; its value never leaves in a response, a log
 // line, an audit event or an error.
-func (p *Plane) SetVariable(ctx context.Context, in SetVariableInput) (*model.Variable, error) {
+func (p *Delivery) SetVariable(ctx context.Context, in SetVariableInput) (*model.Variable, error) {
 	return p.setVariable(ctx, nil, in)
 }
 
 // setVariable is SetVariable, or its dry run when dry is set.
-func (p *Plane) setVariable(ctx context.Context, dry *Previewing, in SetVariableInput) (*model.Variable, error) {
-	proj, err := Get(ctx, p, p.Querier(ctx), store.Projects, in.Project, authz.ProjectRead)
+func (p *Delivery) setVariable(ctx context.Context, dry *core.Previewing, in SetVariableInput) (*model.Variable, error) {
+	proj, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Projects, in.Project, authz.ProjectRead)
 	if err != nil {
 		return nil, err
 	}
 	if in.Environment != nil && in.Service != nil {
-		return nil, Invalid("give environmentId or serviceId, not both: a variable has one scope", "input", "serviceId")
+		return nil, core.Invalid("give environmentId or serviceId, not both: a variable has one scope", "input", "serviceId")
 	}
 	v := &model.Variable{TenantID: proj.TenantID, ProjectID: in.Project, EnvironmentID: in.Environment, ServiceID: in.Service}
-	if err := p.authz.CheckCtx(ctx, scopePerm(v), proj.Scope()); err != nil {
+	if err := p.Authorizer().CheckCtx(ctx, scopePerm(v), proj.Scope()); err != nil {
 		return nil, err
 	}
-	var c Checks
+	var c core.Checks
 	c.Variable(in.VariableInput, "input")
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
-	err = p.ChangeOr(ctx, dry, proj.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+	err = p.ChangeOr(ctx, dry, proj.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
 		if err := p.checkScopeParent(ctx, q, v); err != nil {
 			return err
 		}
@@ -83,16 +78,16 @@ func (p *Plane) setVariable(ctx context.Context, dry *Previewing, in SetVariable
 			return err
 		}
 		v = saved
-		Target(ev, ActVariableSet, "Variable", string(v.ID))
+		core.Target(ev, core.ActVariableSet, "Variable", string(v.ID))
 		ev.Details["name"], ev.Details["scope"], ev.Details["secret"], ev.Details["created"] = v.Name, string(v.Kind()), v.Secret, created
 		return nil
 	})
-	return Committed(v, err)
+	return core.Committed(v, err)
 }
 
 // checkScopeParent makes sure the environment or service of a variable
 // belongs to its project.
-func (p *Plane) checkScopeParent(ctx context.Context, q store.Querier, v *model.Variable) error {
+func (p *Delivery) checkScopeParent(ctx context.Context, q store.Querier, v *model.Variable) error {
 	var project model.ProjectID
 	var err error
 	fieldName, what := "", ""
@@ -115,7 +110,7 @@ func (p *Plane) checkScopeParent(ctx context.Context, q store.Querier, v *model.
 	if err == nil && project != v.ProjectID {
 		err = store.ErrNotFound
 	}
-	return NotFoundOn(err, fieldName, "no such "+what+" in this project")
+	return core.NotFoundOn(err, fieldName, "no such "+what+" in this project")
 }
 
 // putVariable upserts the variable named in at the scope of v. An
@@ -123,12 +118,12 @@ func (p *Plane) checkScopeParent(ctx context.Context, q store.Querier, v *model.
 // A secret is never compared with the one stored — the answer (a revision,
 // a preview's diff, updatedAt) would tell whether a guess was right — so
 // setting one always stores a new version.
-func (p *Plane) putVariable(ctx context.Context, q store.Querier, v *model.Variable, in VariableInput) (*model.Variable, bool, error) {
+func (p *Delivery) putVariable(ctx context.Context, q store.Querier, v *model.Variable, in core.VariableInput) (*model.Variable, bool, error) {
 	cur, err := store.VariableIn(ctx, q, v.ProjectID, v.ScopeKey(), in.Name)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		nv := *v
-		nv.ID, nv.Name, nv.CreatedAt, nv.UpdatedAt = NewID[model.VariableID](), in.Name, p.now(), p.now()
+		nv.ID, nv.Name, nv.CreatedAt, nv.UpdatedAt = core.NewID[model.VariableID](), in.Name, p.Now(), p.Now()
 		if err := p.setValue(&nv, in); err != nil {
 			return nil, false, err
 		}
@@ -141,7 +136,7 @@ func (p *Plane) putVariable(ctx context.Context, q store.Querier, v *model.Varia
 	}
 	// The version is the id and this time: it must move even within the
 	// clock's microsecond.
-	now := p.now()
+	now := p.Now()
 	if !now.After(cur.UpdatedAt) {
 		now = cur.UpdatedAt.Add(time.Microsecond)
 	}
@@ -152,14 +147,14 @@ func (p *Plane) putVariable(ctx context.Context, q store.Querier, v *model.Varia
 	return cur, false, store.UpdateVariable(ctx, q, cur)
 }
 
-func (p *Plane) setValue(v *model.Variable, in VariableInput) error {
+func (p *Delivery) setValue(v *model.Variable, in core.VariableInput) error {
 	v.Secret, v.Value = in.Secret, in.Value
 	if !in.Secret {
 		return nil
 	}
-	sealed, err := p.box.Seal([]byte(in.Value), v.Binding())
+	sealed, err := p.Box().Seal([]byte(in.Value), v.Binding())
 	if errors.Is(err, seal.ErrNoKey) {
-		return Invalid("secrets cannot be stored: this control plane has no master key (the operator sets NEBULA_MASTER_KEY)", "input", "secret")
+		return core.Invalid("secrets cannot be stored: this control plane has no master key (the operator sets NEBULA_MASTER_KEY)", "input", "secret")
 	}
 	if err != nil {
 		return fmt.Errorf("sealing %s: %w", v.Name, err)
@@ -169,7 +164,7 @@ func (p *Plane) setValue(v *model.Variable, in VariableInput) error {
 }
 
 // replaceServiceVariables makes the service-scope variables exactly vars.
-func (p *Plane) replaceServiceVariables(ctx context.Context, q store.Querier, svc *model.Service, vars []VariableInput) error {
+func (p *Delivery) replaceServiceVariables(ctx context.Context, q store.Querier, svc *model.Service, vars []core.VariableInput) error {
 	cur, err := store.VariablesOfService(ctx, q, svc.ID)
 	if err != nil {
 		return err
@@ -194,29 +189,29 @@ func (p *Plane) replaceServiceVariables(ctx context.Context, q store.Querier, sv
 }
 
 // DeleteVariable removes a variable.
-func (p *Plane) DeleteVariable(ctx context.Context, id model.VariableID) error {
-	v, err := Get(ctx, p, p.Querier(ctx), store.Variables, id, authz.ProjectRead)
+func (p *Delivery) DeleteVariable(ctx context.Context, id model.VariableID) error {
+	v, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Variables, id, authz.ProjectRead)
 	if err != nil {
 		return err
 	}
-	if err := p.authz.CheckCtx(ctx, scopePerm(v), v.Scope()); err != nil {
+	if err := p.Authorizer().CheckCtx(ctx, scopePerm(v), v.Scope()); err != nil {
 		return err
 	}
-	return p.Change(ctx, v.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
-		Target(ev, ActVariableDelete, "Variable", string(id))
+	return p.Change(ctx, v.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
+		core.Target(ev, core.ActVariableDelete, "Variable", string(id))
 		ev.Details["name"], ev.Details["scope"], ev.Details["secret"] = v.Name, string(v.Kind()), v.Secret
 		return store.Variables.Delete(ctx, q, id)
 	})
 }
 
-func (p *Plane) Variable(ctx context.Context, id model.VariableID) (*model.Variable, error) {
-	return Get(ctx, p, p.Querier(ctx), store.Variables, id, authz.ProjectRead)
+func (p *Delivery) Variable(ctx context.Context, id model.VariableID) (*model.Variable, error) {
+	return core.Get(ctx, p.Plane, p.Querier(ctx), store.Variables, id, authz.ProjectRead)
 }
 
 // Variables lists the variables set exactly at a scope: the project's
 // (environment and service nil), an environment's or a service's.
-func (p *Plane) Variables(ctx context.Context, scope model.Scope, env *model.EnvironmentID, svc *model.ServiceID) ([]*model.Variable, error) {
-	if err := p.authz.CheckCtx(ctx, authz.ProjectRead, scope); err != nil {
+func (p *Delivery) Variables(ctx context.Context, scope model.Scope, env *model.EnvironmentID, svc *model.ServiceID) ([]*model.Variable, error) {
+	if err := p.Authorizer().CheckCtx(ctx, authz.ProjectRead, scope); err != nil {
 		return nil, err
 	}
 	v := model.Variable{ProjectID: scope.Project, EnvironmentID: env, ServiceID: svc}
@@ -235,11 +230,11 @@ func PlainValue(v *model.Variable) *string {
 // VariableStatus tells whether a variable can be used: a secret sealed with
 // a key this control plane lacks, or bound to another row, is unreadable,
 // never silently empty.
-func (p *Plane) VariableStatus(v *model.Variable) (VariableStatus, *string) {
+func (p *Delivery) VariableStatus(v *model.Variable) (VariableStatus, *string) {
 	if !v.Secret {
 		return VariableSet, nil
 	}
-	if _, err := p.box.Open(v.Value, v.Binding()); err != nil {
+	if _, err := p.Box().Open(v.Value, v.Binding()); err != nil {
 		reason := err.Error()
 		return VariableUnreadable, &reason
 	}
@@ -257,10 +252,10 @@ type ResealReport struct {
 // one row at a time, so the control plane keeps serving meanwhile. A value
 // changed concurrently is left for its writer (who sealed it under the
 // primary already). Values no key opens are counted, never touched.
-func (p *Plane) Reseal(ctx context.Context) (ResealReport, error) {
-	ctx = As(ctx, SystemOperator)
+func (p *Delivery) Reseal(ctx context.Context) (ResealReport, error) {
+	ctx = core.As(ctx, core.SystemOperator)
 	var rep ResealReport
-	if p.box.Primary() == "" {
+	if p.Box().Primary() == "" {
 		return rep, seal.ErrNoKey
 	}
 	vars, err := store.SecretVariables(ctx, p.Querier(ctx))
@@ -269,20 +264,20 @@ func (p *Plane) Reseal(ctx context.Context) (ResealReport, error) {
 	}
 	perTenant := map[model.TenantID]int{}
 	for _, v := range vars {
-		if !p.box.NeedsReseal(v.Value) {
-			if _, err := p.box.Open(v.Value, v.Binding()); err != nil {
+		if !p.Box().NeedsReseal(v.Value) {
+			if _, err := p.Box().Open(v.Value, v.Binding()); err != nil {
 				rep.Unreadable++
 			} else {
 				rep.Current++
 			}
 			continue
 		}
-		pt, err := p.box.Open(v.Value, v.Binding())
+		pt, err := p.Box().Open(v.Value, v.Binding())
 		if err != nil {
 			rep.Unreadable++
 			continue
 		}
-		sealed, err := p.box.Seal(pt, v.Binding())
+		sealed, err := p.Box().Seal(pt, v.Binding())
 		if err != nil {
 			return rep, err
 		}
@@ -296,10 +291,10 @@ func (p *Plane) Reseal(ctx context.Context) (ResealReport, error) {
 		}
 	}
 	for tenant, n := range perTenant {
-		err := p.InTx(ctx, func(q *Txn) error {
+		err := p.InTx(ctx, func(q *core.Txn) error {
 			ev := p.NewAuditEvent(&authz.Actor{Origin: "local"}, tenant)
-			Target(ev, ActSecretsReseal, "Tenant", string(tenant))
-			ev.Details["resealed"], ev.Details["primaryKey"] = n, p.box.Primary()
+			core.Target(ev, core.ActSecretsReseal, "Tenant", string(tenant))
+			ev.Details["resealed"], ev.Details["primaryKey"] = n, p.Box().Primary()
 			return store.InsertAudit(ctx, q, ev.AuditEvent)
 		})
 		if err != nil {

@@ -1,24 +1,26 @@
-package core
+package delivery
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
-func (p *Plane) Service(ctx context.Context, id model.ServiceID) (*model.Service, error) {
-	return Get(ctx, p, p.Querier(ctx), store.Services, id, authz.ServiceRead)
+func (p *Delivery) Service(ctx context.Context, id model.ServiceID) (*model.Service, error) {
+	return core.Get(ctx, p.Plane, p.Querier(ctx), store.Services, id, authz.ServiceRead)
 }
 
-func (p *Plane) ServicesByIDs(ctx context.Context, ids []model.ServiceID) (map[model.ServiceID]*model.Service, error) {
-	return ByIDs(ctx, p, store.Services, ids, authz.ServiceRead)
+func (p *Delivery) ServicesByIDs(ctx context.Context, ids []model.ServiceID) (map[model.ServiceID]*model.Service, error) {
+	return core.ByIDs(ctx, p.Plane, store.Services, ids, authz.ServiceRead)
 }
 
 // ServicesOf lists the services of several projects in one query.
-func (p *Plane) ServicesOf(ctx context.Context, projects []model.Scope, pg store.PageArgs) (map[string]store.Page[model.Service], error) {
+func (p *Delivery) ServicesOf(ctx context.Context, projects []model.Scope, pg store.PageArgs) (map[string]store.Page[model.Service], error) {
 	ids, err := p.readableParents(ctx, projects, authz.ServiceRead, func(s model.Scope) string { return string(s.Project) })
 	if err != nil {
 		return nil, err
@@ -32,27 +34,27 @@ type ServiceInput struct {
 	Name      string
 	Image     *string
 	Processes []model.Process
-	Variables []VariableInput
+	Variables []core.VariableInput
 	Domains   []model.Domain
 	// Git, when given, makes the service one built from Git (or changes
 	// its source); RemoveGit makes it an image service again.
-	Git       *GitInput
+	Git       *core.GitInput
 	RemoveGit bool
 }
 
-func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in ServiceInput) (*model.Service, error) {
-	proj, err := Get(ctx, p, p.Querier(ctx), store.Projects, project, authz.ServiceManage)
+func (p *Delivery) CreateService(ctx context.Context, project model.ProjectID, in ServiceInput) (*model.Service, error) {
+	proj, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Projects, project, authz.ServiceManage)
 	if err != nil {
 		return nil, err
 	}
-	now := p.now()
-	svc := &model.Service{ID: NewID[model.ServiceID](), TenantID: proj.TenantID, ProjectID: project, Name: in.Name,
+	now := p.Now()
+	svc := &model.Service{ID: core.NewID[model.ServiceID](), TenantID: proj.TenantID, ProjectID: project, Name: in.Name,
 		CreatedAt: now, UpdatedAt: now, ServiceConfig: model.ServiceConfig{
-			Processes: in.Processes, Domains: orEmpty(in.Domains)}}
+			Processes: in.Processes, Domains: core.OrEmpty(in.Domains)}}
 	if in.Image != nil {
 		svc.Image = *in.Image
 	}
-	var c Checks
+	var c core.Checks
 	c.Name(in.Name, "service name", "input", "name")
 	if svc.Processes == nil {
 		svc.Processes = []model.Process{}
@@ -62,7 +64,7 @@ func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in S
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
-	err = p.Change(ctx, proj.TenantID, func(q *Txn, t *model.Tenant, ev *Audit) error {
+	err = p.Change(ctx, proj.TenantID, func(q *core.Txn, t *model.Tenant, ev *core.Audit) error {
 		if err := p.EnsureRoom(ctx, q, t, model.LimitServices, 1); err != nil {
 			return err
 		}
@@ -70,25 +72,25 @@ func (p *Plane) CreateService(ctx context.Context, project model.ProjectID, in S
 			return err
 		}
 		if err := store.Services.Insert(ctx, q, svc); err != nil {
-			return ConflictOn(err, "name", "a service named "+in.Name+" already exists in this project")
+			return core.ConflictOn(err, "name", "a service named "+in.Name+" already exists in this project")
 		}
 		if err := p.replaceServiceVariables(ctx, q, svc, in.Variables); err != nil {
 			return err
 		}
-		Target(ev, ActServiceCreate, "Service", string(svc.ID))
+		core.Target(ev, core.ActServiceCreate, "Service", string(svc.ID))
 		ev.Details["projectId"], ev.Details["name"], ev.Details["image"] = string(project), svc.Name, svc.Image
 		auditConfig(ev, svc.ServiceConfig, in.Variables)
 		if svc.Git != nil {
-			AuditGit(ev, svc)
+			core.AuditGit(ev, svc)
 		}
 		return nil
 	})
-	return Committed(svc, err)
+	return core.Committed(svc, err)
 }
 
 // auditConfig records a configuration without variable values: names say
 // what changed, values may be sensitive. vars is nil when unchanged.
-func auditConfig(ev *Audit, cfg model.ServiceConfig, vars []VariableInput) {
+func auditConfig(ev *core.Audit, cfg model.ServiceConfig, vars []core.VariableInput) {
 	procs := make([]string, len(cfg.Processes))
 	for i, pr := range cfg.Processes {
 		procs[i] = pr.Name
@@ -107,17 +109,17 @@ func auditConfig(ev *Audit, cfg model.ServiceConfig, vars []VariableInput) {
 	}
 }
 
-func (p *Plane) UpdateService(ctx context.Context, id model.ServiceID, in ServiceInput) (*model.Service, error) {
+func (p *Delivery) UpdateService(ctx context.Context, id model.ServiceID, in ServiceInput) (*model.Service, error) {
 	return p.updateService(ctx, nil, id, in)
 }
 
 // updateService is UpdateService, or its dry run when dry is set.
-func (p *Plane) updateService(ctx context.Context, dry *Previewing, id model.ServiceID, in ServiceInput) (*model.Service, error) {
-	svc, err := Get(ctx, p, p.Querier(ctx), store.Services, id, authz.ServiceManage)
+func (p *Delivery) updateService(ctx context.Context, dry *core.Previewing, id model.ServiceID, in ServiceInput) (*model.Service, error) {
+	svc, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Services, id, authz.ServiceManage)
 	if err != nil {
 		return nil, err
 	}
-	err = p.ChangeOr(ctx, dry, svc.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+	err = p.ChangeOr(ctx, dry, svc.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
 		if svc, err = store.Services.Get(ctx, q, id); err != nil {
 			return err
 		}
@@ -130,11 +132,11 @@ func (p *Plane) updateService(ctx context.Context, dry *Previewing, id model.Ser
 		if in.Domains != nil {
 			svc.Domains = in.Domains
 		}
-		var c Checks
+		var c core.Checks
 		c.Config(&svc.Image, &svc.ServiceConfig)
 		c.Variables(in.Variables, "input", "variables")
 		if in.Git != nil && in.RemoveGit {
-			c.Add(Invalid("give a Git source or remove it, not both", "input", "removeGit"))
+			c.Add(core.Invalid("give a Git source or remove it, not both", "input", "removeGit"))
 		}
 		if err := c.Err(); err != nil {
 			return err
@@ -147,25 +149,25 @@ func (p *Plane) updateService(ctx context.Context, dry *Previewing, id model.Ser
 				return err
 			}
 		}
-		svc.UpdatedAt = p.now()
-		Target(ev, ActServiceUpdate, "Service", string(id))
+		svc.UpdatedAt = p.Now()
+		core.Target(ev, core.ActServiceUpdate, "Service", string(id))
 		ev.Details["image"] = svc.Image
 		auditConfig(ev, svc.ServiceConfig, in.Variables)
 		if in.Git != nil || in.RemoveGit {
-			AuditGit(ev, svc)
+			core.AuditGit(ev, svc)
 		}
 		return store.UpdateService(ctx, q, svc)
 	})
-	return Committed(svc, err)
+	return core.Committed(svc, err)
 }
 
-func (p *Plane) DeleteService(ctx context.Context, id model.ServiceID) error {
-	svc, err := Get(ctx, p, p.Querier(ctx), store.Services, id, authz.ServiceManage)
+func (p *Delivery) DeleteService(ctx context.Context, id model.ServiceID) error {
+	svc, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Services, id, authz.ServiceManage)
 	if err != nil {
 		return err
 	}
-	return p.Change(ctx, svc.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
-		Target(ev, ActServiceDelete, "Service", string(id))
+	return p.Change(ctx, svc.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
+		core.Target(ev, core.ActServiceDelete, "Service", string(id))
 		ev.Details["projectId"], ev.Details["name"] = string(svc.ProjectID), svc.Name
 		if err := p.NoteBuildSets(ctx, q, svc.TenantID); err != nil {
 			return err
@@ -174,8 +176,8 @@ func (p *Plane) DeleteService(ctx context.Context, id model.ServiceID) error {
 	})
 }
 
-func (p *Plane) Release(ctx context.Context, id model.ReleaseID) (*model.Release, error) {
-	return Get(ctx, p, p.Querier(ctx), store.Releases, id, authz.ReleaseRead)
+func (p *Delivery) Release(ctx context.Context, id model.ReleaseID) (*model.Release, error) {
+	return core.Get(ctx, p.Plane, p.Querier(ctx), store.Releases, id, authz.ReleaseRead)
 }
 
 // ReleasesByIDs reads releases by id for the rows that name them (a
@@ -183,31 +185,31 @@ func (p *Plane) Release(ctx context.Context, id model.ReleaseID) (*model.Release
 // never changes, and such a row exists only with its release, so the ones
 // the plane's release cache holds are not read again. The releases are
 // shared: callers must not modify them.
-func (p *Plane) ReleasesByIDs(ctx context.Context, ids []model.ReleaseID) (map[model.ReleaseID]*model.Release, error) {
-	rows, err := p.releases.ByIDs(ctx, p.Querier(ctx), ids)
+func (p *Delivery) ReleasesByIDs(ctx context.Context, ids []model.ReleaseID) (map[model.ReleaseID]*model.Release, error) {
+	rows, err := p.ReleaseCache().ByIDs(ctx, p.Querier(ctx), ids)
 	if err != nil {
 		return nil, err
 	}
-	return Visible(ctx, p, rows, authz.ReleaseRead)
+	return core.Visible(ctx, p.Plane, rows, authz.ReleaseRead)
 }
 
 // Releases lists a service's releases newest first, optionally of one
 // environment.
-func (p *Plane) Releases(ctx context.Context, svc *model.Service, env *model.EnvironmentID, pg store.PageArgs) (store.Page[model.Release], error) {
-	if err := p.authz.CheckCtx(ctx, authz.ReleaseRead, svc.Scope()); err != nil {
+func (p *Delivery) Releases(ctx context.Context, svc *model.Service, env *model.EnvironmentID, pg store.PageArgs) (store.Page[model.Release], error) {
+	if err := p.Authorizer().CheckCtx(ctx, authz.ReleaseRead, svc.Scope()); err != nil {
 		return store.Page[model.Release]{}, err
 	}
 	return store.ReleasesOf(ctx, p.Querier(ctx), svc.ID, env, pg)
 }
 
-func (p *Plane) Deployment(ctx context.Context, id model.DeploymentID) (*model.Deployment, error) {
-	return Get(ctx, p, p.Querier(ctx), store.Deployments, id, authz.DeploymentRead)
+func (p *Delivery) Deployment(ctx context.Context, id model.DeploymentID) (*model.Deployment, error) {
+	return core.Get(ctx, p.Plane, p.Querier(ctx), store.Deployments, id, authz.DeploymentRead)
 }
 
 // DeploymentsOf lists the deployments of several environments, newest
 // first, in one query: their columns cols (store.Cols; zero for whole
 // rows).
-func (p *Plane) DeploymentsOf(ctx context.Context, envs []model.Scope, ids []model.EnvironmentID, pg store.PageArgs, cols store.Cols) (map[string]store.Page[model.Deployment], error) {
+func (p *Delivery) DeploymentsOf(ctx context.Context, envs []model.Scope, ids []model.EnvironmentID, pg store.PageArgs, cols store.Cols) (map[string]store.Page[model.Deployment], error) {
 	parents, err := p.deploymentParents(ctx, envs, ids)
 	if err != nil {
 		return nil, err
@@ -217,9 +219,9 @@ func (p *Plane) DeploymentsOf(ctx context.Context, envs []model.Scope, ids []mod
 
 // deploymentParents checks that the caller may read the deployments of
 // each environment and returns the environments' ids.
-func (p *Plane) deploymentParents(ctx context.Context, envs []model.Scope, ids []model.EnvironmentID) ([]string, error) {
+func (p *Delivery) deploymentParents(ctx context.Context, envs []model.Scope, ids []model.EnvironmentID) ([]string, error) {
 	for _, s := range envs {
-		if err := p.authz.CheckCtx(ctx, authz.DeploymentRead, s); err != nil {
+		if err := p.Authorizer().CheckCtx(ctx, authz.DeploymentRead, s); err != nil {
 			return nil, err
 		}
 	}
@@ -233,7 +235,7 @@ func (p *Plane) deploymentParents(ctx context.Context, envs []model.Scope, ids [
 // DeploymentsWithReleasesOf is DeploymentsOf with the deployments'
 // releases, read in the same query, their columns release (see
 // store.Cols). A release the caller may not read is left out of the map.
-func (p *Plane) DeploymentsWithReleasesOf(ctx context.Context, envs []model.Scope, ids []model.EnvironmentID, pg store.PageArgs, cols, release store.Cols) (map[string]store.Page[model.Deployment], map[model.ReleaseID]*model.Release, error) {
+func (p *Delivery) DeploymentsWithReleasesOf(ctx context.Context, envs []model.Scope, ids []model.EnvironmentID, pg store.PageArgs, cols, release store.Cols) (map[string]store.Page[model.Deployment], map[model.ReleaseID]*model.Release, error) {
 	parents, err := p.deploymentParents(ctx, envs, ids)
 	if err != nil {
 		return nil, nil, err
@@ -243,8 +245,8 @@ func (p *Plane) DeploymentsWithReleasesOf(ctx context.Context, envs []model.Scop
 		return nil, nil, err
 	}
 	for id, r := range releases {
-		if err := p.authz.CheckCtx(ctx, authz.ReleaseRead, r.Scope()); err != nil {
-			if !IsDenied(err) {
+		if err := p.Authorizer().CheckCtx(ctx, authz.ReleaseRead, r.Scope()); err != nil {
+			if !core.IsDenied(err) {
 				return nil, nil, err
 			}
 			delete(releases, id)
@@ -256,21 +258,21 @@ func (p *Plane) DeploymentsWithReleasesOf(ctx context.Context, envs []model.Scop
 // Deploy releases a service to an environment: it freezes the service's
 // configuration with the image digest into the next numbered release and
 // queues a deployment to the one cluster the environment's selector picks.
-func (p *Plane) Deploy(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, digest string) (*model.Release, *model.Deployment, error) {
+func (p *Delivery) Deploy(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, digest string) (*model.Release, *model.Deployment, error) {
 	return p.deploy(ctx, nil, svcID, envID, deployTarget{digest: digest})
 }
 
 // DeployCommit builds a commit of a Git service for an environment and
 // deploys what it makes: the release (its image to come) and the
 // deployment, which waits at BUILDING while the build runs.
-func (p *Plane) DeployCommit(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, commit string) (*model.Release, *model.Deployment, error) {
+func (p *Delivery) DeployCommit(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID, commit string) (*model.Release, *model.Deployment, error) {
 	return p.deploy(ctx, nil, svcID, envID, deployTarget{commit: commit})
 }
 
 // DeployBranchHead is DeployCommit of the commit the service's tracked
 // branch points at now, read from its repository (as `git ls-remote`
 // does, with the service's credential).
-func (p *Plane) DeployBranchHead(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID) (*model.Release, *model.Deployment, error) {
+func (p *Delivery) DeployBranchHead(ctx context.Context, svcID model.ServiceID, envID model.EnvironmentID) (*model.Release, *model.Deployment, error) {
 	return p.deploy(ctx, nil, svcID, envID, deployTarget{head: true})
 }
 
@@ -282,23 +284,23 @@ type deployTarget struct {
 }
 
 // deploy is Deploy, or its dry run when dry is set.
-func (p *Plane) deploy(ctx context.Context, dry *Previewing, svcID model.ServiceID, envID model.EnvironmentID, t deployTarget) (*model.Release, *model.Deployment, error) {
+func (p *Delivery) deploy(ctx context.Context, dry *core.Previewing, svcID model.ServiceID, envID model.EnvironmentID, t deployTarget) (*model.Release, *model.Deployment, error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err := Get(ctx, p, p.Querier(ctx), store.Services, svcID, authz.ServiceRead)
+	svc, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Services, svcID, authz.ServiceRead)
 	if err != nil {
 		return nil, nil, err
 	}
-	env, err := Get(ctx, p, p.Querier(ctx), store.Environments, envID, authz.EnvironmentRead)
+	env, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Environments, envID, authz.EnvironmentRead)
 	if err != nil {
 		return nil, nil, err
 	}
 	if env.ProjectID != svc.ProjectID {
-		return nil, nil, Invalid("the environment belongs to another project than the service", "input", "environmentId")
+		return nil, nil, core.Invalid("the environment belongs to another project than the service", "input", "environmentId")
 	}
-	if err := p.authz.Check(ctx, a, DeployPerm(env), env.Scope()); err != nil {
+	if err := p.Authorizer().Check(ctx, a, core.DeployPerm(env), env.Scope()); err != nil {
 		return nil, nil, err
 	}
 	if t.head {
@@ -310,12 +312,12 @@ func (p *Plane) deploy(ctx context.Context, dry *Previewing, svcID model.Service
 		return p.Builder().BuildAndDeploy(ctx, dry, a, svc, env, t.commit)
 	}
 	digest := t.digest
-	if !ImageDigest.MatchString(digest) {
-		return nil, nil, Invalid(fmt.Sprintf("image digest %q must be sha256: followed by 64 lowercase hex digits", digest), "input", "imageDigest")
+	if !core.ImageDigest.MatchString(digest) {
+		return nil, nil, core.Invalid(fmt.Sprintf("image digest %q must be sha256: followed by 64 lowercase hex digits", digest), "input", "imageDigest")
 	}
 	var rel *model.Release
 	var dep *model.Deployment
-	err = p.ChangeOr(ctx, dry, svc.TenantID, func(q *Txn, _ *model.Tenant, ev *Audit) error {
+	err = p.ChangeOr(ctx, dry, svc.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
 		if svc, err = store.Services.Get(ctx, q, svcID); err != nil {
 			return err
 		}
@@ -323,39 +325,20 @@ func (p *Plane) deploy(ctx context.Context, dry *Previewing, svcID model.Service
 		if err != nil {
 			return err
 		}
-		now := p.now()
+		now := p.Now()
 		uid := a.User.ID
-		rel = &model.Release{ID: NewID[model.ReleaseID](), TenantID: svc.TenantID, ProjectID: svc.ProjectID,
+		rel = &model.Release{ID: core.NewID[model.ReleaseID](), TenantID: svc.TenantID, ProjectID: svc.ProjectID,
 			ServiceID: svcID, EnvironmentID: envID, Number: num, Image: svc.Image, ImageDigest: digest,
 			ServiceConfig: svc.ServiceConfig, CreatedBy: &uid, CreatedAt: now}
 		if err := store.Releases.Insert(ctx, q, rel); err != nil {
 			return err
 		}
 		ev.Details["serviceId"], ev.Details["environmentId"], ev.Details["imageDigest"] = string(svcID), string(envID), digest
-		dep, err = p.StartDeployment(ctx, q, ev, a, ActDeploymentCreate, rel, env, "release %d requested by %s", "input", "environmentId")
+		dep, err = p.StartDeployment(ctx, q, ev, a, core.ActDeploymentCreate, rel, env, "release %d requested by %s", "input", "environmentId")
 		return err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	return rel, dep, nil
-}
-
-// AuditEvents lists a tenant's audit history newest first; tenant admins only.
-func (p *Plane) AuditEvents(ctx context.Context, tenant model.TenantID, f store.AuditFilter, pg store.PageArgs) (store.Page[model.AuditEvent], error) {
-	if err := p.authz.CheckCtx(ctx, authz.AuditRead, model.Scope{Tenant: tenant}); err != nil {
-		return store.Page[model.AuditEvent]{}, err
-	}
-	return store.ListAudit(ctx, p.Querier(ctx), tenant, f, pg)
-}
-
-func (p *Plane) AuditEvent(ctx context.Context, id model.AuditEventID) (*model.AuditEvent, error) {
-	ev, err := store.AuditEventByID(ctx, p.Querier(ctx), id)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.authz.CheckCtx(ctx, authz.AuditRead, ev.Scope()); err != nil {
-		return nil, authz.ErrNotVisible
-	}
-	return ev, nil
 }
