@@ -1,0 +1,185 @@
+package delivery_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/control/controltest"
+	"github.com/nebulactrl/nebula/internal/control/core"
+	"github.com/nebulactrl/nebula/internal/control/delivery"
+	"github.com/nebulactrl/nebula/internal/control/people"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/seal"
+	"github.com/nebulactrl/nebula/internal/store"
+)
+
+// The rules of delivery, tested on the embedded store without the API.
+
+func sealed(t *testing.T, opts ...core.Option) *controltest.Shop {
+	t.Helper()
+	key, err := seal.ParseKey(seal.GenerateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return controltest.New(t, append([]core.Option{core.WithBox(seal.NewBox(&key))}, opts...)...)
+}
+
+// person invites email into the shop's tenant with role and is a context
+// acting with the session they get.
+func person(t *testing.T, s *controltest.Shop, email string, role model.TenantRole) context.Context {
+	t.Helper()
+	_, _, link, err := s.P.People.InviteMember(s.Admin, people.InviteMemberInput{Tenant: s.Boot.Tenant.ID,
+		Email: email, Name: email, Role: role})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, session, err := s.P.People.AcceptInvitation(context.Background(), link, "correct horse battery staple 42", people.Client{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.P.People.AuthenticateSession(context.Background(), session, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return authz.WithActor(context.Background(), a)
+}
+
+func releases(t *testing.T, s *controltest.Shop) int {
+	t.Helper()
+	page, err := s.P.Delivery.Releases(s.Admin, s.Svc, nil, store.PageArgs{First: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(page.Items)
+}
+
+func TestBadInputChangesNothing(t *testing.T) {
+	s := controltest.New(t)
+	bad := func(what string, err error) {
+		t.Helper()
+		if _, ok := core.AsProblems(err); !ok {
+			t.Errorf("%s: %v, want a problem with the input", what, err)
+		}
+	}
+	_, err := s.P.Delivery.CreateProject(s.Admin, s.Boot.Tenant.ID, "", "")
+	bad("a project without a name", err)
+	_, err = s.P.Delivery.CreateProject(s.Admin, s.Boot.Tenant.ID, "shop", "")
+	bad("a second project named shop", err)
+	empty, long := "", strings.Repeat("e", 300)
+	_, err = s.P.Delivery.CreateEnvironment(s.Admin, s.Project.ID, delivery.EnvironmentInput{Name: &empty})
+	bad("an environment without a name", err)
+	_, err = s.P.Delivery.CreateEnvironment(s.Admin, s.Project.ID, delivery.EnvironmentInput{Name: &long})
+	bad("an environment with a 300-character name", err)
+	_, err = s.P.Delivery.CreateService(s.Admin, s.Project.ID, delivery.ServiceInput{Name: "worker",
+		Processes: []model.Process{{Name: "run", Replicas: -1}}})
+	bad("a service with -1 replicas", err)
+	_, _, err = s.P.Delivery.Deploy(s.Admin, s.Svc.ID, s.Env.ID, "latest")
+	bad("a deploy of a tag, not a digest", err)
+	_, err = s.P.Delivery.SetVariable(s.Admin, delivery.SetVariableInput{Project: s.Project.ID,
+		VariableInput: core.VariableInput{Name: "1 not a name", Value: "x"}})
+	bad("a variable with a bad name", err)
+
+	if n := releases(t, s); n != 0 {
+		t.Fatalf("refused inputs made %d releases", n)
+	}
+	vars, err := s.P.Delivery.Variables(s.Admin, s.Project.Scope(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vars) != 0 {
+		t.Fatalf("a refused variable was stored: %+v", vars)
+	}
+}
+
+// A deploy to a protected environment waits for an approval by someone
+// other than who asked; a rejection ends it; the viewer of the project
+// decides nothing.
+func TestProtectedEnvironmentWaitsForAnotherApprover(t *testing.T) {
+	s := controltest.New(t)
+	prot, name := true, "prod-eu"
+	env, err := s.P.Delivery.CreateEnvironment(s.Admin, s.Project.ID, delivery.EnvironmentInput{Name: &name, Protected: &prot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, d, err := s.P.Delivery.Deploy(s.Admin, s.Svc.ID, env.ID, controltest.Digest(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Stage != model.StageAwaitingApproval {
+		t.Fatalf("a deploy to a protected environment is %s, want %s", d.Stage, model.StageAwaitingApproval)
+	}
+	if _, err := s.P.Delivery.Decide(s.Admin, d.ID, model.Approved, ""); err == nil {
+		t.Fatal("the requester approved their own deployment")
+	}
+	member := person(t, s, "dev@acme.test", model.TenantMember)
+	if _, err := s.P.Delivery.Decide(member, d.ID, model.Approved, ""); err == nil {
+		t.Fatal("a member with no role in the project approved a deployment")
+	}
+	if got, err := s.P.Delivery.Deployment(s.Admin, d.ID); err != nil || got.Stage != model.StageAwaitingApproval {
+		t.Fatalf("after refused decisions the deployment is %+v (%v), want still awaiting approval", got, err)
+	}
+	other := person(t, s, "lead@acme.test", model.TenantAdmin)
+	got, err := s.P.Delivery.Decide(other, d.ID, model.Approved, "ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Stage == model.StageAwaitingApproval || got.Stage.Terminal() {
+		t.Fatalf("an approved deployment is %s, want under way", got.Stage)
+	}
+}
+
+// A secret variable's value is written sealed and never read back, in any
+// form; the service's editors see that it is set.
+func TestSecretVariableNeverShown(t *testing.T) {
+	s := sealed(t)
+	const secret = "s3cr3t-database-password"
+	v, err := s.P.Delivery.SetVariable(s.Admin, delivery.SetVariableInput{Project: s.Project.ID,
+		VariableInput: core.VariableInput{Name: "DB_PASSWORD", Value: secret, Secret: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars, err := s.P.Delivery.Variables(s.Admin, s.Project.Scope(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(append(vars, v))
+	for _, form := range []string{secret, base64.StdEncoding.EncodeToString([]byte(secret)),
+		base64.RawURLEncoding.EncodeToString([]byte(secret)), hex.EncodeToString([]byte(secret))} {
+		if strings.Contains(string(raw), form) {
+			t.Fatalf("a secret variable read back holds its value (%q): %s", form, raw)
+		}
+	}
+	if got, _ := s.P.Delivery.VariableStatus(v); got != delivery.VariableSet {
+		t.Fatalf("the secret's status is %s, want %s", got, delivery.VariableSet)
+	}
+}
+
+// A preview runs the deploy and rolls it back: it says what would change
+// on the cluster, and nothing is stored.
+func TestPreviewStoresNothing(t *testing.T) {
+	s := controltest.New(t)
+	changes, err := s.P.Delivery.PreviewDeploy(s.Admin, s.Svc.ID, s.Env.ID, controltest.Digest(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) == 0 {
+		t.Fatal("a preview of the first deploy shows no change")
+	}
+	if n := releases(t, s); n != 0 {
+		t.Fatalf("a preview stored %d releases", n)
+	}
+	if _, err := s.P.Delivery.PreviewDeploy(context.Background(), s.Svc.ID, s.Env.ID, controltest.Digest(1)); !errors.Is(err, authz.ErrUnauthenticated) {
+		t.Fatalf("a preview without a caller: %v, want unauthenticated", err)
+	}
+	// The deploy itself does what the preview said.
+	s.Deploy(t, 1)
+	if n := releases(t, s); n != 1 {
+		t.Fatalf("%d releases after one deploy, want 1", n)
+	}
+}
