@@ -296,7 +296,7 @@ func (p *Builds) BuildAndDeploy(ctx context.Context, dry *core.Previewing, a *au
 	return rel, dep, nil
 }
 
-// branchHead reads the commit a Git service's tracked branch points at
+// BranchHead reads the commit a Git service's tracked branch points at
 // from its repository, with the service's credential. The request leaves
 // the control plane, so it is made outside any transaction.
 func (p *Builds) BranchHead(ctx context.Context, svc *model.Service) (string, error) {

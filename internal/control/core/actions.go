@@ -99,13 +99,13 @@ var (
 	ActEndpointFailing = Action{Name: "webhook_endpoint.disabled_failing", KeepsState: true}
 )
 
-// audit is the event a change fills in, with the typed action it chose.
+// Audit is the event a change fills in, with the typed action it chose.
 type Audit struct {
 	*model.AuditEvent
 	act Action
 }
 
-// target names the change's action and what it acted on.
+// Target names the change's action and what it acted on.
 func Target(ev *Audit, act Action, typ, id string) {
 	ev.act = act
 	ev.Action, ev.TargetType, ev.TargetID = act.Name, typ, &id

@@ -13,7 +13,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
-// cancelBuildOf cancels the build a deployment waits for, if it has not
+// CancelBuildOf cancels the build a deployment waits for, if it has not
 // ended: its cluster's agent deletes the Job.
 func (p *Plane) CancelBuildOf(ctx context.Context, q *Txn, d *model.Deployment, why string) error {
 	b, err := store.BuildOfDeployment(ctx, q, d.ID)
@@ -26,7 +26,7 @@ func (p *Plane) CancelBuildOf(ctx context.Context, q *Txn, d *model.Deployment, 
 	return p.EndBuild(ctx, q, b, model.BuildCancelled, why)
 }
 
-// endBuild ends a build with a status and says so; a running one leaves
+// EndBuild ends a build with a status and says so; a running one leaves
 // its cluster's set, so the agent deletes its Job.
 func (p *Plane) EndBuild(ctx context.Context, q *Txn, b *model.Build, status model.BuildStatus, why string) error {
 	now := p.now()
@@ -44,7 +44,7 @@ func (p *Plane) EndBuild(ctx context.Context, q *Txn, b *model.Build, status mod
 	return p.EmitBuildEnded(ctx, q, b)
 }
 
-// failBuildDeployment ends the deployment of a build that ended without an
+// FailBuildDeployment ends the deployment of a build that ended without an
 // image, FAILED with the end of the build's log (CANCELLED when the build
 // was).
 func (p *Plane) FailBuildDeployment(ctx context.Context, q *Txn, b *model.Build) error {
@@ -70,7 +70,7 @@ func (p *Plane) FailBuildDeployment(ctx context.Context, q *Txn, b *model.Build)
 	return p.Advance(ctx, q, d, stage, "", ClipText(msg, 8000))
 }
 
-// logTail is the last n lines of a build's log.
+// LogTail is the last n lines of a build's log.
 func (p *Plane) LogTail(ctx context.Context, q store.Querier, b *model.Build, n int64) (string, error) {
 	from := max(b.LogLines-n, 0)
 	lines, err := store.BuildLogAfter(ctx, q, b.ID, from, int(n))
@@ -84,7 +84,7 @@ func (p *Plane) LogTail(ctx context.Context, q store.Querier, b *model.Build, n 
 	return strings.Join(out, "\n"), nil
 }
 
-// cutLine cuts a storable line (after its redaction) at the longest a
+// CutLine cuts a storable line (after its redaction) at the longest a
 // line is kept, saying so.
 func (p *Plane) CutLine(s string) string {
 	if int64(len(s)) > p.Settings.Builds.MaxLineBytes {
@@ -97,7 +97,7 @@ func (p *Plane) CutLine(s string) string {
 	return s
 }
 
-// noteBuildSets tells every cluster of a tenant that its set of builds may
+// NoteBuildSets tells every cluster of a tenant that its set of builds may
 // have changed: a deletion took builds with it (their rows cascade), and
 // their agents must stop the Jobs.
 func (p *Plane) NoteBuildSets(ctx context.Context, q *Txn, tenant model.TenantID) error {

@@ -21,7 +21,7 @@ import (
 // should run); the cluster's agent reports the rest. Every move is an
 // event numbered per deployment, which subscribers resume from.
 
-// advance moves a deployment to a stage and records the event. Callers
+// Advance moves a deployment to a stage and records the event. Callers
 // hold the tenant lock.
 func (p *Plane) Advance(ctx context.Context, q *Txn, d *model.Deployment, stage model.DeploymentStage, blocker, msg string) error {
 	now := p.now()
@@ -57,7 +57,7 @@ func (p *Plane) queue(ctx context.Context, q *Txn, d *model.Deployment, env *mod
 	return p.Proceed(ctx, q, d, env, rel)
 }
 
-// recordQueued records a new deployment's first event.
+// RecordQueued records a new deployment's first event.
 func (p *Plane) RecordQueued(ctx context.Context, q *Txn, d *model.Deployment, why string) error {
 	if err := p.RecordEvent(ctx, q, d, &model.DeploymentEvent{DeploymentID: d.ID, Seq: 1,
 		TenantID: d.TenantID, Stage: model.StageQueued, Message: why, CreatedAt: d.CreatedAt}); err != nil {
@@ -73,7 +73,7 @@ func (p *Plane) RecordQueued(ctx context.Context, q *Txn, d *model.Deployment, w
 	return p.Note(ctx, q, bus.Deployment(string(d.ID)), bus.Environment(string(d.EnvironmentID)))
 }
 
-// proceed starts a deployment whose release is ready (at once, or once
+// Proceed starts a deployment whose release is ready (at once, or once
 // its build made the image): it replaces the requests of the same service
 // and environment still waiting, then goes to approval in a protected
 // environment, to delivery otherwise.
@@ -101,7 +101,7 @@ func (p *Plane) Proceed(ctx context.Context, q *Txn, d *model.Deployment, env *m
 	return p.Deliver(ctx, q, d, rel)
 }
 
-// deliver releases a deployment to its cluster: it becomes live (the
+// Deliver releases a deployment to its cluster: it becomes live (the
 // recompile that follows puts its release into the cluster's desired
 // state) and supersedes older deployments still rolling out.
 func (p *Plane) Deliver(ctx context.Context, q *Txn, d *model.Deployment, rel *model.Release) error {
@@ -131,7 +131,7 @@ func (p *Plane) Deliver(ctx context.Context, q *Txn, d *model.Deployment, rel *m
 	return p.Advance(ctx, q, d, model.StageDelivering, "", fmt.Sprintf("delivering release %d to cluster %s", rel.Number, c.Name))
 }
 
-// deploymentFor reads a deployment with its environment and release, and
+// DeploymentFor reads a deployment with its environment and release, and
 // checks the actor may act on it as perm says (deploying or approving).
 func (p *Plane) DeploymentFor(ctx context.Context, id model.DeploymentID, approve bool) (*model.Deployment, *model.Environment, error) {
 	d, err := Get(ctx, p, p.Querier(ctx), store.Deployments, id, authz.DeploymentRead)
@@ -166,7 +166,7 @@ func OrNone(s string) string {
 	return s
 }
 
-// deployPerm is the capability deploying to env takes: seeing an
+// DeployPerm is the capability deploying to env takes: seeing an
 // environment is not permission to deploy to it, and a protected one takes
 // more.
 func DeployPerm(env *model.Environment) authz.Perm {
@@ -176,7 +176,7 @@ func DeployPerm(env *model.Environment) authz.Perm {
 	return authz.DeploymentCreate
 }
 
-// startDeployment is what deploying a release takes, whether the release
+// StartDeployment is what deploying a release takes, whether the release
 // was just made (Deploy) or is deployed again (Redeploy, Rollback): the one
 // cluster the environment's selector picks now, the deployment row, the
 // audit event's target and details, and its first stages (queue). why is a

@@ -65,7 +65,7 @@ type systemKey struct{}
 // refused is the querier of a call without a subject.
 var refused = store.Refusing(fmt.Errorf("%w: no subject for this statement", authz.ErrUnauthenticated))
 
-// as runs the rest of ctx as a system subject.
+// As runs the rest of ctx as a system subject.
 func As(ctx context.Context, s System) context.Context {
 	return context.WithValue(ctx, systemKey{}, s)
 }
@@ -130,11 +130,11 @@ func (p *Plane) InReadTx(ctx context.Context, fn func(q store.Querier) error) er
 // Ping checks the database answers, for health checks: it reads no data.
 func (p *Plane) Ping(ctx context.Context) error { return p.store.Ping(ctx) }
 
-// systemSender is the sender's subject: it reads and updates messages
+// SystemSender is the sender's subject: it reads and updates messages
 // and endpoints, nothing else.
 var SystemSender = System{name: "webhook-sender"}
 
-// systemWebhook is the subject of the deliveries a hook receives: the
+// SystemWebhook is the subject of the deliveries a hook receives: the
 // caller is whoever knows the hook's URL, trusted only once the delivery's
 // signature holds.
 var SystemWebhook = System{name: "webhook"}

@@ -55,7 +55,7 @@ func (p *Plane) emit(ctx context.Context, q *Txn, e outboundEvent) error {
 	return nil
 }
 
-// wakeSender tells this replica's sender a message may be due.
+// WakeSender tells this replica's sender a message may be due.
 func (p *Plane) WakeSender() { p.outboundWake.Poke() }
 
 // deploymentEvent is the data of a deployment's stage event.
@@ -69,7 +69,7 @@ func deploymentData(d *model.Deployment) map[string]any {
 	return data
 }
 
-// emitStage tells endpoints a deployment reached its stage: always as a
+// EmitStage tells endpoints a deployment reached its stage: always as a
 // stage change, and as an approval request or an end when it is one.
 func (p *Plane) EmitStage(ctx context.Context, q *Txn, d *model.Deployment) error {
 	proj := d.ProjectID
@@ -91,7 +91,7 @@ func (p *Plane) EmitStage(ctx context.Context, q *Txn, d *model.Deployment) erro
 	return p.emit(ctx, q, ev)
 }
 
-// emitBuildEnded tells endpoints a build ended.
+// EmitBuildEnded tells endpoints a build ended.
 func (p *Plane) EmitBuildEnded(ctx context.Context, q *Txn, b *model.Build) error {
 	proj := b.ProjectID
 	data := map[string]any{"buildId": gid.Encode(gid.Build, b.ID), "projectId": gid.Encode(gid.Project, b.ProjectID),
@@ -103,7 +103,7 @@ func (p *Plane) EmitBuildEnded(ctx context.Context, q *Txn, b *model.Build) erro
 	return p.emit(ctx, q, outboundEvent{tenant: b.TenantID, project: &proj, kind: model.EventBuildEnded, data: data})
 }
 
-// emitClusterStatus tells endpoints a cluster connected or disconnected,
+// EmitClusterStatus tells endpoints a cluster connected or disconnected,
 // once per change (whichever replica records it first).
 func (p *Plane) EmitClusterStatus(ctx context.Context, q *Txn, c *model.Cluster, connected bool) error {
 	kind, status := model.EventClusterDisconnected, "DISCONNECTED"

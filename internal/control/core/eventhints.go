@@ -44,7 +44,7 @@ type recorded struct {
 	events []*model.DeploymentEvent
 }
 
-// recordEvent records a deployment's event in the transaction and keeps
+// RecordEvent records a deployment's event in the transaction and keeps
 // it for the hint of the deployment's note.
 func (p *Plane) RecordEvent(ctx context.Context, q *Txn, d *model.Deployment, e *model.DeploymentEvent) error {
 	if err := store.InsertDeploymentEvent(ctx, q, e); err != nil {

@@ -75,7 +75,7 @@ func relativePath(p string) bool {
 	return clean != ".." && !strings.HasPrefix(clean, "../")
 }
 
-// setGit gives svc the Git source in, or with in nil and remove set, none.
+// SetGit gives svc the Git source in, or with in nil and remove set, none.
 // Callers hold the tenant lock and validate nothing else of in.
 func (p *Plane) SetGit(ctx context.Context, q store.Querier, svc *model.Service, in *GitInput, remove bool, at ...any) error {
 	if remove {
@@ -150,7 +150,7 @@ func credentialRepository(g *model.GitSource) string {
 	return webhook.RepositoryKey(g.Repository) // stored before the binding was kept
 }
 
-// gitCredential opens a service's Git credential for a request to
+// GitCredential opens a service's Git credential for a request to
 // repository: "" when it has none, or when the repository is not the one
 // it was given for (host and path), which never gets it.
 func (p *Plane) GitCredential(svc *model.Service, repository string) (string, error) {
@@ -160,7 +160,7 @@ func (p *Plane) GitCredential(svc *model.Service, repository string) (string, er
 	return p.OpenGitCredential(svc)
 }
 
-// openGitCredential opens a service's Git credential ("" for none), for
+// OpenGitCredential opens a service's Git credential ("" for none), for
 // whatever asks: a request to its repository, or redaction.
 func (p *Plane) OpenGitCredential(svc *model.Service) (string, error) {
 	if svc.GitCredential == "" {
@@ -173,7 +173,7 @@ func (p *Plane) OpenGitCredential(svc *model.Service) (string, error) {
 	return string(c), nil
 }
 
-// auditGit records a Git source in an audit event, the credential only by
+// AuditGit records a Git source in an audit event, the credential only by
 // whether there is one.
 func AuditGit(ev *Audit, svc *model.Service) {
 	if svc.Git == nil {

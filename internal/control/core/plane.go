@@ -1,12 +1,18 @@
-// Package control holds the control plane's domain services: the rules of
-// every query and mutation, their transactions, authorization checks, plan
-// limits and audit events. Resolvers, the CLI and the agent hub (through
-// AgentSide) call it; it calls the store, through door.go only.
+// Package core is what every domain of the control layer builds on: the
+// door to the store (door.go: a querier only for a subject), transactions
+// and their outbox (txn.go, emit.go), typed audit actions (actions.go),
+// checks and Invalid (validate.go, problem.go), idempotency keys, the
+// deployment state machine (deployments.go: Advance, RecordEvent, Deliver),
+// recompiling desired state (revisions.go) and placement, previews as
+// rolled-back changes (preview.go), secrets and Git sources, the settings
+// and the background jobs. It imports no domain: where it needs one (a
+// deploy of a commit builds it) it calls an interface the domain sets when
+// the plane is made (Builder, Publisher, AddJob, ObserveNotes).
 //
-// Every read goes through authorization here, never in the callers, and
-// every committed change writes exactly one audit event in its transaction.
-// It never returns a secret except the one-time token value of the call
-// that created it.
+// Every read goes through authorization in the control layer, never in its
+// callers, and every committed change writes exactly one audit event in its
+// transaction. It never returns a secret except the one-time token value of
+// the call that created it.
 package core
 
 import (
@@ -148,13 +154,13 @@ func (p *Plane) Authorizer() *authz.Authorizer { return p.authz }
 
 func NewID[T ~string]() T { return T(uuid.Must(uuid.NewV7()).String()) }
 
-// scoped is a row type that knows its tenant and project.
+// Scoped is a row type that knows its tenant and project.
 type Scoped[T any] interface {
 	*T
 	Scope() model.Scope
 }
 
-// get reads one row and checks the actor may perm on it. A row the actor
+// Get reads one row and checks the actor may perm on it. A row the actor
 // cannot see is reported as not found, exactly like a missing one.
 func Get[K ~string, T any, PT Scoped[T]](ctx context.Context, p *Plane, q store.Querier, t *store.Table[K, T], id K, perm authz.Perm) (*T, error) {
 	v, err := t.Get(ctx, q, id)
@@ -167,7 +173,7 @@ func Get[K ~string, T any, PT Scoped[T]](ctx context.Context, p *Plane, q store.
 	return v, nil
 }
 
-// byIDs reads rows for a dataloader, dropping those the actor may not read.
+// ByIDs reads rows for a dataloader, dropping those the actor may not read.
 func ByIDs[K ~string, T any, PT Scoped[T]](ctx context.Context, p *Plane, t *store.Table[K, T], ids []K, perm authz.Perm) (map[K]*T, error) {
 	rows, err := t.ByIDs(ctx, p.Querier(ctx), ids)
 	if err != nil {
@@ -176,7 +182,7 @@ func ByIDs[K ~string, T any, PT Scoped[T]](ctx context.Context, p *Plane, t *sto
 	return Visible[K, T, PT](ctx, p, rows, perm)
 }
 
-// visible removes from rows those the caller may not read with perm.
+// Visible removes from rows those the caller may not read with perm.
 func Visible[K ~string, T any, PT Scoped[T]](ctx context.Context, p *Plane, rows map[K]*T, perm authz.Perm) (map[K]*T, error) {
 	for id, v := range rows {
 		if err := p.authz.CheckCtx(ctx, perm, PT(v).Scope()); err != nil {
@@ -199,7 +205,7 @@ func IsNotFound(err error) bool {
 	return errors.Is(err, store.ErrNotFound) || errors.Is(err, authz.ErrNotVisible)
 }
 
-// change runs fn in a transaction that holds the tenant's write lock and
+// Change runs fn in a transaction that holds the tenant's write lock and
 // records the audit event fn fills in. A failed fn writes nothing, audit
 // included. What the change does beyond its rows follows from the action fn
 // chose: it recompiles unless the action keeps every state, and it notes an
@@ -208,7 +214,7 @@ func (p *Plane) Change(ctx context.Context, tenant model.TenantID, fn func(q *Tx
 	return p.ChangeOr(ctx, nil, tenant, fn)
 }
 
-// changeOr is change, or with dry set, its dry run: the same fn in a
+// ChangeOr is change, or with dry set, its dry run: the same fn in a
 // transaction that always rolls back, its effect on the tenant's clusters
 // collected in dry (see preview). The mutations that can be previewed take
 // dry as an explicit argument and pass it here.
@@ -304,7 +310,7 @@ func HumanResource(r model.LimitedResource) string {
 	}
 }
 
-// conflictOn turns a duplicate-key error into a user error on field.
+// ConflictOn turns a duplicate-key error into a user error on field.
 func ConflictOn(err error, field, message string) error {
 	var ce *store.ConflictError
 	if errors.As(err, &ce) && !ce.Reference {
@@ -313,7 +319,7 @@ func ConflictOn(err error, field, message string) error {
 	return err
 }
 
-// committed returns v only when the change committed: a failed mutation
+// Committed returns v only when the change committed: a failed mutation
 // never hands back an object that was not stored.
 func Committed[T any](v *T, err error) (*T, error) {
 	if err != nil {

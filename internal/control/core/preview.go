@@ -21,7 +21,7 @@ type ClusterChange struct {
 	desired.Diff
 }
 
-// previewing marks a change as a dry run and collects what it would do.
+// Previewing marks a change as a dry run and collects what it would do.
 // The mutations that can be previewed take it as an explicit argument
 // (nil: for real) and hand it to Plane.changeOr.
 type Previewing struct{ changes []ClusterChange }
@@ -29,7 +29,7 @@ type Previewing struct{ changes []ClusterChange }
 // errPreviewed rolls a previewed change back once its effect is known.
 var errPreviewed = errors.New("preview: rolled back")
 
-// preview runs a mutation's own code — its validation, authorization and
+// Preview runs a mutation's own code — its validation, authorization and
 // plan checks included — inside a transaction that is always rolled back,
 // and reports what the change would do to each cluster of the tenant.
 // Nothing is stored, audited or published.

@@ -56,7 +56,7 @@ func Invalid(message string, field ...string) Problem {
 	return Problem{Field: field, Message: message, Code: CodeInvalid}
 }
 
-// checks collects validation problems.
+// Checks collects validation problems.
 type Checks struct{ ps Problems }
 
 func (c *Checks) Add(p Problem) { c.ps = append(c.ps, p) }
@@ -70,7 +70,7 @@ func (c *Checks) Err() error {
 
 func sortStrings(s []string) { slices.Sort(s) }
 
-// notFoundOn reports a missing referenced object as a user error on field.
+// NotFoundOn reports a missing referenced object as a user error on field.
 func NotFoundOn(err error, fieldName, message string) error {
 	if IsNotFound(err) {
 		return Invalid(message, "input", fieldName)

@@ -23,7 +23,7 @@ type Bumped struct {
 	State *desired.State
 }
 
-// recompile compiles every cluster of the tenant inside the change's
+// Recompile compiles every cluster of the tenant inside the change's
 // transaction and gives each whose state changed the next revision, caused
 // by the audit event the transaction recorded. A change that compiles to
 // the same state bumps nothing. The tenant lock the change
@@ -63,14 +63,14 @@ func compileInput(box *seal.Box, rows *store.TenantRows, c *model.Cluster) desir
 	return ForCluster(TenantInput(box, rows), c)
 }
 
-// forCluster points a tenant's input at one of its clusters. The compiler
+// ForCluster points a tenant's input at one of its clusters. The compiler
 // only reads its input, so one tenant input serves every cluster.
 func ForCluster(in desired.Input, c *model.Cluster) desired.Input {
 	in.Cluster = *c
 	return in
 }
 
-// tenantInput arranges a tenant's rows for the compiler once, secrets
+// TenantInput arranges a tenant's rows for the compiler once, secrets
 // opened once, whatever the number of clusters compiled from it.
 func TenantInput(box *seal.Box, rows *store.TenantRows) desired.Input {
 	var in desired.Input

@@ -8,7 +8,7 @@ import (
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-// newSecret returns a token with 256 bits of randomness, its display
+// NewSecret returns a token with 256 bits of randomness, its display
 // prefix, and the hash that is stored.
 func NewSecret(tokenPrefix string) (secret, prefix string, hash []byte) {
 	var b [43]byte
@@ -25,7 +25,7 @@ func NewSecret(tokenPrefix string) (secret, prefix string, hash []byte) {
 	return secret, secret[:len(tokenPrefix)+8], HashToken(secret)
 }
 
-// hashToken is SHA-256: tokens are long random strings, so a slow password
+// HashToken is SHA-256: tokens are long random strings, so a slow password
 // hash adds nothing and would cost every request.
 func HashToken(secret string) []byte {
 	h := sha256.Sum256([]byte(secret))

@@ -8,7 +8,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
-// txn is one write transaction of the plane. Its rows go through the
+// Txn is one write transaction of the plane. Its rows go through the
 // Querier it embeds; what it notes and what it asks to run after the
 // commit it keeps itself, an outbox that is dispatched only once the
 // transaction committed and dropped with it when it rolls back.
@@ -29,7 +29,7 @@ type Txn struct {
 	busNoted []bus.Note // busNotes, once made
 }
 
-// endpointsOf reads a tenant's webhook endpoints, once per transaction
+// EndpointsOf reads a tenant's webhook endpoints, once per transaction
 // unless it writes one.
 func (t *Txn) EndpointsOf(ctx context.Context, tenant model.TenantID) ([]*model.Endpoint, error) {
 	if eps, ok := t.endpoints[tenant]; ok {
@@ -46,10 +46,10 @@ func (t *Txn) EndpointsOf(ctx context.Context, tenant model.TenantID) ([]*model.
 	return eps, nil
 }
 
-// endpointsChanged is said before the transaction writes an endpoint.
+// EndpointsChanged is said before the transaction writes an endpoint.
 func (t *Txn) EndpointsChanged() { t.endpoints = nil }
 
-// audited records an audit event in the transaction; the revisions the
+// Audited records an audit event in the transaction; the revisions the
 // transaction's recompile then makes name it as their cause.
 func (t *Txn) Audited(ctx context.Context, e *model.AuditEvent) error {
 	if err := store.InsertAudit(ctx, t.Querier, e); err != nil {
@@ -59,13 +59,13 @@ func (t *Txn) Audited(ctx context.Context, e *model.AuditEvent) error {
 	return nil
 }
 
-// afterCommit runs f once the transaction committed, before its notes are
+// AfterCommit runs f once the transaction committed, before its notes are
 // told: the recompile hands its states to this process's agent sessions
 // there, so that a note never sends a session to compile a state already on
 // its way. f never runs for a transaction that rolled back.
 func (t *Txn) AfterCommit(f func()) { t.after = append(t.after, f) }
 
-// note notes topics in the transaction: written with it, all of its notes
+// Note notes topics in the transaction: written with it, all of its notes
 // in one notification just before the commit (on PostgreSQL, where the
 // other replicas listen; see Plane.tx), and told to this process's
 // subscribers once it commits. It returns an error for the callers' sake

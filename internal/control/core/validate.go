@@ -39,14 +39,14 @@ func FieldPath(path ...any) []string {
 	return out
 }
 
-// name checks a DNS-label name of an object.
+// Name checks a DNS-label name of an object.
 func (c *Checks) Name(v, what string, path ...any) {
 	if !dnsLabel.MatchString(v) || len(v) > 63 {
 		c.Add(Invalid(fmt.Sprintf("%s %q must be 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit", what, v), FieldPath(path...)...))
 	}
 }
 
-// text checks free text of at most max characters; required means not blank.
+// Text checks free text of at most max characters; required means not blank.
 func (c *Checks) Text(v, what string, max int, required bool, path ...any) {
 	switch {
 	case required && strings.TrimSpace(v) == "":
@@ -65,7 +65,7 @@ func (c *Checks) Email(v string, path ...any) {
 	}
 }
 
-// labels checks a label set: valid keys and values, no key twice.
+// Labels checks a label set: valid keys and values, no key twice.
 func (c *Checks) Labels(ls []model.Label, path ...any) model.Labels {
 	if len(ls) > MaxListItems {
 		c.Add(Invalid(fmt.Sprintf("at most %d labels", MaxListItems), FieldPath(path...)...))
@@ -98,7 +98,7 @@ func validLabelKey(k string) bool {
 	return len(name) <= 63 && labelName.MatchString(name)
 }
 
-// knownKeys checks that every selector key is a label key some target has:
+// KnownKeys checks that every selector key is a label key some target has:
 // a key no target carries is almost always a typo, and would match nothing.
 func (c *Checks) KnownKeys(selector model.Labels, known map[string]bool, what string, path ...any) {
 	for i, s := range selector {
@@ -118,7 +118,7 @@ func (c *Checks) KnownKeys(selector model.Labels, known map[string]bool, what st
 	}
 }
 
-// config checks a service's image, processes, variables and domains.
+// Config checks a service's image, processes, variables and domains.
 func (c *Checks) Config(image *string, cfg *model.ServiceConfig) {
 	if image != nil && (len(*image) > 255 || !imageRepo.MatchString(*image)) {
 		c.Add(Invalid(fmt.Sprintf("image %q must be a repository without tag or digest, e.g. registry.example.com/team/app", *image), "input", "image"))
@@ -179,7 +179,7 @@ func (c *Checks) Config(image *string, cfg *model.ServiceConfig) {
 	}
 }
 
-// variables checks a list of variables given together (a service's).
+// Variables checks a list of variables given together (a service's).
 func (c *Checks) Variables(vars []VariableInput, path ...any) {
 	if len(vars) > 200 {
 		c.Add(Invalid("at most 200 variables", FieldPath(path...)...))
@@ -195,7 +195,7 @@ func (c *Checks) Variables(vars []VariableInput, path ...any) {
 	}
 }
 
-// variable checks one variable. The message never quotes the value: it may
+// Variable checks one variable. The message never quotes the value: it may
 // be a secret.
 func (c *Checks) Variable(v VariableInput, path ...any) {
 	if !envVarName.MatchString(v.Name) || len(v.Name) > 255 {
@@ -212,7 +212,7 @@ func (c *Checks) Port(p int, path ...any) {
 	}
 }
 
-// clipText cuts s to at most n bytes, on a rune boundary.
+// ClipText cuts s to at most n bytes, on a rune boundary.
 func ClipText(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -223,7 +223,7 @@ func ClipText(s string, n int) string {
 	return s[:n]
 }
 
-// changed applies an optional new value and records it in the audit event.
+// Changed applies an optional new value and records it in the audit event.
 func Changed[T comparable](ev *Audit, key string, dst *T, v *T) {
 	if v == nil || *v == *dst {
 		return
