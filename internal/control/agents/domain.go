@@ -7,7 +7,6 @@
 package agents
 
 import (
-	"context"
 	"sync"
 	"time"
 
@@ -28,9 +27,7 @@ type Agents struct {
 // their retention.
 func New(c *core.Plane) *Agents {
 	a := &Agents{Plane: c, beats: &heartbeats{}}
-	c.AddJob(core.Job{Name: "log-retention", Run: func(ctx context.Context, q *core.Txn, rep *core.JobReport) (err error) {
-		rep.LogsExpired, err = a.logRetentionJob(ctx, q, rep)
-		return err
-	}})
+	c.AddJob(core.Job{Name: "log-retention", Run: a.logRetentionJob,
+		Count: func(r *core.JobReport) *int { return &r.LogsExpired }})
 	return a
 }

@@ -23,13 +23,15 @@ type Builds struct {
 func New(c *core.Plane) *Builds {
 	b := &Builds{Plane: c, heads: gitremote.New(c.Settings.Builds.GitTimeout, c.Settings.Builds.GitPrivate)}
 	c.SetBuilder(b)
-	c.AddJob(core.Job{Name: "schedule-builds", Run: func(ctx context.Context, q *core.Txn, rep *core.JobReport) (err error) {
-		rep.Builds, err = b.scheduleBuilds(ctx, q)
-		return err
-	}})
-	c.AddJob(core.Job{Name: "expire-build-logs", Run: func(ctx context.Context, q *core.Txn, rep *core.JobReport) (err error) {
-		rep.BuildLogLines, err = b.expireBuildLogs(ctx, q)
-		return err
-	}})
+	c.AddJob(core.Job{Name: "schedule-builds",
+		Run: func(ctx context.Context, q *core.Txn, _ *core.JobReport) (int, error) {
+			return b.scheduleBuilds(ctx, q)
+		},
+		Count: func(r *core.JobReport) *int { return &r.Builds }})
+	c.AddJob(core.Job{Name: "expire-build-logs",
+		Run: func(ctx context.Context, q *core.Txn, _ *core.JobReport) (int, error) {
+			return b.expireBuildLogs(ctx, q)
+		},
+		Count: func(r *core.JobReport) *int { return &r.BuildLogLines }})
 	return b
 }

@@ -41,13 +41,16 @@ type JobReport struct {
 // The core has its own; a domain adds its jobs when it is made (AddJob).
 type Job struct {
 	Name string
-	Run  func(ctx context.Context, q *Txn, rep *JobReport) error
+	// Run does the job; what it returns is counted into the report's
+	// field that Count names (it may fill in others of rep too).
+	Run   func(ctx context.Context, q *Txn, rep *JobReport) (int, error)
+	Count func(rep *JobReport) *int
 }
 
 // AddJob adds a domain's job to every pass, after those added before it.
 // It is called while the plane is made, before the jobs run.
 func (p *Plane) AddJob(j Job) {
-	if j.Run == nil {
+	if j.Run == nil || j.Count == nil {
 		return
 	}
 	p.jobs = append(p.jobs, j)
@@ -73,31 +76,17 @@ func (p *Plane) RunJobs(ctx context.Context, every time.Duration) {
 func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 	ctx = As(ctx, SystemJobs)
 	var rep JobReport
+	count := func(run func(context.Context, *Txn) (int, error)) func(context.Context, *Txn, *JobReport) (int, error) {
+		return func(ctx context.Context, q *Txn, _ *JobReport) (int, error) { return run(ctx, q) }
+	}
 	jobs := append([]Job{
-		{"expire-approvals", func(ctx context.Context, q *Txn, rep *JobReport) (err error) {
-			rep.Expired, err = p.expireApprovals(ctx, q)
-			return err
-		}},
-		{"flag-stalled", func(ctx context.Context, q *Txn, rep *JobReport) (err error) {
-			rep.Stalled, err = p.flagStalled(ctx, q)
-			return err
-		}},
-		{"mark-disconnected", func(ctx context.Context, q *Txn, rep *JobReport) (err error) {
-			rep.Disconnected, err = p.markDisconnected(ctx, q)
-			return err
-		}},
-		{"expire-idempotency-keys", func(ctx context.Context, q *Txn, rep *JobReport) (err error) {
-			rep.Keys, err = p.expireKeys(ctx, q)
-			return err
-		}},
-		{"expire-webhook-messages", func(ctx context.Context, q *Txn, rep *JobReport) (err error) {
-			rep.Messages, err = p.expireMessages(ctx, q)
-			return err
-		}},
-		{"expire-cli-logins", func(ctx context.Context, q *Txn, rep *JobReport) (err error) {
-			rep.CLILogins, err = store.DeleteExpiredCLILogins(ctx, q, p.now())
-			return err
-		}},
+		{"expire-approvals", count(p.expireApprovals), func(r *JobReport) *int { return &r.Expired }},
+		{"flag-stalled", count(p.flagStalled), func(r *JobReport) *int { return &r.Stalled }},
+		{"mark-disconnected", count(p.markDisconnected), func(r *JobReport) *int { return &r.Disconnected }},
+		{"expire-idempotency-keys", count(p.expireKeys), func(r *JobReport) *int { return &r.Keys }},
+		{"expire-webhook-messages", count(p.expireMessages), func(r *JobReport) *int { return &r.Messages }},
+		{"expire-cli-logins", count(func(ctx context.Context, q *Txn) (int, error) { return store.DeleteExpiredCLILogins(ctx, q, p.now()) }),
+			func(r *JobReport) *int { return &r.CLILogins }},
 	}, p.jobs...)
 	for _, j := range jobs {
 		var skipped bool
@@ -107,7 +96,8 @@ func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 				skipped = err == nil
 				return err
 			}
-			return j.Run(ctx, q, &rep)
+			*j.Count(&rep), err = j.Run(ctx, q, &rep)
+			return err
 		})
 		if err != nil {
 			return rep, fmt.Errorf("job %s: %w", j.Name, err)
