@@ -81,13 +81,13 @@ func processesIn(in []*gqlmodel.ProcessInput) []model.Process {
 	return out
 }
 
-func variablesIn(in []*gqlmodel.VariableInput) []core.VariableInput {
+func variablesIn(in []*gqlmodel.VariableInput) []delivery.VariableInput {
 	if in == nil {
 		return nil
 	}
-	out := make([]core.VariableInput, len(in))
+	out := make([]delivery.VariableInput, len(in))
 	for i, v := range in {
-		out[i] = core.VariableInput{Name: v.Name, Value: v.Value, Secret: deref(v.Secret, false)}
+		out[i] = delivery.VariableInput{Name: v.Name, Value: v.Value, Secret: deref(v.Secret, false)}
 	}
 	return out
 }
@@ -270,11 +270,11 @@ func updateServiceArgs(input gqlmodel.UpdateServiceInput) (model.ServiceID, deli
 }
 
 // gitIn reads a Git source input; nil when none was given.
-func gitIn(in *gqlmodel.GitSourceInput) (*core.GitInput, error) {
+func gitIn(in *gqlmodel.GitSourceInput) (*delivery.GitInput, error) {
 	if in == nil {
 		return nil, nil
 	}
-	out := &core.GitInput{Repository: in.Repository, Branch: in.Branch, ContextDir: deref(in.ContextDir, "."),
+	out := &delivery.GitInput{Repository: in.Repository, Branch: in.Branch, ContextDir: deref(in.ContextDir, "."),
 		Dockerfile: deref(in.Dockerfile, "Dockerfile"), Credential: in.Credential, DeployOnPush: []model.EnvironmentID{}}
 	for i, e := range in.DeployOnPush {
 		id, err := gid.Decode[model.EnvironmentID](gid.Environment, e)
@@ -297,7 +297,7 @@ func setVariableArgs(input gqlmodel.SetVariableInput) (delivery.SetVariableInput
 	}
 	svc, err := decodeOptional[model.ServiceID](gid.Service, input.ServiceID, "serviceId")
 	return delivery.SetVariableInput{Project: project, Environment: env, Service: svc,
-		VariableInput: core.VariableInput{Name: input.Name, Value: input.Value, Secret: deref(input.Secret, false)}}, err
+		VariableInput: delivery.VariableInput{Name: input.Name, Value: input.Value, Secret: deref(input.Secret, false)}}, err
 }
 
 // changePreview puts a preview, or the user errors the change would meet,

@@ -281,7 +281,7 @@ func (sd *seeded) insertDeployments(ctx context.Context, st *store.Store, svc, p
 func setVariable(tb testing.TB, plane *control.Plane, admin context.Context, project model.ProjectID, service *model.ServiceID, value string) {
 	tb.Helper()
 	if _, err := plane.Delivery.SetVariable(admin, delivery.SetVariableInput{Project: project, Service: service,
-		VariableInput: core.VariableInput{Name: fleetVariable, Value: value}}); err != nil {
+		VariableInput: delivery.VariableInput{Name: fleetVariable, Value: value}}); err != nil {
 		tb.Fatal(err)
 	}
 }

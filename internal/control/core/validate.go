@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/mail"
 	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -18,18 +17,11 @@ var (
 	// name of at most 63 characters.
 	labelName   = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
 	labelPrefix = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
-	envVarName  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	hostname    = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]([-a-z0-9]*[a-z0-9])?$`)
-	// An image repository without tag or digest: registry/path segments.
-	imageRepo   = regexp.MustCompile(`^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-]+[a-z0-9]+)*)*$`)
 	ImageDigest = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
 )
 
-const (
-	maxVariableValue = 32 << 10
-	maxReplicas      = 100
-	MaxListItems     = 100
-)
+// MaxListItems bounds the lists an input may give (labels, environments).
+const MaxListItems = 100
 
 func FieldPath(path ...any) []string {
 	out := make([]string, len(path))
@@ -118,100 +110,6 @@ func (c *Checks) KnownKeys(selector model.Labels, known map[string]bool, what st
 	}
 }
 
-// Config checks a service's image, processes, variables and domains.
-func (c *Checks) Config(image *string, cfg *model.ServiceConfig) {
-	if image != nil && (len(*image) > 255 || !imageRepo.MatchString(*image)) {
-		c.Add(Invalid(fmt.Sprintf("image %q must be a repository without tag or digest, e.g. registry.example.com/team/app", *image), "input", "image"))
-	}
-	procs := map[string]*model.Process{}
-	if cfg.Processes != nil {
-		if len(cfg.Processes) == 0 {
-			c.Add(Invalid("a service needs at least one process", "input", "processes"))
-		}
-		if len(cfg.Processes) > 20 {
-			c.Add(Invalid("a service has at most 20 processes", "input", "processes"))
-		}
-		for i := range cfg.Processes {
-			pr := &cfg.Processes[i]
-			c.Name(pr.Name, "process name", "input", "processes", i, "name")
-			if procs[pr.Name] != nil {
-				c.Add(Invalid(fmt.Sprintf("process %q appears twice", pr.Name), "input", "processes", strconv.Itoa(i), "name"))
-			}
-			procs[pr.Name] = pr
-			if pr.Replicas < 0 || pr.Replicas > maxReplicas {
-				c.Add(Invalid(fmt.Sprintf("replicas must be between 0 and %d", maxReplicas), "input", "processes", strconv.Itoa(i), "replicas"))
-			}
-			if len(pr.Command) > 100 {
-				c.Add(Invalid("a command has at most 100 arguments", "input", "processes", strconv.Itoa(i), "command"))
-			}
-			if pr.Port != nil {
-				c.Port(*pr.Port, "input", "processes", i, "port")
-			}
-			if pb := pr.ReadinessProbe; pb != nil {
-				c.Port(pb.Port, "input", "processes", i, "readinessProbe", "port")
-				if pb.Path != nil && !strings.HasPrefix(*pb.Path, "/") {
-					c.Add(Invalid("a probe path starts with '/'", "input", "processes", strconv.Itoa(i), "readinessProbe", "path"))
-				}
-				if pb.InitialDelaySeconds < 0 || pb.InitialDelaySeconds > 3600 || pb.PeriodSeconds < 1 || pb.PeriodSeconds > 3600 {
-					c.Add(Invalid("probe delays are 0-3600 seconds and periods 1-3600 seconds", "input", "processes", strconv.Itoa(i), "readinessProbe"))
-				}
-			}
-		}
-	}
-	if len(cfg.Domains) > 50 {
-		c.Add(Invalid("a service has at most 50 domains", "input", "domains"))
-	}
-	hosts := map[string]bool{}
-	for i, d := range cfg.Domains {
-		if !hostname.MatchString(d.Host) || len(d.Host) > 253 {
-			c.Add(Invalid(fmt.Sprintf("domain %q is not a lowercase host name", d.Host), "input", "domains", strconv.Itoa(i), "host"))
-		}
-		if hosts[d.Host] {
-			c.Add(Invalid(fmt.Sprintf("domain %q appears twice", d.Host), "input", "domains", strconv.Itoa(i), "host"))
-		}
-		hosts[d.Host] = true
-		switch pr := procs[d.Process]; {
-		case pr == nil:
-			c.Add(Invalid(fmt.Sprintf("domain %q names process %q, which the service does not have", d.Host, d.Process), "input", "domains", strconv.Itoa(i), "process"))
-		case pr.Port == nil:
-			c.Add(Invalid(fmt.Sprintf("domain %q needs process %q to have a port", d.Host, d.Process), "input", "domains", strconv.Itoa(i), "process"))
-		}
-	}
-}
-
-// Variables checks a list of variables given together (a service's).
-func (c *Checks) Variables(vars []VariableInput, path ...any) {
-	if len(vars) > 200 {
-		c.Add(Invalid("at most 200 variables", FieldPath(path...)...))
-	}
-	seen := map[string]bool{}
-	for i, v := range vars {
-		p := append(append([]any{}, path...), i)
-		c.Variable(v, p...)
-		if seen[v.Name] {
-			c.Add(Invalid(fmt.Sprintf("variable %q appears twice", v.Name), FieldPath(append(p, "name")...)...))
-		}
-		seen[v.Name] = true
-	}
-}
-
-// Variable checks one variable. The message never quotes the value: it may
-// be a secret.
-func (c *Checks) Variable(v VariableInput, path ...any) {
-	if !envVarName.MatchString(v.Name) || len(v.Name) > 255 {
-		c.Add(Invalid(fmt.Sprintf("variable name %q must be letters, digits and '_', not starting with a digit", v.Name), FieldPath(append(path, "name")...)...))
-	}
-	if len(v.Value) > maxVariableValue || !utf8.ValidString(v.Value) {
-		c.Add(Invalid(fmt.Sprintf("the value of %s must be valid text of at most %d bytes", v.Name, maxVariableValue), FieldPath(append(path, "value")...)...))
-	}
-}
-
-func (c *Checks) Port(p int, path ...any) {
-	if p < 1 || p > 65535 {
-		c.Add(Invalid(fmt.Sprintf("port %d must be between 1 and 65535", p), FieldPath(path...)...))
-	}
-}
-
 // ClipText cuts s to at most n bytes, on a rune boundary.
 func ClipText(s string, n int) string {
 	if len(s) <= n {
@@ -237,11 +135,4 @@ func OrEmpty[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// VariableInput is a variable as a caller gives it.
-type VariableInput struct {
-	Name   string
-	Value  string
-	Secret bool
 }

@@ -82,7 +82,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 	_, _, err = s.P.Delivery.Deploy(s.Admin, s.Svc.ID, s.Env.ID, "latest")
 	bad("a deploy of a tag, not a digest", err)
 	_, err = s.P.Delivery.SetVariable(s.Admin, delivery.SetVariableInput{Project: s.Project.ID,
-		VariableInput: core.VariableInput{Name: "1 not a name", Value: "x"}})
+		VariableInput: delivery.VariableInput{Name: "1 not a name", Value: "x"}})
 	bad("a variable with a bad name", err)
 
 	if n := releases(t, s); n != 0 {
@@ -140,7 +140,7 @@ func TestSecretVariableNeverShown(t *testing.T) {
 	s := sealed(t)
 	const secret = "s3cr3t-database-password"
 	v, err := s.P.Delivery.SetVariable(s.Admin, delivery.SetVariableInput{Project: s.Project.ID,
-		VariableInput: core.VariableInput{Name: "DB_PASSWORD", Value: secret, Secret: true}})
+		VariableInput: delivery.VariableInput{Name: "DB_PASSWORD", Value: secret, Secret: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,11 +34,11 @@ type ServiceInput struct {
 	Name      string
 	Image     *string
 	Processes []model.Process
-	Variables []core.VariableInput
+	Variables []VariableInput
 	Domains   []model.Domain
 	// Git, when given, makes the service one built from Git (or changes
 	// its source); RemoveGit makes it an image service again.
-	Git       *core.GitInput
+	Git       *GitInput
 	RemoveGit bool
 }
 
@@ -59,8 +59,8 @@ func (p *Delivery) CreateService(ctx context.Context, project model.ProjectID, i
 	if svc.Processes == nil {
 		svc.Processes = []model.Process{}
 	}
-	c.Config(&svc.Image, &svc.ServiceConfig)
-	c.Variables(in.Variables, "input", "variables")
+	checkConfig(&c, &svc.Image, &svc.ServiceConfig)
+	checkVariables(&c, in.Variables, "input", "variables")
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (p *Delivery) CreateService(ctx context.Context, project model.ProjectID, i
 		if err := p.EnsureRoom(ctx, q, t, model.LimitServices, 1); err != nil {
 			return err
 		}
-		if err := p.SetGit(ctx, q, svc, in.Git, false, "input", "git"); err != nil {
+		if err := p.setGit(ctx, q, svc, in.Git, false, "input", "git"); err != nil {
 			return err
 		}
 		if err := store.Services.Insert(ctx, q, svc); err != nil {
@@ -81,7 +81,7 @@ func (p *Delivery) CreateService(ctx context.Context, project model.ProjectID, i
 		ev.Details["projectId"], ev.Details["name"], ev.Details["image"] = string(project), svc.Name, svc.Image
 		auditConfig(ev, svc.ServiceConfig, in.Variables)
 		if svc.Git != nil {
-			core.AuditGit(ev, svc)
+			AuditGit(ev, svc)
 		}
 		return nil
 	})
@@ -90,7 +90,7 @@ func (p *Delivery) CreateService(ctx context.Context, project model.ProjectID, i
 
 // auditConfig records a configuration without variable values: names say
 // what changed, values may be sensitive. vars is nil when unchanged.
-func auditConfig(ev *core.Audit, cfg model.ServiceConfig, vars []core.VariableInput) {
+func auditConfig(ev *core.Audit, cfg model.ServiceConfig, vars []VariableInput) {
 	procs := make([]string, len(cfg.Processes))
 	for i, pr := range cfg.Processes {
 		procs[i] = pr.Name
@@ -133,15 +133,15 @@ func (p *Delivery) updateService(ctx context.Context, dry *core.Previewing, id m
 			svc.Domains = in.Domains
 		}
 		var c core.Checks
-		c.Config(&svc.Image, &svc.ServiceConfig)
-		c.Variables(in.Variables, "input", "variables")
+		checkConfig(&c, &svc.Image, &svc.ServiceConfig)
+		checkVariables(&c, in.Variables, "input", "variables")
 		if in.Git != nil && in.RemoveGit {
 			c.Add(core.Invalid("give a Git source or remove it, not both", "input", "removeGit"))
 		}
 		if err := c.Err(); err != nil {
 			return err
 		}
-		if err := p.SetGit(ctx, q, svc, in.Git, in.RemoveGit, "input", "git"); err != nil {
+		if err := p.setGit(ctx, q, svc, in.Git, in.RemoveGit, "input", "git"); err != nil {
 			return err
 		}
 		if in.Variables != nil {
@@ -154,7 +154,7 @@ func (p *Delivery) updateService(ctx context.Context, dry *core.Previewing, id m
 		ev.Details["image"] = svc.Image
 		auditConfig(ev, svc.ServiceConfig, in.Variables)
 		if in.Git != nil || in.RemoveGit {
-			core.AuditGit(ev, svc)
+			AuditGit(ev, svc)
 		}
 		return store.UpdateService(ctx, q, svc)
 	})

@@ -20,7 +20,7 @@ type SetVariableInput struct {
 	Project     model.ProjectID
 	Environment *model.EnvironmentID
 	Service     *model.ServiceID
-	core.VariableInput
+	VariableInput
 }
 
 // VariableStatus says whether a variable's value can be used.
@@ -65,7 +65,7 @@ func (p *Delivery) setVariable(ctx context.Context, dry *core.Previewing, in Set
 		return nil, err
 	}
 	var c core.Checks
-	c.Variable(in.VariableInput, "input")
+	checkVariable(&c, in.VariableInput, "input")
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func (p *Delivery) checkScopeParent(ctx context.Context, q store.Querier, v *mod
 // A secret is never compared with the one stored — the answer (a revision,
 // a preview's diff, updatedAt) would tell whether a guess was right — so
 // setting one always stores a new version.
-func (p *Delivery) putVariable(ctx context.Context, q store.Querier, v *model.Variable, in core.VariableInput) (*model.Variable, bool, error) {
+func (p *Delivery) putVariable(ctx context.Context, q store.Querier, v *model.Variable, in VariableInput) (*model.Variable, bool, error) {
 	cur, err := store.VariableIn(ctx, q, v.ProjectID, v.ScopeKey(), in.Name)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -147,7 +147,7 @@ func (p *Delivery) putVariable(ctx context.Context, q store.Querier, v *model.Va
 	return cur, false, store.UpdateVariable(ctx, q, cur)
 }
 
-func (p *Delivery) setValue(v *model.Variable, in core.VariableInput) error {
+func (p *Delivery) setValue(v *model.Variable, in VariableInput) error {
 	v.Secret, v.Value = in.Secret, in.Value
 	if !in.Secret {
 		return nil
@@ -164,7 +164,7 @@ func (p *Delivery) setValue(v *model.Variable, in core.VariableInput) error {
 }
 
 // replaceServiceVariables makes the service-scope variables exactly vars.
-func (p *Delivery) replaceServiceVariables(ctx context.Context, q store.Querier, svc *model.Service, vars []core.VariableInput) error {
+func (p *Delivery) replaceServiceVariables(ctx context.Context, q store.Querier, svc *model.Service, vars []VariableInput) error {
 	cur, err := store.VariablesOfService(ctx, q, svc.ID)
 	if err != nil {
 		return err
