@@ -74,11 +74,13 @@ check-generate: generate
 	@out="$$(git status --porcelain -- graph resolvers internal/client internal/gid gqlgen.yml schema.graphqls go.mod go.sum)"; \
 	if [ -n "$$out" ]; then echo "make generate changed:"; echo "$$out"; exit 1; fi
 
-## check-gqlgen: fail unless third_party/gqlgen is the gqlgen release go.mod names plus nebula/gqlgen.patch, and show
-## that a one-line change to it would be caught (CI; downloads the release from the module proxy)
+## check-gqlgen: fail unless third_party/gqlgen is the gqlgen release go.mod names plus nebula/gqlgen.patch, show
+## that a one-line change to it would be caught, and that hack/gqlgen-vendor.sh rebuilds it from scratch exactly
+## (CI; downloads the release from the module proxy)
 check-gqlgen:
 	bash hack/check-gqlgen.sh
 	bash hack/check-gqlgen.sh --self-test
+	bash hack/gqlgen-vendor.sh --prove
 
 ## lint: formatting and vet
 lint:

@@ -6063,9 +6063,6 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			if buf == nil || response.Path != nil {
 				buf = &bytes.Buffer{}
 			}
-			if response.Path == nil {
-				buf.Grow(opCtx.ResponseSizeHint)
-			}
 			data.MarshalGQL(buf)
 			response.Data = buf.Bytes()
 			if atomic.LoadInt32(&ec.Deferred) > 0 {
@@ -6087,7 +6084,6 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			if buf == nil {
 				buf = &bytes.Buffer{}
 			}
-			buf.Grow(opCtx.ResponseSizeHint)
 			data.MarshalGQL(buf)
 
 			return &graphql.Response{

@@ -10,7 +10,8 @@
 # Every file of DIR that the release has must equal the release's file with
 # the patch applied; DIR may leave release files out (it vendors what the
 # build needs) and holds only these files of its own: NEBULA.md, nebula/,
-# upstream/ and tests named nebula_test.go.
+# upstream/ and tests named nebula_test.go. Each patch of upstream/ must apply
+# to the pristine release (with its prerequisite, if its header names one).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # The release go.mod requires (the replace points the build at our copy).
@@ -67,5 +68,34 @@ while IFS= read -r f; do
 		fail=1
 	fi
 done < <(cd "$dir" && find . -type f | sed 's|^\./||' | LC_ALL=C sort)
+
+# The patches prepared for upstream (upstream/NN-*.patch): each applies to the
+# pristine release on its own, without fuzz, or on top of the one its header
+# names ("# Prerequisite: NN-….patch").
+ups=0
+if compgen -G "$dir/upstream/*.patch" >/dev/null; then
+	cp -r "$up" "$work/pristine"
+	chmod -R u+w "$work/pristine"
+	for p in "$dir"/upstream/*.patch; do
+		name=$(basename "$p")
+		target="$work/pristine"
+		pre=$(sed -n 's/^# Prerequisite: \([^ ]*\.patch\).*/\1/p' "$p")
+		if [ -n "$pre" ]; then
+			rm -rf "$work/pre" && cp -r "$work/pristine" "$work/pre"
+			if ! patch -d "$work/pre" -p1 -F0 --quiet --no-backup-if-mismatch <"$dir/upstream/$pre" >/dev/null; then
+				echo "check-gqlgen: upstream/$name: its prerequisite upstream/$pre does not apply to gqlgen $version"
+				fail=1
+				continue
+			fi
+			target="$work/pre"
+		fi
+		if ! patch -d "$target" -p1 -F0 --dry-run --quiet <"$p" >"$work/out" 2>&1; then
+			echo "check-gqlgen: upstream/$name does not apply cleanly to gqlgen $version${pre:+ with upstream/$pre}:"
+			cat "$work/out"
+			fail=1
+		fi
+		ups=$((ups + 1))
+	done
+fi
 [ "$fail" = 0 ] || exit 1
-echo "check-gqlgen: third_party/gqlgen is gqlgen $version plus nebula/gqlgen.patch ($(grep -c '^diff ' "$dir/nebula/gqlgen.patch") files patched)"
+echo "check-gqlgen: third_party/gqlgen is gqlgen $version plus nebula/gqlgen.patch ($(grep -c '^diff ' "$dir/nebula/gqlgen.patch") files patched); the $ups patches of upstream/ apply to the release"

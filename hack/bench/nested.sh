@@ -5,6 +5,7 @@
 # median and range of each metric for each. The environment (GOGC, …)
 # applies to both.
 #   BASE=<commit> COUNT=6 bash hack/bench/nested.sh
+#   BASE=<commit> COUNT=6 RAW=runs.txt bash hack/bench/nested.sh   (keeps the raw runs)
 count=${COUNT:-6}
 source "$(dirname "$0")/interleave.sh"
 

@@ -104,34 +104,37 @@ func (f *fixture) agreed(b *testing.B) (gqlLen, baseLen int64) {
 // interleaved, request by request, in one loop, so that both meet the same
 // machine at the same moment: the fair way to compare them on a shared
 // machine. Each iteration is one GraphQL request and one baseline request;
-// it reports each side's time, heap allocations and SQL statements per
-// request, and their ratios (graphql/baseline).
+// it reports each side's time, heap allocations (objects and bytes) and SQL
+// statements per request, and their ratios (graphql/baseline).
 func BenchmarkNestedRatio(b *testing.B) {
 	f := newFixture(b, mainSize)
 	gqlLen, baseLen := f.agreed(b)
 	type side struct {
-		url                        string
-		want                       int64
-		took                       time.Duration
-		allocs, sqlops, goroutines uint64
+		url                   string
+		want                  int64
+		took                  time.Duration
+		allocs, bytes, sqlops uint64
+		goroutines            uint64
 	}
 	sides := [2]side{{url: f.graphQL, want: gqlLen}, {url: f.baseline, want: baseLen}}
-	sample := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/sched/goroutines-created:goroutines"}}
-	read := func() (uint64, uint64) {
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/sched/goroutines-created:goroutines"},
+		{Name: "/gc/heap/allocs:bytes"}}
+	read := func() (uint64, uint64, uint64) {
 		metrics.Read(sample)
-		return sample[0].Value.Uint64(), sample[1].Value.Uint64()
+		return sample[0].Value.Uint64(), sample[1].Value.Uint64(), sample[2].Value.Uint64()
 	}
 	b.ResetTimer()
 	for b.Loop() {
 		for i := range sides {
 			s := &sides[i]
 			q := f.queries.n.Load()
-			a, g := read()
+			a, g, by := read()
 			start := time.Now()
 			n, err := f.post(s.url, f.nested, io.Discard)
 			s.took += time.Since(start)
-			a2, g2 := read()
+			a2, g2, by2 := read()
 			s.allocs += a2 - a
+			s.bytes += by2 - by
 			s.goroutines += g2 - g
 			s.sqlops += uint64(f.queries.n.Load() - q)
 			if err != nil {
@@ -150,6 +153,8 @@ func BenchmarkNestedRatio(b *testing.B) {
 	b.ReportMetric(per(float64(g.allocs)), "graphql-allocs/op")
 	b.ReportMetric(per(float64(h.allocs)), "baseline-allocs/op")
 	b.ReportMetric(float64(g.allocs)/float64(h.allocs), "allocs-ratio")
+	b.ReportMetric(per(float64(g.bytes)), "graphql-B/op")
+	b.ReportMetric(per(float64(h.bytes)), "baseline-B/op")
 	b.ReportMetric(per(float64(g.goroutines)), "graphql-goroutines/op")
 	b.ReportMetric(per(float64(h.goroutines)), "baseline-goroutines/op")
 	b.ReportMetric(per(float64(g.sqlops)), "graphql-queries/op")

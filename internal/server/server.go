@@ -165,7 +165,6 @@ func (s *Server) graphQL() http.Handler {
 	srv.AroundOperations(resolvers.Loaders(s.plane))
 	srv.AroundOperations(s.metrics.operations)
 	srv.AroundResponses(reportCost)
-	srv.AroundResponses(newResponseSizes().around)
 	srv.SetErrorPresenter(graph.Presenter(s.log, RequestID))
 	srv.SetRecoverFunc(graph.Recover(s.log, RequestID))
 	return srv

@@ -36,14 +36,6 @@ type OperationContext struct {
 	// fields. False, the zero value, keeps every field on ResolveField.
 	DirectFields bool
 
-	// NEBULA PATCH (8): ResponseSizeHint is how many bytes the generated
-	// code reserves for a query's or mutation's response before writing
-	// it, e.g. the size of the last response to the same operation. A
-	// response is written into a buffer that otherwise starts empty and
-	// doubles as it grows: about twice its size allocated. Zero reserves
-	// nothing.
-	ResponseSizeHint int
-
 	// NEBULA PATCH (12): ResponseBuffer, when set, is the buffer the
 	// generated code writes a query's or mutation's first response into,
 	// instead of a new one: Response.Data is then its bytes. The caller

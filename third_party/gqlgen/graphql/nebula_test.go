@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +15,98 @@ import (
 
 	"github.com/vektah/gqlparser/v2/ast"
 )
+
+// NEBULA PATCH (1) assumes that a group's path, field set and label map are
+// needed only once it has a @defer'd field, and that the one place that
+// schedules such a field (ResolveConcurrently) makes them first: a group
+// stays empty until then, and gets them, at its object's path, on the first.
+func TestDeferredGroupOnFirstDeferredField(t *testing.T) {
+	i := 2
+	ctx := WithFieldContext(context.Background(), &FieldContext{Field: CollectedField{Field: &ast.Field{Alias: "list"}}})
+	ctx = WithFieldContext(ctx, &FieldContext{Index: &i})
+	fields := []CollectedField{
+		{Field: &ast.Field{Alias: "a"}},
+		{Field: &ast.Field{Alias: "b"}, Deferrables: []*Deferrable{{Label: "later"}}},
+	}
+	m := NewFieldSet(fields)
+	g := NewDeferredGroup(ctx)
+	if n := testing.AllocsPerRun(100, func() { NewDeferredGroup(ctx) }); n != 0 {
+		t.Errorf("a new group allocated %.0f times, want 0", n)
+	}
+	oc := &OperationContext{}
+	resolve := func(context.Context) Marshaler { return MarshalString("x") }
+	m.ResolveConcurrently(oc, &g, 0, false, false, resolve)
+	if g.FieldSet != nil || len(g.Defers) != 0 {
+		t.Fatal("a field that is not deferred made the group")
+	}
+	m.ResolveConcurrently(oc, &g, 1, false, false, resolve)
+	if g.FieldSet == nil || g.Defers["later"] == nil || g.Path.String() != "list[2]" {
+		t.Fatalf("after a deferred field: field set %v, defers %v, path %q", g.FieldSet, g.Defers, g.Path.String())
+	}
+}
+
+// NEBULA PATCH (2): a list under a field resolved ahead is marshalled in
+// the calling goroutine, and writes what it wrote concurrently; so do the
+// resolver fields of an object under it. (That the resolvers call
+// ResolvedAhead only for a subtree they have loaded is
+// resolvers/plan_test.go's TestPlanShapesHaveNoResolvers.)
+func TestResolvedAhead(t *testing.T) {
+	fields := []CollectedField{{Field: &ast.Field{Alias: "a"}}, {Field: &ast.Field{Alias: "b"}}}
+	write := func(ahead bool) (string, int) {
+		ctx := WithFieldContext(context.Background(), &FieldContext{Field: CollectedField{Field: &ast.Field{Alias: "list"}}})
+		if ahead {
+			ResolvedAhead(ctx)
+		}
+		// A field below the one resolved ahead is resolved ahead too.
+		ctx = WithFieldContext(ctx, &FieldContext{Field: CollectedField{Field: &ast.Field{Alias: "below"}}})
+		most := 0
+		m := MarshalSliceConcurrently(ctx, 20, 0, false, func(ctx context.Context, i int) Marshaler {
+			fs := NewFieldSet(fields)
+			for j := range fields {
+				fs.Concurrently(j, func(context.Context) Marshaler {
+					most = max(most, runtime.NumGoroutine())
+					return MarshalInt(10*i + j)
+				})
+			}
+			fs.Dispatch(ctx)
+			return fs
+		})
+		var buf bytes.Buffer
+		m.MarshalGQL(&buf)
+		return buf.String(), most
+	}
+	concurrent, _ := write(false)
+	before := runtime.NumGoroutine()
+	inline, most := write(true)
+	if inline != concurrent {
+		t.Errorf("resolved ahead: %s, concurrently: %s", inline, concurrent)
+	}
+	if most > before {
+		t.Errorf("resolved ahead, %d goroutines ran, %d before", most, before)
+	}
+}
+
+// NEBULA PATCH (3) assumes that writing an object from its slice keeps
+// marshalFieldSet's rule for a repeated response key (written once, with
+// its first value), for objects of up to maxLinearFields fields and past.
+func TestFieldSetMarshalGQLRepeatedKeys(t *testing.T) {
+	for _, n := range []int{0, 1, 3, maxLinearFields, maxLinearFields + 1, 40} {
+		fields := make([]CollectedField, n)
+		for i := range fields {
+			fields[i] = CollectedField{Field: &ast.Field{Alias: fmt.Sprintf("f%d", i%3)}}
+		}
+		m := NewFieldSet(fields)
+		for i := range m.Values {
+			m.Values[i] = MarshalInt(i)
+		}
+		var got, want bytes.Buffer
+		m.MarshalGQL(&got)
+		marshalFieldSet(&want, m.allFieldValues())
+		if got.String() != want.String() {
+			t.Errorf("%d fields: wrote %s, want %s", n, got.String(), want.String())
+		}
+	}
+}
 
 // NEBULA PATCH (5): the written-out FNV-1a of makeCollectFieldsCacheKey is
 // hash/fnv's New64a over the same bytes, and it allocates nothing.
