@@ -162,6 +162,23 @@ type Build struct {
 	FinishedAt  *time.Time
 }
 
+// Deadline is when the control plane stops waiting for the build, given
+// how long a build may take: timeout after it started; until its agent
+// says it started, after it was last handed out (HeartbeatAt is set then,
+// and only the agent's reports, which start it, move it); never handed
+// out, after it was queued. The agent is handed the same deadline, and the
+// scheduler times a running build out past it.
+func (b *Build) Deadline(timeout time.Duration) time.Time {
+	switch {
+	case b.StartedAt != nil:
+		return b.StartedAt.Add(timeout)
+	case b.HeartbeatAt != nil:
+		return b.HeartbeatAt.Add(timeout)
+	default:
+		return b.CreatedAt.Add(timeout)
+	}
+}
+
 // A BuildLogLine is one line a build printed, numbered from 1.
 type BuildLogLine struct {
 	BuildID  BuildID

@@ -58,11 +58,7 @@ func (a *AgentSide) Builds(ctx context.Context) ([]BuildJob, error) {
 				return nil, err
 			}
 		}
-		started := b.CreatedAt
-		if b.StartedAt != nil {
-			started = *b.StartedAt
-		}
-		j.Deadline = started.Add(a.p.Settings.Builds.Timeout)
+		j.Deadline = b.Deadline(a.p.Settings.Builds.Timeout)
 		out = append(out, j)
 	}
 	return out, nil

@@ -112,9 +112,15 @@ func (p *Builds) scheduleBuilds(ctx context.Context, q *core.Txn) (int, error) {
 	}
 	for _, b := range running {
 		switch {
-		case b.StartedAt != nil && now.Sub(*b.StartedAt) > p.Settings.Builds.Timeout:
-			if err := p.closeBuild(ctx, q, b, model.BuildTimedOut,
-				fmt.Sprintf("the build ran longer than %s and was stopped", p.Settings.Builds.Timeout)); err != nil {
+		case now.After(b.Deadline(p.Settings.Builds.Timeout)):
+			// Past the deadline its agent was given: started and running
+			// too long, or handed out and never started (its pod never
+			// came up), which would otherwise hold its slots for ever.
+			why := fmt.Sprintf("the build ran longer than %s and was stopped", p.Settings.Builds.Timeout)
+			if b.StartedAt == nil {
+				why = fmt.Sprintf("the build did not start within %s of being queued and was stopped", p.Settings.Builds.Timeout)
+			}
+			if err := p.closeBuild(ctx, q, b, model.BuildTimedOut, why); err != nil {
 				return n, err
 			}
 			n++
