@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,9 +22,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/control/controltest"
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/control/delivery"
-	"github.com/nebulactrl/nebula/internal/control/people"
 	"github.com/nebulactrl/nebula/internal/model"
-	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/store"
 	"github.com/nebulactrl/nebula/internal/testutil"
 	"github.com/nebulactrl/nebula/internal/webhook"
@@ -42,34 +39,6 @@ const (
 	commitA    = "9f2c4b7e1a3d5c8e0b6f4a2d9c7e5b3a1f8d6c4e"
 	commitB    = "3b8e1d4f6a2c9e7b5d0f1a3c8e6b4d2f9a7c5e1b"
 )
-
-// sealed is a shop whose plane has a master key.
-func sealed(t *testing.T, opts ...core.Option) *controltest.Shop {
-	t.Helper()
-	key, err := seal.ParseKey(seal.GenerateKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return controltest.New(t, append([]core.Option{core.WithBox(seal.NewBox(&key))}, opts...)...)
-}
-
-// clock is a plane's clock that a test moves.
-type clock struct {
-	mu sync.Mutex
-	at time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.at
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.at = c.at.Add(d)
-}
 
 // gitService makes a service of the shop's project built from repo's main
 // branch, deploying pushes to deployOnPush.
@@ -89,42 +58,6 @@ func gitService(t *testing.T, s *controltest.Shop, name, repo string, g func(*de
 		t.Fatalf("service %s was made without its Git source", name)
 	}
 	return svc
-}
-
-// person invites email into the shop's tenant as a member and is a context
-// acting with their session; with role set, they hold it in the shop's
-// project.
-func person(t *testing.T, s *controltest.Shop, email string, role model.ProjectRole) context.Context {
-	t.Helper()
-	_, _, link, err := s.P.People.InviteMember(s.Admin, people.InviteMemberInput{Tenant: s.Boot.Tenant.ID,
-		Email: email, Name: email, Role: model.TenantMember})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, session, err := s.P.People.AcceptInvitation(context.Background(), link, "correct horse battery staple 42", people.Client{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := s.P.People.AuthenticateSession(context.Background(), session, "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if role != "" {
-		if _, err := s.P.People.AddProjectMember(s.Admin, s.Project.ID, a.User.LocalID, role); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return authz.WithActor(context.Background(), a)
-}
-
-// otherAdmin is a context acting as the admin of another tenant.
-func otherAdmin(t *testing.T, s *controltest.Shop) context.Context {
-	t.Helper()
-	_, _, secret, err := s.P.People.CreateTenant(s.Admin, "other")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.As(t, secret)
 }
 
 // pushBody is a GitHub push of commit to ref of the sample repository.
@@ -298,7 +231,7 @@ func problem(t *testing.T, what string, err error) core.Problem {
 // new service and on a change, and stores nothing; a valid one gets the
 // defaults and clean paths.
 func TestGitSourceBadInputChangesNothing(t *testing.T) {
-	s := sealed(t)
+	s := controltest.Sealed(t)
 	other, err := s.P.Delivery.CreateProject(s.Admin, s.Boot.Tenant.ID, "back-office", "")
 	if err != nil {
 		t.Fatal(err)
@@ -416,7 +349,7 @@ func TestGitSourceBadInputChangesNothing(t *testing.T) {
 // a problem on its field that changes nothing. A commit being built is a
 // conflict.
 func TestDeployCommitBadInputChangesNothing(t *testing.T) {
-	s := sealed(t)
+	s := controltest.Sealed(t)
 	svc := gitService(t, s, "cart", repository, nil)
 	other, err := s.P.Delivery.CreateProject(s.Admin, s.Boot.Tenant.ID, "back-office", "")
 	if err != nil {
@@ -509,7 +442,7 @@ func TestDeployCommitBadInputChangesNothing(t *testing.T) {
 // read by viewers; commits are deployed by editors. Another tenant sees
 // none of it.
 func TestLowerRolesAndOtherTenantsRefused(t *testing.T) {
-	s := sealed(t)
+	s := controltest.Sealed(t)
 	svc := gitService(t, s, "cart", repository, nil, s.Env.ID)
 	w, secret, err := s.P.Builds.CreateWebhook(s.Admin, s.Project.ID, &svc.ID)
 	if err != nil {
@@ -519,11 +452,11 @@ func TestLowerRolesAndOtherTenantsRefused(t *testing.T) {
 	if why != builds.NotRefused || len(d.Builds) != 1 {
 		t.Fatalf("the push: %v %s %q", why, d.Outcome, d.Reason)
 	}
-	viewer := person(t, s, "viewer@acme.test", model.ProjectViewer)
-	editor := person(t, s, "editor@acme.test", model.ProjectEditor)
-	manager := person(t, s, "pm@acme.test", model.ProjectManager)
-	outsider := person(t, s, "outsider@acme.test", "")
-	foreign := otherAdmin(t, s)
+	viewer := s.Person(t, "viewer@acme.test", model.TenantMember, model.ProjectViewer)
+	editor := s.Person(t, "editor@acme.test", model.TenantMember, model.ProjectEditor)
+	manager := s.Person(t, "pm@acme.test", model.TenantMember, model.ProjectManager)
+	outsider := s.Person(t, "outsider@acme.test", model.TenantMember, "")
+	foreign := s.OtherAdmin(t)
 	before := len(audit(t, s))
 
 	forbidden := func(what string, err error) {
@@ -624,7 +557,7 @@ func TestLowerRolesAndOtherTenantsRefused(t *testing.T) {
 // the audit history or the deliveries, not in any row of the database,
 // plain, base64 or hex. A rotation stops the old one at once.
 func TestWebhookSecretShownOnce(t *testing.T) {
-	s := sealed(t)
+	s := controltest.Sealed(t)
 	svc := gitService(t, s, "cart", repository, nil, s.Env.ID)
 	w, secret, err := s.P.Builds.CreateWebhook(s.Admin, s.Project.ID, &svc.ID)
 	if err != nil {
@@ -793,7 +726,7 @@ func dumpDatabase(t *testing.T, s *controltest.Shop) string {
 // (same id, or the same push under a new id) builds nothing, and what a
 // trusted push does not build is recorded with why.
 func TestReceiveWebhook(t *testing.T) {
-	s := sealed(t)
+	s := controltest.Sealed(t)
 	svc := gitService(t, s, "cart", repository, nil, s.Env.ID)
 	w, secret, err := s.P.Builds.CreateWebhook(s.Admin, s.Project.ID, &svc.ID)
 	if err != nil {
@@ -991,7 +924,7 @@ func TestReceiveWebhook(t *testing.T) {
 // A project's hook builds each of its Git services whose repository the
 // push names, however it is written, and the others not.
 func TestProjectWebhookRoutesByRepository(t *testing.T) {
-	s := sealed(t)
+	s := controltest.Sealed(t)
 	api := gitService(t, s, "api-git", "git@github.com:Nebula-Samples/Shop-API", nil, s.Env.ID)
 	web := gitService(t, s, "web", "https://github.com/nebula-samples/shop-web", nil, s.Env.ID)
 	w, secret, err := s.P.Builds.CreateWebhook(s.Admin, s.Project.ID, nil)
@@ -1015,7 +948,7 @@ func TestProjectWebhookRoutesByRepository(t *testing.T) {
 // the agent needs to build. Cancelling the deployment cancels the build,
 // tells the cluster, and takes it out of the agent's set.
 func TestDeployCommitBuildsOnClusterAndCancelStopsIt(t *testing.T) {
-	s := sealed(t)
+	s := controltest.Sealed(t)
 	const token = "ghp_TheDeployTokenOfCart0123456789"
 	svc := gitService(t, s, "cart", repository, func(g *delivery.GitInput) {
 		g.ContextDir, g.Credential = "services/cart", new(token)
@@ -1131,7 +1064,7 @@ func TestDeployCommitBuildsOnClusterAndCancelStopsIt(t *testing.T) {
 // A newer commit for the same environment wins: the older deployment still
 // building is superseded and its build cancelled, also in the agent's set.
 func TestNewerCommitSupersedesTheBuild(t *testing.T) {
-	s := sealed(t)
+	s := controltest.Sealed(t)
 	svc := gitService(t, s, "cart", repository, nil)
 	agent := agentOf(t, s)
 	_, first, err := s.P.Delivery.DeployCommit(s.Admin, svc.ID, s.Env.ID, commitA)
@@ -1174,10 +1107,10 @@ func TestNewerCommitSupersedesTheBuild(t *testing.T) {
 // the end of its log; a build whose agent went silent and away is queued
 // again and runs again when it is back, up to its attempts.
 func TestSchedulerBoundsTimeoutsAndRetries(t *testing.T) {
-	c := &clock{at: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	c := &controltest.Clock{At: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 	settings := core.DefaultBuildSettings
 	settings.PerCluster, settings.Attempts = 1, 2
-	s := sealed(t, core.WithClock(c.now), core.WithBuildSettings(settings))
+	s := controltest.Sealed(t, core.WithClock(c.Now), core.WithBuildSettings(settings))
 	// TEAM runs 5 builds at once: the cluster's bound is the one that holds.
 	if _, err := s.P.People.SetTenantPlan(s.Admin, s.Boot.Tenant.ID, model.PlanTeam); err != nil {
 		t.Fatal(err)
@@ -1193,7 +1126,7 @@ func TestSchedulerBoundsTimeoutsAndRetries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	_, stg, err := s.P.Delivery.DeployCommit(s.Admin, svc.ID, env2.ID, commitB)
 	if err != nil {
 		t.Fatal(err)
@@ -1218,10 +1151,10 @@ func TestSchedulerBoundsTimeoutsAndRetries(t *testing.T) {
 
 	// The first runs, writes its log, and runs past the timeout.
 	if _, err := agent.BuildReport(context.Background(), agents.BuildReport{ID: first.ID, Running: true, Lines: []agents.LogLine{
-		{At: c.now(), Text: "#1 load build definition"}, {At: c.now(), Text: "#2 RUN go test ./..."}}}); err != nil {
+		{At: c.Now(), Text: "#1 load build definition"}, {At: c.Now(), Text: "#2 RUN go test ./..."}}}); err != nil {
 		t.Fatal(err)
 	}
-	c.advance(settings.Timeout + time.Minute)
+	c.Advance(settings.Timeout + time.Minute)
 	heartbeat(t, agent) // the agent is there all along
 	if rep := jobs(t, s); rep.Builds != 2 {
 		t.Fatalf("the pass after the timeout counted %d builds, want the timeout and the next handed out", rep.Builds)
@@ -1248,7 +1181,7 @@ func TestSchedulerBoundsTimeoutsAndRetries(t *testing.T) {
 	}
 
 	// The agent goes away and the build is silent: queued again.
-	c.advance(settings.Silence + model.DisconnectedAfter)
+	c.Advance(settings.Silence + model.DisconnectedAfter)
 	if rep := jobs(t, s); rep.Builds != 1 {
 		t.Fatalf("the pass after the agent went away counted %d builds, want 1 queued again", rep.Builds)
 	}
@@ -1268,7 +1201,7 @@ func TestSchedulerBoundsTimeoutsAndRetries(t *testing.T) {
 	}
 	// Away again after its last attempt: it fails, and so does its
 	// deployment.
-	c.advance(settings.Silence + model.DisconnectedAfter)
+	c.Advance(settings.Silence + model.DisconnectedAfter)
 	if rep := jobs(t, s); rep.Builds != 1 {
 		t.Fatalf("the pass after the last attempt counted %d builds", rep.Builds)
 	}
@@ -1283,7 +1216,7 @@ func TestSchedulerBoundsTimeoutsAndRetries(t *testing.T) {
 // A tenant's plan bounds its builds at once, though the cluster has room:
 // the next waits, saying why, and runs once the plan allows it.
 func TestPlanBoundsBuildsAtOnce(t *testing.T) {
-	s := sealed(t)
+	s := controltest.Sealed(t)
 	api := gitService(t, s, "cart", repository, nil)
 	web := gitService(t, s, "web", "https://github.com/nebula-samples/shop-web", nil)
 	agent := agentOf(t, s)
@@ -1333,7 +1266,7 @@ func TestPlanBoundsBuildsAtOnce(t *testing.T) {
 // the same repository however written, never to another; moving the
 // service elsewhere is a tenant admin's decision and drops it.
 func TestGitCredentialBoundToItsRepository(t *testing.T) {
-	s := sealed(t)
+	s := controltest.Sealed(t)
 	const token = "ghp_CartReadToken0123456789abcdef"
 	svc := gitService(t, s, "cart", "https://github.com/nebula-samples/cart.git", func(g *delivery.GitInput) { g.Credential = new(token) })
 	if svc.GitCredential == "" || strings.Contains(svc.GitCredential, token) || svc.Git.CredentialRepository != "github.com/nebula-samples/cart" {
@@ -1355,7 +1288,7 @@ func TestGitCredentialBoundToItsRepository(t *testing.T) {
 
 	// An editor changes the branch (the credential stays) but may not
 	// move the service to another repository.
-	editor := person(t, s, "editor@acme.test", model.ProjectEditor)
+	editor := s.Person(t, "editor@acme.test", model.TenantMember, model.ProjectEditor)
 	before := len(audit(t, s))
 	_, err := s.P.Delivery.UpdateService(editor, svc.ID, delivery.ServiceInput{Git: &delivery.GitInput{
 		Repository: "https://evil.example.com/attacker/cart.git", Branch: "main"}})
@@ -1403,7 +1336,7 @@ func TestDeployBranchHead(t *testing.T) {
 	head := testutil.GitRepo(t, root, "private.git")
 	settings := core.DefaultBuildSettings
 	settings.GitPrivate = true
-	s := sealed(t, core.WithBuildSettings(settings))
+	s := controltest.Sealed(t, core.WithBuildSettings(settings))
 	svc := gitService(t, s, "cart", srv.URL+"/private.git", nil)
 
 	before := len(audit(t, s))
@@ -1442,7 +1375,7 @@ func TestDeployBranchHead(t *testing.T) {
 	}
 
 	// By default the repository on loopback is not read.
-	d := sealed(t)
+	d := controltest.Sealed(t)
 	dsvc := gitService(t, d, "cart", srv.URL+"/private.git", nil)
 	_, _, err = d.P.Delivery.DeployBranchHead(d.Admin, dsvc.ID, d.Env.ID)
 	if p := problem(t, "a loopback repository by default", err); !strings.Contains(p.Message, "loopback, private or link-local") {
@@ -1455,10 +1388,10 @@ func TestDeployBranchHead(t *testing.T) {
 // given, counted from the hand-out, and frees its slot; a build that waited
 // for a slot longer than the timeout is not timed out for that wait.
 func TestNeverStartedBuildTimesOut(t *testing.T) {
-	c := &clock{at: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	c := &controltest.Clock{At: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 	settings := core.DefaultBuildSettings
 	settings.PerCluster = 1
-	s := sealed(t, core.WithClock(c.now), core.WithBuildSettings(settings))
+	s := controltest.Sealed(t, core.WithClock(c.Now), core.WithBuildSettings(settings))
 	if _, err := s.P.People.SetTenantPlan(s.Admin, s.Boot.Tenant.ID, model.PlanTeam); err != nil {
 		t.Fatal(err)
 	}
@@ -1485,11 +1418,11 @@ func TestNeverStartedBuildTimesOut(t *testing.T) {
 	if err != nil || len(handed) != 1 {
 		t.Fatalf("the agent was handed %d builds (%v), want 1", len(handed), err)
 	}
-	if want := c.now().Add(settings.Timeout); !handed[0].Deadline.Equal(want) {
+	if want := c.Now().Add(settings.Timeout); !handed[0].Deadline.Equal(want) {
 		t.Fatalf("the agent's deadline is %s, want %s (the hand-out plus the timeout)", handed[0].Deadline, want)
 	}
 	// The agent stays connected and never reports the build.
-	c.advance(settings.Timeout + time.Minute)
+	c.Advance(settings.Timeout + time.Minute)
 	heartbeat(t, agent)
 	if rep := jobs(t, s); rep.Builds != 2 {
 		t.Fatalf("the pass past the deadline counted %d builds, want the timeout and the next handed out", rep.Builds)

@@ -1,7 +1,6 @@
 package clusters_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/nebulactrl/nebula/internal/control/clusters"
 	"github.com/nebulactrl/nebula/internal/control/controltest"
 	"github.com/nebulactrl/nebula/internal/control/core"
-	"github.com/nebulactrl/nebula/internal/control/people"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -28,25 +26,6 @@ func clusterNames(t *testing.T, s *controltest.Shop) []string {
 		out = append(out, c.Name)
 	}
 	return out
-}
-
-// member is a context acting as a tenant member who is no admin.
-func member(t *testing.T, s *controltest.Shop) context.Context {
-	t.Helper()
-	_, _, link, err := s.P.People.InviteMember(s.Admin, people.InviteMemberInput{Tenant: s.Boot.Tenant.ID,
-		Email: "dev@acme.test", Name: "dev", Role: model.TenantMember})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, session, err := s.P.People.AcceptInvitation(context.Background(), link, "correct horse battery staple 42", people.Client{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := s.P.People.AuthenticateSession(context.Background(), session, "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return authz.WithActor(context.Background(), a)
 }
 
 func TestRegisterRefusesBadInput(t *testing.T) {
@@ -72,7 +51,7 @@ func TestRegisterRefusesBadInput(t *testing.T) {
 	if got := clusterNames(t, s); len(got) != 1 || got[0] != "eu-1" {
 		t.Fatalf("clusters after refused registrations: %q, want only eu-1", got)
 	}
-	if _, _, err := s.P.Clusters.RegisterCluster(member(t, s), s.Boot.Tenant.ID, "eu-3", nil); !errors.Is(err, authz.ErrForbidden) {
+	if _, _, err := s.P.Clusters.RegisterCluster(s.Person(t, "dev@acme.test", model.TenantMember, ""), s.Boot.Tenant.ID, "eu-3", nil); !errors.Is(err, authz.ErrForbidden) {
 		t.Fatalf("a member registered a cluster: %v, want forbidden", err)
 	}
 }
@@ -114,11 +93,7 @@ func TestConnectTokensReplacedAndRevoked(t *testing.T) {
 		t.Fatal("the revoked token has no revocation time")
 	}
 	// Another tenant does not see the cluster at all.
-	_, _, otherSecret, err := s.P.People.CreateTenant(s.Admin, "other")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.P.Clusters.Cluster(s.As(t, otherSecret), cl.ID); !core.IsNotFound(err) {
+	if _, err := s.P.Clusters.Cluster(s.OtherAdmin(t), cl.ID); !core.IsNotFound(err) {
 		t.Fatalf("another tenant's admin read the cluster: %v, want not found", err)
 	}
 }
@@ -135,7 +110,7 @@ func TestLabelsCheckedAndCommandsForManagers(t *testing.T) {
 	if !hasLabel(cl, "region", "eu") {
 		t.Fatalf("labels after setting them: %v", cl.Labels)
 	}
-	m := member(t, s)
+	m := s.Person(t, "dev@acme.test", model.TenantMember, "")
 	if _, err := s.P.Clusters.SetClusterLabels(m, s.Cluster.ID, nil); err == nil {
 		t.Fatal("a member changed a cluster's labels")
 	}

@@ -10,10 +10,13 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nebulactrl/nebula/internal/control/delivery"
+	"github.com/nebulactrl/nebula/internal/seal"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/control"
@@ -75,6 +78,77 @@ func New(t testing.TB, opts ...core.Option) *Shop {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// Sealed is New with a master key: secrets (variables, credentials, hook
+// and endpoint secrets) can be sealed and opened.
+func Sealed(t testing.TB, opts ...core.Option) *Shop {
+	t.Helper()
+	key, err := seal.ParseKey(seal.GenerateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(t, append([]core.Option{core.WithBox(seal.NewBox(&key))}, opts...)...)
+}
+
+// Passphrase is the passphrase of the people Person invites.
+const Passphrase = "correct horse battery staple 42"
+
+// Person invites email into the shop's tenant with the tenant role role,
+// accepts the invitation with Passphrase, and is a context acting with the
+// session it gives; with project set, they also hold that role in the
+// shop's project.
+func (s *Shop) Person(t testing.TB, email string, role model.TenantRole, project model.ProjectRole) context.Context {
+	t.Helper()
+	_, _, link, err := s.P.People.InviteMember(s.Admin, people.InviteMemberInput{Tenant: s.Boot.Tenant.ID,
+		Email: email, Name: email, Role: role})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, session, err := s.P.People.AcceptInvitation(context.Background(), link, Passphrase, people.Client{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.P.People.AuthenticateSession(context.Background(), session, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if project != "" {
+		if _, err := s.P.People.AddProjectMember(s.Admin, s.Project.ID, a.User.LocalID, project); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return authz.WithActor(context.Background(), a)
+}
+
+// OtherAdmin is a context acting as the admin of another tenant, made now.
+func (s *Shop) OtherAdmin(t testing.TB) context.Context {
+	t.Helper()
+	_, _, secret, err := s.P.People.CreateTenant(s.Admin, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.As(t, secret)
+}
+
+// Clock is a plane's clock that a test moves (core.WithClock(c.Now)).
+type Clock struct {
+	mu sync.Mutex
+	At time.Time
+}
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.At
+}
+
+// Advance moves the clock on by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.At = c.At.Add(d)
 }
 
 // As is a context acting with an API token's secret.

@@ -13,42 +13,11 @@ import (
 	"github.com/nebulactrl/nebula/internal/control/controltest"
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/control/delivery"
-	"github.com/nebulactrl/nebula/internal/control/people"
 	"github.com/nebulactrl/nebula/internal/model"
-	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
 // The rules of delivery, tested on the embedded store without the API.
-
-func sealed(t *testing.T, opts ...core.Option) *controltest.Shop {
-	t.Helper()
-	key, err := seal.ParseKey(seal.GenerateKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return controltest.New(t, append([]core.Option{core.WithBox(seal.NewBox(&key))}, opts...)...)
-}
-
-// person invites email into the shop's tenant with role and is a context
-// acting with the session they get.
-func person(t *testing.T, s *controltest.Shop, email string, role model.TenantRole) context.Context {
-	t.Helper()
-	_, _, link, err := s.P.People.InviteMember(s.Admin, people.InviteMemberInput{Tenant: s.Boot.Tenant.ID,
-		Email: email, Name: email, Role: role})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, session, err := s.P.People.AcceptInvitation(context.Background(), link, "correct horse battery staple 42", people.Client{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := s.P.People.AuthenticateSession(context.Background(), session, "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return authz.WithActor(context.Background(), a)
-}
 
 func releases(t *testing.T, s *controltest.Shop) int {
 	t.Helper()
@@ -117,14 +86,14 @@ func TestProtectedEnvironmentWaitsForAnotherApprover(t *testing.T) {
 	if _, err := s.P.Delivery.Decide(s.Admin, d.ID, model.Approved, ""); err == nil {
 		t.Fatal("the requester approved their own deployment")
 	}
-	member := person(t, s, "dev@acme.test", model.TenantMember)
+	member := s.Person(t, "dev@acme.test", model.TenantMember, "")
 	if _, err := s.P.Delivery.Decide(member, d.ID, model.Approved, ""); err == nil {
 		t.Fatal("a member with no role in the project approved a deployment")
 	}
 	if got, err := s.P.Delivery.Deployment(s.Admin, d.ID); err != nil || got.Stage != model.StageAwaitingApproval {
 		t.Fatalf("after refused decisions the deployment is %+v (%v), want still awaiting approval", got, err)
 	}
-	other := person(t, s, "lead@acme.test", model.TenantAdmin)
+	other := s.Person(t, "lead@acme.test", model.TenantAdmin, "")
 	got, err := s.P.Delivery.Decide(other, d.ID, model.Approved, "ok")
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +106,7 @@ func TestProtectedEnvironmentWaitsForAnotherApprover(t *testing.T) {
 // A secret variable's value is written sealed and never read back, in any
 // form; the service's editors see that it is set.
 func TestSecretVariableNeverShown(t *testing.T) {
-	s := sealed(t)
+	s := controltest.Sealed(t)
 	const secret = "s3cr3t-database-password"
 	v, err := s.P.Delivery.SetVariable(s.Admin, delivery.SetVariableInput{Project: s.Project.ID,
 		VariableInput: delivery.VariableInput{Name: "DB_PASSWORD", Value: secret, Secret: true}})

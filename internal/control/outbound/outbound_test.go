@@ -17,9 +17,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/control/controltest"
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/control/outbound"
-	"github.com/nebulactrl/nebula/internal/control/people"
 	"github.com/nebulactrl/nebula/internal/model"
-	"github.com/nebulactrl/nebula/internal/seal"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
@@ -29,15 +27,11 @@ import (
 
 func shop(t *testing.T, settings func(*core.OutboundSettings)) *controltest.Shop {
 	t.Helper()
-	key, err := seal.ParseKey(seal.GenerateKey())
-	if err != nil {
-		t.Fatal(err)
-	}
 	os := core.DefaultOutboundSettings
 	if settings != nil {
 		settings(&os)
 	}
-	return controltest.New(t, core.WithBox(seal.NewBox(&key)), core.WithOutbound(os))
+	return controltest.Sealed(t, core.WithOutbound(os))
 }
 
 func endpoints(t *testing.T, s *controltest.Shop) []*model.Endpoint {
@@ -71,20 +65,7 @@ func TestEndpointRules(t *testing.T) {
 	}
 
 	// A member who is no admin may not make one.
-	_, _, link, err := s.P.People.InviteMember(s.Admin, people.InviteMemberInput{Tenant: s.Boot.Tenant.ID,
-		Email: "dev@acme.test", Name: "dev", Role: model.TenantMember})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, session, err := s.P.People.AcceptInvitation(context.Background(), link, "correct horse battery staple 42", people.Client{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := s.P.People.AuthenticateSession(context.Background(), session, "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	member := authz.WithActor(context.Background(), a)
+	member := s.Person(t, "dev@acme.test", model.TenantMember, "")
 	if _, _, err := s.P.Outbound.CreateEndpoint(member, outbound.EndpointInput{Tenant: s.Boot.Tenant.ID,
 		URL: "https://93.184.215.14/x", Events: events}); !errors.Is(err, authz.ErrForbidden) {
 		t.Errorf("a member made a tenant endpoint: %v, want forbidden", err)
