@@ -51,6 +51,11 @@ func Events(env string) string { return "events:" + env }
 // revoked API token. Their connections check their token again.
 func User(id string) string { return "user:" + id }
 
+// Secrets is the topic of a change that may have changed a tenant's
+// secrets (a variable, a service's Git credential): the agents' sessions
+// of the tenant rebuild what they redact from logs.
+func Secrets(tenant string) string { return "secrets:" + tenant }
+
 // Bus fans notes out to subscriptions of this process.
 type Bus struct {
 	mu     sync.Mutex

@@ -7,10 +7,13 @@
 package agents
 
 import (
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/control/core"
+	"github.com/nebulactrl/nebula/internal/model"
 )
 
 // Agents is the domain of the agents' side, over the core.
@@ -21,13 +24,44 @@ type Agents struct {
 	// logDays are the days whose log partitions this process made sure of.
 	logDaysMu sync.Mutex
 	logDays   map[time.Time]bool
+	// secrets counts, per tenant, the changes to its secrets this replica
+	// heard of (bus.Secrets): a session redacting the tenant's logs
+	// rebuilds its list when the count moved.
+	secretsMu sync.Mutex
+	secrets   map[model.TenantID]uint64
+	// resyncs counts the deliveries that may have lost notes (nil topics):
+	// every tenant's count moved.
+	resyncs uint64
 }
 
 // New is the agents' domain over c; its job keeps the log partitions and
 // their retention.
 func New(c *core.Plane) *Agents {
-	a := &Agents{Plane: c, beats: &heartbeats{}}
+	a := &Agents{Plane: c, beats: &heartbeats{}, secrets: map[model.TenantID]uint64{}}
+	c.ObserveNotes(a.secretsNoted)
 	c.AddJob(core.Job{Name: "log-retention", Run: a.logRetentionJob,
 		Count: func(r *core.JobReport) *int { return &r.LogsExpired }})
 	return a
+}
+
+// secretsNoted counts the changes of tenants' secrets among topics.
+func (a *Agents) secretsNoted(topics []string) {
+	a.secretsMu.Lock()
+	defer a.secretsMu.Unlock()
+	if topics == nil {
+		a.resyncs++
+		return
+	}
+	for _, t := range topics {
+		if id, ok := strings.CutPrefix(t, bus.Secrets("")); ok {
+			a.secrets[model.TenantID(id)]++
+		}
+	}
+}
+
+// secretsSeen is the count of tenant's secrets changes heard of so far.
+func (a *Agents) secretsSeen(tenant model.TenantID) [2]uint64 {
+	a.secretsMu.Lock()
+	defer a.secretsMu.Unlock()
+	return [2]uint64{a.secrets[tenant], a.resyncs}
 }

@@ -86,30 +86,38 @@ type logTarget struct {
 }
 
 // logTargets are the services the cluster runs, from its desired state
-// at revision rev (compiled again when the revision moves on), and what
+// at revision rev (compiled again when the revision moves on, or the tenant's secrets
+// may have changed), and what
 // every text the cluster reports has taken out before it is stored.
 type logTargets struct {
-	mu      sync.Mutex
-	rev     int64
+	mu  sync.Mutex
+	rev int64
+	// secrets is the count of the tenant's secrets changes it was built at.
+	secrets [2]uint64
 	targets map[[2]string]*logTarget
 	redact  *strings.Replacer
 }
 
 // logTargetsNow returns the cluster's services, compiling its desired state
-// when its revision changed since the last call. Every target redacts the
+// when its revision changed since the last call, or the tenant's secrets
+// may have (a change noted bus.Secrets: a Git credential, or a secret of a
+// service not yet on the cluster, changes no revision). Every target redacts the
 // same values: every secret of the tenant a service could see — its own, a
 // project's or an environment's, another service's it takes in by
 // reference, whole or inside a template — and the services' Git
 // credentials. A value of another service in a line is as secret as one of
 // its own.
 func (a *AgentSide) logTargetsNow(ctx context.Context) (map[[2]string]*logTarget, error) {
+	// Read before the snapshot: a secret changed after it moves the count
+	// again, and the next call rebuilds.
+	seen := a.p.secretsSeen(a.tenant)
 	rev, err := a.DesiredRevision(ctx)
 	if err != nil {
 		return nil, err
 	}
 	a.logs.mu.Lock()
 	defer a.logs.mu.Unlock()
-	if a.logs.targets != nil && a.logs.rev == rev {
+	if a.logs.targets != nil && a.logs.rev == rev && a.logs.secrets == seen {
 		return a.logs.targets, nil
 	}
 	snap, err := a.Snapshot(ctx)
@@ -153,7 +161,7 @@ func (a *AgentSide) logTargetsNow(ctx context.Context) (map[[2]string]*logTarget
 				releases: map[int]model.ReleaseID{svc.Release: svc.ReleaseID}, redact: redact}
 		}
 	}
-	a.logs.rev, a.logs.targets, a.logs.redact = rev, out, redact
+	a.logs.rev, a.logs.secrets, a.logs.targets, a.logs.redact = rev, seen, out, redact
 	return out, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/authz"
@@ -70,6 +71,11 @@ func (p *Delivery) setVariable(ctx context.Context, dry *core.Previewing, in Set
 		return nil, err
 	}
 	err = p.ChangeOr(ctx, dry, proj.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
+		// Its secrets may change: the agents' sessions of the tenant redact
+		// anew (agents.logTargetsNow).
+		if err := p.Note(ctx, q, bus.Secrets(string(proj.TenantID))); err != nil {
+			return err
+		}
 		if err := p.checkScopeParent(ctx, q, v); err != nil {
 			return err
 		}
