@@ -4,12 +4,24 @@
 // commands queued for its agent.
 package clusters
 
-import "github.com/nebulactrl/nebula/internal/control/core"
+import (
+	"context"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
+)
 
 // Clusters is the domain of clusters, over the core.
 type Clusters struct {
 	*core.Plane
 }
 
-// New is the clusters' domain over c.
-func New(c *core.Plane) *Clusters { return &Clusters{Plane: c} }
+// New is the clusters' domain over c; its job marks silent clusters
+// disconnected.
+func New(c *core.Plane) *Clusters {
+	cl := &Clusters{Plane: c}
+	c.AddJob(core.Job{Name: "mark-disconnected", Run: func(ctx context.Context, q *core.Txn, _ *core.JobReport) (int, error) {
+		return cl.markDisconnected(ctx, q)
+	},
+		Count: func(r *core.JobReport) *int { return &r.Disconnected }})
+	return cl
+}

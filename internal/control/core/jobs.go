@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nebulactrl/nebula/internal/bus"
-	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
@@ -80,11 +78,7 @@ func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 		return func(ctx context.Context, q *Txn, _ *JobReport) (int, error) { return run(ctx, q) }
 	}
 	jobs := append([]Job{
-		{"expire-approvals", count(p.expireApprovals), func(r *JobReport) *int { return &r.Expired }},
-		{"flag-stalled", count(p.flagStalled), func(r *JobReport) *int { return &r.Stalled }},
-		{"mark-disconnected", count(p.markDisconnected), func(r *JobReport) *int { return &r.Disconnected }},
 		{"expire-idempotency-keys", count(p.expireKeys), func(r *JobReport) *int { return &r.Keys }},
-		{"expire-webhook-messages", count(p.expireMessages), func(r *JobReport) *int { return &r.Messages }},
 		{"expire-cli-logins", count(func(ctx context.Context, q *Txn) (int, error) { return store.DeleteExpiredCLILogins(ctx, q, p.now()) }),
 			func(r *JobReport) *int { return &r.CLILogins }},
 	}, p.jobs...)
@@ -113,93 +107,3 @@ func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 // JobPasses is how many passes of the jobs this process finished (every
 // job run, or skipped because another replica held its lock).
 func (p *Plane) JobPasses() int64 { return p.jobPasses.Load() }
-
-// expireMessages deletes the webhook messages delivered or failed before
-// the retention, a batch a run.
-func (p *Plane) expireMessages(ctx context.Context, q *Txn) (int, error) {
-	return store.DeleteMessagesBefore(ctx, q, p.now().Add(-p.Settings.Outbound.Retention), 5000)
-}
-
-// expireApprovals cancels deployments whose approval window closed, each
-// audited as the control plane's own change.
-func (p *Plane) expireApprovals(ctx context.Context, q *Txn) (int, error) {
-	ds, err := store.ExpiredApprovals(ctx, q, p.now())
-	if err != nil {
-		return 0, err
-	}
-	for _, d := range ds {
-		if _, err := store.LockTenant(ctx, q, d.TenantID); err != nil {
-			return 0, err
-		}
-		exp := d.ApprovalExpiresAt
-		if err := p.Advance(ctx, q, d, model.StageCancelled, "",
-			fmt.Sprintf("the approval window closed at %s without a decision", exp.Format(time.RFC3339))); err != nil {
-			return 0, err
-		}
-		ev := &Audit{AuditEvent: &model.AuditEvent{TenantID: d.TenantID, ClientAddress: "control-plane", CreatedAt: p.now(),
-			Details: map[string]any{"approvalExpiredAt": exp.Format(time.RFC3339)}}}
-		Target(ev, ActApprovalExpired, "Deployment", string(d.ID))
-		if err := store.InsertAudit(ctx, q, ev.AuditEvent); err != nil {
-			return 0, err
-		}
-	}
-	return len(ds), nil
-}
-
-// flagStalled marks rollouts that made no progress for stallAfter with the
-// blocker "stalled"; the next stage the agent reports clears it.
-func (p *Plane) flagStalled(ctx context.Context, q *Txn) (int, error) {
-	ds, err := store.StalledDeployments(ctx, q, p.now().Add(-p.Settings.StallAfter))
-	if err != nil {
-		return 0, err
-	}
-	for _, d := range ds {
-		if err := p.Advance(ctx, q, d, d.Stage, model.BlockerStalled,
-			fmt.Sprintf("no progress in %s for %s", d.Stage, p.Settings.StallAfter)); err != nil {
-			return 0, err
-		}
-	}
-	return len(ds), nil
-}
-
-// markDisconnected finds clusters silent for longer than disconnectedAfter,
-// tells their followers, and blocks their rollouts on delivery.
-func (p *Plane) markDisconnected(ctx context.Context, q *Txn) (int, error) {
-	now := p.now()
-	cs, err := store.SilentClusters(ctx, q, now.Add(-p.Settings.DisconnectedAfter))
-	if err != nil {
-		return 0, err
-	}
-	for _, c := range cs {
-		// The tenant first, as every change of the tenant locks it before
-		// its rows: holding the cluster and its deployments and then
-		// waiting for a change that holds the tenant and bumps the
-		// cluster would be a deadlock (the load run met it).
-		if _, err := store.LockTenant(ctx, q, c.TenantID); err != nil {
-			return 0, err
-		}
-		if err := store.MarkDisconnected(ctx, q, c.ID, now); err != nil {
-			return 0, err
-		}
-		if err := p.EmitClusterStatus(ctx, q, c, false); err != nil {
-			return 0, err
-		}
-		if err := p.Note(ctx, q, bus.Cluster(string(c.ID))); err != nil {
-			return 0, err
-		}
-		ds, err := store.RolloutsOn(ctx, q, c.ID)
-		if err != nil {
-			return 0, err
-		}
-		for _, d := range ds {
-			if d.Blocker != nil && *d.Blocker == model.BlockerDelivery {
-				continue
-			}
-			if err := p.Advance(ctx, q, d, d.Stage, model.BlockerDelivery,
-				fmt.Sprintf("cluster %s's agent went silent at %s", c.Name, c.LastHeartbeatAt.Format(time.RFC3339))); err != nil {
-				return 0, err
-			}
-		}
-	}
-	return len(cs), nil
-}

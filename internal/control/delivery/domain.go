@@ -6,12 +6,26 @@
 // The deployment state machine the deploys drive is the core's.
 package delivery
 
-import "github.com/nebulactrl/nebula/internal/control/core"
+import (
+	"context"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
+)
 
 // Delivery is the domain of delivery, over the core.
 type Delivery struct {
 	*core.Plane
 }
 
-// New is the delivery domain over c.
-func New(c *core.Plane) *Delivery { return &Delivery{Plane: c} }
+// New is the delivery domain over c; its jobs expire approvals and flag
+// stalled rollouts.
+func New(c *core.Plane) *Delivery {
+	d := &Delivery{Plane: c}
+	c.AddJob(core.Job{Name: "expire-approvals", Run: func(ctx context.Context, q *core.Txn, _ *core.JobReport) (int, error) {
+		return d.expireApprovals(ctx, q)
+	},
+		Count: func(r *core.JobReport) *int { return &r.Expired }})
+	c.AddJob(core.Job{Name: "flag-stalled", Run: func(ctx context.Context, q *core.Txn, _ *core.JobReport) (int, error) { return d.flagStalled(ctx, q) },
+		Count: func(r *core.JobReport) *int { return &r.Stalled }})
+	return d
+}

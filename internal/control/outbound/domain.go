@@ -5,12 +5,24 @@
 // when an endpoint keeps failing.
 package outbound
 
-import "github.com/nebulactrl/nebula/internal/control/core"
+import (
+	"context"
+
+	"github.com/nebulactrl/nebula/internal/control/core"
+)
 
 // Outbound is the domain of outbound webhooks, over the core.
 type Outbound struct {
 	*core.Plane
 }
 
-// New is the outbound webhooks' domain over c.
-func New(c *core.Plane) *Outbound { return &Outbound{Plane: c} }
+// New is the outbound webhooks' domain over c; its job deletes messages
+// past their retention.
+func New(c *core.Plane) *Outbound {
+	o := &Outbound{Plane: c}
+	c.AddJob(core.Job{Name: "expire-webhook-messages", Run: func(ctx context.Context, q *core.Txn, _ *core.JobReport) (int, error) {
+		return o.expireMessages(ctx, q)
+	},
+		Count: func(r *core.JobReport) *int { return &r.Messages }})
+	return o
+}
