@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/idempotency"
+
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
@@ -152,8 +154,8 @@ func (e *Env) claimAsAnother(t testing.TB, ctx context.Context, key, query strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	ans, err := e.Plane.ClaimKey(ctx, core.KeyRequest{Key: key, RequestHash: hash, Operation: "createProject", TTL: 24 * time.Hour})
-	if err != nil || ans.Verdict != core.KeyRun {
+	ans, err := e.Plane.Idempotency.ClaimKey(ctx, idempotency.KeyRequest{Key: key, RequestHash: hash, Operation: "createProject", TTL: 24 * time.Hour})
+	if err != nil || ans.Verdict != idempotency.KeyRun {
 		t.Fatalf("claiming the key: got verdict %v, %v; want it claimed", ans.Verdict, err)
 	}
 	return ans.Claim
@@ -306,7 +308,7 @@ func TestIdempotencyInProgress(t *testing.T) {
 			t.Fatalf("projects while the key is held: got %d, want 1", n)
 		}
 
-		env.Clock.Advance(core.KeyLease + time.Second)
+		env.Clock.Advance(idempotency.KeyLease + time.Second)
 		r = env.keyed(t, f.Owner.Token, createProjectQ, vars, "held")
 		if r.Status != http.StatusOK || r.Str("createProject.project.id") == "" || replayed(r) {
 			t.Fatalf("a retry after the lease: got HTTP %d %s, want it to run", r.Status, r.Body)
@@ -348,7 +350,7 @@ func TestIdempotencyResponseLost(t *testing.T) {
 		r := env.keyed(t, f.Owner.Token, createProjectQ, vars, "lost")
 		wantKeyError(t, "within the lease", r, http.StatusConflict, "CONFLICT", "IN_PROGRESS")
 
-		env.Clock.Advance(core.KeyLease + time.Second)
+		env.Clock.Advance(idempotency.KeyLease + time.Second)
 		for i := range 2 {
 			r = env.keyed(t, f.Owner.Token, createProjectQ, vars, "lost")
 			wantKeyError(t, "after the lease", r, http.StatusConflict, "CONFLICT", "RESPONSE_LOST")

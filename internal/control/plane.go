@@ -13,6 +13,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/control/clusters"
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/control/delivery"
+	"github.com/nebulactrl/nebula/internal/control/idempotency"
 	"github.com/nebulactrl/nebula/internal/control/outbound"
 	"github.com/nebulactrl/nebula/internal/control/people"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -36,6 +37,8 @@ type Plane struct {
 	// Delivery: projects, environments, services, variables, releases,
 	// deployments and approvals, revisions, previews.
 	Delivery *delivery.Delivery
+	// Idempotency: the keys of mutations sent with an Idempotency-Key.
+	Idempotency *idempotency.Idempotency
 }
 
 // New wires the control plane over a migrated store.
@@ -44,7 +47,7 @@ func New(st *store.Store, log *slog.Logger, opts ...core.Option) (*Plane, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Plane{Plane: c, People: people.New(c), Outbound: outbound.New(c), Clusters: clusters.New(c), Builds: builds.New(c), Agents: agents.New(c), Delivery: delivery.New(c)}, nil
+	return &Plane{Plane: c, People: people.New(c), Outbound: outbound.New(c), Clusters: clusters.New(c), Builds: builds.New(c), Agents: agents.New(c), Delivery: delivery.New(c), Idempotency: idempotency.New(c)}, nil
 }
 
 // Bus is what subscribers follow (nil without a plane).

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/idempotency"
+
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 
@@ -136,8 +138,8 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 			return
 		}
 		ctx := r.Context()
-		ans, err := s.plane.ClaimKey(ctx, core.KeyRequest{Key: key, RequestHash: hash, Operation: field, TTL: ttl})
-		if errors.Is(err, core.ErrKeyForTokens) {
+		ans, err := s.plane.Idempotency.ClaimKey(ctx, idempotency.KeyRequest{Key: key, RequestHash: hash, Operation: field, TTL: ttl})
+		if errors.Is(err, idempotency.ErrKeyForTokens) {
 			keyError(w, http.StatusBadRequest, "BAD_USER_INPUT", keyUnsupported, err.Error(), nil)
 			return
 		}
@@ -146,27 +148,27 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 			return
 		}
 		switch ans.Verdict {
-		case core.KeyRun:
-		case core.KeyInProgress:
+		case idempotency.KeyRun:
+		case idempotency.KeyInProgress:
 			inProgress(w, "a request with this Idempotency-Key is in progress; retry later")
 			return
-		case core.KeyMismatch:
+		case idempotency.KeyMismatch:
 			keyError(w, http.StatusUnprocessableEntity, "BAD_USER_INPUT", keyReused,
 				"idempotency key reused with a different request: a key names one request (query, operation name and variables)", nil)
 			return
-		case core.KeyReplay:
+		case idempotency.KeyReplay:
 			rec := ans.Record
 			w.Header().Set("Content-Type", rec.ResponseType)
 			w.Header().Set(headerReplayed, "true")
 			w.WriteHeader(rec.ResponseStatus)
 			_, _ = w.Write(rec.ResponseBody)
 			return
-		case core.KeyResponseLost:
+		case idempotency.KeyResponseLost:
 			keyError(w, http.StatusConflict, "CONFLICT", keyResponseLost,
 				"the mutation sent with this Idempotency-Key was committed, but its response was lost: read the current state instead of retrying",
 				committedChange(ans.Record))
 			return
-		case core.KeyResponseNotKept:
+		case idempotency.KeyResponseNotKept:
 			keyError(w, http.StatusConflict, "CONFLICT", keyResponseNotKept,
 				"the mutation sent with this Idempotency-Key was committed; its response was not kept (it held a one-time secret, or was over 1 MiB): read the current state instead of retrying",
 				committedChange(ans.Record))
@@ -197,7 +199,7 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 			s.log.ErrorContext(ctx, "a mutation with an idempotency key succeeded without recording it",
 				logRequestID, RequestID(ctx), "operation", field)
 		}
-		if err := s.plane.FinishKey(ctx, claim, end); err != nil {
+		if err := s.plane.Idempotency.FinishKey(ctx, claim, end); err != nil {
 			// The client still gets its answer; a retry finds the key
 			// committed without a response (lost) or, if the mutation did
 			// not commit, still running until the lease ends.

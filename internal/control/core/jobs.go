@@ -78,7 +78,6 @@ func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 		return func(ctx context.Context, q *Txn, _ *JobReport) (int, error) { return run(ctx, q) }
 	}
 	jobs := append([]Job{
-		{"expire-idempotency-keys", count(p.expireKeys), func(r *JobReport) *int { return &r.Keys }},
 		{"expire-cli-logins", count(func(ctx context.Context, q *Txn) (int, error) { return store.DeleteExpiredCLILogins(ctx, q, p.now()) }),
 			func(r *JobReport) *int { return &r.CLILogins }},
 	}, p.jobs...)
