@@ -10,10 +10,10 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/controltest"
 	"github.com/nebulactrl/nebula/internal/control/delivery"
 
 	"github.com/gorilla/websocket"
@@ -30,28 +30,11 @@ import (
 	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 type rig struct {
 	srv    *httptest.Server
 	st     *store.Store
 	plane  *control.Plane
-	clock  *clock
+	clock  *controltest.Clock
 	ctx    context.Context // acts as the tenant admin
 	tenant model.TenantID
 }
@@ -68,7 +51,7 @@ func newRig(t *testing.T, tune ...func(*config.Config)) *rig {
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	clk := &clock{t: time.Now().UTC().Truncate(time.Microsecond)}
+	clk := &controltest.Clock{At: time.Now().UTC().Truncate(time.Microsecond)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	plane, err := control.New(st, log, core.WithClock(clk.Now), core.WithConnectGrace(time.Hour))
 	if err != nil {

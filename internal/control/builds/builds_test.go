@@ -1102,16 +1102,14 @@ func TestNewerCommitSupersedesTheBuild(t *testing.T) {
 	}
 }
 
-// The scheduler runs at most PerCluster builds on a cluster, oldest first;
-// a build past its timeout ends TIMED_OUT and its deployment FAILED with
-// the end of its log; a build whose agent went silent and away is queued
-// again and runs again when it is back, up to its attempts.
-func TestSchedulerBoundsTimeoutsAndRetries(t *testing.T) {
+// oneSlotShop is a shop on a clock with settings, on TEAM (5 builds at
+// once: a cluster's bound of one is the one that holds), whose Git service
+// is deployed by commit to prod and, a second later, to staging: two
+// builds, oldest first, and the agent of the cluster they build on.
+func oneSlotShop(t *testing.T, settings core.BuildSettings) (*controltest.Shop, *controltest.Clock, *agents.AgentSide, *model.Deployment, *model.Deployment) {
+	t.Helper()
 	c := &controltest.Clock{At: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
-	settings := core.DefaultBuildSettings
-	settings.PerCluster, settings.Attempts = 1, 2
 	s := controltest.Sealed(t, core.WithClock(c.Now), core.WithBuildSettings(settings))
-	// TEAM runs 5 builds at once: the cluster's bound is the one that holds.
 	if _, err := s.P.People.SetTenantPlan(s.Admin, s.Boot.Tenant.ID, model.PlanTeam); err != nil {
 		t.Fatal(err)
 	}
@@ -1131,6 +1129,17 @@ func TestSchedulerBoundsTimeoutsAndRetries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, c, agent, prod, stg
+}
+
+// The scheduler runs at most PerCluster builds on a cluster, oldest first;
+// a build past its timeout ends TIMED_OUT and its deployment FAILED with
+// the end of its log; a build whose agent went silent and away is queued
+// again and runs again when it is back, up to its attempts.
+func TestSchedulerBoundsTimeoutsAndRetries(t *testing.T) {
+	settings := core.DefaultBuildSettings
+	settings.PerCluster, settings.Attempts = 1, 2
+	s, c, agent, prod, stg := oneSlotShop(t, settings)
 	first, err := s.P.Builds.BuildOf(s.Admin, prod)
 	if err != nil {
 		t.Fatal(err)
@@ -1388,28 +1397,9 @@ func TestDeployBranchHead(t *testing.T) {
 // given, counted from the hand-out, and frees its slot; a build that waited
 // for a slot longer than the timeout is not timed out for that wait.
 func TestNeverStartedBuildTimesOut(t *testing.T) {
-	c := &controltest.Clock{At: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 	settings := core.DefaultBuildSettings
 	settings.PerCluster = 1
-	s := controltest.Sealed(t, core.WithClock(c.Now), core.WithBuildSettings(settings))
-	if _, err := s.P.People.SetTenantPlan(s.Admin, s.Boot.Tenant.ID, model.PlanTeam); err != nil {
-		t.Fatal(err)
-	}
-	staging := "staging"
-	env2, err := s.P.Delivery.CreateEnvironment(s.Admin, s.Project.ID, delivery.EnvironmentInput{Name: &staging})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := gitService(t, s, "cart", repository, nil)
-	agent := agentOf(t, s)
-	_, first, err := s.P.Delivery.DeployCommit(s.Admin, svc.ID, s.Env.ID, commitA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, second, err := s.P.Delivery.DeployCommit(s.Admin, svc.ID, env2.ID, commitB)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, c, agent, first, second := oneSlotShop(t, settings)
 	heartbeat(t, agent)
 	if rep := jobs(t, s); rep.Builds != 1 {
 		t.Fatalf("the first pass handed out %d builds with one slot", rep.Builds)

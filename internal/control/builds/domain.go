@@ -5,8 +5,6 @@
 package builds
 
 import (
-	"context"
-
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gitremote"
 )
@@ -24,14 +22,10 @@ func New(c *core.Plane) *Builds {
 	b := &Builds{Plane: c, heads: gitremote.New(c.Settings.Builds.GitTimeout, c.Settings.Builds.GitPrivate)}
 	c.SetBuilder(b)
 	c.AddJob(core.Job{Name: "schedule-builds",
-		Run: func(ctx context.Context, q *core.Txn, _ *core.JobReport) (int, error) {
-			return b.scheduleBuilds(ctx, q)
-		},
+		Run:   core.Counted(b.scheduleBuilds),
 		Count: func(r *core.JobReport) *int { return &r.Builds }})
 	c.AddJob(core.Job{Name: "expire-build-logs",
-		Run: func(ctx context.Context, q *core.Txn, _ *core.JobReport) (int, error) {
-			return b.expireBuildLogs(ctx, q)
-		},
+		Run:   core.Counted(b.expireBuildLogs),
 		Count: func(r *core.JobReport) *int { return &r.BuildLogLines }})
 	return b
 }

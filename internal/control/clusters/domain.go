@@ -5,8 +5,6 @@
 package clusters
 
 import (
-	"context"
-
 	"github.com/nebulactrl/nebula/internal/control/core"
 )
 
@@ -19,9 +17,7 @@ type Clusters struct {
 // disconnected.
 func New(c *core.Plane) *Clusters {
 	cl := &Clusters{Plane: c}
-	c.AddJob(core.Job{Name: "mark-disconnected", Run: func(ctx context.Context, q *core.Txn, _ *core.JobReport) (int, error) {
-		return cl.markDisconnected(ctx, q)
-	},
+	c.AddJob(core.Job{Name: "mark-disconnected", Run: core.Counted(cl.markDisconnected),
 		Count: func(r *core.JobReport) *int { return &r.Disconnected }})
 	return cl
 }

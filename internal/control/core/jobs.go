@@ -45,6 +45,12 @@ type Job struct {
 	Count func(rep *JobReport) *int
 }
 
+// Counted is the Run of a job that needs nothing of the report but the
+// count it returns.
+func Counted(run func(context.Context, *Txn) (int, error)) func(context.Context, *Txn, *JobReport) (int, error) {
+	return func(ctx context.Context, q *Txn, _ *JobReport) (int, error) { return run(ctx, q) }
+}
+
 // AddJob adds a domain's job to every pass, after those added before it.
 // It is called while the plane is made, before the jobs run.
 func (p *Plane) AddJob(j Job) {
@@ -74,11 +80,8 @@ func (p *Plane) RunJobs(ctx context.Context, every time.Duration) {
 func (p *Plane) RunJobsOnce(ctx context.Context) (JobReport, error) {
 	ctx = As(ctx, SystemJobs)
 	var rep JobReport
-	count := func(run func(context.Context, *Txn) (int, error)) func(context.Context, *Txn, *JobReport) (int, error) {
-		return func(ctx context.Context, q *Txn, _ *JobReport) (int, error) { return run(ctx, q) }
-	}
 	jobs := append([]Job{
-		{"expire-cli-logins", count(func(ctx context.Context, q *Txn) (int, error) { return store.DeleteExpiredCLILogins(ctx, q, p.now()) }),
+		{"expire-cli-logins", Counted(func(ctx context.Context, q *Txn) (int, error) { return store.DeleteExpiredCLILogins(ctx, q, p.now()) }),
 			func(r *JobReport) *int { return &r.CLILogins }},
 	}, p.jobs...)
 	for _, j := range jobs {

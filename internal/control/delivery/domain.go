@@ -7,8 +7,6 @@
 package delivery
 
 import (
-	"context"
-
 	"github.com/nebulactrl/nebula/internal/control/core"
 )
 
@@ -21,11 +19,9 @@ type Delivery struct {
 // stalled rollouts.
 func New(c *core.Plane) *Delivery {
 	d := &Delivery{Plane: c}
-	c.AddJob(core.Job{Name: "expire-approvals", Run: func(ctx context.Context, q *core.Txn, _ *core.JobReport) (int, error) {
-		return d.expireApprovals(ctx, q)
-	},
+	c.AddJob(core.Job{Name: "expire-approvals", Run: core.Counted(d.expireApprovals),
 		Count: func(r *core.JobReport) *int { return &r.Expired }})
-	c.AddJob(core.Job{Name: "flag-stalled", Run: func(ctx context.Context, q *core.Txn, _ *core.JobReport) (int, error) { return d.flagStalled(ctx, q) },
+	c.AddJob(core.Job{Name: "flag-stalled", Run: core.Counted(d.flagStalled),
 		Count: func(r *core.JobReport) *int { return &r.Stalled }})
 	return d
 }

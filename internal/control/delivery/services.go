@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/control/core"
 
 	"github.com/nebulactrl/nebula/authz"
@@ -66,9 +65,7 @@ func (p *Delivery) CreateService(ctx context.Context, project model.ProjectID, i
 		return nil, err
 	}
 	err = p.Change(ctx, proj.TenantID, func(q *core.Txn, t *model.Tenant, ev *core.Audit) error {
-		// Its secrets may change: the agents' sessions of the tenant redact
-		// anew (agents.logTargetsNow).
-		if err := p.Note(ctx, q, bus.Secrets(string(proj.TenantID))); err != nil {
+		if err := p.secretsMayChange(ctx, q, proj.TenantID); err != nil {
 			return err
 		}
 		if err := p.EnsureRoom(ctx, q, t, model.LimitServices, 1); err != nil {
@@ -126,9 +123,7 @@ func (p *Delivery) updateService(ctx context.Context, dry *core.Previewing, id m
 		return nil, err
 	}
 	err = p.ChangeOr(ctx, dry, svc.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		// Its secrets may change: the agents' sessions of the tenant redact
-		// anew (agents.logTargetsNow).
-		if err := p.Note(ctx, q, bus.Secrets(string(svc.TenantID))); err != nil {
+		if err := p.secretsMayChange(ctx, q, svc.TenantID); err != nil {
 			return err
 		}
 		if svc, err = store.Services.Get(ctx, q, id); err != nil {

@@ -71,9 +71,7 @@ func (p *Delivery) setVariable(ctx context.Context, dry *core.Previewing, in Set
 		return nil, err
 	}
 	err = p.ChangeOr(ctx, dry, proj.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		// Its secrets may change: the agents' sessions of the tenant redact
-		// anew (agents.logTargetsNow).
-		if err := p.Note(ctx, q, bus.Secrets(string(proj.TenantID))); err != nil {
+		if err := p.secretsMayChange(ctx, q, proj.TenantID); err != nil {
 			return err
 		}
 		if err := p.checkScopeParent(ctx, q, v); err != nil {
@@ -308,4 +306,12 @@ func (p *Delivery) Reseal(ctx context.Context) (ResealReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// secretsMayChange notes, in a change of a service or a variable, that the
+// tenant's secrets may change: the agents' sessions of the tenant rebuild
+// what they redact from logs (agents.logTargetsNow), though no desired
+// revision may move.
+func (p *Delivery) secretsMayChange(ctx context.Context, q *core.Txn, tenant model.TenantID) error {
+	return p.Note(ctx, q, bus.Secrets(string(tenant)))
 }

@@ -7,8 +7,6 @@
 package idempotency
 
 import (
-	"context"
-
 	"github.com/nebulactrl/nebula/internal/control/core"
 )
 
@@ -20,7 +18,7 @@ type Idempotency struct {
 // New is the idempotency keys' domain over c.
 func New(c *core.Plane) *Idempotency {
 	k := &Idempotency{Plane: c}
-	c.AddJob(core.Job{Name: "expire-idempotency-keys", Run: func(ctx context.Context, q *core.Txn, _ *core.JobReport) (int, error) { return k.expireKeys(ctx, q) },
+	c.AddJob(core.Job{Name: "expire-idempotency-keys", Run: core.Counted(k.expireKeys),
 		Count: func(r *core.JobReport) *int { return &r.Keys }})
 	return k
 }

@@ -6,8 +6,6 @@
 package outbound
 
 import (
-	"context"
-
 	"github.com/nebulactrl/nebula/internal/control/core"
 )
 
@@ -20,9 +18,7 @@ type Outbound struct {
 // past their retention.
 func New(c *core.Plane) *Outbound {
 	o := &Outbound{Plane: c}
-	c.AddJob(core.Job{Name: "expire-webhook-messages", Run: func(ctx context.Context, q *core.Txn, _ *core.JobReport) (int, error) {
-		return o.expireMessages(ctx, q)
-	},
+	c.AddJob(core.Job{Name: "expire-webhook-messages", Run: core.Counted(o.expireMessages),
 		Count: func(r *core.JobReport) *int { return &r.Messages }})
 	return o
 }
