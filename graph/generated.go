@@ -1226,7 +1226,7 @@ type EnvironmentResolver interface {
 	EligibleClusters(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.ClusterConnection, error)
 	EligibleNamespaceTargets(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.NamespaceTargetConnection, error)
 	Deployments(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.DeploymentConnection, error)
-	Placement(ctx context.Context, obj *model.Environment) (*core.Placement, error)
+	Placement(ctx context.Context, obj *model.Environment) (*delivery.Placement, error)
 	Variables(ctx context.Context, obj *model.Environment) ([]*model.Variable, error)
 	Events(ctx context.Context, obj *model.Environment, first *int, before *int, typeArg *string, serviceID *string) (*gqlmodel.KubeEventPage, error)
 }
@@ -18620,8 +18620,8 @@ func (ec *executionContext) _Environment_placement(ctx context.Context, field gr
 			return ec.Resolvers.Environment().Placement(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *core.Placement) graphql.Marshaler {
-			return ec.marshalNPlacement2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPlacement(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *delivery.Placement) graphql.Marshaler {
+			return ec.marshalNPlacement2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐPlacement(ctx, selections, v)
 		},
 		true,
 		true,
@@ -23008,7 +23008,7 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
-func (ec *executionContext) _Placement_cluster(ctx context.Context, field graphql.CollectedField, obj *core.Placement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Placement_cluster(ctx context.Context, field graphql.CollectedField, obj *delivery.Placement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23040,7 +23040,7 @@ func (ec *executionContext) fieldContext_Placement_cluster(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Placement_namespace(ctx context.Context, field graphql.CollectedField, obj *core.Placement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Placement_namespace(ctx context.Context, field graphql.CollectedField, obj *delivery.Placement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23063,7 +23063,7 @@ func (ec *executionContext) fieldContext_Placement_namespace(_ context.Context, 
 	return graphql.NewScalarFieldContext("Placement", field, false, false, "String")
 }
 
-func (ec *executionContext) _Placement_problem(ctx context.Context, field graphql.CollectedField, obj *core.Placement) (ret graphql.Marshaler) {
+func (ec *executionContext) _Placement_problem(ctx context.Context, field graphql.CollectedField, obj *delivery.Placement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -40851,7 +40851,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 
 var placementImplementors = []string{"Placement"}
 
-func (ec *executionContext) _Placement(ctx context.Context, sel ast.SelectionSet, obj *core.Placement) graphql.Marshaler {
+func (ec *executionContext) _Placement(ctx context.Context, sel ast.SelectionSet, obj *delivery.Placement) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, placementImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -46795,7 +46795,7 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebu
 	return ec._PageInfo(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPlacement2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPlacement(ctx context.Context, sel ast.SelectionSet, v *core.Placement) graphql.Marshaler {
+func (ec *executionContext) marshalNPlacement2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐPlacement(ctx context.Context, sel ast.SelectionSet, v *delivery.Placement) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Placement!")
 		return graphql.Null

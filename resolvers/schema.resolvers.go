@@ -279,7 +279,7 @@ func (r *environmentResolver) EligibleClusters(ctx context.Context, obj *model.E
 	if err != nil {
 		return nil, err
 	}
-	cs, _, err := r.Plane.Eligible(ctx, obj)
+	cs, _, err := r.Plane.Delivery.Eligible(ctx, obj)
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +291,7 @@ func (r *environmentResolver) EligibleNamespaceTargets(ctx context.Context, obj 
 	if err != nil {
 		return nil, err
 	}
-	_, ns, err := r.Plane.Eligible(ctx, obj)
+	_, ns, err := r.Plane.Delivery.Eligible(ctx, obj)
 	if err != nil {
 		return nil, err
 	}
@@ -314,8 +314,8 @@ func (r *environmentResolver) Deployments(ctx context.Context, obj *model.Enviro
 	return deploymentConn(ctx, pages[string(obj.ID)]), nil
 }
 
-func (r *environmentResolver) Placement(ctx context.Context, obj *model.Environment) (*core.Placement, error) {
-	return r.Plane.Place(ctx, obj)
+func (r *environmentResolver) Placement(ctx context.Context, obj *model.Environment) (*delivery.Placement, error) {
+	return r.Plane.Delivery.Place(ctx, obj)
 }
 
 func (r *environmentResolver) Variables(ctx context.Context, obj *model.Environment) ([]*model.Variable, error) {

@@ -380,7 +380,7 @@ func deploymentEvents(ctx context.Context, p *control.Plane, id model.Deployment
 		// The events the notes carried, when they are all there is to
 		// send and the subscriber may read them: no read.
 		if !h.read {
-			if he, ok := p.DeploymentEventsHinted(ctx, id, seq, h.hints); ok {
+			if he, ok := p.Delivery.DeploymentEventsHinted(ctx, id, seq, h.hints); ok {
 				for _, e := range he.Events {
 					if !out.send(ctx, e) {
 						return true, nil

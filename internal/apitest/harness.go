@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/control/agents"
+	"github.com/nebulactrl/nebula/internal/control/outbound"
+	"github.com/nebulactrl/nebula/internal/control/people"
 
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/config"
@@ -171,9 +173,9 @@ func NewEnvWith(t testing.TB, st *store.Store, tune func(*config.Config)) *Env {
 	opts := []core.Option{core.WithBox(seal.NewBox(&key)), core.WithClock(clk.Now),
 		core.WithBuildSettings(cfg.Builds), core.WithLogRetention(cfg.LogRetention),
 		core.WithSessionTTL(cfg.SessionTTL), core.WithInvitationTTL(cfg.InvitationTTL),
-		core.WithOutbound(core.OutboundSettingsFrom(cfg.Webhooks, cfg.Version))}
+		core.WithOutbound(outbound.SettingsFrom(cfg.Webhooks, cfg.Version))}
 	if cfg.OIDC.Enabled() {
-		opts = append(opts, core.WithOIDC(core.OIDCSettingsFrom(cfg.OIDC)))
+		opts = append(opts, core.WithOIDC(people.OIDCSettingsFrom(cfg.OIDC)))
 	}
 	plane, err := control.New(st, log, opts...)
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/nebulactrl/nebula/internal/control/idempotency"
 
 	"github.com/nebulactrl/nebula/authz"
-	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/server"
@@ -147,7 +146,7 @@ func (e *Env) actorCtx(t testing.TB, token string) context.Context {
 // claimAsAnother claims key for the request (query, vars) as another
 // request would, on this or another replica: through control, with the
 // hash the server computes.
-func (e *Env) claimAsAnother(t testing.TB, ctx context.Context, key, query string, vars map[string]any) *core.KeyClaim {
+func (e *Env) claimAsAnother(t testing.TB, ctx context.Context, key, query string, vars map[string]any) *idempotency.KeyClaim {
 	t.Helper()
 	raw, _ := json.Marshal(vars)
 	hash, err := server.RequestHash(query, "", raw)
@@ -314,7 +313,7 @@ func TestIdempotencyInProgress(t *testing.T) {
 			t.Fatalf("a retry after the lease: got HTTP %d %s, want it to run", r.Status, r.Body)
 		}
 		// The slow request wakes up and tries to commit: refused.
-		if _, err := env.Plane.Delivery.CreateProject(core.WithKey(ctx, slow), mustRaw[model.TenantID](t, gid.Tenant, f.TenantID), "held-too", ""); err == nil {
+		if _, err := env.Plane.Delivery.CreateProject(idempotency.WithKey(ctx, slow), mustRaw[model.TenantID](t, gid.Tenant, f.TenantID), "held-too", ""); err == nil {
 			t.Error("the request whose key was taken over committed")
 		}
 		if !slow.TakenOver() {
@@ -340,7 +339,7 @@ func TestIdempotencyResponseLost(t *testing.T) {
 		claim := env.claimAsAnother(t, ctx, "lost", createProjectQ, vars)
 		// The mutation commits under the key; then nothing: the
 		// response is never stored.
-		p, err := env.Plane.Delivery.CreateProject(core.WithKey(ctx, claim), mustRaw[model.TenantID](t, gid.Tenant, f.TenantID), "lost", "")
+		p, err := env.Plane.Delivery.CreateProject(idempotency.WithKey(ctx, claim), mustRaw[model.TenantID](t, gid.Tenant, f.TenantID), "lost", "")
 		if err != nil || !claim.Recorded() {
 			t.Fatalf("creating the project under the key: %v (recorded %v)", err, claim.Recorded())
 		}

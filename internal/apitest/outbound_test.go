@@ -448,7 +448,7 @@ func TestWebhookTwoReplicasDeliverOnce(t *testing.T) {
 	t.Parallel()
 	env := webhookEnv(t, pgtest.Open(t))
 	f := env.NewFixture(t)
-	second := env.SecondPlane(t, core.WithOutbound(core.OutboundSettingsFrom(config.Webhooks{
+	second := env.SecondPlane(t, core.WithOutbound(outbound.SettingsFrom(config.Webhooks{
 		Timeout: 2 * time.Second, BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond, RetryWindow: time.Hour,
 		SecretOverlap: time.Hour, Retention: time.Hour, Poll: 5 * time.Millisecond, AllowPrivate: true}, "second")))
 	rcs := []*receiver{newReceiver(t), newReceiver(t), newReceiver(t)}

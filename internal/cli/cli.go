@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/control/outbound"
 	"github.com/nebulactrl/nebula/internal/control/people"
 
 	"github.com/spf13/cobra"
@@ -250,9 +251,9 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 		core.WithStallAfter(cfg.StallAfter), core.WithMaxTokensPerUser(cfg.MaxTokensPerUser),
 		core.WithBuildSettings(cfg.Builds), core.WithLogRetention(cfg.LogRetention),
 		core.WithSessionTTL(cfg.SessionTTL), core.WithInvitationTTL(cfg.InvitationTTL),
-		core.WithOutbound(core.OutboundSettingsFrom(cfg.Webhooks, Version))}
+		core.WithOutbound(outbound.SettingsFrom(cfg.Webhooks, Version))}
 	if cfg.OIDC.Enabled() {
-		opts = append(opts, core.WithOIDC(core.OIDCSettingsFrom(cfg.OIDC)))
+		opts = append(opts, core.WithOIDC(people.OIDCSettingsFrom(cfg.OIDC)))
 	}
 	if cfg.DatabaseURL != "" {
 		// Several replicas share PostgreSQL: changes are told to all of

@@ -50,7 +50,7 @@ func TestDeploymentNotesCarryTheirEvents(t *testing.T) {
 		if id == first.ID {
 			before = first.LastSeq
 		}
-		he, ok := s.P.DeploymentEventsHinted(s.Admin, id, before, []string{hint})
+		he, ok := s.P.Delivery.DeploymentEventsHinted(s.Admin, id, before, []string{hint})
 		if !ok {
 			t.Fatalf("deployment %s: the hint %s was not taken", id, hint)
 		}
@@ -61,19 +61,19 @@ func TestDeploymentNotesCarryTheirEvents(t *testing.T) {
 			t.Errorf("deployment %s: ended %v, its stage is %s", id, he.Ended, d.Stage)
 		}
 		// The same hint twice, or once more after the events: nothing to add.
-		if again, ok := s.P.DeploymentEventsHinted(s.Admin, id, d.LastSeq, []string{hint, hint}); !ok || len(again.Events) != 0 {
+		if again, ok := s.P.Delivery.DeploymentEventsHinted(s.Admin, id, d.LastSeq, []string{hint, hint}); !ok || len(again.Events) != 0 {
 			t.Errorf("deployment %s: after its last event the hint gave %+v (%v), want none", id, again.Events, ok)
 		}
 		if before > 0 {
-			if _, ok := s.P.DeploymentEventsHinted(s.Admin, id, before-1, []string{hint}); ok {
+			if _, ok := s.P.Delivery.DeploymentEventsHinted(s.Admin, id, before-1, []string{hint}); ok {
 				t.Errorf("deployment %s: a hint that skips event %d was taken", id, before)
 			}
 		}
-		if _, ok := s.P.DeploymentEventsHinted(context.Background(), id, before, []string{hint}); ok {
+		if _, ok := s.P.Delivery.DeploymentEventsHinted(context.Background(), id, before, []string{hint}); ok {
 			t.Errorf("deployment %s: a hint was taken for a caller who may not read it", id)
 		}
 		for _, bad := range []string{"", "{", `{"t":"x","l":5,"e":[{"q":4}]}`} {
-			if _, ok := s.P.DeploymentEventsHinted(s.Admin, id, before, []string{hint, bad}); ok {
+			if _, ok := s.P.Delivery.DeploymentEventsHinted(s.Admin, id, before, []string{hint, bad}); ok {
 				t.Errorf("deployment %s: a hint %q was taken", id, bad)
 			}
 		}

@@ -17,7 +17,6 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 
-	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -177,7 +176,7 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 
 		claim := ans.Claim
 		rec := &recorder{header: w.Header(), status: http.StatusOK}
-		next.ServeHTTP(rec, r.WithContext(core.WithKey(ctx, claim)))
+		next.ServeHTTP(rec, r.WithContext(idempotency.WithKey(ctx, claim)))
 
 		end := store.KeyEnd{State: store.KeyCommitted} // committed without its response: lost
 		ok := succeeded(rec)

@@ -141,10 +141,10 @@ func (a *AgentSide) BuildReport(ctx context.Context, r BuildReport) (stored int6
 		case r.Succeeded:
 			return p.buildSucceeded(ctx, q, b, r.Digest)
 		case r.Failed:
-			if err := p.EndBuild(ctx, q, b, model.BuildFailed, core.OrNone(r.Message)); err != nil {
+			if err := p.Builder().EndBuild(ctx, q, b, model.BuildFailed, core.OrNone(r.Message)); err != nil {
 				return err
 			}
-			return p.FailBuildDeployment(ctx, q, b)
+			return p.Builder().FailBuildDeployment(ctx, q, b)
 		default:
 			if r.Message != "" {
 				b.Message = core.ClipText(r.Message, 2000)
@@ -189,7 +189,7 @@ func (p *Agents) storeLines(ctx context.Context, q *core.Txn, b *model.Build, r 
 func (p *Agents) buildSucceeded(ctx context.Context, q *core.Txn, b *model.Build, digest string) error {
 	now := p.Now()
 	b.ImageDigest = digest
-	if err := p.EndBuild(ctx, q, b, model.BuildSucceeded, "pushed "+digest); err != nil {
+	if err := p.Builder().EndBuild(ctx, q, b, model.BuildSucceeded, "pushed "+digest); err != nil {
 		return err
 	}
 	if b.DeploymentID == nil || b.ReleaseID == nil {
@@ -200,7 +200,7 @@ func (p *Agents) buildSucceeded(ctx context.Context, q *core.Txn, b *model.Build
 	}
 	ev := &core.Audit{AuditEvent: &model.AuditEvent{TenantID: b.TenantID, ClientAddress: "build runner", CreatedAt: now,
 		Details: map[string]any{"imageDigest": digest, "releaseId": string(*b.ReleaseID), "deploymentId": string(*b.DeploymentID)}}}
-	core.Target(ev, core.ActBuildSucceeded, "Build", string(b.ID))
+	core.Target(ev, ActBuildSucceeded, "Build", string(b.ID))
 	if err := q.Audited(ctx, ev.AuditEvent); err != nil {
 		return err
 	}

@@ -284,7 +284,7 @@ func (a *AgentSide) Stage(ctx context.Context, r StageReport) error {
 		// The release leaves the desired state: a change to what runs,
 		// audited as the cluster's agent's (its message is in the
 		// deployment's events).
-		ev := a.auditEvent(core.ActRolloutEnded, "Deployment", string(d.ID))
+		ev := a.auditEvent(ActRolloutEnded, "Deployment", string(d.ID))
 		ev.Details["stage"], ev.Details["releaseId"] = string(r.Stage), string(d.ReleaseID)
 		if err := q.Audited(ctx, ev); err != nil {
 			return err

@@ -662,7 +662,7 @@ func (a *AgentSide) Drift(ctx context.Context, d DriftIn) error {
 		if err := store.InsertDrift(ctx, q, rec); err != nil {
 			return err
 		}
-		ev := a.auditEvent(core.ActDriftDetected, "Cluster", string(a.cluster))
+		ev := a.auditEvent(ActDriftDetected, "Cluster", string(a.cluster))
 		ev.Details["object"], ev.Details["fields"], ev.Details["managers"] = d.Kind+" "+d.Namespace+"/"+d.Name, d.Fields, d.Managers
 		ev.Details["environmentId"], ev.Details["serviceId"] = string(d.Environment), string(d.Service)
 		if err := q.Audited(ctx, ev); err != nil {

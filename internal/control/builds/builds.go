@@ -69,7 +69,7 @@ func (p *Builds) CreateWebhook(ctx context.Context, project model.ProjectID, svc
 		if err := store.Webhooks.Insert(ctx, q, w); err != nil {
 			return core.ConflictOn(err, "serviceId", "the service has a webhook already: rotate its secret or delete it first")
 		}
-		core.Target(ev, core.ActWebhookCreate, "Webhook", string(w.ID))
+		core.Target(ev, ActWebhookCreate, "Webhook", string(w.ID))
 		ev.Details["projectId"] = string(project)
 		if svc != nil {
 			ev.Details["serviceId"] = string(*svc)
@@ -95,7 +95,7 @@ func (p *Builds) RotateWebhookSecret(ctx context.Context, id model.WebhookID) (*
 	}
 	w.RotatedAt = p.Now()
 	err = p.Change(ctx, w.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		core.Target(ev, core.ActWebhookRotate, "Webhook", string(id))
+		core.Target(ev, ActWebhookRotate, "Webhook", string(id))
 		return store.RotateWebhookSecret(ctx, q, w)
 	})
 	if err != nil {
@@ -110,7 +110,7 @@ func (p *Builds) DeleteWebhook(ctx context.Context, id model.WebhookID) error {
 		return err
 	}
 	return p.Change(ctx, w.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		core.Target(ev, core.ActWebhookDelete, "Webhook", string(id))
+		core.Target(ev, ActWebhookDelete, "Webhook", string(id))
 		ev.Details["projectId"] = string(w.ProjectID)
 		return store.Webhooks.Delete(ctx, q, id)
 	})
@@ -361,7 +361,7 @@ func (p *Builds) pushBuilds(ctx context.Context, q *core.Txn, w *model.Webhook, 
 				ev.ActorID = d.RedeliveredBy
 				ev.Details["redeliveryOf"] = string(*d.RedeliveryOf)
 			}
-			core.Target(ev, core.ActBuildQueue, "Build", string(b.ID))
+			core.Target(ev, ActBuildQueue, "Build", string(b.ID))
 			if err := store.InsertAudit(ctx, q, ev.AuditEvent); err != nil {
 				return "", "", err
 			}
@@ -410,7 +410,7 @@ func (p *Builds) Redeliver(ctx context.Context, id model.WebhookDeliveryID) (*mo
 		if _, err := p.decideDelivery(ctx, q, w, d, id, prev.Body); err != nil {
 			return err
 		}
-		core.Target(ev, core.ActWebhookRedeliver, "WebhookDelivery", string(d.ID))
+		core.Target(ev, ActWebhookRedeliver, "WebhookDelivery", string(d.ID))
 		ev.Details["redeliveryOf"], ev.Details["outcome"] = string(prev.ID), string(d.Outcome)
 		return nil
 	})

@@ -803,7 +803,7 @@ func TestReceiveWebhook(t *testing.T) {
 	}
 	var queued []*model.AuditEvent
 	for _, ev := range audit(t, s) {
-		if ev.Action == core.ActBuildQueue.Name {
+		if ev.Action == builds.ActBuildQueue.Name {
 			queued = append(queued, ev)
 		}
 	}

@@ -57,7 +57,7 @@ func (p *Clusters) RegisterCluster(ctx context.Context, tenant model.TenantID, n
 			return err
 		}
 		secret = s
-		core.Target(ev, core.ActClusterRegister, "Cluster", string(cl.ID))
+		core.Target(ev, ActClusterRegister, "Cluster", string(cl.ID))
 		ev.Details["name"], ev.Details["labels"], ev.Details["tokenPrefix"] = name, ls, tok.Prefix
 		return nil
 	})
@@ -69,7 +69,7 @@ func (p *Clusters) RegisterCluster(ctx context.Context, tenant model.TenantID, n
 }
 
 func (p *Clusters) SetClusterLabels(ctx context.Context, id model.ClusterID, labels []model.Label) (*model.Cluster, error) {
-	return setLabels(ctx, p, store.Clusters, id, authz.ClusterManage, core.ActClusterSetLabels, "Cluster", labels, store.SetClusterLabels)
+	return setLabels(ctx, p, store.Clusters, id, authz.ClusterManage, ActClusterSetLabels, "Cluster", labels, store.SetClusterLabels)
 }
 
 // labelled is a cluster or a namespace target.
@@ -123,7 +123,7 @@ func (p *Clusters) DeleteCluster(ctx context.Context, id model.ClusterID) error 
 		return err
 	}
 	return p.Change(ctx, cl.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		core.Target(ev, core.ActClusterDelete, "Cluster", string(id))
+		core.Target(ev, ActClusterDelete, "Cluster", string(id))
 		ev.Details["name"] = cl.Name
 		err := store.Clusters.Delete(ctx, q, id)
 		var ce *store.ConflictError
@@ -163,7 +163,7 @@ func (p *Clusters) CreateNamespaceTarget(ctx context.Context, cluster model.Clus
 		if err := store.NamespaceTargets.Insert(ctx, q, nt); err != nil {
 			return core.ConflictOn(err, "namespace", "cluster "+cl.Name+" already has a namespace target "+namespace)
 		}
-		core.Target(ev, core.ActTargetCreate, "NamespaceTarget", string(nt.ID))
+		core.Target(ev, ActTargetCreate, "NamespaceTarget", string(nt.ID))
 		ev.Details["clusterId"], ev.Details["namespace"], ev.Details["labels"] = string(cluster), namespace, ls
 		return nil
 	})
@@ -171,7 +171,7 @@ func (p *Clusters) CreateNamespaceTarget(ctx context.Context, cluster model.Clus
 }
 
 func (p *Clusters) SetNamespaceTargetLabels(ctx context.Context, id model.NamespaceTargetID, labels []model.Label) (*model.NamespaceTarget, error) {
-	return setLabels(ctx, p, store.NamespaceTargets, id, authz.NamespaceTargetManage, core.ActTargetSetLabels, "NamespaceTarget",
+	return setLabels(ctx, p, store.NamespaceTargets, id, authz.NamespaceTargetManage, ActTargetSetLabels, "NamespaceTarget",
 		labels, store.SetNamespaceTargetLabels)
 }
 
@@ -181,7 +181,7 @@ func (p *Clusters) DeleteNamespaceTarget(ctx context.Context, id model.Namespace
 		return err
 	}
 	return p.Change(ctx, nt.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		core.Target(ev, core.ActTargetDelete, "NamespaceTarget", string(id))
+		core.Target(ev, ActTargetDelete, "NamespaceTarget", string(id))
 		ev.Details["clusterId"], ev.Details["namespace"] = string(nt.ClusterID), nt.Namespace
 		return store.NamespaceTargets.Delete(ctx, q, id)
 	})

@@ -59,7 +59,7 @@ func (p *Clusters) QueueCommand(ctx context.Context, in CommandInput) (*model.Co
 	cmd := &model.Command{ID: core.NewID[model.CommandID](), TenantID: cl.TenantID, ClusterID: cl.ID, Kind: in.Kind, Args: args,
 		Status: model.CommandQueued, RequestedBy: &uid, CreatedAt: p.Now(), UpdatedAt: p.Now()}
 	err = p.Change(ctx, cl.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		core.Target(ev, core.ActClusterQueueCommand, "Cluster", string(cl.ID))
+		core.Target(ev, ActClusterQueueCommand, "Cluster", string(cl.ID))
 		ev.Details["commandId"], ev.Details["kind"], ev.Details["args"] = string(cmd.ID), string(cmd.Kind), args
 		if err := store.Commands.Insert(ctx, q, cmd); err != nil {
 			return err

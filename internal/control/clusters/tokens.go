@@ -44,7 +44,7 @@ func (p *Clusters) RegenerateConnectToken(ctx context.Context, id model.ClusterI
 		if tok, secret, err = p.insertConnectToken(ctx, q, cl); err != nil {
 			return err
 		}
-		core.Target(ev, core.ActConnectTokenRegenerate, "Cluster", string(id))
+		core.Target(ev, ActConnectTokenRegenerate, "Cluster", string(id))
 		ev.Details["tokenPrefix"], ev.Details["oldTokensValidUntil"] = tok.Prefix, until.Format(time.RFC3339)
 		// The connected session reads its token again and learns when
 		// the grace window ends (it may live on another replica).
@@ -70,7 +70,7 @@ func (p *Clusters) RevokeConnectToken(ctx context.Context, id model.ConnectToken
 			}
 			return err
 		}
-		core.Target(ev, core.ActConnectTokenRevoke, "Cluster", string(tok.ClusterID))
+		core.Target(ev, ActConnectTokenRevoke, "Cluster", string(tok.ClusterID))
 		ev.Details["tokenPrefix"] = tok.Prefix
 		// The agent's session may live on another replica.
 		return p.Note(ctx, q, bus.Tokens(string(tok.ClusterID)))

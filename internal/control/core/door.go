@@ -34,10 +34,10 @@ import (
 // each method, and the door guarantees that none of them runs without
 // knowing for whom.
 
-// mayRead is the check of a read answered without the store (a deployment's
+// MayRead is the check of a read answered without the store (a deployment's
 // events from its notes' hints): the caller's capability on the scope, as
 // get checks it, and never for a call without a subject.
-func (p *Plane) mayRead(ctx context.Context, c authz.Perm, scope model.Scope) error {
+func (p *Plane) MayRead(ctx context.Context, c authz.Perm, scope model.Scope) error {
 	if !hasSubject(ctx) {
 		return authz.ErrUnauthenticated
 	}

@@ -1,13 +1,11 @@
 package core
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
 	"time"
 
-	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -99,6 +97,28 @@ func hintOf(r *recorded) eventsHint {
 	return h
 }
 
+// EventsHint is what a deployment's hint says: the deployment's scope,
+// stage and last event number at the commit, and the events the
+// transaction recorded, as the store holds them.
+type EventsHint struct {
+	Scope   model.Scope
+	Stage   model.DeploymentStage
+	LastSeq int64
+	Events  []*model.DeploymentEvent
+}
+
+// ReadEventsHint reads the hint of deployment id; false when raw is not a
+// whole one (no events, or its last event is not the deployment's last).
+func ReadEventsHint(raw string, id model.DeploymentID) (EventsHint, bool) {
+	var h eventsHint
+	if raw == "" || json.Unmarshal([]byte(raw), &h) != nil || len(h.Events) == 0 ||
+		h.Events[len(h.Events)-1].Seq != h.LastSeq {
+		return EventsHint{}, false
+	}
+	return EventsHint{Scope: model.Scope{Tenant: h.Tenant, Project: h.Project}, Stage: h.Stage, LastSeq: h.LastSeq,
+		Events: h.events(id)}, true
+}
+
 // events are the hint's events of deployment id, as the store holds them.
 func (h eventsHint) events(id model.DeploymentID) []*model.DeploymentEvent {
 	out := make([]*model.DeploymentEvent, len(h.Events))
@@ -107,56 +127,4 @@ func (h eventsHint) events(id model.DeploymentID) []*model.DeploymentEvent {
 			Stage: e.Stage, Blocker: e.Blocker, Message: e.Message, CreatedAt: e.At}
 	}
 	return out
-}
-
-// HintedEvents are a deployment's events taken from its notes' hints.
-type HintedEvents struct {
-	// Events follow the caller's after without a gap, in order.
-	Events []*model.DeploymentEvent
-	// Ended: the deployment ended, and Events (with what the caller
-	// sent before) reach its last event.
-	Ended bool
-}
-
-// DeploymentEventsHinted returns the events of deployment id after the
-// event numbered after, from the hints of its notes, when they hold every
-// one of them up to the newest hinted and the caller may read the
-// deployment's scope; false when they do not (the caller reads them).
-func (p *Plane) DeploymentEventsHinted(ctx context.Context, id model.DeploymentID, after int64, hints []string) (HintedEvents, bool) {
-	var newest *eventsHint
-	var evs []*model.DeploymentEvent
-	for _, raw := range hints {
-		var h eventsHint
-		if raw == "" || json.Unmarshal([]byte(raw), &h) != nil || len(h.Events) == 0 ||
-			h.Events[len(h.Events)-1].Seq != h.LastSeq {
-			return HintedEvents{}, false
-		}
-		if newest == nil || h.LastSeq > newest.LastSeq {
-			newest = &h
-		}
-		for _, e := range h.events(id) {
-			if e.Seq > after {
-				evs = append(evs, e)
-			}
-		}
-	}
-	if newest == nil {
-		return HintedEvents{}, false
-	}
-	slices.SortFunc(evs, func(a, b *model.DeploymentEvent) int { return cmp.Compare(a.Seq, b.Seq) })
-	evs = slices.CompactFunc(evs, func(a, b *model.DeploymentEvent) bool { return a.Seq == b.Seq })
-	for i, e := range evs {
-		if e.Seq != after+int64(i)+1 {
-			return HintedEvents{}, false // a gap: an event not hinted
-		}
-	}
-	if len(evs) > 0 && evs[len(evs)-1].Seq != newest.LastSeq {
-		return HintedEvents{}, false
-	}
-	if err := p.mayRead(ctx, authz.DeploymentRead, model.Scope{Tenant: newest.Tenant, Project: newest.Project}); err != nil {
-		return HintedEvents{}, false // the read says why
-	}
-	// The events reach newest.LastSeq (or the caller is past it): ended
-	// when the newest hint's stage is an end.
-	return HintedEvents{Events: evs, Ended: newest.Stage.Terminal()}, true
 }

@@ -2,92 +2,38 @@ package core
 
 import (
 	"context"
-	"errors"
-	"sync/atomic"
 
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
 
-// Idempotency keys make a mutation safe to retry: the request claims its
-// key before the mutation runs (ClaimKey), the mutation's own transaction
-// marks the key committed (Plane.change calls recordKey), and the response
-// is stored afterwards (FinishKey). Whether the key is committed is
-// therefore exactly whether the change is, whatever happens between the
-// commit and storing the response; a retry is answered from the key and
-// never runs a committed mutation again.
-//
-// The key's lease only decides how long a request that stopped answering
-// keeps others waiting: a request that outlives it loses its key to a
-// retry and cannot commit (CommitKey is conditional on its owner), so
-// timing never lets a mutation run twice.
-
-// KeyClaim is one request's hold on its key.
-type KeyClaim struct {
-	scope store.KeyScope
-	owner string
-	// recorded is set once a transaction of the mutation marked the key
-	// committed (it committed if the mutation then succeeded); takenOver
-	// when the key had passed to a retry by then.
-	recorded, takenOver atomic.Bool
+// A ChangeKey is the idempotency key a change commits with (package
+// idempotency: a request claims it before its mutation runs). The change's
+// own transaction marks it committed (Plane.change calls recordKey), so
+// whether the key is committed is exactly whether the change is.
+type ChangeKey interface {
+	// Commit marks the key committed in q, with the change's audit
+	// action and target; an error aborts the change.
+	Commit(ctx context.Context, q store.Querier, action, targetType, target string) error
 }
 
-// Recorded reports whether the mutation marked the key committed in its
-// transaction: if the mutation succeeded, its change and the key
-// committed together.
-func (c *KeyClaim) Recorded() bool { return c.recorded.Load() }
+type changeKeyKey struct{}
 
-// TakenOver reports whether the mutation found its key taken over by a
-// retry (after its lease ran out) and so did not commit.
-func (c *KeyClaim) TakenOver() bool { return c.takenOver.Load() }
-
-// NewKeyClaim is a request's hold on the key of scope, as owner.
-func NewKeyClaim(scope store.KeyScope, owner string) *KeyClaim {
-	return &KeyClaim{scope: scope, owner: owner}
+// WithChangeKey runs the mutation of ctx under k.
+func WithChangeKey(ctx context.Context, k ChangeKey) context.Context {
+	return context.WithValue(ctx, changeKeyKey{}, k)
 }
-
-// Scope is the key the claim holds; Owner whom it holds it for.
-func (c *KeyClaim) Scope() store.KeyScope { return c.scope }
-
-// Owner is the claim's holder (a random id of the request).
-func (c *KeyClaim) Owner() string { return c.owner }
-
-type keyClaimKey struct{}
-
-// WithKey runs the mutation of ctx under the claim: the change it commits
-// marks the key committed in the same transaction.
-func WithKey(ctx context.Context, c *KeyClaim) context.Context {
-	return context.WithValue(ctx, keyClaimKey{}, c)
-}
-
-var (
-	errKeyTakenOver = errors.New("the idempotency key was taken over by a retry after its lease ran out")
-	errKeyUsed      = errors.New("one idempotency key covers one change, and this request made a second")
-)
 
 // recordKey marks the request's key committed inside the transaction of
-// its change (Plane.change), with the change's audit action and target.
-// Without a key in ctx it does nothing.
+// its change (Plane.change). Without a key in ctx it does nothing.
 func (p *Plane) recordKey(ctx context.Context, q store.Querier, ev *model.AuditEvent) error {
-	c, _ := ctx.Value(keyClaimKey{}).(*KeyClaim)
-	if c == nil {
+	k, _ := ctx.Value(changeKeyKey{}).(ChangeKey)
+	if k == nil {
 		return nil
-	}
-	if c.recorded.Load() {
-		return errKeyUsed
 	}
 	target := ""
 	if ev.TargetID != nil {
 		target = *ev.TargetID
 	}
-	ok, err := store.CommitKey(ctx, q, c.scope, c.owner, ev.Action, ev.TargetType, target)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		c.takenOver.Store(true)
-		return errKeyTakenOver
-	}
-	c.recorded.Store(true)
-	return nil
+	return k.Commit(ctx, q, ev.Action, ev.TargetType, target)
 }

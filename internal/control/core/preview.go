@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
-	"time"
 
 	"github.com/nebulactrl/nebula/authz"
 	"github.com/nebulactrl/nebula/internal/desired"
+	"github.com/nebulactrl/nebula/internal/fairgate"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -49,7 +48,7 @@ func (p *Plane) Preview(ctx context.Context, do func(dry *Previewing) error) ([]
 	if a.Token != nil {
 		lane = a.Home()
 	}
-	leave, err := previews.enter(ctx, lane)
+	leave, err := previews.Enter(ctx, lane)
 	if err != nil {
 		return nil, err
 	}
@@ -99,75 +98,13 @@ func (p *Plane) changePreview(ctx context.Context, tenant model.TenantID, a *aut
 	})
 }
 
-// previews admits the previews this process runs: half its CPUs' worth
-// at once (at least one), one per tenant, tenants taking turns, and each
-// slot resting as long as its preview ran. So previews use at most about a
-// quarter of the machine however many are asked for, and another tenant's
-// preview waits for one preview per tenant ahead of it at most
-// (docs/benchmarks.md, "Previews and other tenants' writes").
-var previews = newGate(max(1, runtime.GOMAXPROCS(0)/2))
-
-// gate admits at most n holders at once and one per tenant. A tenant's
-// callers queue in their own lane and only the head of each lane waits for
-// a slot, so the slots go round the tenants in order of arrival: one tenant
-// with a hundred waiting previews delays another's by one preview. A slot
-// given back rests as long as it was held before it admits the next.
-type gate struct {
-	slots chan struct{}
-	mu    sync.Mutex
-	lanes map[model.TenantID]*lane
-}
-
-type lane struct {
-	head  chan struct{} // held by the tenant's caller that waits for or holds a slot
-	users int
-}
-
-func newGate(n int) *gate {
-	return &gate{slots: make(chan struct{}, n), lanes: map[model.TenantID]*lane{}}
-}
-
-// enter waits for the tenant's turn and a slot, or for ctx to end; leave
-// gives both back.
-func (g *gate) enter(ctx context.Context, tenant model.TenantID) (leave func(), err error) {
-	g.mu.Lock()
-	l := g.lanes[tenant]
-	if l == nil {
-		l = &lane{head: make(chan struct{}, 1)}
-		g.lanes[tenant] = l
-	}
-	l.users++
-	g.mu.Unlock()
-	done := func() {
-		g.mu.Lock()
-		if l.users--; l.users == 0 {
-			delete(g.lanes, tenant)
-		}
-		g.mu.Unlock()
-	}
-	select {
-	case l.head <- struct{}{}:
-	case <-ctx.Done():
-		done()
-		return nil, ctx.Err()
-	}
-	select {
-	case g.slots <- struct{}{}:
-	case <-ctx.Done():
-		<-l.head
-		done()
-		return nil, ctx.Err()
-	}
-	start := time.Now()
-	return func() {
-		<-l.head
-		done()
-		// The slot rests as long as it worked before the next preview
-		// may take it: previews get at most half its time, the rest is
-		// left to other requests. The timer owns the slot until then.
-		time.AfterFunc(time.Since(start), func() { <-g.slots })
-	}, nil
-}
+// previews admits the previews this process runs (package fairgate): half
+// its CPUs' worth at once (at least one), one per tenant, tenants taking
+// turns, and each slot resting as long as its preview ran. So previews use
+// at most about a quarter of the machine however many are asked for, and
+// another tenant's preview waits for one preview per tenant ahead of it at
+// most (docs/benchmarks.md, "Previews and other tenants' writes").
+var previews = fairgate.New[model.TenantID](runtime.GOMAXPROCS(0) / 2)
 
 // compileAll compiles every cluster of a tenant.
 func (p *Plane) compileAll(ctx context.Context, q store.Querier, tenant model.TenantID) (map[model.ClusterID]desired.State, []*model.Cluster, error) {

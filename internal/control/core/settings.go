@@ -1,11 +1,9 @@
 package core
 
 import (
-	"regexp"
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/config"
-	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 )
 
@@ -63,30 +61,6 @@ type OIDCSettings struct {
 	AllowedDomains []string
 	Roles          map[string][]OIDCGrant
 }
-
-// OIDCSettingsFrom reads single sign-on's settings (NEBULA_OIDC_*); tenant
-// ids may be raw or global.
-func OIDCSettingsFrom(c config.OIDC) OIDCSettings {
-	out := OIDCSettings{AllowedDomains: c.AllowedDomains, Roles: map[string][]OIDCGrant{}}
-	for group, grants := range c.Roles {
-		for _, g := range grants {
-			grant := OIDCGrant{Role: model.TenantRole(g.Role)}
-			switch raw, err := gid.Decode[model.TenantID](gid.Tenant, g.Tenant); {
-			case err == nil:
-				grant.Tenant = raw
-			case rawTenantID.MatchString(g.Tenant):
-				grant.Tenant = model.TenantID(g.Tenant)
-			default:
-				grant.TenantName = g.Tenant
-			}
-			out.Roles[group] = append(out.Roles[group], grant)
-		}
-	}
-	return out
-}
-
-// rawTenantID is a tenant's raw id (a UUID).
-var rawTenantID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 // WithOIDC turns single sign-on's decisions on.
 func WithOIDC(s OIDCSettings) Option { return func(p *Plane) { p.Settings.OIDC = &s } }
@@ -150,14 +124,6 @@ type OutboundSettings struct {
 var DefaultOutboundSettings = OutboundSettings{Timeout: 10 * time.Second, RetryWindow: 24 * time.Hour,
 	BackoffMin: 5 * time.Second, BackoffMax: time.Hour, SecretOverlap: 24 * time.Hour, Retention: 7 * 24 * time.Hour,
 	Poll: time.Second, Concurrency: 8, UserAgent: "NebulaCtrl-Webhooks"}
-
-// OutboundSettingsFrom are the settings of the configuration (NEBULA_WEBHOOK_*),
-// requests saying they come from NebulaCtrl of version.
-func OutboundSettingsFrom(w config.Webhooks, version string) OutboundSettings {
-	return OutboundSettings{Timeout: w.Timeout, RetryWindow: w.RetryWindow, BackoffMin: w.BackoffMin, BackoffMax: w.BackoffMax,
-		SecretOverlap: w.SecretOverlap, AllowPrivate: w.AllowPrivate, Retention: w.Retention, Poll: w.Poll,
-		Concurrency: DefaultOutboundSettings.Concurrency, UserAgent: "NebulaCtrl-Webhooks/" + version}
-}
 
 // WithOutbound sets how outbound webhooks are delivered.
 func WithOutbound(s OutboundSettings) Option { return func(p *Plane) { p.Settings.Outbound = s } }

@@ -59,9 +59,9 @@ func (p *Delivery) Decide(ctx context.Context, id model.DeploymentID, decision m
 		if err := store.Approvals.Insert(ctx, q, ap); err != nil {
 			return err
 		}
-		action := core.ActDeploymentApprove
+		action := ActDeploymentApprove
 		if decision == model.Rejected {
-			action = core.ActDeploymentReject
+			action = ActDeploymentReject
 		}
 		core.Target(ev, action, "Deployment", string(d.ID))
 		ev.Details["environmentId"], ev.Details["releaseNumber"] = string(env.ID), rel.Number
@@ -107,11 +107,11 @@ func (p *Delivery) Cancel(ctx context.Context, id model.DeploymentID, reason str
 			return core.Problem{Code: core.CodeConflict, Field: []string{"input", "deploymentId"},
 				Message: fmt.Sprintf("the deployment already ended: %s", d.Stage)}
 		}
-		core.Target(ev, core.ActDeploymentCancel, "Deployment", string(d.ID))
+		core.Target(ev, ActDeploymentCancel, "Deployment", string(d.ID))
 		ev.Details["stage"] = string(d.Stage)
 		if d.Stage == model.StageBuilding {
 			// Its build stops too: the agent deletes its Job.
-			if err := p.CancelBuildOf(ctx, q, d, "its deployment was cancelled by "+core.ActorName(a)); err != nil {
+			if err := p.Builder().CancelBuildOf(ctx, q, d, "its deployment was cancelled by "+core.ActorName(a)); err != nil {
 				return err
 			}
 		}
@@ -129,7 +129,7 @@ func (p *Delivery) Redeploy(ctx context.Context, id model.DeploymentID) (*model.
 	if err != nil {
 		return nil, err
 	}
-	return p.deployRelease(ctx, d.ReleaseID, core.ActDeploymentRedeploy, "redeploy of release %d requested by %s", "input", "deploymentId")
+	return p.deployRelease(ctx, d.ReleaseID, ActDeploymentRedeploy, "redeploy of release %d requested by %s", "input", "deploymentId")
 }
 
 // Rollback deploys an earlier release of a service in an environment, by
@@ -146,7 +146,7 @@ func (p *Delivery) Rollback(ctx context.Context, svcID model.ServiceID, envID mo
 	if err != nil {
 		return nil, err
 	}
-	return p.deployRelease(ctx, rel.ID, core.ActDeploymentRollback, "rollback to release %d requested by %s", "input", "releaseNumber")
+	return p.deployRelease(ctx, rel.ID, ActDeploymentRollback, "rollback to release %d requested by %s", "input", "releaseNumber")
 }
 
 // deployRelease queues a new deployment of an existing release, checked

@@ -28,7 +28,7 @@ func (p *Delivery) expireApprovals(ctx context.Context, q *core.Txn) (int, error
 		}
 		ev := &core.Audit{AuditEvent: &model.AuditEvent{TenantID: d.TenantID, ClientAddress: "control-plane", CreatedAt: p.Now(),
 			Details: map[string]any{"approvalExpiredAt": exp.Format(time.RFC3339)}}}
-		core.Target(ev, core.ActApprovalExpired, "Deployment", string(d.ID))
+		core.Target(ev, ActApprovalExpired, "Deployment", string(d.ID))
 		if err := store.InsertAudit(ctx, q, ev.AuditEvent); err != nil {
 			return 0, err
 		}

@@ -63,7 +63,7 @@ func (p *Delivery) CreateProject(ctx context.Context, tenant model.TenantID, nam
 		if err := store.Projects.Insert(ctx, q, proj); err != nil {
 			return core.ConflictOn(err, "name", "a project named "+name+" already exists in this tenant")
 		}
-		core.Target(ev, core.ActProjectCreate, "Project", string(proj.ID))
+		core.Target(ev, ActProjectCreate, "Project", string(proj.ID))
 		ev.Details["name"], ev.Details["description"] = name, description
 		return nil
 	})
@@ -90,7 +90,7 @@ func (p *Delivery) UpdateProject(ctx context.Context, id model.ProjectID, name, 
 		if proj, err = store.Projects.Get(ctx, q, id); err != nil {
 			return err
 		}
-		core.Target(ev, core.ActProjectUpdate, "Project", string(id))
+		core.Target(ev, ActProjectUpdate, "Project", string(id))
 		core.Changed(ev, "name", &proj.Name, name)
 		core.Changed(ev, "description", &proj.Description, description)
 		if err := store.UpdateProject(ctx, q, proj); err != nil {
@@ -109,9 +109,9 @@ func (p *Delivery) DeleteProject(ctx context.Context, id model.ProjectID) error 
 		return err
 	}
 	return p.Change(ctx, proj.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		core.Target(ev, core.ActProjectDelete, "Project", string(id))
+		core.Target(ev, ActProjectDelete, "Project", string(id))
 		ev.Details["name"] = proj.Name
-		if err := p.NoteBuildSets(ctx, q, proj.TenantID); err != nil {
+		if err := p.Builder().NoteBuildSets(ctx, q, proj.TenantID); err != nil {
 			return err
 		}
 		return store.Projects.Delete(ctx, q, id)
@@ -170,7 +170,7 @@ func (p *Delivery) CreateEnvironment(ctx context.Context, project model.ProjectI
 		if err := store.Environments.Insert(ctx, q, env); err != nil {
 			return core.ConflictOn(err, "name", "an environment named "+env.Name+" already exists in this project")
 		}
-		core.Target(ev, core.ActEnvironmentCreate, "Environment", string(env.ID))
+		core.Target(ev, ActEnvironmentCreate, "Environment", string(env.ID))
 		ev.Details["projectId"], ev.Details["name"], ev.Details["protected"] = string(project), env.Name, env.Protected
 		ev.Details["clusterSelector"], ev.Details["namespaceSelector"] = env.ClusterSelector, env.NamespaceSelector
 		return nil
@@ -196,7 +196,7 @@ func (p *Delivery) updateEnvironment(ctx context.Context, dry *core.Previewing, 
 		if err := p.applyEnvironment(ctx, q, t, env, in, false); err != nil {
 			return err
 		}
-		core.Target(ev, core.ActEnvironmentUpdate, "Environment", string(id))
+		core.Target(ev, ActEnvironmentUpdate, "Environment", string(id))
 		core.Changed(ev, "name", &before.Name, &env.Name)
 		core.Changed(ev, "protected", &before.Protected, &env.Protected)
 		if in.ClusterSelector != nil {
@@ -241,10 +241,10 @@ func (p *Delivery) applyEnvironment(ctx context.Context, q store.Querier, t *mod
 			return err
 		}
 		if in.ClusterSelector != nil {
-			c.KnownKeys(env.ClusterSelector, core.LabelKeys(clusters, func(c *model.Cluster) model.Labels { return c.Labels }), "cluster", "input", "clusterSelector")
+			c.KnownKeys(env.ClusterSelector, labelKeys(clusters, func(c *model.Cluster) model.Labels { return c.Labels }), "cluster", "input", "clusterSelector")
 		}
 		if in.NamespaceSelector != nil {
-			c.KnownKeys(env.NamespaceSelector, core.LabelKeys(targets, func(n *model.NamespaceTarget) model.Labels { return n.Labels }), "namespace target", "input", "namespaceSelector")
+			c.KnownKeys(env.NamespaceSelector, labelKeys(targets, func(n *model.NamespaceTarget) model.Labels { return n.Labels }), "namespace target", "input", "namespaceSelector")
 		}
 		if err := c.Err(); err != nil {
 			return err
@@ -267,9 +267,9 @@ func (p *Delivery) DeleteEnvironment(ctx context.Context, id model.EnvironmentID
 		return err
 	}
 	return p.Change(ctx, env.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		core.Target(ev, core.ActEnvironmentDelete, "Environment", string(id))
+		core.Target(ev, ActEnvironmentDelete, "Environment", string(id))
 		ev.Details["projectId"], ev.Details["name"] = string(env.ProjectID), env.Name
-		if err := p.NoteBuildSets(ctx, q, env.TenantID); err != nil {
+		if err := p.Builder().NoteBuildSets(ctx, q, env.TenantID); err != nil {
 			return err
 		}
 		return store.Environments.Delete(ctx, q, id)

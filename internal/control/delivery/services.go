@@ -80,7 +80,7 @@ func (p *Delivery) CreateService(ctx context.Context, project model.ProjectID, i
 		if err := p.replaceServiceVariables(ctx, q, svc, in.Variables); err != nil {
 			return err
 		}
-		core.Target(ev, core.ActServiceCreate, "Service", string(svc.ID))
+		core.Target(ev, ActServiceCreate, "Service", string(svc.ID))
 		ev.Details["projectId"], ev.Details["name"], ev.Details["image"] = string(project), svc.Name, svc.Image
 		auditConfig(ev, svc.ServiceConfig, in.Variables)
 		if svc.Git != nil {
@@ -156,7 +156,7 @@ func (p *Delivery) updateService(ctx context.Context, dry *core.Previewing, id m
 			}
 		}
 		svc.UpdatedAt = p.Now()
-		core.Target(ev, core.ActServiceUpdate, "Service", string(id))
+		core.Target(ev, ActServiceUpdate, "Service", string(id))
 		ev.Details["image"] = svc.Image
 		auditConfig(ev, svc.ServiceConfig, in.Variables)
 		if in.Git != nil || in.RemoveGit {
@@ -173,9 +173,9 @@ func (p *Delivery) DeleteService(ctx context.Context, id model.ServiceID) error 
 		return err
 	}
 	return p.Change(ctx, svc.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		core.Target(ev, core.ActServiceDelete, "Service", string(id))
+		core.Target(ev, ActServiceDelete, "Service", string(id))
 		ev.Details["projectId"], ev.Details["name"] = string(svc.ProjectID), svc.Name
-		if err := p.NoteBuildSets(ctx, q, svc.TenantID); err != nil {
+		if err := p.Builder().NoteBuildSets(ctx, q, svc.TenantID); err != nil {
 			return err
 		}
 		return store.Services.Delete(ctx, q, id)

@@ -82,7 +82,7 @@ func (p *Delivery) setVariable(ctx context.Context, dry *core.Previewing, in Set
 			return err
 		}
 		v = saved
-		core.Target(ev, core.ActVariableSet, "Variable", string(v.ID))
+		core.Target(ev, ActVariableSet, "Variable", string(v.ID))
 		ev.Details["name"], ev.Details["scope"], ev.Details["secret"], ev.Details["created"] = v.Name, string(v.Kind()), v.Secret, created
 		return nil
 	})
@@ -202,7 +202,7 @@ func (p *Delivery) DeleteVariable(ctx context.Context, id model.VariableID) erro
 		return err
 	}
 	return p.Change(ctx, v.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		core.Target(ev, core.ActVariableDelete, "Variable", string(id))
+		core.Target(ev, ActVariableDelete, "Variable", string(id))
 		ev.Details["name"], ev.Details["scope"], ev.Details["secret"] = v.Name, string(v.Kind()), v.Secret
 		return store.Variables.Delete(ctx, q, id)
 	})
@@ -297,7 +297,7 @@ func (p *Delivery) Reseal(ctx context.Context) (ResealReport, error) {
 	for tenant, n := range perTenant {
 		err := p.InTx(ctx, func(q *core.Txn) error {
 			ev := p.NewAuditEvent(&authz.Actor{Origin: "local"}, tenant)
-			core.Target(ev, core.ActSecretsReseal, "Tenant", string(tenant))
+			core.Target(ev, ActSecretsReseal, "Tenant", string(tenant))
 			ev.Details["resealed"], ev.Details["primaryKey"] = n, p.Box().Primary()
 			return store.InsertAudit(ctx, q, ev.AuditEvent)
 		})

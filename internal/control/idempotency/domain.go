@@ -1,6 +1,6 @@
 // Package idempotency holds the idempotency keys of mutations: a request
 // with an Idempotency-Key claims it (ClaimKey), runs its mutation under the
-// claim (core.WithKey: the change records the key in its own transaction),
+// claim (WithKey: the change records the key in its own transaction),
 // and lets it go with its response (FinishKey); a retry of the same key is
 // answered from what became of the first. Its job deletes the keys whose
 // window closed.

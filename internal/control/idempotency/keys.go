@@ -57,7 +57,7 @@ const (
 type KeyAnswer struct {
 	Verdict KeyVerdict
 	// Claim is set for KeyRun.
-	Claim *core.KeyClaim
+	Claim *KeyClaim
 	// Record is the key found, for the verdicts on a committed mutation.
 	Record *store.IdempotencyKey
 }
@@ -97,7 +97,7 @@ func (p *Idempotency) ClaimKey(ctx context.Context, req KeyRequest) (KeyAnswer, 
 				return err
 			}
 			if ok {
-				ans = KeyAnswer{Verdict: KeyRun, Claim: core.NewKeyClaim(scope, owner)}
+				ans = KeyAnswer{Verdict: KeyRun, Claim: NewKeyClaim(scope, owner)}
 				return nil
 			}
 			rec, err := store.KeyFor(ctx, q, scope)
@@ -135,7 +135,7 @@ func (p *Idempotency) judgeKey(ctx context.Context, q store.Querier, rec *store.
 		if err != nil || !ok {
 			return KeyAnswer{Verdict: KeyInProgress}, err
 		}
-		return KeyAnswer{Verdict: KeyRun, Claim: core.NewKeyClaim(rec.KeyScope, owner)}, nil
+		return KeyAnswer{Verdict: KeyRun, Claim: NewKeyClaim(rec.KeyScope, owner)}, nil
 	case store.KeyCommitted:
 		if leased {
 			// Committed a moment ago: its request is storing the response.
@@ -154,7 +154,7 @@ func (p *Idempotency) judgeKey(ctx context.Context, q store.Querier, rec *store.
 // mutation did not commit is released, so that a retry runs it; a
 // committed one keeps end (the response, or why there is none). It runs
 // even when the client has gone: the outcome is for its retry.
-func (p *Idempotency) FinishKey(ctx context.Context, c *core.KeyClaim, end store.KeyEnd) error {
+func (p *Idempotency) FinishKey(ctx context.Context, c *KeyClaim, end store.KeyEnd) error {
 	ctx = context.WithoutCancel(ctx)
 	return p.InTx(ctx, func(q *core.Txn) error {
 		return store.FinishKey(ctx, q, c.Scope(), c.Owner(), end)

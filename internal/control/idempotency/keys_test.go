@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/control/controltest"
-	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/control/idempotency"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -46,7 +45,7 @@ func TestKeyClaimedOnceAndReplayed(t *testing.T) {
 		t.Fatalf("the key for another request: verdict %d, want a mismatch", ans.Verdict)
 	}
 	// The mutation runs under the claim: its change records the key.
-	ctx := core.WithKey(s.Admin, first.Claim)
+	ctx := idempotency.WithKey(s.Admin, first.Claim)
 	if _, err := s.P.Delivery.CreateProject(ctx, s.Boot.Tenant.ID, "web", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +82,7 @@ func TestUncommittedKeyReleased(t *testing.T) {
 	s := controltest.New(t)
 	req := request("k-2", "create bad")
 	first := claim(t, s.Admin, s, req)
-	if _, err := s.P.Delivery.CreateProject(core.WithKey(s.Admin, first.Claim), s.Boot.Tenant.ID, "", ""); err == nil {
+	if _, err := s.P.Delivery.CreateProject(idempotency.WithKey(s.Admin, first.Claim), s.Boot.Tenant.ID, "", ""); err == nil {
 		t.Fatal("a project without a name was made")
 	}
 	if first.Claim.Recorded() {

@@ -6,6 +6,7 @@
 package outbound
 
 import (
+	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/control/core"
 )
 
@@ -21,4 +22,12 @@ func New(c *core.Plane) *Outbound {
 	c.AddJob(core.Job{Name: "expire-webhook-messages", Run: core.Counted(o.expireMessages),
 		Count: func(r *core.JobReport) *int { return &r.Messages }})
 	return o
+}
+
+// SettingsFrom are the settings of the configuration (NEBULA_WEBHOOK_*),
+// requests saying they come from NebulaCtrl of version.
+func SettingsFrom(w config.Webhooks, version string) core.OutboundSettings {
+	return core.OutboundSettings{Timeout: w.Timeout, RetryWindow: w.RetryWindow, BackoffMin: w.BackoffMin, BackoffMax: w.BackoffMax,
+		SecretOverlap: w.SecretOverlap, AllowPrivate: w.AllowPrivate, Retention: w.Retention, Poll: w.Poll,
+		Concurrency: core.DefaultOutboundSettings.Concurrency, UserAgent: "NebulaCtrl-Webhooks/" + version}
 }

@@ -129,7 +129,7 @@ func (p *Outbound) CreateEndpoint(ctx context.Context, in EndpointInput) (*model
 	}
 	e.Secret = sealed
 	err = p.Change(ctx, scope.Tenant, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		core.Target(ev, core.ActEndpointCreate, "WebhookEndpoint", string(e.ID))
+		core.Target(ev, ActEndpointCreate, "WebhookEndpoint", string(e.ID))
 		auditEndpoint(ev, e)
 		q.EndpointsChanged()
 		return store.Endpoints.Insert(ctx, q, e)
@@ -162,7 +162,7 @@ func (p *Outbound) UpdateEndpoint(ctx context.Context, id model.EndpointID, in E
 	if err := p.checkEndpoint(ctx, in.URL, in.Description, in.Events, e.ProjectID != nil); err != nil {
 		return nil, err
 	}
-	return p.changeEndpoint(ctx, id, core.ActEndpointUpdate, func(e *model.Endpoint, ev *core.Audit) {
+	return p.changeEndpoint(ctx, id, ActEndpointUpdate, func(e *model.Endpoint, ev *core.Audit) {
 		core.Changed(ev, "url", &e.URL, in.URL)
 		core.Changed(ev, "description", &e.Description, in.Description)
 		if in.Events != nil {
@@ -208,7 +208,7 @@ func (p *Outbound) RotateEndpointSecret(ctx context.Context, id model.EndpointID
 	if err != nil {
 		return nil, "", err
 	}
-	e, err = p.changeEndpoint(ctx, id, core.ActEndpointRotate, func(e *model.Endpoint, ev *core.Audit) {
+	e, err = p.changeEndpoint(ctx, id, ActEndpointRotate, func(e *model.Endpoint, ev *core.Audit) {
 		now := p.Now()
 		until := now.Add(p.Settings.Outbound.SecretOverlap)
 		e.OldSecret, e.OldSecretUntil, e.Secret, e.RotatedAt = e.Secret, &until, sealed, now
@@ -221,9 +221,9 @@ func (p *Outbound) RotateEndpointSecret(ctx context.Context, id model.EndpointID
 // out from the oldest; a FAILED one can be redelivered) or disables it
 // (it is given no new message).
 func (p *Outbound) SetEndpointEnabled(ctx context.Context, id model.EndpointID, enabled bool) (*model.Endpoint, error) {
-	act := core.ActEndpointDisable
+	act := ActEndpointDisable
 	if enabled {
-		act = core.ActEndpointEnable
+		act = ActEndpointEnable
 	}
 	e, err := p.changeEndpoint(ctx, id, act, func(e *model.Endpoint, ev *core.Audit) {
 		if enabled {
@@ -247,7 +247,7 @@ func (p *Outbound) DeleteEndpoint(ctx context.Context, id model.EndpointID) erro
 		return err
 	}
 	return p.Change(ctx, e.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		core.Target(ev, core.ActEndpointDelete, "WebhookEndpoint", string(id))
+		core.Target(ev, ActEndpointDelete, "WebhookEndpoint", string(id))
 		auditEndpoint(ev, e)
 		q.EndpointsChanged()
 		return store.Endpoints.Delete(ctx, q, id)
@@ -323,7 +323,7 @@ func (p *Outbound) RedeliverMessage(ctx context.Context, id model.MessageID) (*m
 			return core.Problem{Field: []string{"input", "messageId"}, Code: core.CodeConflict,
 				Message: "the message is still being delivered: it goes out when its endpoint takes it"}
 		}
-		core.Target(ev, core.ActMessageRedeliver, "WebhookMessage", string(id))
+		core.Target(ev, ActMessageRedeliver, "WebhookMessage", string(id))
 		ev.Details["endpointId"], ev.Details["previousStatus"] = string(m.EndpointID), string(m.Status)
 		m.Status, m.NextAttemptAt, m.LeaseUntil, m.Redelivery = model.MessagePending, p.Now(), nil, true
 		q.AfterCommit(p.WakeSender)

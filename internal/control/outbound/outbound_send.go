@@ -297,6 +297,6 @@ func (p *Outbound) disableFailing(ctx context.Context, q *core.Txn, m *model.Mes
 	}
 	ev := &core.Audit{AuditEvent: &model.AuditEvent{TenantID: e.TenantID, ClientAddress: "webhook sender", CreatedAt: now,
 		Details: map[string]any{"reason": e.DisabledReason, "messageId": string(m.ID), "url": e.URL}}}
-	core.Target(ev, core.ActEndpointFailing, "WebhookEndpoint", string(e.ID))
+	core.Target(ev, ActEndpointFailing, "WebhookEndpoint", string(e.ID))
 	return store.InsertAudit(ctx, q, ev.AuditEvent)
 }

@@ -151,7 +151,7 @@ func (p *People) AddMember(ctx context.Context, in AddMemberInput) (*model.Membe
 		if err := store.PutMemberProfile(ctx, q, in.Tenant, known); err != nil {
 			return err
 		}
-		core.Target(ev, core.ActMemberAdd, "Member", string(m.ID))
+		core.Target(ev, ActMemberAdd, "Member", string(m.ID))
 		ev.Details["userId"], ev.Details["email"], ev.Details["role"], ev.Details["kind"] = string(u.ID), in.Email, string(in.Role), string(in.Kind)
 		return nil
 	})
@@ -173,7 +173,7 @@ func (p *People) UpdateMemberRole(ctx context.Context, id model.MemberID, role m
 				return err
 			}
 		}
-		core.Target(ev, core.ActMemberUpdateRole, "Member", string(id))
+		core.Target(ev, ActMemberUpdateRole, "Member", string(id))
 		ev.Details["userId"] = string(m.UserID)
 		ev.Details["role"] = map[string]any{"from": string(m.Role), "to": string(role)}
 		m.Role = role
@@ -216,7 +216,7 @@ func (p *People) RemoveMember(ctx context.Context, id model.MemberID) error {
 		if _, err := store.RevokeInvitations(ctx, q, m.TenantID, m.UserID, now); err != nil {
 			return err
 		}
-		core.Target(ev, core.ActMemberRemove, "Member", string(id))
+		core.Target(ev, ActMemberRemove, "Member", string(id))
 		ev.Details["userId"], ev.Details["role"] = string(m.UserID), string(m.Role)
 		return store.Members.Delete(ctx, q, id)
 	})
@@ -265,7 +265,7 @@ func (p *People) AddProjectMember(ctx context.Context, project model.ProjectID, 
 		if err := store.ProjectMembers.Insert(ctx, q, pm); err != nil {
 			return core.ConflictOn(err, "userId", "the user already has a role in this project; update it instead")
 		}
-		core.Target(ev, core.ActProjectMemberAdd, "ProjectMember", string(pm.ID))
+		core.Target(ev, ActProjectMemberAdd, "ProjectMember", string(pm.ID))
 		ev.Details["projectId"], ev.Details["userId"], ev.Details["role"] = string(project), string(user), string(role)
 		return nil
 	})
@@ -278,7 +278,7 @@ func (p *People) UpdateProjectMemberRole(ctx context.Context, id model.ProjectMe
 		return nil, err
 	}
 	err = p.Change(ctx, pm.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		core.Target(ev, core.ActProjectMemberUpdateRole, "ProjectMember", string(id))
+		core.Target(ev, ActProjectMemberUpdateRole, "ProjectMember", string(id))
 		ev.Details["projectId"], ev.Details["userId"] = string(pm.ProjectID), string(pm.UserID)
 		ev.Details["role"] = map[string]any{"from": string(pm.Role), "to": string(role)}
 		pm.Role = role
@@ -293,7 +293,7 @@ func (p *People) RemoveProjectMember(ctx context.Context, id model.ProjectMember
 		return err
 	}
 	return p.Change(ctx, pm.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		core.Target(ev, core.ActProjectMemberRemove, "ProjectMember", string(id))
+		core.Target(ev, ActProjectMemberRemove, "ProjectMember", string(id))
 		ev.Details["projectId"], ev.Details["userId"], ev.Details["role"] = string(pm.ProjectID), string(pm.UserID), string(pm.Role)
 		return store.ProjectMembers.Delete(ctx, q, id)
 	})

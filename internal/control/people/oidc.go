@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/nebulactrl/nebula/internal/control/core"
-
 	"github.com/nebulactrl/nebula/internal/bus"
+	"github.com/nebulactrl/nebula/internal/config"
+	"github.com/nebulactrl/nebula/internal/control/core"
+	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -192,3 +194,27 @@ func (p *People) ssoAudit(ctx context.Context, q *core.Txn, m *model.Member, u *
 	}
 	return nil
 }
+
+// OIDCSettingsFrom reads single sign-on's settings (NEBULA_OIDC_*); tenant
+// ids may be raw or global.
+func OIDCSettingsFrom(c config.OIDC) core.OIDCSettings {
+	out := core.OIDCSettings{AllowedDomains: c.AllowedDomains, Roles: map[string][]core.OIDCGrant{}}
+	for group, grants := range c.Roles {
+		for _, g := range grants {
+			grant := core.OIDCGrant{Role: model.TenantRole(g.Role)}
+			switch raw, err := gid.Decode[model.TenantID](gid.Tenant, g.Tenant); {
+			case err == nil:
+				grant.Tenant = raw
+			case rawTenantID.MatchString(g.Tenant):
+				grant.Tenant = model.TenantID(g.Tenant)
+			default:
+				grant.TenantName = g.Tenant
+			}
+			out.Roles[group] = append(out.Roles[group], grant)
+		}
+	}
+	return out
+}
+
+// rawTenantID is a tenant's raw id (a UUID).
+var rawTenantID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)

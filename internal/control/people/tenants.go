@@ -66,7 +66,7 @@ func (p *People) Bootstrap(ctx context.Context, tenantName, email string) (*Boot
 			return err
 		}
 		ev := p.NewAuditEvent(&authz.Actor{Origin: "local"}, out.Tenant.ID)
-		core.Target(ev, core.ActTenantBootstrap, "Tenant", string(out.Tenant.ID))
+		core.Target(ev, ActTenantBootstrap, "Tenant", string(out.Tenant.ID))
 		ev.Details["name"], ev.Details["adminEmail"], ev.Details["tokenPrefix"] = tenantName, email, out.Token.Prefix
 		ev.Details["invitationId"] = string(inv.ID)
 		return store.InsertAudit(ctx, q, ev.AuditEvent)
@@ -107,7 +107,7 @@ func (p *People) RecoverAdminToken(ctx context.Context) (*Bootstrapped, error) {
 			return err
 		}
 		ev := p.NewAuditEvent(&authz.Actor{Origin: "local"}, out.Tenant.ID)
-		core.Target(ev, core.ActTokenRecover, "ApiToken", string(out.Token.ID))
+		core.Target(ev, ActTokenRecover, "ApiToken", string(out.Token.ID))
 		ev.Details["userId"], ev.Details["prefix"] = string(out.User.ID), out.Token.Prefix
 		ev.Details["invitationId"] = string(inv.ID)
 		return store.InsertAudit(ctx, q, ev.AuditEvent)
@@ -181,7 +181,7 @@ func (p *People) CreateTenant(ctx context.Context, name string) (*model.Tenant, 
 			return err
 		}
 		ev := p.NewAuditEvent(a, t.ID)
-		core.Target(ev, core.ActTenantCreate, "Tenant", string(t.ID))
+		core.Target(ev, ActTenantCreate, "Tenant", string(t.ID))
 		ev.Details["name"], ev.Details["tokenPrefix"] = t.Name, tok.Prefix
 		// The founder is now an admin of one more tenant.
 		if err := p.Note(ctx, q, bus.User(string(a.User.ID))); err != nil {
@@ -290,7 +290,7 @@ func (p *People) UpdateTenant(ctx context.Context, id model.TenantID, name strin
 	}
 	var out *model.Tenant
 	err := p.Change(ctx, id, func(q *core.Txn, t *model.Tenant, ev *core.Audit) error {
-		core.Target(ev, core.ActTenantUpdate, "Tenant", string(id))
+		core.Target(ev, ActTenantUpdate, "Tenant", string(id))
 		ev.Details["name"] = map[string]any{"from": t.Name, "to": strings.TrimSpace(name)}
 		t.Name = strings.TrimSpace(name)
 		out = t
@@ -324,7 +324,7 @@ func (p *People) SetTenantPlan(ctx context.Context, id model.TenantID, plan mode
 			return core.Problem{Field: []string{"input", "plan"}, Code: core.CodeEntitlement, Message: fmt.Sprintf(
 				"the tenant uses more than the %s plan allows: %s", plan, strings.Join(over, ", "))}
 		}
-		core.Target(ev, core.ActTenantSetPlan, "Tenant", string(id))
+		core.Target(ev, ActTenantSetPlan, "Tenant", string(id))
 		ev.Details["plan"] = map[string]any{"from": string(t.PlanName), "to": string(plan)}
 		t.PlanName = plan
 		out = t

@@ -190,7 +190,7 @@ func (p *People) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*mode
 		if err != nil {
 			return err
 		}
-		core.Target(ev, core.ActTokenCreate, "ApiToken", string(tok.ID))
+		core.Target(ev, ActTokenCreate, "ApiToken", string(tok.ID))
 		ev.Details["name"], ev.Details["prefix"], ev.Details["userId"] = tok.Name, tok.Prefix, string(owner)
 		if tok.ExpiresAt != nil {
 			ev.Details["expiresAt"] = tok.ExpiresAt.Format(time.RFC3339)
@@ -217,7 +217,7 @@ func (p *People) RevokeAPIToken(ctx context.Context, id model.TokenID) (*model.A
 			}
 			return err
 		}
-		core.Target(ev, core.ActTokenRevoke, "ApiToken", string(id))
+		core.Target(ev, ActTokenRevoke, "ApiToken", string(id))
 		ev.Details["name"], ev.Details["prefix"], ev.Details["userId"] = tok.Name, tok.Prefix, string(tok.UserID)
 		tok, err = store.Tokens.Get(ctx, q, id)
 		return err
@@ -293,7 +293,7 @@ func (p *People) RevokeMemberAPITokens(ctx context.Context, id model.MemberID) (
 		revoked = toks
 		// The action of a revocation: the user's connections recheck
 		// their token (Plane.change notes the user named in the details).
-		core.Target(ev, core.ActTokenRevoke, "Member", string(id))
+		core.Target(ev, ActTokenRevoke, "Member", string(id))
 		ev.Details["userId"], ev.Details["count"], ev.Details["prefixes"] = string(m.UserID), len(toks), prefixes
 		return nil
 	})
