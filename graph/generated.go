@@ -6505,7 +6505,10 @@ type Environment implements Node {
   protected: Boolean!
   "Picks clusters whose labels contain every pair exactly."
   clusterSelector: [Label!]!
-  "Picks namespace targets (on eligible clusters) whose labels contain every pair exactly."
+  """
+  Picks namespace targets (on eligible clusters) whose labels contain every
+  pair exactly. Empty only on a cluster without namespace targets.
+  """
   namespaceSelector: [Label!]!
   createdAt: Time!
   eligibleClusters(first: Int, after: String): ClusterConnection!
@@ -6533,8 +6536,11 @@ type EnvironmentEdge {
 
 """
 Where an environment lands. Its cluster selector must pick exactly one
-cluster; on it, its namespace selector exactly one namespace target (or, when
-empty, the namespace <project>-<environment>). Nothing is guessed.
+cluster; on it, its namespace selector exactly one namespace target. On a
+cluster where the tenant admin defined no namespace targets, an empty
+namespace selector gives the namespace <project>-<environment>; where targets
+exist, an environment must pick one (an empty selector is refused when the
+environment is created or changed). Nothing is guessed.
 """
 type Placement {
   cluster: Cluster

@@ -218,7 +218,7 @@ func TestAuditOnePerMutation(t *testing.T) {
 		step(pm, "removeProjectMember", `mutation($id: ID!) { removeProjectMember(input: {projectMemberId: $id}) { removedProjectMemberId `+ue+` } }`,
 			map[string]any{"id": robotPM}, "project_member.remove", fixed(robotPM))
 
-		res = step(pm, "createEnvironment", `mutation($p: ID!) { createEnvironment(input: {projectId: $p, name: "canary", clusterSelector: [{key: "region", value: "eu"}]}) {
+		res = step(pm, "createEnvironment", `mutation($p: ID!) { createEnvironment(input: {projectId: $p, name: "canary", clusterSelector: [{key: "region", value: "eu"}], namespaceSelector: [{key: "tier", value: "web"}]}) {
 			environment { id } `+ue+` } }`, map[string]any{"p": f.ProjectID}, "environment.create", at("createEnvironment.environment.id"))
 		canary := res.Str("createEnvironment.environment.id")
 		reject(pm, "createEnvironment", `mutation($p: ID!) { createEnvironment(input: {projectId: $p, name: "moon", clusterSelector: [{key: "planet", value: "moon"}]}) {

@@ -147,7 +147,7 @@ func badInputs() []badCase {
 		// Duplicates.
 		{name: "duplicate project", query: `mutation($t: ID!) { createProject(input: {tenantId: $t, name: "shop"}) { project { id } ` + ue + ` } }`,
 			vars: ids("t", "f.tenant"), userError: true, path: []string{"input", "name"}, code: "CONFLICT", mentions: []string{"shop"}},
-		{name: "duplicate environment", query: `mutation($p: ID!) { createEnvironment(input: {projectId: $p, name: "production"}) { environment { id } ` + ue + ` } }`,
+		{name: "duplicate environment", query: `mutation($p: ID!) { createEnvironment(input: {projectId: $p, name: "production", namespaceSelector: [{key: "tier", value: "web"}]}) { environment { id } ` + ue + ` } }`,
 			vars: ids("p", "f.project"), userError: true, path: []string{"input", "name"}, code: "CONFLICT", mentions: []string{"production"}},
 		{name: "environment renamed to a taken name", query: `mutation($e: ID!) { updateEnvironment(input: {environmentId: $e, name: "production"}) { environment { id } ` + ue + ` } }`,
 			vars: ids("e", "f.protected"), userError: true, path: []string{"input", "name"}, code: "CONFLICT", mentions: []string{"name"}},
@@ -212,7 +212,7 @@ func badInputs() []badCase {
 		{name: "deploy to an environment of another project", query: deployMutation,
 			vars: func(t *testing.T, f, free *Fixture) map[string]any {
 				p := f.NewProject(t)
-				r := f.MustDo(t, `mutation($p: ID!) { createEnvironment(input: {projectId: $p, name: "elsewhere"}) { environment { id } `+ue+` } }`,
+				r := f.MustDo(t, `mutation($p: ID!) { createEnvironment(input: {projectId: $p, name: "elsewhere", namespaceSelector: [{key: "tier", value: "web"}]}) { environment { id } `+ue+` } }`,
 					map[string]any{"p": p})
 				return map[string]any{"s": f.ServiceID, "e": r.Str("createEnvironment.environment.id"), "d": Digest(2)}
 			},

@@ -307,8 +307,11 @@ func (r *canaryRun) setUp(t *testing.T) {
 	// A project with no secret, on the same cluster: what a missing key
 	// must leave alone.
 	r.staticProject = r.f.NewProject(t)
+	r.f.MustDo(t, `mutation($c: ID!) { createNamespaceTarget(input: {clusterId: $c, namespace: "static", labels: [{key: "tier", value: "static"}]}) {
+		namespaceTarget { id } userErrors { field message code } } }`, map[string]any{"c": r.f.ClusterID})
 	res = r.f.MustDo(t, `mutation($p: ID!) { createEnvironment(input: {projectId: $p, name: "live",
-		clusterSelector: [{key: "env", value: "prod"}, {key: "region", value: "eu"}]}) { environment { id } userErrors { field message code } } }`,
+		clusterSelector: [{key: "env", value: "prod"}, {key: "region", value: "eu"}], namespaceSelector: [{key: "tier", value: "static"}]}) {
+		environment { id } userErrors { field message code } } }`,
 		map[string]any{"p": r.staticProject})
 	staticEnv := res.Str("createEnvironment.environment.id")
 	r.staticID = r.f.NewService(t, r.staticProject, "static")

@@ -626,6 +626,12 @@ func (e *Env) newFixture(t testing.TB, people bool) *Fixture {
 			namespaceTarget { id } userErrors { field message code } }
 	}`, map[string]any{"c": f.ClusterID})
 	f.NamespaceTargetID = r.Str("createNamespaceTarget.namespaceTarget.id")
+	// The protected environment's own namespace: on a cluster with
+	// targets, every environment takes one.
+	f.MustDo(t, `mutation($c: ID!) {
+		createNamespaceTarget(input: {clusterId: $c, namespace: "shop-gated", labels: [{key: "tier", value: "gated"}]}) {
+			namespaceTarget { id } userErrors { field message code } }
+	}`, map[string]any{"c": f.ClusterID})
 
 	r = f.MustDo(t, `mutation($t: ID!) {
 		createProject(input: {tenantId: $t, name: "shop", description: "the shop"}) { project { id } userErrors { field message code } }
@@ -643,7 +649,7 @@ func (e *Env) newFixture(t testing.TB, people bool) *Fixture {
 	f.EnvironmentID = r.Str("createEnvironment.environment.id")
 	r = f.MustDo(t, `mutation($p: ID!) {
 		createEnvironment(input: {projectId: $p, name: "production-gated", protected: true,
-			clusterSelector: [{key: "env", value: "prod"}]}) { environment { id } userErrors { field message code } }
+			clusterSelector: [{key: "env", value: "prod"}], namespaceSelector: [{key: "tier", value: "gated"}]}) { environment { id } userErrors { field message code } }
 	}`, map[string]any{"p": f.ProjectID})
 	f.ProtectedEnvironmentID = r.Str("createEnvironment.environment.id")
 
@@ -792,12 +798,14 @@ func (f *Fixture) NewProject(t testing.TB) string {
 	return id
 }
 
-// NewEnvironment creates an unprotected environment without selectors in
-// the fixture project.
+// NewEnvironment creates an unprotected environment in the fixture
+// project that picks no cluster yet (env=staging): on the fixture's
+// cluster, which has namespace targets, it would have to pick one.
 func (f *Fixture) NewEnvironment(t testing.TB) string {
 	t.Helper()
 	r := f.MustDo(t, `mutation($p: ID!, $name: String!) {
-		createEnvironment(input: {projectId: $p, name: $name}) { environment { id } userErrors { field message code } }
+		createEnvironment(input: {projectId: $p, name: $name, clusterSelector: [{key: "env", value: "staging"}]}) {
+			environment { id } userErrors { field message code } }
 	}`, map[string]any{"p": f.ProjectID, "name": f.Unique("env")})
 	return r.Str("createEnvironment.environment.id")
 }

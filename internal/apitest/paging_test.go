@@ -25,6 +25,9 @@ func TestConnectionPaging(t *testing.T) {
 		for range 2 {
 			f.NewNamespaceTarget(t)
 		}
+		// An environment picking the three clusters, every target on them.
+		wide := f.MustDo(t, `mutation($p: ID!) { createEnvironment(input: {projectId: $p, name: "wide", clusterSelector: [{key: "region", value: "eu"}]}) {
+			environment { id } `+ue+` } }`, map[string]any{"p": f.ProjectID}).Str("createEnvironment.environment.id")
 		f.Env.MustDo(t, f.Users[Editor].Token, `mutation { a: createApiToken(input: {name: "a"}) { `+ue+` } b: createApiToken(input: {name: "b"}) { `+ue+` } }`, nil)
 
 		cases := []struct {
@@ -40,7 +43,7 @@ func TestConnectionPaging(t *testing.T) {
 			{"service.releases", f.Owner.Token, f.ServiceID, `... on Service { conn: releases(first: $first, after: $after) { %s } }`},
 			{"environment.deployments", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: deployments(first: $first, after: $after) { %s } }`},
 			{"environment.eligibleClusters", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: eligibleClusters(first: $first, after: $after) { %s } }`},
-			{"environment.eligibleNamespaceTargets", f.Owner.Token, f.ProtectedEnvironmentID, `... on Environment { conn: eligibleNamespaceTargets(first: $first, after: $after) { %s } }`},
+			{"environment.eligibleNamespaceTargets", f.Owner.Token, wide, `... on Environment { conn: eligibleNamespaceTargets(first: $first, after: $after) { %s } }`},
 			{"viewer.apiTokens", f.Users[Editor].Token, "", ""},
 		}
 		for _, c := range cases {

@@ -43,3 +43,47 @@ func TestPlacement(t *testing.T) {
 		}
 	})
 }
+
+// Where the tenant admin defined namespace targets on a cluster, an
+// environment there takes one of them: a project manager who clears the
+// namespace selector, or leaves it out, is refused and nothing changes.
+// On a cluster without targets the default namespace stays.
+func TestNamespaceTargetsHold(t *testing.T) {
+	t.Parallel()
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		pm := f.Users[ProjectManager].Token
+		placement := func(id string) map[string]any {
+			return f.Node(t, id, "... on Environment { placement { cluster { name } namespace problem } }")["placement"].(map[string]any)
+		}
+		refused := func(what string, r Response, field string) {
+			t.Helper()
+			ue := r.UserErrors(field)
+			if len(ue) != 1 || strings.Join(ue[0].Field, ".") != "input.namespaceSelector" ||
+				!strings.Contains(ue[0].Message, "cluster prod-eu") || !strings.Contains(ue[0].Message, "shop, shop-gated") {
+				t.Errorf("%s: %s, want the namespace selector refused naming prod-eu and its targets", what, r.Body)
+			}
+		}
+		r := env.Do(t, pm, `mutation($e: ID!) { updateEnvironment(input: {environmentId: $e, namespaceSelector: []}) { environment { id } userErrors { field message code } } }`,
+			map[string]any{"e": f.EnvironmentID})
+		refused("clearing the namespace selector", r, "updateEnvironment")
+		if pl := placement(f.EnvironmentID); pl["namespace"] != "shop" {
+			t.Errorf("after the refusal the environment places in %v, want shop", pl)
+		}
+		r = env.Do(t, pm, `mutation($p: ID!) { createEnvironment(input: {projectId: $p, name: "sneaky", clusterSelector: [{key: "env", value: "prod"}]}) { environment { id } userErrors { field message code } } }`,
+			map[string]any{"p": f.ProjectID})
+		refused("an environment without a namespace selector", r, "createEnvironment")
+		envs := f.Node(t, f.ProjectID, "... on Project { environments(first: 20) { nodes { name } } }")["environments"].(map[string]any)["nodes"].([]any)
+		if len(envs) != 2 {
+			t.Errorf("the refused environment was stored: %v", envs)
+		}
+
+		f.MustDo(t, `mutation($t: ID!) { registerCluster(input: {tenantId: $t, name: "dev-eu", labels: [{key: "env", value: "dev"}]}) { userErrors { message } } }`,
+			map[string]any{"t": f.TenantID})
+		r = env.MustDo(t, pm, `mutation($p: ID!) { createEnvironment(input: {projectId: $p, name: "dev", clusterSelector: [{key: "env", value: "dev"}]}) { environment { id } userErrors { field message code } } }`,
+			map[string]any{"p": f.ProjectID})
+		if pl := placement(r.Str("createEnvironment.environment.id")); pl["namespace"] != "shop-dev" {
+			t.Errorf("on a cluster without targets the environment places in %v, want shop-dev", pl)
+		}
+	})
+}

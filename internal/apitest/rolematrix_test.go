@@ -589,7 +589,7 @@ func roleMatrix() map[string][]matrixCase {
 		"createEnvironment": {{
 			name: "selecting the cluster",
 			query: `mutation($p: ID!, $name: String!) { createEnvironment(input: {projectId: $p, name: $name,
-				clusterSelector: [{key: "env", value: "prod"}]}) { environment { id } ` + ue + ` } }`,
+				clusterSelector: [{key: "env", value: "prod"}], namespaceSelector: [{key: "tier", value: "web"}]}) { environment { id } ` + ue + ` } }`,
 			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
 				return map[string]any{"p": f.ProjectID, "name": f.Unique(r.slug())}
 			},
@@ -987,7 +987,7 @@ func roleMatrix() map[string][]matrixCase {
 		},
 		"previewUpdateEnvironment": {
 			// A new namespace selector moves the environment to another target.
-			previewCase("new namespace selector", `previewUpdateEnvironment(input: {environmentId: $e, namespaceSelector: []})`,
+			previewCase("new namespace selector", `previewUpdateEnvironment(input: {environmentId: $e, namespaceSelector: [{key: "tier", value: "gated"}]})`,
 				nil, projectManagers),
 		},
 		"previewSetVariable": {

@@ -152,3 +152,65 @@ func TestPreviewStoresNothing(t *testing.T) {
 		t.Fatalf("%d releases after one deploy, want 1", n)
 	}
 }
+
+// Where the tenant admin defined namespace targets on a cluster, an
+// environment placed there takes one of them: a project manager cannot
+// step around them by leaving out or clearing the namespace selector.
+// A cluster without targets still gives the default namespace.
+func TestNamespaceTargetsHold(t *testing.T) {
+	s := controltest.New(t)
+	pm := s.Person(t, "pm@acme.test", model.TenantMember, model.ProjectManager)
+	tier := []model.Label{{Key: "tier", Value: "prod"}}
+	if _, err := s.P.Clusters.CreateNamespaceTarget(s.Admin, s.Cluster.ID, "team-a", tier); err != nil {
+		t.Fatal(err)
+	}
+	refused := func(what string, err error) {
+		t.Helper()
+		ps, ok := core.AsProblems(err)
+		if !ok || len(ps) != 1 || strings.Join(ps[0].Field, ".") != "input.namespaceSelector" ||
+			!strings.Contains(ps[0].Message, "cluster eu-1") || !strings.Contains(ps[0].Message, "team-a") {
+			t.Fatalf("%s: %v, want the namespace selector refused, naming cluster eu-1 and its target team-a", what, err)
+		}
+	}
+	name := "staging"
+	_, err := s.P.Delivery.CreateEnvironment(pm, s.Project.ID, delivery.EnvironmentInput{Name: &name})
+	refused("an environment without a namespace selector on a cluster with targets", err)
+
+	env, err := s.P.Delivery.UpdateEnvironment(pm, s.Env.ID, delivery.EnvironmentInput{NamespaceSelector: tier})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.P.Delivery.UpdateEnvironment(pm, s.Env.ID, delivery.EnvironmentInput{NamespaceSelector: []model.Label{}})
+	refused("clearing the namespace selector", err)
+	pl, err := s.P.Delivery.Place(s.Admin, env)
+	if err != nil || pl.Namespace == nil || *pl.Namespace != "team-a" {
+		t.Fatalf("after the refusals the environment places in %v (%v), want team-a", pl, err)
+	}
+	if env, err = s.P.Delivery.Environment(s.Admin, s.Env.ID); err != nil || len(env.NamespaceSelector) != 1 {
+		t.Fatalf("the refused update changed the stored selector: %+v (%v)", env, err)
+	}
+	envs, err := s.P.Delivery.EnvironmentsOf(s.Admin, []model.Scope{s.Project.Scope()}, store.PageArgs{First: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, pg := range envs {
+		n += len(pg.Items)
+	}
+	if n != 1 {
+		t.Fatalf("the refused environment was stored: %d environments", n)
+	}
+
+	// A cluster the admin gave no targets: the default namespace.
+	us := []model.Label{{Key: "region", Value: "us"}}
+	if _, _, err := s.P.Clusters.RegisterCluster(s.Admin, s.Boot.Tenant.ID, "us-1", us); err != nil {
+		t.Fatal(err)
+	}
+	env, err = s.P.Delivery.CreateEnvironment(pm, s.Project.ID, delivery.EnvironmentInput{Name: &name, ClusterSelector: us})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl, err = s.P.Delivery.Place(pm, env); err != nil || pl.Namespace == nil || *pl.Namespace != "shop-staging" {
+		t.Fatalf("on a cluster without targets the environment places in %v (%v), want shop-staging", pl, err)
+	}
+}

@@ -2,10 +2,12 @@ package delivery
 
 import (
 	"context"
-
-	"github.com/nebulactrl/nebula/internal/control/core"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/nebulactrl/nebula/authz"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -235,7 +237,7 @@ func (p *Delivery) applyEnvironment(ctx context.Context, q store.Querier, t *mod
 	if err := c.Err(); err != nil {
 		return err
 	}
-	if in.ClusterSelector != nil || in.NamespaceSelector != nil {
+	if in.ClusterSelector != nil || in.NamespaceSelector != nil || create {
 		clusters, targets, err := p.TenantTargets(ctx, q, t.ID)
 		if err != nil {
 			return err
@@ -245,6 +247,12 @@ func (p *Delivery) applyEnvironment(ctx context.Context, q store.Querier, t *mod
 		}
 		if in.NamespaceSelector != nil {
 			c.KnownKeys(env.NamespaceSelector, labelKeys(targets, func(n *model.NamespaceTarget) model.Labels { return n.Labels }), "namespace target", "input", "namespaceSelector")
+		}
+		if cl, ns := targetsBypassed(env, clusters, targets); cl != "" {
+			c.Add(core.Invalid(fmt.Sprintf("cluster %s has namespace targets your tenant admin defined (%s): "+
+				"an environment placed there takes one of them, picked with a namespace selector; "+
+				"the default namespace is only for clusters without targets", cl, strings.Join(ns, ", ")),
+				"input", "namespaceSelector"))
 		}
 		if err := c.Err(); err != nil {
 			return err
@@ -274,4 +282,39 @@ func (p *Delivery) DeleteEnvironment(ctx context.Context, id model.EnvironmentID
 		}
 		return store.Environments.Delete(ctx, q, id)
 	})
+}
+
+// targetsBypassed names the cluster and its namespace targets when env,
+// without a namespace selector, would fall back to its default namespace
+// on a cluster where the tenant admin defined namespace targets: refused,
+// so that a project manager cannot step around them by clearing the
+// selector. ("" when env picks no single cluster, has a namespace
+// selector, or its cluster has no targets.)
+func targetsBypassed(env *model.Environment, clusters []*model.Cluster, targets []*model.NamespaceTarget) (string, []string) {
+	if len(env.NamespaceSelector) > 0 {
+		return "", nil
+	}
+	var picked *model.Cluster
+	for _, c := range clusters {
+		if c.Labels.Matches(env.ClusterSelector) {
+			if picked != nil {
+				return "", nil // several: it places nowhere, and says so
+			}
+			picked = c
+		}
+	}
+	if picked == nil {
+		return "", nil
+	}
+	var ns []string
+	for _, t := range targets {
+		if t.ClusterID == picked.ID {
+			ns = append(ns, t.Namespace)
+		}
+	}
+	if len(ns) == 0 {
+		return "", nil
+	}
+	slices.Sort(ns)
+	return picked.Name, ns
 }
