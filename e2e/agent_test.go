@@ -446,16 +446,23 @@ func TestDeploymentRollout(t *testing.T) {
 		t.Errorf("the first deployment is %s after the second succeeded", stage)
 	}
 
-	// Release 3's web process never becomes Ready (the simulated cluster
-	// keeps pods whose command ends in --simulate-unready unready): it is
-	// rolled back, and traffic never leaves release 2.
+	// A configuration change is a release (issue 32): release 3 is release
+	// 2's image with a web process that never becomes Ready (the simulated
+	// cluster keeps pods whose command ends in --simulate-unready
+	// unready). It is rolled back as a whole, and traffic never leaves
+	// release 2, which runs its own configuration again.
 	f.cp.gql(t, `mutation ($input: UpdateServiceInput!) { updateService(input: $input) { service { id } userErrors { message } } }`,
 		map[string]any{"input": map[string]any{"serviceId": f.service, "processes": []any{
 			map[string]any{"name": "web", "command": []any{"./api", "serve", "--simulate-unready"}, "replicas": 2, "port": 8080,
 				"readinessProbe": map[string]any{"path": "/healthz", "port": 8080}},
 			map[string]any{"name": "worker", "command": []any{"./api", "work"}, "replicas": 1},
 		}}})
-	third := f.deploy(t, digest3)
+	newest := dig(f.cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Environment { deployments(first: 1) { nodes { id release { number imageDigest } } } } } }`,
+		map[string]any{"id": f.env}), "node", "deployments", "nodes").([]any)[0]
+	third := str(newest, "id")
+	if rel := dig(newest, "release"); dig(rel, "number") != float64(3) || dig(rel, "imageDigest") != digest2 {
+		t.Fatalf("the process change's deployment is of %v, want release 3 of release 2's image", rel)
+	}
 	stages := f.waitStage(t, third, "ROLLED_BACK", 40*time.Second)
 	want := []string{"QUEUED", "DELIVERING", "STARTING", "PROBING", "ROLLED_BACK"}
 	if strings.Join(stages, ",") != strings.Join(want, ",") {
@@ -480,8 +487,8 @@ func TestDeploymentRollout(t *testing.T) {
 	f.waitApplied(t)
 	state := dig(f.cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Cluster { desiredState } } }`, map[string]any{"id": f.cluster}),
 		"node", "desiredState")
-	if b, _ := json.Marshal(state); !strings.Contains(string(b), `"release":2`) {
-		t.Errorf("desired state after the rollback: %s", b)
+	if b, _ := json.Marshal(state); !strings.Contains(string(b), `"release":2`) || strings.Contains(string(b), "--simulate-unready") {
+		t.Errorf("desired state after the rollback: %s; want release 2 with its own processes", b)
 	}
 }
 

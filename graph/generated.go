@@ -57,6 +57,7 @@ type ResolverRoot interface {
 	ProjectMember() ProjectMemberResolver
 	Query() QueryResolver
 	Release() ReleaseResolver
+	ReleaseVariable() ReleaseVariableResolver
 	Revision() RevisionResolver
 	RevisionOutcome() RevisionOutcomeResolver
 	Service() ServiceResolver
@@ -309,6 +310,12 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ConfigChange struct {
+		Change func(childComplexity int) int
+		Name   func(childComplexity int) int
+		Secret func(childComplexity int) int
+	}
+
 	ConnectToken struct {
 		CreatedAt  func(childComplexity int) int
 		ExpiresAt  func(childComplexity int) int
@@ -508,6 +515,11 @@ type ComplexityRoot struct {
 		Namespace func(childComplexity int) int
 		Reason    func(childComplexity int) int
 		Service   func(childComplexity int) int
+	}
+
+	ImageChange struct {
+		From func(childComplexity int) int
+		To   func(childComplexity int) int
 	}
 
 	Invitation struct {
@@ -786,6 +798,7 @@ type ComplexityRoot struct {
 	Release struct {
 		CreatedAt   func(childComplexity int) int
 		CreatedBy   func(childComplexity int) int
+		Diff        func(childComplexity int, against string) int
 		Domains     func(childComplexity int) int
 		Environment func(childComplexity int) int
 		ID          func(childComplexity int) int
@@ -794,6 +807,7 @@ type ComplexityRoot struct {
 		Number      func(childComplexity int) int
 		Processes   func(childComplexity int) int
 		Service     func(childComplexity int) int
+		Variables   func(childComplexity int) int
 	}
 
 	ReleaseConnection struct {
@@ -802,9 +816,25 @@ type ComplexityRoot struct {
 		PageInfo func(childComplexity int) int
 	}
 
+	ReleaseDiff struct {
+		Domains   func(childComplexity int) int
+		From      func(childComplexity int) int
+		Image     func(childComplexity int) int
+		Processes func(childComplexity int) int
+		To        func(childComplexity int) int
+		Variables func(childComplexity int) int
+	}
+
 	ReleaseEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	ReleaseVariable struct {
+		Name   func(childComplexity int) int
+		Scope  func(childComplexity int) int
+		Secret func(childComplexity int) int
+		Value  func(childComplexity int) int
 	}
 
 	RemoveMemberPayload struct {
@@ -1333,7 +1363,11 @@ type ReleaseResolver interface {
 	Service(ctx context.Context, obj *model.Release) (*model.Service, error)
 	Environment(ctx context.Context, obj *model.Release) (*model.Environment, error)
 
+	Diff(ctx context.Context, obj *model.Release, against string) (*model.ReleaseDiff, error)
 	CreatedBy(ctx context.Context, obj *model.Release) (*model.User, error)
+}
+type ReleaseVariableResolver interface {
+	Value(ctx context.Context, obj *model.ReleaseVariable) (*string, error)
 }
 type RevisionResolver interface {
 	Cause(ctx context.Context, obj *delivery.Revision) (*model.AuditEvent, error)
@@ -2376,6 +2410,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CommandEdge.Node(childComplexity), true
 
+	case "ConfigChange.change":
+		if e.ComplexityRoot.ConfigChange.Change == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.Change(childComplexity), true
+	case "ConfigChange.name":
+		if e.ComplexityRoot.ConfigChange.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.Name(childComplexity), true
+	case "ConfigChange.secret":
+		if e.ComplexityRoot.ConfigChange.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.Secret(childComplexity), true
+
 	case "ConnectToken.createdAt":
 		if e.ComplexityRoot.ConnectToken.CreatedAt == nil {
 			break
@@ -3096,6 +3149,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.HeldService.Service(childComplexity), true
+
+	case "ImageChange.from":
+		if e.ComplexityRoot.ImageChange.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImageChange.From(childComplexity), true
+	case "ImageChange.to":
+		if e.ComplexityRoot.ImageChange.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImageChange.To(childComplexity), true
 
 	case "Invitation.acceptedAt":
 		if e.ComplexityRoot.Invitation.AcceptedAt == nil {
@@ -4514,6 +4580,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Release.CreatedBy(childComplexity), true
+	case "Release.diff":
+		if e.ComplexityRoot.Release.Diff == nil {
+			break
+		}
+
+		args, err := ec.field_Release_diff_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Release.Diff(childComplexity, args["against"].(string)), true
 	case "Release.domains":
 		if e.ComplexityRoot.Release.Domains == nil {
 			break
@@ -4562,6 +4639,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Release.Service(childComplexity), true
+	case "Release.variables":
+		if e.ComplexityRoot.Release.Variables == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Release.Variables(childComplexity), true
 
 	case "ReleaseConnection.edges":
 		if e.ComplexityRoot.ReleaseConnection.Edges == nil {
@@ -4582,6 +4665,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ReleaseConnection.PageInfo(childComplexity), true
 
+	case "ReleaseDiff.domains":
+		if e.ComplexityRoot.ReleaseDiff.Domains == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseDiff.Domains(childComplexity), true
+	case "ReleaseDiff.from":
+		if e.ComplexityRoot.ReleaseDiff.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseDiff.From(childComplexity), true
+	case "ReleaseDiff.image":
+		if e.ComplexityRoot.ReleaseDiff.Image == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseDiff.Image(childComplexity), true
+	case "ReleaseDiff.processes":
+		if e.ComplexityRoot.ReleaseDiff.Processes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseDiff.Processes(childComplexity), true
+	case "ReleaseDiff.to":
+		if e.ComplexityRoot.ReleaseDiff.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseDiff.To(childComplexity), true
+	case "ReleaseDiff.variables":
+		if e.ComplexityRoot.ReleaseDiff.Variables == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseDiff.Variables(childComplexity), true
+
 	case "ReleaseEdge.cursor":
 		if e.ComplexityRoot.ReleaseEdge.Cursor == nil {
 			break
@@ -4594,6 +4714,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReleaseEdge.Node(childComplexity), true
+
+	case "ReleaseVariable.name":
+		if e.ComplexityRoot.ReleaseVariable.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseVariable.Name(childComplexity), true
+	case "ReleaseVariable.scope":
+		if e.ComplexityRoot.ReleaseVariable.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseVariable.Scope(childComplexity), true
+	case "ReleaseVariable.secret":
+		if e.ComplexityRoot.ReleaseVariable.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseVariable.Secret(childComplexity), true
+	case "ReleaseVariable.value":
+		if e.ComplexityRoot.ReleaseVariable.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReleaseVariable.Value(childComplexity), true
 
 	case "RemoveMemberPayload.removedMemberId":
 		if e.ComplexityRoot.RemoveMemberPayload.RemovedMemberID == nil {
@@ -7231,7 +7376,14 @@ input DomainInput {
 
 # ---------------------------------------------------------------- releases and deployments
 
-"An immutable image digest plus the service configuration (processes, domains) frozen when it was created. Variables are not frozen: they take effect as they change."
+"""
+An immutable image digest plus the configuration frozen when it was created:
+the service's processes and domains, and the variables in force for the
+service in the environment (secrets by the version of their value). A cluster
+runs what the release in force says; a change of configuration makes a new
+release, deployed like any other, and rolling back to a release runs its image
+and its configuration.
+"""
 type Release implements Node {
   id: ID!
   service: Service!
@@ -7242,8 +7394,60 @@ type Release implements Node {
   imageDigest: String!
   processes: [Process!]!
   domains: [Domain!]!
+  "The variables the release froze, in name order."
+  variables: [ReleaseVariable!]!
+  """
+  What changed from another release of the same service (any environment) to
+  this one: the image, processes, domains and variable names. A secret shows as
+  changed only, never with a value.
+  """
+  diff(against: ID!): ReleaseDiff!
   createdBy: User
   createdAt: Time!
+}
+
+"""
+A variable as a release froze it: of a name set at several scopes, the
+narrowest one's when the release was made.
+"""
+type ReleaseVariable {
+  name: String!
+  scope: VariableScope!
+  "The value as written (references to other services unexpanded); null for a secret."
+  value: String
+  secret: Boolean!
+}
+
+"What changed from one release (from) to another (to)."
+type ReleaseDiff {
+  from: Release!
+  to: Release!
+  "The image, when it differs: the other release's reference, then this one's."
+  image: ImageChange
+  processes: [ConfigChange!]!
+  "Domains by host."
+  domains: [ConfigChange!]!
+  "Variables by name; a secret whose value changed is CHANGED, never shown."
+  variables: [ConfigChange!]!
+}
+
+type ImageChange {
+  from: String!
+  to: String!
+}
+
+enum ConfigChangeKind {
+  ADDED
+  CHANGED
+  REMOVED
+}
+
+"One named part of a release's configuration that differs."
+type ConfigChange {
+  name: String!
+  change: ConfigChangeKind!
+  "For a variable: whether it is (or was) a secret."
+  secret: Boolean!
 }
 
 type ReleaseConnection {
@@ -8533,6 +8737,18 @@ func (ec *executionContext) childFields_CommandEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type CommandEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_ConfigChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ConfigChange_name(ctx, field)
+	case "change":
+		return ec.fieldContext_ConfigChange_change(ctx, field)
+	case "secret":
+		return ec.fieldContext_ConfigChange_secret(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConfigChange", field.Name)
+}
+
 func (ec *executionContext) childFields_ConnectToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -8933,6 +9149,16 @@ func (ec *executionContext) childFields_HeldService(ctx context.Context, field g
 		return ec.fieldContext_HeldService_reason(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type HeldService", field.Name)
+}
+
+func (ec *executionContext) childFields_ImageChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_ImageChange_from(ctx, field)
+	case "to":
+		return ec.fieldContext_ImageChange_to(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ImageChange", field.Name)
 }
 
 func (ec *executionContext) childFields_Invitation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9369,6 +9595,10 @@ func (ec *executionContext) childFields_Release(ctx context.Context, field graph
 		return ec.fieldContext_Release_processes(ctx, field)
 	case "domains":
 		return ec.fieldContext_Release_domains(ctx, field)
+	case "variables":
+		return ec.fieldContext_Release_variables(ctx, field)
+	case "diff":
+		return ec.fieldContext_Release_diff(ctx, field)
 	case "createdBy":
 		return ec.fieldContext_Release_createdBy(ctx, field)
 	case "createdAt":
@@ -9389,6 +9619,24 @@ func (ec *executionContext) childFields_ReleaseConnection(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type ReleaseConnection", field.Name)
 }
 
+func (ec *executionContext) childFields_ReleaseDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_ReleaseDiff_from(ctx, field)
+	case "to":
+		return ec.fieldContext_ReleaseDiff_to(ctx, field)
+	case "image":
+		return ec.fieldContext_ReleaseDiff_image(ctx, field)
+	case "processes":
+		return ec.fieldContext_ReleaseDiff_processes(ctx, field)
+	case "domains":
+		return ec.fieldContext_ReleaseDiff_domains(ctx, field)
+	case "variables":
+		return ec.fieldContext_ReleaseDiff_variables(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReleaseDiff", field.Name)
+}
+
 func (ec *executionContext) childFields_ReleaseEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "cursor":
@@ -9397,6 +9645,20 @@ func (ec *executionContext) childFields_ReleaseEdge(ctx context.Context, field g
 		return ec.fieldContext_ReleaseEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ReleaseEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ReleaseVariable(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ReleaseVariable_name(ctx, field)
+	case "scope":
+		return ec.fieldContext_ReleaseVariable_scope(ctx, field)
+	case "value":
+		return ec.fieldContext_ReleaseVariable_value(ctx, field)
+	case "secret":
+		return ec.fieldContext_ReleaseVariable_secret(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReleaseVariable", field.Name)
 }
 
 func (ec *executionContext) childFields_RemoveMemberPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11356,6 +11618,20 @@ func (ec *executionContext) field_Query_previewUpdateService_args(ctx context.Co
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Release_diff_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "against",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["against"] = arg0
 	return args, nil
 }
 
@@ -15952,6 +16228,75 @@ func (ec *executionContext) fieldContext_CommandEdge_node(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _ConfigChange_name(ctx context.Context, field graphql.CollectedField, obj *model.ConfigChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ConfigChange_change(ctx context.Context, field graphql.CollectedField, obj *model.ConfigChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_change(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Change, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ConfigChangeKind) graphql.Marshaler {
+			return ec.marshalNConfigChangeKind2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConfigChangeKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_change(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, "ConfigChangeKind")
+}
+
+func (ec *executionContext) _ConfigChange_secret(ctx context.Context, field graphql.CollectedField, obj *model.ConfigChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _ConnectToken_id(ctx context.Context, field graphql.CollectedField, obj *model.ConnectToken) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19092,6 +19437,52 @@ func (ec *executionContext) _HeldService_reason(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_HeldService_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("HeldService", field, false, false, "String")
+}
+
+func (ec *executionContext) _ImageChange_from(ctx context.Context, field graphql.CollectedField, obj *model.ImageChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImageChange_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImageChange_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImageChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ImageChange_to(ctx context.Context, field graphql.CollectedField, obj *model.ImageChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImageChange_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImageChange_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImageChange", field, false, false, "String")
 }
 
 func (ec *executionContext) _Invitation_id(ctx context.Context, field graphql.CollectedField, obj *model.Invitation) (ret graphql.Marshaler) {
@@ -25215,6 +25606,87 @@ func (ec *executionContext) fieldContext_Release_domains(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Release_variables(ctx context.Context, field graphql.CollectedField, obj *model.Release) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Release_variables(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Variables, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ReleaseVariable) graphql.Marshaler {
+			return ec.marshalNReleaseVariable2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐReleaseVariableᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Release_variables(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Release",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReleaseVariable(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Release_diff(ctx context.Context, field graphql.CollectedField, obj *model.Release) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Release_diff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Release().Diff(ctx, obj, fc.Args["against"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReleaseDiff) graphql.Marshaler {
+			return ec.marshalNReleaseDiff2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐReleaseDiff(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Release_diff(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Release",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReleaseDiff(ctx, field)
+		},
+	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Release_diff_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
+	return fc, nil
+}
+
 func (ec *executionContext) _Release_createdBy(ctx context.Context, field graphql.CollectedField, obj *model.Release) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -25366,6 +25838,198 @@ func (ec *executionContext) fieldContext_ReleaseConnection_pageInfo(_ context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _ReleaseDiff_from(ctx context.Context, field graphql.CollectedField, obj *model.ReleaseDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseDiff_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Release) graphql.Marshaler {
+			return ec.marshalNRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐRelease(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseDiff_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Release(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseDiff_to(ctx context.Context, field graphql.CollectedField, obj *model.ReleaseDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseDiff_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Release) graphql.Marshaler {
+			return ec.marshalNRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐRelease(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseDiff_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Release(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseDiff_image(ctx context.Context, field graphql.CollectedField, obj *model.ReleaseDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseDiff_image(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Image, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ImageChange) graphql.Marshaler {
+			return ec.marshalOImageChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐImageChange(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseDiff_image(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImageChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseDiff_processes(ctx context.Context, field graphql.CollectedField, obj *model.ReleaseDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseDiff_processes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Processes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ConfigChange) graphql.Marshaler {
+			return ec.marshalNConfigChange2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConfigChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseDiff_processes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfigChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseDiff_domains(ctx context.Context, field graphql.CollectedField, obj *model.ReleaseDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseDiff_domains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Domains, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ConfigChange) graphql.Marshaler {
+			return ec.marshalNConfigChange2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConfigChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseDiff_domains(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfigChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseDiff_variables(ctx context.Context, field graphql.CollectedField, obj *model.ReleaseDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseDiff_variables(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Variables, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ConfigChange) graphql.Marshaler {
+			return ec.marshalNConfigChange2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConfigChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseDiff_variables(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReleaseDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfigChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ReleaseEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ReleaseEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -25419,6 +26083,98 @@ func (ec *executionContext) fieldContext_ReleaseEdge_node(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ReleaseVariable_name(ctx context.Context, field graphql.CollectedField, obj *model.ReleaseVariable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseVariable_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseVariable_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseVariable", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReleaseVariable_scope(ctx context.Context, field graphql.CollectedField, obj *model.ReleaseVariable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseVariable_scope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.VariableScope) graphql.Marshaler {
+			return ec.marshalNVariableScope2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableScope(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseVariable_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseVariable", field, false, false, "VariableScope")
+}
+
+func (ec *executionContext) _ReleaseVariable_value(ctx context.Context, field graphql.CollectedField, obj *model.ReleaseVariable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseVariable_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReleaseVariable().Value(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseVariable_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseVariable", field, true, true, "String")
+}
+
+func (ec *executionContext) _ReleaseVariable_secret(ctx context.Context, field graphql.CollectedField, obj *model.ReleaseVariable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReleaseVariable_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReleaseVariable_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReleaseVariable", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _RemoveMemberPayload_removedMemberId(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RemoveMemberPayload) (ret graphql.Marshaler) {
@@ -37904,6 +38660,67 @@ func (ec *executionContext) _CommandEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var configChangeImplementors = []string{"ConfigChange"}
+
+func (ec *executionContext) _ConfigChange(ctx context.Context, sel ast.SelectionSet, obj *model.ConfigChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, configChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConfigChange")
+		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ConfigChange_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "change":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Change); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ConfigChange_change(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "secret":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.Secret); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ConfigChange_secret(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var connectTokenImplementors = []string{"ConnectToken", "Node"}
 
 func (ec *executionContext) _ConnectToken(ctx context.Context, sel ast.SelectionSet, obj *model.ConnectToken) graphql.Marshaler {
@@ -39508,6 +40325,56 @@ func (ec *executionContext) _HeldService(ctx context.Context, sel ast.SelectionS
 				}
 			}
 			out.Values[i] = ec._HeldService_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var imageChangeImplementors = []string{"ImageChange"}
+
+func (ec *executionContext) _ImageChange(ctx context.Context, sel ast.SelectionSet, obj *model.ImageChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, imageChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ImageChange")
+		case "from":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.From); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ImageChange_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.To); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ImageChange_to(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -41864,6 +42731,17 @@ func (ec *executionContext) _Release(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "variables":
+			out.Values[i] = ec._Release_variables(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "diff":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Release_diff(ctx, field, obj)
+				})
 		case "createdBy":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -41941,6 +42819,64 @@ func (ec *executionContext) _ReleaseConnection(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var releaseDiffImplementors = []string{"ReleaseDiff"}
+
+func (ec *executionContext) _ReleaseDiff(ctx context.Context, sel ast.SelectionSet, obj *model.ReleaseDiff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, releaseDiffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReleaseDiff")
+		case "from":
+			out.Values[i] = ec._ReleaseDiff_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._ReleaseDiff_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "image":
+			out.Values[i] = ec._ReleaseDiff_image(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "processes":
+			out.Values[i] = ec._ReleaseDiff_processes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "domains":
+			out.Values[i] = ec._ReleaseDiff_domains(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "variables":
+			out.Values[i] = ec._ReleaseDiff_variables(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var releaseEdgeImplementors = []string{"ReleaseEdge"}
 
 func (ec *executionContext) _ReleaseEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ReleaseEdge) graphql.Marshaler {
@@ -41967,6 +42903,73 @@ func (ec *executionContext) _ReleaseEdge(ctx context.Context, sel ast.SelectionS
 			out.Values[i] = ec._ReleaseEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var releaseVariableImplementors = []string{"ReleaseVariable"}
+
+func (ec *executionContext) _ReleaseVariable(ctx context.Context, sel ast.SelectionSet, obj *model.ReleaseVariable) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, releaseVariableImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReleaseVariable")
+		case "name":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Name); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ReleaseVariable_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "scope":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Scope); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ReleaseVariable_scope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "value":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ReleaseVariable_value(ctx, field, obj)
+				})
+		case "secret":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.Secret); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ReleaseVariable_secret(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -45625,6 +46628,36 @@ func (ec *executionContext) marshalNCommandStatus2githubᚗcomᚋnebulactrlᚋne
 	return v
 }
 
+func (ec *executionContext) marshalNConfigChange2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConfigChange(ctx context.Context, sel ast.SelectionSet, v model.ConfigChange) graphql.Marshaler {
+	return ec._ConfigChange(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNConfigChange2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConfigChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ConfigChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConfigChange2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConfigChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNConfigChangeKind2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConfigChangeKind(ctx context.Context, v any) (model.ConfigChangeKind, error) {
+	var res model.ConfigChangeKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNConfigChangeKind2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConfigChangeKind(ctx context.Context, sel ast.SelectionSet, v model.ConfigChangeKind) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNConnectToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ConnectToken) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -47114,6 +48147,14 @@ func (ec *executionContext) marshalNReleaseConnection2ᚖgithubᚗcomᚋnebulact
 	return ec._ReleaseConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNReleaseDiff2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐReleaseDiff(ctx context.Context, sel ast.SelectionSet, v *model.ReleaseDiff) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReleaseDiff!")
+		return graphql.Null
+	}
+	return ec._ReleaseDiff(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNReleaseEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐReleaseEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ReleaseEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -47136,6 +48177,26 @@ func (ec *executionContext) marshalNReleaseEdge2ᚖgithubᚗcomᚋnebulactrlᚋn
 		return graphql.Null
 	}
 	return ec._ReleaseEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReleaseVariable2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐReleaseVariable(ctx context.Context, sel ast.SelectionSet, v model.ReleaseVariable) graphql.Marshaler {
+	return ec._ReleaseVariable(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReleaseVariable2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐReleaseVariableᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ReleaseVariable) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReleaseVariable2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐReleaseVariable(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNRemoveMemberInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRemoveMemberInput(ctx context.Context, v any) (gqlmodel.RemoveMemberInput, error) {
@@ -48373,6 +49434,13 @@ func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.Se
 	_ = ctx
 	res := graphql.MarshalID(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOImageChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐImageChange(ctx context.Context, sel ast.SelectionSet, v *model.ImageChange) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ImageChange(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {

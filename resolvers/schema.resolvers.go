@@ -1019,8 +1019,24 @@ func (r *releaseResolver) Environment(ctx context.Context, obj *model.Release) (
 	return load(ctx, loadersFrom(ctx, r.Plane).environments, obj.EnvironmentID)
 }
 
+func (r *releaseResolver) Diff(ctx context.Context, obj *model.Release, against string) (*model.ReleaseDiff, error) {
+	id, err := decode[model.ReleaseID](gid.Release, against, "against")
+	if err != nil {
+		return nil, err
+	}
+	return r.Plane.Delivery.ReleaseDiff(ctx, obj, id)
+}
+
 func (r *releaseResolver) CreatedBy(ctx context.Context, obj *model.Release) (*model.User, error) {
 	return userIn(ctx, r.Plane, obj.TenantID, obj.CreatedBy)
+}
+
+func (r *releaseVariableResolver) Value(ctx context.Context, obj *model.ReleaseVariable) (*string, error) {
+	if obj.Secret {
+		return nil, nil
+	}
+	v := obj.Value
+	return &v, nil
 }
 
 func (r *revisionResolver) Cause(ctx context.Context, obj *delivery.Revision) (*model.AuditEvent, error) {
@@ -1598,6 +1614,10 @@ func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
 func (r *Resolver) Release() graph.ReleaseResolver { return &releaseResolver{r} }
 
+func (r *Resolver) ReleaseVariable() graph.ReleaseVariableResolver {
+	return &releaseVariableResolver{r}
+}
+
 func (r *Resolver) Revision() graph.RevisionResolver { return &revisionResolver{r} }
 
 func (r *Resolver) RevisionOutcome() graph.RevisionOutcomeResolver {
@@ -1651,6 +1671,7 @@ type (
 	projectMemberResolver   struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
 	releaseResolver         struct{ *Resolver }
+	releaseVariableResolver struct{ *Resolver }
 	revisionResolver        struct{ *Resolver }
 	revisionOutcomeResolver struct{ *Resolver }
 	serviceResolver         struct{ *Resolver }

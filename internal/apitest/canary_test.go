@@ -680,6 +680,8 @@ func (r *canaryRun) sealed(t *testing.T, name string) string {
 	return v.Value
 }
 
+// storeSealed writes a secret variable's stored value, as an attacker with
+// the database would, into its row and every version of it.
 func (r *canaryRun) storeSealed(t *testing.T, name, value string) {
 	t.Helper()
 	id, err := gid.Decode[model.VariableID](gid.Variable, r.ids[name])
@@ -689,6 +691,10 @@ func (r *canaryRun) storeSealed(t *testing.T, name, value string) {
 	n, err := r.env.Store.Q().Exec(t.Context(), `UPDATE variables SET value = $1 WHERE id = $2`, value, string(id))
 	if err != nil || n != 1 {
 		t.Fatalf("writing variable %s: %d rows, %v", name, n, err)
+	}
+	// And the versions of it releases froze, which is what they run.
+	if n, err = r.env.Store.Q().Exec(t.Context(), `UPDATE secret_versions SET sealed = $1 WHERE variable_id = $2`, value, string(id)); err != nil || n == 0 {
+		t.Fatalf("writing the versions of variable %s: %d rows, %v", name, n, err)
 	}
 }
 
@@ -814,7 +820,8 @@ func (r *canaryRun) wrongKey(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Reseal under the wrong key: %v", err)
 	}
-	if want := (delivery.ResealReport{Unreadable: len(r.secrets)}); rep != want {
+	if want := (delivery.ResealReport{Unreadable: len(r.secrets)}); rep.Resealed != want.Resealed || rep.Current != want.Current ||
+		rep.Unreadable != want.Unreadable || rep.Versions.Unreadable < len(r.secrets) || rep.Versions != (delivery.ResealCount{Unreadable: rep.Versions.Unreadable}) {
 		t.Errorf("Reseal under the wrong key: %+v, want %+v", rep, want)
 	}
 	for name, v := range before {
@@ -874,7 +881,8 @@ func (r *canaryRun) rotation(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Reseal: %v", err)
 	}
-	if want := (delivery.ResealReport{Resealed: len(r.secrets)}); rep != want {
+	if want := (delivery.ResealReport{Resealed: len(r.secrets)}); rep.Resealed != want.Resealed || rep.Current != want.Current ||
+		rep.Unreadable != want.Unreadable || rep.Versions.Resealed < len(r.secrets) || rep.Versions != (delivery.ResealCount{Resealed: rep.Versions.Resealed}) {
 		t.Errorf("first Reseal: %+v, want %+v", rep, want)
 	}
 	for name := range r.secrets {
@@ -887,7 +895,8 @@ func (r *canaryRun) rotation(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second Reseal: %v", err)
 	}
-	if want := (delivery.ResealReport{Current: len(r.secrets)}); rep != want {
+	if want := (delivery.ResealReport{Current: len(r.secrets)}); rep.Resealed != want.Resealed || rep.Current != want.Current ||
+		rep.Unreadable != want.Unreadable || rep.Versions.Current < len(r.secrets) || rep.Versions != (delivery.ResealCount{Current: rep.Versions.Current}) {
 		t.Errorf("second Reseal: %+v, want %+v", rep, want)
 	}
 	res := env.MustDo(t, r.f.Owner.Token, `query($t: ID!) { node(id: $t) { ... on Tenant {

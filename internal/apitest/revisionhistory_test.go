@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/protocol"
 	"github.com/nebulactrl/nebula/internal/testutil"
@@ -63,13 +64,20 @@ func TestRevisionHistory(t *testing.T) {
 		start := f.revision(t)
 		secretValue := "s3cr3t-history-" + f.Unique("v")
 
-		// Three changes: a deploy, a secret, and the agent failing the
-		// deploy's rollout (its release leaves the desired state).
+		// Three changes: a deploy, a secret (a release of the service with
+		// it, deployed), and the agent failing that release's rollout (it
+		// leaves the desired state, and the deploy's release is back).
 		depID, rawDep := wsDeploy(t, f)
+		agent.waitDeployment(string(rawDep))
 		f.MustDo(t, `mutation($p: ID!, $s: ID!, $v: String!) { setVariable(input: {projectId: $p, serviceId: $s, name: "DB_PASSWORD", value: $v, secret: true}) {
 			variable { id } `+ue+` } }`, map[string]any{"p": f.ProjectID, "s": f.ServiceID, "v": secretValue})
-		agent.waitDeployment(string(rawDep))
-		agent.report(string(rawDep), model.StageFailed)
+		cfgID := f.Node(t, f.EnvironmentID, "... on Environment { deployments(first: 1) { nodes { id } } }")["deployments"].(map[string]any)["nodes"].([]any)[0].(map[string]any)["id"].(string)
+		rawCfg := mustRaw[model.DeploymentID](t, gid.Deployment, cfgID)
+		if cfgID == depID {
+			t.Fatal("the secret made no deployment")
+		}
+		agent.waitDeployment(string(rawCfg))
+		agent.report(string(rawCfg), model.StageFailed)
 		agent.handled()
 		top := f.revision(t)
 		if top != start+3 {
@@ -116,8 +124,8 @@ func TestRevisionHistory(t *testing.T) {
 				t.Errorf("revision %d was caused by %s on a %s, want %s on a %s", first[i].Number, c.Action, c.TargetType, want.action, want.targetType)
 			}
 		}
-		if c := first[0].Cause; c != nil && (c.Actor != nil || c.TargetID != depID) {
-			t.Errorf("the failed rollout's cause: actor %v, target %s; want no user and deployment %s", c.Actor, c.TargetID, depID)
+		if c := first[0].Cause; c != nil && (c.Actor != nil || c.TargetID != cfgID) {
+			t.Errorf("the failed rollout's cause: actor %v, target %s; want no user and deployment %s", c.Actor, c.TargetID, cfgID)
 		}
 		if c := first[2].Cause; c != nil && (c.Actor == nil || c.Actor.ID != f.Owner.UserID || c.TargetID != depID) {
 			t.Errorf("the deploy's cause: actor %v, target %s; want %s and %s", c.Actor, c.TargetID, f.Owner.UserID, depID)
@@ -172,8 +180,11 @@ func TestRevisionHistory(t *testing.T) {
 		for _, o := range append(d.Added, d.Changed...) {
 			secretTouched = secretTouched || o.Kind == "Secret"
 		}
-		if !secretTouched || len(d.Removed) != 0 {
-			t.Errorf("the secret's revision: added %v, changed %v, removed %v; want the Secret added or changed, nothing removed", d.Added, d.Changed, d.Removed)
+		// A secret is a release: the new release's Deployment replaces the
+		// old one's.
+		replaced := len(d.Removed) == 1 && d.Removed[0].Kind == "Deployment"
+		if !secretTouched || !replaced {
+			t.Errorf("the secret's revision: added %v, changed %v, removed %v; want the Secret added or changed, and the old release's Deployment removed", d.Added, d.Changed, d.Removed)
 		}
 		whole := decodeInto[struct {
 			From                    int

@@ -175,6 +175,19 @@ func migrate(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	for _, m := range applied {
 		fmt.Fprintf(stdout, "applied %s\n", m)
 	}
+	// Releases made before releases froze their configuration get the
+	// configuration in force (nothing running changes).
+	p, err := control.New(st, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	rep, err := p.Delivery.FreezeReleases(ctx)
+	if err != nil {
+		return fmt.Errorf("freezing the configuration of earlier releases: %w", err)
+	}
+	if rep.Releases > 0 || rep.Versions > 0 {
+		fmt.Fprintf(stdout, "froze the configuration in force into %d earlier releases (%d secret versions kept)\n", rep.Releases, rep.Versions)
+	}
 	return nil
 }
 
@@ -268,6 +281,12 @@ func openPlane(ctx context.Context, cfg config.Config, log *slog.Logger) (*contr
 	if err != nil {
 		st.Close()
 		return nil, nil, err
+	}
+	if rep, err := p.Delivery.FreezeReleases(ctx); err != nil {
+		st.Close()
+		return nil, nil, fmt.Errorf("freezing the configuration of earlier releases: %w", err)
+	} else if rep.Releases > 0 || rep.Versions > 0 {
+		log.Info("froze the configuration in force into earlier releases", "releases", rep.Releases, "secretVersions", rep.Versions)
 	}
 	return p, st, nil
 }
@@ -528,6 +547,8 @@ kept in NEBULA_MASTER_KEYS_OLD for opening; run "nebula admin reseal" after a re
 			}
 			fmt.Fprintf(stdout, "resealed %d secrets; %d already under the primary key; %d unreadable with the keys given\n",
 				rep.Resealed, rep.Current, rep.Unreadable)
+			fmt.Fprintf(stdout, "of the secret versions releases froze: resealed %d; %d already under the primary key; %d unreadable\n",
+				rep.Versions.Resealed, rep.Versions.Current, rep.Versions.Unreadable)
 			return nil
 		}),
 	}

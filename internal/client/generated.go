@@ -489,7 +489,12 @@ func (v *AuditNodeProjectMember) GetTypename() *string { return v.Typename }
 // AuditNodeRelease includes the requested fields of the GraphQL type Release.
 // The GraphQL type's documentation follows.
 //
-// An immutable image digest plus the service configuration (processes, domains) frozen when it was created. Variables are not frozen: they take effect as they change.
+// An immutable image digest plus the configuration frozen when it was created:
+// the service's processes and domains, and the variables in force for the
+// service in the environment (secrets by the version of their value). A cluster
+// runs what the release in force says; a change of configuration makes a new
+// release, deployed like any other, and rolling back to a release runs its image
+// and its configuration.
 type AuditNodeRelease struct {
 	Typename *string `json:"__typename"`
 }
@@ -1449,7 +1454,12 @@ func (v *DeploymentNodeProjectMember) GetTypename() *string { return v.Typename 
 // DeploymentNodeRelease includes the requested fields of the GraphQL type Release.
 // The GraphQL type's documentation follows.
 //
-// An immutable image digest plus the service configuration (processes, domains) frozen when it was created. Variables are not frozen: they take effect as they change.
+// An immutable image digest plus the configuration frozen when it was created:
+// the service's processes and domains, and the variables in force for the
+// service in the environment (secrets by the version of their value). A cluster
+// runs what the release in force says; a change of configuration makes a new
+// release, deployed like any other, and rolling back to a release runs its image
+// and its configuration.
 type DeploymentNodeRelease struct {
 	Typename *string `json:"__typename"`
 }
@@ -1723,7 +1733,12 @@ func (v *DeploymentSummaryEnvironmentProject) GetName() string { return v.Name }
 // DeploymentSummaryRelease includes the requested fields of the GraphQL type Release.
 // The GraphQL type's documentation follows.
 //
-// An immutable image digest plus the service configuration (processes, domains) frozen when it was created. Variables are not frozen: they take effect as they change.
+// An immutable image digest plus the configuration frozen when it was created:
+// the service's processes and domains, and the variables in force for the
+// service in the environment (secrets by the version of their value). A cluster
+// runs what the release in force says; a change of configuration makes a new
+// release, deployed like any other, and rolling back to a release runs its image
+// and its configuration.
 type DeploymentSummaryRelease struct {
 	// Numbered per service and environment, from 1.
 	Number      int                             `json:"number"`
@@ -2291,7 +2306,12 @@ func (v *LogsNodeProjectMember) GetTypename() *string { return v.Typename }
 // LogsNodeRelease includes the requested fields of the GraphQL type Release.
 // The GraphQL type's documentation follows.
 //
-// An immutable image digest plus the service configuration (processes, domains) frozen when it was created. Variables are not frozen: they take effect as they change.
+// An immutable image digest plus the configuration frozen when it was created:
+// the service's processes and domains, and the variables in force for the
+// service in the environment (secrets by the version of their value). A cluster
+// runs what the release in force says; a change of configuration makes a new
+// release, deployed like any other, and rolling back to a release runs its image
+// and its configuration.
 type LogsNodeRelease struct {
 	Typename *string `json:"__typename"`
 }
@@ -3205,7 +3225,12 @@ func (v *ProjectTargetsNodeProjectServicesServiceConnectionNodesServiceGitGitSou
 // ProjectTargetsNodeRelease includes the requested fields of the GraphQL type Release.
 // The GraphQL type's documentation follows.
 //
-// An immutable image digest plus the service configuration (processes, domains) frozen when it was created. Variables are not frozen: they take effect as they change.
+// An immutable image digest plus the configuration frozen when it was created:
+// the service's processes and domains, and the variables in force for the
+// service in the environment (secrets by the version of their value). A cluster
+// runs what the release in force says; a change of configuration makes a new
+// release, deployed like any other, and rolling back to a release runs its image
+// and its configuration.
 type ProjectTargetsNodeRelease struct {
 	Typename *string `json:"__typename"`
 }
@@ -3910,7 +3935,12 @@ func (v *ReleasesNodeProjectMember) GetTypename() *string { return v.Typename }
 // ReleasesNodeRelease includes the requested fields of the GraphQL type Release.
 // The GraphQL type's documentation follows.
 //
-// An immutable image digest plus the service configuration (processes, domains) frozen when it was created. Variables are not frozen: they take effect as they change.
+// An immutable image digest plus the configuration frozen when it was created:
+// the service's processes and domains, and the variables in force for the
+// service in the environment (secrets by the version of their value). A cluster
+// runs what the release in force says; a change of configuration makes a new
+// release, deployed like any other, and rolling back to a release runs its image
+// and its configuration.
 type ReleasesNodeRelease struct {
 	Typename *string `json:"__typename"`
 }
@@ -3946,7 +3976,12 @@ func (v *ReleasesNodeServiceReleasesReleaseConnection) GetNodes() []ReleasesNode
 // ReleasesNodeServiceReleasesReleaseConnectionNodesRelease includes the requested fields of the GraphQL type Release.
 // The GraphQL type's documentation follows.
 //
-// An immutable image digest plus the service configuration (processes, domains) frozen when it was created. Variables are not frozen: they take effect as they change.
+// An immutable image digest plus the configuration frozen when it was created:
+// the service's processes and domains, and the variables in force for the
+// service in the environment (secrets by the version of their value). A cluster
+// runs what the release in force says; a change of configuration makes a new
+// release, deployed like any other, and rolling back to a release runs its image
+// and its configuration.
 type ReleasesNodeServiceReleasesReleaseConnectionNodesRelease struct {
 	// Numbered per service and environment, from 1.
 	Number      int       `json:"number"`

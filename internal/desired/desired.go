@@ -58,6 +58,9 @@ type Project struct {
 	// and Deployments the deployment that made it current.
 	Current     map[model.EnvironmentID]map[model.ServiceID]*model.Release
 	Deployments map[model.EnvironmentID]map[model.ServiceID]model.DeploymentID
+	// Frozen are the variables of each current release that froze them,
+	// secrets opened (Release.Variables, in name order).
+	Frozen map[model.ReleaseID][]Variable
 }
 
 // Input is everything of a tenant that can land on one cluster.
@@ -347,7 +350,7 @@ func compileService(svc model.Service, rel *model.Release, vars []EnvVar) Servic
 		return p, ok
 	}
 	slices.SortFunc(out.Processes, func(a, b Process) int { return cmp.Compare(a.Name, b.Name) })
-	for _, d := range svc.Domains {
+	for _, d := range domainsOf(&svc, rel) {
 		if port, ok := port(d.Process); ok {
 			out.Domains = append(out.Domains, Domain{Host: d.Host, Process: d.Process, Port: port})
 		}
@@ -381,7 +384,12 @@ type merged struct {
 	idx   [3]int
 }
 
+// merged walks the variables svc compiles with: those its release in
+// force froze, or the rows in force for a release that froze none.
 func (r *resolver) merged(svc model.ServiceID) merged {
+	if rel := r.current[svc]; rel != nil && rel.Frozen() {
+		return merged{lists: [3][]Variable{nil, nil, r.ix.p.Frozen[rel.ID]}}
+	}
 	return merged{lists: [3][]Variable{r.ix.projectVars, r.ix.envVars[r.env.ID], r.ix.serviceVars[svc]}}
 }
 

@@ -16,8 +16,9 @@ import (
 //
 //   - its own: name, domains, the release current in the environment (its
 //     id, number, image, digest and processes), the deployment that made it
-//     current, and its variables after merging the three scopes (names,
-//     values, secret versions);
+//     current, and its variables (those its release froze, or, for a
+//     release that froze none, the three scopes merged: names, values,
+//     secret versions);
 //   - those of every service its values referred to, by the same rule (a
 //     reference reads the other service's variables or its release's port),
 //     found again under the same name with the same id.
@@ -170,7 +171,7 @@ func (r *resolver) inputsOf(svc model.ServiceID) inputs {
 		in.release.Processes = slices.Clone(rel.Processes)
 	}
 	if s := r.ix.byID[svc]; s != nil {
-		in.name, in.domains = s.Name, slices.Clone(s.Domains)
+		in.name, in.domains = s.Name, slices.Clone(domainsOf(s, r.current[svc]))
 	}
 	m := r.merged(svc)
 	in.vars = make([]varInput, 0, m.size())
@@ -215,7 +216,7 @@ func (r *resolver) reusable(svc model.ServiceID) *compiled {
 
 func (r *resolver) sameInputs(svc model.ServiceID, in *inputs) bool {
 	s := r.ix.byID[svc]
-	if s == nil || s.Name != in.name || !slices.Equal(s.Domains, in.domains) {
+	if s == nil || s.Name != in.name || !slices.Equal(domainsOf(s, r.current[svc]), in.domains) {
 		return false
 	}
 	if r.ix.p.Deployments[r.env.ID][svc] != in.deployment || !sameRelease(r.current[svc], in) {
@@ -241,24 +242,5 @@ func sameRelease(a *model.Release, in *inputs) bool {
 	}
 	b := &in.release
 	return a.ID == b.ID && a.Number == b.Number && a.Image == b.Image && a.ImageDigest == b.ImageDigest &&
-		slices.EqualFunc(a.Processes, b.Processes, sameProcess)
-}
-
-func sameProcess(a, b model.Process) bool {
-	return a.Name == b.Name && a.Replicas == b.Replicas && slices.Equal(a.Command, b.Command) &&
-		samePtr(a.Port, b.Port) && sameProbe(a.ReadinessProbe, b.ReadinessProbe)
-}
-
-func sameProbe(a, b *model.Probe) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return samePtr(a.Path, b.Path) && a.Port == b.Port && a.InitialDelaySeconds == b.InitialDelaySeconds && a.PeriodSeconds == b.PeriodSeconds
-}
-
-func samePtr[T comparable](a, b *T) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
+		slices.EqualFunc(a.Processes, b.Processes, model.Process.Equal)
 }

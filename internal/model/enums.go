@@ -121,6 +121,7 @@ var (
 	approvalDecisions = []ApprovalDecision{Approved, Rejected}
 	limitedResources  = []LimitedResource{LimitClusters, LimitProjects, LimitProtectedEnvironments, LimitMembers, LimitServices,
 		LimitConcurrentBuilds}
+	configChangeKinds = []ConfigChangeKind{ConfigAdded, ConfigChanged, ConfigRemoved}
 )
 
 // The enums marshal to and from GraphQL themselves (gqlgen's Marshaler and
@@ -155,6 +156,11 @@ func (v *LimitedResource) UnmarshalGQL(x any) error {
 func (v VariableScope) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 func (v *VariableScope) UnmarshalGQL(x any) error {
 	return unmarshalEnum(x, v, variableScopes)
+}
+
+func (v ConfigChangeKind) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
+func (v *ConfigChangeKind) UnmarshalGQL(x any) error {
+	return unmarshalEnum(x, v, configChangeKinds)
 }
 
 func (v CommandKind) MarshalGQL(w io.Writer)      { marshalEnum(w, v) }

@@ -211,9 +211,9 @@ type NamespaceTarget struct {
 	CreatedAt time.Time
 }
 
-// ServiceConfig is the part of a service a release freezes. Variables are
-// not part of it: they live in their own rows, at three scopes, and take
-// effect without a new release.
+// ServiceConfig is the part of a service's own row a release freezes; a
+// release freezes its variables too (Release.Variables), merged from
+// their three scopes.
 type ServiceConfig struct {
 	Processes []Process `json:"processes"`
 	Domains   []Domain  `json:"domains"`
@@ -308,7 +308,8 @@ type Domain struct {
 	Process string `json:"process"`
 }
 
-// Release is immutable once stored.
+// Release is immutable once stored: an image digest plus the
+// configuration frozen when it was made (release.go).
 type Release struct {
 	ID            ReleaseID
 	TenantID      TenantID
@@ -319,6 +320,10 @@ type Release struct {
 	Image         string
 	ImageDigest   string
 	ServiceConfig
+	// Variables are the variables in force for the service in the
+	// environment when the release was made; nil for a release made
+	// before releases froze them, until it is frozen (Frozen).
+	Variables []ReleaseVariable
 	CreatedBy *UserID
 	CreatedAt time.Time
 }

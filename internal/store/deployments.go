@@ -131,3 +131,16 @@ func UnderWay(ctx context.Context, q Querier, tenant model.TenantID, limit int) 
 func ExpiredApprovals(ctx context.Context, q Querier, now time.Time) ([]*model.Deployment, error) {
 	return Deployments.all(ctx, q, `stage = $1 AND approval_expires_at < $2`, string(model.StageAwaitingApproval), now)
 }
+
+// WaitingOfProject reads a project's deployments queued or awaiting
+// approval: requests not yet released, which a newer request of the same
+// service and environment replaces.
+func WaitingOfProject(ctx context.Context, q Querier, project model.ProjectID) ([]*model.Deployment, error) {
+	return Deployments.all(ctx, q, `project_id = $1 AND stage IN ($2, $3)`,
+		string(project), string(model.StageQueued), string(model.StageAwaitingApproval))
+}
+
+// ServicesOfProject reads every service of a project.
+func ServicesOfProject(ctx context.Context, q Querier, project model.ProjectID) ([]*model.Service, error) {
+	return Services.all(ctx, q, "project_id = $1", string(project))
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -201,6 +202,8 @@ type TenantRows struct {
 	Environments []*model.Environment
 	Services     []*model.Service
 	Variables    []*model.Variable
+	// Versions are the sealed secret versions the current releases froze.
+	Versions map[model.SecretVersionID]*model.SecretVersion
 	// Current is the release of the newest live deployment of each service
 	// in each environment, and Live those deployments.
 	Current []*model.Release
@@ -209,8 +212,9 @@ type TenantRows struct {
 
 // ReleaseCache keeps releases read before, by id. A release never changes
 // once it has its image (an image digest and the configuration frozen when
-// it was made; a release waiting for its build gets its digest once, and is
-// not kept until then), so the copy read for one compile serves every later one, and a
+// it was made; a release waiting for its build gets its digest once, and one
+// made before releases froze their variables gets them once: neither is
+// kept until then), so the copy read for one compile serves every later one, and a
 // compile reads only the releases it has not seen: one per deploy, not the
 // tenant's thousand. Safe for concurrent use; bounded, it starts again
 // empty when full. Callers must not modify the releases it returns.
@@ -271,7 +275,7 @@ func (c *ReleaseCache) keep(rs map[model.ReleaseID]*model.Release) {
 		c.m = map[model.ReleaseID]*model.Release{}
 	}
 	for id, r := range rs {
-		if r.ImageDigest != "" {
+		if r.ImageDigest != "" && r.Frozen() {
 			c.m[id] = r
 		}
 	}
@@ -302,29 +306,7 @@ func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID, known
 	if r.Variables, err = Variables.all(ctx, q, "tenant_id = $1", t); err != nil {
 		return nil, err
 	}
-	// The newest live deployment decides what runs: one that is queued or
-	// awaits approval does not yet, one that failed, was cancelled or
-	// rolled back no longer does. One that was delivered and then
-	// superseded still counts, so that cancelling or rolling back the
-	// newer one returns to it.
-	//
-	// A deployment's service and environment are of one project (Deploy
-	// refuses others), so the pairs are those of each project. For each,
-	// the newest live one is found through deployments_pair_idx, backwards
-	// from the newest, as far as the first live one: the cost is the
-	// tenant's pairs, not its history.
-	// PostgreSQL walks each pair once in a lateral join; SQLite, which has
-	// none, in a correlated subquery.
-	in, live := inList(model.LiveStages(), 2)
-	newest := `SELECT d.id FROM deployments d WHERE d.service_id = s.id AND d.environment_id = e.id
-		AND (d.stage IN (` + in + `) OR d.stage = $2 AND d.delivered_at IS NOT NULL) ORDER BY d.id DESC LIMIT 1`
-	pairs := `services s JOIN environments e ON e.project_id = s.project_id`
-	where := `id IN (SELECT (` + newest + `) FROM ` + pairs + ` WHERE s.tenant_id = $1)`
-	if q.Dialect().Name == "postgres" {
-		where = `id IN (SELECT l.id FROM ` + pairs + ` CROSS JOIN LATERAL (` + newest + `) l WHERE s.tenant_id = $1)`
-	}
-	r.Live, err = Deployments.all(ctx, q, where, append([]any{t, string(model.StageSuperseded)}, live...)...)
-	if err != nil {
+	if r.Live, err = liveDeployments(ctx, q, "s.tenant_id = $1", t); err != nil {
 		return nil, err
 	}
 	ids := make([]model.ReleaseID, 0, len(r.Live))
@@ -335,10 +317,20 @@ func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID, known
 	if err != nil {
 		return nil, err
 	}
+	var versions []model.SecretVersionID
 	for _, d := range r.Live {
 		if rel := byID[d.ReleaseID]; rel != nil {
 			r.Current = append(r.Current, rel)
+			for _, v := range rel.Variables {
+				if v.Secret {
+					versions = append(versions, v.Version)
+				}
+			}
 		}
+	}
+	slices.Sort(versions)
+	if r.Versions, err = SecretVersions.ByIDs(ctx, q, slices.Compact(versions)); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }
@@ -348,4 +340,37 @@ func LoadTenantRows(ctx context.Context, q Querier, tenant model.TenantID, known
 func SetReleaseDigest(ctx context.Context, q Querier, id model.ReleaseID, digest string) error {
 	return execOne(ctx, q, "setting a release's image", `UPDATE releases SET image_digest = $2 WHERE id = $1 AND image_digest = ''`,
 		string(id), digest)
+}
+
+// liveDeployments reads the newest live deployment of each pair of a
+// service and an environment of one project whose service matches cond
+// (on services s, with $1 its one argument).
+//
+// The newest live deployment decides what runs: one that is queued or
+// awaits approval does not yet, one that failed, was cancelled or rolled
+// back no longer does. One that was delivered and then superseded still
+// counts, so that cancelling or rolling back the newer one returns to it.
+//
+// A deployment's service and environment are of one project (Deploy
+// refuses others), so the pairs are those of each project. For each, the
+// newest live one is found through deployments_pair_idx, backwards from
+// the newest, as far as the first live one: the cost is the pairs, not
+// the history. PostgreSQL walks each pair once in a lateral join; SQLite,
+// which has none, in a correlated subquery.
+func liveDeployments(ctx context.Context, q Querier, cond string, arg any) ([]*model.Deployment, error) {
+	in, live := inList(model.LiveStages(), 2)
+	newest := `SELECT d.id FROM deployments d WHERE d.service_id = s.id AND d.environment_id = e.id
+		AND (d.stage IN (` + in + `) OR d.stage = $2 AND d.delivered_at IS NOT NULL) ORDER BY d.id DESC LIMIT 1`
+	pairs := `services s JOIN environments e ON e.project_id = s.project_id`
+	where := `id IN (SELECT (` + newest + `) FROM ` + pairs + ` WHERE ` + cond + `)`
+	if q.Dialect().Name == "postgres" {
+		where = `id IN (SELECT l.id FROM ` + pairs + ` CROSS JOIN LATERAL (` + newest + `) l WHERE ` + cond + `)`
+	}
+	return Deployments.all(ctx, q, where, append([]any{arg, string(model.StageSuperseded)}, live...)...)
+}
+
+// LiveOfProject reads the newest live deployment of each service of a
+// project in each of its environments (see liveDeployments): what runs.
+func LiveOfProject(ctx context.Context, q Querier, project model.ProjectID) ([]*model.Deployment, error) {
+	return liveDeployments(ctx, q, "s.project_id = $1", string(project))
 }

@@ -177,6 +177,18 @@ var (
 		},
 		id: func(v *model.Variable) model.VariableID { return v.ID },
 	}
+	SecretVersions = &Table[model.SecretVersionID, model.SecretVersion]{
+		Name:    "secret_versions",
+		Columns: []string{"id", "tenant_id", "project_id", "variable_id", "sealed", "created_at"},
+		scan: func(s Scanner) (*model.SecretVersion, error) {
+			var v model.SecretVersion
+			return &v, s.Scan(&v.ID, &v.TenantID, &v.ProjectID, &v.VariableID, &v.Sealed, &v.CreatedAt)
+		},
+		values: func(v *model.SecretVersion) []any {
+			return []any{string(v.ID), string(v.TenantID), string(v.ProjectID), string(v.VariableID), v.Sealed, v.CreatedAt}
+		},
+		id: func(v *model.SecretVersion) model.SecretVersionID { return v.ID },
+	}
 	ConnectTokens = &Table[model.ConnectTokenID, model.ConnectToken]{
 		Name: "connect_tokens",
 		Columns: []string{"id", "tenant_id", "cluster_id", "prefix", "hash", "created_at", "expires_at", "revoked_at",
@@ -236,11 +248,16 @@ var (
 				&r.ImageDigest, &cfg, &r.CreatedBy, &r.CreatedAt); err != nil {
 				return nil, err
 			}
-			return &r, decodeColumn(&r.ServiceConfig, cfg)
+			var c releaseConfig
+			if err := decodeColumn(&c, cfg); err != nil {
+				return nil, err
+			}
+			r.ServiceConfig, r.Variables = c.ServiceConfig, c.Variables
+			return &r, nil
 		},
 		values: func(r *model.Release) []any {
 			return []any{string(r.ID), string(r.TenantID), string(r.ProjectID), string(r.ServiceID),
-				string(r.EnvironmentID), r.Number, r.Image, r.ImageDigest, encodeJSON(r.ServiceConfig),
+				string(r.EnvironmentID), r.Number, r.Image, r.ImageDigest, encodeJSON(releaseConfig{r.ServiceConfig, r.Variables}),
 				nullable(r.CreatedBy), r.CreatedAt}
 		},
 		id: func(r *model.Release) model.ReleaseID { return r.ID },
@@ -369,4 +386,12 @@ func decodeLabels(raw string, dst *model.Labels) bool {
 	}
 	*dst = out
 	return true
+}
+
+// releaseConfig is a release's config column: what it froze of its
+// service's row, and its variables ("variables" absent or null for a
+// release made before releases froze them; [] for one frozen with none).
+type releaseConfig struct {
+	model.ServiceConfig
+	Variables []model.ReleaseVariable `json:"variables"`
 }

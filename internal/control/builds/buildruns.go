@@ -42,6 +42,9 @@ func (p *Builds) startBuild(ctx context.Context, q *core.Txn, s *model.Service, 
 	now := p.Now()
 	rel := &model.Release{ID: core.NewID[model.ReleaseID](), TenantID: s.TenantID, ProjectID: s.ProjectID, ServiceID: s.ID,
 		EnvironmentID: envID, Number: num, Image: s.Image, ServiceConfig: s.ServiceConfig, CreatedBy: by, CreatedAt: now}
+	if err := p.FreezeVariables(ctx, q, rel); err != nil {
+		return nil, err
+	}
 	if err := store.Releases.Insert(ctx, q, rel); err != nil {
 		return nil, err
 	}

@@ -118,6 +118,12 @@ func TenantInput(box *seal.Box, rows *store.TenantRows) desired.Input {
 				p.Current[r.EnvironmentID] = map[model.ServiceID]*model.Release{}
 			}
 			p.Current[r.EnvironmentID][r.ServiceID] = r
+			if r.Frozen() {
+				if p.Frozen == nil {
+					p.Frozen = map[model.ReleaseID][]desired.Variable{}
+				}
+				p.Frozen[r.ID] = frozenVariables(box, r, rows.Versions)
+			}
 		}
 	}
 	for _, p := range rows.Projects {
@@ -166,6 +172,41 @@ func compileVariable(box *seal.Box, v *model.Variable) desired.Variable {
 		}
 	}
 	return out
+}
+
+// frozenVariables are the variables release r froze, for the compiler:
+// secrets opened from the versions it froze.
+func frozenVariables(box *seal.Box, r *model.Release, versions map[model.SecretVersionID]*model.SecretVersion) []desired.Variable {
+	out := make([]desired.Variable, len(r.Variables))
+	for i, v := range r.Variables {
+		out[i] = desired.Variable{Name: v.Name, Value: v.Value, Secret: v.Secret, Scope: desired.ScopeService, Service: r.ServiceID}
+		if !v.Secret {
+			continue
+		}
+		out[i].Version = string(v.Version)
+		sv := versions[v.Version]
+		if sv == nil {
+			out[i].Unreadable = "the version of the secret release " + fmt.Sprint(r.Number) + " froze is gone"
+			continue
+		}
+		if pt, err := box.Open(sv.Sealed, sv.Binding()); err != nil {
+			out[i].Unreadable = err.Error()
+		} else {
+			out[i].Value = string(pt)
+		}
+	}
+	return out
+}
+
+// FreezeVariables sets what release rel freezes of the variables in force
+// for its service in its environment (desired.Freeze).
+func (p *Plane) FreezeVariables(ctx context.Context, q store.Querier, rel *model.Release) error {
+	vars, err := store.VariablesOfProject(ctx, q, rel.ProjectID)
+	if err != nil {
+		return err
+	}
+	rel.Variables = desired.Freeze(vars, rel.ServiceID, rel.EnvironmentID)
+	return nil
 }
 
 // Snapshot is the compiler's input for a tenant's clusters, read at one

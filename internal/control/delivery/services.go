@@ -122,6 +122,10 @@ func (p *Delivery) updateService(ctx context.Context, dry *core.Previewing, id m
 	if err != nil {
 		return nil, err
 	}
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
 	err = p.ChangeOr(ctx, dry, svc.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
 		if err := p.secretsMayChange(ctx, q, svc.TenantID); err != nil {
 			return err
@@ -162,7 +166,11 @@ func (p *Delivery) updateService(ctx context.Context, dry *core.Previewing, id m
 		if in.Git != nil || in.RemoveGit {
 			AuditGit(ev, svc)
 		}
-		return store.UpdateService(ctx, q, svc)
+		if err := store.UpdateService(ctx, q, svc); err != nil {
+			return err
+		}
+		_, err = p.releaseConfig(ctx, q, a, ev, svc.ProjectID, "service "+svc.Name+" changed")
+		return err
 	})
 	return core.Committed(svc, err)
 }
@@ -336,6 +344,9 @@ func (p *Delivery) deploy(ctx context.Context, dry *core.Previewing, svcID model
 		rel = &model.Release{ID: core.NewID[model.ReleaseID](), TenantID: svc.TenantID, ProjectID: svc.ProjectID,
 			ServiceID: svcID, EnvironmentID: envID, Number: num, Image: svc.Image, ImageDigest: digest,
 			ServiceConfig: svc.ServiceConfig, CreatedBy: &uid, CreatedAt: now}
+		if err := p.FreezeVariables(ctx, q, rel); err != nil {
+			return err
+		}
 		if err := store.Releases.Insert(ctx, q, rel); err != nil {
 			return err
 		}

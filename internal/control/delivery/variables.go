@@ -62,7 +62,11 @@ func (p *Delivery) setVariable(ctx context.Context, dry *core.Previewing, in Set
 		return nil, core.Invalid("give environmentId or serviceId, not both: a variable has one scope", "input", "serviceId")
 	}
 	v := &model.Variable{TenantID: proj.TenantID, ProjectID: in.Project, EnvironmentID: in.Environment, ServiceID: in.Service}
-	if err := p.Authorizer().CheckCtx(ctx, scopePerm(v), proj.Scope()); err != nil {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Authorizer().Check(ctx, a, scopePerm(v), proj.Scope()); err != nil {
 		return nil, err
 	}
 	var c core.Checks
@@ -84,7 +88,8 @@ func (p *Delivery) setVariable(ctx context.Context, dry *core.Previewing, in Set
 		v = saved
 		core.Target(ev, ActVariableSet, "Variable", string(v.ID))
 		ev.Details["name"], ev.Details["scope"], ev.Details["secret"], ev.Details["created"] = v.Name, string(v.Kind()), v.Secret, created
-		return nil
+		_, err = p.releaseConfig(ctx, q, a, ev, v.ProjectID, "variable "+v.Name+" set")
+		return err
 	})
 	return core.Committed(v, err)
 }
@@ -131,7 +136,10 @@ func (p *Delivery) putVariable(ctx context.Context, q store.Querier, v *model.Va
 		if err := p.setValue(&nv, in); err != nil {
 			return nil, false, err
 		}
-		return &nv, true, store.Variables.Insert(ctx, q, &nv)
+		if err := store.Variables.Insert(ctx, q, &nv); err != nil {
+			return nil, false, err
+		}
+		return &nv, true, keepVersion(ctx, q, &nv)
 	case err != nil:
 		return nil, false, err
 	}
@@ -148,7 +156,19 @@ func (p *Delivery) putVariable(ctx context.Context, q store.Querier, v *model.Va
 	if err := p.setValue(cur, in); err != nil {
 		return nil, false, err
 	}
-	return cur, false, store.UpdateVariable(ctx, q, cur)
+	if err := store.UpdateVariable(ctx, q, cur); err != nil {
+		return nil, false, err
+	}
+	return cur, false, keepVersion(ctx, q, cur)
+}
+
+// keepVersion keeps the value a secret variable holds now as a version,
+// for the releases that will freeze it.
+func keepVersion(ctx context.Context, q store.Querier, v *model.Variable) error {
+	if !v.Secret {
+		return nil
+	}
+	return store.KeepSecretVersion(ctx, q, v)
 }
 
 func (p *Delivery) setValue(v *model.Variable, in VariableInput) error {
@@ -201,10 +221,18 @@ func (p *Delivery) DeleteVariable(ctx context.Context, id model.VariableID) erro
 	if err := p.Authorizer().CheckCtx(ctx, scopePerm(v), v.Scope()); err != nil {
 		return err
 	}
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return err
+	}
 	return p.Change(ctx, v.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
 		core.Target(ev, ActVariableDelete, "Variable", string(id))
 		ev.Details["name"], ev.Details["scope"], ev.Details["secret"] = v.Name, string(v.Kind()), v.Secret
-		return store.Variables.Delete(ctx, q, id)
+		if err := store.Variables.Delete(ctx, q, id); err != nil {
+			return err
+		}
+		_, err := p.releaseConfig(ctx, q, a, ev, v.ProjectID, "variable "+v.Name+" deleted")
+		return err
 	})
 }
 
@@ -247,13 +275,21 @@ func (p *Delivery) VariableStatus(v *model.Variable) (VariableStatus, *string) {
 
 // ResealReport counts what Reseal did.
 type ResealReport struct {
+	// Of the secret variables: resealed, already under the primary key,
+	// opened by no key.
 	Resealed   int
 	Current    int
 	Unreadable int
+	// Versions counts the same of the secret versions releases froze.
+	Versions ResealCount
 }
 
-// Reseal rewrites every sealed value that is not under the primary key,
-// one row at a time, so the control plane keeps serving meanwhile. A value
+// ResealCount counts what Reseal did to one kind of sealed value.
+type ResealCount struct{ Resealed, Current, Unreadable int }
+
+// Reseal rewrites every sealed value that is not under the primary key
+// (the variables' and the secret versions releases froze), one row at a
+// time, so the control plane keeps serving meanwhile. A value
 // changed concurrently is left for its writer (who sealed it under the
 // primary already). Values no key opens are counted, never touched.
 func (p *Delivery) Reseal(ctx context.Context) (ResealReport, error) {
@@ -266,39 +302,62 @@ func (p *Delivery) Reseal(ctx context.Context) (ResealReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	perTenant := map[model.TenantID]int{}
-	for _, v := range vars {
-		if !p.Box().NeedsReseal(v.Value) {
-			if _, err := p.Box().Open(v.Value, v.Binding()); err != nil {
-				rep.Unreadable++
-			} else {
-				rep.Current++
-			}
-			continue
+	versions, err := store.AllSecretVersions(ctx, p.Querier(ctx))
+	if err != nil {
+		return rep, err
+	}
+	// Per tenant: the variables and the versions resealed.
+	perTenant := map[model.TenantID]*[2]int{}
+	kind := 0
+	// reseal reseals one sealed value bound to binding, with replace.
+	var counts ResealCount
+	reseal := func(tenant model.TenantID, value, binding string, replace func(sealed string) (bool, error)) error {
+		pt, err := p.Box().Open(value, binding)
+		switch {
+		case err != nil:
+			counts.Unreadable++
+			return nil
+		case !p.Box().NeedsReseal(value):
+			counts.Current++
+			return nil
 		}
-		pt, err := p.Box().Open(v.Value, v.Binding())
+		sealed, err := p.Box().Seal(pt, binding)
 		if err != nil {
-			rep.Unreadable++
-			continue
+			return err
 		}
-		sealed, err := p.Box().Seal(pt, v.Binding())
-		if err != nil {
-			return rep, err
-		}
-		ok, err := store.ReplaceSealed(ctx, p.Querier(ctx), v.ID, v.Value, sealed)
-		if err != nil {
-			return rep, err
-		}
+		ok, err := replace(sealed)
 		if ok {
-			rep.Resealed++
-			perTenant[v.TenantID]++
+			counts.Resealed++
+			if perTenant[tenant] == nil {
+				perTenant[tenant] = &[2]int{}
+			}
+			perTenant[tenant][kind]++
+		}
+		return err
+	}
+	for _, v := range vars {
+		if err := reseal(v.TenantID, v.Value, v.Binding(), func(sealed string) (bool, error) {
+			return store.ReplaceSealed(ctx, p.Querier(ctx), v.ID, v.Value, sealed)
+		}); err != nil {
+			return rep, err
 		}
 	}
+	rep.Resealed, rep.Current, rep.Unreadable = counts.Resealed, counts.Current, counts.Unreadable
+	// The versions releases froze: a rolled-back release runs one.
+	counts, kind = ResealCount{}, 1
+	for _, sv := range versions {
+		if err := reseal(sv.TenantID, sv.Sealed, sv.Binding(), func(sealed string) (bool, error) {
+			return store.ReplaceSealedVersion(ctx, p.Querier(ctx), sv.ID, sv.Sealed, sealed)
+		}); err != nil {
+			return rep, err
+		}
+	}
+	rep.Versions = counts
 	for tenant, n := range perTenant {
 		err := p.InTx(ctx, func(q *core.Txn) error {
 			ev := p.NewAuditEvent(&authz.Actor{Origin: "local"}, tenant)
 			core.Target(ev, ActSecretsReseal, "Tenant", string(tenant))
-			ev.Details["resealed"], ev.Details["primaryKey"] = n, p.Box().Primary()
+			ev.Details["resealed"], ev.Details["versionsResealed"], ev.Details["primaryKey"] = n[0], n[1], p.Box().Primary()
 			return store.InsertAudit(ctx, q, ev.AuditEvent)
 		})
 		if err != nil {

@@ -980,14 +980,16 @@ func testLoadTenantRows(t *testing.T, s *store.Store) {
 		})
 	}
 	// Service 1 in environment 1: the newest live deployment wins; a newer
-	// failed one does not count.
-	r2 := newRelease(t, s, g.service, g.env, 2)
+	// failed one does not count. (Its release and the next are frozen, with
+	// no variables: a release cache keeps them; r5 is not, and is read
+	// every time.)
+	r2 := newFrozenRelease(t, s, g.service, g.env, 2)
 	dep(g.release, model.StageSucceeded, true)
 	newest := dep(r2, model.StageSucceeded, true)
 	dep(g.release, model.StageFailed, true)
 	// Service 1 in environment 2: delivering counts, a newer queued one
 	// does not.
-	r3 := newRelease(t, s, g.service, env2, 1)
+	r3 := newFrozenRelease(t, s, g.service, env2, 1)
 	delivering := dep(r3, model.StageDelivering, true)
 	dep(newRelease(t, s, g.service, env2, 2), model.StageQueued, false)
 	// Service 2 in environment 1: superseded after delivery still counts;
@@ -1006,8 +1008,18 @@ func testLoadTenantRows(t *testing.T, s *store.Store) {
 	newVariable(t, s, b.project, nil, nil, "A", false, "other")
 	dep2 := newDeploymentWith(t, s, b.release, b.cluster, inStage(model.StageSucceeded))
 
+	// No current release froze a secret: no versions (their reads are
+	// testLoadTenantRowsVersions'), whether as a nil map or an empty one.
+	noVersions := func(t *testing.T, what string, rows *store.TenantRows) {
+		t.Helper()
+		if len(rows.Versions) != 0 {
+			t.Errorf("%s: got versions %v, want none", what, rows.Versions)
+		}
+		rows.Versions = nil
+	}
 	got, err := store.LoadTenantRows(ctx, s.Q(), g.tenant.ID, nil)
 	wantNoErr(t, "loading", err)
+	noVersions(t, "tenant rows", got)
 	assertEqual(t, "tenant rows", got, &store.TenantRows{
 		Clusters:     []*model.Cluster{g.cluster},
 		Targets:      []*model.NamespaceTarget{target},
@@ -1026,6 +1038,7 @@ func testLoadTenantRows(t *testing.T, s *store.Store) {
 
 	empty, err := store.LoadTenantRows(ctx, s.Q(), newTenant(t, s).ID, nil)
 	wantNoErr(t, "loading an empty tenant", err)
+	noVersions(t, "an empty tenant's rows", empty)
 	assertEqual(t, "an empty tenant's rows", empty, &store.TenantRows{})
 
 	// With a release cache: the same rows, the releases of a second load
@@ -1039,9 +1052,12 @@ func testLoadTenantRows(t *testing.T, s *store.Store) {
 	for _, rows := range []*store.TenantRows{first, second} {
 		assertEqual(t, "current releases through a cache", rows.Current, []*model.Release{r2, r3, r5})
 	}
-	for i := range first.Current {
-		if first.Current[i] != second.Current[i] {
-			t.Errorf("release %s was read again though the cache held it", first.Current[i].ID)
+	for i, r := range first.Current {
+		switch held := r == second.Current[i]; {
+		case r.Frozen() && !held:
+			t.Errorf("release %s was read again though the cache held it", r.ID)
+		case !r.Frozen() && held:
+			t.Errorf("release %s, not frozen, was kept", r.ID)
 		}
 	}
 	tiny := store.NewReleaseCache(1)
@@ -1052,11 +1068,11 @@ func testLoadTenantRows(t *testing.T, s *store.Store) {
 	}
 
 	// By id through the same cache: the held ones are not read again; one
-	// waiting for its build (no image yet) is read every time, and a
-	// missing id is simply absent.
+	// waiting for its build (no image yet) is read every time, though
+	// frozen, and a missing id is simply absent.
 	building := mustInsert(t, s, store.Releases, &model.Release{ID: model.ReleaseID(newID()), TenantID: svc2.TenantID,
 		ProjectID: svc2.ProjectID, ServiceID: svc2.ID, EnvironmentID: env2.ID, Number: 9, Image: svc2.Image,
-		ServiceConfig: svc2.ServiceConfig, CreatedAt: store.Now()})
+		ServiceConfig: svc2.ServiceConfig, Variables: []model.ReleaseVariable{}, CreatedAt: store.Now()})
 	ids := []model.ReleaseID{r2.ID, building.ID, model.ReleaseID(newID()), r3.ID}
 	var reads []map[model.ReleaseID]*model.Release
 	for range 2 {
@@ -1077,6 +1093,32 @@ func testLoadTenantRows(t *testing.T, s *store.Store) {
 	wantNoErr(t, "reading a built release by id", err)
 	if built[building.ID] == nil || built[building.ID].ImageDigest != digest {
 		t.Errorf("a release read by id after its build: %+v, want digest %s", built[building.ID], digest)
+	}
+	again, err := cache.ByIDs(ctx, s.Q(), ids[1:2])
+	wantNoErr(t, "reading a built release by id again", err)
+	if again[building.ID] != built[building.ID] {
+		t.Error("a built, frozen release was read again though the cache held it")
+	}
+	// One with its image but not frozen (made before releases froze their
+	// variables) is read every time, until it is frozen: then it is kept.
+	byID := func() *model.Release {
+		t.Helper()
+		got, err := cache.ByIDs(ctx, s.Q(), []model.ReleaseID{r5.ID})
+		wantNoErr(t, "reading an unfrozen release by id", err)
+		return got[r5.ID]
+	}
+	if a, b := byID(), byID(); a == b {
+		t.Error("a release not frozen was kept")
+	}
+	frozen := *r5
+	frozen.Variables = []model.ReleaseVariable{}
+	ok, err := store.FreezeRelease(ctx, s.Q(), &frozen)
+	wantNoErr(t, "freezing", err)
+	if !ok {
+		t.Fatal("freezing an unfrozen release: got false, want true")
+	}
+	if a, b := byID(), byID(); a != b || !a.Frozen() {
+		t.Errorf("a release read by id once frozen: read again %v, frozen %v; want kept, frozen", a != b, a.Frozen())
 	}
 	var none *store.ReleaseCache
 	uncached, err := none.ByIDs(ctx, s.Q(), ids[:1])

@@ -81,6 +81,10 @@ func Run(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"Outbound", testOutbound},
 		{"CLILogins", testCLILogins},
 		{"LoadTenantRows", testLoadTenantRows},
+		{"LoadTenantRowsVersions", testLoadTenantRowsVersions},
+		{"ReleaseConfig", testReleaseConfig},
+		{"SecretVersions", testSecretVersions},
+		{"ProjectReads", testProjectReads},
 		{"MigrationFiles", testMigrationFiles},
 		{"Close", testClose},
 	}

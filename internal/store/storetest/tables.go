@@ -67,7 +67,8 @@ func testMigrations(t *testing.T, s *store.Store) {
 	for _, table := range []string{
 		"tenants", "users", "members", "member_profiles", "api_tokens", "projects", "project_members", "environments",
 		"clusters", "cluster_revisions", "namespace_targets", "connect_tokens", "cluster_commands", "services",
-		"variables", "releases", "deployments", "deployment_events", "approvals", "audit_events", "idempotency_keys",
+		"variables", "secret_versions", "releases", "deployments", "deployment_events", "approvals", "audit_events",
+		"idempotency_keys",
 	} {
 		n, err := countRows(t, s, table, "1 = 1")
 		if err != nil {
@@ -197,6 +198,43 @@ func testRoundTrip(t *testing.T, s *store.Store) {
 				ServiceID: g.service.ID, EnvironmentID: g.env.ID, Number: 8, Image: "ghcr.io/acme/web:v2",
 				ImageDigest: "sha256:4567", ServiceConfig: fullConfig(), CreatedBy: ptr(g.user.ID), CreatedAt: at})
 		}},
+		{"release frozen with none", func(t *testing.T) {
+			// Frozen with no variables: read back empty, not nil (unfrozen).
+			id := model.ReleaseID(newID())
+			roundTrip(t, s, store.Releases, id, &model.Release{ID: id, TenantID: g.tenant.ID, ProjectID: g.project.ID,
+				ServiceID: g.service.ID, EnvironmentID: g.env.ID, Number: 9, Image: "nginx:1",
+				ImageDigest: "sha256:89ab", Variables: []model.ReleaseVariable{}, CreatedAt: now})
+			if r := mustGet(t, s, store.Releases, id); !r.Frozen() || r.Variables == nil {
+				t.Errorf("a release frozen with none read back unfrozen: %#v", r.Variables)
+			}
+		}},
+		{"release with frozen variables", func(t *testing.T) {
+			id := model.ReleaseID(newID())
+			roundTrip(t, s, store.Releases, id, &model.Release{ID: id, TenantID: g.tenant.ID, ProjectID: g.project.ID,
+				ServiceID: g.service.ID, EnvironmentID: g.env.ID, Number: 10, Image: "ghcr.io/acme/web:v3",
+				ImageDigest: "sha256:cdef", ServiceConfig: fullConfig(), Variables: []model.ReleaseVariable{
+					{Name: "LOG_LEVEL", Scope: model.VariableProject, Value: "info"},
+					{Name: "GREETING", Scope: model.VariableEnvironment, Value: "multi\nline 'quoted' \"ünïcode\" ${OTHER}"},
+					{Name: "EMPTY", Scope: model.VariableService},
+					{Name: "DB_PASSWORD", Scope: model.VariableEnvironment, Secret: true,
+						Version: model.SecretVersionID(newID() + "@1709231398123456")},
+				}, CreatedBy: ptr(g.user.ID), CreatedAt: at})
+		}},
+		{"release unfrozen", func(t *testing.T) {
+			// Made before releases froze their variables: read back nil.
+			id := model.ReleaseID(newID())
+			roundTrip(t, s, store.Releases, id, &model.Release{ID: id, TenantID: g.tenant.ID, ProjectID: g.project.ID,
+				ServiceID: g.service.ID, EnvironmentID: g.env.ID, Number: 11, Image: "nginx:1",
+				ImageDigest: "sha256:0011", ServiceConfig: fullConfig(), CreatedAt: now})
+			if r := mustGet(t, s, store.Releases, id); r.Frozen() {
+				t.Errorf("an unfrozen release read back frozen: %#v", r.Variables)
+			}
+		}},
+		{"secret version", func(t *testing.T) {
+			id := model.SecretVersionID(newID() + "@1709231398123456")
+			roundTrip(t, s, store.SecretVersions, id, &model.SecretVersion{ID: id, TenantID: g.tenant.ID, ProjectID: g.project.ID,
+				VariableID: model.VariableID(newID()), Sealed: "v1:key1:sealed “ünïcode”\n'quoted'", CreatedAt: at})
+		}},
 		{"project variable", func(t *testing.T) {
 			id := model.VariableID(newID())
 			roundTrip(t, s, store.Variables, id, &model.Variable{ID: id, TenantID: g.tenant.ID, ProjectID: g.project.ID,
@@ -258,6 +296,10 @@ func testNotFound(t *testing.T, s *store.Store) {
 		{"services", func() error { _, err := store.Services.Get(ctx, q, model.ServiceID(missing)); return err }},
 		{"releases", func() error { _, err := store.Releases.Get(ctx, q, model.ReleaseID(missing)); return err }},
 		{"deployments", func() error { _, err := store.Deployments.Get(ctx, q, model.DeploymentID(missing)); return err }},
+		{"secret_versions", func() error {
+			_, err := store.SecretVersions.Get(ctx, q, model.SecretVersionID(missing))
+			return err
+		}},
 		{"GetForUpdate", func() error { _, err := store.Tenants.GetForUpdate(ctx, q, model.TenantID(missing)); return err }},
 		{"UserByEmail", func() error { _, err := store.UserByEmail(ctx, q, "nobody@example.com"); return err }},
 		{"MemberOf a user who is not a member", func() error { _, err := store.MemberOf(ctx, q, g.tenant.ID, g.user.ID); return err }},
