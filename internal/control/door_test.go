@@ -20,6 +20,8 @@ var systemDoors = map[string]core.System{
 	"Bootstrap":         core.SystemOperator,
 	"RecoverAdminToken": core.SystemOperator,
 	"Reseal":            core.SystemOperator,
+	// The upgrade freezing earlier releases from the rows in force.
+	"FreezeReleases":    core.SystemOperator,
 	"RunJobs":           core.SystemJobs,
 	"RunJobsOnce":       core.SystemJobs,
 	"RunOutbound":       core.SystemSender,

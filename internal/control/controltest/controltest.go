@@ -181,15 +181,18 @@ func Digest(n int) string {
 	return string(b)
 }
 
-// Counting is a database driver that counts the statements and
-// transactions that reach it.
+// Counting is a database driver that counts the statements (in
+// transactions too) and the transactions that reach it.
 type Counting struct {
 	store.Driver
-	n atomic.Int64
+	n, txs atomic.Int64
 }
 
-// N is the count so far.
+// N is the count of statements and transactions so far.
 func (c *Counting) N() int64 { return c.n.Load() }
+
+// Txs is the count of transactions so far.
+func (c *Counting) Txs() int64 { return c.txs.Load() }
 
 func (c *Counting) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
 	c.n.Add(1)
@@ -202,11 +205,34 @@ func (c *Counting) Query(ctx context.Context, sql string, args ...any) (store.Ro
 }
 
 func (c *Counting) Begin(ctx context.Context) (store.Tx, error) {
-	c.n.Add(1)
-	return c.Driver.Begin(ctx)
+	return c.counted(c.Driver.Begin(ctx))
 }
 
 func (c *Counting) BeginRead(ctx context.Context) (store.Tx, error) {
+	return c.counted(c.Driver.BeginRead(ctx))
+}
+
+func (c *Counting) counted(tx store.Tx, err error) (store.Tx, error) {
 	c.n.Add(1)
-	return c.Driver.BeginRead(ctx)
+	c.txs.Add(1)
+	if err != nil {
+		return nil, err
+	}
+	return &countingTx{Tx: tx, c: c}, nil
+}
+
+// countingTx counts the statements of a transaction.
+type countingTx struct {
+	store.Tx
+	c *Counting
+}
+
+func (t *countingTx) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	t.c.n.Add(1)
+	return t.Tx.Exec(ctx, sql, args...)
+}
+
+func (t *countingTx) Query(ctx context.Context, sql string, args ...any) (store.Rows, error) {
+	t.c.n.Add(1)
+	return t.Tx.Query(ctx, sql, args...)
 }
