@@ -168,7 +168,7 @@ func (p *Agents) storeLines(ctx context.Context, q *core.Txn, b *model.Build, r 
 	}
 	var out []model.BuildLogLine
 	for _, l := range r.Lines[skip:] {
-		text := p.CutLine(redact.Replace(storable(l.Text)))
+		text := p.cutLine(redact.Replace(storable(l.Text)))
 		if b.LogLines+1 >= p.Settings.Builds.MaxLogLines || b.LogBytes+int64(len(text)) > p.Settings.Builds.MaxLogBytes {
 			b.LogLines++
 			b.LogTruncated = true

@@ -7,9 +7,11 @@
 package agents
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/control/core"
@@ -64,4 +66,17 @@ func (a *Agents) secretsSeen(tenant model.TenantID) [2]uint64 {
 	a.secretsMu.Lock()
 	defer a.secretsMu.Unlock()
 	return [2]uint64{a.secrets[tenant], a.resyncs}
+}
+
+// cutLine cuts a storable line (after its redaction) at the longest a
+// line is kept, saying so.
+func (p *Agents) cutLine(s string) string {
+	if int64(len(s)) > p.Settings.Builds.MaxLineBytes {
+		n := int(p.Settings.Builds.MaxLineBytes)
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + " [line cut at " + fmt.Sprint(p.Settings.Builds.MaxLineBytes) + " bytes]"
+	}
+	return s
 }

@@ -281,12 +281,12 @@ func (a *AgentSide) Logs(ctx context.Context, streams []LogStreamIn) (int, error
 			if len(s.Lines) > 0 {
 				m.At = at(s.Lines[0].At).Add(-time.Nanosecond)
 			}
-			m.Line = p.CutLine(t.redact.Replace(storable("[nebula] lines of " + s.Pod + "/" + s.Container + " are missing here: " + s.Gap)))
+			m.Line = p.cutLine(t.redact.Replace(storable("[nebula] lines of " + s.Pod + "/" + s.Container + " are missing here: " + s.Gap)))
 			lines = append(lines, m)
 		}
 		for _, l := range s.Lines {
 			x := base
-			x.At, x.Line = at(l.At), p.CutLine(t.redact.Replace(storable(l.Text)))
+			x.At, x.Line = at(l.At), p.cutLine(t.redact.Replace(storable(l.Text)))
 			lines = append(lines, x)
 		}
 		topics[bus.Logs(string(s.Environment), string(s.Service))] = true

@@ -136,16 +136,3 @@ func OrEmpty[T any](s []T) []T {
 	}
 	return s
 }
-
-// CutLine cuts a storable line (after its redaction) at the longest a
-// line is kept, saying so.
-func (p *Plane) CutLine(s string) string {
-	if int64(len(s)) > p.Settings.Builds.MaxLineBytes {
-		n := int(p.Settings.Builds.MaxLineBytes)
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n] + " [line cut at " + fmt.Sprint(p.Settings.Builds.MaxLineBytes) + " bytes]"
-	}
-	return s
-}
