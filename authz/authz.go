@@ -88,6 +88,13 @@ var (
 	// attempts: a project's (project managers) or, at tenant scope, the
 	// tenant's (tenant admins).
 	EndpointManage = Perm{"endpoint", "manage"}
+	// Change sets: reading them and their previews (viewers); opening,
+	// adding to, commenting on, submitting and applying them (editors:
+	// each change also takes what its direct mutation takes); deciding
+	// on them (project managers, never an author of the set).
+	ChangeSetRead    = Perm{"change_set", "read"}
+	ChangeSetPropose = Perm{"change_set", "propose"}
+	ChangeSetApprove = Perm{"change_set", "approve"}
 )
 
 // Subjects: the roles Casbin knows.

@@ -29,7 +29,10 @@ import (
 // Topics.
 func Deployment(id string) string  { return "deployment:" + id }
 func Environment(id string) string { return "environment:" + id }
-func Cluster(id string) string     { return "cluster:" + id }
+
+// ChangeSets is noted when a change set of the project changes.
+func ChangeSets(project string) string { return "changesets:" + project }
+func Cluster(id string) string         { return "cluster:" + id }
 func Revision(cluster string) string {
 	return "revision:" + cluster
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/bus"
 	"github.com/nebulactrl/nebula/internal/control/agents"
 	"github.com/nebulactrl/nebula/internal/control/builds"
+	"github.com/nebulactrl/nebula/internal/control/changesets"
 	"github.com/nebulactrl/nebula/internal/control/clusters"
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/control/delivery"
@@ -39,6 +40,9 @@ type Plane struct {
 	Delivery *delivery.Delivery
 	// Idempotency: the keys of mutations sent with an Idempotency-Key.
 	Idempotency *idempotency.Idempotency
+	// ChangeSets: changes to a project grouped for review, approved by
+	// another project manager and applied at once (by Delivery).
+	ChangeSets *changesets.ChangeSets
 }
 
 // New wires the control plane over a migrated store.
@@ -47,7 +51,9 @@ func New(st *store.Store, log *slog.Logger, opts ...core.Option) (*Plane, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Plane{Plane: c, People: people.New(c), Outbound: outbound.New(c), Clusters: clusters.New(c), Builds: builds.New(c), Agents: agents.New(c), Delivery: delivery.New(c), Idempotency: idempotency.New(c)}, nil
+	d := delivery.New(c)
+	return &Plane{Plane: c, People: people.New(c), Outbound: outbound.New(c), Clusters: clusters.New(c), Builds: builds.New(c),
+		Agents: agents.New(c), Delivery: d, Idempotency: idempotency.New(c), ChangeSets: changesets.New(c, d)}, nil
 }
 
 // Bus is what subscribers follow (nil without a plane).

@@ -45,6 +45,7 @@ var ids = []struct {
 	{"Invitation", "Invitation", []string{"InvitationID"}, ""},
 	{"Endpoint", "WebhookEndpoint", []string{"EndpointID"}, ""},
 	{"Message", "WebhookMessage", []string{"MessageID"}, ""},
+	{"ChangeSet", "ChangeSet", []string{"ChangeSetID"}, ""},
 }
 
 func main() {

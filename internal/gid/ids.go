@@ -33,10 +33,11 @@ const (
 	Invitation      = "Invitation"
 	Endpoint        = "WebhookEndpoint"
 	Message         = "WebhookMessage"
+	ChangeSet       = "ChangeSet"
 )
 
 // Kinds lists every kind, for tests.
-var Kinds = []string{Tenant, User, Member, APIToken, Project, ProjectMember, Environment, Cluster, NamespaceTarget, Service, Release, Deployment, AuditEvent, Variable, ConnectToken, Command, Webhook, WebhookDelivery, Build, Session, Invitation, Endpoint, Message}
+var Kinds = []string{Tenant, User, Member, APIToken, Project, ProjectMember, Environment, Cluster, NamespaceTarget, Service, Release, Deployment, AuditEvent, Variable, ConnectToken, Command, Webhook, WebhookDelivery, Build, Session, Invitation, Endpoint, Message, ChangeSet}
 
 // MarshalTenantID and UnmarshalTenantID carry a model.TenantID as a Tenant id.
 func MarshalTenantID(v model.TenantID) graphql.Marshaler { return marshal(Tenant, v) }
@@ -173,4 +174,10 @@ func UnmarshalEndpointID(v any) (model.EndpointID, error) {
 func MarshalMessageID(v model.MessageID) graphql.Marshaler { return marshal(Message, v) }
 func UnmarshalMessageID(v any) (model.MessageID, error) {
 	return unmarshal[model.MessageID](Message, v)
+}
+
+// MarshalChangeSetID and UnmarshalChangeSetID carry a model.ChangeSetID as a ChangeSet id.
+func MarshalChangeSetID(v model.ChangeSetID) graphql.Marshaler { return marshal(ChangeSet, v) }
+func UnmarshalChangeSetID(v any) (model.ChangeSetID, error) {
+	return unmarshal[model.ChangeSetID](ChangeSet, v)
 }

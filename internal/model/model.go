@@ -430,6 +430,7 @@ func (n *NamespaceTarget) Scope() Scope { return Scope{Tenant: n.TenantID} }
 func (s *Service) Scope() Scope         { return Scope{Tenant: s.TenantID, Project: s.ProjectID} }
 func (r *Release) Scope() Scope         { return Scope{Tenant: r.TenantID, Project: r.ProjectID} }
 func (d *Deployment) Scope() Scope      { return Scope{Tenant: d.TenantID, Project: d.ProjectID} }
+func (c *ChangeSet) Scope() Scope       { return Scope{Tenant: c.TenantID, Project: c.ProjectID} }
 func (a *AuditEvent) Scope() Scope      { return Scope{Tenant: a.TenantID} }
 func (t *APIToken) Scope() Scope        { return Scope{Tenant: t.TenantID} }
 func (v *Variable) Scope() Scope        { return Scope{Tenant: v.TenantID, Project: v.ProjectID} }

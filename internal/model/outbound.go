@@ -26,10 +26,15 @@ const (
 	EventClusterConnected    EventKind = "cluster.connected"
 	EventClusterDisconnected EventKind = "cluster.disconnected"
 	EventBuildEnded          EventKind = "build.ended"
+	EventChangeSetSubmitted  EventKind = "changeset.submitted"
+	EventChangeSetApproved   EventKind = "changeset.approved"
+	EventChangeSetRejected   EventKind = "changeset.rejected"
+	EventChangeSetApplied    EventKind = "changeset.applied"
 )
 
 var eventKinds = []EventKind{EventDeploymentStage, EventDeploymentEnded, EventApprovalRequested,
-	EventClusterConnected, EventClusterDisconnected, EventBuildEnded}
+	EventClusterConnected, EventClusterDisconnected, EventBuildEnded, EventChangeSetSubmitted, EventChangeSetApproved,
+	EventChangeSetRejected, EventChangeSetApplied}
 
 // EventKinds are every kind of event, in a fixed order.
 func EventKinds() []EventKind { return slices.Clone(eventKinds) }

@@ -23,15 +23,16 @@ var sqlShapes = regexp.MustCompile(`\bSELECT\b[\s\S]*\bFROM\b|\bINSERT INTO\b|\b
 // rawSQLAllowed are the files outside the store that hold SQL on purpose,
 // each a test that must look behind the store's methods.
 var rawSQLAllowed = map[string]string{
-	"internal/apitest/canary_test.go":           "scans every column of every table for a secret value: it must see raw rows, in both dialects",
-	"internal/apitest/replicas_test.go":         "terminates PostgreSQL backends to inject a fault",
-	"internal/apitest/previewload_test.go":      "holds a row lock from a second connection and sets lock_timeout, to inject contention",
-	"internal/apitest/releasemigration_test.go": "turns a database back into what the previous version left (no secret_versions table, releases without variables), to test the upgrade",
-	"internal/apitest/revisions_test.go":        "reads every revision row of a cluster in one query, to check no revision is skipped or repeated",
-	"internal/control/builds/builds_test.go":    "dumps every row of every table to look for a webhook secret in any encoding: it must see raw rows",
-	"internal/bench/baseline_test.go":           "hand-written queries, the baseline the store's reads are benchmarked against",
-	"internal/bench/logstore_test.go":           "measures the log partitions' size on disk (pg_total_relation_size), which no API exposes",
-	"internal/bench/logquery_test.go":           "fills a 10-million-line log table with generate_series (the ingest path would take an hour) and measures its size on disk",
+	"internal/apitest/canary_test.go":                "scans every column of every table for a secret value: it must see raw rows, in both dialects",
+	"internal/apitest/replicas_test.go":              "terminates PostgreSQL backends to inject a fault",
+	"internal/apitest/previewload_test.go":           "holds a row lock from a second connection and sets lock_timeout, to inject contention",
+	"internal/apitest/releasemigration_test.go":      "turns a database back into what the previous version left (no secret_versions table, releases without variables), to test the upgrade",
+	"internal/apitest/revisions_test.go":             "reads every revision row of a cluster in one query, to check no revision is skipped or repeated",
+	"internal/control/builds/builds_test.go":         "dumps every row of every table to look for a webhook secret in any encoding: it must see raw rows",
+	"internal/control/changesets/changesets_test.go": "reads a change set's raw lists to look for a secret value in any encoding",
+	"internal/bench/baseline_test.go":                "hand-written queries, the baseline the store's reads are benchmarked against",
+	"internal/bench/logstore_test.go":                "measures the log partitions' size on disk (pg_total_relation_size), which no API exposes",
+	"internal/bench/logquery_test.go":                "fills a 10-million-line log table with generate_series (the ingest path would take an hour) and measures its size on disk",
 }
 
 // TestClosedStore fails when SQL, a where string or a dialect check

@@ -91,7 +91,7 @@ func (p *Plane) Proceed(ctx context.Context, q *Txn, d *model.Deployment, env *m
 			return err
 		}
 	}
-	if env.Protected {
+	if env.Protected && q.approval == "" {
 		exp := p.now().Add(p.Settings.ApprovalTTL)
 		d.ApprovalExpiresAt = &exp
 		return p.Advance(ctx, q, d, model.StageAwaitingApproval, model.BlockerApproval,

@@ -55,6 +55,13 @@ func (p *Plane) emit(ctx context.Context, q *Txn, e outboundEvent) error {
 	return nil
 }
 
+// EmitProject tells the endpoints of a project's events (and the
+// tenant's) of an event of kind with data, in q.
+func (p *Plane) EmitProject(ctx context.Context, q *Txn, tenant model.TenantID, project model.ProjectID,
+	kind model.EventKind, data map[string]any) error {
+	return p.emit(ctx, q, outboundEvent{tenant: tenant, project: &project, kind: kind, data: data})
+}
+
 // WakeSender tells this replica's sender a message may be due.
 func (p *Plane) WakeSender() { p.outboundWake.Poke() }
 

@@ -29,6 +29,8 @@ type JobReport struct {
 	// Messages counts webhook messages deleted past their retention;
 	// CLILogins the CLI sign-ins deleted once expired.
 	Messages, CLILogins int
+	// ChangeSets counts change sets whose submission or approval lapsed.
+	ChangeSets int
 	// Skipped names jobs whose lock another replica held.
 	Skipped []string
 }

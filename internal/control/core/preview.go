@@ -83,6 +83,7 @@ func (p *Plane) Preview(ctx context.Context, do func(dry *Previewing) error) ([]
 func (p *Plane) changePreview(ctx context.Context, tenant model.TenantID, a *authz.Actor, pv *Previewing,
 	fn func(q *Txn, t *model.Tenant, ev *Audit) error) error {
 	return p.InTx(ctx, func(q *Txn) error {
+		q.preview = true
 		t, err := store.ShareTenant(ctx, q, tenant)
 		if err != nil {
 			return fmt.Errorf("reading tenant: %w", err)

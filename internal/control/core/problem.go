@@ -77,3 +77,18 @@ func NotFoundOn(err error, fieldName, message string) error {
 	}
 	return err
 }
+
+// NeedsApproval refuses a direct change that would change what a protected
+// environment runs: such a change is a change set of one, which waits for
+// an approval (package changesets). Environments names them.
+type NeedsApproval struct{ Environments []string }
+
+func (n *NeedsApproval) Error() string {
+	return "the change reaches protected environment(s) " + strings.Join(n.Environments, ", ") + ": it waits for an approval as a change set"
+}
+
+// AsNeedsApproval returns the NeedsApproval err carries, if any.
+func AsNeedsApproval(err error) (*NeedsApproval, bool) {
+	var n *NeedsApproval
+	return n, errors.As(err, &n)
+}

@@ -27,7 +27,22 @@ type Txn struct {
 	// the hints of their deployments' notes (eventhints.go).
 	recorded map[model.DeploymentID]*recorded
 	busNoted []bus.Note // busNotes, once made
+	// approval says who approved the change the transaction applies (a
+	// change set's approval): its deployments in protected environments
+	// deliver at once. preview marks a dry run.
+	approval string
+	preview  bool
 }
+
+// Approve marks the transaction as applying a change approved as why says
+// (a change set's approval): deployments it starts in protected
+// environments do not wait for another.
+func (t *Txn) Approve(why string) { t.approval = why }
+
+// Approved tells whether the transaction may change what protected
+// environments run without asking: it applies an approved change, or it
+// is a preview, which shows what the change does once approved.
+func (t *Txn) Approved() bool { return t.approval != "" || t.preview }
 
 // EndpointsOf reads a tenant's webhook endpoints, once per transaction
 // unless it writes one.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/nebulactrl/nebula/internal/control/controltest"
+	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/control/delivery"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -99,31 +100,29 @@ func TestConfigChangesMakeReleases(t *testing.T) {
 		t.Fatalf("setting the same value made a release: %d releases, want 2", n)
 	}
 
-	// Protected: an editor's change waits for a project manager.
+	// Protected: a direct change is refused as one that needs an approval
+	// (the API makes it a change set of one: package changesets), and
+	// nothing changes, the variable's row included.
 	prot := true
 	if _, err := s.P.Delivery.UpdateEnvironment(s.Admin, s.Env.ID, delivery.EnvironmentInput{Protected: &prot}); err != nil {
 		t.Fatal(err)
 	}
 	editor := s.Person(t, "dev@acme.test", model.TenantMember, model.ProjectEditor)
-	setVar(t, editor, s, "FEATURE_FLAG", "on-in-prod", false)
+	svc := s.Svc.ID
+	_, err = s.P.Delivery.SetVariable(editor, delivery.SetVariableInput{Project: s.Project.ID, Service: &svc,
+		VariableInput: delivery.VariableInput{Name: "FEATURE_FLAG", Value: "on-in-prod"}})
+	if n, ok := core.AsNeedsApproval(err); !ok || len(n.Environments) != 1 || n.Environments[0] != s.Env.Name {
+		t.Fatalf("a direct change to a protected environment: %v, want NeedsApproval naming %s", err, s.Env.Name)
+	}
 	held := runs(t, s)
-	if held.revision != after.revision || held.env["FEATURE_FLAG"] != "on" {
+	if held.revision != after.revision || held.env["FEATURE_FLAG"] != "on" || releases(t, s) != 2 {
 		t.Fatalf("an unapproved change reached the cluster: %+v, want revision %d with FEATURE_FLAG=on", held, after.revision)
 	}
-	d = newest(t, s)
-	if d.Stage != model.StageAwaitingApproval {
-		t.Fatalf("the change's deployment is %+v, want awaiting approval", d)
-	}
-	if _, err := s.P.Delivery.Decide(editor, d.ID, model.Approved, ""); err == nil {
-		t.Fatal("the editor approved their own change")
+	vars, err := s.P.Delivery.Variables(s.Admin, s.Svc.Scope(), nil, &svc)
+	if err != nil || len(vars) != 1 || vars[0].Value != "on" {
+		t.Fatalf("the refused change wrote the variable: %+v (%v)", vars, err)
 	}
 	pm := s.Person(t, "pm@acme.test", model.TenantMember, model.ProjectManager)
-	if _, err := s.P.Delivery.Decide(pm, d.ID, model.Approved, "ok"); err != nil {
-		t.Fatal(err)
-	}
-	if got := runs(t, s); got.release != 3 || got.env["FEATURE_FLAG"] != "on-in-prod" {
-		t.Fatalf("after the approval the cluster runs %+v, want release 3 with FEATURE_FLAG=on-in-prod", got)
-	}
 
 	// Rollback to release 1 runs release 1's configuration: no flag.
 	if _, err := s.P.Delivery.Rollback(pm, s.Svc.ID, s.Env.ID, 1); err != nil {

@@ -25,13 +25,40 @@ import (
 
 // releaseConfig makes, in the transaction of a configuration change of
 // project by a, the releases and deployments the change calls for (see
-// above); what says what changed ("variable FEATURE_FLAG set"). It returns
-// the deployments, in service then environment name order, and lists them
-// in the change's audit event.
+// above); what says what changed ("variable FEATURE_FLAG set"). It lists
+// the deployments in the change's audit event.
+//
+// A change that would change what a protected environment runs is refused
+// with core.NeedsApproval, unless the transaction applies an approved
+// change (core.Txn.Approve): it goes through a change set instead.
 func (p *Delivery) releaseConfig(ctx context.Context, q *core.Txn, a *authz.Actor, ev *core.Audit, project model.ProjectID,
-	what string) ([]*model.Deployment, error) {
+	what string) error {
+	_, err := p.release(ctx, q, a, ev, project, what, nil)
+	return err
+}
+
+// svcEnv is a service in an environment.
+type svcEnv struct {
+	svc model.ServiceID
+	env model.EnvironmentID
+}
+
+// released is one release a change made, with the one it replaces (nil
+// for a service's first in its environment) and its deployment.
+type released struct {
+	Release, Prev *model.Release
+	Deployment    *model.Deployment
+}
+
+// release is releaseConfig with image deploys: deploys gives the image
+// digest to release for a service in an environment (a change set's
+// deploys), which makes a release there even where the configuration is
+// the same. It returns what it made, in service then environment name
+// order.
+func (p *Delivery) release(ctx context.Context, q *core.Txn, a *authz.Actor, ev *core.Audit, project model.ProjectID,
+	what string, deploys map[svcEnv]string) ([]released, error) {
 	base, err := p.releasesInForce(ctx, q, project)
-	if err != nil || len(base) == 0 {
+	if err != nil || len(base) == 0 && len(deploys) == 0 {
 		return nil, err
 	}
 	services, err := store.ServicesOfProject(ctx, q, project)
@@ -42,47 +69,66 @@ func (p *Delivery) releaseConfig(ctx context.Context, q *core.Txn, a *authz.Acto
 	if err != nil {
 		return nil, err
 	}
-	envIDs := make([]model.EnvironmentID, 0, len(base))
+	prevOf := map[svcEnv]*model.Release{}
+	envIDs := make([]model.EnvironmentID, 0, len(base)+len(deploys))
 	for _, r := range base {
+		prevOf[svcEnv{r.ServiceID, r.EnvironmentID}] = r
 		envIDs = append(envIDs, r.EnvironmentID)
+	}
+	for k := range deploys {
+		envIDs = append(envIDs, k.env)
 	}
 	envs, err := store.Environments.ByIDs(ctx, q, envIDs)
 	if err != nil {
 		return nil, err
 	}
-	// An environment placed nowhere now runs nothing to change: its next
-	// deploy freezes what is in force then.
-	clusters, targets, err := p.TenantTargets(ctx, q, base[0].TenantID)
-	if err != nil {
-		return nil, err
-	}
-	for id, env := range envs {
-		if core.PlaceEnv(env, clusters, targets).Cluster == nil {
-			delete(envs, id)
+	if len(base) > 0 {
+		// An environment placed nowhere now runs nothing to change: its
+		// next deploy freezes what is in force then (a deploy there is
+		// refused by StartDeployment).
+		clusters, targets, err := p.TenantTargets(ctx, q, base[0].TenantID)
+		if err != nil {
+			return nil, err
+		}
+		for id, env := range envs {
+			if core.PlaceEnv(env, clusters, targets).Cluster == nil && !deployedTo(deploys, id) {
+				delete(envs, id)
+			}
 		}
 	}
 	slices.SortFunc(services, func(a, b *model.Service) int { return cmp.Compare(a.Name, b.Name) })
-	var out []*model.Deployment
+	envOrder := make([]*model.Environment, 0, len(envs))
+	for _, e := range envs {
+		envOrder = append(envOrder, e)
+	}
+	slices.SortFunc(envOrder, func(a, b *model.Environment) int { return cmp.Compare(a.Name, b.Name) })
+	var out []released
 	var started []string
+	var protected []string
 	for _, svc := range services {
-		var rels []*model.Release
-		for _, r := range base {
-			if r.ServiceID == svc.ID && envs[r.EnvironmentID] != nil {
-				rels = append(rels, r)
-			}
-		}
-		slices.SortFunc(rels, func(a, b *model.Release) int {
-			return cmp.Compare(envs[a.EnvironmentID].Name, envs[b.EnvironmentID].Name)
-		})
-		for _, prev := range rels {
-			next := &model.Release{ID: core.NewID[model.ReleaseID](), TenantID: svc.TenantID, ProjectID: project,
-				ServiceID: svc.ID, EnvironmentID: prev.EnvironmentID, Image: prev.Image, ImageDigest: prev.ImageDigest,
-				ServiceConfig: svc.ServiceConfig, Variables: desired.Freeze(vars, svc.ID, prev.EnvironmentID),
-				CreatedBy: &a.User.ID, CreatedAt: p.Now()}
-			if desired.SameConfig(prev, next) {
+		for _, env := range envOrder {
+			k := svcEnv{svc.ID, env.ID}
+			prev, digest := prevOf[k], deploys[k]
+			if prev == nil && digest == "" {
 				continue
 			}
-			if next.Number, err = store.NextReleaseNumber(ctx, q, svc.ID, prev.EnvironmentID); err != nil {
+			next := &model.Release{ID: core.NewID[model.ReleaseID](), TenantID: svc.TenantID, ProjectID: project,
+				ServiceID: svc.ID, EnvironmentID: env.ID, Image: svc.Image, ImageDigest: digest,
+				ServiceConfig: svc.ServiceConfig, Variables: desired.Freeze(vars, svc.ID, env.ID),
+				CreatedBy: &a.User.ID, CreatedAt: p.Now()}
+			if digest == "" {
+				next.Image, next.ImageDigest = prev.Image, prev.ImageDigest
+				if desired.SameConfig(prev, next) {
+					continue
+				}
+			}
+			if env.Protected && !q.Approved() {
+				if !slices.Contains(protected, env.Name) {
+					protected = append(protected, env.Name)
+				}
+				continue
+			}
+			if next.Number, err = store.NextReleaseNumber(ctx, q, svc.ID, env.ID); err != nil {
 				return nil, err
 			}
 			if err := store.Releases.Insert(ctx, q, next); err != nil {
@@ -92,18 +138,30 @@ func (p *Delivery) releaseConfig(ctx context.Context, q *core.Txn, a *authz.Acto
 			// is recorded in its details.
 			scratch := p.NewAuditEvent(a, svc.TenantID)
 			why := "release %d: " + strings.ReplaceAll(what, "%", "%%") + " by %s"
-			d, err := p.StartDeployment(ctx, q, scratch, a, core.ActDeploymentCreate, next, envs[prev.EnvironmentID], why)
+			d, err := p.StartDeployment(ctx, q, scratch, a, core.ActDeploymentCreate, next, env, why)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, d)
+			out = append(out, released{Release: next, Prev: prev, Deployment: d})
 			started = append(started, string(d.ID))
 		}
+	}
+	if len(protected) > 0 {
+		return nil, &core.NeedsApproval{Environments: protected}
 	}
 	if len(started) > 0 {
 		ev.Details["deployments"] = started
 	}
 	return out, nil
+}
+
+func deployedTo(deploys map[svcEnv]string, env model.EnvironmentID) bool {
+	for k := range deploys {
+		if k.env == env {
+			return true
+		}
+	}
+	return false
 }
 
 // releasesInForce are, for each service of project and environment where

@@ -169,7 +169,7 @@ func (p *Delivery) updateService(ctx context.Context, dry *core.Previewing, id m
 		if err := store.UpdateService(ctx, q, svc); err != nil {
 			return err
 		}
-		_, err = p.releaseConfig(ctx, q, a, ev, svc.ProjectID, "service "+svc.Name+" changed")
+		err = p.releaseConfig(ctx, q, a, ev, svc.ProjectID, "service "+svc.Name+" changed")
 		return err
 	})
 	return core.Committed(svc, err)

@@ -88,7 +88,7 @@ func (p *Delivery) setVariable(ctx context.Context, dry *core.Previewing, in Set
 		v = saved
 		core.Target(ev, ActVariableSet, "Variable", string(v.ID))
 		ev.Details["name"], ev.Details["scope"], ev.Details["secret"], ev.Details["created"] = v.Name, string(v.Kind()), v.Secret, created
-		_, err = p.releaseConfig(ctx, q, a, ev, v.ProjectID, "variable "+v.Name+" set")
+		err = p.releaseConfig(ctx, q, a, ev, v.ProjectID, "variable "+v.Name+" set")
 		return err
 	})
 	return core.Committed(v, err)
@@ -231,7 +231,7 @@ func (p *Delivery) DeleteVariable(ctx context.Context, id model.VariableID) erro
 		if err := store.Variables.Delete(ctx, q, id); err != nil {
 			return err
 		}
-		_, err := p.releaseConfig(ctx, q, a, ev, v.ProjectID, "variable "+v.Name+" deleted")
+		err := p.releaseConfig(ctx, q, a, ev, v.ProjectID, "variable "+v.Name+" deleted")
 		return err
 	})
 }

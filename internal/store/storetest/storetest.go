@@ -83,6 +83,7 @@ func Run(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"LoadTenantRows", testLoadTenantRows},
 		{"LoadTenantRowsVersions", testLoadTenantRowsVersions},
 		{"ReleaseConfig", testReleaseConfig},
+		{"ChangeSets", testChangeSets},
 		{"SecretVersions", testSecretVersions},
 		{"ProjectReads", testProjectReads},
 		{"MigrationFiles", testMigrationFiles},
