@@ -41,6 +41,7 @@ type ResolverRoot interface {
 	Approval() ApprovalResolver
 	AuditEvent() AuditEventResolver
 	Build() BuildResolver
+	ChangeSet() ChangeSetResolver
 	Cluster() ClusterResolver
 	Command() CommandResolver
 	Deployment() DeploymentResolver
@@ -202,6 +203,73 @@ type ComplexityRoot struct {
 
 	ChangePreview struct {
 		Clusters   func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+	}
+
+	ChangeSet struct {
+		AppliedAt   func(childComplexity int) int
+		AppliedBy   func(childComplexity int) int
+		Author      func(childComplexity int) int
+		Changes     func(childComplexity int) int
+		Comments    func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		DecidedAt   func(childComplexity int) int
+		DecidedBy   func(childComplexity int) int
+		Deployments func(childComplexity int) int
+		Direct      func(childComplexity int) int
+		ExpiresAt   func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Number      func(childComplexity int) int
+		Preview     func(childComplexity int) int
+		Project     func(childComplexity int) int
+		State       func(childComplexity int) int
+		SubmittedAt func(childComplexity int) int
+		Title       func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+	}
+
+	ChangeSetChange struct {
+		At           func(childComplexity int) int
+		Author       func(childComplexity int) int
+		Domains      func(childComplexity int) int
+		Environment  func(childComplexity int) int
+		ImageDigest  func(childComplexity int) int
+		Kind         func(childComplexity int) int
+		Processes    func(childComplexity int) int
+		Secret       func(childComplexity int) int
+		Sequence     func(childComplexity int) int
+		Service      func(childComplexity int) int
+		Summary      func(childComplexity int) int
+		Value        func(childComplexity int) int
+		VariableName func(childComplexity int) int
+	}
+
+	ChangeSetComment struct {
+		At       func(childComplexity int) int
+		Author   func(childComplexity int) int
+		Body     func(childComplexity int) int
+		Decision func(childComplexity int) int
+	}
+
+	ChangeSetConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ChangeSetEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	ChangeSetPayload struct {
+		ChangeSet  func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+	}
+
+	ChangeSetPreview struct {
+		Clusters   func(childComplexity int) int
+		Releases   func(childComplexity int) int
 		UserErrors func(childComplexity int) int
 	}
 
@@ -390,6 +458,7 @@ type ComplexityRoot struct {
 	}
 
 	DeleteVariablePayload struct {
+		ChangeSet         func(childComplexity int) int
 		DeletedVariableID func(childComplexity int) int
 		UserErrors        func(childComplexity int) int
 	}
@@ -406,6 +475,7 @@ type ComplexityRoot struct {
 
 	DeployPayload struct {
 		Build      func(childComplexity int) int
+		ChangeSet  func(childComplexity int) int
 		Deployment func(childComplexity int) int
 		Release    func(childComplexity int) int
 		UserErrors func(childComplexity int) int
@@ -605,9 +675,13 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AddMember                   func(childComplexity int, input gqlmodel.AddMemberInput) int
 		AddProjectMember            func(childComplexity int, input gqlmodel.AddProjectMemberInput) int
+		ApplyChangeSet              func(childComplexity int, input gqlmodel.ChangeSetInput) int
+		ApproveChangeSet            func(childComplexity int, input gqlmodel.DecideChangeSetInput) int
 		ApproveCliLogin             func(childComplexity int, input gqlmodel.ApproveCliLoginInput) int
 		ApproveDeployment           func(childComplexity int, input gqlmodel.DecideDeploymentInput) int
 		CancelDeployment            func(childComplexity int, input gqlmodel.CancelDeploymentInput) int
+		CloseChangeSet              func(childComplexity int, input gqlmodel.ChangeSetInput) int
+		CommentOnChangeSet          func(childComplexity int, input gqlmodel.CommentOnChangeSetInput) int
 		CreateAPIToken              func(childComplexity int, input gqlmodel.CreateAPITokenInput) int
 		CreateEnvironment           func(childComplexity int, input gqlmodel.CreateEnvironmentInput) int
 		CreateNamespaceTarget       func(childComplexity int, input gqlmodel.CreateNamespaceTargetInput) int
@@ -626,13 +700,17 @@ type ComplexityRoot struct {
 		DeleteWebhookEndpoint       func(childComplexity int, input gqlmodel.WebhookEndpointInput) int
 		Deploy                      func(childComplexity int, input gqlmodel.DeployInput) int
 		InviteMember                func(childComplexity int, input gqlmodel.InviteMemberInput) int
+		OpenChangeSet               func(childComplexity int, input gqlmodel.OpenChangeSetInput) int
 		QueueCommand                func(childComplexity int, input gqlmodel.QueueCommandInput) int
+		RebaseChangeSet             func(childComplexity int, input gqlmodel.ChangeSetInput) int
 		RedeliverWebhookDelivery    func(childComplexity int, input gqlmodel.RedeliverWebhookDeliveryInput) int
 		RedeliverWebhookMessage     func(childComplexity int, input gqlmodel.RedeliverWebhookMessageInput) int
 		Redeploy                    func(childComplexity int, input gqlmodel.RedeployInput) int
 		RegenerateConnectToken      func(childComplexity int, input gqlmodel.RegenerateConnectTokenInput) int
 		RegisterCluster             func(childComplexity int, input gqlmodel.RegisterClusterInput) int
+		RejectChangeSet             func(childComplexity int, input gqlmodel.DecideChangeSetInput) int
 		RejectDeployment            func(childComplexity int, input gqlmodel.DecideDeploymentInput) int
+		RemoveChangeSetChange       func(childComplexity int, input gqlmodel.RemoveChangeSetChangeInput) int
 		RemoveMember                func(childComplexity int, input gqlmodel.RemoveMemberInput) int
 		RemoveProjectMember         func(childComplexity int, input gqlmodel.RemoveProjectMemberInput) int
 		RevokeAPIToken              func(childComplexity int, input gqlmodel.RevokeAPITokenInput) int
@@ -648,6 +726,7 @@ type ComplexityRoot struct {
 		SetTenantPlan               func(childComplexity int, input gqlmodel.SetTenantPlanInput) int
 		SetVariable                 func(childComplexity int, input gqlmodel.SetVariableInput) int
 		SetWebhookEndpointEnabled   func(childComplexity int, input gqlmodel.SetWebhookEndpointEnabledInput) int
+		SubmitChangeSet             func(childComplexity int, input gqlmodel.ChangeSetInput) int
 		UpdateEnvironment           func(childComplexity int, input gqlmodel.UpdateEnvironmentInput) int
 		UpdateMemberRole            func(childComplexity int, input gqlmodel.UpdateMemberRoleInput) int
 		UpdateProject               func(childComplexity int, input gqlmodel.UpdateProjectInput) int
@@ -698,6 +777,11 @@ type ComplexityRoot struct {
 		Used     func(childComplexity int) int
 	}
 
+	PreviewedRelease struct {
+		Diff    func(childComplexity int) int
+		Release func(childComplexity int) int
+	}
+
 	Probe struct {
 		InitialDelaySeconds func(childComplexity int) int
 		Path                func(childComplexity int) int
@@ -714,6 +798,7 @@ type ComplexityRoot struct {
 	}
 
 	Project struct {
+		ChangeSets       func(childComplexity int, states []model.ChangeSetState, first *int, after *string) int
 		CreatedAt        func(childComplexity int) int
 		Description      func(childComplexity int) int
 		Environments     func(childComplexity int, first *int, after *string) int
@@ -969,12 +1054,14 @@ type ComplexityRoot struct {
 	}
 
 	SetVariablePayload struct {
+		ChangeSet  func(childComplexity int) int
 		UserErrors func(childComplexity int) int
 		Variable   func(childComplexity int) int
 	}
 
 	Subscription struct {
 		BuildLog               func(childComplexity int, buildID string, after *int) int
+		ChangeSetUpdated       func(childComplexity int, projectID string) int
 		ClusterStatus          func(childComplexity int, clusterID string) int
 		DeploymentEvents       func(childComplexity int, deploymentID string, after *string) int
 		EnvironmentDeployments func(childComplexity int, environmentID string) int
@@ -1030,6 +1117,7 @@ type ComplexityRoot struct {
 	}
 
 	UpdateServicePayload struct {
+		ChangeSet  func(childComplexity int) int
 		Service    func(childComplexity int) int
 		UserErrors func(childComplexity int) int
 	}
@@ -1201,6 +1289,19 @@ type BuildResolver interface {
 
 	Log(ctx context.Context, obj *model.Build, first *int, after *int) (*gqlmodel.BuildLogPage, error)
 }
+type ChangeSetResolver interface {
+	Project(ctx context.Context, obj *model.ChangeSet) (*model.Project, error)
+	Author(ctx context.Context, obj *model.ChangeSet) (*model.User, error)
+	Changes(ctx context.Context, obj *model.ChangeSet) ([]*gqlmodel.ChangeSetChange, error)
+	Comments(ctx context.Context, obj *model.ChangeSet) ([]*gqlmodel.ChangeSetComment, error)
+
+	DecidedBy(ctx context.Context, obj *model.ChangeSet) (*model.User, error)
+
+	AppliedBy(ctx context.Context, obj *model.ChangeSet) (*model.User, error)
+
+	Deployments(ctx context.Context, obj *model.ChangeSet) ([]*model.Deployment, error)
+	Preview(ctx context.Context, obj *model.ChangeSet) (*gqlmodel.ChangeSetPreview, error)
+}
 type ClusterResolver interface {
 	Tenant(ctx context.Context, obj *model.Cluster) (*model.Tenant, error)
 
@@ -1329,6 +1430,15 @@ type MutationResolver interface {
 	Rollback(ctx context.Context, input gqlmodel.RollbackInput) (*gqlmodel.DeploymentPayload, error)
 	SetVariable(ctx context.Context, input gqlmodel.SetVariableInput) (*gqlmodel.SetVariablePayload, error)
 	DeleteVariable(ctx context.Context, input gqlmodel.DeleteVariableInput) (*gqlmodel.DeleteVariablePayload, error)
+	OpenChangeSet(ctx context.Context, input gqlmodel.OpenChangeSetInput) (*gqlmodel.ChangeSetPayload, error)
+	RemoveChangeSetChange(ctx context.Context, input gqlmodel.RemoveChangeSetChangeInput) (*gqlmodel.ChangeSetPayload, error)
+	SubmitChangeSet(ctx context.Context, input gqlmodel.ChangeSetInput) (*gqlmodel.ChangeSetPayload, error)
+	ApproveChangeSet(ctx context.Context, input gqlmodel.DecideChangeSetInput) (*gqlmodel.ChangeSetPayload, error)
+	RejectChangeSet(ctx context.Context, input gqlmodel.DecideChangeSetInput) (*gqlmodel.ChangeSetPayload, error)
+	ApplyChangeSet(ctx context.Context, input gqlmodel.ChangeSetInput) (*gqlmodel.ChangeSetPayload, error)
+	RebaseChangeSet(ctx context.Context, input gqlmodel.ChangeSetInput) (*gqlmodel.ChangeSetPayload, error)
+	CommentOnChangeSet(ctx context.Context, input gqlmodel.CommentOnChangeSetInput) (*gqlmodel.ChangeSetPayload, error)
+	CloseChangeSet(ctx context.Context, input gqlmodel.ChangeSetInput) (*gqlmodel.ChangeSetPayload, error)
 }
 type NamespaceTargetResolver interface {
 	Cluster(ctx context.Context, obj *model.NamespaceTarget) (*model.Cluster, error)
@@ -1345,6 +1455,7 @@ type ProjectResolver interface {
 	Variables(ctx context.Context, obj *model.Project) ([]*model.Variable, error)
 	Webhooks(ctx context.Context, obj *model.Project) ([]*model.Webhook, error)
 	WebhookEndpoints(ctx context.Context, obj *model.Project) ([]*model.Endpoint, error)
+	ChangeSets(ctx context.Context, obj *model.Project, states []model.ChangeSetState, first *int, after *string) (*gqlmodel.ChangeSetConnection, error)
 }
 type ProjectMemberResolver interface {
 	Project(ctx context.Context, obj *model.ProjectMember) (*model.Project, error)
@@ -1403,6 +1514,7 @@ type SubscriptionResolver interface {
 	BuildLog(ctx context.Context, buildID string, after *int) (<-chan *model.BuildLogLine, error)
 	ServiceLogs(ctx context.Context, serviceID string, environmentID string, after *int, filter *gqlmodel.LogFilter) (<-chan *model.LogLine, error)
 	KubeEvents(ctx context.Context, environmentID string, serviceID *string, after *int) (<-chan *model.KubeEvent, error)
+	ChangeSetUpdated(ctx context.Context, projectID string) (<-chan *model.ChangeSet, error)
 }
 type TenantResolver interface {
 	ViewerRole(ctx context.Context, obj *model.Tenant) (model.TenantRole, error)
@@ -1953,6 +2065,289 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ChangePreview.UserErrors(childComplexity), true
+
+	case "ChangeSet.appliedAt":
+		if e.ComplexityRoot.ChangeSet.AppliedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.AppliedAt(childComplexity), true
+	case "ChangeSet.appliedBy":
+		if e.ComplexityRoot.ChangeSet.AppliedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.AppliedBy(childComplexity), true
+	case "ChangeSet.author":
+		if e.ComplexityRoot.ChangeSet.Author == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.Author(childComplexity), true
+	case "ChangeSet.changes":
+		if e.ComplexityRoot.ChangeSet.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.Changes(childComplexity), true
+	case "ChangeSet.comments":
+		if e.ComplexityRoot.ChangeSet.Comments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.Comments(childComplexity), true
+	case "ChangeSet.createdAt":
+		if e.ComplexityRoot.ChangeSet.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.CreatedAt(childComplexity), true
+	case "ChangeSet.decidedAt":
+		if e.ComplexityRoot.ChangeSet.DecidedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.DecidedAt(childComplexity), true
+	case "ChangeSet.decidedBy":
+		if e.ComplexityRoot.ChangeSet.DecidedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.DecidedBy(childComplexity), true
+	case "ChangeSet.deployments":
+		if e.ComplexityRoot.ChangeSet.Deployments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.Deployments(childComplexity), true
+	case "ChangeSet.direct":
+		if e.ComplexityRoot.ChangeSet.Direct == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.Direct(childComplexity), true
+	case "ChangeSet.expiresAt":
+		if e.ComplexityRoot.ChangeSet.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.ExpiresAt(childComplexity), true
+	case "ChangeSet.id":
+		if e.ComplexityRoot.ChangeSet.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.ID(childComplexity), true
+	case "ChangeSet.number":
+		if e.ComplexityRoot.ChangeSet.Number == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.Number(childComplexity), true
+	case "ChangeSet.preview":
+		if e.ComplexityRoot.ChangeSet.Preview == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.Preview(childComplexity), true
+	case "ChangeSet.project":
+		if e.ComplexityRoot.ChangeSet.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.Project(childComplexity), true
+	case "ChangeSet.state":
+		if e.ComplexityRoot.ChangeSet.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.State(childComplexity), true
+	case "ChangeSet.submittedAt":
+		if e.ComplexityRoot.ChangeSet.SubmittedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.SubmittedAt(childComplexity), true
+	case "ChangeSet.title":
+		if e.ComplexityRoot.ChangeSet.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.Title(childComplexity), true
+	case "ChangeSet.updatedAt":
+		if e.ComplexityRoot.ChangeSet.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSet.UpdatedAt(childComplexity), true
+
+	case "ChangeSetChange.at":
+		if e.ComplexityRoot.ChangeSetChange.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetChange.At(childComplexity), true
+	case "ChangeSetChange.author":
+		if e.ComplexityRoot.ChangeSetChange.Author == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetChange.Author(childComplexity), true
+	case "ChangeSetChange.domains":
+		if e.ComplexityRoot.ChangeSetChange.Domains == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetChange.Domains(childComplexity), true
+	case "ChangeSetChange.environment":
+		if e.ComplexityRoot.ChangeSetChange.Environment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetChange.Environment(childComplexity), true
+	case "ChangeSetChange.imageDigest":
+		if e.ComplexityRoot.ChangeSetChange.ImageDigest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetChange.ImageDigest(childComplexity), true
+	case "ChangeSetChange.kind":
+		if e.ComplexityRoot.ChangeSetChange.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetChange.Kind(childComplexity), true
+	case "ChangeSetChange.processes":
+		if e.ComplexityRoot.ChangeSetChange.Processes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetChange.Processes(childComplexity), true
+	case "ChangeSetChange.secret":
+		if e.ComplexityRoot.ChangeSetChange.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetChange.Secret(childComplexity), true
+	case "ChangeSetChange.sequence":
+		if e.ComplexityRoot.ChangeSetChange.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetChange.Sequence(childComplexity), true
+	case "ChangeSetChange.service":
+		if e.ComplexityRoot.ChangeSetChange.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetChange.Service(childComplexity), true
+	case "ChangeSetChange.summary":
+		if e.ComplexityRoot.ChangeSetChange.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetChange.Summary(childComplexity), true
+	case "ChangeSetChange.value":
+		if e.ComplexityRoot.ChangeSetChange.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetChange.Value(childComplexity), true
+	case "ChangeSetChange.variableName":
+		if e.ComplexityRoot.ChangeSetChange.VariableName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetChange.VariableName(childComplexity), true
+
+	case "ChangeSetComment.at":
+		if e.ComplexityRoot.ChangeSetComment.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetComment.At(childComplexity), true
+	case "ChangeSetComment.author":
+		if e.ComplexityRoot.ChangeSetComment.Author == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetComment.Author(childComplexity), true
+	case "ChangeSetComment.body":
+		if e.ComplexityRoot.ChangeSetComment.Body == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetComment.Body(childComplexity), true
+	case "ChangeSetComment.decision":
+		if e.ComplexityRoot.ChangeSetComment.Decision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetComment.Decision(childComplexity), true
+
+	case "ChangeSetConnection.edges":
+		if e.ComplexityRoot.ChangeSetConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetConnection.Edges(childComplexity), true
+	case "ChangeSetConnection.nodes":
+		if e.ComplexityRoot.ChangeSetConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetConnection.Nodes(childComplexity), true
+	case "ChangeSetConnection.pageInfo":
+		if e.ComplexityRoot.ChangeSetConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetConnection.PageInfo(childComplexity), true
+
+	case "ChangeSetEdge.cursor":
+		if e.ComplexityRoot.ChangeSetEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetEdge.Cursor(childComplexity), true
+	case "ChangeSetEdge.node":
+		if e.ComplexityRoot.ChangeSetEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetEdge.Node(childComplexity), true
+
+	case "ChangeSetPayload.changeSet":
+		if e.ComplexityRoot.ChangeSetPayload.ChangeSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetPayload.ChangeSet(childComplexity), true
+	case "ChangeSetPayload.userErrors":
+		if e.ComplexityRoot.ChangeSetPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetPayload.UserErrors(childComplexity), true
+
+	case "ChangeSetPreview.clusters":
+		if e.ComplexityRoot.ChangeSetPreview.Clusters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetPreview.Clusters(childComplexity), true
+	case "ChangeSetPreview.releases":
+		if e.ComplexityRoot.ChangeSetPreview.Releases == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetPreview.Releases(childComplexity), true
+	case "ChangeSetPreview.userErrors":
+		if e.ComplexityRoot.ChangeSetPreview.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetPreview.UserErrors(childComplexity), true
 
 	case "CliLogin.clientAddress":
 		if e.ComplexityRoot.CliLogin.ClientAddress == nil {
@@ -2646,6 +3041,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeleteServicePayload.UserErrors(childComplexity), true
 
+	case "DeleteVariablePayload.changeSet":
+		if e.ComplexityRoot.DeleteVariablePayload.ChangeSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteVariablePayload.ChangeSet(childComplexity), true
 	case "DeleteVariablePayload.deletedVariableId":
 		if e.ComplexityRoot.DeleteVariablePayload.DeletedVariableID == nil {
 			break
@@ -2691,6 +3092,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DeployPayload.Build(childComplexity), true
+	case "DeployPayload.changeSet":
+		if e.ComplexityRoot.DeployPayload.ChangeSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeployPayload.ChangeSet(childComplexity), true
 	case "DeployPayload.deployment":
 		if e.ComplexityRoot.DeployPayload.Deployment == nil {
 			break
@@ -3500,6 +3907,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddProjectMember(childComplexity, args["input"].(gqlmodel.AddProjectMemberInput)), true
+	case "Mutation.applyChangeSet":
+		if e.ComplexityRoot.Mutation.ApplyChangeSet == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_applyChangeSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ApplyChangeSet(childComplexity, args["input"].(gqlmodel.ChangeSetInput)), true
+	case "Mutation.approveChangeSet":
+		if e.ComplexityRoot.Mutation.ApproveChangeSet == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_approveChangeSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ApproveChangeSet(childComplexity, args["input"].(gqlmodel.DecideChangeSetInput)), true
 	case "Mutation.approveCliLogin":
 		if e.ComplexityRoot.Mutation.ApproveCliLogin == nil {
 			break
@@ -3533,6 +3962,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CancelDeployment(childComplexity, args["input"].(gqlmodel.CancelDeploymentInput)), true
+	case "Mutation.closeChangeSet":
+		if e.ComplexityRoot.Mutation.CloseChangeSet == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_closeChangeSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CloseChangeSet(childComplexity, args["input"].(gqlmodel.ChangeSetInput)), true
+	case "Mutation.commentOnChangeSet":
+		if e.ComplexityRoot.Mutation.CommentOnChangeSet == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_commentOnChangeSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CommentOnChangeSet(childComplexity, args["input"].(gqlmodel.CommentOnChangeSetInput)), true
 	case "Mutation.createApiToken":
 		if e.ComplexityRoot.Mutation.CreateAPIToken == nil {
 			break
@@ -3731,6 +4182,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.InviteMember(childComplexity, args["input"].(gqlmodel.InviteMemberInput)), true
+	case "Mutation.openChangeSet":
+		if e.ComplexityRoot.Mutation.OpenChangeSet == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_openChangeSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.OpenChangeSet(childComplexity, args["input"].(gqlmodel.OpenChangeSetInput)), true
 	case "Mutation.queueCommand":
 		if e.ComplexityRoot.Mutation.QueueCommand == nil {
 			break
@@ -3742,6 +4204,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.QueueCommand(childComplexity, args["input"].(gqlmodel.QueueCommandInput)), true
+	case "Mutation.rebaseChangeSet":
+		if e.ComplexityRoot.Mutation.RebaseChangeSet == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rebaseChangeSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RebaseChangeSet(childComplexity, args["input"].(gqlmodel.ChangeSetInput)), true
 	case "Mutation.redeliverWebhookDelivery":
 		if e.ComplexityRoot.Mutation.RedeliverWebhookDelivery == nil {
 			break
@@ -3797,6 +4270,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RegisterCluster(childComplexity, args["input"].(gqlmodel.RegisterClusterInput)), true
+	case "Mutation.rejectChangeSet":
+		if e.ComplexityRoot.Mutation.RejectChangeSet == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rejectChangeSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RejectChangeSet(childComplexity, args["input"].(gqlmodel.DecideChangeSetInput)), true
 	case "Mutation.rejectDeployment":
 		if e.ComplexityRoot.Mutation.RejectDeployment == nil {
 			break
@@ -3808,6 +4292,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RejectDeployment(childComplexity, args["input"].(gqlmodel.DecideDeploymentInput)), true
+	case "Mutation.removeChangeSetChange":
+		if e.ComplexityRoot.Mutation.RemoveChangeSetChange == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeChangeSetChange_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveChangeSetChange(childComplexity, args["input"].(gqlmodel.RemoveChangeSetChangeInput)), true
 	case "Mutation.removeMember":
 		if e.ComplexityRoot.Mutation.RemoveMember == nil {
 			break
@@ -3973,6 +4468,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetWebhookEndpointEnabled(childComplexity, args["input"].(gqlmodel.SetWebhookEndpointEnabledInput)), true
+	case "Mutation.submitChangeSet":
+		if e.ComplexityRoot.Mutation.SubmitChangeSet == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_submitChangeSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SubmitChangeSet(childComplexity, args["input"].(gqlmodel.ChangeSetInput)), true
 	case "Mutation.updateEnvironment":
 		if e.ComplexityRoot.Mutation.UpdateEnvironment == nil {
 			break
@@ -4178,6 +4684,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PlanLimit.Used(childComplexity), true
 
+	case "PreviewedRelease.diff":
+		if e.ComplexityRoot.PreviewedRelease.Diff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PreviewedRelease.Diff(childComplexity), true
+	case "PreviewedRelease.release":
+		if e.ComplexityRoot.PreviewedRelease.Release == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PreviewedRelease.Release(childComplexity), true
+
 	case "Probe.initialDelaySeconds":
 		if e.ComplexityRoot.Probe.InitialDelaySeconds == nil {
 			break
@@ -4234,6 +4753,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Process.Replicas(childComplexity), true
 
+	case "Project.changeSets":
+		if e.ComplexityRoot.Project.ChangeSets == nil {
+			break
+		}
+
+		args, err := ec.field_Project_changeSets_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Project.ChangeSets(childComplexity, args["states"].([]model.ChangeSetState), args["first"].(*int), args["after"].(*string)), true
 	case "Project.createdAt":
 		if e.ComplexityRoot.Project.CreatedAt == nil {
 			break
@@ -5233,6 +5763,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SetTenantPlanPayload.UserErrors(childComplexity), true
 
+	case "SetVariablePayload.changeSet":
+		if e.ComplexityRoot.SetVariablePayload.ChangeSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetVariablePayload.ChangeSet(childComplexity), true
 	case "SetVariablePayload.userErrors":
 		if e.ComplexityRoot.SetVariablePayload.UserErrors == nil {
 			break
@@ -5257,6 +5793,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.BuildLog(childComplexity, args["buildId"].(string), args["after"].(*int)), true
+	case "Subscription.changeSetUpdated":
+		if e.ComplexityRoot.Subscription.ChangeSetUpdated == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_changeSetUpdated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ChangeSetUpdated(childComplexity, args["projectId"].(string)), true
 	case "Subscription.clusterStatus":
 		if e.ComplexityRoot.Subscription.ClusterStatus == nil {
 			break
@@ -5511,6 +6058,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdateProjectPayload.UserErrors(childComplexity), true
 
+	case "UpdateServicePayload.changeSet":
+		if e.ComplexityRoot.UpdateServicePayload.ChangeSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateServicePayload.ChangeSet(childComplexity), true
 	case "UpdateServicePayload.service":
 		if e.ComplexityRoot.UpdateServicePayload.Service == nil {
 			break
@@ -6126,6 +6679,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ApproveCliLoginInput", ec.unmarshalInputApproveCliLoginInput),
 			graphql.NewInputUnmarshaler("AuditEventFilter", ec.unmarshalInputAuditEventFilter),
 			graphql.NewInputUnmarshaler("CancelDeploymentInput", ec.unmarshalInputCancelDeploymentInput),
+			graphql.NewInputUnmarshaler("ChangeSetInput", ec.unmarshalInputChangeSetInput),
+			graphql.NewInputUnmarshaler("CommentOnChangeSetInput", ec.unmarshalInputCommentOnChangeSetInput),
 			graphql.NewInputUnmarshaler("CreateApiTokenInput", ec.unmarshalInputCreateApiTokenInput),
 			graphql.NewInputUnmarshaler("CreateEnvironmentInput", ec.unmarshalInputCreateEnvironmentInput),
 			graphql.NewInputUnmarshaler("CreateNamespaceTargetInput", ec.unmarshalInputCreateNamespaceTargetInput),
@@ -6134,6 +6689,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CreateTenantInput", ec.unmarshalInputCreateTenantInput),
 			graphql.NewInputUnmarshaler("CreateWebhookEndpointInput", ec.unmarshalInputCreateWebhookEndpointInput),
 			graphql.NewInputUnmarshaler("CreateWebhookInput", ec.unmarshalInputCreateWebhookInput),
+			graphql.NewInputUnmarshaler("DecideChangeSetInput", ec.unmarshalInputDecideChangeSetInput),
 			graphql.NewInputUnmarshaler("DecideDeploymentInput", ec.unmarshalInputDecideDeploymentInput),
 			graphql.NewInputUnmarshaler("DeleteClusterInput", ec.unmarshalInputDeleteClusterInput),
 			graphql.NewInputUnmarshaler("DeleteEnvironmentInput", ec.unmarshalInputDeleteEnvironmentInput),
@@ -6148,6 +6704,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("InviteMemberInput", ec.unmarshalInputInviteMemberInput),
 			graphql.NewInputUnmarshaler("LabelInput", ec.unmarshalInputLabelInput),
 			graphql.NewInputUnmarshaler("LogFilter", ec.unmarshalInputLogFilter),
+			graphql.NewInputUnmarshaler("OpenChangeSetInput", ec.unmarshalInputOpenChangeSetInput),
 			graphql.NewInputUnmarshaler("ProbeInput", ec.unmarshalInputProbeInput),
 			graphql.NewInputUnmarshaler("ProcessInput", ec.unmarshalInputProcessInput),
 			graphql.NewInputUnmarshaler("QueueCommandInput", ec.unmarshalInputQueueCommandInput),
@@ -6156,6 +6713,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("RedeployInput", ec.unmarshalInputRedeployInput),
 			graphql.NewInputUnmarshaler("RegenerateConnectTokenInput", ec.unmarshalInputRegenerateConnectTokenInput),
 			graphql.NewInputUnmarshaler("RegisterClusterInput", ec.unmarshalInputRegisterClusterInput),
+			graphql.NewInputUnmarshaler("RemoveChangeSetChangeInput", ec.unmarshalInputRemoveChangeSetChangeInput),
 			graphql.NewInputUnmarshaler("RemoveMemberInput", ec.unmarshalInputRemoveMemberInput),
 			graphql.NewInputUnmarshaler("RemoveProjectMemberInput", ec.unmarshalInputRemoveProjectMemberInput),
 			graphql.NewInputUnmarshaler("RevokeApiTokenInput", ec.unmarshalInputRevokeApiTokenInput),
@@ -6608,6 +7166,8 @@ type Project implements Node {
   webhooks: [Webhook!]!
   "Outbound webhook endpoints told of the project's events (its project managers and tenant admins)."
   webhookEndpoints: [WebhookEndpoint!]!
+  "The project's change sets, newest first; of the given states only when states is given."
+  changeSets(states: [ChangeSetState!], first: Int, after: String): ChangeSetConnection!
 }
 
 type ProjectConnection {
@@ -7085,6 +7645,14 @@ enum WebhookEventType {
   CLUSTER_DISCONNECTED
   "A build ended: SUCCEEDED, FAILED, CANCELLED or TIMED_OUT (build.ended)."
   BUILD_ENDED
+  "A change set was submitted for approval, or a direct change to a protected environment made one (changeset.submitted)."
+  CHANGESET_SUBMITTED
+  "A change set was approved (changeset.approved)."
+  CHANGESET_APPROVED
+  "A change set was rejected (changeset.rejected)."
+  CHANGESET_REJECTED
+  "A change set was applied: its releases and deployments were made (changeset.applied)."
+  CHANGESET_APPLIED
 }
 
 """
@@ -7450,6 +8018,113 @@ type ConfigChange {
   secret: Boolean!
 }
 
+# ---------------------------------------------------------------- change sets
+
+"Several changes to one project — variables, secrets, processes, domains, image deploys, across services and environments — grouped into one reviewable unit, as a pull request is for code. Opened, changed, previewed, submitted, decided on by another project manager, applied in one transaction."
+type ChangeSet implements Node {
+  id: ID!
+  "Counts the project's change sets from 1."
+  number: Int!
+  title: String!
+  state: ChangeSetState!
+  "Made by a direct change that reached a protected environment: it is applied when approved."
+  direct: Boolean!
+  project: Project!
+  "Who opened it; null once they left the tenant."
+  author: User
+  changes: [ChangeSetChange!]!
+  "Comments and decisions, oldest first."
+  comments: [ChangeSetComment!]!
+  createdAt: Time!
+  updatedAt: Time!
+  submittedAt: Time
+  "When the submission, or an approval not yet applied, lapses."
+  expiresAt: Time
+  decidedBy: User
+  decidedAt: Time
+  appliedBy: User
+  appliedAt: Time
+  "The deployments applying it started."
+  deployments: [Deployment!]!
+  "What applying it now would do, checked as applying is (a conflict is a userError): per cluster, and per service and environment the release it would make."
+  preview: ChangeSetPreview!
+}
+
+enum ChangeSetState {
+  OPEN
+  SUBMITTED
+  APPROVED
+  REJECTED
+  EXPIRED
+  APPLIED
+  CLOSED
+}
+
+enum ChangeKind {
+  SET_VARIABLE
+  DELETE_VARIABLE
+  UPDATE_SERVICE
+  DEPLOY
+}
+
+"One change of a change set: the input of its direct mutation."
+type ChangeSetChange {
+  "Numbers the change in its set from 1."
+  sequence: Int!
+  kind: ChangeKind!
+  "What it changes, by name: e.g. ` + "`" + `variable FEATURE_FLAG of service web set` + "`" + `."
+  summary: String!
+  "Null once they left the tenant."
+  author: User
+  at: Time!
+  service: Service
+  environment: Environment
+  "For SET_VARIABLE and DELETE_VARIABLE."
+  variableName: String
+  "A plain variable's new value; null for a secret (never shown) and for other kinds."
+  value: String
+  secret: Boolean!
+  "For DEPLOY."
+  imageDigest: String
+  "For UPDATE_SERVICE, when it replaces them."
+  processes: [Process!]
+  domains: [Domain!]
+}
+
+type ChangeSetComment {
+  "Null once they left the tenant."
+  author: User
+  body: String!
+  "Set on a decision."
+  decision: ApprovalDecision
+  at: Time!
+}
+
+type ChangeSetPreview {
+  clusters: [ClusterChange!]!
+  releases: [PreviewedRelease!]!
+  "Why applying would be refused, exactly as applyChangeSet would say (a conflict, a closed set)."
+  userErrors: [UserError!]!
+}
+
+"A release a change set would make: not stored (its id names nothing)."
+type PreviewedRelease {
+  release: Release!
+  "What changes from the release in force; null for a service's first release in the environment."
+  diff: ReleaseDiff
+}
+
+type ChangeSetConnection {
+  edges: [ChangeSetEdge!]!
+  nodes: [ChangeSet!]!
+  pageInfo: PageInfo!
+}
+
+type ChangeSetEdge {
+  cursor: String!
+  node: ChangeSet!
+}
+
 type ReleaseConnection {
   edges: [ReleaseEdge!]!
   nodes: [Release!]!
@@ -7522,6 +8197,8 @@ type Subscription {
   serviceLogs(serviceId: ID!, environmentId: ID!, after: Int, filter: LogFilter): LogLine!
   "Kubernetes events of an environment (or of a service in it) as they are stored, after event number after (replayed first); without after, only new ones."
   kubeEvents(environmentId: ID!, serviceId: ID, after: Int): KubeEvent!
+  "The project's change sets as they change (opened, changed, submitted, decided on, applied, expired): each time, the set as it is then."
+  changeSetUpdated(projectId: ID!): ChangeSet!
 }
 
 "One stage a deployment reached."
@@ -7691,9 +8368,57 @@ type Mutation {
   "Deploys an earlier release of a service in an environment, named by its number, as a new deployment."
   rollback(input: RollbackInput!): DeploymentPayload!
 
-  "Sets a variable at project scope, or at an environment's or a service's. A secret is sealed."
+  "Sets a variable at project scope, or at an environment's or a service's. A secret is sealed. With changeSetId, adds the change to that change set instead; a change that would reach a protected environment becomes a change set of one, awaiting approval (the payload's changeSet)."
   setVariable(input: SetVariableInput!): SetVariablePayload!
+  "Deletes a variable; with changeSetId, adds its deletion to that change set. A deletion that would reach a protected environment becomes a change set of one."
   deleteVariable(input: DeleteVariableInput!): DeleteVariablePayload!
+
+  "Opens an empty change set in a project (editors and up)."
+  openChangeSet(input: OpenChangeSetInput!): ChangeSetPayload!
+  "Takes one change out of an open change set."
+  removeChangeSetChange(input: RemoveChangeSetChangeInput!): ChangeSetPayload!
+  "Asks for a decision: another project manager or tenant admin approves or rejects it within the approval window."
+  submitChangeSet(input: ChangeSetInput!): ChangeSetPayload!
+  "Approves a submitted change set (project managers and tenant admins; never one of its authors). A direct change's set is applied at once."
+  approveChangeSet(input: DecideChangeSetInput!): ChangeSetPayload!
+  "Rejects a submitted change set: it changes nothing."
+  rejectChangeSet(input: DecideChangeSetInput!): ChangeSetPayload!
+  "Applies a change set in one transaction: one desired revision per cluster. A set reaching a protected environment must be approved first. Refused, naming them, if the project changed under its changes: rebase it."
+  applyChangeSet(input: ChangeSetInput!): ChangeSetPayload!
+  "Takes what each change replaces as the project is now (after a refused apply, once previewed again); a submitted or approved set is submitted again."
+  rebaseChangeSet(input: ChangeSetInput!): ChangeSetPayload!
+  commentOnChangeSet(input: CommentOnChangeSetInput!): ChangeSetPayload!
+  "Ends a change set that will not be applied."
+  closeChangeSet(input: ChangeSetInput!): ChangeSetPayload!
+}
+
+input OpenChangeSetInput {
+  projectId: ID!
+  title: String!
+}
+
+input ChangeSetInput {
+  changeSetId: ID!
+}
+
+input RemoveChangeSetChangeInput {
+  changeSetId: ID!
+  sequence: Int!
+}
+
+input DecideChangeSetInput {
+  changeSetId: ID!
+  comment: String
+}
+
+input CommentOnChangeSetInput {
+  changeSetId: ID!
+  body: String!
+}
+
+type ChangeSetPayload {
+  changeSet: ChangeSet
+  userErrors: [UserError!]!
 }
 
 input CreateTenantInput {
@@ -8098,10 +8823,15 @@ input UpdateServiceInput {
   git: GitSourceInput
   "Makes it a service deployed from images built elsewhere again."
   removeGit: Boolean
+  "Adds the change of processes and domains (nothing else) to this open change set instead of making it."
+  changeSetId: ID
 }
 
 type UpdateServicePayload {
+  "The service; unchanged when the change went to a change set."
   service: Service
+  "As SetVariablePayload.changeSet."
+  changeSet: ChangeSet
   userErrors: [UserError!]!
 }
 
@@ -8124,11 +8854,15 @@ input DeployInput {
   commit: String
   "` + "`" + `true` + "`" + `: build the commit the service's tracked branch points at now, read from its repository over HTTPS with the service's credential (as ` + "`" + `git ls-remote` + "`" + ` does). The commit is on the build."
   branchHead: Boolean
+  "Adds the deploy (of an imageDigest) to this open change set instead of making it."
+  changeSetId: ID
 }
 
 type DeployPayload {
   release: Release
   deployment: Deployment
+  "The change set the deploy was added to."
+  changeSet: ChangeSet
   "The build, for a deploy of a commit."
   build: Build
   userErrors: [UserError!]!
@@ -8232,19 +8966,28 @@ input SetVariableInput {
   name: String!
   value: String!
   secret: Boolean = false
+  "Adds the change to this open change set instead of making it."
+  changeSetId: ID
 }
 
 type SetVariablePayload {
+  "The variable set; null when the change went to a change set."
   variable: Variable
+  "The change set the change went to: the one given, or a change set of one awaiting approval when the change reaches a protected environment."
+  changeSet: ChangeSet
   userErrors: [UserError!]!
 }
 
 input DeleteVariableInput {
   variableId: ID!
+  "Adds the deletion to this open change set instead of making it."
+  changeSetId: ID
 }
 
 type DeleteVariablePayload {
   deletedVariableId: ID
+  "As SetVariablePayload.changeSet."
+  changeSet: ChangeSet
   userErrors: [UserError!]!
 }
 
@@ -8525,6 +9268,140 @@ func (ec *executionContext) childFields_ChangePreview(ctx context.Context, field
 		return ec.fieldContext_ChangePreview_userErrors(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ChangePreview", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeSet(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ChangeSet_id(ctx, field)
+	case "number":
+		return ec.fieldContext_ChangeSet_number(ctx, field)
+	case "title":
+		return ec.fieldContext_ChangeSet_title(ctx, field)
+	case "state":
+		return ec.fieldContext_ChangeSet_state(ctx, field)
+	case "direct":
+		return ec.fieldContext_ChangeSet_direct(ctx, field)
+	case "project":
+		return ec.fieldContext_ChangeSet_project(ctx, field)
+	case "author":
+		return ec.fieldContext_ChangeSet_author(ctx, field)
+	case "changes":
+		return ec.fieldContext_ChangeSet_changes(ctx, field)
+	case "comments":
+		return ec.fieldContext_ChangeSet_comments(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ChangeSet_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_ChangeSet_updatedAt(ctx, field)
+	case "submittedAt":
+		return ec.fieldContext_ChangeSet_submittedAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_ChangeSet_expiresAt(ctx, field)
+	case "decidedBy":
+		return ec.fieldContext_ChangeSet_decidedBy(ctx, field)
+	case "decidedAt":
+		return ec.fieldContext_ChangeSet_decidedAt(ctx, field)
+	case "appliedBy":
+		return ec.fieldContext_ChangeSet_appliedBy(ctx, field)
+	case "appliedAt":
+		return ec.fieldContext_ChangeSet_appliedAt(ctx, field)
+	case "deployments":
+		return ec.fieldContext_ChangeSet_deployments(ctx, field)
+	case "preview":
+		return ec.fieldContext_ChangeSet_preview(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeSet", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeSetChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sequence":
+		return ec.fieldContext_ChangeSetChange_sequence(ctx, field)
+	case "kind":
+		return ec.fieldContext_ChangeSetChange_kind(ctx, field)
+	case "summary":
+		return ec.fieldContext_ChangeSetChange_summary(ctx, field)
+	case "author":
+		return ec.fieldContext_ChangeSetChange_author(ctx, field)
+	case "at":
+		return ec.fieldContext_ChangeSetChange_at(ctx, field)
+	case "service":
+		return ec.fieldContext_ChangeSetChange_service(ctx, field)
+	case "environment":
+		return ec.fieldContext_ChangeSetChange_environment(ctx, field)
+	case "variableName":
+		return ec.fieldContext_ChangeSetChange_variableName(ctx, field)
+	case "value":
+		return ec.fieldContext_ChangeSetChange_value(ctx, field)
+	case "secret":
+		return ec.fieldContext_ChangeSetChange_secret(ctx, field)
+	case "imageDigest":
+		return ec.fieldContext_ChangeSetChange_imageDigest(ctx, field)
+	case "processes":
+		return ec.fieldContext_ChangeSetChange_processes(ctx, field)
+	case "domains":
+		return ec.fieldContext_ChangeSetChange_domains(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeSetChange", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeSetComment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "author":
+		return ec.fieldContext_ChangeSetComment_author(ctx, field)
+	case "body":
+		return ec.fieldContext_ChangeSetComment_body(ctx, field)
+	case "decision":
+		return ec.fieldContext_ChangeSetComment_decision(ctx, field)
+	case "at":
+		return ec.fieldContext_ChangeSetComment_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeSetComment", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeSetConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ChangeSetConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ChangeSetConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ChangeSetConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeSetConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeSetEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ChangeSetEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ChangeSetEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeSetEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeSetPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "changeSet":
+		return ec.fieldContext_ChangeSetPayload_changeSet(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_ChangeSetPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeSetPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeSetPreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "clusters":
+		return ec.fieldContext_ChangeSetPreview_clusters(ctx, field)
+	case "releases":
+		return ec.fieldContext_ChangeSetPreview_releases(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_ChangeSetPreview_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeSetPreview", field.Name)
 }
 
 func (ec *executionContext) childFields_CliLogin(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8899,6 +9776,8 @@ func (ec *executionContext) childFields_DeleteVariablePayload(ctx context.Contex
 	switch field.Name {
 	case "deletedVariableId":
 		return ec.fieldContext_DeleteVariablePayload_deletedVariableId(ctx, field)
+	case "changeSet":
+		return ec.fieldContext_DeleteVariablePayload_changeSet(ctx, field)
 	case "userErrors":
 		return ec.fieldContext_DeleteVariablePayload_userErrors(ctx, field)
 	}
@@ -8931,6 +9810,8 @@ func (ec *executionContext) childFields_DeployPayload(ctx context.Context, field
 		return ec.fieldContext_DeployPayload_release(ctx, field)
 	case "deployment":
 		return ec.fieldContext_DeployPayload_deployment(ctx, field)
+	case "changeSet":
+		return ec.fieldContext_DeployPayload_changeSet(ctx, field)
 	case "build":
 		return ec.fieldContext_DeployPayload_build(ctx, field)
 	case "userErrors":
@@ -9403,6 +10284,16 @@ func (ec *executionContext) childFields_PlanLimit(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type PlanLimit", field.Name)
 }
 
+func (ec *executionContext) childFields_PreviewedRelease(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "release":
+		return ec.fieldContext_PreviewedRelease_release(ctx, field)
+	case "diff":
+		return ec.fieldContext_PreviewedRelease_diff(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PreviewedRelease", field.Name)
+}
+
 func (ec *executionContext) childFields_Probe(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "path":
@@ -9459,6 +10350,8 @@ func (ec *executionContext) childFields_Project(ctx context.Context, field graph
 		return ec.fieldContext_Project_webhooks(ctx, field)
 	case "webhookEndpoints":
 		return ec.fieldContext_Project_webhookEndpoints(ctx, field)
+	case "changeSets":
+		return ec.fieldContext_Project_changeSets(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Project", field.Name)
 }
@@ -9927,6 +10820,8 @@ func (ec *executionContext) childFields_SetVariablePayload(ctx context.Context, 
 	switch field.Name {
 	case "variable":
 		return ec.fieldContext_SetVariablePayload_variable(ctx, field)
+	case "changeSet":
+		return ec.fieldContext_SetVariablePayload_changeSet(ctx, field)
 	case "userErrors":
 		return ec.fieldContext_SetVariablePayload_userErrors(ctx, field)
 	}
@@ -10031,6 +10926,8 @@ func (ec *executionContext) childFields_UpdateServicePayload(ctx context.Context
 	switch field.Name {
 	case "service":
 		return ec.fieldContext_UpdateServicePayload_service(ctx, field)
+	case "changeSet":
+		return ec.fieldContext_UpdateServicePayload_changeSet(ctx, field)
 	case "userErrors":
 		return ec.fieldContext_UpdateServicePayload_userErrors(ctx, field)
 	}
@@ -10757,6 +11654,34 @@ func (ec *executionContext) field_Mutation_addProjectMember_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_applyChangeSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.ChangeSetInput, error) {
+			return ec.unmarshalNChangeSetInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_approveChangeSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.DecideChangeSetInput, error) {
+			return ec.unmarshalNDecideChangeSetInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDecideChangeSetInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_approveCliLogin_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10791,6 +11716,34 @@ func (ec *executionContext) field_Mutation_cancelDeployment_args(ctx context.Con
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.CancelDeploymentInput, error) {
 			return ec.unmarshalNCancelDeploymentInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCancelDeploymentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_closeChangeSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.ChangeSetInput, error) {
+			return ec.unmarshalNChangeSetInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_commentOnChangeSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.CommentOnChangeSetInput, error) {
+			return ec.unmarshalNCommentOnChangeSetInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCommentOnChangeSetInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -11051,12 +12004,40 @@ func (ec *executionContext) field_Mutation_inviteMember_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_openChangeSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.OpenChangeSetInput, error) {
+			return ec.unmarshalNOpenChangeSetInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐOpenChangeSetInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_queueCommand_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.QueueCommandInput, error) {
 			return ec.unmarshalNQueueCommandInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐQueueCommandInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rebaseChangeSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.ChangeSetInput, error) {
+			return ec.unmarshalNChangeSetInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -11135,12 +12116,40 @@ func (ec *executionContext) field_Mutation_registerCluster_args(ctx context.Cont
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_rejectChangeSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.DecideChangeSetInput, error) {
+			return ec.unmarshalNDecideChangeSetInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDecideChangeSetInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_rejectDeployment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (gqlmodel.DecideDeploymentInput, error) {
 			return ec.unmarshalNDecideDeploymentInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDecideDeploymentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeChangeSetChange_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.RemoveChangeSetChangeInput, error) {
+			return ec.unmarshalNRemoveChangeSetChangeInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRemoveChangeSetChangeInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -11359,6 +12368,20 @@ func (ec *executionContext) field_Mutation_setWebhookEndpointEnabled_args(ctx co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_submitChangeSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (gqlmodel.ChangeSetInput, error) {
+			return ec.unmarshalNChangeSetInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateEnvironment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11454,6 +12477,36 @@ func (ec *executionContext) field_Mutation_updateWebhookEndpoint_args(ctx contex
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Project_changeSets_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "states",
+		func(ctx context.Context, v any) ([]model.ChangeSetState, error) {
+			return ec.unmarshalOChangeSetState2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetStateᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["states"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -11842,6 +12895,20 @@ func (ec *executionContext) field_Subscription_buildLog_args(ctx context.Context
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_changeSetUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "projectId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["projectId"] = arg0
 	return args, nil
 }
 
@@ -14259,6 +15326,1271 @@ func (ec *executionContext) _ChangePreview_userErrors(ctx context.Context, field
 func (ec *executionContext) fieldContext_ChangePreview_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "ChangePreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSet_id(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ChangeSetID) graphql.Marshaler {
+			return ec.marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSet", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ChangeSet_number(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_number(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Number, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSet", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ChangeSet_title(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSet", field, false, false, "String")
+}
+
+func (ec *executionContext) _ChangeSet_state(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ChangeSetState) graphql.Marshaler {
+			return ec.marshalNChangeSetState2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSet", field, false, false, "ChangeSetState")
+}
+
+func (ec *executionContext) _ChangeSet_direct(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_direct(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direct, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_direct(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSet", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ChangeSet_project(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeSet().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSet_author(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_author(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeSet().Author(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_author(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSet_changes(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeSet().Changes(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.ChangeSetChange) graphql.Marshaler {
+			return ec.marshalNChangeSetChange2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSet_comments(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_comments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeSet().Comments(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.ChangeSetComment) graphql.Marshaler {
+			return ec.marshalNChangeSetComment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_comments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetComment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSet_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSet", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ChangeSet_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSet", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ChangeSet_submittedAt(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_submittedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SubmittedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_submittedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSet", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ChangeSet_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSet", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ChangeSet_decidedBy(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_decidedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeSet().DecidedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_decidedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSet_decidedAt(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_decidedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DecidedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_decidedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSet", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ChangeSet_appliedBy(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_appliedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeSet().AppliedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_appliedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSet_appliedAt(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_appliedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AppliedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_appliedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSet", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ChangeSet_deployments(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_deployments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeSet().Deployments(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Deployment) graphql.Marshaler {
+			return ec.marshalNDeployment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_deployments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Deployment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSet_preview(ctx context.Context, field graphql.CollectedField, obj *model.ChangeSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSet_preview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeSet().Preview(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetPreview) graphql.Marshaler {
+			return ec.marshalNChangeSetPreview2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetPreview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSet_preview(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetPreview(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetChange_sequence(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetChange_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetChange_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSetChange", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ChangeSetChange_kind(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetChange_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ChangeKind) graphql.Marshaler {
+			return ec.marshalNChangeKind2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetChange_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSetChange", field, false, false, "ChangeKind")
+}
+
+func (ec *executionContext) _ChangeSetChange_summary(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetChange_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetChange_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSetChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ChangeSetChange_author(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetChange_author(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Author, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetChange_author(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetChange_at(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetChange_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetChange_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSetChange", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ChangeSetChange_service(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetChange_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Service, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Service) graphql.Marshaler {
+			return ec.marshalOService2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐService(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetChange_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Service(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetChange_environment(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetChange_environment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Environment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Environment) graphql.Marshaler {
+			return ec.marshalOEnvironment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEnvironment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetChange_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Environment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetChange_variableName(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetChange_variableName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VariableName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetChange_variableName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSetChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ChangeSetChange_value(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetChange_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetChange_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSetChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ChangeSetChange_secret(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetChange_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetChange_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSetChange", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ChangeSetChange_imageDigest(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetChange_imageDigest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImageDigest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetChange_imageDigest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSetChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ChangeSetChange_processes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetChange_processes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Processes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Process) graphql.Marshaler {
+			return ec.marshalOProcess2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProcessᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetChange_processes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Process(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetChange_domains(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetChange_domains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Domains, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Domain) graphql.Marshaler {
+			return ec.marshalODomain2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDomainᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetChange_domains(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Domain(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetComment_author(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetComment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetComment_author(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Author, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetComment_author(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetComment",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetComment_body(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetComment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetComment_body(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Body, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetComment_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSetComment", field, false, false, "String")
+}
+
+func (ec *executionContext) _ChangeSetComment_decision(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetComment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetComment_decision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Decision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApprovalDecision) graphql.Marshaler {
+			return ec.marshalOApprovalDecision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApprovalDecision(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetComment_decision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSetComment", field, false, false, "ApprovalDecision")
+}
+
+func (ec *executionContext) _ChangeSetComment_at(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetComment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetComment_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetComment_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSetComment", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ChangeSetConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.ChangeSetEdge) graphql.Marshaler {
+			return ec.marshalNChangeSetEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ChangeSet) graphql.Marshaler {
+			return ec.marshalNChangeSet2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSetEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _ChangeSetEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeSet) graphql.Marshaler {
+			return ec.marshalNChangeSet2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSet(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetPayload_changeSet(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetPayload_changeSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangeSet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeSet) graphql.Marshaler {
+			return ec.marshalOChangeSet2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetPayload_changeSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetPreview_clusters(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetPreview_clusters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Clusters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*core.ClusterChange) graphql.Marshaler {
+			return ec.marshalNClusterChange2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐClusterChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetPreview_clusters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetPreview_releases(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetPreview_releases(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Releases, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.PreviewedRelease) graphql.Marshaler {
+			return ec.marshalNPreviewedRelease2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPreviewedReleaseᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetPreview_releases(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PreviewedRelease(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetPreview_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetPreview_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetPreview_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetPreview",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -17282,6 +19614,38 @@ func (ec *executionContext) fieldContext_DeleteVariablePayload_deletedVariableId
 	return graphql.NewScalarFieldContext("DeleteVariablePayload", field, false, false, "ID")
 }
 
+func (ec *executionContext) _DeleteVariablePayload_changeSet(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeleteVariablePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteVariablePayload_changeSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangeSet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeSet) graphql.Marshaler {
+			return ec.marshalOChangeSet2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteVariablePayload_changeSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeleteVariablePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DeleteVariablePayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeleteVariablePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17483,6 +19847,38 @@ func (ec *executionContext) fieldContext_DeployPayload_deployment(_ context.Cont
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Deployment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeployPayload_changeSet(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeployPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeployPayload_changeSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangeSet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeSet) graphql.Marshaler {
+			return ec.marshalOChangeSet2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DeployPayload_changeSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeployPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSet(ctx, field)
 		},
 	}
 	return fc, nil
@@ -23075,6 +25471,402 @@ func (ec *executionContext) fieldContext_Mutation_deleteVariable(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_openChangeSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_openChangeSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().OpenChangeSet(ctx, fc.Args["input"].(gqlmodel.OpenChangeSetInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetPayload) graphql.Marshaler {
+			return ec.marshalNChangeSetPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_openChangeSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_openChangeSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeChangeSetChange(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeChangeSetChange(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveChangeSetChange(ctx, fc.Args["input"].(gqlmodel.RemoveChangeSetChangeInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetPayload) graphql.Marshaler {
+			return ec.marshalNChangeSetPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeChangeSetChange(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeChangeSetChange_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_submitChangeSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_submitChangeSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SubmitChangeSet(ctx, fc.Args["input"].(gqlmodel.ChangeSetInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetPayload) graphql.Marshaler {
+			return ec.marshalNChangeSetPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_submitChangeSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_submitChangeSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_approveChangeSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_approveChangeSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ApproveChangeSet(ctx, fc.Args["input"].(gqlmodel.DecideChangeSetInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetPayload) graphql.Marshaler {
+			return ec.marshalNChangeSetPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_approveChangeSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_approveChangeSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rejectChangeSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rejectChangeSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RejectChangeSet(ctx, fc.Args["input"].(gqlmodel.DecideChangeSetInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetPayload) graphql.Marshaler {
+			return ec.marshalNChangeSetPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rejectChangeSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rejectChangeSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_applyChangeSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_applyChangeSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ApplyChangeSet(ctx, fc.Args["input"].(gqlmodel.ChangeSetInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetPayload) graphql.Marshaler {
+			return ec.marshalNChangeSetPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_applyChangeSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_applyChangeSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rebaseChangeSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rebaseChangeSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RebaseChangeSet(ctx, fc.Args["input"].(gqlmodel.ChangeSetInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetPayload) graphql.Marshaler {
+			return ec.marshalNChangeSetPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rebaseChangeSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rebaseChangeSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_commentOnChangeSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_commentOnChangeSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CommentOnChangeSet(ctx, fc.Args["input"].(gqlmodel.CommentOnChangeSetInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetPayload) graphql.Marshaler {
+			return ec.marshalNChangeSetPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_commentOnChangeSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_commentOnChangeSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_closeChangeSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_closeChangeSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CloseChangeSet(ctx, fc.Args["input"].(gqlmodel.ChangeSetInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetPayload) graphql.Marshaler {
+			return ec.marshalNChangeSetPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_closeChangeSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_closeChangeSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _NamespaceTarget_id(ctx context.Context, field graphql.CollectedField, obj *model.NamespaceTarget) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -23605,6 +26397,70 @@ func (ec *executionContext) _PlanLimit_used(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_PlanLimit_used(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PlanLimit", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PreviewedRelease_release(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PreviewedRelease) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PreviewedRelease_release(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Release, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Release) graphql.Marshaler {
+			return ec.marshalNRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐRelease(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PreviewedRelease_release(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PreviewedRelease",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Release(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PreviewedRelease_diff(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PreviewedRelease) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PreviewedRelease_diff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Diff, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReleaseDiff) graphql.Marshaler {
+			return ec.marshalOReleaseDiff2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐReleaseDiff(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PreviewedRelease_diff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PreviewedRelease",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReleaseDiff(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Probe_path(ctx context.Context, field graphql.CollectedField, obj *model.Probe) (ret graphql.Marshaler) {
@@ -24210,6 +27066,55 @@ func (ec *executionContext) fieldContext_Project_webhookEndpoints(_ context.Cont
 			return ec.childFields_WebhookEndpoint(ctx, field)
 		},
 	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Project_changeSets(ctx context.Context, field graphql.CollectedField, obj *model.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_changeSets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Project().ChangeSets(ctx, obj, fc.Args["states"].([]model.ChangeSetState), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetConnection) graphql.Marshaler {
+			return ec.marshalNChangeSetConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_changeSets(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Project",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetConnection(ctx, field)
+		},
+	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Project_changeSets_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -28427,6 +31332,38 @@ func (ec *executionContext) fieldContext_SetVariablePayload_variable(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _SetVariablePayload_changeSet(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.SetVariablePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetVariablePayload_changeSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangeSet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeSet) graphql.Marshaler {
+			return ec.marshalOChangeSet2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SetVariablePayload_changeSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SetVariablePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SetVariablePayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.SetVariablePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -28717,6 +31654,50 @@ func (ec *executionContext) fieldContext_Subscription_kubeEvents(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_kubeEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_changeSetUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_changeSetUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ChangeSetUpdated(ctx, fc.Args["projectId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeSet) graphql.Marshaler {
+			return ec.marshalNChangeSet2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSet(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_changeSetUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSet(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_changeSetUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -29656,6 +32637,38 @@ func (ec *executionContext) fieldContext_UpdateServicePayload_service(_ context.
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Service(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateServicePayload_changeSet(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.UpdateServicePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateServicePayload_changeSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangeSet, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeSet) graphql.Marshaler {
+			return ec.marshalOChangeSet2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateServicePayload_changeSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateServicePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSet(ctx, field)
 		},
 	}
 	return fc, nil
@@ -33602,6 +36615,97 @@ func UnmarshalCancelDeploymentInput(ctx context.Context, raw any) (gqlmodel.Canc
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputChangeSetInput(ctx context.Context, obj any) (gqlmodel.ChangeSetInput, error) {
+	var it gqlmodel.ChangeSetInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"changeSetId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "changeSetId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("changeSetId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChangeSetID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalChangeSetInput unmarshals raw into the ChangeSetInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalChangeSetInput(ctx context.Context, raw any) (gqlmodel.ChangeSetInput, error) {
+	var out gqlmodel.ChangeSetInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ChangeSetInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputCommentOnChangeSetInput(ctx context.Context, obj any) (gqlmodel.CommentOnChangeSetInput, error) {
+	var it gqlmodel.CommentOnChangeSetInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"changeSetId", "body"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "changeSetId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("changeSetId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChangeSetID = data
+		case "body":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("body"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Body = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCommentOnChangeSetInput unmarshals raw into the CommentOnChangeSetInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCommentOnChangeSetInput(ctx context.Context, raw any) (gqlmodel.CommentOnChangeSetInput, error) {
+	var out gqlmodel.CommentOnChangeSetInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CommentOnChangeSetInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateApiTokenInput(ctx context.Context, obj any) (gqlmodel.CreateAPITokenInput, error) {
 	var it gqlmodel.CreateAPITokenInput
 	if obj == nil {
@@ -34117,6 +37221,55 @@ func UnmarshalCreateWebhookInput(ctx context.Context, raw any) (gqlmodel.CreateW
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputDecideChangeSetInput(ctx context.Context, obj any) (gqlmodel.DecideChangeSetInput, error) {
+	var it gqlmodel.DecideChangeSetInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"changeSetId", "comment"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "changeSetId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("changeSetId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChangeSetID = data
+		case "comment":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("comment"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Comment = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalDecideChangeSetInput unmarshals raw into the DecideChangeSetInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDecideChangeSetInput(ctx context.Context, raw any) (gqlmodel.DecideChangeSetInput, error) {
+	var out gqlmodel.DecideChangeSetInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DecideChangeSetInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputDecideDeploymentInput(ctx context.Context, obj any) (gqlmodel.DecideDeploymentInput, error) {
 	var it gqlmodel.DecideDeploymentInput
 	if obj == nil {
@@ -34387,7 +37540,7 @@ func (ec *executionContext) unmarshalInputDeleteVariableInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"variableId"}
+	fieldsInOrder := [...]string{"variableId", "changeSetId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -34401,6 +37554,13 @@ func (ec *executionContext) unmarshalInputDeleteVariableInput(ctx context.Contex
 				return it, err
 			}
 			it.VariableID = data
+		case "changeSetId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("changeSetId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChangeSetID = data
 		}
 	}
 	return it, nil
@@ -34471,7 +37631,7 @@ func (ec *executionContext) unmarshalInputDeployInput(ctx context.Context, obj a
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"serviceId", "environmentId", "imageDigest", "commit", "branchHead"}
+	fieldsInOrder := [...]string{"serviceId", "environmentId", "imageDigest", "commit", "branchHead", "changeSetId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -34513,6 +37673,13 @@ func (ec *executionContext) unmarshalInputDeployInput(ctx context.Context, obj a
 				return it, err
 			}
 			it.BranchHead = data
+		case "changeSetId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("changeSetId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChangeSetID = data
 		}
 	}
 	return it, nil
@@ -34856,6 +38023,55 @@ func (ec *executionContext) unmarshalInputLogFilter(ctx context.Context, obj any
 func UnmarshalLogFilter(ctx context.Context, raw any) (gqlmodel.LogFilter, error) {
 	var out gqlmodel.LogFilter
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "LogFilter", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputOpenChangeSetInput(ctx context.Context, obj any) (gqlmodel.OpenChangeSetInput, error) {
+	var it gqlmodel.OpenChangeSetInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"projectId", "title"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "projectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projectId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProjectID = data
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalOpenChangeSetInput unmarshals raw into the OpenChangeSetInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalOpenChangeSetInput(ctx context.Context, raw any) (gqlmodel.OpenChangeSetInput, error) {
+	var out gqlmodel.OpenChangeSetInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "OpenChangeSetInput", raw, &out)
 	return out, err
 }
 
@@ -35305,6 +38521,55 @@ func (ec *executionContext) unmarshalInputRegisterClusterInput(ctx context.Conte
 func UnmarshalRegisterClusterInput(ctx context.Context, raw any) (gqlmodel.RegisterClusterInput, error) {
 	var out gqlmodel.RegisterClusterInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "RegisterClusterInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRemoveChangeSetChangeInput(ctx context.Context, obj any) (gqlmodel.RemoveChangeSetChangeInput, error) {
+	var it gqlmodel.RemoveChangeSetChangeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"changeSetId", "sequence"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "changeSetId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("changeSetId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChangeSetID = data
+		case "sequence":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sequence"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Sequence = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRemoveChangeSetChangeInput unmarshals raw into the RemoveChangeSetChangeInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRemoveChangeSetChangeInput(ctx context.Context, raw any) (gqlmodel.RemoveChangeSetChangeInput, error) {
+	var out gqlmodel.RemoveChangeSetChangeInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RemoveChangeSetChangeInput", raw, &out)
 	return out, err
 }
 
@@ -35862,7 +39127,7 @@ func (ec *executionContext) unmarshalInputSetVariableInput(ctx context.Context, 
 		asMap["secret"] = false
 	}
 
-	fieldsInOrder := [...]string{"projectId", "environmentId", "serviceId", "name", "value", "secret"}
+	fieldsInOrder := [...]string{"projectId", "environmentId", "serviceId", "name", "value", "secret", "changeSetId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -35911,6 +39176,13 @@ func (ec *executionContext) unmarshalInputSetVariableInput(ctx context.Context, 
 				return it, err
 			}
 			it.Secret = data
+		case "changeSetId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("changeSetId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChangeSetID = data
 		}
 	}
 	return it, nil
@@ -36212,7 +39484,7 @@ func (ec *executionContext) unmarshalInputUpdateServiceInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"serviceId", "image", "processes", "variables", "domains", "git", "removeGit"}
+	fieldsInOrder := [...]string{"serviceId", "image", "processes", "variables", "domains", "git", "removeGit", "changeSetId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -36268,6 +39540,13 @@ func (ec *executionContext) unmarshalInputUpdateServiceInput(ctx context.Context
 				return it, err
 			}
 			it.RemoveGit = data
+		case "changeSetId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("changeSetId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChangeSetID = data
 		}
 	}
 	return it, nil
@@ -36633,6 +39912,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Cluster(ctx, sel, obj)
+	case model.ChangeSet:
+		return ec._ChangeSet(ctx, sel, &obj)
+	case *model.ChangeSet:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ChangeSet(ctx, sel, obj)
 	case model.Build:
 		return ec._Build(ctx, sel, &obj)
 	case *model.Build:
@@ -37748,6 +41034,530 @@ func (ec *executionContext) _ChangePreview(ctx context.Context, sel ast.Selectio
 			}
 		case "userErrors":
 			out.Values[i] = ec._ChangePreview_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var changeSetImplementors = []string{"ChangeSet", "Node"}
+
+func (ec *executionContext) _ChangeSet(ctx context.Context, sel ast.SelectionSet, obj *model.ChangeSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeSetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeSet")
+		case "id":
+			if ec.OperationContext.DirectFields {
+				if res := gid.MarshalChangeSetID(obj.ID); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSet_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "number":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt(obj.Number); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSet_number(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "title":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Title); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSet_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "state":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.State); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSet_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "direct":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.Direct); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSet_direct(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ChangeSet_project(ctx, field, obj)
+				})
+		case "author":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ChangeSet_author(ctx, field, obj)
+				})
+		case "changes":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ChangeSet_changes(ctx, field, obj)
+				})
+		case "comments":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ChangeSet_comments(ctx, field, obj)
+				})
+		case "createdAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.CreatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSet_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.UpdatedAt); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSet_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "submittedAt":
+			out.Values[i] = ec._ChangeSet_submittedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiresAt":
+			out.Values[i] = ec._ChangeSet_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "decidedBy":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ChangeSet_decidedBy(ctx, field, obj)
+				})
+		case "decidedAt":
+			out.Values[i] = ec._ChangeSet_decidedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "appliedBy":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ChangeSet_appliedBy(ctx, field, obj)
+				})
+		case "appliedAt":
+			out.Values[i] = ec._ChangeSet_appliedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "deployments":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ChangeSet_deployments(ctx, field, obj)
+				})
+		case "preview":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ChangeSet_preview(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var changeSetChangeImplementors = []string{"ChangeSetChange"}
+
+func (ec *executionContext) _ChangeSetChange(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ChangeSetChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeSetChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeSetChange")
+		case "sequence":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt(obj.Sequence); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSetChange_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.Marshaler(obj.Kind); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSetChange_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "summary":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Summary); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSetChange_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "author":
+			out.Values[i] = ec._ChangeSetChange_author(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "at":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.At); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSetChange_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "service":
+			out.Values[i] = ec._ChangeSetChange_service(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "environment":
+			out.Values[i] = ec._ChangeSetChange_environment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "variableName":
+			out.Values[i] = ec._ChangeSetChange_variableName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._ChangeSetChange_value(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "secret":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.Secret); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSetChange_secret(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "imageDigest":
+			out.Values[i] = ec._ChangeSetChange_imageDigest(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "processes":
+			out.Values[i] = ec._ChangeSetChange_processes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "domains":
+			out.Values[i] = ec._ChangeSetChange_domains(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var changeSetCommentImplementors = []string{"ChangeSetComment"}
+
+func (ec *executionContext) _ChangeSetComment(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ChangeSetComment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeSetCommentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeSetComment")
+		case "author":
+			out.Values[i] = ec._ChangeSetComment_author(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "body":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Body); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSetComment_body(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "decision":
+			out.Values[i] = ec._ChangeSetComment_decision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "at":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalTime(obj.At); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSetComment_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var changeSetConnectionImplementors = []string{"ChangeSetConnection"}
+
+func (ec *executionContext) _ChangeSetConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ChangeSetConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeSetConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeSetConnection")
+		case "edges":
+			out.Values[i] = ec._ChangeSetConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ChangeSetConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ChangeSetConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var changeSetEdgeImplementors = []string{"ChangeSetEdge"}
+
+func (ec *executionContext) _ChangeSetEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ChangeSetEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeSetEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeSetEdge")
+		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSetEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ChangeSetEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var changeSetPayloadImplementors = []string{"ChangeSetPayload"}
+
+func (ec *executionContext) _ChangeSetPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ChangeSetPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeSetPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeSetPayload")
+		case "changeSet":
+			out.Values[i] = ec._ChangeSetPayload_changeSet(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._ChangeSetPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var changeSetPreviewImplementors = []string{"ChangeSetPreview"}
+
+func (ec *executionContext) _ChangeSetPreview(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ChangeSetPreview) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeSetPreviewImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeSetPreview")
+		case "clusters":
+			out.Values[i] = ec._ChangeSetPreview_clusters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "releases":
+			out.Values[i] = ec._ChangeSetPreview_releases(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._ChangeSetPreview_userErrors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -39289,6 +43099,11 @@ func (ec *executionContext) _DeleteVariablePayload(ctx context.Context, sel ast.
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "changeSet":
+			out.Values[i] = ec._DeleteVariablePayload_changeSet(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "userErrors":
 			out.Values[i] = ec._DeleteVariablePayload_userErrors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -39405,6 +43220,11 @@ func (ec *executionContext) _DeployPayload(ctx context.Context, sel ast.Selectio
 			}
 		case "deployment":
 			out.Values[i] = ec._DeployPayload_deployment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "changeSet":
+			out.Values[i] = ec._DeployPayload_changeSet(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -41501,6 +45321,69 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "openChangeSet":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_openChangeSet(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeChangeSetChange":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeChangeSetChange(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "submitChangeSet":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_submitChangeSet(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approveChangeSet":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_approveChangeSet(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rejectChangeSet":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rejectChangeSet(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "applyChangeSet":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_applyChangeSet(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rebaseChangeSet":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rebaseChangeSet(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "commentOnChangeSet":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_commentOnChangeSet(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "closeChangeSet":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_closeChangeSet(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -41864,6 +45747,44 @@ func (ec *executionContext) _PlanLimit(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var previewedReleaseImplementors = []string{"PreviewedRelease"}
+
+func (ec *executionContext) _PreviewedRelease(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.PreviewedRelease) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, previewedReleaseImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PreviewedRelease")
+		case "release":
+			out.Values[i] = ec._PreviewedRelease_release(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "diff":
+			out.Values[i] = ec._PreviewedRelease_diff(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var probeImplementors = []string{"Probe"}
 
 func (ec *executionContext) _Probe(ctx context.Context, sel ast.SelectionSet, obj *model.Probe) graphql.Marshaler {
@@ -42097,6 +46018,12 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Project_webhookEndpoints(ctx, field, obj)
+				})
+		case "changeSets":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Project_changeSets(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -44047,6 +47974,11 @@ func (ec *executionContext) _SetVariablePayload(ctx context.Context, sel ast.Sel
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "changeSet":
+			out.Values[i] = ec._SetVariablePayload_changeSet(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "userErrors":
 			out.Values[i] = ec._SetVariablePayload_userErrors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -44094,6 +48026,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_serviceLogs(ctx, fields[0])
 	case "kubeEvents":
 		return ec._Subscription_kubeEvents(ctx, fields[0])
+	case "changeSetUpdated":
+		return ec._Subscription_changeSetUpdated(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -44472,6 +48406,11 @@ func (ec *executionContext) _UpdateServicePayload(ctx context.Context, sel ast.S
 			out.Values[i] = graphql.MarshalString("UpdateServicePayload")
 		case "service":
 			out.Values[i] = ec._UpdateServicePayload_service(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "changeSet":
+			out.Values[i] = ec._UpdateServicePayload_changeSet(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -46406,12 +50345,157 @@ func (ec *executionContext) unmarshalNCancelDeploymentInput2githubᚗcomᚋnebul
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNChangeKind2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeKind(ctx context.Context, v any) (model.ChangeKind, error) {
+	var res model.ChangeKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNChangeKind2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeKind(ctx context.Context, sel ast.SelectionSet, v model.ChangeKind) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNChangePreview2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangePreview(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ChangePreview) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ChangePreview!")
 		return graphql.Null
 	}
 	return ec._ChangePreview(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeSet2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ChangeSet) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNChangeSet2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSet(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNChangeSet2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSet(ctx context.Context, sel ast.SelectionSet, v *model.ChangeSet) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ChangeSet!")
+		return graphql.Null
+	}
+	return ec._ChangeSet(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeSetChange2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ChangeSetChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNChangeSetChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNChangeSetChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetChange(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ChangeSetChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ChangeSetChange!")
+		return graphql.Null
+	}
+	return ec._ChangeSetChange(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeSetComment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ChangeSetComment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNChangeSetComment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetComment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNChangeSetComment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetComment(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ChangeSetComment) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ChangeSetComment!")
+		return graphql.Null
+	}
+	return ec._ChangeSetComment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeSetConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ChangeSetConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ChangeSetConnection!")
+		return graphql.Null
+	}
+	return ec._ChangeSetConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeSetEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ChangeSetEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNChangeSetEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNChangeSetEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ChangeSetEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ChangeSetEdge!")
+		return graphql.Null
+	}
+	return ec._ChangeSetEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNChangeSetInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetInput(ctx context.Context, v any) (gqlmodel.ChangeSetInput, error) {
+	res, err := ec.unmarshalInputChangeSetInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNChangeSetPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ChangeSetPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ChangeSetPayload!")
+		return graphql.Null
+	}
+	return ec._ChangeSetPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeSetPreview2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetPreview(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ChangeSetPreview) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ChangeSetPreview!")
+		return graphql.Null
+	}
+	return ec._ChangeSetPreview(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNChangeSetState2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetState(ctx context.Context, v any) (model.ChangeSetState, error) {
+	var res model.ChangeSetState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNChangeSetState2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetState(ctx context.Context, sel ast.SelectionSet, v model.ChangeSetState) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNCluster2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐClusterᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Cluster) graphql.Marshaler {
@@ -46628,6 +50712,11 @@ func (ec *executionContext) marshalNCommandStatus2githubᚗcomᚋnebulactrlᚋne
 	return v
 }
 
+func (ec *executionContext) unmarshalNCommentOnChangeSetInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCommentOnChangeSetInput(ctx context.Context, v any) (gqlmodel.CommentOnChangeSetInput, error) {
+	res, err := ec.unmarshalInputCommentOnChangeSetInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNConfigChange2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConfigChange(ctx context.Context, sel ast.SelectionSet, v model.ConfigChange) graphql.Marshaler {
 	return ec._ConfigChange(ctx, sel, &v)
 }
@@ -46776,6 +50865,11 @@ func (ec *executionContext) marshalNCreateWebhookPayload2ᚖgithubᚗcomᚋnebul
 		return graphql.Null
 	}
 	return ec._CreateWebhookPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDecideChangeSetInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDecideChangeSetInput(ctx context.Context, v any) (gqlmodel.DecideChangeSetInput, error) {
+	res, err := ec.unmarshalInputDecideChangeSetInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNDecideDeploymentInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDecideDeploymentInput(ctx context.Context, v any) (gqlmodel.DecideDeploymentInput, error) {
@@ -47043,6 +51137,14 @@ func (ec *executionContext) marshalNDomain2ᚕgithubᚗcomᚋnebulactrlᚋnebula
 	return ret
 }
 
+func (ec *executionContext) marshalNDomain2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDomain(ctx context.Context, sel ast.SelectionSet, v *model.Domain) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Domain!")
+		return graphql.Null
+	}
+	return ec._Domain(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNDomainInput2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDomainInput(ctx context.Context, v any) (*gqlmodel.DomainInput, error) {
 	res, err := ec.unmarshalInputDomainInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
@@ -47180,6 +51282,20 @@ func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋin
 func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildID(ctx context.Context, sel ast.SelectionSet, v model.BuildID) graphql.Marshaler {
 	_ = sel
 	res := gid.MarshalBuildID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetID(ctx context.Context, v any) (model.ChangeSetID, error) {
+	res, err := gid.UnmarshalChangeSetID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetID(ctx context.Context, sel ast.SelectionSet, v model.ChangeSetID) graphql.Marshaler {
+	_ = sel
+	res := gid.MarshalChangeSetID(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}
@@ -47826,6 +51942,11 @@ func (ec *executionContext) marshalNNamespaceTargetEdge2ᚖgithubᚗcomᚋnebula
 	return ec._NamespaceTargetEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNOpenChangeSetInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐOpenChangeSetInput(ctx context.Context, v any) (gqlmodel.OpenChangeSetInput, error) {
+	res, err := ec.unmarshalInputOpenChangeSetInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "PageInfo!")
@@ -47884,6 +52005,30 @@ func (ec *executionContext) marshalNPlanName2githubᚗcomᚋnebulactrlᚋnebula�
 	return v
 }
 
+func (ec *executionContext) marshalNPreviewedRelease2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPreviewedReleaseᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.PreviewedRelease) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPreviewedRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPreviewedRelease(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPreviewedRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPreviewedRelease(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.PreviewedRelease) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PreviewedRelease!")
+		return graphql.Null
+	}
+	return ec._PreviewedRelease(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNProcess2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProcess(ctx context.Context, sel ast.SelectionSet, v model.Process) graphql.Marshaler {
 	return ec._Process(ctx, sel, &v)
 }
@@ -47902,6 +52047,14 @@ func (ec *executionContext) marshalNProcess2ᚕgithubᚗcomᚋnebulactrlᚋnebul
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNProcess2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProcess(ctx context.Context, sel ast.SelectionSet, v *model.Process) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Process!")
+		return graphql.Null
+	}
+	return ec._Process(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNProcessInput2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐProcessInputᚄ(ctx context.Context, v any) ([]*gqlmodel.ProcessInput, error) {
@@ -48197,6 +52350,11 @@ func (ec *executionContext) marshalNReleaseVariable2ᚕgithubᚗcomᚋnebulactrl
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNRemoveChangeSetChangeInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRemoveChangeSetChangeInput(ctx context.Context, v any) (gqlmodel.RemoveChangeSetChangeInput, error) {
+	res, err := ec.unmarshalInputRemoveChangeSetChangeInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNRemoveMemberInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRemoveMemberInput(ctx context.Context, v any) (gqlmodel.RemoveMemberInput, error) {
@@ -49250,6 +53408,22 @@ func (ec *executionContext) marshalOApiToken2ᚖgithubᚗcomᚋnebulactrlᚋnebu
 	return ec._ApiToken(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOApprovalDecision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApprovalDecision(ctx context.Context, v any) (*model.ApprovalDecision, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.ApprovalDecision)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOApprovalDecision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApprovalDecision(ctx context.Context, sel ast.SelectionSet, v *model.ApprovalDecision) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) marshalOAuditEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAuditEvent(ctx context.Context, sel ast.SelectionSet, v *model.AuditEvent) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -49302,6 +53476,49 @@ func (ec *executionContext) marshalOBuild2ᚖgithubᚗcomᚋnebulactrlᚋnebula�
 	return ec._Build(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOChangeSet2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSet(ctx context.Context, sel ast.SelectionSet, v *model.ChangeSet) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ChangeSet(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOChangeSetState2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetStateᚄ(ctx context.Context, v any) ([]model.ChangeSetState, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.ChangeSetState, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNChangeSetState2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetState(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOChangeSetState2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetStateᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ChangeSetState) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNChangeSetState2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetState(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalOCliLogin2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCLILogin(ctx context.Context, sel ast.SelectionSet, v *model.CLILogin) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -49342,6 +53559,25 @@ func (ec *executionContext) marshalODeployment2ᚖgithubᚗcomᚋnebulactrlᚋne
 		return graphql.Null
 	}
 	return ec._Deployment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalODomain2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDomainᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Domain) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDomain2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDomain(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalODomainInput2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDomainInputᚄ(ctx context.Context, v any) ([]*gqlmodel.DomainInput, error) {
@@ -49563,6 +53799,25 @@ func (ec *executionContext) unmarshalOProbeInput2ᚖgithubᚗcomᚋnebulactrlᚋ
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOProcess2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProcessᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Process) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNProcess2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProcess(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOProcessInput2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐProcessInputᚄ(ctx context.Context, v any) ([]*gqlmodel.ProcessInput, error) {
 	if v == nil {
 		return nil, nil
@@ -49599,6 +53854,13 @@ func (ec *executionContext) marshalORelease2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 		return graphql.Null
 	}
 	return ec._Release(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOReleaseDiff2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐReleaseDiff(ctx context.Context, sel ast.SelectionSet, v *model.ReleaseDiff) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ReleaseDiff(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalORevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevision(ctx context.Context, sel ast.SelectionSet, v *delivery.Revision) graphql.Marshaler {

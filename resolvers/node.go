@@ -69,6 +69,8 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 		return nonNil(p.Outbound.Endpoint(ctx, model.EndpointID(raw)))
 	case gid.Message:
 		return nonNil(p.Outbound.Message(ctx, model.MessageID(raw)))
+	case gid.ChangeSet:
+		return nonNil(p.ChangeSets.ChangeSet(ctx, model.ChangeSetID(raw)))
 	}
 	return nil, core.Invalid(fmt.Sprintf("id %q names an unknown kind %q", id, kind), "id")
 }

@@ -103,6 +103,48 @@ func (r *buildResolver) Log(ctx context.Context, obj *model.Build, first *int, a
 	return page, nil
 }
 
+func (r *changeSetResolver) Project(ctx context.Context, obj *model.ChangeSet) (*model.Project, error) {
+	return load(ctx, loadersFrom(ctx, r.Plane).projects, obj.ProjectID)
+}
+
+func (r *changeSetResolver) Author(ctx context.Context, obj *model.ChangeSet) (*model.User, error) {
+	return userIn(ctx, r.Plane, obj.TenantID, obj.CreatedBy)
+}
+
+func (r *changeSetResolver) Changes(ctx context.Context, obj *model.ChangeSet) ([]*gqlmodel.ChangeSetChange, error) {
+	return changesOut(ctx, r.Plane, obj)
+}
+
+func (r *changeSetResolver) Comments(ctx context.Context, obj *model.ChangeSet) ([]*gqlmodel.ChangeSetComment, error) {
+	return commentsOut(ctx, r.Plane, obj)
+}
+
+func (r *changeSetResolver) DecidedBy(ctx context.Context, obj *model.ChangeSet) (*model.User, error) {
+	return userIn(ctx, r.Plane, obj.TenantID, obj.DecidedBy)
+}
+
+func (r *changeSetResolver) AppliedBy(ctx context.Context, obj *model.ChangeSet) (*model.User, error) {
+	return userIn(ctx, r.Plane, obj.TenantID, obj.AppliedBy)
+}
+
+func (r *changeSetResolver) Deployments(ctx context.Context, obj *model.ChangeSet) ([]*model.Deployment, error) {
+	byID, err := r.Plane.Delivery.DeploymentsByIDs(ctx, obj.Deployments)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.Deployment, 0, len(obj.Deployments))
+	for _, id := range obj.Deployments {
+		if d := byID[id]; d != nil {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+func (r *changeSetResolver) Preview(ctx context.Context, obj *model.ChangeSet) (*gqlmodel.ChangeSetPreview, error) {
+	return changeSetPreview(ctx, r.Plane, obj)
+}
+
 func (r *clusterResolver) Tenant(ctx context.Context, obj *model.Cluster) (*model.Tenant, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).tenants, obj.TenantID)
 }
@@ -668,10 +710,27 @@ func (r *mutationResolver) CreateService(ctx context.Context, input gqlmodel.Cre
 
 func (r *mutationResolver) UpdateService(ctx context.Context, input gqlmodel.UpdateServiceInput) (*gqlmodel.UpdateServicePayload, error) {
 	id, in, err := updateServiceArgs(input)
-	svc, ue, err := afterArgs(err, func() (*model.Service, error) {
-		return r.Plane.Delivery.UpdateService(ctx, id, in)
-	})
-	return &gqlmodel.UpdateServicePayload{Service: svc, UserErrors: ue}, err
+	var svc *model.Service
+	var set *model.ChangeSet
+	if err == nil {
+		svc, err = r.Plane.Delivery.Service(ctx, id)
+	}
+	if err == nil {
+		ch := model.Change{Kind: model.ChangeUpdateService, ServiceID: &id, Processes: in.Processes, Domains: in.Domains}
+		if input.ChangeSetID != nil && (in.Image != nil || in.Variables != nil || in.Git != nil || in.RemoveGit) {
+			err = core.Invalid("a change set takes a service's processes and domains; change its image, variables or Git source directly (variables one by one: setVariable with changeSetId)", "input", "changeSetId")
+		} else {
+			set, err = toSet(ctx, r.Plane, input.ChangeSetID, svc.ProjectID, ch, func() error {
+				svc, err = r.Plane.Delivery.UpdateService(ctx, id, in)
+				return err
+			})
+		}
+	}
+	ue, err := graph.UserErrors(err)
+	if len(ue) > 0 {
+		svc = nil
+	}
+	return &gqlmodel.UpdateServicePayload{Service: svc, ChangeSet: set, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) DeleteService(ctx context.Context, input gqlmodel.DeleteServiceInput) (*gqlmodel.DeleteServicePayload, error) {
@@ -805,8 +864,17 @@ func (r *mutationResolver) Deploy(ctx context.Context, input gqlmodel.DeployInpu
 	var rel *model.Release
 	var dep *model.Deployment
 	var b *model.Build
+	var set *model.ChangeSet
 	switch {
 	case err != nil:
+	case input.ChangeSetID != nil:
+		var s *model.Service
+		if input.ImageDigest == nil {
+			err = core.Invalid("a change set deploys an image digest: build the commit first, then add its image", "input", "changeSetId")
+		} else if s, err = r.Plane.Delivery.Service(ctx, svc); err == nil {
+			ch := model.Change{Kind: model.ChangeDeploy, ServiceID: &svc, EnvironmentID: &env, ImageDigest: *input.ImageDigest}
+			set, err = toSet(ctx, r.Plane, input.ChangeSetID, s.ProjectID, ch, nil)
+		}
 	case input.Commit != nil:
 		if rel, dep, err = r.Plane.Delivery.DeployCommit(ctx, svc, env, *input.Commit); err == nil {
 			b, err = r.Plane.Builds.BuildOf(ctx, dep)
@@ -819,7 +887,7 @@ func (r *mutationResolver) Deploy(ctx context.Context, input gqlmodel.DeployInpu
 		rel, dep, err = r.Plane.Delivery.Deploy(ctx, svc, env, deref(input.ImageDigest, ""))
 	}
 	ue, err := graph.UserErrors(err)
-	return &gqlmodel.DeployPayload{Release: rel, Deployment: dep, Build: b, UserErrors: ue}, err
+	return &gqlmodel.DeployPayload{Release: rel, Deployment: dep, Build: b, ChangeSet: set, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) ApproveDeployment(ctx context.Context, input gqlmodel.DecideDeploymentInput) (*gqlmodel.DeploymentPayload, error) {
@@ -854,17 +922,93 @@ func (r *mutationResolver) Rollback(ctx context.Context, input gqlmodel.Rollback
 
 func (r *mutationResolver) SetVariable(ctx context.Context, input gqlmodel.SetVariableInput) (*gqlmodel.SetVariablePayload, error) {
 	in, err := setVariableArgs(input)
-	v, ue, err := afterArgs(err, func() (*model.Variable, error) {
-		return r.Plane.Delivery.SetVariable(ctx, in)
-	})
-	return &gqlmodel.SetVariablePayload{Variable: v, UserErrors: ue}, err
+	var v *model.Variable
+	var set *model.ChangeSet
+	if err == nil {
+		set, err = toSet(ctx, r.Plane, input.ChangeSetID, in.Project, variableChange(input, in.Environment, in.Service), func() error {
+			v, err = r.Plane.Delivery.SetVariable(ctx, in)
+			return err
+		})
+	}
+	ue, err := graph.UserErrors(err)
+	return &gqlmodel.SetVariablePayload{Variable: v, ChangeSet: set, UserErrors: ue}, err
 }
 
 func (r *mutationResolver) DeleteVariable(ctx context.Context, input gqlmodel.DeleteVariableInput) (*gqlmodel.DeleteVariablePayload, error) {
-	deleted, ue, err := remove(gid.Variable, input.VariableID, "variableId", func(id model.VariableID) error {
-		return r.Plane.Delivery.DeleteVariable(ctx, id)
+	id, err := decode[model.VariableID](gid.Variable, input.VariableID, "variableId")
+	var deleted *string
+	var set *model.ChangeSet
+	var v *model.Variable
+	if err == nil {
+		v, err = r.Plane.Delivery.Variable(ctx, id)
+	}
+	if err == nil {
+		ch := model.Change{Kind: model.ChangeDeleteVariable, EnvironmentID: v.EnvironmentID, ServiceID: v.ServiceID, Name: v.Name}
+		set, err = toSet(ctx, r.Plane, input.ChangeSetID, v.ProjectID, ch, func() error {
+			if err := r.Plane.Delivery.DeleteVariable(ctx, id); err != nil {
+				return err
+			}
+			deleted = encoded(gid.Variable, id)
+			return nil
+		})
+	}
+	ue, err := graph.UserErrors(err)
+	return &gqlmodel.DeleteVariablePayload{DeletedVariableID: deleted, ChangeSet: set, UserErrors: ue}, err
+}
+
+func (r *mutationResolver) OpenChangeSet(ctx context.Context, input gqlmodel.OpenChangeSetInput) (*gqlmodel.ChangeSetPayload, error) {
+	set, ue, err := mutate(gid.Project, input.ProjectID, "projectId", func(id model.ProjectID) (*model.ChangeSet, error) {
+		return r.Plane.ChangeSets.OpenSet(ctx, id, input.Title)
 	})
-	return &gqlmodel.DeleteVariablePayload{DeletedVariableID: deleted, UserErrors: ue}, err
+	return &gqlmodel.ChangeSetPayload{ChangeSet: set, UserErrors: ue}, err
+}
+
+func (r *mutationResolver) RemoveChangeSetChange(ctx context.Context, input gqlmodel.RemoveChangeSetChangeInput) (*gqlmodel.ChangeSetPayload, error) {
+	return changeSetMutation(input.ChangeSetID, func(id model.ChangeSetID) (*model.ChangeSet, error) {
+		return r.Plane.ChangeSets.RemoveChange(ctx, id, input.Sequence)
+	})
+}
+
+func (r *mutationResolver) SubmitChangeSet(ctx context.Context, input gqlmodel.ChangeSetInput) (*gqlmodel.ChangeSetPayload, error) {
+	return changeSetMutation(input.ChangeSetID, func(id model.ChangeSetID) (*model.ChangeSet, error) {
+		return r.Plane.ChangeSets.SubmitSet(ctx, id)
+	})
+}
+
+func (r *mutationResolver) ApproveChangeSet(ctx context.Context, input gqlmodel.DecideChangeSetInput) (*gqlmodel.ChangeSetPayload, error) {
+	return changeSetMutation(input.ChangeSetID, func(id model.ChangeSetID) (*model.ChangeSet, error) {
+		return r.Plane.ChangeSets.DecideSet(ctx, id, model.Approved, deref(input.Comment, ""))
+	})
+}
+
+func (r *mutationResolver) RejectChangeSet(ctx context.Context, input gqlmodel.DecideChangeSetInput) (*gqlmodel.ChangeSetPayload, error) {
+	return changeSetMutation(input.ChangeSetID, func(id model.ChangeSetID) (*model.ChangeSet, error) {
+		return r.Plane.ChangeSets.DecideSet(ctx, id, model.Rejected, deref(input.Comment, ""))
+	})
+}
+
+func (r *mutationResolver) ApplyChangeSet(ctx context.Context, input gqlmodel.ChangeSetInput) (*gqlmodel.ChangeSetPayload, error) {
+	return changeSetMutation(input.ChangeSetID, func(id model.ChangeSetID) (*model.ChangeSet, error) {
+		return r.Plane.ChangeSets.ApplySet(ctx, id)
+	})
+}
+
+func (r *mutationResolver) RebaseChangeSet(ctx context.Context, input gqlmodel.ChangeSetInput) (*gqlmodel.ChangeSetPayload, error) {
+	return changeSetMutation(input.ChangeSetID, func(id model.ChangeSetID) (*model.ChangeSet, error) {
+		return r.Plane.ChangeSets.RebaseSet(ctx, id)
+	})
+}
+
+func (r *mutationResolver) CommentOnChangeSet(ctx context.Context, input gqlmodel.CommentOnChangeSetInput) (*gqlmodel.ChangeSetPayload, error) {
+	return changeSetMutation(input.ChangeSetID, func(id model.ChangeSetID) (*model.ChangeSet, error) {
+		return r.Plane.ChangeSets.CommentOnSet(ctx, id, input.Body)
+	})
+}
+
+func (r *mutationResolver) CloseChangeSet(ctx context.Context, input gqlmodel.ChangeSetInput) (*gqlmodel.ChangeSetPayload, error) {
+	return changeSetMutation(input.ChangeSetID, func(id model.ChangeSetID) (*model.ChangeSet, error) {
+		return r.Plane.ChangeSets.CloseSet(ctx, id)
+	})
 }
 
 func (r *namespaceTargetResolver) Cluster(ctx context.Context, obj *model.NamespaceTarget) (*model.Cluster, error) {
@@ -939,6 +1083,18 @@ func (r *projectResolver) Webhooks(ctx context.Context, obj *model.Project) ([]*
 
 func (r *projectResolver) WebhookEndpoints(ctx context.Context, obj *model.Project) ([]*model.Endpoint, error) {
 	return r.Plane.Outbound.EndpointsOfProject(ctx, obj)
+}
+
+func (r *projectResolver) ChangeSets(ctx context.Context, obj *model.Project, states []model.ChangeSetState, first *int, after *string) (*gqlmodel.ChangeSetConnection, error) {
+	pg, err := pageArgs(first, after)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.Plane.ChangeSets.ChangeSetsOf(ctx, obj.Scope(), states, pg)
+	if err != nil {
+		return nil, err
+	}
+	return changeSetConn(ctx, p), nil
 }
 
 func (r *projectMemberResolver) Project(ctx context.Context, obj *model.ProjectMember) (*model.Project, error) {
@@ -1312,6 +1468,21 @@ func (r *subscriptionResolver) KubeEvents(ctx context.Context, environmentID str
 	return kubeEvents(ctx, r.Plane, read), nil
 }
 
+func (r *subscriptionResolver) ChangeSetUpdated(ctx context.Context, projectID string) (<-chan *model.ChangeSet, error) {
+	id, err := decode[model.ProjectID](gid.Project, projectID, "projectId")
+	if err != nil {
+		return nil, err
+	}
+	proj, err := r.Plane.Delivery.Project(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.Plane.ChangeSets.ChangeSetsOf(ctx, proj.Scope(), nil, store.PageArgs{First: 1, NoNext: true}); err != nil {
+		return nil, err
+	}
+	return changeSetUpdates(ctx, r.Plane, proj.Scope()), nil
+}
+
 func (r *tenantResolver) ViewerRole(ctx context.Context, obj *model.Tenant) (model.TenantRole, error) {
 	return r.Plane.People.TenantRole(ctx, obj.ID)
 }
@@ -1578,6 +1749,8 @@ func (r *Resolver) AuditEvent() graph.AuditEventResolver { return &auditEventRes
 
 func (r *Resolver) Build() graph.BuildResolver { return &buildResolver{r} }
 
+func (r *Resolver) ChangeSet() graph.ChangeSetResolver { return &changeSetResolver{r} }
+
 func (r *Resolver) Cluster() graph.ClusterResolver { return &clusterResolver{r} }
 
 func (r *Resolver) Command() graph.CommandResolver { return &commandResolver{r} }
@@ -1655,6 +1828,7 @@ type (
 	approvalResolver        struct{ *Resolver }
 	auditEventResolver      struct{ *Resolver }
 	buildResolver           struct{ *Resolver }
+	changeSetResolver       struct{ *Resolver }
 	clusterResolver         struct{ *Resolver }
 	commandResolver         struct{ *Resolver }
 	deploymentResolver      struct{ *Resolver }

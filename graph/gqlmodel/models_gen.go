@@ -114,6 +114,66 @@ type ChangePreview struct {
 	UserErrors []*UserError `json:"userErrors"`
 }
 
+// One change of a change set: the input of its direct mutation.
+type ChangeSetChange struct {
+	// Numbers the change in its set from 1.
+	Sequence int              `json:"sequence"`
+	Kind     model.ChangeKind `json:"kind"`
+	// What it changes, by name: e.g. `variable FEATURE_FLAG of service web set`.
+	Summary string `json:"summary"`
+	// Null once they left the tenant.
+	Author      *model.User        `json:"author,omitempty"`
+	At          time.Time          `json:"at"`
+	Service     *model.Service     `json:"service,omitempty"`
+	Environment *model.Environment `json:"environment,omitempty"`
+	// For SET_VARIABLE and DELETE_VARIABLE.
+	VariableName *string `json:"variableName,omitempty"`
+	// A plain variable's new value; null for a secret (never shown) and for other kinds.
+	Value  *string `json:"value,omitempty"`
+	Secret bool    `json:"secret"`
+	// For DEPLOY.
+	ImageDigest *string `json:"imageDigest,omitempty"`
+	// For UPDATE_SERVICE, when it replaces them.
+	Processes []*model.Process `json:"processes,omitempty"`
+	Domains   []*model.Domain  `json:"domains,omitempty"`
+}
+
+type ChangeSetComment struct {
+	// Null once they left the tenant.
+	Author *model.User `json:"author,omitempty"`
+	Body   string      `json:"body"`
+	// Set on a decision.
+	Decision *model.ApprovalDecision `json:"decision,omitempty"`
+	At       time.Time               `json:"at"`
+}
+
+type ChangeSetConnection struct {
+	Edges    []*ChangeSetEdge   `json:"edges"`
+	Nodes    []*model.ChangeSet `json:"nodes"`
+	PageInfo *PageInfo          `json:"pageInfo"`
+}
+
+type ChangeSetEdge struct {
+	Cursor string           `json:"cursor"`
+	Node   *model.ChangeSet `json:"node"`
+}
+
+type ChangeSetInput struct {
+	ChangeSetID string `json:"changeSetId"`
+}
+
+type ChangeSetPayload struct {
+	ChangeSet  *model.ChangeSet `json:"changeSet,omitempty"`
+	UserErrors []*UserError     `json:"userErrors"`
+}
+
+type ChangeSetPreview struct {
+	Clusters []*core.ClusterChange `json:"clusters"`
+	Releases []*PreviewedRelease   `json:"releases"`
+	// Why applying would be refused, exactly as applyChangeSet would say (a conflict, a closed set).
+	UserErrors []*UserError `json:"userErrors"`
+}
+
 type ClusterConnection struct {
 	Edges    []*ClusterEdge   `json:"edges"`
 	Nodes    []*model.Cluster `json:"nodes"`
@@ -134,6 +194,11 @@ type CommandConnection struct {
 type CommandEdge struct {
 	Cursor string         `json:"cursor"`
 	Node   *model.Command `json:"node"`
+}
+
+type CommentOnChangeSetInput struct {
+	ChangeSetID string `json:"changeSetId"`
+	Body        string `json:"body"`
 }
 
 type CreateAPITokenInput struct {
@@ -240,6 +305,11 @@ type CreateWebhookPayload struct {
 	UserErrors []*UserError `json:"userErrors"`
 }
 
+type DecideChangeSetInput struct {
+	ChangeSetID string  `json:"changeSetId"`
+	Comment     *string `json:"comment,omitempty"`
+}
+
 type DecideDeploymentInput struct {
 	DeploymentID string  `json:"deploymentId"`
 	Comment      *string `json:"comment,omitempty"`
@@ -292,11 +362,15 @@ type DeleteServicePayload struct {
 
 type DeleteVariableInput struct {
 	VariableID string `json:"variableId"`
+	// Adds the deletion to this open change set instead of making it.
+	ChangeSetID *string `json:"changeSetId,omitempty"`
 }
 
 type DeleteVariablePayload struct {
-	DeletedVariableID *string      `json:"deletedVariableId,omitempty"`
-	UserErrors        []*UserError `json:"userErrors"`
+	DeletedVariableID *string `json:"deletedVariableId,omitempty"`
+	// As SetVariablePayload.changeSet.
+	ChangeSet  *model.ChangeSet `json:"changeSet,omitempty"`
+	UserErrors []*UserError     `json:"userErrors"`
 }
 
 type DeleteWebhookEndpointPayload struct {
@@ -323,11 +397,15 @@ type DeployInput struct {
 	Commit *string `json:"commit,omitempty"`
 	// `true`: build the commit the service's tracked branch points at now, read from its repository over HTTPS with the service's credential (as `git ls-remote` does). The commit is on the build.
 	BranchHead *bool `json:"branchHead,omitempty"`
+	// Adds the deploy (of an imageDigest) to this open change set instead of making it.
+	ChangeSetID *string `json:"changeSetId,omitempty"`
 }
 
 type DeployPayload struct {
 	Release    *model.Release    `json:"release,omitempty"`
 	Deployment *model.Deployment `json:"deployment,omitempty"`
+	// The change set the deploy was added to.
+	ChangeSet *model.ChangeSet `json:"changeSet,omitempty"`
 	// The build, for a deploy of a commit.
 	Build      *model.Build `json:"build,omitempty"`
 	UserErrors []*UserError `json:"userErrors"`
@@ -465,6 +543,11 @@ type NamespaceTargetEdge struct {
 	Node   *model.NamespaceTarget `json:"node"`
 }
 
+type OpenChangeSetInput struct {
+	ProjectID string `json:"projectId"`
+	Title     string `json:"title"`
+}
+
 type PageInfo struct {
 	HasNextPage bool    `json:"hasNextPage"`
 	EndCursor   *string `json:"endCursor,omitempty"`
@@ -474,6 +557,13 @@ type Plan struct {
 	Name model.PlanName `json:"name"`
 	// Each limit beside its current use.
 	Limits []*model.PlanLimit `json:"limits"`
+}
+
+// A release a change set would make: not stored (its id names nothing).
+type PreviewedRelease struct {
+	Release *model.Release `json:"release"`
+	// What changes from the release in force; null for a service's first release in the environment.
+	Diff *model.ReleaseDiff `json:"diff,omitempty"`
 }
 
 type ProbeInput struct {
@@ -590,6 +680,11 @@ type ReleaseConnection struct {
 type ReleaseEdge struct {
 	Cursor string         `json:"cursor"`
 	Node   *model.Release `json:"node"`
+}
+
+type RemoveChangeSetChangeInput struct {
+	ChangeSetID string `json:"changeSetId"`
+	Sequence    int    `json:"sequence"`
 }
 
 type RemoveMemberInput struct {
@@ -732,11 +827,16 @@ type SetVariableInput struct {
 	Name      string  `json:"name"`
 	Value     string  `json:"value"`
 	Secret    *bool   `json:"secret,omitempty"`
+	// Adds the change to this open change set instead of making it.
+	ChangeSetID *string `json:"changeSetId,omitempty"`
 }
 
 type SetVariablePayload struct {
-	Variable   *model.Variable `json:"variable,omitempty"`
-	UserErrors []*UserError    `json:"userErrors"`
+	// The variable set; null when the change went to a change set.
+	Variable *model.Variable `json:"variable,omitempty"`
+	// The change set the change went to: the one given, or a change set of one awaiting approval when the change reaches a protected environment.
+	ChangeSet  *model.ChangeSet `json:"changeSet,omitempty"`
+	UserErrors []*UserError     `json:"userErrors"`
 }
 
 type SetWebhookEndpointEnabledInput struct {
@@ -819,11 +919,16 @@ type UpdateServiceInput struct {
 	Git *GitSourceInput `json:"git,omitempty"`
 	// Makes it a service deployed from images built elsewhere again.
 	RemoveGit *bool `json:"removeGit,omitempty"`
+	// Adds the change of processes and domains (nothing else) to this open change set instead of making it.
+	ChangeSetID *string `json:"changeSetId,omitempty"`
 }
 
 type UpdateServicePayload struct {
-	Service    *model.Service `json:"service,omitempty"`
-	UserErrors []*UserError   `json:"userErrors"`
+	// The service; unchanged when the change went to a change set.
+	Service *model.Service `json:"service,omitempty"`
+	// As SetVariablePayload.changeSet.
+	ChangeSet  *model.ChangeSet `json:"changeSet,omitempty"`
+	UserErrors []*UserError     `json:"userErrors"`
 }
 
 type UpdateTenantInput struct {
@@ -1166,6 +1271,14 @@ const (
 	WebhookEventTypeClusterDisconnected WebhookEventType = "CLUSTER_DISCONNECTED"
 	// A build ended: SUCCEEDED, FAILED, CANCELLED or TIMED_OUT (build.ended).
 	WebhookEventTypeBuildEnded WebhookEventType = "BUILD_ENDED"
+	// A change set was submitted for approval, or a direct change to a protected environment made one (changeset.submitted).
+	WebhookEventTypeChangesetSubmitted WebhookEventType = "CHANGESET_SUBMITTED"
+	// A change set was approved (changeset.approved).
+	WebhookEventTypeChangesetApproved WebhookEventType = "CHANGESET_APPROVED"
+	// A change set was rejected (changeset.rejected).
+	WebhookEventTypeChangesetRejected WebhookEventType = "CHANGESET_REJECTED"
+	// A change set was applied: its releases and deployments were made (changeset.applied).
+	WebhookEventTypeChangesetApplied WebhookEventType = "CHANGESET_APPLIED"
 )
 
 var AllWebhookEventType = []WebhookEventType{
@@ -1175,11 +1288,15 @@ var AllWebhookEventType = []WebhookEventType{
 	WebhookEventTypeClusterConnected,
 	WebhookEventTypeClusterDisconnected,
 	WebhookEventTypeBuildEnded,
+	WebhookEventTypeChangesetSubmitted,
+	WebhookEventTypeChangesetApproved,
+	WebhookEventTypeChangesetRejected,
+	WebhookEventTypeChangesetApplied,
 }
 
 func (e WebhookEventType) IsValid() bool {
 	switch e {
-	case WebhookEventTypeDeploymentStageChanged, WebhookEventTypeDeploymentEnded, WebhookEventTypeApprovalRequested, WebhookEventTypeClusterConnected, WebhookEventTypeClusterDisconnected, WebhookEventTypeBuildEnded:
+	case WebhookEventTypeDeploymentStageChanged, WebhookEventTypeDeploymentEnded, WebhookEventTypeApprovalRequested, WebhookEventTypeClusterConnected, WebhookEventTypeClusterDisconnected, WebhookEventTypeBuildEnded, WebhookEventTypeChangesetSubmitted, WebhookEventTypeChangesetApproved, WebhookEventTypeChangesetRejected, WebhookEventTypeChangesetApplied:
 		return true
 	}
 	return false

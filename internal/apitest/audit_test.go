@@ -280,13 +280,48 @@ func TestAuditOnePerMutation(t *testing.T) {
 		step(admin, "rejectDeployment", `mutation($d: ID!) { rejectDeployment(input: {deploymentId: $d, comment: "not now"}) { deployment { id } `+ue+` } }`,
 			map[string]any{"d": awaiting}, "deployment.reject", fixed(awaiting))
 		reject(editor, "deploy", deployMutation, map[string]any{"s": worker, "e": f.ProtectedEnvironmentID, "d": Digest(78)}, "FORBIDDEN")
-		res = step(pm, "setVariable", `mutation($p: ID!, $v: String!) { setVariable(input: {projectId: $p, name: "DB_PASSWORD", value: $v, secret: true}) {
-			variable { id } `+ue+` } }`, map[string]any{"p": f.ProjectID, "v": variableValue + "-secret"}, "variable.set", at("setVariable.variable.id"))
+		// At the unprotected environment's scope: a change that reaches
+		// the protected one is a change set of one (below).
+		res = step(pm, "setVariable", `mutation($p: ID!, $e: ID!, $v: String!) { setVariable(input: {projectId: $p, environmentId: $e, name: "DB_PASSWORD", value: $v, secret: true}) {
+			variable { id } `+ue+` } }`, map[string]any{"p": f.ProjectID, "e": f.EnvironmentID, "v": variableValue + "-secret"}, "variable.set", at("setVariable.variable.id"))
 		secretVar := res.Str("setVariable.variable.id")
 		reject(editor, "setVariable", `mutation($p: ID!) { setVariable(input: {projectId: $p, name: "X", value: "y"}) { variable { id } `+ue+` } }`,
 			map[string]any{"p": f.ProjectID}, "FORBIDDEN")
 		step(pm, "deleteVariable", `mutation($v: ID!) { deleteVariable(input: {variableId: $v}) { deletedVariableId `+ue+` } }`,
 			map[string]any{"v": secretVar}, "variable.delete", fixed(secretVar))
+		// Change sets: every step is audited on the set.
+		const csOut = `{ changeSet { id state } ` + ue + ` }`
+		openSet := func(title string) string {
+			t.Helper()
+			res := step(editor, "openChangeSet", `mutation($p: ID!, $t: String!) { openChangeSet(input: {projectId: $p, title: $t}) `+csOut+` }`,
+				map[string]any{"p": f.ProjectID, "t": title}, "change_set.open", at("openChangeSet.changeSet.id"))
+			id := res.Str("openChangeSet.changeSet.id")
+			env.MustDo(t, editor.Token, `mutation($p: ID!, $s: ID!, $c: ID) { setVariable(input: {projectId: $p, serviceId: $s, name: "IN_SET", value: "x", changeSetId: $c}) { changeSet { id } `+ue+` } }`,
+				map[string]any{"p": f.ProjectID, "s": worker, "c": id})
+			return id
+		}
+		set := openSet("reviewed")
+		step(editor, "commentOnChangeSet", `mutation($c: ID!) { commentOnChangeSet(input: {changeSetId: $c, body: "first draft"}) `+csOut+` }`,
+			map[string]any{"c": set}, "change_set.comment", fixed(set))
+		step(editor, "removeChangeSetChange", `mutation($c: ID!) { removeChangeSetChange(input: {changeSetId: $c, sequence: 1}) `+csOut+` }`,
+			map[string]any{"c": set}, "change_set.remove_change", fixed(set))
+		env.MustDo(t, editor.Token, `mutation($p: ID!, $s: ID!, $c: ID) { setVariable(input: {projectId: $p, serviceId: $s, name: "IN_SET", value: "again", changeSetId: $c}) { changeSet { id } `+ue+` } }`,
+			map[string]any{"p": f.ProjectID, "s": worker, "c": set})
+		step(editor, "rebaseChangeSet", `mutation($c: ID!) { rebaseChangeSet(input: {changeSetId: $c}) `+csOut+` }`,
+			map[string]any{"c": set}, "change_set.rebase", fixed(set))
+		step(editor, "submitChangeSet", `mutation($c: ID!) { submitChangeSet(input: {changeSetId: $c}) `+csOut+` }`,
+			map[string]any{"c": set}, "change_set.submit", fixed(set))
+		step(admin, "rejectChangeSet", `mutation($c: ID!) { rejectChangeSet(input: {changeSetId: $c, comment: "not now"}) `+csOut+` }`,
+			map[string]any{"c": set}, "change_set.reject", fixed(set))
+		set = openSet("approved")
+		env.MustDo(t, editor.Token, `mutation($c: ID!) { submitChangeSet(input: {changeSetId: $c}) `+csOut+` }`, map[string]any{"c": set})
+		step(admin, "approveChangeSet", `mutation($c: ID!) { approveChangeSet(input: {changeSetId: $c, comment: "ok"}) `+csOut+` }`,
+			map[string]any{"c": set}, "change_set.approve", fixed(set))
+		step(editor, "applyChangeSet", `mutation($c: ID!) { applyChangeSet(input: {changeSetId: $c}) `+csOut+` }`,
+			map[string]any{"c": set}, "change_set.apply", fixed(set))
+		set = openSet("abandoned")
+		step(editor, "closeChangeSet", `mutation($c: ID!) { closeChangeSet(input: {changeSetId: $c}) `+csOut+` }`,
+			map[string]any{"c": set}, "change_set.close", fixed(set))
 		res = step(pm, "createWebhook", `mutation($p: ID!, $s: ID!) { createWebhook(input: {projectId: $p, serviceId: $s}) {
 			webhook { id url } secret `+ue+` } }`, map[string]any{"p": f.ProjectID, "s": worker}, "webhook.create", at("createWebhook.webhook.id"))
 		hook, hookURL := res.Str("createWebhook.webhook.id"), res.Str("createWebhook.webhook.url")
@@ -530,6 +565,10 @@ var mutationAction = map[string]string{
 	"createWebhookEndpoint":    "webhook_endpoint.create", "updateWebhookEndpoint": "webhook_endpoint.update",
 	"rotateWebhookEndpointSecret": "webhook_endpoint.rotate_secret", "setWebhookEndpointEnabled": "webhook_endpoint.enable",
 	"deleteWebhookEndpoint": "webhook_endpoint.delete", "redeliverWebhookMessage": "webhook_message.redeliver",
+	"openChangeSet": "change_set.open", "removeChangeSetChange": "change_set.remove_change",
+	"submitChangeSet": "change_set.submit", "approveChangeSet": "change_set.approve", "rejectChangeSet": "change_set.reject",
+	"applyChangeSet": "change_set.apply", "rebaseChangeSet": "change_set.rebase", "commentOnChangeSet": "change_set.comment",
+	"closeChangeSet": "change_set.close",
 }
 
 func eventIDs(evs []auditEvent) []string {

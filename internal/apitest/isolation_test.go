@@ -38,6 +38,8 @@ func tenantIDs(t *testing.T, f *Fixture) map[string][]string {
 	ids["ConnectToken"] = f.Values(t, f.ClusterID, `... on Cluster { connectTokens { id } }`, "connectTokens", "id")
 	res := f.MustDo(t, `mutation($c: ID!) { queueCommand(input: {clusterId: $c, kind: RESYNC}) { command { id } } }`, map[string]any{"c": f.ClusterID})
 	ids["Command"] = []string{res.Str("queueCommand.command.id")}
+	res = f.MustDo(t, `mutation($p: ID!) { openChangeSet(input: {projectId: $p, title: "isolated"}) { changeSet { id } } }`, map[string]any{"p": f.ProjectID})
+	ids["ChangeSet"] = []string{res.Str("openChangeSet.changeSet.id")}
 	svc := f.NewGitService(t, f.Unique("git"), GitHubRepository, f.EnvironmentID)
 	hook, url, secret := f.NewWebhook(t, svc)
 	a := f.Env.Deliver(t, url, Delivery{Provider: "GITHUB", Event: "push", DeliveryID: f.Unique("iso"),

@@ -9,8 +9,8 @@ import (
 
 // A release carries its configuration (issue 32). In a protected
 // environment a variable or domain change, by an editor or a project
-// manager, reaches the cluster only once another person approves its
-// release (the desired revision does not move before); the same value
+// manager, is a change set of one and reaches the cluster only once another
+// person approves it (the desired revision does not move before); the same value
 // makes no release; rolling back to release N runs N's variables, domains
 // and secret versions; a release shows what it froze, a secret with no
 // value, and its diff against another.
@@ -44,18 +44,26 @@ func TestReleasesCarryTheirConfiguration(t *testing.T) {
 			t.Helper()
 			env.MustDo(t, token, `mutation($d: ID!) { approveDeployment(input: {deploymentId: $d}) { deployment { id } `+ue+` } }`, map[string]any{"d": id})
 		}
-		// waits says the newest deployment awaits approval, with release n,
-		// and that the cluster still runs revision rev.
-		waits := func(what string, rev, n int) string {
+		// waits says the change answered res made a change set of one,
+		// submitted, and that the cluster still runs revision rev; it
+		// returns the set's id.
+		waits := func(what string, res Response, field string, rev int) string {
 			t.Helper()
-			id, stage, num := newest()
-			if stage != "AWAITING_APPROVAL" || num != n {
-				t.Fatalf("%s: the newest deployment is release %d, %s; want release %d awaiting approval", what, num, stage, n)
+			set, _ := res.Get(field + ".changeSet").(map[string]any)
+			if set == nil || set["state"] != "SUBMITTED" || set["direct"] != true {
+				t.Fatalf("%s: %s; want a direct change set awaiting approval", what, res.Body)
 			}
 			if got, _ := state(); got != rev {
 				t.Fatalf("%s reached the cluster before its approval: revision %d, want %d", what, got, rev)
 			}
-			return id
+			return set["id"].(string)
+		}
+		approveSet := func(token, id string) {
+			t.Helper()
+			res := env.MustDo(t, token, `mutation($c: ID!) { approveChangeSet(input: {changeSetId: $c, comment: "ok"}) { changeSet { state } `+ue+` } }`, map[string]any{"c": id})
+			if res.Str("approveChangeSet.changeSet.state") != "APPLIED" {
+				t.Fatalf("approving a direct change's set: %s, want it APPLIED", res.Body)
+			}
 		}
 
 		f.MustDo(t, `mutation($s: ID!, $e: ID!, $d: String!) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d}) { deployment { id } `+ue+` } }`,
@@ -69,41 +77,40 @@ func TestReleasesCarryTheirConfiguration(t *testing.T) {
 		domain0 := run.Domains[0].Host
 
 		// An editor's variable.
-		setVar := func(token, name, value string, secret bool) {
+		setVar := func(token, name, value string, secret bool) Response {
 			t.Helper()
-			env.MustDo(t, token, `mutation($p: ID!, $s: ID!, $n: String!, $v: String!, $x: Boolean) { setVariable(input: {projectId: $p, serviceId: $s, name: $n, value: $v, secret: $x}) {
-				variable { id } `+ue+` } }`, map[string]any{"p": f.ProjectID, "s": svc, "n": name, "v": value, "x": secret})
+			return env.MustDo(t, token, `mutation($p: ID!, $s: ID!, $n: String!, $v: String!, $x: Boolean) { setVariable(input: {projectId: $p, serviceId: $s, name: $n, value: $v, secret: $x}) {
+				variable { id } changeSet { id state direct } `+ue+` } }`, map[string]any{"p": f.ProjectID, "s": svc, "n": name, "v": value, "x": secret})
 		}
-		setVar(editor, "FEATURE_FLAG", "on-in-prod", false)
-		id := waits("an editor's variable", rev0, 2)
-		if r := env.Do(t, editor, `mutation($d: ID!) { approveDeployment(input: {deploymentId: $d}) { deployment { id } `+ue+` } }`, map[string]any{"d": id}); len(r.ErrorCodes()) == 0 {
+		id := waits("an editor's variable", setVar(editor, "FEATURE_FLAG", "on-in-prod", false), "setVariable", rev0)
+		if r := env.Do(t, editor, `mutation($c: ID!) { approveChangeSet(input: {changeSetId: $c}) { changeSet { id } `+ue+` } }`, map[string]any{"c": id}); len(r.ErrorCodes()) == 0 {
 			t.Fatalf("the editor approved the change: %s", r.Body)
 		}
-		approve(pm, id)
+		approveSet(pm, id)
 		rev1, run := state()
-		if ev, _ := envVar(run, "FEATURE_FLAG"); rev1 <= rev0 || run.Release != 2 || ev.Value != "on-in-prod" {
-			t.Fatalf("after the approval: revision %d, release %d, FEATURE_FLAG %q; want a new revision, release 2, on-in-prod", rev1, run.Release, ev.Value)
+		if ev, _ := envVar(run, "FEATURE_FLAG"); rev1 != rev0+1 || run.Release != 2 || ev.Value != "on-in-prod" {
+			t.Fatalf("after the approval: revision %d, release %d, FEATURE_FLAG %q; want revision %d, release 2, on-in-prod", rev1, run.Release, ev.Value, rev0+1)
 		}
 
-		// The same value again makes no release.
-		setVar(editor, "FEATURE_FLAG", "on-in-prod", false)
+		// The same value again makes no release, and no change set.
+		if res := setVar(editor, "FEATURE_FLAG", "on-in-prod", false); res.Get("setVariable.changeSet") != nil {
+			t.Fatalf("the same value made a change set: %s", res.Body)
+		}
 		if _, _, n := newest(); n != 2 {
 			t.Fatalf("the same value made release %d", n)
 		}
 
 		// A project manager's domain change, and a secret.
-		env.MustDo(t, pm, `mutation($s: ID!) { updateService(input: {serviceId: $s, domains: [{host: "pay.example.com", process: "web"}]}) { service { id } `+ue+` } }`,
+		res := env.MustDo(t, pm, `mutation($s: ID!) { updateService(input: {serviceId: $s, domains: [{host: "pay.example.com", process: "web"}]}) { service { id } changeSet { id state direct } `+ue+` } }`,
 			map[string]any{"s": svc})
-		approve(f.Owner.Token, waits("a domain change", rev1, 3))
-		setVar(pm, "TOKEN", "first-secret-value", true)
-		approve(f.Owner.Token, waits("a secret", mustRev(state), 4))
+		approveSet(f.Owner.Token, waits("a domain change", res, "updateService", rev1))
+		approveSet(f.Owner.Token, waits("a secret", setVar(pm, "TOKEN", "first-secret-value", true), "setVariable", mustRev(state)))
 		_, run = state()
 		v4, _ := envVar(run, "TOKEN")
-		setVar(pm, "TOKEN", "second-secret-value", true)
-		approve(f.Owner.Token, waits("a second value of the secret", mustRev(state), 5))
+		approveSet(f.Owner.Token, waits("a second value of the secret", setVar(pm, "TOKEN", "second-secret-value", true), "setVariable", mustRev(state)))
 		_, run = state()
-		if v5, _ := envVar(run, "TOKEN"); v5.Version == v4.Version || len(run.Domains) != 1 || run.Domains[0].Host != "pay.example.com" {
-			t.Fatalf("release 5 runs TOKEN version %s (release 4: %s) and domains %v", v5.Version, v4.Version, run.Domains)
+		if v5, _ := envVar(run, "TOKEN"); v5.Version == v4.Version || run.Release != 5 || len(run.Domains) != 1 || run.Domains[0].Host != "pay.example.com" {
+			t.Fatalf("release %d runs TOKEN version %s (release 4: %s) and domains %v", run.Release, v5.Version, v4.Version, run.Domains)
 		}
 
 		// Release 5 shows what it froze and what changed since release 1.

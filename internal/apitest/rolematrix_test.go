@@ -296,6 +296,23 @@ func roleMatrix() map[string][]matrixCase {
 				}),
 			nodeCase("service.releases", func(f *Fixture) string { return f.ServiceID },
 				`... on Service { releases { nodes { id createdBy { id } } } }`, projectReaders),
+			{
+				name:  "changeSet",
+				query: `query($id: ID!) { node(id: $id) { id ... on ChangeSet { state title changes { sequence } } } }`,
+				vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+					return map[string]any{"id": f.changeSetAsOwner(t, r, 1, false)}
+				},
+				want: projectReaders,
+				effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+					t.Helper()
+					if got := res.Str("node.id"); ok && (got != v["id"] || res.Str("node.state") != "OPEN") {
+						t.Errorf("node: %s, want the open change set %s", res.Body, v["id"])
+					}
+					if !ok && res.Get("node") != nil {
+						t.Errorf("node: got %v, want null", res.Get("node"))
+					}
+				},
+			},
 		},
 		"viewer": {{
 			name:  "self",
@@ -998,6 +1015,32 @@ func roleMatrix() map[string][]matrixCase {
 			setVariableCase("service scope", `, $s: ID!`, `serviceId: $s, `, projectEditors),
 			setVariableCase("environment scope", `, $e: ID!`, `environmentId: $e, `, projectManagers),
 			setVariableCase("project scope", ``, ``, projectManagers),
+			{
+				// With changeSetId the change goes to the set (checked as
+				// the direct change is), and no variable is set.
+				name: "service scope, into a change set",
+				query: `mutation($p: ID!, $s: ID!, $n: String!, $c: ID!) { setVariable(input: {projectId: $p, serviceId: $s, name: $n, value: "x", changeSetId: $c}) {
+					variable { id } changeSet { id state changes { sequence variableName } } ` + ue + ` } }`,
+				vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+					return map[string]any{"p": f.ProjectID, "s": f.ServiceID, "n": "PROPOSED_" + strings.ToUpper(r.slug()),
+						"c": f.changeSetAsOwner(t, r, 0, false)}
+				},
+				want: projectEditors,
+				effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+					t.Helper()
+					if ok && (res.Get("setVariable.variable") != nil || res.Str("setVariable.changeSet.id") != v["c"]) {
+						t.Errorf("setVariable into a change set: %s, want no variable and the set %s", res.Body, v["c"])
+					}
+					names := f.Values(t, f.ServiceID, `... on Service { variables { name } }`, "variables", "name")
+					if slices.Contains(names, v["n"].(string)) {
+						t.Errorf("variable %s was set, want it only proposed", v["n"])
+					}
+					changes := f.changeSet(t, v["c"].(string))["changes"].([]any)
+					if n := map[bool]int{true: 1, false: 0}[ok]; len(changes) != n {
+						t.Errorf("the set holds %d changes, want %d", len(changes), n)
+					}
+				},
+			},
 		},
 		"deleteVariable": {{
 			name:  "service variable",
@@ -1017,7 +1060,122 @@ func roleMatrix() map[string][]matrixCase {
 			deployCase("protected environment", func(f *Fixture) string { return f.ProtectedEnvironmentID }, projectManagers),
 		},
 		"approveDeployment": {decideCase("approveDeployment", "DELIVERING")},
-		"rejectDeployment":  {decideCase("rejectDeployment", "CANCELLED")},
+
+		"openChangeSet": {{
+			name:  "empty",
+			query: `mutation($p: ID!, $title: String!) { openChangeSet(input: {projectId: $p, title: $title}) { changeSet { id state author { id } } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"p": f.ProjectID, "title": "opened by " + string(r)}
+			},
+			want: projectEditors,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				t.Helper()
+				listed("title", projectOf, `... on Project { changeSets(first: 100) { nodes { title } } }`, "changeSets.nodes", "title")(t, f, r, v, res, ok)
+				if !ok {
+					return
+				}
+				if res.Str("openChangeSet.changeSet.author.id") != f.Users[r].UserID {
+					t.Errorf("author: %s, want the caller %s", res.Body, f.Users[r].UserID)
+				}
+				// The owner reads the set the payload names.
+				if got := f.changeSet(t, res.Str("openChangeSet.changeSet.id"))["state"]; got != "OPEN" {
+					t.Errorf("the new set's state: %v, want OPEN", got)
+				}
+			},
+		}},
+		"removeChangeSetChange": {{
+			name:  "the only change",
+			query: `mutation($c: ID!) { removeChangeSetChange(input: {changeSetId: $c, sequence: 1}) { changeSet { id changes { sequence } } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"c": f.changeSetAsOwner(t, r, 1, false)}
+			},
+			want: projectEditors,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				t.Helper()
+				changes := f.changeSet(t, v["c"].(string))["changes"].([]any)
+				if n := map[bool]int{true: 0, false: 1}[ok]; len(changes) != n {
+					t.Errorf("the set holds %d changes, want %d", len(changes), n)
+				}
+			},
+		}},
+		"submitChangeSet": {{
+			name:   "open, one change",
+			query:  `mutation($c: ID!) { submitChangeSet(input: {changeSetId: $c}) { changeSet { id state } ` + ue + ` } }`,
+			vars:   changeSetVars(1, false),
+			want:   projectEditors,
+			effect: changeSetStateIs("c", "SUBMITTED", "OPEN"),
+		}},
+		// The owner, who prepares the sets decided on here, is a tenant admin
+		// of its own (the fixture's founder) and none of the matrix's roles:
+		// the matrix's admin is another user, so no role decides on a set it
+		// authored (an author is refused whatever their role).
+		"approveChangeSet": {{
+			name:   "submitted",
+			query:  `mutation($c: ID!) { approveChangeSet(input: {changeSetId: $c, comment: "looks right"}) { changeSet { id state decidedBy { id } } ` + ue + ` } }`,
+			vars:   changeSetVars(1, true),
+			want:   projectManagers,
+			effect: both(changeSetStateIs("c", "APPROVED", "SUBMITTED"), decidedByCaller("approveChangeSet")),
+		}},
+		"rejectChangeSet": {{
+			name:   "submitted",
+			query:  `mutation($c: ID!) { rejectChangeSet(input: {changeSetId: $c, comment: "not now"}) { changeSet { id state decidedBy { id } } ` + ue + ` } }`,
+			vars:   changeSetVars(1, true),
+			want:   projectManagers,
+			effect: both(changeSetStateIs("c", "REJECTED", "SUBMITTED"), decidedByCaller("rejectChangeSet")),
+		}},
+		"applyChangeSet": {{
+			// A service variable in the unprotected environment: applied
+			// from OPEN, no approval needed.
+			name:  "open, unprotected",
+			query: `mutation($c: ID!) { applyChangeSet(input: {changeSetId: $c}) { changeSet { id state appliedBy { id } } ` + ue + ` } }`,
+			vars:  changeSetVars(1, false),
+			want:  projectEditors,
+			effect: both(changeSetStateIs("c", "APPLIED", "OPEN"),
+				func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+					t.Helper()
+					names := f.Values(t, f.ServiceID, `... on Service { variables { name } }`, "variables", "name")
+					if in := slices.Contains(names, changeSetVariable(r)); in != ok {
+						t.Errorf("variable %s set: %v, want %v", changeSetVariable(r), in, ok)
+					}
+					if ok && res.Str("applyChangeSet.changeSet.appliedBy.id") != f.Users[r].UserID {
+						t.Errorf("appliedBy: %s, want the caller %s", res.Body, f.Users[r].UserID)
+					}
+				}),
+		}},
+		"rebaseChangeSet": {{
+			// Rebasing a submitted set takes it back to OPEN.
+			name:   "submitted",
+			query:  `mutation($c: ID!) { rebaseChangeSet(input: {changeSetId: $c}) { changeSet { id state } ` + ue + ` } }`,
+			vars:   changeSetVars(1, true),
+			want:   projectEditors,
+			effect: changeSetStateIs("c", "OPEN", "SUBMITTED"),
+		}},
+		"commentOnChangeSet": {{
+			name:  "open",
+			query: `mutation($c: ID!, $body: String!) { commentOnChangeSet(input: {changeSetId: $c, body: $body}) { changeSet { id comments { body } } ` + ue + ` } }`,
+			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+				return map[string]any{"c": f.changeSetAsOwner(t, r, 1, false), "body": "a word from " + string(r)}
+			},
+			want: projectEditors,
+			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+				t.Helper()
+				var bodies []string
+				for _, c := range f.changeSet(t, v["c"].(string))["comments"].([]any) {
+					bodies = append(bodies, dig(c, "body").(string))
+				}
+				if n := map[bool]int{true: 1, false: 0}[ok]; len(bodies) != n || (ok && bodies[0] != v["body"]) {
+					t.Errorf("comments %q after a call allowed: %v", bodies, ok)
+				}
+			},
+		}},
+		"closeChangeSet": {{
+			name:   "open",
+			query:  `mutation($c: ID!) { closeChangeSet(input: {changeSetId: $c}) { changeSet { id state } ` + ue + ` } }`,
+			vars:   changeSetVars(1, false),
+			want:   projectEditors,
+			effect: changeSetStateIs("c", "CLOSED", "OPEN"),
+		}},
+		"rejectDeployment": {decideCase("rejectDeployment", "CANCELLED")},
 		"cancelDeployment": {{
 			name:  "delivering deployment",
 			query: `mutation($d: ID!) { cancelDeployment(input: {deploymentId: $d, reason: "wrong image"}) { deployment { id stage message } ` + ue + ` } }`,
@@ -1068,6 +1226,100 @@ func (f *Fixture) deployAsOwner(t *testing.T, env string) string {
 	res := f.MustDo(t, `mutation($s: ID!, $e: ID!, $d: String!) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d}) { deployment { id } } }`,
 		map[string]any{"s": f.ServiceID, "e": env, "d": Digest(f.Env.Next())})
 	return res.Str("deploy.deployment.id")
+}
+
+// changeSetVariable names the service variable a change set prepared for
+// role r sets: unique per role, a valid variable name.
+func changeSetVariable(r Role) string { return "CS_" + strings.ToUpper(r.slug()) }
+
+// changeSetAsOwner opens a change set in the fixture project as the owner,
+// fresh for role r; with changes 1 it holds a change of a service variable
+// (the service runs in the unprotected environment only: applying it
+// needs no approval), and submit submits it. It returns the set's id.
+func (f *Fixture) changeSetAsOwner(t *testing.T, r Role, changes int, submit bool) string {
+	t.Helper()
+	res := f.MustDo(t, `mutation($p: ID!, $title: String!) { openChangeSet(input: {projectId: $p, title: $title}) { changeSet { id } `+ue+` } }`,
+		map[string]any{"p": f.ProjectID, "title": "prepared for " + string(r)})
+	id := res.Str("openChangeSet.changeSet.id")
+	if id == "" || len(res.UserErrors("openChangeSet")) > 0 {
+		t.Fatalf("openChangeSet: %s", res.Body)
+	}
+	if changes > 0 {
+		res = f.MustDo(t, `mutation($p: ID!, $s: ID!, $n: String!, $c: ID!) { setVariable(input: {projectId: $p, serviceId: $s, name: $n, value: "x", changeSetId: $c}) {
+			changeSet { id } `+ue+` } }`, map[string]any{"p": f.ProjectID, "s": f.ServiceID, "n": changeSetVariable(r), "c": id})
+		if res.Str("setVariable.changeSet.id") != id || len(res.UserErrors("setVariable")) > 0 {
+			t.Fatalf("setVariable into change set %s: %s", id, res.Body)
+		}
+	}
+	if submit {
+		res = f.MustDo(t, `mutation($c: ID!) { submitChangeSet(input: {changeSetId: $c}) { changeSet { state } `+ue+` } }`, map[string]any{"c": id})
+		if got := res.Str("submitChangeSet.changeSet.state"); got != "SUBMITTED" {
+			t.Fatalf("submitChangeSet: %s", res.Body)
+		}
+	}
+	return id
+}
+
+// changeSetVars prepares, for a case acting on v["c"], a change set as
+// changeSetAsOwner does.
+func changeSetVars(changes int, submit bool) func(t *testing.T, f *Fixture, r Role) map[string]any {
+	return func(t *testing.T, f *Fixture, r Role) map[string]any {
+		return map[string]any{"c": f.changeSetAsOwner(t, r, changes, submit)}
+	}
+}
+
+// changeSet reads a change set of the fixture project as the owner, from
+// the project's list of them.
+func (f *Fixture) changeSet(t *testing.T, id string) map[string]any {
+	t.Helper()
+	n := f.Node(t, f.ProjectID, `... on Project { changeSets(first: 100) { nodes { id state title
+		changes { sequence variableName } comments { body decision } decidedBy { id } appliedBy { id } } } }`)
+	for _, s := range dig(n, "changeSets.nodes").([]any) {
+		if m := s.(map[string]any); m["id"] == id {
+			return m
+		}
+	}
+	t.Fatalf("change set %s is not among the project's", id)
+	return nil
+}
+
+// changeSetStateIs checks the change set in v[key] reached state ok, or
+// stayed in before when the call was refused.
+func changeSetStateIs(key, ok, before string) func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, allowed bool) {
+	return func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, allowed bool) {
+		t.Helper()
+		want := before
+		if allowed {
+			want = ok
+		}
+		if got := f.changeSet(t, v[key].(string))["state"]; got != want {
+			t.Errorf("change set state %v, want %s", got, want)
+		}
+	}
+}
+
+// decidedByCaller checks an allowed decision on a change set is the
+// caller's, and its comment is on the set.
+func decidedByCaller(field string) func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+	return func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+		t.Helper()
+		if ok && res.Str(field+".changeSet.decidedBy.id") != f.Users[r].UserID {
+			t.Errorf("decidedBy: %s, want the caller %s", res.Body, f.Users[r].UserID)
+		}
+		comments := f.changeSet(t, v["c"].(string))["comments"].([]any)
+		if n := map[bool]int{true: 1, false: 0}[ok]; len(comments) != n {
+			t.Errorf("the set has %d comments, want %d (the decision's)", len(comments), n)
+		}
+	}
+}
+
+// both runs two effect checks.
+func both(a, b func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool)) func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+	return func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
+		t.Helper()
+		a(t, f, r, v, res, ok)
+		b(t, f, r, v, res, ok)
+	}
 }
 
 var (

@@ -66,6 +66,7 @@ func (v *AuditEventFilter) GetUntil() *time.Time { return v.Until }
 // AuditNodeApiToken
 // AuditNodeAuditEvent
 // AuditNodeBuild
+// AuditNodeChangeSet
 // AuditNodeCluster
 // AuditNodeCommand
 // AuditNodeConnectToken
@@ -93,6 +94,7 @@ type AuditNode interface {
 func (v *AuditNodeApiToken) implementsGraphQLInterfaceAuditNode()        {}
 func (v *AuditNodeAuditEvent) implementsGraphQLInterfaceAuditNode()      {}
 func (v *AuditNodeBuild) implementsGraphQLInterfaceAuditNode()           {}
+func (v *AuditNodeChangeSet) implementsGraphQLInterfaceAuditNode()       {}
 func (v *AuditNodeCluster) implementsGraphQLInterfaceAuditNode()         {}
 func (v *AuditNodeCommand) implementsGraphQLInterfaceAuditNode()         {}
 func (v *AuditNodeConnectToken) implementsGraphQLInterfaceAuditNode()    {}
@@ -134,6 +136,9 @@ func __unmarshalAuditNode(b []byte, v *AuditNode) error {
 		return json.Unmarshal(b, *v)
 	case "Build":
 		*v = new(AuditNodeBuild)
+		return json.Unmarshal(b, *v)
+	case "ChangeSet":
+		*v = new(AuditNodeChangeSet)
 		return json.Unmarshal(b, *v)
 	case "Cluster":
 		*v = new(AuditNodeCluster)
@@ -224,6 +229,14 @@ func __marshalAuditNode(v *AuditNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*AuditNodeBuild
+		}{typename, v}
+		return json.Marshal(result)
+	case *AuditNodeChangeSet:
+		typename = "ChangeSet"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*AuditNodeChangeSet
 		}{typename, v}
 		return json.Marshal(result)
 	case *AuditNodeCluster:
@@ -404,6 +417,17 @@ type AuditNodeBuild struct {
 
 // GetTypename returns AuditNodeBuild.Typename, and is useful for accessing the field via an interface.
 func (v *AuditNodeBuild) GetTypename() *string { return v.Typename }
+
+// AuditNodeChangeSet includes the requested fields of the GraphQL type ChangeSet.
+// The GraphQL type's documentation follows.
+//
+// Several changes to one project — variables, secrets, processes, domains, image deploys, across services and environments — grouped into one reviewable unit, as a pull request is for code. Opened, changed, previewed, submitted, decided on by another project manager, applied in one transaction.
+type AuditNodeChangeSet struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns AuditNodeChangeSet.Typename, and is useful for accessing the field via an interface.
+func (v *AuditNodeChangeSet) GetTypename() *string { return v.Typename }
 
 // AuditNodeCluster includes the requested fields of the GraphQL type Cluster.
 type AuditNodeCluster struct {
@@ -844,6 +868,8 @@ type DeployInput struct {
 	Commit *string `json:"commit"`
 	// `true`: build the commit the service's tracked branch points at now, read from its repository over HTTPS with the service's credential (as `git ls-remote` does). The commit is on the build.
 	BranchHead *bool `json:"branchHead"`
+	// Adds the deploy (of an imageDigest) to this open change set instead of making it.
+	ChangeSetId *string `json:"changeSetId"`
 }
 
 // GetServiceId returns DeployInput.ServiceId, and is useful for accessing the field via an interface.
@@ -860,6 +886,9 @@ func (v *DeployInput) GetCommit() *string { return v.Commit }
 
 // GetBranchHead returns DeployInput.BranchHead, and is useful for accessing the field via an interface.
 func (v *DeployInput) GetBranchHead() *bool { return v.BranchHead }
+
+// GetChangeSetId returns DeployInput.ChangeSetId, and is useful for accessing the field via an interface.
+func (v *DeployInput) GetChangeSetId() *string { return v.ChangeSetId }
 
 // DeployResponse is returned by Deploy on success.
 type DeployResponse struct {
@@ -920,6 +949,7 @@ func (v *DeploymentEventsResponse) GetDeploymentEvents() DeploymentEventsDeploym
 // DeploymentNodeApiToken
 // DeploymentNodeAuditEvent
 // DeploymentNodeBuild
+// DeploymentNodeChangeSet
 // DeploymentNodeCluster
 // DeploymentNodeCommand
 // DeploymentNodeConnectToken
@@ -947,6 +977,7 @@ type DeploymentNode interface {
 func (v *DeploymentNodeApiToken) implementsGraphQLInterfaceDeploymentNode()        {}
 func (v *DeploymentNodeAuditEvent) implementsGraphQLInterfaceDeploymentNode()      {}
 func (v *DeploymentNodeBuild) implementsGraphQLInterfaceDeploymentNode()           {}
+func (v *DeploymentNodeChangeSet) implementsGraphQLInterfaceDeploymentNode()       {}
 func (v *DeploymentNodeCluster) implementsGraphQLInterfaceDeploymentNode()         {}
 func (v *DeploymentNodeCommand) implementsGraphQLInterfaceDeploymentNode()         {}
 func (v *DeploymentNodeConnectToken) implementsGraphQLInterfaceDeploymentNode()    {}
@@ -988,6 +1019,9 @@ func __unmarshalDeploymentNode(b []byte, v *DeploymentNode) error {
 		return json.Unmarshal(b, *v)
 	case "Build":
 		*v = new(DeploymentNodeBuild)
+		return json.Unmarshal(b, *v)
+	case "ChangeSet":
+		*v = new(DeploymentNodeChangeSet)
 		return json.Unmarshal(b, *v)
 	case "Cluster":
 		*v = new(DeploymentNodeCluster)
@@ -1078,6 +1112,14 @@ func __marshalDeploymentNode(v *DeploymentNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*DeploymentNodeBuild
+		}{typename, v}
+		return json.Marshal(result)
+	case *DeploymentNodeChangeSet:
+		typename = "ChangeSet"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*DeploymentNodeChangeSet
 		}{typename, v}
 		return json.Marshal(result)
 	case *DeploymentNodeCluster:
@@ -1262,6 +1304,17 @@ type DeploymentNodeBuild struct {
 
 // GetTypename returns DeploymentNodeBuild.Typename, and is useful for accessing the field via an interface.
 func (v *DeploymentNodeBuild) GetTypename() *string { return v.Typename }
+
+// DeploymentNodeChangeSet includes the requested fields of the GraphQL type ChangeSet.
+// The GraphQL type's documentation follows.
+//
+// Several changes to one project — variables, secrets, processes, domains, image deploys, across services and environments — grouped into one reviewable unit, as a pull request is for code. Opened, changed, previewed, submitted, decided on by another project manager, applied in one transaction.
+type DeploymentNodeChangeSet struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns DeploymentNodeChangeSet.Typename, and is useful for accessing the field via an interface.
+func (v *DeploymentNodeChangeSet) GetTypename() *string { return v.Typename }
 
 // DeploymentNodeCluster includes the requested fields of the GraphQL type Cluster.
 type DeploymentNodeCluster struct {
@@ -1883,6 +1936,7 @@ var AllLogStream = []LogStream{
 // LogsNodeApiToken
 // LogsNodeAuditEvent
 // LogsNodeBuild
+// LogsNodeChangeSet
 // LogsNodeCluster
 // LogsNodeCommand
 // LogsNodeConnectToken
@@ -1910,6 +1964,7 @@ type LogsNode interface {
 func (v *LogsNodeApiToken) implementsGraphQLInterfaceLogsNode()        {}
 func (v *LogsNodeAuditEvent) implementsGraphQLInterfaceLogsNode()      {}
 func (v *LogsNodeBuild) implementsGraphQLInterfaceLogsNode()           {}
+func (v *LogsNodeChangeSet) implementsGraphQLInterfaceLogsNode()       {}
 func (v *LogsNodeCluster) implementsGraphQLInterfaceLogsNode()         {}
 func (v *LogsNodeCommand) implementsGraphQLInterfaceLogsNode()         {}
 func (v *LogsNodeConnectToken) implementsGraphQLInterfaceLogsNode()    {}
@@ -1951,6 +2006,9 @@ func __unmarshalLogsNode(b []byte, v *LogsNode) error {
 		return json.Unmarshal(b, *v)
 	case "Build":
 		*v = new(LogsNodeBuild)
+		return json.Unmarshal(b, *v)
+	case "ChangeSet":
+		*v = new(LogsNodeChangeSet)
 		return json.Unmarshal(b, *v)
 	case "Cluster":
 		*v = new(LogsNodeCluster)
@@ -2041,6 +2099,14 @@ func __marshalLogsNode(v *LogsNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*LogsNodeBuild
+		}{typename, v}
+		return json.Marshal(result)
+	case *LogsNodeChangeSet:
+		typename = "ChangeSet"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*LogsNodeChangeSet
 		}{typename, v}
 		return json.Marshal(result)
 	case *LogsNodeCluster:
@@ -2221,6 +2287,17 @@ type LogsNodeBuild struct {
 
 // GetTypename returns LogsNodeBuild.Typename, and is useful for accessing the field via an interface.
 func (v *LogsNodeBuild) GetTypename() *string { return v.Typename }
+
+// LogsNodeChangeSet includes the requested fields of the GraphQL type ChangeSet.
+// The GraphQL type's documentation follows.
+//
+// Several changes to one project — variables, secrets, processes, domains, image deploys, across services and environments — grouped into one reviewable unit, as a pull request is for code. Opened, changed, previewed, submitted, decided on by another project manager, applied in one transaction.
+type LogsNodeChangeSet struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns LogsNodeChangeSet.Typename, and is useful for accessing the field via an interface.
+func (v *LogsNodeChangeSet) GetTypename() *string { return v.Typename }
 
 // LogsNodeCluster includes the requested fields of the GraphQL type Cluster.
 type LogsNodeCluster struct {
@@ -2709,6 +2786,7 @@ func (v *Problem) GetCode() ErrorCode { return v.Code }
 // ProjectTargetsNodeApiToken
 // ProjectTargetsNodeAuditEvent
 // ProjectTargetsNodeBuild
+// ProjectTargetsNodeChangeSet
 // ProjectTargetsNodeCluster
 // ProjectTargetsNodeCommand
 // ProjectTargetsNodeConnectToken
@@ -2736,6 +2814,7 @@ type ProjectTargetsNode interface {
 func (v *ProjectTargetsNodeApiToken) implementsGraphQLInterfaceProjectTargetsNode()        {}
 func (v *ProjectTargetsNodeAuditEvent) implementsGraphQLInterfaceProjectTargetsNode()      {}
 func (v *ProjectTargetsNodeBuild) implementsGraphQLInterfaceProjectTargetsNode()           {}
+func (v *ProjectTargetsNodeChangeSet) implementsGraphQLInterfaceProjectTargetsNode()       {}
 func (v *ProjectTargetsNodeCluster) implementsGraphQLInterfaceProjectTargetsNode()         {}
 func (v *ProjectTargetsNodeCommand) implementsGraphQLInterfaceProjectTargetsNode()         {}
 func (v *ProjectTargetsNodeConnectToken) implementsGraphQLInterfaceProjectTargetsNode()    {}
@@ -2777,6 +2856,9 @@ func __unmarshalProjectTargetsNode(b []byte, v *ProjectTargetsNode) error {
 		return json.Unmarshal(b, *v)
 	case "Build":
 		*v = new(ProjectTargetsNodeBuild)
+		return json.Unmarshal(b, *v)
+	case "ChangeSet":
+		*v = new(ProjectTargetsNodeChangeSet)
 		return json.Unmarshal(b, *v)
 	case "Cluster":
 		*v = new(ProjectTargetsNodeCluster)
@@ -2867,6 +2949,14 @@ func __marshalProjectTargetsNode(v *ProjectTargetsNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*ProjectTargetsNodeBuild
+		}{typename, v}
+		return json.Marshal(result)
+	case *ProjectTargetsNodeChangeSet:
+		typename = "ChangeSet"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ProjectTargetsNodeChangeSet
 		}{typename, v}
 		return json.Marshal(result)
 	case *ProjectTargetsNodeCluster:
@@ -3047,6 +3137,17 @@ type ProjectTargetsNodeBuild struct {
 
 // GetTypename returns ProjectTargetsNodeBuild.Typename, and is useful for accessing the field via an interface.
 func (v *ProjectTargetsNodeBuild) GetTypename() *string { return v.Typename }
+
+// ProjectTargetsNodeChangeSet includes the requested fields of the GraphQL type ChangeSet.
+// The GraphQL type's documentation follows.
+//
+// Several changes to one project — variables, secrets, processes, domains, image deploys, across services and environments — grouped into one reviewable unit, as a pull request is for code. Opened, changed, previewed, submitted, decided on by another project manager, applied in one transaction.
+type ProjectTargetsNodeChangeSet struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ProjectTargetsNodeChangeSet.Typename, and is useful for accessing the field via an interface.
+func (v *ProjectTargetsNodeChangeSet) GetTypename() *string { return v.Typename }
 
 // ProjectTargetsNodeCluster includes the requested fields of the GraphQL type Cluster.
 type ProjectTargetsNodeCluster struct {
@@ -3512,6 +3613,7 @@ func (v *RejectResponse) GetRejectDeployment() RejectRejectDeploymentDeploymentP
 // ReleasesNodeApiToken
 // ReleasesNodeAuditEvent
 // ReleasesNodeBuild
+// ReleasesNodeChangeSet
 // ReleasesNodeCluster
 // ReleasesNodeCommand
 // ReleasesNodeConnectToken
@@ -3539,6 +3641,7 @@ type ReleasesNode interface {
 func (v *ReleasesNodeApiToken) implementsGraphQLInterfaceReleasesNode()        {}
 func (v *ReleasesNodeAuditEvent) implementsGraphQLInterfaceReleasesNode()      {}
 func (v *ReleasesNodeBuild) implementsGraphQLInterfaceReleasesNode()           {}
+func (v *ReleasesNodeChangeSet) implementsGraphQLInterfaceReleasesNode()       {}
 func (v *ReleasesNodeCluster) implementsGraphQLInterfaceReleasesNode()         {}
 func (v *ReleasesNodeCommand) implementsGraphQLInterfaceReleasesNode()         {}
 func (v *ReleasesNodeConnectToken) implementsGraphQLInterfaceReleasesNode()    {}
@@ -3580,6 +3683,9 @@ func __unmarshalReleasesNode(b []byte, v *ReleasesNode) error {
 		return json.Unmarshal(b, *v)
 	case "Build":
 		*v = new(ReleasesNodeBuild)
+		return json.Unmarshal(b, *v)
+	case "ChangeSet":
+		*v = new(ReleasesNodeChangeSet)
 		return json.Unmarshal(b, *v)
 	case "Cluster":
 		*v = new(ReleasesNodeCluster)
@@ -3670,6 +3776,14 @@ func __marshalReleasesNode(v *ReleasesNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*ReleasesNodeBuild
+		}{typename, v}
+		return json.Marshal(result)
+	case *ReleasesNodeChangeSet:
+		typename = "ChangeSet"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ReleasesNodeChangeSet
 		}{typename, v}
 		return json.Marshal(result)
 	case *ReleasesNodeCluster:
@@ -3850,6 +3964,17 @@ type ReleasesNodeBuild struct {
 
 // GetTypename returns ReleasesNodeBuild.Typename, and is useful for accessing the field via an interface.
 func (v *ReleasesNodeBuild) GetTypename() *string { return v.Typename }
+
+// ReleasesNodeChangeSet includes the requested fields of the GraphQL type ChangeSet.
+// The GraphQL type's documentation follows.
+//
+// Several changes to one project — variables, secrets, processes, domains, image deploys, across services and environments — grouped into one reviewable unit, as a pull request is for code. Opened, changed, previewed, submitted, decided on by another project manager, applied in one transaction.
+type ReleasesNodeChangeSet struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ReleasesNodeChangeSet.Typename, and is useful for accessing the field via an interface.
+func (v *ReleasesNodeChangeSet) GetTypename() *string { return v.Typename }
 
 // ReleasesNodeCluster includes the requested fields of the GraphQL type Cluster.
 type ReleasesNodeCluster struct {

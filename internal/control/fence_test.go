@@ -32,6 +32,9 @@ var outsideUses = []string{
 	// Previews' results, and errors as the API reports them.
 	"ClusterChange", "ClusterChange.Cluster", "ClusterChange.FromRevision", "Problem", "Problem.Code",
 	"Problem.Field", "Problem.Message", "CodeConflict", "AsProblems", "Invalid", "IsNotFound",
+	// A direct change refused because it reaches a protected environment
+	// is made a change set of one by the API, which knows both domains.
+	"AsNeedsApproval",
 }
 
 // Code outside internal/control uses only the core's names listed above:

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"time"
 )
@@ -182,3 +183,10 @@ type AppliedChanges struct {
 	Previous    []*Release
 	Deployments []*Deployment
 }
+
+func (ChangeSet) IsNode() {}
+
+func (v ChangeSetState) MarshalGQL(w io.Writer)    { marshalEnum(w, v) }
+func (v *ChangeSetState) UnmarshalGQL(x any) error { return unmarshalEnum(x, v, changeSetStates) }
+func (v ChangeKind) MarshalGQL(w io.Writer)        { marshalEnum(w, v) }
+func (v *ChangeKind) UnmarshalGQL(x any) error     { return unmarshalEnum(x, v, changeKinds) }

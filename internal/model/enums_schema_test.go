@@ -28,6 +28,7 @@ func TestEnumsAreTheSchemas(t *testing.T) {
 		"VariableScope": strs(variableScopes), "CommandKind": strs(commandKinds), "CommandStatus": strs(commandStatuses),
 		"ApprovalDecision": strs(approvalDecisions), "LimitedResource": strs(limitedResources),
 		"BuildStatus": strs(buildStatuses), "DeliveryOutcome": strs(deliveryOutcomes),
+		"ChangeSetState": strs(changeSetStates), "ChangeKind": strs(changeKinds),
 		"ConfigChangeKind": strs(configChangeKinds),
 		// The schema lists the markers last.
 		"LogStream": {LogStdout.String(), LogStderr.String(), LogMarker.String()},

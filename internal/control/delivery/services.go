@@ -207,6 +207,12 @@ func (p *Delivery) ReleasesByIDs(ctx context.Context, ids []model.ReleaseID) (ma
 	return core.Visible(ctx, p.Plane, rows, authz.ReleaseRead)
 }
 
+// DeploymentsByIDs reads deployments by id, dropping those the caller may
+// not read.
+func (p *Delivery) DeploymentsByIDs(ctx context.Context, ids []model.DeploymentID) (map[model.DeploymentID]*model.Deployment, error) {
+	return core.ByIDs(ctx, p.Plane, store.Deployments, ids, authz.DeploymentRead)
+}
+
 // Releases lists a service's releases newest first, optionally of one
 // environment.
 func (p *Delivery) Releases(ctx context.Context, svc *model.Service, env *model.EnvironmentID, pg store.PageArgs) (store.Page[model.Release], error) {

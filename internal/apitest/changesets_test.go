@@ -1,0 +1,110 @@
+package apitest
+
+import (
+	"strings"
+	"testing"
+)
+
+// Change sets through the API, on both stores (issue 32): five changes
+// over two services and two environments (one protected) — variables, a
+// secret, a domain, an image deploy — added with changeSetId, previewed
+// as a whole, refused before an approval, never approved by an author,
+// then applied as one desired revision of the cluster; the secret's value
+// is never shown; another tenant sees nothing.
+func TestChangeSetThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		editor, pm, owner := f.Users[Editor].Token, f.Users[ProjectManager].Token, f.Owner.Token
+		api, ledger := f.NewService(t, f.ProjectID, "api-cs"), f.NewService(t, f.ProjectID, "ledger")
+		envs := []string{f.EnvironmentID, f.ProtectedEnvironmentID}
+		for i, svc := range []string{api, ledger} {
+			for _, e := range envs {
+				res := f.MustDo(t, `mutation($s: ID!, $e: ID!, $d: String!) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d}) { deployment { id stage } `+ue+` } }`,
+					map[string]any{"s": svc, "e": e, "d": Digest(int64(4100 + i))})
+				if res.Str("deploy.deployment.stage") == "AWAITING_APPROVAL" {
+					env.MustDo(t, pm, `mutation($d: ID!) { approveDeployment(input: {deploymentId: $d}) { deployment { id } `+ue+` } }`,
+						map[string]any{"d": res.Str("deploy.deployment.id")})
+				}
+			}
+		}
+		revision := func() int {
+			t.Helper()
+			return int(decodeInto[shownState](t, f.Node(t, f.ClusterID, `... on Cluster { desiredState }`)["desiredState"]).Revision)
+		}
+
+		set := env.MustDo(t, editor, `mutation($p: ID!) { openChangeSet(input: {projectId: $p, title: "ledger goes live"}) { changeSet { id number state } `+ue+` } }`,
+			map[string]any{"p": f.ProjectID})
+		id := set.Str("openChangeSet.changeSet.id")
+		add := func(token, query string, vars map[string]any) {
+			t.Helper()
+			vars["c"] = id
+			env.MustDo(t, token, query, vars)
+		}
+		const secret = "ledger-signing-key-0123456789"
+		add(editor, `mutation($p: ID!, $s: ID!, $c: ID) { setVariable(input: {projectId: $p, serviceId: $s, name: "FEATURE_LEDGER", value: "on", changeSetId: $c}) { variable { id } changeSet { id } `+ue+` } }`,
+			map[string]any{"p": f.ProjectID, "s": api})
+		add(editor, `mutation($p: ID!, $s: ID!, $c: ID, $v: String!) { setVariable(input: {projectId: $p, serviceId: $s, name: "SIGNING_KEY", value: $v, secret: true, changeSetId: $c}) { changeSet { id } `+ue+` } }`,
+			map[string]any{"p": f.ProjectID, "s": ledger, "v": secret})
+		add(editor, `mutation($s: ID!, $c: ID) { updateService(input: {serviceId: $s, domains: [{host: "ledger-cs.example.com", process: "web"}], changeSetId: $c}) { changeSet { id } `+ue+` } }`,
+			map[string]any{"s": ledger})
+		add(editor, `mutation($s: ID!, $e: ID!, $d: String!, $c: ID) { deploy(input: {serviceId: $s, environmentId: $e, imageDigest: $d, changeSetId: $c}) { changeSet { id } `+ue+` } }`,
+			map[string]any{"s": ledger, "e": f.EnvironmentID, "d": Digest(4199)})
+		// An environment's variable is a project manager's: the project
+		// manager is an author of the set too.
+		add(pm, `mutation($p: ID!, $e: ID!, $c: ID) { setVariable(input: {projectId: $p, environmentId: $e, name: "REGION", value: "eu", changeSetId: $c}) { changeSet { id } `+ue+` } }`,
+			map[string]any{"p": f.ProjectID, "e": f.ProtectedEnvironmentID})
+
+		const view = `query($c: ID!) { node(id: $c) { ... on ChangeSet { state changes { sequence kind summary value secret author { email } }
+			preview { clusters { cluster { id } } releases { release { number service { name } environment { id } } diff { variables { name change secret } domains { name change } image { to } } } ` + ue + ` } } } }`
+		got := env.MustDo(t, editor, view, map[string]any{"c": id})
+		changes := got.Get("node.changes").([]any)
+		if len(changes) != 5 {
+			t.Fatalf("the set holds %d changes: %s", len(changes), got.Body)
+		}
+		if strings.Contains(string(got.Body), secret) {
+			t.Fatal("the set shows the secret's value")
+		}
+		releases := got.Get("node.preview.releases").([]any)
+		if len(releases) != 4 || len(got.Get("node.preview.clusters").([]any)) != 1 {
+			t.Fatalf("the preview: %s; want 4 releases on one cluster", got.Body)
+		}
+
+		rev := revision()
+		if r := env.Do(t, editor, `mutation($c: ID!) { applyChangeSet(input: {changeSetId: $c}) { changeSet { state } `+ue+` } }`,
+			map[string]any{"c": id}); r.Str("applyChangeSet.userErrors.0.code") != "CONFLICT" {
+			t.Fatalf("applying before the approval: %s, want a CONFLICT", r.Body)
+		}
+		env.MustDo(t, editor, `mutation($c: ID!) { submitChangeSet(input: {changeSetId: $c}) { changeSet { state } `+ue+` } }`, map[string]any{"c": id})
+		if r := env.Do(t, pm, `mutation($c: ID!) { approveChangeSet(input: {changeSetId: $c}) { changeSet { state } `+ue+` } }`,
+			map[string]any{"c": id}); r.Str("approveChangeSet.userErrors.0.code") != "FORBIDDEN" {
+			t.Fatalf("an author's approval: %s, want FORBIDDEN", r.Body)
+		}
+		if r := env.Do(t, editor, `mutation($c: ID!) { approveChangeSet(input: {changeSetId: $c}) { changeSet { state } `+ue+` } }`,
+			map[string]any{"c": id}); len(r.ErrorCodes()) == 0 || r.ErrorCodes()[0] != "FORBIDDEN" {
+			t.Fatalf("an editor's approval: %s, want FORBIDDEN", r.Body)
+		}
+		if r := env.Do(t, env.NewFixture(t).Owner.Token, `query($c: ID!) { node(id: $c) { id } }`, map[string]any{"c": id}); r.Get("node") != nil {
+			t.Fatalf("another tenant reads the set: %s", r.Body)
+		}
+		if got := revision(); got != rev {
+			t.Fatalf("the revision moved %d → %d before the set was applied", rev, got)
+		}
+		env.MustDo(t, owner, `mutation($c: ID!) { approveChangeSet(input: {changeSetId: $c, comment: "ship it"}) { changeSet { state } `+ue+` } }`, map[string]any{"c": id})
+		applied := env.MustDo(t, editor, `mutation($c: ID!) { applyChangeSet(input: {changeSetId: $c}) { changeSet { state deployments { stage } comments { body decision } } `+ue+` } }`,
+			map[string]any{"c": id})
+		if applied.Str("applyChangeSet.changeSet.state") != "APPLIED" || len(applied.Get("applyChangeSet.changeSet.deployments").([]any)) != 4 {
+			t.Fatalf("applying: %s; want APPLIED with 4 deployments", applied.Body)
+		}
+		if strings.Contains(string(applied.Body), "AWAITING_APPROVAL") {
+			t.Fatalf("a deployment of the approved set waits for another approval: %s", applied.Body)
+		}
+		if got := revision(); got != rev+1 {
+			t.Fatalf("applying moved the revision %d → %d, want one revision", rev, got)
+		}
+		st := decodeInto[shownState](t, f.Node(t, f.ClusterID, `... on Cluster { desiredState }`)["desiredState"])
+		if strings.Contains(mustJSON(t, st), secret) {
+			t.Fatal("the desired state shows the secret's value")
+		}
+	})
+}
