@@ -54,6 +54,7 @@ type ResolverRoot interface {
 	Member() MemberResolver
 	Mutation() MutationResolver
 	NamespaceTarget() NamespaceTargetResolver
+	PreviewedRelease() PreviewedReleaseResolver
 	Project() ProjectResolver
 	ProjectMember() ProjectMemberResolver
 	Query() QueryResolver
@@ -313,6 +314,7 @@ type ComplexityRoot struct {
 		FromRevision func(childComplexity int) int
 		NowHeld      func(childComplexity int) int
 		Released     func(childComplexity int) int
+		Releases     func(childComplexity int) int
 		Removed      func(childComplexity int) int
 	}
 
@@ -1444,6 +1446,9 @@ type NamespaceTargetResolver interface {
 	Cluster(ctx context.Context, obj *model.NamespaceTarget) (*model.Cluster, error)
 
 	Labels(ctx context.Context, obj *model.NamespaceTarget) ([]*model.Label, error)
+}
+type PreviewedReleaseResolver interface {
+	Diff(ctx context.Context, obj *core.PreviewedRelease) (*model.ReleaseDiff, error)
 }
 type ProjectResolver interface {
 	Tenant(ctx context.Context, obj *model.Project) (*model.Tenant, error)
@@ -2579,6 +2584,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClusterChange.Released(childComplexity), true
+	case "ClusterChange.releases":
+		if e.ComplexityRoot.ClusterChange.Releases == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterChange.Releases(childComplexity), true
 	case "ClusterChange.removed":
 		if e.ComplexityRoot.ClusterChange.Removed == nil {
 			break
@@ -6944,6 +6955,8 @@ type ClusterChange {
   nowHeld: [HeldService!]!
   "Services the change would release from hold."
   released: [HeldService!]!
+  "The releases the change would make whose deployments go to this cluster, with what changes from the release in force. (A cluster is listed only when what it runs would change: a deploy that would wait for an approval lists none.)"
+  releases: [PreviewedRelease!]!
 }
 
 "A Kubernetes object of a desired state."
@@ -8107,10 +8120,10 @@ type ChangeSetPreview {
   userErrors: [UserError!]!
 }
 
-"A release a change set would make: not stored (its id names nothing)."
+"A release a previewed change would make: not stored (its id names nothing)."
 type PreviewedRelease {
   release: Release!
-  "What changes from the release in force; null for a service's first release in the environment."
+  "What changes from the release in force; null for a service's first release in the environment, and for an image deploy (compare with Release.diff(against:))."
   diff: ReleaseDiff
 }
 
@@ -9486,6 +9499,8 @@ func (ec *executionContext) childFields_ClusterChange(ctx context.Context, field
 		return ec.fieldContext_ClusterChange_nowHeld(ctx, field)
 	case "released":
 		return ec.fieldContext_ClusterChange_released(ctx, field)
+	case "releases":
+		return ec.fieldContext_ClusterChange_releases(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClusterChange", field.Name)
 }
@@ -16549,8 +16564,8 @@ func (ec *executionContext) _ChangeSetPreview_releases(ctx context.Context, fiel
 			return obj.Releases, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.PreviewedRelease) graphql.Marshaler {
-			return ec.marshalNPreviewedRelease2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPreviewedReleaseᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*core.PreviewedRelease) graphql.Marshaler {
+			return ec.marshalNPreviewedRelease2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedReleaseᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -17642,6 +17657,38 @@ func (ec *executionContext) fieldContext_ClusterChange_released(_ context.Contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_HeldService(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterChange_releases(ctx context.Context, field graphql.CollectedField, obj *core.ClusterChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterChange_releases(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Releases, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []core.PreviewedRelease) graphql.Marshaler {
+			return ec.marshalNPreviewedRelease2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedReleaseᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterChange_releases(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PreviewedRelease(ctx, field)
 		},
 	}
 	return fc, nil
@@ -26399,7 +26446,7 @@ func (ec *executionContext) fieldContext_PlanLimit_used(_ context.Context, field
 	return graphql.NewScalarFieldContext("PlanLimit", field, false, false, "Int")
 }
 
-func (ec *executionContext) _PreviewedRelease_release(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PreviewedRelease) (ret graphql.Marshaler) {
+func (ec *executionContext) _PreviewedRelease_release(ctx context.Context, field graphql.CollectedField, obj *core.PreviewedRelease) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26431,7 +26478,7 @@ func (ec *executionContext) fieldContext_PreviewedRelease_release(_ context.Cont
 	return fc, nil
 }
 
-func (ec *executionContext) _PreviewedRelease_diff(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PreviewedRelease) (ret graphql.Marshaler) {
+func (ec *executionContext) _PreviewedRelease_diff(ctx context.Context, field graphql.CollectedField, obj *core.PreviewedRelease) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26440,7 +26487,7 @@ func (ec *executionContext) _PreviewedRelease_diff(ctx context.Context, field gr
 			return ec.fieldContext_PreviewedRelease_diff(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Diff, nil
+			return ec.Resolvers.PreviewedRelease().Diff(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ReleaseDiff) graphql.Marshaler {
@@ -26454,8 +26501,8 @@ func (ec *executionContext) fieldContext_PreviewedRelease_diff(_ context.Context
 	fc = &graphql.FieldContext{
 		Object:     "PreviewedRelease",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ReleaseDiff(ctx, field)
 		},
@@ -41897,6 +41944,11 @@ func (ec *executionContext) _ClusterChange(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "releases":
+			out.Values[i] = ec._ClusterChange_releases(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -45749,7 +45801,7 @@ func (ec *executionContext) _PlanLimit(ctx context.Context, sel ast.SelectionSet
 
 var previewedReleaseImplementors = []string{"PreviewedRelease"}
 
-func (ec *executionContext) _PreviewedRelease(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.PreviewedRelease) graphql.Marshaler {
+func (ec *executionContext) _PreviewedRelease(ctx context.Context, sel ast.SelectionSet, obj *core.PreviewedRelease) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, previewedReleaseImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -45761,13 +45813,14 @@ func (ec *executionContext) _PreviewedRelease(ctx context.Context, sel ast.Selec
 		case "release":
 			out.Values[i] = ec._PreviewedRelease_release(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "diff":
-			out.Values[i] = ec._PreviewedRelease_diff(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PreviewedRelease_diff(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -52005,11 +52058,15 @@ func (ec *executionContext) marshalNPlanName2githubᚗcomᚋnebulactrlᚋnebula�
 	return v
 }
 
-func (ec *executionContext) marshalNPreviewedRelease2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPreviewedReleaseᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.PreviewedRelease) graphql.Marshaler {
+func (ec *executionContext) marshalNPreviewedRelease2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedRelease(ctx context.Context, sel ast.SelectionSet, v core.PreviewedRelease) graphql.Marshaler {
+	return ec._PreviewedRelease(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPreviewedRelease2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedReleaseᚄ(ctx context.Context, sel ast.SelectionSet, v []core.PreviewedRelease) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNPreviewedRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPreviewedRelease(ctx, sel, v[i])
+		return ec.marshalNPreviewedRelease2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedRelease(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -52021,7 +52078,23 @@ func (ec *executionContext) marshalNPreviewedRelease2ᚕᚖgithubᚗcomᚋnebula
 	return ret
 }
 
-func (ec *executionContext) marshalNPreviewedRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPreviewedRelease(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.PreviewedRelease) graphql.Marshaler {
+func (ec *executionContext) marshalNPreviewedRelease2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedReleaseᚄ(ctx context.Context, sel ast.SelectionSet, v []*core.PreviewedRelease) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPreviewedRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedRelease(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPreviewedRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedRelease(ctx context.Context, sel ast.SelectionSet, v *core.PreviewedRelease) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "PreviewedRelease!")
 		return graphql.Null

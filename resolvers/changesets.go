@@ -140,24 +140,27 @@ func commentsOut(ctx context.Context, p *control.Plane, set *model.ChangeSet) ([
 // changeSetPreview is a set's preview: per cluster, and the releases it
 // would make with their diffs; a refusal as userErrors.
 func changeSetPreview(ctx context.Context, p *control.Plane, set *model.ChangeSet) (*gqlmodel.ChangeSetPreview, error) {
-	changes, applied, err := p.ChangeSets.PreviewSet(ctx, set.ID)
+	changes, _, err := p.ChangeSets.PreviewSet(ctx, set.ID)
 	cp, err := changePreview(changes, err)
 	if err != nil {
 		return nil, err
 	}
-	out := &gqlmodel.ChangeSetPreview{Clusters: cp.Clusters, Releases: []*gqlmodel.PreviewedRelease{}, UserErrors: cp.UserErrors}
-	if applied == nil || len(cp.UserErrors) > 0 {
-		return out, nil
-	}
-	for i, r := range applied.Releases {
-		pr := &gqlmodel.PreviewedRelease{Release: r}
-		if prev := applied.Previous[i]; prev != nil {
-			d := model.DiffReleases(prev, r)
-			pr.Diff = &d
+	out := &gqlmodel.ChangeSetPreview{Clusters: cp.Clusters, Releases: []*core.PreviewedRelease{}, UserErrors: cp.UserErrors}
+	for _, c := range cp.Clusters {
+		for i := range c.Releases {
+			out.Releases = append(out.Releases, &c.Releases[i])
 		}
-		out.Releases = append(out.Releases, pr)
 	}
 	return out, nil
+}
+
+// previewedDiff is what a previewed release changes from the one in force.
+func previewedDiff(r *core.PreviewedRelease) *model.ReleaseDiff {
+	if r.Previous == nil {
+		return nil
+	}
+	d := model.DiffReleases(r.Previous, r.Release)
+	return &d
 }
 
 // changeSetUpdates streams the project's change sets as they change: each

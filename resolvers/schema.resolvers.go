@@ -1019,6 +1019,10 @@ func (r *namespaceTargetResolver) Labels(ctx context.Context, obj *model.Namespa
 	return labelsOut(obj.Labels), nil
 }
 
+func (r *previewedReleaseResolver) Diff(ctx context.Context, obj *core.PreviewedRelease) (*model.ReleaseDiff, error) {
+	return previewedDiff(obj), nil
+}
+
 func (r *projectResolver) Tenant(ctx context.Context, obj *model.Project) (*model.Tenant, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).tenants, obj.TenantID)
 }
@@ -1779,6 +1783,10 @@ func (r *Resolver) NamespaceTarget() graph.NamespaceTargetResolver {
 	return &namespaceTargetResolver{r}
 }
 
+func (r *Resolver) PreviewedRelease() graph.PreviewedReleaseResolver {
+	return &previewedReleaseResolver{r}
+}
+
 func (r *Resolver) Project() graph.ProjectResolver { return &projectResolver{r} }
 
 func (r *Resolver) ProjectMember() graph.ProjectMemberResolver { return &projectMemberResolver{r} }
@@ -1824,39 +1832,40 @@ func (r *Resolver) WebhookEndpoint() graph.WebhookEndpointResolver {
 func (r *Resolver) WebhookMessage() graph.WebhookMessageResolver { return &webhookMessageResolver{r} }
 
 type (
-	apiTokenResolver        struct{ *Resolver }
-	approvalResolver        struct{ *Resolver }
-	auditEventResolver      struct{ *Resolver }
-	buildResolver           struct{ *Resolver }
-	changeSetResolver       struct{ *Resolver }
-	clusterResolver         struct{ *Resolver }
-	commandResolver         struct{ *Resolver }
-	deploymentResolver      struct{ *Resolver }
-	deploymentEventResolver struct{ *Resolver }
-	driftResolver           struct{ *Resolver }
-	environmentResolver     struct{ *Resolver }
-	invitationResolver      struct{ *Resolver }
-	kubeEventResolver       struct{ *Resolver }
-	logLineResolver         struct{ *Resolver }
-	memberResolver          struct{ *Resolver }
-	mutationResolver        struct{ *Resolver }
-	namespaceTargetResolver struct{ *Resolver }
-	projectResolver         struct{ *Resolver }
-	projectMemberResolver   struct{ *Resolver }
-	queryResolver           struct{ *Resolver }
-	releaseResolver         struct{ *Resolver }
-	releaseVariableResolver struct{ *Resolver }
-	revisionResolver        struct{ *Resolver }
-	revisionOutcomeResolver struct{ *Resolver }
-	serviceResolver         struct{ *Resolver }
-	sessionResolver         struct{ *Resolver }
-	subscriptionResolver    struct{ *Resolver }
-	tenantResolver          struct{ *Resolver }
-	variableResolver        struct{ *Resolver }
-	viewerResolver          struct{ *Resolver }
-	webhookResolver         struct{ *Resolver }
-	webhookAttemptResolver  struct{ *Resolver }
-	webhookDeliveryResolver struct{ *Resolver }
-	webhookEndpointResolver struct{ *Resolver }
-	webhookMessageResolver  struct{ *Resolver }
+	apiTokenResolver         struct{ *Resolver }
+	approvalResolver         struct{ *Resolver }
+	auditEventResolver       struct{ *Resolver }
+	buildResolver            struct{ *Resolver }
+	changeSetResolver        struct{ *Resolver }
+	clusterResolver          struct{ *Resolver }
+	commandResolver          struct{ *Resolver }
+	deploymentResolver       struct{ *Resolver }
+	deploymentEventResolver  struct{ *Resolver }
+	driftResolver            struct{ *Resolver }
+	environmentResolver      struct{ *Resolver }
+	invitationResolver       struct{ *Resolver }
+	kubeEventResolver        struct{ *Resolver }
+	logLineResolver          struct{ *Resolver }
+	memberResolver           struct{ *Resolver }
+	mutationResolver         struct{ *Resolver }
+	namespaceTargetResolver  struct{ *Resolver }
+	previewedReleaseResolver struct{ *Resolver }
+	projectResolver          struct{ *Resolver }
+	projectMemberResolver    struct{ *Resolver }
+	queryResolver            struct{ *Resolver }
+	releaseResolver          struct{ *Resolver }
+	releaseVariableResolver  struct{ *Resolver }
+	revisionResolver         struct{ *Resolver }
+	revisionOutcomeResolver  struct{ *Resolver }
+	serviceResolver          struct{ *Resolver }
+	sessionResolver          struct{ *Resolver }
+	subscriptionResolver     struct{ *Resolver }
+	tenantResolver           struct{ *Resolver }
+	variableResolver         struct{ *Resolver }
+	viewerResolver           struct{ *Resolver }
+	webhookResolver          struct{ *Resolver }
+	webhookAttemptResolver   struct{ *Resolver }
+	webhookDeliveryResolver  struct{ *Resolver }
+	webhookEndpointResolver  struct{ *Resolver }
+	webhookMessageResolver   struct{ *Resolver }
 )

@@ -168,8 +168,8 @@ type ChangeSetPayload struct {
 }
 
 type ChangeSetPreview struct {
-	Clusters []*core.ClusterChange `json:"clusters"`
-	Releases []*PreviewedRelease   `json:"releases"`
+	Clusters []*core.ClusterChange    `json:"clusters"`
+	Releases []*core.PreviewedRelease `json:"releases"`
 	// Why applying would be refused, exactly as applyChangeSet would say (a conflict, a closed set).
 	UserErrors []*UserError `json:"userErrors"`
 }
@@ -557,13 +557,6 @@ type Plan struct {
 	Name model.PlanName `json:"name"`
 	// Each limit beside its current use.
 	Limits []*model.PlanLimit `json:"limits"`
-}
-
-// A release a change set would make: not stored (its id names nothing).
-type PreviewedRelease struct {
-	Release *model.Release `json:"release"`
-	// What changes from the release in force; null for a service's first release in the environment.
-	Diff *model.ReleaseDiff `json:"diff,omitempty"`
 }
 
 type ProbeInput struct {

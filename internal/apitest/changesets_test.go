@@ -1,8 +1,13 @@
 package apitest
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nebulactrl/nebula/internal/testutil"
 )
 
 // Change sets through the API, on both stores (issue 32): five changes
@@ -10,12 +15,17 @@ import (
 // secret, a domain, an image deploy — added with changeSetId, previewed
 // as a whole, refused before an approval, never approved by an author,
 // then applied as one desired revision of the cluster; the secret's value
-// is never shown; another tenant sees nothing.
+// is never shown; another tenant sees nothing. A viewer's changeSetUpdated
+// subscription sees each step; a project endpoint is told of them.
 func TestChangeSetThroughTheAPI(t *testing.T) {
 	t.Parallel()
-	EachStore(t, func(t *testing.T, env *Env) {
+	eachWebhookStore(t, func(t *testing.T, env *Env) {
 		f := env.NewFixture(t)
 		editor, pm, owner := f.Users[Editor].Token, f.Users[ProjectManager].Token, f.Owner.Token
+		endpoint, _ := f.newEndpoint(t, f.ProjectID, newReceiver(t).URL, "CHANGESET_SUBMITTED", "CHANGESET_APPROVED",
+			"CHANGESET_REJECTED", "CHANGESET_APPLIED")
+		sub := subscribeOn(t, env, f.Users[Viewer].Token, `subscription($p: ID!) { changeSetUpdated(projectId: $p) { id state } }`,
+			map[string]any{"p": f.ProjectID})
 		api, ledger := f.NewService(t, f.ProjectID, "api-cs"), f.NewService(t, f.ProjectID, "ledger")
 		envs := []string{f.EnvironmentID, f.ProtectedEnvironmentID}
 		for i, svc := range []string{api, ledger} {
@@ -105,6 +115,45 @@ func TestChangeSetThroughTheAPI(t *testing.T) {
 		st := decodeInto[shownState](t, f.Node(t, f.ClusterID, `... on Cluster { desiredState }`)["desiredState"])
 		if strings.Contains(mustJSON(t, st), secret) {
 			t.Fatal("the desired state shows the secret's value")
+		}
+
+		// The viewer saw every step of the set, in order.
+		testutil.Eventually(t, 15*time.Second, "the subscription to show the set's steps", func() (bool, string) {
+			var states []string
+			for i, sid := range sub.values("changeSetUpdated.id") {
+				if sid == id && i < len(sub.values("changeSetUpdated.state")) {
+					if st := sub.values("changeSetUpdated.state")[i]; len(states) == 0 || states[len(states)-1] != st {
+						states = append(states, st)
+					}
+				}
+			}
+			return slices.Equal(states, []string{"OPEN", "SUBMITTED", "APPROVED", "APPLIED"}), fmt.Sprint(states)
+		})
+		// A rejected set is told of too; the endpoint got one message per
+		// step, with ids and no secret.
+		other := env.MustDo(t, editor, `mutation($p: ID!) { openChangeSet(input: {projectId: $p, title: "not this one"}) { changeSet { id } `+ue+` } }`,
+			map[string]any{"p": f.ProjectID}).Str("openChangeSet.changeSet.id")
+		env.MustDo(t, editor, `mutation($p: ID!, $s: ID!, $c: ID) { setVariable(input: {projectId: $p, serviceId: $s, name: "NOPE", value: "1", changeSetId: $c}) { changeSet { id } `+ue+` } }`,
+			map[string]any{"p": f.ProjectID, "s": api, "c": other})
+		env.MustDo(t, editor, `mutation($c: ID!) { submitChangeSet(input: {changeSetId: $c}) { changeSet { id } `+ue+` } }`, map[string]any{"c": other})
+		env.MustDo(t, owner, `mutation($c: ID!) { rejectChangeSet(input: {changeSetId: $c, comment: "no"}) { changeSet { id } `+ue+` } }`, map[string]any{"c": other})
+		var kinds []string
+		for _, m := range f.messages(t, endpoint) {
+			kinds = append(kinds, m["eventType"].(string))
+			if p := fmt.Sprint(m["payload"]); strings.Contains(p, secret) || !strings.Contains(p, "changeSetId") {
+				t.Errorf("message %v: want the set's id and no secret", p)
+			}
+		}
+		if want := []string{"CHANGESET_SUBMITTED", "CHANGESET_APPROVED", "CHANGESET_APPLIED", "CHANGESET_SUBMITTED", "CHANGESET_REJECTED"}; !slices.Equal(kinds, want) {
+			t.Errorf("the endpoint's messages: %v, want %v", kinds, want)
+		}
+
+		// A direct change's preview shows the release it would make, and
+		// what changes from the one in force.
+		pv := env.MustDo(t, editor, `query($p: ID!, $s: ID!) { previewSetVariable(input: {projectId: $p, serviceId: $s, name: "PREVIEWED", value: "1"}) {
+			clusters { releases { release { number } diff { variables { name change } } } } `+ue+` } }`, map[string]any{"p": f.ProjectID, "s": api})
+		if got := mustJSON(t, pv.Get("previewSetVariable.clusters")); !strings.Contains(got, `"variables":[{"change":"ADDED","name":"PREVIEWED"}]`) {
+			t.Errorf("the preview of a variable: %s; want the release it makes with PREVIEWED added", got)
 		}
 	})
 }

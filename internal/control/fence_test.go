@@ -35,6 +35,8 @@ var outsideUses = []string{
 	// A direct change refused because it reaches a protected environment
 	// is made a change set of one by the API, which knows both domains.
 	"AsNeedsApproval",
+	// The releases a preview would make, per cluster.
+	"ClusterChange.Releases", "PreviewedRelease", "PreviewedRelease.Release", "PreviewedRelease.Previous",
 }
 
 // Code outside internal/control uses only the core's names listed above:

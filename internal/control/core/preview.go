@@ -18,6 +18,25 @@ type ClusterChange struct {
 	Cluster      *model.Cluster
 	FromRevision int64
 	desired.Diff
+	// Releases are the releases the change would make whose deployments
+	// go to the cluster.
+	Releases []PreviewedRelease
+}
+
+// PreviewedRelease is a release a previewed change would make (never
+// stored), with the one in force it replaces (nil for none).
+type PreviewedRelease struct {
+	Release, Previous *model.Release
+	cluster           model.ClusterID
+}
+
+// Previewed notes, in a preview, a release the change makes, deployed to
+// cluster, and the release in force it replaces (nil for none); outside a
+// preview it does nothing.
+func (t *Txn) Previewed(rel, prev *model.Release, cluster model.ClusterID) {
+	if t.preview {
+		t.previewed = append(t.previewed, PreviewedRelease{Release: rel, Previous: prev, cluster: cluster})
+	}
 }
 
 // Previewing marks a change as a dry run and collects what it would do.
@@ -95,7 +114,7 @@ func (p *Plane) changePreview(ctx context.Context, tenant model.TenantID, a *aut
 		if err := fn(q, t, p.NewAuditEvent(a, tenant)); err != nil {
 			return err
 		}
-		return p.finishPreview(ctx, q, tenant, pv, before)
+		return p.finishPreview(ctx, q, tenant, pv, before, q.previewed)
 	})
 }
 
@@ -122,18 +141,27 @@ func (p *Plane) compileAll(ctx context.Context, q store.Querier, tenant model.Te
 }
 
 // finishPreview compares the states before and after a previewed change.
-func (p *Plane) finishPreview(ctx context.Context, q store.Querier, tenant model.TenantID, pv *Previewing, before map[model.ClusterID]desired.State) error {
+func (p *Plane) finishPreview(ctx context.Context, q store.Querier, tenant model.TenantID, pv *Previewing,
+	before map[model.ClusterID]desired.State, previewed []PreviewedRelease) error {
 	after, clusters, err := p.compileAll(ctx, q, tenant)
 	if err != nil {
 		return err
 	}
 	pv.changes = []ClusterChange{}
 	for _, c := range clusters {
-		d := desired.Compare(before[c.ID], after[c.ID])
-		if d.Empty() {
+		cc := ClusterChange{Cluster: c, FromRevision: c.DesiredRevision, Diff: desired.Compare(before[c.ID], after[c.ID]),
+			Releases: []PreviewedRelease{}}
+		for _, r := range previewed {
+			if r.cluster == c.ID {
+				cc.Releases = append(cc.Releases, r)
+			}
+		}
+		// A cluster is listed when what it runs changes: a release whose
+		// deployment waits for an approval changes nothing yet.
+		if cc.Diff.Empty() {
 			continue
 		}
-		pv.changes = append(pv.changes, ClusterChange{Cluster: c, FromRevision: c.DesiredRevision, Diff: d})
+		pv.changes = append(pv.changes, cc)
 	}
 	return errPreviewed
 }

@@ -30,8 +30,9 @@ type Txn struct {
 	// approval says who approved the change the transaction applies (a
 	// change set's approval): its deployments in protected environments
 	// deliver at once. preview marks a dry run.
-	approval string
-	preview  bool
+	approval  string
+	preview   bool
+	previewed []PreviewedRelease // a preview's releases (Previewed)
 }
 
 // Approve marks the transaction as applying a change approved as why says

@@ -142,6 +142,7 @@ func (p *Delivery) release(ctx context.Context, q *core.Txn, a *authz.Actor, ev 
 			if err != nil {
 				return nil, err
 			}
+			q.Previewed(next, prev, d.ClusterID)
 			out = append(out, released{Release: next, Prev: prev, Deployment: d})
 			started = append(started, string(d.ID))
 		}

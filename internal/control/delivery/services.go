@@ -358,6 +358,9 @@ func (p *Delivery) deploy(ctx context.Context, dry *core.Previewing, svcID model
 		}
 		ev.Details["serviceId"], ev.Details["environmentId"], ev.Details["imageDigest"] = string(svcID), string(envID), digest
 		dep, err = p.StartDeployment(ctx, q, ev, a, core.ActDeploymentCreate, rel, env, "release %d requested by %s", "input", "environmentId")
+		if err == nil {
+			q.Previewed(rel, nil, dep.ClusterID)
+		}
 		return err
 	})
 	if err != nil {
