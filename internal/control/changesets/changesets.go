@@ -102,15 +102,8 @@ func (s *ChangeSets) insert(ctx context.Context, q *core.Txn, ev *core.Audit, se
 // change of the set changes replaces it. A set submitted or approved goes
 // back to OPEN: it is submitted again, and decided on anew.
 func (s *ChangeSets) AddChange(ctx context.Context, id model.ChangeSetID, ch model.Change) (*model.ChangeSet, error) {
-	set, err := s.ChangeSet(ctx, id)
+	set, a, err := s.actorOn(ctx, id, authz.ChangeSetPropose)
 	if err != nil {
-		return nil, err
-	}
-	a, err := authz.ActorFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.Authorizer().Check(ctx, a, authz.ChangeSetPropose, set.Scope()); err != nil {
 		return nil, err
 	}
 	ch.ID, ch.Author, ch.At = core.NewID[string](), a.User.ID, s.Now()
@@ -240,15 +233,8 @@ func (s *ChangeSets) SubmitSet(ctx context.Context, id model.ChangeSetID) (*mode
 // change in it; a submission whose window closed cannot be decided on.
 // Approving a direct change's set applies it.
 func (s *ChangeSets) DecideSet(ctx context.Context, id model.ChangeSetID, decision model.ApprovalDecision, comment string) (*model.ChangeSet, error) {
-	set, err := s.ChangeSet(ctx, id)
+	set, a, err := s.actorOn(ctx, id, authz.ChangeSetApprove)
 	if err != nil {
-		return nil, err
-	}
-	a, err := authz.ActorFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.Authorizer().Check(ctx, a, authz.ChangeSetApprove, set.Scope()); err != nil {
 		return nil, err
 	}
 	if utf8.RuneCountInString(comment) > maxComment || !utf8.ValidString(comment) {
@@ -416,15 +402,22 @@ func (s *ChangeSets) RebaseSet(ctx context.Context, id model.ChangeSetID) (*mode
 
 // proposer checks the caller may propose changes in set id's project.
 func (s *ChangeSets) proposer(ctx context.Context, id model.ChangeSetID) (*authz.Actor, error) {
+	_, a, err := s.actorOn(ctx, id, authz.ChangeSetPropose)
+	return a, err
+}
+
+// actorOn reads set id and the caller, and checks the caller holds perm
+// in its project.
+func (s *ChangeSets) actorOn(ctx context.Context, id model.ChangeSetID, perm authz.Perm) (*model.ChangeSet, *authz.Actor, error) {
 	set, err := s.ChangeSet(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return a, s.Authorizer().Check(ctx, a, authz.ChangeSetPropose, set.Scope())
+	return set, a, s.Authorizer().Check(ctx, a, perm, set.Scope())
 }
 
 // change runs fn on set id, read afresh under its tenant's lock, then

@@ -36,7 +36,9 @@ func newBoard(t *testing.T, opts ...core.Option) *board {
 	image, name := "registry.example.com/shop/worker", "staging"
 	var err error
 	if b.worker, err = b.P.Delivery.CreateService(b.Admin, b.Project.ID, delivery.ServiceInput{Name: "worker", Image: &image,
-		Processes: []model.Process{{Name: "run", Command: []string{"/worker"}, Replicas: 1}}}); err != nil {
+		// A port: what a change of processes is made against is compared
+		// by value, not by the pointers a process holds.
+		Processes: []model.Process{{Name: "run", Command: []string{"/worker"}, Replicas: 1, Port: ptr(9000)}}}); err != nil {
 		t.Fatal(err)
 	}
 	if b.staging, err = b.P.Delivery.CreateEnvironment(b.Admin, b.Project.ID, delivery.EnvironmentInput{Name: &name}); err != nil {
@@ -124,7 +126,7 @@ func TestChangeSetAppliesAsOneRevision(t *testing.T) {
 		{Kind: model.ChangeSetVariable, ServiceID: &b.Svc.ID, Name: "FEATURE_FLAG", Value: "on"},
 		{Kind: model.ChangeSetVariable, ServiceID: &b.worker.ID, Name: "API_TOKEN", Value: "s3cret-value-42", Secret: true},
 		{Kind: model.ChangeSetVariable, EnvironmentID: &b.staging.ID, Name: "LOG_LEVEL", Value: "debug"},
-		{Kind: model.ChangeUpdateService, ServiceID: &b.worker.ID, Processes: []model.Process{{Name: "run", Command: []string{"/worker"}, Replicas: 3}}},
+		{Kind: model.ChangeUpdateService, ServiceID: &b.worker.ID, Processes: []model.Process{{Name: "run", Command: []string{"/worker"}, Replicas: 3, Port: ptr(9000)}}},
 		{Kind: model.ChangeDeploy, ServiceID: &b.Svc.ID, EnvironmentID: &b.staging.ID, ImageDigest: controltest.Digest(2)},
 	}
 	for _, ch := range changes {

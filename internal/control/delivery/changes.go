@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -259,14 +260,21 @@ func (p *Delivery) changeBase(ctx context.Context, q store.Querier, set *model.C
 		if err != nil {
 			return "", err
 		}
-		h := sha256.New()
+		// By value (JSON), not by %v: a process's port and probe are
+		// pointers.
+		var parts []any
 		if ch.Processes != nil {
-			fmt.Fprintf(h, "processes %v\n", svc.Processes)
+			parts = append(parts, "processes", svc.Processes)
 		}
 		if ch.Domains != nil {
-			fmt.Fprintf(h, "domains %v\n", svc.Domains)
+			parts = append(parts, "domains", svc.Domains)
 		}
-		return hex.EncodeToString(h.Sum(nil)[:12]), nil
+		b, err := json.Marshal(parts)
+		if err != nil {
+			return "", err
+		}
+		sum := sha256.Sum256(b)
+		return hex.EncodeToString(sum[:12]), nil
 	default:
 		inForce, err := p.releasesInForce(ctx, q, set.ProjectID)
 		if err != nil {
