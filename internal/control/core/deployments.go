@@ -118,7 +118,7 @@ func (p *Plane) Deliver(ctx context.Context, q *Txn, d *model.Deployment, rel *m
 			return err
 		}
 	}
-	c, err := store.Clusters.Get(ctx, q, d.ClusterID)
+	c, err := q.cluster(ctx, d.TenantID, d.ClusterID)
 	if err != nil {
 		return err
 	}

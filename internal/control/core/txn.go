@@ -33,6 +33,7 @@ type Txn struct {
 	approval  string
 	preview   bool
 	previewed []PreviewedRelease // a preview's releases (Previewed)
+	placed    map[model.TenantID]*placedOn
 }
 
 // Approve marks the transaction as applying a change approved as why says

@@ -31,6 +31,8 @@ export type ClusterStatus =
 export type DeployInput = {
   /** `true`: build the commit the service's tracked branch points at now, read from its repository over HTTPS with the service's credential (as `git ls-remote` does). The commit is on the build. */
   branchHead?: boolean | null | undefined;
+  /** Adds the deploy (of an imageDigest) to this open change set instead of making it. */
+  changeSetId?: string | number | null | undefined;
   /** A full commit id (40 hex digits) of the service's repository: the deployment waits at BUILDING while it is built on the environment's cluster. */
   commit?: string | null | undefined;
   environmentId: string | number;
