@@ -262,8 +262,16 @@ func TestCLIDeployWaitOnDev(t *testing.T) {
 
 	// A release whose pods never become ready is rolled back: exit 4, the
 	// reason said.
-	d.gql(t, `mutation($s: ID!) { updateService(input: {serviceId: $s, processes: [{name: "web", command: ["./web", "--simulate-unready"],
-		replicas: 2, port: 8080, readinessProbe: {path: "/healthz", port: 8080}}]}) { userErrors { message } } }`, map[string]any{"s": d.web})
+	// web runs in the protected prod too: the change is a change set of
+	// one, approved here (this control plane allows self-approval).
+	set := dig(d.gql(t, `mutation($s: ID!) { updateService(input: {serviceId: $s, processes: [{name: "web", command: ["./web", "--simulate-unready"],
+		replicas: 2, port: 8080, readinessProbe: {path: "/healthz", port: 8080}}]}) { changeSet { id state } userErrors { message } } }`, map[string]any{"s": d.web}),
+		"updateService", "changeSet")
+	if str(set, "state") != "SUBMITTED" {
+		t.Fatalf("a process change reaching a protected environment: %v, want a change set awaiting approval", set)
+	}
+	d.gql(t, `mutation($c: ID!) { approveChangeSet(input: {changeSetId: $c}) { changeSet { state } userErrors { message } } }`,
+		map[string]any{"c": str(set, "id")})
 	unready := runCLI(t, env, "", "deploy", "web", "--env", "dev", "--image", digest(3), "--wait", "-o", "json")
 	code := unready.wait(t, 2*time.Minute)
 	w = waited{}

@@ -138,6 +138,7 @@ GraphiQL. It prints the token, a deploy mutation and the subscription to paste.`
 	clients = append(clients, loginCommands(stdin, stdout, stderr)...)
 	clients = append(clients, statusCommand(stdout, stderr), deployCommand(stdin, stdout, stderr))
 	clients = append(clients, decisionCommands(stdout, stderr)...)
+	clients = append(clients, changesetCommand(stdout, stderr))
 	clients = append(clients, logsCommand(stdout, stderr), auditCommand(stdout, stderr))
 	for _, c := range clients {
 		c.GroupID = "client"

@@ -12,6 +12,43 @@ import (
 	"github.com/Khan/genqlient/graphql"
 )
 
+// ApplyChangeSetApplyChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+type ApplyChangeSetApplyChangeSetChangeSetPayload struct {
+	ChangeSet  *ChangeSetSummary `json:"changeSet"`
+	UserErrors []Problem         `json:"userErrors"`
+}
+
+// GetChangeSet returns ApplyChangeSetApplyChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
+func (v *ApplyChangeSetApplyChangeSetChangeSetPayload) GetChangeSet() *ChangeSetSummary {
+	return v.ChangeSet
+}
+
+// GetUserErrors returns ApplyChangeSetApplyChangeSetChangeSetPayload.UserErrors, and is useful for accessing the field via an interface.
+func (v *ApplyChangeSetApplyChangeSetChangeSetPayload) GetUserErrors() []Problem { return v.UserErrors }
+
+// ApplyChangeSetResponse is returned by ApplyChangeSet on success.
+type ApplyChangeSetResponse struct {
+	// Applies a change set in one transaction: one desired revision per cluster. A set reaching a protected environment must be approved first. Refused, naming them, if the project changed under its changes: rebase it.
+	ApplyChangeSet ApplyChangeSetApplyChangeSetChangeSetPayload `json:"applyChangeSet"`
+}
+
+// GetApplyChangeSet returns ApplyChangeSetResponse.ApplyChangeSet, and is useful for accessing the field via an interface.
+func (v *ApplyChangeSetResponse) GetApplyChangeSet() ApplyChangeSetApplyChangeSetChangeSetPayload {
+	return v.ApplyChangeSet
+}
+
+type ApprovalDecision string
+
+const (
+	ApprovalDecisionApproved ApprovalDecision = "APPROVED"
+	ApprovalDecisionRejected ApprovalDecision = "REJECTED"
+)
+
+var AllApprovalDecision = []ApprovalDecision{
+	ApprovalDecisionApproved,
+	ApprovalDecisionRejected,
+}
+
 // ApproveApproveDeploymentDeploymentPayload includes the requested fields of the GraphQL type DeploymentPayload.
 type ApproveApproveDeploymentDeploymentPayload struct {
 	Deployment *DeploymentSummary `json:"deployment"`
@@ -25,6 +62,33 @@ func (v *ApproveApproveDeploymentDeploymentPayload) GetDeployment() *DeploymentS
 
 // GetUserErrors returns ApproveApproveDeploymentDeploymentPayload.UserErrors, and is useful for accessing the field via an interface.
 func (v *ApproveApproveDeploymentDeploymentPayload) GetUserErrors() []Problem { return v.UserErrors }
+
+// ApproveChangeSetApproveChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+type ApproveChangeSetApproveChangeSetChangeSetPayload struct {
+	ChangeSet  *ChangeSetSummary `json:"changeSet"`
+	UserErrors []Problem         `json:"userErrors"`
+}
+
+// GetChangeSet returns ApproveChangeSetApproveChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
+func (v *ApproveChangeSetApproveChangeSetChangeSetPayload) GetChangeSet() *ChangeSetSummary {
+	return v.ChangeSet
+}
+
+// GetUserErrors returns ApproveChangeSetApproveChangeSetChangeSetPayload.UserErrors, and is useful for accessing the field via an interface.
+func (v *ApproveChangeSetApproveChangeSetChangeSetPayload) GetUserErrors() []Problem {
+	return v.UserErrors
+}
+
+// ApproveChangeSetResponse is returned by ApproveChangeSet on success.
+type ApproveChangeSetResponse struct {
+	// Approves a submitted change set (project managers and tenant admins; never one of its authors). A direct change's set is applied at once.
+	ApproveChangeSet ApproveChangeSetApproveChangeSetChangeSetPayload `json:"approveChangeSet"`
+}
+
+// GetApproveChangeSet returns ApproveChangeSetResponse.ApproveChangeSet, and is useful for accessing the field via an interface.
+func (v *ApproveChangeSetResponse) GetApproveChangeSet() ApproveChangeSetApproveChangeSetChangeSetPayload {
+	return v.ApproveChangeSet
+}
 
 // ApproveResponse is returned by Approve on success.
 type ApproveResponse struct {
@@ -810,6 +874,538 @@ func (v *CancelResponse) GetCancelDeployment() CancelCancelDeploymentDeploymentP
 	return v.CancelDeployment
 }
 
+type ChangeKind string
+
+const (
+	ChangeKindSetVariable    ChangeKind = "SET_VARIABLE"
+	ChangeKindDeleteVariable ChangeKind = "DELETE_VARIABLE"
+	ChangeKindUpdateService  ChangeKind = "UPDATE_SERVICE"
+	ChangeKindDeploy         ChangeKind = "DEPLOY"
+)
+
+var AllChangeKind = []ChangeKind{
+	ChangeKindSetVariable,
+	ChangeKindDeleteVariable,
+	ChangeKindUpdateService,
+	ChangeKindDeploy,
+}
+
+// ChangeSetDetail includes the GraphQL fields of ChangeSet requested by the fragment ChangeSetDetail.
+// The GraphQL type's documentation follows.
+//
+// Several changes to one project — variables, secrets, processes, domains, image deploys, across services and environments — grouped into one reviewable unit, as a pull request is for code. Opened, changed, previewed, submitted, decided on by another project manager, applied in one transaction.
+type ChangeSetDetail struct {
+	Id string `json:"id"`
+	// Counts the project's change sets from 1.
+	Number int            `json:"number"`
+	Title  string         `json:"title"`
+	State  ChangeSetState `json:"state"`
+	// Made by a direct change that reached a protected environment: it is applied when approved.
+	Direct      bool       `json:"direct"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	UpdatedAt   time.Time  `json:"updatedAt"`
+	SubmittedAt *time.Time `json:"submittedAt"`
+	// When the submission, or an approval not yet applied, lapses.
+	ExpiresAt *time.Time             `json:"expiresAt"`
+	DecidedAt *time.Time             `json:"decidedAt"`
+	AppliedAt *time.Time             `json:"appliedAt"`
+	Project   ChangeSetDetailProject `json:"project"`
+	// Who opened it; null once they left the tenant.
+	Author    *ChangeSetDetailAuthorUser              `json:"author"`
+	DecidedBy *ChangeSetDetailDecidedByUser           `json:"decidedBy"`
+	AppliedBy *ChangeSetDetailAppliedByUser           `json:"appliedBy"`
+	Changes   []ChangeSetDetailChangesChangeSetChange `json:"changes"`
+	// Comments and decisions, oldest first.
+	Comments []ChangeSetDetailCommentsChangeSetComment `json:"comments"`
+	// The deployments applying it started.
+	Deployments []ChangeSetDetailDeploymentsDeployment `json:"deployments"`
+}
+
+// GetId returns ChangeSetDetail.Id, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetId() string { return v.Id }
+
+// GetNumber returns ChangeSetDetail.Number, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetNumber() int { return v.Number }
+
+// GetTitle returns ChangeSetDetail.Title, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetTitle() string { return v.Title }
+
+// GetState returns ChangeSetDetail.State, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetState() ChangeSetState { return v.State }
+
+// GetDirect returns ChangeSetDetail.Direct, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetDirect() bool { return v.Direct }
+
+// GetCreatedAt returns ChangeSetDetail.CreatedAt, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetCreatedAt() time.Time { return v.CreatedAt }
+
+// GetUpdatedAt returns ChangeSetDetail.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetUpdatedAt() time.Time { return v.UpdatedAt }
+
+// GetSubmittedAt returns ChangeSetDetail.SubmittedAt, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetSubmittedAt() *time.Time { return v.SubmittedAt }
+
+// GetExpiresAt returns ChangeSetDetail.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetExpiresAt() *time.Time { return v.ExpiresAt }
+
+// GetDecidedAt returns ChangeSetDetail.DecidedAt, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetDecidedAt() *time.Time { return v.DecidedAt }
+
+// GetAppliedAt returns ChangeSetDetail.AppliedAt, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetAppliedAt() *time.Time { return v.AppliedAt }
+
+// GetProject returns ChangeSetDetail.Project, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetProject() ChangeSetDetailProject { return v.Project }
+
+// GetAuthor returns ChangeSetDetail.Author, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetAuthor() *ChangeSetDetailAuthorUser { return v.Author }
+
+// GetDecidedBy returns ChangeSetDetail.DecidedBy, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetDecidedBy() *ChangeSetDetailDecidedByUser { return v.DecidedBy }
+
+// GetAppliedBy returns ChangeSetDetail.AppliedBy, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetAppliedBy() *ChangeSetDetailAppliedByUser { return v.AppliedBy }
+
+// GetChanges returns ChangeSetDetail.Changes, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetChanges() []ChangeSetDetailChangesChangeSetChange { return v.Changes }
+
+// GetComments returns ChangeSetDetail.Comments, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetComments() []ChangeSetDetailCommentsChangeSetComment { return v.Comments }
+
+// GetDeployments returns ChangeSetDetail.Deployments, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetail) GetDeployments() []ChangeSetDetailDeploymentsDeployment {
+	return v.Deployments
+}
+
+// ChangeSetDetailAppliedByUser includes the requested fields of the GraphQL type User.
+type ChangeSetDetailAppliedByUser struct {
+	Email string `json:"email"`
+}
+
+// GetEmail returns ChangeSetDetailAppliedByUser.Email, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailAppliedByUser) GetEmail() string { return v.Email }
+
+// ChangeSetDetailAuthorUser includes the requested fields of the GraphQL type User.
+type ChangeSetDetailAuthorUser struct {
+	Email string `json:"email"`
+}
+
+// GetEmail returns ChangeSetDetailAuthorUser.Email, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailAuthorUser) GetEmail() string { return v.Email }
+
+// ChangeSetDetailChangesChangeSetChange includes the requested fields of the GraphQL type ChangeSetChange.
+// The GraphQL type's documentation follows.
+//
+// One change of a change set: the input of its direct mutation.
+type ChangeSetDetailChangesChangeSetChange struct {
+	// Numbers the change in its set from 1.
+	Sequence int        `json:"sequence"`
+	Kind     ChangeKind `json:"kind"`
+	// What it changes, by name: e.g. `variable FEATURE_FLAG of service web set`.
+	Summary string    `json:"summary"`
+	At      time.Time `json:"at"`
+	Secret  bool      `json:"secret"`
+	// For SET_VARIABLE and DELETE_VARIABLE.
+	VariableName *string `json:"variableName"`
+	// A plain variable's new value; null for a secret (never shown) and for other kinds.
+	Value *string `json:"value"`
+	// For DEPLOY.
+	ImageDigest *string `json:"imageDigest"`
+	// Null once they left the tenant.
+	Author      *ChangeSetDetailChangesChangeSetChangeAuthorUser     `json:"author"`
+	Service     *ChangeSetDetailChangesChangeSetChangeService        `json:"service"`
+	Environment *ChangeSetDetailChangesChangeSetChangeEnvironment    `json:"environment"`
+	Domains     []ChangeSetDetailChangesChangeSetChangeDomainsDomain `json:"domains"`
+}
+
+// GetSequence returns ChangeSetDetailChangesChangeSetChange.Sequence, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChange) GetSequence() int { return v.Sequence }
+
+// GetKind returns ChangeSetDetailChangesChangeSetChange.Kind, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChange) GetKind() ChangeKind { return v.Kind }
+
+// GetSummary returns ChangeSetDetailChangesChangeSetChange.Summary, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChange) GetSummary() string { return v.Summary }
+
+// GetAt returns ChangeSetDetailChangesChangeSetChange.At, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChange) GetAt() time.Time { return v.At }
+
+// GetSecret returns ChangeSetDetailChangesChangeSetChange.Secret, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChange) GetSecret() bool { return v.Secret }
+
+// GetVariableName returns ChangeSetDetailChangesChangeSetChange.VariableName, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChange) GetVariableName() *string { return v.VariableName }
+
+// GetValue returns ChangeSetDetailChangesChangeSetChange.Value, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChange) GetValue() *string { return v.Value }
+
+// GetImageDigest returns ChangeSetDetailChangesChangeSetChange.ImageDigest, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChange) GetImageDigest() *string { return v.ImageDigest }
+
+// GetAuthor returns ChangeSetDetailChangesChangeSetChange.Author, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChange) GetAuthor() *ChangeSetDetailChangesChangeSetChangeAuthorUser {
+	return v.Author
+}
+
+// GetService returns ChangeSetDetailChangesChangeSetChange.Service, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChange) GetService() *ChangeSetDetailChangesChangeSetChangeService {
+	return v.Service
+}
+
+// GetEnvironment returns ChangeSetDetailChangesChangeSetChange.Environment, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChange) GetEnvironment() *ChangeSetDetailChangesChangeSetChangeEnvironment {
+	return v.Environment
+}
+
+// GetDomains returns ChangeSetDetailChangesChangeSetChange.Domains, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChange) GetDomains() []ChangeSetDetailChangesChangeSetChangeDomainsDomain {
+	return v.Domains
+}
+
+// ChangeSetDetailChangesChangeSetChangeAuthorUser includes the requested fields of the GraphQL type User.
+type ChangeSetDetailChangesChangeSetChangeAuthorUser struct {
+	Email string `json:"email"`
+}
+
+// GetEmail returns ChangeSetDetailChangesChangeSetChangeAuthorUser.Email, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChangeAuthorUser) GetEmail() string { return v.Email }
+
+// ChangeSetDetailChangesChangeSetChangeDomainsDomain includes the requested fields of the GraphQL type Domain.
+type ChangeSetDetailChangesChangeSetChangeDomainsDomain struct {
+	Host string `json:"host"`
+	// The process that serves it.
+	Process string `json:"process"`
+}
+
+// GetHost returns ChangeSetDetailChangesChangeSetChangeDomainsDomain.Host, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChangeDomainsDomain) GetHost() string { return v.Host }
+
+// GetProcess returns ChangeSetDetailChangesChangeSetChangeDomainsDomain.Process, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChangeDomainsDomain) GetProcess() string { return v.Process }
+
+// ChangeSetDetailChangesChangeSetChangeEnvironment includes the requested fields of the GraphQL type Environment.
+type ChangeSetDetailChangesChangeSetChangeEnvironment struct {
+	Name string `json:"name"`
+}
+
+// GetName returns ChangeSetDetailChangesChangeSetChangeEnvironment.Name, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChangeEnvironment) GetName() string { return v.Name }
+
+// ChangeSetDetailChangesChangeSetChangeService includes the requested fields of the GraphQL type Service.
+type ChangeSetDetailChangesChangeSetChangeService struct {
+	Name string `json:"name"`
+}
+
+// GetName returns ChangeSetDetailChangesChangeSetChangeService.Name, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailChangesChangeSetChangeService) GetName() string { return v.Name }
+
+// ChangeSetDetailCommentsChangeSetComment includes the requested fields of the GraphQL type ChangeSetComment.
+type ChangeSetDetailCommentsChangeSetComment struct {
+	Body string `json:"body"`
+	// Set on a decision.
+	Decision *ApprovalDecision `json:"decision"`
+	At       time.Time         `json:"at"`
+	// Null once they left the tenant.
+	Author *ChangeSetDetailCommentsChangeSetCommentAuthorUser `json:"author"`
+}
+
+// GetBody returns ChangeSetDetailCommentsChangeSetComment.Body, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailCommentsChangeSetComment) GetBody() string { return v.Body }
+
+// GetDecision returns ChangeSetDetailCommentsChangeSetComment.Decision, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailCommentsChangeSetComment) GetDecision() *ApprovalDecision { return v.Decision }
+
+// GetAt returns ChangeSetDetailCommentsChangeSetComment.At, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailCommentsChangeSetComment) GetAt() time.Time { return v.At }
+
+// GetAuthor returns ChangeSetDetailCommentsChangeSetComment.Author, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailCommentsChangeSetComment) GetAuthor() *ChangeSetDetailCommentsChangeSetCommentAuthorUser {
+	return v.Author
+}
+
+// ChangeSetDetailCommentsChangeSetCommentAuthorUser includes the requested fields of the GraphQL type User.
+type ChangeSetDetailCommentsChangeSetCommentAuthorUser struct {
+	Email string `json:"email"`
+}
+
+// GetEmail returns ChangeSetDetailCommentsChangeSetCommentAuthorUser.Email, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailCommentsChangeSetCommentAuthorUser) GetEmail() string { return v.Email }
+
+// ChangeSetDetailDecidedByUser includes the requested fields of the GraphQL type User.
+type ChangeSetDetailDecidedByUser struct {
+	Email string `json:"email"`
+}
+
+// GetEmail returns ChangeSetDetailDecidedByUser.Email, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailDecidedByUser) GetEmail() string { return v.Email }
+
+// ChangeSetDetailDeploymentsDeployment includes the requested fields of the GraphQL type Deployment.
+type ChangeSetDetailDeploymentsDeployment struct {
+	Id          string                                          `json:"id"`
+	Stage       DeploymentStage                                 `json:"stage"`
+	Release     ChangeSetDetailDeploymentsDeploymentRelease     `json:"release"`
+	Environment ChangeSetDetailDeploymentsDeploymentEnvironment `json:"environment"`
+}
+
+// GetId returns ChangeSetDetailDeploymentsDeployment.Id, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailDeploymentsDeployment) GetId() string { return v.Id }
+
+// GetStage returns ChangeSetDetailDeploymentsDeployment.Stage, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailDeploymentsDeployment) GetStage() DeploymentStage { return v.Stage }
+
+// GetRelease returns ChangeSetDetailDeploymentsDeployment.Release, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailDeploymentsDeployment) GetRelease() ChangeSetDetailDeploymentsDeploymentRelease {
+	return v.Release
+}
+
+// GetEnvironment returns ChangeSetDetailDeploymentsDeployment.Environment, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailDeploymentsDeployment) GetEnvironment() ChangeSetDetailDeploymentsDeploymentEnvironment {
+	return v.Environment
+}
+
+// ChangeSetDetailDeploymentsDeploymentEnvironment includes the requested fields of the GraphQL type Environment.
+type ChangeSetDetailDeploymentsDeploymentEnvironment struct {
+	Name string `json:"name"`
+}
+
+// GetName returns ChangeSetDetailDeploymentsDeploymentEnvironment.Name, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailDeploymentsDeploymentEnvironment) GetName() string { return v.Name }
+
+// ChangeSetDetailDeploymentsDeploymentRelease includes the requested fields of the GraphQL type Release.
+// The GraphQL type's documentation follows.
+//
+// An immutable image digest plus the configuration frozen when it was created:
+// the service's processes and domains, and the variables in force for the
+// service in the environment (secrets by the version of their value). A cluster
+// runs what the release in force says; a change of configuration makes a new
+// release, deployed like any other, and rolling back to a release runs its image
+// and its configuration.
+type ChangeSetDetailDeploymentsDeploymentRelease struct {
+	// Numbered per service and environment, from 1.
+	Number  int                                                `json:"number"`
+	Service ChangeSetDetailDeploymentsDeploymentReleaseService `json:"service"`
+}
+
+// GetNumber returns ChangeSetDetailDeploymentsDeploymentRelease.Number, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailDeploymentsDeploymentRelease) GetNumber() int { return v.Number }
+
+// GetService returns ChangeSetDetailDeploymentsDeploymentRelease.Service, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailDeploymentsDeploymentRelease) GetService() ChangeSetDetailDeploymentsDeploymentReleaseService {
+	return v.Service
+}
+
+// ChangeSetDetailDeploymentsDeploymentReleaseService includes the requested fields of the GraphQL type Service.
+type ChangeSetDetailDeploymentsDeploymentReleaseService struct {
+	Name string `json:"name"`
+}
+
+// GetName returns ChangeSetDetailDeploymentsDeploymentReleaseService.Name, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailDeploymentsDeploymentReleaseService) GetName() string { return v.Name }
+
+// ChangeSetDetailProject includes the requested fields of the GraphQL type Project.
+type ChangeSetDetailProject struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns ChangeSetDetailProject.Id, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailProject) GetId() string { return v.Id }
+
+// GetName returns ChangeSetDetailProject.Name, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailProject) GetName() string { return v.Name }
+
+type ChangeSetState string
+
+const (
+	ChangeSetStateOpen      ChangeSetState = "OPEN"
+	ChangeSetStateSubmitted ChangeSetState = "SUBMITTED"
+	ChangeSetStateApproved  ChangeSetState = "APPROVED"
+	ChangeSetStateRejected  ChangeSetState = "REJECTED"
+	ChangeSetStateExpired   ChangeSetState = "EXPIRED"
+	ChangeSetStateApplied   ChangeSetState = "APPLIED"
+	ChangeSetStateClosed    ChangeSetState = "CLOSED"
+)
+
+var AllChangeSetState = []ChangeSetState{
+	ChangeSetStateOpen,
+	ChangeSetStateSubmitted,
+	ChangeSetStateApproved,
+	ChangeSetStateRejected,
+	ChangeSetStateExpired,
+	ChangeSetStateApplied,
+	ChangeSetStateClosed,
+}
+
+// ChangeSetSummary includes the GraphQL fields of ChangeSet requested by the fragment ChangeSetSummary.
+// The GraphQL type's documentation follows.
+//
+// Several changes to one project — variables, secrets, processes, domains, image deploys, across services and environments — grouped into one reviewable unit, as a pull request is for code. Opened, changed, previewed, submitted, decided on by another project manager, applied in one transaction.
+type ChangeSetSummary struct {
+	Id string `json:"id"`
+	// Counts the project's change sets from 1.
+	Number int            `json:"number"`
+	Title  string         `json:"title"`
+	State  ChangeSetState `json:"state"`
+	// Made by a direct change that reached a protected environment: it is applied when approved.
+	Direct bool `json:"direct"`
+	// When the submission, or an approval not yet applied, lapses.
+	ExpiresAt *time.Time                               `json:"expiresAt"`
+	Project   ChangeSetSummaryProject                  `json:"project"`
+	Changes   []ChangeSetSummaryChangesChangeSetChange `json:"changes"`
+	// The deployments applying it started.
+	Deployments []ChangeSetSummaryDeploymentsDeployment `json:"deployments"`
+}
+
+// GetId returns ChangeSetSummary.Id, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummary) GetId() string { return v.Id }
+
+// GetNumber returns ChangeSetSummary.Number, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummary) GetNumber() int { return v.Number }
+
+// GetTitle returns ChangeSetSummary.Title, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummary) GetTitle() string { return v.Title }
+
+// GetState returns ChangeSetSummary.State, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummary) GetState() ChangeSetState { return v.State }
+
+// GetDirect returns ChangeSetSummary.Direct, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummary) GetDirect() bool { return v.Direct }
+
+// GetExpiresAt returns ChangeSetSummary.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummary) GetExpiresAt() *time.Time { return v.ExpiresAt }
+
+// GetProject returns ChangeSetSummary.Project, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummary) GetProject() ChangeSetSummaryProject { return v.Project }
+
+// GetChanges returns ChangeSetSummary.Changes, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummary) GetChanges() []ChangeSetSummaryChangesChangeSetChange { return v.Changes }
+
+// GetDeployments returns ChangeSetSummary.Deployments, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummary) GetDeployments() []ChangeSetSummaryDeploymentsDeployment {
+	return v.Deployments
+}
+
+// ChangeSetSummaryChangesChangeSetChange includes the requested fields of the GraphQL type ChangeSetChange.
+// The GraphQL type's documentation follows.
+//
+// One change of a change set: the input of its direct mutation.
+type ChangeSetSummaryChangesChangeSetChange struct {
+	// Numbers the change in its set from 1.
+	Sequence int        `json:"sequence"`
+	Kind     ChangeKind `json:"kind"`
+	// What it changes, by name: e.g. `variable FEATURE_FLAG of service web set`.
+	Summary string `json:"summary"`
+}
+
+// GetSequence returns ChangeSetSummaryChangesChangeSetChange.Sequence, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummaryChangesChangeSetChange) GetSequence() int { return v.Sequence }
+
+// GetKind returns ChangeSetSummaryChangesChangeSetChange.Kind, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummaryChangesChangeSetChange) GetKind() ChangeKind { return v.Kind }
+
+// GetSummary returns ChangeSetSummaryChangesChangeSetChange.Summary, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummaryChangesChangeSetChange) GetSummary() string { return v.Summary }
+
+// ChangeSetSummaryDeploymentsDeployment includes the requested fields of the GraphQL type Deployment.
+type ChangeSetSummaryDeploymentsDeployment struct {
+	Id          string                                           `json:"id"`
+	Stage       DeploymentStage                                  `json:"stage"`
+	Release     ChangeSetSummaryDeploymentsDeploymentRelease     `json:"release"`
+	Environment ChangeSetSummaryDeploymentsDeploymentEnvironment `json:"environment"`
+}
+
+// GetId returns ChangeSetSummaryDeploymentsDeployment.Id, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummaryDeploymentsDeployment) GetId() string { return v.Id }
+
+// GetStage returns ChangeSetSummaryDeploymentsDeployment.Stage, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummaryDeploymentsDeployment) GetStage() DeploymentStage { return v.Stage }
+
+// GetRelease returns ChangeSetSummaryDeploymentsDeployment.Release, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummaryDeploymentsDeployment) GetRelease() ChangeSetSummaryDeploymentsDeploymentRelease {
+	return v.Release
+}
+
+// GetEnvironment returns ChangeSetSummaryDeploymentsDeployment.Environment, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummaryDeploymentsDeployment) GetEnvironment() ChangeSetSummaryDeploymentsDeploymentEnvironment {
+	return v.Environment
+}
+
+// ChangeSetSummaryDeploymentsDeploymentEnvironment includes the requested fields of the GraphQL type Environment.
+type ChangeSetSummaryDeploymentsDeploymentEnvironment struct {
+	Name string `json:"name"`
+}
+
+// GetName returns ChangeSetSummaryDeploymentsDeploymentEnvironment.Name, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummaryDeploymentsDeploymentEnvironment) GetName() string { return v.Name }
+
+// ChangeSetSummaryDeploymentsDeploymentRelease includes the requested fields of the GraphQL type Release.
+// The GraphQL type's documentation follows.
+//
+// An immutable image digest plus the configuration frozen when it was created:
+// the service's processes and domains, and the variables in force for the
+// service in the environment (secrets by the version of their value). A cluster
+// runs what the release in force says; a change of configuration makes a new
+// release, deployed like any other, and rolling back to a release runs its image
+// and its configuration.
+type ChangeSetSummaryDeploymentsDeploymentRelease struct {
+	// Numbered per service and environment, from 1.
+	Number  int                                                 `json:"number"`
+	Service ChangeSetSummaryDeploymentsDeploymentReleaseService `json:"service"`
+}
+
+// GetNumber returns ChangeSetSummaryDeploymentsDeploymentRelease.Number, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummaryDeploymentsDeploymentRelease) GetNumber() int { return v.Number }
+
+// GetService returns ChangeSetSummaryDeploymentsDeploymentRelease.Service, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummaryDeploymentsDeploymentRelease) GetService() ChangeSetSummaryDeploymentsDeploymentReleaseService {
+	return v.Service
+}
+
+// ChangeSetSummaryDeploymentsDeploymentReleaseService includes the requested fields of the GraphQL type Service.
+type ChangeSetSummaryDeploymentsDeploymentReleaseService struct {
+	Name string `json:"name"`
+}
+
+// GetName returns ChangeSetSummaryDeploymentsDeploymentReleaseService.Name, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummaryDeploymentsDeploymentReleaseService) GetName() string { return v.Name }
+
+// ChangeSetSummaryProject includes the requested fields of the GraphQL type Project.
+type ChangeSetSummaryProject struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns ChangeSetSummaryProject.Id, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummaryProject) GetId() string { return v.Id }
+
+// GetName returns ChangeSetSummaryProject.Name, and is useful for accessing the field via an interface.
+func (v *ChangeSetSummaryProject) GetName() string { return v.Name }
+
+// CloseChangeSetCloseChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+type CloseChangeSetCloseChangeSetChangeSetPayload struct {
+	ChangeSet  *ChangeSetSummary `json:"changeSet"`
+	UserErrors []Problem         `json:"userErrors"`
+}
+
+// GetChangeSet returns CloseChangeSetCloseChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
+func (v *CloseChangeSetCloseChangeSetChangeSetPayload) GetChangeSet() *ChangeSetSummary {
+	return v.ChangeSet
+}
+
+// GetUserErrors returns CloseChangeSetCloseChangeSetChangeSetPayload.UserErrors, and is useful for accessing the field via an interface.
+func (v *CloseChangeSetCloseChangeSetChangeSetPayload) GetUserErrors() []Problem { return v.UserErrors }
+
+// CloseChangeSetResponse is returned by CloseChangeSet on success.
+type CloseChangeSetResponse struct {
+	// Ends a change set that will not be applied.
+	CloseChangeSet CloseChangeSetCloseChangeSetChangeSetPayload `json:"closeChangeSet"`
+}
+
+// GetCloseChangeSet returns CloseChangeSetResponse.CloseChangeSet, and is useful for accessing the field via an interface.
+func (v *CloseChangeSetResponse) GetCloseChangeSet() CloseChangeSetCloseChangeSetChangeSetPayload {
+	return v.CloseChangeSet
+}
+
 type ClusterStatus string
 
 const (
@@ -824,6 +1420,74 @@ var AllClusterStatus = []ClusterStatus{
 	ClusterStatusPending,
 	ClusterStatusConnected,
 	ClusterStatusDisconnected,
+}
+
+// CommentOnChangeSetCommentOnChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+type CommentOnChangeSetCommentOnChangeSetChangeSetPayload struct {
+	ChangeSet  *ChangeSetSummary `json:"changeSet"`
+	UserErrors []Problem         `json:"userErrors"`
+}
+
+// GetChangeSet returns CommentOnChangeSetCommentOnChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
+func (v *CommentOnChangeSetCommentOnChangeSetChangeSetPayload) GetChangeSet() *ChangeSetSummary {
+	return v.ChangeSet
+}
+
+// GetUserErrors returns CommentOnChangeSetCommentOnChangeSetChangeSetPayload.UserErrors, and is useful for accessing the field via an interface.
+func (v *CommentOnChangeSetCommentOnChangeSetChangeSetPayload) GetUserErrors() []Problem {
+	return v.UserErrors
+}
+
+// CommentOnChangeSetResponse is returned by CommentOnChangeSet on success.
+type CommentOnChangeSetResponse struct {
+	CommentOnChangeSet CommentOnChangeSetCommentOnChangeSetChangeSetPayload `json:"commentOnChangeSet"`
+}
+
+// GetCommentOnChangeSet returns CommentOnChangeSetResponse.CommentOnChangeSet, and is useful for accessing the field via an interface.
+func (v *CommentOnChangeSetResponse) GetCommentOnChangeSet() CommentOnChangeSetCommentOnChangeSetChangeSetPayload {
+	return v.CommentOnChangeSet
+}
+
+type ConfigChangeKind string
+
+const (
+	ConfigChangeKindAdded   ConfigChangeKind = "ADDED"
+	ConfigChangeKindChanged ConfigChangeKind = "CHANGED"
+	ConfigChangeKindRemoved ConfigChangeKind = "REMOVED"
+)
+
+var AllConfigChangeKind = []ConfigChangeKind{
+	ConfigChangeKindAdded,
+	ConfigChangeKindChanged,
+	ConfigChangeKindRemoved,
+}
+
+// DeleteVariableInChangeSetDeleteVariableDeleteVariablePayload includes the requested fields of the GraphQL type DeleteVariablePayload.
+type DeleteVariableInChangeSetDeleteVariableDeleteVariablePayload struct {
+	// As SetVariablePayload.changeSet.
+	ChangeSet  *ChangeSetSummary `json:"changeSet"`
+	UserErrors []Problem         `json:"userErrors"`
+}
+
+// GetChangeSet returns DeleteVariableInChangeSetDeleteVariableDeleteVariablePayload.ChangeSet, and is useful for accessing the field via an interface.
+func (v *DeleteVariableInChangeSetDeleteVariableDeleteVariablePayload) GetChangeSet() *ChangeSetSummary {
+	return v.ChangeSet
+}
+
+// GetUserErrors returns DeleteVariableInChangeSetDeleteVariableDeleteVariablePayload.UserErrors, and is useful for accessing the field via an interface.
+func (v *DeleteVariableInChangeSetDeleteVariableDeleteVariablePayload) GetUserErrors() []Problem {
+	return v.UserErrors
+}
+
+// DeleteVariableInChangeSetResponse is returned by DeleteVariableInChangeSet on success.
+type DeleteVariableInChangeSetResponse struct {
+	// Deletes a variable; with changeSetId, adds its deletion to that change set. A deletion that would reach a protected environment becomes a change set of one.
+	DeleteVariable DeleteVariableInChangeSetDeleteVariableDeleteVariablePayload `json:"deleteVariable"`
+}
+
+// GetDeleteVariable returns DeleteVariableInChangeSetResponse.DeleteVariable, and is useful for accessing the field via an interface.
+func (v *DeleteVariableInChangeSetResponse) GetDeleteVariable() DeleteVariableInChangeSetDeleteVariableDeleteVariablePayload {
+	return v.DeleteVariable
 }
 
 // DeployDeployDeployPayload includes the requested fields of the GraphQL type DeployPayload.
@@ -857,6 +1521,28 @@ func (v *DeployDeployDeployPayloadBuild) GetId() string { return v.Id }
 
 // GetCommit returns DeployDeployDeployPayloadBuild.Commit, and is useful for accessing the field via an interface.
 func (v *DeployDeployDeployPayloadBuild) GetCommit() string { return v.Commit }
+
+// DeployInChangeSetDeployDeployPayload includes the requested fields of the GraphQL type DeployPayload.
+type DeployInChangeSetDeployDeployPayload struct {
+	// The change set the deploy was added to.
+	ChangeSet  *ChangeSetSummary `json:"changeSet"`
+	UserErrors []Problem         `json:"userErrors"`
+}
+
+// GetChangeSet returns DeployInChangeSetDeployDeployPayload.ChangeSet, and is useful for accessing the field via an interface.
+func (v *DeployInChangeSetDeployDeployPayload) GetChangeSet() *ChangeSetSummary { return v.ChangeSet }
+
+// GetUserErrors returns DeployInChangeSetDeployDeployPayload.UserErrors, and is useful for accessing the field via an interface.
+func (v *DeployInChangeSetDeployDeployPayload) GetUserErrors() []Problem { return v.UserErrors }
+
+// DeployInChangeSetResponse is returned by DeployInChangeSet on success.
+type DeployInChangeSetResponse struct {
+	// Creates a release of the service for the environment and a deployment of it: awaiting approval in a protected environment, delivering otherwise.
+	Deploy DeployInChangeSetDeployDeployPayload `json:"deploy"`
+}
+
+// GetDeploy returns DeployInChangeSetResponse.Deploy, and is useful for accessing the field via an interface.
+func (v *DeployInChangeSetResponse) GetDeploy() DeployInChangeSetDeployDeployPayload { return v.Deploy }
 
 // What to deploy: an image digest built elsewhere, or (for a service built from Git) a commit to build first, or the head of its tracked branch. Exactly one.
 type DeployInput struct {
@@ -1816,6 +2502,17 @@ type DeploymentSummaryReleaseService struct {
 // GetName returns DeploymentSummaryReleaseService.Name, and is useful for accessing the field via an interface.
 func (v *DeploymentSummaryReleaseService) GetName() string { return v.Name }
 
+type DomainInput struct {
+	Host    string `json:"host"`
+	Process string `json:"process"`
+}
+
+// GetHost returns DomainInput.Host, and is useful for accessing the field via an interface.
+func (v *DomainInput) GetHost() string { return v.Host }
+
+// GetProcess returns DomainInput.Process, and is useful for accessing the field via an interface.
+func (v *DomainInput) GetProcess() string { return v.Process }
+
 type ErrorCode string
 
 const (
@@ -2571,6 +3268,1022 @@ func (v *LogsResponse) __premarshalJSON() (*__premarshalLogsResponse, error) {
 	return &retval, nil
 }
 
+// OpenChangeSetOpenChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+type OpenChangeSetOpenChangeSetChangeSetPayload struct {
+	ChangeSet  *ChangeSetSummary `json:"changeSet"`
+	UserErrors []Problem         `json:"userErrors"`
+}
+
+// GetChangeSet returns OpenChangeSetOpenChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
+func (v *OpenChangeSetOpenChangeSetChangeSetPayload) GetChangeSet() *ChangeSetSummary {
+	return v.ChangeSet
+}
+
+// GetUserErrors returns OpenChangeSetOpenChangeSetChangeSetPayload.UserErrors, and is useful for accessing the field via an interface.
+func (v *OpenChangeSetOpenChangeSetChangeSetPayload) GetUserErrors() []Problem { return v.UserErrors }
+
+// OpenChangeSetResponse is returned by OpenChangeSet on success.
+type OpenChangeSetResponse struct {
+	// Opens an empty change set in a project (editors and up).
+	OpenChangeSet OpenChangeSetOpenChangeSetChangeSetPayload `json:"openChangeSet"`
+}
+
+// GetOpenChangeSet returns OpenChangeSetResponse.OpenChangeSet, and is useful for accessing the field via an interface.
+func (v *OpenChangeSetResponse) GetOpenChangeSet() OpenChangeSetOpenChangeSetChangeSetPayload {
+	return v.OpenChangeSet
+}
+
+// PreviewChangeSetNode includes the requested fields of the GraphQL interface Node.
+//
+// PreviewChangeSetNode is implemented by the following types:
+// PreviewChangeSetNodeApiToken
+// PreviewChangeSetNodeAuditEvent
+// PreviewChangeSetNodeBuild
+// PreviewChangeSetNodeChangeSet
+// PreviewChangeSetNodeCluster
+// PreviewChangeSetNodeCommand
+// PreviewChangeSetNodeConnectToken
+// PreviewChangeSetNodeDeployment
+// PreviewChangeSetNodeEnvironment
+// PreviewChangeSetNodeMember
+// PreviewChangeSetNodeNamespaceTarget
+// PreviewChangeSetNodeProject
+// PreviewChangeSetNodeProjectMember
+// PreviewChangeSetNodeRelease
+// PreviewChangeSetNodeService
+// PreviewChangeSetNodeTenant
+// PreviewChangeSetNodeUser
+// PreviewChangeSetNodeVariable
+// PreviewChangeSetNodeWebhook
+// PreviewChangeSetNodeWebhookDelivery
+// PreviewChangeSetNodeWebhookEndpoint
+// PreviewChangeSetNodeWebhookMessage
+type PreviewChangeSetNode interface {
+	implementsGraphQLInterfacePreviewChangeSetNode()
+	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
+	GetTypename() *string
+}
+
+func (v *PreviewChangeSetNodeApiToken) implementsGraphQLInterfacePreviewChangeSetNode()        {}
+func (v *PreviewChangeSetNodeAuditEvent) implementsGraphQLInterfacePreviewChangeSetNode()      {}
+func (v *PreviewChangeSetNodeBuild) implementsGraphQLInterfacePreviewChangeSetNode()           {}
+func (v *PreviewChangeSetNodeChangeSet) implementsGraphQLInterfacePreviewChangeSetNode()       {}
+func (v *PreviewChangeSetNodeCluster) implementsGraphQLInterfacePreviewChangeSetNode()         {}
+func (v *PreviewChangeSetNodeCommand) implementsGraphQLInterfacePreviewChangeSetNode()         {}
+func (v *PreviewChangeSetNodeConnectToken) implementsGraphQLInterfacePreviewChangeSetNode()    {}
+func (v *PreviewChangeSetNodeDeployment) implementsGraphQLInterfacePreviewChangeSetNode()      {}
+func (v *PreviewChangeSetNodeEnvironment) implementsGraphQLInterfacePreviewChangeSetNode()     {}
+func (v *PreviewChangeSetNodeMember) implementsGraphQLInterfacePreviewChangeSetNode()          {}
+func (v *PreviewChangeSetNodeNamespaceTarget) implementsGraphQLInterfacePreviewChangeSetNode() {}
+func (v *PreviewChangeSetNodeProject) implementsGraphQLInterfacePreviewChangeSetNode()         {}
+func (v *PreviewChangeSetNodeProjectMember) implementsGraphQLInterfacePreviewChangeSetNode()   {}
+func (v *PreviewChangeSetNodeRelease) implementsGraphQLInterfacePreviewChangeSetNode()         {}
+func (v *PreviewChangeSetNodeService) implementsGraphQLInterfacePreviewChangeSetNode()         {}
+func (v *PreviewChangeSetNodeTenant) implementsGraphQLInterfacePreviewChangeSetNode()          {}
+func (v *PreviewChangeSetNodeUser) implementsGraphQLInterfacePreviewChangeSetNode()            {}
+func (v *PreviewChangeSetNodeVariable) implementsGraphQLInterfacePreviewChangeSetNode()        {}
+func (v *PreviewChangeSetNodeWebhook) implementsGraphQLInterfacePreviewChangeSetNode()         {}
+func (v *PreviewChangeSetNodeWebhookDelivery) implementsGraphQLInterfacePreviewChangeSetNode() {}
+func (v *PreviewChangeSetNodeWebhookEndpoint) implementsGraphQLInterfacePreviewChangeSetNode() {}
+func (v *PreviewChangeSetNodeWebhookMessage) implementsGraphQLInterfacePreviewChangeSetNode()  {}
+
+func __unmarshalPreviewChangeSetNode(b []byte, v *PreviewChangeSetNode) error {
+	if string(b) == "null" {
+		return nil
+	}
+
+	var tn struct {
+		TypeName string `json:"__typename"`
+	}
+	err := json.Unmarshal(b, &tn)
+	if err != nil {
+		return err
+	}
+
+	switch tn.TypeName {
+	case "ApiToken":
+		*v = new(PreviewChangeSetNodeApiToken)
+		return json.Unmarshal(b, *v)
+	case "AuditEvent":
+		*v = new(PreviewChangeSetNodeAuditEvent)
+		return json.Unmarshal(b, *v)
+	case "Build":
+		*v = new(PreviewChangeSetNodeBuild)
+		return json.Unmarshal(b, *v)
+	case "ChangeSet":
+		*v = new(PreviewChangeSetNodeChangeSet)
+		return json.Unmarshal(b, *v)
+	case "Cluster":
+		*v = new(PreviewChangeSetNodeCluster)
+		return json.Unmarshal(b, *v)
+	case "Command":
+		*v = new(PreviewChangeSetNodeCommand)
+		return json.Unmarshal(b, *v)
+	case "ConnectToken":
+		*v = new(PreviewChangeSetNodeConnectToken)
+		return json.Unmarshal(b, *v)
+	case "Deployment":
+		*v = new(PreviewChangeSetNodeDeployment)
+		return json.Unmarshal(b, *v)
+	case "Environment":
+		*v = new(PreviewChangeSetNodeEnvironment)
+		return json.Unmarshal(b, *v)
+	case "Member":
+		*v = new(PreviewChangeSetNodeMember)
+		return json.Unmarshal(b, *v)
+	case "NamespaceTarget":
+		*v = new(PreviewChangeSetNodeNamespaceTarget)
+		return json.Unmarshal(b, *v)
+	case "Project":
+		*v = new(PreviewChangeSetNodeProject)
+		return json.Unmarshal(b, *v)
+	case "ProjectMember":
+		*v = new(PreviewChangeSetNodeProjectMember)
+		return json.Unmarshal(b, *v)
+	case "Release":
+		*v = new(PreviewChangeSetNodeRelease)
+		return json.Unmarshal(b, *v)
+	case "Service":
+		*v = new(PreviewChangeSetNodeService)
+		return json.Unmarshal(b, *v)
+	case "Tenant":
+		*v = new(PreviewChangeSetNodeTenant)
+		return json.Unmarshal(b, *v)
+	case "User":
+		*v = new(PreviewChangeSetNodeUser)
+		return json.Unmarshal(b, *v)
+	case "Variable":
+		*v = new(PreviewChangeSetNodeVariable)
+		return json.Unmarshal(b, *v)
+	case "Webhook":
+		*v = new(PreviewChangeSetNodeWebhook)
+		return json.Unmarshal(b, *v)
+	case "WebhookDelivery":
+		*v = new(PreviewChangeSetNodeWebhookDelivery)
+		return json.Unmarshal(b, *v)
+	case "WebhookEndpoint":
+		*v = new(PreviewChangeSetNodeWebhookEndpoint)
+		return json.Unmarshal(b, *v)
+	case "WebhookMessage":
+		*v = new(PreviewChangeSetNodeWebhookMessage)
+		return json.Unmarshal(b, *v)
+	case "":
+		return fmt.Errorf(
+			"response was missing Node.__typename")
+	default:
+		return fmt.Errorf(
+			`unexpected concrete type for PreviewChangeSetNode: "%v"`, tn.TypeName)
+	}
+}
+
+func __marshalPreviewChangeSetNode(v *PreviewChangeSetNode) ([]byte, error) {
+
+	var typename string
+	switch v := (*v).(type) {
+	case *PreviewChangeSetNodeApiToken:
+		typename = "ApiToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeApiToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeAuditEvent:
+		typename = "AuditEvent"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeAuditEvent
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeBuild:
+		typename = "Build"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeBuild
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeChangeSet:
+		typename = "ChangeSet"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeChangeSet
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeCluster:
+		typename = "Cluster"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeCluster
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeCommand:
+		typename = "Command"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeCommand
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeConnectToken:
+		typename = "ConnectToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeConnectToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeDeployment:
+		typename = "Deployment"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeDeployment
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeEnvironment:
+		typename = "Environment"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeEnvironment
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeMember:
+		typename = "Member"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeMember
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeNamespaceTarget:
+		typename = "NamespaceTarget"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeNamespaceTarget
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeProject:
+		typename = "Project"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeProject
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeProjectMember:
+		typename = "ProjectMember"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeProjectMember
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeRelease:
+		typename = "Release"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeRelease
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeService:
+		typename = "Service"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeService
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeTenant:
+		typename = "Tenant"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeTenant
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeUser:
+		typename = "User"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeUser
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeVariable:
+		typename = "Variable"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeVariable
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeWebhook:
+		typename = "Webhook"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeWebhook
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeWebhookDelivery:
+		typename = "WebhookDelivery"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeWebhookDelivery
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeWebhookEndpoint:
+		typename = "WebhookEndpoint"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeWebhookEndpoint
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeWebhookMessage:
+		typename = "WebhookMessage"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeWebhookMessage
+		}{typename, v}
+		return json.Marshal(result)
+	case nil:
+		return []byte("null"), nil
+	default:
+		return nil, fmt.Errorf(
+			`unexpected concrete type for PreviewChangeSetNode: "%T"`, v)
+	}
+}
+
+// PreviewChangeSetNodeApiToken includes the requested fields of the GraphQL type ApiToken.
+type PreviewChangeSetNodeApiToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeApiToken.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeApiToken) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeAuditEvent includes the requested fields of the GraphQL type AuditEvent.
+type PreviewChangeSetNodeAuditEvent struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeAuditEvent.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeAuditEvent) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeBuild includes the requested fields of the GraphQL type Build.
+// The GraphQL type's documentation follows.
+//
+// An image built from a commit of a Git service, for one environment: it runs on that environment's cluster.
+type PreviewChangeSetNodeBuild struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeBuild.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeBuild) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeChangeSet includes the requested fields of the GraphQL type ChangeSet.
+// The GraphQL type's documentation follows.
+//
+// Several changes to one project — variables, secrets, processes, domains, image deploys, across services and environments — grouped into one reviewable unit, as a pull request is for code. Opened, changed, previewed, submitted, decided on by another project manager, applied in one transaction.
+type PreviewChangeSetNodeChangeSet struct {
+	Typename *string `json:"__typename"`
+	Id       string  `json:"id"`
+	// Counts the project's change sets from 1.
+	Number  int                                  `json:"number"`
+	Title   string                               `json:"title"`
+	State   ChangeSetState                       `json:"state"`
+	Project PreviewChangeSetNodeChangeSetProject `json:"project"`
+	// What applying it now would do, checked as applying is (a conflict is a userError): per cluster, and per service and environment the release it would make.
+	Preview PreviewChangeSetNodeChangeSetPreview `json:"preview"`
+}
+
+// GetTypename returns PreviewChangeSetNodeChangeSet.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSet) GetTypename() *string { return v.Typename }
+
+// GetId returns PreviewChangeSetNodeChangeSet.Id, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSet) GetId() string { return v.Id }
+
+// GetNumber returns PreviewChangeSetNodeChangeSet.Number, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSet) GetNumber() int { return v.Number }
+
+// GetTitle returns PreviewChangeSetNodeChangeSet.Title, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSet) GetTitle() string { return v.Title }
+
+// GetState returns PreviewChangeSetNodeChangeSet.State, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSet) GetState() ChangeSetState { return v.State }
+
+// GetProject returns PreviewChangeSetNodeChangeSet.Project, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSet) GetProject() PreviewChangeSetNodeChangeSetProject {
+	return v.Project
+}
+
+// GetPreview returns PreviewChangeSetNodeChangeSet.Preview, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSet) GetPreview() PreviewChangeSetNodeChangeSetPreview {
+	return v.Preview
+}
+
+// PreviewChangeSetNodeChangeSetPreview includes the requested fields of the GraphQL type ChangeSetPreview.
+type PreviewChangeSetNodeChangeSetPreview struct {
+	Clusters []PreviewChangeSetNodeChangeSetPreviewClustersClusterChange    `json:"clusters"`
+	Releases []PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedRelease `json:"releases"`
+	// Why applying would be refused, exactly as applyChangeSet would say (a conflict, a closed set).
+	UserErrors []Problem `json:"userErrors"`
+}
+
+// GetClusters returns PreviewChangeSetNodeChangeSetPreview.Clusters, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreview) GetClusters() []PreviewChangeSetNodeChangeSetPreviewClustersClusterChange {
+	return v.Clusters
+}
+
+// GetReleases returns PreviewChangeSetNodeChangeSetPreview.Releases, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreview) GetReleases() []PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedRelease {
+	return v.Releases
+}
+
+// GetUserErrors returns PreviewChangeSetNodeChangeSetPreview.UserErrors, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreview) GetUserErrors() []Problem { return v.UserErrors }
+
+// PreviewChangeSetNodeChangeSetPreviewClustersClusterChange includes the requested fields of the GraphQL type ClusterChange.
+type PreviewChangeSetNodeChangeSetPreviewClustersClusterChange struct {
+	Cluster PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeCluster `json:"cluster"`
+	// The cluster's desired revision now; the change would publish the next one.
+	FromRevision int                                                                             `json:"fromRevision"`
+	Added        []PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeAddedDesiredObject   `json:"added"`
+	Changed      []PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeChangedDesiredObject `json:"changed"`
+	Removed      []PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeRemovedDesiredObject `json:"removed"`
+}
+
+// GetCluster returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChange.Cluster, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChange) GetCluster() PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeCluster {
+	return v.Cluster
+}
+
+// GetFromRevision returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChange.FromRevision, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChange) GetFromRevision() int {
+	return v.FromRevision
+}
+
+// GetAdded returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChange.Added, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChange) GetAdded() []PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeAddedDesiredObject {
+	return v.Added
+}
+
+// GetChanged returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChange.Changed, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChange) GetChanged() []PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeChangedDesiredObject {
+	return v.Changed
+}
+
+// GetRemoved returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChange.Removed, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChange) GetRemoved() []PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeRemovedDesiredObject {
+	return v.Removed
+}
+
+// PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeAddedDesiredObject includes the requested fields of the GraphQL type DesiredObject.
+// The GraphQL type's documentation follows.
+//
+// A Kubernetes object of a desired state.
+type PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeAddedDesiredObject struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// GetKind returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeAddedDesiredObject.Kind, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeAddedDesiredObject) GetKind() string {
+	return v.Kind
+}
+
+// GetNamespace returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeAddedDesiredObject.Namespace, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeAddedDesiredObject) GetNamespace() string {
+	return v.Namespace
+}
+
+// GetName returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeAddedDesiredObject.Name, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeAddedDesiredObject) GetName() string {
+	return v.Name
+}
+
+// PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeChangedDesiredObject includes the requested fields of the GraphQL type DesiredObject.
+// The GraphQL type's documentation follows.
+//
+// A Kubernetes object of a desired state.
+type PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeChangedDesiredObject struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// GetKind returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeChangedDesiredObject.Kind, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeChangedDesiredObject) GetKind() string {
+	return v.Kind
+}
+
+// GetNamespace returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeChangedDesiredObject.Namespace, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeChangedDesiredObject) GetNamespace() string {
+	return v.Namespace
+}
+
+// GetName returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeChangedDesiredObject.Name, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeChangedDesiredObject) GetName() string {
+	return v.Name
+}
+
+// PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeCluster includes the requested fields of the GraphQL type Cluster.
+type PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeCluster struct {
+	Name string `json:"name"`
+}
+
+// GetName returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeCluster.Name, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeCluster) GetName() string {
+	return v.Name
+}
+
+// PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeRemovedDesiredObject includes the requested fields of the GraphQL type DesiredObject.
+// The GraphQL type's documentation follows.
+//
+// A Kubernetes object of a desired state.
+type PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeRemovedDesiredObject struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// GetKind returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeRemovedDesiredObject.Kind, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeRemovedDesiredObject) GetKind() string {
+	return v.Kind
+}
+
+// GetNamespace returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeRemovedDesiredObject.Namespace, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeRemovedDesiredObject) GetNamespace() string {
+	return v.Namespace
+}
+
+// GetName returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeRemovedDesiredObject.Name, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeRemovedDesiredObject) GetName() string {
+	return v.Name
+}
+
+// PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedRelease includes the requested fields of the GraphQL type PreviewedRelease.
+// The GraphQL type's documentation follows.
+//
+// A release a previewed change would make: not stored (its id names nothing).
+type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedRelease struct {
+	Release PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseRelease `json:"release"`
+	// What changes from the release in force; null for a service's first release in the environment, and for an image deploy (compare with Release.diff(against:)).
+	Diff *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiff `json:"diff"`
+}
+
+// GetRelease returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedRelease.Release, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedRelease) GetRelease() PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseRelease {
+	return v.Release
+}
+
+// GetDiff returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedRelease.Diff, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedRelease) GetDiff() *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiff {
+	return v.Diff
+}
+
+// PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiff includes the requested fields of the GraphQL type ReleaseDiff.
+// The GraphQL type's documentation follows.
+//
+// What changed from one release (from) to another (to).
+type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiff struct {
+	// The image, when it differs: the other release's reference, then this one's.
+	Image     *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffImageImageChange       `json:"image"`
+	Processes []PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffProcessesConfigChange `json:"processes"`
+	// Domains by host.
+	Domains []PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffDomainsConfigChange `json:"domains"`
+	// Variables by name; a secret whose value changed is CHANGED, never shown.
+	Variables []PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffVariablesConfigChange `json:"variables"`
+}
+
+// GetImage returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiff.Image, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiff) GetImage() *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffImageImageChange {
+	return v.Image
+}
+
+// GetProcesses returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiff.Processes, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiff) GetProcesses() []PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffProcessesConfigChange {
+	return v.Processes
+}
+
+// GetDomains returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiff.Domains, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiff) GetDomains() []PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffDomainsConfigChange {
+	return v.Domains
+}
+
+// GetVariables returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiff.Variables, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiff) GetVariables() []PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffVariablesConfigChange {
+	return v.Variables
+}
+
+// PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffDomainsConfigChange includes the requested fields of the GraphQL type ConfigChange.
+// The GraphQL type's documentation follows.
+//
+// One named part of a release's configuration that differs.
+type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffDomainsConfigChange struct {
+	Name   string           `json:"name"`
+	Change ConfigChangeKind `json:"change"`
+}
+
+// GetName returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffDomainsConfigChange.Name, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffDomainsConfigChange) GetName() string {
+	return v.Name
+}
+
+// GetChange returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffDomainsConfigChange.Change, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffDomainsConfigChange) GetChange() ConfigChangeKind {
+	return v.Change
+}
+
+// PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffImageImageChange includes the requested fields of the GraphQL type ImageChange.
+type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffImageImageChange struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// GetFrom returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffImageImageChange.From, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffImageImageChange) GetFrom() string {
+	return v.From
+}
+
+// GetTo returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffImageImageChange.To, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffImageImageChange) GetTo() string {
+	return v.To
+}
+
+// PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffProcessesConfigChange includes the requested fields of the GraphQL type ConfigChange.
+// The GraphQL type's documentation follows.
+//
+// One named part of a release's configuration that differs.
+type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffProcessesConfigChange struct {
+	Name   string           `json:"name"`
+	Change ConfigChangeKind `json:"change"`
+}
+
+// GetName returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffProcessesConfigChange.Name, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffProcessesConfigChange) GetName() string {
+	return v.Name
+}
+
+// GetChange returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffProcessesConfigChange.Change, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffProcessesConfigChange) GetChange() ConfigChangeKind {
+	return v.Change
+}
+
+// PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffVariablesConfigChange includes the requested fields of the GraphQL type ConfigChange.
+// The GraphQL type's documentation follows.
+//
+// One named part of a release's configuration that differs.
+type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffVariablesConfigChange struct {
+	Name   string           `json:"name"`
+	Change ConfigChangeKind `json:"change"`
+	// For a variable: whether it is (or was) a secret.
+	Secret bool `json:"secret"`
+}
+
+// GetName returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffVariablesConfigChange.Name, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffVariablesConfigChange) GetName() string {
+	return v.Name
+}
+
+// GetChange returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffVariablesConfigChange.Change, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffVariablesConfigChange) GetChange() ConfigChangeKind {
+	return v.Change
+}
+
+// GetSecret returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffVariablesConfigChange.Secret, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffVariablesConfigChange) GetSecret() bool {
+	return v.Secret
+}
+
+// PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseRelease includes the requested fields of the GraphQL type Release.
+// The GraphQL type's documentation follows.
+//
+// An immutable image digest plus the configuration frozen when it was created:
+// the service's processes and domains, and the variables in force for the
+// service in the environment (secrets by the version of their value). A cluster
+// runs what the release in force says; a change of configuration makes a new
+// release, deployed like any other, and rolling back to a release runs its image
+// and its configuration.
+type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseRelease struct {
+	// Numbered per service and environment, from 1.
+	Number      int                                                                            `json:"number"`
+	ImageDigest string                                                                         `json:"imageDigest"`
+	Service     PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseService     `json:"service"`
+	Environment PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseEnvironment `json:"environment"`
+}
+
+// GetNumber returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseRelease.Number, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseRelease) GetNumber() int {
+	return v.Number
+}
+
+// GetImageDigest returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseRelease.ImageDigest, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseRelease) GetImageDigest() string {
+	return v.ImageDigest
+}
+
+// GetService returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseRelease.Service, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseRelease) GetService() PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseService {
+	return v.Service
+}
+
+// GetEnvironment returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseRelease.Environment, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseRelease) GetEnvironment() PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseEnvironment {
+	return v.Environment
+}
+
+// PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseEnvironment includes the requested fields of the GraphQL type Environment.
+type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseEnvironment struct {
+	Name string `json:"name"`
+}
+
+// GetName returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseEnvironment.Name, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseEnvironment) GetName() string {
+	return v.Name
+}
+
+// PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseService includes the requested fields of the GraphQL type Service.
+type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseService struct {
+	Name string `json:"name"`
+}
+
+// GetName returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseService.Name, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseService) GetName() string {
+	return v.Name
+}
+
+// PreviewChangeSetNodeChangeSetProject includes the requested fields of the GraphQL type Project.
+type PreviewChangeSetNodeChangeSetProject struct {
+	Name string `json:"name"`
+}
+
+// GetName returns PreviewChangeSetNodeChangeSetProject.Name, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeChangeSetProject) GetName() string { return v.Name }
+
+// PreviewChangeSetNodeCluster includes the requested fields of the GraphQL type Cluster.
+type PreviewChangeSetNodeCluster struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeCluster.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeCluster) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeCommand includes the requested fields of the GraphQL type Command.
+// The GraphQL type's documentation follows.
+//
+// An operation queued for a cluster's agent. Nothing queued is lost while the cluster is disconnected.
+type PreviewChangeSetNodeCommand struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeCommand.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeCommand) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeConnectToken includes the requested fields of the GraphQL type ConnectToken.
+// The GraphQL type's documentation follows.
+//
+// A token a cluster's agent connects with. Only its prefix is ever shown.
+type PreviewChangeSetNodeConnectToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeConnectToken.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeConnectToken) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeDeployment includes the requested fields of the GraphQL type Deployment.
+type PreviewChangeSetNodeDeployment struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeDeployment.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeDeployment) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeEnvironment includes the requested fields of the GraphQL type Environment.
+type PreviewChangeSetNodeEnvironment struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeEnvironment.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeEnvironment) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeMember includes the requested fields of the GraphQL type Member.
+type PreviewChangeSetNodeMember struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeMember.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeMember) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeNamespaceTarget includes the requested fields of the GraphQL type NamespaceTarget.
+// The GraphQL type's documentation follows.
+//
+// An administrator-defined namespace on a cluster, with labels of its own.
+type PreviewChangeSetNodeNamespaceTarget struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeNamespaceTarget.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeNamespaceTarget) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeProject includes the requested fields of the GraphQL type Project.
+type PreviewChangeSetNodeProject struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeProject.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeProject) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeProjectMember includes the requested fields of the GraphQL type ProjectMember.
+type PreviewChangeSetNodeProjectMember struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeProjectMember.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeProjectMember) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeRelease includes the requested fields of the GraphQL type Release.
+// The GraphQL type's documentation follows.
+//
+// An immutable image digest plus the configuration frozen when it was created:
+// the service's processes and domains, and the variables in force for the
+// service in the environment (secrets by the version of their value). A cluster
+// runs what the release in force says; a change of configuration makes a new
+// release, deployed like any other, and rolling back to a release runs its image
+// and its configuration.
+type PreviewChangeSetNodeRelease struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeRelease.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeRelease) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeService includes the requested fields of the GraphQL type Service.
+type PreviewChangeSetNodeService struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeService.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeService) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeTenant includes the requested fields of the GraphQL type Tenant.
+type PreviewChangeSetNodeTenant struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeTenant.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeTenant) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeUser includes the requested fields of the GraphQL type User.
+type PreviewChangeSetNodeUser struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeUser.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeUser) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeVariable includes the requested fields of the GraphQL type Variable.
+// The GraphQL type's documentation follows.
+//
+// A variable at project, environment or service scope; the narrower scope
+// overrides. A secret's value is sealed at rest and never returned.
+type PreviewChangeSetNodeVariable struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeVariable.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeVariable) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeWebhook includes the requested fields of the GraphQL type Webhook.
+// The GraphQL type's documentation follows.
+//
+// Receives push webhooks from GitHub, GitLab or Gitea/Forgejo, at its url, signed with its secret (shown only when made or rotated).
+type PreviewChangeSetNodeWebhook struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeWebhook.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeWebhook) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeWebhookDelivery includes the requested fields of the GraphQL type WebhookDelivery.
+type PreviewChangeSetNodeWebhookDelivery struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeWebhookDelivery.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeWebhookDelivery) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeWebhookEndpoint includes the requested fields of the GraphQL type WebhookEndpoint.
+// The GraphQL type's documentation follows.
+//
+// An outbound webhook: an HTTPS (or HTTP) URL told of events as Standard Webhooks messages (webhook-id,
+// webhook-timestamp, webhook-signature: HMAC-SHA256 with the endpoint's secret, shown only when made or
+// rotated). A tenant's endpoint (tenant admins) is told of every project's events and the clusters';
+// a project's (its project managers) of that project's. docs/webhooks.md has the payloads.
+type PreviewChangeSetNodeWebhookEndpoint struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeWebhookEndpoint.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeWebhookEndpoint) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeWebhookMessage includes the requested fields of the GraphQL type WebhookMessage.
+// The GraphQL type's documentation follows.
+//
+// One event for one endpoint: every attempt sends it with the same webhook-id (msg_ and its id), in the endpoint's order.
+type PreviewChangeSetNodeWebhookMessage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeWebhookMessage.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeWebhookMessage) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetResponse is returned by PreviewChangeSet on success.
+type PreviewChangeSetResponse struct {
+	// Any object by its global id; null if it does not exist or is not visible to the caller.
+	Node *PreviewChangeSetNode `json:"-"`
+}
+
+// GetNode returns PreviewChangeSetResponse.Node, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetResponse) GetNode() *PreviewChangeSetNode { return v.Node }
+
+func (v *PreviewChangeSetResponse) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PreviewChangeSetResponse
+		Node json.RawMessage `json:"node"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PreviewChangeSetResponse = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.Node
+		src := firstPass.Node
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(PreviewChangeSetNode)
+			err = __unmarshalPreviewChangeSetNode(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal PreviewChangeSetResponse.Node: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalPreviewChangeSetResponse struct {
+	Node json.RawMessage `json:"node"`
+}
+
+func (v *PreviewChangeSetResponse) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PreviewChangeSetResponse) __premarshalJSON() (*__premarshalPreviewChangeSetResponse, error) {
+	var retval __premarshalPreviewChangeSetResponse
+
+	{
+
+		dst := &retval.Node
+		src := v.Node
+		if src != nil {
+			var err error
+			*dst, err = __marshalPreviewChangeSetNode(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal PreviewChangeSetResponse.Node: %w", err)
+			}
+		}
+	}
+	return &retval, nil
+}
+
 // PreviewDeployPreviewDeployChangePreview includes the requested fields of the GraphQL type ChangePreview.
 // The GraphQL type's documentation follows.
 //
@@ -2760,6 +4473,25 @@ func (v *PreviewDeployResponse) GetPreviewDeploy() PreviewDeployPreviewDeployCha
 	return v.PreviewDeploy
 }
 
+type ProbeInput struct {
+	Path                *string `json:"path"`
+	Port                int     `json:"port"`
+	InitialDelaySeconds *int    `json:"initialDelaySeconds"`
+	PeriodSeconds       *int    `json:"periodSeconds"`
+}
+
+// GetPath returns ProbeInput.Path, and is useful for accessing the field via an interface.
+func (v *ProbeInput) GetPath() *string { return v.Path }
+
+// GetPort returns ProbeInput.Port, and is useful for accessing the field via an interface.
+func (v *ProbeInput) GetPort() int { return v.Port }
+
+// GetInitialDelaySeconds returns ProbeInput.InitialDelaySeconds, and is useful for accessing the field via an interface.
+func (v *ProbeInput) GetInitialDelaySeconds() *int { return v.InitialDelaySeconds }
+
+// GetPeriodSeconds returns ProbeInput.PeriodSeconds, and is useful for accessing the field via an interface.
+func (v *ProbeInput) GetPeriodSeconds() *int { return v.PeriodSeconds }
+
 // Problem includes the GraphQL fields of UserError requested by the fragment Problem.
 // The GraphQL type's documentation follows.
 //
@@ -2779,6 +4511,29 @@ func (v *Problem) GetMessage() string { return v.Message }
 
 // GetCode returns Problem.Code, and is useful for accessing the field via an interface.
 func (v *Problem) GetCode() ErrorCode { return v.Code }
+
+type ProcessInput struct {
+	Name           string      `json:"name"`
+	Command        []string    `json:"command"`
+	Replicas       *int        `json:"replicas"`
+	Port           *int        `json:"port"`
+	ReadinessProbe *ProbeInput `json:"readinessProbe"`
+}
+
+// GetName returns ProcessInput.Name, and is useful for accessing the field via an interface.
+func (v *ProcessInput) GetName() string { return v.Name }
+
+// GetCommand returns ProcessInput.Command, and is useful for accessing the field via an interface.
+func (v *ProcessInput) GetCommand() []string { return v.Command }
+
+// GetReplicas returns ProcessInput.Replicas, and is useful for accessing the field via an interface.
+func (v *ProcessInput) GetReplicas() *int { return v.Replicas }
+
+// GetPort returns ProcessInput.Port, and is useful for accessing the field via an interface.
+func (v *ProcessInput) GetPort() *int { return v.Port }
+
+// GetReadinessProbe returns ProcessInput.ReadinessProbe, and is useful for accessing the field via an interface.
+func (v *ProcessInput) GetReadinessProbe() *ProbeInput { return v.ReadinessProbe }
 
 // ProjectTargetsNode includes the requested fields of the GraphQL interface Node.
 //
@@ -3561,6 +5316,33 @@ func (v *ProjectsViewerTenantsTenantConnectionNodesTenantProjectsProjectConnecti
 	return v.Name
 }
 
+// RebaseChangeSetRebaseChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+type RebaseChangeSetRebaseChangeSetChangeSetPayload struct {
+	ChangeSet  *ChangeSetSummary `json:"changeSet"`
+	UserErrors []Problem         `json:"userErrors"`
+}
+
+// GetChangeSet returns RebaseChangeSetRebaseChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
+func (v *RebaseChangeSetRebaseChangeSetChangeSetPayload) GetChangeSet() *ChangeSetSummary {
+	return v.ChangeSet
+}
+
+// GetUserErrors returns RebaseChangeSetRebaseChangeSetChangeSetPayload.UserErrors, and is useful for accessing the field via an interface.
+func (v *RebaseChangeSetRebaseChangeSetChangeSetPayload) GetUserErrors() []Problem {
+	return v.UserErrors
+}
+
+// RebaseChangeSetResponse is returned by RebaseChangeSet on success.
+type RebaseChangeSetResponse struct {
+	// Takes what each change replaces as the project is now (after a refused apply, once previewed again); a submitted or approved set is submitted again.
+	RebaseChangeSet RebaseChangeSetRebaseChangeSetChangeSetPayload `json:"rebaseChangeSet"`
+}
+
+// GetRebaseChangeSet returns RebaseChangeSetResponse.RebaseChangeSet, and is useful for accessing the field via an interface.
+func (v *RebaseChangeSetResponse) GetRebaseChangeSet() RebaseChangeSetRebaseChangeSetChangeSetPayload {
+	return v.RebaseChangeSet
+}
+
 // RedeployRedeployDeploymentPayload includes the requested fields of the GraphQL type DeploymentPayload.
 type RedeployRedeployDeploymentPayload struct {
 	Deployment *DeploymentSummary `json:"deployment"`
@@ -3581,6 +5363,33 @@ type RedeployResponse struct {
 
 // GetRedeploy returns RedeployResponse.Redeploy, and is useful for accessing the field via an interface.
 func (v *RedeployResponse) GetRedeploy() RedeployRedeployDeploymentPayload { return v.Redeploy }
+
+// RejectChangeSetRejectChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+type RejectChangeSetRejectChangeSetChangeSetPayload struct {
+	ChangeSet  *ChangeSetSummary `json:"changeSet"`
+	UserErrors []Problem         `json:"userErrors"`
+}
+
+// GetChangeSet returns RejectChangeSetRejectChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
+func (v *RejectChangeSetRejectChangeSetChangeSetPayload) GetChangeSet() *ChangeSetSummary {
+	return v.ChangeSet
+}
+
+// GetUserErrors returns RejectChangeSetRejectChangeSetChangeSetPayload.UserErrors, and is useful for accessing the field via an interface.
+func (v *RejectChangeSetRejectChangeSetChangeSetPayload) GetUserErrors() []Problem {
+	return v.UserErrors
+}
+
+// RejectChangeSetResponse is returned by RejectChangeSet on success.
+type RejectChangeSetResponse struct {
+	// Rejects a submitted change set: it changes nothing.
+	RejectChangeSet RejectChangeSetRejectChangeSetChangeSetPayload `json:"rejectChangeSet"`
+}
+
+// GetRejectChangeSet returns RejectChangeSetResponse.RejectChangeSet, and is useful for accessing the field via an interface.
+func (v *RejectChangeSetResponse) GetRejectChangeSet() RejectChangeSetRejectChangeSetChangeSetPayload {
+	return v.RejectChangeSet
+}
 
 // RejectRejectDeploymentDeploymentPayload includes the requested fields of the GraphQL type DeploymentPayload.
 type RejectRejectDeploymentDeploymentPayload struct {
@@ -4315,6 +6124,1518 @@ func (v *RollbackRollbackDeploymentPayload) GetDeployment() *DeploymentSummary {
 // GetUserErrors returns RollbackRollbackDeploymentPayload.UserErrors, and is useful for accessing the field via an interface.
 func (v *RollbackRollbackDeploymentPayload) GetUserErrors() []Problem { return v.UserErrors }
 
+// ScopeVariablesNode includes the requested fields of the GraphQL interface Node.
+//
+// ScopeVariablesNode is implemented by the following types:
+// ScopeVariablesNodeApiToken
+// ScopeVariablesNodeAuditEvent
+// ScopeVariablesNodeBuild
+// ScopeVariablesNodeChangeSet
+// ScopeVariablesNodeCluster
+// ScopeVariablesNodeCommand
+// ScopeVariablesNodeConnectToken
+// ScopeVariablesNodeDeployment
+// ScopeVariablesNodeEnvironment
+// ScopeVariablesNodeMember
+// ScopeVariablesNodeNamespaceTarget
+// ScopeVariablesNodeProject
+// ScopeVariablesNodeProjectMember
+// ScopeVariablesNodeRelease
+// ScopeVariablesNodeService
+// ScopeVariablesNodeTenant
+// ScopeVariablesNodeUser
+// ScopeVariablesNodeVariable
+// ScopeVariablesNodeWebhook
+// ScopeVariablesNodeWebhookDelivery
+// ScopeVariablesNodeWebhookEndpoint
+// ScopeVariablesNodeWebhookMessage
+type ScopeVariablesNode interface {
+	implementsGraphQLInterfaceScopeVariablesNode()
+	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
+	GetTypename() *string
+}
+
+func (v *ScopeVariablesNodeApiToken) implementsGraphQLInterfaceScopeVariablesNode()        {}
+func (v *ScopeVariablesNodeAuditEvent) implementsGraphQLInterfaceScopeVariablesNode()      {}
+func (v *ScopeVariablesNodeBuild) implementsGraphQLInterfaceScopeVariablesNode()           {}
+func (v *ScopeVariablesNodeChangeSet) implementsGraphQLInterfaceScopeVariablesNode()       {}
+func (v *ScopeVariablesNodeCluster) implementsGraphQLInterfaceScopeVariablesNode()         {}
+func (v *ScopeVariablesNodeCommand) implementsGraphQLInterfaceScopeVariablesNode()         {}
+func (v *ScopeVariablesNodeConnectToken) implementsGraphQLInterfaceScopeVariablesNode()    {}
+func (v *ScopeVariablesNodeDeployment) implementsGraphQLInterfaceScopeVariablesNode()      {}
+func (v *ScopeVariablesNodeEnvironment) implementsGraphQLInterfaceScopeVariablesNode()     {}
+func (v *ScopeVariablesNodeMember) implementsGraphQLInterfaceScopeVariablesNode()          {}
+func (v *ScopeVariablesNodeNamespaceTarget) implementsGraphQLInterfaceScopeVariablesNode() {}
+func (v *ScopeVariablesNodeProject) implementsGraphQLInterfaceScopeVariablesNode()         {}
+func (v *ScopeVariablesNodeProjectMember) implementsGraphQLInterfaceScopeVariablesNode()   {}
+func (v *ScopeVariablesNodeRelease) implementsGraphQLInterfaceScopeVariablesNode()         {}
+func (v *ScopeVariablesNodeService) implementsGraphQLInterfaceScopeVariablesNode()         {}
+func (v *ScopeVariablesNodeTenant) implementsGraphQLInterfaceScopeVariablesNode()          {}
+func (v *ScopeVariablesNodeUser) implementsGraphQLInterfaceScopeVariablesNode()            {}
+func (v *ScopeVariablesNodeVariable) implementsGraphQLInterfaceScopeVariablesNode()        {}
+func (v *ScopeVariablesNodeWebhook) implementsGraphQLInterfaceScopeVariablesNode()         {}
+func (v *ScopeVariablesNodeWebhookDelivery) implementsGraphQLInterfaceScopeVariablesNode() {}
+func (v *ScopeVariablesNodeWebhookEndpoint) implementsGraphQLInterfaceScopeVariablesNode() {}
+func (v *ScopeVariablesNodeWebhookMessage) implementsGraphQLInterfaceScopeVariablesNode()  {}
+
+func __unmarshalScopeVariablesNode(b []byte, v *ScopeVariablesNode) error {
+	if string(b) == "null" {
+		return nil
+	}
+
+	var tn struct {
+		TypeName string `json:"__typename"`
+	}
+	err := json.Unmarshal(b, &tn)
+	if err != nil {
+		return err
+	}
+
+	switch tn.TypeName {
+	case "ApiToken":
+		*v = new(ScopeVariablesNodeApiToken)
+		return json.Unmarshal(b, *v)
+	case "AuditEvent":
+		*v = new(ScopeVariablesNodeAuditEvent)
+		return json.Unmarshal(b, *v)
+	case "Build":
+		*v = new(ScopeVariablesNodeBuild)
+		return json.Unmarshal(b, *v)
+	case "ChangeSet":
+		*v = new(ScopeVariablesNodeChangeSet)
+		return json.Unmarshal(b, *v)
+	case "Cluster":
+		*v = new(ScopeVariablesNodeCluster)
+		return json.Unmarshal(b, *v)
+	case "Command":
+		*v = new(ScopeVariablesNodeCommand)
+		return json.Unmarshal(b, *v)
+	case "ConnectToken":
+		*v = new(ScopeVariablesNodeConnectToken)
+		return json.Unmarshal(b, *v)
+	case "Deployment":
+		*v = new(ScopeVariablesNodeDeployment)
+		return json.Unmarshal(b, *v)
+	case "Environment":
+		*v = new(ScopeVariablesNodeEnvironment)
+		return json.Unmarshal(b, *v)
+	case "Member":
+		*v = new(ScopeVariablesNodeMember)
+		return json.Unmarshal(b, *v)
+	case "NamespaceTarget":
+		*v = new(ScopeVariablesNodeNamespaceTarget)
+		return json.Unmarshal(b, *v)
+	case "Project":
+		*v = new(ScopeVariablesNodeProject)
+		return json.Unmarshal(b, *v)
+	case "ProjectMember":
+		*v = new(ScopeVariablesNodeProjectMember)
+		return json.Unmarshal(b, *v)
+	case "Release":
+		*v = new(ScopeVariablesNodeRelease)
+		return json.Unmarshal(b, *v)
+	case "Service":
+		*v = new(ScopeVariablesNodeService)
+		return json.Unmarshal(b, *v)
+	case "Tenant":
+		*v = new(ScopeVariablesNodeTenant)
+		return json.Unmarshal(b, *v)
+	case "User":
+		*v = new(ScopeVariablesNodeUser)
+		return json.Unmarshal(b, *v)
+	case "Variable":
+		*v = new(ScopeVariablesNodeVariable)
+		return json.Unmarshal(b, *v)
+	case "Webhook":
+		*v = new(ScopeVariablesNodeWebhook)
+		return json.Unmarshal(b, *v)
+	case "WebhookDelivery":
+		*v = new(ScopeVariablesNodeWebhookDelivery)
+		return json.Unmarshal(b, *v)
+	case "WebhookEndpoint":
+		*v = new(ScopeVariablesNodeWebhookEndpoint)
+		return json.Unmarshal(b, *v)
+	case "WebhookMessage":
+		*v = new(ScopeVariablesNodeWebhookMessage)
+		return json.Unmarshal(b, *v)
+	case "":
+		return fmt.Errorf(
+			"response was missing Node.__typename")
+	default:
+		return fmt.Errorf(
+			`unexpected concrete type for ScopeVariablesNode: "%v"`, tn.TypeName)
+	}
+}
+
+func __marshalScopeVariablesNode(v *ScopeVariablesNode) ([]byte, error) {
+
+	var typename string
+	switch v := (*v).(type) {
+	case *ScopeVariablesNodeApiToken:
+		typename = "ApiToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeApiToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeAuditEvent:
+		typename = "AuditEvent"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeAuditEvent
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeBuild:
+		typename = "Build"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeBuild
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeChangeSet:
+		typename = "ChangeSet"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeChangeSet
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeCluster:
+		typename = "Cluster"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeCluster
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeCommand:
+		typename = "Command"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeCommand
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeConnectToken:
+		typename = "ConnectToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeConnectToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeDeployment:
+		typename = "Deployment"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeDeployment
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeEnvironment:
+		typename = "Environment"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeEnvironment
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeMember:
+		typename = "Member"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeMember
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeNamespaceTarget:
+		typename = "NamespaceTarget"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeNamespaceTarget
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeProject:
+		typename = "Project"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeProject
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeProjectMember:
+		typename = "ProjectMember"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeProjectMember
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeRelease:
+		typename = "Release"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeRelease
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeService:
+		typename = "Service"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeService
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeTenant:
+		typename = "Tenant"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeTenant
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeUser:
+		typename = "User"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeUser
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeVariable:
+		typename = "Variable"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeVariable
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeWebhook:
+		typename = "Webhook"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeWebhook
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeWebhookDelivery:
+		typename = "WebhookDelivery"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeWebhookDelivery
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeWebhookEndpoint:
+		typename = "WebhookEndpoint"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeWebhookEndpoint
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeWebhookMessage:
+		typename = "WebhookMessage"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeWebhookMessage
+		}{typename, v}
+		return json.Marshal(result)
+	case nil:
+		return []byte("null"), nil
+	default:
+		return nil, fmt.Errorf(
+			`unexpected concrete type for ScopeVariablesNode: "%T"`, v)
+	}
+}
+
+// ScopeVariablesNodeApiToken includes the requested fields of the GraphQL type ApiToken.
+type ScopeVariablesNodeApiToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeApiToken.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeApiToken) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeAuditEvent includes the requested fields of the GraphQL type AuditEvent.
+type ScopeVariablesNodeAuditEvent struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeAuditEvent.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeAuditEvent) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeBuild includes the requested fields of the GraphQL type Build.
+// The GraphQL type's documentation follows.
+//
+// An image built from a commit of a Git service, for one environment: it runs on that environment's cluster.
+type ScopeVariablesNodeBuild struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeBuild.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeBuild) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeChangeSet includes the requested fields of the GraphQL type ChangeSet.
+// The GraphQL type's documentation follows.
+//
+// Several changes to one project — variables, secrets, processes, domains, image deploys, across services and environments — grouped into one reviewable unit, as a pull request is for code. Opened, changed, previewed, submitted, decided on by another project manager, applied in one transaction.
+type ScopeVariablesNodeChangeSet struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeChangeSet.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeChangeSet) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeCluster includes the requested fields of the GraphQL type Cluster.
+type ScopeVariablesNodeCluster struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeCluster.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeCluster) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeCommand includes the requested fields of the GraphQL type Command.
+// The GraphQL type's documentation follows.
+//
+// An operation queued for a cluster's agent. Nothing queued is lost while the cluster is disconnected.
+type ScopeVariablesNodeCommand struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeCommand.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeCommand) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeConnectToken includes the requested fields of the GraphQL type ConnectToken.
+// The GraphQL type's documentation follows.
+//
+// A token a cluster's agent connects with. Only its prefix is ever shown.
+type ScopeVariablesNodeConnectToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeConnectToken.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeConnectToken) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeDeployment includes the requested fields of the GraphQL type Deployment.
+type ScopeVariablesNodeDeployment struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeDeployment.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeDeployment) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeEnvironment includes the requested fields of the GraphQL type Environment.
+type ScopeVariablesNodeEnvironment struct {
+	Typename *string `json:"__typename"`
+	// The variables set at this environment's scope.
+	Variables []ScopeVariablesNodeEnvironmentVariablesVariable `json:"variables"`
+}
+
+// GetTypename returns ScopeVariablesNodeEnvironment.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeEnvironment) GetTypename() *string { return v.Typename }
+
+// GetVariables returns ScopeVariablesNodeEnvironment.Variables, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeEnvironment) GetVariables() []ScopeVariablesNodeEnvironmentVariablesVariable {
+	return v.Variables
+}
+
+// ScopeVariablesNodeEnvironmentVariablesVariable includes the requested fields of the GraphQL type Variable.
+// The GraphQL type's documentation follows.
+//
+// A variable at project, environment or service scope; the narrower scope
+// overrides. A secret's value is sealed at rest and never returned.
+type ScopeVariablesNodeEnvironmentVariablesVariable struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns ScopeVariablesNodeEnvironmentVariablesVariable.Id, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeEnvironmentVariablesVariable) GetId() string { return v.Id }
+
+// GetName returns ScopeVariablesNodeEnvironmentVariablesVariable.Name, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeEnvironmentVariablesVariable) GetName() string { return v.Name }
+
+// ScopeVariablesNodeMember includes the requested fields of the GraphQL type Member.
+type ScopeVariablesNodeMember struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeMember.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeMember) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeNamespaceTarget includes the requested fields of the GraphQL type NamespaceTarget.
+// The GraphQL type's documentation follows.
+//
+// An administrator-defined namespace on a cluster, with labels of its own.
+type ScopeVariablesNodeNamespaceTarget struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeNamespaceTarget.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeNamespaceTarget) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeProject includes the requested fields of the GraphQL type Project.
+type ScopeVariablesNodeProject struct {
+	Typename *string `json:"__typename"`
+	// The variables set at project scope.
+	Variables []ScopeVariablesNodeProjectVariablesVariable `json:"variables"`
+}
+
+// GetTypename returns ScopeVariablesNodeProject.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeProject) GetTypename() *string { return v.Typename }
+
+// GetVariables returns ScopeVariablesNodeProject.Variables, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeProject) GetVariables() []ScopeVariablesNodeProjectVariablesVariable {
+	return v.Variables
+}
+
+// ScopeVariablesNodeProjectMember includes the requested fields of the GraphQL type ProjectMember.
+type ScopeVariablesNodeProjectMember struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeProjectMember.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeProjectMember) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeProjectVariablesVariable includes the requested fields of the GraphQL type Variable.
+// The GraphQL type's documentation follows.
+//
+// A variable at project, environment or service scope; the narrower scope
+// overrides. A secret's value is sealed at rest and never returned.
+type ScopeVariablesNodeProjectVariablesVariable struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns ScopeVariablesNodeProjectVariablesVariable.Id, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeProjectVariablesVariable) GetId() string { return v.Id }
+
+// GetName returns ScopeVariablesNodeProjectVariablesVariable.Name, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeProjectVariablesVariable) GetName() string { return v.Name }
+
+// ScopeVariablesNodeRelease includes the requested fields of the GraphQL type Release.
+// The GraphQL type's documentation follows.
+//
+// An immutable image digest plus the configuration frozen when it was created:
+// the service's processes and domains, and the variables in force for the
+// service in the environment (secrets by the version of their value). A cluster
+// runs what the release in force says; a change of configuration makes a new
+// release, deployed like any other, and rolling back to a release runs its image
+// and its configuration.
+type ScopeVariablesNodeRelease struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeRelease.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeRelease) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeService includes the requested fields of the GraphQL type Service.
+type ScopeVariablesNodeService struct {
+	Typename *string `json:"__typename"`
+	// The variables set at this service's scope.
+	Variables []ScopeVariablesNodeServiceVariablesVariable `json:"variables"`
+}
+
+// GetTypename returns ScopeVariablesNodeService.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeService) GetTypename() *string { return v.Typename }
+
+// GetVariables returns ScopeVariablesNodeService.Variables, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeService) GetVariables() []ScopeVariablesNodeServiceVariablesVariable {
+	return v.Variables
+}
+
+// ScopeVariablesNodeServiceVariablesVariable includes the requested fields of the GraphQL type Variable.
+// The GraphQL type's documentation follows.
+//
+// A variable at project, environment or service scope; the narrower scope
+// overrides. A secret's value is sealed at rest and never returned.
+type ScopeVariablesNodeServiceVariablesVariable struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetId returns ScopeVariablesNodeServiceVariablesVariable.Id, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeServiceVariablesVariable) GetId() string { return v.Id }
+
+// GetName returns ScopeVariablesNodeServiceVariablesVariable.Name, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeServiceVariablesVariable) GetName() string { return v.Name }
+
+// ScopeVariablesNodeTenant includes the requested fields of the GraphQL type Tenant.
+type ScopeVariablesNodeTenant struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeTenant.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeTenant) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeUser includes the requested fields of the GraphQL type User.
+type ScopeVariablesNodeUser struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeUser.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeUser) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeVariable includes the requested fields of the GraphQL type Variable.
+// The GraphQL type's documentation follows.
+//
+// A variable at project, environment or service scope; the narrower scope
+// overrides. A secret's value is sealed at rest and never returned.
+type ScopeVariablesNodeVariable struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeVariable.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeVariable) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeWebhook includes the requested fields of the GraphQL type Webhook.
+// The GraphQL type's documentation follows.
+//
+// Receives push webhooks from GitHub, GitLab or Gitea/Forgejo, at its url, signed with its secret (shown only when made or rotated).
+type ScopeVariablesNodeWebhook struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeWebhook.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeWebhook) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeWebhookDelivery includes the requested fields of the GraphQL type WebhookDelivery.
+type ScopeVariablesNodeWebhookDelivery struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeWebhookDelivery.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeWebhookDelivery) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeWebhookEndpoint includes the requested fields of the GraphQL type WebhookEndpoint.
+// The GraphQL type's documentation follows.
+//
+// An outbound webhook: an HTTPS (or HTTP) URL told of events as Standard Webhooks messages (webhook-id,
+// webhook-timestamp, webhook-signature: HMAC-SHA256 with the endpoint's secret, shown only when made or
+// rotated). A tenant's endpoint (tenant admins) is told of every project's events and the clusters';
+// a project's (its project managers) of that project's. docs/webhooks.md has the payloads.
+type ScopeVariablesNodeWebhookEndpoint struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeWebhookEndpoint.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeWebhookEndpoint) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesNodeWebhookMessage includes the requested fields of the GraphQL type WebhookMessage.
+// The GraphQL type's documentation follows.
+//
+// One event for one endpoint: every attempt sends it with the same webhook-id (msg_ and its id), in the endpoint's order.
+type ScopeVariablesNodeWebhookMessage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeWebhookMessage.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeWebhookMessage) GetTypename() *string { return v.Typename }
+
+// ScopeVariablesResponse is returned by ScopeVariables on success.
+type ScopeVariablesResponse struct {
+	// Any object by its global id; null if it does not exist or is not visible to the caller.
+	Node *ScopeVariablesNode `json:"-"`
+}
+
+// GetNode returns ScopeVariablesResponse.Node, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesResponse) GetNode() *ScopeVariablesNode { return v.Node }
+
+func (v *ScopeVariablesResponse) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ScopeVariablesResponse
+		Node json.RawMessage `json:"node"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ScopeVariablesResponse = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.Node
+		src := firstPass.Node
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(ScopeVariablesNode)
+			err = __unmarshalScopeVariablesNode(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal ScopeVariablesResponse.Node: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalScopeVariablesResponse struct {
+	Node json.RawMessage `json:"node"`
+}
+
+func (v *ScopeVariablesResponse) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ScopeVariablesResponse) __premarshalJSON() (*__premarshalScopeVariablesResponse, error) {
+	var retval __premarshalScopeVariablesResponse
+
+	{
+
+		dst := &retval.Node
+		src := v.Node
+		if src != nil {
+			var err error
+			*dst, err = __marshalScopeVariablesNode(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal ScopeVariablesResponse.Node: %w", err)
+			}
+		}
+	}
+	return &retval, nil
+}
+
+// SetVariableInChangeSetResponse is returned by SetVariableInChangeSet on success.
+type SetVariableInChangeSetResponse struct {
+	// Sets a variable at project scope, or at an environment's or a service's. A secret is sealed. With changeSetId, adds the change to that change set instead; a change that would reach a protected environment becomes a change set of one, awaiting approval (the payload's changeSet).
+	SetVariable SetVariableInChangeSetSetVariableSetVariablePayload `json:"setVariable"`
+}
+
+// GetSetVariable returns SetVariableInChangeSetResponse.SetVariable, and is useful for accessing the field via an interface.
+func (v *SetVariableInChangeSetResponse) GetSetVariable() SetVariableInChangeSetSetVariableSetVariablePayload {
+	return v.SetVariable
+}
+
+// SetVariableInChangeSetSetVariableSetVariablePayload includes the requested fields of the GraphQL type SetVariablePayload.
+type SetVariableInChangeSetSetVariableSetVariablePayload struct {
+	// The change set the change went to: the one given, or a change set of one awaiting approval when the change reaches a protected environment.
+	ChangeSet  *ChangeSetSummary `json:"changeSet"`
+	UserErrors []Problem         `json:"userErrors"`
+}
+
+// GetChangeSet returns SetVariableInChangeSetSetVariableSetVariablePayload.ChangeSet, and is useful for accessing the field via an interface.
+func (v *SetVariableInChangeSetSetVariableSetVariablePayload) GetChangeSet() *ChangeSetSummary {
+	return v.ChangeSet
+}
+
+// GetUserErrors returns SetVariableInChangeSetSetVariableSetVariablePayload.UserErrors, and is useful for accessing the field via an interface.
+func (v *SetVariableInChangeSetSetVariableSetVariablePayload) GetUserErrors() []Problem {
+	return v.UserErrors
+}
+
+// ShowChangeSetNode includes the requested fields of the GraphQL interface Node.
+//
+// ShowChangeSetNode is implemented by the following types:
+// ShowChangeSetNodeApiToken
+// ShowChangeSetNodeAuditEvent
+// ShowChangeSetNodeBuild
+// ShowChangeSetNodeChangeSet
+// ShowChangeSetNodeCluster
+// ShowChangeSetNodeCommand
+// ShowChangeSetNodeConnectToken
+// ShowChangeSetNodeDeployment
+// ShowChangeSetNodeEnvironment
+// ShowChangeSetNodeMember
+// ShowChangeSetNodeNamespaceTarget
+// ShowChangeSetNodeProject
+// ShowChangeSetNodeProjectMember
+// ShowChangeSetNodeRelease
+// ShowChangeSetNodeService
+// ShowChangeSetNodeTenant
+// ShowChangeSetNodeUser
+// ShowChangeSetNodeVariable
+// ShowChangeSetNodeWebhook
+// ShowChangeSetNodeWebhookDelivery
+// ShowChangeSetNodeWebhookEndpoint
+// ShowChangeSetNodeWebhookMessage
+type ShowChangeSetNode interface {
+	implementsGraphQLInterfaceShowChangeSetNode()
+	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
+	GetTypename() *string
+}
+
+func (v *ShowChangeSetNodeApiToken) implementsGraphQLInterfaceShowChangeSetNode()        {}
+func (v *ShowChangeSetNodeAuditEvent) implementsGraphQLInterfaceShowChangeSetNode()      {}
+func (v *ShowChangeSetNodeBuild) implementsGraphQLInterfaceShowChangeSetNode()           {}
+func (v *ShowChangeSetNodeChangeSet) implementsGraphQLInterfaceShowChangeSetNode()       {}
+func (v *ShowChangeSetNodeCluster) implementsGraphQLInterfaceShowChangeSetNode()         {}
+func (v *ShowChangeSetNodeCommand) implementsGraphQLInterfaceShowChangeSetNode()         {}
+func (v *ShowChangeSetNodeConnectToken) implementsGraphQLInterfaceShowChangeSetNode()    {}
+func (v *ShowChangeSetNodeDeployment) implementsGraphQLInterfaceShowChangeSetNode()      {}
+func (v *ShowChangeSetNodeEnvironment) implementsGraphQLInterfaceShowChangeSetNode()     {}
+func (v *ShowChangeSetNodeMember) implementsGraphQLInterfaceShowChangeSetNode()          {}
+func (v *ShowChangeSetNodeNamespaceTarget) implementsGraphQLInterfaceShowChangeSetNode() {}
+func (v *ShowChangeSetNodeProject) implementsGraphQLInterfaceShowChangeSetNode()         {}
+func (v *ShowChangeSetNodeProjectMember) implementsGraphQLInterfaceShowChangeSetNode()   {}
+func (v *ShowChangeSetNodeRelease) implementsGraphQLInterfaceShowChangeSetNode()         {}
+func (v *ShowChangeSetNodeService) implementsGraphQLInterfaceShowChangeSetNode()         {}
+func (v *ShowChangeSetNodeTenant) implementsGraphQLInterfaceShowChangeSetNode()          {}
+func (v *ShowChangeSetNodeUser) implementsGraphQLInterfaceShowChangeSetNode()            {}
+func (v *ShowChangeSetNodeVariable) implementsGraphQLInterfaceShowChangeSetNode()        {}
+func (v *ShowChangeSetNodeWebhook) implementsGraphQLInterfaceShowChangeSetNode()         {}
+func (v *ShowChangeSetNodeWebhookDelivery) implementsGraphQLInterfaceShowChangeSetNode() {}
+func (v *ShowChangeSetNodeWebhookEndpoint) implementsGraphQLInterfaceShowChangeSetNode() {}
+func (v *ShowChangeSetNodeWebhookMessage) implementsGraphQLInterfaceShowChangeSetNode()  {}
+
+func __unmarshalShowChangeSetNode(b []byte, v *ShowChangeSetNode) error {
+	if string(b) == "null" {
+		return nil
+	}
+
+	var tn struct {
+		TypeName string `json:"__typename"`
+	}
+	err := json.Unmarshal(b, &tn)
+	if err != nil {
+		return err
+	}
+
+	switch tn.TypeName {
+	case "ApiToken":
+		*v = new(ShowChangeSetNodeApiToken)
+		return json.Unmarshal(b, *v)
+	case "AuditEvent":
+		*v = new(ShowChangeSetNodeAuditEvent)
+		return json.Unmarshal(b, *v)
+	case "Build":
+		*v = new(ShowChangeSetNodeBuild)
+		return json.Unmarshal(b, *v)
+	case "ChangeSet":
+		*v = new(ShowChangeSetNodeChangeSet)
+		return json.Unmarshal(b, *v)
+	case "Cluster":
+		*v = new(ShowChangeSetNodeCluster)
+		return json.Unmarshal(b, *v)
+	case "Command":
+		*v = new(ShowChangeSetNodeCommand)
+		return json.Unmarshal(b, *v)
+	case "ConnectToken":
+		*v = new(ShowChangeSetNodeConnectToken)
+		return json.Unmarshal(b, *v)
+	case "Deployment":
+		*v = new(ShowChangeSetNodeDeployment)
+		return json.Unmarshal(b, *v)
+	case "Environment":
+		*v = new(ShowChangeSetNodeEnvironment)
+		return json.Unmarshal(b, *v)
+	case "Member":
+		*v = new(ShowChangeSetNodeMember)
+		return json.Unmarshal(b, *v)
+	case "NamespaceTarget":
+		*v = new(ShowChangeSetNodeNamespaceTarget)
+		return json.Unmarshal(b, *v)
+	case "Project":
+		*v = new(ShowChangeSetNodeProject)
+		return json.Unmarshal(b, *v)
+	case "ProjectMember":
+		*v = new(ShowChangeSetNodeProjectMember)
+		return json.Unmarshal(b, *v)
+	case "Release":
+		*v = new(ShowChangeSetNodeRelease)
+		return json.Unmarshal(b, *v)
+	case "Service":
+		*v = new(ShowChangeSetNodeService)
+		return json.Unmarshal(b, *v)
+	case "Tenant":
+		*v = new(ShowChangeSetNodeTenant)
+		return json.Unmarshal(b, *v)
+	case "User":
+		*v = new(ShowChangeSetNodeUser)
+		return json.Unmarshal(b, *v)
+	case "Variable":
+		*v = new(ShowChangeSetNodeVariable)
+		return json.Unmarshal(b, *v)
+	case "Webhook":
+		*v = new(ShowChangeSetNodeWebhook)
+		return json.Unmarshal(b, *v)
+	case "WebhookDelivery":
+		*v = new(ShowChangeSetNodeWebhookDelivery)
+		return json.Unmarshal(b, *v)
+	case "WebhookEndpoint":
+		*v = new(ShowChangeSetNodeWebhookEndpoint)
+		return json.Unmarshal(b, *v)
+	case "WebhookMessage":
+		*v = new(ShowChangeSetNodeWebhookMessage)
+		return json.Unmarshal(b, *v)
+	case "":
+		return fmt.Errorf(
+			"response was missing Node.__typename")
+	default:
+		return fmt.Errorf(
+			`unexpected concrete type for ShowChangeSetNode: "%v"`, tn.TypeName)
+	}
+}
+
+func __marshalShowChangeSetNode(v *ShowChangeSetNode) ([]byte, error) {
+
+	var typename string
+	switch v := (*v).(type) {
+	case *ShowChangeSetNodeApiToken:
+		typename = "ApiToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeApiToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeAuditEvent:
+		typename = "AuditEvent"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeAuditEvent
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeBuild:
+		typename = "Build"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeBuild
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeChangeSet:
+		typename = "ChangeSet"
+
+		premarshaled, err := v.__premarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		result := struct {
+			TypeName string `json:"__typename"`
+			*__premarshalShowChangeSetNodeChangeSet
+		}{typename, premarshaled}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeCluster:
+		typename = "Cluster"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeCluster
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeCommand:
+		typename = "Command"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeCommand
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeConnectToken:
+		typename = "ConnectToken"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeConnectToken
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeDeployment:
+		typename = "Deployment"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeDeployment
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeEnvironment:
+		typename = "Environment"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeEnvironment
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeMember:
+		typename = "Member"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeMember
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeNamespaceTarget:
+		typename = "NamespaceTarget"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeNamespaceTarget
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeProject:
+		typename = "Project"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeProject
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeProjectMember:
+		typename = "ProjectMember"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeProjectMember
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeRelease:
+		typename = "Release"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeRelease
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeService:
+		typename = "Service"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeService
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeTenant:
+		typename = "Tenant"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeTenant
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeUser:
+		typename = "User"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeUser
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeVariable:
+		typename = "Variable"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeVariable
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeWebhook:
+		typename = "Webhook"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeWebhook
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeWebhookDelivery:
+		typename = "WebhookDelivery"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeWebhookDelivery
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeWebhookEndpoint:
+		typename = "WebhookEndpoint"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeWebhookEndpoint
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeWebhookMessage:
+		typename = "WebhookMessage"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeWebhookMessage
+		}{typename, v}
+		return json.Marshal(result)
+	case nil:
+		return []byte("null"), nil
+	default:
+		return nil, fmt.Errorf(
+			`unexpected concrete type for ShowChangeSetNode: "%T"`, v)
+	}
+}
+
+// ShowChangeSetNodeApiToken includes the requested fields of the GraphQL type ApiToken.
+type ShowChangeSetNodeApiToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeApiToken.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeApiToken) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeAuditEvent includes the requested fields of the GraphQL type AuditEvent.
+type ShowChangeSetNodeAuditEvent struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeAuditEvent.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeAuditEvent) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeBuild includes the requested fields of the GraphQL type Build.
+// The GraphQL type's documentation follows.
+//
+// An image built from a commit of a Git service, for one environment: it runs on that environment's cluster.
+type ShowChangeSetNodeBuild struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeBuild.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeBuild) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeChangeSet includes the requested fields of the GraphQL type ChangeSet.
+// The GraphQL type's documentation follows.
+//
+// Several changes to one project — variables, secrets, processes, domains, image deploys, across services and environments — grouped into one reviewable unit, as a pull request is for code. Opened, changed, previewed, submitted, decided on by another project manager, applied in one transaction.
+type ShowChangeSetNodeChangeSet struct {
+	Typename        *string `json:"__typename"`
+	ChangeSetDetail `json:"-"`
+}
+
+// GetTypename returns ShowChangeSetNodeChangeSet.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetTypename() *string { return v.Typename }
+
+// GetId returns ShowChangeSetNodeChangeSet.Id, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetId() string { return v.ChangeSetDetail.Id }
+
+// GetNumber returns ShowChangeSetNodeChangeSet.Number, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetNumber() int { return v.ChangeSetDetail.Number }
+
+// GetTitle returns ShowChangeSetNodeChangeSet.Title, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetTitle() string { return v.ChangeSetDetail.Title }
+
+// GetState returns ShowChangeSetNodeChangeSet.State, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetState() ChangeSetState { return v.ChangeSetDetail.State }
+
+// GetDirect returns ShowChangeSetNodeChangeSet.Direct, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetDirect() bool { return v.ChangeSetDetail.Direct }
+
+// GetCreatedAt returns ShowChangeSetNodeChangeSet.CreatedAt, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetCreatedAt() time.Time { return v.ChangeSetDetail.CreatedAt }
+
+// GetUpdatedAt returns ShowChangeSetNodeChangeSet.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetUpdatedAt() time.Time { return v.ChangeSetDetail.UpdatedAt }
+
+// GetSubmittedAt returns ShowChangeSetNodeChangeSet.SubmittedAt, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetSubmittedAt() *time.Time {
+	return v.ChangeSetDetail.SubmittedAt
+}
+
+// GetExpiresAt returns ShowChangeSetNodeChangeSet.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetExpiresAt() *time.Time { return v.ChangeSetDetail.ExpiresAt }
+
+// GetDecidedAt returns ShowChangeSetNodeChangeSet.DecidedAt, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetDecidedAt() *time.Time { return v.ChangeSetDetail.DecidedAt }
+
+// GetAppliedAt returns ShowChangeSetNodeChangeSet.AppliedAt, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetAppliedAt() *time.Time { return v.ChangeSetDetail.AppliedAt }
+
+// GetProject returns ShowChangeSetNodeChangeSet.Project, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetProject() ChangeSetDetailProject {
+	return v.ChangeSetDetail.Project
+}
+
+// GetAuthor returns ShowChangeSetNodeChangeSet.Author, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetAuthor() *ChangeSetDetailAuthorUser {
+	return v.ChangeSetDetail.Author
+}
+
+// GetDecidedBy returns ShowChangeSetNodeChangeSet.DecidedBy, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetDecidedBy() *ChangeSetDetailDecidedByUser {
+	return v.ChangeSetDetail.DecidedBy
+}
+
+// GetAppliedBy returns ShowChangeSetNodeChangeSet.AppliedBy, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetAppliedBy() *ChangeSetDetailAppliedByUser {
+	return v.ChangeSetDetail.AppliedBy
+}
+
+// GetChanges returns ShowChangeSetNodeChangeSet.Changes, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetChanges() []ChangeSetDetailChangesChangeSetChange {
+	return v.ChangeSetDetail.Changes
+}
+
+// GetComments returns ShowChangeSetNodeChangeSet.Comments, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetComments() []ChangeSetDetailCommentsChangeSetComment {
+	return v.ChangeSetDetail.Comments
+}
+
+// GetDeployments returns ShowChangeSetNodeChangeSet.Deployments, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeChangeSet) GetDeployments() []ChangeSetDetailDeploymentsDeployment {
+	return v.ChangeSetDetail.Deployments
+}
+
+func (v *ShowChangeSetNodeChangeSet) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ShowChangeSetNodeChangeSet
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ShowChangeSetNodeChangeSet = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ChangeSetDetail)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalShowChangeSetNodeChangeSet struct {
+	Typename *string `json:"__typename"`
+
+	Id string `json:"id"`
+
+	Number int `json:"number"`
+
+	Title string `json:"title"`
+
+	State ChangeSetState `json:"state"`
+
+	Direct bool `json:"direct"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	SubmittedAt *time.Time `json:"submittedAt"`
+
+	ExpiresAt *time.Time `json:"expiresAt"`
+
+	DecidedAt *time.Time `json:"decidedAt"`
+
+	AppliedAt *time.Time `json:"appliedAt"`
+
+	Project ChangeSetDetailProject `json:"project"`
+
+	Author *ChangeSetDetailAuthorUser `json:"author"`
+
+	DecidedBy *ChangeSetDetailDecidedByUser `json:"decidedBy"`
+
+	AppliedBy *ChangeSetDetailAppliedByUser `json:"appliedBy"`
+
+	Changes []ChangeSetDetailChangesChangeSetChange `json:"changes"`
+
+	Comments []ChangeSetDetailCommentsChangeSetComment `json:"comments"`
+
+	Deployments []ChangeSetDetailDeploymentsDeployment `json:"deployments"`
+}
+
+func (v *ShowChangeSetNodeChangeSet) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ShowChangeSetNodeChangeSet) __premarshalJSON() (*__premarshalShowChangeSetNodeChangeSet, error) {
+	var retval __premarshalShowChangeSetNodeChangeSet
+
+	retval.Typename = v.Typename
+	retval.Id = v.ChangeSetDetail.Id
+	retval.Number = v.ChangeSetDetail.Number
+	retval.Title = v.ChangeSetDetail.Title
+	retval.State = v.ChangeSetDetail.State
+	retval.Direct = v.ChangeSetDetail.Direct
+	retval.CreatedAt = v.ChangeSetDetail.CreatedAt
+	retval.UpdatedAt = v.ChangeSetDetail.UpdatedAt
+	retval.SubmittedAt = v.ChangeSetDetail.SubmittedAt
+	retval.ExpiresAt = v.ChangeSetDetail.ExpiresAt
+	retval.DecidedAt = v.ChangeSetDetail.DecidedAt
+	retval.AppliedAt = v.ChangeSetDetail.AppliedAt
+	retval.Project = v.ChangeSetDetail.Project
+	retval.Author = v.ChangeSetDetail.Author
+	retval.DecidedBy = v.ChangeSetDetail.DecidedBy
+	retval.AppliedBy = v.ChangeSetDetail.AppliedBy
+	retval.Changes = v.ChangeSetDetail.Changes
+	retval.Comments = v.ChangeSetDetail.Comments
+	retval.Deployments = v.ChangeSetDetail.Deployments
+	return &retval, nil
+}
+
+// ShowChangeSetNodeCluster includes the requested fields of the GraphQL type Cluster.
+type ShowChangeSetNodeCluster struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeCluster.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeCluster) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeCommand includes the requested fields of the GraphQL type Command.
+// The GraphQL type's documentation follows.
+//
+// An operation queued for a cluster's agent. Nothing queued is lost while the cluster is disconnected.
+type ShowChangeSetNodeCommand struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeCommand.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeCommand) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeConnectToken includes the requested fields of the GraphQL type ConnectToken.
+// The GraphQL type's documentation follows.
+//
+// A token a cluster's agent connects with. Only its prefix is ever shown.
+type ShowChangeSetNodeConnectToken struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeConnectToken.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeConnectToken) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeDeployment includes the requested fields of the GraphQL type Deployment.
+type ShowChangeSetNodeDeployment struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeDeployment.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeDeployment) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeEnvironment includes the requested fields of the GraphQL type Environment.
+type ShowChangeSetNodeEnvironment struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeEnvironment.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeEnvironment) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeMember includes the requested fields of the GraphQL type Member.
+type ShowChangeSetNodeMember struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeMember.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeMember) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeNamespaceTarget includes the requested fields of the GraphQL type NamespaceTarget.
+// The GraphQL type's documentation follows.
+//
+// An administrator-defined namespace on a cluster, with labels of its own.
+type ShowChangeSetNodeNamespaceTarget struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeNamespaceTarget.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeNamespaceTarget) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeProject includes the requested fields of the GraphQL type Project.
+type ShowChangeSetNodeProject struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeProject.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeProject) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeProjectMember includes the requested fields of the GraphQL type ProjectMember.
+type ShowChangeSetNodeProjectMember struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeProjectMember.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeProjectMember) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeRelease includes the requested fields of the GraphQL type Release.
+// The GraphQL type's documentation follows.
+//
+// An immutable image digest plus the configuration frozen when it was created:
+// the service's processes and domains, and the variables in force for the
+// service in the environment (secrets by the version of their value). A cluster
+// runs what the release in force says; a change of configuration makes a new
+// release, deployed like any other, and rolling back to a release runs its image
+// and its configuration.
+type ShowChangeSetNodeRelease struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeRelease.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeRelease) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeService includes the requested fields of the GraphQL type Service.
+type ShowChangeSetNodeService struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeService.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeService) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeTenant includes the requested fields of the GraphQL type Tenant.
+type ShowChangeSetNodeTenant struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeTenant.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeTenant) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeUser includes the requested fields of the GraphQL type User.
+type ShowChangeSetNodeUser struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeUser.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeUser) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeVariable includes the requested fields of the GraphQL type Variable.
+// The GraphQL type's documentation follows.
+//
+// A variable at project, environment or service scope; the narrower scope
+// overrides. A secret's value is sealed at rest and never returned.
+type ShowChangeSetNodeVariable struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeVariable.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeVariable) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeWebhook includes the requested fields of the GraphQL type Webhook.
+// The GraphQL type's documentation follows.
+//
+// Receives push webhooks from GitHub, GitLab or Gitea/Forgejo, at its url, signed with its secret (shown only when made or rotated).
+type ShowChangeSetNodeWebhook struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeWebhook.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeWebhook) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeWebhookDelivery includes the requested fields of the GraphQL type WebhookDelivery.
+type ShowChangeSetNodeWebhookDelivery struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeWebhookDelivery.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeWebhookDelivery) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeWebhookEndpoint includes the requested fields of the GraphQL type WebhookEndpoint.
+// The GraphQL type's documentation follows.
+//
+// An outbound webhook: an HTTPS (or HTTP) URL told of events as Standard Webhooks messages (webhook-id,
+// webhook-timestamp, webhook-signature: HMAC-SHA256 with the endpoint's secret, shown only when made or
+// rotated). A tenant's endpoint (tenant admins) is told of every project's events and the clusters';
+// a project's (its project managers) of that project's. docs/webhooks.md has the payloads.
+type ShowChangeSetNodeWebhookEndpoint struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeWebhookEndpoint.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeWebhookEndpoint) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeWebhookMessage includes the requested fields of the GraphQL type WebhookMessage.
+// The GraphQL type's documentation follows.
+//
+// One event for one endpoint: every attempt sends it with the same webhook-id (msg_ and its id), in the endpoint's order.
+type ShowChangeSetNodeWebhookMessage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeWebhookMessage.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeWebhookMessage) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetResponse is returned by ShowChangeSet on success.
+type ShowChangeSetResponse struct {
+	// Any object by its global id; null if it does not exist or is not visible to the caller.
+	Node *ShowChangeSetNode `json:"-"`
+}
+
+// GetNode returns ShowChangeSetResponse.Node, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetResponse) GetNode() *ShowChangeSetNode { return v.Node }
+
+func (v *ShowChangeSetResponse) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ShowChangeSetResponse
+		Node json.RawMessage `json:"node"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ShowChangeSetResponse = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.Node
+		src := firstPass.Node
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(ShowChangeSetNode)
+			err = __unmarshalShowChangeSetNode(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal ShowChangeSetResponse.Node: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalShowChangeSetResponse struct {
+	Node json.RawMessage `json:"node"`
+}
+
+func (v *ShowChangeSetResponse) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ShowChangeSetResponse) __premarshalJSON() (*__premarshalShowChangeSetResponse, error) {
+	var retval __premarshalShowChangeSetResponse
+
+	{
+
+		dst := &retval.Node
+		src := v.Node
+		if src != nil {
+			var err error
+			*dst, err = __marshalShowChangeSetNode(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal ShowChangeSetResponse.Node: %w", err)
+			}
+		}
+	}
+	return &retval, nil
+}
+
 // StatusResponse is returned by Status on success.
 type StatusResponse struct {
 	// The caller: their user, token and tenants.
@@ -4464,6 +7785,33 @@ func (v *StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnection
 	return v.AgentVersion
 }
 
+// SubmitChangeSetResponse is returned by SubmitChangeSet on success.
+type SubmitChangeSetResponse struct {
+	// Asks for a decision: another project manager or tenant admin approves or rejects it within the approval window.
+	SubmitChangeSet SubmitChangeSetSubmitChangeSetChangeSetPayload `json:"submitChangeSet"`
+}
+
+// GetSubmitChangeSet returns SubmitChangeSetResponse.SubmitChangeSet, and is useful for accessing the field via an interface.
+func (v *SubmitChangeSetResponse) GetSubmitChangeSet() SubmitChangeSetSubmitChangeSetChangeSetPayload {
+	return v.SubmitChangeSet
+}
+
+// SubmitChangeSetSubmitChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+type SubmitChangeSetSubmitChangeSetChangeSetPayload struct {
+	ChangeSet  *ChangeSetSummary `json:"changeSet"`
+	UserErrors []Problem         `json:"userErrors"`
+}
+
+// GetChangeSet returns SubmitChangeSetSubmitChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
+func (v *SubmitChangeSetSubmitChangeSetChangeSetPayload) GetChangeSet() *ChangeSetSummary {
+	return v.ChangeSet
+}
+
+// GetUserErrors returns SubmitChangeSetSubmitChangeSetChangeSetPayload.UserErrors, and is useful for accessing the field via an interface.
+func (v *SubmitChangeSetSubmitChangeSetChangeSetPayload) GetUserErrors() []Problem {
+	return v.UserErrors
+}
+
 type TenantRole string
 
 const (
@@ -4476,6 +7824,33 @@ const (
 var AllTenantRole = []TenantRole{
 	TenantRoleAdmin,
 	TenantRoleMember,
+}
+
+// UpdateServiceInChangeSetResponse is returned by UpdateServiceInChangeSet on success.
+type UpdateServiceInChangeSetResponse struct {
+	UpdateService UpdateServiceInChangeSetUpdateServiceUpdateServicePayload `json:"updateService"`
+}
+
+// GetUpdateService returns UpdateServiceInChangeSetResponse.UpdateService, and is useful for accessing the field via an interface.
+func (v *UpdateServiceInChangeSetResponse) GetUpdateService() UpdateServiceInChangeSetUpdateServiceUpdateServicePayload {
+	return v.UpdateService
+}
+
+// UpdateServiceInChangeSetUpdateServiceUpdateServicePayload includes the requested fields of the GraphQL type UpdateServicePayload.
+type UpdateServiceInChangeSetUpdateServiceUpdateServicePayload struct {
+	// As SetVariablePayload.changeSet.
+	ChangeSet  *ChangeSetSummary `json:"changeSet"`
+	UserErrors []Problem         `json:"userErrors"`
+}
+
+// GetChangeSet returns UpdateServiceInChangeSetUpdateServiceUpdateServicePayload.ChangeSet, and is useful for accessing the field via an interface.
+func (v *UpdateServiceInChangeSetUpdateServiceUpdateServicePayload) GetChangeSet() *ChangeSetSummary {
+	return v.ChangeSet
+}
+
+// GetUserErrors returns UpdateServiceInChangeSetUpdateServiceUpdateServicePayload.UserErrors, and is useful for accessing the field via an interface.
+func (v *UpdateServiceInChangeSetUpdateServiceUpdateServicePayload) GetUserErrors() []Problem {
+	return v.UserErrors
 }
 
 // ViewerResponse is returned by Viewer on success.
@@ -4566,6 +7941,26 @@ func (v *ViewerViewerUser) GetEmail() string { return v.Email }
 // GetName returns ViewerViewerUser.Name, and is useful for accessing the field via an interface.
 func (v *ViewerViewerUser) GetName() string { return v.Name }
 
+// __ApplyChangeSetInput is used internally by genqlient
+type __ApplyChangeSetInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __ApplyChangeSetInput.Id, and is useful for accessing the field via an interface.
+func (v *__ApplyChangeSetInput) GetId() string { return v.Id }
+
+// __ApproveChangeSetInput is used internally by genqlient
+type __ApproveChangeSetInput struct {
+	Id      string  `json:"id"`
+	Comment *string `json:"comment"`
+}
+
+// GetId returns __ApproveChangeSetInput.Id, and is useful for accessing the field via an interface.
+func (v *__ApproveChangeSetInput) GetId() string { return v.Id }
+
+// GetComment returns __ApproveChangeSetInput.Comment, and is useful for accessing the field via an interface.
+func (v *__ApproveChangeSetInput) GetComment() *string { return v.Comment }
+
 // __ApproveInput is used internally by genqlient
 type __ApproveInput struct {
 	Id      string  `json:"id"`
@@ -4609,6 +8004,58 @@ func (v *__CancelInput) GetId() string { return v.Id }
 
 // GetReason returns __CancelInput.Reason, and is useful for accessing the field via an interface.
 func (v *__CancelInput) GetReason() *string { return v.Reason }
+
+// __CloseChangeSetInput is used internally by genqlient
+type __CloseChangeSetInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __CloseChangeSetInput.Id, and is useful for accessing the field via an interface.
+func (v *__CloseChangeSetInput) GetId() string { return v.Id }
+
+// __CommentOnChangeSetInput is used internally by genqlient
+type __CommentOnChangeSetInput struct {
+	Id   string `json:"id"`
+	Body string `json:"body"`
+}
+
+// GetId returns __CommentOnChangeSetInput.Id, and is useful for accessing the field via an interface.
+func (v *__CommentOnChangeSetInput) GetId() string { return v.Id }
+
+// GetBody returns __CommentOnChangeSetInput.Body, and is useful for accessing the field via an interface.
+func (v *__CommentOnChangeSetInput) GetBody() string { return v.Body }
+
+// __DeleteVariableInChangeSetInput is used internally by genqlient
+type __DeleteVariableInChangeSetInput struct {
+	Set      string `json:"set"`
+	Variable string `json:"variable"`
+}
+
+// GetSet returns __DeleteVariableInChangeSetInput.Set, and is useful for accessing the field via an interface.
+func (v *__DeleteVariableInChangeSetInput) GetSet() string { return v.Set }
+
+// GetVariable returns __DeleteVariableInChangeSetInput.Variable, and is useful for accessing the field via an interface.
+func (v *__DeleteVariableInChangeSetInput) GetVariable() string { return v.Variable }
+
+// __DeployInChangeSetInput is used internally by genqlient
+type __DeployInChangeSetInput struct {
+	Set         string `json:"set"`
+	Service     string `json:"service"`
+	Environment string `json:"environment"`
+	Digest      string `json:"digest"`
+}
+
+// GetSet returns __DeployInChangeSetInput.Set, and is useful for accessing the field via an interface.
+func (v *__DeployInChangeSetInput) GetSet() string { return v.Set }
+
+// GetService returns __DeployInChangeSetInput.Service, and is useful for accessing the field via an interface.
+func (v *__DeployInChangeSetInput) GetService() string { return v.Service }
+
+// GetEnvironment returns __DeployInChangeSetInput.Environment, and is useful for accessing the field via an interface.
+func (v *__DeployInChangeSetInput) GetEnvironment() string { return v.Environment }
+
+// GetDigest returns __DeployInChangeSetInput.Digest, and is useful for accessing the field via an interface.
+func (v *__DeployInChangeSetInput) GetDigest() string { return v.Digest }
 
 // __DeployInput is used internally by genqlient
 type __DeployInput struct {
@@ -4678,6 +8125,26 @@ func (v *__LogsInput) GetFilter() *LogFilter { return v.Filter }
 // GetLast returns __LogsInput.Last, and is useful for accessing the field via an interface.
 func (v *__LogsInput) GetLast() *int { return v.Last }
 
+// __OpenChangeSetInput is used internally by genqlient
+type __OpenChangeSetInput struct {
+	Project string `json:"project"`
+	Title   string `json:"title"`
+}
+
+// GetProject returns __OpenChangeSetInput.Project, and is useful for accessing the field via an interface.
+func (v *__OpenChangeSetInput) GetProject() string { return v.Project }
+
+// GetTitle returns __OpenChangeSetInput.Title, and is useful for accessing the field via an interface.
+func (v *__OpenChangeSetInput) GetTitle() string { return v.Title }
+
+// __PreviewChangeSetInput is used internally by genqlient
+type __PreviewChangeSetInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __PreviewChangeSetInput.Id, and is useful for accessing the field via an interface.
+func (v *__PreviewChangeSetInput) GetId() string { return v.Id }
+
 // __PreviewDeployInput is used internally by genqlient
 type __PreviewDeployInput struct {
 	Input DeployInput `json:"input"`
@@ -4694,6 +8161,14 @@ type __ProjectTargetsInput struct {
 // GetProject returns __ProjectTargetsInput.Project, and is useful for accessing the field via an interface.
 func (v *__ProjectTargetsInput) GetProject() string { return v.Project }
 
+// __RebaseChangeSetInput is used internally by genqlient
+type __RebaseChangeSetInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __RebaseChangeSetInput.Id, and is useful for accessing the field via an interface.
+func (v *__RebaseChangeSetInput) GetId() string { return v.Id }
+
 // __RedeployInput is used internally by genqlient
 type __RedeployInput struct {
 	Id string `json:"id"`
@@ -4701,6 +8176,18 @@ type __RedeployInput struct {
 
 // GetId returns __RedeployInput.Id, and is useful for accessing the field via an interface.
 func (v *__RedeployInput) GetId() string { return v.Id }
+
+// __RejectChangeSetInput is used internally by genqlient
+type __RejectChangeSetInput struct {
+	Id      string  `json:"id"`
+	Comment *string `json:"comment"`
+}
+
+// GetId returns __RejectChangeSetInput.Id, and is useful for accessing the field via an interface.
+func (v *__RejectChangeSetInput) GetId() string { return v.Id }
+
+// GetComment returns __RejectChangeSetInput.Comment, and is useful for accessing the field via an interface.
+func (v *__RejectChangeSetInput) GetComment() *string { return v.Comment }
 
 // __RejectInput is used internally by genqlient
 type __RejectInput struct {
@@ -4749,6 +8236,156 @@ func (v *__RollbackInput) GetEnvironment() string { return v.Environment }
 
 // GetRelease returns __RollbackInput.Release, and is useful for accessing the field via an interface.
 func (v *__RollbackInput) GetRelease() int { return v.Release }
+
+// __ScopeVariablesInput is used internally by genqlient
+type __ScopeVariablesInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __ScopeVariablesInput.Id, and is useful for accessing the field via an interface.
+func (v *__ScopeVariablesInput) GetId() string { return v.Id }
+
+// __SetVariableInChangeSetInput is used internally by genqlient
+type __SetVariableInChangeSetInput struct {
+	Set         string  `json:"set"`
+	Project     string  `json:"project"`
+	Environment *string `json:"environment,omitempty"`
+	Service     *string `json:"service,omitempty"`
+	Name        string  `json:"name"`
+	Value       string  `json:"value"`
+	Secret      bool    `json:"secret"`
+}
+
+// GetSet returns __SetVariableInChangeSetInput.Set, and is useful for accessing the field via an interface.
+func (v *__SetVariableInChangeSetInput) GetSet() string { return v.Set }
+
+// GetProject returns __SetVariableInChangeSetInput.Project, and is useful for accessing the field via an interface.
+func (v *__SetVariableInChangeSetInput) GetProject() string { return v.Project }
+
+// GetEnvironment returns __SetVariableInChangeSetInput.Environment, and is useful for accessing the field via an interface.
+func (v *__SetVariableInChangeSetInput) GetEnvironment() *string { return v.Environment }
+
+// GetService returns __SetVariableInChangeSetInput.Service, and is useful for accessing the field via an interface.
+func (v *__SetVariableInChangeSetInput) GetService() *string { return v.Service }
+
+// GetName returns __SetVariableInChangeSetInput.Name, and is useful for accessing the field via an interface.
+func (v *__SetVariableInChangeSetInput) GetName() string { return v.Name }
+
+// GetValue returns __SetVariableInChangeSetInput.Value, and is useful for accessing the field via an interface.
+func (v *__SetVariableInChangeSetInput) GetValue() string { return v.Value }
+
+// GetSecret returns __SetVariableInChangeSetInput.Secret, and is useful for accessing the field via an interface.
+func (v *__SetVariableInChangeSetInput) GetSecret() bool { return v.Secret }
+
+// __ShowChangeSetInput is used internally by genqlient
+type __ShowChangeSetInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __ShowChangeSetInput.Id, and is useful for accessing the field via an interface.
+func (v *__ShowChangeSetInput) GetId() string { return v.Id }
+
+// __SubmitChangeSetInput is used internally by genqlient
+type __SubmitChangeSetInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __SubmitChangeSetInput.Id, and is useful for accessing the field via an interface.
+func (v *__SubmitChangeSetInput) GetId() string { return v.Id }
+
+// __UpdateServiceInChangeSetInput is used internally by genqlient
+type __UpdateServiceInChangeSetInput struct {
+	Set       string         `json:"set"`
+	Service   string         `json:"service"`
+	Domains   []DomainInput  `json:"domains"`
+	Processes []ProcessInput `json:"processes"`
+}
+
+// GetSet returns __UpdateServiceInChangeSetInput.Set, and is useful for accessing the field via an interface.
+func (v *__UpdateServiceInChangeSetInput) GetSet() string { return v.Set }
+
+// GetService returns __UpdateServiceInChangeSetInput.Service, and is useful for accessing the field via an interface.
+func (v *__UpdateServiceInChangeSetInput) GetService() string { return v.Service }
+
+// GetDomains returns __UpdateServiceInChangeSetInput.Domains, and is useful for accessing the field via an interface.
+func (v *__UpdateServiceInChangeSetInput) GetDomains() []DomainInput { return v.Domains }
+
+// GetProcesses returns __UpdateServiceInChangeSetInput.Processes, and is useful for accessing the field via an interface.
+func (v *__UpdateServiceInChangeSetInput) GetProcesses() []ProcessInput { return v.Processes }
+
+// The mutation executed by ApplyChangeSet.
+const ApplyChangeSet_Operation = `
+mutation ApplyChangeSet ($id: ID!) {
+	applyChangeSet(input: {changeSetId:$id}) {
+		changeSet {
+			... ChangeSetSummary
+		}
+		userErrors {
+			... Problem
+		}
+	}
+}
+fragment ChangeSetSummary on ChangeSet {
+	id
+	number
+	title
+	state
+	direct
+	expiresAt
+	project {
+		id
+		name
+	}
+	changes {
+		sequence
+		kind
+		summary
+	}
+	deployments {
+		id
+		stage
+		release {
+			number
+			service {
+				name
+			}
+		}
+		environment {
+			name
+		}
+	}
+}
+fragment Problem on UserError {
+	field
+	message
+	code
+}
+`
+
+func ApplyChangeSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *ApplyChangeSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ApplyChangeSet",
+		Query:  ApplyChangeSet_Operation,
+		Variables: &__ApplyChangeSetInput{
+			Id: id,
+		},
+	}
+
+	data_ = &ApplyChangeSetResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
 
 // The mutation executed by Approve.
 const Approve_Operation = `
@@ -4809,6 +8446,82 @@ func Approve(
 	}
 
 	data_ = &ApproveResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by ApproveChangeSet.
+const ApproveChangeSet_Operation = `
+mutation ApproveChangeSet ($id: ID!, $comment: String) {
+	approveChangeSet(input: {changeSetId:$id,comment:$comment}) {
+		changeSet {
+			... ChangeSetSummary
+		}
+		userErrors {
+			... Problem
+		}
+	}
+}
+fragment ChangeSetSummary on ChangeSet {
+	id
+	number
+	title
+	state
+	direct
+	expiresAt
+	project {
+		id
+		name
+	}
+	changes {
+		sequence
+		kind
+		summary
+	}
+	deployments {
+		id
+		stage
+		release {
+			number
+			service {
+				name
+			}
+		}
+		environment {
+			name
+		}
+	}
+}
+fragment Problem on UserError {
+	field
+	message
+	code
+}
+`
+
+func ApproveChangeSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	comment *string,
+) (data_ *ApproveChangeSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ApproveChangeSet",
+		Query:  ApproveChangeSet_Operation,
+		Variables: &__ApproveChangeSetInput{
+			Id:      id,
+			Comment: comment,
+		},
+	}
+
+	data_ = &ApproveChangeSetResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -4950,6 +8663,232 @@ func Cancel(
 	return data_, err_
 }
 
+// The mutation executed by CloseChangeSet.
+const CloseChangeSet_Operation = `
+mutation CloseChangeSet ($id: ID!) {
+	closeChangeSet(input: {changeSetId:$id}) {
+		changeSet {
+			... ChangeSetSummary
+		}
+		userErrors {
+			... Problem
+		}
+	}
+}
+fragment ChangeSetSummary on ChangeSet {
+	id
+	number
+	title
+	state
+	direct
+	expiresAt
+	project {
+		id
+		name
+	}
+	changes {
+		sequence
+		kind
+		summary
+	}
+	deployments {
+		id
+		stage
+		release {
+			number
+			service {
+				name
+			}
+		}
+		environment {
+			name
+		}
+	}
+}
+fragment Problem on UserError {
+	field
+	message
+	code
+}
+`
+
+func CloseChangeSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *CloseChangeSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CloseChangeSet",
+		Query:  CloseChangeSet_Operation,
+		Variables: &__CloseChangeSetInput{
+			Id: id,
+		},
+	}
+
+	data_ = &CloseChangeSetResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by CommentOnChangeSet.
+const CommentOnChangeSet_Operation = `
+mutation CommentOnChangeSet ($id: ID!, $body: String!) {
+	commentOnChangeSet(input: {changeSetId:$id,body:$body}) {
+		changeSet {
+			... ChangeSetSummary
+		}
+		userErrors {
+			... Problem
+		}
+	}
+}
+fragment ChangeSetSummary on ChangeSet {
+	id
+	number
+	title
+	state
+	direct
+	expiresAt
+	project {
+		id
+		name
+	}
+	changes {
+		sequence
+		kind
+		summary
+	}
+	deployments {
+		id
+		stage
+		release {
+			number
+			service {
+				name
+			}
+		}
+		environment {
+			name
+		}
+	}
+}
+fragment Problem on UserError {
+	field
+	message
+	code
+}
+`
+
+func CommentOnChangeSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	body string,
+) (data_ *CommentOnChangeSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CommentOnChangeSet",
+		Query:  CommentOnChangeSet_Operation,
+		Variables: &__CommentOnChangeSetInput{
+			Id:   id,
+			Body: body,
+		},
+	}
+
+	data_ = &CommentOnChangeSetResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeleteVariableInChangeSet.
+const DeleteVariableInChangeSet_Operation = `
+mutation DeleteVariableInChangeSet ($set: ID!, $variable: ID!) {
+	deleteVariable(input: {changeSetId:$set,variableId:$variable}) {
+		changeSet {
+			... ChangeSetSummary
+		}
+		userErrors {
+			... Problem
+		}
+	}
+}
+fragment ChangeSetSummary on ChangeSet {
+	id
+	number
+	title
+	state
+	direct
+	expiresAt
+	project {
+		id
+		name
+	}
+	changes {
+		sequence
+		kind
+		summary
+	}
+	deployments {
+		id
+		stage
+		release {
+			number
+			service {
+				name
+			}
+		}
+		environment {
+			name
+		}
+	}
+}
+fragment Problem on UserError {
+	field
+	message
+	code
+}
+`
+
+func DeleteVariableInChangeSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	set string,
+	variable string,
+) (data_ *DeleteVariableInChangeSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteVariableInChangeSet",
+		Query:  DeleteVariableInChangeSet_Operation,
+		Variables: &__DeleteVariableInChangeSetInput{
+			Set:      set,
+			Variable: variable,
+		},
+	}
+
+	data_ = &DeleteVariableInChangeSetResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by Deploy.
 const Deploy_Operation = `
 mutation Deploy ($input: DeployInput!) {
@@ -5011,6 +8950,86 @@ func Deploy(
 	}
 
 	data_ = &DeployResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeployInChangeSet.
+const DeployInChangeSet_Operation = `
+mutation DeployInChangeSet ($set: ID!, $service: ID!, $environment: ID!, $digest: String!) {
+	deploy(input: {changeSetId:$set,serviceId:$service,environmentId:$environment,imageDigest:$digest}) {
+		changeSet {
+			... ChangeSetSummary
+		}
+		userErrors {
+			... Problem
+		}
+	}
+}
+fragment ChangeSetSummary on ChangeSet {
+	id
+	number
+	title
+	state
+	direct
+	expiresAt
+	project {
+		id
+		name
+	}
+	changes {
+		sequence
+		kind
+		summary
+	}
+	deployments {
+		id
+		stage
+		release {
+			number
+			service {
+				name
+			}
+		}
+		environment {
+			name
+		}
+	}
+}
+fragment Problem on UserError {
+	field
+	message
+	code
+}
+`
+
+func DeployInChangeSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	set string,
+	service string,
+	environment string,
+	digest string,
+) (data_ *DeployInChangeSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeployInChangeSet",
+		Query:  DeployInChangeSet_Operation,
+		Variables: &__DeployInChangeSetInput{
+			Set:         set,
+			Service:     service,
+			Environment: environment,
+			Digest:      digest,
+		},
+	}
+
+	data_ = &DeployInChangeSetResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -5268,6 +9287,187 @@ func Logs(
 	return data_, err_
 }
 
+// The mutation executed by OpenChangeSet.
+const OpenChangeSet_Operation = `
+mutation OpenChangeSet ($project: ID!, $title: String!) {
+	openChangeSet(input: {projectId:$project,title:$title}) {
+		changeSet {
+			... ChangeSetSummary
+		}
+		userErrors {
+			... Problem
+		}
+	}
+}
+fragment ChangeSetSummary on ChangeSet {
+	id
+	number
+	title
+	state
+	direct
+	expiresAt
+	project {
+		id
+		name
+	}
+	changes {
+		sequence
+		kind
+		summary
+	}
+	deployments {
+		id
+		stage
+		release {
+			number
+			service {
+				name
+			}
+		}
+		environment {
+			name
+		}
+	}
+}
+fragment Problem on UserError {
+	field
+	message
+	code
+}
+`
+
+func OpenChangeSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	project string,
+	title string,
+) (data_ *OpenChangeSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "OpenChangeSet",
+		Query:  OpenChangeSet_Operation,
+		Variables: &__OpenChangeSetInput{
+			Project: project,
+			Title:   title,
+		},
+	}
+
+	data_ = &OpenChangeSetResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PreviewChangeSet.
+const PreviewChangeSet_Operation = `
+query PreviewChangeSet ($id: ID!) {
+	node(id: $id) {
+		__typename
+		... on ChangeSet {
+			id
+			number
+			title
+			state
+			project {
+				name
+			}
+			preview {
+				clusters {
+					cluster {
+						name
+					}
+					fromRevision
+					added {
+						kind
+						namespace
+						name
+					}
+					changed {
+						kind
+						namespace
+						name
+					}
+					removed {
+						kind
+						namespace
+						name
+					}
+				}
+				releases {
+					release {
+						number
+						imageDigest
+						service {
+							name
+						}
+						environment {
+							name
+						}
+					}
+					diff {
+						image {
+							from
+							to
+						}
+						processes {
+							name
+							change
+						}
+						domains {
+							name
+							change
+						}
+						variables {
+							name
+							change
+							secret
+						}
+					}
+				}
+				userErrors {
+					... Problem
+				}
+			}
+		}
+	}
+}
+fragment Problem on UserError {
+	field
+	message
+	code
+}
+`
+
+func PreviewChangeSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *PreviewChangeSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PreviewChangeSet",
+		Query:  PreviewChangeSet_Operation,
+		Variables: &__PreviewChangeSetInput{
+			Id: id,
+		},
+	}
+
+	data_ = &PreviewChangeSetResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by PreviewDeploy.
 const PreviewDeploy_Operation = `
 query PreviewDeploy ($input: DeployInput!) {
@@ -5431,6 +9631,80 @@ func Projects(
 	return data_, err_
 }
 
+// The mutation executed by RebaseChangeSet.
+const RebaseChangeSet_Operation = `
+mutation RebaseChangeSet ($id: ID!) {
+	rebaseChangeSet(input: {changeSetId:$id}) {
+		changeSet {
+			... ChangeSetSummary
+		}
+		userErrors {
+			... Problem
+		}
+	}
+}
+fragment ChangeSetSummary on ChangeSet {
+	id
+	number
+	title
+	state
+	direct
+	expiresAt
+	project {
+		id
+		name
+	}
+	changes {
+		sequence
+		kind
+		summary
+	}
+	deployments {
+		id
+		stage
+		release {
+			number
+			service {
+				name
+			}
+		}
+		environment {
+			name
+		}
+	}
+}
+fragment Problem on UserError {
+	field
+	message
+	code
+}
+`
+
+func RebaseChangeSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *RebaseChangeSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RebaseChangeSet",
+		Query:  RebaseChangeSet_Operation,
+		Variables: &__RebaseChangeSetInput{
+			Id: id,
+		},
+	}
+
+	data_ = &RebaseChangeSetResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by Redeploy.
 const Redeploy_Operation = `
 mutation Redeploy ($id: ID!) {
@@ -5558,6 +9832,82 @@ func Reject(
 	}
 
 	data_ = &RejectResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by RejectChangeSet.
+const RejectChangeSet_Operation = `
+mutation RejectChangeSet ($id: ID!, $comment: String) {
+	rejectChangeSet(input: {changeSetId:$id,comment:$comment}) {
+		changeSet {
+			... ChangeSetSummary
+		}
+		userErrors {
+			... Problem
+		}
+	}
+}
+fragment ChangeSetSummary on ChangeSet {
+	id
+	number
+	title
+	state
+	direct
+	expiresAt
+	project {
+		id
+		name
+	}
+	changes {
+		sequence
+		kind
+		summary
+	}
+	deployments {
+		id
+		stage
+		release {
+			number
+			service {
+				name
+			}
+		}
+		environment {
+			name
+		}
+	}
+}
+fragment Problem on UserError {
+	field
+	message
+	code
+}
+`
+
+func RejectChangeSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	comment *string,
+) (data_ *RejectChangeSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RejectChangeSet",
+		Query:  RejectChangeSet_Operation,
+		Variables: &__RejectChangeSetInput{
+			Id:      id,
+			Comment: comment,
+		},
+	}
+
+	data_ = &RejectChangeSetResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -5727,6 +10077,253 @@ func Rollback(
 	return data_, err_
 }
 
+// The query executed by ScopeVariables.
+const ScopeVariables_Operation = `
+query ScopeVariables ($id: ID!) {
+	node(id: $id) {
+		__typename
+		... on Project {
+			variables {
+				id
+				name
+			}
+		}
+		... on Environment {
+			variables {
+				id
+				name
+			}
+		}
+		... on Service {
+			variables {
+				id
+				name
+			}
+		}
+	}
+}
+`
+
+// The variables set at one scope (a project's, an environment's or a
+// service's): to find the one a deletion names.
+func ScopeVariables(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *ScopeVariablesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ScopeVariables",
+		Query:  ScopeVariables_Operation,
+		Variables: &__ScopeVariablesInput{
+			Id: id,
+		},
+	}
+
+	data_ = &ScopeVariablesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by SetVariableInChangeSet.
+const SetVariableInChangeSet_Operation = `
+mutation SetVariableInChangeSet ($set: ID!, $project: ID!, $environment: ID, $service: ID, $name: String!, $value: String!, $secret: Boolean!) {
+	setVariable(input: {changeSetId:$set,projectId:$project,environmentId:$environment,serviceId:$service,name:$name,value:$value,secret:$secret}) {
+		changeSet {
+			... ChangeSetSummary
+		}
+		userErrors {
+			... Problem
+		}
+	}
+}
+fragment ChangeSetSummary on ChangeSet {
+	id
+	number
+	title
+	state
+	direct
+	expiresAt
+	project {
+		id
+		name
+	}
+	changes {
+		sequence
+		kind
+		summary
+	}
+	deployments {
+		id
+		stage
+		release {
+			number
+			service {
+				name
+			}
+		}
+		environment {
+			name
+		}
+	}
+}
+fragment Problem on UserError {
+	field
+	message
+	code
+}
+`
+
+func SetVariableInChangeSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	set string,
+	project string,
+	environment *string,
+	service *string,
+	name string,
+	value string,
+	secret bool,
+) (data_ *SetVariableInChangeSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SetVariableInChangeSet",
+		Query:  SetVariableInChangeSet_Operation,
+		Variables: &__SetVariableInChangeSetInput{
+			Set:         set,
+			Project:     project,
+			Environment: environment,
+			Service:     service,
+			Name:        name,
+			Value:       value,
+			Secret:      secret,
+		},
+	}
+
+	data_ = &SetVariableInChangeSetResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ShowChangeSet.
+const ShowChangeSet_Operation = `
+query ShowChangeSet ($id: ID!) {
+	node(id: $id) {
+		__typename
+		... on ChangeSet {
+			... ChangeSetDetail
+		}
+	}
+}
+fragment ChangeSetDetail on ChangeSet {
+	id
+	number
+	title
+	state
+	direct
+	createdAt
+	updatedAt
+	submittedAt
+	expiresAt
+	decidedAt
+	appliedAt
+	project {
+		id
+		name
+	}
+	author {
+		email
+	}
+	decidedBy {
+		email
+	}
+	appliedBy {
+		email
+	}
+	changes {
+		sequence
+		kind
+		summary
+		at
+		secret
+		variableName
+		value
+		imageDigest
+		author {
+			email
+		}
+		service {
+			name
+		}
+		environment {
+			name
+		}
+		domains {
+			host
+			process
+		}
+	}
+	comments {
+		body
+		decision
+		at
+		author {
+			email
+		}
+	}
+	deployments {
+		id
+		stage
+		release {
+			number
+			service {
+				name
+			}
+		}
+		environment {
+			name
+		}
+	}
+}
+`
+
+func ShowChangeSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *ShowChangeSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ShowChangeSet",
+		Query:  ShowChangeSet_Operation,
+		Variables: &__ShowChangeSetInput{
+			Id: id,
+		},
+	}
+
+	data_ = &ShowChangeSetResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by Status.
 const Status_Operation = `
 query Status {
@@ -5795,6 +10392,161 @@ func Status(
 	}
 
 	data_ = &StatusResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by SubmitChangeSet.
+const SubmitChangeSet_Operation = `
+mutation SubmitChangeSet ($id: ID!) {
+	submitChangeSet(input: {changeSetId:$id}) {
+		changeSet {
+			... ChangeSetSummary
+		}
+		userErrors {
+			... Problem
+		}
+	}
+}
+fragment ChangeSetSummary on ChangeSet {
+	id
+	number
+	title
+	state
+	direct
+	expiresAt
+	project {
+		id
+		name
+	}
+	changes {
+		sequence
+		kind
+		summary
+	}
+	deployments {
+		id
+		stage
+		release {
+			number
+			service {
+				name
+			}
+		}
+		environment {
+			name
+		}
+	}
+}
+fragment Problem on UserError {
+	field
+	message
+	code
+}
+`
+
+func SubmitChangeSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *SubmitChangeSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SubmitChangeSet",
+		Query:  SubmitChangeSet_Operation,
+		Variables: &__SubmitChangeSetInput{
+			Id: id,
+		},
+	}
+
+	data_ = &SubmitChangeSetResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UpdateServiceInChangeSet.
+const UpdateServiceInChangeSet_Operation = `
+mutation UpdateServiceInChangeSet ($set: ID!, $service: ID!, $domains: [DomainInput!], $processes: [ProcessInput!]) {
+	updateService(input: {changeSetId:$set,serviceId:$service,domains:$domains,processes:$processes}) {
+		changeSet {
+			... ChangeSetSummary
+		}
+		userErrors {
+			... Problem
+		}
+	}
+}
+fragment ChangeSetSummary on ChangeSet {
+	id
+	number
+	title
+	state
+	direct
+	expiresAt
+	project {
+		id
+		name
+	}
+	changes {
+		sequence
+		kind
+		summary
+	}
+	deployments {
+		id
+		stage
+		release {
+			number
+			service {
+				name
+			}
+		}
+		environment {
+			name
+		}
+	}
+}
+fragment Problem on UserError {
+	field
+	message
+	code
+}
+`
+
+// A list left null keeps the service's; an empty one removes them all.
+func UpdateServiceInChangeSet(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	set string,
+	service string,
+	domains []DomainInput,
+	processes []ProcessInput,
+) (data_ *UpdateServiceInChangeSetResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdateServiceInChangeSet",
+		Query:  UpdateServiceInChangeSet_Operation,
+		Variables: &__UpdateServiceInChangeSetInput{
+			Set:       set,
+			Service:   service,
+			Domains:   domains,
+			Processes: processes,
+		},
+	}
+
+	data_ = &UpdateServiceInChangeSetResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

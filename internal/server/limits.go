@@ -97,6 +97,10 @@ func (d depther) fragment(name string) int {
 	return n
 }
 
+// changeSetPreviewCost is the price of one ChangeSet.preview: at the
+// default NEBULA_MAX_COMPLEXITY (250,000) a request may ask for four.
+const changeSetPreviewCost = 50_000
+
 // previewLimit refuses, before it runs, a query that asks for more than
 // max previews (every Query field named preview…): each runs a mutation's
 // code and compiles its tenant's clusters twice, and gqlgen runs a query's
@@ -192,6 +196,14 @@ func complexity() graph.ComplexityRoot {
 	c.Project.Members = page
 	c.Project.Environments = page
 	c.Project.Services = page
+	c.Project.ChangeSets = func(child int, _ []model.ChangeSetState, first *int, after *string) int {
+		return page(child, first, after)
+	}
+	// A change set's preview applies the set in a transaction and
+	// compiles its tenant twice, like a Query's preview… (which
+	// previewLimit counts): priced so that a page of sets cannot ask for
+	// more than a few at the default limit.
+	c.ChangeSet.Preview = func(child int) int { return child + changeSetPreviewCost }
 	c.Environment.EligibleClusters = page
 	c.Environment.EligibleNamespaceTargets = page
 	c.Environment.Deployments = page

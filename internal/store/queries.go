@@ -157,6 +157,29 @@ func UpdateService(ctx context.Context, q Querier, s *model.Service) error {
 		string(s.ID), s.Image, encodeJSON(s.ServiceConfig), gitColumn(s.Git), s.GitCredential, s.UpdatedAt)
 }
 
+// ReleaseNumbers are the highest release numbers of a project's services,
+// per service and environment (absent: none yet), in one query: a change
+// that releases many services numbers them all from it. Callers hold the
+// tenant lock.
+func ReleaseNumbers(ctx context.Context, q Querier, project model.ProjectID) (map[[2]string]int, error) {
+	rows, err := q.Query(ctx, `SELECT service_id, environment_id, MAX(number) FROM releases WHERE project_id = $1
+		GROUP BY service_id, environment_id`, string(project))
+	if err != nil {
+		return nil, fmt.Errorf("reading release numbers: %w", err)
+	}
+	defer rows.Close()
+	out := map[[2]string]int{}
+	for rows.Next() {
+		var k [2]string
+		var n int
+		if err := rows.Scan(&k[0], &k[1], &n); err != nil {
+			return nil, err
+		}
+		out[k] = n
+	}
+	return out, rows.Err()
+}
+
 // NextReleaseNumber is one more than the highest release number of the
 // service in the environment. Callers hold the tenant lock.
 func NextReleaseNumber(ctx context.Context, q Querier, svc model.ServiceID, env model.EnvironmentID) (int, error) {

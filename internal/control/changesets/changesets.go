@@ -230,7 +230,9 @@ func (s *ChangeSets) SubmitSet(ctx context.Context, id model.ChangeSetID) (*mode
 
 // DecideSet approves or rejects a submitted set, with a comment. A project
 // manager or tenant admin decides, never an author of the set or of a
-// change in it; a submission whose window closed cannot be decided on.
+// change in it (unless the operator allows self-approval, as for
+// deployments: NEBULA_ALLOW_SELF_APPROVAL, for a team of one); a
+// submission whose window closed cannot be decided on.
 // Approving a direct change's set applies it.
 func (s *ChangeSets) DecideSet(ctx context.Context, id model.ChangeSetID, decision model.ApprovalDecision, comment string) (*model.ChangeSet, error) {
 	set, a, err := s.actorOn(ctx, id, authz.ChangeSetApprove)
@@ -253,7 +255,7 @@ func (s *ChangeSets) DecideSet(ctx context.Context, id model.ChangeSetID, decisi
 		if s.lapsed(set) {
 			return conflict(fmt.Sprintf("the approval window closed at %s; submit the change set again", set.ExpiresAt.Format(time.RFC3339)))
 		}
-		if slices.Contains(set.Authors(), a.User.ID) {
+		if slices.Contains(set.Authors(), a.User.ID) && !s.Settings.AllowSelfApproval {
 			return core.Problem{Code: core.CodeForbidden, Field: []string{"input", "changeSetId"},
 				Message: "you opened this change set or made a change in it: another project manager or tenant admin must decide on it"}
 		}
@@ -326,8 +328,9 @@ func (s *ChangeSets) apply(ctx context.Context, q *core.Txn, a *authz.Actor, ev 
 }
 
 // PreviewSet is what applying the set now would do to each cluster, and the
-// releases it would make with the ones they replace — the set applied in
-// a transaction that rolls back, conflicts refused as applying would.
+// releases it would make with the ones they replace — the set applied, as
+// once approved, in a transaction that rolls back; conflicts refused as
+// applying would.
 func (s *ChangeSets) PreviewSet(ctx context.Context, id model.ChangeSetID) ([]core.ClusterChange, *model.AppliedChanges, error) {
 	set, err := s.ChangeSet(ctx, id)
 	if err != nil {
@@ -340,6 +343,9 @@ func (s *ChangeSets) PreviewSet(ctx context.Context, id model.ChangeSetID) ([]co
 	applied := &model.AppliedChanges{}
 	changes, err := s.Plane.Preview(ctx, func(dry *core.Previewing) error {
 		return s.ChangeOr(ctx, dry, set.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
+			// What it does once approved: its deployments in protected
+			// environments deliver in the preview too.
+			q.Approve(fmt.Sprintf("change set #%d, previewed", set.Number))
 			ap, err := s.changer.ApplyChanges(ctx, q, a, ev, set)
 			if ap != nil {
 				applied = ap

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/control/controltest"
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/control/delivery"
+	"github.com/nebulactrl/nebula/internal/desired"
 	"github.com/nebulactrl/nebula/internal/model"
 	"github.com/nebulactrl/nebula/internal/store"
 )
@@ -149,8 +151,14 @@ func TestChangeSetAppliesAsOneRevision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(clusters) != 1 || len(clusters[0].Changed)+len(clusters[0].Added) == 0 || len(applied.Releases) != 4 {
+	if len(clusters) != 1 || len(clusters[0].Releases) != 4 || len(applied.Releases) != 4 {
 		t.Fatalf("the preview: %d clusters, %d releases, want 1 cluster changed and 4 releases", len(clusters), len(applied.Releases))
+	}
+	// It shows the set as once approved: the protected environment's new
+	// objects too.
+	prodNS := b.Project.Name + "-" + b.Env.Name
+	if !slices.ContainsFunc(clusters[0].Added, func(o desired.Object) bool { return o.Namespace == prodNS }) {
+		t.Fatalf("the preview adds %v, nothing in the protected environment's namespace %s", clusters[0].Added, prodNS)
 	}
 	if _, err := b.P.ChangeSets.ApplySet(b.editor, set.ID); err == nil {
 		t.Fatal("a set changing a protected environment applied without an approval")

@@ -98,7 +98,7 @@ func (p *Plane) Proceed(ctx context.Context, q *Txn, d *model.Deployment, env *m
 			fmt.Sprintf("environment %s is protected: waiting for a project manager or tenant admin to approve release %d (until %s)",
 				env.Name, rel.Number, exp.Format(time.RFC3339)))
 	}
-	return p.Deliver(ctx, q, d, rel)
+	return p.deliver(ctx, q, d, rel, open)
 }
 
 // Deliver releases a deployment to its cluster: it becomes live (the
@@ -109,8 +109,14 @@ func (p *Plane) Deliver(ctx context.Context, q *Txn, d *model.Deployment, rel *m
 	if err != nil {
 		return err
 	}
+	return p.deliver(ctx, q, d, rel, open)
+}
+
+// deliver is Deliver with the service's deployments that were open in
+// this transaction already read (those it ended since are skipped).
+func (p *Plane) deliver(ctx context.Context, q *Txn, d *model.Deployment, rel *model.Release, open []*model.Deployment) error {
 	for _, o := range open {
-		if o.ID == d.ID || o.ID > d.ID && o.Stage.Live() {
+		if o.ID == d.ID || o.ID > d.ID && o.Stage.Live() || o.Stage.Terminal() {
 			continue
 		}
 		if err := p.Advance(ctx, q, o, model.StageSuperseded, "",

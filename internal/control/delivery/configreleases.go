@@ -105,6 +105,7 @@ func (p *Delivery) release(ctx context.Context, q *core.Txn, a *authz.Actor, ev 
 	var out []released
 	var started []string
 	var protected []string
+	var numbers map[[2]string]int // read once, when the first release is made
 	for _, svc := range services {
 		for _, env := range envOrder {
 			k := svcEnv{svc.ID, env.ID}
@@ -128,9 +129,14 @@ func (p *Delivery) release(ctx context.Context, q *core.Txn, a *authz.Actor, ev 
 				}
 				continue
 			}
-			if next.Number, err = store.NextReleaseNumber(ctx, q, svc.ID, env.ID); err != nil {
-				return nil, err
+			if numbers == nil {
+				if numbers, err = store.ReleaseNumbers(ctx, q, project); err != nil {
+					return nil, err
+				}
 			}
+			nk := [2]string{string(svc.ID), string(env.ID)}
+			numbers[nk]++
+			next.Number = numbers[nk]
 			if err := store.Releases.Insert(ctx, q, next); err != nil {
 				return nil, err
 			}

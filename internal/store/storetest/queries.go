@@ -397,6 +397,20 @@ func testNextReleaseNumber(t *testing.T, s *store.Store) {
 			}
 		})
 	}
+	// All of a project's highest numbers at once: the same numbers, none
+	// for a pair without releases, none of another project's.
+	newRelease(t, s, newService(t, s, newProject(t, s, tenant)), env, 3)
+	nums, err := store.ReleaseNumbers(ctx, s.Q(), p.ID)
+	wantNoErr(t, "reading the project's release numbers", err)
+	want := map[[2]string]int{{string(svc.ID), string(env.ID)}: 5, {string(otherSvc.ID), string(otherEnv.ID)}: 9}
+	if len(nums) != len(want) {
+		t.Fatalf("the project's release numbers: %v, want %v", nums, want)
+	}
+	for k, n := range want {
+		if nums[k] != n {
+			t.Errorf("the project's release numbers: %v, want %v", nums, want)
+		}
+	}
 }
 
 func testUsage(t *testing.T, s *store.Store) {
