@@ -557,10 +557,12 @@ func (a *Applier) namespace(ns desired.Namespace) applyable {
 // pass keeps and checks for clashes for every service, changed or not.
 func (a *Applier) names(ns desired.Namespace, svc desired.Service) []object {
 	var out []object
-	if len(svc.Env) > 0 {
-		out = append(out, object{"Secret", ns.Name, SecretName(svc.Name)})
-	}
 	pinned := a.pinned(ns.Name, svc.Name)
+	// A pinned service runs its pinned release (its Deployment and Secret
+	// kept by prune): the release of the state gets neither.
+	if len(svc.Env) > 0 && !pinned {
+		out = append(out, object{"Secret", ns.Name, SecretName(svc.Name, svc.Release)})
+	}
 	for _, p := range svc.Processes {
 		if !pinned {
 			out = append(out, object{"Deployment", ns.Name, DeploymentName(svc.Name, p.Name, svc.Release)})
@@ -580,21 +582,22 @@ func (a *Applier) names(ns desired.Namespace, svc desired.Service) []object {
 func (a *Applier) objects(ns desired.Namespace, svc desired.Service) []applyable {
 	var out []applyable
 	base := a.svcLabels(ns, svc)
-	if len(svc.Env) > 0 {
+	pinned := a.pinned(ns.Name, svc.Name)
+	if len(svc.Env) > 0 && !pinned {
 		data := make(map[string][]byte, len(svc.Env))
 		for _, e := range svc.Env {
 			data[e.Name] = []byte(e.Value)
 		}
-		sec := corev1ac.Secret(SecretName(svc.Name), ns.Name).WithLabels(base).
+		name := SecretName(svc.Name, svc.Release)
+		sec := corev1ac.Secret(name, ns.Name).WithLabels(with(base, LabelRelease, strconv.Itoa(svc.Release))).
 			WithType(corev1.SecretTypeOpaque).WithData(data)
-		out = append(out, applyable{object{"Secret", ns.Name, SecretName(svc.Name)}, sec,
+		out = append(out, applyable{object{"Secret", ns.Name, name}, sec,
 			stampOf(func(m map[string]string) { sec.WithAnnotations(m) }),
 			func(ctx context.Context, c kubernetes.Interface, opts metav1.ApplyOptions) (metaObject, error) {
 				return c.CoreV1().Secrets(ns.Name).Apply(ctx, sec, opts)
 			}})
 	}
 	envVersion := envFingerprint(svc.Env)
-	pinned := a.pinned(ns.Name, svc.Name)
 	for _, p := range svc.Processes {
 		if !pinned {
 			out = append(out, a.deployment(ns, svc, p, base, envVersion))
@@ -643,7 +646,7 @@ func (a *Applier) deployment(ns desired.Namespace, svc desired.Service, p desire
 		ctr.WithCommand(p.Command...)
 	}
 	if len(svc.Env) > 0 {
-		ctr.WithEnvFrom(corev1ac.EnvFromSource().WithSecretRef(corev1ac.SecretEnvSource().WithName(SecretName(svc.Name))))
+		ctr.WithEnvFrom(corev1ac.EnvFromSource().WithSecretRef(corev1ac.SecretEnvSource().WithName(SecretName(svc.Name, svc.Release))))
 	}
 	if p.Port != nil {
 		ctr.WithPorts(corev1ac.ContainerPort().WithName("http").WithContainerPort(int32(*p.Port)).WithProtocol(corev1.ProtocolTCP))
@@ -768,12 +771,14 @@ func (a *Applier) prune(ctx context.Context, st desired.State, keep map[object]b
 		all = append(all, found{object{"Ingress", o.Namespace, o.Name}, o.Labels[LabelService], ""})
 	}
 	for _, o := range a.Cache.Secrets("", sel) {
-		all = append(all, found{object{"Secret", o.Namespace, o.Name}, o.Labels[LabelService], ""})
+		all = append(all, found{object{"Secret", o.Namespace, o.Name}, o.Labels[LabelService], o.Labels[LabelRelease]})
 	}
 	gone := slices.DeleteFunc(all, func(f found) bool {
 		return keep[f.obj] || held[[2]string{f.obj.namespace, f.service}] ||
-			f.obj.kind == "Deployment" && present[ServiceKey(f.obj.namespace, f.service)] &&
-				a.protected(f.obj.namespace, f.service, f.release)
+			// A release's Deployment and its variables' Secret stay while
+			// its traffic or pin does.
+			(f.obj.kind == "Deployment" || f.obj.kind == "Secret" && f.release != "") &&
+				present[ServiceKey(f.obj.namespace, f.service)] && a.protected(f.obj.namespace, f.service, f.release)
 	})
 	var mu sync.Mutex
 	pruned := 0

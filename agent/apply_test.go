@@ -275,8 +275,8 @@ func TestApplyCreatesObjects(t *testing.T) {
 		rp.InitialDelaySeconds != 5 || rp.PeriodSeconds != 10 {
 		t.Errorf("readiness probe = %+v / httpGet %+v", rp, rp.HTTPGet)
 	}
-	if len(c.EnvFrom) != 1 || c.EnvFrom[0].SecretRef == nil || c.EnvFrom[0].SecretRef.Name != "api-env" {
-		t.Errorf("envFrom = %+v, want the secret api-env", c.EnvFrom)
+	if len(c.EnvFrom) != 1 || c.EnvFrom[0].SecretRef == nil || c.EnvFrom[0].SecretRef.Name != "api-env-r3" {
+		t.Errorf("envFrom = %+v, want release 3's secret api-env-r3", c.EnvFrom)
 	}
 	if len(c.Env) != 0 {
 		t.Errorf("env = %+v, want none (values come from the Secret)", c.Env)
@@ -342,9 +342,9 @@ func TestApplyCreatesObjects(t *testing.T) {
 	}
 
 	// Secret.
-	sec, err := cs.CoreV1().Secrets(testNS).Get(ctx, "api-env", metav1.GetOptions{})
+	sec, err := cs.CoreV1().Secrets(testNS).Get(ctx, "api-env-r3", metav1.GetOptions{})
 	if err != nil {
-		t.Fatalf("get Secret api-env: %v", err)
+		t.Fatalf("get Secret api-env-r3: %v", err)
 	}
 	if sec.Type != corev1.SecretTypeOpaque {
 		t.Errorf("Secret type = %q", sec.Type)
@@ -353,7 +353,7 @@ func TestApplyCreatesObjects(t *testing.T) {
 	if !reflect.DeepEqual(sec.Data, wantData) {
 		t.Errorf("Secret data = %q, want %q", sec.Data, wantData)
 	}
-	if !reflect.DeepEqual(sec.Labels, managedLabels("api")) {
+	if !reflect.DeepEqual(sec.Labels, with(managedLabels("api"), LabelRelease, "3")) {
 		t.Errorf("Secret labels = %v", sec.Labels)
 	}
 }
@@ -367,7 +367,7 @@ func TestApplyTCPProbeAndNoEnv(t *testing.T) {
 	if res.Applied != 5 { // no Secret
 		t.Errorf("Applied = %d, want 5", res.Applied)
 	}
-	_, err := cs.CoreV1().Secrets(testNS).Get(context.Background(), "api-env", metav1.GetOptions{})
+	_, err := cs.CoreV1().Secrets(testNS).Get(context.Background(), "api-env-r1", metav1.GetOptions{})
 	assertGone(t, "Secret without variables", err)
 	c := getDeployment(t, cs, testNS, "api-web-r1").Spec.Template.Spec.Containers[0]
 	if len(c.EnvFrom) != 0 {
@@ -448,8 +448,8 @@ func TestApplyNewReleasePrunesOld(t *testing.T) {
 	ctx := context.Background()
 	mustApply(t, a, testState(testService(3)))
 	res := mustApply(t, a, testState(testService(4)))
-	if res.Pruned != 2 {
-		t.Errorf("Pruned = %d, want 2 (api-web-r3 and api-worker-r3)", res.Pruned)
+	if res.Pruned != 3 {
+		t.Errorf("Pruned = %d, want 3 (api-web-r3, api-worker-r3 and release 3's Secret api-env-r3)", res.Pruned)
 	}
 	if res.Applied != 6 {
 		t.Errorf("Applied = %d, want 6", res.Applied)
@@ -468,9 +468,11 @@ func TestApplyNewReleasePrunesOld(t *testing.T) {
 	if svc.Spec.Selector[LabelRelease] != "4" {
 		t.Errorf("Service selector release = %q, want 4", svc.Spec.Selector[LabelRelease])
 	}
-	if _, err := cs.CoreV1().Secrets(testNS).Get(ctx, "api-env", metav1.GetOptions{}); err != nil {
-		t.Errorf("Secret api-env: %v", err)
+	if _, err := cs.CoreV1().Secrets(testNS).Get(ctx, "api-env-r4", metav1.GetOptions{}); err != nil {
+		t.Errorf("Secret api-env-r4: %v", err)
 	}
+	_, err = cs.CoreV1().Secrets(testNS).Get(ctx, "api-env-r3", metav1.GetOptions{})
+	assertGone(t, "release 3's Secret api-env-r3", err)
 	if _, err := cs.NetworkingV1().Ingresses(testNS).Get(ctx, "api", metav1.GetOptions{}); err != nil {
 		t.Errorf("Ingress api: %v", err)
 	}
@@ -507,8 +509,8 @@ func TestApplyPrunesRemovedParts(t *testing.T) {
 	assertGone(t, "Deployment api-worker-r3", err)
 	_, err = cs.NetworkingV1().Ingresses(testNS).Get(ctx, "api", metav1.GetOptions{})
 	assertGone(t, "Ingress api", err)
-	_, err = cs.CoreV1().Secrets(testNS).Get(ctx, "api-env", metav1.GetOptions{})
-	assertGone(t, "Secret api-env", err)
+	_, err = cs.CoreV1().Secrets(testNS).Get(ctx, "api-env-r3", metav1.GetOptions{})
+	assertGone(t, "Secret api-env-r3", err)
 	getDeployment(t, cs, testNS, "api-web-r3")
 
 	// The namespace leaves the state: everything in it goes, except the
@@ -592,7 +594,7 @@ func TestPruneLeavesOthersAlone(t *testing.T) {
 			t.Errorf("Service %s: %v", name, err)
 		}
 	}
-	for _, name := range []string{"hand-made", "held-env", "api-env"} {
+	for _, name := range []string{"hand-made", "held-env", "api-env-r3"} {
 		if _, err := cs.CoreV1().Secrets(testNS).Get(ctx, name, metav1.GetOptions{}); err != nil {
 			t.Errorf("Secret %s: %v", name, err)
 		}

@@ -242,8 +242,17 @@ func (a *Agent) fail(ctx context.Context, ap *Applier, key, ns string, svc desir
 			Message: clipMessage(why + "; there is no earlier release to return to")})
 		return
 	}
-	for _, d := range a.cache.Deployments(ns, managed(ap.Cluster, LabelService, svc.Name, LabelRelease, strconv.Itoa(svc.Release))) {
-		if err := ap.delete(ctx, object{"Deployment", d.Namespace, d.Name}); err != nil {
+	failed := managed(ap.Cluster, LabelService, svc.Name, LabelRelease, strconv.Itoa(svc.Release))
+	gone := []object{}
+	for _, d := range a.cache.Deployments(ns, failed) {
+		gone = append(gone, object{"Deployment", d.Namespace, d.Name})
+	}
+	// Its variables go with it (the release rolled back to reads its own).
+	for _, sec := range a.cache.Secrets(ns, failed) {
+		gone = append(gone, object{"Secret", sec.Namespace, sec.Name})
+	}
+	for _, o := range gone {
+		if err := ap.delete(ctx, o); err != nil {
 			a.log.Warn("removing the failed release", "service", key, "error", err)
 			a.recheck(key, time.Second)
 			return

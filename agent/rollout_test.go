@@ -413,7 +413,7 @@ func TestOnlyChangesAreWritten(t *testing.T) {
 			written[act.GetResource().Resource+"/"+act.(interface{ GetName() string }).GetName()] = true
 		}
 	}
-	want := map[string]bool{"secrets/api-env": true, "deployments/api-web-r1": true, "deployments/api-worker-r1": true}
+	want := map[string]bool{"secrets/api-env-r1": true, "deployments/api-web-r1": true, "deployments/api-worker-r1": true}
 	if !reflect.DeepEqual(written, want) {
 		t.Errorf("one variable changed: wrote %v, want %v", written, want)
 	}

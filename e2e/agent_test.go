@@ -223,9 +223,9 @@ func TestAgentEndToEnd(t *testing.T) {
 	if err != nil || ing.Spec.Rules[0].Host != "api.sim-a.example.com" || ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name != "api-web" {
 		t.Errorf("Ingress api: %v %+v", err, ing)
 	}
-	sec, err := cs.CoreV1().Secrets(f.namespace).Get(ctx, "api-env", metav1.GetOptions{})
+	sec, err := cs.CoreV1().Secrets(f.namespace).Get(ctx, "api-env-r1", metav1.GetOptions{})
 	if err != nil || string(sec.Data["API_KEY"]) != "k-123" || string(sec.Data["LOG_LEVEL"]) != "info" {
-		t.Errorf("Secret api-env: %v (keys %d)", err, len(sec.Data))
+		t.Errorf("Secret api-env-r1: %v (keys %d)", err, len(sec.Data))
 	}
 	testutil.Eventually(t, 30*time.Second, "api-web-r1 has 2 Ready pods", func() (bool, string) {
 		d := getDeployment(t, cs, f.namespace, "api-web-r1")

@@ -180,11 +180,11 @@ func TestRevisionHistory(t *testing.T) {
 		for _, o := range append(d.Added, d.Changed...) {
 			secretTouched = secretTouched || o.Kind == "Secret"
 		}
-		// A secret is a release: the new release's Deployment replaces the
-		// old one's.
-		replaced := len(d.Removed) == 1 && d.Removed[0].Kind == "Deployment"
+		// A secret is a release: the new release's Deployment and Secret
+		// replace the old one's.
+		replaced := len(d.Removed) == 2 && d.Removed[0].Kind == "Deployment" && d.Removed[1].Kind == "Secret"
 		if !secretTouched || !replaced {
-			t.Errorf("the secret's revision: added %v, changed %v, removed %v; want the Secret added or changed, and the old release's Deployment removed", d.Added, d.Changed, d.Removed)
+			t.Errorf("the secret's revision: added %v, changed %v, removed %v; want the Secret added or changed, and the old release's Deployment and Secret removed", d.Added, d.Changed, d.Removed)
 		}
 		whole := decodeInto[struct {
 			From                    int

@@ -19,8 +19,12 @@ func DeploymentName(service, process string, release int) string {
 // ServiceName is the Service of one process (every release's).
 func ServiceName(service, process string) string { return objectName(service, process) }
 
-// SecretName holds a service's variables.
-func SecretName(service string) string { return objectName(service, "env") }
+// SecretName holds the variables of one release of a service: a release
+// carries its configuration down to its pods, so a release rolling out (or
+// rolled back) never changes what the pods of another read.
+func SecretName(service string, release int) string {
+	return objectName(service, "env", "r"+strconv.Itoa(release))
+}
 
 // IngressName routes a service's domains.
 func IngressName(service string) string { return objectName(service) }

@@ -17,7 +17,7 @@ func TestObjectNames(t *testing.T) {
 	}{
 		{DeploymentName("api", "web", 3), "api-web-r3"},
 		{ServiceName("api", "web"), "api-web"},
-		{SecretName("api"), "api-env"},
+		{SecretName("api", 3), "api-env-r3"},
 		{IngressName("api"), "api"},
 	}
 	for _, c := range cases {

@@ -49,7 +49,7 @@ func (s State) objects() map[Object]entry {
 			}
 			if len(svc.Env) > 0 {
 				// Secret values count through their versions only.
-				out[Object{"Secret", ns.Name, SecretName(svc.Name)}] = entry{fingerprint(redactEnv(svc.Env)), owner}
+				out[Object{"Secret", ns.Name, SecretName(svc.Name, svc.Release)}] = entry{fingerprint(redactEnv(svc.Env)), owner}
 			}
 			if len(svc.Domains) > 0 {
 				out[Object{"Ingress", ns.Name, IngressName(svc.Name)}] = entry{fingerprint(svc.Domains), owner}

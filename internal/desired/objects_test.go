@@ -14,13 +14,16 @@ func TestCompare(t *testing.T) {
 		t.Errorf("a state compared with itself: %+v, want no difference", d)
 	}
 
-	// A new release of the api: its deployments are replaced, its service,
-	// secret and ingress stay.
+	// A new release of the api: its deployments and its variables' Secret
+	// are replaced (a release carries its configuration down to its pods),
+	// its service and ingress stay.
 	p := shop()
 	p.Current["e-prod"]["s-api"] = release(p.Services[0], "e-prod", 4)
 	d := Compare(from, Compile(Input{Cluster: prod, Clusters: []model.Cluster{prod}, Projects: []Project{p}}))
-	wantAdded := []Object{{"Deployment", "shop-production", "api-web-r4"}, {"Deployment", "shop-production", "api-worker-r4"}}
-	wantRemoved := []Object{{"Deployment", "shop-production", "api-web-r3"}, {"Deployment", "shop-production", "api-worker-r3"}}
+	wantAdded := []Object{{"Deployment", "shop-production", "api-web-r4"}, {"Deployment", "shop-production", "api-worker-r4"},
+		{"Secret", "shop-production", "api-env-r4"}}
+	wantRemoved := []Object{{"Deployment", "shop-production", "api-web-r3"}, {"Deployment", "shop-production", "api-worker-r3"},
+		{"Secret", "shop-production", "api-env-r3"}}
 	if !slices.Equal(d.Added, wantAdded) || !slices.Equal(d.Removed, wantRemoved) {
 		t.Errorf("release diff: added %v removed %v, want %v and %v", d.Added, d.Removed, wantAdded, wantRemoved)
 	}
@@ -51,7 +54,7 @@ func TestCompare(t *testing.T) {
 	s1 := Compile(Input{Cluster: prod, Clusters: []model.Cluster{prod}, Projects: []Project{p}})
 	p.Variables[len(p.Variables)-1] = Variable{Scope: ScopeProject, Name: "PW", Value: "b", Secret: true, Version: "v2"}
 	d = Compare(s1, Compile(Input{Cluster: prod, Clusters: []model.Cluster{prod}, Projects: []Project{p}}))
-	if !slices.Contains(d.Changed, Object{"Secret", "shop-production", "api-env"}) {
+	if !slices.Contains(d.Changed, Object{"Secret", "shop-production", "api-env-r3"}) {
 		t.Errorf("changed %v, want the api's Secret", d.Changed)
 	}
 }
