@@ -46,6 +46,14 @@ func TestChangeSetThroughTheAPI(t *testing.T) {
 		set := env.MustDo(t, editor, `mutation($p: ID!) { openChangeSet(input: {projectId: $p, title: "ledger goes live"}) { changeSet { id number state } `+ue+` } }`,
 			map[string]any{"p": f.ProjectID})
 		id := set.Str("openChangeSet.changeSet.id")
+		// The subscription is live once it shows the set: a comment (made
+		// after it was asked for) is a change it sends, whether its first
+		// read or a note brings it.
+		env.MustDo(t, editor, `mutation($c: ID!) { commentOnChangeSet(input: {changeSetId: $c, body: "first"}) { changeSet { id } `+ue+` } }`,
+			map[string]any{"c": id})
+		testutil.Eventually(t, 15*time.Second, "the subscription to show the open set", func() (bool, string) {
+			return slices.Contains(sub.values("changeSetUpdated.id"), id), fmt.Sprint(sub.values("changeSetUpdated.state"))
+		})
 		add := func(token, query string, vars map[string]any) {
 			t.Helper()
 			vars["c"] = id
@@ -117,7 +125,7 @@ func TestChangeSetThroughTheAPI(t *testing.T) {
 			t.Fatal("the desired state shows the secret's value")
 		}
 
-		// The viewer saw every step of the set, in order.
+		// The viewer saw the set's steps, in order.
 		testutil.Eventually(t, 15*time.Second, "the subscription to show the set's steps", func() (bool, string) {
 			var states []string
 			for i, sid := range sub.values("changeSetUpdated.id") {
@@ -127,7 +135,18 @@ func TestChangeSetThroughTheAPI(t *testing.T) {
 					}
 				}
 			}
-			return slices.Equal(states, []string{"OPEN", "SUBMITTED", "APPROVED", "APPLIED"}), fmt.Sprint(states)
+			// In order, ending APPLIED; steps that follow each other
+			// faster than the subscriber reads arrive as the latest.
+			in := []string{"OPEN", "SUBMITTED", "APPROVED", "APPLIED"}
+			at := -1
+			for _, st := range states {
+				i := slices.Index(in, st)
+				if i <= at {
+					return false, fmt.Sprintf("out of order: %v", states)
+				}
+				at = i
+			}
+			return len(states) >= 2 && states[0] == "OPEN" && states[len(states)-1] == "APPLIED", fmt.Sprint(states)
 		})
 		// A rejected set is told of too; the endpoint got one message per
 		// step, with ids and no secret.
@@ -136,7 +155,35 @@ func TestChangeSetThroughTheAPI(t *testing.T) {
 		env.MustDo(t, editor, `mutation($p: ID!, $s: ID!, $c: ID) { setVariable(input: {projectId: $p, serviceId: $s, name: "NOPE", value: "1", changeSetId: $c}) { changeSet { id } `+ue+` } }`,
 			map[string]any{"p": f.ProjectID, "s": api, "c": other})
 		env.MustDo(t, editor, `mutation($c: ID!) { submitChangeSet(input: {changeSetId: $c}) { changeSet { id } `+ue+` } }`, map[string]any{"c": other})
+		rev = revision()
 		env.MustDo(t, owner, `mutation($c: ID!) { rejectChangeSet(input: {changeSetId: $c, comment: "no"}) { changeSet { id } `+ue+` } }`, map[string]any{"c": other})
+		if r := env.Do(t, editor, `mutation($c: ID!) { applyChangeSet(input: {changeSetId: $c}) { changeSet { state } `+ue+` } }`,
+			map[string]any{"c": other}); r.Str("applyChangeSet.userErrors.0.code") != "CONFLICT" || revision() != rev {
+			t.Fatalf("applying a rejected set: %s (revision %d → %d); want a CONFLICT and no revision", r.Body, rev, revision())
+		}
+
+		// A set made against a variable that changed since is refused,
+		// naming the change; the direct change that moved it (a change set
+		// of one: it reaches the protected environment) went first.
+		stale := env.MustDo(t, editor, `mutation($p: ID!) { openChangeSet(input: {projectId: $p, title: "stale"}) { changeSet { id } `+ue+` } }`,
+			map[string]any{"p": f.ProjectID}).Str("openChangeSet.changeSet.id")
+		env.MustDo(t, editor, `mutation($p: ID!, $s: ID!, $c: ID) { setVariable(input: {projectId: $p, serviceId: $s, name: "FEATURE_LEDGER", value: "off", changeSetId: $c}) { changeSet { id } `+ue+` } }`,
+			map[string]any{"p": f.ProjectID, "s": api, "c": stale})
+		direct := env.MustDo(t, pm, `mutation($p: ID!, $s: ID!) { setVariable(input: {projectId: $p, serviceId: $s, name: "FEATURE_LEDGER", value: "half"}) { variable { id } changeSet { id state direct } `+ue+` } }`,
+			map[string]any{"p": f.ProjectID, "s": api})
+		if direct.Get("setVariable.variable") != nil || direct.Str("setVariable.changeSet.state") != "SUBMITTED" {
+			t.Fatalf("a direct change reaching the protected environment: %s; want a change set of one, awaiting approval", direct.Body)
+		}
+		env.MustDo(t, owner, `mutation($c: ID!) { approveChangeSet(input: {changeSetId: $c}) { changeSet { state } `+ue+` } }`,
+			map[string]any{"c": direct.Str("setVariable.changeSet.id")})
+		env.MustDo(t, editor, `mutation($c: ID!) { submitChangeSet(input: {changeSetId: $c}) { changeSet { id } `+ue+` } }`, map[string]any{"c": stale})
+		env.MustDo(t, owner, `mutation($c: ID!) { approveChangeSet(input: {changeSetId: $c}) { changeSet { state } `+ue+` } }`, map[string]any{"c": stale})
+		rev = revision()
+		r := env.Do(t, editor, `mutation($c: ID!) { applyChangeSet(input: {changeSetId: $c}) { changeSet { state } `+ue+` } }`, map[string]any{"c": stale})
+		if r.Str("applyChangeSet.userErrors.0.code") != "CONFLICT" || !strings.Contains(r.Str("applyChangeSet.userErrors.0.message"), "variable FEATURE_LEDGER of service api-cs set") ||
+			revision() != rev {
+			t.Fatalf("applying a stale set: %s (revision %d → %d); want a CONFLICT naming the variable, and no revision", r.Body, rev, revision())
+		}
 		var kinds []string
 		for _, m := range f.messages(t, endpoint) {
 			kinds = append(kinds, m["eventType"].(string))
@@ -144,7 +191,8 @@ func TestChangeSetThroughTheAPI(t *testing.T) {
 				t.Errorf("message %v: want the set's id and no secret", p)
 			}
 		}
-		if want := []string{"CHANGESET_SUBMITTED", "CHANGESET_APPROVED", "CHANGESET_APPLIED", "CHANGESET_SUBMITTED", "CHANGESET_REJECTED"}; !slices.Equal(kinds, want) {
+		if want := []string{"CHANGESET_SUBMITTED", "CHANGESET_APPROVED", "CHANGESET_APPLIED", "CHANGESET_SUBMITTED", "CHANGESET_REJECTED",
+			"CHANGESET_SUBMITTED", "CHANGESET_APPROVED", "CHANGESET_APPLIED", "CHANGESET_SUBMITTED", "CHANGESET_APPROVED"}; !slices.Equal(kinds, want) {
 			t.Errorf("the endpoint's messages: %v, want %v", kinds, want)
 		}
 

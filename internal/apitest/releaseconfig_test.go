@@ -166,6 +166,16 @@ func TestReleasesCarryTheirConfiguration(t *testing.T) {
 		if strings.Contains(mustJSON(t, f.Node(t, f.ClusterID, `... on Cluster { desiredState }`)), "secret-value") {
 			t.Error("the desired state shows a secret's value")
 		}
+
+		// An editor's change of processes waits the same way.
+		rev := mustRev(state)
+		res = env.MustDo(t, editor, `mutation($s: ID!) { updateService(input: {serviceId: $s, processes: [{name: "web", command: ["./api", "serve"],
+			replicas: 5, port: 8080, readinessProbe: {path: "/healthz", port: 8080}}]}) { service { id } changeSet { id state direct } `+ue+` } }`,
+			map[string]any{"s": svc})
+		approveSet(pm, waits("an editor's process change", res, "updateService", rev))
+		if got, run := state(); got != rev+1 || len(run.Processes) != 1 || run.Processes[0].Replicas != 5 {
+			t.Errorf("after approving the process change: revision %d (want %d), processes %+v; want web with 5 replicas", got, rev+1, run.Processes)
+		}
 	})
 }
 
