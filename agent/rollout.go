@@ -146,8 +146,19 @@ func (a *Agent) reconcile(ctx context.Context, ap *Applier, ns desired.Namespace
 		retiring = fmt.Sprintf("retiring release %d", prev)
 	}
 	say(stageRetiring, retiring)
+	retired := []object{}
 	for _, d := range after.others {
-		if err := ap.delete(ctx, object{"Deployment", d.Namespace, d.Name}); err != nil {
+		retired = append(retired, object{"Deployment", d.Namespace, d.Name})
+	}
+	// The variables of the releases retired go with them (and a Secret of
+	// the service from before releases had their own).
+	for _, sec := range a.cache.Secrets(ns.Name, managed(ap.Cluster, LabelService, svc.Name)) {
+		if sec.Labels[LabelRelease] != strconv.Itoa(svc.Release) {
+			retired = append(retired, object{"Secret", sec.Namespace, sec.Name})
+		}
+	}
+	for _, o := range retired {
+		if err := ap.delete(ctx, o); err != nil {
 			a.log.Warn("retiring the previous release", "service", key, "error", err)
 			a.tell(began, reached)
 			a.recheck(key, time.Second)

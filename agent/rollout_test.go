@@ -262,6 +262,13 @@ func TestRolloutKeepsTrafficUntilReady(t *testing.T) {
 		t.Errorf("while release 2 starts, the Service routes to %s, want 1", got)
 	}
 	getDeployment(t, cs, testNS, "api-web-r1") // kept while traffic is on it
+	// Each release reads its own variables: release 1's Secret stays while
+	// its pods serve.
+	for _, name := range []string{"api-env-r1", "api-env-r2"} {
+		if _, err := cs.CoreV1().Secrets(testNS).Get(context.Background(), name, metav1.GetOptions{}); err != nil {
+			t.Errorf("while release 2 starts, Secret %s: %v", name, err)
+		}
+	}
 	if got := rec.of("d2"); !slices.Equal(got, []string{stageStarting, stageProbing}) {
 		t.Fatalf("d2: %v", got)
 	}
@@ -282,6 +289,13 @@ func TestRolloutKeepsTrafficUntilReady(t *testing.T) {
 		if _, err := cs.AppsV1().Deployments(testNS).Get(context.Background(), name, metav1.GetOptions{}); err == nil {
 			t.Errorf("%s was not retired", name)
 		}
+	}
+	// Its variables are retired with it, at once (not at the next pass).
+	if _, err := cs.CoreV1().Secrets(testNS).Get(context.Background(), "api-env-r1", metav1.GetOptions{}); err == nil {
+		t.Error("release 1's Secret api-env-r1 was not retired with it")
+	}
+	if _, err := cs.CoreV1().Secrets(testNS).Get(context.Background(), "api-env-r2", metav1.GetOptions{}); err != nil {
+		t.Errorf("release 2's Secret: %v", err)
 	}
 }
 
