@@ -68,27 +68,36 @@ func changesOut(ctx context.Context, p *control.Plane, set *model.ChangeSet) ([]
 	out := make([]*gqlmodel.ChangeSetChange, 0, len(set.Changes))
 	for i := range set.Changes {
 		ch := &set.Changes[i]
-		summary, err := p.Delivery.DescribeChange(ctx, ch)
-		if err != nil && !core.IsNotFound(err) {
-			return nil, err
-		}
-		if err != nil {
-			summary = ch.Target() + " (no longer exists)"
-		}
 		author, err := userIn(ctx, p, set.TenantID, &ch.Author)
 		if err != nil {
 			return nil, err
 		}
-		c := &gqlmodel.ChangeSetChange{Sequence: ch.Seq, Kind: ch.Kind, Summary: summary, Author: author, At: ch.At, Secret: ch.Secret}
+		c := &gqlmodel.ChangeSetChange{Sequence: ch.Seq, Kind: ch.Kind, Author: author, At: ch.At, Secret: ch.Secret}
+		// The names come with the service and environment shown (the
+		// loaders batch them over the set's changes).
+		var service, env string
+		gone := false
 		if ch.ServiceID != nil {
 			if c.Service, err = loadOptional(ctx, l.services, ch.ServiceID); err != nil {
 				return nil, err
+			}
+			if gone = c.Service == nil; !gone {
+				service = c.Service.Name
 			}
 		}
 		if ch.EnvironmentID != nil {
 			if c.Environment, err = loadOptional(ctx, l.environments, ch.EnvironmentID); err != nil {
 				return nil, err
 			}
+			if c.Environment == nil {
+				gone = true
+			} else {
+				env = c.Environment.Name
+			}
+		}
+		c.Summary = ch.Summary(service, env)
+		if gone {
+			c.Summary = ch.Target() + " (no longer exists)"
 		}
 		switch ch.Kind {
 		case model.ChangeSetVariable, model.ChangeDeleteVariable:

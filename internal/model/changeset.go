@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -141,6 +142,37 @@ func (c *Change) Target() string {
 		return what + " " + scope
 	default:
 		return "deploy " + scope
+	}
+}
+
+// Summary says what the change changes, by name ("variable FLAG of service
+// web set"), given the names of its service and environment ("" for none).
+func (c *Change) Summary(service, env string) string {
+	where := "the project"
+	switch {
+	case service != "" && env != "":
+		where = "service " + service + " in environment " + env
+	case service != "":
+		where = "service " + service
+	case env != "":
+		where = "environment " + env
+	}
+	switch c.Kind {
+	case ChangeSetVariable:
+		return "variable " + c.Name + " of " + where + " set"
+	case ChangeDeleteVariable:
+		return "variable " + c.Name + " of " + where + " deleted"
+	case ChangeUpdateService:
+		var parts []string
+		if c.Processes != nil {
+			parts = append(parts, "processes")
+		}
+		if c.Domains != nil {
+			parts = append(parts, "domains")
+		}
+		return strings.Join(parts, " and ") + " of " + where + " changed"
+	default:
+		return "image " + c.ImageDigest[:min(len(c.ImageDigest), 19)] + " deployed to " + where
 	}
 }
 

@@ -110,7 +110,7 @@ func (s *ChangeSets) AddChange(ctx context.Context, id model.ChangeSetID, ch mod
 	if err := s.changer.ProposeChange(ctx, set, &ch); err != nil {
 		return nil, err
 	}
-	return s.change(ctx, id, ActChangeSetAdd, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
+	return s.change(ctx, set, ActChangeSetAdd, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
 		if err := changeable(set); err != nil {
 			return err
 		}
@@ -131,11 +131,11 @@ func (s *ChangeSets) AddChange(ctx context.Context, id model.ChangeSetID, ch mod
 
 // RemoveChange takes change seq out of a set.
 func (s *ChangeSets) RemoveChange(ctx context.Context, id model.ChangeSetID, seq int) (*model.ChangeSet, error) {
-	a, err := s.proposer(ctx, id)
+	read, a, err := s.proposer(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return s.change(ctx, id, ActChangeSetRemove, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
+	return s.change(ctx, read, ActChangeSetRemove, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
 		if err := changeable(set); err != nil {
 			return err
 		}
@@ -213,10 +213,11 @@ func (s *ChangeSets) submitted(set *model.ChangeSet) {
 // SubmitSet asks for a decision on a set: another project manager approves or
 // rejects it within the approval window.
 func (s *ChangeSets) SubmitSet(ctx context.Context, id model.ChangeSetID) (*model.ChangeSet, error) {
-	if _, err := s.proposer(ctx, id); err != nil {
+	read, _, err := s.proposer(ctx, id)
+	if err != nil {
 		return nil, err
 	}
-	return s.change(ctx, id, ActChangeSetSubmit, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
+	return s.change(ctx, read, ActChangeSetSubmit, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
 		if set.State != model.ChangeSetOpen {
 			return conflict(fmt.Sprintf("change set #%d is %s, not OPEN", set.Number, set.State))
 		}
@@ -248,7 +249,7 @@ func (s *ChangeSets) DecideSet(ctx context.Context, id model.ChangeSetID, decisi
 	} else if set.Direct {
 		act = ActChangeSetApproveApply
 	}
-	return s.change(ctx, id, act, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
+	return s.change(ctx, set, act, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
 		if set.State != model.ChangeSetSubmitted {
 			return conflict(fmt.Sprintf("change set #%d is %s, not SUBMITTED", set.Number, set.State))
 		}
@@ -286,11 +287,11 @@ func (s *ChangeSets) DecideSet(ctx context.Context, id model.ChangeSetID, decisi
 // from OPEN or SUBMITTED. If the project changed under a change since it
 // was added, applying is refused with the conflicts named: rebase the set.
 func (s *ChangeSets) ApplySet(ctx context.Context, id model.ChangeSetID) (*model.ChangeSet, error) {
-	a, err := s.proposer(ctx, id)
+	read, a, err := s.proposer(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return s.change(ctx, id, ActChangeSetApply, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
+	return s.change(ctx, read, ActChangeSetApply, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
 		switch {
 		case set.State.Ended():
 			return conflict(fmt.Sprintf("change set #%d is %s", set.Number, set.State))
@@ -358,7 +359,7 @@ func (s *ChangeSets) PreviewSet(ctx context.Context, id model.ChangeSetID) ([]co
 
 // CommentOnSet adds a comment to a set.
 func (s *ChangeSets) CommentOnSet(ctx context.Context, id model.ChangeSetID, body string) (*model.ChangeSet, error) {
-	a, err := s.proposer(ctx, id)
+	read, a, err := s.proposer(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -366,7 +367,7 @@ func (s *ChangeSets) CommentOnSet(ctx context.Context, id model.ChangeSetID, bod
 	if body == "" || utf8.RuneCountInString(body) > maxComment || !utf8.ValidString(body) {
 		return nil, core.Invalid(fmt.Sprintf("a comment is text of 1 to %d characters", maxComment), "input", "body")
 	}
-	return s.change(ctx, id, ActChangeSetComment, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
+	return s.change(ctx, read, ActChangeSetComment, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
 		set.Comments = append(set.Comments, model.ChangeComment{Author: a.User.ID, Body: body, At: s.Now()})
 		return nil
 	})
@@ -374,10 +375,11 @@ func (s *ChangeSets) CommentOnSet(ctx context.Context, id model.ChangeSetID, bod
 
 // CloseSet ends a set that will not be applied.
 func (s *ChangeSets) CloseSet(ctx context.Context, id model.ChangeSetID) (*model.ChangeSet, error) {
-	if _, err := s.proposer(ctx, id); err != nil {
+	read, _, err := s.proposer(ctx, id)
+	if err != nil {
 		return nil, err
 	}
-	return s.change(ctx, id, ActChangeSetClose, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
+	return s.change(ctx, read, ActChangeSetClose, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
 		if set.State.Ended() {
 			return conflict(fmt.Sprintf("change set #%d is %s already", set.Number, set.State))
 		}
@@ -390,11 +392,11 @@ func (s *ChangeSets) CloseSet(ctx context.Context, id model.ChangeSetID) (*model
 // the author has previewed it again and applies it over what changed. A
 // submitted or approved set goes back to OPEN.
 func (s *ChangeSets) RebaseSet(ctx context.Context, id model.ChangeSetID) (*model.ChangeSet, error) {
-	a, err := s.proposer(ctx, id)
+	read, a, err := s.proposer(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return s.change(ctx, id, ActChangeSetRebase, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
+	return s.change(ctx, read, ActChangeSetRebase, func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error {
 		if err := changeable(set); err != nil {
 			return err
 		}
@@ -406,10 +408,10 @@ func (s *ChangeSets) RebaseSet(ctx context.Context, id model.ChangeSetID) (*mode
 	})
 }
 
-// proposer checks the caller may propose changes in set id's project.
-func (s *ChangeSets) proposer(ctx context.Context, id model.ChangeSetID) (*authz.Actor, error) {
-	_, a, err := s.actorOn(ctx, id, authz.ChangeSetPropose)
-	return a, err
+// proposer reads set id and checks the caller may propose changes in its
+// project.
+func (s *ChangeSets) proposer(ctx context.Context, id model.ChangeSetID) (*model.ChangeSet, *authz.Actor, error) {
+	return s.actorOn(ctx, id, authz.ChangeSetPropose)
 }
 
 // actorOn reads set id and the caller, and checks the caller holds perm
@@ -426,16 +428,15 @@ func (s *ChangeSets) actorOn(ctx context.Context, id model.ChangeSetID, perm aut
 	return set, a, s.Authorizer().Check(ctx, a, perm, set.Scope())
 }
 
-// change runs fn on set id, read afresh under its tenant's lock, then
-// stores it, audited as act, and tells the project's subscribers.
-func (s *ChangeSets) change(ctx context.Context, id model.ChangeSetID, act core.Action,
+// change runs fn on the set read (through the door, by the caller), read
+// afresh under its tenant's lock, then stores it, audited as act, and
+// tells the project's subscribers.
+func (s *ChangeSets) change(ctx context.Context, read *model.ChangeSet, act core.Action,
 	fn func(q *core.Txn, set *model.ChangeSet, ev *core.Audit) error) (*model.ChangeSet, error) {
-	set, err := s.ChangeSet(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	err = s.Change(ctx, set.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
-		if set, err = store.ChangeSets.Get(ctx, q, id); err != nil {
+	var set *model.ChangeSet
+	err := s.Change(ctx, read.TenantID, func(q *core.Txn, _ *model.Tenant, ev *core.Audit) error {
+		var err error
+		if set, err = store.ChangeSets.Get(ctx, q, read.ID); err != nil {
 			return err
 		}
 		// Subscribers read what changed after the last time they saw:

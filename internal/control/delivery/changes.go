@@ -91,7 +91,7 @@ func (p *Delivery) ProposeChange(ctx context.Context, set *model.ChangeSet, ch *
 	if err := c.Err(); err != nil {
 		return err
 	}
-	if ch.Base, err = p.changeBase(ctx, q, set, ch); err != nil {
+	if ch.Base, err = p.changeBase(ctx, q, set, ch, &inForce{}); err != nil {
 		return err
 	}
 	if ch.Kind == model.ChangeDeleteVariable && ch.Base == "" {
@@ -110,9 +110,10 @@ func (p *Delivery) ProposeChange(ctx context.Context, set *model.ChangeSet, ch *
 // RebaseChanges takes what each change of set replaces afresh (the author has
 // seen the project as it is now, e.g. in a new preview).
 func (p *Delivery) RebaseChanges(ctx context.Context, q store.Querier, set *model.ChangeSet) error {
+	var memo inForce
 	for i := range set.Changes {
 		ch := &set.Changes[i]
-		base, err := p.changeBase(ctx, q, set, ch)
+		base, err := p.changeBase(ctx, q, set, ch, &memo)
 		if err != nil {
 			return err
 		}
@@ -132,9 +133,10 @@ func (p *Delivery) RebaseChanges(ctx context.Context, q store.Querier, set *mode
 // environment only when the transaction carries an approval, core.Txn.Approve).
 func (p *Delivery) ApplyChanges(ctx context.Context, q *core.Txn, a *authz.Actor, ev *core.Audit, set *model.ChangeSet) (*model.AppliedChanges, error) {
 	var conflicts []string
+	var memo inForce
 	for i := range set.Changes {
 		ch := &set.Changes[i]
-		now, err := p.changeBase(ctx, q, set, ch)
+		now, err := p.changeBase(ctx, q, set, ch, &memo)
 		if err != nil {
 			return nil, err
 		}
@@ -244,7 +246,7 @@ func applyServiceChange(cfg *model.ServiceConfig, ch *model.Change) {
 // changeBase fingerprints what ch replaces as it is in q now: a variable's
 // version ("" for none), the processes or domains of a service, the image
 // in force of a deploy's service in its environment ("" for none).
-func (p *Delivery) changeBase(ctx context.Context, q store.Querier, set *model.ChangeSet, ch *model.Change) (string, error) {
+func (p *Delivery) changeBase(ctx context.Context, q store.Querier, set *model.ChangeSet, ch *model.Change, memo *inForce) (string, error) {
 	switch ch.Kind {
 	case model.ChangeSetVariable, model.ChangeDeleteVariable:
 		cur, err := store.VariableIn(ctx, q, set.ProjectID, changeVariable(set, ch).ScopeKey(), ch.Name)
@@ -276,11 +278,14 @@ func (p *Delivery) changeBase(ctx context.Context, q store.Querier, set *model.C
 		sum := sha256.Sum256(b)
 		return hex.EncodeToString(sum[:12]), nil
 	default:
-		inForce, err := p.releasesInForce(ctx, q, set.ProjectID)
-		if err != nil {
-			return "", err
+		if !memo.read {
+			var err error
+			if memo.rels, err = p.releasesInForce(ctx, q, set.ProjectID); err != nil {
+				return "", err
+			}
+			memo.read = true
 		}
-		for _, r := range inForce {
+		for _, r := range memo.rels {
 			if r.ServiceID == *ch.ServiceID && r.EnvironmentID == *ch.EnvironmentID {
 				return r.ImageDigest, nil
 			}
@@ -289,44 +294,31 @@ func (p *Delivery) changeBase(ctx context.Context, q store.Querier, set *model.C
 	}
 }
 
+// inForce is the project's releases in force, read once for all the
+// deploys of a set (changeBase).
+type inForce struct {
+	rels []*model.Release
+	read bool
+}
+
 // describe says what ch changes, by name ("variable FLAG of service web").
 func (p *Delivery) describe(ctx context.Context, q store.Querier, ch *model.Change) (string, error) {
-	where := "the project"
+	var service, env string
 	if ch.ServiceID != nil {
 		svc, err := store.Services.Get(ctx, q, *ch.ServiceID)
 		if err != nil {
 			return "", err
 		}
-		where = "service " + svc.Name
+		service = svc.Name
 	}
 	if ch.EnvironmentID != nil {
-		env, err := store.Environments.Get(ctx, q, *ch.EnvironmentID)
+		e, err := store.Environments.Get(ctx, q, *ch.EnvironmentID)
 		if err != nil {
 			return "", err
 		}
-		if ch.ServiceID != nil {
-			where += " in environment " + env.Name
-		} else {
-			where = "environment " + env.Name
-		}
+		env = e.Name
 	}
-	switch ch.Kind {
-	case model.ChangeSetVariable:
-		return "variable " + ch.Name + " of " + where + " set", nil
-	case model.ChangeDeleteVariable:
-		return "variable " + ch.Name + " of " + where + " deleted", nil
-	case model.ChangeUpdateService:
-		var parts []string
-		if ch.Processes != nil {
-			parts = append(parts, "processes")
-		}
-		if ch.Domains != nil {
-			parts = append(parts, "domains")
-		}
-		return strings.Join(parts, " and ") + " of " + where + " changed", nil
-	default:
-		return "image " + ch.ImageDigest[:min(len(ch.ImageDigest), 19)] + " deployed to " + where, nil
-	}
+	return ch.Summary(service, env), nil
 }
 
 // DescribeChange says what ch changes, by name, as the console and the CLI show
