@@ -286,7 +286,7 @@ type ComplexityRoot struct {
 		ActiveRevision   func(childComplexity int) int
 		AppliedRevision  func(childComplexity int) int
 		ApplyErrors      func(childComplexity int) int
-		Commands         func(childComplexity int, first *int, after *string) int
+		Commands         func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ConnectTokens    func(childComplexity int) int
 		CreatedAt        func(childComplexity int) int
 		DesiredRevision  func(childComplexity int) int
@@ -300,7 +300,7 @@ type ComplexityRoot struct {
 		LastHeartbeatAge func(childComplexity int) int
 		LastHeartbeatAt  func(childComplexity int) int
 		Name             func(childComplexity int) int
-		NamespaceTargets func(childComplexity int, first *int, after *string) int
+		NamespaceTargets func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Revision         func(childComplexity int, number int) int
 		Revisions        func(childComplexity int, first *int, before *int) int
 		Status           func(childComplexity int) int
@@ -550,9 +550,9 @@ type ComplexityRoot struct {
 	Environment struct {
 		ClusterSelector          func(childComplexity int) int
 		CreatedAt                func(childComplexity int) int
-		Deployments              func(childComplexity int, first *int, after *string) int
-		EligibleClusters         func(childComplexity int, first *int, after *string) int
-		EligibleNamespaceTargets func(childComplexity int, first *int, after *string) int
+		Deployments              func(childComplexity int, first *int, after *string, last *int, before *string) int
+		EligibleClusters         func(childComplexity int, first *int, after *string, last *int, before *string) int
+		EligibleNamespaceTargets func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Events                   func(childComplexity int, first *int, before *int, typeArg *string, serviceID *string) int
 		ID                       func(childComplexity int) int
 		Name                     func(childComplexity int) int
@@ -655,7 +655,7 @@ type ComplexityRoot struct {
 	}
 
 	Member struct {
-		APITokens func(childComplexity int, first *int, after *string) int
+		APITokens func(childComplexity int, first *int, after *string, last *int, before *string) int
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Role      func(childComplexity int) int
@@ -758,8 +758,10 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	Placement struct {
@@ -800,14 +802,14 @@ type ComplexityRoot struct {
 	}
 
 	Project struct {
-		ChangeSets       func(childComplexity int, states []model.ChangeSetState, first *int, after *string) int
+		ChangeSets       func(childComplexity int, states []model.ChangeSetState, first *int, after *string, last *int, before *string) int
 		CreatedAt        func(childComplexity int) int
 		Description      func(childComplexity int) int
-		Environments     func(childComplexity int, first *int, after *string) int
+		Environments     func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ID               func(childComplexity int) int
-		Members          func(childComplexity int, first *int, after *string) int
+		Members          func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Name             func(childComplexity int) int
-		Services         func(childComplexity int, first *int, after *string) int
+		Services         func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Tenant           func(childComplexity int) int
 		Variables        func(childComplexity int) int
 		ViewerRole       func(childComplexity int) int
@@ -999,7 +1001,7 @@ type ComplexityRoot struct {
 	}
 
 	Service struct {
-		Builds    func(childComplexity int, first *int, after *string, environmentID *string) int
+		Builds    func(childComplexity int, first *int, after *string, last *int, before *string, environmentID *string) int
 		CreatedAt func(childComplexity int) int
 		Domains   func(childComplexity int) int
 		Drift     func(childComplexity int, environmentID string, first *int) int
@@ -1011,7 +1013,7 @@ type ComplexityRoot struct {
 		Name      func(childComplexity int) int
 		Processes func(childComplexity int) int
 		Project   func(childComplexity int) int
-		Releases  func(childComplexity int, first *int, after *string, environmentID *string) int
+		Releases  func(childComplexity int, first *int, after *string, last *int, before *string, environmentID *string) int
 		UpdatedAt func(childComplexity int) int
 		Variables func(childComplexity int) int
 		Webhook   func(childComplexity int) int
@@ -1073,16 +1075,16 @@ type ComplexityRoot struct {
 
 	Tenant struct {
 		ApprovalQueue       func(childComplexity int, first *int) int
-		AuditEvents         func(childComplexity int, first *int, after *string, filter *gqlmodel.AuditEventFilter) int
-		Clusters            func(childComplexity int, first *int, after *string) int
+		AuditEvents         func(childComplexity int, first *int, after *string, last *int, before *string, filter *gqlmodel.AuditEventFilter) int
+		Clusters            func(childComplexity int, first *int, after *string, last *int, before *string) int
 		CreatedAt           func(childComplexity int) int
 		DeploymentsUnderWay func(childComplexity int, first *int) int
 		ID                  func(childComplexity int) int
 		Invitations         func(childComplexity int, first *int) int
-		Members             func(childComplexity int, first *int, after *string) int
+		Members             func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Name                func(childComplexity int) int
 		Plan                func(childComplexity int) int
-		Projects            func(childComplexity int, first *int, after *string) int
+		Projects            func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ViewerRole          func(childComplexity int) int
 		WebhookEndpoints    func(childComplexity int) int
 	}
@@ -1159,17 +1161,17 @@ type ComplexityRoot struct {
 	}
 
 	Viewer struct {
-		APITokens func(childComplexity int, first *int, after *string) int
+		APITokens func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Session   func(childComplexity int) int
 		Sessions  func(childComplexity int) int
-		Tenants   func(childComplexity int, first *int, after *string) int
+		Tenants   func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Token     func(childComplexity int) int
 		User      func(childComplexity int) int
 	}
 
 	Webhook struct {
 		CreatedAt  func(childComplexity int) int
-		Deliveries func(childComplexity int, first *int, after *string) int
+		Deliveries func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ID         func(childComplexity int) int
 		Project    func(childComplexity int) int
 		RotatedAt  func(childComplexity int) int
@@ -1220,7 +1222,7 @@ type ComplexityRoot struct {
 		Enabled                  func(childComplexity int) int
 		Events                   func(childComplexity int) int
 		ID                       func(childComplexity int) int
-		Messages                 func(childComplexity int, first *int, after *string, status *model.MessageStatus) int
+		Messages                 func(childComplexity int, first *int, after *string, last *int, before *string, status *model.MessageStatus) int
 		PreviousSecretValidUntil func(childComplexity int) int
 		Project                  func(childComplexity int) int
 		RotatedAt                func(childComplexity int) int
@@ -1310,13 +1312,13 @@ type ClusterResolver interface {
 	Labels(ctx context.Context, obj *model.Cluster) ([]*model.Label, error)
 	Status(ctx context.Context, obj *model.Cluster) (model.ClusterStatus, error)
 
-	NamespaceTargets(ctx context.Context, obj *model.Cluster, first *int, after *string) (*gqlmodel.NamespaceTargetConnection, error)
+	NamespaceTargets(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.NamespaceTargetConnection, error)
 
 	LastHeartbeatAge(ctx context.Context, obj *model.Cluster) (*int, error)
 	Inventory(ctx context.Context, obj *model.Cluster) (*protocol.Inventory, error)
 	ApplyErrors(ctx context.Context, obj *model.Cluster) (map[string]any, error)
 	ConnectTokens(ctx context.Context, obj *model.Cluster) ([]*model.ConnectToken, error)
-	Commands(ctx context.Context, obj *model.Cluster, first *int, after *string) (*gqlmodel.CommandConnection, error)
+	Commands(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.CommandConnection, error)
 	DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error)
 	Install(ctx context.Context, obj *model.Cluster) (*install.Bundle, error)
 	Events(ctx context.Context, obj *model.Cluster, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error)
@@ -1356,9 +1358,9 @@ type EnvironmentResolver interface {
 	ClusterSelector(ctx context.Context, obj *model.Environment) ([]*model.Label, error)
 	NamespaceSelector(ctx context.Context, obj *model.Environment) ([]*model.Label, error)
 
-	EligibleClusters(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.ClusterConnection, error)
-	EligibleNamespaceTargets(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.NamespaceTargetConnection, error)
-	Deployments(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.DeploymentConnection, error)
+	EligibleClusters(ctx context.Context, obj *model.Environment, first *int, after *string, last *int, before *string) (*gqlmodel.ClusterConnection, error)
+	EligibleNamespaceTargets(ctx context.Context, obj *model.Environment, first *int, after *string, last *int, before *string) (*gqlmodel.NamespaceTargetConnection, error)
+	Deployments(ctx context.Context, obj *model.Environment, first *int, after *string, last *int, before *string) (*gqlmodel.DeploymentConnection, error)
 	Placement(ctx context.Context, obj *model.Environment) (*delivery.Placement, error)
 	Variables(ctx context.Context, obj *model.Environment) ([]*model.Variable, error)
 	Events(ctx context.Context, obj *model.Environment, first *int, before *int, typeArg *string, serviceID *string) (*gqlmodel.KubeEventPage, error)
@@ -1377,7 +1379,7 @@ type MemberResolver interface {
 	Tenant(ctx context.Context, obj *model.Member) (*model.Tenant, error)
 	User(ctx context.Context, obj *model.Member) (*model.User, error)
 
-	APITokens(ctx context.Context, obj *model.Member, first *int, after *string) (*gqlmodel.APITokenConnection, error)
+	APITokens(ctx context.Context, obj *model.Member, first *int, after *string, last *int, before *string) (*gqlmodel.APITokenConnection, error)
 }
 type MutationResolver interface {
 	CreateTenant(ctx context.Context, input gqlmodel.CreateTenantInput) (*gqlmodel.CreateTenantPayload, error)
@@ -1454,13 +1456,13 @@ type ProjectResolver interface {
 	Tenant(ctx context.Context, obj *model.Project) (*model.Tenant, error)
 
 	ViewerRole(ctx context.Context, obj *model.Project) (model.ProjectRole, error)
-	Members(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.ProjectMemberConnection, error)
-	Environments(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.EnvironmentConnection, error)
-	Services(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.ServiceConnection, error)
+	Members(ctx context.Context, obj *model.Project, first *int, after *string, last *int, before *string) (*gqlmodel.ProjectMemberConnection, error)
+	Environments(ctx context.Context, obj *model.Project, first *int, after *string, last *int, before *string) (*gqlmodel.EnvironmentConnection, error)
+	Services(ctx context.Context, obj *model.Project, first *int, after *string, last *int, before *string) (*gqlmodel.ServiceConnection, error)
 	Variables(ctx context.Context, obj *model.Project) ([]*model.Variable, error)
 	Webhooks(ctx context.Context, obj *model.Project) ([]*model.Webhook, error)
 	WebhookEndpoints(ctx context.Context, obj *model.Project) ([]*model.Endpoint, error)
-	ChangeSets(ctx context.Context, obj *model.Project, states []model.ChangeSetState, first *int, after *string) (*gqlmodel.ChangeSetConnection, error)
+	ChangeSets(ctx context.Context, obj *model.Project, states []model.ChangeSetState, first *int, after *string, last *int, before *string) (*gqlmodel.ChangeSetConnection, error)
 }
 type ProjectMemberResolver interface {
 	Project(ctx context.Context, obj *model.ProjectMember) (*model.Project, error)
@@ -1499,10 +1501,10 @@ type ServiceResolver interface {
 
 	Variables(ctx context.Context, obj *model.Service) ([]*model.Variable, error)
 
-	Releases(ctx context.Context, obj *model.Service, first *int, after *string, environmentID *string) (*gqlmodel.ReleaseConnection, error)
+	Releases(ctx context.Context, obj *model.Service, first *int, after *string, last *int, before *string, environmentID *string) (*gqlmodel.ReleaseConnection, error)
 	Git(ctx context.Context, obj *model.Service) (*gqlmodel.GitSource, error)
 	Webhook(ctx context.Context, obj *model.Service) (*model.Webhook, error)
-	Builds(ctx context.Context, obj *model.Service, first *int, after *string, environmentID *string) (*gqlmodel.BuildConnection, error)
+	Builds(ctx context.Context, obj *model.Service, first *int, after *string, last *int, before *string, environmentID *string) (*gqlmodel.BuildConnection, error)
 	Logs(ctx context.Context, obj *model.Service, environmentID string, filter *gqlmodel.LogFilter, first *int, after *int, last *int, before *int) (*gqlmodel.LogPage, error)
 	Events(ctx context.Context, obj *model.Service, environmentID string, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error)
 	Drift(ctx context.Context, obj *model.Service, environmentID string, first *int) ([]*model.Drift, error)
@@ -1524,14 +1526,14 @@ type SubscriptionResolver interface {
 type TenantResolver interface {
 	ViewerRole(ctx context.Context, obj *model.Tenant) (model.TenantRole, error)
 	Plan(ctx context.Context, obj *model.Tenant) (*gqlmodel.Plan, error)
-	Members(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.MemberConnection, error)
-	Projects(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.ProjectConnection, error)
-	Clusters(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.ClusterConnection, error)
+	Members(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.MemberConnection, error)
+	Projects(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.ProjectConnection, error)
+	Clusters(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.ClusterConnection, error)
 	ApprovalQueue(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error)
 	DeploymentsUnderWay(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error)
 	WebhookEndpoints(ctx context.Context, obj *model.Tenant) ([]*model.Endpoint, error)
 	Invitations(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Invitation, error)
-	AuditEvents(ctx context.Context, obj *model.Tenant, first *int, after *string, filter *gqlmodel.AuditEventFilter) (*gqlmodel.AuditEventConnection, error)
+	AuditEvents(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string, filter *gqlmodel.AuditEventFilter) (*gqlmodel.AuditEventConnection, error)
 }
 type VariableResolver interface {
 	Scope(ctx context.Context, obj *model.Variable) (model.VariableScope, error)
@@ -1545,15 +1547,15 @@ type VariableResolver interface {
 }
 type ViewerResolver interface {
 	Sessions(ctx context.Context, obj *gqlmodel.Viewer) ([]*model.Session, error)
-	Tenants(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string) (*gqlmodel.TenantConnection, error)
-	APITokens(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string) (*gqlmodel.APITokenConnection, error)
+	Tenants(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string, last *int, before *string) (*gqlmodel.TenantConnection, error)
+	APITokens(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string, last *int, before *string) (*gqlmodel.APITokenConnection, error)
 }
 type WebhookResolver interface {
 	Project(ctx context.Context, obj *model.Webhook) (*model.Project, error)
 	Service(ctx context.Context, obj *model.Webhook) (*model.Service, error)
 	URL(ctx context.Context, obj *model.Webhook) (string, error)
 
-	Deliveries(ctx context.Context, obj *model.Webhook, first *int, after *string) (*gqlmodel.WebhookDeliveryConnection, error)
+	Deliveries(ctx context.Context, obj *model.Webhook, first *int, after *string, last *int, before *string) (*gqlmodel.WebhookDeliveryConnection, error)
 }
 type WebhookAttemptResolver interface {
 	StatusCode(ctx context.Context, obj *model.Attempt) (*int, error)
@@ -1573,7 +1575,7 @@ type WebhookEndpointResolver interface {
 
 	PreviousSecretValidUntil(ctx context.Context, obj *model.Endpoint) (*time.Time, error)
 
-	Messages(ctx context.Context, obj *model.Endpoint, first *int, after *string, status *model.MessageStatus) (*gqlmodel.WebhookMessageConnection, error)
+	Messages(ctx context.Context, obj *model.Endpoint, first *int, after *string, last *int, before *string, status *model.MessageStatus) (*gqlmodel.WebhookMessageConnection, error)
 }
 type WebhookMessageResolver interface {
 	Endpoint(ctx context.Context, obj *model.Message) (*model.Endpoint, error)
@@ -2413,7 +2415,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Cluster.Commands(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Cluster.Commands(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Cluster.connectTokens":
 		if e.ComplexityRoot.Cluster.ConnectTokens == nil {
 			break
@@ -2512,7 +2514,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Cluster.NamespaceTargets(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Cluster.NamespaceTargets(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Cluster.revision":
 		if e.ComplexityRoot.Cluster.Revision == nil {
 			break
@@ -3403,7 +3405,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Environment.Deployments(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Environment.Deployments(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Environment.eligibleClusters":
 		if e.ComplexityRoot.Environment.EligibleClusters == nil {
 			break
@@ -3414,7 +3416,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Environment.EligibleClusters(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Environment.EligibleClusters(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Environment.eligibleNamespaceTargets":
 		if e.ComplexityRoot.Environment.EligibleNamespaceTargets == nil {
 			break
@@ -3425,7 +3427,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Environment.EligibleNamespaceTargets(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Environment.EligibleNamespaceTargets(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Environment.events":
 		if e.ComplexityRoot.Environment.Events == nil {
 			break
@@ -3832,7 +3834,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Member.APITokens(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Member.APITokens(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Member.createdAt":
 		if e.ComplexityRoot.Member.CreatedAt == nil {
 			break
@@ -4643,6 +4645,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Placement.cluster":
 		if e.ComplexityRoot.Placement.Cluster == nil {
@@ -4774,7 +4788,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Project.ChangeSets(childComplexity, args["states"].([]model.ChangeSetState), args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Project.ChangeSets(childComplexity, args["states"].([]model.ChangeSetState), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Project.createdAt":
 		if e.ComplexityRoot.Project.CreatedAt == nil {
 			break
@@ -4797,7 +4811,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Project.Environments(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Project.Environments(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Project.id":
 		if e.ComplexityRoot.Project.ID == nil {
 			break
@@ -4814,7 +4828,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Project.Members(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Project.Members(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Project.name":
 		if e.ComplexityRoot.Project.Name == nil {
 			break
@@ -4831,7 +4845,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Project.Services(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Project.Services(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Project.tenant":
 		if e.ComplexityRoot.Project.Tenant == nil {
 			break
@@ -5536,7 +5550,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Service.Builds(childComplexity, args["first"].(*int), args["after"].(*string), args["environmentId"].(*string)), true
+		return e.ComplexityRoot.Service.Builds(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["environmentId"].(*string)), true
 	case "Service.createdAt":
 		if e.ComplexityRoot.Service.CreatedAt == nil {
 			break
@@ -5628,7 +5642,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Service.Releases(childComplexity, args["first"].(*int), args["after"].(*string), args["environmentId"].(*string)), true
+		return e.ComplexityRoot.Service.Releases(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["environmentId"].(*string)), true
 	case "Service.updatedAt":
 		if e.ComplexityRoot.Service.UpdatedAt == nil {
 			break
@@ -5892,7 +5906,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Tenant.AuditEvents(childComplexity, args["first"].(*int), args["after"].(*string), args["filter"].(*gqlmodel.AuditEventFilter)), true
+		return e.ComplexityRoot.Tenant.AuditEvents(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["filter"].(*gqlmodel.AuditEventFilter)), true
 	case "Tenant.clusters":
 		if e.ComplexityRoot.Tenant.Clusters == nil {
 			break
@@ -5903,7 +5917,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Tenant.Clusters(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Tenant.Clusters(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Tenant.createdAt":
 		if e.ComplexityRoot.Tenant.CreatedAt == nil {
 			break
@@ -5948,7 +5962,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Tenant.Members(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Tenant.Members(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Tenant.name":
 		if e.ComplexityRoot.Tenant.Name == nil {
 			break
@@ -5971,7 +5985,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Tenant.Projects(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Tenant.Projects(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Tenant.viewerRole":
 		if e.ComplexityRoot.Tenant.ViewerRole == nil {
 			break
@@ -6234,7 +6248,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Viewer.APITokens(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Viewer.APITokens(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Viewer.session":
 		if e.ComplexityRoot.Viewer.Session == nil {
 			break
@@ -6257,7 +6271,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Viewer.Tenants(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Viewer.Tenants(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Viewer.token":
 		if e.ComplexityRoot.Viewer.Token == nil {
 			break
@@ -6287,7 +6301,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Webhook.Deliveries(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Webhook.Deliveries(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Webhook.id":
 		if e.ComplexityRoot.Webhook.ID == nil {
 			break
@@ -6513,7 +6527,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.WebhookEndpoint.Messages(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].(*model.MessageStatus)), true
+		return e.ComplexityRoot.WebhookEndpoint.Messages(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["status"].(*model.MessageStatus)), true
 	case "WebhookEndpoint.previousSecretValidUntil":
 		if e.ComplexityRoot.WebhookEndpoint.PreviousSecretValidUntil == nil {
 			break
@@ -6868,12 +6882,26 @@ scalar Time
 "A JSON object."
 scalar Map
 
+"""
+Delivers the fragment it marks after the rest of the response, as an incremental part: over HTTP with
+` + "`" + `Accept: multipart/mixed` + "`" + ` (deferSpec=20220824), over graphql-transport-ws and over server-sent events.
+A client that asks for none of those gets the whole answer in one response.
+"""
+directive @defer(
+  "Deferred when true or absent."
+  if: Boolean = true
+  "A name for the part, echoed in it, so the client can tell the parts apart."
+  label: String
+) on FRAGMENT_SPREAD | INLINE_FRAGMENT
+
 interface Node {
   id: ID!
 }
 
 type PageInfo {
   hasNextPage: Boolean!
+  hasPreviousPage: Boolean!
+  startCursor: String
   endCursor: String
 }
 
@@ -6980,13 +7008,13 @@ type Viewer {
   session: Session
   "The caller's sign-ins that have not ended or expired, newest first: revoke one to sign out there."
   sessions: [Session!]!
-  tenants(first: Int, after: String): TenantConnection!
+  tenants(first: Int, after: String, last: Int, before: String): TenantConnection!
   "The caller's own API tokens."
-  apiTokens(first: Int, after: String): ApiTokenConnection!
+  apiTokens(first: Int, after: String, last: Int, before: String): ApiTokenConnection!
 }
 
 "A person's sign-in from a browser (POST /auth/signin or an invitation link), held in an HttpOnly cookie. Its secret is never shown."
-type Session {
+type Session implements Node {
   id: ID!
   "PASSPHRASE, INVITATION (signed in by setting a passphrase from an invitation link) or OIDC."
   method: String!
@@ -7010,7 +7038,7 @@ enum InvitationStatus {
 }
 
 "A one-time link through which a member sets a passphrase for this tenant and signs in. Only its hash is stored."
-type Invitation {
+type Invitation implements Node {
   id: ID!
   email: String!
   status: InvitationStatus!
@@ -7046,19 +7074,19 @@ type Tenant implements Node {
   "The caller's role in this tenant."
   viewerRole: TenantRole!
   plan: Plan!
-  members(first: Int, after: String): MemberConnection!
-  projects(first: Int, after: String): ProjectConnection!
-  clusters(first: Int, after: String): ClusterConnection!
+  members(first: Int, after: String, last: Int, before: String): MemberConnection!
+  projects(first: Int, after: String, last: Int, before: String): ProjectConnection!
+  clusters(first: Int, after: String, last: Int, before: String): ClusterConnection!
   "Deployments waiting for an approval, oldest first: those of the projects you may read (the approvals queue)."
   approvalQueue(first: Int = 50): [Deployment!]!
   "Deployments that have not ended (queued, building, awaiting approval, rolling out), newest first: those of the projects you may read."
   deploymentsUnderWay(first: Int = 50): [Deployment!]!
   "Every outbound webhook endpoint of the tenant, its projects' included (tenant admins)."
-  webhookEndpoints: [WebhookEndpoint!]!
+  webhookEndpoints: [WebhookEndpoint!]
   "Invitations to sign in, newest first. Tenant admins only."
-  invitations(first: Int = 20): [Invitation!]!
+  invitations(first: Int = 20): [Invitation!]
   "The audit history, newest first. Tenant admins only."
-  auditEvents(first: Int, after: String, filter: AuditEventFilter): AuditEventConnection!
+  auditEvents(first: Int, after: String, last: Int, before: String, filter: AuditEventFilter): AuditEventConnection
 }
 
 type TenantConnection {
@@ -7121,7 +7149,7 @@ type Member implements Node {
   role: TenantRole!
   createdAt: Time!
   "The member's API tokens in this tenant, oldest first: working, expired and revoked; never their secrets. Tenant admins, and the member."
-  apiTokens(first: Int, after: String): ApiTokenConnection!
+  apiTokens(first: Int, after: String, last: Int, before: String): ApiTokenConnection!
 }
 
 type MemberConnection {
@@ -7170,17 +7198,17 @@ type Project implements Node {
   createdAt: Time!
   "The caller's effective role in this project."
   viewerRole: ProjectRole!
-  members(first: Int, after: String): ProjectMemberConnection!
-  environments(first: Int, after: String): EnvironmentConnection!
-  services(first: Int, after: String): ServiceConnection!
+  members(first: Int, after: String, last: Int, before: String): ProjectMemberConnection!
+  environments(first: Int, after: String, last: Int, before: String): EnvironmentConnection!
+  services(first: Int, after: String, last: Int, before: String): ServiceConnection!
   "The variables set at project scope."
   variables: [Variable!]!
   "The project's push webhooks, its services' included."
   webhooks: [Webhook!]!
   "Outbound webhook endpoints told of the project's events (its project managers and tenant admins)."
-  webhookEndpoints: [WebhookEndpoint!]!
+  webhookEndpoints: [WebhookEndpoint!]
   "The project's change sets, newest first; of the given states only when states is given."
-  changeSets(states: [ChangeSetState!], first: Int, after: String): ChangeSetConnection!
+  changeSets(states: [ChangeSetState!], first: Int, after: String, last: Int, before: String): ChangeSetConnection!
 }
 
 type ProjectConnection {
@@ -7229,10 +7257,10 @@ type Environment implements Node {
   """
   namespaceSelector: [Label!]!
   createdAt: Time!
-  eligibleClusters(first: Int, after: String): ClusterConnection!
-  eligibleNamespaceTargets(first: Int, after: String): NamespaceTargetConnection!
+  eligibleClusters(first: Int, after: String, last: Int, before: String): ClusterConnection!
+  eligibleNamespaceTargets(first: Int, after: String, last: Int, before: String): NamespaceTargetConnection!
   "Deployments to this environment, newest first."
-  deployments(first: Int, after: String): DeploymentConnection!
+  deployments(first: Int, after: String, last: Int, before: String): DeploymentConnection!
   "Where the selectors put this environment: exactly one cluster and namespace, or why not."
   placement: Placement!
   "The variables set at this environment's scope."
@@ -7285,7 +7313,7 @@ type Cluster implements Node {
   status: ClusterStatus!
   lastHeartbeatAt: Time
   createdAt: Time!
-  namespaceTargets(first: Int, after: String): NamespaceTargetConnection!
+  namespaceTargets(first: Int, after: String, last: Int, before: String): NamespaceTargetConnection!
   "The number of the cluster's compiled desired state; it grows with every change that alters it."
   desiredRevision: Int!
   "The newest revision the agent acknowledged as applied; it never goes backwards."
@@ -7297,17 +7325,17 @@ type Cluster implements Node {
   "The object errors of the last revision the agent failed to apply, as JSON."
   applyErrors: Map
   "The cluster's connect tokens, never their secrets. Tenant admins only."
-  connectTokens: [ConnectToken!]!
+  connectTokens: [ConnectToken!]
   "Commands queued for the cluster's agent, newest first. A command acting in a project (a restart of one of its services) is listed only to those who may read that project; cluster-wide ones to every tenant member."
-  commands(first: Int, after: String): CommandConnection!
+  commands(first: Int, after: String, last: Int, before: String): CommandConnection!
   "The newest desired state with secret values redacted. Tenant admins only."
-  desiredState: Map!
+  desiredState: Map
   "How to install the cluster's agent: version-pinned manifests and the command a console shows. The connect token is never inside."
   install: ClusterInstall!
   "Kubernetes events of the objects the agent manages on the cluster, newest first; tenant admins (they span projects)."
-  events(first: Int = 50, before: Int, type: String): KubeEventPage!
+  events(first: Int = 50, before: Int, type: String): KubeEventPage
   "Objects on the cluster found changed outside NebulaCtrl (drift), newest first, as the agent reported them before applying them again; tenant admins."
-  drift(first: Int = 20): [Drift!]!
+  drift(first: Int = 20): [Drift!]
   "The cluster's desired revisions, newest first: what caused each, its hash, what the agents did with it. Tenant admins (a revision spans projects). Pass the last revision's number as before for older ones."
   revisions(first: Int = 20, before: Int): RevisionPage!
   "One desired revision; null if the cluster never had it. Tenant admins."
@@ -7515,13 +7543,13 @@ type Service implements Node {
   createdAt: Time!
   updatedAt: Time!
   "Releases of this service, newest first; optionally of one environment."
-  releases(first: Int, after: String, environmentId: ID): ReleaseConnection!
+  releases(first: Int, after: String, last: Int, before: String, environmentId: ID): ReleaseConnection!
   "Where the service is built from; null for a service deployed from images built elsewhere."
   git: GitSource
   "The service's own push webhook, if it has one (a project's webhooks are on the project)."
   webhook: Webhook
   "Builds of this service, newest first; optionally of one environment."
-  builds(first: Int, after: String, environmentId: ID): BuildConnection!
+  builds(first: Int, after: String, last: Int, before: String, environmentId: ID): BuildConnection!
   """
   What the service's containers printed in an environment, kept for NEBULA_LOG_RETENTION (7 days); viewers of the project may read it.
   Lines are numbered from 1 in the order stored: page forward with first/after, back with last/before (line numbers).
@@ -7641,7 +7669,7 @@ type Webhook implements Node {
   createdAt: Time!
   rotatedAt: Time!
   "What it received, newest first, as a provider's recent deliveries page shows it."
-  deliveries(first: Int, after: String): WebhookDeliveryConnection!
+  deliveries(first: Int, after: String, last: Int, before: String): WebhookDeliveryConnection!
 }
 
 "What an outbound webhook endpoint can be told of; a message's payload says it as type (the lowercase name in parentheses)."
@@ -7692,7 +7720,7 @@ type WebhookEndpoint implements Node {
   createdAt: Time!
   updatedAt: Time!
   "Its messages, newest first; optionally of one status."
-  messages(first: Int, after: String, status: WebhookMessageStatus): WebhookMessageConnection!
+  messages(first: Int, after: String, last: Int, before: String, status: WebhookMessageStatus): WebhookMessageConnection!
 }
 
 enum WebhookMessageStatus {
@@ -10259,6 +10287,10 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	switch field.Name {
 	case "hasNextPage":
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	case "endCursor":
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
@@ -11388,6 +11420,22 @@ func (ec *executionContext) field_Cluster_commands_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -11454,6 +11502,22 @@ func (ec *executionContext) field_Cluster_namespaceTargets_args(ctx context.Cont
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -11534,6 +11598,22 @@ func (ec *executionContext) field_Environment_deployments_args(ctx context.Conte
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -11556,6 +11636,22 @@ func (ec *executionContext) field_Environment_eligibleClusters_args(ctx context.
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -11578,6 +11674,22 @@ func (ec *executionContext) field_Environment_eligibleNamespaceTargets_args(ctx 
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -11638,6 +11750,22 @@ func (ec *executionContext) field_Member_apiTokens_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -12522,6 +12650,22 @@ func (ec *executionContext) field_Project_changeSets_args(ctx context.Context, r
 		return nil, err
 	}
 	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
 	return args, nil
 }
 
@@ -12544,6 +12688,22 @@ func (ec *executionContext) field_Project_environments_args(ctx context.Context,
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -12566,6 +12726,22 @@ func (ec *executionContext) field_Project_members_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -12588,6 +12764,22 @@ func (ec *executionContext) field_Project_services_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -12736,14 +12928,30 @@ func (ec *executionContext) field_Service_builds_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "environmentId",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "environmentId",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["environmentId"] = arg2
+	args["environmentId"] = arg4
 	return args, nil
 }
 
@@ -12880,14 +13088,30 @@ func (ec *executionContext) field_Service_releases_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["after"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "environmentId",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "environmentId",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["environmentId"] = arg2
+	args["environmentId"] = arg4
 	return args, nil
 }
 
@@ -13078,14 +13302,30 @@ func (ec *executionContext) field_Tenant_auditEvents_args(ctx context.Context, r
 		return nil, err
 	}
 	args["after"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
 		func(ctx context.Context, v any) (*gqlmodel.AuditEventFilter, error) {
 			return ec.unmarshalOAuditEventFilter2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAuditEventFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["filter"] = arg2
+	args["filter"] = arg4
 	return args, nil
 }
 
@@ -13108,6 +13348,22 @@ func (ec *executionContext) field_Tenant_clusters_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -13158,6 +13414,22 @@ func (ec *executionContext) field_Tenant_members_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -13180,6 +13452,22 @@ func (ec *executionContext) field_Tenant_projects_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -13202,6 +13490,22 @@ func (ec *executionContext) field_Viewer_apiTokens_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -13224,6 +13528,22 @@ func (ec *executionContext) field_Viewer_tenants_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -13246,14 +13566,30 @@ func (ec *executionContext) field_WebhookEndpoint_messages_args(ctx context.Cont
 		return nil, err
 	}
 	args["after"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "status",
 		func(ctx context.Context, v any) (*model.MessageStatus, error) {
 			return ec.unmarshalOWebhookMessageStatus2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessageStatus(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["status"] = arg2
+	args["status"] = arg4
 	return args, nil
 }
 
@@ -13276,6 +13612,22 @@ func (ec *executionContext) field_Webhook_deliveries_args(ctx context.Context, r
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -16920,7 +17272,7 @@ func (ec *executionContext) _Cluster_namespaceTargets(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Cluster().NamespaceTargets(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Cluster().NamespaceTargets(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.NamespaceTargetConnection) graphql.Marshaler {
@@ -17096,10 +17448,10 @@ func (ec *executionContext) _Cluster_connectTokens(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.ConnectToken) graphql.Marshaler {
-			return ec.marshalNConnectToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenᚄ(ctx, selections, v)
+			return ec.marshalOConnectToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Cluster_connectTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -17125,7 +17477,7 @@ func (ec *executionContext) _Cluster_commands(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Cluster().Commands(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Cluster().Commands(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.CommandConnection) graphql.Marshaler {
@@ -17177,10 +17529,10 @@ func (ec *executionContext) _Cluster_desiredState(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
-			return ec.marshalNMap2map(ctx, selections, v)
+			return ec.marshalOMap2map(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Cluster_desiredState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -17233,10 +17585,10 @@ func (ec *executionContext) _Cluster_events(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.KubeEventPage) graphql.Marshaler {
-			return ec.marshalNKubeEventPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventPage(ctx, selections, v)
+			return ec.marshalOKubeEventPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Cluster_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -17282,10 +17634,10 @@ func (ec *executionContext) _Cluster_drift(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Drift) graphql.Marshaler {
-			return ec.marshalNDrift2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDriftᚄ(ctx, selections, v)
+			return ec.marshalODrift2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDriftᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Cluster_drift(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -21265,7 +21617,7 @@ func (ec *executionContext) _Environment_eligibleClusters(ctx context.Context, f
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Environment().EligibleClusters(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Environment().EligibleClusters(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ClusterConnection) graphql.Marshaler {
@@ -21314,7 +21666,7 @@ func (ec *executionContext) _Environment_eligibleNamespaceTargets(ctx context.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Environment().EligibleNamespaceTargets(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Environment().EligibleNamespaceTargets(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.NamespaceTargetConnection) graphql.Marshaler {
@@ -21363,7 +21715,7 @@ func (ec *executionContext) _Environment_deployments(ctx context.Context, field 
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Environment().Deployments(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Environment().Deployments(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.DeploymentConnection) graphql.Marshaler {
@@ -23040,7 +23392,7 @@ func (ec *executionContext) _Member_apiTokens(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Member().APITokens(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Member().APITokens(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.APITokenConnection) graphql.Marshaler {
@@ -26221,6 +26573,52 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
+}
+
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26883,7 +27281,7 @@ func (ec *executionContext) _Project_members(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Project().Members(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Project().Members(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ProjectMemberConnection) graphql.Marshaler {
@@ -26932,7 +27330,7 @@ func (ec *executionContext) _Project_environments(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Project().Environments(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Project().Environments(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.EnvironmentConnection) graphql.Marshaler {
@@ -26981,7 +27379,7 @@ func (ec *executionContext) _Project_services(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Project().Services(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Project().Services(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ServiceConnection) graphql.Marshaler {
@@ -27097,10 +27495,10 @@ func (ec *executionContext) _Project_webhookEndpoints(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Endpoint) graphql.Marshaler {
-			return ec.marshalNWebhookEndpoint2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointᚄ(ctx, selections, v)
+			return ec.marshalOWebhookEndpoint2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Project_webhookEndpoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -27126,7 +27524,7 @@ func (ec *executionContext) _Project_changeSets(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Project().ChangeSets(ctx, obj, fc.Args["states"].([]model.ChangeSetState), fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Project().ChangeSets(ctx, obj, fc.Args["states"].([]model.ChangeSetState), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetConnection) graphql.Marshaler {
@@ -30489,7 +30887,7 @@ func (ec *executionContext) _Service_releases(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Service().Releases(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["environmentId"].(*string))
+			return ec.Resolvers.Service().Releases(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["environmentId"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ReleaseConnection) graphql.Marshaler {
@@ -30602,7 +31000,7 @@ func (ec *executionContext) _Service_builds(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Service().Builds(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["environmentId"].(*string))
+			return ec.Resolvers.Service().Builds(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["environmentId"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.BuildConnection) graphql.Marshaler {
@@ -31885,7 +32283,7 @@ func (ec *executionContext) _Tenant_members(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Tenant().Members(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Tenant().Members(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.MemberConnection) graphql.Marshaler {
@@ -31934,7 +32332,7 @@ func (ec *executionContext) _Tenant_projects(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Tenant().Projects(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Tenant().Projects(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ProjectConnection) graphql.Marshaler {
@@ -31983,7 +32381,7 @@ func (ec *executionContext) _Tenant_clusters(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Tenant().Clusters(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Tenant().Clusters(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ClusterConnection) graphql.Marshaler {
@@ -32133,10 +32531,10 @@ func (ec *executionContext) _Tenant_webhookEndpoints(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Endpoint) graphql.Marshaler {
-			return ec.marshalNWebhookEndpoint2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointᚄ(ctx, selections, v)
+			return ec.marshalOWebhookEndpoint2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Tenant_webhookEndpoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -32166,10 +32564,10 @@ func (ec *executionContext) _Tenant_invitations(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Invitation) graphql.Marshaler {
-			return ec.marshalNInvitation2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitationᚄ(ctx, selections, v)
+			return ec.marshalOInvitation2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitationᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Tenant_invitations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -32211,14 +32609,14 @@ func (ec *executionContext) _Tenant_auditEvents(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Tenant().AuditEvents(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["filter"].(*gqlmodel.AuditEventFilter))
+			return ec.Resolvers.Tenant().AuditEvents(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["filter"].(*gqlmodel.AuditEventFilter))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.AuditEventConnection) graphql.Marshaler {
-			return ec.marshalNAuditEventConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAuditEventConnection(ctx, selections, v)
+			return ec.marshalOAuditEventConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAuditEventConnection(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Tenant_auditEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -33442,7 +33840,7 @@ func (ec *executionContext) _Viewer_tenants(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Viewer().Tenants(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Viewer().Tenants(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.TenantConnection) graphql.Marshaler {
@@ -33491,7 +33889,7 @@ func (ec *executionContext) _Viewer_apiTokens(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Viewer().APITokens(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Viewer().APITokens(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.APITokenConnection) graphql.Marshaler {
@@ -33696,7 +34094,7 @@ func (ec *executionContext) _Webhook_deliveries(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Webhook().Deliveries(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Webhook().Deliveries(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.WebhookDeliveryConnection) graphql.Marshaler {
@@ -34654,7 +35052,7 @@ func (ec *executionContext) _WebhookEndpoint_messages(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.WebhookEndpoint().Messages(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*model.MessageStatus))
+			return ec.Resolvers.WebhookEndpoint().Messages(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["status"].(*model.MessageStatus))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.WebhookMessageConnection) graphql.Marshaler {
@@ -39882,6 +40280,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Tenant(ctx, sel, obj)
+	case model.Session:
+		return ec._Session(ctx, sel, &obj)
+	case *model.Session:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Session(ctx, sel, obj)
 	case model.Service:
 		return ec._Service(ctx, sel, &obj)
 	case *model.Service:
@@ -39924,6 +40329,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Member(ctx, sel, obj)
+	case model.Invitation:
+		return ec._Invitation(ctx, sel, &obj)
+	case *model.Invitation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Invitation(ctx, sel, obj)
 	case model.Environment:
 		return ec._Environment(ctx, sel, &obj)
 	case *model.Environment:
@@ -41823,7 +42235,7 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				})
 		case "connectTokens":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_connectTokens(ctx, field, obj)
 				})
@@ -41835,7 +42247,7 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				})
 		case "desiredState":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_desiredState(ctx, field, obj)
 				})
@@ -41847,13 +42259,13 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				})
 		case "events":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_events(ctx, field, obj)
 				})
 		case "drift":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_drift(ctx, field, obj)
 				})
@@ -44267,7 +44679,7 @@ func (ec *executionContext) _ImageChange(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var invitationImplementors = []string{"Invitation"}
+var invitationImplementors = []string{"Invitation", "Node"}
 
 func (ec *executionContext) _Invitation(ctx context.Context, sel ast.SelectionSet, obj *model.Invitation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invitationImplementors)
@@ -45635,6 +46047,22 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "hasPreviousPage":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.HasPreviousPage); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -46068,7 +46496,7 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 				})
 		case "webhookEndpoints":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Project_webhookEndpoints(ctx, field, obj)
 				})
@@ -47780,7 +48208,7 @@ func (ec *executionContext) _ServiceEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var sessionImplementors = []string{"Session"}
+var sessionImplementors = []string{"Session", "Node"}
 
 func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, obj *model.Session) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, sessionImplementors)
@@ -48174,19 +48602,19 @@ func (ec *executionContext) _Tenant(ctx context.Context, sel ast.SelectionSet, o
 				})
 		case "webhookEndpoints":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Tenant_webhookEndpoints(ctx, field, obj)
 				})
 		case "invitations":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Tenant_invitations(ctx, field, obj)
 				})
 		case "auditEvents":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Tenant_auditEvents(ctx, field, obj)
 				})
@@ -50249,14 +50677,6 @@ func (ec *executionContext) marshalNAuditEvent2ᚖgithubᚗcomᚋnebulactrlᚋne
 	return ec._AuditEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNAuditEventConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAuditEventConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AuditEventConnection) graphql.Marshaler {
-	if v == nil {
-		graphql.AddInvalidNullError(ctx, "AuditEventConnection!")
-		return graphql.Null
-	}
-	return ec._AuditEventConnection(ctx, sel, v)
-}
-
 func (ec *executionContext) marshalNAuditEventEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAuditEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.AuditEventEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -50798,22 +51218,6 @@ func (ec *executionContext) unmarshalNConfigChangeKind2githubᚗcomᚋnebulactrl
 
 func (ec *executionContext) marshalNConfigChangeKind2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConfigChangeKind(ctx context.Context, sel ast.SelectionSet, v model.ConfigChangeKind) graphql.Marshaler {
 	return v
-}
-
-func (ec *executionContext) marshalNConnectToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ConnectToken) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
 }
 
 func (ec *executionContext) marshalNConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx context.Context, sel ast.SelectionSet, v *model.ConnectToken) graphql.Marshaler {
@@ -51689,22 +52093,6 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}
 	return res
-}
-
-func (ec *executionContext) marshalNInvitation2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Invitation) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
 }
 
 func (ec *executionContext) marshalNInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx context.Context, sel ast.SelectionSet, v *model.Invitation) graphql.Marshaler {
@@ -53155,22 +53543,6 @@ func (ec *executionContext) marshalNWebhookDeliveryEdge2ᚖgithubᚗcomᚋnebula
 	return ec._WebhookDeliveryEdge(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNWebhookEndpoint2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Endpoint) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
 func (ec *executionContext) marshalNWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx context.Context, sel ast.SelectionSet, v *model.Endpoint) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "WebhookEndpoint!")
@@ -53504,6 +53876,13 @@ func (ec *executionContext) marshalOAuditEvent2ᚖgithubᚗcomᚋnebulactrlᚋne
 	return ec._AuditEvent(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOAuditEventConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAuditEventConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.AuditEventConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AuditEventConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOAuditEventFilter2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAuditEventFilter(ctx context.Context, v any) (*gqlmodel.AuditEventFilter, error) {
 	if v == nil {
 		return nil, nil
@@ -53620,6 +53999,25 @@ func (ec *executionContext) marshalOCommand2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 	return ec._Command(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOConnectToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ConnectToken) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalOConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx context.Context, sel ast.SelectionSet, v *model.ConnectToken) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -53668,6 +54066,25 @@ func (ec *executionContext) unmarshalODomainInput2ᚕᚖgithubᚗcomᚋnebulactr
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) marshalODrift2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDriftᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Drift) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDrift2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDrift(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalOEnvironment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEnvironment(ctx context.Context, sel ast.SelectionSet, v *model.Environment) graphql.Marshaler {
@@ -53770,11 +54187,37 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
+func (ec *executionContext) marshalOInvitation2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Invitation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalOInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx context.Context, sel ast.SelectionSet, v *model.Invitation) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Invitation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOKubeEventPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.KubeEventPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._KubeEventPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOLabelInput2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLabelInputᚄ(ctx context.Context, v any) ([]*gqlmodel.LabelInput, error) {
@@ -54110,6 +54553,25 @@ func (ec *executionContext) marshalOWebhookDelivery2ᚖgithubᚗcomᚋnebulactrl
 		return graphql.Null
 	}
 	return ec._WebhookDelivery(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOWebhookEndpoint2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Endpoint) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalOWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx context.Context, sel ast.SelectionSet, v *model.Endpoint) graphql.Marshaler {

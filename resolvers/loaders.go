@@ -155,10 +155,8 @@ func loadAll[K comparable, V any](ctx context.Context, l *dataloadgen.Loader[K, 
 // pageKey names how a set of pages was read: the page arguments and the
 // rows' columns read (plan.go).
 type pageKey struct {
-	first  int
-	after  string
-	noNext bool
-	cols   store.Cols
+	pg   store.PageArgs
+	cols store.Cols
 }
 
 // pageCache holds prefetched child pages for one operation: for each way
@@ -172,7 +170,7 @@ type pageCache[T any] struct {
 func (c *pageCache[T]) get(parent string, pg store.PageArgs, cols store.Cols) (store.Page[T], bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, ok := c.m[pageKey{pg.First, pg.After, pg.NoNext, cols}][parent]
+	p, ok := c.m[pageKey{pg, cols}][parent]
 	return p, ok
 }
 
@@ -187,7 +185,7 @@ func (c *pageCache[T]) put(pages map[string]store.Page[T], pg store.PageArgs, co
 	for _, p := range pages {
 		all = append(all, p.Items...)
 	}
-	key := pageKey{pg.First, pg.After, pg.NoNext, cols}
+	key := pageKey{pg, cols}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -248,13 +246,12 @@ func childPages(op *graphql.OperationContext, fields []graphql.CollectedField, n
 			continue
 		}
 		args := f.ArgumentMap(op.Variables)
-		first, after := intArg(args["first"]), strArg(args["after"])
-		pg, err := pageArgs(first, after)
+		pg, err := pageArgs(intArg(args["first"]), strArg(args["after"]), intArg(args["last"]), strArg(args["before"]))
 		if err != nil {
 			continue // the resolver reports it
 		}
 		sel := graphql.CollectFields(op, f.Selections, nil)
-		pg.NoNext = !connReadsIn(op, sel).hasNext
+		pg.NoNext = !connReadsIn(op, sel).more
 		out = append(out, struct {
 			pg     store.PageArgs
 			fields []graphql.CollectedField
@@ -265,12 +262,12 @@ func childPages(op *graphql.OperationContext, fields []graphql.CollectedField, n
 
 // childPageArgs validates the arguments of a prefetched child connection
 // the way its prefetch did (childPages), so that the two find one page.
-func childPageArgs(ctx context.Context, first *int, after *string) (store.PageArgs, error) {
-	pg, err := pageArgs(first, after)
+func childPageArgs(ctx context.Context, first *int, after *string, last *int, before *string) (store.PageArgs, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return pg, err
 	}
-	pg.NoNext = !connReadsOf(ctx).hasNext
+	pg.NoNext = !connReadsOf(ctx).more
 	return pg, nil
 }
 

@@ -71,6 +71,10 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 		return nonNil(p.Outbound.Message(ctx, model.MessageID(raw)))
 	case gid.ChangeSet:
 		return nonNil(p.ChangeSets.ChangeSet(ctx, model.ChangeSetID(raw)))
+	case gid.Session:
+		return nonNil(p.People.Session(ctx, model.SessionID(raw)))
+	case gid.Invitation:
+		return nonNil(p.People.Invitation(ctx, model.InvitationID(raw)))
 	}
 	return nil, core.Invalid(fmt.Sprintf("id %q names an unknown kind %q", id, kind), "id")
 }

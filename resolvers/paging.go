@@ -15,21 +15,41 @@ import (
 // DefaultPage is the page size when `first` is omitted.
 const DefaultPage = 20
 
-// pageArgs validates first/after: first is 0..100, after a cursor we issued.
-func pageArgs(first *int, after *string) (store.PageArgs, error) {
+// pageArgs validates a connection's arguments: first (with after) pages
+// forwards, last (with before) backwards, each 0..100 and never both;
+// after and before are cursors this API issued, and may bound a page
+// together.
+func pageArgs(first *int, after *string, last *int, before *string) (store.PageArgs, error) {
 	pg := store.PageArgs{First: DefaultPage}
-	if first != nil {
-		if *first < 0 || *first > store.MaxPage {
-			return pg, core.Invalid(fmt.Sprintf("first must be between 0 and %d, got %d", store.MaxPage, *first), "first")
-		}
-		pg.First = *first
+	if first != nil && last != nil {
+		return pg, core.Invalid("first and last cannot both be given: page forwards with first (and after) or backwards with last (and before)", "last")
 	}
-	if after != nil && *after != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(*after)
-		if err != nil || len(raw) == 0 || len(raw) > 100 {
-			return pg, core.Invalid("after is not a cursor this API issued", "after")
+	for _, n := range []struct {
+		name string
+		v    *int
+	}{{"first", first}, {"last", last}} {
+		if n.v == nil {
+			continue
 		}
-		pg.After = string(raw)
+		if *n.v < 0 || *n.v > store.MaxPage {
+			return pg, core.Invalid(fmt.Sprintf("%s must be between 0 and %d, got %d", n.name, store.MaxPage, *n.v), n.name)
+		}
+		pg.First = *n.v
+	}
+	pg.FromEnd = last != nil || first == nil && before != nil && *before != ""
+	for _, c := range []struct {
+		name string
+		v    *string
+		to   *string
+	}{{"after", after, &pg.After}, {"before", before, &pg.Before}} {
+		if c.v == nil || *c.v == "" {
+			continue
+		}
+		raw, err := base64.RawURLEncoding.DecodeString(*c.v)
+		if err != nil || len(raw) == 0 || len(raw) > 100 {
+			return pg, core.Invalid(c.name+" is not a cursor this API issued", c.name)
+		}
+		*c.to = string(raw)
 	}
 	return pg, nil
 }
@@ -49,10 +69,10 @@ func conn[T, E, C any](ctx context.Context, p store.Page[T], id func(*T) string,
 			edges[i] = edge(cursor(id(it)), it)
 		}
 	}
-	info := &gqlmodel.PageInfo{HasNextPage: p.HasNext}
-	if n := len(p.Items); n > 0 && reads.endCursor {
-		c := cursor(id(p.Items[n-1]))
-		info.EndCursor = &c
+	info := &gqlmodel.PageInfo{HasNextPage: p.HasNext, HasPreviousPage: p.HasPrevious}
+	if n := len(p.Items); n > 0 && reads.cursors {
+		start, end := cursor(id(p.Items[0])), cursor(id(p.Items[n-1]))
+		info.StartCursor, info.EndCursor = &start, &end
 	}
 	items := p.Items
 	if items == nil {
@@ -61,21 +81,21 @@ func conn[T, E, C any](ctx context.Context, p store.Page[T], id func(*T) string,
 	return mk(edges, items, info)
 }
 
-// connReads is what of a connection its selection reads beyond its nodes.
-type connReads struct{ edges, hasNext, endCursor bool }
+// connReads is what of a connection its selection reads beyond its nodes:
+// its edges, whether there is more (hasNextPage or hasPreviousPage) and
+// its cursors.
+type connReads struct{ edges, more, cursors bool }
 
 // connReadsOf reads it from the field being resolved; outside a GraphQL
 // field, everything.
 func connReadsOf(ctx context.Context) connReads {
 	if graphql.GetFieldContext(ctx) == nil {
-		return connReads{edges: true, hasNext: true, endCursor: true}
+		return connReads{edges: true, more: true, cursors: true}
 	}
 	return connReadsIn(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil))
 }
 
-// connReadsIn reads it from the fields selected on a connection: edges
-// when `edges` is selected, hasNext and the end cursor when `pageInfo`
-// selects `hasNextPage` and `endCursor`.
+// connReadsIn reads it from the fields selected on a connection.
 func connReadsIn(op *graphql.OperationContext, fields []graphql.CollectedField) connReads {
 	var r connReads
 	for _, f := range fields {
@@ -84,8 +104,8 @@ func connReadsIn(op *graphql.OperationContext, fields []graphql.CollectedField) 
 			r.edges = true
 		case "pageInfo":
 			info := graphql.CollectFields(op, f.Selections, nil)
-			r.hasNext = r.hasNext || selected(info, "hasNextPage")
-			r.endCursor = r.endCursor || selected(info, "endCursor")
+			r.more = r.more || selected(info, "hasNextPage") || selected(info, "hasPreviousPage")
+			r.cursors = r.cursors || selected(info, "endCursor") || selected(info, "startCursor")
 		}
 	}
 	return r
@@ -93,7 +113,7 @@ func connReadsIn(op *graphql.OperationContext, fields []graphql.CollectedField) 
 
 // pageOfSlice pages an in-memory list already in id order.
 func pageOfSlice[T any](all []*T, id func(*T) string, pg store.PageArgs) store.Page[T] {
-	start := 0
+	start, end := 0, len(all)
 	if pg.After != "" {
 		start = len(all)
 		for i, it := range all {
@@ -103,9 +123,18 @@ func pageOfSlice[T any](all []*T, id func(*T) string, pg store.PageArgs) store.P
 			}
 		}
 	}
-	rest := all[start:]
-	if len(rest) > pg.First {
-		return store.Page[T]{Items: rest[:pg.First], HasNext: true}
+	if pg.Before != "" {
+		end = start
+		for end < len(all) && id(all[end]) < pg.Before {
+			end++
+		}
 	}
-	return store.Page[T]{Items: rest}
+	rest := all[start:max(start, end)]
+	switch {
+	case len(rest) <= pg.First:
+		return store.Page[T]{Items: rest}
+	case pg.FromEnd:
+		return store.Page[T]{Items: rest[len(rest)-pg.First:], HasPrevious: true}
+	}
+	return store.Page[T]{Items: rest[:pg.First], HasNext: true}
 }

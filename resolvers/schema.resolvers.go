@@ -157,8 +157,8 @@ func (r *clusterResolver) Status(ctx context.Context, obj *model.Cluster) (model
 	return r.Plane.Clusters.ClusterStatus(obj), nil
 }
 
-func (r *clusterResolver) NamespaceTargets(ctx context.Context, obj *model.Cluster, first *int, after *string) (*gqlmodel.NamespaceTargetConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *clusterResolver) NamespaceTargets(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.NamespaceTargetConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -185,8 +185,8 @@ func (r *clusterResolver) ConnectTokens(ctx context.Context, obj *model.Cluster)
 	return r.Plane.Clusters.ConnectTokens(ctx, obj)
 }
 
-func (r *clusterResolver) Commands(ctx context.Context, obj *model.Cluster, first *int, after *string) (*gqlmodel.CommandConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *clusterResolver) Commands(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.CommandConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -316,8 +316,8 @@ func (r *environmentResolver) NamespaceSelector(ctx context.Context, obj *model.
 	return labelsOut(obj.NamespaceSelector), nil
 }
 
-func (r *environmentResolver) EligibleClusters(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.ClusterConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *environmentResolver) EligibleClusters(ctx context.Context, obj *model.Environment, first *int, after *string, last *int, before *string) (*gqlmodel.ClusterConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -328,8 +328,8 @@ func (r *environmentResolver) EligibleClusters(ctx context.Context, obj *model.E
 	return clusterConn(ctx, pageOfSlice(cs, func(c *model.Cluster) string { return string(c.ID) }, pg)), nil
 }
 
-func (r *environmentResolver) EligibleNamespaceTargets(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.NamespaceTargetConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *environmentResolver) EligibleNamespaceTargets(ctx context.Context, obj *model.Environment, first *int, after *string, last *int, before *string) (*gqlmodel.NamespaceTargetConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -340,8 +340,8 @@ func (r *environmentResolver) EligibleNamespaceTargets(ctx context.Context, obj 
 	return namespaceTargetConn(ctx, pageOfSlice(ns, func(n *model.NamespaceTarget) string { return string(n.ID) }, pg)), nil
 }
 
-func (r *environmentResolver) Deployments(ctx context.Context, obj *model.Environment, first *int, after *string) (*gqlmodel.DeploymentConnection, error) {
-	pg, err := childPageArgs(ctx, first, after)
+func (r *environmentResolver) Deployments(ctx context.Context, obj *model.Environment, first *int, after *string, last *int, before *string) (*gqlmodel.DeploymentConnection, error) {
+	pg, err := childPageArgs(ctx, first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -410,8 +410,8 @@ func (r *memberResolver) User(ctx context.Context, obj *model.Member) (*model.Us
 	return load(ctx, loadersFrom(ctx, r.Plane).users, people.UserIn{Tenant: obj.TenantID, User: obj.UserID})
 }
 
-func (r *memberResolver) APITokens(ctx context.Context, obj *model.Member, first *int, after *string) (*gqlmodel.APITokenConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *memberResolver) APITokens(ctx context.Context, obj *model.Member, first *int, after *string, last *int, before *string) (*gqlmodel.APITokenConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -1031,8 +1031,8 @@ func (r *projectResolver) ViewerRole(ctx context.Context, obj *model.Project) (m
 	return r.Plane.People.ProjectRole(ctx, obj.Scope())
 }
 
-func (r *projectResolver) Members(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.ProjectMemberConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *projectResolver) Members(ctx context.Context, obj *model.Project, first *int, after *string, last *int, before *string) (*gqlmodel.ProjectMemberConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -1043,8 +1043,8 @@ func (r *projectResolver) Members(ctx context.Context, obj *model.Project, first
 	return projectMemberConn(ctx, p), nil
 }
 
-func (r *projectResolver) Environments(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.EnvironmentConnection, error) {
-	pg, err := childPageArgs(ctx, first, after)
+func (r *projectResolver) Environments(ctx context.Context, obj *model.Project, first *int, after *string, last *int, before *string) (*gqlmodel.EnvironmentConnection, error) {
+	pg, err := childPageArgs(ctx, first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -1062,8 +1062,8 @@ func (r *projectResolver) Environments(ctx context.Context, obj *model.Project, 
 	return environmentConn(ctx, p), nil
 }
 
-func (r *projectResolver) Services(ctx context.Context, obj *model.Project, first *int, after *string) (*gqlmodel.ServiceConnection, error) {
-	pg, err := childPageArgs(ctx, first, after)
+func (r *projectResolver) Services(ctx context.Context, obj *model.Project, first *int, after *string, last *int, before *string) (*gqlmodel.ServiceConnection, error) {
+	pg, err := childPageArgs(ctx, first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -1089,8 +1089,8 @@ func (r *projectResolver) WebhookEndpoints(ctx context.Context, obj *model.Proje
 	return r.Plane.Outbound.EndpointsOfProject(ctx, obj)
 }
 
-func (r *projectResolver) ChangeSets(ctx context.Context, obj *model.Project, states []model.ChangeSetState, first *int, after *string) (*gqlmodel.ChangeSetConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *projectResolver) ChangeSets(ctx context.Context, obj *model.Project, states []model.ChangeSetState, first *int, after *string, last *int, before *string) (*gqlmodel.ChangeSetConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -1238,8 +1238,8 @@ func (r *serviceResolver) Variables(ctx context.Context, obj *model.Service) ([]
 	return r.Plane.Delivery.Variables(ctx, obj.Scope(), nil, &obj.ID)
 }
 
-func (r *serviceResolver) Releases(ctx context.Context, obj *model.Service, first *int, after *string, environmentID *string) (*gqlmodel.ReleaseConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *serviceResolver) Releases(ctx context.Context, obj *model.Service, first *int, after *string, last *int, before *string, environmentID *string) (*gqlmodel.ReleaseConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -1275,8 +1275,8 @@ func (r *serviceResolver) Webhook(ctx context.Context, obj *model.Service) (*mod
 	return r.Plane.Builds.WebhookOf(ctx, obj)
 }
 
-func (r *serviceResolver) Builds(ctx context.Context, obj *model.Service, first *int, after *string, environmentID *string) (*gqlmodel.BuildConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *serviceResolver) Builds(ctx context.Context, obj *model.Service, first *int, after *string, last *int, before *string, environmentID *string) (*gqlmodel.BuildConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -1503,8 +1503,8 @@ func (r *tenantResolver) Plan(ctx context.Context, obj *model.Tenant) (*gqlmodel
 	return out, nil
 }
 
-func (r *tenantResolver) Members(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.MemberConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *tenantResolver) Members(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.MemberConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -1515,8 +1515,8 @@ func (r *tenantResolver) Members(ctx context.Context, obj *model.Tenant, first *
 	return memberConn(ctx, p), nil
 }
 
-func (r *tenantResolver) Projects(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.ProjectConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *tenantResolver) Projects(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.ProjectConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -1529,8 +1529,8 @@ func (r *tenantResolver) Projects(ctx context.Context, obj *model.Tenant, first 
 	return projectConn(ctx, p), nil
 }
 
-func (r *tenantResolver) Clusters(ctx context.Context, obj *model.Tenant, first *int, after *string) (*gqlmodel.ClusterConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *tenantResolver) Clusters(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.ClusterConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -1557,14 +1557,14 @@ func (r *tenantResolver) Invitations(ctx context.Context, obj *model.Tenant, fir
 	return r.Plane.People.Invitations(ctx, obj.ID, deref(first, 20))
 }
 
-func (r *tenantResolver) AuditEvents(ctx context.Context, obj *model.Tenant, first *int, after *string, filter *gqlmodel.AuditEventFilter) (*gqlmodel.AuditEventConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *tenantResolver) AuditEvents(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string, filter *gqlmodel.AuditEventFilter) (*gqlmodel.AuditEventConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
-	if pg.After != "" {
-		if _, err := strconv.ParseUint(pg.After, 10, 63); err != nil {
-			return nil, core.Invalid("after is not a cursor this API issued", "after")
+	for name, c := range map[string]string{"after": pg.After, "before": pg.Before} {
+		if _, err := strconv.ParseUint(c, 10, 63); c != "" && err != nil {
+			return nil, core.Invalid(name+" is not a cursor this API issued", name)
 		}
 	}
 	f, err := auditFilter(filter)
@@ -1612,8 +1612,8 @@ func (r *viewerResolver) Sessions(ctx context.Context, obj *gqlmodel.Viewer) ([]
 	return r.Plane.People.Sessions(ctx)
 }
 
-func (r *viewerResolver) Tenants(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string) (*gqlmodel.TenantConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *viewerResolver) Tenants(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string, last *int, before *string) (*gqlmodel.TenantConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -1624,8 +1624,8 @@ func (r *viewerResolver) Tenants(ctx context.Context, obj *gqlmodel.Viewer, firs
 	return tenantConn(ctx, p), nil
 }
 
-func (r *viewerResolver) APITokens(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string) (*gqlmodel.APITokenConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *viewerResolver) APITokens(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string, last *int, before *string) (*gqlmodel.APITokenConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -1648,8 +1648,8 @@ func (r *webhookResolver) URL(ctx context.Context, obj *model.Webhook) (string, 
 	return strings.TrimSuffix(r.InstallSettings.Server, "/") + "/hooks/" + string(obj.ID), nil
 }
 
-func (r *webhookResolver) Deliveries(ctx context.Context, obj *model.Webhook, first *int, after *string) (*gqlmodel.WebhookDeliveryConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *webhookResolver) Deliveries(ctx context.Context, obj *model.Webhook, first *int, after *string, last *int, before *string) (*gqlmodel.WebhookDeliveryConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
@@ -1706,8 +1706,8 @@ func (r *webhookEndpointResolver) PreviousSecretValidUntil(ctx context.Context, 
 	return obj.OldSecretUntil, nil
 }
 
-func (r *webhookEndpointResolver) Messages(ctx context.Context, obj *model.Endpoint, first *int, after *string, status *model.MessageStatus) (*gqlmodel.WebhookMessageConnection, error) {
-	pg, err := pageArgs(first, after)
+func (r *webhookEndpointResolver) Messages(ctx context.Context, obj *model.Endpoint, first *int, after *string, last *int, before *string, status *model.MessageStatus) (*gqlmodel.WebhookMessageConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}

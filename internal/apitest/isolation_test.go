@@ -40,6 +40,11 @@ func tenantIDs(t *testing.T, f *Fixture) map[string][]string {
 	ids["Command"] = []string{res.Str("queueCommand.command.id")}
 	res = f.MustDo(t, `mutation($p: ID!) { openChangeSet(input: {projectId: $p, title: "isolated"}) { changeSet { id } } }`, map[string]any{"p": f.ProjectID})
 	ids["ChangeSet"] = []string{res.Str("openChangeSet.changeSet.id")}
+	person := f.NewPerson(t, "iso-person", "MEMBER")
+	ids["Session"] = person.Do(t, f.Env, `{ viewer { sessions { id } } }`, nil).IDs("viewer.sessions")
+	res = f.MustDo(t, `mutation($t: ID!) { inviteMember(input: {tenantId: $t, email: "iso-invited@a.test", name: "Iso", role: MEMBER}) {
+		invitation { id } `+ue+` } }`, map[string]any{"t": f.TenantID})
+	ids["Invitation"] = []string{res.Str("inviteMember.invitation.id")}
 	svc := f.NewGitService(t, f.Unique("git"), GitHubRepository, f.EnvironmentID)
 	hook, url, secret := f.NewWebhook(t, svc)
 	a := f.Env.Deliver(t, url, Delivery{Provider: "GITHUB", Event: "push", DeliveryID: f.Unique("iso"),
@@ -367,4 +372,45 @@ func collect(v any, into map[string]bool) {
 			collect(e, into)
 		}
 	}
+}
+
+// A session and an invitation are nodes: node(id:) finds them for whom
+// the lists show them (the session's own person; the tenant's admins), and
+// for nobody else in the tenant.
+func TestSessionAndInvitationNodes(t *testing.T) {
+	t.Parallel()
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		person, colleague := f.NewPerson(t, "node-person", "MEMBER"), f.NewPerson(t, "node-colleague", "MEMBER")
+		session := person.Do(t, env, `{ viewer { sessions { id } } }`, nil).IDs("viewer.sessions")
+		if len(session) != 1 {
+			t.Fatalf("the person's sessions: %v, want one", session)
+		}
+		inv := f.MustDo(t, `mutation($t: ID!) { inviteMember(input: {tenantId: $t, email: "node-invited@a.test", name: "N", role: MEMBER}) {
+			invitation { id } `+ue+` } }`, map[string]any{"t": f.TenantID}).Str("inviteMember.invitation.id")
+		read := func(c *Caller, id, fields string) Response {
+			return c.Do(t, env, `query($id: ID!) { node(id: $id) { __typename id `+fields+` } }`, map[string]any{"id": id})
+		}
+		if r := read(person, session[0], `... on Session { method current }`); r.Str("node.id") != session[0] || r.Str("node.__typename") != "Session" {
+			t.Errorf("the person reading their session: %v %s", r.Data, r.errorList())
+		}
+		if r := read(&f.Owner, inv, `... on Invitation { email status }`); r.Str("node.email") != "node-invited@a.test" {
+			t.Errorf("the owner reading the invitation: %v %s", r.Data, r.errorList())
+		}
+		for _, c := range []struct {
+			name   string
+			caller *Caller
+			id     string
+		}{
+			{"a colleague, the person's session", colleague, session[0]},
+			{"the owner, the person's session", &f.Owner, session[0]},
+			{"a member, the invitation", f.Users[Member], inv},
+			{"a project manager, the invitation", f.Users[ProjectManager], inv},
+		} {
+			r := read(c.caller, c.id, "")
+			if r.Get("node") != nil || len(r.Errors) != 1 || r.Errors[0].Code() != "NOT_FOUND" {
+				t.Errorf("%s: got %v %s, want null and NOT_FOUND", c.name, r.Data, r.errorList())
+			}
+		}
+	})
 }

@@ -3,6 +3,7 @@ package apitest
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -48,23 +49,28 @@ func TestConnectionPaging(t *testing.T) {
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				page := func(first int, after string) (ids []string, edgeCursors []string, end string, more bool) {
+				// read reads one page: vars are first/after or last/before.
+				read := func(vars map[string]any) (Response, string) {
 					t.Helper()
-					sel := `edges { cursor node { id } } nodes { id } pageInfo { hasNextPage endCursor }`
-					q := `query($id: ID!, $first: Int, $after: String) { node(id: $id) { id ` + fmt.Sprintf(c.field, sel) + ` } }`
+					sel := `edges { cursor node { id } } nodes { id } pageInfo { hasNextPage hasPreviousPage startCursor endCursor }`
+					field := strings.Replace(c.field, "first: $first, after: $after", "first: $first, after: $after, last: $last, before: $before", 1)
+					q := `query($id: ID!, $first: Int, $after: String, $last: Int, $before: String) { node(id: $id) { id ` + fmt.Sprintf(field, sel) + ` } }`
 					path := "node.conn"
 					if c.node == "" {
-						q = `query($first: Int, $after: String) { viewer { conn: apiTokens(first: $first, after: $after) { ` + sel + ` } } }`
+						q = `query($first: Int, $after: String, $last: Int, $before: String) { viewer { conn: apiTokens(first: $first, after: $after, last: $last, before: $before) { ` + sel + ` } } }`
 						path = "viewer.conn"
-					}
-					vars := map[string]any{"first": first}
-					if c.node != "" {
+					} else {
 						vars["id"] = c.node
 					}
+					return env.MustDo(t, c.token, q, vars), path
+				}
+				page := func(first int, after string) (ids []string, edgeCursors []string, end string, more bool) {
+					t.Helper()
+					vars := map[string]any{"first": first}
 					if after != "" {
 						vars["after"] = after
 					}
-					r := env.MustDo(t, c.token, q, vars)
+					r, path := read(vars)
 					ids = r.IDs(path + ".nodes")
 					for _, e := range r.List(path + ".edges") {
 						edgeCursors = append(edgeCursors, dig(e, "cursor").(string))
@@ -104,6 +110,36 @@ func TestConnectionPaging(t *testing.T) {
 				}
 				if !slices.Equal(walked, all) {
 					t.Errorf("pages of 1: got %v, want %v", walked, all)
+				}
+				// Backwards, last: 1 before the start cursor, from the
+				// end to the start: the same items.
+				var back []string
+				before := ""
+				for i := 0; ; i++ {
+					if i > len(all) {
+						t.Fatalf("paging backwards does not end: %v", back)
+					}
+					vars := map[string]any{"last": 1}
+					if before != "" {
+						vars["before"] = before
+					}
+					r, path := read(vars)
+					ids := r.IDs(path + ".nodes")
+					if len(ids) > 1 {
+						t.Fatalf("page of last: 1 has %d items", len(ids))
+					}
+					if next, _ := r.Get(path + ".pageInfo.hasNextPage").(bool); next {
+						t.Errorf("a page read backwards says hasNextPage")
+					}
+					back = append(ids, back...)
+					prev, _ := r.Get(path + ".pageInfo.hasPreviousPage").(bool)
+					if !prev {
+						break
+					}
+					before = r.Str(path + ".pageInfo.startCursor")
+				}
+				if !slices.Equal(back, all) {
+					t.Errorf("pages of last 1: got %v, want %v", back, all)
 				}
 			})
 		}

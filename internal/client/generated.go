@@ -136,12 +136,14 @@ func (v *AuditEventFilter) GetUntil() *time.Time { return v.Until }
 // AuditNodeConnectToken
 // AuditNodeDeployment
 // AuditNodeEnvironment
+// AuditNodeInvitation
 // AuditNodeMember
 // AuditNodeNamespaceTarget
 // AuditNodeProject
 // AuditNodeProjectMember
 // AuditNodeRelease
 // AuditNodeService
+// AuditNodeSession
 // AuditNodeTenant
 // AuditNodeUser
 // AuditNodeVariable
@@ -164,12 +166,14 @@ func (v *AuditNodeCommand) implementsGraphQLInterfaceAuditNode()         {}
 func (v *AuditNodeConnectToken) implementsGraphQLInterfaceAuditNode()    {}
 func (v *AuditNodeDeployment) implementsGraphQLInterfaceAuditNode()      {}
 func (v *AuditNodeEnvironment) implementsGraphQLInterfaceAuditNode()     {}
+func (v *AuditNodeInvitation) implementsGraphQLInterfaceAuditNode()      {}
 func (v *AuditNodeMember) implementsGraphQLInterfaceAuditNode()          {}
 func (v *AuditNodeNamespaceTarget) implementsGraphQLInterfaceAuditNode() {}
 func (v *AuditNodeProject) implementsGraphQLInterfaceAuditNode()         {}
 func (v *AuditNodeProjectMember) implementsGraphQLInterfaceAuditNode()   {}
 func (v *AuditNodeRelease) implementsGraphQLInterfaceAuditNode()         {}
 func (v *AuditNodeService) implementsGraphQLInterfaceAuditNode()         {}
+func (v *AuditNodeSession) implementsGraphQLInterfaceAuditNode()         {}
 func (v *AuditNodeTenant) implementsGraphQLInterfaceAuditNode()          {}
 func (v *AuditNodeUser) implementsGraphQLInterfaceAuditNode()            {}
 func (v *AuditNodeVariable) implementsGraphQLInterfaceAuditNode()        {}
@@ -219,6 +223,9 @@ func __unmarshalAuditNode(b []byte, v *AuditNode) error {
 	case "Environment":
 		*v = new(AuditNodeEnvironment)
 		return json.Unmarshal(b, *v)
+	case "Invitation":
+		*v = new(AuditNodeInvitation)
+		return json.Unmarshal(b, *v)
 	case "Member":
 		*v = new(AuditNodeMember)
 		return json.Unmarshal(b, *v)
@@ -236,6 +243,9 @@ func __unmarshalAuditNode(b []byte, v *AuditNode) error {
 		return json.Unmarshal(b, *v)
 	case "Service":
 		*v = new(AuditNodeService)
+		return json.Unmarshal(b, *v)
+	case "Session":
+		*v = new(AuditNodeSession)
 		return json.Unmarshal(b, *v)
 	case "Tenant":
 		*v = new(AuditNodeTenant)
@@ -343,6 +353,14 @@ func __marshalAuditNode(v *AuditNode) ([]byte, error) {
 			*AuditNodeEnvironment
 		}{typename, v}
 		return json.Marshal(result)
+	case *AuditNodeInvitation:
+		typename = "Invitation"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*AuditNodeInvitation
+		}{typename, v}
+		return json.Marshal(result)
 	case *AuditNodeMember:
 		typename = "Member"
 
@@ -389,6 +407,14 @@ func __marshalAuditNode(v *AuditNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*AuditNodeService
+		}{typename, v}
+		return json.Marshal(result)
+	case *AuditNodeSession:
+		typename = "Session"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*AuditNodeSession
 		}{typename, v}
 		return json.Marshal(result)
 	case *AuditNodeTenant:
@@ -539,6 +565,17 @@ type AuditNodeEnvironment struct {
 // GetTypename returns AuditNodeEnvironment.Typename, and is useful for accessing the field via an interface.
 func (v *AuditNodeEnvironment) GetTypename() *string { return v.Typename }
 
+// AuditNodeInvitation includes the requested fields of the GraphQL type Invitation.
+// The GraphQL type's documentation follows.
+//
+// A one-time link through which a member sets a passphrase for this tenant and signs in. Only its hash is stored.
+type AuditNodeInvitation struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns AuditNodeInvitation.Typename, and is useful for accessing the field via an interface.
+func (v *AuditNodeInvitation) GetTypename() *string { return v.Typename }
+
 // AuditNodeMember includes the requested fields of the GraphQL type Member.
 type AuditNodeMember struct {
 	Typename *string `json:"__typename"`
@@ -598,18 +635,29 @@ type AuditNodeService struct {
 // GetTypename returns AuditNodeService.Typename, and is useful for accessing the field via an interface.
 func (v *AuditNodeService) GetTypename() *string { return v.Typename }
 
+// AuditNodeSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A person's sign-in from a browser (POST /auth/signin or an invitation link), held in an HttpOnly cookie. Its secret is never shown.
+type AuditNodeSession struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns AuditNodeSession.Typename, and is useful for accessing the field via an interface.
+func (v *AuditNodeSession) GetTypename() *string { return v.Typename }
+
 // AuditNodeTenant includes the requested fields of the GraphQL type Tenant.
 type AuditNodeTenant struct {
 	Typename *string `json:"__typename"`
 	// The audit history, newest first. Tenant admins only.
-	AuditEvents AuditNodeTenantAuditEventsAuditEventConnection `json:"auditEvents"`
+	AuditEvents *AuditNodeTenantAuditEventsAuditEventConnection `json:"auditEvents"`
 }
 
 // GetTypename returns AuditNodeTenant.Typename, and is useful for accessing the field via an interface.
 func (v *AuditNodeTenant) GetTypename() *string { return v.Typename }
 
 // GetAuditEvents returns AuditNodeTenant.AuditEvents, and is useful for accessing the field via an interface.
-func (v *AuditNodeTenant) GetAuditEvents() AuditNodeTenantAuditEventsAuditEventConnection {
+func (v *AuditNodeTenant) GetAuditEvents() *AuditNodeTenantAuditEventsAuditEventConnection {
 	return v.AuditEvents
 }
 
@@ -1641,12 +1689,14 @@ func (v *DeploymentEventsResponse) GetDeploymentEvents() DeploymentEventsDeploym
 // DeploymentNodeConnectToken
 // DeploymentNodeDeployment
 // DeploymentNodeEnvironment
+// DeploymentNodeInvitation
 // DeploymentNodeMember
 // DeploymentNodeNamespaceTarget
 // DeploymentNodeProject
 // DeploymentNodeProjectMember
 // DeploymentNodeRelease
 // DeploymentNodeService
+// DeploymentNodeSession
 // DeploymentNodeTenant
 // DeploymentNodeUser
 // DeploymentNodeVariable
@@ -1669,12 +1719,14 @@ func (v *DeploymentNodeCommand) implementsGraphQLInterfaceDeploymentNode()      
 func (v *DeploymentNodeConnectToken) implementsGraphQLInterfaceDeploymentNode()    {}
 func (v *DeploymentNodeDeployment) implementsGraphQLInterfaceDeploymentNode()      {}
 func (v *DeploymentNodeEnvironment) implementsGraphQLInterfaceDeploymentNode()     {}
+func (v *DeploymentNodeInvitation) implementsGraphQLInterfaceDeploymentNode()      {}
 func (v *DeploymentNodeMember) implementsGraphQLInterfaceDeploymentNode()          {}
 func (v *DeploymentNodeNamespaceTarget) implementsGraphQLInterfaceDeploymentNode() {}
 func (v *DeploymentNodeProject) implementsGraphQLInterfaceDeploymentNode()         {}
 func (v *DeploymentNodeProjectMember) implementsGraphQLInterfaceDeploymentNode()   {}
 func (v *DeploymentNodeRelease) implementsGraphQLInterfaceDeploymentNode()         {}
 func (v *DeploymentNodeService) implementsGraphQLInterfaceDeploymentNode()         {}
+func (v *DeploymentNodeSession) implementsGraphQLInterfaceDeploymentNode()         {}
 func (v *DeploymentNodeTenant) implementsGraphQLInterfaceDeploymentNode()          {}
 func (v *DeploymentNodeUser) implementsGraphQLInterfaceDeploymentNode()            {}
 func (v *DeploymentNodeVariable) implementsGraphQLInterfaceDeploymentNode()        {}
@@ -1724,6 +1776,9 @@ func __unmarshalDeploymentNode(b []byte, v *DeploymentNode) error {
 	case "Environment":
 		*v = new(DeploymentNodeEnvironment)
 		return json.Unmarshal(b, *v)
+	case "Invitation":
+		*v = new(DeploymentNodeInvitation)
+		return json.Unmarshal(b, *v)
 	case "Member":
 		*v = new(DeploymentNodeMember)
 		return json.Unmarshal(b, *v)
@@ -1741,6 +1796,9 @@ func __unmarshalDeploymentNode(b []byte, v *DeploymentNode) error {
 		return json.Unmarshal(b, *v)
 	case "Service":
 		*v = new(DeploymentNodeService)
+		return json.Unmarshal(b, *v)
+	case "Session":
+		*v = new(DeploymentNodeSession)
 		return json.Unmarshal(b, *v)
 	case "Tenant":
 		*v = new(DeploymentNodeTenant)
@@ -1852,6 +1910,14 @@ func __marshalDeploymentNode(v *DeploymentNode) ([]byte, error) {
 			*DeploymentNodeEnvironment
 		}{typename, v}
 		return json.Marshal(result)
+	case *DeploymentNodeInvitation:
+		typename = "Invitation"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*DeploymentNodeInvitation
+		}{typename, v}
+		return json.Marshal(result)
 	case *DeploymentNodeMember:
 		typename = "Member"
 
@@ -1898,6 +1964,14 @@ func __marshalDeploymentNode(v *DeploymentNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*DeploymentNodeService
+		}{typename, v}
+		return json.Marshal(result)
+	case *DeploymentNodeSession:
+		typename = "Session"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*DeploymentNodeSession
 		}{typename, v}
 		return json.Marshal(result)
 	case *DeploymentNodeTenant:
@@ -2155,6 +2229,17 @@ type DeploymentNodeEnvironment struct {
 // GetTypename returns DeploymentNodeEnvironment.Typename, and is useful for accessing the field via an interface.
 func (v *DeploymentNodeEnvironment) GetTypename() *string { return v.Typename }
 
+// DeploymentNodeInvitation includes the requested fields of the GraphQL type Invitation.
+// The GraphQL type's documentation follows.
+//
+// A one-time link through which a member sets a passphrase for this tenant and signs in. Only its hash is stored.
+type DeploymentNodeInvitation struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns DeploymentNodeInvitation.Typename, and is useful for accessing the field via an interface.
+func (v *DeploymentNodeInvitation) GetTypename() *string { return v.Typename }
+
 // DeploymentNodeMember includes the requested fields of the GraphQL type Member.
 type DeploymentNodeMember struct {
 	Typename *string `json:"__typename"`
@@ -2213,6 +2298,17 @@ type DeploymentNodeService struct {
 
 // GetTypename returns DeploymentNodeService.Typename, and is useful for accessing the field via an interface.
 func (v *DeploymentNodeService) GetTypename() *string { return v.Typename }
+
+// DeploymentNodeSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A person's sign-in from a browser (POST /auth/signin or an invitation link), held in an HttpOnly cookie. Its secret is never shown.
+type DeploymentNodeSession struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns DeploymentNodeSession.Typename, and is useful for accessing the field via an interface.
+func (v *DeploymentNodeSession) GetTypename() *string { return v.Typename }
 
 // DeploymentNodeTenant includes the requested fields of the GraphQL type Tenant.
 type DeploymentNodeTenant struct {
@@ -2639,12 +2735,14 @@ var AllLogStream = []LogStream{
 // LogsNodeConnectToken
 // LogsNodeDeployment
 // LogsNodeEnvironment
+// LogsNodeInvitation
 // LogsNodeMember
 // LogsNodeNamespaceTarget
 // LogsNodeProject
 // LogsNodeProjectMember
 // LogsNodeRelease
 // LogsNodeService
+// LogsNodeSession
 // LogsNodeTenant
 // LogsNodeUser
 // LogsNodeVariable
@@ -2667,12 +2765,14 @@ func (v *LogsNodeCommand) implementsGraphQLInterfaceLogsNode()         {}
 func (v *LogsNodeConnectToken) implementsGraphQLInterfaceLogsNode()    {}
 func (v *LogsNodeDeployment) implementsGraphQLInterfaceLogsNode()      {}
 func (v *LogsNodeEnvironment) implementsGraphQLInterfaceLogsNode()     {}
+func (v *LogsNodeInvitation) implementsGraphQLInterfaceLogsNode()      {}
 func (v *LogsNodeMember) implementsGraphQLInterfaceLogsNode()          {}
 func (v *LogsNodeNamespaceTarget) implementsGraphQLInterfaceLogsNode() {}
 func (v *LogsNodeProject) implementsGraphQLInterfaceLogsNode()         {}
 func (v *LogsNodeProjectMember) implementsGraphQLInterfaceLogsNode()   {}
 func (v *LogsNodeRelease) implementsGraphQLInterfaceLogsNode()         {}
 func (v *LogsNodeService) implementsGraphQLInterfaceLogsNode()         {}
+func (v *LogsNodeSession) implementsGraphQLInterfaceLogsNode()         {}
 func (v *LogsNodeTenant) implementsGraphQLInterfaceLogsNode()          {}
 func (v *LogsNodeUser) implementsGraphQLInterfaceLogsNode()            {}
 func (v *LogsNodeVariable) implementsGraphQLInterfaceLogsNode()        {}
@@ -2722,6 +2822,9 @@ func __unmarshalLogsNode(b []byte, v *LogsNode) error {
 	case "Environment":
 		*v = new(LogsNodeEnvironment)
 		return json.Unmarshal(b, *v)
+	case "Invitation":
+		*v = new(LogsNodeInvitation)
+		return json.Unmarshal(b, *v)
 	case "Member":
 		*v = new(LogsNodeMember)
 		return json.Unmarshal(b, *v)
@@ -2739,6 +2842,9 @@ func __unmarshalLogsNode(b []byte, v *LogsNode) error {
 		return json.Unmarshal(b, *v)
 	case "Service":
 		*v = new(LogsNodeService)
+		return json.Unmarshal(b, *v)
+	case "Session":
+		*v = new(LogsNodeSession)
 		return json.Unmarshal(b, *v)
 	case "Tenant":
 		*v = new(LogsNodeTenant)
@@ -2846,6 +2952,14 @@ func __marshalLogsNode(v *LogsNode) ([]byte, error) {
 			*LogsNodeEnvironment
 		}{typename, v}
 		return json.Marshal(result)
+	case *LogsNodeInvitation:
+		typename = "Invitation"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*LogsNodeInvitation
+		}{typename, v}
+		return json.Marshal(result)
 	case *LogsNodeMember:
 		typename = "Member"
 
@@ -2892,6 +3006,14 @@ func __marshalLogsNode(v *LogsNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*LogsNodeService
+		}{typename, v}
+		return json.Marshal(result)
+	case *LogsNodeSession:
+		typename = "Session"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*LogsNodeSession
 		}{typename, v}
 		return json.Marshal(result)
 	case *LogsNodeTenant:
@@ -3042,6 +3164,17 @@ type LogsNodeEnvironment struct {
 // GetTypename returns LogsNodeEnvironment.Typename, and is useful for accessing the field via an interface.
 func (v *LogsNodeEnvironment) GetTypename() *string { return v.Typename }
 
+// LogsNodeInvitation includes the requested fields of the GraphQL type Invitation.
+// The GraphQL type's documentation follows.
+//
+// A one-time link through which a member sets a passphrase for this tenant and signs in. Only its hash is stored.
+type LogsNodeInvitation struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns LogsNodeInvitation.Typename, and is useful for accessing the field via an interface.
+func (v *LogsNodeInvitation) GetTypename() *string { return v.Typename }
+
 // LogsNodeMember includes the requested fields of the GraphQL type Member.
 type LogsNodeMember struct {
 	Typename *string `json:"__typename"`
@@ -3120,6 +3253,17 @@ func (v *LogsNodeServiceLogsLogPage) GetLines() []LogLine { return v.Lines }
 
 // GetHasPreviousPage returns LogsNodeServiceLogsLogPage.HasPreviousPage, and is useful for accessing the field via an interface.
 func (v *LogsNodeServiceLogsLogPage) GetHasPreviousPage() bool { return v.HasPreviousPage }
+
+// LogsNodeSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A person's sign-in from a browser (POST /auth/signin or an invitation link), held in an HttpOnly cookie. Its secret is never shown.
+type LogsNodeSession struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns LogsNodeSession.Typename, and is useful for accessing the field via an interface.
+func (v *LogsNodeSession) GetTypename() *string { return v.Typename }
 
 // LogsNodeTenant includes the requested fields of the GraphQL type Tenant.
 type LogsNodeTenant struct {
@@ -3305,12 +3449,14 @@ func (v *OpenChangeSetResponse) GetOpenChangeSet() OpenChangeSetOpenChangeSetCha
 // PreviewChangeSetNodeConnectToken
 // PreviewChangeSetNodeDeployment
 // PreviewChangeSetNodeEnvironment
+// PreviewChangeSetNodeInvitation
 // PreviewChangeSetNodeMember
 // PreviewChangeSetNodeNamespaceTarget
 // PreviewChangeSetNodeProject
 // PreviewChangeSetNodeProjectMember
 // PreviewChangeSetNodeRelease
 // PreviewChangeSetNodeService
+// PreviewChangeSetNodeSession
 // PreviewChangeSetNodeTenant
 // PreviewChangeSetNodeUser
 // PreviewChangeSetNodeVariable
@@ -3333,12 +3479,14 @@ func (v *PreviewChangeSetNodeCommand) implementsGraphQLInterfacePreviewChangeSet
 func (v *PreviewChangeSetNodeConnectToken) implementsGraphQLInterfacePreviewChangeSetNode()    {}
 func (v *PreviewChangeSetNodeDeployment) implementsGraphQLInterfacePreviewChangeSetNode()      {}
 func (v *PreviewChangeSetNodeEnvironment) implementsGraphQLInterfacePreviewChangeSetNode()     {}
+func (v *PreviewChangeSetNodeInvitation) implementsGraphQLInterfacePreviewChangeSetNode()      {}
 func (v *PreviewChangeSetNodeMember) implementsGraphQLInterfacePreviewChangeSetNode()          {}
 func (v *PreviewChangeSetNodeNamespaceTarget) implementsGraphQLInterfacePreviewChangeSetNode() {}
 func (v *PreviewChangeSetNodeProject) implementsGraphQLInterfacePreviewChangeSetNode()         {}
 func (v *PreviewChangeSetNodeProjectMember) implementsGraphQLInterfacePreviewChangeSetNode()   {}
 func (v *PreviewChangeSetNodeRelease) implementsGraphQLInterfacePreviewChangeSetNode()         {}
 func (v *PreviewChangeSetNodeService) implementsGraphQLInterfacePreviewChangeSetNode()         {}
+func (v *PreviewChangeSetNodeSession) implementsGraphQLInterfacePreviewChangeSetNode()         {}
 func (v *PreviewChangeSetNodeTenant) implementsGraphQLInterfacePreviewChangeSetNode()          {}
 func (v *PreviewChangeSetNodeUser) implementsGraphQLInterfacePreviewChangeSetNode()            {}
 func (v *PreviewChangeSetNodeVariable) implementsGraphQLInterfacePreviewChangeSetNode()        {}
@@ -3388,6 +3536,9 @@ func __unmarshalPreviewChangeSetNode(b []byte, v *PreviewChangeSetNode) error {
 	case "Environment":
 		*v = new(PreviewChangeSetNodeEnvironment)
 		return json.Unmarshal(b, *v)
+	case "Invitation":
+		*v = new(PreviewChangeSetNodeInvitation)
+		return json.Unmarshal(b, *v)
 	case "Member":
 		*v = new(PreviewChangeSetNodeMember)
 		return json.Unmarshal(b, *v)
@@ -3405,6 +3556,9 @@ func __unmarshalPreviewChangeSetNode(b []byte, v *PreviewChangeSetNode) error {
 		return json.Unmarshal(b, *v)
 	case "Service":
 		*v = new(PreviewChangeSetNodeService)
+		return json.Unmarshal(b, *v)
+	case "Session":
+		*v = new(PreviewChangeSetNodeSession)
 		return json.Unmarshal(b, *v)
 	case "Tenant":
 		*v = new(PreviewChangeSetNodeTenant)
@@ -3512,6 +3666,14 @@ func __marshalPreviewChangeSetNode(v *PreviewChangeSetNode) ([]byte, error) {
 			*PreviewChangeSetNodeEnvironment
 		}{typename, v}
 		return json.Marshal(result)
+	case *PreviewChangeSetNodeInvitation:
+		typename = "Invitation"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeInvitation
+		}{typename, v}
+		return json.Marshal(result)
 	case *PreviewChangeSetNodeMember:
 		typename = "Member"
 
@@ -3558,6 +3720,14 @@ func __marshalPreviewChangeSetNode(v *PreviewChangeSetNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*PreviewChangeSetNodeService
+		}{typename, v}
+		return json.Marshal(result)
+	case *PreviewChangeSetNodeSession:
+		typename = "Session"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*PreviewChangeSetNodeSession
 		}{typename, v}
 		return json.Marshal(result)
 	case *PreviewChangeSetNodeTenant:
@@ -4078,6 +4248,17 @@ type PreviewChangeSetNodeEnvironment struct {
 // GetTypename returns PreviewChangeSetNodeEnvironment.Typename, and is useful for accessing the field via an interface.
 func (v *PreviewChangeSetNodeEnvironment) GetTypename() *string { return v.Typename }
 
+// PreviewChangeSetNodeInvitation includes the requested fields of the GraphQL type Invitation.
+// The GraphQL type's documentation follows.
+//
+// A one-time link through which a member sets a passphrase for this tenant and signs in. Only its hash is stored.
+type PreviewChangeSetNodeInvitation struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeInvitation.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeInvitation) GetTypename() *string { return v.Typename }
+
 // PreviewChangeSetNodeMember includes the requested fields of the GraphQL type Member.
 type PreviewChangeSetNodeMember struct {
 	Typename *string `json:"__typename"`
@@ -4136,6 +4317,17 @@ type PreviewChangeSetNodeService struct {
 
 // GetTypename returns PreviewChangeSetNodeService.Typename, and is useful for accessing the field via an interface.
 func (v *PreviewChangeSetNodeService) GetTypename() *string { return v.Typename }
+
+// PreviewChangeSetNodeSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A person's sign-in from a browser (POST /auth/signin or an invitation link), held in an HttpOnly cookie. Its secret is never shown.
+type PreviewChangeSetNodeSession struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns PreviewChangeSetNodeSession.Typename, and is useful for accessing the field via an interface.
+func (v *PreviewChangeSetNodeSession) GetTypename() *string { return v.Typename }
 
 // PreviewChangeSetNodeTenant includes the requested fields of the GraphQL type Tenant.
 type PreviewChangeSetNodeTenant struct {
@@ -4547,12 +4739,14 @@ func (v *ProcessInput) GetReadinessProbe() *ProbeInput { return v.ReadinessProbe
 // ProjectTargetsNodeConnectToken
 // ProjectTargetsNodeDeployment
 // ProjectTargetsNodeEnvironment
+// ProjectTargetsNodeInvitation
 // ProjectTargetsNodeMember
 // ProjectTargetsNodeNamespaceTarget
 // ProjectTargetsNodeProject
 // ProjectTargetsNodeProjectMember
 // ProjectTargetsNodeRelease
 // ProjectTargetsNodeService
+// ProjectTargetsNodeSession
 // ProjectTargetsNodeTenant
 // ProjectTargetsNodeUser
 // ProjectTargetsNodeVariable
@@ -4575,12 +4769,14 @@ func (v *ProjectTargetsNodeCommand) implementsGraphQLInterfaceProjectTargetsNode
 func (v *ProjectTargetsNodeConnectToken) implementsGraphQLInterfaceProjectTargetsNode()    {}
 func (v *ProjectTargetsNodeDeployment) implementsGraphQLInterfaceProjectTargetsNode()      {}
 func (v *ProjectTargetsNodeEnvironment) implementsGraphQLInterfaceProjectTargetsNode()     {}
+func (v *ProjectTargetsNodeInvitation) implementsGraphQLInterfaceProjectTargetsNode()      {}
 func (v *ProjectTargetsNodeMember) implementsGraphQLInterfaceProjectTargetsNode()          {}
 func (v *ProjectTargetsNodeNamespaceTarget) implementsGraphQLInterfaceProjectTargetsNode() {}
 func (v *ProjectTargetsNodeProject) implementsGraphQLInterfaceProjectTargetsNode()         {}
 func (v *ProjectTargetsNodeProjectMember) implementsGraphQLInterfaceProjectTargetsNode()   {}
 func (v *ProjectTargetsNodeRelease) implementsGraphQLInterfaceProjectTargetsNode()         {}
 func (v *ProjectTargetsNodeService) implementsGraphQLInterfaceProjectTargetsNode()         {}
+func (v *ProjectTargetsNodeSession) implementsGraphQLInterfaceProjectTargetsNode()         {}
 func (v *ProjectTargetsNodeTenant) implementsGraphQLInterfaceProjectTargetsNode()          {}
 func (v *ProjectTargetsNodeUser) implementsGraphQLInterfaceProjectTargetsNode()            {}
 func (v *ProjectTargetsNodeVariable) implementsGraphQLInterfaceProjectTargetsNode()        {}
@@ -4630,6 +4826,9 @@ func __unmarshalProjectTargetsNode(b []byte, v *ProjectTargetsNode) error {
 	case "Environment":
 		*v = new(ProjectTargetsNodeEnvironment)
 		return json.Unmarshal(b, *v)
+	case "Invitation":
+		*v = new(ProjectTargetsNodeInvitation)
+		return json.Unmarshal(b, *v)
 	case "Member":
 		*v = new(ProjectTargetsNodeMember)
 		return json.Unmarshal(b, *v)
@@ -4647,6 +4846,9 @@ func __unmarshalProjectTargetsNode(b []byte, v *ProjectTargetsNode) error {
 		return json.Unmarshal(b, *v)
 	case "Service":
 		*v = new(ProjectTargetsNodeService)
+		return json.Unmarshal(b, *v)
+	case "Session":
+		*v = new(ProjectTargetsNodeSession)
 		return json.Unmarshal(b, *v)
 	case "Tenant":
 		*v = new(ProjectTargetsNodeTenant)
@@ -4754,6 +4956,14 @@ func __marshalProjectTargetsNode(v *ProjectTargetsNode) ([]byte, error) {
 			*ProjectTargetsNodeEnvironment
 		}{typename, v}
 		return json.Marshal(result)
+	case *ProjectTargetsNodeInvitation:
+		typename = "Invitation"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ProjectTargetsNodeInvitation
+		}{typename, v}
+		return json.Marshal(result)
 	case *ProjectTargetsNodeMember:
 		typename = "Member"
 
@@ -4800,6 +5010,14 @@ func __marshalProjectTargetsNode(v *ProjectTargetsNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*ProjectTargetsNodeService
+		}{typename, v}
+		return json.Marshal(result)
+	case *ProjectTargetsNodeSession:
+		typename = "Session"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ProjectTargetsNodeSession
 		}{typename, v}
 		return json.Marshal(result)
 	case *ProjectTargetsNodeTenant:
@@ -4949,6 +5167,17 @@ type ProjectTargetsNodeEnvironment struct {
 
 // GetTypename returns ProjectTargetsNodeEnvironment.Typename, and is useful for accessing the field via an interface.
 func (v *ProjectTargetsNodeEnvironment) GetTypename() *string { return v.Typename }
+
+// ProjectTargetsNodeInvitation includes the requested fields of the GraphQL type Invitation.
+// The GraphQL type's documentation follows.
+//
+// A one-time link through which a member sets a passphrase for this tenant and signs in. Only its hash is stored.
+type ProjectTargetsNodeInvitation struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ProjectTargetsNodeInvitation.Typename, and is useful for accessing the field via an interface.
+func (v *ProjectTargetsNodeInvitation) GetTypename() *string { return v.Typename }
 
 // ProjectTargetsNodeMember includes the requested fields of the GraphQL type Member.
 type ProjectTargetsNodeMember struct {
@@ -5101,6 +5330,17 @@ type ProjectTargetsNodeService struct {
 
 // GetTypename returns ProjectTargetsNodeService.Typename, and is useful for accessing the field via an interface.
 func (v *ProjectTargetsNodeService) GetTypename() *string { return v.Typename }
+
+// ProjectTargetsNodeSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A person's sign-in from a browser (POST /auth/signin or an invitation link), held in an HttpOnly cookie. Its secret is never shown.
+type ProjectTargetsNodeSession struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ProjectTargetsNodeSession.Typename, and is useful for accessing the field via an interface.
+func (v *ProjectTargetsNodeSession) GetTypename() *string { return v.Typename }
 
 // ProjectTargetsNodeTenant includes the requested fields of the GraphQL type Tenant.
 type ProjectTargetsNodeTenant struct {
@@ -5428,12 +5668,14 @@ func (v *RejectResponse) GetRejectDeployment() RejectRejectDeploymentDeploymentP
 // ReleasesNodeConnectToken
 // ReleasesNodeDeployment
 // ReleasesNodeEnvironment
+// ReleasesNodeInvitation
 // ReleasesNodeMember
 // ReleasesNodeNamespaceTarget
 // ReleasesNodeProject
 // ReleasesNodeProjectMember
 // ReleasesNodeRelease
 // ReleasesNodeService
+// ReleasesNodeSession
 // ReleasesNodeTenant
 // ReleasesNodeUser
 // ReleasesNodeVariable
@@ -5456,12 +5698,14 @@ func (v *ReleasesNodeCommand) implementsGraphQLInterfaceReleasesNode()         {
 func (v *ReleasesNodeConnectToken) implementsGraphQLInterfaceReleasesNode()    {}
 func (v *ReleasesNodeDeployment) implementsGraphQLInterfaceReleasesNode()      {}
 func (v *ReleasesNodeEnvironment) implementsGraphQLInterfaceReleasesNode()     {}
+func (v *ReleasesNodeInvitation) implementsGraphQLInterfaceReleasesNode()      {}
 func (v *ReleasesNodeMember) implementsGraphQLInterfaceReleasesNode()          {}
 func (v *ReleasesNodeNamespaceTarget) implementsGraphQLInterfaceReleasesNode() {}
 func (v *ReleasesNodeProject) implementsGraphQLInterfaceReleasesNode()         {}
 func (v *ReleasesNodeProjectMember) implementsGraphQLInterfaceReleasesNode()   {}
 func (v *ReleasesNodeRelease) implementsGraphQLInterfaceReleasesNode()         {}
 func (v *ReleasesNodeService) implementsGraphQLInterfaceReleasesNode()         {}
+func (v *ReleasesNodeSession) implementsGraphQLInterfaceReleasesNode()         {}
 func (v *ReleasesNodeTenant) implementsGraphQLInterfaceReleasesNode()          {}
 func (v *ReleasesNodeUser) implementsGraphQLInterfaceReleasesNode()            {}
 func (v *ReleasesNodeVariable) implementsGraphQLInterfaceReleasesNode()        {}
@@ -5511,6 +5755,9 @@ func __unmarshalReleasesNode(b []byte, v *ReleasesNode) error {
 	case "Environment":
 		*v = new(ReleasesNodeEnvironment)
 		return json.Unmarshal(b, *v)
+	case "Invitation":
+		*v = new(ReleasesNodeInvitation)
+		return json.Unmarshal(b, *v)
 	case "Member":
 		*v = new(ReleasesNodeMember)
 		return json.Unmarshal(b, *v)
@@ -5528,6 +5775,9 @@ func __unmarshalReleasesNode(b []byte, v *ReleasesNode) error {
 		return json.Unmarshal(b, *v)
 	case "Service":
 		*v = new(ReleasesNodeService)
+		return json.Unmarshal(b, *v)
+	case "Session":
+		*v = new(ReleasesNodeSession)
 		return json.Unmarshal(b, *v)
 	case "Tenant":
 		*v = new(ReleasesNodeTenant)
@@ -5635,6 +5885,14 @@ func __marshalReleasesNode(v *ReleasesNode) ([]byte, error) {
 			*ReleasesNodeEnvironment
 		}{typename, v}
 		return json.Marshal(result)
+	case *ReleasesNodeInvitation:
+		typename = "Invitation"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ReleasesNodeInvitation
+		}{typename, v}
+		return json.Marshal(result)
 	case *ReleasesNodeMember:
 		typename = "Member"
 
@@ -5681,6 +5939,14 @@ func __marshalReleasesNode(v *ReleasesNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*ReleasesNodeService
+		}{typename, v}
+		return json.Marshal(result)
+	case *ReleasesNodeSession:
+		typename = "Session"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ReleasesNodeSession
 		}{typename, v}
 		return json.Marshal(result)
 	case *ReleasesNodeTenant:
@@ -5831,6 +6097,17 @@ type ReleasesNodeEnvironment struct {
 // GetTypename returns ReleasesNodeEnvironment.Typename, and is useful for accessing the field via an interface.
 func (v *ReleasesNodeEnvironment) GetTypename() *string { return v.Typename }
 
+// ReleasesNodeInvitation includes the requested fields of the GraphQL type Invitation.
+// The GraphQL type's documentation follows.
+//
+// A one-time link through which a member sets a passphrase for this tenant and signs in. Only its hash is stored.
+type ReleasesNodeInvitation struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ReleasesNodeInvitation.Typename, and is useful for accessing the field via an interface.
+func (v *ReleasesNodeInvitation) GetTypename() *string { return v.Typename }
+
 // ReleasesNodeMember includes the requested fields of the GraphQL type Member.
 type ReleasesNodeMember struct {
 	Typename *string `json:"__typename"`
@@ -5935,6 +6212,17 @@ func (v *ReleasesNodeServiceReleasesReleaseConnectionNodesRelease) GetImageDiges
 func (v *ReleasesNodeServiceReleasesReleaseConnectionNodesRelease) GetCreatedAt() time.Time {
 	return v.CreatedAt
 }
+
+// ReleasesNodeSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A person's sign-in from a browser (POST /auth/signin or an invitation link), held in an HttpOnly cookie. Its secret is never shown.
+type ReleasesNodeSession struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ReleasesNodeSession.Typename, and is useful for accessing the field via an interface.
+func (v *ReleasesNodeSession) GetTypename() *string { return v.Typename }
 
 // ReleasesNodeTenant includes the requested fields of the GraphQL type Tenant.
 type ReleasesNodeTenant struct {
@@ -6136,12 +6424,14 @@ func (v *RollbackRollbackDeploymentPayload) GetUserErrors() []Problem { return v
 // ScopeVariablesNodeConnectToken
 // ScopeVariablesNodeDeployment
 // ScopeVariablesNodeEnvironment
+// ScopeVariablesNodeInvitation
 // ScopeVariablesNodeMember
 // ScopeVariablesNodeNamespaceTarget
 // ScopeVariablesNodeProject
 // ScopeVariablesNodeProjectMember
 // ScopeVariablesNodeRelease
 // ScopeVariablesNodeService
+// ScopeVariablesNodeSession
 // ScopeVariablesNodeTenant
 // ScopeVariablesNodeUser
 // ScopeVariablesNodeVariable
@@ -6164,12 +6454,14 @@ func (v *ScopeVariablesNodeCommand) implementsGraphQLInterfaceScopeVariablesNode
 func (v *ScopeVariablesNodeConnectToken) implementsGraphQLInterfaceScopeVariablesNode()    {}
 func (v *ScopeVariablesNodeDeployment) implementsGraphQLInterfaceScopeVariablesNode()      {}
 func (v *ScopeVariablesNodeEnvironment) implementsGraphQLInterfaceScopeVariablesNode()     {}
+func (v *ScopeVariablesNodeInvitation) implementsGraphQLInterfaceScopeVariablesNode()      {}
 func (v *ScopeVariablesNodeMember) implementsGraphQLInterfaceScopeVariablesNode()          {}
 func (v *ScopeVariablesNodeNamespaceTarget) implementsGraphQLInterfaceScopeVariablesNode() {}
 func (v *ScopeVariablesNodeProject) implementsGraphQLInterfaceScopeVariablesNode()         {}
 func (v *ScopeVariablesNodeProjectMember) implementsGraphQLInterfaceScopeVariablesNode()   {}
 func (v *ScopeVariablesNodeRelease) implementsGraphQLInterfaceScopeVariablesNode()         {}
 func (v *ScopeVariablesNodeService) implementsGraphQLInterfaceScopeVariablesNode()         {}
+func (v *ScopeVariablesNodeSession) implementsGraphQLInterfaceScopeVariablesNode()         {}
 func (v *ScopeVariablesNodeTenant) implementsGraphQLInterfaceScopeVariablesNode()          {}
 func (v *ScopeVariablesNodeUser) implementsGraphQLInterfaceScopeVariablesNode()            {}
 func (v *ScopeVariablesNodeVariable) implementsGraphQLInterfaceScopeVariablesNode()        {}
@@ -6219,6 +6511,9 @@ func __unmarshalScopeVariablesNode(b []byte, v *ScopeVariablesNode) error {
 	case "Environment":
 		*v = new(ScopeVariablesNodeEnvironment)
 		return json.Unmarshal(b, *v)
+	case "Invitation":
+		*v = new(ScopeVariablesNodeInvitation)
+		return json.Unmarshal(b, *v)
 	case "Member":
 		*v = new(ScopeVariablesNodeMember)
 		return json.Unmarshal(b, *v)
@@ -6236,6 +6531,9 @@ func __unmarshalScopeVariablesNode(b []byte, v *ScopeVariablesNode) error {
 		return json.Unmarshal(b, *v)
 	case "Service":
 		*v = new(ScopeVariablesNodeService)
+		return json.Unmarshal(b, *v)
+	case "Session":
+		*v = new(ScopeVariablesNodeSession)
 		return json.Unmarshal(b, *v)
 	case "Tenant":
 		*v = new(ScopeVariablesNodeTenant)
@@ -6343,6 +6641,14 @@ func __marshalScopeVariablesNode(v *ScopeVariablesNode) ([]byte, error) {
 			*ScopeVariablesNodeEnvironment
 		}{typename, v}
 		return json.Marshal(result)
+	case *ScopeVariablesNodeInvitation:
+		typename = "Invitation"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeInvitation
+		}{typename, v}
+		return json.Marshal(result)
 	case *ScopeVariablesNodeMember:
 		typename = "Member"
 
@@ -6389,6 +6695,14 @@ func __marshalScopeVariablesNode(v *ScopeVariablesNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*ScopeVariablesNodeService
+		}{typename, v}
+		return json.Marshal(result)
+	case *ScopeVariablesNodeSession:
+		typename = "Session"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ScopeVariablesNodeSession
 		}{typename, v}
 		return json.Marshal(result)
 	case *ScopeVariablesNodeTenant:
@@ -6562,6 +6876,17 @@ func (v *ScopeVariablesNodeEnvironmentVariablesVariable) GetId() string { return
 // GetName returns ScopeVariablesNodeEnvironmentVariablesVariable.Name, and is useful for accessing the field via an interface.
 func (v *ScopeVariablesNodeEnvironmentVariablesVariable) GetName() string { return v.Name }
 
+// ScopeVariablesNodeInvitation includes the requested fields of the GraphQL type Invitation.
+// The GraphQL type's documentation follows.
+//
+// A one-time link through which a member sets a passphrase for this tenant and signs in. Only its hash is stored.
+type ScopeVariablesNodeInvitation struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeInvitation.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeInvitation) GetTypename() *string { return v.Typename }
+
 // ScopeVariablesNodeMember includes the requested fields of the GraphQL type Member.
 type ScopeVariablesNodeMember struct {
 	Typename *string `json:"__typename"`
@@ -6666,6 +6991,17 @@ func (v *ScopeVariablesNodeServiceVariablesVariable) GetId() string { return v.I
 
 // GetName returns ScopeVariablesNodeServiceVariablesVariable.Name, and is useful for accessing the field via an interface.
 func (v *ScopeVariablesNodeServiceVariablesVariable) GetName() string { return v.Name }
+
+// ScopeVariablesNodeSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A person's sign-in from a browser (POST /auth/signin or an invitation link), held in an HttpOnly cookie. Its secret is never shown.
+type ScopeVariablesNodeSession struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ScopeVariablesNodeSession.Typename, and is useful for accessing the field via an interface.
+func (v *ScopeVariablesNodeSession) GetTypename() *string { return v.Typename }
 
 // ScopeVariablesNodeTenant includes the requested fields of the GraphQL type Tenant.
 type ScopeVariablesNodeTenant struct {
@@ -6854,12 +7190,14 @@ func (v *SetVariableInChangeSetSetVariableSetVariablePayload) GetUserErrors() []
 // ShowChangeSetNodeConnectToken
 // ShowChangeSetNodeDeployment
 // ShowChangeSetNodeEnvironment
+// ShowChangeSetNodeInvitation
 // ShowChangeSetNodeMember
 // ShowChangeSetNodeNamespaceTarget
 // ShowChangeSetNodeProject
 // ShowChangeSetNodeProjectMember
 // ShowChangeSetNodeRelease
 // ShowChangeSetNodeService
+// ShowChangeSetNodeSession
 // ShowChangeSetNodeTenant
 // ShowChangeSetNodeUser
 // ShowChangeSetNodeVariable
@@ -6882,12 +7220,14 @@ func (v *ShowChangeSetNodeCommand) implementsGraphQLInterfaceShowChangeSetNode()
 func (v *ShowChangeSetNodeConnectToken) implementsGraphQLInterfaceShowChangeSetNode()    {}
 func (v *ShowChangeSetNodeDeployment) implementsGraphQLInterfaceShowChangeSetNode()      {}
 func (v *ShowChangeSetNodeEnvironment) implementsGraphQLInterfaceShowChangeSetNode()     {}
+func (v *ShowChangeSetNodeInvitation) implementsGraphQLInterfaceShowChangeSetNode()      {}
 func (v *ShowChangeSetNodeMember) implementsGraphQLInterfaceShowChangeSetNode()          {}
 func (v *ShowChangeSetNodeNamespaceTarget) implementsGraphQLInterfaceShowChangeSetNode() {}
 func (v *ShowChangeSetNodeProject) implementsGraphQLInterfaceShowChangeSetNode()         {}
 func (v *ShowChangeSetNodeProjectMember) implementsGraphQLInterfaceShowChangeSetNode()   {}
 func (v *ShowChangeSetNodeRelease) implementsGraphQLInterfaceShowChangeSetNode()         {}
 func (v *ShowChangeSetNodeService) implementsGraphQLInterfaceShowChangeSetNode()         {}
+func (v *ShowChangeSetNodeSession) implementsGraphQLInterfaceShowChangeSetNode()         {}
 func (v *ShowChangeSetNodeTenant) implementsGraphQLInterfaceShowChangeSetNode()          {}
 func (v *ShowChangeSetNodeUser) implementsGraphQLInterfaceShowChangeSetNode()            {}
 func (v *ShowChangeSetNodeVariable) implementsGraphQLInterfaceShowChangeSetNode()        {}
@@ -6937,6 +7277,9 @@ func __unmarshalShowChangeSetNode(b []byte, v *ShowChangeSetNode) error {
 	case "Environment":
 		*v = new(ShowChangeSetNodeEnvironment)
 		return json.Unmarshal(b, *v)
+	case "Invitation":
+		*v = new(ShowChangeSetNodeInvitation)
+		return json.Unmarshal(b, *v)
 	case "Member":
 		*v = new(ShowChangeSetNodeMember)
 		return json.Unmarshal(b, *v)
@@ -6954,6 +7297,9 @@ func __unmarshalShowChangeSetNode(b []byte, v *ShowChangeSetNode) error {
 		return json.Unmarshal(b, *v)
 	case "Service":
 		*v = new(ShowChangeSetNodeService)
+		return json.Unmarshal(b, *v)
+	case "Session":
+		*v = new(ShowChangeSetNodeSession)
 		return json.Unmarshal(b, *v)
 	case "Tenant":
 		*v = new(ShowChangeSetNodeTenant)
@@ -7065,6 +7411,14 @@ func __marshalShowChangeSetNode(v *ShowChangeSetNode) ([]byte, error) {
 			*ShowChangeSetNodeEnvironment
 		}{typename, v}
 		return json.Marshal(result)
+	case *ShowChangeSetNodeInvitation:
+		typename = "Invitation"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeInvitation
+		}{typename, v}
+		return json.Marshal(result)
 	case *ShowChangeSetNodeMember:
 		typename = "Member"
 
@@ -7111,6 +7465,14 @@ func __marshalShowChangeSetNode(v *ShowChangeSetNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*ShowChangeSetNodeService
+		}{typename, v}
+		return json.Marshal(result)
+	case *ShowChangeSetNodeSession:
+		typename = "Session"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*ShowChangeSetNodeSession
 		}{typename, v}
 		return json.Marshal(result)
 	case *ShowChangeSetNodeTenant:
@@ -7430,6 +7792,17 @@ type ShowChangeSetNodeEnvironment struct {
 // GetTypename returns ShowChangeSetNodeEnvironment.Typename, and is useful for accessing the field via an interface.
 func (v *ShowChangeSetNodeEnvironment) GetTypename() *string { return v.Typename }
 
+// ShowChangeSetNodeInvitation includes the requested fields of the GraphQL type Invitation.
+// The GraphQL type's documentation follows.
+//
+// A one-time link through which a member sets a passphrase for this tenant and signs in. Only its hash is stored.
+type ShowChangeSetNodeInvitation struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeInvitation.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeInvitation) GetTypename() *string { return v.Typename }
+
 // ShowChangeSetNodeMember includes the requested fields of the GraphQL type Member.
 type ShowChangeSetNodeMember struct {
 	Typename *string `json:"__typename"`
@@ -7488,6 +7861,17 @@ type ShowChangeSetNodeService struct {
 
 // GetTypename returns ShowChangeSetNodeService.Typename, and is useful for accessing the field via an interface.
 func (v *ShowChangeSetNodeService) GetTypename() *string { return v.Typename }
+
+// ShowChangeSetNodeSession includes the requested fields of the GraphQL type Session.
+// The GraphQL type's documentation follows.
+//
+// A person's sign-in from a browser (POST /auth/signin or an invitation link), held in an HttpOnly cookie. Its secret is never shown.
+type ShowChangeSetNodeSession struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns ShowChangeSetNodeSession.Typename, and is useful for accessing the field via an interface.
+func (v *ShowChangeSetNodeSession) GetTypename() *string { return v.Typename }
 
 // ShowChangeSetNodeTenant includes the requested fields of the GraphQL type Tenant.
 type ShowChangeSetNodeTenant struct {

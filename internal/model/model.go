@@ -419,6 +419,8 @@ func (Release) IsNode()         {}
 func (Deployment) IsNode()      {}
 func (AuditEvent) IsNode()      {}
 func (Variable) IsNode()        {}
+func (Session) IsNode()         {}
+func (Invitation) IsNode()      {}
 
 func (t *Tenant) Scope() Scope          { return Scope{Tenant: t.ID} }
 func (m *Member) Scope() Scope          { return Scope{Tenant: m.TenantID} }

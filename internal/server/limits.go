@@ -183,12 +183,15 @@ func complexity() graph.ComplexityRoot {
 		}
 		return def
 	}
-	page := func(child int, first *int, _ *string) int { return per(child, size(first, 20)) }
+	// A connection pages forwards (first) or backwards (last), never both.
+	page := func(child int, first *int, _ *string, last *int, _ *string) int {
+		return per(child, size(first, size(last, 20)))
+	}
 	c.Tenant.Members = page
 	c.Tenant.Projects = page
 	c.Tenant.Clusters = page
-	c.Tenant.AuditEvents = func(child int, first *int, after *string, _ *gqlmodel.AuditEventFilter) int {
-		return page(child, first, after)
+	c.Tenant.AuditEvents = func(child int, first *int, after *string, last *int, before *string, _ *gqlmodel.AuditEventFilter) int {
+		return page(child, first, after, last, before)
 	}
 	c.Tenant.ApprovalQueue = func(child int, first *int) int { return per(child, size(first, 50)) }
 	c.Tenant.DeploymentsUnderWay = func(child int, first *int) int { return per(child, size(first, 50)) }
@@ -196,8 +199,8 @@ func complexity() graph.ComplexityRoot {
 	c.Project.Members = page
 	c.Project.Environments = page
 	c.Project.Services = page
-	c.Project.ChangeSets = func(child int, _ []model.ChangeSetState, first *int, after *string) int {
-		return page(child, first, after)
+	c.Project.ChangeSets = func(child int, _ []model.ChangeSetState, first *int, after *string, last *int, before *string) int {
+		return page(child, first, after, last, before)
 	}
 	// A change set's preview applies the set in a transaction and
 	// compiles its tenant twice, like a Query's preview… (which
@@ -213,16 +216,20 @@ func complexity() graph.ComplexityRoot {
 	c.Cluster.Events = func(child int, first, _ *int, _ *string) int { return per(child, size(first, 50)) }
 	c.Cluster.Drift = func(child int, first *int) int { return per(child, size(first, 20)) }
 	c.Cluster.Revisions = func(child int, first, _ *int) int { return per(child, size(first, 20)) }
-	c.Service.Releases = func(child int, first *int, after *string, _ *string) int { return page(child, first, after) }
-	c.Service.Builds = func(child int, first *int, after *string, _ *string) int { return page(child, first, after) }
+	c.Service.Releases = func(child int, first *int, after *string, last *int, before *string, _ *string) int {
+		return page(child, first, after, last, before)
+	}
+	c.Service.Builds = func(child int, first *int, after *string, last *int, before *string, _ *string) int {
+		return page(child, first, after, last, before)
+	}
 	c.Service.Logs = func(child int, _ string, _ *gqlmodel.LogFilter, first, _ *int, last, _ *int) int {
 		return per(child, size(first, size(last, 100)))
 	}
 	c.Service.Events = func(child int, _ string, first, _ *int, _ *string) int { return per(child, size(first, 50)) }
 	c.Service.Drift = func(child int, _ string, first *int) int { return per(child, size(first, 20)) }
 	c.Webhook.Deliveries = page
-	c.WebhookEndpoint.Messages = func(child int, first *int, after *string, _ *model.MessageStatus) int {
-		return page(child, first, after)
+	c.WebhookEndpoint.Messages = func(child int, first *int, after *string, last *int, before *string, _ *model.MessageStatus) int {
+		return page(child, first, after, last, before)
 	}
 	c.Build.Log = func(child int, first, _ *int) int { return per(child, size(first, 100)) }
 	c.Deployment.Events = func(child int, _ *string, first *int) int { return per(child, size(first, 100)) }

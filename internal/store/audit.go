@@ -89,18 +89,27 @@ func ListAudit(ctx context.Context, q Querier, tenant model.TenantID, f AuditFil
 	if f.Until != nil {
 		add("created_at < $%d", *f.Until)
 	}
-	if pg.After != "" {
-		seq, err := strconv.ParseInt(pg.After, 10, 64)
-		if err != nil {
-			return Page[model.AuditEvent]{}, fmt.Errorf("audit cursor %q: %w", pg.After, err)
+	for _, c := range []struct {
+		cursor, cond string
+	}{{pg.After, "seq < $%d"}, {pg.Before, "seq > $%d"}} {
+		if c.cursor == "" {
+			continue
 		}
-		add("seq < $%d", seq)
+		seq, err := strconv.ParseInt(c.cursor, 10, 64)
+		if err != nil {
+			return Page[model.AuditEvent]{}, fmt.Errorf("audit cursor %q: %w", c.cursor, err)
+		}
+		add(c.cond, seq)
 	}
-	items, err := queryAudit(ctx, q, strings.Join(where, " AND "), pg.limit(), args...)
+	order := "DESC"
+	if pg.FromEnd {
+		order = "ASC"
+	}
+	items, err := queryAudit(ctx, q, strings.Join(where, " AND "), order, pg.limit(), args...)
 	if err != nil {
 		return Page[model.AuditEvent]{}, err
 	}
-	return pageOf(items, pg.First), nil
+	return pageOf(items, pg), nil
 }
 
 // AuditEventByID reads one event; the caller authorizes on its tenant.
@@ -109,7 +118,7 @@ func AuditEventByID(ctx context.Context, q Querier, id model.AuditEventID) (*mod
 	if err != nil {
 		return nil, ErrNotFound
 	}
-	items, err := queryAudit(ctx, q, "seq = $1", 1, seq)
+	items, err := queryAudit(ctx, q, "seq = $1", "DESC", 1, seq)
 	if err != nil {
 		return nil, err
 	}
@@ -119,10 +128,10 @@ func AuditEventByID(ctx context.Context, q Querier, id model.AuditEventID) (*mod
 	return items[0], nil
 }
 
-func queryAudit(ctx context.Context, q Querier, where string, limit int, args ...any) ([]*model.AuditEvent, error) {
+func queryAudit(ctx context.Context, q Querier, where, order string, limit int, args ...any) ([]*model.AuditEvent, error) {
 	args = append(args, limit)
-	rows, err := q.Query(ctx, fmt.Sprintf(`SELECT %s FROM audit_events WHERE %s ORDER BY seq DESC LIMIT $%d`,
-		auditColumns, where, len(args)), args...)
+	rows, err := q.Query(ctx, fmt.Sprintf(`SELECT %s FROM audit_events WHERE %s ORDER BY seq %s LIMIT $%d`,
+		auditColumns, where, order, len(args)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("querying audit events: %w", err)
 	}

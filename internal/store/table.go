@@ -11,13 +11,19 @@ import (
 const MaxPage = 100
 
 // PageArgs asks for the First rows after the row with id After ("" for the
-// start). Callers validate First against MaxPage. A caller that will not
-// read Page.HasNext sets NoNext: the row past the page, which is read only
-// to tell whether there is one, is then not read (HasNext stays false).
+// start) and before the row with id Before ("" for the end): the First
+// nearest After, or with FromEnd the First nearest Before (paging
+// backwards; the page is still in the list's order). Callers validate
+// First against MaxPage. A caller that will not read whether there are
+// more rows beyond the page (Page.HasNext, or HasPrevious with FromEnd)
+// sets NoNext: the row past the page, which is read only to tell, is then
+// not read.
 type PageArgs struct {
-	First  int
-	After  string
-	NoNext bool
+	First   int
+	After   string
+	Before  string
+	FromEnd bool
+	NoNext  bool
 }
 
 // limit is how many rows a read of pg asks for.
@@ -28,10 +34,49 @@ func (pg PageArgs) limit() int {
 	return pg.First + 1
 }
 
-// Page is one page of rows in id order.
+// keyset is what pg's cursors ask of a list of col in order: the
+// conditions (their placeholders numbered from $n+1) with their arguments,
+// and the order to read the rows in, which is the list's reversed when
+// paging from the end.
+func (pg PageArgs) keyset(col, order string, n int) (conds []string, args []any, read string) {
+	if pg.After != "" {
+		args = append(args, pg.After)
+		conds = append(conds, fmt.Sprintf("%s %s $%d", col, after(order), n+len(args)))
+	}
+	if pg.Before != "" {
+		args = append(args, pg.Before)
+		conds = append(conds, fmt.Sprintf("%s %s $%d", col, after(reversed(order)), n+len(args)))
+	}
+	read = order
+	if pg.FromEnd {
+		read = reversed(order)
+	}
+	return conds, args, read
+}
+
+func reversed(order string) string {
+	if order == "DESC" {
+		return "ASC"
+	}
+	return "DESC"
+}
+
+// after is the comparison of a row after another in order.
+func after(order string) string {
+	if order == "DESC" {
+		return "<"
+	}
+	return ">"
+}
+
+// Page is one page of rows in the list's order. HasNext tells that rows
+// follow it when it was read forwards, HasPrevious that rows precede it
+// when it was read from the end; the other is false (Relay's connection
+// specification allows this: finding out would be another read).
 type Page[T any] struct {
-	Items   []*T
-	HasNext bool
+	Items       []*T
+	HasNext     bool
+	HasPrevious bool
 }
 
 // Scanner is what a row scanner reads from.
@@ -167,23 +212,15 @@ func (t *Table[K, T]) newest(ctx context.Context, q Querier, pg PageArgs, where 
 }
 
 func (t *Table[K, T]) page(ctx context.Context, q Querier, pg PageArgs, order, where string, args []any) (Page[T], error) {
-	n := len(args)
-	where = "(" + where + ")"
-	if pg.After != "" {
-		cmp := ">"
-		if order == "DESC" {
-			cmp = "<"
-		}
-		where += fmt.Sprintf(" AND id %s $%d", cmp, n+1)
-		args = append(args, pg.After)
-		n++
-	}
-	sql := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY id %s LIMIT $%d", t.cols(), t.Name, where, order, n+1)
+	conds, more, read := pg.keyset("id", order, len(args))
+	where = strings.Join(append([]string{"(" + where + ")"}, conds...), " AND ")
+	args = append(args, more...)
+	sql := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY id %s LIMIT $%d", t.cols(), t.Name, where, read, len(args)+1)
 	items, err := t.query(ctx, q, sql, append(args, pg.limit())...)
 	if err != nil {
 		return Page[T]{}, err
 	}
-	return pageOf(items, pg.First), nil
+	return pageOf(items, pg), nil
 }
 
 // listByParents reads one page of children for each parent in a single
@@ -215,10 +252,6 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 	if order != "ASC" && order != "DESC" {
 		return nil, fmt.Errorf("order %q: want ASC or DESC", order)
 	}
-	cmp := ">"
-	if order == "DESC" {
-		cmp = "<"
-	}
 	if cols != 0 {
 		cols |= t.Cols(parentCol) // the rows are grouped by it
 	}
@@ -237,27 +270,20 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 		// environment's whole deployment history for its newest one). The
 		// rows are put in order below, by parent, not sorted here.
 		args = []any{slices.Compact(slices.Sorted(slices.Values(parents)))}
-		after := ""
-		if pg.After != "" {
-			args = append(args, pg.After)
-			after = fmt.Sprintf(" AND id %s $%d", cmp, len(args))
-		}
-		args = append(args, pg.limit())
+		conds, more, read := pg.keyset("id", order, len(args))
+		args = append(append(args, more...), pg.limit())
 		sql = fmt.Sprintf(`SELECT %[1]s FROM unnest($1::text[]) AS nebula_parents(nebula_parent)
-		CROSS JOIN LATERAL (SELECT %[2]s FROM %[5]s WHERE %[3]s = nebula_parent%[6]s ORDER BY id %[4]s LIMIT $%[7]d) page%[8]s`,
-			selected, strings.Join(inner, ", "), parentCol, order, t.Name, after, len(args), join)
+		CROSS JOIN LATERAL (SELECT %[2]s FROM %[5]s WHERE %[6]s ORDER BY id %[4]s LIMIT $%[7]d) page%[8]s`,
+			selected, strings.Join(inner, ", "), parentCol, read, t.Name,
+			strings.Join(append([]string{parentCol + " = nebula_parent"}, conds...), " AND "), len(args), join)
 	} else {
 		in, inArgs := inList(parents, 0)
-		args = inArgs
-		where := fmt.Sprintf("%s IN (%s)", parentCol, in)
-		if pg.After != "" {
-			args = append(args, pg.After)
-			where += fmt.Sprintf(" AND id %s $%d", cmp, len(args))
-		}
-		args = append(args, pg.limit())
+		conds, more, read := pg.keyset("id", order, len(inArgs))
+		args = append(append(inArgs, more...), pg.limit())
+		where := strings.Join(append([]string{fmt.Sprintf("%s IN (%s)", parentCol, in)}, conds...), " AND ")
 		sql = fmt.Sprintf(`SELECT %[1]s FROM (
 		SELECT %[2]s, ROW_NUMBER() OVER (PARTITION BY %[3]s ORDER BY id %[4]s) AS rn FROM %[5]s WHERE %[6]s
-	) page%[8]s WHERE page.rn <= $%[7]d ORDER BY page.%[3]s, page.rn`, selected, t.cols(), parentCol, order, t.Name, where, len(args), join)
+	) page%[8]s WHERE page.rn <= $%[7]d ORDER BY page.%[3]s, page.rn`, selected, t.cols(), parentCol, read, t.Name, where, len(args), join)
 	}
 	var items []*T
 	var err error
@@ -272,11 +298,12 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 	// By parent, and within a parent in id order, as the statement read
 	// them (ids are UUIDs, ordered alike by the database's collation and by
 	// their bytes); each page is a part of items, capped at its end.
+	_, _, read := pg.keyset("id", order, 0)
 	slices.SortFunc(items, func(a, b *T) int {
 		if c := strings.Compare(parent(a), parent(b)); c != 0 {
 			return c
 		}
-		if order == "DESC" {
+		if read == "DESC" {
 			a, b = b, a
 		}
 		return strings.Compare(string(t.id(a)), string(t.id(b)))
@@ -286,7 +313,7 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 		for j < len(items) && parent(items[j]) == p {
 			j++
 		}
-		out[p] = pageOf(items[i:j:j], pg.First)
+		out[p] = pageOf(items[i:j:j], pg)
 		i = j
 	}
 	for _, p := range parents {
@@ -421,11 +448,18 @@ func (t *Table[K, T]) query(ctx context.Context, q Querier, sql string, args ...
 	return out, nil
 }
 
-func pageOf[T any](items []*T, first int) Page[T] {
-	if len(items) > first {
-		return Page[T]{Items: items[:first:first], HasNext: true}
+// pageOf makes the page of pg from the rows read for it, in the order
+// they were read (reversed when paging from the end).
+func pageOf[T any](items []*T, pg PageArgs) Page[T] {
+	more := len(items) > pg.First
+	if more {
+		items = items[:pg.First:pg.First]
 	}
-	return Page[T]{Items: items}
+	if !pg.FromEnd {
+		return Page[T]{Items: items, HasNext: more}
+	}
+	slices.Reverse(items)
+	return Page[T]{Items: items, HasPrevious: more}
 }
 
 // inList renders "$k+1, $k+2, …" for the values and returns them as args.

@@ -252,6 +252,22 @@ func (p *People) Invitations(ctx context.Context, tenant model.TenantID, limit i
 	return store.TenantInvitations(ctx, p.Querier(ctx), tenant, limit)
 }
 
+// Invitation reads one invitation, for tenant admins of its tenant; to
+// anyone else it does not exist.
+func (p *People) Invitation(ctx context.Context, id model.InvitationID) (*model.Invitation, error) {
+	inv, err := store.Invitations.Get(ctx, p.Querier(ctx), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, authz.ErrNotVisible
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Authorizer().CheckCtx(ctx, authz.MemberManage, model.Scope{Tenant: inv.TenantID}); err != nil {
+		return nil, authz.ErrNotVisible
+	}
+	return inv, nil
+}
+
 // RevokeInvitation ends an open invitation; tenant admins.
 func (p *People) RevokeInvitation(ctx context.Context, id model.InvitationID) (*model.Invitation, error) {
 	inv, err := store.Invitations.Get(ctx, p.Querier(ctx), id)
@@ -618,6 +634,20 @@ func (p *People) Sessions(ctx context.Context) ([]*model.Session, error) {
 		return nil, err
 	}
 	return slices.DeleteFunc(all, func(s *model.Session) bool { return !a.Covers(s.Tenants) }), nil
+}
+
+// Session reads one of the caller's live sessions that Sessions lists;
+// any other does not exist for the caller.
+func (p *People) Session(ctx context.Context, id model.SessionID) (*model.Session, error) {
+	a, err := authz.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := store.Sessions.Get(ctx, p.Querier(ctx), id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && (s.UserID != a.User.ID || s.RevokedAt != nil || !s.ExpiresAt.After(p.Now()) || !a.Covers(s.Tenants)) {
+		return nil, authz.ErrNotVisible
+	}
+	return s, err
 }
 
 // RevokeSession ends one of the caller's sessions (signing out there),

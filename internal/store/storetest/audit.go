@@ -151,6 +151,26 @@ func testAudit(t *testing.T, s *store.Store) {
 					after = got[len(got)-1]
 				}
 			})
+			t.Run(tc.name+" from the end", func(t *testing.T) {
+				var want, got []string
+				for _, p := range tc.pages {
+					want = append(want, p...)
+				}
+				before := ""
+				for i := 0; i <= len(want); i++ {
+					pg, err := store.ListAudit(ctx, s.Q(), a.ID, tc.filter, store.PageArgs{First: tc.first, Before: before, FromEnd: true})
+					wantNoErr(t, "listing from the end", err)
+					page := ids(pg.Items, func(e *model.AuditEvent) model.AuditEventID { return e.ID })
+					got = append(page, got...)
+					if !pg.HasPrevious || len(page) == 0 {
+						break
+					}
+					before = page[0]
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("from the end: got %v, want %v", got, want)
+				}
+			})
 		}
 	})
 

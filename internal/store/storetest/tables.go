@@ -474,10 +474,51 @@ func walk[T any, K ~string](t *testing.T, first int, id func(*T) K,
 		sizes = append(sizes, len(pg.Items))
 		next = append(next, pg.HasNext)
 		got = append(got, ids(pg.Items, id)...)
+		if pg.HasPrevious {
+			t.Errorf("page %d read forwards: HasPrevious set", page)
+		}
 		if !pg.HasNext || len(pg.Items) == 0 {
+			walkBack(t, first, id, list, got)
 			return got, sizes, next
 		}
 		after = got[len(got)-1]
+	}
+}
+
+// walkBack reads every page of list backwards, first rows at a time from
+// the end (FromEnd, before the first row of the page read last), and wants
+// the ids walk read forwards, each page in the list's order and
+// HasPrevious on every page but the first of the list.
+func walkBack[T any, K ~string](t *testing.T, first int, id func(*T) K,
+	list func(pg store.PageArgs) (store.Page[T], error), want []string) {
+	t.Helper()
+	var got []string
+	before := ""
+	for page := 0; ; page++ {
+		if page > 200 {
+			t.Fatalf("still paging backwards after %d pages", page)
+		}
+		pg, err := list(store.PageArgs{First: first, Before: before, FromEnd: true})
+		wantNoErr(t, fmt.Sprintf("listing page %d from the end", page), err)
+		if pg.HasNext {
+			t.Errorf("page %d read from the end: HasNext set", page)
+		}
+		got = append(ids(pg.Items, id), got...)
+		if !pg.HasPrevious || len(pg.Items) == 0 {
+			break
+		}
+		before = got[0]
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("walking every page from the end: got ids %v, want %v", got, want)
+	}
+	// Both cursors: the rows strictly between them.
+	if len(want) >= 3 {
+		pg, err := list(store.PageArgs{First: len(want), After: want[0], Before: want[len(want)-1]})
+		wantNoErr(t, "listing between two cursors", err)
+		if between := ids(pg.Items, id); !slices.Equal(between, want[1:len(want)-1]) || pg.HasNext {
+			t.Errorf("between %s and %s: got %v (HasNext %v), want %v", want[0], want[len(want)-1], between, pg.HasNext, want[1:len(want)-1])
+		}
 	}
 }
 
@@ -680,8 +721,10 @@ func wantParentPages[T any, K ~string](t *testing.T, got map[string]store.Page[T
 		if !slices.Equal(gotIDs, w.ids) && (len(gotIDs) != 0 || len(w.ids) != 0) {
 			t.Errorf("parent %s: got ids %v, want %v", p, gotIDs, w.ids)
 		}
-		if pg.HasNext != w.hasNext {
-			t.Errorf("parent %s: got HasNext %v, want %v", p, pg.HasNext, w.hasNext)
+		// hasNext is "more in the direction read": HasPrevious when
+		// reading from the end (walkBack holds pageOf to which is which).
+		if more := pg.HasNext || pg.HasPrevious; more != w.hasNext || pg.HasNext && pg.HasPrevious {
+			t.Errorf("parent %s: got HasNext %v, HasPrevious %v, want more: %v", p, pg.HasNext, pg.HasPrevious, w.hasNext)
 		}
 		for _, it := range pg.Items {
 			if parent(it) != p {
@@ -737,6 +780,14 @@ func testListByParents(t *testing.T, s *store.Store) {
 			asked[0]: {envIDs(0, 1, 3), true},
 		}},
 		{"no parents", nil, store.PageArgs{First: 3}, map[string]parentPage{}},
+		{"from the end", asked, store.PageArgs{First: 3, FromEnd: true}, map[string]parentPage{
+			asked[0]: {envIDs(0, 2, 5), true},
+			asked[1]: {envIDs(1, 0, 2), false},
+			asked[2]: {nil, false},
+		}},
+		{"before, from the end", asked[:1], store.PageArgs{First: 2, Before: envIDs(0, 4, 5)[0], FromEnd: true}, map[string]parentPage{
+			asked[0]: {envIDs(0, 2, 4), true},
+		}},
 		// NoNext reads the page without the row past it: HasNext is never set.
 		{"no next, a full page", asked, store.PageArgs{First: 3, NoNext: true}, map[string]parentPage{
 			asked[0]: {envIDs(0, 0, 3), false},
@@ -825,6 +876,11 @@ func testListByParents(t *testing.T, s *store.Store) {
 		pg      store.PageArgs
 		want    map[string]parentPage
 	}{
+		{"from the end", askedEnvs, store.PageArgs{First: 3, FromEnd: true}, map[string]parentPage{
+			askedEnvs[0]: {depIDs(0, 2, 5), true},
+			askedEnvs[1]: {depIDs(1, 0, 2), false},
+			askedEnvs[2]: {nil, false},
+		}},
 		{"first page", askedEnvs, store.PageArgs{First: 3}, map[string]parentPage{
 			askedEnvs[0]: {depIDs(0, 0, 3), true},
 			askedEnvs[1]: {depIDs(1, 0, 3), false},

@@ -18,7 +18,7 @@ const Audit = graphql(`
   }
 `);
 
-type AuditEvents = Extract<NonNullable<ConsoleAuditQuery['node']>, { auditEvents: unknown }>['auditEvents'];
+type AuditEvents = NonNullable<Extract<NonNullable<ConsoleAuditQuery['node']>, { auditEvents: unknown }>['auditEvents']>;
 
 // AuditPage is the audit history of the tenants one administers, newest
 // first, filtered by action and time, a page at a time.

@@ -160,7 +160,7 @@ export type ConsoleAuditQueryVariables = Exact<{
 
 
 export type ConsoleAuditQuery = { node:
-    | { name: string, auditEvents: { nodes: Array<{ id: string, action: string, targetType: string, createdAt: string, clientAddress: string, details: Record<string, unknown>, actor: { email: string } | null }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } }
+    | { name: string, auditEvents: { nodes: Array<{ id: string, action: string, targetType: string, createdAt: string, clientAddress: string, details: Record<string, unknown>, actor: { email: string } | null }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } | null }
     | Record<PropertyKey, never>
    | null };
 
@@ -367,7 +367,7 @@ export type ConsolePeopleQueryVariables = Exact<{
 
 
 export type ConsolePeopleQuery = { node:
-    | { id: string, name: string, members: { nodes: Array<{ id: string, role: TenantRole, user: { email: string, name: string, kind: UserKind } }> }, invitations: Array<{ id: string, email: string, status: InvitationStatus, expiresAt: string }> }
+    | { id: string, name: string, members: { nodes: Array<{ id: string, role: TenantRole, user: { email: string, name: string, kind: UserKind } }> }, invitations: Array<{ id: string, email: string, status: InvitationStatus, expiresAt: string }> | null }
     | Record<PropertyKey, never>
    | null };
 

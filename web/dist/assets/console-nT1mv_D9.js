@@ -1432,7 +1432,7 @@ fragment ConsoleTenantSection on Tenant {
     </form>
     ${f?Z`<p role="status">Give this link to the person; it works once and is shown only now: <code data-testid="link">${f}</code></p>`:``}
     <h2>Invitations</h2>
-    <ul>${n.invitations.map(e=>Z`<li data-status=${e.status}>${e.email} <span class="badge">${e.status}</span>
+    <ul>${(n.invitations??[]).map(e=>Z`<li data-status=${e.status}>${e.email} <span class="badge">${e.status}</span>
         ${e.status===`OPEN`?Z`<button type="button" class="small secondary" onClick=${()=>g(e.id)}>Revoke</button>`:``}</li>`)}</ul>
   `}function Mt(){let[e,t]=H(window.location.hash.slice(1)||`/`);return U(()=>{let e=()=>t(window.location.hash.slice(1)||`/`);return window.addEventListener(`hashchange`,e),()=>window.removeEventListener(`hashchange`,e)},[]),e}function Nt(){let e=Mt(),t=e.match(/^\/deployments\/([^/]+)$/),n=e.match(/^\/clusters\/([^/]+)$/),r=e.match(/^\/logs\/([^/]+)\/([^/]+)$/),i=e.match(/^\/environments\/([^/]+)$/),a=e.match(/^\/cli\/([^/]+)$/);return Z`
     <header><a href="#/" class="brand">NebulaCtrl</a>
