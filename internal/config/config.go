@@ -91,6 +91,11 @@ type Config struct {
 	// AllowedOrigins may open GraphQL websockets from a browser (besides
 	// the server's own origin).
 	AllowedOrigins []string
+	// CORSOrigins are the browser origins (scheme://host[:port]) whose
+	// pages may call the API across origins, with an API token
+	// (NEBULA_CORS_ORIGINS; none by default). They may open GraphQL
+	// websockets too.
+	CORSOrigins []string
 	// MaxConnsPerToken and MaxConnsPerAddress cap the GraphQL websockets
 	// and SSE streams open at once on one replica, per API token and per
 	// client address.
@@ -156,6 +161,17 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 		}
 	}
 	var errs []string
+	for _, o := range strings.Split(str(lookup, "NEBULA_CORS_ORIGINS", ""), ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
+			u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil || strings.Contains(o, "*") {
+			errs = append(errs, fmt.Sprintf("NEBULA_CORS_ORIGINS: %q is not an origin: list each as scheme://host[:port], such as https://dash.example.com (no path, no wildcard)", o))
+			continue
+		}
+		c.CORSOrigins = append(c.CORSOrigins, strings.ToLower(o))
+	}
 	b := func(key string, def bool) bool {
 		v, ok := lookup(key)
 		if !ok || v == "" {

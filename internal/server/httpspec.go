@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -68,6 +70,10 @@ func negotiate(accept string) (string, bool) {
 		case mediaJSON, mediaGraphQLResponse:
 			media = mt
 		case "*/*", "application/*":
+			media, explicit = mediaJSON, false
+		case "multipart/mixed":
+			// Incremental delivery (deferred.go); a response with
+			// nothing deferred is one JSON body.
 			media, explicit = mediaJSON, false
 		default:
 			continue
@@ -316,12 +322,67 @@ func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	if resp == nil {
 		return // a query or mutation always answers, unless its client left
 	}
+	if deferring(resp) {
+		if acceptsMultipart(r) {
+			writeParts(ctx, w, resp, responses)
+			return
+		}
+		merged, err := mergeDeferred(ctx, resp, responses)
+		if err != nil {
+			writeProblem(w, media, http.StatusInternalServerError, "internal error: "+err.Error(), "INTERNAL")
+			return
+		}
+		resp = merged
+	}
 	if unavailable(resp) {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 		writeResponse(w, media, http.StatusServiceUnavailable, resp, true)
 		return
 	}
+	if r.Method != http.MethodPost {
+		writeCacheable(w, r, media, resp)
+		return
+	}
 	writeResponse(w, media, http.StatusOK, resp, true)
+}
+
+// writeCacheable answers a query sent with GET (a persisted query, most
+// often) so that the browser may keep it and ask again cheaply: private
+// (it is the caller's), revalidated every time (the data is live), with
+// an ETag of its bytes; a request whose If-None-Match names that ETag
+// gets 304 and no body. The query ran either way: the saving is the
+// bytes on the wire.
+func writeCacheable(w http.ResponseWriter, r *http.Request, media string, resp *graphql.Response) {
+	head, data, tail, err := responseParts(resp, true)
+	if err != nil {
+		writeResponse(w, media, http.StatusOK, resp, true)
+		return
+	}
+	h := sha256.New()
+	h.Write(head)
+	h.Write(data)
+	h.Write(tail)
+	etag := `W/"` + base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:18]) + `"`
+	hd := w.Header()
+	hd.Set("ETag", etag)
+	hd.Set("Cache-Control", "private, no-cache")
+	hd.Add("Vary", "Authorization, Cookie")
+	if etagMatches(r.Header.Get("If-None-Match"), etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	writeResponse(w, media, http.StatusOK, resp, true)
+}
+
+// etagMatches is If-None-Match's weak comparison: any listed tag, or *.
+func etagMatches(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == strings.TrimPrefix(etag, "W/") {
+			return true
+		}
+	}
+	return false
 }
 
 // unavailable tells whether an operation failed as a whole because the

@@ -70,7 +70,7 @@ func (d depther) of(set ast.SelectionSet) int {
 			if len(s.Name) > 1 && s.Name[:2] == "__" {
 				continue
 			}
-			n = 1 + d.of(s.SelectionSet)
+			n = level(s) + d.of(s.SelectionSet)
 		case *ast.InlineFragment:
 			n = d.of(s.SelectionSet)
 		case *ast.FragmentSpread:
@@ -81,6 +81,21 @@ func (d depther) of(set ast.SelectionSet) int {
 		}
 	}
 	return deepest
+}
+
+// level is what a field adds to the depth: one, except a connection's
+// edges and an edge's node, which only spell out the connection's nodes
+// (edges { node { … } } is as deep as nodes { … }).
+func level(f *ast.Field) int {
+	if f.ObjectDefinition == nil {
+		return 1
+	}
+	switch typ := f.ObjectDefinition.Name; {
+	case f.Name == "edges" && strings.HasSuffix(typ, "Connection"),
+		f.Name == "node" && strings.HasSuffix(typ, "Edge"):
+		return 0
+	}
+	return 1
 }
 
 func (d depther) fragment(name string) int {

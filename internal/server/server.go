@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -94,7 +95,9 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	gql := s.graphQL()
-	api := httpSpec(s.authenticate(s.idempotent(gql)))
+	// CORS first (a preflight is answered before anything else), then
+	// compression around the whole GraphQL answer (cors.go, compress.go).
+	api := corsPolicy{origins: s.cfg.CORSOrigins}.wrap(compressed(httpSpec(s.authenticate(s.idempotent(gql)))))
 	mux.Handle("POST /graphql", api)
 	// A websocket authenticates in its connection_init message, not with
 	// the upgrade request: browsers cannot set headers on websockets.
@@ -105,7 +108,7 @@ func (s *Server) routes() http.Handler {
 		}
 		api.ServeHTTP(w, r)
 	}))
-	mux.Handle("/graphql", api) // other methods: 405 with a GraphQL error
+	mux.Handle("/graphql", api) // preflights (OPTIONS); other methods: 405 with a GraphQL error
 	pages(mux)
 	s.authRoutes(mux)
 	mux.Handle("GET /agent/v1/connect", s.hub)
@@ -140,7 +143,7 @@ func (s *Server) graphQL() http.Handler {
 	// Subscriptions: websockets (token in connection_init) and SSE (POST
 	// with Accept: text/event-stream, token in the Authorization header).
 	limits := newConnLimits(s.cfg.MaxConnsPerToken, s.cfg.MaxConnsPerAddress)
-	srv.AddTransport(newWSTransport(WSOptions{Origins: s.cfg.AllowedOrigins, Ping: s.cfg.WSPing}, limits, &s.drain, s.closing, s.plane.Bus(), s.authenticateAs, s.log))
+	srv.AddTransport(newWSTransport(WSOptions{Origins: append(slices.Clone(s.cfg.AllowedOrigins), s.cfg.CORSOrigins...), Ping: s.cfg.WSPing}, limits, &s.drain, s.closing, s.plane.Bus(), s.authenticateAs, s.log))
 	srv.AddTransport(sseTransport{ping: 15 * time.Second, write: 10 * time.Second, closing: s.closing, log: s.log, limits: limits})
 	srv.AddTransport(httpTransport{})
 	docs := lru.New[*ast.QueryDocument](1000)

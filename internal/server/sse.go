@@ -100,8 +100,16 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		}
 		return true
 	}
+	first := true
 	next := func(resp *graphql.Response) bool {
-		b, err := json.Marshal(resp)
+		var b []byte
+		var err error
+		if resp.HasNext == nil {
+			b, err = json.Marshal(resp)
+		} else {
+			b, err = deferredPart(resp, first) // @defer (deferred.go)
+		}
+		first = false
 		if err != nil {
 			return false
 		}

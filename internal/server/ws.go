@@ -810,11 +810,11 @@ func (st *opStream) next(responses graphql.ResponseHandler) bool {
 		return false
 	}
 	var b []byte
-	if resp.Label == "" && resp.Path == nil && resp.HasNext == nil {
+	if resp.HasNext == nil {
 		// The envelope written around gqlgen's data, as over HTTP.
 		b, _ = appendResponse(nil, resp, true)
 	} else {
-		b, _ = json.Marshal(resp) // an incremental part (@defer)
+		b, _ = deferredPart(resp, first) // @defer (deferred.go)
 	}
 	typ := "next"
 	if c.legacy() {
