@@ -31,7 +31,9 @@ const corsMaxAge = "600"
 
 type corsPolicy struct{ origins []string }
 
-func (c corsPolicy) allows(origin string) bool { return slices.Contains(c.origins, strings.ToLower(origin)) }
+func (c corsPolicy) allows(origin string) bool {
+	return slices.Contains(c.origins, strings.ToLower(origin))
+}
 
 // wrap answers preflights and labels the responses of listed origins.
 // Same-origin requests and requests without an Origin pass untouched.
