@@ -74,6 +74,10 @@ func UserErrors(err error) ([]*gqlmodel.UserError, error) {
 	return out, nil
 }
 
+// PersistedQueryNotFound is extensions.code of a persisted query's hash
+// that this control plane does not know (yet).
+const PersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
+
 // Presenter returns gqlgen's error presenter: every error gets
 // extensions.code, and internal ones lose their message.
 func Presenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPresenterFunc {
@@ -83,6 +87,11 @@ func Presenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPresenter
 		var wrapped *gqlerror.Error
 		if errors.As(e, &wrapped) && wrapped.Err != nil {
 			cause = wrapped.Err
+		}
+		if gerr.Extensions["code"] == PersistedQueryNotFound {
+			// The automatic persisted queries protocol's own code, on
+			// which Apollo's and urql's links send the query's text.
+			return gerr
 		}
 		code := Code(cause)
 		if gerr.Extensions == nil {

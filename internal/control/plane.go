@@ -14,6 +14,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/control/clusters"
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/control/delivery"
+	"github.com/nebulactrl/nebula/internal/control/documents"
 	"github.com/nebulactrl/nebula/internal/control/idempotency"
 	"github.com/nebulactrl/nebula/internal/control/outbound"
 	"github.com/nebulactrl/nebula/internal/control/people"
@@ -43,6 +44,8 @@ type Plane struct {
 	// ChangeSets: changes to a project grouped for review, approved by
 	// another project manager and applied at once (by Delivery).
 	ChangeSets *changesets.ChangeSets
+	// Documents: the GraphQL documents clients persisted by their hash.
+	Documents *documents.Documents
 }
 
 // New wires the control plane over a migrated store.
@@ -53,7 +56,8 @@ func New(st *store.Store, log *slog.Logger, opts ...core.Option) (*Plane, error)
 	}
 	d := delivery.New(c)
 	return &Plane{Plane: c, People: people.New(c), Outbound: outbound.New(c), Clusters: clusters.New(c), Builds: builds.New(c),
-		Agents: agents.New(c), Delivery: d, Idempotency: idempotency.New(c), ChangeSets: changesets.New(c, d)}, nil
+		Agents: agents.New(c), Delivery: d, Idempotency: idempotency.New(c), ChangeSets: changesets.New(c, d),
+		Documents: documents.New(c)}, nil
 }
 
 // Bus is what subscribers follow (nil without a plane).

@@ -12,10 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nebulactrl/nebula/internal/control/idempotency"
-
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
+
+	"github.com/nebulactrl/nebula/internal/control/idempotency"
 
 	"github.com/nebulactrl/nebula/internal/gid"
 	"github.com/nebulactrl/nebula/internal/store"
@@ -111,6 +113,17 @@ func (s *Server) idempotent(next http.Handler) http.Handler {
 		if err != nil {
 			keyError(w, http.StatusBadRequest, "BAD_USER_INPUT", keyUnsupported, err.Error(), nil)
 			return
+		}
+		if req.Query == "" {
+			// A persisted query's hash alone: the key binds to the
+			// document kept under it. An unknown hash is answered as
+			// without a key, and the client sends the text with it.
+			text, gerr := s.persisted.persistedText(r.Context(), req.Extensions)
+			if gerr != nil {
+				writeResponse(w, mediaOf(r), http.StatusOK, &graphql.Response{Errors: gqlerror.List{gerr}}, false)
+				return
+			}
+			req.Query = text
 		}
 		field, mutation, err := s.mutationField(req)
 		switch {
@@ -256,6 +269,7 @@ type gqlRequest struct {
 	Query         string          `json:"query"`
 	OperationName string          `json:"operationName"`
 	Variables     json.RawMessage `json:"variables"`
+	Extensions    json.RawMessage `json:"extensions"`
 }
 
 func decodeRequest(body []byte) (gqlRequest, error) {
@@ -273,7 +287,7 @@ func decodeRequest(body []byte) (gqlRequest, error) {
 // not parse, names no operation) is reported as no mutation: nothing runs.
 func (s *Server) mutationField(req gqlRequest) (string, bool, error) {
 	if req.Query == "" {
-		return "", false, errors.New("a request with an Idempotency-Key must send its query text (not only a persisted query's hash)")
+		return "", false, errors.New("the request has no query: send the GraphQL document as \"query\", or a persisted query's hash in extensions.persistedQuery")
 	}
 	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: req.Query}, s.cfg.MaxTokens)
 	if err != nil {

@@ -64,6 +64,8 @@ type Server struct {
 	metrics *metrics
 	hub     *hub.Hub
 	handler http.Handler
+	// persisted are the persisted queries (persisted.go).
+	persisted *persistedQueries
 }
 
 // New builds the server, with the agent hub as the plane's publisher.
@@ -71,6 +73,7 @@ func New(plane *control.Plane, cfg config.Config, log *slog.Logger) *Server {
 	s := &Server{plane: plane, cfg: cfg, log: log, metrics: newMetrics(),
 		hub: hub.New(plane, log, hub.Options{Heartbeat: cfg.AgentHeartbeat})}
 	s.closing, s.beginStop = context.WithCancel(context.Background())
+	s.persisted = newPersistedQueries(plane.Documents, log)
 	s.metrics.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "nebula_agent_sessions", Help: "Agent sessions live on this process.",
@@ -157,7 +160,7 @@ func (s *Server) graphQL() http.Handler {
 		srv.SetDisableSuggestion(true)
 		srv.SetValidationRulesFn(rulesWithoutSuggestions)
 	}
-	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	srv.Use(s.persisted)
 	// After the persisted query is known, before gqlgen validates it.
 	// A document over a cost limit is refused no sooner than 25 ms after
 	// it arrived (pacing.go).

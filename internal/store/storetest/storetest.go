@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"Usage", testUsage},
 		{"Audit", testAudit},
 		{"IdempotencyKeys", testIdempotencyKeys},
+		{"PersistedQueries", testPersistedQueries},
 		{"TenantReads", testTenantReads},
 		{"MemberReads", testMemberReads},
 		{"ClusterReads", testClusterReads},
