@@ -39,7 +39,7 @@ func connection(node, edge string) map[string]*shape {
 
 var shapes = func() map[string]*shape {
 	m := map[string]*shape{
-		"PageInfo": {plain: []string{"hasNextPage", "endCursor"}},
+		"PageInfo": {plain: []string{"hasNextPage", "hasPreviousPage", "startCursor", "endCursor"}},
 		"Project": {plain: []string{"id", "name", "description", "createdAt"},
 			prefetched: map[string]string{"environments": "EnvironmentConnection", "services": "ServiceConnection"}},
 		"Environment": {plain: []string{"id", "name", "protected", "createdAt"},

@@ -3,6 +3,8 @@ package apitest
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"mime"
@@ -173,8 +175,8 @@ func TestDeferOverHTTP(t *testing.T) {
 	if dig(parts[0], "hasNext") != true || dig(parts[0], "data.viewer.tenants.edges.0.node.name") == nil {
 		t.Errorf("first part: %v, want the tenants and hasNext: true", parts[0])
 	}
-	if dig(parts[0], "data.viewer.tenants.edges.0.node.projects") != nil {
-		t.Errorf("first part already has the deferred projects: %v", parts[0])
+	if _, there := dig(parts[0], "data.viewer.tenants.edges.0.node").(map[string]any)["projects"]; there {
+		t.Errorf("first part has the deferred projects (deferSpec=20220824 leaves them out): %v", parts[0])
 	}
 	if last := parts[len(parts)-1]; dig(last, "hasNext") != false {
 		t.Errorf("last part: %v, want hasNext: false", last)
@@ -380,4 +382,105 @@ func TestGETQueriesRevalidate(t *testing.T) {
 	if post.Header.Get("ETag") != "" {
 		t.Errorf("a POST got an ETag")
 	}
+}
+
+// persisted sends a request with extensions.persistedQuery: the query's
+// text too when withText.
+func persisted(t *testing.T, env *Env, token, query string, vars map[string]any, withText bool, keys ...string) Response {
+	t.Helper()
+	sum := sha256.Sum256([]byte(query))
+	req := map[string]any{"variables": vars, "extensions": map[string]any{
+		"persistedQuery": map[string]any{"version": 1, "sha256Hash": hex.EncodeToString(sum[:])}}}
+	if withText {
+		req["query"] = query
+	}
+	body, _ := json.Marshal(req)
+	return env.keyedRaw(t, token, body, keys...)
+}
+
+// Persisted queries as Apollo's and urql's links use them: an unknown
+// hash is PERSISTED_QUERY_NOT_FOUND; sent with its text the document runs
+// and is kept in the database, so that the hash alone runs on another
+// replica; a document that writes a string inline is run but not kept.
+func TestPersistedQueries(t *testing.T) {
+	t.Parallel()
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		other := env.frontendReplica(t)
+		const q = `query Tenants($n: Int) { viewer { tenants(first: $n) { nodes { id name } } } }`
+		vars := map[string]any{"n": 5}
+		miss := persisted(t, env, f.Owner.Token, q, vars, false)
+		if miss.Data != nil || len(miss.Errors) != 1 || miss.Errors[0].Code() != "PERSISTED_QUERY_NOT_FOUND" || miss.Errors[0].Message != "PersistedQueryNotFound" {
+			t.Fatalf("an unknown hash: %s %s, want PERSISTED_QUERY_NOT_FOUND", miss.Body, miss.errorList())
+		}
+		if r := persisted(t, env, f.Owner.Token, q, vars, true); len(r.List("viewer.tenants.nodes")) == 0 {
+			t.Fatalf("the hash with its text: %s", r.Body)
+		}
+		for name, e := range map[string]*Env{"this replica": env, "another replica": other} {
+			if r := persisted(t, e, f.Owner.Token, q, vars, false); len(r.List("viewer.tenants.nodes")) == 0 || len(r.Errors) > 0 {
+				t.Errorf("the hash alone, on %s: %s %s", name, r.Body, r.errorList())
+			}
+		}
+		// A string literal could be a secret: run, not kept.
+		inline := `{ viewer { tenants(first: 1) { nodes { name auditEvents(filter: {action: "project.create"}) { nodes { id } } } } } }`
+		if r := persisted(t, env, f.Owner.Token, inline, nil, true); len(r.Errors) > 0 {
+			t.Fatalf("a document with a string literal: %s", r.errorList())
+		}
+		if r := persisted(t, other, f.Owner.Token, inline, nil, false); len(r.Errors) != 1 || r.Errors[0].Code() != "PERSISTED_QUERY_NOT_FOUND" {
+			t.Errorf("a document with a string literal was kept: %s", r.Body)
+		}
+		// A document that does not validate is not kept either.
+		bad := `{ viewer { nosuchfield } }`
+		persisted(t, env, f.Owner.Token, bad, nil, true)
+		if r := persisted(t, other, f.Owner.Token, bad, nil, false); len(r.Errors) != 1 || r.Errors[0].Code() != "PERSISTED_QUERY_NOT_FOUND" {
+			t.Errorf("a document that does not validate was kept: %s", r.Body)
+		}
+		// A hash that is not the text's, and hashes that are no SHA-256.
+		body, _ := json.Marshal(map[string]any{"query": q, "extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": strings.Repeat("ab", 32)}}})
+		if r := env.keyedRaw(t, f.Owner.Token, body); r.Data != nil || len(r.Errors) != 1 || r.Errors[0].Code() != "BAD_USER_INPUT" {
+			t.Errorf("a hash that is not the text's: %s", r.Body)
+		}
+		for _, h := range []any{"short", strings.Repeat("AB", 32), 12} {
+			body, _ := json.Marshal(map[string]any{"extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": h}}})
+			if r := env.keyedRaw(t, f.Owner.Token, body); len(r.Errors) != 1 || r.Errors[0].Code() != "BAD_USER_INPUT" {
+				t.Errorf("hash %v: %s, want BAD_USER_INPUT", h, r.Body)
+			}
+		}
+		// Without a token nothing is read or kept.
+		if r := persisted(t, env, "", q, vars, false); r.Status != http.StatusUnauthorized {
+			t.Errorf("no token: HTTP %d", r.Status)
+		}
+	})
+}
+
+// A mutation sent with an Idempotency-Key through the persisted-query
+// link: the hash alone misses without claiming the key, the link's retry
+// with the text runs it, and the same key sent by hash to another replica
+// gets the first response again. One deployment.
+func TestPersistedMutationWithIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		other := env.frontendReplica(t)
+		vars := map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "d": Digest(env.Next())}
+		key := "pq-" + f.Unique("deploy")
+		miss := persisted(t, env, f.Owner.Token, deployMutation, vars, false, key)
+		if len(miss.Errors) != 1 || miss.Errors[0].Code() != "PERSISTED_QUERY_NOT_FOUND" {
+			t.Fatalf("the hash alone, first: %s", miss.Body)
+		}
+		first := persisted(t, env, f.Owner.Token, deployMutation, vars, true, key)
+		id := first.Str("deploy.release.id")
+		if id == "" {
+			t.Fatalf("the link's retry with the text: %s %s", first.Body, first.errorList())
+		}
+		again := persisted(t, other, f.Owner.Token, deployMutation, vars, false, key)
+		if again.Str("deploy.release.id") != id || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("the same key by hash on another replica: %s (replayed %q), want the first response", again.Body, again.Header.Get("Idempotent-Replayed"))
+		}
+		n := len(env.MustDo(t, f.Owner.Token, `query($e: ID!) { node(id: $e) { ... on Environment { deployments(first: 100) { nodes { id } } } } }`,
+			map[string]any{"e": f.EnvironmentID}).List("node.deployments.nodes"))
+		if n != 2 { // the fixture's own, and this one
+			t.Errorf("deployments: %d, want the fixture's and one more", n)
+		}
+	})
 }

@@ -274,8 +274,11 @@ func (m *FieldSet) MarshalGQL(writer io.Writer) {
 	writer.Write(openBrace)
 	written := 0
 	for i := range m.fields {
+		if m.Values[i] == Deferred {
+			continue
+		}
 		alias := m.fields[i].Alias
-		if writtenBefore(m.fields[:i], alias) {
+		if writtenBefore(m.fields[:i], m.Values[:i], alias) {
 			continue
 		}
 		if written > 0 {
@@ -293,15 +296,25 @@ func (m *FieldSet) MarshalGQL(writer io.Writer) {
 // find a repeated key by looking back rather than in a map.
 const maxLinearFields = 32
 
-// writtenBefore tells whether one of fields has the response key alias.
-func writtenBefore(fields []CollectedField, alias string) bool {
+// writtenBefore tells whether one of fields, not deferred, has the
+// response key alias.
+func writtenBefore(fields []CollectedField, values []Marshaler, alias string) bool {
 	for i := range fields {
-		if fields[i].Alias == alias {
+		if fields[i].Alias == alias && values[i] != Deferred {
 			return true
 		}
 	}
 	return false
 }
+
+// Deferred is the value of a field left for a later incremental payload
+// (@defer): an object leaves it out. NEBULA PATCH.
+var Deferred Marshaler = deferredField{}
+
+type deferredField struct{}
+
+// MarshalGQL writes null, for a writer that does not leave it out.
+func (deferredField) MarshalGQL(w io.Writer) { w.Write(nullLit) }
 
 func (m *FieldSet) allFieldValues() iter.Seq2[*CollectedField, Marshaler] {
 	return func(yield func(*CollectedField, Marshaler) bool) {
@@ -318,7 +331,7 @@ func marshalFieldSet(writer io.Writer, fieldValues iter.Seq2[*CollectedField, Ma
 	writtenFields := make(map[string]struct{})
 	isFirst := true
 	for field, marshaler := range fieldValues {
-		if _, ok := writtenFields[field.Alias]; ok {
+		if _, ok := writtenFields[field.Alias]; ok || marshaler == Deferred {
 			continue
 		}
 		if !isFirst {

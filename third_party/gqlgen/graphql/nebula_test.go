@@ -3,6 +3,7 @@ package graphql
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -104,6 +105,33 @@ func TestFieldSetMarshalGQLRepeatedKeys(t *testing.T) {
 		marshalFieldSet(&want, m.allFieldValues())
 		if got.String() != want.String() {
 			t.Errorf("%d fields: wrote %s, want %s", n, got.String(), want.String())
+		}
+	}
+}
+
+// NEBULA PATCH (13): a deferred field is left out of its object, on both
+// ways of writing one, and a later field of the same response key that is
+// not deferred is written.
+func TestDeferredFieldsLeftOut(t *testing.T) {
+	for _, n := range []int{4, maxLinearFields + 2} {
+		fields := make([]CollectedField, n)
+		for i := range fields {
+			fields[i] = CollectedField{Field: &ast.Field{Alias: fmt.Sprintf("f%d", i)}}
+		}
+		fields[n-1].Alias = "f1" // the key of the deferred field below
+		m := NewFieldSet(fields)
+		for i := range m.Values {
+			m.Values[i] = MarshalInt(i)
+		}
+		m.Values[1] = Deferred
+		var got bytes.Buffer
+		m.MarshalGQL(&got)
+		var obj map[string]int
+		if err := json.Unmarshal(got.Bytes(), &obj); err != nil {
+			t.Fatalf("%d fields: %s: %v", n, got.String(), err)
+		}
+		if len(obj) != n-1 || obj["f0"] != 0 || obj["f1"] != n-1 {
+			t.Errorf("%d fields: wrote %s, want every field but the deferred one, f1 from the later field", n, got.String())
 		}
 	}
 }

@@ -55,9 +55,11 @@ func (m *FieldSet) ResolveConcurrently(
 		}
 
 		// Not scheduled on m: the value travels in a later incremental
-		// payload. Null rather than leaving the slot unset, because
-		// marshalFieldSet dereferences every entry.
-		m.Values[i] = Null
+		// payload. NEBULA PATCH: Deferred, which the field set leaves out
+		// of the object (deferSpec=20220824: a deferred fragment's fields
+		// are absent from the payloads before its own), rather than Null,
+		// which clients read as the field's value.
+		m.Values[i] = Deferred
 		return
 	}
 

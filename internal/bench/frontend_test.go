@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/andybalholm/brotli"
+)
+
+// What a frontend team's client sees of the nested query and the
+// console's dashboard (issue 33): time to the first byte with @defer, and
+// bytes on the wire with compression. See docs/benchmarks.md.
+
+// deferredNested is nestedQuery with each project's environments deferred:
+// the first part is the projects, then one part per project.
+const deferredNested = `query($t: ID!) { node(id: $t) { ... on Tenant { projects(first: 100) { nodes { id name
+	... @defer { environments(first: 10) { nodes { id name protected deployments(first: 1) { nodes { id stage createdAt release { number imageDigest } } } } } } } } } } }`
+
+// consoleOverview is the console's overview query (web/src/console/overview.ts,
+// ConsoleOverview with its fragments spelt out).
+const consoleOverview = `query($t: ID!) { viewer { user { email name }
+	tenants(first: 5) { nodes { id name viewerRole
+		clusters(first: 25) { nodes { id name status lastHeartbeatAge desiredRevision appliedRevision activeRevision { number confirmed } } pageInfo { hasNextPage endCursor } }
+		projects(first: 10) { nodes { id name viewerRole
+			services(first: 20) { nodes { id name git { branch } } }
+			environments(first: 10) { nodes { id name protected
+				deployments(first: 3) { nodes { id stage createdAt release { number service { name } } } } }
+				pageInfo { hasNextPage } } } pageInfo { hasNextPage endCursor } } } pageInfo { hasNextPage endCursor } } }
+	node(id: $t) { id } }`
+
+// firstByte posts body with the headers and returns the time to the
+// response's first body byte, the time to its end and the bytes read.
+func (f *fixture) firstByte(tb testing.TB, body []byte, header map[string]string) (first, total time.Duration, n int64) {
+	tb.Helper()
+	req, err := http.NewRequest(http.MethodPost, f.graphQL, bytes.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+f.seed.Secret)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	start := time.Now()
+	resp, err := f.client.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if _, err := r.Peek(1); err != nil {
+		tb.Fatal(err)
+	}
+	first = time.Since(start)
+	n, err = io.Copy(io.Discard, r)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		tb.Fatalf("status %d, %v", resp.StatusCode, err)
+	}
+	return first, time.Since(start), n
+}
+
+// BenchmarkDeferredFirstByte sends the nested query (100 projects × 10
+// environments) undeferred and with each project's environments deferred
+// (multipart/mixed), interleaved, and reports each one's time to the first
+// byte and to the end.
+func BenchmarkDeferredFirstByte(b *testing.B) {
+	f := newFixture(b, mainSize)
+	plain, deferred := f.request(b, nestedQuery), f.request(b, deferredNested)
+	multipart := map[string]string{"Accept": "multipart/mixed;deferSpec=20220824, application/json"}
+	// Both answer in full: the undeferred one checked as the nested
+	// query, the deferred one to its closing boundary.
+	checkNested(b, func() nestedResponse { r, _ := f.fetch(b, f.graphQL, plain); return r }(), f.seed)
+	var last bytes.Buffer
+	req, _ := http.NewRequest(http.MethodPost, f.graphQL, bytes.NewReader(deferred))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+f.seed.Secret)
+	req.Header.Set("Accept", multipart["Accept"])
+	resp, err := f.client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(&last, resp.Body)
+	resp.Body.Close()
+	if parts := strings.Count(last.String(), "--graphql\r\n"); parts != f.seed.Size.Projects+1 || !strings.HasSuffix(last.String(), "--graphql--\r\n") {
+		b.Fatalf("the deferred answer has %d parts, want %d and a closing boundary", parts, f.seed.Size.Projects+1)
+	}
+	var plainFirst, plainTotal, defFirst, defTotal time.Duration
+	for b.Loop() {
+		pf, pt, _ := f.firstByte(b, plain, nil)
+		df, dt, _ := f.firstByte(b, deferred, multipart)
+		plainFirst, plainTotal, defFirst, defTotal = plainFirst+pf, plainTotal+pt, defFirst+df, defTotal+dt
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(plainFirst.Microseconds())/n/1000, "plain-first-byte-ms")
+	b.ReportMetric(float64(plainTotal.Microseconds())/n/1000, "plain-total-ms")
+	b.ReportMetric(float64(defFirst.Microseconds())/n/1000, "deferred-first-byte-ms")
+	b.ReportMetric(float64(defTotal.Microseconds())/n/1000, "deferred-total-ms")
+}
+
+// BenchmarkCompressedDashboard sends the console's overview query as it
+// is, with gzip and with br, interleaved, and reports the bytes on the
+// wire and the time of each; each compressed answer is checked to
+// decompress to the uncompressed one.
+func BenchmarkCompressedDashboard(b *testing.B) {
+	f := newFixture(b, mainSize)
+	body := f.request(b, consoleOverview)
+	encodings := []string{"identity", "gzip", "br"}
+	wire := map[string][]byte{}
+	sizes := map[string]int{}
+	for _, enc := range encodings {
+		req, _ := http.NewRequest(http.MethodPost, f.graphQL, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+f.seed.Secret)
+		req.Header.Set("Accept-Encoding", enc)
+		resp, err := f.client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := resp.Header.Get("Content-Encoding"); got != strings.TrimPrefix(enc, "identity") {
+			b.Fatalf("%s: Content-Encoding %q", enc, got)
+		}
+		var r io.Reader = bytes.NewReader(raw)
+		switch enc {
+		case "gzip":
+			zr, err := gzip.NewReader(r)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r = zr
+		case "br":
+			r = brotli.NewReader(r)
+		}
+		plain, _ := io.ReadAll(r)
+		wire[enc] = plain
+		if enc != "identity" && !bytes.Equal(plain, wire["identity"]) {
+			b.Fatalf("%s does not decompress to the uncompressed answer", enc)
+		}
+		sizes[enc] = len(raw)
+	}
+	times := map[string]time.Duration{}
+	for b.Loop() {
+		for _, enc := range encodings {
+			_, total, _ := f.firstByte(b, body, map[string]string{"Accept-Encoding": enc})
+			times[enc] += total
+		}
+	}
+	for _, enc := range encodings {
+		b.ReportMetric(float64(times[enc].Microseconds())/float64(b.N)/1000, enc+"-ms")
+		b.ReportMetric(float64(sizes[enc]), enc+"-wire-B")
+	}
+}
