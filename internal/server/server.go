@@ -181,8 +181,9 @@ func (s *Server) graphQL() http.Handler {
 func reportCost(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
 	// Requests refused before parsing have no operation to price; a
-	// subscription's updates would repeat the same price each time.
-	if resp == nil || !graphql.HasOperationContext(ctx) {
+	// subscription's updates, and a deferred fragment's parts, would
+	// repeat the same price each time.
+	if resp == nil || !graphql.HasOperationContext(ctx) || len(resp.Path) > 0 {
 		return resp
 	}
 	if op := graphql.GetOperationContext(ctx); op.Operation != nil && op.Operation.Operation == ast.Subscription {
