@@ -6866,9 +6866,13 @@ NebulaCtrl GraphQL API.
 
 Conventions (see docs/graphql.md):
 - Every object with an ` + "`" + `id` + "`" + ` implements ` + "`" + `Node` + "`" + `; ids are opaque and global.
-- Lists are Relay connections: ` + "`" + `first` + "`" + ` (default 20, at most 100) and ` + "`" + `after` + "`" + ` (a cursor).
+- Lists of objects are Relay connections: ` + "`" + `first` + "`" + ` (0 to 100, default 20) with ` + "`" + `after` + "`" + ` pages forwards, ` + "`" + `last` + "`" + ` (0 to 100)
+  with ` + "`" + `before` + "`" + ` backwards, never ` + "`" + `first` + "`" + ` and ` + "`" + `last` + "`" + ` together; cursors are opaque. A few lists page by numbers of their
+  own (log lines, Kubernetes events, revisions) or take only a ` + "`" + `first` + "`" + `: each says how.
 - Every mutation takes one ` + "`" + `input` + "`" + ` and returns a payload with ` + "`" + `userErrors` + "`" + `.
 - Every error carries ` + "`" + `extensions.code` + "`" + `.
+- A field says who may read it. A caller whose role may not gets a ` + "`" + `FORBIDDEN` + "`" + ` error at the field's path, and ` + "`" + `null` + "`" + `
+  there (or, for a non-null field, in its nearest nullable parent).
 """
 schema {
   query: Query
@@ -6876,11 +6880,14 @@ schema {
   subscription: Subscription
 }
 
-"An RFC 3339 timestamp in UTC."
-scalar Time
+"""
+A point in time as an RFC 3339 date-time, e.g. ` + "`" + `2026-11-30T09:16:15.034655Z` + "`" + `: the API answers in UTC, to the
+microsecond; a time given as input may carry any offset.
+"""
+scalar Time @specifiedBy(url: "https://www.rfc-editor.org/rfc/rfc3339")
 
-"A JSON object."
-scalar Map
+"A JSON object (never a string holding one); the field that returns it says what it holds."
+scalar Map @specifiedBy(url: "https://www.rfc-editor.org/rfc/rfc8259#section-4")
 
 """
 Delivers the fragment it marks after the rest of the response, as an incremental part: over HTTP with
@@ -6894,25 +6901,37 @@ directive @defer(
   label: String
 ) on FRAGMENT_SPREAD | INLINE_FRAGMENT
 
+"An object with a global id, which ` + "`" + `Query.node` + "`" + ` reads."
 interface Node {
+  "The object's global id: opaque and typed. Pass it to ` + "`" + `node(id:)` + "`" + ` or to an input; never parse or build one."
   id: ID!
 }
 
+"Where a page of a connection stands in the whole list."
 type PageInfo {
+  "Whether items follow this page, when it was read forwards (with first, or with none of first, last and before); false when it was read backwards."
   hasNextPage: Boolean!
+  "Whether items come before this page, when it was read backwards (with last, or with before and no first); false when it was read forwards."
   hasPreviousPage: Boolean!
+  "The cursor of the page's first item: pass it as before for the items before the page. Null for an empty page."
   startCursor: String
+  "The cursor of the page's last item: pass it as after for the items after the page. Null for an empty page."
   endCursor: String
 }
 
 "A key=value label. Selectors match labels exactly."
 type Label {
+  "An optional DNS prefix and ` + "`" + `/` + "`" + `, then 1 to 63 letters, digits, ` + "`" + `-` + "`" + `, ` + "`" + `_` + "`" + ` or ` + "`" + `.` + "`" + `."
   key: String!
+  "At most 63 letters, digits, ` + "`" + `-` + "`" + `, ` + "`" + `_` + "`" + ` or ` + "`" + `.` + "`" + `; may be empty."
   value: String!
 }
 
+"A label to set, or one key=value pair of a selector, which must match a label exactly."
 input LabelInput {
+  "An optional DNS prefix and ` + "`" + `/` + "`" + `, then 1 to 63 letters, digits, ` + "`" + `-` + "`" + `, ` + "`" + `_` + "`" + ` or ` + "`" + `.` + "`" + `. In a selector, a key no cluster (or namespace target) carries is refused as a likely typo."
   key: String!
+  "At most 63 letters, digits, ` + "`" + `-` + "`" + `, ` + "`" + `_` + "`" + ` or ` + "`" + `.` + "`" + `; may be empty."
   value: String!
 }
 
@@ -6920,64 +6939,104 @@ input LabelInput {
 type UserError {
   "The input field the error is about, as a path from ` + "`" + `input` + "`" + `, if any."
   field: [String!]
+  "What is wrong, written for people: show it. Branch on code, never on the message."
   message: String!
+  "BAD_USER_INPUT, CONFLICT or ENTITLEMENT_REQUIRED."
   code: ErrorCode!
 }
 
+"The ` + "`" + `extensions.code` + "`" + ` of an error, and the code of a user error."
 enum ErrorCode {
+  "No token or session, or an unknown, expired or revoked one (HTTP 401): nothing ran. All of these read the same."
   UNAUTHENTICATED
+  "The caller may see the object, but their role does not allow the action, or reading the field."
   FORBIDDEN
+  "The object does not exist, or the caller may not see it: both read the same."
   NOT_FOUND
+  "Invalid input: a mutation's input (a user error), or an argument, a cursor, or a request over a limit (a top-level error)."
   BAD_USER_INPUT
+  "The state does not allow it: a name taken in its scope, the last admin, something that already ended, or an idempotency key in use."
   CONFLICT
+  "The tenant's plan does not allow more of a resource, or a plan change would put the tenant over a limit."
   ENTITLEMENT_REQUIRED
+  "Too many connections open for the token or the address (HTTP 429): retry after Retry-After."
   RATE_LIMITED
   "The database (or another dependency) is unavailable for a moment: retry with backoff. The outcome of a mutation answered so is unknown unless it carried an idempotency key."
   UNAVAILABLE
+  "Something failed on the server. ` + "`" + `extensions.requestId` + "`" + ` matches the response's X-Request-Id header and the server's log."
   INTERNAL
 }
 
+"The queries: start at ` + "`" + `viewer` + "`" + `, or read any object by its id with ` + "`" + `node` + "`" + `."
 type Query {
-  "Any object by its global id; null if it does not exist or is not visible to the caller."
-  node(id: ID!): Node
+  "Any object by its global id; null, with a NOT_FOUND error, if it does not exist or is not visible to the caller."
+  node(
+    "A global id, as an object's ` + "`" + `id` + "`" + ` gives it; a malformed one is BAD_USER_INPUT."
+    id: ID!
+  ): Node
   "The caller: their user, token and tenants."
   viewer: Viewer!
 
   "What deploy would change on each affected cluster, checked as the real mutation is; nothing is stored or published."
-  previewDeploy(input: DeployInput!): ChangePreview!
+  previewDeploy(
+    "The input deploy would take (its changeSetId is not read)."
+    input: DeployInput!
+  ): ChangePreview!
   "What updateService would change on each affected cluster; nothing is stored or published."
-  previewUpdateService(input: UpdateServiceInput!): ChangePreview!
+  previewUpdateService(
+    "The input updateService would take (its changeSetId is not read)."
+    input: UpdateServiceInput!
+  ): ChangePreview!
   "What setVariable would change on each affected cluster; nothing is stored or published."
-  previewSetVariable(input: SetVariableInput!): ChangePreview!
+  previewSetVariable(
+    "The input setVariable would take (its changeSetId is not read)."
+    input: SetVariableInput!
+  ): ChangePreview!
   "What updateEnvironment (e.g. new selectors) would change on each affected cluster; nothing is stored or published."
-  previewUpdateEnvironment(input: UpdateEnvironmentInput!): ChangePreview!
+  previewUpdateEnvironment(
+    "The input updateEnvironment would take."
+    input: UpdateEnvironmentInput!
+  ): ChangePreview!
   "A CLI's sign-in waiting for its code to be confirmed (nebula login --web), for the console page that confirms it; people signed in to the console only. Null when no sign-in waits with the code."
-  cliLogin(code: String!): CliLogin
+  cliLogin(
+    "The code the CLI shows."
+    code: String!
+  ): CliLogin
 }
 
 "A CLI waiting for a person to confirm the code it shows (nebula login --web)."
 type CliLogin {
+  "The code the CLI shows, for the person to compare."
   code: String!
   "Where the CLI asked from."
   clientAddress: String!
+  "The User-Agent the CLI sent."
   userAgent: String!
+  "When the CLI began the sign-in."
   createdAt: Time!
+  "When the sign-in lapses unless confirmed: 10 minutes after it began."
   expiresAt: Time!
 }
 
 "What a change would do, per cluster whose desired state it alters."
 type ChangePreview {
+  "One entry per cluster whose desired state the change would alter."
   clusters: [ClusterChange!]!
   "Why the change would be refused, exactly as the mutation would say."
   userErrors: [UserError!]!
 }
 
+"What a change would do to one cluster's desired state."
 type ClusterChange {
+  "The cluster whose desired state would change."
   cluster: Cluster!
   "The cluster's desired revision now; the change would publish the next one."
   fromRevision: Int!
+  "Kubernetes objects the change would add."
   added: [DesiredObject!]!
+  "Kubernetes objects the change would change."
   changed: [DesiredObject!]!
+  "Kubernetes objects the change would remove."
   removed: [DesiredObject!]!
   "Services the change would hold (their workloads left as they run)."
   nowHeld: [HeldService!]!
@@ -6989,18 +7048,27 @@ type ClusterChange {
 
 "A Kubernetes object of a desired state."
 type DesiredObject {
+  "The object's kind, e.g. ` + "`" + `Deployment` + "`" + `, ` + "`" + `Service` + "`" + `, ` + "`" + `Secret` + "`" + `."
   kind: String!
+  "The object's namespace; empty for a cluster-scoped object (a Namespace)."
   namespace: String!
+  "The object's name."
   name: String!
 }
 
+"A service the desired state holds: the agent leaves its workloads exactly as they run, because its variables cannot be resolved (a reference to something missing, a secret that does not open)."
 type HeldService {
+  "The namespace the service runs in."
   namespace: String!
+  "The service's name."
   service: String!
+  "Why it is held."
   reason: String!
 }
 
+"The caller of this request: who they are and what they authenticated with."
 type Viewer {
+  "The caller's user."
   user: User!
   "The API token this request authenticated with; null for a person signed in with a session (a browser's cookie)."
   token: ApiToken
@@ -7008,13 +7076,33 @@ type Viewer {
   session: Session
   "The caller's sign-ins that have not ended or expired, newest first: revoke one to sign out there."
   sessions: [Session!]!
-  tenants(first: Int, after: String, last: Int, before: String): TenantConnection!
-  "The caller's own API tokens."
-  apiTokens(first: Int, after: String, last: Int, before: String): ApiTokenConnection!
+  "The tenants the caller acts in, oldest first: an API token's one tenant, or each tenant a session acts in."
+  tenants(
+    "Page forwards: how many tenants, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many tenants, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): TenantConnection!
+  "The caller's own API tokens in the tenant their credential acts in (a session's first tenant), oldest first: working, expired and revoked; never their secrets."
+  apiTokens(
+    "Page forwards: how many tokens, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many tokens, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): ApiTokenConnection!
 }
 
 "A person's sign-in from a browser (POST /auth/signin or an invitation link), held in an HttpOnly cookie. Its secret is never shown."
 type Session implements Node {
+  "The session's global id, for revokeSession."
   id: ID!
   "PASSPHRASE, INVITATION (signed in by setting a passphrase from an invitation link) or OIDC."
   method: String!
@@ -7022,35 +7110,53 @@ type Session implements Node {
   tenants: [Tenant!]!
   "The client address it began from."
   address: String!
+  "The User-Agent of the browser it began in."
   userAgent: String!
+  "When the person signed in."
   createdAt: Time!
+  "When a request last came with it (updated at most once a minute)."
   lastSeenAt: Time!
+  "When it ends by itself: NEBULA_SESSION_TTL (12 hours by default) after it began."
   expiresAt: Time!
   "Whether this request came with it."
   current: Boolean!
 }
 
+"Where an invitation stands."
 enum InvitationStatus {
+  "Its link works: not used, revoked or expired yet."
   OPEN
+  "The person set a passphrase through it."
   ACCEPTED
+  "A tenant admin revoked it, or a newer invitation of the same person replaced it."
   REVOKED
+  "It was not used before expiresAt."
   EXPIRED
 }
 
 "A one-time link through which a member sets a passphrase for this tenant and signs in. Only its hash is stored."
 type Invitation implements Node {
+  "The invitation's global id, for revokeInvitation."
   id: ID!
+  "The email of the person invited."
   email: String!
+  "Where it stands."
   status: InvitationStatus!
+  "Who invited them; null once they left the tenant."
   invitedBy: User
+  "When it was made."
   createdAt: Time!
+  "When its link stops working unless used: NEBULA_INVITATION_TTL (7 days by default) after it was made."
   expiresAt: Time!
+  "When the person set their passphrase through it; null until then."
   acceptedAt: Time
+  "When it was revoked or replaced by a newer invitation; null otherwise."
   revokedAt: Time
 }
 
 # ---------------------------------------------------------------- tenants
 
+"A person's or integration's role in a tenant."
 enum TenantRole {
   "Manages clusters, members, the plan and reads the audit history; holds every project capability."
   ADMIN
@@ -7058,6 +7164,7 @@ enum TenantRole {
   MEMBER
 }
 
+"A person's or integration's role in a project; each holds what the roles below it hold."
 enum ProjectRole {
   "Manages the project, its environments and members; deploys anywhere; approves."
   PROJECT_MANAGER
@@ -7067,185 +7174,382 @@ enum ProjectRole {
   VIEWER
 }
 
+"An organisation's space: its members, projects, clusters, plan and audit history. Nothing is shared between tenants."
 type Tenant implements Node {
+  "The tenant's global id."
   id: ID!
+  "The tenant's name: 1 to 100 characters."
   name: String!
+  "When the tenant was created."
   createdAt: Time!
   "The caller's role in this tenant."
   viewerRole: TenantRole!
+  "The tenant's plan: its name, and each limit beside its use."
   plan: Plan!
-  members(first: Int, after: String, last: Int, before: String): MemberConnection!
-  projects(first: Int, after: String, last: Int, before: String): ProjectConnection!
-  clusters(first: Int, after: String, last: Int, before: String): ClusterConnection!
+  "The tenant's members, people and integrations, oldest first. Every member reads them."
+  members(
+    "Page forwards: how many members, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many members, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): MemberConnection!
+  "The tenant's projects, oldest first: every one for tenant admins; for members, those they hold a project role in."
+  projects(
+    "Page forwards: how many projects, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many projects, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): ProjectConnection!
+  "The tenant's clusters, oldest first. Every member reads them."
+  clusters(
+    "Page forwards: how many clusters, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many clusters, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): ClusterConnection!
   "Deployments waiting for an approval, oldest first: those of the projects you may read (the approvals queue)."
-  approvalQueue(first: Int = 50): [Deployment!]!
+  approvalQueue(
+    "At most this many deployments, 1 to 200."
+    first: Int = 50
+  ): [Deployment!]!
   "Deployments that have not ended (queued, building, awaiting approval, rolling out), newest first: those of the projects you may read."
-  deploymentsUnderWay(first: Int = 50): [Deployment!]!
-  "Every outbound webhook endpoint of the tenant, its projects' included (tenant admins)."
+  deploymentsUnderWay(
+    "At most this many deployments, 1 to 200."
+    first: Int = 50
+  ): [Deployment!]!
+  "Every outbound webhook endpoint of the tenant, its projects' included, oldest first. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   webhookEndpoints: [WebhookEndpoint!]
-  "Invitations to sign in, newest first. Tenant admins only."
-  invitations(first: Int = 20): [Invitation!]
-  "The audit history, newest first. Tenant admins only."
-  auditEvents(first: Int, after: String, last: Int, before: String, filter: AuditEventFilter): AuditEventConnection
+  "Invitations to sign in, newest first. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
+  invitations(
+    "At most this many invitations, 1 to 100."
+    first: Int = 20
+  ): [Invitation!]
+  "The audit history, newest first. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
+  auditEvents(
+    "Page forwards: how many events, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many events, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+    "Only the events that match every criterion given."
+    filter: AuditEventFilter
+  ): AuditEventConnection
 }
 
+"A page of tenants."
 type TenantConnection {
+  "The page's tenants, each with its cursor."
   edges: [TenantEdge!]!
+  "The page's tenants, without cursors."
   nodes: [Tenant!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"A tenant in a page, with its cursor."
 type TenantEdge {
+  "Opaque: pass it as after or before to page from this tenant."
   cursor: String!
+  "The tenant."
   node: Tenant!
 }
 
+"A plan of the tenant: it sets the limits of limited resources."
 enum PlanName {
+  "Where a new tenant starts: 2 clusters, 3 projects, 1 protected environment, 5 members, 20 services, 1 build at once."
   FREE
+  "10 clusters, 25 projects, 10 protected environments, 50 members, 250 services, 5 builds at once."
   TEAM
+  "No limits."
   ENTERPRISE
 }
 
+"What a plan limits."
 enum LimitedResource {
+  "Clusters registered in the tenant."
   CLUSTERS
+  "Projects of the tenant."
   PROJECTS
+  "Protected environments, across the tenant's projects."
   PROTECTED_ENVIRONMENTS
+  "Members of the tenant, people and integrations."
   MEMBERS
+  "Services, across the tenant's projects."
   SERVICES
   "Builds running at once; more wait for a slot."
   CONCURRENT_BUILDS
 }
 
+"A tenant's plan and its limits."
 type Plan {
+  "The plan's name."
   name: PlanName!
   "Each limit beside its current use."
   limits: [PlanLimit!]!
 }
 
+"One limit of a plan beside the tenant's use of it."
 type PlanLimit {
+  "What is limited."
   resource: LimitedResource!
   "Null means unlimited."
   limit: Int
+  "How much of it the tenant uses now."
   used: Int!
 }
 
+"Whether a user is a person or an integration."
 enum UserKind {
+  "A person: signs in from a browser, and may make personal API tokens."
   HUMAN
+  "A machine, such as CI: uses API tokens that a tenant admin (or the integration itself) creates; it cannot be invited to sign in."
   INTEGRATION
 }
 
+"""
+A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+and kind in every tenant.
+"""
 type User implements Node {
+  "The user's global id in this tenant; another tenant's id for the same person names nobody here."
   id: ID!
+  "The user's email."
   email: String!
+  "The name this tenant gave them."
   name: String!
+  "What this tenant says they are."
   kind: UserKind!
+  "When this tenant added them."
   createdAt: Time!
 }
 
+"A user's membership of a tenant, with their tenant role."
 type Member implements Node {
+  "The member's global id, for updateMemberRole, removeMember and revokeMemberApiTokens."
   id: ID!
+  "The tenant."
   tenant: Tenant!
+  "The user, as this tenant knows them."
   user: User!
+  "Their role in the tenant."
   role: TenantRole!
+  "When they were added."
   createdAt: Time!
   "The member's API tokens in this tenant, oldest first: working, expired and revoked; never their secrets. Tenant admins, and the member."
-  apiTokens(first: Int, after: String, last: Int, before: String): ApiTokenConnection!
+  apiTokens(
+    "Page forwards: how many tokens, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many tokens, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): ApiTokenConnection!
 }
 
+"A page of members."
 type MemberConnection {
+  "The page's members, each with its cursor."
   edges: [MemberEdge!]!
+  "The page's members, without cursors."
   nodes: [Member!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"A member in a page, with its cursor."
 type MemberEdge {
+  "Opaque: pass it as after or before to page from this member."
   cursor: String!
+  "The member."
   node: Member!
 }
 
 # ---------------------------------------------------------------- tokens
 
+"An API token of a user in one tenant: ` + "`" + `Authorization: Bearer nbt_…` + "`" + `. Only its hash is stored; its secret is shown once, when it is made."
 type ApiToken implements Node {
+  "The token's global id, for revokeApiToken."
   id: ID!
+  "The name it was given."
   name: String!
   "The recognisable start of the token, e.g. ` + "`" + `nbt_AbCd1234` + "`" + `; never the whole token."
   prefix: String!
+  "The user it acts as."
   user: User!
+  "When it was made."
   createdAt: Time!
+  "When a request last used it (updated at most once a minute); null if never."
   lastUsedAt: Time
+  "When it stops working; null for never."
   expiresAt: Time
+  "When it was revoked; null if it was not."
   revokedAt: Time
 }
 
+"A page of API tokens."
 type ApiTokenConnection {
+  "The page's tokens, each with its cursor."
   edges: [ApiTokenEdge!]!
+  "The page's tokens, without cursors."
   nodes: [ApiToken!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"An API token in a page, with its cursor."
 type ApiTokenEdge {
+  "Opaque: pass it as after or before to page from this token."
   cursor: String!
+  "The token."
   node: ApiToken!
 }
 
 # ---------------------------------------------------------------- projects
 
+"A tenant's unit of delivery: services, the environments they deploy to, variables, members with project roles, change sets."
 type Project implements Node {
+  "The project's global id."
   id: ID!
+  "The tenant it belongs to."
   tenant: Tenant!
+  "1 to 63 lowercase letters, digits or ` + "`" + `-` + "`" + `, starting and ending with a letter or digit; unique in the tenant."
   name: String!
+  "Free text, at most 1,000 characters; empty when none was given."
   description: String!
+  "When it was created."
   createdAt: Time!
   "The caller's effective role in this project."
   viewerRole: ProjectRole!
-  members(first: Int, after: String, last: Int, before: String): ProjectMemberConnection!
-  environments(first: Int, after: String, last: Int, before: String): EnvironmentConnection!
-  services(first: Int, after: String, last: Int, before: String): ServiceConnection!
+  "The people and integrations given a role in the project, oldest first (tenant admins hold every project capability without being listed). Viewers read them."
+  members(
+    "Page forwards: how many members, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many members, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): ProjectMemberConnection!
+  "The project's environments, oldest first."
+  environments(
+    "Page forwards: how many environments, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many environments, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): EnvironmentConnection!
+  "The project's services, oldest first."
+  services(
+    "Page forwards: how many services, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many services, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): ServiceConnection!
   "The variables set at project scope."
   variables: [Variable!]!
   "The project's push webhooks, its services' included."
   webhooks: [Webhook!]!
-  "Outbound webhook endpoints told of the project's events (its project managers and tenant admins)."
+  "Outbound webhook endpoints told of the project's events, oldest first. Its project managers and tenant admins: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   webhookEndpoints: [WebhookEndpoint!]
   "The project's change sets, newest first; of the given states only when states is given."
-  changeSets(states: [ChangeSetState!], first: Int, after: String, last: Int, before: String): ChangeSetConnection!
+  changeSets(
+    "Only change sets in one of these states; all when omitted."
+    states: [ChangeSetState!]
+    "Page forwards: how many change sets, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many change sets, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): ChangeSetConnection!
 }
 
+"A page of projects."
 type ProjectConnection {
+  "The page's projects, each with its cursor."
   edges: [ProjectEdge!]!
+  "The page's projects, without cursors."
   nodes: [Project!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"A project in a page, with its cursor."
 type ProjectEdge {
+  "Opaque: pass it as after or before to page from this project."
   cursor: String!
+  "The project."
   node: Project!
 }
 
+"A user's role in a project."
 type ProjectMember implements Node {
+  "The project member's global id, for updateProjectMemberRole and removeProjectMember."
   id: ID!
+  "The project."
   project: Project!
+  "The user, a member of the project's tenant."
   user: User!
+  "Their role in the project."
   role: ProjectRole!
+  "When they were given a role in the project."
   createdAt: Time!
 }
 
+"A page of project members."
 type ProjectMemberConnection {
+  "The page's project members, each with its cursor."
   edges: [ProjectMemberEdge!]!
+  "The page's project members, without cursors."
   nodes: [ProjectMember!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"A project member in a page, with its cursor."
 type ProjectMemberEdge {
+  "Opaque: pass it as after or before to page from this project member."
   cursor: String!
+  "The project member."
   node: ProjectMember!
 }
 
 # ---------------------------------------------------------------- environments
 
+"A stage a project's services deploy to (e.g. staging, production): its selectors place it on exactly one cluster and namespace."
 type Environment implements Node {
+  "The environment's global id."
   id: ID!
+  "The project it belongs to."
   project: Project!
+  "1 to 63 lowercase letters, digits or ` + "`" + `-` + "`" + `, starting and ending with a letter or digit; unique in the project."
   name: String!
   "Deployments to a protected environment need a project manager."
   protected: Boolean!
@@ -7256,27 +7560,73 @@ type Environment implements Node {
   pair exactly. Empty only on a cluster without namespace targets.
   """
   namespaceSelector: [Label!]!
+  "When it was created."
   createdAt: Time!
-  eligibleClusters(first: Int, after: String, last: Int, before: String): ClusterConnection!
-  eligibleNamespaceTargets(first: Int, after: String, last: Int, before: String): NamespaceTargetConnection!
+  "The clusters the cluster selector picks, oldest first. The environment lands only when it picks exactly one."
+  eligibleClusters(
+    "Page forwards: how many clusters, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many clusters, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): ClusterConnection!
+  "The namespace targets the namespace selector picks on the eligible clusters, oldest first."
+  eligibleNamespaceTargets(
+    "Page forwards: how many namespace targets, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many namespace targets, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): NamespaceTargetConnection!
   "Deployments to this environment, newest first."
-  deployments(first: Int, after: String, last: Int, before: String): DeploymentConnection!
+  deployments(
+    "Page forwards: how many deployments, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many deployments, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): DeploymentConnection!
   "Where the selectors put this environment: exactly one cluster and namespace, or why not."
   placement: Placement!
   "The variables set at this environment's scope."
   variables: [Variable!]!
   "Kubernetes events of the environment's objects, newest first (first at most 500, before an event's number); viewers of the project read them."
-  events(first: Int = 50, before: Int, type: String, serviceId: ID): KubeEventPage!
+  events(
+    "At most this many events, 0 to 500."
+    first: Int = 50
+    "Only events numbered below this (the last event's number, for older ones)."
+    before: Int
+    "Only events of this type: ` + "`" + `Normal` + "`" + ` or ` + "`" + `Warning` + "`" + `."
+    type: String
+    "Only events of this service's objects (a service of the environment's project)."
+    serviceId: ID
+  ): KubeEventPage!
 }
 
+"A page of environments."
 type EnvironmentConnection {
+  "The page's environments, each with its cursor."
   edges: [EnvironmentEdge!]!
+  "The page's environments, without cursors."
   nodes: [Environment!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"An environment in a page, with its cursor."
 type EnvironmentEdge {
+  "Opaque: pass it as after or before to page from this environment."
   cursor: String!
+  "The environment."
   node: Environment!
 }
 
@@ -7289,7 +7639,9 @@ exist, an environment must pick one (an empty selector is refused when the
 environment is created or changed). Nothing is guessed.
 """
 type Placement {
+  "The one cluster the environment lands on; null when it lands nowhere."
   cluster: Cluster
+  "The Kubernetes namespace its services run in on that cluster; null when it lands nowhere."
   namespace: String
   "Why the environment lands nowhere, naming the candidates."
   problem: String
@@ -7297,23 +7649,43 @@ type Placement {
 
 # ---------------------------------------------------------------- clusters
 
+"Whether a cluster's agent is connected, from its heartbeats."
 enum ClusterStatus {
   "No agent has connected yet."
   PENDING
+  "The agent's last heartbeat is recent."
   CONNECTED
-  "No heartbeat for 60 seconds."
+  "No heartbeat for NEBULA_AGENT_DISCONNECTED_AFTER (60 seconds by default)."
   DISCONNECTED
 }
 
+"A Kubernetes cluster of the tenant, where an agent applies the desired state the control plane compiles for it."
 type Cluster implements Node {
+  "The cluster's global id."
   id: ID!
+  "The tenant it belongs to."
   tenant: Tenant!
+  "1 to 63 lowercase letters, digits or ` + "`" + `-` + "`" + `, starting and ending with a letter or digit; unique in the tenant."
   name: String!
+  "Its labels, which environments' cluster selectors match."
   labels: [Label!]!
+  "Whether its agent is connected."
   status: ClusterStatus!
+  "When the agent's last heartbeat arrived; null before the first."
   lastHeartbeatAt: Time
+  "When it was registered."
   createdAt: Time!
-  namespaceTargets(first: Int, after: String, last: Int, before: String): NamespaceTargetConnection!
+  "The namespaces tenant admins defined on the cluster for environments to pick, oldest first. Every member reads them."
+  namespaceTargets(
+    "Page forwards: how many namespace targets, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many namespace targets, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): NamespaceTargetConnection!
   "The number of the cluster's compiled desired state; it grows with every change that alters it."
   desiredRevision: Int!
   "The newest revision the agent acknowledged as applied; it never goes backwards."
@@ -7322,33 +7694,62 @@ type Cluster implements Node {
   lastHeartbeatAge: Int
   "What the agent last reported; null before it first connected."
   inventory: ClusterInventory
-  "The object errors of the last revision the agent failed to apply, as JSON."
+  "The agent's last failure to apply a revision, as JSON ` + "`" + `{revision, errors: [{object, message}]}` + "`" + `; null when there is none, or once a later revision applied."
   applyErrors: Map
-  "The cluster's connect tokens, never their secrets. Tenant admins only."
+  "The cluster's connect tokens, never their secrets. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   connectTokens: [ConnectToken!]
   "Commands queued for the cluster's agent, newest first. A command acting in a project (a restart of one of its services) is listed only to those who may read that project; cluster-wide ones to every tenant member."
-  commands(first: Int, after: String, last: Int, before: String): CommandConnection!
-  "The newest desired state with secret values redacted. Tenant admins only."
+  commands(
+    "Page forwards: how many commands, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many commands, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): CommandConnection!
+  "The newest desired state, secret values redacted, with its ` + "`" + `revision` + "`" + ` and ` + "`" + `hash` + "`" + `, as JSON. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   desiredState: Map
   "How to install the cluster's agent: version-pinned manifests and the command a console shows. The connect token is never inside."
   install: ClusterInstall!
-  "Kubernetes events of the objects the agent manages on the cluster, newest first; tenant admins (they span projects)."
-  events(first: Int = 50, before: Int, type: String): KubeEventPage
-  "Objects on the cluster found changed outside NebulaCtrl (drift), newest first, as the agent reported them before applying them again; tenant admins."
-  drift(first: Int = 20): [Drift!]
-  "The cluster's desired revisions, newest first: what caused each, its hash, what the agents did with it. Tenant admins (a revision spans projects). Pass the last revision's number as before for older ones."
-  revisions(first: Int = 20, before: Int): RevisionPage!
-  "One desired revision; null if the cluster never had it. Tenant admins."
-  revision(number: Int!): Revision
+  "Kubernetes events of the objects the agent manages on the cluster, newest first. Tenant admins only (they span projects): null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
+  events(
+    "At most this many events, 0 to 500."
+    first: Int = 50
+    "Only events numbered below this (the last event's number, for older ones)."
+    before: Int
+    "Only events of this type: ` + "`" + `Normal` + "`" + ` or ` + "`" + `Warning` + "`" + `."
+    type: String
+  ): KubeEventPage
+  "Objects on the cluster found changed outside NebulaCtrl (drift), newest first, as the agent reported them before applying them again. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
+  drift(
+    "At most this many drifts, 0 to 200."
+    first: Int = 20
+  ): [Drift!]
+  "The cluster's desired revisions, newest first: what caused each, its hash, what the agents did with it. Pass the last revision's number as before for older ones. Tenant admins only (a revision spans projects): anyone else gets a FORBIDDEN error, and as the field is non-null, null in the nearest nullable field above it."
+  revisions(
+    "At most this many revisions, 1 to 100."
+    first: Int = 20
+    "Only revisions numbered below this (the last revision's number, for older ones)."
+    before: Int
+  ): RevisionPage!
+  "One desired revision; null if the cluster never had it. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
+  revision(
+    "The revision's number."
+    number: Int!
+  ): Revision
   "What the agent's last heartbeat says runs, checked against the revision's own hash: the active revision confirmed, not assumed. Null before a heartbeat that carried a hash."
   activeRevision: ActiveRevision
 }
 
 "A desired revision of a cluster: its compiled state at one point, numbered."
 type Revision {
+  "Numbers the cluster's revisions from 1."
   number: Int!
   "SHA-256 of the state with secret values redacted (their versions stand for them)."
   hash: String!
+  "When the revision was made."
   createdAt: Time!
   "The audited change that made the revision: a mutation, or the control plane's own change (deployment.rollout_ended when an agent reported a rollout FAILED or ROLLED_BACK, build.succeeded when a build pushed its image). Null for revisions made before causes were recorded."
   cause: AuditEvent
@@ -7357,41 +7758,59 @@ type Revision {
   "The state, secret values redacted."
   state: Map!
   "What going from revision ` + "`" + `against` + "`" + ` (by default the one before; 0 for the empty state) to this one changes, by the compiler's own comparison, as a change preview shows it."
-  diff(against: Int): RevisionDiff!
+  diff(
+    "The number of the revision to compare with: by default the one before; 0 for the empty state."
+    against: Int
+  ): RevisionDiff!
 }
 
+"A page of a cluster's revisions, newest first. It pages by revision number (before), not by cursor."
 type RevisionPage {
+  "The page's revisions, newest first."
   revisions: [Revision!]!
   "Whether older revisions exist (pass the last revision's number as before)."
   hasMore: Boolean!
 }
 
+"What an agent did with a revision."
 enum RevisionResult {
+  "It applied every object."
   APPLIED
+  "Some objects did not apply (the outcome's errors name them)."
   FAILED
 }
 
+"One agent instance's report of applying a revision."
 type RevisionOutcome {
   "The agent instance that reported it (its pod's name)."
   agent: String!
+  "Whether it applied."
   result: RevisionResult!
+  "When the report arrived."
   at: Time!
   "The objects that did not apply, for FAILED."
   errors: [ApplyError!]!
 }
 
+"An object an agent could not apply, and why."
 type ApplyError {
-  "kind namespace/name"
+  "The object, as ` + "`" + `kind namespace/name` + "`" + `."
   object: String!
+  "What Kubernetes (or the agent) answered."
   message: String!
 }
 
 "What going from one revision of a cluster to another changes."
 type RevisionDiff {
+  "The older revision's number (0: the empty state)."
   from: Int!
+  "The newer revision's number."
   to: Int!
+  "Kubernetes objects the newer revision adds."
   added: [DesiredObject!]!
+  "Kubernetes objects the newer revision changes."
   changed: [DesiredObject!]!
+  "Kubernetes objects the newer revision removes."
   removed: [DesiredObject!]!
   "Services the newer revision holds (their workloads left as they run) and the older did not."
   nowHeld: [HeldService!]!
@@ -7401,6 +7820,7 @@ type RevisionDiff {
 
 "The revision the agent says it runs."
 type ActiveRevision {
+  "The revision's number, as the agent reported it."
   number: Int!
   "The hash the agent computed of the state it applied."
   hash: String!
@@ -7422,38 +7842,61 @@ type ClusterInstall {
   command: String!
 }
 
+"A page of clusters."
 type ClusterConnection {
+  "The page's clusters, each with its cursor."
   edges: [ClusterEdge!]!
+  "The page's clusters, without cursors."
   nodes: [Cluster!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"A cluster in a page, with its cursor."
 type ClusterEdge {
+  "Opaque: pass it as after or before to page from this cluster."
   cursor: String!
+  "The cluster."
   node: Cluster!
 }
 
+"What a cluster's agent reported in its last heartbeat."
 type ClusterInventory {
+  "The agent's version."
   agentVersion: String!
+  "The agent's image."
   agentImage: String!
+  "The protocol capabilities the agent speaks, e.g. ` + "`" + `builds.v1` + "`" + `, ` + "`" + `logs.v1` + "`" + `, ` + "`" + `drift.v1` + "`" + `."
   capabilities: [String!]!
+  "The cluster's Kubernetes version, e.g. ` + "`" + `v1.30.2` + "`" + `; empty when the agent could not read it."
   kubernetesVersion: String!
+  "The cluster's nodes."
   nodes: [ClusterNode!]!
+  "The Kubernetes Deployments the agent manages, by namespace and name."
   workloads: [ClusterWorkload!]!
 }
 
+"A node of a cluster."
 type ClusterNode {
+  "The node's name."
   name: String!
+  "Whether its Ready condition is true."
   ready: Boolean!
 }
 
+"A Kubernetes Deployment the agent manages."
 type ClusterWorkload {
+  "Its namespace."
   namespace: String!
+  "Its name."
   name: String!
+  "The replicas it asks for."
   replicas: Int!
+  "The replicas that are ready."
   readyReplicas: Int!
 }
 
+"What a command asks of a cluster's agent."
 enum CommandKind {
   "Restart one process of a service (a rolling restart of its pods)."
   RESTART_PROCESS
@@ -7463,114 +7906,210 @@ enum CommandKind {
   COLLECT_DIAGNOSTICS
 }
 
+"Where a command stands."
 enum CommandStatus {
   "Stored; waiting for the agent to be connected."
   QUEUED
   "Sent to the agent; waiting for its answer (sent again after a reconnect)."
   DELIVERED
+  "The agent did it (result says what it answered)."
   APPLIED
+  "The agent could not do it (result says why)."
   FAILED
 }
 
 "An operation queued for a cluster's agent. Nothing queued is lost while the cluster is disconnected."
 type Command implements Node {
+  "The command's global id."
   id: ID!
+  "The cluster whose agent runs it."
   cluster: Cluster!
+  "What it asks."
   kind: CommandKind!
+  "Its arguments: for RESTART_PROCESS ` + "`" + `namespace` + "`" + `, ` + "`" + `service` + "`" + ` and ` + "`" + `process` + "`" + `; empty for the others."
   args: Map!
+  "Where it stands."
   status: CommandStatus!
   "The agent's message, when it answered."
   result: String!
+  "Who queued it; null once they left the tenant."
   requestedBy: User
+  "When it was queued."
   createdAt: Time!
+  "When its status last changed."
   updatedAt: Time!
 }
 
+"A page of commands."
 type CommandConnection {
+  "The page's commands, each with its cursor."
   edges: [CommandEdge!]!
+  "The page's commands, without cursors."
   nodes: [Command!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"A command in a page, with its cursor."
 type CommandEdge {
+  "Opaque: pass it as after or before to page from this command."
   cursor: String!
+  "The command."
   node: Command!
 }
 
 "A token a cluster's agent connects with. Only its prefix is ever shown."
 type ConnectToken implements Node {
+  "The connect token's global id, for revokeConnectToken."
   id: ID!
+  "The recognisable start of the token; never the whole token."
   prefix: String!
+  "When it was made."
   createdAt: Time!
   "Set when a newer token replaced it: it works until then."
   expiresAt: Time
+  "When it was revoked; null if it was not."
   revokedAt: Time
+  "When an agent last connected with it; null if never."
   lastUsedAt: Time
 }
 
 "An administrator-defined namespace on a cluster, with labels of its own."
 type NamespaceTarget implements Node {
+  "The namespace target's global id."
   id: ID!
+  "The cluster it is on."
   cluster: Cluster!
+  "The Kubernetes namespace: 1 to 63 lowercase letters, digits or ` + "`" + `-` + "`" + `."
   namespace: String!
+  "Its labels, which environments' namespace selectors match."
   labels: [Label!]!
+  "When it was defined."
   createdAt: Time!
 }
 
+"A page of namespace targets."
 type NamespaceTargetConnection {
+  "The page's namespace targets, each with its cursor."
   edges: [NamespaceTargetEdge!]!
+  "The page's namespace targets, without cursors."
   nodes: [NamespaceTarget!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"A namespace target in a page, with its cursor."
 type NamespaceTargetEdge {
+  "Opaque: pass it as after or before to page from this namespace target."
   cursor: String!
+  "The namespace target."
   node: NamespaceTarget!
 }
 
 # ---------------------------------------------------------------- services
 
+"A program of a project that runs in its environments: an image repository (or a Git repository it is built from), its processes, domains and variables."
 type Service implements Node {
+  "The service's global id."
   id: ID!
+  "The project it belongs to."
   project: Project!
+  "1 to 63 lowercase letters, digits or ` + "`" + `-` + "`" + `, starting and ending with a letter or digit; unique in the project."
   name: String!
   "The image repository releases are deployed from, e.g. ` + "`" + `registry.example.com/shop/api` + "`" + `."
   image: String!
+  "Its processes; each runs as a Kubernetes Deployment of its own."
   processes: [Process!]!
   "The variables set at this service's scope."
   variables: [Variable!]!
+  "The host names routed to its processes."
   domains: [Domain!]!
+  "When it was created."
   createdAt: Time!
+  "When it was last changed."
   updatedAt: Time!
   "Releases of this service, newest first; optionally of one environment."
-  releases(first: Int, after: String, last: Int, before: String, environmentId: ID): ReleaseConnection!
+  releases(
+    "Page forwards: how many releases, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many releases, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+    "Only the releases for this environment."
+    environmentId: ID
+  ): ReleaseConnection!
   "Where the service is built from; null for a service deployed from images built elsewhere."
   git: GitSource
   "The service's own push webhook, if it has one (a project's webhooks are on the project)."
   webhook: Webhook
   "Builds of this service, newest first; optionally of one environment."
-  builds(first: Int, after: String, last: Int, before: String, environmentId: ID): BuildConnection!
+  builds(
+    "Page forwards: how many builds, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many builds, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+    "Only the builds for this environment."
+    environmentId: ID
+  ): BuildConnection!
   """
   What the service's containers printed in an environment, kept for NEBULA_LOG_RETENTION (7 days); viewers of the project may read it.
   Lines are numbered from 1 in the order stored: page forward with first/after, back with last/before (line numbers).
   Without first or last, the last 100 lines.
   """
-  logs(environmentId: ID!, filter: LogFilter, first: Int, after: Int, last: Int, before: Int): LogPage!
+  logs(
+    "The environment whose lines to read (one of the service's project)."
+    environmentId: ID!
+    "Only the lines that match every criterion given."
+    filter: LogFilter
+    "Page forwards: at most this many lines (0 to 1,000), the first after after. Not with last."
+    first: Int
+    "Only lines numbered above this line number."
+    after: Int
+    "Page backwards: at most this many lines (0 to 1,000), the last before before. Not with first."
+    last: Int
+    "Only lines numbered below this line number."
+    before: Int
+  ): LogPage!
   "Kubernetes events of the service's objects in an environment, newest first; viewers of the project read them."
-  events(environmentId: ID!, first: Int = 50, before: Int, type: String): KubeEventPage!
+  events(
+    "The environment whose events to read (one of the service's project)."
+    environmentId: ID!
+    "At most this many events, 0 to 500."
+    first: Int = 50
+    "Only events numbered below this (the last event's number, for older ones)."
+    before: Int
+    "Only events of this type: ` + "`" + `Normal` + "`" + ` or ` + "`" + `Warning` + "`" + `."
+    type: String
+  ): KubeEventPage!
   "The service's objects in an environment found changed outside NebulaCtrl, newest first; viewers of the project."
-  drift(environmentId: ID!, first: Int = 20): [Drift!]!
+  drift(
+    "The environment whose drift to read (one of the service's project)."
+    environmentId: ID!
+    "At most this many drifts, 0 to 200."
+    first: Int = 20
+  ): [Drift!]!
 }
 
 "An object the agent manages found changed outside NebulaCtrl (kubectl edit, another controller): the agent reports it before it applies the object again, which reverts the change. Audited as cluster.drift_detected."
 type Drift {
+  "The object's Kubernetes kind."
   kind: String!
+  "The object's namespace."
   namespace: String!
+  "The object's name."
   name: String!
   "The fields that no longer held what the agent applied (dotted paths)."
   fields: [String!]!
   "The field managers other than the agent's that own fields of the object."
   managers: [String!]!
+  "When the agent reported it."
   detectedAt: Time!
   "The service the object belongs to; null for an object of none."
   service: Service
@@ -7582,21 +8121,31 @@ type KubeEvent {
   number: Int!
   "When it happened (this occurrence)."
   at: Time!
+  "When Kubernetes first saw the event (its first occurrence)."
   firstAt: Time!
+  "How many times Kubernetes has seen the event, this occurrence included."
   count: Int!
   "Normal or Warning."
   type: String!
+  "Kubernetes' short reason, e.g. ` + "`" + `BackOff` + "`" + `."
   reason: String!
+  "Kubernetes' message; a secret value of the service shows as [redacted]."
   message: String!
+  "The namespace of the object it is about."
   namespace: String!
+  "The kind of the object it is about."
   objectKind: String!
+  "The name of the object it is about."
   objectName: String!
+  "The component that reported it, e.g. ` + "`" + `kubelet` + "`" + `."
   source: String!
   "The service the object belongs to; null for an object of none (a namespace)."
   service: Service
 }
 
+"A page of Kubernetes events, newest first. It pages by event number (before), not by cursor."
 type KubeEventPage {
+  "The page's events, newest first."
   events: [KubeEvent!]!
   "Whether older events are stored (pass the last event's number as before)."
   hasMore: Boolean!
@@ -7604,7 +8153,9 @@ type KubeEventPage {
 
 "Where a line of a service's log came from."
 enum LogStream {
+  "The container's standard output."
   STDOUT
+  "The container's standard error."
   STDERR
   "A line of the control plane's own: lines are missing before it (a pod gone, a log rotated, a rate cap hit)."
   MARKER
@@ -7614,16 +8165,25 @@ enum LogStream {
 type LogLine {
   "Numbered from 1 per service and environment, in the order stored: pass it as after or before to page, or to resume a subscription."
   number: Int!
+  "When the container printed it."
   at: Time!
+  "Where it came from."
   stream: LogStream!
+  "The line, without its line break."
   text: String!
+  "The process of the service whose container printed it."
   process: String!
+  "The pod it came from."
   pod: String!
+  "The container it came from."
   container: String!
+  "The release the pod runs."
   release: Release!
 }
 
+"A page of a service's log lines, in the order stored. It pages by line number (after, before), not by cursor."
 type LogPage {
+  "The page's lines, oldest first."
   lines: [LogLine!]!
   "Whether the filter selects lines before the first of this page."
   hasPreviousPage: Boolean!
@@ -7631,13 +8191,17 @@ type LogPage {
   hasNextPage: Boolean!
 }
 
+"Which log lines to read; every criterion given must hold."
 input LogFilter {
+  "Only lines printed at or after this time."
   since: Time
-  "Exclusive."
+  "Only lines printed before this time (exclusive)."
   until: Time
   "Lines that contain this text (case-sensitive, at most 500 characters)."
   text: String
+  "Only lines of this stream."
   stream: LogStream
+  "Only lines of this pod (its name, at most 253 characters)."
   pod: String
   "Lines of this deployment's release."
   deploymentId: ID
@@ -7647,6 +8211,7 @@ input LogFilter {
 type GitSource {
   "The repository's URL (https or ssh)."
   repository: String!
+  "The branch it tracks."
   branch: String!
   "The build context, relative to the repository's root."
   contextDir: String!
@@ -7660,16 +8225,29 @@ type GitSource {
 
 "Receives push webhooks from GitHub, GitLab or Gitea/Forgejo, at its url, signed with its secret (shown only when made or rotated)."
 type Webhook implements Node {
+  "The webhook's global id."
   id: ID!
+  "The project it belongs to."
   project: Project!
   "The one service it builds; null for a project's webhook, which builds every Git service of the project whose repository a push names."
   service: Service
   "Where the provider sends the pushes: this control plane's /hooks/<id>."
   url: String!
+  "When it was made."
   createdAt: Time!
+  "When its secret was last set: made or rotated."
   rotatedAt: Time!
   "What it received, newest first, as a provider's recent deliveries page shows it."
-  deliveries(first: Int, after: String, last: Int, before: String): WebhookDeliveryConnection!
+  deliveries(
+    "Page forwards: how many deliveries, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many deliveries, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): WebhookDeliveryConnection!
 }
 
 "What an outbound webhook endpoint can be told of; a message's payload says it as type (the lowercase name in parentheses)."
@@ -7703,26 +8281,48 @@ rotated). A tenant's endpoint (tenant admins) is told of every project's events 
 a project's (its project managers) of that project's. docs/webhooks.md has the payloads.
 """
 type WebhookEndpoint implements Node {
+  "The endpoint's global id."
   id: ID!
+  "The tenant it belongs to."
   tenant: Tenant!
   "The project whose events it is told of; null for the tenant's endpoint."
   project: Project
+  "Where the messages are sent (POST)."
   url: String!
+  "Free text, at most 200 characters; empty when none was given."
   description: String!
+  "The event types it is told of."
   events: [WebhookEventType!]!
   "False once every attempt of a message failed for NEBULA_WEBHOOK_RETRY_WINDOW (disabledReason says which and how), or when a manager disabled it. A disabled endpoint is given no new message; enable it to deliver what waits."
   enabled: Boolean!
+  "Why it is disabled; empty while it is enabled."
   disabledReason: String!
+  "When it was disabled; null while it is enabled."
   disabledAt: Time
+  "When its signing secret was last set: made or rotated."
   secretRotatedAt: Time!
-  "Until when the secret before the last rotation still signs (each message carries both signatures meanwhile)."
+  "Until when the secret before the last rotation still signs (each message carries both signatures meanwhile); null when no earlier secret signs."
   previousSecretValidUntil: Time
+  "When it was registered."
   createdAt: Time!
+  "When it was last changed."
   updatedAt: Time!
   "Its messages, newest first; optionally of one status."
-  messages(first: Int, after: String, last: Int, before: String, status: WebhookMessageStatus): WebhookMessageConnection!
+  messages(
+    "Page forwards: how many messages, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many messages, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+    "Only the messages in this status."
+    status: WebhookMessageStatus
+  ): WebhookMessageConnection!
 }
 
+"Where an outbound webhook message stands."
 enum WebhookMessageStatus {
   "To be sent (again), after the endpoint's earlier messages."
   PENDING
@@ -7734,19 +8334,25 @@ enum WebhookMessageStatus {
 
 "One event for one endpoint: every attempt sends it with the same webhook-id (msg_ and its id), in the endpoint's order."
 type WebhookMessage implements Node {
+  "The message's global id, for redeliverWebhookMessage."
   id: ID!
+  "The endpoint it is for."
   endpoint: WebhookEndpoint!
+  "The kind of event it tells of."
   eventType: WebhookEventType!
   "The webhook-id header of its requests."
   webhookId: String!
   "The JSON body sent."
   payload: String!
+  "Where it stands."
   status: WebhookMessageStatus!
   "How many attempts were made."
   attemptCount: Int!
   "When it may be tried next, while PENDING."
   nextAttemptAt: Time
+  "When the endpoint answered 2xx; null until then."
   deliveredAt: Time
+  "When it was made, as the event happened."
   createdAt: Time!
   "Every attempt, oldest first."
   attempts: [WebhookAttempt!]!
@@ -7754,9 +8360,11 @@ type WebhookMessage implements Node {
 
 "One request made to deliver a message."
 type WebhookAttempt {
+  "When the request was made."
   at: Time!
   "The HTTP status answered; null when none came (error says why)."
   statusCode: Int
+  "How long the attempt took, in milliseconds."
   latencyMs: Int!
   "The start of the answer's body (at most 1 KiB)."
   responseExcerpt: String!
@@ -7766,17 +8374,25 @@ type WebhookAttempt {
   redelivery: Boolean!
 }
 
+"A page of outbound webhook messages."
 type WebhookMessageConnection {
+  "The page's messages, each with its cursor."
   edges: [WebhookMessageEdge!]!
+  "The page's messages, without cursors."
   nodes: [WebhookMessage!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"An outbound webhook message in a page, with its cursor."
 type WebhookMessageEdge {
+  "Opaque: pass it as after or before to page from this message."
   cursor: String!
+  "The message."
   node: WebhookMessage!
 }
 
+"What a push webhook delivery became."
 enum DeliveryOutcome {
   "The push queued a build for each environment it deploys to."
   BUILD_QUEUED
@@ -7788,8 +8404,11 @@ enum DeliveryOutcome {
   REFUSED
 }
 
+"A request a Git provider sent to a push webhook, and what it became."
 type WebhookDelivery implements Node {
+  "The delivery's global id, for redeliverWebhookDelivery."
   id: ID!
+  "The webhook that received it."
   webhook: Webhook!
   "GITHUB, GITLAB or GITEA (Forgejo too); empty when the request named no provider."
   provider: String!
@@ -7801,45 +8420,69 @@ type WebhookDelivery implements Node {
   ref: String!
   "The commit the push moved the ref to; empty for what was not a readable push."
   commit: String!
+  "What it became."
   outcome: DeliveryOutcome!
+  "Why, as the provider was answered."
   reason: String!
   "The builds it queued."
   builds: [Build!]!
   "The delivery this one redelivered."
   redeliveryOf: WebhookDelivery
+  "When it arrived."
   receivedAt: Time!
 }
 
+"A page of push webhook deliveries."
 type WebhookDeliveryConnection {
+  "The page's deliveries, each with its cursor."
   edges: [WebhookDeliveryEdge!]!
+  "The page's deliveries, without cursors."
   nodes: [WebhookDelivery!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"A push webhook delivery in a page, with its cursor."
 type WebhookDeliveryEdge {
+  "Opaque: pass it as after or before to page from this delivery."
   cursor: String!
+  "The delivery."
   node: WebhookDelivery!
 }
 
+"Where a build stands."
 enum BuildStatus {
+  "Waiting to run: for its cluster's agent, a slot on the cluster (NEBULA_BUILDS_PER_CLUSTER) or in the tenant's plan (CONCURRENT_BUILDS)."
   QUEUED
+  "Handed to the cluster's agent, building."
   RUNNING
+  "The image was built and pushed: imageDigest names it."
   SUCCEEDED
+  "The build failed: message says why."
   FAILED
+  "Stopped: its deployment was cancelled or superseded by a newer push."
   CANCELLED
+  "It ran past NEBULA_BUILD_TIMEOUT (30 minutes by default)."
   TIMED_OUT
 }
 
 "An image built from a commit of a Git service, for one environment: it runs on that environment's cluster."
 type Build implements Node {
+  "The build's global id."
   id: ID!
+  "The service it builds."
   service: Service!
+  "The environment it builds for."
   environment: Environment!
   "Where it runs, once scheduled."
   cluster: Cluster
+  "The repository it builds from."
   repository: String!
+  "The branch it builds from."
   branch: String!
+  "The full commit id it builds (40 hex digits)."
   commit: String!
+  "Where it stands."
   status: BuildStatus!
   "What the build did last, or why it ended."
   message: String!
@@ -7854,13 +8497,23 @@ type Build implements Node {
   "How many times it was handed to the cluster's agent."
   attempts: Int!
   "Its log, oldest line first; after is a line number (lines are numbered from 1)."
-  log(first: Int = 100, after: Int = 0): BuildLogPage!
+  log(
+    "At most this many lines, 0 to 1,000."
+    first: Int = 100
+    "Only lines numbered above this (0: from the first line)."
+    after: Int = 0
+  ): BuildLogPage!
+  "When it was queued."
   createdAt: Time!
+  "When it started running; null before."
   startedAt: Time
+  "When it ended; null before."
   finishedAt: Time
 }
 
+"A page of a build's log, oldest line first. It pages by line number (after), not by cursor."
 type BuildLogPage {
+  "The page's lines, oldest first."
   lines: [BuildLogLine!]!
   "The number of the last line on this page; pass it as after for the next."
   endLine: Int!
@@ -7870,57 +8523,89 @@ type BuildLogPage {
   truncated: Boolean!
 }
 
+"A line a build wrote."
 type BuildLogLine {
   "Numbered from 1, in the order the build wrote them."
   number: Int!
+  "When the build wrote it."
   at: Time!
+  "The line; one longer than NEBULA_BUILD_LOG_MAX_LINE_BYTES (4 KiB) is cut, saying so."
   text: String!
 }
 
+"A page of builds."
 type BuildConnection {
+  "The page's builds, each with its cursor."
   edges: [BuildEdge!]!
+  "The page's builds, without cursors."
   nodes: [Build!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"A build in a page, with its cursor."
 type BuildEdge {
+  "Opaque: pass it as after or before to page from this build."
   cursor: String!
+  "The build."
   node: Build!
 }
 
+"A page of services."
 type ServiceConnection {
+  "The page's services, each with its cursor."
   edges: [ServiceEdge!]!
+  "The page's services, without cursors."
   nodes: [Service!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"A service in a page, with its cursor."
 type ServiceEdge {
+  "Opaque: pass it as after or before to page from this service."
   cursor: String!
+  "The service."
   node: Service!
 }
 
+"A process of a service: one command, run as a Kubernetes Deployment of its own."
 type Process {
+  "1 to 63 lowercase letters, digits or ` + "`" + `-` + "`" + `; unique in the service."
   name: String!
+  "The container's command, replacing the image's entrypoint; empty: the image's own."
   command: [String!]!
+  "How many pods run it."
   replicas: Int!
+  "The port it listens on; null for a process that serves nothing (a worker)."
   port: Int
+  "How Kubernetes tells a pod is ready for traffic; null for no readiness probe."
   readinessProbe: Probe
 }
 
 "An HTTP GET probe when ` + "`" + `path` + "`" + ` is set, a TCP probe otherwise."
 type Probe {
+  "The path of an HTTP GET probe, starting with ` + "`" + `/` + "`" + `; null for a TCP probe."
   path: String
+  "The port probed."
   port: Int!
+  "Seconds before the first probe."
   initialDelaySeconds: Int!
+  "Seconds between probes."
   periodSeconds: Int!
 }
 
+"Where a variable is set; the narrower scope overrides: service over environment over project."
 enum VariableScope {
+  "For every service of the project, in every environment."
   PROJECT
+  "For every service of the project, in one environment."
   ENVIRONMENT
+  "For one service, in every environment."
   SERVICE
 }
 
+"Whether a variable's value can be used."
 enum VariableStatus {
   "The value is stored and usable."
   SET
@@ -7933,53 +8618,81 @@ A variable at project, environment or service scope; the narrower scope
 overrides. A secret's value is sealed at rest and never returned.
 """
 type Variable implements Node {
+  "The variable's global id, for deleteVariable."
   id: ID!
+  "Letters, digits and ` + "`" + `_` + "`" + `, not starting with a digit."
   name: String!
+  "Where it is set."
   scope: VariableScope!
+  "Whether its value is a secret: sealed at rest, never returned."
   secret: Boolean!
   "The value of a plain variable; always null for a secret."
   value: String
+  "Whether its value can be used."
   status: VariableStatus!
-  "Why the variable is unreadable."
+  "Why the variable is unreadable; null when it is SET."
   statusReason: String
+  "The project it belongs to."
   project: Project!
+  "The environment it is set for; null at project or service scope."
   environment: Environment
+  "The service it is set for; null at project or environment scope."
   service: Service
+  "When it was first set."
   createdAt: Time!
   "When the value last changed."
   updatedAt: Time!
 }
 
+"A host name routed to a process of a service."
 type Domain {
+  "A lowercase host name, e.g. ` + "`" + `shop.example.com` + "`" + `."
   host: String!
   "The process that serves it."
   process: String!
 }
 
+"A process of a service, as createService and updateService take it."
 input ProcessInput {
+  "1 to 63 lowercase letters, digits or ` + "`" + `-` + "`" + `; unique in the service."
   name: String!
+  "The container's command (at most 100 arguments), replacing the image's entrypoint; left out or empty: the image's own."
   command: [String!]
+  "How many pods run it, 0 to 100."
   replicas: Int = 1
+  "The port it listens on, 1 to 65535; left out for a process that serves nothing. A domain needs it."
   port: Int
+  "How Kubernetes tells a pod is ready for traffic; left out: no readiness probe."
   readinessProbe: ProbeInput
 }
 
+"A readiness probe: an HTTP GET when path is given, a TCP probe otherwise."
 input ProbeInput {
+  "The path of an HTTP GET probe, starting with ` + "`" + `/` + "`" + `; left out: a TCP probe."
   path: String
+  "The port to probe, 1 to 65535."
   port: Int!
+  "Seconds before the first probe, 0 to 3600."
   initialDelaySeconds: Int = 0
+  "Seconds between probes, 1 to 3600."
   periodSeconds: Int = 10
 }
 
+"A variable at a service's scope, as createService and updateService take it."
 input VariableInput {
+  "Letters, digits and ` + "`" + `_` + "`" + `, not starting with a digit; at most 255 characters."
   name: String!
+  "At most 32 KiB of text. It may reference another service of the project: ` + "`" + `${{ services.api.url }}` + "`" + `, ` + "`" + `.host` + "`" + `, ` + "`" + `.port` + "`" + `, ` + "`" + `.variables.NAME` + "`" + `."
   value: String!
   "Seal the value; it is never shown again."
   secret: Boolean = false
 }
 
+"A host name routed to a process of the service."
 input DomainInput {
+  "A lowercase host name, e.g. ` + "`" + `shop.example.com` + "`" + `; unique in the service."
   host: String!
+  "The process that serves it: one with a port."
   process: String!
 }
 
@@ -7994,14 +8707,21 @@ release, deployed like any other, and rolling back to a release runs its image
 and its configuration.
 """
 type Release implements Node {
+  "The release's global id."
   id: ID!
+  "The service it releases."
   service: Service!
+  "The environment it is for."
   environment: Environment!
   "Numbered per service and environment, from 1."
   number: Int!
+  "The service's image repository when the release was made."
   image: String!
+  "The image digest it runs, ` + "`" + `sha256:` + "`" + ` and 64 hex digits; empty while its build has not succeeded."
   imageDigest: String!
+  "The processes it froze."
   processes: [Process!]!
+  "The domains it froze."
   domains: [Domain!]!
   "The variables the release froze, in name order."
   variables: [ReleaseVariable!]!
@@ -8010,8 +8730,13 @@ type Release implements Node {
   this one: the image, processes, domains and variable names. A secret shows as
   changed only, never with a value.
   """
-  diff(against: ID!): ReleaseDiff!
+  diff(
+    "The id of another release of the same service."
+    against: ID!
+  ): ReleaseDiff!
+  "Who made it; null when no person did, or once they left the tenant."
   createdBy: User
+  "When it was made."
   createdAt: Time!
 }
 
@@ -8020,19 +8745,25 @@ A variable as a release froze it: of a name set at several scopes, the
 narrowest one's when the release was made.
 """
 type ReleaseVariable {
+  "The variable's name."
   name: String!
+  "The scope the frozen value came from."
   scope: VariableScope!
   "The value as written (references to other services unexpanded); null for a secret."
   value: String
+  "Whether it is a secret."
   secret: Boolean!
 }
 
 "What changed from one release (from) to another (to)."
 type ReleaseDiff {
+  "The release compared with (the other one)."
   from: Release!
+  "The release compared (this one)."
   to: Release!
   "The image, when it differs: the other release's reference, then this one's."
   image: ImageChange
+  "Processes by name."
   processes: [ConfigChange!]!
   "Domains by host."
   domains: [ConfigChange!]!
@@ -8040,20 +8771,29 @@ type ReleaseDiff {
   variables: [ConfigChange!]!
 }
 
+"An image reference that differs between two releases, each as ` + "`" + `repository@digest` + "`" + `."
 type ImageChange {
+  "The other release's image."
   from: String!
+  "This release's image."
   to: String!
 }
 
+"How one named part of a release's configuration differs."
 enum ConfigChangeKind {
+  "Only the newer release (to) has it."
   ADDED
+  "Both have it, not the same."
   CHANGED
+  "Only the older release (from) has it."
   REMOVED
 }
 
 "One named part of a release's configuration that differs."
 type ConfigChange {
+  "The process's name, the domain's host, or the variable's name."
   name: String!
+  "How it differs."
   change: ConfigChangeKind!
   "For a variable: whether it is (or was) a secret."
   secret: Boolean!
@@ -8063,27 +8803,39 @@ type ConfigChange {
 
 "Several changes to one project — variables, secrets, processes, domains, image deploys, across services and environments — grouped into one reviewable unit, as a pull request is for code. Opened, changed, previewed, submitted, decided on by another project manager, applied in one transaction."
 type ChangeSet implements Node {
+  "The change set's global id."
   id: ID!
   "Counts the project's change sets from 1."
   number: Int!
+  "What it is about: 1 to 200 characters."
   title: String!
+  "Where it stands."
   state: ChangeSetState!
   "Made by a direct change that reached a protected environment: it is applied when approved."
   direct: Boolean!
+  "The project it changes."
   project: Project!
   "Who opened it; null once they left the tenant."
   author: User
+  "Its changes, in the order added."
   changes: [ChangeSetChange!]!
   "Comments and decisions, oldest first."
   comments: [ChangeSetComment!]!
+  "When it was opened."
   createdAt: Time!
+  "When it last changed."
   updatedAt: Time!
+  "When it was last submitted; null if never."
   submittedAt: Time
   "When the submission, or an approval not yet applied, lapses."
   expiresAt: Time
+  "Who approved or rejected it; null before a decision, or once they left the tenant."
   decidedBy: User
+  "When it was approved or rejected; null before a decision."
   decidedAt: Time
+  "Who applied it; null before, or once they left the tenant."
   appliedBy: User
+  "When it was applied; null before."
   appliedAt: Time
   "The deployments applying it started."
   deployments: [Deployment!]!
@@ -8091,20 +8843,33 @@ type ChangeSet implements Node {
   preview: ChangeSetPreview!
 }
 
+"Where a change set stands."
 enum ChangeSetState {
+  "Being put together: changes can be added and removed."
   OPEN
+  "Waiting for a decision until expiresAt; adding or removing a change takes it back to OPEN."
   SUBMITTED
+  "Approved: it can be applied (a direct change's set is applied at once)."
   APPROVED
+  "Rejected: it changes nothing."
   REJECTED
+  "Its submission, or an approval not applied, lapsed (NEBULA_APPROVAL_TTL)."
   EXPIRED
+  "Applied: its releases and deployments were made."
   APPLIED
+  "Closed without being applied."
   CLOSED
 }
 
+"What a change of a change set does: the direct mutation it stands for."
 enum ChangeKind {
+  "As setVariable."
   SET_VARIABLE
+  "As deleteVariable."
   DELETE_VARIABLE
+  "As updateService: its processes and domains."
   UPDATE_SERVICE
+  "As deploy of an image digest."
   DEPLOY
 }
 
@@ -8112,37 +8877,49 @@ enum ChangeKind {
 type ChangeSetChange {
   "Numbers the change in its set from 1."
   sequence: Int!
+  "Which mutation it stands for."
   kind: ChangeKind!
   "What it changes, by name: e.g. ` + "`" + `variable FEATURE_FLAG of service web set` + "`" + `."
   summary: String!
   "Null once they left the tenant."
   author: User
+  "When it was added."
   at: Time!
+  "The service it changes, deploys or sets a variable of; null for none."
   service: Service
+  "The environment it deploys to or sets a variable of; null for none."
   environment: Environment
   "For SET_VARIABLE and DELETE_VARIABLE."
   variableName: String
   "A plain variable's new value; null for a secret (never shown) and for other kinds."
   value: String
+  "Whether the variable it sets is a secret."
   secret: Boolean!
   "For DEPLOY."
   imageDigest: String
   "For UPDATE_SERVICE, when it replaces them."
   processes: [Process!]
+  "For UPDATE_SERVICE, when it replaces them."
   domains: [Domain!]
 }
 
+"A comment on a change set, or a decision with its comment."
 type ChangeSetComment {
   "Null once they left the tenant."
   author: User
+  "The text; may be empty on a decision."
   body: String!
   "Set on a decision."
   decision: ApprovalDecision
+  "When it was written."
   at: Time!
 }
 
+"What applying a change set now would do."
 type ChangeSetPreview {
+  "Per cluster whose desired state it would alter."
   clusters: [ClusterChange!]!
+  "Per service and environment, the release it would make."
   releases: [PreviewedRelease!]!
   "Why applying would be refused, exactly as applyChangeSet would say (a conflict, a closed set)."
   userErrors: [UserError!]!
@@ -8150,70 +8927,112 @@ type ChangeSetPreview {
 
 "A release a previewed change would make: not stored (its id names nothing)."
 type PreviewedRelease {
+  "The release it would make."
   release: Release!
   "What changes from the release in force; null for a service's first release in the environment, and for an image deploy (compare with Release.diff(against:))."
   diff: ReleaseDiff
 }
 
+"A page of change sets."
 type ChangeSetConnection {
+  "The page's change sets, each with its cursor."
   edges: [ChangeSetEdge!]!
+  "The page's change sets, without cursors."
   nodes: [ChangeSet!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"A change set in a page, with its cursor."
 type ChangeSetEdge {
+  "Opaque: pass it as after or before to page from this change set."
   cursor: String!
+  "The change set."
   node: ChangeSet!
 }
 
+"A page of releases."
 type ReleaseConnection {
+  "The page's releases, each with its cursor."
   edges: [ReleaseEdge!]!
+  "The page's releases, without cursors."
   nodes: [Release!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"A release in a page, with its cursor."
 type ReleaseEdge {
+  "Opaque: pass it as after or before to page from this release."
   cursor: String!
+  "The release."
   node: Release!
 }
 
+"A deployment's stage: QUEUED, (BUILDING), (AWAITING_APPROVAL), DELIVERING, STARTING, PROBING, SWITCHING_TRAFFIC, RETIRING, then SUCCEEDED; or it ends FAILED, ROLLED_BACK, SUPERSEDED or CANCELLED."
 enum DeploymentStage {
+  "Made; the control plane moves it on."
   QUEUED
+  "Waiting for its build, for a deploy of a commit."
   BUILDING
+  "Waiting for a reviewer, in a protected environment, until approvalExpiresAt."
   AWAITING_APPROVAL
+  "Its release is in the cluster's desired state: the agent takes it from here."
   DELIVERING
+  "The agent starts the new release beside the old one."
   STARTING
+  "The agent waits for the new pods' readiness probes."
   PROBING
+  "The agent points the Services at the new release."
   SWITCHING_TRAFFIC
+  "The agent removes the old release."
   RETIRING
+  "Ended: the release runs."
   SUCCEEDED
+  "Ended: the rollout failed with no earlier release to return to, or its build failed."
   FAILED
+  "Ended: its pods were not all ready in time; traffic never left the old release, and the new one was removed."
   ROLLED_BACK
+  "Ended: a newer deployment of the same service and environment took its place."
   SUPERSEDED
+  "Ended: cancelled, rejected, or its approval lapsed."
   CANCELLED
 }
 
+"One release going to one environment's cluster, stage by stage."
 type Deployment implements Node {
+  "The deployment's global id."
   id: ID!
+  "The release it deploys."
   release: Release!
   "The build that makes its release's image, for a service built from Git."
   build: Build
+  "The environment it deploys to."
   environment: Environment!
   "The cluster the environment's selector picked when the deployment was created."
   cluster: Cluster!
+  "Where it is."
   stage: DeploymentStage!
-  "What a stage that cannot proceed waits for: ` + "`" + `delivery` + "`" + ` while the cluster's agent is not connected, ` + "`" + `approval` + "`" + ` while a reviewer is awaited."
+  "What a stage that cannot proceed waits for: ` + "`" + `approval` + "`" + ` while a reviewer is awaited, ` + "`" + `build` + "`" + ` while its build runs, ` + "`" + `delivery` + "`" + ` while the cluster's agent is not connected, ` + "`" + `stalled` + "`" + ` when nothing moved for NEBULA_DEPLOYMENT_STALL_AFTER; null otherwise."
   blocker: String
   "What the latest stage did, or why the deployment ended."
   message: String!
+  "Who asked for it; null when no person did (a push), or once they left the tenant."
   requestedBy: User
   "Until when it can be approved, while it awaits approval."
   approvalExpiresAt: Time
   "The decisions of reviewers, oldest first."
   approvals: [Approval!]!
   "Every stage the deployment reached, oldest first, after the cursor given (an event's ` + "`" + `cursor` + "`" + `)."
-  events(after: String, first: Int): [DeploymentEvent!]!
+  events(
+    "Only events after this one (its ` + "`" + `cursor` + "`" + `); from the first when omitted."
+    after: String
+    "At most this many events, 0 to 1,000 (100 when omitted)."
+    first: Int
+  ): [DeploymentEvent!]!
+  "When it was made."
   createdAt: Time!
+  "When it last changed."
   updatedAt: Time!
 }
 
@@ -8227,276 +9046,595 @@ revoked or its user loses access.
 """
 type Subscription {
   "The deployment's events after the cursor (from the first without one), then each new one as it happens; completes after the deployment ends. Resume after a disconnect with the last event's cursor: no gap, no duplicate."
-  deploymentEvents(deploymentId: ID!, after: String): DeploymentEvent!
+  deploymentEvents(
+    "The deployment to follow."
+    deploymentId: ID!
+    "The cursor of the last event received; from the first event when omitted."
+    after: String
+  ): DeploymentEvent!
   "The environment's deployments: first those under way, then each one as it reaches a new stage."
-  environmentDeployments(environmentId: ID!): Deployment!
+  environmentDeployments(
+    "The environment to follow."
+    environmentId: ID!
+  ): Deployment!
   "The cluster now, then each time its status, heartbeat or revisions change."
-  clusterStatus(clusterId: ID!): Cluster!
+  clusterStatus(
+    "The cluster to follow."
+    clusterId: ID!
+  ): Cluster!
   "A build's log lines after line ` + "`" + `after` + "`" + ` (from the first by default), then each new one as the build writes it; completes once the build ended and every line went out. Resume after a disconnect with the last line's number: no gap, no duplicate."
-  buildLog(buildId: ID!, after: Int = 0): BuildLogLine!
+  buildLog(
+    "The build to follow."
+    buildId: ID!
+    "The number of the last line received (0: from the first line)."
+    after: Int = 0
+  ): BuildLogLine!
   "Lines a service prints in an environment: those after line after, or since filter.since, then each line as it is stored, in order; without either, only new lines. Resume after the last line received: nothing is missed or repeated."
-  serviceLogs(serviceId: ID!, environmentId: ID!, after: Int, filter: LogFilter): LogLine!
+  serviceLogs(
+    "The service to follow."
+    serviceId: ID!
+    "The environment (of the service's project) to follow it in."
+    environmentId: ID!
+    "The number of the last line received: the lines after it are replayed first."
+    after: Int
+    "Only the lines that match every criterion given."
+    filter: LogFilter
+  ): LogLine!
   "Kubernetes events of an environment (or of a service in it) as they are stored, after event number after (replayed first); without after, only new ones."
-  kubeEvents(environmentId: ID!, serviceId: ID, after: Int): KubeEvent!
+  kubeEvents(
+    "The environment to follow."
+    environmentId: ID!
+    "Only events of this service's objects (a service of the environment's project)."
+    serviceId: ID
+    "The number of the last event received: the events after it are replayed first."
+    after: Int
+  ): KubeEvent!
   "The project's change sets as they change (opened, changed, submitted, decided on, applied, expired): each time, the set as it is then."
-  changeSetUpdated(projectId: ID!): ChangeSet!
+  changeSetUpdated(
+    "The project to follow."
+    projectId: ID!
+  ): ChangeSet!
 }
 
 "One stage a deployment reached."
 type DeploymentEvent {
+  "The deployment."
   deployment: Deployment!
   "Resume after this event: pass it as ` + "`" + `after` + "`" + `."
   cursor: String!
   "1 for the first event of the deployment, then one more for each."
   sequence: Int!
+  "The stage reached."
   stage: DeploymentStage!
+  "What the stage waited for, as Deployment.blocker; null for nothing."
   blocker: String
+  "What the stage did."
   message: String!
+  "When the stage was reached."
   at: Time!
 }
 
+"A reviewer's decision."
 enum ApprovalDecision {
+  "Approved: it goes on."
   APPROVED
+  "Rejected: a deployment ends CANCELLED; a change set changes nothing."
   REJECTED
 }
 
 "A reviewer's decision on a deployment to a protected environment."
 type Approval {
+  "What the reviewer decided."
   decision: ApprovalDecision!
+  "The reviewer's comment; empty when none was given."
   comment: String!
   "Null once the reviewer left the tenant."
   user: User
+  "When the reviewer decided."
   at: Time!
 }
 
+"A page of deployments."
 type DeploymentConnection {
+  "The page's deployments, each with its cursor."
   edges: [DeploymentEdge!]!
+  "The page's deployments, without cursors."
   nodes: [Deployment!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"A deployment in a page, with its cursor."
 type DeploymentEdge {
+  "Opaque: pass it as after or before to page from this deployment."
   cursor: String!
+  "The deployment."
   node: Deployment!
 }
 
 # ---------------------------------------------------------------- audit
 
+"One audited change in a tenant: who did what to which object, and when. Every committed mutation writes one."
 type AuditEvent implements Node {
+  "The audit event's global id."
   id: ID!
   "The user who acted; null for the system."
   actor: User
-  "e.g. ` + "`" + `project.create` + "`" + `."
+  "What was done, as ` + "`" + `kind.verb` + "`" + `, e.g. ` + "`" + `project.create` + "`" + `."
   action: String!
   "The global id of the object acted on."
   targetId: ID
+  "The kind of object acted on, e.g. ` + "`" + `Project` + "`" + `."
   targetType: String!
+  "When it happened."
   createdAt: Time!
   "The client address the request came from."
   clientAddress: String!
-  "What changed. Never contains a secret or token."
+  "What changed. Never contains a secret or token. The ids inside are internal ids, not global ids: ` + "`" + `node(id:)` + "`" + ` does not read them."
   details: Map!
 }
 
+"Which audit events to read; every criterion given must hold."
 input AuditEventFilter {
+  "Only events of this action, e.g. ` + "`" + `deployment.create` + "`" + `."
   action: String
+  "Only events whose actor is this user (a User id)."
   actorId: ID
+  "Only events on this object (its global id)."
   targetId: ID
+  "Only events at or after this time."
   since: Time
+  "Only events before this time (exclusive); after since when both are given."
   until: Time
 }
 
+"A page of audit events."
 type AuditEventConnection {
+  "The page's audit events, each with its cursor."
   edges: [AuditEventEdge!]!
+  "The page's audit events, without cursors."
   nodes: [AuditEvent!]!
+  "Where the page stands in the list."
   pageInfo: PageInfo!
 }
 
+"An audit event in a page, with its cursor."
 type AuditEventEdge {
+  "Opaque: pass it as after or before to page from this audit event."
   cursor: String!
+  "The audit event."
   node: AuditEvent!
 }
 
 # ---------------------------------------------------------------- mutations
 
+"""
+The mutations. Each takes one ` + "`" + `input` + "`" + ` and returns a payload whose ` + "`" + `userErrors` + "`" + ` list what was wrong with the input:
+when it is not empty, nothing was changed. Send an Idempotency-Key header to make a retry safe (docs/graphql.md).
+"""
 type Mutation {
-  "Creates a tenant with the caller as its admin, on the FREE plan, and a token for it."
-  createTenant(input: CreateTenantInput!): CreateTenantPayload!
-  updateTenant(input: UpdateTenantInput!): UpdateTenantPayload!
-  setTenantPlan(input: SetTenantPlanInput!): SetTenantPlanPayload!
+  "Creates a tenant with the caller as its admin, on the FREE plan, and a token for it. People only: an integration gets FORBIDDEN."
+  createTenant(
+    "The tenant to create."
+    input: CreateTenantInput!
+  ): CreateTenantPayload!
+  "Renames a tenant. Tenant admins."
+  updateTenant(
+    "The tenant and its new name."
+    input: UpdateTenantInput!
+  ): UpdateTenantPayload!
+  "Moves a tenant to another plan. A downgrade below current use is refused (ENTITLEMENT_REQUIRED), naming each resource over the limit. Tenant admins."
+  setTenantPlan(
+    "The tenant and its new plan."
+    input: SetTenantPlanInput!
+  ): SetTenantPlanPayload!
 
-  "Adds a person or integration to a tenant by email. The tenant knows them by the name and kind it gives here; the answer is the same whether or not the email is already a user of another tenant."
-  addMember(input: AddMemberInput!): AddMemberPayload!
+  "Adds a person or integration to a tenant by email. The tenant knows them by the name and kind it gives here; the answer is the same whether or not the email is already a user of another tenant. Tenant admins."
+  addMember(
+    "The tenant and the person or integration to add."
+    input: AddMemberInput!
+  ): AddMemberPayload!
   "Invites a person to sign in to the tenant (adding them as a member if they are not one): the link it returns, once, lets them set a passphrase for this tenant. A new invitation replaces their open ones. Tenant admins."
-  inviteMember(input: InviteMemberInput!): InviteMemberPayload!
+  inviteMember(
+    "The tenant and the person to invite."
+    input: InviteMemberInput!
+  ): InviteMemberPayload!
   "Ends an open invitation. Tenant admins."
-  revokeInvitation(input: RevokeInvitationInput!): RevokeInvitationPayload!
+  revokeInvitation(
+    "The invitation to end."
+    input: RevokeInvitationInput!
+  ): RevokeInvitationPayload!
   "Ends one of your sessions (signs you out there); its open connections close."
-  revokeSession(input: RevokeSessionInput!): RevokeSessionPayload!
-  updateMemberRole(input: UpdateMemberRoleInput!): UpdateMemberRolePayload!
-  removeMember(input: RemoveMemberInput!): RemoveMemberPayload!
+  revokeSession(
+    "The session to end."
+    input: RevokeSessionInput!
+  ): RevokeSessionPayload!
+  "Changes a member's tenant role; demoting the last admin is refused (CONFLICT). Tenant admins."
+  updateMemberRole(
+    "The member and their new role."
+    input: UpdateMemberRoleInput!
+  ): UpdateMemberRolePayload!
+  "Removes a member from the tenant, revoking their API tokens and ending their sessions there; removing the last admin is refused (CONFLICT). Tenant admins."
+  removeMember(
+    "The member to remove."
+    input: RemoveMemberInput!
+  ): RemoveMemberPayload!
 
   "Creates an API token for the caller, or (tenant admins) for an integration user. The secret is shown once. A user has at most NEBULA_MAX_TOKENS_PER_USER working tokens in a tenant (25 by default)."
-  createApiToken(input: CreateApiTokenInput!): CreateApiTokenPayload!
-  revokeApiToken(input: RevokeApiTokenInput!): RevokeApiTokenPayload!
+  createApiToken(
+    "The token to create."
+    input: CreateApiTokenInput!
+  ): CreateApiTokenPayload!
+  "Revokes an API token from the next request on: one of your own, or (tenant admins) any of the tenant's. A token revoked already is a CONFLICT."
+  revokeApiToken(
+    "The token to revoke."
+    input: RevokeApiTokenInput!
+  ): RevokeApiTokenPayload!
   "Revokes every API token of a member in the tenant not revoked yet, at once. Tenant admins only."
-  revokeMemberApiTokens(input: RevokeMemberApiTokensInput!): RevokeMemberApiTokensPayload!
+  revokeMemberApiTokens(
+    "The member whose tokens to revoke."
+    input: RevokeMemberApiTokensInput!
+  ): RevokeMemberApiTokensPayload!
 
-  createProject(input: CreateProjectInput!): CreateProjectPayload!
-  updateProject(input: UpdateProjectInput!): UpdateProjectPayload!
-  deleteProject(input: DeleteProjectInput!): DeleteProjectPayload!
+  "Creates a project. Tenant admins, within the plan."
+  createProject(
+    "The project to create."
+    input: CreateProjectInput!
+  ): CreateProjectPayload!
+  "Renames or re-describes a project. Project managers."
+  updateProject(
+    "The project and what to change."
+    input: UpdateProjectInput!
+  ): UpdateProjectPayload!
+  "Deletes a project. Tenant admins."
+  deleteProject(
+    "The project to delete."
+    input: DeleteProjectInput!
+  ): DeleteProjectPayload!
 
-  addProjectMember(input: AddProjectMemberInput!): AddProjectMemberPayload!
-  updateProjectMemberRole(input: UpdateProjectMemberRoleInput!): UpdateProjectMemberRolePayload!
-  removeProjectMember(input: RemoveProjectMemberInput!): RemoveProjectMemberPayload!
+  "Gives a member of the project's tenant a role in the project. Project managers."
+  addProjectMember(
+    "The project, the user and the role."
+    input: AddProjectMemberInput!
+  ): AddProjectMemberPayload!
+  "Changes a project member's role. Project managers."
+  updateProjectMemberRole(
+    "The project member and their new role."
+    input: UpdateProjectMemberRoleInput!
+  ): UpdateProjectMemberRolePayload!
+  "Takes a project role away. Project managers."
+  removeProjectMember(
+    "The project member to remove."
+    input: RemoveProjectMemberInput!
+  ): RemoveProjectMemberPayload!
 
-  createEnvironment(input: CreateEnvironmentInput!): CreateEnvironmentPayload!
-  updateEnvironment(input: UpdateEnvironmentInput!): UpdateEnvironmentPayload!
-  deleteEnvironment(input: DeleteEnvironmentInput!): DeleteEnvironmentPayload!
+  "Creates an environment in a project. Project managers; a protected one within the plan."
+  createEnvironment(
+    "The environment to create."
+    input: CreateEnvironmentInput!
+  ): CreateEnvironmentPayload!
+  "Changes an environment's name, protection or selectors. Project managers."
+  updateEnvironment(
+    "The environment and what to change."
+    input: UpdateEnvironmentInput!
+  ): UpdateEnvironmentPayload!
+  "Deletes an environment. Project managers."
+  deleteEnvironment(
+    "The environment to delete."
+    input: DeleteEnvironmentInput!
+  ): DeleteEnvironmentPayload!
 
-  registerCluster(input: RegisterClusterInput!): RegisterClusterPayload!
-  setClusterLabels(input: SetClusterLabelsInput!): SetClusterLabelsPayload!
-  deleteCluster(input: DeleteClusterInput!): DeleteClusterPayload!
+  "Registers a cluster; it stays PENDING until its agent connects with the connect token in the payload. Tenant admins, within the plan."
+  registerCluster(
+    "The cluster to register."
+    input: RegisterClusterInput!
+  ): RegisterClusterPayload!
+  "Replaces every label of a cluster. Tenant admins."
+  setClusterLabels(
+    "The cluster and its labels."
+    input: SetClusterLabelsInput!
+  ): SetClusterLabelsPayload!
+  "Deletes a cluster; refused (CONFLICT) for a cluster that deployments went to. Tenant admins."
+  deleteCluster(
+    "The cluster to delete."
+    input: DeleteClusterInput!
+  ): DeleteClusterPayload!
   "A new connect token for a cluster; the old ones work for a grace window, then stop. Tenant admins only."
-  regenerateConnectToken(input: RegenerateConnectTokenInput!): RegenerateConnectTokenPayload!
-  "Stops a connect token at once and closes the agent session using it."
-  revokeConnectToken(input: RevokeConnectTokenInput!): RevokeConnectTokenPayload!
+  regenerateConnectToken(
+    "The cluster, and its name to confirm."
+    input: RegenerateConnectTokenInput!
+  ): RegenerateConnectTokenPayload!
+  "Stops a connect token at once and closes the agent session using it. Tenant admins."
+  revokeConnectToken(
+    "The connect token to stop."
+    input: RevokeConnectTokenInput!
+  ): RevokeConnectTokenPayload!
   "Queues a command for a cluster's agent: restarting a process (the service's editors), or a resync or diagnostics (tenant admins)."
-  queueCommand(input: QueueCommandInput!): QueueCommandPayload!
+  queueCommand(
+    "The cluster and the command."
+    input: QueueCommandInput!
+  ): QueueCommandPayload!
 
-  createNamespaceTarget(input: CreateNamespaceTargetInput!): CreateNamespaceTargetPayload!
-  setNamespaceTargetLabels(input: SetNamespaceTargetLabelsInput!): SetNamespaceTargetLabelsPayload!
-  deleteNamespaceTarget(input: DeleteNamespaceTargetInput!): DeleteNamespaceTargetPayload!
+  "Defines a namespace target on a cluster. Tenant admins."
+  createNamespaceTarget(
+    "The cluster, the namespace and its labels."
+    input: CreateNamespaceTargetInput!
+  ): CreateNamespaceTargetPayload!
+  "Replaces every label of a namespace target. Tenant admins."
+  setNamespaceTargetLabels(
+    "The namespace target and its labels."
+    input: SetNamespaceTargetLabelsInput!
+  ): SetNamespaceTargetLabelsPayload!
+  "Deletes a namespace target. Tenant admins."
+  deleteNamespaceTarget(
+    "The namespace target to delete."
+    input: DeleteNamespaceTargetInput!
+  ): DeleteNamespaceTargetPayload!
 
-  createService(input: CreateServiceInput!): CreateServicePayload!
-  updateService(input: UpdateServiceInput!): UpdateServicePayload!
-  deleteService(input: DeleteServiceInput!): DeleteServicePayload!
+  "Creates a service in a project. Editors, within the plan."
+  createService(
+    "The service to create."
+    input: CreateServiceInput!
+  ): CreateServicePayload!
+  "Changes a service. A change of what runs makes a release in each environment where it changes, deployed at once; one that would reach a protected environment becomes a change set of one (the payload's changeSet). Editors."
+  updateService(
+    "The service and what to change."
+    input: UpdateServiceInput!
+  ): UpdateServicePayload!
+  "Deletes a service. Editors."
+  deleteService(
+    "The service to delete."
+    input: DeleteServiceInput!
+  ): DeleteServicePayload!
 
   "A push webhook for a service, or for a project (project managers and tenant admins). Needs the control plane's master key."
-  createWebhook(input: CreateWebhookInput!): CreateWebhookPayload!
+  createWebhook(
+    "The project, and the service for a service's webhook."
+    input: CreateWebhookInput!
+  ): CreateWebhookPayload!
   "A new secret for a webhook (project managers and tenant admins)."
-  rotateWebhookSecret(input: RotateWebhookSecretInput!): RotateWebhookSecretPayload!
-  deleteWebhook(input: DeleteWebhookInput!): DeleteWebhookPayload!
+  rotateWebhookSecret(
+    "The webhook."
+    input: RotateWebhookSecretInput!
+  ): RotateWebhookSecretPayload!
+  "Deletes a push webhook (project managers and tenant admins)."
+  deleteWebhook(
+    "The webhook to delete."
+    input: DeleteWebhookInput!
+  ): DeleteWebhookPayload!
   "Takes a delivery again as its webhook received it, with the webhook's rules except the replay check (tenant admins). A refused delivery kept no body and cannot be redelivered."
-  redeliverWebhookDelivery(input: RedeliverWebhookDeliveryInput!): RedeliverWebhookDeliveryPayload!
+  redeliverWebhookDelivery(
+    "The delivery to take again."
+    input: RedeliverWebhookDeliveryInput!
+  ): RedeliverWebhookDeliveryPayload!
 
   "Confirms a CLI's sign-in by the code it shows: a personal API token of yours in the tenant (90 days) is made, which the CLI picks up once. From the console only (a browser session), never with an API token."
-  approveCliLogin(input: ApproveCliLoginInput!): ApproveCliLoginPayload!
+  approveCliLogin(
+    "The code and the tenant."
+    input: ApproveCliLoginInput!
+  ): ApproveCliLoginPayload!
 
   "Registers an outbound webhook endpoint: the tenant's (tenant admins) or, with projectId, a project's (its project managers). Its signing secret is in the payload only. The URL may not be on loopback, private or link-local addresses unless NEBULA_WEBHOOK_ALLOW_PRIVATE_NETWORKS."
-  createWebhookEndpoint(input: CreateWebhookEndpointInput!): WebhookEndpointSecretPayload!
-  "Changes an endpoint's URL, description or events."
-  updateWebhookEndpoint(input: UpdateWebhookEndpointInput!): WebhookEndpointPayload!
-  "Gives an endpoint a new secret, in the payload only; the old one signs too for NEBULA_WEBHOOK_SECRET_OVERLAP."
-  rotateWebhookEndpointSecret(input: WebhookEndpointInput!): WebhookEndpointSecretPayload!
-  "Enables an endpoint (its waiting messages go out, oldest first) or disables it (it is given no new message)."
-  setWebhookEndpointEnabled(input: SetWebhookEndpointEnabledInput!): WebhookEndpointPayload!
-  "Deletes an endpoint with its messages and their attempts."
-  deleteWebhookEndpoint(input: WebhookEndpointInput!): DeleteWebhookEndpointPayload!
-  "Sends a delivered or failed message again, with the same webhook-id (once; in its endpoint's order)."
-  redeliverWebhookMessage(input: RedeliverWebhookMessageInput!): RedeliverWebhookMessagePayload!
+  createWebhookEndpoint(
+    "The endpoint to register."
+    input: CreateWebhookEndpointInput!
+  ): WebhookEndpointSecretPayload!
+  "Changes an endpoint's URL, description or events. Its managers: tenant admins, and for a project's endpoint its project managers."
+  updateWebhookEndpoint(
+    "The endpoint and what to change."
+    input: UpdateWebhookEndpointInput!
+  ): WebhookEndpointPayload!
+  "Gives an endpoint a new secret, in the payload only; the old one signs too for NEBULA_WEBHOOK_SECRET_OVERLAP. Its managers."
+  rotateWebhookEndpointSecret(
+    "The endpoint."
+    input: WebhookEndpointInput!
+  ): WebhookEndpointSecretPayload!
+  "Enables an endpoint (its waiting messages go out, oldest first) or disables it (it is given no new message). Its managers."
+  setWebhookEndpointEnabled(
+    "The endpoint and whether to enable it."
+    input: SetWebhookEndpointEnabledInput!
+  ): WebhookEndpointPayload!
+  "Deletes an endpoint with its messages and their attempts. Its managers."
+  deleteWebhookEndpoint(
+    "The endpoint to delete."
+    input: WebhookEndpointInput!
+  ): DeleteWebhookEndpointPayload!
+  "Sends a delivered or failed message again, with the same webhook-id (once; in its endpoint's order). Its endpoint's managers."
+  redeliverWebhookMessage(
+    "The message to send again."
+    input: RedeliverWebhookMessageInput!
+  ): RedeliverWebhookMessagePayload!
 
   "Creates a release of the service for the environment and a deployment of it: awaiting approval in a protected environment, delivering otherwise."
-  deploy(input: DeployInput!): DeployPayload!
+  deploy(
+    "The service, the environment, and what to deploy."
+    input: DeployInput!
+  ): DeployPayload!
   "Approves a deployment awaiting approval (project managers and tenant admins; not its requester unless allowed). It is then delivered."
-  approveDeployment(input: DecideDeploymentInput!): DeploymentPayload!
+  approveDeployment(
+    "The deployment and a comment."
+    input: DecideDeploymentInput!
+  ): DeploymentPayload!
   "Rejects a deployment awaiting approval; it ends CANCELLED."
-  rejectDeployment(input: DecideDeploymentInput!): DeploymentPayload!
-  "Cancels a deployment that has not ended. One already delivered is taken back: the cluster returns to the release before it."
-  cancelDeployment(input: CancelDeploymentInput!): DeploymentPayload!
-  "Deploys a deployment's release again, as a new deployment."
-  redeploy(input: RedeployInput!): DeploymentPayload!
-  "Deploys an earlier release of a service in an environment, named by its number, as a new deployment."
-  rollback(input: RollbackInput!): DeploymentPayload!
+  rejectDeployment(
+    "The deployment and a comment."
+    input: DecideDeploymentInput!
+  ): DeploymentPayload!
+  "Cancels a deployment that has not ended (those who may deploy to its environment). One already delivered is taken back: the cluster returns to the release before it."
+  cancelDeployment(
+    "The deployment and why."
+    input: CancelDeploymentInput!
+  ): DeploymentPayload!
+  "Deploys a deployment's release again, as a new deployment, checked and approved like deploy."
+  redeploy(
+    "The deployment whose release to deploy."
+    input: RedeployInput!
+  ): DeploymentPayload!
+  "Deploys an earlier release of a service in an environment, named by its number, as a new deployment, checked and approved like deploy."
+  rollback(
+    "The service, the environment and the release's number."
+    input: RollbackInput!
+  ): DeploymentPayload!
 
   "Sets a variable at project scope, or at an environment's or a service's. A secret is sealed. With changeSetId, adds the change to that change set instead; a change that would reach a protected environment becomes a change set of one, awaiting approval (the payload's changeSet)."
-  setVariable(input: SetVariableInput!): SetVariablePayload!
+  setVariable(
+    "The variable, its scope and value."
+    input: SetVariableInput!
+  ): SetVariablePayload!
   "Deletes a variable; with changeSetId, adds its deletion to that change set. A deletion that would reach a protected environment becomes a change set of one."
-  deleteVariable(input: DeleteVariableInput!): DeleteVariablePayload!
+  deleteVariable(
+    "The variable to delete."
+    input: DeleteVariableInput!
+  ): DeleteVariablePayload!
 
   "Opens an empty change set in a project (editors and up)."
-  openChangeSet(input: OpenChangeSetInput!): ChangeSetPayload!
-  "Takes one change out of an open change set."
-  removeChangeSetChange(input: RemoveChangeSetChangeInput!): ChangeSetPayload!
-  "Asks for a decision: another project manager or tenant admin approves or rejects it within the approval window."
-  submitChangeSet(input: ChangeSetInput!): ChangeSetPayload!
+  openChangeSet(
+    "The project and the set's title."
+    input: OpenChangeSetInput!
+  ): ChangeSetPayload!
+  "Takes one change out of an open change set (editors and up)."
+  removeChangeSetChange(
+    "The change set and the change's sequence number."
+    input: RemoveChangeSetChangeInput!
+  ): ChangeSetPayload!
+  "Asks for a decision: another project manager or tenant admin approves or rejects it within the approval window (editors and up)."
+  submitChangeSet(
+    "The change set."
+    input: ChangeSetInput!
+  ): ChangeSetPayload!
   "Approves a submitted change set (project managers and tenant admins; never one of its authors). A direct change's set is applied at once."
-  approveChangeSet(input: DecideChangeSetInput!): ChangeSetPayload!
-  "Rejects a submitted change set: it changes nothing."
-  rejectChangeSet(input: DecideChangeSetInput!): ChangeSetPayload!
-  "Applies a change set in one transaction: one desired revision per cluster. A set reaching a protected environment must be approved first. Refused, naming them, if the project changed under its changes: rebase it."
-  applyChangeSet(input: ChangeSetInput!): ChangeSetPayload!
-  "Takes what each change replaces as the project is now (after a refused apply, once previewed again); a submitted or approved set is submitted again."
-  rebaseChangeSet(input: ChangeSetInput!): ChangeSetPayload!
-  commentOnChangeSet(input: CommentOnChangeSetInput!): ChangeSetPayload!
-  "Ends a change set that will not be applied."
-  closeChangeSet(input: ChangeSetInput!): ChangeSetPayload!
+  approveChangeSet(
+    "The change set and a comment."
+    input: DecideChangeSetInput!
+  ): ChangeSetPayload!
+  "Rejects a submitted change set: it changes nothing (project managers and tenant admins; never one of its authors)."
+  rejectChangeSet(
+    "The change set and a comment."
+    input: DecideChangeSetInput!
+  ): ChangeSetPayload!
+  "Applies a change set in one transaction: one desired revision per cluster. A set reaching a protected environment must be approved first. Refused, naming them, if the project changed under its changes: rebase it. Editors and up."
+  applyChangeSet(
+    "The change set."
+    input: ChangeSetInput!
+  ): ChangeSetPayload!
+  "Takes what each change replaces as the project is now (after a refused apply, once previewed again); a submitted or approved set is submitted again. Editors and up."
+  rebaseChangeSet(
+    "The change set."
+    input: ChangeSetInput!
+  ): ChangeSetPayload!
+  "Adds a comment to a change set (editors and up)."
+  commentOnChangeSet(
+    "The change set and the comment."
+    input: CommentOnChangeSetInput!
+  ): ChangeSetPayload!
+  "Ends a change set that will not be applied (editors and up)."
+  closeChangeSet(
+    "The change set."
+    input: ChangeSetInput!
+  ): ChangeSetPayload!
 }
 
+"A change set to open: its project and title."
 input OpenChangeSetInput {
+  "The project it changes."
   projectId: ID!
+  "What it is about: 1 to 200 characters."
   title: String!
 }
 
+"A change set to act on."
 input ChangeSetInput {
+  "The change set."
   changeSetId: ID!
 }
 
+"A change to take out of a change set."
 input RemoveChangeSetChangeInput {
+  "The change set."
   changeSetId: ID!
+  "The change's sequence number in the set."
   sequence: Int!
 }
 
+"A decision on a change set."
 input DecideChangeSetInput {
+  "The change set: a submitted one."
   changeSetId: ID!
+  "Why, at most 2,000 characters; it is kept with the decision."
   comment: String
 }
 
+"A comment on a change set."
 input CommentOnChangeSetInput {
+  "The change set."
   changeSetId: ID!
+  "The comment: 1 to 2,000 characters."
   body: String!
 }
 
+"What a change set mutation did."
 type ChangeSetPayload {
+  "The change set as the mutation left it; read it when userErrors is empty."
   changeSet: ChangeSet
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A tenant to create."
 input CreateTenantInput {
+  "Its name: 1 to 100 characters."
   name: String!
 }
 
+"What createTenant did."
 type CreateTenantPayload {
+  "The new tenant, readable in full within this response; afterwards, work in it with the returned secret."
   tenant: Tenant
   "A token for the new tenant (tokens act in one tenant), owned by the caller; it expires when the caller's token does."
   apiToken: ApiToken
   "The whole token. Shown only in this response; store it now."
   secret: String
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A tenant's new name."
 input UpdateTenantInput {
+  "The tenant."
   tenantId: ID!
+  "Its new name: 1 to 100 characters."
   name: String!
 }
 
+"What updateTenant did."
 type UpdateTenantPayload {
+  "The tenant, renamed; read it when userErrors is empty."
   tenant: Tenant
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A tenant's new plan."
 input SetTenantPlanInput {
+  "The tenant."
   tenantId: ID!
+  "The plan to move to."
   plan: PlanName!
 }
 
+"What setTenantPlan did."
 type SetTenantPlanPayload {
+  "The tenant on its new plan; read it when userErrors is empty."
   tenant: Tenant
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A person to invite to sign in to a tenant."
 input InviteMemberInput {
+  "The tenant."
   tenantId: ID!
+  "The person's email."
   email: String!
   "Their name in this tenant, for a person who is not a member yet."
   name: String!
@@ -8504,300 +9642,463 @@ input InviteMemberInput {
   role: TenantRole = MEMBER
 }
 
+"What inviteMember did."
 type InviteMemberPayload {
+  "The member invited, added when they were not one."
   member: Member
+  "The new invitation."
   invitation: Invitation
   "The invitation link. Shown only in this response: give it to the person; it works once, until the invitation expires."
   link: String
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"An invitation to end."
 input RevokeInvitationInput {
+  "The invitation: an open one."
   invitationId: ID!
 }
 
+"What revokeInvitation did."
 type RevokeInvitationPayload {
+  "The invitation, now REVOKED; read it when userErrors is empty."
   invitation: Invitation
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A session to end."
 input RevokeSessionInput {
+  "One of your sessions (Viewer.sessions)."
   sessionId: ID!
 }
 
+"What revokeSession did."
 type RevokeSessionPayload {
+  "The id of the session ended; null when none was."
   revokedSessionId: ID
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A person or integration to add to a tenant."
 input AddMemberInput {
+  "The tenant."
   tenantId: ID!
+  "Their email."
   email: String!
+  "Their name in this tenant: 1 to 100 characters."
   name: String!
+  "Their role in the tenant."
   role: TenantRole!
+  "What they are in this tenant: a tenant admin can create API tokens for an INTEGRATION, not for a HUMAN."
   kind: UserKind = HUMAN
 }
 
+"What addMember did."
 type AddMemberPayload {
+  "The new member; read it when userErrors is empty."
   member: Member
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A member's new tenant role."
 input UpdateMemberRoleInput {
+  "The member."
   memberId: ID!
+  "Their new role."
   role: TenantRole!
 }
 
+"What updateMemberRole did."
 type UpdateMemberRolePayload {
+  "The member with their new role; read it when userErrors is empty."
   member: Member
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A member to remove."
 input RemoveMemberInput {
+  "The member."
   memberId: ID!
 }
 
+"What removeMember did."
 type RemoveMemberPayload {
+  "The id of the member removed; null when none was."
   removedMemberId: ID
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"An API token to create."
 input CreateApiTokenInput {
+  "A name to tell it apart: 1 to 100 characters."
   name: String!
   "The tenant the token acts in: the calling token's when omitted. Signed in with a session to several tenants, say which."
   tenantId: ID
   "An integration user of a tenant the caller administers; the caller when omitted."
   userId: ID
-  "Days until the token expires; never when omitted. A token never outlives the token that creates it: a later (or no) expiry is shortened to that token's."
+  "Days until the token expires, 1 to 3650; never when omitted. A token never outlives the token that creates it: a later (or no) expiry is shortened to that token's."
   expiresInDays: Int
 }
 
+"What createApiToken did."
 type CreateApiTokenPayload {
+  "The new token: its expiresAt says when it stops working."
   apiToken: ApiToken
   "The whole token. Shown only in this response; store it now."
   secret: String
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"An API token to revoke."
 input RevokeApiTokenInput {
+  "The token."
   apiTokenId: ID!
 }
 
+"What revokeApiToken did."
 type RevokeApiTokenPayload {
+  "The token, now revoked; read it when userErrors is empty."
   apiToken: ApiToken
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A member whose API tokens to revoke."
 input RevokeMemberApiTokensInput {
+  "The member."
   memberId: ID!
 }
 
+"What revokeMemberApiTokens did."
 type RevokeMemberApiTokensPayload {
+  "The member."
   member: Member
   "The tokens this call revoked, oldest first."
   revokedApiTokens: [ApiToken!]
+  "What was wrong with the input (CONFLICT when no token was left to revoke); when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A project to create."
 input CreateProjectInput {
+  "The tenant."
   tenantId: ID!
+  "1 to 63 lowercase letters, digits or ` + "`" + `-` + "`" + `, starting and ending with a letter or digit; unique in the tenant."
   name: String!
+  "Free text, at most 1,000 characters."
   description: String = ""
 }
 
+"What createProject did."
 type CreateProjectPayload {
+  "The new project; read it when userErrors is empty."
   project: Project
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"What to change of a project; fields left out keep their value."
 input UpdateProjectInput {
+  "The project."
   projectId: ID!
+  "Its new name: 1 to 63 lowercase letters, digits or ` + "`" + `-` + "`" + `; unique in the tenant."
   name: String
+  "Its new description, at most 1,000 characters."
   description: String
 }
 
+"What updateProject did."
 type UpdateProjectPayload {
+  "The project as changed; read it when userErrors is empty."
   project: Project
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A project to delete."
 input DeleteProjectInput {
+  "The project."
   projectId: ID!
 }
 
+"What deleteProject did."
 type DeleteProjectPayload {
+  "The id of the project deleted; null when none was."
   deletedProjectId: ID
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A role to give in a project."
 input AddProjectMemberInput {
+  "The project."
   projectId: ID!
   "A member of the project's tenant."
   userId: ID!
+  "Their role in the project."
   role: ProjectRole!
 }
 
+"What addProjectMember did."
 type AddProjectMemberPayload {
+  "The new project member; read it when userErrors is empty."
   projectMember: ProjectMember
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A project member's new role."
 input UpdateProjectMemberRoleInput {
+  "The project member."
   projectMemberId: ID!
+  "Their new role."
   role: ProjectRole!
 }
 
+"What updateProjectMemberRole did."
 type UpdateProjectMemberRolePayload {
+  "The project member with their new role; read it when userErrors is empty."
   projectMember: ProjectMember
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A project role to take away."
 input RemoveProjectMemberInput {
+  "The project member."
   projectMemberId: ID!
 }
 
+"What removeProjectMember did."
 type RemoveProjectMemberPayload {
+  "The id of the project member removed; null when none was."
   removedProjectMemberId: ID
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"An environment to create."
 input CreateEnvironmentInput {
+  "The project."
   projectId: ID!
+  "1 to 63 lowercase letters, digits or ` + "`" + `-` + "`" + `, starting and ending with a letter or digit; unique in the project."
   name: String!
+  "Whether deployments to it need a project manager and wait for an approval; a protected environment counts against the plan."
   protected: Boolean = false
+  "Picks the clusters whose labels contain every pair; the environment lands only when it picks exactly one."
   clusterSelector: [LabelInput!] = []
+  "Picks the namespace target on that cluster whose labels contain every pair; empty only for a cluster without namespace targets."
   namespaceSelector: [LabelInput!] = []
 }
 
+"What createEnvironment did."
 type CreateEnvironmentPayload {
+  "The new environment; read it when userErrors is empty."
   environment: Environment
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"What to change of an environment; fields left out keep their value, a selector given replaces the whole selector."
 input UpdateEnvironmentInput {
+  "The environment."
   environmentId: ID!
+  "Its new name: 1 to 63 lowercase letters, digits or ` + "`" + `-` + "`" + `; unique in the project."
   name: String
+  "Whether deployments to it need a project manager and wait for an approval."
   protected: Boolean
+  "Its new cluster selector."
   clusterSelector: [LabelInput!]
+  "Its new namespace selector."
   namespaceSelector: [LabelInput!]
 }
 
+"What updateEnvironment did."
 type UpdateEnvironmentPayload {
+  "The environment as changed; read it when userErrors is empty."
   environment: Environment
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"An environment to delete."
 input DeleteEnvironmentInput {
+  "The environment."
   environmentId: ID!
 }
 
+"What deleteEnvironment did."
 type DeleteEnvironmentPayload {
+  "The id of the environment deleted; null when none was."
   deletedEnvironmentId: ID
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A cluster to register."
 input RegisterClusterInput {
+  "The tenant."
   tenantId: ID!
+  "1 to 63 lowercase letters, digits or ` + "`" + `-` + "`" + `, starting and ending with a letter or digit; unique in the tenant."
   name: String!
+  "Its labels (at most 100), which environments' cluster selectors match."
   labels: [LabelInput!] = []
 }
 
+"What registerCluster did."
 type RegisterClusterPayload {
+  "The new cluster, PENDING until its agent connects."
   cluster: Cluster
   "The cluster's connect token. Shown only in this response: put it in the agent's Secret now."
   connectToken: String
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A cluster whose connect token to regenerate."
 input RegenerateConnectTokenInput {
+  "The cluster."
   clusterId: ID!
   "The cluster's name, to confirm."
   confirmName: String!
 }
 
+"What regenerateConnectToken did."
 type RegenerateConnectTokenPayload {
+  "The new token, without its secret."
   connectToken: ConnectToken
   "The new token, shown once. The old ones keep working for the grace window."
   secret: String
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A connect token to stop."
 input RevokeConnectTokenInput {
+  "The connect token."
   connectTokenId: ID!
 }
 
+"What revokeConnectToken did."
 type RevokeConnectTokenPayload {
+  "The connect token, now revoked; read it when userErrors is empty."
   connectToken: ConnectToken
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A cluster's new labels."
 input SetClusterLabelsInput {
+  "The cluster."
   clusterId: ID!
   "Replaces every label of the cluster."
   labels: [LabelInput!]!
 }
 
+"What setClusterLabels did."
 type SetClusterLabelsPayload {
+  "The cluster with its new labels; read it when userErrors is empty."
   cluster: Cluster
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A cluster to delete."
 input DeleteClusterInput {
+  "The cluster."
   clusterId: ID!
 }
 
+"What deleteCluster did."
 type DeleteClusterPayload {
+  "The id of the cluster deleted; null when none was."
   deletedClusterId: ID
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A namespace target to define."
 input CreateNamespaceTargetInput {
+  "The cluster."
   clusterId: ID!
+  "The Kubernetes namespace: 1 to 63 lowercase letters, digits or ` + "`" + `-` + "`" + `; unique on the cluster."
   namespace: String!
+  "Its labels (at most 100), which environments' namespace selectors match."
   labels: [LabelInput!] = []
 }
 
+"What createNamespaceTarget did."
 type CreateNamespaceTargetPayload {
+  "The new namespace target; read it when userErrors is empty."
   namespaceTarget: NamespaceTarget
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A namespace target's new labels."
 input SetNamespaceTargetLabelsInput {
+  "The namespace target."
   namespaceTargetId: ID!
+  "Replaces every label of the namespace target."
   labels: [LabelInput!]!
 }
 
+"What setNamespaceTargetLabels did."
 type SetNamespaceTargetLabelsPayload {
+  "The namespace target with its new labels; read it when userErrors is empty."
   namespaceTarget: NamespaceTarget
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A namespace target to delete."
 input DeleteNamespaceTargetInput {
+  "The namespace target."
   namespaceTargetId: ID!
 }
 
+"What deleteNamespaceTarget did."
 type DeleteNamespaceTargetPayload {
+  "The id of the namespace target deleted; null when none was."
   deletedNamespaceTargetId: ID
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A service to create."
 input CreateServiceInput {
+  "The project."
   projectId: ID!
+  "1 to 63 lowercase letters, digits or ` + "`" + `-` + "`" + `, starting and ending with a letter or digit; unique in the project."
   name: String!
-  "For a Git service: the repository in the cluster's registry its builds push to."
+  "The image repository, without tag or digest, e.g. ` + "`" + `registry.example.com/shop/api` + "`" + `. For a Git service: the repository in the cluster's registry its builds push to."
   image: String!
+  "Its processes: 1 to 20."
   processes: [ProcessInput!]!
+  "Variables at the service's scope (at most 200)."
   variables: [VariableInput!] = []
+  "Host names routed to its processes (at most 50)."
   domains: [DomainInput!] = []
   "Makes it a service built from Git."
   git: GitSourceInput
 }
 
+"Where a service is built from."
 input GitSourceInput {
   "https://host/owner/repo(.git) or git@host:owner/repo(.git); without credentials in it."
   repository: String!
+  "The branch to track: a push to it builds."
   branch: String!
+  "The build context, relative to the repository's root."
   contextDir: String = "."
+  "The Dockerfile, relative to the build context."
   dockerfile: String = "Dockerfile"
   "The environments (of the service's project) a push to the branch builds and deploys to."
   deployOnPush: [ID!] = []
@@ -8805,60 +10106,87 @@ input GitSourceInput {
   credential: String
 }
 
+"A push webhook to make."
 input CreateWebhookInput {
+  "The project."
   projectId: ID!
   "The one service it builds; left out: a project's webhook, routing each push by its repository."
   serviceId: ID
 }
 
+"What createWebhook did."
 type CreateWebhookPayload {
+  "The new webhook: give the provider its url."
   webhook: Webhook
   "The secret to give the provider (GitHub and Gitea: the webhook secret; GitLab: the secret token). Shown once."
   secret: String
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A push webhook whose secret to rotate."
 input RotateWebhookSecretInput {
+  "The webhook."
   webhookId: ID!
 }
 
+"What rotateWebhookSecret did."
 type RotateWebhookSecretPayload {
+  "The webhook; read it when userErrors is empty."
   webhook: Webhook
   "The new secret, shown once; the old one stops working at once."
   secret: String
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A push webhook to delete."
 input DeleteWebhookInput {
+  "The webhook."
   webhookId: ID!
 }
 
+"What deleteWebhook did."
 type DeleteWebhookPayload {
+  "The id of the webhook deleted; null when none was."
   deletedWebhookId: ID
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A push webhook delivery to take again."
 input RedeliverWebhookDeliveryInput {
+  "The delivery: one that was not REFUSED."
   deliveryId: ID!
 }
 
+"What redeliverWebhookDelivery did."
 type RedeliverWebhookDeliveryPayload {
   "The new delivery, naming the one it repeats."
   delivery: WebhookDelivery
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"What createService did."
 type CreateServicePayload {
+  "The new service; read it when userErrors is empty."
   service: Service
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
 "Fields left out keep their value; a list given replaces the whole list."
 input UpdateServiceInput {
+  "The service."
   serviceId: ID!
+  "Its new image repository, without tag or digest."
   image: String
+  "Replaces every process: 1 to 20."
   processes: [ProcessInput!]
+  "Replaces every variable at the service's scope."
   variables: [VariableInput!]
+  "Replaces every domain."
   domains: [DomainInput!]
   "Makes it a service built from Git, or changes its source."
   git: GitSourceInput
@@ -8868,26 +10196,35 @@ input UpdateServiceInput {
   changeSetId: ID
 }
 
+"What updateService did."
 type UpdateServicePayload {
   "The service; unchanged when the change went to a change set."
   service: Service
   "As SetVariablePayload.changeSet."
   changeSet: ChangeSet
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A service to delete."
 input DeleteServiceInput {
+  "The service."
   serviceId: ID!
 }
 
+"What deleteService did."
 type DeleteServicePayload {
+  "The id of the service deleted; null when none was."
   deletedServiceId: ID
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
 "What to deploy: an image digest built elsewhere, or (for a service built from Git) a commit to build first, or the head of its tracked branch. Exactly one."
 input DeployInput {
+  "The service."
   serviceId: ID!
+  "The environment (of the service's project) to deploy to."
   environmentId: ID!
   "The image digest to release, ` + "`" + `sha256:` + "`" + ` and 64 hex digits."
   imageDigest: String
@@ -8899,141 +10236,207 @@ input DeployInput {
   changeSetId: ID
 }
 
+"What deploy did."
 type DeployPayload {
+  "The release made: the service's configuration frozen with the image (none yet for a commit, until its build succeeds)."
   release: Release
+  "The deployment of the release."
   deployment: Deployment
   "The change set the deploy was added to."
   changeSet: ChangeSet
   "The build, for a deploy of a commit."
   build: Build
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A CLI's sign-in to confirm."
 input ApproveCliLoginInput {
+  "The code the CLI shows."
   code: String!
   "The tenant the token acts in: one your sign-in acts in."
   tenantId: ID!
 }
 
+"What approveCliLogin did."
 type ApproveCliLoginPayload {
   "The token made (never its secret: the CLI picks that up)."
   apiToken: ApiToken
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"An outbound webhook endpoint to register."
 input CreateWebhookEndpointInput {
+  "The tenant."
   tenantId: ID!
   "A project of the tenant: the endpoint is told of that project's events only."
   projectId: ID
+  "Where to send the messages: an https (or http) URL."
   url: String!
+  "Free text, at most 200 characters."
   description: String
+  "The event types to tell it of; CLUSTER_CONNECTED and CLUSTER_DISCONNECTED for a tenant's endpoint only."
   events: [WebhookEventType!]!
 }
 
+"What to change of an outbound webhook endpoint; fields left out keep their value."
 input UpdateWebhookEndpointInput {
+  "The endpoint."
   endpointId: ID!
+  "Its new URL."
   url: String
+  "Its new description, at most 200 characters."
   description: String
+  "Replaces the event types it is told of."
   events: [WebhookEventType!]
 }
 
+"An outbound webhook endpoint to act on."
 input WebhookEndpointInput {
+  "The endpoint."
   endpointId: ID!
 }
 
+"Whether an outbound webhook endpoint is enabled."
 input SetWebhookEndpointEnabledInput {
+  "The endpoint."
   endpointId: ID!
+  "True: enable it (its waiting messages go out); false: disable it."
   enabled: Boolean!
 }
 
+"An outbound webhook message to send again."
 input RedeliverWebhookMessageInput {
+  "The message: a DELIVERED or FAILED one."
   messageId: ID!
 }
 
+"What an outbound webhook endpoint mutation did."
 type WebhookEndpointPayload {
+  "The endpoint as changed; read it when userErrors is empty."
   endpoint: WebhookEndpoint
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"What a mutation that sets an outbound webhook endpoint's secret did."
 type WebhookEndpointSecretPayload {
+  "The endpoint; read it when userErrors is empty."
   endpoint: WebhookEndpoint
   "The signing secret (whsec_…): shown only in this response."
   secret: String
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"What deleteWebhookEndpoint did."
 type DeleteWebhookEndpointPayload {
+  "The id of the endpoint deleted; null when none was."
   deletedEndpointId: ID
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"What redeliverWebhookMessage did."
 type RedeliverWebhookMessagePayload {
+  "The message, PENDING again."
   message: WebhookMessage
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A decision on a deployment awaiting approval."
 input DecideDeploymentInput {
+  "The deployment."
   deploymentId: ID!
+  "Why, at most 2,000 characters; it is kept with the decision."
   comment: String
 }
 
+"A deployment to cancel."
 input CancelDeploymentInput {
+  "The deployment: one that has not ended."
   deploymentId: ID!
+  "Why, at most 2,000 characters; it ends up in the deployment's message."
   reason: String
 }
 
+"A deployment whose release to deploy again."
 input RedeployInput {
+  "The deployment."
   deploymentId: ID!
 }
 
+"An earlier release to deploy again."
 input RollbackInput {
+  "The service."
   serviceId: ID!
+  "The environment."
   environmentId: ID!
   "The number of the earlier release to deploy."
   releaseNumber: Int!
 }
 
+"What a deployment mutation did."
 type DeploymentPayload {
+  "The deployment decided on or cancelled, or the new one; read it when userErrors is empty."
   deployment: Deployment
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A variable to set: at project scope, or with environmentId or serviceId (not both) at that scope."
 input SetVariableInput {
+  "The project."
   projectId: ID!
   "Set for environment scope."
   environmentId: ID
   "Set for service scope."
   serviceId: ID
+  "Letters, digits and ` + "`" + `_` + "`" + `, not starting with a digit; at most 255 characters."
   name: String!
+  "At most 32 KiB of text. It may reference another service of the project: ` + "`" + `${{ services.api.url }}` + "`" + `, ` + "`" + `.host` + "`" + `, ` + "`" + `.port` + "`" + `, ` + "`" + `.variables.NAME` + "`" + `."
   value: String!
+  "Seal the value; it is never shown again."
   secret: Boolean = false
   "Adds the change to this open change set instead of making it."
   changeSetId: ID
 }
 
+"What setVariable did."
 type SetVariablePayload {
   "The variable set; null when the change went to a change set."
   variable: Variable
   "The change set the change went to: the one given, or a change set of one awaiting approval when the change reaches a protected environment."
   changeSet: ChangeSet
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A variable to delete."
 input DeleteVariableInput {
+  "The variable."
   variableId: ID!
   "Adds the deletion to this open change set instead of making it."
   changeSetId: ID
 }
 
+"What deleteVariable did."
 type DeleteVariablePayload {
+  "The id of the variable deleted; null when it was not (as when the deletion went to a change set)."
   deletedVariableId: ID
   "As SetVariablePayload.changeSet."
   changeSet: ChangeSet
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 
+"A command to queue for a cluster's agent."
 input QueueCommandInput {
+  "The cluster."
   clusterId: ID!
+  "What to ask."
   kind: CommandKind!
   "For RESTART_PROCESS: the environment, on this cluster, the service runs in."
   environmentId: ID
@@ -9043,8 +10446,11 @@ input QueueCommandInput {
   process: String
 }
 
+"What queueCommand did."
 type QueueCommandPayload {
+  "The command queued; read it when userErrors is empty."
   command: Command
+  "What was wrong with the input; when not empty, nothing was changed."
   userErrors: [UserError!]!
 }
 `, BuiltIn: false},

@@ -14,85 +14,133 @@ import (
 	"github.com/nebulactrl/nebula/internal/model"
 )
 
+// A person or integration to add to a tenant.
 type AddMemberInput struct {
-	TenantID string           `json:"tenantId"`
-	Email    string           `json:"email"`
-	Name     string           `json:"name"`
-	Role     model.TenantRole `json:"role"`
-	Kind     *model.UserKind  `json:"kind,omitempty"`
+	// The tenant.
+	TenantID string `json:"tenantId"`
+	// Their email.
+	Email string `json:"email"`
+	// Their name in this tenant: 1 to 100 characters.
+	Name string `json:"name"`
+	// Their role in the tenant.
+	Role model.TenantRole `json:"role"`
+	// What they are in this tenant: a tenant admin can create API tokens for an INTEGRATION, not for a HUMAN.
+	Kind *model.UserKind `json:"kind,omitempty"`
 }
 
+// What addMember did.
 type AddMemberPayload struct {
-	Member     *model.Member `json:"member,omitempty"`
-	UserErrors []*UserError  `json:"userErrors"`
+	// The new member; read it when userErrors is empty.
+	Member *model.Member `json:"member,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A role to give in a project.
 type AddProjectMemberInput struct {
+	// The project.
 	ProjectID string `json:"projectId"`
 	// A member of the project's tenant.
-	UserID string            `json:"userId"`
-	Role   model.ProjectRole `json:"role"`
+	UserID string `json:"userId"`
+	// Their role in the project.
+	Role model.ProjectRole `json:"role"`
 }
 
+// What addProjectMember did.
 type AddProjectMemberPayload struct {
+	// The new project member; read it when userErrors is empty.
 	ProjectMember *model.ProjectMember `json:"projectMember,omitempty"`
-	UserErrors    []*UserError         `json:"userErrors"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A page of API tokens.
 type APITokenConnection struct {
-	Edges    []*APITokenEdge   `json:"edges"`
-	Nodes    []*model.APIToken `json:"nodes"`
-	PageInfo *PageInfo         `json:"pageInfo"`
+	// The page's tokens, each with its cursor.
+	Edges []*APITokenEdge `json:"edges"`
+	// The page's tokens, without cursors.
+	Nodes []*model.APIToken `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// An API token in a page, with its cursor.
 type APITokenEdge struct {
-	Cursor string          `json:"cursor"`
-	Node   *model.APIToken `json:"node"`
+	// Opaque: pass it as after or before to page from this token.
+	Cursor string `json:"cursor"`
+	// The token.
+	Node *model.APIToken `json:"node"`
 }
 
+// A CLI's sign-in to confirm.
 type ApproveCliLoginInput struct {
+	// The code the CLI shows.
 	Code string `json:"code"`
 	// The tenant the token acts in: one your sign-in acts in.
 	TenantID string `json:"tenantId"`
 }
 
+// What approveCliLogin did.
 type ApproveCliLoginPayload struct {
 	// The token made (never its secret: the CLI picks that up).
-	APIToken   *model.APIToken `json:"apiToken,omitempty"`
-	UserErrors []*UserError    `json:"userErrors"`
+	APIToken *model.APIToken `json:"apiToken,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A page of audit events.
 type AuditEventConnection struct {
-	Edges    []*AuditEventEdge   `json:"edges"`
-	Nodes    []*model.AuditEvent `json:"nodes"`
-	PageInfo *PageInfo           `json:"pageInfo"`
+	// The page's audit events, each with its cursor.
+	Edges []*AuditEventEdge `json:"edges"`
+	// The page's audit events, without cursors.
+	Nodes []*model.AuditEvent `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// An audit event in a page, with its cursor.
 type AuditEventEdge struct {
-	Cursor string            `json:"cursor"`
-	Node   *model.AuditEvent `json:"node"`
+	// Opaque: pass it as after or before to page from this audit event.
+	Cursor string `json:"cursor"`
+	// The audit event.
+	Node *model.AuditEvent `json:"node"`
 }
 
+// Which audit events to read; every criterion given must hold.
 type AuditEventFilter struct {
-	Action   *string    `json:"action,omitempty"`
-	ActorID  *string    `json:"actorId,omitempty"`
-	TargetID *string    `json:"targetId,omitempty"`
-	Since    *time.Time `json:"since,omitempty"`
-	Until    *time.Time `json:"until,omitempty"`
+	// Only events of this action, e.g. `deployment.create`.
+	Action *string `json:"action,omitempty"`
+	// Only events whose actor is this user (a User id).
+	ActorID *string `json:"actorId,omitempty"`
+	// Only events on this object (its global id).
+	TargetID *string `json:"targetId,omitempty"`
+	// Only events at or after this time.
+	Since *time.Time `json:"since,omitempty"`
+	// Only events before this time (exclusive); after since when both are given.
+	Until *time.Time `json:"until,omitempty"`
 }
 
+// A page of builds.
 type BuildConnection struct {
-	Edges    []*BuildEdge   `json:"edges"`
-	Nodes    []*model.Build `json:"nodes"`
-	PageInfo *PageInfo      `json:"pageInfo"`
+	// The page's builds, each with its cursor.
+	Edges []*BuildEdge `json:"edges"`
+	// The page's builds, without cursors.
+	Nodes []*model.Build `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A build in a page, with its cursor.
 type BuildEdge struct {
-	Cursor string       `json:"cursor"`
-	Node   *model.Build `json:"node"`
+	// Opaque: pass it as after or before to page from this build.
+	Cursor string `json:"cursor"`
+	// The build.
+	Node *model.Build `json:"node"`
 }
 
+// A page of a build's log, oldest line first. It pages by line number (after), not by cursor.
 type BuildLogPage struct {
+	// The page's lines, oldest first.
 	Lines []*model.BuildLogLine `json:"lines"`
 	// The number of the last line on this page; pass it as after for the next.
 	EndLine int `json:"endLine"`
@@ -102,13 +150,17 @@ type BuildLogPage struct {
 	Truncated bool `json:"truncated"`
 }
 
+// A deployment to cancel.
 type CancelDeploymentInput struct {
-	DeploymentID string  `json:"deploymentId"`
-	Reason       *string `json:"reason,omitempty"`
+	// The deployment: one that has not ended.
+	DeploymentID string `json:"deploymentId"`
+	// Why, at most 2,000 characters; it ends up in the deployment's message.
+	Reason *string `json:"reason,omitempty"`
 }
 
 // What a change would do, per cluster whose desired state it alters.
 type ChangePreview struct {
+	// One entry per cluster whose desired state the change would alter.
 	Clusters []*core.ClusterChange `json:"clusters"`
 	// Why the change would be refused, exactly as the mutation would say.
 	UserErrors []*UserError `json:"userErrors"`
@@ -117,279 +169,418 @@ type ChangePreview struct {
 // One change of a change set: the input of its direct mutation.
 type ChangeSetChange struct {
 	// Numbers the change in its set from 1.
-	Sequence int              `json:"sequence"`
-	Kind     model.ChangeKind `json:"kind"`
+	Sequence int `json:"sequence"`
+	// Which mutation it stands for.
+	Kind model.ChangeKind `json:"kind"`
 	// What it changes, by name: e.g. `variable FEATURE_FLAG of service web set`.
 	Summary string `json:"summary"`
 	// Null once they left the tenant.
-	Author      *model.User        `json:"author,omitempty"`
-	At          time.Time          `json:"at"`
-	Service     *model.Service     `json:"service,omitempty"`
+	Author *model.User `json:"author,omitempty"`
+	// When it was added.
+	At time.Time `json:"at"`
+	// The service it changes, deploys or sets a variable of; null for none.
+	Service *model.Service `json:"service,omitempty"`
+	// The environment it deploys to or sets a variable of; null for none.
 	Environment *model.Environment `json:"environment,omitempty"`
 	// For SET_VARIABLE and DELETE_VARIABLE.
 	VariableName *string `json:"variableName,omitempty"`
 	// A plain variable's new value; null for a secret (never shown) and for other kinds.
-	Value  *string `json:"value,omitempty"`
-	Secret bool    `json:"secret"`
+	Value *string `json:"value,omitempty"`
+	// Whether the variable it sets is a secret.
+	Secret bool `json:"secret"`
 	// For DEPLOY.
 	ImageDigest *string `json:"imageDigest,omitempty"`
 	// For UPDATE_SERVICE, when it replaces them.
 	Processes []*model.Process `json:"processes,omitempty"`
-	Domains   []*model.Domain  `json:"domains,omitempty"`
+	// For UPDATE_SERVICE, when it replaces them.
+	Domains []*model.Domain `json:"domains,omitempty"`
 }
 
+// A comment on a change set, or a decision with its comment.
 type ChangeSetComment struct {
 	// Null once they left the tenant.
 	Author *model.User `json:"author,omitempty"`
-	Body   string      `json:"body"`
+	// The text; may be empty on a decision.
+	Body string `json:"body"`
 	// Set on a decision.
 	Decision *model.ApprovalDecision `json:"decision,omitempty"`
-	At       time.Time               `json:"at"`
+	// When it was written.
+	At time.Time `json:"at"`
 }
 
+// A page of change sets.
 type ChangeSetConnection struct {
-	Edges    []*ChangeSetEdge   `json:"edges"`
-	Nodes    []*model.ChangeSet `json:"nodes"`
-	PageInfo *PageInfo          `json:"pageInfo"`
+	// The page's change sets, each with its cursor.
+	Edges []*ChangeSetEdge `json:"edges"`
+	// The page's change sets, without cursors.
+	Nodes []*model.ChangeSet `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A change set in a page, with its cursor.
 type ChangeSetEdge struct {
-	Cursor string           `json:"cursor"`
-	Node   *model.ChangeSet `json:"node"`
+	// Opaque: pass it as after or before to page from this change set.
+	Cursor string `json:"cursor"`
+	// The change set.
+	Node *model.ChangeSet `json:"node"`
 }
 
+// A change set to act on.
 type ChangeSetInput struct {
+	// The change set.
 	ChangeSetID string `json:"changeSetId"`
 }
 
+// What a change set mutation did.
 type ChangeSetPayload struct {
-	ChangeSet  *model.ChangeSet `json:"changeSet,omitempty"`
-	UserErrors []*UserError     `json:"userErrors"`
+	// The change set as the mutation left it; read it when userErrors is empty.
+	ChangeSet *model.ChangeSet `json:"changeSet,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// What applying a change set now would do.
 type ChangeSetPreview struct {
-	Clusters []*core.ClusterChange    `json:"clusters"`
+	// Per cluster whose desired state it would alter.
+	Clusters []*core.ClusterChange `json:"clusters"`
+	// Per service and environment, the release it would make.
 	Releases []*core.PreviewedRelease `json:"releases"`
 	// Why applying would be refused, exactly as applyChangeSet would say (a conflict, a closed set).
 	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A page of clusters.
 type ClusterConnection struct {
-	Edges    []*ClusterEdge   `json:"edges"`
-	Nodes    []*model.Cluster `json:"nodes"`
-	PageInfo *PageInfo        `json:"pageInfo"`
+	// The page's clusters, each with its cursor.
+	Edges []*ClusterEdge `json:"edges"`
+	// The page's clusters, without cursors.
+	Nodes []*model.Cluster `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A cluster in a page, with its cursor.
 type ClusterEdge struct {
-	Cursor string         `json:"cursor"`
-	Node   *model.Cluster `json:"node"`
+	// Opaque: pass it as after or before to page from this cluster.
+	Cursor string `json:"cursor"`
+	// The cluster.
+	Node *model.Cluster `json:"node"`
 }
 
+// A page of commands.
 type CommandConnection struct {
-	Edges    []*CommandEdge   `json:"edges"`
-	Nodes    []*model.Command `json:"nodes"`
-	PageInfo *PageInfo        `json:"pageInfo"`
+	// The page's commands, each with its cursor.
+	Edges []*CommandEdge `json:"edges"`
+	// The page's commands, without cursors.
+	Nodes []*model.Command `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A command in a page, with its cursor.
 type CommandEdge struct {
-	Cursor string         `json:"cursor"`
-	Node   *model.Command `json:"node"`
+	// Opaque: pass it as after or before to page from this command.
+	Cursor string `json:"cursor"`
+	// The command.
+	Node *model.Command `json:"node"`
 }
 
+// A comment on a change set.
 type CommentOnChangeSetInput struct {
+	// The change set.
 	ChangeSetID string `json:"changeSetId"`
-	Body        string `json:"body"`
+	// The comment: 1 to 2,000 characters.
+	Body string `json:"body"`
 }
 
+// An API token to create.
 type CreateAPITokenInput struct {
+	// A name to tell it apart: 1 to 100 characters.
 	Name string `json:"name"`
 	// The tenant the token acts in: the calling token's when omitted. Signed in with a session to several tenants, say which.
 	TenantID *string `json:"tenantId,omitempty"`
 	// An integration user of a tenant the caller administers; the caller when omitted.
 	UserID *string `json:"userId,omitempty"`
-	// Days until the token expires; never when omitted. A token never outlives the token that creates it: a later (or no) expiry is shortened to that token's.
+	// Days until the token expires, 1 to 3650; never when omitted. A token never outlives the token that creates it: a later (or no) expiry is shortened to that token's.
 	ExpiresInDays *int `json:"expiresInDays,omitempty"`
 }
 
+// What createApiToken did.
 type CreateAPITokenPayload struct {
+	// The new token: its expiresAt says when it stops working.
 	APIToken *model.APIToken `json:"apiToken,omitempty"`
 	// The whole token. Shown only in this response; store it now.
-	Secret     *string      `json:"secret,omitempty"`
+	Secret *string `json:"secret,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
 	UserErrors []*UserError `json:"userErrors"`
 }
 
+// An environment to create.
 type CreateEnvironmentInput struct {
-	ProjectID         string        `json:"projectId"`
-	Name              string        `json:"name"`
-	Protected         *bool         `json:"protected,omitempty"`
-	ClusterSelector   []*LabelInput `json:"clusterSelector,omitempty"`
+	// The project.
+	ProjectID string `json:"projectId"`
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the project.
+	Name string `json:"name"`
+	// Whether deployments to it need a project manager and wait for an approval; a protected environment counts against the plan.
+	Protected *bool `json:"protected,omitempty"`
+	// Picks the clusters whose labels contain every pair; the environment lands only when it picks exactly one.
+	ClusterSelector []*LabelInput `json:"clusterSelector,omitempty"`
+	// Picks the namespace target on that cluster whose labels contain every pair; empty only for a cluster without namespace targets.
 	NamespaceSelector []*LabelInput `json:"namespaceSelector,omitempty"`
 }
 
+// What createEnvironment did.
 type CreateEnvironmentPayload struct {
+	// The new environment; read it when userErrors is empty.
 	Environment *model.Environment `json:"environment,omitempty"`
-	UserErrors  []*UserError       `json:"userErrors"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A namespace target to define.
 type CreateNamespaceTargetInput struct {
-	ClusterID string        `json:"clusterId"`
-	Namespace string        `json:"namespace"`
-	Labels    []*LabelInput `json:"labels,omitempty"`
+	// The cluster.
+	ClusterID string `json:"clusterId"`
+	// The Kubernetes namespace: 1 to 63 lowercase letters, digits or `-`; unique on the cluster.
+	Namespace string `json:"namespace"`
+	// Its labels (at most 100), which environments' namespace selectors match.
+	Labels []*LabelInput `json:"labels,omitempty"`
 }
 
+// What createNamespaceTarget did.
 type CreateNamespaceTargetPayload struct {
+	// The new namespace target; read it when userErrors is empty.
 	NamespaceTarget *model.NamespaceTarget `json:"namespaceTarget,omitempty"`
-	UserErrors      []*UserError           `json:"userErrors"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A project to create.
 type CreateProjectInput struct {
-	TenantID    string  `json:"tenantId"`
-	Name        string  `json:"name"`
+	// The tenant.
+	TenantID string `json:"tenantId"`
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the tenant.
+	Name string `json:"name"`
+	// Free text, at most 1,000 characters.
 	Description *string `json:"description,omitempty"`
 }
 
+// What createProject did.
 type CreateProjectPayload struct {
-	Project    *model.Project `json:"project,omitempty"`
-	UserErrors []*UserError   `json:"userErrors"`
+	// The new project; read it when userErrors is empty.
+	Project *model.Project `json:"project,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A service to create.
 type CreateServiceInput struct {
+	// The project.
 	ProjectID string `json:"projectId"`
-	Name      string `json:"name"`
-	// For a Git service: the repository in the cluster's registry its builds push to.
-	Image     string           `json:"image"`
-	Processes []*ProcessInput  `json:"processes"`
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the project.
+	Name string `json:"name"`
+	// The image repository, without tag or digest, e.g. `registry.example.com/shop/api`. For a Git service: the repository in the cluster's registry its builds push to.
+	Image string `json:"image"`
+	// Its processes: 1 to 20.
+	Processes []*ProcessInput `json:"processes"`
+	// Variables at the service's scope (at most 200).
 	Variables []*VariableInput `json:"variables,omitempty"`
-	Domains   []*DomainInput   `json:"domains,omitempty"`
+	// Host names routed to its processes (at most 50).
+	Domains []*DomainInput `json:"domains,omitempty"`
 	// Makes it a service built from Git.
 	Git *GitSourceInput `json:"git,omitempty"`
 }
 
+// What createService did.
 type CreateServicePayload struct {
-	Service    *model.Service `json:"service,omitempty"`
-	UserErrors []*UserError   `json:"userErrors"`
+	// The new service; read it when userErrors is empty.
+	Service *model.Service `json:"service,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A tenant to create.
 type CreateTenantInput struct {
+	// Its name: 1 to 100 characters.
 	Name string `json:"name"`
 }
 
+// What createTenant did.
 type CreateTenantPayload struct {
+	// The new tenant, readable in full within this response; afterwards, work in it with the returned secret.
 	Tenant *model.Tenant `json:"tenant,omitempty"`
 	// A token for the new tenant (tokens act in one tenant), owned by the caller; it expires when the caller's token does.
 	APIToken *model.APIToken `json:"apiToken,omitempty"`
 	// The whole token. Shown only in this response; store it now.
-	Secret     *string      `json:"secret,omitempty"`
+	Secret *string `json:"secret,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
 	UserErrors []*UserError `json:"userErrors"`
 }
 
+// An outbound webhook endpoint to register.
 type CreateWebhookEndpointInput struct {
+	// The tenant.
 	TenantID string `json:"tenantId"`
 	// A project of the tenant: the endpoint is told of that project's events only.
-	ProjectID   *string            `json:"projectId,omitempty"`
-	URL         string             `json:"url"`
-	Description *string            `json:"description,omitempty"`
-	Events      []WebhookEventType `json:"events"`
+	ProjectID *string `json:"projectId,omitempty"`
+	// Where to send the messages: an https (or http) URL.
+	URL string `json:"url"`
+	// Free text, at most 200 characters.
+	Description *string `json:"description,omitempty"`
+	// The event types to tell it of; CLUSTER_CONNECTED and CLUSTER_DISCONNECTED for a tenant's endpoint only.
+	Events []WebhookEventType `json:"events"`
 }
 
+// A push webhook to make.
 type CreateWebhookInput struct {
+	// The project.
 	ProjectID string `json:"projectId"`
 	// The one service it builds; left out: a project's webhook, routing each push by its repository.
 	ServiceID *string `json:"serviceId,omitempty"`
 }
 
+// What createWebhook did.
 type CreateWebhookPayload struct {
+	// The new webhook: give the provider its url.
 	Webhook *model.Webhook `json:"webhook,omitempty"`
 	// The secret to give the provider (GitHub and Gitea: the webhook secret; GitLab: the secret token). Shown once.
-	Secret     *string      `json:"secret,omitempty"`
+	Secret *string `json:"secret,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
 	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A decision on a change set.
 type DecideChangeSetInput struct {
-	ChangeSetID string  `json:"changeSetId"`
-	Comment     *string `json:"comment,omitempty"`
+	// The change set: a submitted one.
+	ChangeSetID string `json:"changeSetId"`
+	// Why, at most 2,000 characters; it is kept with the decision.
+	Comment *string `json:"comment,omitempty"`
 }
 
+// A decision on a deployment awaiting approval.
 type DecideDeploymentInput struct {
-	DeploymentID string  `json:"deploymentId"`
-	Comment      *string `json:"comment,omitempty"`
+	// The deployment.
+	DeploymentID string `json:"deploymentId"`
+	// Why, at most 2,000 characters; it is kept with the decision.
+	Comment *string `json:"comment,omitempty"`
 }
 
+// A cluster to delete.
 type DeleteClusterInput struct {
+	// The cluster.
 	ClusterID string `json:"clusterId"`
 }
 
+// What deleteCluster did.
 type DeleteClusterPayload struct {
-	DeletedClusterID *string      `json:"deletedClusterId,omitempty"`
-	UserErrors       []*UserError `json:"userErrors"`
+	// The id of the cluster deleted; null when none was.
+	DeletedClusterID *string `json:"deletedClusterId,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// An environment to delete.
 type DeleteEnvironmentInput struct {
+	// The environment.
 	EnvironmentID string `json:"environmentId"`
 }
 
+// What deleteEnvironment did.
 type DeleteEnvironmentPayload struct {
-	DeletedEnvironmentID *string      `json:"deletedEnvironmentId,omitempty"`
-	UserErrors           []*UserError `json:"userErrors"`
+	// The id of the environment deleted; null when none was.
+	DeletedEnvironmentID *string `json:"deletedEnvironmentId,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A namespace target to delete.
 type DeleteNamespaceTargetInput struct {
+	// The namespace target.
 	NamespaceTargetID string `json:"namespaceTargetId"`
 }
 
+// What deleteNamespaceTarget did.
 type DeleteNamespaceTargetPayload struct {
-	DeletedNamespaceTargetID *string      `json:"deletedNamespaceTargetId,omitempty"`
-	UserErrors               []*UserError `json:"userErrors"`
+	// The id of the namespace target deleted; null when none was.
+	DeletedNamespaceTargetID *string `json:"deletedNamespaceTargetId,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A project to delete.
 type DeleteProjectInput struct {
+	// The project.
 	ProjectID string `json:"projectId"`
 }
 
+// What deleteProject did.
 type DeleteProjectPayload struct {
-	DeletedProjectID *string      `json:"deletedProjectId,omitempty"`
-	UserErrors       []*UserError `json:"userErrors"`
+	// The id of the project deleted; null when none was.
+	DeletedProjectID *string `json:"deletedProjectId,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A service to delete.
 type DeleteServiceInput struct {
+	// The service.
 	ServiceID string `json:"serviceId"`
 }
 
+// What deleteService did.
 type DeleteServicePayload struct {
-	DeletedServiceID *string      `json:"deletedServiceId,omitempty"`
-	UserErrors       []*UserError `json:"userErrors"`
+	// The id of the service deleted; null when none was.
+	DeletedServiceID *string `json:"deletedServiceId,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A variable to delete.
 type DeleteVariableInput struct {
+	// The variable.
 	VariableID string `json:"variableId"`
 	// Adds the deletion to this open change set instead of making it.
 	ChangeSetID *string `json:"changeSetId,omitempty"`
 }
 
+// What deleteVariable did.
 type DeleteVariablePayload struct {
+	// The id of the variable deleted; null when it was not (as when the deletion went to a change set).
 	DeletedVariableID *string `json:"deletedVariableId,omitempty"`
 	// As SetVariablePayload.changeSet.
-	ChangeSet  *model.ChangeSet `json:"changeSet,omitempty"`
-	UserErrors []*UserError     `json:"userErrors"`
+	ChangeSet *model.ChangeSet `json:"changeSet,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// What deleteWebhookEndpoint did.
 type DeleteWebhookEndpointPayload struct {
-	DeletedEndpointID *string      `json:"deletedEndpointId,omitempty"`
-	UserErrors        []*UserError `json:"userErrors"`
+	// The id of the endpoint deleted; null when none was.
+	DeletedEndpointID *string `json:"deletedEndpointId,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A push webhook to delete.
 type DeleteWebhookInput struct {
+	// The webhook.
 	WebhookID string `json:"webhookId"`
 }
 
+// What deleteWebhook did.
 type DeleteWebhookPayload struct {
-	DeletedWebhookID *string      `json:"deletedWebhookId,omitempty"`
-	UserErrors       []*UserError `json:"userErrors"`
+	// The id of the webhook deleted; null when none was.
+	DeletedWebhookID *string `json:"deletedWebhookId,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
 // What to deploy: an image digest built elsewhere, or (for a service built from Git) a commit to build first, or the head of its tracked branch. Exactly one.
 type DeployInput struct {
-	ServiceID     string `json:"serviceId"`
+	// The service.
+	ServiceID string `json:"serviceId"`
+	// The environment (of the service's project) to deploy to.
 	EnvironmentID string `json:"environmentId"`
 	// The image digest to release, `sha256:` and 64 hex digits.
 	ImageDigest *string `json:"imageDigest,omitempty"`
@@ -401,53 +592,78 @@ type DeployInput struct {
 	ChangeSetID *string `json:"changeSetId,omitempty"`
 }
 
+// What deploy did.
 type DeployPayload struct {
-	Release    *model.Release    `json:"release,omitempty"`
+	// The release made: the service's configuration frozen with the image (none yet for a commit, until its build succeeds).
+	Release *model.Release `json:"release,omitempty"`
+	// The deployment of the release.
 	Deployment *model.Deployment `json:"deployment,omitempty"`
 	// The change set the deploy was added to.
 	ChangeSet *model.ChangeSet `json:"changeSet,omitempty"`
 	// The build, for a deploy of a commit.
-	Build      *model.Build `json:"build,omitempty"`
+	Build *model.Build `json:"build,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
 	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A page of deployments.
 type DeploymentConnection struct {
-	Edges    []*DeploymentEdge   `json:"edges"`
-	Nodes    []*model.Deployment `json:"nodes"`
-	PageInfo *PageInfo           `json:"pageInfo"`
+	// The page's deployments, each with its cursor.
+	Edges []*DeploymentEdge `json:"edges"`
+	// The page's deployments, without cursors.
+	Nodes []*model.Deployment `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A deployment in a page, with its cursor.
 type DeploymentEdge struct {
-	Cursor string            `json:"cursor"`
-	Node   *model.Deployment `json:"node"`
+	// Opaque: pass it as after or before to page from this deployment.
+	Cursor string `json:"cursor"`
+	// The deployment.
+	Node *model.Deployment `json:"node"`
 }
 
+// What a deployment mutation did.
 type DeploymentPayload struct {
+	// The deployment decided on or cancelled, or the new one; read it when userErrors is empty.
 	Deployment *model.Deployment `json:"deployment,omitempty"`
-	UserErrors []*UserError      `json:"userErrors"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A host name routed to a process of the service.
 type DomainInput struct {
-	Host    string `json:"host"`
+	// A lowercase host name, e.g. `shop.example.com`; unique in the service.
+	Host string `json:"host"`
+	// The process that serves it: one with a port.
 	Process string `json:"process"`
 }
 
+// A page of environments.
 type EnvironmentConnection struct {
-	Edges    []*EnvironmentEdge   `json:"edges"`
-	Nodes    []*model.Environment `json:"nodes"`
-	PageInfo *PageInfo            `json:"pageInfo"`
+	// The page's environments, each with its cursor.
+	Edges []*EnvironmentEdge `json:"edges"`
+	// The page's environments, without cursors.
+	Nodes []*model.Environment `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// An environment in a page, with its cursor.
 type EnvironmentEdge struct {
-	Cursor string             `json:"cursor"`
-	Node   *model.Environment `json:"node"`
+	// Opaque: pass it as after or before to page from this environment.
+	Cursor string `json:"cursor"`
+	// The environment.
+	Node *model.Environment `json:"node"`
 }
 
 // A Git service's source: a repository's tracked branch, built with a Dockerfile. A push to the branch builds and deploys it to each of deployOnPush.
 type GitSource struct {
 	// The repository's URL (https or ssh).
 	Repository string `json:"repository"`
-	Branch     string `json:"branch"`
+	// The branch it tracks.
+	Branch string `json:"branch"`
 	// The build context, relative to the repository's root.
 	ContextDir string `json:"contextDir"`
 	// The Dockerfile, relative to the build context.
@@ -458,11 +674,15 @@ type GitSource struct {
 	HasCredential bool `json:"hasCredential"`
 }
 
+// Where a service is built from.
 type GitSourceInput struct {
 	// https://host/owner/repo(.git) or git@host:owner/repo(.git); without credentials in it.
-	Repository string  `json:"repository"`
-	Branch     string  `json:"branch"`
+	Repository string `json:"repository"`
+	// The branch to track: a push to it builds.
+	Branch string `json:"branch"`
+	// The build context, relative to the repository's root.
 	ContextDir *string `json:"contextDir,omitempty"`
+	// The Dockerfile, relative to the build context.
 	Dockerfile *string `json:"dockerfile,omitempty"`
 	// The environments (of the service's project) a push to the branch builds and deploys to.
 	DeployOnPush []string `json:"deployOnPush,omitempty"`
@@ -470,47 +690,65 @@ type GitSourceInput struct {
 	Credential *string `json:"credential,omitempty"`
 }
 
+// A person to invite to sign in to a tenant.
 type InviteMemberInput struct {
+	// The tenant.
 	TenantID string `json:"tenantId"`
-	Email    string `json:"email"`
+	// The person's email.
+	Email string `json:"email"`
 	// Their name in this tenant, for a person who is not a member yet.
 	Name string `json:"name"`
 	// Their role, for a person who is not a member yet; a member keeps theirs.
 	Role *model.TenantRole `json:"role,omitempty"`
 }
 
+// What inviteMember did.
 type InviteMemberPayload struct {
-	Member     *model.Member     `json:"member,omitempty"`
+	// The member invited, added when they were not one.
+	Member *model.Member `json:"member,omitempty"`
+	// The new invitation.
 	Invitation *model.Invitation `json:"invitation,omitempty"`
 	// The invitation link. Shown only in this response: give it to the person; it works once, until the invitation expires.
-	Link       *string      `json:"link,omitempty"`
+	Link *string `json:"link,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
 	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A page of Kubernetes events, newest first. It pages by event number (before), not by cursor.
 type KubeEventPage struct {
+	// The page's events, newest first.
 	Events []*model.KubeEvent `json:"events"`
 	// Whether older events are stored (pass the last event's number as before).
 	HasMore bool `json:"hasMore"`
 }
 
+// A label to set, or one key=value pair of a selector, which must match a label exactly.
 type LabelInput struct {
-	Key   string `json:"key"`
+	// An optional DNS prefix and `/`, then 1 to 63 letters, digits, `-`, `_` or `.`. In a selector, a key no cluster (or namespace target) carries is refused as a likely typo.
+	Key string `json:"key"`
+	// At most 63 letters, digits, `-`, `_` or `.`; may be empty.
 	Value string `json:"value"`
 }
 
+// Which log lines to read; every criterion given must hold.
 type LogFilter struct {
+	// Only lines printed at or after this time.
 	Since *time.Time `json:"since,omitempty"`
-	// Exclusive.
+	// Only lines printed before this time (exclusive).
 	Until *time.Time `json:"until,omitempty"`
 	// Lines that contain this text (case-sensitive, at most 500 characters).
-	Text   *string          `json:"text,omitempty"`
+	Text *string `json:"text,omitempty"`
+	// Only lines of this stream.
 	Stream *model.LogStream `json:"stream,omitempty"`
-	Pod    *string          `json:"pod,omitempty"`
+	// Only lines of this pod (its name, at most 253 characters).
+	Pod *string `json:"pod,omitempty"`
 	// Lines of this deployment's release.
 	DeploymentID *string `json:"deploymentId,omitempty"`
 }
 
+// A page of a service's log lines, in the order stored. It pages by line number (after, before), not by cursor.
 type LogPage struct {
+	// The page's lines, oldest first.
 	Lines []*model.LogLine `json:"lines"`
 	// Whether the filter selects lines before the first of this page.
 	HasPreviousPage bool `json:"hasPreviousPage"`
@@ -518,92 +756,147 @@ type LogPage struct {
 	HasNextPage bool `json:"hasNextPage"`
 }
 
+// A page of members.
 type MemberConnection struct {
-	Edges    []*MemberEdge   `json:"edges"`
-	Nodes    []*model.Member `json:"nodes"`
-	PageInfo *PageInfo       `json:"pageInfo"`
+	// The page's members, each with its cursor.
+	Edges []*MemberEdge `json:"edges"`
+	// The page's members, without cursors.
+	Nodes []*model.Member `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A member in a page, with its cursor.
 type MemberEdge struct {
-	Cursor string        `json:"cursor"`
-	Node   *model.Member `json:"node"`
+	// Opaque: pass it as after or before to page from this member.
+	Cursor string `json:"cursor"`
+	// The member.
+	Node *model.Member `json:"node"`
 }
 
+// The mutations. Each takes one `input` and returns a payload whose `userErrors` list what was wrong with the input:
+// when it is not empty, nothing was changed. Send an Idempotency-Key header to make a retry safe (docs/graphql.md).
 type Mutation struct {
 }
 
+// A page of namespace targets.
 type NamespaceTargetConnection struct {
-	Edges    []*NamespaceTargetEdge   `json:"edges"`
-	Nodes    []*model.NamespaceTarget `json:"nodes"`
-	PageInfo *PageInfo                `json:"pageInfo"`
+	// The page's namespace targets, each with its cursor.
+	Edges []*NamespaceTargetEdge `json:"edges"`
+	// The page's namespace targets, without cursors.
+	Nodes []*model.NamespaceTarget `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A namespace target in a page, with its cursor.
 type NamespaceTargetEdge struct {
-	Cursor string                 `json:"cursor"`
-	Node   *model.NamespaceTarget `json:"node"`
+	// Opaque: pass it as after or before to page from this namespace target.
+	Cursor string `json:"cursor"`
+	// The namespace target.
+	Node *model.NamespaceTarget `json:"node"`
 }
 
+// A change set to open: its project and title.
 type OpenChangeSetInput struct {
+	// The project it changes.
 	ProjectID string `json:"projectId"`
-	Title     string `json:"title"`
+	// What it is about: 1 to 200 characters.
+	Title string `json:"title"`
 }
 
+// Where a page of a connection stands in the whole list.
 type PageInfo struct {
-	HasNextPage     bool    `json:"hasNextPage"`
-	HasPreviousPage bool    `json:"hasPreviousPage"`
-	StartCursor     *string `json:"startCursor,omitempty"`
-	EndCursor       *string `json:"endCursor,omitempty"`
+	// Whether items follow this page, when it was read forwards (with first, or with none of first, last and before); false when it was read backwards.
+	HasNextPage bool `json:"hasNextPage"`
+	// Whether items come before this page, when it was read backwards (with last, or with before and no first); false when it was read forwards.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the page's first item: pass it as before for the items before the page. Null for an empty page.
+	StartCursor *string `json:"startCursor,omitempty"`
+	// The cursor of the page's last item: pass it as after for the items after the page. Null for an empty page.
+	EndCursor *string `json:"endCursor,omitempty"`
 }
 
+// A tenant's plan and its limits.
 type Plan struct {
+	// The plan's name.
 	Name model.PlanName `json:"name"`
 	// Each limit beside its current use.
 	Limits []*model.PlanLimit `json:"limits"`
 }
 
+// A readiness probe: an HTTP GET when path is given, a TCP probe otherwise.
 type ProbeInput struct {
-	Path                *string `json:"path,omitempty"`
-	Port                int     `json:"port"`
-	InitialDelaySeconds *int    `json:"initialDelaySeconds,omitempty"`
-	PeriodSeconds       *int    `json:"periodSeconds,omitempty"`
+	// The path of an HTTP GET probe, starting with `/`; left out: a TCP probe.
+	Path *string `json:"path,omitempty"`
+	// The port to probe, 1 to 65535.
+	Port int `json:"port"`
+	// Seconds before the first probe, 0 to 3600.
+	InitialDelaySeconds *int `json:"initialDelaySeconds,omitempty"`
+	// Seconds between probes, 1 to 3600.
+	PeriodSeconds *int `json:"periodSeconds,omitempty"`
 }
 
+// A process of a service, as createService and updateService take it.
 type ProcessInput struct {
-	Name           string      `json:"name"`
-	Command        []string    `json:"command,omitempty"`
-	Replicas       *int        `json:"replicas,omitempty"`
-	Port           *int        `json:"port,omitempty"`
+	// 1 to 63 lowercase letters, digits or `-`; unique in the service.
+	Name string `json:"name"`
+	// The container's command (at most 100 arguments), replacing the image's entrypoint; left out or empty: the image's own.
+	Command []string `json:"command,omitempty"`
+	// How many pods run it, 0 to 100.
+	Replicas *int `json:"replicas,omitempty"`
+	// The port it listens on, 1 to 65535; left out for a process that serves nothing. A domain needs it.
+	Port *int `json:"port,omitempty"`
+	// How Kubernetes tells a pod is ready for traffic; left out: no readiness probe.
 	ReadinessProbe *ProbeInput `json:"readinessProbe,omitempty"`
 }
 
+// A page of projects.
 type ProjectConnection struct {
-	Edges    []*ProjectEdge   `json:"edges"`
-	Nodes    []*model.Project `json:"nodes"`
-	PageInfo *PageInfo        `json:"pageInfo"`
+	// The page's projects, each with its cursor.
+	Edges []*ProjectEdge `json:"edges"`
+	// The page's projects, without cursors.
+	Nodes []*model.Project `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A project in a page, with its cursor.
 type ProjectEdge struct {
-	Cursor string         `json:"cursor"`
-	Node   *model.Project `json:"node"`
+	// Opaque: pass it as after or before to page from this project.
+	Cursor string `json:"cursor"`
+	// The project.
+	Node *model.Project `json:"node"`
 }
 
+// A page of project members.
 type ProjectMemberConnection struct {
-	Edges    []*ProjectMemberEdge   `json:"edges"`
-	Nodes    []*model.ProjectMember `json:"nodes"`
-	PageInfo *PageInfo              `json:"pageInfo"`
+	// The page's project members, each with its cursor.
+	Edges []*ProjectMemberEdge `json:"edges"`
+	// The page's project members, without cursors.
+	Nodes []*model.ProjectMember `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A project member in a page, with its cursor.
 type ProjectMemberEdge struct {
-	Cursor string               `json:"cursor"`
-	Node   *model.ProjectMember `json:"node"`
+	// Opaque: pass it as after or before to page from this project member.
+	Cursor string `json:"cursor"`
+	// The project member.
+	Node *model.ProjectMember `json:"node"`
 }
 
+// The queries: start at `viewer`, or read any object by its id with `node`.
 type Query struct {
 }
 
+// A command to queue for a cluster's agent.
 type QueueCommandInput struct {
-	ClusterID string            `json:"clusterId"`
-	Kind      model.CommandKind `json:"kind"`
+	// The cluster.
+	ClusterID string `json:"clusterId"`
+	// What to ask.
+	Kind model.CommandKind `json:"kind"`
 	// For RESTART_PROCESS: the environment, on this cluster, the service runs in.
 	EnvironmentID *string `json:"environmentId,omitempty"`
 	// For RESTART_PROCESS.
@@ -612,231 +905,346 @@ type QueueCommandInput struct {
 	Process *string `json:"process,omitempty"`
 }
 
+// What queueCommand did.
 type QueueCommandPayload struct {
-	Command    *model.Command `json:"command,omitempty"`
-	UserErrors []*UserError   `json:"userErrors"`
+	// The command queued; read it when userErrors is empty.
+	Command *model.Command `json:"command,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A push webhook delivery to take again.
 type RedeliverWebhookDeliveryInput struct {
+	// The delivery: one that was not REFUSED.
 	DeliveryID string `json:"deliveryId"`
 }
 
+// What redeliverWebhookDelivery did.
 type RedeliverWebhookDeliveryPayload struct {
 	// The new delivery, naming the one it repeats.
-	Delivery   *model.WebhookDelivery `json:"delivery,omitempty"`
-	UserErrors []*UserError           `json:"userErrors"`
+	Delivery *model.WebhookDelivery `json:"delivery,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// An outbound webhook message to send again.
 type RedeliverWebhookMessageInput struct {
+	// The message: a DELIVERED or FAILED one.
 	MessageID string `json:"messageId"`
 }
 
+// What redeliverWebhookMessage did.
 type RedeliverWebhookMessagePayload struct {
-	Message    *model.Message `json:"message,omitempty"`
-	UserErrors []*UserError   `json:"userErrors"`
+	// The message, PENDING again.
+	Message *model.Message `json:"message,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A deployment whose release to deploy again.
 type RedeployInput struct {
+	// The deployment.
 	DeploymentID string `json:"deploymentId"`
 }
 
+// A cluster whose connect token to regenerate.
 type RegenerateConnectTokenInput struct {
+	// The cluster.
 	ClusterID string `json:"clusterId"`
 	// The cluster's name, to confirm.
 	ConfirmName string `json:"confirmName"`
 }
 
+// What regenerateConnectToken did.
 type RegenerateConnectTokenPayload struct {
+	// The new token, without its secret.
 	ConnectToken *model.ConnectToken `json:"connectToken,omitempty"`
 	// The new token, shown once. The old ones keep working for the grace window.
-	Secret     *string      `json:"secret,omitempty"`
+	Secret *string `json:"secret,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
 	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A cluster to register.
 type RegisterClusterInput struct {
-	TenantID string        `json:"tenantId"`
-	Name     string        `json:"name"`
-	Labels   []*LabelInput `json:"labels,omitempty"`
+	// The tenant.
+	TenantID string `json:"tenantId"`
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the tenant.
+	Name string `json:"name"`
+	// Its labels (at most 100), which environments' cluster selectors match.
+	Labels []*LabelInput `json:"labels,omitempty"`
 }
 
+// What registerCluster did.
 type RegisterClusterPayload struct {
+	// The new cluster, PENDING until its agent connects.
 	Cluster *model.Cluster `json:"cluster,omitempty"`
 	// The cluster's connect token. Shown only in this response: put it in the agent's Secret now.
-	ConnectToken *string      `json:"connectToken,omitempty"`
-	UserErrors   []*UserError `json:"userErrors"`
+	ConnectToken *string `json:"connectToken,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A page of releases.
 type ReleaseConnection struct {
-	Edges    []*ReleaseEdge   `json:"edges"`
-	Nodes    []*model.Release `json:"nodes"`
-	PageInfo *PageInfo        `json:"pageInfo"`
+	// The page's releases, each with its cursor.
+	Edges []*ReleaseEdge `json:"edges"`
+	// The page's releases, without cursors.
+	Nodes []*model.Release `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A release in a page, with its cursor.
 type ReleaseEdge struct {
-	Cursor string         `json:"cursor"`
-	Node   *model.Release `json:"node"`
+	// Opaque: pass it as after or before to page from this release.
+	Cursor string `json:"cursor"`
+	// The release.
+	Node *model.Release `json:"node"`
 }
 
+// A change to take out of a change set.
 type RemoveChangeSetChangeInput struct {
+	// The change set.
 	ChangeSetID string `json:"changeSetId"`
-	Sequence    int    `json:"sequence"`
+	// The change's sequence number in the set.
+	Sequence int `json:"sequence"`
 }
 
+// A member to remove.
 type RemoveMemberInput struct {
+	// The member.
 	MemberID string `json:"memberId"`
 }
 
+// What removeMember did.
 type RemoveMemberPayload struct {
-	RemovedMemberID *string      `json:"removedMemberId,omitempty"`
-	UserErrors      []*UserError `json:"userErrors"`
+	// The id of the member removed; null when none was.
+	RemovedMemberID *string `json:"removedMemberId,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A project role to take away.
 type RemoveProjectMemberInput struct {
+	// The project member.
 	ProjectMemberID string `json:"projectMemberId"`
 }
 
+// What removeProjectMember did.
 type RemoveProjectMemberPayload struct {
-	RemovedProjectMemberID *string      `json:"removedProjectMemberId,omitempty"`
-	UserErrors             []*UserError `json:"userErrors"`
+	// The id of the project member removed; null when none was.
+	RemovedProjectMemberID *string `json:"removedProjectMemberId,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A page of a cluster's revisions, newest first. It pages by revision number (before), not by cursor.
 type RevisionPage struct {
+	// The page's revisions, newest first.
 	Revisions []*delivery.Revision `json:"revisions"`
 	// Whether older revisions exist (pass the last revision's number as before).
 	HasMore bool `json:"hasMore"`
 }
 
+// An API token to revoke.
 type RevokeAPITokenInput struct {
+	// The token.
 	APITokenID string `json:"apiTokenId"`
 }
 
+// What revokeApiToken did.
 type RevokeAPITokenPayload struct {
-	APIToken   *model.APIToken `json:"apiToken,omitempty"`
-	UserErrors []*UserError    `json:"userErrors"`
+	// The token, now revoked; read it when userErrors is empty.
+	APIToken *model.APIToken `json:"apiToken,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A connect token to stop.
 type RevokeConnectTokenInput struct {
+	// The connect token.
 	ConnectTokenID string `json:"connectTokenId"`
 }
 
+// What revokeConnectToken did.
 type RevokeConnectTokenPayload struct {
+	// The connect token, now revoked; read it when userErrors is empty.
 	ConnectToken *model.ConnectToken `json:"connectToken,omitempty"`
-	UserErrors   []*UserError        `json:"userErrors"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// An invitation to end.
 type RevokeInvitationInput struct {
+	// The invitation: an open one.
 	InvitationID string `json:"invitationId"`
 }
 
+// What revokeInvitation did.
 type RevokeInvitationPayload struct {
+	// The invitation, now REVOKED; read it when userErrors is empty.
 	Invitation *model.Invitation `json:"invitation,omitempty"`
-	UserErrors []*UserError      `json:"userErrors"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A member whose API tokens to revoke.
 type RevokeMemberAPITokensInput struct {
+	// The member.
 	MemberID string `json:"memberId"`
 }
 
+// What revokeMemberApiTokens did.
 type RevokeMemberAPITokensPayload struct {
+	// The member.
 	Member *model.Member `json:"member,omitempty"`
 	// The tokens this call revoked, oldest first.
 	RevokedAPITokens []*model.APIToken `json:"revokedApiTokens,omitempty"`
-	UserErrors       []*UserError      `json:"userErrors"`
+	// What was wrong with the input (CONFLICT when no token was left to revoke); when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A session to end.
 type RevokeSessionInput struct {
+	// One of your sessions (Viewer.sessions).
 	SessionID string `json:"sessionId"`
 }
 
+// What revokeSession did.
 type RevokeSessionPayload struct {
-	RevokedSessionID *string      `json:"revokedSessionId,omitempty"`
-	UserErrors       []*UserError `json:"userErrors"`
+	// The id of the session ended; null when none was.
+	RevokedSessionID *string `json:"revokedSessionId,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// An earlier release to deploy again.
 type RollbackInput struct {
-	ServiceID     string `json:"serviceId"`
+	// The service.
+	ServiceID string `json:"serviceId"`
+	// The environment.
 	EnvironmentID string `json:"environmentId"`
 	// The number of the earlier release to deploy.
 	ReleaseNumber int `json:"releaseNumber"`
 }
 
+// A push webhook whose secret to rotate.
 type RotateWebhookSecretInput struct {
+	// The webhook.
 	WebhookID string `json:"webhookId"`
 }
 
+// What rotateWebhookSecret did.
 type RotateWebhookSecretPayload struct {
+	// The webhook; read it when userErrors is empty.
 	Webhook *model.Webhook `json:"webhook,omitempty"`
 	// The new secret, shown once; the old one stops working at once.
-	Secret     *string      `json:"secret,omitempty"`
+	Secret *string `json:"secret,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
 	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A page of services.
 type ServiceConnection struct {
-	Edges    []*ServiceEdge   `json:"edges"`
-	Nodes    []*model.Service `json:"nodes"`
-	PageInfo *PageInfo        `json:"pageInfo"`
+	// The page's services, each with its cursor.
+	Edges []*ServiceEdge `json:"edges"`
+	// The page's services, without cursors.
+	Nodes []*model.Service `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A service in a page, with its cursor.
 type ServiceEdge struct {
-	Cursor string         `json:"cursor"`
-	Node   *model.Service `json:"node"`
+	// Opaque: pass it as after or before to page from this service.
+	Cursor string `json:"cursor"`
+	// The service.
+	Node *model.Service `json:"node"`
 }
 
+// A cluster's new labels.
 type SetClusterLabelsInput struct {
+	// The cluster.
 	ClusterID string `json:"clusterId"`
 	// Replaces every label of the cluster.
 	Labels []*LabelInput `json:"labels"`
 }
 
+// What setClusterLabels did.
 type SetClusterLabelsPayload struct {
-	Cluster    *model.Cluster `json:"cluster,omitempty"`
-	UserErrors []*UserError   `json:"userErrors"`
+	// The cluster with its new labels; read it when userErrors is empty.
+	Cluster *model.Cluster `json:"cluster,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A namespace target's new labels.
 type SetNamespaceTargetLabelsInput struct {
-	NamespaceTargetID string        `json:"namespaceTargetId"`
-	Labels            []*LabelInput `json:"labels"`
+	// The namespace target.
+	NamespaceTargetID string `json:"namespaceTargetId"`
+	// Replaces every label of the namespace target.
+	Labels []*LabelInput `json:"labels"`
 }
 
+// What setNamespaceTargetLabels did.
 type SetNamespaceTargetLabelsPayload struct {
+	// The namespace target with its new labels; read it when userErrors is empty.
 	NamespaceTarget *model.NamespaceTarget `json:"namespaceTarget,omitempty"`
-	UserErrors      []*UserError           `json:"userErrors"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A tenant's new plan.
 type SetTenantPlanInput struct {
-	TenantID string         `json:"tenantId"`
-	Plan     model.PlanName `json:"plan"`
+	// The tenant.
+	TenantID string `json:"tenantId"`
+	// The plan to move to.
+	Plan model.PlanName `json:"plan"`
 }
 
+// What setTenantPlan did.
 type SetTenantPlanPayload struct {
-	Tenant     *model.Tenant `json:"tenant,omitempty"`
-	UserErrors []*UserError  `json:"userErrors"`
+	// The tenant on its new plan; read it when userErrors is empty.
+	Tenant *model.Tenant `json:"tenant,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A variable to set: at project scope, or with environmentId or serviceId (not both) at that scope.
 type SetVariableInput struct {
+	// The project.
 	ProjectID string `json:"projectId"`
 	// Set for environment scope.
 	EnvironmentID *string `json:"environmentId,omitempty"`
 	// Set for service scope.
 	ServiceID *string `json:"serviceId,omitempty"`
-	Name      string  `json:"name"`
-	Value     string  `json:"value"`
-	Secret    *bool   `json:"secret,omitempty"`
+	// Letters, digits and `_`, not starting with a digit; at most 255 characters.
+	Name string `json:"name"`
+	// At most 32 KiB of text. It may reference another service of the project: `${{ services.api.url }}`, `.host`, `.port`, `.variables.NAME`.
+	Value string `json:"value"`
+	// Seal the value; it is never shown again.
+	Secret *bool `json:"secret,omitempty"`
 	// Adds the change to this open change set instead of making it.
 	ChangeSetID *string `json:"changeSetId,omitempty"`
 }
 
+// What setVariable did.
 type SetVariablePayload struct {
 	// The variable set; null when the change went to a change set.
 	Variable *model.Variable `json:"variable,omitempty"`
 	// The change set the change went to: the one given, or a change set of one awaiting approval when the change reaches a protected environment.
-	ChangeSet  *model.ChangeSet `json:"changeSet,omitempty"`
-	UserErrors []*UserError     `json:"userErrors"`
+	ChangeSet *model.ChangeSet `json:"changeSet,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// Whether an outbound webhook endpoint is enabled.
 type SetWebhookEndpointEnabledInput struct {
+	// The endpoint.
 	EndpointID string `json:"endpointId"`
-	Enabled    bool   `json:"enabled"`
+	// True: enable it (its waiting messages go out); false: disable it.
+	Enabled bool `json:"enabled"`
 }
 
 // Live updates, over graphql-transport-ws (or the legacy graphql-ws) at
@@ -848,68 +1256,108 @@ type SetWebhookEndpointEnabledInput struct {
 type Subscription struct {
 }
 
+// A page of tenants.
 type TenantConnection struct {
-	Edges    []*TenantEdge   `json:"edges"`
-	Nodes    []*model.Tenant `json:"nodes"`
-	PageInfo *PageInfo       `json:"pageInfo"`
+	// The page's tenants, each with its cursor.
+	Edges []*TenantEdge `json:"edges"`
+	// The page's tenants, without cursors.
+	Nodes []*model.Tenant `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A tenant in a page, with its cursor.
 type TenantEdge struct {
-	Cursor string        `json:"cursor"`
-	Node   *model.Tenant `json:"node"`
+	// Opaque: pass it as after or before to page from this tenant.
+	Cursor string `json:"cursor"`
+	// The tenant.
+	Node *model.Tenant `json:"node"`
 }
 
+// What to change of an environment; fields left out keep their value, a selector given replaces the whole selector.
 type UpdateEnvironmentInput struct {
-	EnvironmentID     string        `json:"environmentId"`
-	Name              *string       `json:"name,omitempty"`
-	Protected         *bool         `json:"protected,omitempty"`
-	ClusterSelector   []*LabelInput `json:"clusterSelector,omitempty"`
+	// The environment.
+	EnvironmentID string `json:"environmentId"`
+	// Its new name: 1 to 63 lowercase letters, digits or `-`; unique in the project.
+	Name *string `json:"name,omitempty"`
+	// Whether deployments to it need a project manager and wait for an approval.
+	Protected *bool `json:"protected,omitempty"`
+	// Its new cluster selector.
+	ClusterSelector []*LabelInput `json:"clusterSelector,omitempty"`
+	// Its new namespace selector.
 	NamespaceSelector []*LabelInput `json:"namespaceSelector,omitempty"`
 }
 
+// What updateEnvironment did.
 type UpdateEnvironmentPayload struct {
+	// The environment as changed; read it when userErrors is empty.
 	Environment *model.Environment `json:"environment,omitempty"`
-	UserErrors  []*UserError       `json:"userErrors"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A member's new tenant role.
 type UpdateMemberRoleInput struct {
-	MemberID string           `json:"memberId"`
-	Role     model.TenantRole `json:"role"`
+	// The member.
+	MemberID string `json:"memberId"`
+	// Their new role.
+	Role model.TenantRole `json:"role"`
 }
 
+// What updateMemberRole did.
 type UpdateMemberRolePayload struct {
-	Member     *model.Member `json:"member,omitempty"`
-	UserErrors []*UserError  `json:"userErrors"`
+	// The member with their new role; read it when userErrors is empty.
+	Member *model.Member `json:"member,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// What to change of a project; fields left out keep their value.
 type UpdateProjectInput struct {
-	ProjectID   string  `json:"projectId"`
-	Name        *string `json:"name,omitempty"`
+	// The project.
+	ProjectID string `json:"projectId"`
+	// Its new name: 1 to 63 lowercase letters, digits or `-`; unique in the tenant.
+	Name *string `json:"name,omitempty"`
+	// Its new description, at most 1,000 characters.
 	Description *string `json:"description,omitempty"`
 }
 
+// A project member's new role.
 type UpdateProjectMemberRoleInput struct {
-	ProjectMemberID string            `json:"projectMemberId"`
-	Role            model.ProjectRole `json:"role"`
+	// The project member.
+	ProjectMemberID string `json:"projectMemberId"`
+	// Their new role.
+	Role model.ProjectRole `json:"role"`
 }
 
+// What updateProjectMemberRole did.
 type UpdateProjectMemberRolePayload struct {
+	// The project member with their new role; read it when userErrors is empty.
 	ProjectMember *model.ProjectMember `json:"projectMember,omitempty"`
-	UserErrors    []*UserError         `json:"userErrors"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// What updateProject did.
 type UpdateProjectPayload struct {
-	Project    *model.Project `json:"project,omitempty"`
-	UserErrors []*UserError   `json:"userErrors"`
+	// The project as changed; read it when userErrors is empty.
+	Project *model.Project `json:"project,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
 // Fields left out keep their value; a list given replaces the whole list.
 type UpdateServiceInput struct {
-	ServiceID string           `json:"serviceId"`
-	Image     *string          `json:"image,omitempty"`
-	Processes []*ProcessInput  `json:"processes,omitempty"`
+	// The service.
+	ServiceID string `json:"serviceId"`
+	// Its new image repository, without tag or digest.
+	Image *string `json:"image,omitempty"`
+	// Replaces every process: 1 to 20.
+	Processes []*ProcessInput `json:"processes,omitempty"`
+	// Replaces every variable at the service's scope.
 	Variables []*VariableInput `json:"variables,omitempty"`
-	Domains   []*DomainInput   `json:"domains,omitempty"`
+	// Replaces every domain.
+	Domains []*DomainInput `json:"domains,omitempty"`
 	// Makes it a service built from Git, or changes its source.
 	Git *GitSourceInput `json:"git,omitempty"`
 	// Makes it a service deployed from images built elsewhere again.
@@ -918,110 +1366,162 @@ type UpdateServiceInput struct {
 	ChangeSetID *string `json:"changeSetId,omitempty"`
 }
 
+// What updateService did.
 type UpdateServicePayload struct {
 	// The service; unchanged when the change went to a change set.
 	Service *model.Service `json:"service,omitempty"`
 	// As SetVariablePayload.changeSet.
-	ChangeSet  *model.ChangeSet `json:"changeSet,omitempty"`
-	UserErrors []*UserError     `json:"userErrors"`
+	ChangeSet *model.ChangeSet `json:"changeSet,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// A tenant's new name.
 type UpdateTenantInput struct {
+	// The tenant.
 	TenantID string `json:"tenantId"`
-	Name     string `json:"name"`
+	// Its new name: 1 to 100 characters.
+	Name string `json:"name"`
 }
 
+// What updateTenant did.
 type UpdateTenantPayload struct {
-	Tenant     *model.Tenant `json:"tenant,omitempty"`
-	UserErrors []*UserError  `json:"userErrors"`
+	// The tenant, renamed; read it when userErrors is empty.
+	Tenant *model.Tenant `json:"tenant,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
+// What to change of an outbound webhook endpoint; fields left out keep their value.
 type UpdateWebhookEndpointInput struct {
-	EndpointID  string             `json:"endpointId"`
-	URL         *string            `json:"url,omitempty"`
-	Description *string            `json:"description,omitempty"`
-	Events      []WebhookEventType `json:"events,omitempty"`
+	// The endpoint.
+	EndpointID string `json:"endpointId"`
+	// Its new URL.
+	URL *string `json:"url,omitempty"`
+	// Its new description, at most 200 characters.
+	Description *string `json:"description,omitempty"`
+	// Replaces the event types it is told of.
+	Events []WebhookEventType `json:"events,omitempty"`
 }
 
 // A problem with the input of a mutation that the caller can fix.
 type UserError struct {
 	// The input field the error is about, as a path from `input`, if any.
-	Field   []string  `json:"field,omitempty"`
-	Message string    `json:"message"`
-	Code    ErrorCode `json:"code"`
+	Field []string `json:"field,omitempty"`
+	// What is wrong, written for people: show it. Branch on code, never on the message.
+	Message string `json:"message"`
+	// BAD_USER_INPUT, CONFLICT or ENTITLEMENT_REQUIRED.
+	Code ErrorCode `json:"code"`
 }
 
+// A variable at a service's scope, as createService and updateService take it.
 type VariableInput struct {
-	Name  string `json:"name"`
+	// Letters, digits and `_`, not starting with a digit; at most 255 characters.
+	Name string `json:"name"`
+	// At most 32 KiB of text. It may reference another service of the project: `${{ services.api.url }}`, `.host`, `.port`, `.variables.NAME`.
 	Value string `json:"value"`
 	// Seal the value; it is never shown again.
 	Secret *bool `json:"secret,omitempty"`
 }
 
+// The caller of this request: who they are and what they authenticated with.
 type Viewer struct {
+	// The caller's user.
 	User *model.User `json:"user"`
 	// The API token this request authenticated with; null for a person signed in with a session (a browser's cookie).
 	Token *model.APIToken `json:"token,omitempty"`
 	// The session this request came with; null with an API token.
 	Session *model.Session `json:"session,omitempty"`
 	// The caller's sign-ins that have not ended or expired, newest first: revoke one to sign out there.
-	Sessions []*model.Session  `json:"sessions"`
-	Tenants  *TenantConnection `json:"tenants"`
-	// The caller's own API tokens.
+	Sessions []*model.Session `json:"sessions"`
+	// The tenants the caller acts in, oldest first: an API token's one tenant, or each tenant a session acts in.
+	Tenants *TenantConnection `json:"tenants"`
+	// The caller's own API tokens in the tenant their credential acts in (a session's first tenant), oldest first: working, expired and revoked; never their secrets.
 	APITokens *APITokenConnection `json:"apiTokens"`
 }
 
+// A page of push webhook deliveries.
 type WebhookDeliveryConnection struct {
-	Edges    []*WebhookDeliveryEdge   `json:"edges"`
-	Nodes    []*model.WebhookDelivery `json:"nodes"`
-	PageInfo *PageInfo                `json:"pageInfo"`
+	// The page's deliveries, each with its cursor.
+	Edges []*WebhookDeliveryEdge `json:"edges"`
+	// The page's deliveries, without cursors.
+	Nodes []*model.WebhookDelivery `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A push webhook delivery in a page, with its cursor.
 type WebhookDeliveryEdge struct {
-	Cursor string                 `json:"cursor"`
-	Node   *model.WebhookDelivery `json:"node"`
+	// Opaque: pass it as after or before to page from this delivery.
+	Cursor string `json:"cursor"`
+	// The delivery.
+	Node *model.WebhookDelivery `json:"node"`
 }
 
+// An outbound webhook endpoint to act on.
 type WebhookEndpointInput struct {
+	// The endpoint.
 	EndpointID string `json:"endpointId"`
 }
 
+// What an outbound webhook endpoint mutation did.
 type WebhookEndpointPayload struct {
-	Endpoint   *model.Endpoint `json:"endpoint,omitempty"`
-	UserErrors []*UserError    `json:"userErrors"`
-}
-
-type WebhookEndpointSecretPayload struct {
+	// The endpoint as changed; read it when userErrors is empty.
 	Endpoint *model.Endpoint `json:"endpoint,omitempty"`
-	// The signing secret (whsec_…): shown only in this response.
-	Secret     *string      `json:"secret,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
 	UserErrors []*UserError `json:"userErrors"`
 }
 
+// What a mutation that sets an outbound webhook endpoint's secret did.
+type WebhookEndpointSecretPayload struct {
+	// The endpoint; read it when userErrors is empty.
+	Endpoint *model.Endpoint `json:"endpoint,omitempty"`
+	// The signing secret (whsec_…): shown only in this response.
+	Secret *string `json:"secret,omitempty"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []*UserError `json:"userErrors"`
+}
+
+// A page of outbound webhook messages.
 type WebhookMessageConnection struct {
-	Edges    []*WebhookMessageEdge `json:"edges"`
-	Nodes    []*model.Message      `json:"nodes"`
-	PageInfo *PageInfo             `json:"pageInfo"`
+	// The page's messages, each with its cursor.
+	Edges []*WebhookMessageEdge `json:"edges"`
+	// The page's messages, without cursors.
+	Nodes []*model.Message `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// An outbound webhook message in a page, with its cursor.
 type WebhookMessageEdge struct {
-	Cursor string         `json:"cursor"`
-	Node   *model.Message `json:"node"`
+	// Opaque: pass it as after or before to page from this message.
+	Cursor string `json:"cursor"`
+	// The message.
+	Node *model.Message `json:"node"`
 }
 
+// The `extensions.code` of an error, and the code of a user error.
 type ErrorCode string
 
 const (
-	ErrorCodeUnauthenticated     ErrorCode = "UNAUTHENTICATED"
-	ErrorCodeForbidden           ErrorCode = "FORBIDDEN"
-	ErrorCodeNotFound            ErrorCode = "NOT_FOUND"
-	ErrorCodeBadUserInput        ErrorCode = "BAD_USER_INPUT"
-	ErrorCodeConflict            ErrorCode = "CONFLICT"
+	// No token or session, or an unknown, expired or revoked one (HTTP 401): nothing ran. All of these read the same.
+	ErrorCodeUnauthenticated ErrorCode = "UNAUTHENTICATED"
+	// The caller may see the object, but their role does not allow the action, or reading the field.
+	ErrorCodeForbidden ErrorCode = "FORBIDDEN"
+	// The object does not exist, or the caller may not see it: both read the same.
+	ErrorCodeNotFound ErrorCode = "NOT_FOUND"
+	// Invalid input: a mutation's input (a user error), or an argument, a cursor, or a request over a limit (a top-level error).
+	ErrorCodeBadUserInput ErrorCode = "BAD_USER_INPUT"
+	// The state does not allow it: a name taken in its scope, the last admin, something that already ended, or an idempotency key in use.
+	ErrorCodeConflict ErrorCode = "CONFLICT"
+	// The tenant's plan does not allow more of a resource, or a plan change would put the tenant over a limit.
 	ErrorCodeEntitlementRequired ErrorCode = "ENTITLEMENT_REQUIRED"
-	ErrorCodeRateLimited         ErrorCode = "RATE_LIMITED"
+	// Too many connections open for the token or the address (HTTP 429): retry after Retry-After.
+	ErrorCodeRateLimited ErrorCode = "RATE_LIMITED"
 	// The database (or another dependency) is unavailable for a moment: retry with backoff. The outcome of a mutation answered so is unknown unless it carried an idempotency key.
 	ErrorCodeUnavailable ErrorCode = "UNAVAILABLE"
-	ErrorCodeInternal    ErrorCode = "INTERNAL"
+	// Something failed on the server. `extensions.requestId` matches the response's X-Request-Id header and the server's log.
+	ErrorCodeInternal ErrorCode = "INTERNAL"
 )
 
 var AllErrorCode = []ErrorCode{
@@ -1079,13 +1579,18 @@ func (e ErrorCode) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Where an invitation stands.
 type InvitationStatus string
 
 const (
-	InvitationStatusOpen     InvitationStatus = "OPEN"
+	// Its link works: not used, revoked or expired yet.
+	InvitationStatusOpen InvitationStatus = "OPEN"
+	// The person set a passphrase through it.
 	InvitationStatusAccepted InvitationStatus = "ACCEPTED"
-	InvitationStatusRevoked  InvitationStatus = "REVOKED"
-	InvitationStatusExpired  InvitationStatus = "EXPIRED"
+	// A tenant admin revoked it, or a newer invitation of the same person replaced it.
+	InvitationStatusRevoked InvitationStatus = "REVOKED"
+	// It was not used before expiresAt.
+	InvitationStatusExpired InvitationStatus = "EXPIRED"
 )
 
 var AllInvitationStatus = []InvitationStatus{
@@ -1138,11 +1643,14 @@ func (e InvitationStatus) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What an agent did with a revision.
 type RevisionResult string
 
 const (
+	// It applied every object.
 	RevisionResultApplied RevisionResult = "APPLIED"
-	RevisionResultFailed  RevisionResult = "FAILED"
+	// Some objects did not apply (the outcome's errors name them).
+	RevisionResultFailed RevisionResult = "FAILED"
 )
 
 var AllRevisionResult = []RevisionResult{
@@ -1193,6 +1701,7 @@ func (e RevisionResult) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Whether a variable's value can be used.
 type VariableStatus string
 
 const (

@@ -13,9 +13,14 @@ import (
 )
 
 // ApplyChangeSetApplyChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+// The GraphQL type's documentation follows.
+//
+// What a change set mutation did.
 type ApplyChangeSetApplyChangeSetChangeSetPayload struct {
-	ChangeSet  *ChangeSetSummary `json:"changeSet"`
-	UserErrors []Problem         `json:"userErrors"`
+	// The change set as the mutation left it; read it when userErrors is empty.
+	ChangeSet *ChangeSetSummary `json:"changeSet"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetChangeSet returns ApplyChangeSetApplyChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
@@ -28,7 +33,7 @@ func (v *ApplyChangeSetApplyChangeSetChangeSetPayload) GetUserErrors() []Problem
 
 // ApplyChangeSetResponse is returned by ApplyChangeSet on success.
 type ApplyChangeSetResponse struct {
-	// Applies a change set in one transaction: one desired revision per cluster. A set reaching a protected environment must be approved first. Refused, naming them, if the project changed under its changes: rebase it.
+	// Applies a change set in one transaction: one desired revision per cluster. A set reaching a protected environment must be approved first. Refused, naming them, if the project changed under its changes: rebase it. Editors and up.
 	ApplyChangeSet ApplyChangeSetApplyChangeSetChangeSetPayload `json:"applyChangeSet"`
 }
 
@@ -37,10 +42,13 @@ func (v *ApplyChangeSetResponse) GetApplyChangeSet() ApplyChangeSetApplyChangeSe
 	return v.ApplyChangeSet
 }
 
+// A reviewer's decision.
 type ApprovalDecision string
 
 const (
+	// Approved: it goes on.
 	ApprovalDecisionApproved ApprovalDecision = "APPROVED"
+	// Rejected: a deployment ends CANCELLED; a change set changes nothing.
 	ApprovalDecisionRejected ApprovalDecision = "REJECTED"
 )
 
@@ -50,9 +58,14 @@ var AllApprovalDecision = []ApprovalDecision{
 }
 
 // ApproveApproveDeploymentDeploymentPayload includes the requested fields of the GraphQL type DeploymentPayload.
+// The GraphQL type's documentation follows.
+//
+// What a deployment mutation did.
 type ApproveApproveDeploymentDeploymentPayload struct {
+	// The deployment decided on or cancelled, or the new one; read it when userErrors is empty.
 	Deployment *DeploymentSummary `json:"deployment"`
-	UserErrors []Problem          `json:"userErrors"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetDeployment returns ApproveApproveDeploymentDeploymentPayload.Deployment, and is useful for accessing the field via an interface.
@@ -64,9 +77,14 @@ func (v *ApproveApproveDeploymentDeploymentPayload) GetDeployment() *DeploymentS
 func (v *ApproveApproveDeploymentDeploymentPayload) GetUserErrors() []Problem { return v.UserErrors }
 
 // ApproveChangeSetApproveChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+// The GraphQL type's documentation follows.
+//
+// What a change set mutation did.
 type ApproveChangeSetApproveChangeSetChangeSetPayload struct {
-	ChangeSet  *ChangeSetSummary `json:"changeSet"`
-	UserErrors []Problem         `json:"userErrors"`
+	// The change set as the mutation left it; read it when userErrors is empty.
+	ChangeSet *ChangeSetSummary `json:"changeSet"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetChangeSet returns ApproveChangeSetApproveChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
@@ -101,12 +119,18 @@ func (v *ApproveResponse) GetApproveDeployment() ApproveApproveDeploymentDeploym
 	return v.ApproveDeployment
 }
 
+// Which audit events to read; every criterion given must hold.
 type AuditEventFilter struct {
-	Action   *string    `json:"action"`
-	ActorId  *string    `json:"actorId"`
-	TargetId *string    `json:"targetId"`
-	Since    *time.Time `json:"since"`
-	Until    *time.Time `json:"until"`
+	// Only events of this action, e.g. `deployment.create`.
+	Action *string `json:"action"`
+	// Only events whose actor is this user (a User id).
+	ActorId *string `json:"actorId"`
+	// Only events on this object (its global id).
+	TargetId *string `json:"targetId"`
+	// Only events at or after this time.
+	Since *time.Time `json:"since"`
+	// Only events before this time (exclusive); after since when both are given.
+	Until *time.Time `json:"until"`
 }
 
 // GetAction returns AuditEventFilter.Action, and is useful for accessing the field via an interface.
@@ -151,6 +175,9 @@ func (v *AuditEventFilter) GetUntil() *time.Time { return v.Until }
 // AuditNodeWebhookDelivery
 // AuditNodeWebhookEndpoint
 // AuditNodeWebhookMessage
+// The GraphQL type's documentation follows.
+//
+// An object with a global id, which `Query.node` reads.
 type AuditNode interface {
 	implementsGraphQLInterfaceAuditNode()
 	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
@@ -482,6 +509,9 @@ func __marshalAuditNode(v *AuditNode) ([]byte, error) {
 }
 
 // AuditNodeApiToken includes the requested fields of the GraphQL type ApiToken.
+// The GraphQL type's documentation follows.
+//
+// An API token of a user in one tenant: `Authorization: Bearer nbt_…`. Only its hash is stored; its secret is shown once, when it is made.
 type AuditNodeApiToken struct {
 	Typename *string `json:"__typename"`
 }
@@ -490,6 +520,9 @@ type AuditNodeApiToken struct {
 func (v *AuditNodeApiToken) GetTypename() *string { return v.Typename }
 
 // AuditNodeAuditEvent includes the requested fields of the GraphQL type AuditEvent.
+// The GraphQL type's documentation follows.
+//
+// One audited change in a tenant: who did what to which object, and when. Every committed mutation writes one.
 type AuditNodeAuditEvent struct {
 	Typename *string `json:"__typename"`
 }
@@ -520,6 +553,9 @@ type AuditNodeChangeSet struct {
 func (v *AuditNodeChangeSet) GetTypename() *string { return v.Typename }
 
 // AuditNodeCluster includes the requested fields of the GraphQL type Cluster.
+// The GraphQL type's documentation follows.
+//
+// A Kubernetes cluster of the tenant, where an agent applies the desired state the control plane compiles for it.
 type AuditNodeCluster struct {
 	Typename *string `json:"__typename"`
 }
@@ -550,6 +586,9 @@ type AuditNodeConnectToken struct {
 func (v *AuditNodeConnectToken) GetTypename() *string { return v.Typename }
 
 // AuditNodeDeployment includes the requested fields of the GraphQL type Deployment.
+// The GraphQL type's documentation follows.
+//
+// One release going to one environment's cluster, stage by stage.
 type AuditNodeDeployment struct {
 	Typename *string `json:"__typename"`
 }
@@ -558,6 +597,9 @@ type AuditNodeDeployment struct {
 func (v *AuditNodeDeployment) GetTypename() *string { return v.Typename }
 
 // AuditNodeEnvironment includes the requested fields of the GraphQL type Environment.
+// The GraphQL type's documentation follows.
+//
+// A stage a project's services deploy to (e.g. staging, production): its selectors place it on exactly one cluster and namespace.
 type AuditNodeEnvironment struct {
 	Typename *string `json:"__typename"`
 }
@@ -577,6 +619,9 @@ type AuditNodeInvitation struct {
 func (v *AuditNodeInvitation) GetTypename() *string { return v.Typename }
 
 // AuditNodeMember includes the requested fields of the GraphQL type Member.
+// The GraphQL type's documentation follows.
+//
+// A user's membership of a tenant, with their tenant role.
 type AuditNodeMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -596,6 +641,9 @@ type AuditNodeNamespaceTarget struct {
 func (v *AuditNodeNamespaceTarget) GetTypename() *string { return v.Typename }
 
 // AuditNodeProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A tenant's unit of delivery: services, the environments they deploy to, variables, members with project roles, change sets.
 type AuditNodeProject struct {
 	Typename *string `json:"__typename"`
 }
@@ -604,6 +652,9 @@ type AuditNodeProject struct {
 func (v *AuditNodeProject) GetTypename() *string { return v.Typename }
 
 // AuditNodeProjectMember includes the requested fields of the GraphQL type ProjectMember.
+// The GraphQL type's documentation follows.
+//
+// A user's role in a project.
 type AuditNodeProjectMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -628,6 +679,9 @@ type AuditNodeRelease struct {
 func (v *AuditNodeRelease) GetTypename() *string { return v.Typename }
 
 // AuditNodeService includes the requested fields of the GraphQL type Service.
+// The GraphQL type's documentation follows.
+//
+// A program of a project that runs in its environments: an image repository (or a Git repository it is built from), its processes, domains and variables.
 type AuditNodeService struct {
 	Typename *string `json:"__typename"`
 }
@@ -647,9 +701,12 @@ type AuditNodeSession struct {
 func (v *AuditNodeSession) GetTypename() *string { return v.Typename }
 
 // AuditNodeTenant includes the requested fields of the GraphQL type Tenant.
+// The GraphQL type's documentation follows.
+//
+// An organisation's space: its members, projects, clusters, plan and audit history. Nothing is shared between tenants.
 type AuditNodeTenant struct {
 	Typename *string `json:"__typename"`
-	// The audit history, newest first. Tenant admins only.
+	// The audit history, newest first. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it.
 	AuditEvents *AuditNodeTenantAuditEventsAuditEventConnection `json:"auditEvents"`
 }
 
@@ -662,9 +719,14 @@ func (v *AuditNodeTenant) GetAuditEvents() *AuditNodeTenantAuditEventsAuditEvent
 }
 
 // AuditNodeTenantAuditEventsAuditEventConnection includes the requested fields of the GraphQL type AuditEventConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of audit events.
 type AuditNodeTenantAuditEventsAuditEventConnection struct {
-	Nodes    []AuditNodeTenantAuditEventsAuditEventConnectionNodesAuditEvent `json:"nodes"`
-	PageInfo AuditNodeTenantAuditEventsAuditEventConnectionPageInfo          `json:"pageInfo"`
+	// The page's audit events, without cursors.
+	Nodes []AuditNodeTenantAuditEventsAuditEventConnectionNodesAuditEvent `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo AuditNodeTenantAuditEventsAuditEventConnectionPageInfo `json:"pageInfo"`
 }
 
 // GetNodes returns AuditNodeTenantAuditEventsAuditEventConnection.Nodes, and is useful for accessing the field via an interface.
@@ -678,19 +740,25 @@ func (v *AuditNodeTenantAuditEventsAuditEventConnection) GetPageInfo() AuditNode
 }
 
 // AuditNodeTenantAuditEventsAuditEventConnectionNodesAuditEvent includes the requested fields of the GraphQL type AuditEvent.
+// The GraphQL type's documentation follows.
+//
+// One audited change in a tenant: who did what to which object, and when. Every committed mutation writes one.
 type AuditNodeTenantAuditEventsAuditEventConnectionNodesAuditEvent struct {
+	// The audit event's global id.
 	Id string `json:"id"`
-	// e.g. `project.create`.
-	Action     string `json:"action"`
+	// What was done, as `kind.verb`, e.g. `project.create`.
+	Action string `json:"action"`
+	// The kind of object acted on, e.g. `Project`.
 	TargetType string `json:"targetType"`
 	// The global id of the object acted on.
-	TargetId  *string   `json:"targetId"`
+	TargetId *string `json:"targetId"`
+	// When it happened.
 	CreatedAt time.Time `json:"createdAt"`
 	// The client address the request came from.
 	ClientAddress string `json:"clientAddress"`
 	// The user who acted; null for the system.
 	Actor *AuditNodeTenantAuditEventsAuditEventConnectionNodesAuditEventActorUser `json:"actor"`
-	// What changed. Never contains a secret or token.
+	// What changed. Never contains a secret or token. The ids inside are internal ids, not global ids: `node(id:)` does not read them.
 	Details map[string]any `json:"details"`
 }
 
@@ -733,7 +801,12 @@ func (v *AuditNodeTenantAuditEventsAuditEventConnectionNodesAuditEvent) GetDetai
 }
 
 // AuditNodeTenantAuditEventsAuditEventConnectionNodesAuditEventActorUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+// and kind in every tenant.
 type AuditNodeTenantAuditEventsAuditEventConnectionNodesAuditEventActorUser struct {
+	// The user's email.
 	Email string `json:"email"`
 }
 
@@ -743,9 +816,14 @@ func (v *AuditNodeTenantAuditEventsAuditEventConnectionNodesAuditEventActorUser)
 }
 
 // AuditNodeTenantAuditEventsAuditEventConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection stands in the whole list.
 type AuditNodeTenantAuditEventsAuditEventConnectionPageInfo struct {
-	HasNextPage bool    `json:"hasNextPage"`
-	EndCursor   *string `json:"endCursor"`
+	// Whether items follow this page, when it was read forwards (with first, or with none of first, last and before); false when it was read backwards.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the page's last item: pass it as after for the items after the page. Null for an empty page.
+	EndCursor *string `json:"endCursor"`
 }
 
 // GetHasNextPage returns AuditNodeTenantAuditEventsAuditEventConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
@@ -759,6 +837,10 @@ func (v *AuditNodeTenantAuditEventsAuditEventConnectionPageInfo) GetEndCursor() 
 }
 
 // AuditNodeUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+// and kind in every tenant.
 type AuditNodeUser struct {
 	Typename *string `json:"__typename"`
 }
@@ -790,6 +872,9 @@ type AuditNodeWebhook struct {
 func (v *AuditNodeWebhook) GetTypename() *string { return v.Typename }
 
 // AuditNodeWebhookDelivery includes the requested fields of the GraphQL type WebhookDelivery.
+// The GraphQL type's documentation follows.
+//
+// A request a Git provider sent to a push webhook, and what it became.
 type AuditNodeWebhookDelivery struct {
 	Typename *string `json:"__typename"`
 }
@@ -824,7 +909,7 @@ func (v *AuditNodeWebhookMessage) GetTypename() *string { return v.Typename }
 
 // AuditResponse is returned by Audit on success.
 type AuditResponse struct {
-	// Any object by its global id; null if it does not exist or is not visible to the caller.
+	// Any object by its global id; null, with a NOT_FOUND error, if it does not exist or is not visible to the caller.
 	Node *AuditNode `json:"-"`
 }
 
@@ -898,9 +983,14 @@ func (v *AuditResponse) __premarshalJSON() (*__premarshalAuditResponse, error) {
 }
 
 // CancelCancelDeploymentDeploymentPayload includes the requested fields of the GraphQL type DeploymentPayload.
+// The GraphQL type's documentation follows.
+//
+// What a deployment mutation did.
 type CancelCancelDeploymentDeploymentPayload struct {
+	// The deployment decided on or cancelled, or the new one; read it when userErrors is empty.
 	Deployment *DeploymentSummary `json:"deployment"`
-	UserErrors []Problem          `json:"userErrors"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetDeployment returns CancelCancelDeploymentDeploymentPayload.Deployment, and is useful for accessing the field via an interface.
@@ -913,7 +1003,7 @@ func (v *CancelCancelDeploymentDeploymentPayload) GetUserErrors() []Problem { re
 
 // CancelResponse is returned by Cancel on success.
 type CancelResponse struct {
-	// Cancels a deployment that has not ended. One already delivered is taken back: the cluster returns to the release before it.
+	// Cancels a deployment that has not ended (those who may deploy to its environment). One already delivered is taken back: the cluster returns to the release before it.
 	CancelDeployment CancelCancelDeploymentDeploymentPayload `json:"cancelDeployment"`
 }
 
@@ -922,13 +1012,18 @@ func (v *CancelResponse) GetCancelDeployment() CancelCancelDeploymentDeploymentP
 	return v.CancelDeployment
 }
 
+// What a change of a change set does: the direct mutation it stands for.
 type ChangeKind string
 
 const (
-	ChangeKindSetVariable    ChangeKind = "SET_VARIABLE"
+	// As setVariable.
+	ChangeKindSetVariable ChangeKind = "SET_VARIABLE"
+	// As deleteVariable.
 	ChangeKindDeleteVariable ChangeKind = "DELETE_VARIABLE"
-	ChangeKindUpdateService  ChangeKind = "UPDATE_SERVICE"
-	ChangeKindDeploy         ChangeKind = "DEPLOY"
+	// As updateService: its processes and domains.
+	ChangeKindUpdateService ChangeKind = "UPDATE_SERVICE"
+	// As deploy of an image digest.
+	ChangeKindDeploy ChangeKind = "DEPLOY"
 )
 
 var AllChangeKind = []ChangeKind{
@@ -943,26 +1038,38 @@ var AllChangeKind = []ChangeKind{
 //
 // Several changes to one project — variables, secrets, processes, domains, image deploys, across services and environments — grouped into one reviewable unit, as a pull request is for code. Opened, changed, previewed, submitted, decided on by another project manager, applied in one transaction.
 type ChangeSetDetail struct {
+	// The change set's global id.
 	Id string `json:"id"`
 	// Counts the project's change sets from 1.
-	Number int            `json:"number"`
-	Title  string         `json:"title"`
-	State  ChangeSetState `json:"state"`
+	Number int `json:"number"`
+	// What it is about: 1 to 200 characters.
+	Title string `json:"title"`
+	// Where it stands.
+	State ChangeSetState `json:"state"`
 	// Made by a direct change that reached a protected environment: it is applied when approved.
-	Direct      bool       `json:"direct"`
-	CreatedAt   time.Time  `json:"createdAt"`
-	UpdatedAt   time.Time  `json:"updatedAt"`
+	Direct bool `json:"direct"`
+	// When it was opened.
+	CreatedAt time.Time `json:"createdAt"`
+	// When it last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
+	// When it was last submitted; null if never.
 	SubmittedAt *time.Time `json:"submittedAt"`
 	// When the submission, or an approval not yet applied, lapses.
-	ExpiresAt *time.Time             `json:"expiresAt"`
-	DecidedAt *time.Time             `json:"decidedAt"`
-	AppliedAt *time.Time             `json:"appliedAt"`
-	Project   ChangeSetDetailProject `json:"project"`
+	ExpiresAt *time.Time `json:"expiresAt"`
+	// When it was approved or rejected; null before a decision.
+	DecidedAt *time.Time `json:"decidedAt"`
+	// When it was applied; null before.
+	AppliedAt *time.Time `json:"appliedAt"`
+	// The project it changes.
+	Project ChangeSetDetailProject `json:"project"`
 	// Who opened it; null once they left the tenant.
-	Author    *ChangeSetDetailAuthorUser              `json:"author"`
-	DecidedBy *ChangeSetDetailDecidedByUser           `json:"decidedBy"`
-	AppliedBy *ChangeSetDetailAppliedByUser           `json:"appliedBy"`
-	Changes   []ChangeSetDetailChangesChangeSetChange `json:"changes"`
+	Author *ChangeSetDetailAuthorUser `json:"author"`
+	// Who approved or rejected it; null before a decision, or once they left the tenant.
+	DecidedBy *ChangeSetDetailDecidedByUser `json:"decidedBy"`
+	// Who applied it; null before, or once they left the tenant.
+	AppliedBy *ChangeSetDetailAppliedByUser `json:"appliedBy"`
+	// Its changes, in the order added.
+	Changes []ChangeSetDetailChangesChangeSetChange `json:"changes"`
 	// Comments and decisions, oldest first.
 	Comments []ChangeSetDetailCommentsChangeSetComment `json:"comments"`
 	// The deployments applying it started.
@@ -1026,7 +1133,12 @@ func (v *ChangeSetDetail) GetDeployments() []ChangeSetDetailDeploymentsDeploymen
 }
 
 // ChangeSetDetailAppliedByUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+// and kind in every tenant.
 type ChangeSetDetailAppliedByUser struct {
+	// The user's email.
 	Email string `json:"email"`
 }
 
@@ -1034,7 +1146,12 @@ type ChangeSetDetailAppliedByUser struct {
 func (v *ChangeSetDetailAppliedByUser) GetEmail() string { return v.Email }
 
 // ChangeSetDetailAuthorUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+// and kind in every tenant.
 type ChangeSetDetailAuthorUser struct {
+	// The user's email.
 	Email string `json:"email"`
 }
 
@@ -1047,12 +1164,15 @@ func (v *ChangeSetDetailAuthorUser) GetEmail() string { return v.Email }
 // One change of a change set: the input of its direct mutation.
 type ChangeSetDetailChangesChangeSetChange struct {
 	// Numbers the change in its set from 1.
-	Sequence int        `json:"sequence"`
-	Kind     ChangeKind `json:"kind"`
+	Sequence int `json:"sequence"`
+	// Which mutation it stands for.
+	Kind ChangeKind `json:"kind"`
 	// What it changes, by name: e.g. `variable FEATURE_FLAG of service web set`.
-	Summary string    `json:"summary"`
-	At      time.Time `json:"at"`
-	Secret  bool      `json:"secret"`
+	Summary string `json:"summary"`
+	// When it was added.
+	At time.Time `json:"at"`
+	// Whether the variable it sets is a secret.
+	Secret bool `json:"secret"`
 	// For SET_VARIABLE and DELETE_VARIABLE.
 	VariableName *string `json:"variableName"`
 	// A plain variable's new value; null for a secret (never shown) and for other kinds.
@@ -1060,10 +1180,13 @@ type ChangeSetDetailChangesChangeSetChange struct {
 	// For DEPLOY.
 	ImageDigest *string `json:"imageDigest"`
 	// Null once they left the tenant.
-	Author      *ChangeSetDetailChangesChangeSetChangeAuthorUser     `json:"author"`
-	Service     *ChangeSetDetailChangesChangeSetChangeService        `json:"service"`
-	Environment *ChangeSetDetailChangesChangeSetChangeEnvironment    `json:"environment"`
-	Domains     []ChangeSetDetailChangesChangeSetChangeDomainsDomain `json:"domains"`
+	Author *ChangeSetDetailChangesChangeSetChangeAuthorUser `json:"author"`
+	// The service it changes, deploys or sets a variable of; null for none.
+	Service *ChangeSetDetailChangesChangeSetChangeService `json:"service"`
+	// The environment it deploys to or sets a variable of; null for none.
+	Environment *ChangeSetDetailChangesChangeSetChangeEnvironment `json:"environment"`
+	// For UPDATE_SERVICE, when it replaces them.
+	Domains []ChangeSetDetailChangesChangeSetChangeDomainsDomain `json:"domains"`
 }
 
 // GetSequence returns ChangeSetDetailChangesChangeSetChange.Sequence, and is useful for accessing the field via an interface.
@@ -1111,7 +1234,12 @@ func (v *ChangeSetDetailChangesChangeSetChange) GetDomains() []ChangeSetDetailCh
 }
 
 // ChangeSetDetailChangesChangeSetChangeAuthorUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+// and kind in every tenant.
 type ChangeSetDetailChangesChangeSetChangeAuthorUser struct {
+	// The user's email.
 	Email string `json:"email"`
 }
 
@@ -1119,7 +1247,11 @@ type ChangeSetDetailChangesChangeSetChangeAuthorUser struct {
 func (v *ChangeSetDetailChangesChangeSetChangeAuthorUser) GetEmail() string { return v.Email }
 
 // ChangeSetDetailChangesChangeSetChangeDomainsDomain includes the requested fields of the GraphQL type Domain.
+// The GraphQL type's documentation follows.
+//
+// A host name routed to a process of a service.
 type ChangeSetDetailChangesChangeSetChangeDomainsDomain struct {
+	// A lowercase host name, e.g. `shop.example.com`.
 	Host string `json:"host"`
 	// The process that serves it.
 	Process string `json:"process"`
@@ -1132,7 +1264,11 @@ func (v *ChangeSetDetailChangesChangeSetChangeDomainsDomain) GetHost() string { 
 func (v *ChangeSetDetailChangesChangeSetChangeDomainsDomain) GetProcess() string { return v.Process }
 
 // ChangeSetDetailChangesChangeSetChangeEnvironment includes the requested fields of the GraphQL type Environment.
+// The GraphQL type's documentation follows.
+//
+// A stage a project's services deploy to (e.g. staging, production): its selectors place it on exactly one cluster and namespace.
 type ChangeSetDetailChangesChangeSetChangeEnvironment struct {
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the project.
 	Name string `json:"name"`
 }
 
@@ -1140,7 +1276,11 @@ type ChangeSetDetailChangesChangeSetChangeEnvironment struct {
 func (v *ChangeSetDetailChangesChangeSetChangeEnvironment) GetName() string { return v.Name }
 
 // ChangeSetDetailChangesChangeSetChangeService includes the requested fields of the GraphQL type Service.
+// The GraphQL type's documentation follows.
+//
+// A program of a project that runs in its environments: an image repository (or a Git repository it is built from), its processes, domains and variables.
 type ChangeSetDetailChangesChangeSetChangeService struct {
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the project.
 	Name string `json:"name"`
 }
 
@@ -1148,11 +1288,16 @@ type ChangeSetDetailChangesChangeSetChangeService struct {
 func (v *ChangeSetDetailChangesChangeSetChangeService) GetName() string { return v.Name }
 
 // ChangeSetDetailCommentsChangeSetComment includes the requested fields of the GraphQL type ChangeSetComment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a change set, or a decision with its comment.
 type ChangeSetDetailCommentsChangeSetComment struct {
+	// The text; may be empty on a decision.
 	Body string `json:"body"`
 	// Set on a decision.
 	Decision *ApprovalDecision `json:"decision"`
-	At       time.Time         `json:"at"`
+	// When it was written.
+	At time.Time `json:"at"`
 	// Null once they left the tenant.
 	Author *ChangeSetDetailCommentsChangeSetCommentAuthorUser `json:"author"`
 }
@@ -1172,7 +1317,12 @@ func (v *ChangeSetDetailCommentsChangeSetComment) GetAuthor() *ChangeSetDetailCo
 }
 
 // ChangeSetDetailCommentsChangeSetCommentAuthorUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+// and kind in every tenant.
 type ChangeSetDetailCommentsChangeSetCommentAuthorUser struct {
+	// The user's email.
 	Email string `json:"email"`
 }
 
@@ -1180,7 +1330,12 @@ type ChangeSetDetailCommentsChangeSetCommentAuthorUser struct {
 func (v *ChangeSetDetailCommentsChangeSetCommentAuthorUser) GetEmail() string { return v.Email }
 
 // ChangeSetDetailDecidedByUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+// and kind in every tenant.
 type ChangeSetDetailDecidedByUser struct {
+	// The user's email.
 	Email string `json:"email"`
 }
 
@@ -1188,10 +1343,17 @@ type ChangeSetDetailDecidedByUser struct {
 func (v *ChangeSetDetailDecidedByUser) GetEmail() string { return v.Email }
 
 // ChangeSetDetailDeploymentsDeployment includes the requested fields of the GraphQL type Deployment.
+// The GraphQL type's documentation follows.
+//
+// One release going to one environment's cluster, stage by stage.
 type ChangeSetDetailDeploymentsDeployment struct {
-	Id          string                                          `json:"id"`
-	Stage       DeploymentStage                                 `json:"stage"`
-	Release     ChangeSetDetailDeploymentsDeploymentRelease     `json:"release"`
+	// The deployment's global id.
+	Id string `json:"id"`
+	// Where it is.
+	Stage DeploymentStage `json:"stage"`
+	// The release it deploys.
+	Release ChangeSetDetailDeploymentsDeploymentRelease `json:"release"`
+	// The environment it deploys to.
 	Environment ChangeSetDetailDeploymentsDeploymentEnvironment `json:"environment"`
 }
 
@@ -1212,7 +1374,11 @@ func (v *ChangeSetDetailDeploymentsDeployment) GetEnvironment() ChangeSetDetailD
 }
 
 // ChangeSetDetailDeploymentsDeploymentEnvironment includes the requested fields of the GraphQL type Environment.
+// The GraphQL type's documentation follows.
+//
+// A stage a project's services deploy to (e.g. staging, production): its selectors place it on exactly one cluster and namespace.
 type ChangeSetDetailDeploymentsDeploymentEnvironment struct {
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the project.
 	Name string `json:"name"`
 }
 
@@ -1230,7 +1396,8 @@ func (v *ChangeSetDetailDeploymentsDeploymentEnvironment) GetName() string { ret
 // and its configuration.
 type ChangeSetDetailDeploymentsDeploymentRelease struct {
 	// Numbered per service and environment, from 1.
-	Number  int                                                `json:"number"`
+	Number int `json:"number"`
+	// The service it releases.
 	Service ChangeSetDetailDeploymentsDeploymentReleaseService `json:"service"`
 }
 
@@ -1243,7 +1410,11 @@ func (v *ChangeSetDetailDeploymentsDeploymentRelease) GetService() ChangeSetDeta
 }
 
 // ChangeSetDetailDeploymentsDeploymentReleaseService includes the requested fields of the GraphQL type Service.
+// The GraphQL type's documentation follows.
+//
+// A program of a project that runs in its environments: an image repository (or a Git repository it is built from), its processes, domains and variables.
 type ChangeSetDetailDeploymentsDeploymentReleaseService struct {
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the project.
 	Name string `json:"name"`
 }
 
@@ -1251,8 +1422,13 @@ type ChangeSetDetailDeploymentsDeploymentReleaseService struct {
 func (v *ChangeSetDetailDeploymentsDeploymentReleaseService) GetName() string { return v.Name }
 
 // ChangeSetDetailProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A tenant's unit of delivery: services, the environments they deploy to, variables, members with project roles, change sets.
 type ChangeSetDetailProject struct {
-	Id   string `json:"id"`
+	// The project's global id.
+	Id string `json:"id"`
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the tenant.
 	Name string `json:"name"`
 }
 
@@ -1262,16 +1438,24 @@ func (v *ChangeSetDetailProject) GetId() string { return v.Id }
 // GetName returns ChangeSetDetailProject.Name, and is useful for accessing the field via an interface.
 func (v *ChangeSetDetailProject) GetName() string { return v.Name }
 
+// Where a change set stands.
 type ChangeSetState string
 
 const (
-	ChangeSetStateOpen      ChangeSetState = "OPEN"
+	// Being put together: changes can be added and removed.
+	ChangeSetStateOpen ChangeSetState = "OPEN"
+	// Waiting for a decision until expiresAt; adding or removing a change takes it back to OPEN.
 	ChangeSetStateSubmitted ChangeSetState = "SUBMITTED"
-	ChangeSetStateApproved  ChangeSetState = "APPROVED"
-	ChangeSetStateRejected  ChangeSetState = "REJECTED"
-	ChangeSetStateExpired   ChangeSetState = "EXPIRED"
-	ChangeSetStateApplied   ChangeSetState = "APPLIED"
-	ChangeSetStateClosed    ChangeSetState = "CLOSED"
+	// Approved: it can be applied (a direct change's set is applied at once).
+	ChangeSetStateApproved ChangeSetState = "APPROVED"
+	// Rejected: it changes nothing.
+	ChangeSetStateRejected ChangeSetState = "REJECTED"
+	// Its submission, or an approval not applied, lapsed (NEBULA_APPROVAL_TTL).
+	ChangeSetStateExpired ChangeSetState = "EXPIRED"
+	// Applied: its releases and deployments were made.
+	ChangeSetStateApplied ChangeSetState = "APPLIED"
+	// Closed without being applied.
+	ChangeSetStateClosed ChangeSetState = "CLOSED"
 )
 
 var AllChangeSetState = []ChangeSetState{
@@ -1289,17 +1473,22 @@ var AllChangeSetState = []ChangeSetState{
 //
 // Several changes to one project — variables, secrets, processes, domains, image deploys, across services and environments — grouped into one reviewable unit, as a pull request is for code. Opened, changed, previewed, submitted, decided on by another project manager, applied in one transaction.
 type ChangeSetSummary struct {
+	// The change set's global id.
 	Id string `json:"id"`
 	// Counts the project's change sets from 1.
-	Number int            `json:"number"`
-	Title  string         `json:"title"`
-	State  ChangeSetState `json:"state"`
+	Number int `json:"number"`
+	// What it is about: 1 to 200 characters.
+	Title string `json:"title"`
+	// Where it stands.
+	State ChangeSetState `json:"state"`
 	// Made by a direct change that reached a protected environment: it is applied when approved.
 	Direct bool `json:"direct"`
 	// When the submission, or an approval not yet applied, lapses.
-	ExpiresAt *time.Time                               `json:"expiresAt"`
-	Project   ChangeSetSummaryProject                  `json:"project"`
-	Changes   []ChangeSetSummaryChangesChangeSetChange `json:"changes"`
+	ExpiresAt *time.Time `json:"expiresAt"`
+	// The project it changes.
+	Project ChangeSetSummaryProject `json:"project"`
+	// Its changes, in the order added.
+	Changes []ChangeSetSummaryChangesChangeSetChange `json:"changes"`
 	// The deployments applying it started.
 	Deployments []ChangeSetSummaryDeploymentsDeployment `json:"deployments"`
 }
@@ -1339,8 +1528,9 @@ func (v *ChangeSetSummary) GetDeployments() []ChangeSetSummaryDeploymentsDeploym
 // One change of a change set: the input of its direct mutation.
 type ChangeSetSummaryChangesChangeSetChange struct {
 	// Numbers the change in its set from 1.
-	Sequence int        `json:"sequence"`
-	Kind     ChangeKind `json:"kind"`
+	Sequence int `json:"sequence"`
+	// Which mutation it stands for.
+	Kind ChangeKind `json:"kind"`
 	// What it changes, by name: e.g. `variable FEATURE_FLAG of service web set`.
 	Summary string `json:"summary"`
 }
@@ -1355,10 +1545,17 @@ func (v *ChangeSetSummaryChangesChangeSetChange) GetKind() ChangeKind { return v
 func (v *ChangeSetSummaryChangesChangeSetChange) GetSummary() string { return v.Summary }
 
 // ChangeSetSummaryDeploymentsDeployment includes the requested fields of the GraphQL type Deployment.
+// The GraphQL type's documentation follows.
+//
+// One release going to one environment's cluster, stage by stage.
 type ChangeSetSummaryDeploymentsDeployment struct {
-	Id          string                                           `json:"id"`
-	Stage       DeploymentStage                                  `json:"stage"`
-	Release     ChangeSetSummaryDeploymentsDeploymentRelease     `json:"release"`
+	// The deployment's global id.
+	Id string `json:"id"`
+	// Where it is.
+	Stage DeploymentStage `json:"stage"`
+	// The release it deploys.
+	Release ChangeSetSummaryDeploymentsDeploymentRelease `json:"release"`
+	// The environment it deploys to.
 	Environment ChangeSetSummaryDeploymentsDeploymentEnvironment `json:"environment"`
 }
 
@@ -1379,7 +1576,11 @@ func (v *ChangeSetSummaryDeploymentsDeployment) GetEnvironment() ChangeSetSummar
 }
 
 // ChangeSetSummaryDeploymentsDeploymentEnvironment includes the requested fields of the GraphQL type Environment.
+// The GraphQL type's documentation follows.
+//
+// A stage a project's services deploy to (e.g. staging, production): its selectors place it on exactly one cluster and namespace.
 type ChangeSetSummaryDeploymentsDeploymentEnvironment struct {
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the project.
 	Name string `json:"name"`
 }
 
@@ -1397,7 +1598,8 @@ func (v *ChangeSetSummaryDeploymentsDeploymentEnvironment) GetName() string { re
 // and its configuration.
 type ChangeSetSummaryDeploymentsDeploymentRelease struct {
 	// Numbered per service and environment, from 1.
-	Number  int                                                 `json:"number"`
+	Number int `json:"number"`
+	// The service it releases.
 	Service ChangeSetSummaryDeploymentsDeploymentReleaseService `json:"service"`
 }
 
@@ -1410,7 +1612,11 @@ func (v *ChangeSetSummaryDeploymentsDeploymentRelease) GetService() ChangeSetSum
 }
 
 // ChangeSetSummaryDeploymentsDeploymentReleaseService includes the requested fields of the GraphQL type Service.
+// The GraphQL type's documentation follows.
+//
+// A program of a project that runs in its environments: an image repository (or a Git repository it is built from), its processes, domains and variables.
 type ChangeSetSummaryDeploymentsDeploymentReleaseService struct {
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the project.
 	Name string `json:"name"`
 }
 
@@ -1418,8 +1624,13 @@ type ChangeSetSummaryDeploymentsDeploymentReleaseService struct {
 func (v *ChangeSetSummaryDeploymentsDeploymentReleaseService) GetName() string { return v.Name }
 
 // ChangeSetSummaryProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A tenant's unit of delivery: services, the environments they deploy to, variables, members with project roles, change sets.
 type ChangeSetSummaryProject struct {
-	Id   string `json:"id"`
+	// The project's global id.
+	Id string `json:"id"`
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the tenant.
 	Name string `json:"name"`
 }
 
@@ -1430,9 +1641,14 @@ func (v *ChangeSetSummaryProject) GetId() string { return v.Id }
 func (v *ChangeSetSummaryProject) GetName() string { return v.Name }
 
 // CloseChangeSetCloseChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+// The GraphQL type's documentation follows.
+//
+// What a change set mutation did.
 type CloseChangeSetCloseChangeSetChangeSetPayload struct {
-	ChangeSet  *ChangeSetSummary `json:"changeSet"`
-	UserErrors []Problem         `json:"userErrors"`
+	// The change set as the mutation left it; read it when userErrors is empty.
+	ChangeSet *ChangeSetSummary `json:"changeSet"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetChangeSet returns CloseChangeSetCloseChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
@@ -1445,7 +1661,7 @@ func (v *CloseChangeSetCloseChangeSetChangeSetPayload) GetUserErrors() []Problem
 
 // CloseChangeSetResponse is returned by CloseChangeSet on success.
 type CloseChangeSetResponse struct {
-	// Ends a change set that will not be applied.
+	// Ends a change set that will not be applied (editors and up).
 	CloseChangeSet CloseChangeSetCloseChangeSetChangeSetPayload `json:"closeChangeSet"`
 }
 
@@ -1454,13 +1670,15 @@ func (v *CloseChangeSetResponse) GetCloseChangeSet() CloseChangeSetCloseChangeSe
 	return v.CloseChangeSet
 }
 
+// Whether a cluster's agent is connected, from its heartbeats.
 type ClusterStatus string
 
 const (
 	// No agent has connected yet.
-	ClusterStatusPending   ClusterStatus = "PENDING"
+	ClusterStatusPending ClusterStatus = "PENDING"
+	// The agent's last heartbeat is recent.
 	ClusterStatusConnected ClusterStatus = "CONNECTED"
-	// No heartbeat for 60 seconds.
+	// No heartbeat for NEBULA_AGENT_DISCONNECTED_AFTER (60 seconds by default).
 	ClusterStatusDisconnected ClusterStatus = "DISCONNECTED"
 )
 
@@ -1471,9 +1689,14 @@ var AllClusterStatus = []ClusterStatus{
 }
 
 // CommentOnChangeSetCommentOnChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+// The GraphQL type's documentation follows.
+//
+// What a change set mutation did.
 type CommentOnChangeSetCommentOnChangeSetChangeSetPayload struct {
-	ChangeSet  *ChangeSetSummary `json:"changeSet"`
-	UserErrors []Problem         `json:"userErrors"`
+	// The change set as the mutation left it; read it when userErrors is empty.
+	ChangeSet *ChangeSetSummary `json:"changeSet"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetChangeSet returns CommentOnChangeSetCommentOnChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
@@ -1488,6 +1711,7 @@ func (v *CommentOnChangeSetCommentOnChangeSetChangeSetPayload) GetUserErrors() [
 
 // CommentOnChangeSetResponse is returned by CommentOnChangeSet on success.
 type CommentOnChangeSetResponse struct {
+	// Adds a comment to a change set (editors and up).
 	CommentOnChangeSet CommentOnChangeSetCommentOnChangeSetChangeSetPayload `json:"commentOnChangeSet"`
 }
 
@@ -1496,11 +1720,15 @@ func (v *CommentOnChangeSetResponse) GetCommentOnChangeSet() CommentOnChangeSetC
 	return v.CommentOnChangeSet
 }
 
+// How one named part of a release's configuration differs.
 type ConfigChangeKind string
 
 const (
-	ConfigChangeKindAdded   ConfigChangeKind = "ADDED"
+	// Only the newer release (to) has it.
+	ConfigChangeKindAdded ConfigChangeKind = "ADDED"
+	// Both have it, not the same.
 	ConfigChangeKindChanged ConfigChangeKind = "CHANGED"
+	// Only the older release (from) has it.
 	ConfigChangeKindRemoved ConfigChangeKind = "REMOVED"
 )
 
@@ -1511,10 +1739,14 @@ var AllConfigChangeKind = []ConfigChangeKind{
 }
 
 // DeleteVariableInChangeSetDeleteVariableDeleteVariablePayload includes the requested fields of the GraphQL type DeleteVariablePayload.
+// The GraphQL type's documentation follows.
+//
+// What deleteVariable did.
 type DeleteVariableInChangeSetDeleteVariableDeleteVariablePayload struct {
 	// As SetVariablePayload.changeSet.
-	ChangeSet  *ChangeSetSummary `json:"changeSet"`
-	UserErrors []Problem         `json:"userErrors"`
+	ChangeSet *ChangeSetSummary `json:"changeSet"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetChangeSet returns DeleteVariableInChangeSetDeleteVariableDeleteVariablePayload.ChangeSet, and is useful for accessing the field via an interface.
@@ -1539,11 +1771,16 @@ func (v *DeleteVariableInChangeSetResponse) GetDeleteVariable() DeleteVariableIn
 }
 
 // DeployDeployDeployPayload includes the requested fields of the GraphQL type DeployPayload.
+// The GraphQL type's documentation follows.
+//
+// What deploy did.
 type DeployDeployDeployPayload struct {
+	// The deployment of the release.
 	Deployment *DeploymentSummary `json:"deployment"`
 	// The build, for a deploy of a commit.
-	Build      *DeployDeployDeployPayloadBuild `json:"build"`
-	UserErrors []Problem                       `json:"userErrors"`
+	Build *DeployDeployDeployPayloadBuild `json:"build"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetDeployment returns DeployDeployDeployPayload.Deployment, and is useful for accessing the field via an interface.
@@ -1560,7 +1797,9 @@ func (v *DeployDeployDeployPayload) GetUserErrors() []Problem { return v.UserErr
 //
 // An image built from a commit of a Git service, for one environment: it runs on that environment's cluster.
 type DeployDeployDeployPayloadBuild struct {
-	Id     string `json:"id"`
+	// The build's global id.
+	Id string `json:"id"`
+	// The full commit id it builds (40 hex digits).
 	Commit string `json:"commit"`
 }
 
@@ -1571,10 +1810,14 @@ func (v *DeployDeployDeployPayloadBuild) GetId() string { return v.Id }
 func (v *DeployDeployDeployPayloadBuild) GetCommit() string { return v.Commit }
 
 // DeployInChangeSetDeployDeployPayload includes the requested fields of the GraphQL type DeployPayload.
+// The GraphQL type's documentation follows.
+//
+// What deploy did.
 type DeployInChangeSetDeployDeployPayload struct {
 	// The change set the deploy was added to.
-	ChangeSet  *ChangeSetSummary `json:"changeSet"`
-	UserErrors []Problem         `json:"userErrors"`
+	ChangeSet *ChangeSetSummary `json:"changeSet"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetChangeSet returns DeployInChangeSetDeployDeployPayload.ChangeSet, and is useful for accessing the field via an interface.
@@ -1594,7 +1837,9 @@ func (v *DeployInChangeSetResponse) GetDeploy() DeployInChangeSetDeployDeployPay
 
 // What to deploy: an image digest built elsewhere, or (for a service built from Git) a commit to build first, or the head of its tracked branch. Exactly one.
 type DeployInput struct {
-	ServiceId     string `json:"serviceId"`
+	// The service.
+	ServiceId string `json:"serviceId"`
+	// The environment (of the service's project) to deploy to.
 	EnvironmentId string `json:"environmentId"`
 	// The image digest to release, `sha256:` and 64 hex digits.
 	ImageDigest *string `json:"imageDigest"`
@@ -1641,11 +1886,15 @@ type DeploymentEventsDeploymentEventsDeploymentEvent struct {
 	// Resume after this event: pass it as `after`.
 	Cursor string `json:"cursor"`
 	// 1 for the first event of the deployment, then one more for each.
-	Sequence int             `json:"sequence"`
-	Stage    DeploymentStage `json:"stage"`
-	Blocker  *string         `json:"blocker"`
-	Message  string          `json:"message"`
-	At       time.Time       `json:"at"`
+	Sequence int `json:"sequence"`
+	// The stage reached.
+	Stage DeploymentStage `json:"stage"`
+	// What the stage waited for, as Deployment.blocker; null for nothing.
+	Blocker *string `json:"blocker"`
+	// What the stage did.
+	Message string `json:"message"`
+	// When the stage was reached.
+	At time.Time `json:"at"`
 }
 
 // GetCursor returns DeploymentEventsDeploymentEventsDeploymentEvent.Cursor, and is useful for accessing the field via an interface.
@@ -1704,6 +1953,9 @@ func (v *DeploymentEventsResponse) GetDeploymentEvents() DeploymentEventsDeploym
 // DeploymentNodeWebhookDelivery
 // DeploymentNodeWebhookEndpoint
 // DeploymentNodeWebhookMessage
+// The GraphQL type's documentation follows.
+//
+// An object with a global id, which `Query.node` reads.
 type DeploymentNode interface {
 	implementsGraphQLInterfaceDeploymentNode()
 	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
@@ -2039,6 +2291,9 @@ func __marshalDeploymentNode(v *DeploymentNode) ([]byte, error) {
 }
 
 // DeploymentNodeApiToken includes the requested fields of the GraphQL type ApiToken.
+// The GraphQL type's documentation follows.
+//
+// An API token of a user in one tenant: `Authorization: Bearer nbt_…`. Only its hash is stored; its secret is shown once, when it is made.
 type DeploymentNodeApiToken struct {
 	Typename *string `json:"__typename"`
 }
@@ -2047,6 +2302,9 @@ type DeploymentNodeApiToken struct {
 func (v *DeploymentNodeApiToken) GetTypename() *string { return v.Typename }
 
 // DeploymentNodeAuditEvent includes the requested fields of the GraphQL type AuditEvent.
+// The GraphQL type's documentation follows.
+//
+// One audited change in a tenant: who did what to which object, and when. Every committed mutation writes one.
 type DeploymentNodeAuditEvent struct {
 	Typename *string `json:"__typename"`
 }
@@ -2077,6 +2335,9 @@ type DeploymentNodeChangeSet struct {
 func (v *DeploymentNodeChangeSet) GetTypename() *string { return v.Typename }
 
 // DeploymentNodeCluster includes the requested fields of the GraphQL type Cluster.
+// The GraphQL type's documentation follows.
+//
+// A Kubernetes cluster of the tenant, where an agent applies the desired state the control plane compiles for it.
 type DeploymentNodeCluster struct {
 	Typename *string `json:"__typename"`
 }
@@ -2107,6 +2368,9 @@ type DeploymentNodeConnectToken struct {
 func (v *DeploymentNodeConnectToken) GetTypename() *string { return v.Typename }
 
 // DeploymentNodeDeployment includes the requested fields of the GraphQL type Deployment.
+// The GraphQL type's documentation follows.
+//
+// One release going to one environment's cluster, stage by stage.
 type DeploymentNodeDeployment struct {
 	Typename          *string `json:"__typename"`
 	DeploymentSummary `json:"-"`
@@ -2222,6 +2486,9 @@ func (v *DeploymentNodeDeployment) __premarshalJSON() (*__premarshalDeploymentNo
 }
 
 // DeploymentNodeEnvironment includes the requested fields of the GraphQL type Environment.
+// The GraphQL type's documentation follows.
+//
+// A stage a project's services deploy to (e.g. staging, production): its selectors place it on exactly one cluster and namespace.
 type DeploymentNodeEnvironment struct {
 	Typename *string `json:"__typename"`
 }
@@ -2241,6 +2508,9 @@ type DeploymentNodeInvitation struct {
 func (v *DeploymentNodeInvitation) GetTypename() *string { return v.Typename }
 
 // DeploymentNodeMember includes the requested fields of the GraphQL type Member.
+// The GraphQL type's documentation follows.
+//
+// A user's membership of a tenant, with their tenant role.
 type DeploymentNodeMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -2260,6 +2530,9 @@ type DeploymentNodeNamespaceTarget struct {
 func (v *DeploymentNodeNamespaceTarget) GetTypename() *string { return v.Typename }
 
 // DeploymentNodeProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A tenant's unit of delivery: services, the environments they deploy to, variables, members with project roles, change sets.
 type DeploymentNodeProject struct {
 	Typename *string `json:"__typename"`
 }
@@ -2268,6 +2541,9 @@ type DeploymentNodeProject struct {
 func (v *DeploymentNodeProject) GetTypename() *string { return v.Typename }
 
 // DeploymentNodeProjectMember includes the requested fields of the GraphQL type ProjectMember.
+// The GraphQL type's documentation follows.
+//
+// A user's role in a project.
 type DeploymentNodeProjectMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -2292,6 +2568,9 @@ type DeploymentNodeRelease struct {
 func (v *DeploymentNodeRelease) GetTypename() *string { return v.Typename }
 
 // DeploymentNodeService includes the requested fields of the GraphQL type Service.
+// The GraphQL type's documentation follows.
+//
+// A program of a project that runs in its environments: an image repository (or a Git repository it is built from), its processes, domains and variables.
 type DeploymentNodeService struct {
 	Typename *string `json:"__typename"`
 }
@@ -2311,6 +2590,9 @@ type DeploymentNodeSession struct {
 func (v *DeploymentNodeSession) GetTypename() *string { return v.Typename }
 
 // DeploymentNodeTenant includes the requested fields of the GraphQL type Tenant.
+// The GraphQL type's documentation follows.
+//
+// An organisation's space: its members, projects, clusters, plan and audit history. Nothing is shared between tenants.
 type DeploymentNodeTenant struct {
 	Typename *string `json:"__typename"`
 }
@@ -2319,6 +2601,10 @@ type DeploymentNodeTenant struct {
 func (v *DeploymentNodeTenant) GetTypename() *string { return v.Typename }
 
 // DeploymentNodeUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+// and kind in every tenant.
 type DeploymentNodeUser struct {
 	Typename *string `json:"__typename"`
 }
@@ -2350,6 +2636,9 @@ type DeploymentNodeWebhook struct {
 func (v *DeploymentNodeWebhook) GetTypename() *string { return v.Typename }
 
 // DeploymentNodeWebhookDelivery includes the requested fields of the GraphQL type WebhookDelivery.
+// The GraphQL type's documentation follows.
+//
+// A request a Git provider sent to a push webhook, and what it became.
 type DeploymentNodeWebhookDelivery struct {
 	Typename *string `json:"__typename"`
 }
@@ -2384,7 +2673,7 @@ func (v *DeploymentNodeWebhookMessage) GetTypename() *string { return v.Typename
 
 // DeploymentResponse is returned by Deployment on success.
 type DeploymentResponse struct {
-	// Any object by its global id; null if it does not exist or is not visible to the caller.
+	// Any object by its global id; null, with a NOT_FOUND error, if it does not exist or is not visible to the caller.
 	Node *DeploymentNode `json:"-"`
 }
 
@@ -2457,22 +2746,36 @@ func (v *DeploymentResponse) __premarshalJSON() (*__premarshalDeploymentResponse
 	return &retval, nil
 }
 
+// A deployment's stage: QUEUED, (BUILDING), (AWAITING_APPROVAL), DELIVERING, STARTING, PROBING, SWITCHING_TRAFFIC, RETIRING, then SUCCEEDED; or it ends FAILED, ROLLED_BACK, SUPERSEDED or CANCELLED.
 type DeploymentStage string
 
 const (
-	DeploymentStageQueued           DeploymentStage = "QUEUED"
-	DeploymentStageBuilding         DeploymentStage = "BUILDING"
+	// Made; the control plane moves it on.
+	DeploymentStageQueued DeploymentStage = "QUEUED"
+	// Waiting for its build, for a deploy of a commit.
+	DeploymentStageBuilding DeploymentStage = "BUILDING"
+	// Waiting for a reviewer, in a protected environment, until approvalExpiresAt.
 	DeploymentStageAwaitingApproval DeploymentStage = "AWAITING_APPROVAL"
-	DeploymentStageDelivering       DeploymentStage = "DELIVERING"
-	DeploymentStageStarting         DeploymentStage = "STARTING"
-	DeploymentStageProbing          DeploymentStage = "PROBING"
+	// Its release is in the cluster's desired state: the agent takes it from here.
+	DeploymentStageDelivering DeploymentStage = "DELIVERING"
+	// The agent starts the new release beside the old one.
+	DeploymentStageStarting DeploymentStage = "STARTING"
+	// The agent waits for the new pods' readiness probes.
+	DeploymentStageProbing DeploymentStage = "PROBING"
+	// The agent points the Services at the new release.
 	DeploymentStageSwitchingTraffic DeploymentStage = "SWITCHING_TRAFFIC"
-	DeploymentStageRetiring         DeploymentStage = "RETIRING"
-	DeploymentStageSucceeded        DeploymentStage = "SUCCEEDED"
-	DeploymentStageFailed           DeploymentStage = "FAILED"
-	DeploymentStageRolledBack       DeploymentStage = "ROLLED_BACK"
-	DeploymentStageSuperseded       DeploymentStage = "SUPERSEDED"
-	DeploymentStageCancelled        DeploymentStage = "CANCELLED"
+	// The agent removes the old release.
+	DeploymentStageRetiring DeploymentStage = "RETIRING"
+	// Ended: the release runs.
+	DeploymentStageSucceeded DeploymentStage = "SUCCEEDED"
+	// Ended: the rollout failed with no earlier release to return to, or its build failed.
+	DeploymentStageFailed DeploymentStage = "FAILED"
+	// Ended: its pods were not all ready in time; traffic never left the old release, and the new one was removed.
+	DeploymentStageRolledBack DeploymentStage = "ROLLED_BACK"
+	// Ended: a newer deployment of the same service and environment took its place.
+	DeploymentStageSuperseded DeploymentStage = "SUPERSEDED"
+	// Ended: cancelled, rejected, or its approval lapsed.
+	DeploymentStageCancelled DeploymentStage = "CANCELLED"
 )
 
 var AllDeploymentStage = []DeploymentStage{
@@ -2492,18 +2795,26 @@ var AllDeploymentStage = []DeploymentStage{
 }
 
 // DeploymentSummary includes the GraphQL fields of Deployment requested by the fragment DeploymentSummary.
+// The GraphQL type's documentation follows.
+//
+// One release going to one environment's cluster, stage by stage.
 type DeploymentSummary struct {
-	Id    string          `json:"id"`
+	// The deployment's global id.
+	Id string `json:"id"`
+	// Where it is.
 	Stage DeploymentStage `json:"stage"`
-	// What a stage that cannot proceed waits for: `delivery` while the cluster's agent is not connected, `approval` while a reviewer is awaited.
+	// What a stage that cannot proceed waits for: `approval` while a reviewer is awaited, `build` while its build runs, `delivery` while the cluster's agent is not connected, `stalled` when nothing moved for NEBULA_DEPLOYMENT_STALL_AFTER; null otherwise.
 	Blocker *string `json:"blocker"`
 	// What the latest stage did, or why the deployment ended.
-	Message   string    `json:"message"`
+	Message string `json:"message"`
+	// When it was made.
 	CreatedAt time.Time `json:"createdAt"`
 	// Until when it can be approved, while it awaits approval.
-	ApprovalExpiresAt *time.Time                   `json:"approvalExpiresAt"`
-	Release           DeploymentSummaryRelease     `json:"release"`
-	Environment       DeploymentSummaryEnvironment `json:"environment"`
+	ApprovalExpiresAt *time.Time `json:"approvalExpiresAt"`
+	// The release it deploys.
+	Release DeploymentSummaryRelease `json:"release"`
+	// The environment it deploys to.
+	Environment DeploymentSummaryEnvironment `json:"environment"`
 	// The cluster the environment's selector picked when the deployment was created.
 	Cluster DeploymentSummaryCluster `json:"cluster"`
 }
@@ -2536,7 +2847,11 @@ func (v *DeploymentSummary) GetEnvironment() DeploymentSummaryEnvironment { retu
 func (v *DeploymentSummary) GetCluster() DeploymentSummaryCluster { return v.Cluster }
 
 // DeploymentSummaryCluster includes the requested fields of the GraphQL type Cluster.
+// The GraphQL type's documentation follows.
+//
+// A Kubernetes cluster of the tenant, where an agent applies the desired state the control plane compiles for it.
 type DeploymentSummaryCluster struct {
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the tenant.
 	Name string `json:"name"`
 }
 
@@ -2544,8 +2859,13 @@ type DeploymentSummaryCluster struct {
 func (v *DeploymentSummaryCluster) GetName() string { return v.Name }
 
 // DeploymentSummaryEnvironment includes the requested fields of the GraphQL type Environment.
+// The GraphQL type's documentation follows.
+//
+// A stage a project's services deploy to (e.g. staging, production): its selectors place it on exactly one cluster and namespace.
 type DeploymentSummaryEnvironment struct {
-	Name    string                              `json:"name"`
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the project.
+	Name string `json:"name"`
+	// The project it belongs to.
 	Project DeploymentSummaryEnvironmentProject `json:"project"`
 }
 
@@ -2558,7 +2878,11 @@ func (v *DeploymentSummaryEnvironment) GetProject() DeploymentSummaryEnvironment
 }
 
 // DeploymentSummaryEnvironmentProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A tenant's unit of delivery: services, the environments they deploy to, variables, members with project roles, change sets.
 type DeploymentSummaryEnvironmentProject struct {
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the tenant.
 	Name string `json:"name"`
 }
 
@@ -2576,9 +2900,11 @@ func (v *DeploymentSummaryEnvironmentProject) GetName() string { return v.Name }
 // and its configuration.
 type DeploymentSummaryRelease struct {
 	// Numbered per service and environment, from 1.
-	Number      int                             `json:"number"`
-	ImageDigest string                          `json:"imageDigest"`
-	Service     DeploymentSummaryReleaseService `json:"service"`
+	Number int `json:"number"`
+	// The image digest it runs, `sha256:` and 64 hex digits; empty while its build has not succeeded.
+	ImageDigest string `json:"imageDigest"`
+	// The service it releases.
+	Service DeploymentSummaryReleaseService `json:"service"`
 }
 
 // GetNumber returns DeploymentSummaryRelease.Number, and is useful for accessing the field via an interface.
@@ -2591,15 +2917,22 @@ func (v *DeploymentSummaryRelease) GetImageDigest() string { return v.ImageDiges
 func (v *DeploymentSummaryRelease) GetService() DeploymentSummaryReleaseService { return v.Service }
 
 // DeploymentSummaryReleaseService includes the requested fields of the GraphQL type Service.
+// The GraphQL type's documentation follows.
+//
+// A program of a project that runs in its environments: an image repository (or a Git repository it is built from), its processes, domains and variables.
 type DeploymentSummaryReleaseService struct {
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the project.
 	Name string `json:"name"`
 }
 
 // GetName returns DeploymentSummaryReleaseService.Name, and is useful for accessing the field via an interface.
 func (v *DeploymentSummaryReleaseService) GetName() string { return v.Name }
 
+// A host name routed to a process of the service.
 type DomainInput struct {
-	Host    string `json:"host"`
+	// A lowercase host name, e.g. `shop.example.com`; unique in the service.
+	Host string `json:"host"`
+	// The process that serves it: one with a port.
 	Process string `json:"process"`
 }
 
@@ -2609,19 +2942,28 @@ func (v *DomainInput) GetHost() string { return v.Host }
 // GetProcess returns DomainInput.Process, and is useful for accessing the field via an interface.
 func (v *DomainInput) GetProcess() string { return v.Process }
 
+// The `extensions.code` of an error, and the code of a user error.
 type ErrorCode string
 
 const (
-	ErrorCodeUnauthenticated     ErrorCode = "UNAUTHENTICATED"
-	ErrorCodeForbidden           ErrorCode = "FORBIDDEN"
-	ErrorCodeNotFound            ErrorCode = "NOT_FOUND"
-	ErrorCodeBadUserInput        ErrorCode = "BAD_USER_INPUT"
-	ErrorCodeConflict            ErrorCode = "CONFLICT"
+	// No token or session, or an unknown, expired or revoked one (HTTP 401): nothing ran. All of these read the same.
+	ErrorCodeUnauthenticated ErrorCode = "UNAUTHENTICATED"
+	// The caller may see the object, but their role does not allow the action, or reading the field.
+	ErrorCodeForbidden ErrorCode = "FORBIDDEN"
+	// The object does not exist, or the caller may not see it: both read the same.
+	ErrorCodeNotFound ErrorCode = "NOT_FOUND"
+	// Invalid input: a mutation's input (a user error), or an argument, a cursor, or a request over a limit (a top-level error).
+	ErrorCodeBadUserInput ErrorCode = "BAD_USER_INPUT"
+	// The state does not allow it: a name taken in its scope, the last admin, something that already ended, or an idempotency key in use.
+	ErrorCodeConflict ErrorCode = "CONFLICT"
+	// The tenant's plan does not allow more of a resource, or a plan change would put the tenant over a limit.
 	ErrorCodeEntitlementRequired ErrorCode = "ENTITLEMENT_REQUIRED"
-	ErrorCodeRateLimited         ErrorCode = "RATE_LIMITED"
+	// Too many connections open for the token or the address (HTTP 429): retry after Retry-After.
+	ErrorCodeRateLimited ErrorCode = "RATE_LIMITED"
 	// The database (or another dependency) is unavailable for a moment: retry with backoff. The outcome of a mutation answered so is unknown unless it carried an idempotency key.
 	ErrorCodeUnavailable ErrorCode = "UNAVAILABLE"
-	ErrorCodeInternal    ErrorCode = "INTERNAL"
+	// Something failed on the server. `extensions.requestId` matches the response's X-Request-Id header and the server's log.
+	ErrorCodeInternal ErrorCode = "INTERNAL"
 )
 
 var AllErrorCode = []ErrorCode{
@@ -2645,14 +2987,18 @@ type FollowLogsResponse struct {
 // GetServiceLogs returns FollowLogsResponse.ServiceLogs, and is useful for accessing the field via an interface.
 func (v *FollowLogsResponse) GetServiceLogs() LogLine { return v.ServiceLogs }
 
+// Which log lines to read; every criterion given must hold.
 type LogFilter struct {
+	// Only lines printed at or after this time.
 	Since *time.Time `json:"since"`
-	// Exclusive.
+	// Only lines printed before this time (exclusive).
 	Until *time.Time `json:"until"`
 	// Lines that contain this text (case-sensitive, at most 500 characters).
-	Text   *string    `json:"text"`
+	Text *string `json:"text"`
+	// Only lines of this stream.
 	Stream *LogStream `json:"stream"`
-	Pod    *string    `json:"pod"`
+	// Only lines of this pod (its name, at most 253 characters).
+	Pod *string `json:"pod"`
 	// Lines of this deployment's release.
 	DeploymentId *string `json:"deploymentId"`
 }
@@ -2681,12 +3027,17 @@ func (v *LogFilter) GetDeploymentId() *string { return v.DeploymentId }
 // A line a container of a service printed (secret values of the service replaced by [redacted]).
 type LogLine struct {
 	// Numbered from 1 per service and environment, in the order stored: pass it as after or before to page, or to resume a subscription.
-	Number    int       `json:"number"`
-	At        time.Time `json:"at"`
-	Stream    LogStream `json:"stream"`
-	Text      string    `json:"text"`
-	Pod       string    `json:"pod"`
-	Container string    `json:"container"`
+	Number int `json:"number"`
+	// When the container printed it.
+	At time.Time `json:"at"`
+	// Where it came from.
+	Stream LogStream `json:"stream"`
+	// The line, without its line break.
+	Text string `json:"text"`
+	// The pod it came from.
+	Pod string `json:"pod"`
+	// The container it came from.
+	Container string `json:"container"`
 }
 
 // GetNumber returns LogLine.Number, and is useful for accessing the field via an interface.
@@ -2711,7 +3062,9 @@ func (v *LogLine) GetContainer() string { return v.Container }
 type LogStream string
 
 const (
+	// The container's standard output.
 	LogStreamStdout LogStream = "STDOUT"
+	// The container's standard error.
 	LogStreamStderr LogStream = "STDERR"
 	// A line of the control plane's own: lines are missing before it (a pod gone, a log rotated, a rate cap hit).
 	LogStreamMarker LogStream = "MARKER"
@@ -2750,6 +3103,9 @@ var AllLogStream = []LogStream{
 // LogsNodeWebhookDelivery
 // LogsNodeWebhookEndpoint
 // LogsNodeWebhookMessage
+// The GraphQL type's documentation follows.
+//
+// An object with a global id, which `Query.node` reads.
 type LogsNode interface {
 	implementsGraphQLInterfaceLogsNode()
 	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
@@ -3081,6 +3437,9 @@ func __marshalLogsNode(v *LogsNode) ([]byte, error) {
 }
 
 // LogsNodeApiToken includes the requested fields of the GraphQL type ApiToken.
+// The GraphQL type's documentation follows.
+//
+// An API token of a user in one tenant: `Authorization: Bearer nbt_…`. Only its hash is stored; its secret is shown once, when it is made.
 type LogsNodeApiToken struct {
 	Typename *string `json:"__typename"`
 }
@@ -3089,6 +3448,9 @@ type LogsNodeApiToken struct {
 func (v *LogsNodeApiToken) GetTypename() *string { return v.Typename }
 
 // LogsNodeAuditEvent includes the requested fields of the GraphQL type AuditEvent.
+// The GraphQL type's documentation follows.
+//
+// One audited change in a tenant: who did what to which object, and when. Every committed mutation writes one.
 type LogsNodeAuditEvent struct {
 	Typename *string `json:"__typename"`
 }
@@ -3119,6 +3481,9 @@ type LogsNodeChangeSet struct {
 func (v *LogsNodeChangeSet) GetTypename() *string { return v.Typename }
 
 // LogsNodeCluster includes the requested fields of the GraphQL type Cluster.
+// The GraphQL type's documentation follows.
+//
+// A Kubernetes cluster of the tenant, where an agent applies the desired state the control plane compiles for it.
 type LogsNodeCluster struct {
 	Typename *string `json:"__typename"`
 }
@@ -3149,6 +3514,9 @@ type LogsNodeConnectToken struct {
 func (v *LogsNodeConnectToken) GetTypename() *string { return v.Typename }
 
 // LogsNodeDeployment includes the requested fields of the GraphQL type Deployment.
+// The GraphQL type's documentation follows.
+//
+// One release going to one environment's cluster, stage by stage.
 type LogsNodeDeployment struct {
 	Typename *string `json:"__typename"`
 }
@@ -3157,6 +3525,9 @@ type LogsNodeDeployment struct {
 func (v *LogsNodeDeployment) GetTypename() *string { return v.Typename }
 
 // LogsNodeEnvironment includes the requested fields of the GraphQL type Environment.
+// The GraphQL type's documentation follows.
+//
+// A stage a project's services deploy to (e.g. staging, production): its selectors place it on exactly one cluster and namespace.
 type LogsNodeEnvironment struct {
 	Typename *string `json:"__typename"`
 }
@@ -3176,6 +3547,9 @@ type LogsNodeInvitation struct {
 func (v *LogsNodeInvitation) GetTypename() *string { return v.Typename }
 
 // LogsNodeMember includes the requested fields of the GraphQL type Member.
+// The GraphQL type's documentation follows.
+//
+// A user's membership of a tenant, with their tenant role.
 type LogsNodeMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -3195,6 +3569,9 @@ type LogsNodeNamespaceTarget struct {
 func (v *LogsNodeNamespaceTarget) GetTypename() *string { return v.Typename }
 
 // LogsNodeProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A tenant's unit of delivery: services, the environments they deploy to, variables, members with project roles, change sets.
 type LogsNodeProject struct {
 	Typename *string `json:"__typename"`
 }
@@ -3203,6 +3580,9 @@ type LogsNodeProject struct {
 func (v *LogsNodeProject) GetTypename() *string { return v.Typename }
 
 // LogsNodeProjectMember includes the requested fields of the GraphQL type ProjectMember.
+// The GraphQL type's documentation follows.
+//
+// A user's role in a project.
 type LogsNodeProjectMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -3227,6 +3607,9 @@ type LogsNodeRelease struct {
 func (v *LogsNodeRelease) GetTypename() *string { return v.Typename }
 
 // LogsNodeService includes the requested fields of the GraphQL type Service.
+// The GraphQL type's documentation follows.
+//
+// A program of a project that runs in its environments: an image repository (or a Git repository it is built from), its processes, domains and variables.
 type LogsNodeService struct {
 	Typename *string `json:"__typename"`
 	// What the service's containers printed in an environment, kept for NEBULA_LOG_RETENTION (7 days); viewers of the project may read it.
@@ -3242,7 +3625,11 @@ func (v *LogsNodeService) GetTypename() *string { return v.Typename }
 func (v *LogsNodeService) GetLogs() LogsNodeServiceLogsLogPage { return v.Logs }
 
 // LogsNodeServiceLogsLogPage includes the requested fields of the GraphQL type LogPage.
+// The GraphQL type's documentation follows.
+//
+// A page of a service's log lines, in the order stored. It pages by line number (after, before), not by cursor.
 type LogsNodeServiceLogsLogPage struct {
+	// The page's lines, oldest first.
 	Lines []LogLine `json:"lines"`
 	// Whether the filter selects lines before the first of this page.
 	HasPreviousPage bool `json:"hasPreviousPage"`
@@ -3266,6 +3653,9 @@ type LogsNodeSession struct {
 func (v *LogsNodeSession) GetTypename() *string { return v.Typename }
 
 // LogsNodeTenant includes the requested fields of the GraphQL type Tenant.
+// The GraphQL type's documentation follows.
+//
+// An organisation's space: its members, projects, clusters, plan and audit history. Nothing is shared between tenants.
 type LogsNodeTenant struct {
 	Typename *string `json:"__typename"`
 }
@@ -3274,6 +3664,10 @@ type LogsNodeTenant struct {
 func (v *LogsNodeTenant) GetTypename() *string { return v.Typename }
 
 // LogsNodeUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+// and kind in every tenant.
 type LogsNodeUser struct {
 	Typename *string `json:"__typename"`
 }
@@ -3305,6 +3699,9 @@ type LogsNodeWebhook struct {
 func (v *LogsNodeWebhook) GetTypename() *string { return v.Typename }
 
 // LogsNodeWebhookDelivery includes the requested fields of the GraphQL type WebhookDelivery.
+// The GraphQL type's documentation follows.
+//
+// A request a Git provider sent to a push webhook, and what it became.
 type LogsNodeWebhookDelivery struct {
 	Typename *string `json:"__typename"`
 }
@@ -3339,7 +3736,7 @@ func (v *LogsNodeWebhookMessage) GetTypename() *string { return v.Typename }
 
 // LogsResponse is returned by Logs on success.
 type LogsResponse struct {
-	// Any object by its global id; null if it does not exist or is not visible to the caller.
+	// Any object by its global id; null, with a NOT_FOUND error, if it does not exist or is not visible to the caller.
 	Node *LogsNode `json:"-"`
 }
 
@@ -3413,9 +3810,14 @@ func (v *LogsResponse) __premarshalJSON() (*__premarshalLogsResponse, error) {
 }
 
 // OpenChangeSetOpenChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+// The GraphQL type's documentation follows.
+//
+// What a change set mutation did.
 type OpenChangeSetOpenChangeSetChangeSetPayload struct {
-	ChangeSet  *ChangeSetSummary `json:"changeSet"`
-	UserErrors []Problem         `json:"userErrors"`
+	// The change set as the mutation left it; read it when userErrors is empty.
+	ChangeSet *ChangeSetSummary `json:"changeSet"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetChangeSet returns OpenChangeSetOpenChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
@@ -3464,6 +3866,9 @@ func (v *OpenChangeSetResponse) GetOpenChangeSet() OpenChangeSetOpenChangeSetCha
 // PreviewChangeSetNodeWebhookDelivery
 // PreviewChangeSetNodeWebhookEndpoint
 // PreviewChangeSetNodeWebhookMessage
+// The GraphQL type's documentation follows.
+//
+// An object with a global id, which `Query.node` reads.
 type PreviewChangeSetNode interface {
 	implementsGraphQLInterfacePreviewChangeSetNode()
 	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
@@ -3795,6 +4200,9 @@ func __marshalPreviewChangeSetNode(v *PreviewChangeSetNode) ([]byte, error) {
 }
 
 // PreviewChangeSetNodeApiToken includes the requested fields of the GraphQL type ApiToken.
+// The GraphQL type's documentation follows.
+//
+// An API token of a user in one tenant: `Authorization: Bearer nbt_…`. Only its hash is stored; its secret is shown once, when it is made.
 type PreviewChangeSetNodeApiToken struct {
 	Typename *string `json:"__typename"`
 }
@@ -3803,6 +4211,9 @@ type PreviewChangeSetNodeApiToken struct {
 func (v *PreviewChangeSetNodeApiToken) GetTypename() *string { return v.Typename }
 
 // PreviewChangeSetNodeAuditEvent includes the requested fields of the GraphQL type AuditEvent.
+// The GraphQL type's documentation follows.
+//
+// One audited change in a tenant: who did what to which object, and when. Every committed mutation writes one.
 type PreviewChangeSetNodeAuditEvent struct {
 	Typename *string `json:"__typename"`
 }
@@ -3827,11 +4238,15 @@ func (v *PreviewChangeSetNodeBuild) GetTypename() *string { return v.Typename }
 // Several changes to one project — variables, secrets, processes, domains, image deploys, across services and environments — grouped into one reviewable unit, as a pull request is for code. Opened, changed, previewed, submitted, decided on by another project manager, applied in one transaction.
 type PreviewChangeSetNodeChangeSet struct {
 	Typename *string `json:"__typename"`
-	Id       string  `json:"id"`
+	// The change set's global id.
+	Id string `json:"id"`
 	// Counts the project's change sets from 1.
-	Number  int                                  `json:"number"`
-	Title   string                               `json:"title"`
-	State   ChangeSetState                       `json:"state"`
+	Number int `json:"number"`
+	// What it is about: 1 to 200 characters.
+	Title string `json:"title"`
+	// Where it stands.
+	State ChangeSetState `json:"state"`
+	// The project it changes.
 	Project PreviewChangeSetNodeChangeSetProject `json:"project"`
 	// What applying it now would do, checked as applying is (a conflict is a userError): per cluster, and per service and environment the release it would make.
 	Preview PreviewChangeSetNodeChangeSetPreview `json:"preview"`
@@ -3863,8 +4278,13 @@ func (v *PreviewChangeSetNodeChangeSet) GetPreview() PreviewChangeSetNodeChangeS
 }
 
 // PreviewChangeSetNodeChangeSetPreview includes the requested fields of the GraphQL type ChangeSetPreview.
+// The GraphQL type's documentation follows.
+//
+// What applying a change set now would do.
 type PreviewChangeSetNodeChangeSetPreview struct {
-	Clusters []PreviewChangeSetNodeChangeSetPreviewClustersClusterChange    `json:"clusters"`
+	// Per cluster whose desired state it would alter.
+	Clusters []PreviewChangeSetNodeChangeSetPreviewClustersClusterChange `json:"clusters"`
+	// Per service and environment, the release it would make.
 	Releases []PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedRelease `json:"releases"`
 	// Why applying would be refused, exactly as applyChangeSet would say (a conflict, a closed set).
 	UserErrors []Problem `json:"userErrors"`
@@ -3884,13 +4304,20 @@ func (v *PreviewChangeSetNodeChangeSetPreview) GetReleases() []PreviewChangeSetN
 func (v *PreviewChangeSetNodeChangeSetPreview) GetUserErrors() []Problem { return v.UserErrors }
 
 // PreviewChangeSetNodeChangeSetPreviewClustersClusterChange includes the requested fields of the GraphQL type ClusterChange.
+// The GraphQL type's documentation follows.
+//
+// What a change would do to one cluster's desired state.
 type PreviewChangeSetNodeChangeSetPreviewClustersClusterChange struct {
+	// The cluster whose desired state would change.
 	Cluster PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeCluster `json:"cluster"`
 	// The cluster's desired revision now; the change would publish the next one.
-	FromRevision int                                                                             `json:"fromRevision"`
-	Added        []PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeAddedDesiredObject   `json:"added"`
-	Changed      []PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeChangedDesiredObject `json:"changed"`
-	Removed      []PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeRemovedDesiredObject `json:"removed"`
+	FromRevision int `json:"fromRevision"`
+	// Kubernetes objects the change would add.
+	Added []PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeAddedDesiredObject `json:"added"`
+	// Kubernetes objects the change would change.
+	Changed []PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeChangedDesiredObject `json:"changed"`
+	// Kubernetes objects the change would remove.
+	Removed []PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeRemovedDesiredObject `json:"removed"`
 }
 
 // GetCluster returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChange.Cluster, and is useful for accessing the field via an interface.
@@ -3923,9 +4350,12 @@ func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChange) GetRemoved()
 //
 // A Kubernetes object of a desired state.
 type PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeAddedDesiredObject struct {
-	Kind      string `json:"kind"`
+	// The object's kind, e.g. `Deployment`, `Service`, `Secret`.
+	Kind string `json:"kind"`
+	// The object's namespace; empty for a cluster-scoped object (a Namespace).
 	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	// The object's name.
+	Name string `json:"name"`
 }
 
 // GetKind returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeAddedDesiredObject.Kind, and is useful for accessing the field via an interface.
@@ -3948,9 +4378,12 @@ func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeAddedDesiredOb
 //
 // A Kubernetes object of a desired state.
 type PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeChangedDesiredObject struct {
-	Kind      string `json:"kind"`
+	// The object's kind, e.g. `Deployment`, `Service`, `Secret`.
+	Kind string `json:"kind"`
+	// The object's namespace; empty for a cluster-scoped object (a Namespace).
 	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	// The object's name.
+	Name string `json:"name"`
 }
 
 // GetKind returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeChangedDesiredObject.Kind, and is useful for accessing the field via an interface.
@@ -3969,7 +4402,11 @@ func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeChangedDesired
 }
 
 // PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeCluster includes the requested fields of the GraphQL type Cluster.
+// The GraphQL type's documentation follows.
+//
+// A Kubernetes cluster of the tenant, where an agent applies the desired state the control plane compiles for it.
 type PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeCluster struct {
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the tenant.
 	Name string `json:"name"`
 }
 
@@ -3983,9 +4420,12 @@ func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeCluster) GetNa
 //
 // A Kubernetes object of a desired state.
 type PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeRemovedDesiredObject struct {
-	Kind      string `json:"kind"`
+	// The object's kind, e.g. `Deployment`, `Service`, `Secret`.
+	Kind string `json:"kind"`
+	// The object's namespace; empty for a cluster-scoped object (a Namespace).
 	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	// The object's name.
+	Name string `json:"name"`
 }
 
 // GetKind returns PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeRemovedDesiredObject.Kind, and is useful for accessing the field via an interface.
@@ -4008,6 +4448,7 @@ func (v *PreviewChangeSetNodeChangeSetPreviewClustersClusterChangeRemovedDesired
 //
 // A release a previewed change would make: not stored (its id names nothing).
 type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedRelease struct {
+	// The release it would make.
 	Release PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseRelease `json:"release"`
 	// What changes from the release in force; null for a service's first release in the environment, and for an image deploy (compare with Release.diff(against:)).
 	Diff *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiff `json:"diff"`
@@ -4029,7 +4470,8 @@ func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedRelease) GetDiff()
 // What changed from one release (from) to another (to).
 type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiff struct {
 	// The image, when it differs: the other release's reference, then this one's.
-	Image     *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffImageImageChange       `json:"image"`
+	Image *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffImageImageChange `json:"image"`
+	// Processes by name.
 	Processes []PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffProcessesConfigChange `json:"processes"`
 	// Domains by host.
 	Domains []PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffDomainsConfigChange `json:"domains"`
@@ -4062,7 +4504,9 @@ func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiff) GetVa
 //
 // One named part of a release's configuration that differs.
 type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffDomainsConfigChange struct {
-	Name   string           `json:"name"`
+	// The process's name, the domain's host, or the variable's name.
+	Name string `json:"name"`
+	// How it differs.
 	Change ConfigChangeKind `json:"change"`
 }
 
@@ -4077,9 +4521,14 @@ func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffDomains
 }
 
 // PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffImageImageChange includes the requested fields of the GraphQL type ImageChange.
+// The GraphQL type's documentation follows.
+//
+// An image reference that differs between two releases, each as `repository@digest`.
 type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffImageImageChange struct {
+	// The other release's image.
 	From string `json:"from"`
-	To   string `json:"to"`
+	// This release's image.
+	To string `json:"to"`
 }
 
 // GetFrom returns PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffImageImageChange.From, and is useful for accessing the field via an interface.
@@ -4097,7 +4546,9 @@ func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffImageIm
 //
 // One named part of a release's configuration that differs.
 type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffProcessesConfigChange struct {
-	Name   string           `json:"name"`
+	// The process's name, the domain's host, or the variable's name.
+	Name string `json:"name"`
+	// How it differs.
 	Change ConfigChangeKind `json:"change"`
 }
 
@@ -4116,7 +4567,9 @@ func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffProcess
 //
 // One named part of a release's configuration that differs.
 type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffVariablesConfigChange struct {
-	Name   string           `json:"name"`
+	// The process's name, the domain's host, or the variable's name.
+	Name string `json:"name"`
+	// How it differs.
 	Change ConfigChangeKind `json:"change"`
 	// For a variable: whether it is (or was) a secret.
 	Secret bool `json:"secret"`
@@ -4148,9 +4601,12 @@ func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseDiffVariabl
 // and its configuration.
 type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseRelease struct {
 	// Numbered per service and environment, from 1.
-	Number      int                                                                            `json:"number"`
-	ImageDigest string                                                                         `json:"imageDigest"`
-	Service     PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseService     `json:"service"`
+	Number int `json:"number"`
+	// The image digest it runs, `sha256:` and 64 hex digits; empty while its build has not succeeded.
+	ImageDigest string `json:"imageDigest"`
+	// The service it releases.
+	Service PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseService `json:"service"`
+	// The environment it is for.
 	Environment PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseEnvironment `json:"environment"`
 }
 
@@ -4175,7 +4631,11 @@ func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseRelease) Ge
 }
 
 // PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseEnvironment includes the requested fields of the GraphQL type Environment.
+// The GraphQL type's documentation follows.
+//
+// A stage a project's services deploy to (e.g. staging, production): its selectors place it on exactly one cluster and namespace.
 type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseEnvironment struct {
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the project.
 	Name string `json:"name"`
 }
 
@@ -4185,7 +4645,11 @@ func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseEnvi
 }
 
 // PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseService includes the requested fields of the GraphQL type Service.
+// The GraphQL type's documentation follows.
+//
+// A program of a project that runs in its environments: an image repository (or a Git repository it is built from), its processes, domains and variables.
 type PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseService struct {
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the project.
 	Name string `json:"name"`
 }
 
@@ -4195,7 +4659,11 @@ func (v *PreviewChangeSetNodeChangeSetPreviewReleasesPreviewedReleaseReleaseServ
 }
 
 // PreviewChangeSetNodeChangeSetProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A tenant's unit of delivery: services, the environments they deploy to, variables, members with project roles, change sets.
 type PreviewChangeSetNodeChangeSetProject struct {
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the tenant.
 	Name string `json:"name"`
 }
 
@@ -4203,6 +4671,9 @@ type PreviewChangeSetNodeChangeSetProject struct {
 func (v *PreviewChangeSetNodeChangeSetProject) GetName() string { return v.Name }
 
 // PreviewChangeSetNodeCluster includes the requested fields of the GraphQL type Cluster.
+// The GraphQL type's documentation follows.
+//
+// A Kubernetes cluster of the tenant, where an agent applies the desired state the control plane compiles for it.
 type PreviewChangeSetNodeCluster struct {
 	Typename *string `json:"__typename"`
 }
@@ -4233,6 +4704,9 @@ type PreviewChangeSetNodeConnectToken struct {
 func (v *PreviewChangeSetNodeConnectToken) GetTypename() *string { return v.Typename }
 
 // PreviewChangeSetNodeDeployment includes the requested fields of the GraphQL type Deployment.
+// The GraphQL type's documentation follows.
+//
+// One release going to one environment's cluster, stage by stage.
 type PreviewChangeSetNodeDeployment struct {
 	Typename *string `json:"__typename"`
 }
@@ -4241,6 +4715,9 @@ type PreviewChangeSetNodeDeployment struct {
 func (v *PreviewChangeSetNodeDeployment) GetTypename() *string { return v.Typename }
 
 // PreviewChangeSetNodeEnvironment includes the requested fields of the GraphQL type Environment.
+// The GraphQL type's documentation follows.
+//
+// A stage a project's services deploy to (e.g. staging, production): its selectors place it on exactly one cluster and namespace.
 type PreviewChangeSetNodeEnvironment struct {
 	Typename *string `json:"__typename"`
 }
@@ -4260,6 +4737,9 @@ type PreviewChangeSetNodeInvitation struct {
 func (v *PreviewChangeSetNodeInvitation) GetTypename() *string { return v.Typename }
 
 // PreviewChangeSetNodeMember includes the requested fields of the GraphQL type Member.
+// The GraphQL type's documentation follows.
+//
+// A user's membership of a tenant, with their tenant role.
 type PreviewChangeSetNodeMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -4279,6 +4759,9 @@ type PreviewChangeSetNodeNamespaceTarget struct {
 func (v *PreviewChangeSetNodeNamespaceTarget) GetTypename() *string { return v.Typename }
 
 // PreviewChangeSetNodeProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A tenant's unit of delivery: services, the environments they deploy to, variables, members with project roles, change sets.
 type PreviewChangeSetNodeProject struct {
 	Typename *string `json:"__typename"`
 }
@@ -4287,6 +4770,9 @@ type PreviewChangeSetNodeProject struct {
 func (v *PreviewChangeSetNodeProject) GetTypename() *string { return v.Typename }
 
 // PreviewChangeSetNodeProjectMember includes the requested fields of the GraphQL type ProjectMember.
+// The GraphQL type's documentation follows.
+//
+// A user's role in a project.
 type PreviewChangeSetNodeProjectMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -4311,6 +4797,9 @@ type PreviewChangeSetNodeRelease struct {
 func (v *PreviewChangeSetNodeRelease) GetTypename() *string { return v.Typename }
 
 // PreviewChangeSetNodeService includes the requested fields of the GraphQL type Service.
+// The GraphQL type's documentation follows.
+//
+// A program of a project that runs in its environments: an image repository (or a Git repository it is built from), its processes, domains and variables.
 type PreviewChangeSetNodeService struct {
 	Typename *string `json:"__typename"`
 }
@@ -4330,6 +4819,9 @@ type PreviewChangeSetNodeSession struct {
 func (v *PreviewChangeSetNodeSession) GetTypename() *string { return v.Typename }
 
 // PreviewChangeSetNodeTenant includes the requested fields of the GraphQL type Tenant.
+// The GraphQL type's documentation follows.
+//
+// An organisation's space: its members, projects, clusters, plan and audit history. Nothing is shared between tenants.
 type PreviewChangeSetNodeTenant struct {
 	Typename *string `json:"__typename"`
 }
@@ -4338,6 +4830,10 @@ type PreviewChangeSetNodeTenant struct {
 func (v *PreviewChangeSetNodeTenant) GetTypename() *string { return v.Typename }
 
 // PreviewChangeSetNodeUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+// and kind in every tenant.
 type PreviewChangeSetNodeUser struct {
 	Typename *string `json:"__typename"`
 }
@@ -4369,6 +4865,9 @@ type PreviewChangeSetNodeWebhook struct {
 func (v *PreviewChangeSetNodeWebhook) GetTypename() *string { return v.Typename }
 
 // PreviewChangeSetNodeWebhookDelivery includes the requested fields of the GraphQL type WebhookDelivery.
+// The GraphQL type's documentation follows.
+//
+// A request a Git provider sent to a push webhook, and what it became.
 type PreviewChangeSetNodeWebhookDelivery struct {
 	Typename *string `json:"__typename"`
 }
@@ -4403,7 +4902,7 @@ func (v *PreviewChangeSetNodeWebhookMessage) GetTypename() *string { return v.Ty
 
 // PreviewChangeSetResponse is returned by PreviewChangeSet on success.
 type PreviewChangeSetResponse struct {
-	// Any object by its global id; null if it does not exist or is not visible to the caller.
+	// Any object by its global id; null, with a NOT_FOUND error, if it does not exist or is not visible to the caller.
 	Node *PreviewChangeSetNode `json:"-"`
 }
 
@@ -4481,6 +4980,7 @@ func (v *PreviewChangeSetResponse) __premarshalJSON() (*__premarshalPreviewChang
 //
 // What a change would do, per cluster whose desired state it alters.
 type PreviewDeployPreviewDeployChangePreview struct {
+	// One entry per cluster whose desired state the change would alter.
 	Clusters []PreviewDeployPreviewDeployChangePreviewClustersClusterChange `json:"clusters"`
 	// Why the change would be refused, exactly as the mutation would say.
 	UserErrors []Problem `json:"userErrors"`
@@ -4495,13 +4995,20 @@ func (v *PreviewDeployPreviewDeployChangePreview) GetClusters() []PreviewDeployP
 func (v *PreviewDeployPreviewDeployChangePreview) GetUserErrors() []Problem { return v.UserErrors }
 
 // PreviewDeployPreviewDeployChangePreviewClustersClusterChange includes the requested fields of the GraphQL type ClusterChange.
+// The GraphQL type's documentation follows.
+//
+// What a change would do to one cluster's desired state.
 type PreviewDeployPreviewDeployChangePreviewClustersClusterChange struct {
+	// The cluster whose desired state would change.
 	Cluster PreviewDeployPreviewDeployChangePreviewClustersClusterChangeCluster `json:"cluster"`
 	// The cluster's desired revision now; the change would publish the next one.
-	FromRevision int                                                                                `json:"fromRevision"`
-	Added        []PreviewDeployPreviewDeployChangePreviewClustersClusterChangeAddedDesiredObject   `json:"added"`
-	Changed      []PreviewDeployPreviewDeployChangePreviewClustersClusterChangeChangedDesiredObject `json:"changed"`
-	Removed      []PreviewDeployPreviewDeployChangePreviewClustersClusterChangeRemovedDesiredObject `json:"removed"`
+	FromRevision int `json:"fromRevision"`
+	// Kubernetes objects the change would add.
+	Added []PreviewDeployPreviewDeployChangePreviewClustersClusterChangeAddedDesiredObject `json:"added"`
+	// Kubernetes objects the change would change.
+	Changed []PreviewDeployPreviewDeployChangePreviewClustersClusterChangeChangedDesiredObject `json:"changed"`
+	// Kubernetes objects the change would remove.
+	Removed []PreviewDeployPreviewDeployChangePreviewClustersClusterChangeRemovedDesiredObject `json:"removed"`
 	// Services the change would hold (their workloads left as they run).
 	NowHeld []PreviewDeployPreviewDeployChangePreviewClustersClusterChangeNowHeldHeldService `json:"nowHeld"`
 	// Services the change would release from hold.
@@ -4548,9 +5055,12 @@ func (v *PreviewDeployPreviewDeployChangePreviewClustersClusterChange) GetReleas
 //
 // A Kubernetes object of a desired state.
 type PreviewDeployPreviewDeployChangePreviewClustersClusterChangeAddedDesiredObject struct {
-	Kind      string `json:"kind"`
+	// The object's kind, e.g. `Deployment`, `Service`, `Secret`.
+	Kind string `json:"kind"`
+	// The object's namespace; empty for a cluster-scoped object (a Namespace).
 	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	// The object's name.
+	Name string `json:"name"`
 }
 
 // GetKind returns PreviewDeployPreviewDeployChangePreviewClustersClusterChangeAddedDesiredObject.Kind, and is useful for accessing the field via an interface.
@@ -4573,9 +5083,12 @@ func (v *PreviewDeployPreviewDeployChangePreviewClustersClusterChangeAddedDesire
 //
 // A Kubernetes object of a desired state.
 type PreviewDeployPreviewDeployChangePreviewClustersClusterChangeChangedDesiredObject struct {
-	Kind      string `json:"kind"`
+	// The object's kind, e.g. `Deployment`, `Service`, `Secret`.
+	Kind string `json:"kind"`
+	// The object's namespace; empty for a cluster-scoped object (a Namespace).
 	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	// The object's name.
+	Name string `json:"name"`
 }
 
 // GetKind returns PreviewDeployPreviewDeployChangePreviewClustersClusterChangeChangedDesiredObject.Kind, and is useful for accessing the field via an interface.
@@ -4594,7 +5107,11 @@ func (v *PreviewDeployPreviewDeployChangePreviewClustersClusterChangeChangedDesi
 }
 
 // PreviewDeployPreviewDeployChangePreviewClustersClusterChangeCluster includes the requested fields of the GraphQL type Cluster.
+// The GraphQL type's documentation follows.
+//
+// A Kubernetes cluster of the tenant, where an agent applies the desired state the control plane compiles for it.
 type PreviewDeployPreviewDeployChangePreviewClustersClusterChangeCluster struct {
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the tenant.
 	Name string `json:"name"`
 }
 
@@ -4604,9 +5121,14 @@ func (v *PreviewDeployPreviewDeployChangePreviewClustersClusterChangeCluster) Ge
 }
 
 // PreviewDeployPreviewDeployChangePreviewClustersClusterChangeNowHeldHeldService includes the requested fields of the GraphQL type HeldService.
+// The GraphQL type's documentation follows.
+//
+// A service the desired state holds: the agent leaves its workloads exactly as they run, because its variables cannot be resolved (a reference to something missing, a secret that does not open).
 type PreviewDeployPreviewDeployChangePreviewClustersClusterChangeNowHeldHeldService struct {
+	// The service's name.
 	Service string `json:"service"`
-	Reason  string `json:"reason"`
+	// Why it is held.
+	Reason string `json:"reason"`
 }
 
 // GetService returns PreviewDeployPreviewDeployChangePreviewClustersClusterChangeNowHeldHeldService.Service, and is useful for accessing the field via an interface.
@@ -4620,7 +5142,11 @@ func (v *PreviewDeployPreviewDeployChangePreviewClustersClusterChangeNowHeldHeld
 }
 
 // PreviewDeployPreviewDeployChangePreviewClustersClusterChangeReleasedHeldService includes the requested fields of the GraphQL type HeldService.
+// The GraphQL type's documentation follows.
+//
+// A service the desired state holds: the agent leaves its workloads exactly as they run, because its variables cannot be resolved (a reference to something missing, a secret that does not open).
 type PreviewDeployPreviewDeployChangePreviewClustersClusterChangeReleasedHeldService struct {
+	// The service's name.
 	Service string `json:"service"`
 }
 
@@ -4634,9 +5160,12 @@ func (v *PreviewDeployPreviewDeployChangePreviewClustersClusterChangeReleasedHel
 //
 // A Kubernetes object of a desired state.
 type PreviewDeployPreviewDeployChangePreviewClustersClusterChangeRemovedDesiredObject struct {
-	Kind      string `json:"kind"`
+	// The object's kind, e.g. `Deployment`, `Service`, `Secret`.
+	Kind string `json:"kind"`
+	// The object's namespace; empty for a cluster-scoped object (a Namespace).
 	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	// The object's name.
+	Name string `json:"name"`
 }
 
 // GetKind returns PreviewDeployPreviewDeployChangePreviewClustersClusterChangeRemovedDesiredObject.Kind, and is useful for accessing the field via an interface.
@@ -4665,11 +5194,16 @@ func (v *PreviewDeployResponse) GetPreviewDeploy() PreviewDeployPreviewDeployCha
 	return v.PreviewDeploy
 }
 
+// A readiness probe: an HTTP GET when path is given, a TCP probe otherwise.
 type ProbeInput struct {
-	Path                *string `json:"path"`
-	Port                int     `json:"port"`
-	InitialDelaySeconds *int    `json:"initialDelaySeconds"`
-	PeriodSeconds       *int    `json:"periodSeconds"`
+	// The path of an HTTP GET probe, starting with `/`; left out: a TCP probe.
+	Path *string `json:"path"`
+	// The port to probe, 1 to 65535.
+	Port int `json:"port"`
+	// Seconds before the first probe, 0 to 3600.
+	InitialDelaySeconds *int `json:"initialDelaySeconds"`
+	// Seconds between probes, 1 to 3600.
+	PeriodSeconds *int `json:"periodSeconds"`
 }
 
 // GetPath returns ProbeInput.Path, and is useful for accessing the field via an interface.
@@ -4690,9 +5224,11 @@ func (v *ProbeInput) GetPeriodSeconds() *int { return v.PeriodSeconds }
 // A problem with the input of a mutation that the caller can fix.
 type Problem struct {
 	// The input field the error is about, as a path from `input`, if any.
-	Field   []string  `json:"field"`
-	Message string    `json:"message"`
-	Code    ErrorCode `json:"code"`
+	Field []string `json:"field"`
+	// What is wrong, written for people: show it. Branch on code, never on the message.
+	Message string `json:"message"`
+	// BAD_USER_INPUT, CONFLICT or ENTITLEMENT_REQUIRED.
+	Code ErrorCode `json:"code"`
 }
 
 // GetField returns Problem.Field, and is useful for accessing the field via an interface.
@@ -4704,11 +5240,17 @@ func (v *Problem) GetMessage() string { return v.Message }
 // GetCode returns Problem.Code, and is useful for accessing the field via an interface.
 func (v *Problem) GetCode() ErrorCode { return v.Code }
 
+// A process of a service, as createService and updateService take it.
 type ProcessInput struct {
-	Name           string      `json:"name"`
-	Command        []string    `json:"command"`
-	Replicas       *int        `json:"replicas"`
-	Port           *int        `json:"port"`
+	// 1 to 63 lowercase letters, digits or `-`; unique in the service.
+	Name string `json:"name"`
+	// The container's command (at most 100 arguments), replacing the image's entrypoint; left out or empty: the image's own.
+	Command []string `json:"command"`
+	// How many pods run it, 0 to 100.
+	Replicas *int `json:"replicas"`
+	// The port it listens on, 1 to 65535; left out for a process that serves nothing. A domain needs it.
+	Port *int `json:"port"`
+	// How Kubernetes tells a pod is ready for traffic; left out: no readiness probe.
 	ReadinessProbe *ProbeInput `json:"readinessProbe"`
 }
 
@@ -4754,6 +5296,9 @@ func (v *ProcessInput) GetReadinessProbe() *ProbeInput { return v.ReadinessProbe
 // ProjectTargetsNodeWebhookDelivery
 // ProjectTargetsNodeWebhookEndpoint
 // ProjectTargetsNodeWebhookMessage
+// The GraphQL type's documentation follows.
+//
+// An object with a global id, which `Query.node` reads.
 type ProjectTargetsNode interface {
 	implementsGraphQLInterfaceProjectTargetsNode()
 	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
@@ -5085,6 +5630,9 @@ func __marshalProjectTargetsNode(v *ProjectTargetsNode) ([]byte, error) {
 }
 
 // ProjectTargetsNodeApiToken includes the requested fields of the GraphQL type ApiToken.
+// The GraphQL type's documentation follows.
+//
+// An API token of a user in one tenant: `Authorization: Bearer nbt_…`. Only its hash is stored; its secret is shown once, when it is made.
 type ProjectTargetsNodeApiToken struct {
 	Typename *string `json:"__typename"`
 }
@@ -5093,6 +5641,9 @@ type ProjectTargetsNodeApiToken struct {
 func (v *ProjectTargetsNodeApiToken) GetTypename() *string { return v.Typename }
 
 // ProjectTargetsNodeAuditEvent includes the requested fields of the GraphQL type AuditEvent.
+// The GraphQL type's documentation follows.
+//
+// One audited change in a tenant: who did what to which object, and when. Every committed mutation writes one.
 type ProjectTargetsNodeAuditEvent struct {
 	Typename *string `json:"__typename"`
 }
@@ -5123,6 +5674,9 @@ type ProjectTargetsNodeChangeSet struct {
 func (v *ProjectTargetsNodeChangeSet) GetTypename() *string { return v.Typename }
 
 // ProjectTargetsNodeCluster includes the requested fields of the GraphQL type Cluster.
+// The GraphQL type's documentation follows.
+//
+// A Kubernetes cluster of the tenant, where an agent applies the desired state the control plane compiles for it.
 type ProjectTargetsNodeCluster struct {
 	Typename *string `json:"__typename"`
 }
@@ -5153,6 +5707,9 @@ type ProjectTargetsNodeConnectToken struct {
 func (v *ProjectTargetsNodeConnectToken) GetTypename() *string { return v.Typename }
 
 // ProjectTargetsNodeDeployment includes the requested fields of the GraphQL type Deployment.
+// The GraphQL type's documentation follows.
+//
+// One release going to one environment's cluster, stage by stage.
 type ProjectTargetsNodeDeployment struct {
 	Typename *string `json:"__typename"`
 }
@@ -5161,6 +5718,9 @@ type ProjectTargetsNodeDeployment struct {
 func (v *ProjectTargetsNodeDeployment) GetTypename() *string { return v.Typename }
 
 // ProjectTargetsNodeEnvironment includes the requested fields of the GraphQL type Environment.
+// The GraphQL type's documentation follows.
+//
+// A stage a project's services deploy to (e.g. staging, production): its selectors place it on exactly one cluster and namespace.
 type ProjectTargetsNodeEnvironment struct {
 	Typename *string `json:"__typename"`
 }
@@ -5180,6 +5740,9 @@ type ProjectTargetsNodeInvitation struct {
 func (v *ProjectTargetsNodeInvitation) GetTypename() *string { return v.Typename }
 
 // ProjectTargetsNodeMember includes the requested fields of the GraphQL type Member.
+// The GraphQL type's documentation follows.
+//
+// A user's membership of a tenant, with their tenant role.
 type ProjectTargetsNodeMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -5199,10 +5762,16 @@ type ProjectTargetsNodeNamespaceTarget struct {
 func (v *ProjectTargetsNodeNamespaceTarget) GetTypename() *string { return v.Typename }
 
 // ProjectTargetsNodeProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A tenant's unit of delivery: services, the environments they deploy to, variables, members with project roles, change sets.
 type ProjectTargetsNodeProject struct {
-	Typename     *string                                                    `json:"__typename"`
-	Name         string                                                     `json:"name"`
-	Services     ProjectTargetsNodeProjectServicesServiceConnection         `json:"services"`
+	Typename *string `json:"__typename"`
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the tenant.
+	Name string `json:"name"`
+	// The project's services, oldest first.
+	Services ProjectTargetsNodeProjectServicesServiceConnection `json:"services"`
+	// The project's environments, oldest first.
 	Environments ProjectTargetsNodeProjectEnvironmentsEnvironmentConnection `json:"environments"`
 }
 
@@ -5223,7 +5792,11 @@ func (v *ProjectTargetsNodeProject) GetEnvironments() ProjectTargetsNodeProjectE
 }
 
 // ProjectTargetsNodeProjectEnvironmentsEnvironmentConnection includes the requested fields of the GraphQL type EnvironmentConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of environments.
 type ProjectTargetsNodeProjectEnvironmentsEnvironmentConnection struct {
+	// The page's environments, without cursors.
 	Nodes []ProjectTargetsNodeProjectEnvironmentsEnvironmentConnectionNodesEnvironment `json:"nodes"`
 }
 
@@ -5233,8 +5806,13 @@ func (v *ProjectTargetsNodeProjectEnvironmentsEnvironmentConnection) GetNodes() 
 }
 
 // ProjectTargetsNodeProjectEnvironmentsEnvironmentConnectionNodesEnvironment includes the requested fields of the GraphQL type Environment.
+// The GraphQL type's documentation follows.
+//
+// A stage a project's services deploy to (e.g. staging, production): its selectors place it on exactly one cluster and namespace.
 type ProjectTargetsNodeProjectEnvironmentsEnvironmentConnectionNodesEnvironment struct {
-	Id   string `json:"id"`
+	// The environment's global id.
+	Id string `json:"id"`
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the project.
 	Name string `json:"name"`
 	// Deployments to a protected environment need a project manager.
 	Protected bool `json:"protected"`
@@ -5256,6 +5834,9 @@ func (v *ProjectTargetsNodeProjectEnvironmentsEnvironmentConnectionNodesEnvironm
 }
 
 // ProjectTargetsNodeProjectMember includes the requested fields of the GraphQL type ProjectMember.
+// The GraphQL type's documentation follows.
+//
+// A user's role in a project.
 type ProjectTargetsNodeProjectMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -5264,7 +5845,11 @@ type ProjectTargetsNodeProjectMember struct {
 func (v *ProjectTargetsNodeProjectMember) GetTypename() *string { return v.Typename }
 
 // ProjectTargetsNodeProjectServicesServiceConnection includes the requested fields of the GraphQL type ServiceConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of services.
 type ProjectTargetsNodeProjectServicesServiceConnection struct {
+	// The page's services, without cursors.
 	Nodes []ProjectTargetsNodeProjectServicesServiceConnectionNodesService `json:"nodes"`
 }
 
@@ -5274,8 +5859,13 @@ func (v *ProjectTargetsNodeProjectServicesServiceConnection) GetNodes() []Projec
 }
 
 // ProjectTargetsNodeProjectServicesServiceConnectionNodesService includes the requested fields of the GraphQL type Service.
+// The GraphQL type's documentation follows.
+//
+// A program of a project that runs in its environments: an image repository (or a Git repository it is built from), its processes, domains and variables.
 type ProjectTargetsNodeProjectServicesServiceConnectionNodesService struct {
-	Id   string `json:"id"`
+	// The service's global id.
+	Id string `json:"id"`
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the project.
 	Name string `json:"name"`
 	// Where the service is built from; null for a service deployed from images built elsewhere.
 	Git *ProjectTargetsNodeProjectServicesServiceConnectionNodesServiceGitGitSource `json:"git"`
@@ -5299,6 +5889,7 @@ func (v *ProjectTargetsNodeProjectServicesServiceConnectionNodesService) GetGit(
 //
 // A Git service's source: a repository's tracked branch, built with a Dockerfile. A push to the branch builds and deploys it to each of deployOnPush.
 type ProjectTargetsNodeProjectServicesServiceConnectionNodesServiceGitGitSource struct {
+	// The branch it tracks.
 	Branch string `json:"branch"`
 }
 
@@ -5324,6 +5915,9 @@ type ProjectTargetsNodeRelease struct {
 func (v *ProjectTargetsNodeRelease) GetTypename() *string { return v.Typename }
 
 // ProjectTargetsNodeService includes the requested fields of the GraphQL type Service.
+// The GraphQL type's documentation follows.
+//
+// A program of a project that runs in its environments: an image repository (or a Git repository it is built from), its processes, domains and variables.
 type ProjectTargetsNodeService struct {
 	Typename *string `json:"__typename"`
 }
@@ -5343,6 +5937,9 @@ type ProjectTargetsNodeSession struct {
 func (v *ProjectTargetsNodeSession) GetTypename() *string { return v.Typename }
 
 // ProjectTargetsNodeTenant includes the requested fields of the GraphQL type Tenant.
+// The GraphQL type's documentation follows.
+//
+// An organisation's space: its members, projects, clusters, plan and audit history. Nothing is shared between tenants.
 type ProjectTargetsNodeTenant struct {
 	Typename *string `json:"__typename"`
 }
@@ -5351,6 +5948,10 @@ type ProjectTargetsNodeTenant struct {
 func (v *ProjectTargetsNodeTenant) GetTypename() *string { return v.Typename }
 
 // ProjectTargetsNodeUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+// and kind in every tenant.
 type ProjectTargetsNodeUser struct {
 	Typename *string `json:"__typename"`
 }
@@ -5382,6 +5983,9 @@ type ProjectTargetsNodeWebhook struct {
 func (v *ProjectTargetsNodeWebhook) GetTypename() *string { return v.Typename }
 
 // ProjectTargetsNodeWebhookDelivery includes the requested fields of the GraphQL type WebhookDelivery.
+// The GraphQL type's documentation follows.
+//
+// A request a Git provider sent to a push webhook, and what it became.
 type ProjectTargetsNodeWebhookDelivery struct {
 	Typename *string `json:"__typename"`
 }
@@ -5416,7 +6020,7 @@ func (v *ProjectTargetsNodeWebhookMessage) GetTypename() *string { return v.Type
 
 // ProjectTargetsResponse is returned by ProjectTargets on success.
 type ProjectTargetsResponse struct {
-	// Any object by its global id; null if it does not exist or is not visible to the caller.
+	// Any object by its global id; null, with a NOT_FOUND error, if it does not exist or is not visible to the caller.
 	Node *ProjectTargetsNode `json:"-"`
 }
 
@@ -5499,7 +6103,11 @@ type ProjectsResponse struct {
 func (v *ProjectsResponse) GetViewer() ProjectsViewer { return v.Viewer }
 
 // ProjectsViewer includes the requested fields of the GraphQL type Viewer.
+// The GraphQL type's documentation follows.
+//
+// The caller of this request: who they are and what they authenticated with.
 type ProjectsViewer struct {
+	// The tenants the caller acts in, oldest first: an API token's one tenant, or each tenant a session acts in.
 	Tenants ProjectsViewerTenantsTenantConnection `json:"tenants"`
 }
 
@@ -5507,7 +6115,11 @@ type ProjectsViewer struct {
 func (v *ProjectsViewer) GetTenants() ProjectsViewerTenantsTenantConnection { return v.Tenants }
 
 // ProjectsViewerTenantsTenantConnection includes the requested fields of the GraphQL type TenantConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of tenants.
 type ProjectsViewerTenantsTenantConnection struct {
+	// The page's tenants, without cursors.
 	Nodes []ProjectsViewerTenantsTenantConnectionNodesTenant `json:"nodes"`
 }
 
@@ -5517,8 +6129,13 @@ func (v *ProjectsViewerTenantsTenantConnection) GetNodes() []ProjectsViewerTenan
 }
 
 // ProjectsViewerTenantsTenantConnectionNodesTenant includes the requested fields of the GraphQL type Tenant.
+// The GraphQL type's documentation follows.
+//
+// An organisation's space: its members, projects, clusters, plan and audit history. Nothing is shared between tenants.
 type ProjectsViewerTenantsTenantConnectionNodesTenant struct {
-	Name     string                                                                    `json:"name"`
+	// The tenant's name: 1 to 100 characters.
+	Name string `json:"name"`
+	// The tenant's projects, oldest first: every one for tenant admins; for members, those they hold a project role in.
 	Projects ProjectsViewerTenantsTenantConnectionNodesTenantProjectsProjectConnection `json:"projects"`
 }
 
@@ -5531,7 +6148,11 @@ func (v *ProjectsViewerTenantsTenantConnectionNodesTenant) GetProjects() Project
 }
 
 // ProjectsViewerTenantsTenantConnectionNodesTenantProjectsProjectConnection includes the requested fields of the GraphQL type ProjectConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of projects.
 type ProjectsViewerTenantsTenantConnectionNodesTenantProjectsProjectConnection struct {
+	// The page's projects, without cursors.
 	Nodes []ProjectsViewerTenantsTenantConnectionNodesTenantProjectsProjectConnectionNodesProject `json:"nodes"`
 }
 
@@ -5541,8 +6162,13 @@ func (v *ProjectsViewerTenantsTenantConnectionNodesTenantProjectsProjectConnecti
 }
 
 // ProjectsViewerTenantsTenantConnectionNodesTenantProjectsProjectConnectionNodesProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A tenant's unit of delivery: services, the environments they deploy to, variables, members with project roles, change sets.
 type ProjectsViewerTenantsTenantConnectionNodesTenantProjectsProjectConnectionNodesProject struct {
-	Id   string `json:"id"`
+	// The project's global id.
+	Id string `json:"id"`
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the tenant.
 	Name string `json:"name"`
 }
 
@@ -5557,9 +6183,14 @@ func (v *ProjectsViewerTenantsTenantConnectionNodesTenantProjectsProjectConnecti
 }
 
 // RebaseChangeSetRebaseChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+// The GraphQL type's documentation follows.
+//
+// What a change set mutation did.
 type RebaseChangeSetRebaseChangeSetChangeSetPayload struct {
-	ChangeSet  *ChangeSetSummary `json:"changeSet"`
-	UserErrors []Problem         `json:"userErrors"`
+	// The change set as the mutation left it; read it when userErrors is empty.
+	ChangeSet *ChangeSetSummary `json:"changeSet"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetChangeSet returns RebaseChangeSetRebaseChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
@@ -5574,7 +6205,7 @@ func (v *RebaseChangeSetRebaseChangeSetChangeSetPayload) GetUserErrors() []Probl
 
 // RebaseChangeSetResponse is returned by RebaseChangeSet on success.
 type RebaseChangeSetResponse struct {
-	// Takes what each change replaces as the project is now (after a refused apply, once previewed again); a submitted or approved set is submitted again.
+	// Takes what each change replaces as the project is now (after a refused apply, once previewed again); a submitted or approved set is submitted again. Editors and up.
 	RebaseChangeSet RebaseChangeSetRebaseChangeSetChangeSetPayload `json:"rebaseChangeSet"`
 }
 
@@ -5584,9 +6215,14 @@ func (v *RebaseChangeSetResponse) GetRebaseChangeSet() RebaseChangeSetRebaseChan
 }
 
 // RedeployRedeployDeploymentPayload includes the requested fields of the GraphQL type DeploymentPayload.
+// The GraphQL type's documentation follows.
+//
+// What a deployment mutation did.
 type RedeployRedeployDeploymentPayload struct {
+	// The deployment decided on or cancelled, or the new one; read it when userErrors is empty.
 	Deployment *DeploymentSummary `json:"deployment"`
-	UserErrors []Problem          `json:"userErrors"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetDeployment returns RedeployRedeployDeploymentPayload.Deployment, and is useful for accessing the field via an interface.
@@ -5597,7 +6233,7 @@ func (v *RedeployRedeployDeploymentPayload) GetUserErrors() []Problem { return v
 
 // RedeployResponse is returned by Redeploy on success.
 type RedeployResponse struct {
-	// Deploys a deployment's release again, as a new deployment.
+	// Deploys a deployment's release again, as a new deployment, checked and approved like deploy.
 	Redeploy RedeployRedeployDeploymentPayload `json:"redeploy"`
 }
 
@@ -5605,9 +6241,14 @@ type RedeployResponse struct {
 func (v *RedeployResponse) GetRedeploy() RedeployRedeployDeploymentPayload { return v.Redeploy }
 
 // RejectChangeSetRejectChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+// The GraphQL type's documentation follows.
+//
+// What a change set mutation did.
 type RejectChangeSetRejectChangeSetChangeSetPayload struct {
-	ChangeSet  *ChangeSetSummary `json:"changeSet"`
-	UserErrors []Problem         `json:"userErrors"`
+	// The change set as the mutation left it; read it when userErrors is empty.
+	ChangeSet *ChangeSetSummary `json:"changeSet"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetChangeSet returns RejectChangeSetRejectChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
@@ -5622,7 +6263,7 @@ func (v *RejectChangeSetRejectChangeSetChangeSetPayload) GetUserErrors() []Probl
 
 // RejectChangeSetResponse is returned by RejectChangeSet on success.
 type RejectChangeSetResponse struct {
-	// Rejects a submitted change set: it changes nothing.
+	// Rejects a submitted change set: it changes nothing (project managers and tenant admins; never one of its authors).
 	RejectChangeSet RejectChangeSetRejectChangeSetChangeSetPayload `json:"rejectChangeSet"`
 }
 
@@ -5632,9 +6273,14 @@ func (v *RejectChangeSetResponse) GetRejectChangeSet() RejectChangeSetRejectChan
 }
 
 // RejectRejectDeploymentDeploymentPayload includes the requested fields of the GraphQL type DeploymentPayload.
+// The GraphQL type's documentation follows.
+//
+// What a deployment mutation did.
 type RejectRejectDeploymentDeploymentPayload struct {
+	// The deployment decided on or cancelled, or the new one; read it when userErrors is empty.
 	Deployment *DeploymentSummary `json:"deployment"`
-	UserErrors []Problem          `json:"userErrors"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetDeployment returns RejectRejectDeploymentDeploymentPayload.Deployment, and is useful for accessing the field via an interface.
@@ -5683,6 +6329,9 @@ func (v *RejectResponse) GetRejectDeployment() RejectRejectDeploymentDeploymentP
 // ReleasesNodeWebhookDelivery
 // ReleasesNodeWebhookEndpoint
 // ReleasesNodeWebhookMessage
+// The GraphQL type's documentation follows.
+//
+// An object with a global id, which `Query.node` reads.
 type ReleasesNode interface {
 	implementsGraphQLInterfaceReleasesNode()
 	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
@@ -6014,6 +6663,9 @@ func __marshalReleasesNode(v *ReleasesNode) ([]byte, error) {
 }
 
 // ReleasesNodeApiToken includes the requested fields of the GraphQL type ApiToken.
+// The GraphQL type's documentation follows.
+//
+// An API token of a user in one tenant: `Authorization: Bearer nbt_…`. Only its hash is stored; its secret is shown once, when it is made.
 type ReleasesNodeApiToken struct {
 	Typename *string `json:"__typename"`
 }
@@ -6022,6 +6674,9 @@ type ReleasesNodeApiToken struct {
 func (v *ReleasesNodeApiToken) GetTypename() *string { return v.Typename }
 
 // ReleasesNodeAuditEvent includes the requested fields of the GraphQL type AuditEvent.
+// The GraphQL type's documentation follows.
+//
+// One audited change in a tenant: who did what to which object, and when. Every committed mutation writes one.
 type ReleasesNodeAuditEvent struct {
 	Typename *string `json:"__typename"`
 }
@@ -6052,6 +6707,9 @@ type ReleasesNodeChangeSet struct {
 func (v *ReleasesNodeChangeSet) GetTypename() *string { return v.Typename }
 
 // ReleasesNodeCluster includes the requested fields of the GraphQL type Cluster.
+// The GraphQL type's documentation follows.
+//
+// A Kubernetes cluster of the tenant, where an agent applies the desired state the control plane compiles for it.
 type ReleasesNodeCluster struct {
 	Typename *string `json:"__typename"`
 }
@@ -6082,6 +6740,9 @@ type ReleasesNodeConnectToken struct {
 func (v *ReleasesNodeConnectToken) GetTypename() *string { return v.Typename }
 
 // ReleasesNodeDeployment includes the requested fields of the GraphQL type Deployment.
+// The GraphQL type's documentation follows.
+//
+// One release going to one environment's cluster, stage by stage.
 type ReleasesNodeDeployment struct {
 	Typename *string `json:"__typename"`
 }
@@ -6090,6 +6751,9 @@ type ReleasesNodeDeployment struct {
 func (v *ReleasesNodeDeployment) GetTypename() *string { return v.Typename }
 
 // ReleasesNodeEnvironment includes the requested fields of the GraphQL type Environment.
+// The GraphQL type's documentation follows.
+//
+// A stage a project's services deploy to (e.g. staging, production): its selectors place it on exactly one cluster and namespace.
 type ReleasesNodeEnvironment struct {
 	Typename *string `json:"__typename"`
 }
@@ -6109,6 +6773,9 @@ type ReleasesNodeInvitation struct {
 func (v *ReleasesNodeInvitation) GetTypename() *string { return v.Typename }
 
 // ReleasesNodeMember includes the requested fields of the GraphQL type Member.
+// The GraphQL type's documentation follows.
+//
+// A user's membership of a tenant, with their tenant role.
 type ReleasesNodeMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -6128,6 +6795,9 @@ type ReleasesNodeNamespaceTarget struct {
 func (v *ReleasesNodeNamespaceTarget) GetTypename() *string { return v.Typename }
 
 // ReleasesNodeProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A tenant's unit of delivery: services, the environments they deploy to, variables, members with project roles, change sets.
 type ReleasesNodeProject struct {
 	Typename *string `json:"__typename"`
 }
@@ -6136,6 +6806,9 @@ type ReleasesNodeProject struct {
 func (v *ReleasesNodeProject) GetTypename() *string { return v.Typename }
 
 // ReleasesNodeProjectMember includes the requested fields of the GraphQL type ProjectMember.
+// The GraphQL type's documentation follows.
+//
+// A user's role in a project.
 type ReleasesNodeProjectMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -6160,6 +6833,9 @@ type ReleasesNodeRelease struct {
 func (v *ReleasesNodeRelease) GetTypename() *string { return v.Typename }
 
 // ReleasesNodeService includes the requested fields of the GraphQL type Service.
+// The GraphQL type's documentation follows.
+//
+// A program of a project that runs in its environments: an image repository (or a Git repository it is built from), its processes, domains and variables.
 type ReleasesNodeService struct {
 	Typename *string `json:"__typename"`
 	// Releases of this service, newest first; optionally of one environment.
@@ -6175,7 +6851,11 @@ func (v *ReleasesNodeService) GetReleases() ReleasesNodeServiceReleasesReleaseCo
 }
 
 // ReleasesNodeServiceReleasesReleaseConnection includes the requested fields of the GraphQL type ReleaseConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of releases.
 type ReleasesNodeServiceReleasesReleaseConnection struct {
+	// The page's releases, without cursors.
 	Nodes []ReleasesNodeServiceReleasesReleaseConnectionNodesRelease `json:"nodes"`
 }
 
@@ -6195,9 +6875,11 @@ func (v *ReleasesNodeServiceReleasesReleaseConnection) GetNodes() []ReleasesNode
 // and its configuration.
 type ReleasesNodeServiceReleasesReleaseConnectionNodesRelease struct {
 	// Numbered per service and environment, from 1.
-	Number      int       `json:"number"`
-	ImageDigest string    `json:"imageDigest"`
-	CreatedAt   time.Time `json:"createdAt"`
+	Number int `json:"number"`
+	// The image digest it runs, `sha256:` and 64 hex digits; empty while its build has not succeeded.
+	ImageDigest string `json:"imageDigest"`
+	// When it was made.
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // GetNumber returns ReleasesNodeServiceReleasesReleaseConnectionNodesRelease.Number, and is useful for accessing the field via an interface.
@@ -6225,6 +6907,9 @@ type ReleasesNodeSession struct {
 func (v *ReleasesNodeSession) GetTypename() *string { return v.Typename }
 
 // ReleasesNodeTenant includes the requested fields of the GraphQL type Tenant.
+// The GraphQL type's documentation follows.
+//
+// An organisation's space: its members, projects, clusters, plan and audit history. Nothing is shared between tenants.
 type ReleasesNodeTenant struct {
 	Typename *string `json:"__typename"`
 }
@@ -6233,6 +6918,10 @@ type ReleasesNodeTenant struct {
 func (v *ReleasesNodeTenant) GetTypename() *string { return v.Typename }
 
 // ReleasesNodeUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+// and kind in every tenant.
 type ReleasesNodeUser struct {
 	Typename *string `json:"__typename"`
 }
@@ -6264,6 +6953,9 @@ type ReleasesNodeWebhook struct {
 func (v *ReleasesNodeWebhook) GetTypename() *string { return v.Typename }
 
 // ReleasesNodeWebhookDelivery includes the requested fields of the GraphQL type WebhookDelivery.
+// The GraphQL type's documentation follows.
+//
+// A request a Git provider sent to a push webhook, and what it became.
 type ReleasesNodeWebhookDelivery struct {
 	Typename *string `json:"__typename"`
 }
@@ -6298,7 +6990,7 @@ func (v *ReleasesNodeWebhookMessage) GetTypename() *string { return v.Typename }
 
 // ReleasesResponse is returned by Releases on success.
 type ReleasesResponse struct {
-	// Any object by its global id; null if it does not exist or is not visible to the caller.
+	// Any object by its global id; null, with a NOT_FOUND error, if it does not exist or is not visible to the caller.
 	Node *ReleasesNode `json:"-"`
 }
 
@@ -6373,6 +7065,7 @@ func (v *ReleasesResponse) __premarshalJSON() (*__premarshalReleasesResponse, er
 
 // RevokeTokenResponse is returned by RevokeToken on success.
 type RevokeTokenResponse struct {
+	// Revokes an API token from the next request on: one of your own, or (tenant admins) any of the tenant's. A token revoked already is a CONFLICT.
 	RevokeApiToken RevokeTokenRevokeApiTokenRevokeApiTokenPayload `json:"revokeApiToken"`
 }
 
@@ -6382,7 +7075,11 @@ func (v *RevokeTokenResponse) GetRevokeApiToken() RevokeTokenRevokeApiTokenRevok
 }
 
 // RevokeTokenRevokeApiTokenRevokeApiTokenPayload includes the requested fields of the GraphQL type RevokeApiTokenPayload.
+// The GraphQL type's documentation follows.
+//
+// What revokeApiToken did.
 type RevokeTokenRevokeApiTokenRevokeApiTokenPayload struct {
+	// What was wrong with the input; when not empty, nothing was changed.
 	UserErrors []Problem `json:"userErrors"`
 }
 
@@ -6393,7 +7090,7 @@ func (v *RevokeTokenRevokeApiTokenRevokeApiTokenPayload) GetUserErrors() []Probl
 
 // RollbackResponse is returned by Rollback on success.
 type RollbackResponse struct {
-	// Deploys an earlier release of a service in an environment, named by its number, as a new deployment.
+	// Deploys an earlier release of a service in an environment, named by its number, as a new deployment, checked and approved like deploy.
 	Rollback RollbackRollbackDeploymentPayload `json:"rollback"`
 }
 
@@ -6401,9 +7098,14 @@ type RollbackResponse struct {
 func (v *RollbackResponse) GetRollback() RollbackRollbackDeploymentPayload { return v.Rollback }
 
 // RollbackRollbackDeploymentPayload includes the requested fields of the GraphQL type DeploymentPayload.
+// The GraphQL type's documentation follows.
+//
+// What a deployment mutation did.
 type RollbackRollbackDeploymentPayload struct {
+	// The deployment decided on or cancelled, or the new one; read it when userErrors is empty.
 	Deployment *DeploymentSummary `json:"deployment"`
-	UserErrors []Problem          `json:"userErrors"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetDeployment returns RollbackRollbackDeploymentPayload.Deployment, and is useful for accessing the field via an interface.
@@ -6439,6 +7141,9 @@ func (v *RollbackRollbackDeploymentPayload) GetUserErrors() []Problem { return v
 // ScopeVariablesNodeWebhookDelivery
 // ScopeVariablesNodeWebhookEndpoint
 // ScopeVariablesNodeWebhookMessage
+// The GraphQL type's documentation follows.
+//
+// An object with a global id, which `Query.node` reads.
 type ScopeVariablesNode interface {
 	implementsGraphQLInterfaceScopeVariablesNode()
 	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
@@ -6770,6 +7475,9 @@ func __marshalScopeVariablesNode(v *ScopeVariablesNode) ([]byte, error) {
 }
 
 // ScopeVariablesNodeApiToken includes the requested fields of the GraphQL type ApiToken.
+// The GraphQL type's documentation follows.
+//
+// An API token of a user in one tenant: `Authorization: Bearer nbt_…`. Only its hash is stored; its secret is shown once, when it is made.
 type ScopeVariablesNodeApiToken struct {
 	Typename *string `json:"__typename"`
 }
@@ -6778,6 +7486,9 @@ type ScopeVariablesNodeApiToken struct {
 func (v *ScopeVariablesNodeApiToken) GetTypename() *string { return v.Typename }
 
 // ScopeVariablesNodeAuditEvent includes the requested fields of the GraphQL type AuditEvent.
+// The GraphQL type's documentation follows.
+//
+// One audited change in a tenant: who did what to which object, and when. Every committed mutation writes one.
 type ScopeVariablesNodeAuditEvent struct {
 	Typename *string `json:"__typename"`
 }
@@ -6808,6 +7519,9 @@ type ScopeVariablesNodeChangeSet struct {
 func (v *ScopeVariablesNodeChangeSet) GetTypename() *string { return v.Typename }
 
 // ScopeVariablesNodeCluster includes the requested fields of the GraphQL type Cluster.
+// The GraphQL type's documentation follows.
+//
+// A Kubernetes cluster of the tenant, where an agent applies the desired state the control plane compiles for it.
 type ScopeVariablesNodeCluster struct {
 	Typename *string `json:"__typename"`
 }
@@ -6838,6 +7552,9 @@ type ScopeVariablesNodeConnectToken struct {
 func (v *ScopeVariablesNodeConnectToken) GetTypename() *string { return v.Typename }
 
 // ScopeVariablesNodeDeployment includes the requested fields of the GraphQL type Deployment.
+// The GraphQL type's documentation follows.
+//
+// One release going to one environment's cluster, stage by stage.
 type ScopeVariablesNodeDeployment struct {
 	Typename *string `json:"__typename"`
 }
@@ -6846,6 +7563,9 @@ type ScopeVariablesNodeDeployment struct {
 func (v *ScopeVariablesNodeDeployment) GetTypename() *string { return v.Typename }
 
 // ScopeVariablesNodeEnvironment includes the requested fields of the GraphQL type Environment.
+// The GraphQL type's documentation follows.
+//
+// A stage a project's services deploy to (e.g. staging, production): its selectors place it on exactly one cluster and namespace.
 type ScopeVariablesNodeEnvironment struct {
 	Typename *string `json:"__typename"`
 	// The variables set at this environment's scope.
@@ -6866,7 +7586,9 @@ func (v *ScopeVariablesNodeEnvironment) GetVariables() []ScopeVariablesNodeEnvir
 // A variable at project, environment or service scope; the narrower scope
 // overrides. A secret's value is sealed at rest and never returned.
 type ScopeVariablesNodeEnvironmentVariablesVariable struct {
-	Id   string `json:"id"`
+	// The variable's global id, for deleteVariable.
+	Id string `json:"id"`
+	// Letters, digits and `_`, not starting with a digit.
 	Name string `json:"name"`
 }
 
@@ -6888,6 +7610,9 @@ type ScopeVariablesNodeInvitation struct {
 func (v *ScopeVariablesNodeInvitation) GetTypename() *string { return v.Typename }
 
 // ScopeVariablesNodeMember includes the requested fields of the GraphQL type Member.
+// The GraphQL type's documentation follows.
+//
+// A user's membership of a tenant, with their tenant role.
 type ScopeVariablesNodeMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -6907,6 +7632,9 @@ type ScopeVariablesNodeNamespaceTarget struct {
 func (v *ScopeVariablesNodeNamespaceTarget) GetTypename() *string { return v.Typename }
 
 // ScopeVariablesNodeProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A tenant's unit of delivery: services, the environments they deploy to, variables, members with project roles, change sets.
 type ScopeVariablesNodeProject struct {
 	Typename *string `json:"__typename"`
 	// The variables set at project scope.
@@ -6922,6 +7650,9 @@ func (v *ScopeVariablesNodeProject) GetVariables() []ScopeVariablesNodeProjectVa
 }
 
 // ScopeVariablesNodeProjectMember includes the requested fields of the GraphQL type ProjectMember.
+// The GraphQL type's documentation follows.
+//
+// A user's role in a project.
 type ScopeVariablesNodeProjectMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -6935,7 +7666,9 @@ func (v *ScopeVariablesNodeProjectMember) GetTypename() *string { return v.Typen
 // A variable at project, environment or service scope; the narrower scope
 // overrides. A secret's value is sealed at rest and never returned.
 type ScopeVariablesNodeProjectVariablesVariable struct {
-	Id   string `json:"id"`
+	// The variable's global id, for deleteVariable.
+	Id string `json:"id"`
+	// Letters, digits and `_`, not starting with a digit.
 	Name string `json:"name"`
 }
 
@@ -6962,6 +7695,9 @@ type ScopeVariablesNodeRelease struct {
 func (v *ScopeVariablesNodeRelease) GetTypename() *string { return v.Typename }
 
 // ScopeVariablesNodeService includes the requested fields of the GraphQL type Service.
+// The GraphQL type's documentation follows.
+//
+// A program of a project that runs in its environments: an image repository (or a Git repository it is built from), its processes, domains and variables.
 type ScopeVariablesNodeService struct {
 	Typename *string `json:"__typename"`
 	// The variables set at this service's scope.
@@ -6982,7 +7718,9 @@ func (v *ScopeVariablesNodeService) GetVariables() []ScopeVariablesNodeServiceVa
 // A variable at project, environment or service scope; the narrower scope
 // overrides. A secret's value is sealed at rest and never returned.
 type ScopeVariablesNodeServiceVariablesVariable struct {
-	Id   string `json:"id"`
+	// The variable's global id, for deleteVariable.
+	Id string `json:"id"`
+	// Letters, digits and `_`, not starting with a digit.
 	Name string `json:"name"`
 }
 
@@ -7004,6 +7742,9 @@ type ScopeVariablesNodeSession struct {
 func (v *ScopeVariablesNodeSession) GetTypename() *string { return v.Typename }
 
 // ScopeVariablesNodeTenant includes the requested fields of the GraphQL type Tenant.
+// The GraphQL type's documentation follows.
+//
+// An organisation's space: its members, projects, clusters, plan and audit history. Nothing is shared between tenants.
 type ScopeVariablesNodeTenant struct {
 	Typename *string `json:"__typename"`
 }
@@ -7012,6 +7753,10 @@ type ScopeVariablesNodeTenant struct {
 func (v *ScopeVariablesNodeTenant) GetTypename() *string { return v.Typename }
 
 // ScopeVariablesNodeUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+// and kind in every tenant.
 type ScopeVariablesNodeUser struct {
 	Typename *string `json:"__typename"`
 }
@@ -7043,6 +7788,9 @@ type ScopeVariablesNodeWebhook struct {
 func (v *ScopeVariablesNodeWebhook) GetTypename() *string { return v.Typename }
 
 // ScopeVariablesNodeWebhookDelivery includes the requested fields of the GraphQL type WebhookDelivery.
+// The GraphQL type's documentation follows.
+//
+// A request a Git provider sent to a push webhook, and what it became.
 type ScopeVariablesNodeWebhookDelivery struct {
 	Typename *string `json:"__typename"`
 }
@@ -7077,7 +7825,7 @@ func (v *ScopeVariablesNodeWebhookMessage) GetTypename() *string { return v.Type
 
 // ScopeVariablesResponse is returned by ScopeVariables on success.
 type ScopeVariablesResponse struct {
-	// Any object by its global id; null if it does not exist or is not visible to the caller.
+	// Any object by its global id; null, with a NOT_FOUND error, if it does not exist or is not visible to the caller.
 	Node *ScopeVariablesNode `json:"-"`
 }
 
@@ -7162,10 +7910,14 @@ func (v *SetVariableInChangeSetResponse) GetSetVariable() SetVariableInChangeSet
 }
 
 // SetVariableInChangeSetSetVariableSetVariablePayload includes the requested fields of the GraphQL type SetVariablePayload.
+// The GraphQL type's documentation follows.
+//
+// What setVariable did.
 type SetVariableInChangeSetSetVariableSetVariablePayload struct {
 	// The change set the change went to: the one given, or a change set of one awaiting approval when the change reaches a protected environment.
-	ChangeSet  *ChangeSetSummary `json:"changeSet"`
-	UserErrors []Problem         `json:"userErrors"`
+	ChangeSet *ChangeSetSummary `json:"changeSet"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetChangeSet returns SetVariableInChangeSetSetVariableSetVariablePayload.ChangeSet, and is useful for accessing the field via an interface.
@@ -7205,6 +7957,9 @@ func (v *SetVariableInChangeSetSetVariableSetVariablePayload) GetUserErrors() []
 // ShowChangeSetNodeWebhookDelivery
 // ShowChangeSetNodeWebhookEndpoint
 // ShowChangeSetNodeWebhookMessage
+// The GraphQL type's documentation follows.
+//
+// An object with a global id, which `Query.node` reads.
 type ShowChangeSetNode interface {
 	implementsGraphQLInterfaceShowChangeSetNode()
 	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
@@ -7540,6 +8295,9 @@ func __marshalShowChangeSetNode(v *ShowChangeSetNode) ([]byte, error) {
 }
 
 // ShowChangeSetNodeApiToken includes the requested fields of the GraphQL type ApiToken.
+// The GraphQL type's documentation follows.
+//
+// An API token of a user in one tenant: `Authorization: Bearer nbt_…`. Only its hash is stored; its secret is shown once, when it is made.
 type ShowChangeSetNodeApiToken struct {
 	Typename *string `json:"__typename"`
 }
@@ -7548,6 +8306,9 @@ type ShowChangeSetNodeApiToken struct {
 func (v *ShowChangeSetNodeApiToken) GetTypename() *string { return v.Typename }
 
 // ShowChangeSetNodeAuditEvent includes the requested fields of the GraphQL type AuditEvent.
+// The GraphQL type's documentation follows.
+//
+// One audited change in a tenant: who did what to which object, and when. Every committed mutation writes one.
 type ShowChangeSetNodeAuditEvent struct {
 	Typename *string `json:"__typename"`
 }
@@ -7747,6 +8508,9 @@ func (v *ShowChangeSetNodeChangeSet) __premarshalJSON() (*__premarshalShowChange
 }
 
 // ShowChangeSetNodeCluster includes the requested fields of the GraphQL type Cluster.
+// The GraphQL type's documentation follows.
+//
+// A Kubernetes cluster of the tenant, where an agent applies the desired state the control plane compiles for it.
 type ShowChangeSetNodeCluster struct {
 	Typename *string `json:"__typename"`
 }
@@ -7777,6 +8541,9 @@ type ShowChangeSetNodeConnectToken struct {
 func (v *ShowChangeSetNodeConnectToken) GetTypename() *string { return v.Typename }
 
 // ShowChangeSetNodeDeployment includes the requested fields of the GraphQL type Deployment.
+// The GraphQL type's documentation follows.
+//
+// One release going to one environment's cluster, stage by stage.
 type ShowChangeSetNodeDeployment struct {
 	Typename *string `json:"__typename"`
 }
@@ -7785,6 +8552,9 @@ type ShowChangeSetNodeDeployment struct {
 func (v *ShowChangeSetNodeDeployment) GetTypename() *string { return v.Typename }
 
 // ShowChangeSetNodeEnvironment includes the requested fields of the GraphQL type Environment.
+// The GraphQL type's documentation follows.
+//
+// A stage a project's services deploy to (e.g. staging, production): its selectors place it on exactly one cluster and namespace.
 type ShowChangeSetNodeEnvironment struct {
 	Typename *string `json:"__typename"`
 }
@@ -7804,6 +8574,9 @@ type ShowChangeSetNodeInvitation struct {
 func (v *ShowChangeSetNodeInvitation) GetTypename() *string { return v.Typename }
 
 // ShowChangeSetNodeMember includes the requested fields of the GraphQL type Member.
+// The GraphQL type's documentation follows.
+//
+// A user's membership of a tenant, with their tenant role.
 type ShowChangeSetNodeMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -7823,6 +8596,9 @@ type ShowChangeSetNodeNamespaceTarget struct {
 func (v *ShowChangeSetNodeNamespaceTarget) GetTypename() *string { return v.Typename }
 
 // ShowChangeSetNodeProject includes the requested fields of the GraphQL type Project.
+// The GraphQL type's documentation follows.
+//
+// A tenant's unit of delivery: services, the environments they deploy to, variables, members with project roles, change sets.
 type ShowChangeSetNodeProject struct {
 	Typename *string `json:"__typename"`
 }
@@ -7831,6 +8607,9 @@ type ShowChangeSetNodeProject struct {
 func (v *ShowChangeSetNodeProject) GetTypename() *string { return v.Typename }
 
 // ShowChangeSetNodeProjectMember includes the requested fields of the GraphQL type ProjectMember.
+// The GraphQL type's documentation follows.
+//
+// A user's role in a project.
 type ShowChangeSetNodeProjectMember struct {
 	Typename *string `json:"__typename"`
 }
@@ -7855,6 +8634,9 @@ type ShowChangeSetNodeRelease struct {
 func (v *ShowChangeSetNodeRelease) GetTypename() *string { return v.Typename }
 
 // ShowChangeSetNodeService includes the requested fields of the GraphQL type Service.
+// The GraphQL type's documentation follows.
+//
+// A program of a project that runs in its environments: an image repository (or a Git repository it is built from), its processes, domains and variables.
 type ShowChangeSetNodeService struct {
 	Typename *string `json:"__typename"`
 }
@@ -7874,6 +8656,9 @@ type ShowChangeSetNodeSession struct {
 func (v *ShowChangeSetNodeSession) GetTypename() *string { return v.Typename }
 
 // ShowChangeSetNodeTenant includes the requested fields of the GraphQL type Tenant.
+// The GraphQL type's documentation follows.
+//
+// An organisation's space: its members, projects, clusters, plan and audit history. Nothing is shared between tenants.
 type ShowChangeSetNodeTenant struct {
 	Typename *string `json:"__typename"`
 }
@@ -7882,6 +8667,10 @@ type ShowChangeSetNodeTenant struct {
 func (v *ShowChangeSetNodeTenant) GetTypename() *string { return v.Typename }
 
 // ShowChangeSetNodeUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+// and kind in every tenant.
 type ShowChangeSetNodeUser struct {
 	Typename *string `json:"__typename"`
 }
@@ -7913,6 +8702,9 @@ type ShowChangeSetNodeWebhook struct {
 func (v *ShowChangeSetNodeWebhook) GetTypename() *string { return v.Typename }
 
 // ShowChangeSetNodeWebhookDelivery includes the requested fields of the GraphQL type WebhookDelivery.
+// The GraphQL type's documentation follows.
+//
+// A request a Git provider sent to a push webhook, and what it became.
 type ShowChangeSetNodeWebhookDelivery struct {
 	Typename *string `json:"__typename"`
 }
@@ -7947,7 +8739,7 @@ func (v *ShowChangeSetNodeWebhookMessage) GetTypename() *string { return v.Typen
 
 // ShowChangeSetResponse is returned by ShowChangeSet on success.
 type ShowChangeSetResponse struct {
-	// Any object by its global id; null if it does not exist or is not visible to the caller.
+	// Any object by its global id; null, with a NOT_FOUND error, if it does not exist or is not visible to the caller.
 	Node *ShowChangeSetNode `json:"-"`
 }
 
@@ -8030,7 +8822,11 @@ type StatusResponse struct {
 func (v *StatusResponse) GetViewer() StatusViewer { return v.Viewer }
 
 // StatusViewer includes the requested fields of the GraphQL type Viewer.
+// The GraphQL type's documentation follows.
+//
+// The caller of this request: who they are and what they authenticated with.
 type StatusViewer struct {
+	// The tenants the caller acts in, oldest first: an API token's one tenant, or each tenant a session acts in.
 	Tenants StatusViewerTenantsTenantConnection `json:"tenants"`
 }
 
@@ -8038,7 +8834,11 @@ type StatusViewer struct {
 func (v *StatusViewer) GetTenants() StatusViewerTenantsTenantConnection { return v.Tenants }
 
 // StatusViewerTenantsTenantConnection includes the requested fields of the GraphQL type TenantConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of tenants.
 type StatusViewerTenantsTenantConnection struct {
+	// The page's tenants, without cursors.
 	Nodes []StatusViewerTenantsTenantConnectionNodesTenant `json:"nodes"`
 }
 
@@ -8048,9 +8848,15 @@ func (v *StatusViewerTenantsTenantConnection) GetNodes() []StatusViewerTenantsTe
 }
 
 // StatusViewerTenantsTenantConnectionNodesTenant includes the requested fields of the GraphQL type Tenant.
+// The GraphQL type's documentation follows.
+//
+// An organisation's space: its members, projects, clusters, plan and audit history. Nothing is shared between tenants.
 type StatusViewerTenantsTenantConnectionNodesTenant struct {
-	Id       string                                                                  `json:"id"`
-	Name     string                                                                  `json:"name"`
+	// The tenant's global id.
+	Id string `json:"id"`
+	// The tenant's name: 1 to 100 characters.
+	Name string `json:"name"`
+	// The tenant's clusters, oldest first. Every member reads them.
 	Clusters StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnection `json:"clusters"`
 	// Deployments that have not ended (queued, building, awaiting approval, rolling out), newest first: those of the projects you may read.
 	DeploymentsUnderWay []DeploymentSummary `json:"deploymentsUnderWay"`
@@ -8073,7 +8879,11 @@ func (v *StatusViewerTenantsTenantConnectionNodesTenant) GetDeploymentsUnderWay(
 }
 
 // StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnection includes the requested fields of the GraphQL type ClusterConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of clusters.
 type StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnection struct {
+	// The page's clusters, without cursors.
 	Nodes []StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnectionNodesCluster `json:"nodes"`
 }
 
@@ -8083,9 +8893,15 @@ func (v *StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnection
 }
 
 // StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnectionNodesCluster includes the requested fields of the GraphQL type Cluster.
+// The GraphQL type's documentation follows.
+//
+// A Kubernetes cluster of the tenant, where an agent applies the desired state the control plane compiles for it.
 type StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnectionNodesCluster struct {
-	Id     string        `json:"id"`
-	Name   string        `json:"name"`
+	// The cluster's global id.
+	Id string `json:"id"`
+	// 1 to 63 lowercase letters, digits or `-`, starting and ending with a letter or digit; unique in the tenant.
+	Name string `json:"name"`
+	// Whether its agent is connected.
 	Status ClusterStatus `json:"status"`
 	// Seconds since the last heartbeat; null before the first.
 	LastHeartbeatAge *int `json:"lastHeartbeatAge"`
@@ -8144,6 +8960,7 @@ func (v *StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnection
 //
 // The revision the agent says it runs.
 type StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnectionNodesClusterActiveRevision struct {
+	// The revision's number, as the agent reported it.
 	Number int `json:"number"`
 	// Whether that hash is the revision's own. False means the agent runs something else under that number (look at the agent: it may have applied a state it did not get whole).
 	Confirmed bool `json:"confirmed"`
@@ -8160,7 +8977,11 @@ func (v *StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnection
 }
 
 // StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnectionNodesClusterInventory includes the requested fields of the GraphQL type ClusterInventory.
+// The GraphQL type's documentation follows.
+//
+// What a cluster's agent reported in its last heartbeat.
 type StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnectionNodesClusterInventory struct {
+	// The agent's version.
 	AgentVersion string `json:"agentVersion"`
 }
 
@@ -8171,7 +8992,7 @@ func (v *StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnection
 
 // SubmitChangeSetResponse is returned by SubmitChangeSet on success.
 type SubmitChangeSetResponse struct {
-	// Asks for a decision: another project manager or tenant admin approves or rejects it within the approval window.
+	// Asks for a decision: another project manager or tenant admin approves or rejects it within the approval window (editors and up).
 	SubmitChangeSet SubmitChangeSetSubmitChangeSetChangeSetPayload `json:"submitChangeSet"`
 }
 
@@ -8181,9 +9002,14 @@ func (v *SubmitChangeSetResponse) GetSubmitChangeSet() SubmitChangeSetSubmitChan
 }
 
 // SubmitChangeSetSubmitChangeSetChangeSetPayload includes the requested fields of the GraphQL type ChangeSetPayload.
+// The GraphQL type's documentation follows.
+//
+// What a change set mutation did.
 type SubmitChangeSetSubmitChangeSetChangeSetPayload struct {
-	ChangeSet  *ChangeSetSummary `json:"changeSet"`
-	UserErrors []Problem         `json:"userErrors"`
+	// The change set as the mutation left it; read it when userErrors is empty.
+	ChangeSet *ChangeSetSummary `json:"changeSet"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetChangeSet returns SubmitChangeSetSubmitChangeSetChangeSetPayload.ChangeSet, and is useful for accessing the field via an interface.
@@ -8196,6 +9022,7 @@ func (v *SubmitChangeSetSubmitChangeSetChangeSetPayload) GetUserErrors() []Probl
 	return v.UserErrors
 }
 
+// A person's or integration's role in a tenant.
 type TenantRole string
 
 const (
@@ -8212,6 +9039,7 @@ var AllTenantRole = []TenantRole{
 
 // UpdateServiceInChangeSetResponse is returned by UpdateServiceInChangeSet on success.
 type UpdateServiceInChangeSetResponse struct {
+	// Changes a service. A change of what runs makes a release in each environment where it changes, deployed at once; one that would reach a protected environment becomes a change set of one (the payload's changeSet). Editors.
 	UpdateService UpdateServiceInChangeSetUpdateServiceUpdateServicePayload `json:"updateService"`
 }
 
@@ -8221,10 +9049,14 @@ func (v *UpdateServiceInChangeSetResponse) GetUpdateService() UpdateServiceInCha
 }
 
 // UpdateServiceInChangeSetUpdateServiceUpdateServicePayload includes the requested fields of the GraphQL type UpdateServicePayload.
+// The GraphQL type's documentation follows.
+//
+// What updateService did.
 type UpdateServiceInChangeSetUpdateServiceUpdateServicePayload struct {
 	// As SetVariablePayload.changeSet.
-	ChangeSet  *ChangeSetSummary `json:"changeSet"`
-	UserErrors []Problem         `json:"userErrors"`
+	ChangeSet *ChangeSetSummary `json:"changeSet"`
+	// What was wrong with the input; when not empty, nothing was changed.
+	UserErrors []Problem `json:"userErrors"`
 }
 
 // GetChangeSet returns UpdateServiceInChangeSetUpdateServiceUpdateServicePayload.ChangeSet, and is useful for accessing the field via an interface.
@@ -8247,10 +9079,15 @@ type ViewerResponse struct {
 func (v *ViewerResponse) GetViewer() ViewerViewer { return v.Viewer }
 
 // ViewerViewer includes the requested fields of the GraphQL type Viewer.
+// The GraphQL type's documentation follows.
+//
+// The caller of this request: who they are and what they authenticated with.
 type ViewerViewer struct {
+	// The caller's user.
 	User ViewerViewerUser `json:"user"`
 	// The API token this request authenticated with; null for a person signed in with a session (a browser's cookie).
-	Token   *ViewerViewerTokenApiToken          `json:"token"`
+	Token *ViewerViewerTokenApiToken `json:"token"`
+	// The tenants the caller acts in, oldest first: an API token's one tenant, or each tenant a session acts in.
 	Tenants ViewerViewerTenantsTenantConnection `json:"tenants"`
 }
 
@@ -8264,7 +9101,11 @@ func (v *ViewerViewer) GetToken() *ViewerViewerTokenApiToken { return v.Token }
 func (v *ViewerViewer) GetTenants() ViewerViewerTenantsTenantConnection { return v.Tenants }
 
 // ViewerViewerTenantsTenantConnection includes the requested fields of the GraphQL type TenantConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of tenants.
 type ViewerViewerTenantsTenantConnection struct {
+	// The page's tenants, without cursors.
 	Nodes []ViewerViewerTenantsTenantConnectionNodesTenant `json:"nodes"`
 }
 
@@ -8274,8 +9115,13 @@ func (v *ViewerViewerTenantsTenantConnection) GetNodes() []ViewerViewerTenantsTe
 }
 
 // ViewerViewerTenantsTenantConnectionNodesTenant includes the requested fields of the GraphQL type Tenant.
+// The GraphQL type's documentation follows.
+//
+// An organisation's space: its members, projects, clusters, plan and audit history. Nothing is shared between tenants.
 type ViewerViewerTenantsTenantConnectionNodesTenant struct {
-	Id   string `json:"id"`
+	// The tenant's global id.
+	Id string `json:"id"`
+	// The tenant's name: 1 to 100 characters.
 	Name string `json:"name"`
 	// The caller's role in this tenant.
 	ViewerRole TenantRole `json:"viewerRole"`
@@ -8293,11 +9139,17 @@ func (v *ViewerViewerTenantsTenantConnectionNodesTenant) GetViewerRole() TenantR
 }
 
 // ViewerViewerTokenApiToken includes the requested fields of the GraphQL type ApiToken.
+// The GraphQL type's documentation follows.
+//
+// An API token of a user in one tenant: `Authorization: Bearer nbt_…`. Only its hash is stored; its secret is shown once, when it is made.
 type ViewerViewerTokenApiToken struct {
-	Id   string `json:"id"`
+	// The token's global id, for revokeApiToken.
+	Id string `json:"id"`
+	// The name it was given.
 	Name string `json:"name"`
 	// The recognisable start of the token, e.g. `nbt_AbCd1234`; never the whole token.
-	Prefix    string     `json:"prefix"`
+	Prefix string `json:"prefix"`
+	// When it stops working; null for never.
 	ExpiresAt *time.Time `json:"expiresAt"`
 }
 
@@ -8314,9 +9166,15 @@ func (v *ViewerViewerTokenApiToken) GetPrefix() string { return v.Prefix }
 func (v *ViewerViewerTokenApiToken) GetExpiresAt() *time.Time { return v.ExpiresAt }
 
 // ViewerViewerUser includes the requested fields of the GraphQL type User.
+// The GraphQL type's documentation follows.
+//
+// A person or integration, as the tenant that reads it knows them: the same person has a different id, name
+// and kind in every tenant.
 type ViewerViewerUser struct {
+	// The user's email.
 	Email string `json:"email"`
-	Name  string `json:"name"`
+	// The name this tenant gave them.
+	Name string `json:"name"`
 }
 
 // GetEmail returns ViewerViewerUser.Email, and is useful for accessing the field via an interface.

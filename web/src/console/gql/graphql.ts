@@ -4,25 +4,40 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+/** Which audit events to read; every criterion given must hold. */
 export type AuditEventFilter = {
+  /** Only events of this action, e.g. `deployment.create`. */
   action?: string | null | undefined;
+  /** Only events whose actor is this user (a User id). */
   actorId?: string | number | null | undefined;
+  /** Only events at or after this time. */
   since?: string | null | undefined;
+  /** Only events on this object (its global id). */
   targetId?: string | number | null | undefined;
+  /** Only events before this time (exclusive); after since when both are given. */
   until?: string | null | undefined;
 };
 
+/** Where a build stands. */
 export type BuildStatus =
+  /** Stopped: its deployment was cancelled or superseded by a newer push. */
   | 'CANCELLED'
+  /** The build failed: message says why. */
   | 'FAILED'
+  /** Waiting to run: for its cluster's agent, a slot on the cluster (NEBULA_BUILDS_PER_CLUSTER) or in the tenant's plan (CONCURRENT_BUILDS). */
   | 'QUEUED'
+  /** Handed to the cluster's agent, building. */
   | 'RUNNING'
+  /** The image was built and pushed: imageDigest names it. */
   | 'SUCCEEDED'
+  /** It ran past NEBULA_BUILD_TIMEOUT (30 minutes by default). */
   | 'TIMED_OUT';
 
+/** Whether a cluster's agent is connected, from its heartbeats. */
 export type ClusterStatus =
+  /** The agent's last heartbeat is recent. */
   | 'CONNECTED'
-  /** No heartbeat for 60 seconds. */
+  /** No heartbeat for NEBULA_AGENT_DISCONNECTED_AFTER (60 seconds by default). */
   | 'DISCONNECTED'
   /** No agent has connected yet. */
   | 'PENDING';
@@ -35,54 +50,88 @@ export type DeployInput = {
   changeSetId?: string | number | null | undefined;
   /** A full commit id (40 hex digits) of the service's repository: the deployment waits at BUILDING while it is built on the environment's cluster. */
   commit?: string | null | undefined;
+  /** The environment (of the service's project) to deploy to. */
   environmentId: string | number;
   /** The image digest to release, `sha256:` and 64 hex digits. */
   imageDigest?: string | null | undefined;
+  /** The service. */
   serviceId: string | number;
 };
 
+/** A deployment's stage: QUEUED, (BUILDING), (AWAITING_APPROVAL), DELIVERING, STARTING, PROBING, SWITCHING_TRAFFIC, RETIRING, then SUCCEEDED; or it ends FAILED, ROLLED_BACK, SUPERSEDED or CANCELLED. */
 export type DeploymentStage =
+  /** Waiting for a reviewer, in a protected environment, until approvalExpiresAt. */
   | 'AWAITING_APPROVAL'
+  /** Waiting for its build, for a deploy of a commit. */
   | 'BUILDING'
+  /** Ended: cancelled, rejected, or its approval lapsed. */
   | 'CANCELLED'
+  /** Its release is in the cluster's desired state: the agent takes it from here. */
   | 'DELIVERING'
+  /** Ended: the rollout failed with no earlier release to return to, or its build failed. */
   | 'FAILED'
+  /** The agent waits for the new pods' readiness probes. */
   | 'PROBING'
+  /** Made; the control plane moves it on. */
   | 'QUEUED'
+  /** The agent removes the old release. */
   | 'RETIRING'
+  /** Ended: its pods were not all ready in time; traffic never left the old release, and the new one was removed. */
   | 'ROLLED_BACK'
+  /** The agent starts the new release beside the old one. */
   | 'STARTING'
+  /** Ended: the release runs. */
   | 'SUCCEEDED'
+  /** Ended: a newer deployment of the same service and environment took its place. */
   | 'SUPERSEDED'
+  /** The agent points the Services at the new release. */
   | 'SWITCHING_TRAFFIC';
 
+/** The `extensions.code` of an error, and the code of a user error. */
 export type ErrorCode =
+  /** Invalid input: a mutation's input (a user error), or an argument, a cursor, or a request over a limit (a top-level error). */
   | 'BAD_USER_INPUT'
+  /** The state does not allow it: a name taken in its scope, the last admin, something that already ended, or an idempotency key in use. */
   | 'CONFLICT'
+  /** The tenant's plan does not allow more of a resource, or a plan change would put the tenant over a limit. */
   | 'ENTITLEMENT_REQUIRED'
+  /** The caller may see the object, but their role does not allow the action, or reading the field. */
   | 'FORBIDDEN'
+  /** Something failed on the server. `extensions.requestId` matches the response's X-Request-Id header and the server's log. */
   | 'INTERNAL'
+  /** The object does not exist, or the caller may not see it: both read the same. */
   | 'NOT_FOUND'
+  /** Too many connections open for the token or the address (HTTP 429): retry after Retry-After. */
   | 'RATE_LIMITED'
+  /** No token or session, or an unknown, expired or revoked one (HTTP 401): nothing ran. All of these read the same. */
   | 'UNAUTHENTICATED'
   /** The database (or another dependency) is unavailable for a moment: retry with backoff. The outcome of a mutation answered so is unknown unless it carried an idempotency key. */
   | 'UNAVAILABLE';
 
+/** Where an invitation stands. */
 export type InvitationStatus =
+  /** The person set a passphrase through it. */
   | 'ACCEPTED'
+  /** It was not used before expiresAt. */
   | 'EXPIRED'
+  /** Its link works: not used, revoked or expired yet. */
   | 'OPEN'
+  /** A tenant admin revoked it, or a newer invitation of the same person replaced it. */
   | 'REVOKED';
 
+/** Which log lines to read; every criterion given must hold. */
 export type LogFilter = {
   /** Lines of this deployment's release. */
   deploymentId?: string | number | null | undefined;
+  /** Only lines of this pod (its name, at most 253 characters). */
   pod?: string | null | undefined;
+  /** Only lines printed at or after this time. */
   since?: string | null | undefined;
+  /** Only lines of this stream. */
   stream?: LogStream | null | undefined;
   /** Lines that contain this text (case-sensitive, at most 500 characters). */
   text?: string | null | undefined;
-  /** Exclusive. */
+  /** Only lines printed before this time (exclusive). */
   until?: string | null | undefined;
 };
 
@@ -90,9 +139,12 @@ export type LogFilter = {
 export type LogStream =
   /** A line of the control plane's own: lines are missing before it (a pod gone, a log rotated, a rate cap hit). */
   | 'MARKER'
+  /** The container's standard error. */
   | 'STDERR'
+  /** The container's standard output. */
   | 'STDOUT';
 
+/** A person's or integration's role in a project; each holds what the roles below it hold. */
 export type ProjectRole =
   /** Changes services and deploys to unprotected environments. */
   | 'EDITOR'
@@ -101,25 +153,37 @@ export type ProjectRole =
   /** Reads. */
   | 'VIEWER';
 
+/** What an agent did with a revision. */
 export type RevisionResult =
+  /** It applied every object. */
   | 'APPLIED'
+  /** Some objects did not apply (the outcome's errors name them). */
   | 'FAILED';
 
+/** A person's or integration's role in a tenant. */
 export type TenantRole =
   /** Manages clusters, members, the plan and reads the audit history; holds every project capability. */
   | 'ADMIN'
   /** Sees the tenant and its clusters; project access comes from project roles. */
   | 'MEMBER';
 
+/** Whether a user is a person or an integration. */
 export type UserKind =
+  /** A person: signs in from a browser, and may make personal API tokens. */
   | 'HUMAN'
+  /** A machine, such as CI: uses API tokens that a tenant admin (or the integration itself) creates; it cannot be invited to sign in. */
   | 'INTEGRATION';
 
+/** Where a variable is set; the narrower scope overrides: service over environment over project. */
 export type VariableScope =
+  /** For every service of the project, in one environment. */
   | 'ENVIRONMENT'
+  /** For every service of the project, in every environment. */
   | 'PROJECT'
+  /** For one service, in every environment. */
   | 'SERVICE';
 
+/** Whether a variable's value can be used. */
 export type VariableStatus =
   /** The value is stored and usable. */
   | 'SET'
