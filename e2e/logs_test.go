@@ -105,7 +105,7 @@ func TestContainerLogsOnCluster(t *testing.T) {
 			Type, Reason, ObjectName string
 			Service                  struct{ Name string }
 		}](t, ms, "kubeEvents") {
-			if e.Type == "Warning" && e.Reason == "Unhealthy" && e.ObjectName == pod.Name && e.Service.Name == "api" {
+			if e.Type == "WARNING" && e.Reason == "Unhealthy" && e.ObjectName == pod.Name && e.Service.Name == "api" {
 				return true
 			}
 		}

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/nebulactrl/nebula/internal/control/people"
@@ -74,6 +75,12 @@ func UserErrors(err error) ([]*gqlmodel.UserError, error) {
 	return out, nil
 }
 
+// ErrTrustedDocumentsOnly refuses, to a token bound to the trusted
+// documents, a document that is not one of them: FORBIDDEN, with this
+// message (not the fixed one: the role is not what refuses it).
+var ErrTrustedDocumentsOnly = fmt.Errorf("%w: this API token runs trusted documents only, and this document is not one of them: "+
+	"send one listed in NEBULA_TRUSTED_DOCUMENTS, as it is listed (or by its hash)", authz.ErrForbidden)
+
 // PersistedQueryNotFound is extensions.code of a persisted query's hash
 // that this control plane does not know (yet).
 const PersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
@@ -126,7 +133,7 @@ func Presenter(log *slog.Logger, requestID RequestIDFunc) graphql.ErrorPresenter
 		case gqlmodel.ErrorCodeNotFound:
 			gerr.Message = "not found"
 		case gqlmodel.ErrorCodeForbidden:
-			if gerr.Message != "introspection disabled" {
+			if gerr.Message != "introspection disabled" && !errors.Is(cause, ErrTrustedDocumentsOnly) {
 				gerr.Message = "forbidden: your role does not allow this"
 			}
 		case gqlmodel.ErrorCodeUnauthenticated:

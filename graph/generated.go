@@ -97,14 +97,15 @@ type ComplexityRoot struct {
 	}
 
 	ApiToken struct {
-		CreatedAt  func(childComplexity int) int
-		ExpiresAt  func(childComplexity int) int
-		ID         func(childComplexity int) int
-		LastUsedAt func(childComplexity int) int
-		Name       func(childComplexity int) int
-		Prefix     func(childComplexity int) int
-		RevokedAt  func(childComplexity int) int
-		User       func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		ExpiresAt            func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		LastUsedAt           func(childComplexity int) int
+		Name                 func(childComplexity int) int
+		Prefix               func(childComplexity int) int
+		RevokedAt            func(childComplexity int) int
+		TrustedDocumentsOnly func(childComplexity int) int
+		User                 func(childComplexity int) int
 	}
 
 	ApiTokenConnection struct {
@@ -292,7 +293,7 @@ type ComplexityRoot struct {
 		DesiredRevision  func(childComplexity int) int
 		DesiredState     func(childComplexity int) int
 		Drift            func(childComplexity int, first *int) int
-		Events           func(childComplexity int, first *int, before *int, typeArg *string) int
+		Events           func(childComplexity int, first *int, before *int, typeArg *gqlmodel.KubeEventType) int
 		ID               func(childComplexity int) int
 		Install          func(childComplexity int) int
 		Inventory        func(childComplexity int) int
@@ -553,7 +554,7 @@ type ComplexityRoot struct {
 		Deployments              func(childComplexity int, first *int, after *string, last *int, before *string) int
 		EligibleClusters         func(childComplexity int, first *int, after *string, last *int, before *string) int
 		EligibleNamespaceTargets func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Events                   func(childComplexity int, first *int, before *int, typeArg *string, serviceID *string) int
+		Events                   func(childComplexity int, first *int, before *int, typeArg *gqlmodel.KubeEventType, serviceID *string) int
 		ID                       func(childComplexity int) int
 		Name                     func(childComplexity int) int
 		NamespaceSelector        func(childComplexity int) int
@@ -1005,7 +1006,7 @@ type ComplexityRoot struct {
 		CreatedAt func(childComplexity int) int
 		Domains   func(childComplexity int) int
 		Drift     func(childComplexity int, environmentID string, first *int) int
-		Events    func(childComplexity int, environmentID string, first *int, before *int, typeArg *string) int
+		Events    func(childComplexity int, environmentID string, first *int, before *int, typeArg *gqlmodel.KubeEventType) int
 		Git       func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Image     func(childComplexity int) int
@@ -1321,7 +1322,7 @@ type ClusterResolver interface {
 	Commands(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.CommandConnection, error)
 	DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error)
 	Install(ctx context.Context, obj *model.Cluster) (*install.Bundle, error)
-	Events(ctx context.Context, obj *model.Cluster, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error)
+	Events(ctx context.Context, obj *model.Cluster, first *int, before *int, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventPage, error)
 	Drift(ctx context.Context, obj *model.Cluster, first *int) ([]*model.Drift, error)
 	Revisions(ctx context.Context, obj *model.Cluster, first *int, before *int) (*gqlmodel.RevisionPage, error)
 	Revision(ctx context.Context, obj *model.Cluster, number int) (*delivery.Revision, error)
@@ -1363,13 +1364,15 @@ type EnvironmentResolver interface {
 	Deployments(ctx context.Context, obj *model.Environment, first *int, after *string, last *int, before *string) (*gqlmodel.DeploymentConnection, error)
 	Placement(ctx context.Context, obj *model.Environment) (*delivery.Placement, error)
 	Variables(ctx context.Context, obj *model.Environment) ([]*model.Variable, error)
-	Events(ctx context.Context, obj *model.Environment, first *int, before *int, typeArg *string, serviceID *string) (*gqlmodel.KubeEventPage, error)
+	Events(ctx context.Context, obj *model.Environment, first *int, before *int, typeArg *gqlmodel.KubeEventType, serviceID *string) (*gqlmodel.KubeEventPage, error)
 }
 type InvitationResolver interface {
 	Status(ctx context.Context, obj *model.Invitation) (gqlmodel.InvitationStatus, error)
 	InvitedBy(ctx context.Context, obj *model.Invitation) (*model.User, error)
 }
 type KubeEventResolver interface {
+	Type(ctx context.Context, obj *model.KubeEvent) (gqlmodel.KubeEventType, error)
+
 	Service(ctx context.Context, obj *model.KubeEvent) (*model.Service, error)
 }
 type LogLineResolver interface {
@@ -1506,10 +1509,11 @@ type ServiceResolver interface {
 	Webhook(ctx context.Context, obj *model.Service) (*model.Webhook, error)
 	Builds(ctx context.Context, obj *model.Service, first *int, after *string, last *int, before *string, environmentID *string) (*gqlmodel.BuildConnection, error)
 	Logs(ctx context.Context, obj *model.Service, environmentID string, filter *gqlmodel.LogFilter, first *int, after *int, last *int, before *int) (*gqlmodel.LogPage, error)
-	Events(ctx context.Context, obj *model.Service, environmentID string, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error)
+	Events(ctx context.Context, obj *model.Service, environmentID string, first *int, before *int, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventPage, error)
 	Drift(ctx context.Context, obj *model.Service, environmentID string, first *int) ([]*model.Drift, error)
 }
 type SessionResolver interface {
+	Method(ctx context.Context, obj *model.Session) (gqlmodel.SessionMethod, error)
 	Tenants(ctx context.Context, obj *model.Session) ([]*model.Tenant, error)
 
 	Current(ctx context.Context, obj *model.Session) (bool, error)
@@ -1563,6 +1567,7 @@ type WebhookAttemptResolver interface {
 }
 type WebhookDeliveryResolver interface {
 	Webhook(ctx context.Context, obj *model.WebhookDelivery) (*model.Webhook, error)
+	Provider(ctx context.Context, obj *model.WebhookDelivery) (*gqlmodel.GitProvider, error)
 
 	Builds(ctx context.Context, obj *model.WebhookDelivery) ([]*model.Build, error)
 	RedeliveryOf(ctx context.Context, obj *model.WebhookDelivery) (*model.WebhookDelivery, error)
@@ -1699,6 +1704,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApiToken.RevokedAt(childComplexity), true
+	case "ApiToken.trustedDocumentsOnly":
+		if e.ComplexityRoot.ApiToken.TrustedDocumentsOnly == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.TrustedDocumentsOnly(childComplexity), true
 	case "ApiToken.user":
 		if e.ComplexityRoot.ApiToken.User == nil {
 			break
@@ -2461,7 +2472,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Cluster.Events(childComplexity, args["first"].(*int), args["before"].(*int), args["type"].(*string)), true
+		return e.ComplexityRoot.Cluster.Events(childComplexity, args["first"].(*int), args["before"].(*int), args["type"].(*gqlmodel.KubeEventType)), true
 	case "Cluster.id":
 		if e.ComplexityRoot.Cluster.ID == nil {
 			break
@@ -3438,7 +3449,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Environment.Events(childComplexity, args["first"].(*int), args["before"].(*int), args["type"].(*string), args["serviceId"].(*string)), true
+		return e.ComplexityRoot.Environment.Events(childComplexity, args["first"].(*int), args["before"].(*int), args["type"].(*gqlmodel.KubeEventType), args["serviceId"].(*string)), true
 	case "Environment.id":
 		if e.ComplexityRoot.Environment.ID == nil {
 			break
@@ -5584,7 +5595,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Service.Events(childComplexity, args["environmentId"].(string), args["first"].(*int), args["before"].(*int), args["type"].(*string)), true
+		return e.ComplexityRoot.Service.Events(childComplexity, args["environmentId"].(string), args["first"].(*int), args["before"].(*int), args["type"].(*gqlmodel.KubeEventType)), true
 	case "Service.git":
 		if e.ComplexityRoot.Service.Git == nil {
 			break
@@ -7100,12 +7111,22 @@ type Viewer {
   ): ApiTokenConnection!
 }
 
+"How a session began."
+enum SessionMethod {
+  "With the person's email and the tenant's passphrase, at /signin."
+  PASSPHRASE
+  "By setting a passphrase from an invitation link."
+  INVITATION
+  "Through the identity provider of NEBULA_OIDC_* (single sign-on)."
+  OIDC
+}
+
 "A person's sign-in from a browser (POST /auth/signin or an invitation link), held in an HttpOnly cookie. Its secret is never shown."
 type Session implements Node {
   "The session's global id, for revokeSession."
   id: ID!
-  "PASSPHRASE, INVITATION (signed in by setting a passphrase from an invitation link) or OIDC."
-  method: String!
+  "How the session began."
+  method: SessionMethod!
   "The tenants it acts in: those whose passphrase (or identity provider mapping) the sign-in proved."
   tenants: [Tenant!]!
   "The client address it began from."
@@ -7350,7 +7371,7 @@ type Member implements Node {
   role: TenantRole!
   "When they were added."
   createdAt: Time!
-  "The member's API tokens in this tenant, oldest first: working, expired and revoked; never their secrets. Tenant admins, and the member."
+  "The member's API tokens in this tenant, oldest first: working, expired and revoked; never their secrets. Tenant admins, and the member: null, with a FORBIDDEN error at this path, for anyone else."
   apiTokens(
     "Page forwards: how many tokens, 0 to 100 (20 when neither first nor last is given). Not with last."
     first: Int
@@ -7360,7 +7381,7 @@ type Member implements Node {
     last: Int
     "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
     before: String
-  ): ApiTokenConnection!
+  ): ApiTokenConnection
 }
 
 "A page of members."
@@ -7401,6 +7422,8 @@ type ApiToken implements Node {
   expiresAt: Time
   "When it was revoked; null if it was not."
   revokedAt: Time
+  "Whether it runs only the trusted documents (createApiToken's trustedDocumentsOnly)."
+  trustedDocumentsOnly: Boolean!
 }
 
 "A page of API tokens."
@@ -7605,8 +7628,8 @@ type Environment implements Node {
     first: Int = 50
     "Only events numbered below this (the last event's number, for older ones)."
     before: Int
-    "Only events of this type: ` + "`" + `Normal` + "`" + ` or ` + "`" + `Warning` + "`" + `."
-    type: String
+    "Only events of this type."
+    type: KubeEventType
     "Only events of this service's objects (a service of the environment's project)."
     serviceId: ID
   ): KubeEventPage!
@@ -7719,21 +7742,21 @@ type Cluster implements Node {
     first: Int = 50
     "Only events numbered below this (the last event's number, for older ones)."
     before: Int
-    "Only events of this type: ` + "`" + `Normal` + "`" + ` or ` + "`" + `Warning` + "`" + `."
-    type: String
+    "Only events of this type."
+    type: KubeEventType
   ): KubeEventPage
   "Objects on the cluster found changed outside NebulaCtrl (drift), newest first, as the agent reported them before applying them again. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   drift(
     "At most this many drifts, 0 to 200."
     first: Int = 20
   ): [Drift!]
-  "The cluster's desired revisions, newest first: what caused each, its hash, what the agents did with it. Pass the last revision's number as before for older ones. Tenant admins only (a revision spans projects): anyone else gets a FORBIDDEN error, and as the field is non-null, null in the nearest nullable field above it."
+  "The cluster's desired revisions, newest first: what caused each, its hash, what the agents did with it. Pass the last revision's number as before for older ones. Tenant admins only (a revision spans projects): null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   revisions(
     "At most this many revisions, 1 to 100."
     first: Int = 20
     "Only revisions numbered below this (the last revision's number, for older ones)."
     before: Int
-  ): RevisionPage!
+  ): RevisionPage
   "One desired revision; null if the cluster never had it. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   revision(
     "The revision's number."
@@ -8085,8 +8108,8 @@ type Service implements Node {
     first: Int = 50
     "Only events numbered below this (the last event's number, for older ones)."
     before: Int
-    "Only events of this type: ` + "`" + `Normal` + "`" + ` or ` + "`" + `Warning` + "`" + `."
-    type: String
+    "Only events of this type."
+    type: KubeEventType
   ): KubeEventPage!
   "The service's objects in an environment found changed outside NebulaCtrl, newest first; viewers of the project."
   drift(
@@ -8115,6 +8138,14 @@ type Drift {
   service: Service
 }
 
+"A Kubernetes event's type."
+enum KubeEventType {
+  "Something happened as it should (scheduled, pulled, started)."
+  NORMAL
+  "Something went wrong or may (back-off, failed probe, failed mount)."
+  WARNING
+}
+
 "An occurrence of a Kubernetes event of an object the agent manages (a repeated event is a new occurrence with a higher count), kept for NEBULA_LOG_RETENTION."
 type KubeEvent {
   "Events are numbered in the order stored: pass it as before to page, or after to resume a subscription."
@@ -8125,8 +8156,8 @@ type KubeEvent {
   firstAt: Time!
   "How many times Kubernetes has seen the event, this occurrence included."
   count: Int!
-  "Normal or Warning."
-  type: String!
+  "The event's type."
+  type: KubeEventType!
   "Kubernetes' short reason, e.g. ` + "`" + `BackOff` + "`" + `."
   reason: String!
   "Kubernetes' message; a secret value of the service shows as [redacted]."
@@ -8404,14 +8435,24 @@ enum DeliveryOutcome {
   REFUSED
 }
 
+"The Git host that sent a push webhook delivery."
+enum GitProvider {
+  "GitHub (X-GitHub-Event)."
+  GITHUB
+  "GitLab (X-Gitlab-Event)."
+  GITLAB
+  "Gitea or Forgejo (X-Gitea-Event)."
+  GITEA
+}
+
 "A request a Git provider sent to a push webhook, and what it became."
 type WebhookDelivery implements Node {
   "The delivery's global id, for redeliverWebhookDelivery."
   id: ID!
   "The webhook that received it."
   webhook: Webhook!
-  "GITHUB, GITLAB or GITEA (Forgejo too); empty when the request named no provider."
-  provider: String!
+  "The Git host that sent it; null when the request named none (it was refused)."
+  provider: GitProvider
   "The provider's id of the delivery."
   deliveryId: String!
   "The provider's event name, e.g. push or Push Hook."
@@ -8999,6 +9040,18 @@ enum DeploymentStage {
   CANCELLED
 }
 
+"What a deployment's stage that cannot proceed waits for."
+enum DeploymentBlocker {
+  "A reviewer: a project manager or tenant admin other than the one who asked, for a protected environment (approveDeployment)."
+  APPROVAL
+  "The build of the release's image, for a service built from Git."
+  BUILD
+  "The cluster's agent, which is not connected."
+  DELIVERY
+  "Nothing moved for NEBULA_DEPLOYMENT_STALL_AFTER: the rollout may be stuck."
+  STALLED
+}
+
 "One release going to one environment's cluster, stage by stage."
 type Deployment implements Node {
   "The deployment's global id."
@@ -9013,8 +9066,8 @@ type Deployment implements Node {
   cluster: Cluster!
   "Where it is."
   stage: DeploymentStage!
-  "What a stage that cannot proceed waits for: ` + "`" + `approval` + "`" + ` while a reviewer is awaited, ` + "`" + `build` + "`" + ` while its build runs, ` + "`" + `delivery` + "`" + ` while the cluster's agent is not connected, ` + "`" + `stalled` + "`" + ` when nothing moved for NEBULA_DEPLOYMENT_STALL_AFTER; null otherwise."
-  blocker: String
+  "What a stage that cannot proceed waits for; null when nothing holds it."
+  blocker: DeploymentBlocker
   "What the latest stage did, or why the deployment ended."
   message: String!
   "Who asked for it; null when no person did (a push), or once they left the tenant."
@@ -9107,7 +9160,7 @@ type DeploymentEvent {
   "The stage reached."
   stage: DeploymentStage!
   "What the stage waited for, as Deployment.blocker; null for nothing."
-  blocker: String
+  blocker: DeploymentBlocker
   "What the stage did."
   message: String!
   "When the stage was reached."
@@ -9744,6 +9797,8 @@ input CreateApiTokenInput {
   userId: ID
   "Days until the token expires, 1 to 3650; never when omitted. A token never outlives the token that creates it: a later (or no) expiry is shortened to that token's."
   expiresInDays: Int
+  "Bind the token to the trusted documents: it runs only the operations listed in NEBULA_TRUSTED_DOCUMENTS or made by the console's build, and nothing else (an integration's opt-in). A token made with a bound token is bound too."
+  trustedDocumentsOnly: Boolean = false
 }
 
 "What createApiToken did."
@@ -10513,6 +10568,8 @@ func (ec *executionContext) childFields_ApiToken(ctx context.Context, field grap
 		return ec.fieldContext_ApiToken_expiresAt(ctx, field)
 	case "revokedAt":
 		return ec.fieldContext_ApiToken_revokedAt(ctx, field)
+	case "trustedDocumentsOnly":
+		return ec.fieldContext_ApiToken_trustedDocumentsOnly(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ApiToken", field.Name)
 }
@@ -12879,8 +12936,8 @@ func (ec *executionContext) field_Cluster_events_args(ctx context.Context, rawAr
 	}
 	args["before"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "type",
-		func(ctx context.Context, v any) (*string, error) {
-			return ec.unmarshalOString2ᚖstring(ctx, v)
+		func(ctx context.Context, v any) (*gqlmodel.KubeEventType, error) {
+			return ec.unmarshalOKubeEventType2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventType(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -13119,8 +13176,8 @@ func (ec *executionContext) field_Environment_events_args(ctx context.Context, r
 	}
 	args["before"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "type",
-		func(ctx context.Context, v any) (*string, error) {
-			return ec.unmarshalOString2ᚖstring(ctx, v)
+		func(ctx context.Context, v any) (*gqlmodel.KubeEventType, error) {
+			return ec.unmarshalOKubeEventType2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventType(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -14411,8 +14468,8 @@ func (ec *executionContext) field_Service_events_args(ctx context.Context, rawAr
 	}
 	args["before"] = arg2
 	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "type",
-		func(ctx context.Context, v any) (*string, error) {
-			return ec.unmarshalOString2ᚖstring(ctx, v)
+		func(ctx context.Context, v any) (*gqlmodel.KubeEventType, error) {
+			return ec.unmarshalOKubeEventType2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventType(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -15522,6 +15579,29 @@ func (ec *executionContext) _ApiToken_revokedAt(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_ApiToken_revokedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ApiToken_trustedDocumentsOnly(ctx context.Context, field graphql.CollectedField, obj *model.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_trustedDocumentsOnly(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TrustedDocumentsOnly, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_trustedDocumentsOnly(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _ApiTokenConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.APITokenConnection) (ret graphql.Marshaler) {
@@ -18987,7 +19067,7 @@ func (ec *executionContext) _Cluster_events(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Cluster().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["before"].(*int), fc.Args["type"].(*string))
+			return ec.Resolvers.Cluster().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["before"].(*int), fc.Args["type"].(*gqlmodel.KubeEventType))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.KubeEventPage) graphql.Marshaler {
@@ -19089,10 +19169,10 @@ func (ec *executionContext) _Cluster_revisions(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.RevisionPage) graphql.Marshaler {
-			return ec.marshalNRevisionPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionPage(ctx, selections, v)
+			return ec.marshalORevisionPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Cluster_revisions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -21939,15 +22019,15 @@ func (ec *executionContext) _Deployment_blocker(ctx context.Context, field graph
 			return obj.Blocker, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Blocker) graphql.Marshaler {
+			return ec.marshalODeploymentBlocker2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBlocker(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Deployment_blocker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Deployment", field, false, false, "String")
+	return graphql.NewScalarFieldContext("Deployment", field, false, false, "DeploymentBlocker")
 }
 
 func (ec *executionContext) _Deployment_message(ctx context.Context, field graphql.CollectedField, obj *model.Deployment) (ret graphql.Marshaler) {
@@ -22419,15 +22499,15 @@ func (ec *executionContext) _DeploymentEvent_blocker(ctx context.Context, field 
 			return obj.Blocker, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Blocker) graphql.Marshaler {
+			return ec.marshalODeploymentBlocker2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBlocker(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_DeploymentEvent_blocker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DeploymentEvent", field, false, false, "String")
+	return graphql.NewScalarFieldContext("DeploymentEvent", field, false, false, "DeploymentBlocker")
 }
 
 func (ec *executionContext) _DeploymentEvent_message(ctx context.Context, field graphql.CollectedField, obj *model.DeploymentEvent) (ret graphql.Marshaler) {
@@ -23234,7 +23314,7 @@ func (ec *executionContext) _Environment_events(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Environment().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["before"].(*int), fc.Args["type"].(*string), fc.Args["serviceId"].(*string))
+			return ec.Resolvers.Environment().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["before"].(*int), fc.Args["type"].(*gqlmodel.KubeEventType), fc.Args["serviceId"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.KubeEventPage) graphql.Marshaler {
@@ -24099,18 +24179,18 @@ func (ec *executionContext) _KubeEvent_type(ctx context.Context, field graphql.C
 			return ec.fieldContext_KubeEvent_type(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
+			return ec.Resolvers.KubeEvent().Type(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.KubeEventType) graphql.Marshaler {
+			return ec.marshalNKubeEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventType(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_KubeEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KubeEvent", field, false, false, "String")
+	return graphql.NewScalarFieldContext("KubeEvent", field, true, true, "KubeEventType")
 }
 
 func (ec *executionContext) _KubeEvent_reason(ctx context.Context, field graphql.CollectedField, obj *model.KubeEvent) (ret graphql.Marshaler) {
@@ -24802,10 +24882,10 @@ func (ec *executionContext) _Member_apiTokens(ctx context.Context, field graphql
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.APITokenConnection) graphql.Marshaler {
-			return ec.marshalNApiTokenConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAPITokenConnection(ctx, selections, v)
+			return ec.marshalOApiTokenConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAPITokenConnection(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Member_apiTokens(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -32504,7 +32584,7 @@ func (ec *executionContext) _Service_events(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Service().Events(ctx, obj, fc.Args["environmentId"].(string), fc.Args["first"].(*int), fc.Args["before"].(*int), fc.Args["type"].(*string))
+			return ec.Resolvers.Service().Events(ctx, obj, fc.Args["environmentId"].(string), fc.Args["first"].(*int), fc.Args["before"].(*int), fc.Args["type"].(*gqlmodel.KubeEventType))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.KubeEventPage) graphql.Marshaler {
@@ -32775,18 +32855,18 @@ func (ec *executionContext) _Session_method(ctx context.Context, field graphql.C
 			return ec.fieldContext_Session_method(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Method, nil
+			return ec.Resolvers.Session().Method(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v gqlmodel.SessionMethod) graphql.Marshaler {
+			return ec.marshalNSessionMethod2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSessionMethod(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Session_method(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Session", field, false, false, "String")
+	return graphql.NewScalarFieldContext("Session", field, true, true, "SessionMethod")
 }
 
 func (ec *executionContext) _Session_tenants(ctx context.Context, field graphql.CollectedField, obj *model.Session) (ret graphql.Marshaler) {
@@ -35741,18 +35821,18 @@ func (ec *executionContext) _WebhookDelivery_provider(ctx context.Context, field
 			return ec.fieldContext_WebhookDelivery_provider(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Provider, nil
+			return ec.Resolvers.WebhookDelivery().Provider(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.GitProvider) graphql.Marshaler {
+			return ec.marshalOGitProvider2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐGitProvider(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, true, true, "GitProvider")
 }
 
 func (ec *executionContext) _WebhookDelivery_deliveryId(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
@@ -38568,7 +38648,11 @@ func (ec *executionContext) unmarshalInputCreateApiTokenInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "tenantId", "userId", "expiresInDays"}
+	if _, present := asMap["trustedDocumentsOnly"]; !present {
+		asMap["trustedDocumentsOnly"] = false
+	}
+
+	fieldsInOrder := [...]string{"name", "tenantId", "userId", "expiresInDays", "trustedDocumentsOnly"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -38603,6 +38687,13 @@ func (ec *executionContext) unmarshalInputCreateApiTokenInput(ctx context.Contex
 				return it, err
 			}
 			it.ExpiresInDays = data
+		case "trustedDocumentsOnly":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trustedDocumentsOnly"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TrustedDocumentsOnly = data
 		}
 	}
 	return it, nil
@@ -42042,6 +42133,17 @@ func (ec *executionContext) _ApiToken(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "trustedDocumentsOnly":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalBoolean(obj.TrustedDocumentsOnly); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ApiToken_trustedDocumentsOnly(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -43677,7 +43779,7 @@ func (ec *executionContext) _Cluster(ctx context.Context, sel ast.SelectionSet, 
 				})
 		case "revisions":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Cluster_revisions(ctx, field, obj)
 				})
@@ -46283,16 +46385,11 @@ func (ec *executionContext) _KubeEvent(ctx context.Context, sel ast.SelectionSet
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "type":
-			if ec.OperationContext.DirectFields {
-				if res := graphql.MarshalString(obj.Type); res != graphql.Null && res != graphql.RequiredNull {
-					out.Values[i] = res
-					break
-				}
-			}
-			out.Values[i] = ec._KubeEvent_type(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._KubeEvent_type(ctx, field, obj)
+				})
 		case "reason":
 			if ec.OperationContext.DirectFields {
 				if res := graphql.MarshalString(obj.Reason); res != graphql.Null && res != graphql.RequiredNull {
@@ -46700,7 +46797,7 @@ func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "apiTokens":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
+				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Member_apiTokens(ctx, field, obj)
 				})
@@ -49637,16 +49734,11 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "method":
-			if ec.OperationContext.DirectFields {
-				if res := graphql.MarshalString(obj.Method); res != graphql.Null && res != graphql.RequiredNull {
-					out.Values[i] = res
-					break
-				}
-			}
-			out.Values[i] = ec._Session_method(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Session_method(ctx, field, obj)
+				})
 		case "tenants":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -50883,16 +50975,11 @@ func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.Select
 					return ec._WebhookDelivery_webhook(ctx, field, obj)
 				})
 		case "provider":
-			if ec.OperationContext.DirectFields {
-				if res := graphql.MarshalString(obj.Provider); res != graphql.Null && res != graphql.RequiredNull {
-					out.Values[i] = res
-					break
-				}
-			}
-			out.Values[i] = ec._WebhookDelivery_provider(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WebhookDelivery_provider(ctx, field, obj)
+				})
 		case "deliveryId":
 			if ec.OperationContext.DirectFields {
 				if res := graphql.MarshalString(obj.DeliveryID); res != graphql.Null && res != graphql.RequiredNull {
@@ -53564,6 +53651,16 @@ func (ec *executionContext) marshalNKubeEventPage2ᚖgithubᚗcomᚋnebulactrl�
 	return ec._KubeEventPage(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNKubeEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventType(ctx context.Context, v any) (gqlmodel.KubeEventType, error) {
+	var res gqlmodel.KubeEventType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNKubeEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventType(ctx context.Context, sel ast.SelectionSet, v gqlmodel.KubeEventType) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNLabel2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLabelᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Label) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -54302,14 +54399,6 @@ func (ec *executionContext) marshalNRevisionOutcome2ᚕgithubᚗcomᚋnebulactrl
 	return ret
 }
 
-func (ec *executionContext) marshalNRevisionPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.RevisionPage) graphql.Marshaler {
-	if v == nil {
-		graphql.AddInvalidNullError(ctx, "RevisionPage!")
-		return graphql.Null
-	}
-	return ec._RevisionPage(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNRevisionResult2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionResult(ctx context.Context, v any) (gqlmodel.RevisionResult, error) {
 	var res gqlmodel.RevisionResult
 	err := res.UnmarshalGQL(v)
@@ -54481,6 +54570,16 @@ func (ec *executionContext) marshalNSession2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 		return graphql.Null
 	}
 	return ec._Session(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSessionMethod2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSessionMethod(ctx context.Context, v any) (gqlmodel.SessionMethod, error) {
+	var res gqlmodel.SessionMethod
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSessionMethod2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSessionMethod(ctx context.Context, sel ast.SelectionSet, v gqlmodel.SessionMethod) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNSetClusterLabelsInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSetClusterLabelsInput(ctx context.Context, v any) (gqlmodel.SetClusterLabelsInput, error) {
@@ -55259,6 +55358,13 @@ func (ec *executionContext) marshalOApiToken2ᚖgithubᚗcomᚋnebulactrlᚋnebu
 	return ec._ApiToken(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOApiTokenConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAPITokenConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.APITokenConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ApiTokenConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOApprovalDecision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApprovalDecision(ctx context.Context, v any) (*model.ApprovalDecision, error) {
 	if v == nil {
 		return nil, nil
@@ -55438,6 +55544,22 @@ func (ec *executionContext) marshalODeployment2ᚖgithubᚗcomᚋnebulactrlᚋne
 	return ec._Deployment(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalODeploymentBlocker2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBlocker(ctx context.Context, v any) (*model.Blocker, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.Blocker)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODeploymentBlocker2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBlocker(ctx context.Context, sel ast.SelectionSet, v *model.Blocker) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) marshalODomain2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDomainᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Domain) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -55498,6 +55620,22 @@ func (ec *executionContext) marshalOEnvironment2ᚖgithubᚗcomᚋnebulactrlᚋn
 		return graphql.Null
 	}
 	return ec._Environment(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOGitProvider2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐGitProvider(ctx context.Context, v any) (*gqlmodel.GitProvider, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(gqlmodel.GitProvider)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOGitProvider2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐGitProvider(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.GitProvider) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalOGitSource2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐGitSource(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.GitSource) graphql.Marshaler {
@@ -55624,6 +55762,22 @@ func (ec *executionContext) marshalOKubeEventPage2ᚖgithubᚗcomᚋnebulactrl�
 		return graphql.Null
 	}
 	return ec._KubeEventPage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOKubeEventType2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventType(ctx context.Context, v any) (*gqlmodel.KubeEventType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(gqlmodel.KubeEventType)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOKubeEventType2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventType(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.KubeEventType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOLabelInput2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLabelInputᚄ(ctx context.Context, v any) ([]*gqlmodel.LabelInput, error) {
@@ -55790,6 +55944,13 @@ func (ec *executionContext) marshalORevision2ᚖgithubᚗcomᚋnebulactrlᚋnebu
 		return graphql.Null
 	}
 	return ec._Revision(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORevisionPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.RevisionPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RevisionPage(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOService2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐService(ctx context.Context, sel ast.SelectionSet, v *model.Service) graphql.Marshaler {

@@ -419,12 +419,17 @@ func logArgs(environmentID string, f *gqlmodel.LogFilter) (model.EnvironmentID, 
 }
 
 // eventPage reads a page of events, newest first.
-func eventPage(ctx context.Context, p *control.Plane, read agents.EventRead, first, before *int, typ *string) (*gqlmodel.KubeEventPage, error) {
+func eventPage(ctx context.Context, p *control.Plane, read agents.EventRead, first, before *int, typ *gqlmodel.KubeEventType) (*gqlmodel.KubeEventPage, error) {
 	n := deref(first, 50)
 	if n < 0 || n > 500 || deref(before, 0) < 0 {
 		return nil, core.Invalid("first must be between 0 and 500, before an event's number", "first")
 	}
-	read.Before, read.Type, read.Limit = int64(deref(before, 0)), deref(typ, ""), n+1
+	read.Before, read.Limit = int64(deref(before, 0)), n+1
+	if typ != nil {
+		// As Kubernetes names them: Normal, Warning.
+		t := strings.ToLower(string(*typ))
+		read.Type = strings.ToUpper(t[:1]) + t[1:]
+	}
 	evs, err := p.Agents.KubeEvents(ctx, read)
 	if err != nil {
 		return nil, err

@@ -209,7 +209,7 @@ func (r *clusterResolver) Install(ctx context.Context, obj *model.Cluster) (*ins
 	return &b, nil
 }
 
-func (r *clusterResolver) Events(ctx context.Context, obj *model.Cluster, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error) {
+func (r *clusterResolver) Events(ctx context.Context, obj *model.Cluster, first *int, before *int, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventPage, error) {
 	return eventPage(ctx, r.Plane, agents.EventRead{Cluster: obj.ID}, first, before, typeArg)
 }
 
@@ -364,7 +364,7 @@ func (r *environmentResolver) Variables(ctx context.Context, obj *model.Environm
 	return r.Plane.Delivery.Variables(ctx, obj.Scope(), &obj.ID, nil)
 }
 
-func (r *environmentResolver) Events(ctx context.Context, obj *model.Environment, first *int, before *int, typeArg *string, serviceID *string) (*gqlmodel.KubeEventPage, error) {
+func (r *environmentResolver) Events(ctx context.Context, obj *model.Environment, first *int, before *int, typeArg *gqlmodel.KubeEventType, serviceID *string) (*gqlmodel.KubeEventPage, error) {
 	read := agents.EventRead{Environment: obj.ID}
 	if serviceID != nil {
 		var err error
@@ -389,6 +389,10 @@ func (r *invitationResolver) Status(ctx context.Context, obj *model.Invitation) 
 
 func (r *invitationResolver) InvitedBy(ctx context.Context, obj *model.Invitation) (*model.User, error) {
 	return userIn(ctx, r.Plane, obj.TenantID, &obj.InvitedBy)
+}
+
+func (r *kubeEventResolver) Type(ctx context.Context, obj *model.KubeEvent) (gqlmodel.KubeEventType, error) {
+	return gqlmodel.KubeEventType(strings.ToUpper(obj.Type)), nil
 }
 
 func (r *kubeEventResolver) Service(ctx context.Context, obj *model.KubeEvent) (*model.Service, error) {
@@ -508,7 +512,7 @@ func (r *mutationResolver) CreateAPIToken(ctx context.Context, input gqlmodel.Cr
 	var secret string
 	if err == nil {
 		tok, secret, err = r.Plane.People.CreateAPIToken(ctx, people.CreateTokenInput{Name: input.Name, Tenant: tenant, User: user,
-			ExpiresInDays: input.ExpiresInDays})
+			ExpiresInDays: input.ExpiresInDays, TrustedDocumentsOnly: input.TrustedDocumentsOnly != nil && *input.TrustedDocumentsOnly})
 	}
 	out := &gqlmodel.CreateAPITokenPayload{APIToken: tok}
 	if secret != "" {
@@ -1331,7 +1335,7 @@ func (r *serviceResolver) Logs(ctx context.Context, obj *model.Service, environm
 	return page, nil
 }
 
-func (r *serviceResolver) Events(ctx context.Context, obj *model.Service, environmentID string, first *int, before *int, typeArg *string) (*gqlmodel.KubeEventPage, error) {
+func (r *serviceResolver) Events(ctx context.Context, obj *model.Service, environmentID string, first *int, before *int, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventPage, error) {
 	env, err := decode[model.EnvironmentID](gid.Environment, environmentID, "environmentId")
 	if err != nil {
 		return nil, err
@@ -1345,6 +1349,10 @@ func (r *serviceResolver) Drift(ctx context.Context, obj *model.Service, environ
 		return nil, err
 	}
 	return ptrs(r.Plane.Agents.Drifts(ctx, "", env, obj.ID, deref(first, 20)))
+}
+
+func (r *sessionResolver) Method(ctx context.Context, obj *model.Session) (gqlmodel.SessionMethod, error) {
+	return gqlmodel.SessionMethod(strings.ToUpper(obj.Method)), nil
 }
 
 func (r *sessionResolver) Tenants(ctx context.Context, obj *model.Session) ([]*model.Tenant, error) {
@@ -1673,6 +1681,14 @@ func (r *webhookAttemptResolver) LatencyMs(ctx context.Context, obj *model.Attem
 
 func (r *webhookDeliveryResolver) Webhook(ctx context.Context, obj *model.WebhookDelivery) (*model.Webhook, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).webhooks, obj.WebhookID)
+}
+
+func (r *webhookDeliveryResolver) Provider(ctx context.Context, obj *model.WebhookDelivery) (*gqlmodel.GitProvider, error) {
+	if obj.Provider == "" {
+		return nil, nil
+	}
+	p := gqlmodel.GitProvider(obj.Provider)
+	return &p, nil
 }
 
 func (r *webhookDeliveryResolver) Builds(ctx context.Context, obj *model.WebhookDelivery) ([]*model.Build, error) {

@@ -13,6 +13,13 @@ import (
 //go:embed all:dist
 var dist embed.FS
 
+//go:embed src/console/gql/persisted-documents.json
+var persisted []byte
+
+// TrustedDocuments is the manifest of the console's operations, by the
+// SHA-256 of each: what its build generated with its typed documents.
+func TrustedDocuments() []byte { return persisted }
+
 // Dist is the built pages: graphiql.html and its content-hashed assets
 // under assets/.
 func Dist() fs.FS {

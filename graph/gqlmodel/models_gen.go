@@ -304,6 +304,8 @@ type CreateAPITokenInput struct {
 	UserID *string `json:"userId,omitempty"`
 	// Days until the token expires, 1 to 3650; never when omitted. A token never outlives the token that creates it: a later (or no) expiry is shortened to that token's.
 	ExpiresInDays *int `json:"expiresInDays,omitempty"`
+	// Bind the token to the trusted documents: it runs only the operations listed in NEBULA_TRUSTED_DOCUMENTS or made by the console's build, and nothing else (an integration's opt-in). A token made with a bound token is bound too.
+	TrustedDocumentsOnly *bool `json:"trustedDocumentsOnly,omitempty"`
 }
 
 // What createApiToken did.
@@ -1579,6 +1581,67 @@ func (e ErrorCode) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// The Git host that sent a push webhook delivery.
+type GitProvider string
+
+const (
+	// GitHub (X-GitHub-Event).
+	GitProviderGithub GitProvider = "GITHUB"
+	// GitLab (X-Gitlab-Event).
+	GitProviderGitlab GitProvider = "GITLAB"
+	// Gitea or Forgejo (X-Gitea-Event).
+	GitProviderGitea GitProvider = "GITEA"
+)
+
+var AllGitProvider = []GitProvider{
+	GitProviderGithub,
+	GitProviderGitlab,
+	GitProviderGitea,
+}
+
+func (e GitProvider) IsValid() bool {
+	switch e {
+	case GitProviderGithub, GitProviderGitlab, GitProviderGitea:
+		return true
+	}
+	return false
+}
+
+func (e GitProvider) String() string {
+	return string(e)
+}
+
+func (e *GitProvider) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = GitProvider(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid GitProvider", str)
+	}
+	return nil
+}
+
+func (e GitProvider) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *GitProvider) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e GitProvider) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // Where an invitation stands.
 type InvitationStatus string
 
@@ -1643,6 +1706,64 @@ func (e InvitationStatus) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// A Kubernetes event's type.
+type KubeEventType string
+
+const (
+	// Something happened as it should (scheduled, pulled, started).
+	KubeEventTypeNormal KubeEventType = "NORMAL"
+	// Something went wrong or may (back-off, failed probe, failed mount).
+	KubeEventTypeWarning KubeEventType = "WARNING"
+)
+
+var AllKubeEventType = []KubeEventType{
+	KubeEventTypeNormal,
+	KubeEventTypeWarning,
+}
+
+func (e KubeEventType) IsValid() bool {
+	switch e {
+	case KubeEventTypeNormal, KubeEventTypeWarning:
+		return true
+	}
+	return false
+}
+
+func (e KubeEventType) String() string {
+	return string(e)
+}
+
+func (e *KubeEventType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = KubeEventType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid KubeEventType", str)
+	}
+	return nil
+}
+
+func (e KubeEventType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *KubeEventType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e KubeEventType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // What an agent did with a revision.
 type RevisionResult string
 
@@ -1696,6 +1817,67 @@ func (e *RevisionResult) UnmarshalJSON(b []byte) error {
 }
 
 func (e RevisionResult) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// How a session began.
+type SessionMethod string
+
+const (
+	// With the person's email and the tenant's passphrase, at /signin.
+	SessionMethodPassphrase SessionMethod = "PASSPHRASE"
+	// By setting a passphrase from an invitation link.
+	SessionMethodInvitation SessionMethod = "INVITATION"
+	// Through the identity provider of NEBULA_OIDC_* (single sign-on).
+	SessionMethodOidc SessionMethod = "OIDC"
+)
+
+var AllSessionMethod = []SessionMethod{
+	SessionMethodPassphrase,
+	SessionMethodInvitation,
+	SessionMethodOidc,
+}
+
+func (e SessionMethod) IsValid() bool {
+	switch e {
+	case SessionMethodPassphrase, SessionMethodInvitation, SessionMethodOidc:
+		return true
+	}
+	return false
+}
+
+func (e SessionMethod) String() string {
+	return string(e)
+}
+
+func (e *SessionMethod) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = SessionMethod(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid SessionMethod", str)
+	}
+	return nil
+}
+
+func (e SessionMethod) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *SessionMethod) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e SessionMethod) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

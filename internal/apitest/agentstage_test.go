@@ -318,7 +318,7 @@ func TestAgentStageReports(t *testing.T) {
 				f.MustDo(t, `mutation($p: ID!) { updateProject(input: {projectId: $p, description: "recompiled"}) { project { id } `+ue+` } }`,
 					map[string]any{"p": f.ProjectID})
 				got := readDep(t, f, pending.ID)
-				if got.Stage != "AWAITING_APPROVAL" || got.blocker() != "approval" {
+				if got.Stage != "AWAITING_APPROVAL" || got.blocker() != "APPROVAL" {
 					t.Errorf("got %s blocked on %s, want AWAITING_APPROVAL blocked on approval", got.Stage, got.blocker())
 				}
 				if stages := got.stages(); !slices.Equal(stages, []string{"QUEUED", "AWAITING_APPROVAL"}) {

@@ -154,6 +154,11 @@ func TestChangeSetThroughTheAPI(t *testing.T) {
 			map[string]any{"p": f.ProjectID}).Str("openChangeSet.changeSet.id")
 		env.MustDo(t, editor, `mutation($p: ID!, $s: ID!, $c: ID) { setVariable(input: {projectId: $p, serviceId: $s, name: "NOPE", value: "1", changeSetId: $c}) { changeSet { id } `+ue+` } }`,
 			map[string]any{"p": f.ProjectID, "s": api, "c": other})
+		// Removing a change it does not have names the input field.
+		if r := env.Do(t, editor, `mutation($c: ID!) { removeChangeSetChange(input: {changeSetId: $c, sequence: 9}) { changeSet { id } `+ue+` } }`,
+			map[string]any{"c": other}); len(r.UserErrors("removeChangeSetChange")) != 1 || strings.Join(r.UserErrors("removeChangeSetChange")[0].Field, ".") != "input.sequence" {
+			t.Errorf("removing change 9 of a set of one: %s, want a userError at input.sequence", r.Body)
+		}
 		env.MustDo(t, editor, `mutation($c: ID!) { submitChangeSet(input: {changeSetId: $c}) { changeSet { id } `+ue+` } }`, map[string]any{"c": other})
 		rev = revision()
 		env.MustDo(t, owner, `mutation($c: ID!) { rejectChangeSet(input: {changeSetId: $c, comment: "no"}) { changeSet { id } `+ue+` } }`, map[string]any{"c": other})

@@ -18,6 +18,8 @@ import (
 	"github.com/andybalholm/brotli"
 
 	"github.com/nebulactrl/nebula/internal/config"
+	"github.com/nebulactrl/nebula/internal/server"
+	"github.com/nebulactrl/nebula/web"
 )
 
 // A shared dashboard query with fields only a tenant admin may read,
@@ -483,4 +485,98 @@ func TestPersistedMutationWithIdempotencyKey(t *testing.T) {
 			t.Errorf("deployments: %d, want the fixture's and one more", n)
 		}
 	})
+}
+
+// A token made with trustedDocumentsOnly runs the operations of
+// NEBULA_TRUSTED_DOCUMENTS (by their text or their hash) and of the
+// console's build, over HTTP and websockets, and is refused anything else;
+// a token it makes is bound too. Any caller may send a trusted document by
+// its hash alone.
+func TestTrustedDocumentsOnly(t *testing.T) {
+	t.Parallel()
+	const listed = `query Tenants { viewer { tenants(first: 5) { nodes { id name } } } }`
+	const other = `query Other { viewer { user { email } } }`
+	sum := sha256.Sum256([]byte(listed))
+	listedHash := hex.EncodeToString(sum[:])
+	for _, st := range Stores(t) {
+		t.Run(st.Name, func(t *testing.T) {
+			cs := sha256.Sum256([]byte(createToken))
+			env := NewEnvWith(t, st.Open(t), func(c *config.Config) {
+				c.TrustedDocuments = map[string]string{listedHash: listed, hex.EncodeToString(cs[:]): createToken}
+			})
+			trustedOnly(t, env, listed, other)
+		})
+	}
+}
+
+// createToken makes a token, bound to the trusted documents or not.
+const createToken = `mutation($n: String!, $b: Boolean) { createApiToken(input: {name: $n, trustedDocumentsOnly: $b}) {
+	apiToken { id trustedDocumentsOnly } secret userErrors { code } } }`
+
+func trustedOnly(t *testing.T, env *Env, listed, other string) {
+	{
+		f := env.NewFixture(t)
+		made := env.MustDo(t, f.Owner.Token, createToken, map[string]any{"n": "dashboard", "b": true})
+		bound := made.Str("createApiToken.secret")
+		if made.Get("createApiToken.apiToken.trustedDocumentsOnly") != true || bound == "" {
+			t.Fatalf("createApiToken: %s", made.Body)
+		}
+		if r := env.Do(t, bound, listed, nil); len(r.List("viewer.tenants.nodes")) == 0 || len(r.Errors) > 0 {
+			t.Errorf("a listed document by its text: %s", r.Body)
+		}
+		if r := persisted(t, env, bound, listed, nil, false); len(r.List("viewer.tenants.nodes")) == 0 {
+			t.Errorf("a listed document by its hash: %s", r.Body)
+		}
+		refused := func(what string, r Response) {
+			t.Helper()
+			if r.Data != nil || len(r.Errors) != 1 || r.Errors[0].Code() != "FORBIDDEN" || !strings.Contains(r.Errors[0].Message, "trusted documents only") {
+				t.Errorf("%s: %s, want FORBIDDEN and nothing run", what, r.Body)
+			}
+		}
+		refused("another document", env.Do(t, bound, other, nil))
+		refused("the listed document respelt", env.Do(t, bound, strings.ReplaceAll(listed, " ", "  "), nil))
+		before := f.AuditCount(t)
+		refused("a mutation", env.Do(t, bound, `mutation { createProject(input: {tenantId: "`+f.TenantID+`", name: "x"}) { project { id } } }`, nil))
+		if f.AuditCount(t) != before {
+			t.Error("a refused mutation wrote to the audit history")
+		}
+		// The console's own operations are trusted, and any caller may
+		// send one by its hash.
+		docs, err := server.ParseTrustedDocuments(web.TrustedDocuments())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for hash, doc := range docs {
+			if !strings.Contains(doc, "query ConsoleAccount") {
+				continue
+			}
+			body, _ := json.Marshal(map[string]any{"extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hash}}})
+			for name, token := range map[string]string{"the bound token": bound, "an unbound one": f.Owner.Token} {
+				if r := env.keyedRaw(t, token, body); r.Get("viewer.tenants") == nil || len(r.Errors) > 0 {
+					t.Errorf("the console's ConsoleAccount by its hash, %s: %s", name, r.Body)
+				}
+			}
+		}
+		// Over a websocket, as over HTTP.
+		ws := wsDial(t, env, wsTransportWS)
+		ws.init(bound)
+		ws.subscribe("1", listed, nil)
+		if data := ws.result("1"); dig(data, "viewer.tenants.nodes") == nil {
+			t.Errorf("a listed document over the websocket: %v", data)
+		}
+		ws.complete("1")
+		ws.subscribe("2", other, nil)
+		if m := ws.next(); m.ID != "2" || !strings.Contains(string(m.Payload), "trusted documents only") {
+			t.Errorf("another document over the websocket: %v", m)
+		}
+		// A token the bound one makes (it may: the mutation is listed) is
+		// bound too, whatever it asks.
+		if r := env.MustDo(t, bound, createToken, map[string]any{"n": "escape", "b": false}); r.Get("createApiToken.apiToken.trustedDocumentsOnly") != true {
+			t.Errorf("a token made by a bound token: %s, want it bound", r.Body)
+		}
+		// Unbound tokens run anything, as before.
+		if r := env.Do(t, f.Owner.Token, other, nil); r.Str("viewer.user.email") == "" {
+			t.Errorf("an unbound token: %s", r.Body)
+		}
+	}
 }

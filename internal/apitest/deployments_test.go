@@ -216,7 +216,7 @@ func TestDeploymentDeliveryBlocker(t *testing.T) {
 		if d.Release.Number != 2 {
 			t.Errorf("release number %d, want 2", d.Release.Number)
 		}
-		if d.Stage != "DELIVERING" || d.blocker() != "delivery" {
+		if d.Stage != "DELIVERING" || d.blocker() != "DELIVERY" {
 			t.Errorf("stage %s, blocker %s; want DELIVERING blocked on delivery", d.Stage, d.blocker())
 		}
 		wantMsg := "release 2 waits for cluster prod-eu, whose agent is not connected"
@@ -248,7 +248,7 @@ func TestDeploymentDeliveryBlocker(t *testing.T) {
 		if evs[0].Blocker != nil || evs[0].Message != "release 2 requested by admin@acme.test" {
 			t.Errorf("event 1: blocker %s, message %q; want no blocker, %q", evs[0].blocker(), evs[0].Message, "release 2 requested by admin@acme.test")
 		}
-		if evs[1].blocker() != "delivery" || evs[1].Message != wantMsg {
+		if evs[1].blocker() != "DELIVERY" || evs[1].Message != wantMsg {
 			t.Errorf("event 2: blocker %s, message %q; want delivery, %q", evs[1].blocker(), evs[1].Message, wantMsg)
 		}
 		at1, at2 := parseTime(t, "event 1 at", evs[0].At), parseTime(t, "event 2 at", evs[1].At)
@@ -301,7 +301,7 @@ func TestDeploymentSelfApprovalRefused(t *testing.T) {
 		pm, reviewer := newPM(t, f, "pm-requester"), newPM(t, f, "pm-reviewer")
 
 		d := deployTo(t, f, pm.Token, f.ServiceID, f.ProtectedEnvironmentID)
-		if d.Stage != "AWAITING_APPROVAL" || d.blocker() != "approval" {
+		if d.Stage != "AWAITING_APPROVAL" || d.blocker() != "APPROVAL" {
 			t.Fatalf("stage %s, blocker %s; want AWAITING_APPROVAL blocked on approval", d.Stage, d.blocker())
 		}
 		// Release numbers count per environment: the protected one had none.
@@ -327,7 +327,7 @@ func TestDeploymentSelfApprovalRefused(t *testing.T) {
 		}
 		if !slices.Equal(d.stages(), []string{"QUEUED", "AWAITING_APPROVAL"}) || !slices.Equal(d.sequences(), []int{1, 2}) {
 			t.Errorf("events %+v, want QUEUED (1) then AWAITING_APPROVAL (2)", d.Events)
-		} else if d.Events[1].blocker() != "approval" {
+		} else if d.Events[1].blocker() != "APPROVAL" {
 			t.Errorf("event 2 blocker %s, want approval", d.Events[1].blocker())
 		}
 
@@ -342,7 +342,7 @@ func TestDeploymentSelfApprovalRefused(t *testing.T) {
 			t.Errorf("refused approval wrote %d audit events, want none", got-audit)
 		}
 		after := readDep(t, f, d.ID)
-		if after.Stage != "AWAITING_APPROVAL" || after.blocker() != "approval" {
+		if after.Stage != "AWAITING_APPROVAL" || after.blocker() != "APPROVAL" {
 			t.Errorf("after refused self-approval: stage %s, blocker %s; want AWAITING_APPROVAL, approval", after.Stage, after.blocker())
 		}
 		if len(after.Approvals) != 0 {
@@ -364,7 +364,7 @@ func TestDeploymentSelfApprovalRefused(t *testing.T) {
 			"payload": decodeInto[depView](t, res.Get("approveDeployment.deployment")),
 			"read":    readDep(t, f, d.ID),
 		} {
-			if got.Stage != "DELIVERING" || got.blocker() != "delivery" {
+			if got.Stage != "DELIVERING" || got.blocker() != "DELIVERY" {
 				t.Errorf("%s after approval: stage %s, blocker %s; want DELIVERING, delivery", name, got.Stage, got.blocker())
 			}
 			if got.ApprovalExpiresAt != nil {
@@ -387,7 +387,7 @@ func TestDeploymentSelfApprovalRefused(t *testing.T) {
 		if e := got.Events[2]; e.Message != wantApproved || e.Stage != "AWAITING_APPROVAL" {
 			t.Errorf("event 3: stage %s, message %q; want the approval %q, still AWAITING_APPROVAL", e.Stage, e.Message, wantApproved)
 		}
-		if e := got.Events[3]; e.Stage != "DELIVERING" || e.blocker() != "delivery" {
+		if e := got.Events[3]; e.Stage != "DELIVERING" || e.blocker() != "DELIVERY" {
 			t.Errorf("event 4: stage %s, blocker %s; want DELIVERING, delivery", e.Stage, e.blocker())
 		}
 
@@ -676,7 +676,7 @@ func TestDeploymentRedeployAndRollback(t *testing.T) {
 		if re.Release.ID != b.Release.ID || re.Release.Number != 2 {
 			t.Errorf("redeploy: release %+v, want B's %s (number 2)", re.Release, b.Release.ID)
 		}
-		if re.Stage != "DELIVERING" || re.blocker() != "delivery" {
+		if re.Stage != "DELIVERING" || re.blocker() != "DELIVERY" {
 			t.Errorf("redeploy: stage %s, blocker %s; want DELIVERING, delivery", re.Stage, re.blocker())
 		}
 		if len(re.Events) == 0 || re.Events[0].Message != "redeploy of release 2 requested by admin@acme.test" {
@@ -695,7 +695,7 @@ func TestDeploymentRedeployAndRollback(t *testing.T) {
 		if rb.Release.Number != 1 || rb.Release.ID != f.ReleaseID {
 			t.Errorf("rollback: release %+v, want number 1 (%s)", rb.Release, f.ReleaseID)
 		}
-		if rb.Stage != "DELIVERING" || rb.blocker() != "delivery" {
+		if rb.Stage != "DELIVERING" || rb.blocker() != "DELIVERY" {
 			t.Errorf("rollback: stage %s, blocker %s; want DELIVERING, delivery", rb.Stage, rb.blocker())
 		}
 		if len(rb.Events) == 0 || rb.Events[0].Message != "rollback to release 1 requested by admin@acme.test" {

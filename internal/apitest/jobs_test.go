@@ -48,7 +48,7 @@ func TestJobs(t *testing.T) {
 			t.Fatalf("after 11 min: %+v, %v", rep, err)
 		}
 		d := read()
-		if d["blocker"] != "stalled" || !strings.Contains(d["message"].(string), "no progress in PROBING") {
+		if d["blocker"] != "STALLED" || !strings.Contains(d["message"].(string), "no progress in PROBING") {
 			t.Errorf("a stalled deployment: %v", d)
 		}
 		if rep, _ = env.Plane.RunJobsOnce(ctx); rep.Stalled != 0 {
@@ -73,7 +73,7 @@ func TestJobs(t *testing.T) {
 			t.Errorf("cluster status %v", s)
 		}
 		d = read()
-		if d["blocker"] != "delivery" || !strings.Contains(d["message"].(string), "went silent") {
+		if d["blocker"] != "DELIVERY" || !strings.Contains(d["message"].(string), "went silent") {
 			t.Errorf("the rollout of a silent cluster: %v", d)
 		}
 		if rep, _ = env.Plane.RunJobsOnce(ctx); rep.Disconnected != 0 {

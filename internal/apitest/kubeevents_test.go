@@ -58,7 +58,7 @@ func TestKubeEvents(t *testing.T) {
 			envEvents.Get("node.events.hasMore") != true {
 			t.Errorf("the environment's events, as a viewer: %s", envEvents.Body)
 		}
-		warnings := f.Node(t, f.EnvironmentID, `... on Environment { events(type: "Warning") { `+eventFields+` } }`)
+		warnings := f.Node(t, f.EnvironmentID, `... on Environment { events(type: WARNING) { `+eventFields+` } }`)
 		if n := len(dig(warnings, "events.events").([]any)); n != 2 {
 			t.Errorf("%d warnings, want 2", n)
 		}

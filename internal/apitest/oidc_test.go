@@ -135,7 +135,7 @@ func testOIDCSignIn(t *testing.T, op *testutil.OIDCProvider, s StoreOpener) {
 		}
 		b := &browser{t: t, env: env, cookie: dev}
 		me := b.gql(`{ viewer { user { email } session { method tenants { id } } tenants { nodes { id } } } }`, nil)
-		if dig(me.body, "data.viewer.user.email") != devEmail || dig(me.body, "data.viewer.session.method") != "oidc" ||
+		if dig(me.body, "data.viewer.user.email") != devEmail || dig(me.body, "data.viewer.session.method") != "OIDC" ||
 			dig(me.body, "data.viewer.session.tenants.0.id") != tenant || len(dig(me.body, "data.viewer.session.tenants").([]any)) != 1 ||
 			len(dig(me.body, "data.viewer.tenants.nodes").([]any)) != 1 {
 			t.Fatalf("signed in by single sign-on, want the mapped tenant only: %s", me.raw)

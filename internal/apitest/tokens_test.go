@@ -287,8 +287,8 @@ func TestMemberTokensListedAndRevoked(t *testing.T) {
 		})
 		t.Run("forbidden to another member", func(t *testing.T) {
 			res := env.Do(t, f.Users[Editor].Token, list, map[string]any{"m": bot.MemberID})
-			if codes := res.ErrorCodes(); !slices.Equal(codes, []string{"FORBIDDEN"}) || res.Get("node") != nil {
-				t.Errorf("got %s, want node null with FORBIDDEN", res.Body)
+			if codes := res.ErrorCodes(); !slices.Equal(codes, []string{"FORBIDDEN"}) || res.Get("node.apiTokens") != nil || res.Get("node") == nil {
+				t.Errorf("got %s, want the member with apiTokens null and FORBIDDEN", res.Body)
 			}
 		})
 

@@ -392,6 +392,16 @@ func serveWith(ctx context.Context, cfg config.Config, log *slog.Logger, stdout 
 		}
 		cfg.AgentCABundle = string(pem)
 	}
+	if cfg.TrustedDocumentsFile != "" {
+		b, err := os.ReadFile(cfg.TrustedDocumentsFile)
+		if err == nil {
+			cfg.TrustedDocuments, err = server.ParseTrustedDocuments(b)
+		}
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("NEBULA_TRUSTED_DOCUMENTS %s: %w", cfg.TrustedDocumentsFile, err)
+		}
+	}
 	where := "embedded store " + filepath.Join(cfg.DataDir, "nebula.db")
 	if cfg.DatabaseURL != "" {
 		where = "PostgreSQL"

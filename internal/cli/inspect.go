@@ -62,7 +62,7 @@ func statusCommand(stdout, stderr io.Writer) *cobra.Command {
 					for _, d := range t.DeploymentsUnderWay {
 						stage := string(d.Stage)
 						if d.Blocker != nil {
-							stage += " (" + *d.Blocker + ")"
+							stage += " (" + strings.ToLower(string(*d.Blocker)) + ")"
 						}
 						fmt.Fprintf(tw, "%s\t%s #%d\t%s/%s\t%s\t%s\n", d.Id, d.Release.Service.Name, d.Release.Number,
 							d.Environment.Project.Name, d.Environment.Name, stage, time.Since(d.CreatedAt).Round(time.Second))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,7 +72,7 @@ func (r *remote) wait(ctx context.Context, c *client.Client, id string, timeout 
 			cursor, last = &ev.Cursor, ev
 			se := stageEvent{Sequence: ev.Sequence, Stage: string(ev.Stage), Message: ev.Message, At: ev.At}
 			if ev.Blocker != nil {
-				se.Blocker = *ev.Blocker
+				se.Blocker = strings.ToLower(string(*ev.Blocker))
 			}
 			out.Events = append(out.Events, se)
 			p.event(se)

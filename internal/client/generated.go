@@ -1878,6 +1878,27 @@ type DeployResponse struct {
 // GetDeploy returns DeployResponse.Deploy, and is useful for accessing the field via an interface.
 func (v *DeployResponse) GetDeploy() DeployDeployDeployPayload { return v.Deploy }
 
+// What a deployment's stage that cannot proceed waits for.
+type DeploymentBlocker string
+
+const (
+	// A reviewer: a project manager or tenant admin other than the one who asked, for a protected environment (approveDeployment).
+	DeploymentBlockerApproval DeploymentBlocker = "APPROVAL"
+	// The build of the release's image, for a service built from Git.
+	DeploymentBlockerBuild DeploymentBlocker = "BUILD"
+	// The cluster's agent, which is not connected.
+	DeploymentBlockerDelivery DeploymentBlocker = "DELIVERY"
+	// Nothing moved for NEBULA_DEPLOYMENT_STALL_AFTER: the rollout may be stuck.
+	DeploymentBlockerStalled DeploymentBlocker = "STALLED"
+)
+
+var AllDeploymentBlocker = []DeploymentBlocker{
+	DeploymentBlockerApproval,
+	DeploymentBlockerBuild,
+	DeploymentBlockerDelivery,
+	DeploymentBlockerStalled,
+}
+
 // DeploymentEventsDeploymentEventsDeploymentEvent includes the requested fields of the GraphQL type DeploymentEvent.
 // The GraphQL type's documentation follows.
 //
@@ -1890,7 +1911,7 @@ type DeploymentEventsDeploymentEventsDeploymentEvent struct {
 	// The stage reached.
 	Stage DeploymentStage `json:"stage"`
 	// What the stage waited for, as Deployment.blocker; null for nothing.
-	Blocker *string `json:"blocker"`
+	Blocker *DeploymentBlocker `json:"blocker"`
 	// What the stage did.
 	Message string `json:"message"`
 	// When the stage was reached.
@@ -1907,7 +1928,9 @@ func (v *DeploymentEventsDeploymentEventsDeploymentEvent) GetSequence() int { re
 func (v *DeploymentEventsDeploymentEventsDeploymentEvent) GetStage() DeploymentStage { return v.Stage }
 
 // GetBlocker returns DeploymentEventsDeploymentEventsDeploymentEvent.Blocker, and is useful for accessing the field via an interface.
-func (v *DeploymentEventsDeploymentEventsDeploymentEvent) GetBlocker() *string { return v.Blocker }
+func (v *DeploymentEventsDeploymentEventsDeploymentEvent) GetBlocker() *DeploymentBlocker {
+	return v.Blocker
+}
 
 // GetMessage returns DeploymentEventsDeploymentEventsDeploymentEvent.Message, and is useful for accessing the field via an interface.
 func (v *DeploymentEventsDeploymentEventsDeploymentEvent) GetMessage() string { return v.Message }
@@ -2386,7 +2409,9 @@ func (v *DeploymentNodeDeployment) GetId() string { return v.DeploymentSummary.I
 func (v *DeploymentNodeDeployment) GetStage() DeploymentStage { return v.DeploymentSummary.Stage }
 
 // GetBlocker returns DeploymentNodeDeployment.Blocker, and is useful for accessing the field via an interface.
-func (v *DeploymentNodeDeployment) GetBlocker() *string { return v.DeploymentSummary.Blocker }
+func (v *DeploymentNodeDeployment) GetBlocker() *DeploymentBlocker {
+	return v.DeploymentSummary.Blocker
+}
 
 // GetMessage returns DeploymentNodeDeployment.Message, and is useful for accessing the field via an interface.
 func (v *DeploymentNodeDeployment) GetMessage() string { return v.DeploymentSummary.Message }
@@ -2446,7 +2471,7 @@ type __premarshalDeploymentNodeDeployment struct {
 
 	Stage DeploymentStage `json:"stage"`
 
-	Blocker *string `json:"blocker"`
+	Blocker *DeploymentBlocker `json:"blocker"`
 
 	Message string `json:"message"`
 
@@ -2803,8 +2828,8 @@ type DeploymentSummary struct {
 	Id string `json:"id"`
 	// Where it is.
 	Stage DeploymentStage `json:"stage"`
-	// What a stage that cannot proceed waits for: `approval` while a reviewer is awaited, `build` while its build runs, `delivery` while the cluster's agent is not connected, `stalled` when nothing moved for NEBULA_DEPLOYMENT_STALL_AFTER; null otherwise.
-	Blocker *string `json:"blocker"`
+	// What a stage that cannot proceed waits for; null when nothing holds it.
+	Blocker *DeploymentBlocker `json:"blocker"`
 	// What the latest stage did, or why the deployment ended.
 	Message string `json:"message"`
 	// When it was made.
@@ -2826,7 +2851,7 @@ func (v *DeploymentSummary) GetId() string { return v.Id }
 func (v *DeploymentSummary) GetStage() DeploymentStage { return v.Stage }
 
 // GetBlocker returns DeploymentSummary.Blocker, and is useful for accessing the field via an interface.
-func (v *DeploymentSummary) GetBlocker() *string { return v.Blocker }
+func (v *DeploymentSummary) GetBlocker() *DeploymentBlocker { return v.Blocker }
 
 // GetMessage returns DeploymentSummary.Message, and is useful for accessing the field via an interface.
 func (v *DeploymentSummary) GetMessage() string { return v.Message }

@@ -91,6 +91,12 @@ type Config struct {
 	// AllowedOrigins may open GraphQL websockets from a browser (besides
 	// the server's own origin).
 	AllowedOrigins []string
+	// TrustedDocumentsFile is a manifest of trusted documents
+	// (NEBULA_TRUSTED_DOCUMENTS): the operations a token bound to them may
+	// run, besides the console's. TrustedDocuments is its content, by
+	// hash, read by the command that serves.
+	TrustedDocumentsFile string
+	TrustedDocuments     map[string]string
 	// CORSOrigins are the browser origins (scheme://host[:port]) whose
 	// pages may call the API across origins, with an API token
 	// (NEBULA_CORS_ORIGINS; none by default). They may open GraphQL
@@ -134,6 +140,7 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 		AgentImageRepository: str(lookup, "NEBULA_AGENT_IMAGE_REPOSITORY", "ghcr.io/nebulactrl/nebula"),
 		AgentImageDigest:     str(lookup, "NEBULA_AGENT_IMAGE_DIGEST", ""),
 		AgentCABundleFile:    str(lookup, "NEBULA_AGENT_CA_BUNDLE_FILE", ""),
+		TrustedDocumentsFile: str(lookup, "NEBULA_TRUSTED_DOCUMENTS", ""),
 		TLSCertFile:          str(lookup, "NEBULA_TLS_CERT_FILE", ""),
 		TLSKeyFile:           str(lookup, "NEBULA_TLS_KEY_FILE", ""),
 	}

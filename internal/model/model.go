@@ -6,6 +6,10 @@
 package model
 
 import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -83,6 +87,9 @@ type APIToken struct {
 	LastUsedAt *time.Time
 	ExpiresAt  *time.Time
 	RevokedAt  *time.Time
+	// TrustedDocumentsOnly: the token runs only the operations of the
+	// trusted documents (NEBULA_TRUSTED_DOCUMENTS and the console's).
+	TrustedDocumentsOnly bool
 }
 
 // Session is a person's sign-in from a browser. Its secret is the cookie;
@@ -337,7 +344,7 @@ type Deployment struct {
 	ReleaseID     ReleaseID
 	ClusterID     ClusterID
 	Stage         DeploymentStage
-	Blocker       *string
+	Blocker       *Blocker
 	RequestedBy   *UserID
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
@@ -359,7 +366,7 @@ type DeploymentEvent struct {
 	Seq          int64
 	TenantID     TenantID
 	Stage        DeploymentStage
-	Blocker      *string
+	Blocker      *Blocker
 	Message      string
 	CreatedAt    time.Time
 }
@@ -383,13 +390,33 @@ const (
 	Rejected ApprovalDecision = "REJECTED"
 )
 
-// Blockers name what a stage that cannot proceed waits for.
+// Blocker names what a stage that cannot proceed waits for. It is stored
+// (and sent in webhook payloads) lowercase; the API's DeploymentBlocker
+// enum is its uppercase name.
+type Blocker string
+
 const (
-	BlockerDelivery = "delivery" // the cluster's agent is not connected
-	BlockerApproval = "approval" // a reviewer has not decided yet
-	BlockerStalled  = "stalled"  // no progress within the stall window
-	BlockerBuild    = "build"    // the release's image is being built
+	BlockerDelivery Blocker = "delivery" // the cluster's agent is not connected
+	BlockerApproval Blocker = "approval" // a reviewer has not decided yet
+	BlockerStalled  Blocker = "stalled"  // no progress within the stall window
+	BlockerBuild    Blocker = "build"    // the release's image is being built
 )
+
+// MarshalGQL writes the blocker as the API's enum value.
+func (b Blocker) MarshalGQL(w io.Writer) {
+	_, _ = io.WriteString(w, strconv.Quote(strings.ToUpper(string(b))))
+}
+
+// UnmarshalGQL reads an enum value of DeploymentBlocker.
+func (b *Blocker) UnmarshalGQL(v any) error {
+	s, ok := v.(string)
+	switch x := Blocker(strings.ToLower(s)); {
+	case ok && (x == BlockerDelivery || x == BlockerApproval || x == BlockerStalled || x == BlockerBuild):
+		*b = x
+		return nil
+	}
+	return fmt.Errorf("%v is not a DeploymentBlocker", v)
+}
 
 // AuditEvent records one committed change. Details never hold a secret.
 type AuditEvent struct {

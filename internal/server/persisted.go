@@ -36,13 +36,14 @@ const localDocuments = 1000
 const persistKey = "nebula.persist"
 
 type persistedQueries struct {
-	local *lru.LRU[string]
-	docs  *documents.Documents
-	log   *slog.Logger
+	local   *lru.LRU[string]
+	docs    *documents.Documents
+	trusted trustedDocuments
+	log     *slog.Logger
 }
 
-func newPersistedQueries(docs *documents.Documents, log *slog.Logger) *persistedQueries {
-	return &persistedQueries{local: lru.New[string](localDocuments), docs: docs, log: log}
+func newPersistedQueries(docs *documents.Documents, trusted trustedDocuments, log *slog.Logger) *persistedQueries {
+	return &persistedQueries{local: lru.New[string](localDocuments), docs: docs, trusted: trusted, log: log}
 }
 
 var _ interface {
@@ -83,8 +84,12 @@ func lowerHex(s string) string {
 	return hex.EncodeToString(b)
 }
 
-// lookup is the document kept under hash, in memory or in the database.
+// lookup is the document kept under hash: a trusted one, or one kept in
+// memory or in the database.
 func (p *persistedQueries) lookup(ctx context.Context, hash string) (string, bool) {
+	if doc, ok := p.trusted[hash]; ok {
+		return doc, true
+	}
 	if doc, ok := p.local.Get(ctx, hash); ok {
 		return doc, true
 	}
@@ -125,7 +130,7 @@ func (p *persistedQueries) MutateOperationParameters(ctx context.Context, raw *g
 		return &gqlerror.Error{Message: "extensions.persistedQuery.sha256Hash is not the SHA-256 of the query sent with it",
 			Extensions: map[string]any{"code": "BAD_USER_INPUT"}}
 	}
-	if _, kept := p.local.Get(ctx, hash); !kept {
+	if _, kept := p.local.Get(ctx, hash); !kept && p.trusted[hash] == "" {
 		graphql.GetOperationContext(ctx).Stats.SetExtension(persistKey, hash)
 	}
 	return nil

@@ -64,8 +64,10 @@ type Server struct {
 	metrics *metrics
 	hub     *hub.Hub
 	handler http.Handler
-	// persisted are the persisted queries (persisted.go).
+	// persisted are the persisted queries (persisted.go), trusted the
+	// trusted documents (trusted.go).
 	persisted *persistedQueries
+	trusted   trustedDocuments
 }
 
 // New builds the server, with the agent hub as the plane's publisher.
@@ -73,7 +75,8 @@ func New(plane *control.Plane, cfg config.Config, log *slog.Logger) *Server {
 	s := &Server{plane: plane, cfg: cfg, log: log, metrics: newMetrics(),
 		hub: hub.New(plane, log, hub.Options{Heartbeat: cfg.AgentHeartbeat})}
 	s.closing, s.beginStop = context.WithCancel(context.Background())
-	s.persisted = newPersistedQueries(plane.Documents, log)
+	s.trusted = newTrustedDocuments(cfg.TrustedDocuments)
+	s.persisted = newPersistedQueries(plane.Documents, s.trusted, log)
 	s.metrics.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "nebula_agent_sessions", Help: "Agent sessions live on this process.",
@@ -161,6 +164,7 @@ func (s *Server) graphQL() http.Handler {
 		srv.SetValidationRulesFn(rulesWithoutSuggestions)
 	}
 	srv.Use(s.persisted)
+	srv.Use(s.trusted)
 	// After the persisted query is known, before gqlgen validates it.
 	// A document over a cost limit is refused no sooner than 25 ms after
 	// it arrived (pacing.go).

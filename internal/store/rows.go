@@ -45,15 +45,15 @@ var (
 	Tokens = &Table[model.TokenID, model.APIToken]{
 		Name: "api_tokens",
 		Columns: []string{"id", "tenant_id", "user_id", "name", "prefix", "hash", "created_at", "last_used_at",
-			"expires_at", "revoked_at"},
+			"expires_at", "revoked_at", "trusted_documents_only"},
 		scan: func(s Scanner) (*model.APIToken, error) {
 			var t model.APIToken
 			return &t, s.Scan(&t.ID, &t.TenantID, &t.UserID, &t.Name, &t.Prefix, &t.Hash, &t.CreatedAt, &t.LastUsedAt,
-				&t.ExpiresAt, &t.RevokedAt)
+				&t.ExpiresAt, &t.RevokedAt, &t.TrustedDocumentsOnly)
 		},
 		values: func(t *model.APIToken) []any {
 			return []any{string(t.ID), string(t.TenantID), string(t.UserID), t.Name, t.Prefix, t.Hash, t.CreatedAt, t.LastUsedAt,
-				t.ExpiresAt, t.RevokedAt}
+				t.ExpiresAt, t.RevokedAt, t.TrustedDocumentsOnly}
 		},
 		id: func(t *model.APIToken) model.TokenID { return t.ID },
 	}

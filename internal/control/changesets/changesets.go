@@ -142,7 +142,7 @@ func (s *ChangeSets) RemoveChange(ctx context.Context, id model.ChangeSetID, seq
 		n := len(set.Changes)
 		set.Changes = slices.DeleteFunc(set.Changes, func(c model.Change) bool { return c.Seq == seq })
 		if len(set.Changes) == n {
-			return core.Invalid(fmt.Sprintf("the change set has no change %d", seq), "input", "seq")
+			return core.Invalid(fmt.Sprintf("the change set has no change %d", seq), "input", "sequence")
 		}
 		reopen(set, a, "a change was removed after the set was submitted: submit it again")
 		ev.Details["seq"] = seq

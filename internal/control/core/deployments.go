@@ -23,7 +23,7 @@ import (
 
 // Advance moves a deployment to a stage and records the event. Callers
 // hold the tenant lock.
-func (p *Plane) Advance(ctx context.Context, q *Txn, d *model.Deployment, stage model.DeploymentStage, blocker, msg string) error {
+func (p *Plane) Advance(ctx context.Context, q *Txn, d *model.Deployment, stage model.DeploymentStage, blocker model.Blocker, msg string) error {
 	now := p.now()
 	d.Stage, d.Message, d.UpdatedAt = stage, msg, now
 	d.Blocker = nil

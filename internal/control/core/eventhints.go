@@ -31,7 +31,7 @@ type eventsHint struct {
 type hintedEvent struct {
 	Seq     int64                 `json:"q"`
 	Stage   model.DeploymentStage `json:"s"`
-	Blocker *string               `json:"b,omitempty"`
+	Blocker *model.Blocker        `json:"b,omitempty"`
 	Message string                `json:"m"`
 	At      time.Time             `json:"a"`
 }

@@ -211,7 +211,7 @@ func (p *People) ApproveCLILogin(ctx context.Context, code string, tenant model.
 		}
 		exp := p.Now().Add(cliTokenTTL)
 		var secret string
-		tok, secret, err = p.insertToken(ctx, q, tenant, a.User.ID, core.ClipText("nebula CLI from "+l.ClientAddress, 100), &exp)
+		tok, secret, err = p.insertToken(ctx, q, tenant, a.User.ID, core.ClipText("nebula CLI from "+l.ClientAddress, 100), &exp, false)
 		if err != nil {
 			return err
 		}

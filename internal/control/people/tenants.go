@@ -57,7 +57,7 @@ func (p *People) Bootstrap(ctx context.Context, tenantName, email string) (*Boot
 		if err != nil {
 			return err
 		}
-		out.Token, out.Secret, err = p.insertToken(ctx, q, out.Tenant.ID, out.User.ID, "bootstrap", nil)
+		out.Token, out.Secret, err = p.insertToken(ctx, q, out.Tenant.ID, out.User.ID, "bootstrap", nil, false)
 		if err != nil {
 			return err
 		}
@@ -99,7 +99,7 @@ func (p *People) RecoverAdminToken(ctx context.Context) (*Bootstrapped, error) {
 		if out.User, err = store.Users.Get(ctx, q, m[0].UserID); err != nil {
 			return err
 		}
-		if out.Token, out.Secret, err = p.insertToken(ctx, q, out.Tenant.ID, out.User.ID, "recovery", nil); err != nil {
+		if out.Token, out.Secret, err = p.insertToken(ctx, q, out.Tenant.ID, out.User.ID, "recovery", nil, false); err != nil {
 			return err
 		}
 		inv, err := p.adminInvitation(ctx, q, &out)
@@ -177,7 +177,7 @@ func (p *People) CreateTenant(ctx context.Context, name string) (*model.Tenant, 
 		if t, _, err = p.insertTenant(ctx, q, name, a.User, false); err != nil {
 			return err
 		}
-		if tok, secret, err = p.insertToken(ctx, q, t.ID, a.User.ID, "tenant creator", nil); err != nil {
+		if tok, secret, err = p.insertToken(ctx, q, t.ID, a.User.ID, "tenant creator", nil, false); err != nil {
 			return err
 		}
 		ev := p.NewAuditEvent(a, t.ID)

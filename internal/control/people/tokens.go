@@ -78,13 +78,16 @@ func (p *People) Authenticate(ctx context.Context, secret, origin string) (*auth
 // working tokens in the tenant than the cap: a token cannot be used to
 // outlive itself, or to mint siblings without end. Callers hold the
 // tenant's lock (or create the tenant).
-func (p *People) insertToken(ctx context.Context, q store.Querier, tenant model.TenantID, user model.UserID, name string, expires *time.Time) (*model.APIToken, string, error) {
+func (p *People) insertToken(ctx context.Context, q store.Querier, tenant model.TenantID, user model.UserID, name string, expires *time.Time, trustedOnly bool) (*model.APIToken, string, error) {
 	if a, err := authz.ActorFrom(ctx); err == nil && (a.Token != nil || a.Session != nil) {
 		if a.Token != nil {
 			if end := a.Token.ExpiresAt; end != nil && (expires == nil || expires.After(*end)) {
 				e := *end
 				expires = &e
 			}
+			// A token made with a token bound to trusted documents is
+			// bound too: it cannot be a way out.
+			trustedOnly = trustedOnly || a.Token.TrustedDocumentsOnly
 		}
 		n, err := store.CountLiveTokens(ctx, q, tenant, user, p.Now())
 		if err != nil {
@@ -103,7 +106,7 @@ func (p *People) insertToken(ctx context.Context, q store.Querier, tenant model.
 	secret, prefix, hash := core.NewSecret(TokenPrefix)
 	tok := &model.APIToken{
 		ID: core.NewID[model.TokenID](), TenantID: tenant, UserID: user, Name: name, Prefix: prefix, Hash: hash,
-		CreatedAt: p.Now(), ExpiresAt: expires,
+		CreatedAt: p.Now(), ExpiresAt: expires, TrustedDocumentsOnly: trustedOnly,
 	}
 	if err := store.Tokens.Insert(ctx, q, tok); err != nil {
 		return nil, "", err
@@ -121,6 +124,9 @@ type CreateTokenInput struct {
 	// tenant knows them by; nil for the caller.
 	User          *model.LocalUserID
 	ExpiresInDays *int
+	// TrustedDocumentsOnly binds the token to the trusted documents:
+	// it runs no other operation (an integration's opt-in).
+	TrustedDocumentsOnly bool
 }
 
 // CreateAPIToken creates a token in the caller's tenant and returns its
@@ -186,7 +192,7 @@ func (p *People) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*mode
 			}
 		}
 		var err error
-		tok, secret, err = p.insertToken(ctx, q, tenant, owner, in.Name, expires)
+		tok, secret, err = p.insertToken(ctx, q, tenant, owner, in.Name, expires, in.TrustedDocumentsOnly)
 		if err != nil {
 			return err
 		}
@@ -194,6 +200,9 @@ func (p *People) CreateAPIToken(ctx context.Context, in CreateTokenInput) (*mode
 		ev.Details["name"], ev.Details["prefix"], ev.Details["userId"] = tok.Name, tok.Prefix, string(owner)
 		if tok.ExpiresAt != nil {
 			ev.Details["expiresAt"] = tok.ExpiresAt.Format(time.RFC3339)
+		}
+		if tok.TrustedDocumentsOnly {
+			ev.Details["trustedDocumentsOnly"] = true
 		}
 		return nil
 	})

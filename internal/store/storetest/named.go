@@ -707,14 +707,14 @@ func testDeploymentQueries(t *testing.T, s *store.Store) {
 
 	t.Run("DeploymentEvents", func(t *testing.T) {
 		base := store.Now()
-		event := func(d *model.Deployment, seq int64, stage model.DeploymentStage, blocker *string) *model.DeploymentEvent {
+		event := func(d *model.Deployment, seq int64, stage model.DeploymentStage, blocker *model.Blocker) *model.DeploymentEvent {
 			return &model.DeploymentEvent{DeploymentID: d.ID, Seq: seq, TenantID: d.TenantID, Stage: stage, Blocker: blocker,
 				Message: "stage " + string(stage), CreatedAt: base.Add(time.Duration(seq) * time.Second)}
 		}
 		var events []*model.DeploymentEvent
 		for i, stage := range []model.DeploymentStage{model.StageQueued, model.StageDelivering, model.StageDelivering,
 			model.StageStarting, model.StageSucceeded} {
-			var blocker *string
+			var blocker *model.Blocker
 			if i == 2 {
 				blocker = ptr(model.BlockerDelivery)
 			}
@@ -885,7 +885,7 @@ func testJobQueries(t *testing.T, s *store.Store) {
 	t.Run("StalledDeployments", func(t *testing.T) {
 		before := store.Now()
 		old := before.Add(-time.Minute)
-		dep := func(g *graph, stage model.DeploymentStage, blocker *string, updated time.Time) *model.Deployment {
+		dep := func(g *graph, stage model.DeploymentStage, blocker *model.Blocker, updated time.Time) *model.Deployment {
 			return newDeploymentWith(t, s, g.release, g.cluster, func(d *model.Deployment) {
 				d.Stage, d.Blocker, d.UpdatedAt = stage, blocker, updated
 			})

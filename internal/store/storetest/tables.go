@@ -260,7 +260,7 @@ func testRoundTrip(t *testing.T, s *store.Store) {
 			id := model.DeploymentID(newID())
 			roundTrip(t, s, store.Deployments, id, &model.Deployment{ID: id, TenantID: g.tenant.ID, ProjectID: g.project.ID,
 				ServiceID: g.service.ID, EnvironmentID: g.env.ID, ReleaseID: g.release.ID, ClusterID: g.cluster.ID,
-				Stage: model.StageDelivering, Blocker: ptr("delivery"), RequestedBy: ptr(g.user.ID), CreatedAt: at, UpdatedAt: now})
+				Stage: model.StageDelivering, Blocker: ptr(model.BlockerDelivery), RequestedBy: ptr(g.user.ID), CreatedAt: at, UpdatedAt: now})
 		}},
 	}
 	for _, tc := range tests {

@@ -13,26 +13,44 @@ export class GraphQLError extends Error {
   }
 }
 
-/** run sends a typed document and returns its data, or throws the first error. */
+type Answer<R> = { data?: R; errors?: { message: string; extensions?: { code?: string } }[] };
+
+/**
+ * run sends a typed document and returns its data, or throws the first error.
+ * The document goes by its hash alone: the console's build lists every one
+ * (gql/persisted-documents.json) and the server it is embedded in knows them
+ * as trusted documents. A replica that does not (another version, during an
+ * upgrade) answers PERSISTED_QUERY_NOT_FOUND, and the text follows.
+ */
 export async function run<R, V>(doc: TypedDocumentString<R, V>, variables?: V): Promise<R> {
-  const res = await fetch('/graphql', {
-    method: 'POST',
-    credentials: 'same-origin',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/graphql-response+json, application/json' },
-    body: JSON.stringify({ query: doc.toString(), variables }),
-  });
+  const hash = (doc.__meta__?.hash as string | undefined)?.replace(/^sha256:/, '');
+  const persistedQuery = hash ? { version: 1, sha256Hash: hash } : undefined;
+  let res = await post(persistedQuery ? { variables, extensions: { persistedQuery } } : { query: doc.toString(), variables });
+  let out = (await res.clone().json().catch(() => ({}))) as Answer<R>;
+  if (out.errors?.[0]?.extensions?.code === 'PERSISTED_QUERY_NOT_FOUND') {
+    res = await post({ query: doc.toString(), variables });
+  }
   if (res.status === 401) {
     // Back to this page once signed in (the sign-in page takes a console
     // route in its fragment, and only that).
     window.location.assign('/signin' + (window.location.hash.startsWith('#/') ? window.location.hash : ''));
     throw new GraphQLError('signed out', 'UNAUTHENTICATED');
   }
-  const out = (await res.json()) as { data?: R; errors?: { message: string; extensions?: { code?: string } }[] };
+  out = (await res.json()) as Answer<R>;
   if (out.errors?.length) {
     const e = out.errors[0];
     throw new GraphQLError(e.message, e.extensions?.code ?? 'ERROR');
   }
   return out.data as R;
+}
+
+function post(body: object): Promise<Response> {
+  return fetch('/graphql', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/graphql-response+json, application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 let ws: Client | null = null;

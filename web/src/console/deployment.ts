@@ -72,17 +72,17 @@ type Dep = Extract<NonNullable<ConsoleDeploymentQuery['node']>, { stage: unknown
 // ends the wait.
 function explain(d: Dep): string {
   switch (d.blocker) {
-    case 'delivery':
+    case 'DELIVERY':
       return `Waiting for the agent of cluster ${d.cluster.name} to connect: the deployment goes on when it does.`;
-    case 'approval':
+    case 'APPROVAL':
       return `Waiting for a project manager or tenant admin to approve it${d.requestedBy ? ` (requested by ${d.requestedBy.email})` : ''}${
         d.approvalExpiresAt ? `, until ${new Date(d.approvalExpiresAt).toLocaleString()}; after that it can no longer be approved` : ''}.`;
-    case 'stalled':
+    case 'STALLED':
       return 'No progress for a while: the rollout may be stuck (pods not becoming ready, the agent gone quiet). The cluster page and the service\'s logs tell more.';
-    case 'build':
+    case 'BUILD':
       return "Waiting for the release's image to be built: the build and its log are below.";
     default:
-      return `Waiting for ${d.blocker}.`;
+      return `Waiting for ${String(d.blocker).toLowerCase()}.`;
   }
 }
 
@@ -140,7 +140,7 @@ export function DeploymentView({ id }: { id: string }) {
     <p class="muted">${dep.environment.project.name} · cluster <a href=${'#/clusters/' + dep.cluster.id}>${dep.cluster.name}</a> · <code>${dep.release.imageDigest || 'image not built yet'}</code>
       · <a href=${`#/logs/${dep.release.service.id}/${dep.environment.id}`}>logs</a></p>
     <p>Stage: <strong class=${'stage ' + dep.stage.toLowerCase()} data-testid="stage">${dep.stage}</strong>
-      ${dep.blocker ? html` <span class="badge warn">${dep.blocker}</span>` : ''}
+      ${dep.blocker ? html` <span class="badge warn">${dep.blocker.toLowerCase()}</span>` : ''}
       <span class=${live.on ? 'live on' : 'live'} role="status">${live.on ? 'live' : live.why === 'ended' ? 'ended' : 'reconnecting…'}</span></p>
     ${dep.blocker ? html`<p class="blocker" data-testid="blocker">${explain(dep)}</p>` : ''}
     ${dep.stage === 'AWAITING_APPROVAL' && mayApprove(dep.environment.project.tenant.viewerRole, dep.environment.project.viewerRole)

@@ -58,6 +58,17 @@ export type DeployInput = {
   serviceId: string | number;
 };
 
+/** What a deployment's stage that cannot proceed waits for. */
+export type DeploymentBlocker =
+  /** A reviewer: a project manager or tenant admin other than the one who asked, for a protected environment (approveDeployment). */
+  | 'APPROVAL'
+  /** The build of the release's image, for a service built from Git. */
+  | 'BUILD'
+  /** The cluster's agent, which is not connected. */
+  | 'DELIVERY'
+  /** Nothing moved for NEBULA_DEPLOYMENT_STALL_AFTER: the rollout may be stuck. */
+  | 'STALLED';
+
 /** A deployment's stage: QUEUED, (BUILDING), (AWAITING_APPROVAL), DELIVERING, STARTING, PROBING, SWITCHING_TRAFFIC, RETIRING, then SUCCEEDED; or it ends FAILED, ROLLED_BACK, SUPERSEDED or CANCELLED. */
 export type DeploymentStage =
   /** Waiting for a reviewer, in a protected environment, until approvalExpiresAt. */
@@ -160,6 +171,15 @@ export type RevisionResult =
   /** Some objects did not apply (the outcome's errors name them). */
   | 'FAILED';
 
+/** How a session began. */
+export type SessionMethod =
+  /** By setting a passphrase from an invitation link. */
+  | 'INVITATION'
+  /** Through the identity provider of NEBULA_OIDC_* (single sign-on). */
+  | 'OIDC'
+  /** With the person's email and the tenant's passphrase, at /signin. */
+  | 'PASSPHRASE';
+
 /** A person's or integration's role in a tenant. */
 export type TenantRole =
   /** Manages clusters, members, the plan and reads the audit history; holds every project capability. */
@@ -193,7 +213,7 @@ export type VariableStatus =
 export type ConsoleAccountQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type ConsoleAccountQuery = { viewer: { user: { email: string }, tenants: { nodes: Array<{ id: string, name: string }> }, sessions: Array<{ id: string, method: string, address: string, userAgent: string, createdAt: string, lastSeenAt: string, current: boolean, tenants: Array<{ name: string }> }> } };
+export type ConsoleAccountQuery = { viewer: { user: { email: string }, tenants: { nodes: Array<{ id: string, name: string }> }, sessions: Array<{ id: string, method: SessionMethod, address: string, userAgent: string, createdAt: string, lastSeenAt: string, current: boolean, tenants: Array<{ name: string }> }> } };
 
 export type ConsoleRevokeSessionMutationVariables = Exact<{
   id: string | number;
@@ -277,7 +297,7 @@ export type ConsoleClusterRevisionsQueryVariables = Exact<{
 
 
 export type ConsoleClusterRevisionsQuery = { node:
-    | { revisions: { hasMore: boolean, revisions: Array<{ number: number, hash: string, createdAt: string, cause: { action: string, actor: { email: string } | null } | null, outcomes: Array<{ agent: string, result: RevisionResult, at: string }> }> } }
+    | { revisions: { hasMore: boolean, revisions: Array<{ number: number, hash: string, createdAt: string, cause: { action: string, actor: { email: string } | null } | null, outcomes: Array<{ agent: string, result: RevisionResult, at: string }> }> } | null }
     | Record<PropertyKey, never>
    | null };
 
@@ -337,7 +357,7 @@ export type ConsoleDeploymentQueryVariables = Exact<{
 
 
 export type ConsoleDeploymentQuery = { node:
-    | { id: string, stage: DeploymentStage, blocker: string | null, message: string, createdAt: string, approvalExpiresAt: string | null, requestedBy: { email: string } | null, release: { number: number, imageDigest: string, service: { id: string, name: string } }, build: { id: string } | null, environment: { id: string, name: string, protected: boolean, project: { name: string, viewerRole: ProjectRole, tenant: { viewerRole: TenantRole } } }, cluster: { id: string, name: string } }
+    | { id: string, stage: DeploymentStage, blocker: DeploymentBlocker | null, message: string, createdAt: string, approvalExpiresAt: string | null, requestedBy: { email: string } | null, release: { number: number, imageDigest: string, service: { id: string, name: string } }, build: { id: string } | null, environment: { id: string, name: string, protected: boolean, project: { name: string, viewerRole: ProjectRole, tenant: { viewerRole: TenantRole } } }, cluster: { id: string, name: string } }
     | Record<PropertyKey, never>
    | null };
 
@@ -347,7 +367,7 @@ export type DeploymentEventsSubscriptionVariables = Exact<{
 }>;
 
 
-export type DeploymentEventsSubscription = { deploymentEvents: { cursor: string, sequence: number, stage: DeploymentStage, blocker: string | null, message: string, at: string } };
+export type DeploymentEventsSubscription = { deploymentEvents: { cursor: string, sequence: number, stage: DeploymentStage, blocker: DeploymentBlocker | null, message: string, at: string } };
 
 export type ConsoleEnvironmentQueryVariables = Exact<{
   id: string | number;
@@ -627,7 +647,7 @@ export const ConsoleAccountDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleAccountQuery, ConsoleAccountQueryVariables>;
+    `, {"hash":"sha256:205c3a6f4cd09e1a3907a358a76d79878053b1d626bfbc8a69716f3e527feb25"}) as unknown as TypedDocumentString<ConsoleAccountQuery, ConsoleAccountQueryVariables>;
 export const ConsoleRevokeSessionDocument = new TypedDocumentString(`
     mutation ConsoleRevokeSession($id: ID!) {
   revokeSession(input: {sessionId: $id}) {
@@ -637,7 +657,7 @@ export const ConsoleRevokeSessionDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleRevokeSessionMutation, ConsoleRevokeSessionMutationVariables>;
+    `, {"hash":"sha256:a465cb30d27ba71cf121f615ad873bb8de1fb058e604b7c806e016a135364548"}) as unknown as TypedDocumentString<ConsoleRevokeSessionMutation, ConsoleRevokeSessionMutationVariables>;
 export const ConsoleCreateTokenDocument = new TypedDocumentString(`
     mutation ConsoleCreateToken($name: String!, $tenant: ID, $days: Int) {
   createApiToken(input: {name: $name, tenantId: $tenant, expiresInDays: $days}) {
@@ -651,7 +671,7 @@ export const ConsoleCreateTokenDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleCreateTokenMutation, ConsoleCreateTokenMutationVariables>;
+    `, {"hash":"sha256:056ae922731f13641d781f122acf1954de23070f55585ab2a0fb328c113f44b5"}) as unknown as TypedDocumentString<ConsoleCreateTokenMutation, ConsoleCreateTokenMutationVariables>;
 export const ConsoleApprovalsDocument = new TypedDocumentString(`
     query ConsoleApprovals {
   viewer {
@@ -684,7 +704,7 @@ export const ConsoleApprovalsDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleApprovalsQuery, ConsoleApprovalsQueryVariables>;
+    `, {"hash":"sha256:8c77c14631e7625634bb03f4e671530be03ef30c933ec53ea4889e297fa41297"}) as unknown as TypedDocumentString<ConsoleApprovalsQuery, ConsoleApprovalsQueryVariables>;
 export const ConsoleAuditDocument = new TypedDocumentString(`
     query ConsoleAudit($tenant: ID!, $after: String, $filter: AuditEventFilter) {
   node(id: $tenant) {
@@ -710,7 +730,7 @@ export const ConsoleAuditDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleAuditQuery, ConsoleAuditQueryVariables>;
+    `, {"hash":"sha256:06db8f7e9c69bb87fa0d1c3eda33135fae5385f47ace77f138b2b6c4e9bdbd7b"}) as unknown as TypedDocumentString<ConsoleAuditQuery, ConsoleAuditQueryVariables>;
 export const ConsoleBuildDocument = new TypedDocumentString(`
     query ConsoleBuild($id: ID!) {
   node(id: $id) {
@@ -733,7 +753,7 @@ export const ConsoleBuildDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleBuildQuery, ConsoleBuildQueryVariables>;
+    `, {"hash":"sha256:010ca3c4f25bedac3612cddf0df0e8a280c8a3cb51e696816d4d241db7737b12"}) as unknown as TypedDocumentString<ConsoleBuildQuery, ConsoleBuildQueryVariables>;
 export const ConsoleBuildLogDocument = new TypedDocumentString(`
     subscription ConsoleBuildLog($id: ID!, $after: Int) {
   buildLog(buildId: $id, after: $after) {
@@ -742,7 +762,7 @@ export const ConsoleBuildLogDocument = new TypedDocumentString(`
     text
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleBuildLogSubscription, ConsoleBuildLogSubscriptionVariables>;
+    `, {"hash":"sha256:fb6bea2210584c169c1af85cc73fa8b54313a053399457a3b7846ed8e5ad002a"}) as unknown as TypedDocumentString<ConsoleBuildLogSubscription, ConsoleBuildLogSubscriptionVariables>;
 export const ConsoleCliLoginDocument = new TypedDocumentString(`
     query ConsoleCliLogin($code: String!) {
   cliLogin(code: $code) {
@@ -761,7 +781,7 @@ export const ConsoleCliLoginDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleCliLoginQuery, ConsoleCliLoginQueryVariables>;
+    `, {"hash":"sha256:6998a3d218fa63828e934c109f8e486a52704cce5f31c8b506c00048b6e415f5"}) as unknown as TypedDocumentString<ConsoleCliLoginQuery, ConsoleCliLoginQueryVariables>;
 export const ConsoleApproveCliLoginDocument = new TypedDocumentString(`
     mutation ConsoleApproveCliLogin($code: String!, $tenant: ID!) {
   approveCliLogin(input: {code: $code, tenantId: $tenant}) {
@@ -774,7 +794,7 @@ export const ConsoleApproveCliLoginDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleApproveCliLoginMutation, ConsoleApproveCliLoginMutationVariables>;
+    `, {"hash":"sha256:007931239d8a927e8c50b226ee0743b8ea120ccd99ef3c6f059b299e9e9a499a"}) as unknown as TypedDocumentString<ConsoleApproveCliLoginMutation, ConsoleApproveCliLoginMutationVariables>;
 export const ConsoleClusterDocument = new TypedDocumentString(`
     query ConsoleCluster($id: ID!) {
   node(id: $id) {
@@ -818,7 +838,7 @@ export const ConsoleClusterDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleClusterQuery, ConsoleClusterQueryVariables>;
+    `, {"hash":"sha256:e838b6d6797a7469c21718c39e586c914ed91e1233511cfe845c9720f3b04471"}) as unknown as TypedDocumentString<ConsoleClusterQuery, ConsoleClusterQueryVariables>;
 export const ConsoleClusterRevisionsDocument = new TypedDocumentString(`
     query ConsoleClusterRevisions($id: ID!) {
   node(id: $id) {
@@ -845,7 +865,7 @@ export const ConsoleClusterRevisionsDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleClusterRevisionsQuery, ConsoleClusterRevisionsQueryVariables>;
+    `, {"hash":"sha256:bfe419023b1b72309237739ec385a29f51a2b5184a6b88e61d2e45ce1142ffbe"}) as unknown as TypedDocumentString<ConsoleClusterRevisionsQuery, ConsoleClusterRevisionsQueryVariables>;
 export const ConsoleRegenerateTokenDocument = new TypedDocumentString(`
     mutation ConsoleRegenerateToken($id: ID!, $name: String!) {
   regenerateConnectToken(input: {clusterId: $id, confirmName: $name}) {
@@ -855,7 +875,7 @@ export const ConsoleRegenerateTokenDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleRegenerateTokenMutation, ConsoleRegenerateTokenMutationVariables>;
+    `, {"hash":"sha256:c2027ebc61d6dc4aabfa7feb832e9570d0c1c8079d1872cf3cca74bf4185583c"}) as unknown as TypedDocumentString<ConsoleRegenerateTokenMutation, ConsoleRegenerateTokenMutationVariables>;
 export const ConsolePreviewDeployDocument = new TypedDocumentString(`
     query ConsolePreviewDeploy($input: DeployInput!) {
   previewDeploy(input: $input) {
@@ -894,7 +914,7 @@ export const ConsolePreviewDeployDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsolePreviewDeployQuery, ConsolePreviewDeployQueryVariables>;
+    `, {"hash":"sha256:9cf2e9b5eb6808a659c2f40c0bdf9fe7ad5d9bc5d13e1aba7114081f686b1160"}) as unknown as TypedDocumentString<ConsolePreviewDeployQuery, ConsolePreviewDeployQueryVariables>;
 export const ConsoleDeployDocument = new TypedDocumentString(`
     mutation ConsoleDeploy($input: DeployInput!) {
   deploy(input: $input) {
@@ -909,7 +929,7 @@ export const ConsoleDeployDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleDeployMutation, ConsoleDeployMutationVariables>;
+    `, {"hash":"sha256:3ca9e7e502b86e7fc9218495f6fba0a258ca2fbd23f32dcc1448cbc83adee648"}) as unknown as TypedDocumentString<ConsoleDeployMutation, ConsoleDeployMutationVariables>;
 export const ConsoleApproveDocument = new TypedDocumentString(`
     mutation ConsoleApprove($id: ID!) {
   approveDeployment(input: {deploymentId: $id}) {
@@ -922,7 +942,7 @@ export const ConsoleApproveDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleApproveMutation, ConsoleApproveMutationVariables>;
+    `, {"hash":"sha256:2a9457114e821ab8f2eb05ec3409c8674411626206a476bbe3f4f3cc321a461d"}) as unknown as TypedDocumentString<ConsoleApproveMutation, ConsoleApproveMutationVariables>;
 export const ConsoleRejectDocument = new TypedDocumentString(`
     mutation ConsoleReject($id: ID!) {
   rejectDeployment(input: {deploymentId: $id}) {
@@ -935,7 +955,7 @@ export const ConsoleRejectDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleRejectMutation, ConsoleRejectMutationVariables>;
+    `, {"hash":"sha256:fc5ba373ecf3a0e4675eaa24b8085168f52bb62c0b0c7713cb2fca68e6cd14ce"}) as unknown as TypedDocumentString<ConsoleRejectMutation, ConsoleRejectMutationVariables>;
 export const ConsoleCancelDocument = new TypedDocumentString(`
     mutation ConsoleCancel($id: ID!) {
   cancelDeployment(
@@ -950,7 +970,7 @@ export const ConsoleCancelDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleCancelMutation, ConsoleCancelMutationVariables>;
+    `, {"hash":"sha256:9966ffc1243bd31623191c6a4cac907bbe55f6c1bfe662e71accec27d2fb33cd"}) as unknown as TypedDocumentString<ConsoleCancelMutation, ConsoleCancelMutationVariables>;
 export const ConsoleRedeployDocument = new TypedDocumentString(`
     mutation ConsoleRedeploy($id: ID!) {
   redeploy(input: {deploymentId: $id}) {
@@ -962,7 +982,7 @@ export const ConsoleRedeployDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleRedeployMutation, ConsoleRedeployMutationVariables>;
+    `, {"hash":"sha256:cd99bb9117fc5d24ccedd54efda790f04731981061a4cbe7f3089a638d03aa9b"}) as unknown as TypedDocumentString<ConsoleRedeployMutation, ConsoleRedeployMutationVariables>;
 export const ConsoleDeploymentDocument = new TypedDocumentString(`
     query ConsoleDeployment($id: ID!) {
   node(id: $id) {
@@ -1006,7 +1026,7 @@ export const ConsoleDeploymentDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleDeploymentQuery, ConsoleDeploymentQueryVariables>;
+    `, {"hash":"sha256:60202c1bd22d6ae4eae0b70817feed12ef2341c694d60f5998ed535cd9b7fea4"}) as unknown as TypedDocumentString<ConsoleDeploymentQuery, ConsoleDeploymentQueryVariables>;
 export const DeploymentEventsDocument = new TypedDocumentString(`
     subscription DeploymentEvents($id: ID!, $after: String) {
   deploymentEvents(deploymentId: $id, after: $after) {
@@ -1018,7 +1038,7 @@ export const DeploymentEventsDocument = new TypedDocumentString(`
     at
   }
 }
-    `) as unknown as TypedDocumentString<DeploymentEventsSubscription, DeploymentEventsSubscriptionVariables>;
+    `, {"hash":"sha256:a8cbdad7035c151810422902e132231d52dbbcbca8f7d34fbef55b4e3b22a688"}) as unknown as TypedDocumentString<DeploymentEventsSubscription, DeploymentEventsSubscriptionVariables>;
 export const ConsoleEnvironmentDocument = new TypedDocumentString(`
     query ConsoleEnvironment($id: ID!) {
   node(id: $id) {
@@ -1092,7 +1112,7 @@ export const ConsoleEnvironmentDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleEnvironmentQuery, ConsoleEnvironmentQueryVariables>;
+    `, {"hash":"sha256:815d537e4af4d6ac03492571a2a1fa2cb170c8320fe1dcf6d7b288920579ba68"}) as unknown as TypedDocumentString<ConsoleEnvironmentQuery, ConsoleEnvironmentQueryVariables>;
 export const ConsoleRollbackDocument = new TypedDocumentString(`
     mutation ConsoleRollback($service: ID!, $env: ID!, $number: Int!) {
   rollback(
@@ -1106,7 +1126,7 @@ export const ConsoleRollbackDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleRollbackMutation, ConsoleRollbackMutationVariables>;
+    `, {"hash":"sha256:528bef26b8dc4e927d3195ada7decd315acb17f13c3aaaeaaa20b5c3a819f5c0"}) as unknown as TypedDocumentString<ConsoleRollbackMutation, ConsoleRollbackMutationVariables>;
 export const ConsoleLogsDocument = new TypedDocumentString(`
     query ConsoleLogs($service: ID!, $env: ID!, $filter: LogFilter) {
   node(id: $service) {
@@ -1125,7 +1145,7 @@ export const ConsoleLogsDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleLogsQuery, ConsoleLogsQueryVariables>;
+    `, {"hash":"sha256:bdd2df851ec8eb9cf0ef26f3c8028a05509d52035f589e520072660fec815a15"}) as unknown as TypedDocumentString<ConsoleLogsQuery, ConsoleLogsQueryVariables>;
 export const ConsoleLogTailDocument = new TypedDocumentString(`
     subscription ConsoleLogTail($service: ID!, $env: ID!, $after: Int, $filter: LogFilter) {
   serviceLogs(
@@ -1141,7 +1161,7 @@ export const ConsoleLogTailDocument = new TypedDocumentString(`
     pod
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleLogTailSubscription, ConsoleLogTailSubscriptionVariables>;
+    `, {"hash":"sha256:6b6cce8c59cdd890d19b2c67b50e40c1b0379930687c289345fae3bbdbe1ffd3"}) as unknown as TypedDocumentString<ConsoleLogTailSubscription, ConsoleLogTailSubscriptionVariables>;
 export const ConsoleOverviewDocument = new TypedDocumentString(`
     query ConsoleOverview($after: String) {
   viewer {
@@ -1231,7 +1251,7 @@ fragment ConsoleTenantSection on Tenant {
       endCursor
     }
   }
-}`) as unknown as TypedDocumentString<ConsoleOverviewQuery, ConsoleOverviewQueryVariables>;
+}`, {"hash":"sha256:2e10847856eed4d587b98e87a99b580ba2936a623514524facdc2ec39ad773d1"}) as unknown as TypedDocumentString<ConsoleOverviewQuery, ConsoleOverviewQueryVariables>;
 export const ConsoleMoreClustersDocument = new TypedDocumentString(`
     query ConsoleMoreClusters($tenant: ID!, $after: String) {
   node(id: $tenant) {
@@ -1259,7 +1279,7 @@ export const ConsoleMoreClustersDocument = new TypedDocumentString(`
     number
     confirmed
   }
-}`) as unknown as TypedDocumentString<ConsoleMoreClustersQuery, ConsoleMoreClustersQueryVariables>;
+}`, {"hash":"sha256:f85f16a616297a8ad3829c0b4a5c208a8456cd941c756c8b602743459a0c3e55"}) as unknown as TypedDocumentString<ConsoleMoreClustersQuery, ConsoleMoreClustersQueryVariables>;
 export const ConsoleMoreProjectsDocument = new TypedDocumentString(`
     query ConsoleMoreProjects($tenant: ID!, $after: String) {
   node(id: $tenant) {
@@ -1312,7 +1332,7 @@ export const ConsoleMoreProjectsDocument = new TypedDocumentString(`
       hasNextPage
     }
   }
-}`) as unknown as TypedDocumentString<ConsoleMoreProjectsQuery, ConsoleMoreProjectsQueryVariables>;
+}`, {"hash":"sha256:3ef740377604b07e367a05185ecd307caf8a3df5b2f60cf89ec6704c44836b92"}) as unknown as TypedDocumentString<ConsoleMoreProjectsQuery, ConsoleMoreProjectsQueryVariables>;
 export const ConsolePeopleDocument = new TypedDocumentString(`
     query ConsolePeople($tenant: ID!) {
   node(id: $tenant) {
@@ -1339,7 +1359,7 @@ export const ConsolePeopleDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsolePeopleQuery, ConsolePeopleQueryVariables>;
+    `, {"hash":"sha256:61dbcdfaf0806cf9ea57c145bab08a0b8e9b912669a65f0b11490680ead33fc3"}) as unknown as TypedDocumentString<ConsolePeopleQuery, ConsolePeopleQueryVariables>;
 export const ConsoleInviteDocument = new TypedDocumentString(`
     mutation ConsoleInvite($tenant: ID!, $email: String!, $name: String!, $role: TenantRole) {
   inviteMember(
@@ -1351,7 +1371,7 @@ export const ConsoleInviteDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleInviteMutation, ConsoleInviteMutationVariables>;
+    `, {"hash":"sha256:2596e7ed3a23df4544319db243eb4df907ab6c1672bf3dc017256a923b887d65"}) as unknown as TypedDocumentString<ConsoleInviteMutation, ConsoleInviteMutationVariables>;
 export const ConsoleRevokeInvitationDocument = new TypedDocumentString(`
     mutation ConsoleRevokeInvitation($id: ID!) {
   revokeInvitation(input: {invitationId: $id}) {
@@ -1364,7 +1384,7 @@ export const ConsoleRevokeInvitationDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleRevokeInvitationMutation, ConsoleRevokeInvitationMutationVariables>;
+    `, {"hash":"sha256:c0bc857661a0d505402c9031370961495e1303d99c9edc7ff9345ebbe24225d4"}) as unknown as TypedDocumentString<ConsoleRevokeInvitationMutation, ConsoleRevokeInvitationMutationVariables>;
 export const ConsoleAdminTenantsDocument = new TypedDocumentString(`
     query ConsoleAdminTenants {
   viewer {
@@ -1377,4 +1397,4 @@ export const ConsoleAdminTenantsDocument = new TypedDocumentString(`
     }
   }
 }
-    `) as unknown as TypedDocumentString<ConsoleAdminTenantsQuery, ConsoleAdminTenantsQueryVariables>;
+    `, {"hash":"sha256:647cf5cbfd0214f653ea645aec1b2081ab6b10938620ed4ed712cff8c57c39aa"}) as unknown as TypedDocumentString<ConsoleAdminTenantsQuery, ConsoleAdminTenantsQueryVariables>;
