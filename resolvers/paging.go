@@ -24,34 +24,37 @@ func pageArgs(first *int, after *string, last *int, before *string) (store.PageA
 	if first != nil && last != nil {
 		return pg, core.Invalid("first and last cannot both be given: page forwards with first (and after) or backwards with last (and before)", "last")
 	}
-	for _, n := range []struct {
-		name string
-		v    *int
-	}{{"first", first}, {"last", last}} {
-		if n.v == nil {
-			continue
-		}
-		if *n.v < 0 || *n.v > store.MaxPage {
-			return pg, core.Invalid(fmt.Sprintf("%s must be between 0 and %d, got %d", n.name, store.MaxPage, *n.v), n.name)
-		}
-		pg.First = *n.v
+	n, name := first, "first"
+	if last != nil {
+		n, name = last, "last"
 	}
-	pg.FromEnd = last != nil || first == nil && before != nil && *before != ""
-	for _, c := range []struct {
-		name string
-		v    *string
-		to   *string
-	}{{"after", after, &pg.After}, {"before", before, &pg.Before}} {
-		if c.v == nil || *c.v == "" {
-			continue
+	if n != nil {
+		if *n < 0 || *n > store.MaxPage {
+			return pg, core.Invalid(fmt.Sprintf("%s must be between 0 and %d, got %d", name, store.MaxPage, *n), name)
 		}
-		raw, err := base64.RawURLEncoding.DecodeString(*c.v)
-		if err != nil || len(raw) == 0 || len(raw) > 100 {
-			return pg, core.Invalid(c.name+" is not a cursor this API issued", c.name)
-		}
-		*c.to = string(raw)
+		pg.First = *n
 	}
+	var err error
+	if pg.After, err = decodeCursor(after, "after"); err != nil {
+		return pg, err
+	}
+	if pg.Before, err = decodeCursor(before, "before"); err != nil {
+		return pg, err
+	}
+	pg.FromEnd = last != nil || first == nil && pg.Before != ""
 	return pg, nil
+}
+
+// decodeCursor reads a cursor argument: "" for none.
+func decodeCursor(c *string, name string) (string, error) {
+	if c == nil || *c == "" {
+		return "", nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(*c)
+	if err != nil || len(raw) == 0 || len(raw) > 100 {
+		return "", core.Invalid(name+" is not a cursor this API issued", name)
+	}
+	return string(raw), nil
 }
 
 func cursor(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
