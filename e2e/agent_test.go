@@ -152,7 +152,7 @@ func (f *fixture) waitStage(t *testing.T, id, want string, timeout time.Duration
 func (f *fixture) clusterState(t *testing.T) map[string]any {
 	t.Helper()
 	return dig(f.cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Cluster {
-  status lastHeartbeatAt lastHeartbeatAge desiredRevision appliedRevision applyErrors activeRevision { number hash confirmed }
+  status lastHeartbeatAt lastHeartbeatAge desiredRevision appliedRevision applyErrors { revision errors { object message } } activeRevision { number hash confirmed }
   inventory { agentVersion kubernetesVersion capabilities nodes { name ready } workloads { namespace name replicas readyReplicas } } } } }`,
 		map[string]any{"id": f.cluster}), "node").(map[string]any)
 }

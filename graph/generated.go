@@ -124,6 +124,11 @@ type ComplexityRoot struct {
 		Object  func(childComplexity int) int
 	}
 
+	ApplyFailure struct {
+		Errors   func(childComplexity int) int
+		Revision func(childComplexity int) int
+	}
+
 	Approval struct {
 		Comment   func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
@@ -368,6 +373,12 @@ type ComplexityRoot struct {
 		Result      func(childComplexity int) int
 		Status      func(childComplexity int) int
 		UpdatedAt   func(childComplexity int) int
+	}
+
+	CommandArgs struct {
+		Namespace func(childComplexity int) int
+		Process   func(childComplexity int) int
+		Service   func(childComplexity int) int
 	}
 
 	CommandConnection struct {
@@ -1317,7 +1328,7 @@ type ClusterResolver interface {
 
 	LastHeartbeatAge(ctx context.Context, obj *model.Cluster) (*int, error)
 	Inventory(ctx context.Context, obj *model.Cluster) (*protocol.Inventory, error)
-	ApplyErrors(ctx context.Context, obj *model.Cluster) (map[string]any, error)
+	ApplyErrors(ctx context.Context, obj *model.Cluster) (*model.ApplyFailure, error)
 	ConnectTokens(ctx context.Context, obj *model.Cluster) ([]*model.ConnectToken, error)
 	Commands(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.CommandConnection, error)
 	DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error)
@@ -1331,7 +1342,7 @@ type ClusterResolver interface {
 type CommandResolver interface {
 	Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error)
 
-	Args(ctx context.Context, obj *model.Command) (map[string]any, error)
+	Args(ctx context.Context, obj *model.Command) (*gqlmodel.CommandArgs, error)
 
 	RequestedBy(ctx context.Context, obj *model.Command) (*model.User, error)
 }
@@ -1761,6 +1772,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ApplyError.Object(childComplexity), true
+
+	case "ApplyFailure.errors":
+		if e.ComplexityRoot.ApplyFailure.Errors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplyFailure.Errors(childComplexity), true
+	case "ApplyFailure.revision":
+		if e.ComplexityRoot.ApplyFailure.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApplyFailure.Revision(childComplexity), true
 
 	case "Approval.comment":
 		if e.ComplexityRoot.Approval.Comment == nil {
@@ -2796,6 +2820,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Command.UpdatedAt(childComplexity), true
+
+	case "CommandArgs.namespace":
+		if e.ComplexityRoot.CommandArgs.Namespace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommandArgs.Namespace(childComplexity), true
+	case "CommandArgs.process":
+		if e.ComplexityRoot.CommandArgs.Process == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommandArgs.Process(childComplexity), true
+	case "CommandArgs.service":
+		if e.ComplexityRoot.CommandArgs.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommandArgs.Service(childComplexity), true
 
 	case "CommandConnection.edges":
 		if e.ComplexityRoot.CommandConnection.Edges == nil {
@@ -7717,8 +7760,8 @@ type Cluster implements Node {
   lastHeartbeatAge: Int
   "What the agent last reported; null before it first connected."
   inventory: ClusterInventory
-  "The agent's last failure to apply a revision, as JSON ` + "`" + `{revision, errors: [{object, message}]}` + "`" + `; null when there is none, or once a later revision applied."
-  applyErrors: Map
+  "The agent's last failure to apply a revision; null when there is none, or once a later revision applied."
+  applyErrors: ApplyFailure
   "The cluster's connect tokens, never their secrets. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   connectTokens: [ConnectToken!]
   "Commands queued for the cluster's agent, newest first. A command acting in a project (a restart of one of its services) is listed only to those who may read that project; cluster-wide ones to every tenant member."
@@ -7812,6 +7855,14 @@ type RevisionOutcome {
   "When the report arrived."
   at: Time!
   "The objects that did not apply, for FAILED."
+  errors: [ApplyError!]!
+}
+
+"A revision an agent could not apply: the objects that failed, and why."
+type ApplyFailure {
+  "The revision that did not apply."
+  revision: Int!
+  "Each object that failed."
   errors: [ApplyError!]!
 }
 
@@ -7941,6 +7992,16 @@ enum CommandStatus {
   FAILED
 }
 
+"The arguments of a command."
+type CommandArgs {
+  "RESTART_PROCESS: the namespace the process runs in."
+  namespace: String
+  "RESTART_PROCESS: the service's name."
+  service: String
+  "RESTART_PROCESS: the process's name."
+  process: String
+}
+
 "An operation queued for a cluster's agent. Nothing queued is lost while the cluster is disconnected."
 type Command implements Node {
   "The command's global id."
@@ -7949,8 +8010,8 @@ type Command implements Node {
   cluster: Cluster!
   "What it asks."
   kind: CommandKind!
-  "Its arguments: for RESTART_PROCESS ` + "`" + `namespace` + "`" + `, ` + "`" + `service` + "`" + ` and ` + "`" + `process` + "`" + `; empty for the others."
-  args: Map!
+  "Its arguments: for RESTART_PROCESS the process to restart; all null for the others."
+  args: CommandArgs!
   "Where it stands."
   status: CommandStatus!
   "The agent's message, when it answered."
@@ -10606,6 +10667,16 @@ func (ec *executionContext) childFields_ApplyError(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type ApplyError", field.Name)
 }
 
+func (ec *executionContext) childFields_ApplyFailure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "revision":
+		return ec.fieldContext_ApplyFailure_revision(ctx, field)
+	case "errors":
+		return ec.fieldContext_ApplyFailure_errors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApplyFailure", field.Name)
+}
+
 func (ec *executionContext) childFields_Approval(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "decision":
@@ -11096,6 +11167,18 @@ func (ec *executionContext) childFields_Command(ctx context.Context, field graph
 		return ec.fieldContext_Command_updatedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Command", field.Name)
+}
+
+func (ec *executionContext) childFields_CommandArgs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "namespace":
+		return ec.fieldContext_CommandArgs_namespace(ctx, field)
+	case "service":
+		return ec.fieldContext_CommandArgs_service(ctx, field)
+	case "process":
+		return ec.fieldContext_CommandArgs_process(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CommandArgs", field.Name)
 }
 
 func (ec *executionContext) childFields_CommandConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -15801,6 +15884,61 @@ func (ec *executionContext) fieldContext_ApplyError_message(_ context.Context, f
 	return graphql.NewScalarFieldContext("ApplyError", field, false, false, "String")
 }
 
+func (ec *executionContext) _ApplyFailure_revision(ctx context.Context, field graphql.CollectedField, obj *model.ApplyFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplyFailure_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplyFailure_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApplyFailure", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ApplyFailure_errors(ctx context.Context, field graphql.CollectedField, obj *model.ApplyFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApplyFailure_errors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Errors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ObjectError) graphql.Marshaler {
+			return ec.marshalNApplyError2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐObjectErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApplyFailure_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApplyFailure",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplyError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Approval_decision(ctx context.Context, field graphql.CollectedField, obj *model.Approval) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18910,15 +19048,24 @@ func (ec *executionContext) _Cluster_applyErrors(ctx context.Context, field grap
 			return ec.Resolvers.Cluster().ApplyErrors(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
-			return ec.marshalOMap2map(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApplyFailure) graphql.Marshaler {
+			return ec.marshalOApplyFailure2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApplyFailure(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Cluster_applyErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Cluster", field, true, true, "Map")
+	fc = &graphql.FieldContext{
+		Object:     "Cluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApplyFailure(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Cluster_connectTokens(ctx context.Context, field graphql.CollectedField, obj *model.Cluster) (ret graphql.Marshaler) {
@@ -20159,15 +20306,24 @@ func (ec *executionContext) _Command_args(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Command().Args(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
-			return ec.marshalNMap2map(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.CommandArgs) graphql.Marshaler {
+			return ec.marshalNCommandArgs2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCommandArgs(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Command_args(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Command", field, true, true, "Map")
+	fc = &graphql.FieldContext{
+		Object:     "Command",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommandArgs(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Command_status(ctx context.Context, field graphql.CollectedField, obj *model.Command) (ret graphql.Marshaler) {
@@ -20292,6 +20448,75 @@ func (ec *executionContext) _Command_updatedAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Command_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Command", field, false, false, "Time")
+}
+
+func (ec *executionContext) _CommandArgs_namespace(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.CommandArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommandArgs_namespace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Namespace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CommandArgs_namespace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommandArgs", field, false, false, "String")
+}
+
+func (ec *executionContext) _CommandArgs_service(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.CommandArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommandArgs_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Service, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CommandArgs_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommandArgs", field, false, false, "String")
+}
+
+func (ec *executionContext) _CommandArgs_process(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.CommandArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommandArgs_process(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Process, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CommandArgs_process(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommandArgs", field, false, false, "String")
 }
 
 func (ec *executionContext) _CommandConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.CommandConnection) (ret graphql.Marshaler) {
@@ -42298,6 +42523,50 @@ func (ec *executionContext) _ApplyError(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var applyFailureImplementors = []string{"ApplyFailure"}
+
+func (ec *executionContext) _ApplyFailure(ctx context.Context, sel ast.SelectionSet, obj *model.ApplyFailure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, applyFailureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApplyFailure")
+		case "revision":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalInt64(obj.Revision); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ApplyFailure_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errors":
+			out.Values[i] = ec._ApplyFailure_errors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var approvalImplementors = []string{"Approval"}
 
 func (ec *executionContext) _Approval(ctx context.Context, sel ast.SelectionSet, obj *model.Approval) graphql.Marshaler {
@@ -44337,6 +44606,49 @@ func (ec *executionContext) _Command(ctx context.Context, sel ast.SelectionSet, 
 			out.Values[i] = ec._Command_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var commandArgsImplementors = []string{"CommandArgs"}
+
+func (ec *executionContext) _CommandArgs(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.CommandArgs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, commandArgsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CommandArgs")
+		case "namespace":
+			out.Values[i] = ec._CommandArgs_namespace(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "service":
+			out.Values[i] = ec._CommandArgs_service(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "process":
+			out.Values[i] = ec._CommandArgs_process(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -52626,6 +52938,14 @@ func (ec *executionContext) marshalNCommand2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 	return ec._Command(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNCommandArgs2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCommandArgs(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.CommandArgs) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CommandArgs!")
+		return graphql.Null
+	}
+	return ec._CommandArgs(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCommandConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCommandConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.CommandConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "CommandConnection!")
@@ -55363,6 +55683,13 @@ func (ec *executionContext) marshalOApiTokenConnection2ᚖgithubᚗcomᚋnebulac
 		return graphql.Null
 	}
 	return ec._ApiTokenConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOApplyFailure2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApplyFailure(ctx context.Context, sel ast.SelectionSet, v *model.ApplyFailure) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ApplyFailure(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOApprovalDecision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApprovalDecision(ctx context.Context, v any) (*model.ApprovalDecision, error) {

@@ -177,7 +177,7 @@ func (r *clusterResolver) Inventory(ctx context.Context, obj *model.Cluster) (*p
 	return inventoryOf(obj)
 }
 
-func (r *clusterResolver) ApplyErrors(ctx context.Context, obj *model.Cluster) (map[string]any, error) {
+func (r *clusterResolver) ApplyErrors(ctx context.Context, obj *model.Cluster) (*model.ApplyFailure, error) {
 	return clusters.ApplyErrorsOf(obj)
 }
 
@@ -245,12 +245,14 @@ func (r *commandResolver) Cluster(ctx context.Context, obj *model.Command) (*mod
 	return load(ctx, loadersFrom(ctx, r.Plane).clusters, obj.ClusterID)
 }
 
-func (r *commandResolver) Args(ctx context.Context, obj *model.Command) (map[string]any, error) {
-	out := make(map[string]any, len(obj.Args))
-	for k, v := range obj.Args {
-		out[k] = v
+func (r *commandResolver) Args(ctx context.Context, obj *model.Command) (*gqlmodel.CommandArgs, error) {
+	arg := func(k string) *string {
+		if v, ok := obj.Args[k]; ok {
+			return &v
+		}
+		return nil
 	}
-	return out, nil
+	return &gqlmodel.CommandArgs{Namespace: arg("namespace"), Service: arg("service"), Process: arg("process")}, nil
 }
 
 func (r *commandResolver) RequestedBy(ctx context.Context, obj *model.Command) (*model.User, error) {

@@ -268,6 +268,16 @@ type ClusterEdge struct {
 	Node *model.Cluster `json:"node"`
 }
 
+// The arguments of a command.
+type CommandArgs struct {
+	// RESTART_PROCESS: the namespace the process runs in.
+	Namespace *string `json:"namespace,omitempty"`
+	// RESTART_PROCESS: the service's name.
+	Service *string `json:"service,omitempty"`
+	// RESTART_PROCESS: the process's name.
+	Process *string `json:"process,omitempty"`
+}
+
 // A page of commands.
 type CommandConnection struct {
 	// The page's commands, each with its cursor.

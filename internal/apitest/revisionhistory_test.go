@@ -89,10 +89,23 @@ func TestRevisionHistory(t *testing.T) {
 		agent.send(protocol.TypeAck, protocol.Ack{Revision: int64(top - 2), Result: protocol.ResultApplied})
 		agent.send(protocol.TypeAck, protocol.Ack{Revision: int64(top - 1), Result: protocol.ResultFailed,
 			Errors: []protocol.ObjectError{{Object: "Secret shop-prod/api-env", Message: "admission webhook denied it"}}})
+		agent.handled()
+		// The failure, typed, on the cluster until a revision applies.
+		applyErrors := func() any {
+			return f.MustDo(t, `query($c: ID!) { node(id: $c) { ... on Cluster { applyErrors { revision errors { object message } } } } }`,
+				map[string]any{"c": f.ClusterID}).Get("node.applyErrors")
+		}
+		if got := applyErrors(); dig(got, "revision") != float64(top-1) || dig(got, "errors.0.object") != "Secret shop-prod/api-env" ||
+			dig(got, "errors.0.message") != "admission webhook denied it" {
+			t.Errorf("applyErrors after the failed apply: %v", got)
+		}
 		agent.send(protocol.TypeAck, protocol.Ack{Revision: int64(top - 1), Result: protocol.ResultApplied})
 		agent.send(protocol.TypeAck, protocol.Ack{Revision: int64(top - 1), Result: protocol.ResultApplied})  // again, after a reconnect
 		agent.send(protocol.TypeAck, protocol.Ack{Revision: int64(top + 40), Result: protocol.ResultApplied}) // no such revision
 		agent.handled()
+		if got := applyErrors(); got != nil {
+			t.Errorf("applyErrors once the revision applied: %v, want null", got)
+		}
 
 		page := func(vars map[string]any) ([]historyRevision, bool) {
 			t.Helper()

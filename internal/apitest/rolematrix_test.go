@@ -716,15 +716,16 @@ func roleMatrix() map[string][]matrixCase {
 			{
 				name: "restart a process",
 				query: `mutation($c: ID!, $e: ID!, $s: ID!) { queueCommand(input: {clusterId: $c, kind: RESTART_PROCESS, environmentId: $e, serviceId: $s, process: "web"}) {
-					command { id status args } ` + ue + ` } }`,
+					command { id status args { namespace service process } } ` + ue + ` } }`,
 				vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
 					return map[string]any{"c": f.ClusterID, "e": f.EnvironmentID, "s": f.ServiceID}
 				},
 				want: projectEditors,
 				effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
 					t.Helper()
-					if ok && (res.Str("queueCommand.command.status") != "QUEUED" || !strings.Contains(string(res.Body), `"namespace":"shop"`)) {
-						t.Errorf("queued command: %s, want QUEUED with the namespace shop", res.Body)
+					if ok && (res.Str("queueCommand.command.status") != "QUEUED" || res.Str("queueCommand.command.args.namespace") != "shop" ||
+						res.Str("queueCommand.command.args.process") != "web" || res.Str("queueCommand.command.args.service") == "") {
+						t.Errorf("queued command: %s, want QUEUED with the namespace shop and process web", res.Body)
 					}
 				},
 			},

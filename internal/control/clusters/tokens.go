@@ -111,11 +111,11 @@ func (p *Clusters) HeartbeatAge(c *model.Cluster) *int {
 }
 
 // ApplyErrorsOf decodes the last failed apply; nil when there is none.
-func ApplyErrorsOf(c *model.Cluster) (map[string]any, error) {
+func ApplyErrorsOf(c *model.Cluster) (*model.ApplyFailure, error) {
 	if c.ApplyErrors == "" {
 		return nil, nil
 	}
-	var out map[string]any
+	var out *model.ApplyFailure
 	if err := json.Unmarshal([]byte(c.ApplyErrors), &out); err != nil {
 		return nil, fmt.Errorf("decoding apply errors: %w", err)
 	}
