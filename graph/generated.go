@@ -1086,11 +1086,11 @@ type ComplexityRoot struct {
 	}
 
 	Tenant struct {
-		ApprovalQueue       func(childComplexity int, first *int) int
+		ApprovalQueue       func(childComplexity int, first *int, after *string, last *int, before *string) int
 		AuditEvents         func(childComplexity int, first *int, after *string, last *int, before *string, filter *gqlmodel.AuditEventFilter) int
 		Clusters            func(childComplexity int, first *int, after *string, last *int, before *string) int
 		CreatedAt           func(childComplexity int) int
-		DeploymentsUnderWay func(childComplexity int, first *int) int
+		DeploymentsUnderWay func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ID                  func(childComplexity int) int
 		Invitations         func(childComplexity int, first *int) int
 		Members             func(childComplexity int, first *int, after *string, last *int, before *string) int
@@ -1544,8 +1544,8 @@ type TenantResolver interface {
 	Members(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.MemberConnection, error)
 	Projects(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.ProjectConnection, error)
 	Clusters(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.ClusterConnection, error)
-	ApprovalQueue(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error)
-	DeploymentsUnderWay(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error)
+	ApprovalQueue(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.DeploymentConnection, error)
+	DeploymentsUnderWay(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.DeploymentConnection, error)
 	WebhookEndpoints(ctx context.Context, obj *model.Tenant) ([]*model.Endpoint, error)
 	Invitations(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Invitation, error)
 	AuditEvents(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string, filter *gqlmodel.AuditEventFilter) (*gqlmodel.AuditEventConnection, error)
@@ -5949,7 +5949,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Tenant.ApprovalQueue(childComplexity, args["first"].(*int)), true
+		return e.ComplexityRoot.Tenant.ApprovalQueue(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Tenant.auditEvents":
 		if e.ComplexityRoot.Tenant.AuditEvents == nil {
 			break
@@ -5988,7 +5988,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Tenant.DeploymentsUnderWay(childComplexity, args["first"].(*int)), true
+		return e.ComplexityRoot.Tenant.DeploymentsUnderWay(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Tenant.id":
 		if e.ComplexityRoot.Tenant.ID == nil {
 			break
@@ -7283,16 +7283,28 @@ type Tenant implements Node {
     "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
     before: String
   ): ClusterConnection!
-  "Deployments waiting for an approval, oldest first: those of the projects you may read (the approvals queue)."
+  "Deployments waiting for an approval, oldest first: those of the projects you may read (the approvals queue); every page is full while there are more."
   approvalQueue(
-    "At most this many deployments, 1 to 200."
-    first: Int = 50
-  ): [Deployment!]!
-  "Deployments that have not ended (queued, building, awaiting approval, rolling out), newest first: those of the projects you may read."
+    "Page forwards: how many deployments, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many deployments, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): DeploymentConnection!
+  "Deployments that have not ended (queued, building, awaiting approval, rolling out), newest first: those of the projects you may read; every page is full while there are more."
   deploymentsUnderWay(
-    "At most this many deployments, 1 to 200."
-    first: Int = 50
-  ): [Deployment!]!
+    "Page forwards: how many deployments, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many deployments, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): DeploymentConnection!
   "Every outbound webhook endpoint of the tenant, its projects' included, oldest first. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   webhookEndpoints: [WebhookEndpoint!]
   "Invitations to sign in, newest first. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
@@ -14826,6 +14838,30 @@ func (ec *executionContext) field_Tenant_approvalQueue_args(ctx context.Context,
 		return nil, err
 	}
 	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -14924,6 +14960,30 @@ func (ec *executionContext) field_Tenant_deploymentsUnderWay_args(ctx context.Co
 		return nil, err
 	}
 	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -34141,11 +34201,11 @@ func (ec *executionContext) _Tenant_approvalQueue(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Tenant().ApprovalQueue(ctx, obj, fc.Args["first"].(*int))
+			return ec.Resolvers.Tenant().ApprovalQueue(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.Deployment) graphql.Marshaler {
-			return ec.marshalNDeployment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.DeploymentConnection) graphql.Marshaler {
+			return ec.marshalNDeploymentConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -34158,7 +34218,7 @@ func (ec *executionContext) fieldContext_Tenant_approvalQueue(ctx context.Contex
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Deployment(ctx, field)
+			return ec.childFields_DeploymentConnection(ctx, field)
 		},
 	}
 	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
@@ -34190,11 +34250,11 @@ func (ec *executionContext) _Tenant_deploymentsUnderWay(ctx context.Context, fie
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Tenant().DeploymentsUnderWay(ctx, obj, fc.Args["first"].(*int))
+			return ec.Resolvers.Tenant().DeploymentsUnderWay(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.Deployment) graphql.Marshaler {
-			return ec.marshalNDeployment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.DeploymentConnection) graphql.Marshaler {
+			return ec.marshalNDeploymentConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -34207,7 +34267,7 @@ func (ec *executionContext) fieldContext_Tenant_deploymentsUnderWay(ctx context.
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Deployment(ctx, field)
+			return ec.childFields_DeploymentConnection(ctx, field)
 		},
 	}
 	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {

@@ -1551,12 +1551,28 @@ func (r *tenantResolver) Clusters(ctx context.Context, obj *model.Tenant, first 
 	return clusterConn(ctx, p), nil
 }
 
-func (r *tenantResolver) ApprovalQueue(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error) {
-	return r.Plane.Delivery.ApprovalQueue(ctx, obj.ID, deref(first, 50))
+func (r *tenantResolver) ApprovalQueue(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.DeploymentConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.Plane.Delivery.ApprovalQueue(ctx, obj.ID, pg)
+	if err != nil {
+		return nil, err
+	}
+	return deploymentConn(ctx, p), nil
 }
 
-func (r *tenantResolver) DeploymentsUnderWay(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Deployment, error) {
-	return r.Plane.Delivery.DeploymentsUnderWay(ctx, obj.ID, deref(first, 50))
+func (r *tenantResolver) DeploymentsUnderWay(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.DeploymentConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.Plane.Delivery.DeploymentsUnderWay(ctx, obj.ID, pg)
+	if err != nil {
+		return nil, err
+	}
+	return deploymentConn(ctx, p), nil
 }
 
 func (r *tenantResolver) WebhookEndpoints(ctx context.Context, obj *model.Tenant) ([]*model.Endpoint, error) {

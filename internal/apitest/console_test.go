@@ -206,9 +206,9 @@ func TestApprovalQueue(t *testing.T) {
 		second := deployTo(t, f, f.Owner.Token, f.ServiceID, f.ProtectedEnvironmentID)
 		queue := func(r Role) []string {
 			t.Helper()
-			res := env.MustDo(t, f.Users[r].Token, `query($t: ID!) { node(id: $t) { ... on Tenant { approvalQueue { id stage } } } }`,
+			res := env.MustDo(t, f.Users[r].Token, `query($t: ID!) { node(id: $t) { ... on Tenant { approvalQueue { nodes { id stage } } } } }`,
 				map[string]any{"t": f.TenantID})
-			return res.IDs("node.approvalQueue")
+			return res.IDs("node.approvalQueue.nodes")
 		}
 		// A newer deploy of the service supersedes the one waiting: only
 		// the newer waits in the queue.
@@ -242,8 +242,8 @@ func TestDeploymentsUnderWay(t *testing.T) {
 		f.MustDo(t, `mutation($d: ID!) { cancelDeployment(input: {deploymentId: $d}) { `+ue+` } }`, map[string]any{"d": cancelled.ID})
 		under := func(r Role) []string {
 			t.Helper()
-			return env.MustDo(t, f.Users[r].Token, `query($t: ID!) { node(id: $t) { ... on Tenant { deploymentsUnderWay { id stage } } } }`,
-				map[string]any{"t": f.TenantID}).IDs("node.deploymentsUnderWay")
+			return env.MustDo(t, f.Users[r].Token, `query($t: ID!) { node(id: $t) { ... on Tenant { deploymentsUnderWay { nodes { id stage } } } } }`,
+				map[string]any{"t": f.TenantID}).IDs("node.deploymentsUnderWay.nodes")
 		}
 		// The cancelled one superseded the first gated one; it is over, the
 		// delivering one is not.

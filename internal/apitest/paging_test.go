@@ -16,7 +16,9 @@ func TestConnectionPaging(t *testing.T) {
 		for i := range 3 {
 			f.MustDo(t, deployMutation, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "d": Digest(int64(1000 + i))})
 		}
-		f.NewService(t, f.ProjectID, "web")
+		web := f.NewService(t, f.ProjectID, "web")
+		// A second deployment under way (each service's newest is).
+		f.MustDo(t, deployMutation, map[string]any{"s": web, "e": f.EnvironmentID, "d": Digest(2000)})
 		f.NewProject(t)
 		for i := range 2 {
 			f.MustDo(t, `mutation($t: ID!, $n: String!) { registerCluster(input: {tenantId: $t, name: $n,
@@ -45,6 +47,8 @@ func TestConnectionPaging(t *testing.T) {
 			{"environment.deployments", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: deployments(first: $first, after: $after) { %s } }`},
 			{"environment.eligibleClusters", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: eligibleClusters(first: $first, after: $after) { %s } }`},
 			{"environment.eligibleNamespaceTargets", f.Owner.Token, wide, `... on Environment { conn: eligibleNamespaceTargets(first: $first, after: $after) { %s } }`},
+			{"tenant.deploymentsUnderWay", f.Owner.Token, f.TenantID, `... on Tenant { conn: deploymentsUnderWay(first: $first, after: $after) { %s } }`},
+			{"tenant.deploymentsUnderWay, a viewer of one project", f.Users[Viewer].Token, f.TenantID, `... on Tenant { conn: deploymentsUnderWay(first: $first, after: $after) { %s } }`},
 			{"viewer.apiTokens", f.Users[Editor].Token, "", ""},
 		}
 		for _, c := range cases {

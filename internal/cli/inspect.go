@@ -55,11 +55,11 @@ func statusCommand(stdout, stderr io.Writer) *cobra.Command {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cl.Name, cl.Status, age(cl.LastHeartbeatAge), rev, agent)
 				}
 				fmt.Fprintln(tw)
-				if len(t.DeploymentsUnderWay) == 0 {
+				if len(t.DeploymentsUnderWay.Nodes) == 0 {
 					fmt.Fprintln(tw, "No deployment under way.")
 				} else {
 					fmt.Fprintln(tw, "DEPLOYMENT\tSERVICE\tENVIRONMENT\tSTAGE\tSINCE")
-					for _, d := range t.DeploymentsUnderWay {
+					for _, d := range t.DeploymentsUnderWay.Nodes {
 						stage := string(d.Stage)
 						if d.Blocker != nil {
 							stage += " (" + strings.ToLower(string(*d.Blocker)) + ")"

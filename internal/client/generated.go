@@ -8883,8 +8883,8 @@ type StatusViewerTenantsTenantConnectionNodesTenant struct {
 	Name string `json:"name"`
 	// The tenant's clusters, oldest first. Every member reads them.
 	Clusters StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnection `json:"clusters"`
-	// Deployments that have not ended (queued, building, awaiting approval, rolling out), newest first: those of the projects you may read.
-	DeploymentsUnderWay []DeploymentSummary `json:"deploymentsUnderWay"`
+	// Deployments that have not ended (queued, building, awaiting approval, rolling out), newest first: those of the projects you may read; every page is full while there are more.
+	DeploymentsUnderWay StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeploymentConnection `json:"deploymentsUnderWay"`
 }
 
 // GetId returns StatusViewerTenantsTenantConnectionNodesTenant.Id, and is useful for accessing the field via an interface.
@@ -8899,7 +8899,7 @@ func (v *StatusViewerTenantsTenantConnectionNodesTenant) GetClusters() StatusVie
 }
 
 // GetDeploymentsUnderWay returns StatusViewerTenantsTenantConnectionNodesTenant.DeploymentsUnderWay, and is useful for accessing the field via an interface.
-func (v *StatusViewerTenantsTenantConnectionNodesTenant) GetDeploymentsUnderWay() []DeploymentSummary {
+func (v *StatusViewerTenantsTenantConnectionNodesTenant) GetDeploymentsUnderWay() StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeploymentConnection {
 	return v.DeploymentsUnderWay
 }
 
@@ -9013,6 +9013,20 @@ type StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnectionNode
 // GetAgentVersion returns StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnectionNodesClusterInventory.AgentVersion, and is useful for accessing the field via an interface.
 func (v *StatusViewerTenantsTenantConnectionNodesTenantClustersClusterConnectionNodesClusterInventory) GetAgentVersion() string {
 	return v.AgentVersion
+}
+
+// StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeploymentConnection includes the requested fields of the GraphQL type DeploymentConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of deployments.
+type StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeploymentConnection struct {
+	// The page's deployments, without cursors.
+	Nodes []DeploymentSummary `json:"nodes"`
+}
+
+// GetNodes returns StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeploymentConnection.Nodes, and is useful for accessing the field via an interface.
+func (v *StatusViewerTenantsTenantConnectionNodesTenantDeploymentsUnderWayDeploymentConnection) GetNodes() []DeploymentSummary {
+	return v.Nodes
 }
 
 // SubmitChangeSetResponse is returned by SubmitChangeSet on success.
@@ -11617,7 +11631,9 @@ query Status {
 					}
 				}
 				deploymentsUnderWay(first: 50) {
-					... DeploymentSummary
+					nodes {
+						... DeploymentSummary
+					}
 				}
 			}
 		}

@@ -208,8 +208,8 @@ func complexity() graph.ComplexityRoot {
 	c.Tenant.AuditEvents = func(child int, first *int, after *string, last *int, before *string, _ *gqlmodel.AuditEventFilter) int {
 		return page(child, first, after, last, before)
 	}
-	c.Tenant.ApprovalQueue = func(child int, first *int) int { return per(child, size(first, 50)) }
-	c.Tenant.DeploymentsUnderWay = func(child int, first *int) int { return per(child, size(first, 50)) }
+	c.Tenant.ApprovalQueue = page
+	c.Tenant.DeploymentsUnderWay = page
 	c.Tenant.Invitations = func(child int, first *int) int { return per(child, size(first, 20)) }
 	c.Project.Members = page
 	c.Project.Environments = page

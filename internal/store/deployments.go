@@ -110,20 +110,33 @@ func OpenDeployments(ctx context.Context, q Querier, svc model.ServiceID, env mo
 		append([]any{string(svc), string(env)}, stages...)...)
 }
 
-// AwaitingApproval reads a tenant's deployments waiting for an approval,
-// oldest first, at most limit.
-func AwaitingApproval(ctx context.Context, q Querier, tenant model.TenantID, limit int) ([]*model.Deployment, error) {
-	return Deployments.query(ctx, q, `SELECT `+Deployments.cols()+` FROM deployments
-		WHERE tenant_id = $1 AND stage = $2 ORDER BY created_at, id LIMIT $3`, string(tenant), string(model.StageAwaitingApproval), limit)
+// AwaitingApproval reads one page of a tenant's deployments waiting for
+// an approval, oldest first: of every project when all, else of projects.
+func AwaitingApproval(ctx context.Context, q Querier, tenant model.TenantID, all bool, projects []model.ProjectID, pg PageArgs) (Page[model.Deployment], error) {
+	where, args := inProjects(tenant, all, projects)
+	args = append(args, string(model.StageAwaitingApproval))
+	return Deployments.list(ctx, q, pg, fmt.Sprintf("%s AND stage = $%d", where, len(args)), args...)
 }
 
-// UnderWay reads a tenant's deployments that have not ended, newest
-// first, at most limit.
-func UnderWay(ctx context.Context, q Querier, tenant model.TenantID, limit int) ([]*model.Deployment, error) {
-	in, stages := inList(model.TerminalStages(), 2)
-	return Deployments.query(ctx, q, `SELECT `+Deployments.cols()+` FROM deployments
-		WHERE tenant_id = $1 AND stage NOT IN (`+in+`) ORDER BY created_at DESC, id DESC LIMIT $2`,
-		append([]any{string(tenant), limit}, stages...)...)
+// UnderWay reads one page of a tenant's deployments that have not ended,
+// newest first: of every project when all, else of projects.
+func UnderWay(ctx context.Context, q Querier, tenant model.TenantID, all bool, projects []model.ProjectID, pg PageArgs) (Page[model.Deployment], error) {
+	where, args := inProjects(tenant, all, projects)
+	in, stages := inList(model.TerminalStages(), len(args))
+	return Deployments.newest(ctx, q, pg, where+" AND stage NOT IN ("+in+")", append(args, stages...)...)
+}
+
+// inProjects is the condition on a tenant's rows of every project (all)
+// or of projects, with its arguments ($1 on).
+func inProjects(tenant model.TenantID, all bool, projects []model.ProjectID) (string, []any) {
+	if all {
+		return "tenant_id = $1", []any{string(tenant)}
+	}
+	if len(projects) == 0 {
+		return "tenant_id = $1 AND 1 = 0", []any{string(tenant)}
+	}
+	in, args := inList(projects, 1)
+	return "tenant_id = $1 AND project_id IN (" + in + ")", append([]any{string(tenant)}, args...)
 }
 
 // ExpiredApprovals lists deployments whose approval window closed before

@@ -211,36 +211,57 @@ func (p *Delivery) Approvals(ctx context.Context, d *model.Deployment) ([]*model
 }
 
 // ApprovalQueue lists a tenant's deployments waiting for an approval,
-// oldest first: those in projects the caller may read.
-func (p *Delivery) ApprovalQueue(ctx context.Context, tenant model.TenantID, limit int) ([]*model.Deployment, error) {
-	return p.tenantDeployments(ctx, tenant, limit, store.AwaitingApproval)
+// ApprovalQueue pages a tenant's deployments awaiting an approval, oldest
+// first: those of the projects the caller may read.
+func (p *Delivery) ApprovalQueue(ctx context.Context, tenant model.TenantID, pg store.PageArgs) (store.Page[model.Deployment], error) {
+	return p.tenantDeployments(ctx, tenant, pg, store.AwaitingApproval)
 }
 
-// DeploymentsUnderWay lists a tenant's deployments that have not ended,
-// newest first: those in projects the caller may read.
-func (p *Delivery) DeploymentsUnderWay(ctx context.Context, tenant model.TenantID, limit int) ([]*model.Deployment, error) {
-	return p.tenantDeployments(ctx, tenant, limit, store.UnderWay)
+// DeploymentsUnderWay pages a tenant's deployments that have not ended,
+// newest first: those of the projects the caller may read.
+func (p *Delivery) DeploymentsUnderWay(ctx context.Context, tenant model.TenantID, pg store.PageArgs) (store.Page[model.Deployment], error) {
+	return p.tenantDeployments(ctx, tenant, pg, store.UnderWay)
 }
 
-// tenantDeployments reads deployments of a tenant with read, keeping
-// those of the projects the caller may read.
-func (p *Delivery) tenantDeployments(ctx context.Context, tenant model.TenantID, limit int,
-	read func(context.Context, store.Querier, model.TenantID, int) ([]*model.Deployment, error)) ([]*model.Deployment, error) {
-	if err := p.Authorizer().CheckCtx(ctx, authz.TenantRead, model.Scope{Tenant: tenant}); err != nil {
-		return nil, err
-	}
-	if limit < 1 || limit > 200 {
-		return nil, core.Invalid("first must be between 1 and 200", "first")
-	}
-	ds, err := read(ctx, p.Querier(ctx), tenant, limit)
+// tenantDeployments pages deployments of a tenant with read, of the
+// projects the caller may read (every project for a tenant admin), so that
+// a page is full whatever the caller may not see.
+func (p *Delivery) tenantDeployments(ctx context.Context, tenant model.TenantID, pg store.PageArgs,
+	read func(context.Context, store.Querier, model.TenantID, bool, []model.ProjectID, store.PageArgs) (store.Page[model.Deployment], error)) (store.Page[model.Deployment], error) {
+	a, err := authz.ActorFrom(ctx)
 	if err != nil {
-		return nil, err
+		return store.Page[model.Deployment]{}, err
 	}
-	out := ds[:0]
-	for _, d := range ds {
-		if p.Authorizer().CheckCtx(ctx, authz.DeploymentRead, d.Scope()) == nil {
-			out = append(out, d)
+	if err := p.Authorizer().Check(ctx, a, authz.TenantRead, model.Scope{Tenant: tenant}); err != nil {
+		return store.Page[model.Deployment]{}, err
+	}
+	s, err := p.Authorizer().Subject(ctx, a, model.Scope{Tenant: tenant})
+	if err != nil {
+		return store.Page[model.Deployment]{}, err
+	}
+	var projects []model.ProjectID
+	all := s == authz.SubjectTenantAdmin
+	if !all {
+		g, err := p.GrantsOf(ctx, a)
+		if err != nil {
+			return store.Page[model.Deployment]{}, err
+		}
+		for id := range g.Projects {
+			projects = append(projects, id)
 		}
 	}
-	return out, nil
+	page, err := read(ctx, p.Querier(ctx), tenant, all, projects, pg)
+	if err != nil {
+		return page, err
+	}
+	// The grants decided the projects; each deployment is checked too,
+	// as every read of one is.
+	kept := page.Items[:0]
+	for _, d := range page.Items {
+		if p.Authorizer().Check(ctx, a, authz.DeploymentRead, d.Scope()) == nil {
+			kept = append(kept, d)
+		}
+	}
+	page.Items = kept
+	return page, nil
 }

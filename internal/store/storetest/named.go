@@ -797,14 +797,20 @@ func testDeploymentQueries(t *testing.T, s *store.Store) {
 				want = append([]*model.Deployment{d}, want...)
 			}
 		}
-		got, err := store.UnderWay(ctx, s.Q(), own.tenant.ID, 10)
+		got, err := store.UnderWay(ctx, s.Q(), own.tenant.ID, true, nil, store.PageArgs{First: 10})
 		wantNoErr(t, "reading", err)
 		// own.deployment (QUEUED, made first) is the oldest under way.
 		want = append(want, own.deployment)
-		wantIDs(t, "under way", got, want, deploymentID)
-		got, err = store.UnderWay(ctx, s.Q(), own.tenant.ID, 2)
+		wantIDs(t, "under way", got.Items, want, deploymentID)
+		got, err = store.UnderWay(ctx, s.Q(), own.tenant.ID, true, nil, store.PageArgs{First: 2})
 		wantNoErr(t, "reading two", err)
-		wantIDs(t, "the newest two", got, want[:2], deploymentID)
+		wantIDs(t, "the newest two", got.Items, want[:2], deploymentID)
+		got, err = store.UnderWay(ctx, s.Q(), own.tenant.ID, true, nil, store.PageArgs{First: 2, After: string(want[1].ID)})
+		wantNoErr(t, "reading after two", err)
+		wantIDs(t, "the next two", got.Items, want[2:4], deploymentID)
+		got, err = store.UnderWay(ctx, s.Q(), own.tenant.ID, false, []model.ProjectID{own.project.ID}, store.PageArgs{First: 10})
+		wantNoErr(t, "reading its project's", err)
+		wantIDs(t, "of its project", got.Items, want, deploymentID)
 	})
 }
 

@@ -128,12 +128,33 @@ func testPeople(t *testing.T, s *store.Store) {
 		g := newGraph(t, s)
 		waiting := newDeploymentWith(t, s, g.release, g.cluster, func(d *model.Deployment) { d.Stage = model.StageAwaitingApproval })
 		newDeploymentWith(t, s, g.release, g.cluster, func(d *model.Deployment) { d.Stage = model.StageDelivering })
-		got, err := store.AwaitingApproval(ctx, s.Q(), g.tenant.ID, 10)
+		later := newDeploymentWith(t, s, g.release, g.cluster, func(d *model.Deployment) { d.Stage = model.StageAwaitingApproval })
+		id := func(x *model.Deployment) model.DeploymentID { return x.ID }
+		got, err := store.AwaitingApproval(ctx, s.Q(), g.tenant.ID, true, nil, store.PageArgs{First: 10})
 		wantNoErr(t, "reading", err)
-		wantIDs(t, "awaiting approval", got, []*model.Deployment{waiting}, func(x *model.Deployment) model.DeploymentID { return x.ID })
-		none, _ := store.AwaitingApproval(ctx, s.Q(), a.ID, 10)
-		if len(none) != 0 {
-			t.Errorf("another tenant's: %v", none)
+		wantIDs(t, "awaiting approval", got.Items, []*model.Deployment{waiting, later}, id)
+		// Paged both ways, oldest first.
+		first, err := store.AwaitingApproval(ctx, s.Q(), g.tenant.ID, true, nil, store.PageArgs{First: 1})
+		wantNoErr(t, "reading one", err)
+		wantIDs(t, "the oldest", first.Items, []*model.Deployment{waiting}, id)
+		last, err := store.AwaitingApproval(ctx, s.Q(), g.tenant.ID, true, nil, store.PageArgs{First: 1, FromEnd: true})
+		wantNoErr(t, "reading the last", err)
+		wantIDs(t, "the newest, from the end", last.Items, []*model.Deployment{later}, id)
+		if !first.HasNext || !last.HasPrevious {
+			t.Errorf("pages of one of two: HasNext %v, HasPrevious %v", first.HasNext, last.HasPrevious)
+		}
+		// Of the projects given only.
+		mine, err := store.AwaitingApproval(ctx, s.Q(), g.tenant.ID, false, []model.ProjectID{g.project.ID}, store.PageArgs{First: 10})
+		wantNoErr(t, "reading a project's", err)
+		wantIDs(t, "of its project", mine.Items, []*model.Deployment{waiting, later}, id)
+		for name, projects := range map[string][]model.ProjectID{"no project": nil, "another project": {model.ProjectID(newID())}} {
+			if none, _ := store.AwaitingApproval(ctx, s.Q(), g.tenant.ID, false, projects, store.PageArgs{First: 10}); len(none.Items) != 0 {
+				t.Errorf("%s: %d deployments", name, len(none.Items))
+			}
+		}
+		none, _ := store.AwaitingApproval(ctx, s.Q(), a.ID, true, nil, store.PageArgs{First: 10})
+		if len(none.Items) != 0 {
+			t.Errorf("another tenant's: %v", none.Items)
 		}
 	})
 

@@ -12,10 +12,13 @@ const Approvals = graphql(`
           id
           name
           approvalQueue(first: 50) {
-            id stage createdAt approvalExpiresAt
-            requestedBy { email }
-            release { number service { name } }
-            environment { name project { name } }
+            nodes {
+              id stage createdAt approvalExpiresAt
+              requestedBy { email }
+              release { number service { name } }
+              environment { name project { name } }
+            }
+            pageInfo { hasNextPage }
           }
         }
       }
@@ -31,10 +34,12 @@ export function ApprovalsPage() {
   }, []);
   if (error) return html`<${Problem} error=${error} />`;
   if (!data) return html`<p aria-busy="true">Loading…</p>`;
-  const waiting = data.viewer.tenants.nodes.flatMap((t) => t.approvalQueue.map((d) => ({ t, d })));
+  const waiting = data.viewer.tenants.nodes.flatMap((t) => t.approvalQueue.nodes.map((d) => ({ t, d })));
+  const more = data.viewer.tenants.nodes.some((t) => t.approvalQueue.pageInfo.hasNextPage);
   return html`
     <h1>Approvals</h1>
     ${waiting.length === 0 ? html`<p>Nothing waits for an approval.</p>` : ''}
+    ${more ? html`<p class="muted">The 50 oldest of each tenant are shown: decide on these to see the rest.</p>` : ''}
     <ul class="approvals">
       ${waiting.map(
         ({ t, d }) => html`<li>

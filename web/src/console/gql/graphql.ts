@@ -234,7 +234,7 @@ export type ConsoleCreateTokenMutation = { createApiToken: { secret: string | nu
 export type ConsoleApprovalsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type ConsoleApprovalsQuery = { viewer: { tenants: { nodes: Array<{ id: string, name: string, approvalQueue: Array<{ id: string, stage: DeploymentStage, createdAt: string, approvalExpiresAt: string | null, requestedBy: { email: string } | null, release: { number: number, service: { name: string } }, environment: { name: string, project: { name: string } } }> }> } } };
+export type ConsoleApprovalsQuery = { viewer: { tenants: { nodes: Array<{ id: string, name: string, approvalQueue: { nodes: Array<{ id: string, stage: DeploymentStage, createdAt: string, approvalExpiresAt: string | null, requestedBy: { email: string } | null, release: { number: number, service: { name: string } }, environment: { name: string, project: { name: string } } }>, pageInfo: { hasNextPage: boolean } } }> } } };
 
 export type ConsoleAuditQueryVariables = Exact<{
   tenant: string | number;
@@ -680,31 +680,36 @@ export const ConsoleApprovalsDocument = new TypedDocumentString(`
         id
         name
         approvalQueue(first: 50) {
-          id
-          stage
-          createdAt
-          approvalExpiresAt
-          requestedBy {
-            email
-          }
-          release {
-            number
-            service {
+          nodes {
+            id
+            stage
+            createdAt
+            approvalExpiresAt
+            requestedBy {
+              email
+            }
+            release {
+              number
+              service {
+                name
+              }
+            }
+            environment {
               name
+              project {
+                name
+              }
             }
           }
-          environment {
-            name
-            project {
-              name
-            }
+          pageInfo {
+            hasNextPage
           }
         }
       }
     }
   }
 }
-    `, {"hash":"sha256:8c77c14631e7625634bb03f4e671530be03ef30c933ec53ea4889e297fa41297"}) as unknown as TypedDocumentString<ConsoleApprovalsQuery, ConsoleApprovalsQueryVariables>;
+    `, {"hash":"sha256:d99c0e6b70c8fa6c0fb432ef64160c77f9540ff039a6b6a34fe2124ac7fb2873"}) as unknown as TypedDocumentString<ConsoleApprovalsQuery, ConsoleApprovalsQueryVariables>;
 export const ConsoleAuditDocument = new TypedDocumentString(`
     query ConsoleAudit($tenant: ID!, $after: String, $filter: AuditEventFilter) {
   node(id: $tenant) {

@@ -169,7 +169,7 @@ fragment ConsoleProjectCard on Project {
     }
   }
 }
-    `,{hash:`sha256:056ae922731f13641d781f122acf1954de23070f55585ab2a0fb328c113f44b5`}),"\n  query ConsoleApprovals {\n    viewer {\n      tenants(first: 5) {\n        nodes {\n          id\n          name\n          approvalQueue(first: 50) {\n            id stage createdAt approvalExpiresAt\n            requestedBy { email }\n            release { number service { name } }\n            environment { name project { name } }\n          }\n        }\n      }\n    }\n  }\n":new G(`
+    `,{hash:`sha256:056ae922731f13641d781f122acf1954de23070f55585ab2a0fb328c113f44b5`}),"\n  query ConsoleApprovals {\n    viewer {\n      tenants(first: 5) {\n        nodes {\n          id\n          name\n          approvalQueue(first: 50) {\n            nodes {\n              id stage createdAt approvalExpiresAt\n              requestedBy { email }\n              release { number service { name } }\n              environment { name project { name } }\n            }\n            pageInfo { hasNextPage }\n          }\n        }\n      }\n    }\n  }\n":new G(`
     query ConsoleApprovals {
   viewer {
     tenants(first: 5) {
@@ -177,31 +177,36 @@ fragment ConsoleProjectCard on Project {
         id
         name
         approvalQueue(first: 50) {
-          id
-          stage
-          createdAt
-          approvalExpiresAt
-          requestedBy {
-            email
-          }
-          release {
-            number
-            service {
+          nodes {
+            id
+            stage
+            createdAt
+            approvalExpiresAt
+            requestedBy {
+              email
+            }
+            release {
+              number
+              service {
+                name
+              }
+            }
+            environment {
               name
+              project {
+                name
+              }
             }
           }
-          environment {
-            name
-            project {
-              name
-            }
+          pageInfo {
+            hasNextPage
           }
         }
       }
     }
   }
 }
-    `,{hash:`sha256:8c77c14631e7625634bb03f4e671530be03ef30c933ec53ea4889e297fa41297`}),"\n  query ConsoleAudit($tenant: ID!, $after: String, $filter: AuditEventFilter) {\n    node(id: $tenant) {\n      ... on Tenant {\n        name\n        auditEvents(first: 25, after: $after, filter: $filter) {\n          nodes { id action targetType createdAt clientAddress actor { email } details }\n          pageInfo { hasNextPage endCursor }\n        }\n      }\n    }\n  }\n":new G(`
+    `,{hash:`sha256:d99c0e6b70c8fa6c0fb432ef64160c77f9540ff039a6b6a34fe2124ac7fb2873`}),"\n  query ConsoleAudit($tenant: ID!, $after: String, $filter: AuditEventFilter) {\n    node(id: $tenant) {\n      ... on Tenant {\n        name\n        auditEvents(first: 25, after: $after, filter: $filter) {\n          nodes { id action targetType createdAt clientAddress actor { email } details }\n          pageInfo { hasNextPage endCursor }\n        }\n      }\n    }\n  }\n":new G(`
     query ConsoleAudit($tenant: ID!, $after: String, $filter: AuditEventFilter) {
   node(id: $tenant) {
     ... on Tenant {
@@ -930,18 +935,22 @@ fragment ConsoleTenantSection on Tenant {
           id
           name
           approvalQueue(first: 50) {
-            id stage createdAt approvalExpiresAt
-            requestedBy { email }
-            release { number service { name } }
-            environment { name project { name } }
+            nodes {
+              id stage createdAt approvalExpiresAt
+              requestedBy { email }
+              release { number service { name } }
+              environment { name project { name } }
+            }
+            pageInfo { hasNextPage }
           }
         }
       }
     }
   }
-`);function Ge(){let[e,t]=V(null),[n,r]=V(``);if(H(()=>{q(We).then(t,e=>r(e.message))},[]),n)return X`<${Q} error=${n} />`;if(!e)return X`<p aria-busy="true">Loading…</p>`;let i=e.viewer.tenants.nodes.flatMap(e=>e.approvalQueue.map(t=>({t:e,d:t})));return X`
+`);function Ge(){let[e,t]=V(null),[n,r]=V(``);if(H(()=>{q(We).then(t,e=>r(e.message))},[]),n)return X`<${Q} error=${n} />`;if(!e)return X`<p aria-busy="true">Loading…</p>`;let i=e.viewer.tenants.nodes.flatMap(e=>e.approvalQueue.nodes.map(t=>({t:e,d:t}))),a=e.viewer.tenants.nodes.some(e=>e.approvalQueue.pageInfo.hasNextPage);return X`
     <h1>Approvals</h1>
     ${i.length===0?X`<p>Nothing waits for an approval.</p>`:``}
+    ${a?X`<p class="muted">The 50 oldest of each tenant are shown: decide on these to see the rest.</p>`:``}
     <ul class="approvals">
       ${i.map(({t:e,d:t})=>X`<li>
           <a href=${`#/deployments/`+t.id}>${t.release.service.name} release ${t.release.number} → ${t.environment.name}</a>
