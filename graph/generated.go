@@ -293,7 +293,7 @@ type ComplexityRoot struct {
 		AppliedRevision  func(childComplexity int) int
 		ApplyErrors      func(childComplexity int) int
 		Commands         func(childComplexity int, first *int, after *string, last *int, before *string) int
-		ConnectTokens    func(childComplexity int) int
+		ConnectTokens    func(childComplexity int, first *int, after *string, last *int, before *string) int
 		CreatedAt        func(childComplexity int) int
 		DesiredRevision  func(childComplexity int) int
 		DesiredState     func(childComplexity int) int
@@ -405,6 +405,17 @@ type ComplexityRoot struct {
 		LastUsedAt func(childComplexity int) int
 		Prefix     func(childComplexity int) int
 		RevokedAt  func(childComplexity int) int
+	}
+
+	ConnectTokenConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ConnectTokenEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	CreateApiTokenPayload struct {
@@ -617,6 +628,17 @@ type ComplexityRoot struct {
 		Status     func(childComplexity int) int
 	}
 
+	InvitationConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	InvitationEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	InviteMemberPayload struct {
 		Invitation func(childComplexity int) int
 		Link       func(childComplexity int) int
@@ -825,8 +847,8 @@ type ComplexityRoot struct {
 		Tenant           func(childComplexity int) int
 		Variables        func(childComplexity int) int
 		ViewerRole       func(childComplexity int) int
-		WebhookEndpoints func(childComplexity int) int
-		Webhooks         func(childComplexity int) int
+		WebhookEndpoints func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Webhooks         func(childComplexity int, first *int, after *string, last *int, before *string) int
 	}
 
 	ProjectConnection struct {
@@ -1092,13 +1114,13 @@ type ComplexityRoot struct {
 		CreatedAt           func(childComplexity int) int
 		DeploymentsUnderWay func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ID                  func(childComplexity int) int
-		Invitations         func(childComplexity int, first *int) int
+		Invitations         func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Members             func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Name                func(childComplexity int) int
 		Plan                func(childComplexity int) int
 		Projects            func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ViewerRole          func(childComplexity int) int
-		WebhookEndpoints    func(childComplexity int) int
+		WebhookEndpoints    func(childComplexity int, first *int, after *string, last *int, before *string) int
 	}
 
 	TenantConnection struct {
@@ -1200,6 +1222,12 @@ type ComplexityRoot struct {
 		StatusCode func(childComplexity int) int
 	}
 
+	WebhookConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
 	WebhookDelivery struct {
 		Builds       func(childComplexity int) int
 		Commit       func(childComplexity int) int
@@ -1226,6 +1254,11 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	WebhookEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	WebhookEndpoint struct {
 		CreatedAt                func(childComplexity int) int
 		Description              func(childComplexity int) int
@@ -1241,6 +1274,17 @@ type ComplexityRoot struct {
 		Tenant                   func(childComplexity int) int
 		URL                      func(childComplexity int) int
 		UpdatedAt                func(childComplexity int) int
+	}
+
+	WebhookEndpointConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	WebhookEndpointEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	WebhookEndpointPayload struct {
@@ -1329,7 +1373,7 @@ type ClusterResolver interface {
 	LastHeartbeatAge(ctx context.Context, obj *model.Cluster) (*int, error)
 	Inventory(ctx context.Context, obj *model.Cluster) (*protocol.Inventory, error)
 	ApplyErrors(ctx context.Context, obj *model.Cluster) (*model.ApplyFailure, error)
-	ConnectTokens(ctx context.Context, obj *model.Cluster) ([]*model.ConnectToken, error)
+	ConnectTokens(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.ConnectTokenConnection, error)
 	Commands(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.CommandConnection, error)
 	DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error)
 	Install(ctx context.Context, obj *model.Cluster) (*install.Bundle, error)
@@ -1474,8 +1518,8 @@ type ProjectResolver interface {
 	Environments(ctx context.Context, obj *model.Project, first *int, after *string, last *int, before *string) (*gqlmodel.EnvironmentConnection, error)
 	Services(ctx context.Context, obj *model.Project, first *int, after *string, last *int, before *string) (*gqlmodel.ServiceConnection, error)
 	Variables(ctx context.Context, obj *model.Project) ([]*model.Variable, error)
-	Webhooks(ctx context.Context, obj *model.Project) ([]*model.Webhook, error)
-	WebhookEndpoints(ctx context.Context, obj *model.Project) ([]*model.Endpoint, error)
+	Webhooks(ctx context.Context, obj *model.Project, first *int, after *string, last *int, before *string) (*gqlmodel.WebhookConnection, error)
+	WebhookEndpoints(ctx context.Context, obj *model.Project, first *int, after *string, last *int, before *string) (*gqlmodel.WebhookEndpointConnection, error)
 	ChangeSets(ctx context.Context, obj *model.Project, states []model.ChangeSetState, first *int, after *string, last *int, before *string) (*gqlmodel.ChangeSetConnection, error)
 }
 type ProjectMemberResolver interface {
@@ -1546,8 +1590,8 @@ type TenantResolver interface {
 	Clusters(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.ClusterConnection, error)
 	ApprovalQueue(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.DeploymentConnection, error)
 	DeploymentsUnderWay(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.DeploymentConnection, error)
-	WebhookEndpoints(ctx context.Context, obj *model.Tenant) ([]*model.Endpoint, error)
-	Invitations(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Invitation, error)
+	WebhookEndpoints(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.WebhookEndpointConnection, error)
+	Invitations(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.InvitationConnection, error)
 	AuditEvents(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string, filter *gqlmodel.AuditEventFilter) (*gqlmodel.AuditEventConnection, error)
 }
 type VariableResolver interface {
@@ -2456,7 +2500,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Cluster.ConnectTokens(childComplexity), true
+		args, err := ec.field_Cluster_connectTokens_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Cluster.ConnectTokens(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Cluster.createdAt":
 		if e.ComplexityRoot.Cluster.CreatedAt == nil {
 			break
@@ -2927,6 +2976,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ConnectToken.RevokedAt(childComplexity), true
+
+	case "ConnectTokenConnection.edges":
+		if e.ComplexityRoot.ConnectTokenConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectTokenConnection.Edges(childComplexity), true
+	case "ConnectTokenConnection.nodes":
+		if e.ComplexityRoot.ConnectTokenConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectTokenConnection.Nodes(childComplexity), true
+	case "ConnectTokenConnection.pageInfo":
+		if e.ComplexityRoot.ConnectTokenConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectTokenConnection.PageInfo(childComplexity), true
+
+	case "ConnectTokenEdge.cursor":
+		if e.ComplexityRoot.ConnectTokenEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectTokenEdge.Cursor(childComplexity), true
+	case "ConnectTokenEdge.node":
+		if e.ComplexityRoot.ConnectTokenEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectTokenEdge.Node(childComplexity), true
 
 	case "CreateApiTokenPayload.apiToken":
 		if e.ComplexityRoot.CreateApiTokenPayload.APIToken == nil {
@@ -3685,6 +3766,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Invitation.Status(childComplexity), true
+
+	case "InvitationConnection.edges":
+		if e.ComplexityRoot.InvitationConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InvitationConnection.Edges(childComplexity), true
+	case "InvitationConnection.nodes":
+		if e.ComplexityRoot.InvitationConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InvitationConnection.Nodes(childComplexity), true
+	case "InvitationConnection.pageInfo":
+		if e.ComplexityRoot.InvitationConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InvitationConnection.PageInfo(childComplexity), true
+
+	case "InvitationEdge.cursor":
+		if e.ComplexityRoot.InvitationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InvitationEdge.Cursor(childComplexity), true
+	case "InvitationEdge.node":
+		if e.ComplexityRoot.InvitationEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InvitationEdge.Node(childComplexity), true
 
 	case "InviteMemberPayload.invitation":
 		if e.ComplexityRoot.InviteMemberPayload.Invitation == nil {
@@ -4923,13 +5036,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Project.WebhookEndpoints(childComplexity), true
+		args, err := ec.field_Project_webhookEndpoints_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Project.WebhookEndpoints(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Project.webhooks":
 		if e.ComplexityRoot.Project.Webhooks == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Project.Webhooks(childComplexity), true
+		args, err := ec.field_Project_webhooks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Project.Webhooks(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "ProjectConnection.edges":
 		if e.ComplexityRoot.ProjectConnection.Edges == nil {
@@ -6005,7 +6128,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Tenant.Invitations(childComplexity, args["first"].(*int)), true
+		return e.ComplexityRoot.Tenant.Invitations(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Tenant.members":
 		if e.ComplexityRoot.Tenant.Members == nil {
 			break
@@ -6051,7 +6174,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Tenant.WebhookEndpoints(childComplexity), true
+		args, err := ec.field_Tenant_webhookEndpoints_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Tenant.WebhookEndpoints(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "TenantConnection.edges":
 		if e.ComplexityRoot.TenantConnection.Edges == nil {
@@ -6424,6 +6552,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WebhookAttempt.StatusCode(childComplexity), true
 
+	case "WebhookConnection.edges":
+		if e.ComplexityRoot.WebhookConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookConnection.Edges(childComplexity), true
+	case "WebhookConnection.nodes":
+		if e.ComplexityRoot.WebhookConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookConnection.Nodes(childComplexity), true
+	case "WebhookConnection.pageInfo":
+		if e.ComplexityRoot.WebhookConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookConnection.PageInfo(childComplexity), true
+
 	case "WebhookDelivery.builds":
 		if e.ComplexityRoot.WebhookDelivery.Builds == nil {
 			break
@@ -6529,6 +6676,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WebhookDeliveryEdge.Node(childComplexity), true
 
+	case "WebhookEdge.cursor":
+		if e.ComplexityRoot.WebhookEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEdge.Cursor(childComplexity), true
+	case "WebhookEdge.node":
+		if e.ComplexityRoot.WebhookEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEdge.Node(childComplexity), true
+
 	case "WebhookEndpoint.createdAt":
 		if e.ComplexityRoot.WebhookEndpoint.CreatedAt == nil {
 			break
@@ -6618,6 +6778,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WebhookEndpoint.UpdatedAt(childComplexity), true
+
+	case "WebhookEndpointConnection.edges":
+		if e.ComplexityRoot.WebhookEndpointConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointConnection.Edges(childComplexity), true
+	case "WebhookEndpointConnection.nodes":
+		if e.ComplexityRoot.WebhookEndpointConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointConnection.Nodes(childComplexity), true
+	case "WebhookEndpointConnection.pageInfo":
+		if e.ComplexityRoot.WebhookEndpointConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointConnection.PageInfo(childComplexity), true
+
+	case "WebhookEndpointEdge.cursor":
+		if e.ComplexityRoot.WebhookEndpointEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointEdge.Cursor(childComplexity), true
+	case "WebhookEndpointEdge.node":
+		if e.ComplexityRoot.WebhookEndpointEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointEdge.Node(childComplexity), true
 
 	case "WebhookEndpointPayload.endpoint":
 		if e.ComplexityRoot.WebhookEndpointPayload.Endpoint == nil {
@@ -7306,12 +7498,27 @@ type Tenant implements Node {
     before: String
   ): DeploymentConnection!
   "Every outbound webhook endpoint of the tenant, its projects' included, oldest first. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
-  webhookEndpoints: [WebhookEndpoint!]
+  webhookEndpoints(
+    "Page forwards: how many endpoints, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many endpoints, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): WebhookEndpointConnection
   "Invitations to sign in, newest first. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   invitations(
-    "At most this many invitations, 1 to 100."
-    first: Int = 20
-  ): [Invitation!]
+    "Page forwards: how many invitations, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many invitations, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): InvitationConnection
   "The audit history, newest first. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   auditEvents(
     "Page forwards: how many events, 0 to 100 (20 when neither first nor last is given). Not with last."
@@ -7550,10 +7757,28 @@ type Project implements Node {
   ): ServiceConnection!
   "The variables set at project scope."
   variables: [Variable!]!
-  "The project's push webhooks, its services' included."
-  webhooks: [Webhook!]!
+  "The project's push webhooks, its services' included, oldest first."
+  webhooks(
+    "Page forwards: how many webhooks, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many webhooks, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): WebhookConnection!
   "Outbound webhook endpoints told of the project's events, oldest first. Its project managers and tenant admins: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
-  webhookEndpoints: [WebhookEndpoint!]
+  webhookEndpoints(
+    "Page forwards: how many endpoints, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many endpoints, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): WebhookEndpointConnection
   "The project's change sets, newest first; of the given states only when states is given."
   changeSets(
     "Only change sets in one of these states; all when omitted."
@@ -7774,8 +7999,17 @@ type Cluster implements Node {
   inventory: ClusterInventory
   "The agent's last failure to apply a revision; null when there is none, or once a later revision applied."
   applyErrors: ApplyFailure
-  "The cluster's connect tokens, never their secrets. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
-  connectTokens: [ConnectToken!]
+  "The cluster's connect tokens, oldest first, never their secrets. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
+  connectTokens(
+    "Page forwards: how many tokens, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many tokens, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): ConnectTokenConnection
   "Commands queued for the cluster's agent, newest first. A command acting in a project (a restart of one of its services) is listed only to those who may read that project; cluster-wide ones to every tenant member."
   commands(
     "Page forwards: how many commands, 0 to 100 (20 when neither first nor last is given). Not with last."
@@ -7926,6 +8160,78 @@ type ClusterInstall {
   manifests: String!
   "The command that installs the agent: apply the manifests (saved under the file name it uses), then create the token Secret from $NEBULA_CONNECT_TOKEN, the token registerCluster or regenerateConnectToken returned."
   command: String!
+}
+
+"A page of invitations."
+type InvitationConnection {
+  "The page's invitations, each with its cursor."
+  edges: [InvitationEdge!]!
+  "The page's invitations, without cursors."
+  nodes: [Invitation!]!
+  "Where the page stands in the list."
+  pageInfo: PageInfo!
+}
+
+"A invitation in a page, with its cursor."
+type InvitationEdge {
+  "Opaque: pass it as after or before to page from this invitation."
+  cursor: String!
+  "The invitation."
+  node: Invitation!
+}
+
+"A page of connect tokens."
+type ConnectTokenConnection {
+  "The page's connect tokens, each with its cursor."
+  edges: [ConnectTokenEdge!]!
+  "The page's connect tokens, without cursors."
+  nodes: [ConnectToken!]!
+  "Where the page stands in the list."
+  pageInfo: PageInfo!
+}
+
+"A connect token in a page, with its cursor."
+type ConnectTokenEdge {
+  "Opaque: pass it as after or before to page from this connect token."
+  cursor: String!
+  "The connect token."
+  node: ConnectToken!
+}
+
+"A page of webhook endpoints."
+type WebhookEndpointConnection {
+  "The page's webhook endpoints, each with its cursor."
+  edges: [WebhookEndpointEdge!]!
+  "The page's webhook endpoints, without cursors."
+  nodes: [WebhookEndpoint!]!
+  "Where the page stands in the list."
+  pageInfo: PageInfo!
+}
+
+"A webhook endpoint in a page, with its cursor."
+type WebhookEndpointEdge {
+  "Opaque: pass it as after or before to page from this webhook endpoint."
+  cursor: String!
+  "The webhook endpoint."
+  node: WebhookEndpoint!
+}
+
+"A page of push webhooks."
+type WebhookConnection {
+  "The page's push webhooks, each with its cursor."
+  edges: [WebhookEdge!]!
+  "The page's push webhooks, without cursors."
+  nodes: [Webhook!]!
+  "Where the page stands in the list."
+  pageInfo: PageInfo!
+}
+
+"A push webhook in a page, with its cursor."
+type WebhookEdge {
+  "Opaque: pass it as after or before to page from this push webhook."
+  cursor: String!
+  "The push webhook."
+  node: Webhook!
 }
 
 "A page of clusters."
@@ -11245,6 +11551,28 @@ func (ec *executionContext) childFields_ConnectToken(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type ConnectToken", field.Name)
 }
 
+func (ec *executionContext) childFields_ConnectTokenConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ConnectTokenConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ConnectTokenConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ConnectTokenConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConnectTokenConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ConnectTokenEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ConnectTokenEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ConnectTokenEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConnectTokenEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_CreateApiTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "apiToken":
@@ -11663,6 +11991,28 @@ func (ec *executionContext) childFields_Invitation(ctx context.Context, field gr
 		return ec.fieldContext_Invitation_revokedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Invitation", field.Name)
+}
+
+func (ec *executionContext) childFields_InvitationConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_InvitationConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_InvitationConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_InvitationConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type InvitationConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_InvitationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_InvitationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_InvitationEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type InvitationEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_InviteMemberPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12663,6 +13013,18 @@ func (ec *executionContext) childFields_WebhookAttempt(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type WebhookAttempt", field.Name)
 }
 
+func (ec *executionContext) childFields_WebhookConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_WebhookConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_WebhookConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WebhookConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookConnection", field.Name)
+}
+
 func (ec *executionContext) childFields_WebhookDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -12715,6 +13077,16 @@ func (ec *executionContext) childFields_WebhookDeliveryEdge(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type WebhookDeliveryEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_WebhookEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_WebhookEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_WebhookEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_WebhookEndpoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -12747,6 +13119,28 @@ func (ec *executionContext) childFields_WebhookEndpoint(ctx context.Context, fie
 		return ec.fieldContext_WebhookEndpoint_messages(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpoint", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEndpointConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_WebhookEndpointConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_WebhookEndpointConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WebhookEndpointConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpointConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEndpointEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_WebhookEndpointEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_WebhookEndpointEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpointEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_WebhookEndpointPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12960,6 +13354,44 @@ func (ec *executionContext) field_Build_log_args(ctx context.Context, rawArgs ma
 }
 
 func (ec *executionContext) field_Cluster_commands_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Cluster_connectTokens_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
@@ -14341,6 +14773,82 @@ func (ec *executionContext) field_Project_services_args(ctx context.Context, raw
 	return args, nil
 }
 
+func (ec *executionContext) field_Project_webhookEndpoints_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Project_webhooks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -14998,6 +15506,30 @@ func (ec *executionContext) field_Tenant_invitations_args(ctx context.Context, r
 		return nil, err
 	}
 	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -15040,6 +15572,44 @@ func (ec *executionContext) field_Tenant_members_args(ctx context.Context, rawAr
 }
 
 func (ec *executionContext) field_Tenant_projects_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Tenant_webhookEndpoints_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
@@ -19137,26 +19707,43 @@ func (ec *executionContext) _Cluster_connectTokens(ctx context.Context, field gr
 			return ec.fieldContext_Cluster_connectTokens(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Cluster().ConnectTokens(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Cluster().ConnectTokens(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.ConnectToken) graphql.Marshaler {
-			return ec.marshalOConnectToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ConnectTokenConnection) graphql.Marshaler {
+			return ec.marshalOConnectTokenConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐConnectTokenConnection(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Cluster_connectTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Cluster_connectTokens(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Cluster",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ConnectToken(ctx, field)
+			return ec.childFields_ConnectTokenConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Cluster_connectTokens_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -20935,6 +21522,157 @@ func (ec *executionContext) _ConnectToken_lastUsedAt(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_ConnectToken_lastUsedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ConnectToken", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ConnectTokenConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ConnectTokenConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectTokenConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.ConnectTokenEdge) graphql.Marshaler {
+			return ec.marshalNConnectTokenEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐConnectTokenEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectTokenConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConnectTokenConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConnectTokenEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConnectTokenConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ConnectTokenConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectTokenConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ConnectToken) graphql.Marshaler {
+			return ec.marshalNConnectToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectTokenConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConnectTokenConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConnectToken(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConnectTokenConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ConnectTokenConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectTokenConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectTokenConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConnectTokenConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConnectTokenEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ConnectTokenEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectTokenEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectTokenEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectTokenEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _ConnectTokenEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ConnectTokenEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectTokenEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConnectToken) graphql.Marshaler {
+			return ec.marshalNConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectTokenEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConnectTokenEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConnectToken(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CreateApiTokenPayload_apiToken(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.CreateAPITokenPayload) (ret graphql.Marshaler) {
@@ -24242,6 +24980,157 @@ func (ec *executionContext) _Invitation_revokedAt(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_Invitation_revokedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Invitation", field, false, false, "Time")
+}
+
+func (ec *executionContext) _InvitationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.InvitationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InvitationConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.InvitationEdge) graphql.Marshaler {
+			return ec.marshalNInvitationEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInvitationEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InvitationConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvitationConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_InvitationEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvitationConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.InvitationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InvitationConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Invitation) graphql.Marshaler {
+			return ec.marshalNInvitation2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InvitationConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvitationConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Invitation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvitationConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.InvitationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InvitationConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InvitationConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvitationConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InvitationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.InvitationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InvitationEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InvitationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InvitationEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _InvitationEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.InvitationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InvitationEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Invitation) graphql.Marshaler {
+			return ec.marshalNInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InvitationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InvitationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Invitation(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _InviteMemberPayload_member(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.InviteMemberPayload) (ret graphql.Marshaler) {
@@ -29230,26 +30119,43 @@ func (ec *executionContext) _Project_webhooks(ctx context.Context, field graphql
 			return ec.fieldContext_Project_webhooks(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Project().Webhooks(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Project().Webhooks(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.Webhook) graphql.Marshaler {
-			return ec.marshalNWebhook2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.WebhookConnection) graphql.Marshaler {
+			return ec.marshalNWebhookConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookConnection(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Project_webhooks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Project_webhooks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Project",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Webhook(ctx, field)
+			return ec.childFields_WebhookConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Project_webhooks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -29262,26 +30168,43 @@ func (ec *executionContext) _Project_webhookEndpoints(ctx context.Context, field
 			return ec.fieldContext_Project_webhookEndpoints(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Project().WebhookEndpoints(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Project().WebhookEndpoints(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.Endpoint) graphql.Marshaler {
-			return ec.marshalOWebhookEndpoint2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.WebhookEndpointConnection) graphql.Marshaler {
+			return ec.marshalOWebhookEndpointConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointConnection(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Project_webhookEndpoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Project_webhookEndpoints(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Project",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_WebhookEndpoint(ctx, field)
+			return ec.childFields_WebhookEndpointConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Project_webhookEndpoints_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -34298,26 +35221,43 @@ func (ec *executionContext) _Tenant_webhookEndpoints(ctx context.Context, field 
 			return ec.fieldContext_Tenant_webhookEndpoints(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Tenant().WebhookEndpoints(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Tenant().WebhookEndpoints(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.Endpoint) graphql.Marshaler {
-			return ec.marshalOWebhookEndpoint2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.WebhookEndpointConnection) graphql.Marshaler {
+			return ec.marshalOWebhookEndpointConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointConnection(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Tenant_webhookEndpoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Tenant_webhookEndpoints(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Tenant",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_WebhookEndpoint(ctx, field)
+			return ec.childFields_WebhookEndpointConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Tenant_webhookEndpoints_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -34331,11 +35271,11 @@ func (ec *executionContext) _Tenant_invitations(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Tenant().Invitations(ctx, obj, fc.Args["first"].(*int))
+			return ec.Resolvers.Tenant().Invitations(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.Invitation) graphql.Marshaler {
-			return ec.marshalOInvitation2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitationᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.InvitationConnection) graphql.Marshaler {
+			return ec.marshalOInvitationConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInvitationConnection(ctx, selections, v)
 		},
 		true,
 		false,
@@ -34348,7 +35288,7 @@ func (ec *executionContext) fieldContext_Tenant_invitations(ctx context.Context,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Invitation(ctx, field)
+			return ec.childFields_InvitationConnection(ctx, field)
 		},
 	}
 	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
@@ -36042,6 +36982,102 @@ func (ec *executionContext) fieldContext_WebhookAttempt_redelivery(_ context.Con
 	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _WebhookConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.WebhookEdge) graphql.Marshaler {
+			return ec.marshalNWebhookEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Webhook) graphql.Marshaler {
+			return ec.marshalNWebhook2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _WebhookDelivery_id(ctx context.Context, field graphql.CollectedField, obj *model.WebhookDelivery) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -36496,6 +37532,61 @@ func (ec *executionContext) fieldContext_WebhookDeliveryEdge_node(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _WebhookEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Webhook) graphql.Marshaler {
+			return ec.marshalNWebhook2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhook(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _WebhookEndpoint_id(ctx context.Context, field graphql.CollectedField, obj *model.Endpoint) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -36859,6 +37950,157 @@ func (ec *executionContext) fieldContext_WebhookEndpoint_messages(ctx context.Co
 		return fc, err
 	}
 	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEndpointConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookEndpointConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpointConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.WebhookEndpointEdge) graphql.Marshaler {
+			return ec.marshalNWebhookEndpointEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpointConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEndpointConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpointEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEndpointConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookEndpointConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpointConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Endpoint) graphql.Marshaler {
+			return ec.marshalNWebhookEndpoint2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpointConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEndpointConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEndpointConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookEndpointConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpointConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpointConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEndpointConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEndpointEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookEndpointEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpointEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpointEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpointEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _WebhookEndpointEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.WebhookEndpointEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpointEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Endpoint) graphql.Marshaler {
+			return ec.marshalNWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpointEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEndpointEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
 	return fc, nil
 }
 
@@ -44951,6 +46193,93 @@ func (ec *executionContext) _ConnectToken(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var connectTokenConnectionImplementors = []string{"ConnectTokenConnection"}
+
+func (ec *executionContext) _ConnectTokenConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ConnectTokenConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, connectTokenConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConnectTokenConnection")
+		case "edges":
+			out.Values[i] = ec._ConnectTokenConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ConnectTokenConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ConnectTokenConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var connectTokenEdgeImplementors = []string{"ConnectTokenEdge"}
+
+func (ec *executionContext) _ConnectTokenEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ConnectTokenEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, connectTokenEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConnectTokenEdge")
+		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ConnectTokenEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ConnectTokenEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var createApiTokenPayloadImplementors = []string{"CreateApiTokenPayload"}
 
 func (ec *executionContext) _CreateApiTokenPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.CreateAPITokenPayload) graphql.Marshaler {
@@ -46635,6 +47964,93 @@ func (ec *executionContext) _Invitation(ctx context.Context, sel ast.SelectionSe
 			out.Values[i] = ec._Invitation_revokedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var invitationConnectionImplementors = []string{"InvitationConnection"}
+
+func (ec *executionContext) _InvitationConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.InvitationConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, invitationConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InvitationConnection")
+		case "edges":
+			out.Values[i] = ec._InvitationConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._InvitationConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._InvitationConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var invitationEdgeImplementors = []string{"InvitationEdge"}
+
+func (ec *executionContext) _InvitationEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.InvitationEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, invitationEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InvitationEdge")
+		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._InvitationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._InvitationEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -51318,6 +52734,49 @@ func (ec *executionContext) _WebhookAttempt(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var webhookConnectionImplementors = []string{"WebhookConnection"}
+
+func (ec *executionContext) _WebhookConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.WebhookConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookConnection")
+		case "edges":
+			out.Values[i] = ec._WebhookConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._WebhookConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._WebhookConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var webhookDeliveryImplementors = []string{"WebhookDelivery", "Node"}
 
 func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookDelivery) graphql.Marshaler {
@@ -51545,6 +53004,50 @@ func (ec *executionContext) _WebhookDeliveryEdge(ctx context.Context, sel ast.Se
 	return out
 }
 
+var webhookEdgeImplementors = []string{"WebhookEdge"}
+
+func (ec *executionContext) _WebhookEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.WebhookEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookEdge")
+		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._WebhookEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._WebhookEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var webhookEndpointImplementors = []string{"WebhookEndpoint", "Node"}
 
 func (ec *executionContext) _WebhookEndpoint(ctx context.Context, sel ast.SelectionSet, obj *model.Endpoint) graphql.Marshaler {
@@ -51679,6 +53182,93 @@ func (ec *executionContext) _WebhookEndpoint(ctx context.Context, sel ast.Select
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._WebhookEndpoint_messages(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var webhookEndpointConnectionImplementors = []string{"WebhookEndpointConnection"}
+
+func (ec *executionContext) _WebhookEndpointConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.WebhookEndpointConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEndpointConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookEndpointConnection")
+		case "edges":
+			out.Values[i] = ec._WebhookEndpointConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._WebhookEndpointConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._WebhookEndpointConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var webhookEndpointEdgeImplementors = []string{"WebhookEndpointEdge"}
+
+func (ec *executionContext) _WebhookEndpointEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.WebhookEndpointEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEndpointEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookEndpointEdge")
+		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._WebhookEndpointEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._WebhookEndpointEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -53093,12 +54683,52 @@ func (ec *executionContext) marshalNConfigChangeKind2githubᚗcomᚋnebulactrl�
 	return v
 }
 
+func (ec *executionContext) marshalNConnectToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ConnectToken) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx context.Context, sel ast.SelectionSet, v *model.ConnectToken) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ConnectToken!")
 		return graphql.Null
 	}
 	return ec._ConnectToken(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNConnectTokenEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐConnectTokenEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ConnectTokenEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConnectTokenEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐConnectTokenEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConnectTokenEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐConnectTokenEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ConnectTokenEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ConnectTokenEdge!")
+		return graphql.Null
+	}
+	return ec._ConnectTokenEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCreateApiTokenInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCreateAPITokenInput(ctx context.Context, v any) (gqlmodel.CreateAPITokenInput, error) {
@@ -53968,12 +55598,52 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) marshalNInvitation2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Invitation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx context.Context, sel ast.SelectionSet, v *model.Invitation) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Invitation!")
 		return graphql.Null
 	}
 	return ec._Invitation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNInvitationEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInvitationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.InvitationEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNInvitationEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInvitationEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNInvitationEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInvitationEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.InvitationEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "InvitationEdge!")
+		return graphql.Null
+	}
+	return ec._InvitationEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNInvitationStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInvitationStatus(ctx context.Context, v any) (gqlmodel.InvitationStatus, error) {
@@ -55372,6 +57042,14 @@ func (ec *executionContext) marshalNWebhookAttempt2ᚖgithubᚗcomᚋnebulactrl�
 	return ec._WebhookAttempt(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNWebhookConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.WebhookConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WebhookConnection!")
+		return graphql.Null
+	}
+	return ec._WebhookConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNWebhookDelivery2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDeliveryᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.WebhookDelivery) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -55428,12 +57106,76 @@ func (ec *executionContext) marshalNWebhookDeliveryEdge2ᚖgithubᚗcomᚋnebula
 	return ec._WebhookDeliveryEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNWebhookEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.WebhookEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.WebhookEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WebhookEdge!")
+		return graphql.Null
+	}
+	return ec._WebhookEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookEndpoint2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Endpoint) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx context.Context, sel ast.SelectionSet, v *model.Endpoint) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "WebhookEndpoint!")
 		return graphql.Null
 	}
 	return ec._WebhookEndpoint(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookEndpointEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.WebhookEndpointEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookEndpointEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookEndpointEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.WebhookEndpointEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WebhookEndpointEdge!")
+		return graphql.Null
+	}
+	return ec._WebhookEndpointEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNWebhookEndpointInput2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointInput(ctx context.Context, v any) (gqlmodel.WebhookEndpointInput, error) {
@@ -55898,30 +57640,18 @@ func (ec *executionContext) marshalOCommand2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 	return ec._Command(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOConnectToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ConnectToken) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
 func (ec *executionContext) marshalOConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx context.Context, sel ast.SelectionSet, v *model.ConnectToken) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._ConnectToken(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOConnectTokenConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐConnectTokenConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ConnectTokenConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ConnectTokenConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalODeployment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeployment(ctx context.Context, sel ast.SelectionSet, v *model.Deployment) graphql.Marshaler {
@@ -56118,30 +57848,18 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
-func (ec *executionContext) marshalOInvitation2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Invitation) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
 func (ec *executionContext) marshalOInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx context.Context, sel ast.SelectionSet, v *model.Invitation) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Invitation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOInvitationConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInvitationConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.InvitationConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._InvitationConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOKubeEventPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.KubeEventPage) graphql.Marshaler {
@@ -56509,30 +58227,18 @@ func (ec *executionContext) marshalOWebhookDelivery2ᚖgithubᚗcomᚋnebulactrl
 	return ec._WebhookDelivery(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOWebhookEndpoint2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Endpoint) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
 func (ec *executionContext) marshalOWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx context.Context, sel ast.SelectionSet, v *model.Endpoint) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._WebhookEndpoint(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOWebhookEndpointConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.WebhookEndpointConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WebhookEndpointConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOWebhookEventType2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventTypeᚄ(ctx context.Context, v any) ([]gqlmodel.WebhookEventType, error) {

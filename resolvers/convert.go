@@ -495,3 +495,45 @@ func optionalSecret(s string) *string {
 	}
 	return &s
 }
+
+func invitationConn(ctx context.Context, p store.Page[model.Invitation]) *gqlmodel.InvitationConnection {
+	return conn(ctx, p, func(v *model.Invitation) string { return string(v.ID) },
+		func(c string, n *model.Invitation) *gqlmodel.InvitationEdge {
+			return &gqlmodel.InvitationEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.InvitationEdge, n []*model.Invitation, pi *gqlmodel.PageInfo) *gqlmodel.InvitationConnection {
+			return &gqlmodel.InvitationConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func connectTokenConn(ctx context.Context, p store.Page[model.ConnectToken]) *gqlmodel.ConnectTokenConnection {
+	return conn(ctx, p, func(v *model.ConnectToken) string { return string(v.ID) },
+		func(c string, n *model.ConnectToken) *gqlmodel.ConnectTokenEdge {
+			return &gqlmodel.ConnectTokenEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.ConnectTokenEdge, n []*model.ConnectToken, pi *gqlmodel.PageInfo) *gqlmodel.ConnectTokenConnection {
+			return &gqlmodel.ConnectTokenConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func webhookConn(ctx context.Context, p store.Page[model.Webhook]) *gqlmodel.WebhookConnection {
+	return conn(ctx, p, func(v *model.Webhook) string { return string(v.ID) },
+		func(c string, n *model.Webhook) *gqlmodel.WebhookEdge {
+			return &gqlmodel.WebhookEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.WebhookEdge, n []*model.Webhook, pi *gqlmodel.PageInfo) *gqlmodel.WebhookConnection {
+			return &gqlmodel.WebhookConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func endpointID(v *model.Endpoint) string { return string(v.ID) }
+
+func endpointConn(ctx context.Context, p store.Page[model.Endpoint]) *gqlmodel.WebhookEndpointConnection {
+	return conn(ctx, p, endpointID,
+		func(c string, n *model.Endpoint) *gqlmodel.WebhookEndpointEdge {
+			return &gqlmodel.WebhookEndpointEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.WebhookEndpointEdge, n []*model.Endpoint, pi *gqlmodel.PageInfo) *gqlmodel.WebhookEndpointConnection {
+			return &gqlmodel.WebhookEndpointConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -112,6 +114,14 @@ func connReadsIn(op *graphql.OperationContext, fields []graphql.CollectedField) 
 		}
 	}
 	return r
+}
+
+// pageOfAll pages a whole list read in memory (a short one: a cluster's
+// connect tokens, a project's webhooks), put in id order first: oldest
+// first, as ids are time-ordered.
+func pageOfAll[T any](all []*T, id func(*T) string, pg store.PageArgs) store.Page[T] {
+	slices.SortFunc(all, func(a, b *T) int { return strings.Compare(id(a), id(b)) })
+	return pageOfSlice(all, id, pg)
 }
 
 // pageOfSlice pages an in-memory list already in id order.

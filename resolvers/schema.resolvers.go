@@ -181,8 +181,16 @@ func (r *clusterResolver) ApplyErrors(ctx context.Context, obj *model.Cluster) (
 	return clusters.ApplyErrorsOf(obj)
 }
 
-func (r *clusterResolver) ConnectTokens(ctx context.Context, obj *model.Cluster) ([]*model.ConnectToken, error) {
-	return r.Plane.Clusters.ConnectTokens(ctx, obj)
+func (r *clusterResolver) ConnectTokens(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.ConnectTokenConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	all, err := r.Plane.Clusters.ConnectTokens(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return connectTokenConn(ctx, pageOfAll(all, func(t *model.ConnectToken) string { return string(t.ID) }, pg)), nil
 }
 
 func (r *clusterResolver) Commands(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.CommandConnection, error) {
@@ -1087,12 +1095,28 @@ func (r *projectResolver) Variables(ctx context.Context, obj *model.Project) ([]
 	return r.Plane.Delivery.Variables(ctx, obj.Scope(), nil, nil)
 }
 
-func (r *projectResolver) Webhooks(ctx context.Context, obj *model.Project) ([]*model.Webhook, error) {
-	return r.Plane.Builds.WebhooksOf(ctx, obj)
+func (r *projectResolver) Webhooks(ctx context.Context, obj *model.Project, first *int, after *string, last *int, before *string) (*gqlmodel.WebhookConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	all, err := r.Plane.Builds.WebhooksOf(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return webhookConn(ctx, pageOfAll(all, func(w *model.Webhook) string { return string(w.ID) }, pg)), nil
 }
 
-func (r *projectResolver) WebhookEndpoints(ctx context.Context, obj *model.Project) ([]*model.Endpoint, error) {
-	return r.Plane.Outbound.EndpointsOfProject(ctx, obj)
+func (r *projectResolver) WebhookEndpoints(ctx context.Context, obj *model.Project, first *int, after *string, last *int, before *string) (*gqlmodel.WebhookEndpointConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	all, err := r.Plane.Outbound.EndpointsOfProject(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return endpointConn(ctx, pageOfAll(all, endpointID, pg)), nil
 }
 
 func (r *projectResolver) ChangeSets(ctx context.Context, obj *model.Project, states []model.ChangeSetState, first *int, after *string, last *int, before *string) (*gqlmodel.ChangeSetConnection, error) {
@@ -1575,12 +1599,28 @@ func (r *tenantResolver) DeploymentsUnderWay(ctx context.Context, obj *model.Ten
 	return deploymentConn(ctx, p), nil
 }
 
-func (r *tenantResolver) WebhookEndpoints(ctx context.Context, obj *model.Tenant) ([]*model.Endpoint, error) {
-	return r.Plane.Outbound.EndpointsOfTenant(ctx, obj.ID)
+func (r *tenantResolver) WebhookEndpoints(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.WebhookEndpointConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	all, err := r.Plane.Outbound.EndpointsOfTenant(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	return endpointConn(ctx, pageOfAll(all, endpointID, pg)), nil
 }
 
-func (r *tenantResolver) Invitations(ctx context.Context, obj *model.Tenant, first *int) ([]*model.Invitation, error) {
-	return r.Plane.People.Invitations(ctx, obj.ID, deref(first, 20))
+func (r *tenantResolver) Invitations(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string) (*gqlmodel.InvitationConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.Plane.People.Invitations(ctx, obj.ID, pg)
+	if err != nil {
+		return nil, err
+	}
+	return invitationConn(ctx, p), nil
 }
 
 func (r *tenantResolver) AuditEvents(ctx context.Context, obj *model.Tenant, first *int, after *string, last *int, before *string, filter *gqlmodel.AuditEventFilter) (*gqlmodel.AuditEventConnection, error) {

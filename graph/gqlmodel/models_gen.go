@@ -304,6 +304,24 @@ type CommentOnChangeSetInput struct {
 	Body string `json:"body"`
 }
 
+// A page of connect tokens.
+type ConnectTokenConnection struct {
+	// The page's connect tokens, each with its cursor.
+	Edges []*ConnectTokenEdge `json:"edges"`
+	// The page's connect tokens, without cursors.
+	Nodes []*model.ConnectToken `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A connect token in a page, with its cursor.
+type ConnectTokenEdge struct {
+	// Opaque: pass it as after or before to page from this connect token.
+	Cursor string `json:"cursor"`
+	// The connect token.
+	Node *model.ConnectToken `json:"node"`
+}
+
 // An API token to create.
 type CreateAPITokenInput struct {
 	// A name to tell it apart: 1 to 100 characters.
@@ -700,6 +718,24 @@ type GitSourceInput struct {
 	DeployOnPush []string `json:"deployOnPush,omitempty"`
 	// A read credential for a private repository (deploy key or token): sealed, never returned. Left out: the stored one is kept; empty: removed.
 	Credential *string `json:"credential,omitempty"`
+}
+
+// A page of invitations.
+type InvitationConnection struct {
+	// The page's invitations, each with its cursor.
+	Edges []*InvitationEdge `json:"edges"`
+	// The page's invitations, without cursors.
+	Nodes []*model.Invitation `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A invitation in a page, with its cursor.
+type InvitationEdge struct {
+	// Opaque: pass it as after or before to page from this invitation.
+	Cursor string `json:"cursor"`
+	// The invitation.
+	Node *model.Invitation `json:"node"`
 }
 
 // A person to invite to sign in to a tenant.
@@ -1452,6 +1488,16 @@ type Viewer struct {
 	APITokens *APITokenConnection `json:"apiTokens"`
 }
 
+// A page of push webhooks.
+type WebhookConnection struct {
+	// The page's push webhooks, each with its cursor.
+	Edges []*WebhookEdge `json:"edges"`
+	// The page's push webhooks, without cursors.
+	Nodes []*model.Webhook `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
 // A page of push webhook deliveries.
 type WebhookDeliveryConnection struct {
 	// The page's deliveries, each with its cursor.
@@ -1468,6 +1514,32 @@ type WebhookDeliveryEdge struct {
 	Cursor string `json:"cursor"`
 	// The delivery.
 	Node *model.WebhookDelivery `json:"node"`
+}
+
+// A push webhook in a page, with its cursor.
+type WebhookEdge struct {
+	// Opaque: pass it as after or before to page from this push webhook.
+	Cursor string `json:"cursor"`
+	// The push webhook.
+	Node *model.Webhook `json:"node"`
+}
+
+// A page of webhook endpoints.
+type WebhookEndpointConnection struct {
+	// The page's webhook endpoints, each with its cursor.
+	Edges []*WebhookEndpointEdge `json:"edges"`
+	// The page's webhook endpoints, without cursors.
+	Nodes []*model.Endpoint `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A webhook endpoint in a page, with its cursor.
+type WebhookEndpointEdge struct {
+	// Opaque: pass it as after or before to page from this webhook endpoint.
+	Cursor string `json:"cursor"`
+	// The webhook endpoint.
+	Node *model.Endpoint `json:"node"`
 }
 
 // An outbound webhook endpoint to act on.

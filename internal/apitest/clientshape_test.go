@@ -33,10 +33,10 @@ func TestForbiddenFieldsArePartial(t *testing.T) {
 			viewer { tenants(first: 5) { edges { node { id name viewerRole
 				projects(first: 5) { edges { node { id name } } }
 				clusters(first: 5) { edges { node { id name } } }
-				invitations { id }
-				webhookEndpoints { id }
+				invitations { nodes { id } }
+				webhookEndpoints { nodes { id } }
 				auditEvents(first: 5) { edges { node { id action } } } } } } }
-			cluster: node(id: $c) { ... on Cluster { id name connectTokens { id } desiredState
+			cluster: node(id: $c) { ... on Cluster { id name connectTokens { nodes { id } } desiredState
 				events { hasMore } drift { kind } } } }`
 		vars := map[string]any{"c": f.ClusterID}
 		admin := env.MustDo(t, f.Owner.Token, dashboard, vars)

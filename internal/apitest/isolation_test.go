@@ -35,7 +35,7 @@ func tenantIDs(t *testing.T, f *Fixture) map[string][]string {
 	}
 	ids["AuditEvent"] = f.Values(t, f.TenantID, `... on Tenant { auditEvents(first: 100) { nodes { id } } }`, "auditEvents.nodes", "id")
 	ids["Variable"] = f.Values(t, f.ServiceID, `... on Service { variables { id } }`, "variables", "id")
-	ids["ConnectToken"] = f.Values(t, f.ClusterID, `... on Cluster { connectTokens { id } }`, "connectTokens", "id")
+	ids["ConnectToken"] = f.Values(t, f.ClusterID, `... on Cluster { connectTokens(first: 100) { nodes { id } } }`, "connectTokens.nodes", "id")
 	res := f.MustDo(t, `mutation($c: ID!) { queueCommand(input: {clusterId: $c, kind: RESYNC}) { command { id } } }`, map[string]any{"c": f.ClusterID})
 	ids["Command"] = []string{res.Str("queueCommand.command.id")}
 	res = f.MustDo(t, `mutation($p: ID!) { openChangeSet(input: {projectId: $p, title: "isolated"}) { changeSet { id } } }`, map[string]any{"p": f.ProjectID})
@@ -124,7 +124,7 @@ func TestCrossTenantIsolation(t *testing.T) {
 		t.Run("lists", func(t *testing.T) {
 			// Tenant B's own lists never show A's objects.
 			res := env.MustDo(t, b.Users[Admin].Token, `query { viewer { tenants { nodes { id
-				invitations { id email }
+				invitations(first: 100) { nodes { id email } }
 				members(first: 100) { nodes { id user { id } } }
 				projects(first: 100) { nodes { id } }
 				clusters(first: 100) { nodes { id } }
@@ -162,8 +162,8 @@ func TestCrossTenantIsolation(t *testing.T) {
 				vars: func(t *testing.T) map[string]any { return map[string]any{"id": invitationID} },
 				after: func(t *testing.T, _ map[string]any) {
 					status := ""
-					for _, i := range a.MustDo(t, `query($t: ID!) { node(id: $t) { ... on Tenant { invitations { id status } } } }`,
-						map[string]any{"t": a.TenantID}).List("node.invitations") {
+					for _, i := range a.MustDo(t, `query($t: ID!) { node(id: $t) { ... on Tenant { invitations(first: 100) { nodes { id status } } } } }`,
+						map[string]any{"t": a.TenantID}).List("node.invitations.nodes") {
 						if dig(i, "id") == invitationID {
 							status, _ = dig(i, "status").(string)
 						}

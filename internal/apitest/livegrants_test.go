@@ -113,7 +113,7 @@ func liveCaller(t *testing.T, f *Fixture, admin bool) *Caller {
 }
 
 const (
-	liveAdminRead   = `query($c: ID!) { node(id: $c) { ... on Cluster { connectTokens { id } } } }`
+	liveAdminRead   = `query($c: ID!) { node(id: $c) { ... on Cluster { connectTokens { nodes { id } } } } }`
 	liveDemote      = `mutation($m: ID!, $r: TenantRole!) { updateMemberRole(input: {memberId: $m, role: $r}) { member { role } userErrors { code } } }`
 	liveSetPlan     = `mutation($t: ID!) { setTenantPlan(input: {tenantId: $t, plan: ENTERPRISE}) { tenant { plan { name } } userErrors { code } } }`
 	liveAddAdmin    = `mutation($t: ID!, $e: String!) { addMember(input: {tenantId: $t, email: $e, name: "sneaky", role: ADMIN}) { member { id } userErrors { code } } }`
@@ -389,7 +389,7 @@ func (l live) end(t *testing.T) (string, []GraphQLError) {
 
 var liveTransports = []string{wsTransportWS, wsLegacyWS, "sse"}
 
-const liveClusterStatus = `subscription($c: ID!) { clusterStatus(clusterId: $c) { desiredRevision connectTokens { id } } }`
+const liveClusterStatus = `subscription($c: ID!) { clusterStatus(clusterId: $c) { desiredRevision connectTokens { nodes { id } } } }`
 
 // bumpRevision changes the fixture service's variables as the owner: the
 // cluster's desired revision moves, and clusterStatus sends an update.
@@ -409,7 +409,7 @@ func TestLiveGrantsSubscriptions(t *testing.T) {
 					c := liveCaller(t, f, true)
 					l := liveSubscribe(t, env, transport, c.Token, liveClusterStatus, map[string]any{"c": f.ClusterID})
 					data, errs, end := l.next()
-					if end != "" || len(errs) > 0 || len(dig(data, "clusterStatus.connectTokens").([]any)) == 0 {
+					if end != "" || len(errs) > 0 || len(dig(data, "clusterStatus.connectTokens.nodes").([]any)) == 0 {
 						t.Fatalf("first update as an admin: data %v errors %v end %q, want the connect tokens", data, errs, end)
 					}
 					f.MustDo(t, liveDemote, map[string]any{"m": c.MemberID, "r": "MEMBER"})

@@ -32,6 +32,13 @@ func TestConnectionPaging(t *testing.T) {
 		wide := f.MustDo(t, `mutation($p: ID!) { createEnvironment(input: {projectId: $p, name: "wide", clusterSelector: [{key: "region", value: "eu"}]}) {
 			environment { id } `+ue+` } }`, map[string]any{"p": f.ProjectID}).Str("createEnvironment.environment.id")
 		f.Env.MustDo(t, f.Users[Editor].Token, `mutation { a: createApiToken(input: {name: "a"}) { `+ue+` } b: createApiToken(input: {name: "b"}) { `+ue+` } }`, nil)
+		// Two invitations, and a second connect token of the cluster.
+		for _, who := range []string{"paged-a@example.com", "paged-b@example.com"} {
+			f.MustDo(t, `mutation($t: ID!, $e: String!) { inviteMember(input: {tenantId: $t, email: $e, name: "Paged", role: MEMBER}) { `+ue+` } }`,
+				map[string]any{"t": f.TenantID, "e": who})
+		}
+		f.MustDo(t, `mutation($c: ID!, $n: String!) { regenerateConnectToken(input: {clusterId: $c, confirmName: $n}) { `+ue+` } }`,
+			map[string]any{"c": f.ClusterID, "n": "prod-eu"})
 
 		cases := []struct {
 			name, token, node, field string
@@ -49,6 +56,8 @@ func TestConnectionPaging(t *testing.T) {
 			{"environment.eligibleNamespaceTargets", f.Owner.Token, wide, `... on Environment { conn: eligibleNamespaceTargets(first: $first, after: $after) { %s } }`},
 			{"tenant.deploymentsUnderWay", f.Owner.Token, f.TenantID, `... on Tenant { conn: deploymentsUnderWay(first: $first, after: $after) { %s } }`},
 			{"tenant.deploymentsUnderWay, a viewer of one project", f.Users[Viewer].Token, f.TenantID, `... on Tenant { conn: deploymentsUnderWay(first: $first, after: $after) { %s } }`},
+			{"tenant.invitations", f.Owner.Token, f.TenantID, `... on Tenant { conn: invitations(first: $first, after: $after) { %s } }`},
+			{"cluster.connectTokens", f.Owner.Token, f.ClusterID, `... on Cluster { conn: connectTokens(first: $first, after: $after) { %s } }`},
 			{"viewer.apiTokens", f.Users[Editor].Token, "", ""},
 		}
 		for _, c := range cases {

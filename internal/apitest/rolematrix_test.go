@@ -254,8 +254,8 @@ func roleMatrix() map[string][]matrixCase {
 			nodeCase("tenant.clusters", tenantOf, `... on Tenant { clusters { nodes { id } } }`, everyone),
 			nodeCase("tenant.approvalQueue", tenantOf, `... on Tenant { approvalQueue { nodes { id } } }`, everyone),
 			nodeCase("tenant.deploymentsUnderWay", tenantOf, `... on Tenant { deploymentsUnderWay { nodes { id } } }`, everyone),
-			nodeCase("tenant.webhookEndpoints", tenantOf, `... on Tenant { webhookEndpoints { id } }`, tenantAdmins),
-			nodeCase("project.webhookEndpoints", projectOf, `... on Project { webhookEndpoints { id } }`, projectManagers),
+			nodeCase("tenant.webhookEndpoints", tenantOf, `... on Tenant { webhookEndpoints { nodes { id } } }`, tenantAdmins),
+			nodeCase("project.webhookEndpoints", projectOf, `... on Project { webhookEndpoints { nodes { id } } }`, projectManagers),
 			endpointNodeCase("webhookEndpoint", func(t *testing.T, f *Fixture, e string) string { return e },
 				`... on WebhookEndpoint { url events messages { nodes { id } } }`),
 			endpointNodeCase("webhookMessage", func(t *testing.T, f *Fixture, e string) string { return f.failedMessage(t, e) },
@@ -427,7 +427,7 @@ func roleMatrix() map[string][]matrixCase {
 				return map[string]any{"t": f.TenantID, "email": f.Unique("invited-"+r.slug()) + "@example.com"}
 			},
 			want:   tenantAdmins,
-			effect: listed("email", tenantOf, `... on Tenant { invitations(first: 100) { email } }`, "invitations", "email"),
+			effect: listed("email", tenantOf, `... on Tenant { invitations(first: 100) { nodes { email } } }`, "invitations.nodes", "email"),
 		}},
 		"revokeInvitation": {{
 			name:  "open",
@@ -1677,6 +1677,6 @@ func previewCase(name, call string, env func(*Fixture) string, want map[Role]acc
 
 func (f *Fixture) connectTokens(t *testing.T) []any {
 	t.Helper()
-	n := f.Node(t, f.ClusterID, "... on Cluster { connectTokens { id } }")
-	return n["connectTokens"].([]any)
+	n := f.Node(t, f.ClusterID, "... on Cluster { connectTokens(first: 100) { nodes { id } } }")
+	return dig(n, "connectTokens.nodes").([]any)
 }

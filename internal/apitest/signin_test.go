@@ -146,8 +146,8 @@ func TestSignIn(t *testing.T) {
 		if a := again.post("/auth/invitation", map[string]string{"invitation": secretOf(link), "passphrase": pass}); a.status != 400 || again.cookie != nil {
 			t.Errorf("the link used a second time: %d %s", a.status, a.raw)
 		}
-		if st := f.MustDo(t, `query($t: ID!) { node(id: $t) { ... on Tenant { invitations { id status acceptedAt } } } }`,
-			map[string]any{"t": f.TenantID}).Str("node.invitations.0.status"); st != "ACCEPTED" {
+		if st := f.MustDo(t, `query($t: ID!) { node(id: $t) { ... on Tenant { invitations { nodes { id status acceptedAt } } } } }`,
+			map[string]any{"t": f.TenantID}).Str("node.invitations.nodes.0.status"); st != "ACCEPTED" {
 			t.Errorf("the invitation is %s, want ACCEPTED", st)
 		}
 		if ue := env.Do(t, f.Owner.Token, `mutation($i: ID!) { revokeInvitation(input: {invitationId: $i}) { invitation { id } `+ue+` } }`,
@@ -312,8 +312,8 @@ func TestSignIn(t *testing.T) {
 			t.Errorf("the removed member's session: %d %s", a.status, a.raw)
 		}
 		testutil.Eventually(t, 5*time.Second, "the invitation list still shows the history", func() (bool, string) {
-			r := f.MustDo(t, `query($t: ID!) { node(id: $t) { ... on Tenant { invitations { id } } } }`, map[string]any{"t": f.TenantID})
-			return len(r.List("node.invitations")) == 1, string(r.Body)
+			r := f.MustDo(t, `query($t: ID!) { node(id: $t) { ... on Tenant { invitations { nodes { id } } } } }`, map[string]any{"t": f.TenantID})
+			return len(r.List("node.invitations.nodes")) == 1, string(r.Body)
 		})
 	})
 }

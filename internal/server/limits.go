@@ -210,7 +210,11 @@ func complexity() graph.ComplexityRoot {
 	}
 	c.Tenant.ApprovalQueue = page
 	c.Tenant.DeploymentsUnderWay = page
-	c.Tenant.Invitations = func(child int, first *int) int { return per(child, size(first, 20)) }
+	c.Tenant.Invitations = page
+	c.Tenant.WebhookEndpoints = page
+	c.Project.WebhookEndpoints = page
+	c.Project.Webhooks = page
+	c.Cluster.ConnectTokens = page
 	c.Project.Members = page
 	c.Project.Environments = page
 	c.Project.Services = page

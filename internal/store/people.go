@@ -104,10 +104,10 @@ func InvitationByHash(ctx context.Context, q Querier, hash []byte) (*model.Invit
 	return Invitations.one(ctx, q, "hash = $1", hash)
 }
 
-// TenantInvitations lists a tenant's invitations, newest first.
-func TenantInvitations(ctx context.Context, q Querier, tenant model.TenantID, limit int) ([]*model.Invitation, error) {
-	return Invitations.query(ctx, q, `SELECT `+Invitations.cols()+` FROM invitations
-		WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, string(tenant), limit)
+// TenantInvitations reads one page of a tenant's invitations, newest
+// first.
+func TenantInvitations(ctx context.Context, q Querier, tenant model.TenantID, pg PageArgs) (Page[model.Invitation], error) {
+	return Invitations.newest(ctx, q, pg, "tenant_id = $1", string(tenant))
 }
 
 // AcceptInvitation marks an invitation used, once: it reports false when it

@@ -241,15 +241,12 @@ func (p *People) openInvitation(ctx context.Context, q *core.Txn, tenant model.T
 	return inv, secret, nil
 }
 
-// Invitations lists a tenant's invitations, newest first; tenant admins.
-func (p *People) Invitations(ctx context.Context, tenant model.TenantID, limit int) ([]*model.Invitation, error) {
+// Invitations pages a tenant's invitations, newest first; tenant admins.
+func (p *People) Invitations(ctx context.Context, tenant model.TenantID, pg store.PageArgs) (store.Page[model.Invitation], error) {
 	if err := p.Authorizer().CheckCtx(ctx, authz.MemberManage, model.Scope{Tenant: tenant}); err != nil {
-		return nil, err
+		return store.Page[model.Invitation]{}, err
 	}
-	if limit < 1 || limit > 100 {
-		return nil, core.Invalid("first must be between 1 and 100", "first")
-	}
-	return store.TenantInvitations(ctx, p.Querier(ctx), tenant, limit)
+	return store.TenantInvitations(ctx, p.Querier(ctx), tenant, pg)
 }
 
 // Invitation reads one invitation, for tenant admins of its tenant; to

@@ -106,9 +106,19 @@ func testPeople(t *testing.T, s *store.Store) {
 		got, err := store.InvitationByHash(ctx, s.Q(), []byte("i1"))
 		wantNoErr(t, "by hash", err)
 		assertEqual(t, "invitation by hash", got, i1)
-		list, err := store.TenantInvitations(ctx, s.Q(), a.ID, 10)
+		list, err := store.TenantInvitations(ctx, s.Q(), a.ID, store.PageArgs{First: 10})
 		wantNoErr(t, "listing", err)
-		wantIDs(t, "a's invitations", list, []*model.Invitation{i2, i1}, func(x *model.Invitation) model.InvitationID { return x.ID })
+		invID := func(x *model.Invitation) model.InvitationID { return x.ID }
+		wantIDs(t, "a's invitations", list.Items, []*model.Invitation{i2, i1}, invID)
+		got2, err := store.TenantInvitations(ctx, s.Q(), a.ID, store.PageArgs{First: 1, After: string(i2.ID)})
+		wantNoErr(t, "listing after the newest", err)
+		wantIDs(t, "after the newest", got2.Items, []*model.Invitation{i1}, invID)
+		got2, err = store.TenantInvitations(ctx, s.Q(), a.ID, store.PageArgs{First: 1, FromEnd: true})
+		wantNoErr(t, "listing from the end", err)
+		wantIDs(t, "the oldest, from the end", got2.Items, []*model.Invitation{i1}, invID)
+		if !got2.HasPrevious {
+			t.Error("the oldest of two, read from the end: HasPrevious false")
+		}
 		ok, _ := store.AcceptInvitation(ctx, s.Q(), i1.ID, now)
 		again, _ := store.AcceptInvitation(ctx, s.Q(), i1.ID, now)
 		if !ok || again {

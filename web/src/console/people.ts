@@ -10,7 +10,7 @@ const People = graphql(`
       ... on Tenant {
         id name
         members(first: 100) { nodes { id role user { email name kind } } }
-        invitations(first: 20) { id email status expiresAt }
+        invitations(first: 20) { nodes { id email status expiresAt } }
       }
     }
   }
@@ -96,7 +96,7 @@ export function PeoplePage() {
     </form>
     ${link ? html`<p role="status">Give this link to the person; it works once and is shown only now: <code data-testid="link">${link}</code></p>` : ''}
     <h2>Invitations</h2>
-    <ul>${(t.invitations ?? []).map(
+    <ul>${(t.invitations?.nodes ?? []).map(
       (i) => html`<li data-status=${i.status}>${i.email} <span class="badge">${i.status}</span>
         ${i.status === 'OPEN' ? html`<button type="button" class="small secondary" onClick=${() => revoke(i.id)}>Revoke</button>` : ''}</li>`,
     )}</ul>

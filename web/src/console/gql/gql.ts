@@ -45,7 +45,7 @@ type Documents = {
     "\n  query ConsoleOverview($after: String) {\n    viewer {\n      user { email name }\n      tenants(first: 5, after: $after) { nodes { ...ConsoleTenantSection } pageInfo { hasNextPage endCursor } }\n    }\n  }\n": typeof types.ConsoleOverviewDocument,
     "\n  query ConsoleMoreClusters($tenant: ID!, $after: String) {\n    node(id: $tenant) {\n      ... on Tenant { clusters(first: 25, after: $after) { nodes { ...ConsoleClusterRow } pageInfo { hasNextPage endCursor } } }\n    }\n  }\n": typeof types.ConsoleMoreClustersDocument,
     "\n  query ConsoleMoreProjects($tenant: ID!, $after: String) {\n    node(id: $tenant) {\n      ... on Tenant { projects(first: 10, after: $after) { nodes { ...ConsoleProjectCard } pageInfo { hasNextPage endCursor } } }\n    }\n  }\n": typeof types.ConsoleMoreProjectsDocument,
-    "\n  query ConsolePeople($tenant: ID!) {\n    node(id: $tenant) {\n      ... on Tenant {\n        id name\n        members(first: 100) { nodes { id role user { email name kind } } }\n        invitations(first: 20) { id email status expiresAt }\n      }\n    }\n  }\n": typeof types.ConsolePeopleDocument,
+    "\n  query ConsolePeople($tenant: ID!) {\n    node(id: $tenant) {\n      ... on Tenant {\n        id name\n        members(first: 100) { nodes { id role user { email name kind } } }\n        invitations(first: 20) { nodes { id email status expiresAt } }\n      }\n    }\n  }\n": typeof types.ConsolePeopleDocument,
     "\n  mutation ConsoleInvite($tenant: ID!, $email: String!, $name: String!, $role: TenantRole) {\n    inviteMember(input: { tenantId: $tenant, email: $email, name: $name, role: $role }) {\n      link\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleInviteDocument,
     "\n  mutation ConsoleRevokeInvitation($id: ID!) {\n    revokeInvitation(input: { invitationId: $id }) {\n      invitation { id status }\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleRevokeInvitationDocument,
     "\n  query ConsoleAdminTenants {\n    viewer { tenants(first: 5) { nodes { id name viewerRole } } }\n  }\n": typeof types.ConsoleAdminTenantsDocument,
@@ -81,7 +81,7 @@ const documents: Documents = {
     "\n  query ConsoleOverview($after: String) {\n    viewer {\n      user { email name }\n      tenants(first: 5, after: $after) { nodes { ...ConsoleTenantSection } pageInfo { hasNextPage endCursor } }\n    }\n  }\n": types.ConsoleOverviewDocument,
     "\n  query ConsoleMoreClusters($tenant: ID!, $after: String) {\n    node(id: $tenant) {\n      ... on Tenant { clusters(first: 25, after: $after) { nodes { ...ConsoleClusterRow } pageInfo { hasNextPage endCursor } } }\n    }\n  }\n": types.ConsoleMoreClustersDocument,
     "\n  query ConsoleMoreProjects($tenant: ID!, $after: String) {\n    node(id: $tenant) {\n      ... on Tenant { projects(first: 10, after: $after) { nodes { ...ConsoleProjectCard } pageInfo { hasNextPage endCursor } } }\n    }\n  }\n": types.ConsoleMoreProjectsDocument,
-    "\n  query ConsolePeople($tenant: ID!) {\n    node(id: $tenant) {\n      ... on Tenant {\n        id name\n        members(first: 100) { nodes { id role user { email name kind } } }\n        invitations(first: 20) { id email status expiresAt }\n      }\n    }\n  }\n": types.ConsolePeopleDocument,
+    "\n  query ConsolePeople($tenant: ID!) {\n    node(id: $tenant) {\n      ... on Tenant {\n        id name\n        members(first: 100) { nodes { id role user { email name kind } } }\n        invitations(first: 20) { nodes { id email status expiresAt } }\n      }\n    }\n  }\n": types.ConsolePeopleDocument,
     "\n  mutation ConsoleInvite($tenant: ID!, $email: String!, $name: String!, $role: TenantRole) {\n    inviteMember(input: { tenantId: $tenant, email: $email, name: $name, role: $role }) {\n      link\n      userErrors { message }\n    }\n  }\n": types.ConsoleInviteDocument,
     "\n  mutation ConsoleRevokeInvitation($id: ID!) {\n    revokeInvitation(input: { invitationId: $id }) {\n      invitation { id status }\n      userErrors { message }\n    }\n  }\n": types.ConsoleRevokeInvitationDocument,
     "\n  query ConsoleAdminTenants {\n    viewer { tenants(first: 5) { nodes { id name viewerRole } } }\n  }\n": types.ConsoleAdminTenantsDocument,
@@ -210,7 +210,7 @@ export function graphql(source: "\n  query ConsoleMoreProjects($tenant: ID!, $af
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query ConsolePeople($tenant: ID!) {\n    node(id: $tenant) {\n      ... on Tenant {\n        id name\n        members(first: 100) { nodes { id role user { email name kind } } }\n        invitations(first: 20) { id email status expiresAt }\n      }\n    }\n  }\n"): typeof import('./graphql').ConsolePeopleDocument;
+export function graphql(source: "\n  query ConsolePeople($tenant: ID!) {\n    node(id: $tenant) {\n      ... on Tenant {\n        id name\n        members(first: 100) { nodes { id role user { email name kind } } }\n        invitations(first: 20) { nodes { id email status expiresAt } }\n      }\n    }\n  }\n"): typeof import('./graphql').ConsolePeopleDocument;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -451,7 +451,7 @@ export type ConsolePeopleQueryVariables = Exact<{
 
 
 export type ConsolePeopleQuery = { node:
-    | { id: string, name: string, members: { nodes: Array<{ id: string, role: TenantRole, user: { email: string, name: string, kind: UserKind } }> }, invitations: Array<{ id: string, email: string, status: InvitationStatus, expiresAt: string }> | null }
+    | { id: string, name: string, members: { nodes: Array<{ id: string, role: TenantRole, user: { email: string, name: string, kind: UserKind } }> }, invitations: { nodes: Array<{ id: string, email: string, status: InvitationStatus, expiresAt: string }> } | null }
     | Record<PropertyKey, never>
    | null };
 
@@ -1356,15 +1356,17 @@ export const ConsolePeopleDocument = new TypedDocumentString(`
         }
       }
       invitations(first: 20) {
-        id
-        email
-        status
-        expiresAt
+        nodes {
+          id
+          email
+          status
+          expiresAt
+        }
       }
     }
   }
 }
-    `, {"hash":"sha256:61dbcdfaf0806cf9ea57c145bab08a0b8e9b912669a65f0b11490680ead33fc3"}) as unknown as TypedDocumentString<ConsolePeopleQuery, ConsolePeopleQueryVariables>;
+    `, {"hash":"sha256:4d938f9058ab04c1c6c21939adc19b62a6e7327e728da9dc8b3363eb2503ec2e"}) as unknown as TypedDocumentString<ConsolePeopleQuery, ConsolePeopleQueryVariables>;
 export const ConsoleInviteDocument = new TypedDocumentString(`
     mutation ConsoleInvite($tenant: ID!, $email: String!, $name: String!, $role: TenantRole) {
   inviteMember(

@@ -811,7 +811,7 @@ fragment ConsoleTenantSection on Tenant {
       hasNextPage
     }
   }
-}`,{hash:`sha256:3ef740377604b07e367a05185ecd307caf8a3df5b2f60cf89ec6704c44836b92`}),"\n  query ConsolePeople($tenant: ID!) {\n    node(id: $tenant) {\n      ... on Tenant {\n        id name\n        members(first: 100) { nodes { id role user { email name kind } } }\n        invitations(first: 20) { id email status expiresAt }\n      }\n    }\n  }\n":new G(`
+}`,{hash:`sha256:3ef740377604b07e367a05185ecd307caf8a3df5b2f60cf89ec6704c44836b92`}),"\n  query ConsolePeople($tenant: ID!) {\n    node(id: $tenant) {\n      ... on Tenant {\n        id name\n        members(first: 100) { nodes { id role user { email name kind } } }\n        invitations(first: 20) { nodes { id email status expiresAt } }\n      }\n    }\n  }\n":new G(`
     query ConsolePeople($tenant: ID!) {
   node(id: $tenant) {
     ... on Tenant {
@@ -829,15 +829,17 @@ fragment ConsoleTenantSection on Tenant {
         }
       }
       invitations(first: 20) {
-        id
-        email
-        status
-        expiresAt
+        nodes {
+          id
+          email
+          status
+          expiresAt
+        }
       }
     }
   }
 }
-    `,{hash:`sha256:61dbcdfaf0806cf9ea57c145bab08a0b8e9b912669a65f0b11490680ead33fc3`}),"\n  mutation ConsoleInvite($tenant: ID!, $email: String!, $name: String!, $role: TenantRole) {\n    inviteMember(input: { tenantId: $tenant, email: $email, name: $name, role: $role }) {\n      link\n      userErrors { message }\n    }\n  }\n":new G(`
+    `,{hash:`sha256:4d938f9058ab04c1c6c21939adc19b62a6e7327e728da9dc8b3363eb2503ec2e`}),"\n  mutation ConsoleInvite($tenant: ID!, $email: String!, $name: String!, $role: TenantRole) {\n    inviteMember(input: { tenantId: $tenant, email: $email, name: $name, role: $role }) {\n      link\n      userErrors { message }\n    }\n  }\n":new G(`
     mutation ConsoleInvite($tenant: ID!, $email: String!, $name: String!, $role: TenantRole) {
   inviteMember(
     input: {tenantId: $tenant, email: $email, name: $name, role: $role}
@@ -1404,7 +1406,7 @@ fragment ConsoleTenantSection on Tenant {
       ... on Tenant {
         id name
         members(first: 100) { nodes { id role user { email name kind } } }
-        invitations(first: 20) { id email status expiresAt }
+        invitations(first: 20) { nodes { id email status expiresAt } }
       }
     }
   }
@@ -1441,7 +1443,7 @@ fragment ConsoleTenantSection on Tenant {
     </form>
     ${f?X`<p role="status">Give this link to the person; it works once and is shown only now: <code data-testid="link">${f}</code></p>`:``}
     <h2>Invitations</h2>
-    <ul>${(n.invitations??[]).map(e=>X`<li data-status=${e.status}>${e.email} <span class="badge">${e.status}</span>
+    <ul>${(n.invitations?.nodes??[]).map(e=>X`<li data-status=${e.status}>${e.email} <span class="badge">${e.status}</span>
         ${e.status===`OPEN`?X`<button type="button" class="small secondary" onClick=${()=>g(e.id)}>Revoke</button>`:``}</li>`)}</ul>
   `}function Nt(){let[e,t]=V(window.location.hash.slice(1)||`/`);return H(()=>{let e=()=>t(window.location.hash.slice(1)||`/`);return window.addEventListener(`hashchange`,e),()=>window.removeEventListener(`hashchange`,e)},[]),e}function Pt(){let e=Nt(),t=e.match(/^\/deployments\/([^/]+)$/),n=e.match(/^\/clusters\/([^/]+)$/),r=e.match(/^\/logs\/([^/]+)\/([^/]+)$/),i=e.match(/^\/environments\/([^/]+)$/),a=e.match(/^\/cli\/([^/]+)$/);return X`
     <header><a href="#/" class="brand">NebulaCtrl</a>
