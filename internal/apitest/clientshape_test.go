@@ -13,12 +13,14 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/andybalholm/brotli"
 
 	"github.com/nebulactrl/nebula/internal/config"
 	"github.com/nebulactrl/nebula/internal/server"
+	"github.com/nebulactrl/nebula/internal/store"
 	"github.com/nebulactrl/nebula/web"
 )
 
@@ -579,4 +581,44 @@ func trustedOnly(t *testing.T, env *Env, listed, other string) {
 			t.Errorf("an unbound token: %s", r.Body)
 		}
 	}
+}
+
+// The same persisted query sent with its text 60 times at once, on two
+// replicas: every request runs, the document is kept once, and the hash
+// alone then works on both.
+func TestPersistedQueriesConcurrent(t *testing.T) {
+	t.Parallel()
+	EachStore(t, func(t *testing.T, env *Env) {
+		f := env.NewFixture(t)
+		other := env.frontendReplica(t)
+		q := `query Concurrent($n: Int) { viewer { tenants(first: $n) { nodes { id } } } }`
+		var wg sync.WaitGroup
+		errs := make(chan string, 60)
+		for i := range 60 {
+			e := env
+			if i%2 == 1 {
+				e = other
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if r := persisted(t, e, f.Owner.Token, q, map[string]any{"n": 5}, true); len(r.Errors) > 0 || len(r.List("viewer.tenants.nodes")) == 0 {
+					errs <- string(r.Body)
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Errorf("a concurrent request: %s", e)
+		}
+		if n, err := store.CountPersistedQueries(t.Context(), env.Store.Q()); err != nil || n != 1 {
+			t.Errorf("persisted queries kept: %d (%v), want 1", n, err)
+		}
+		for name, e := range map[string]*Env{"this replica": env, "the other": other} {
+			if r := persisted(t, e, f.Owner.Token, q, map[string]any{"n": 5}, false); len(r.Errors) > 0 {
+				t.Errorf("the hash alone on %s: %s", name, r.Body)
+			}
+		}
+	})
 }
