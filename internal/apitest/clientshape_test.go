@@ -123,25 +123,11 @@ const deferredQuery = `query Dash { viewer { tenants(first: 5) { edges { node { 
 func post(t *testing.T, env *Env, token, query string, header map[string]string) (*http.Response, []byte) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query})
-	req, err := http.NewRequest(http.MethodPost, env.Server.URL+"/graphql", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
+	h := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + token}
 	for k, v := range header {
-		req.Header.Set(k, v)
+		h[k] = v
 	}
-	resp, err := env.Server.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, raw
+	return send(t, env, http.MethodPost, "/graphql", body, h)
 }
 
 // @defer over HTTP: a client that takes multipart/mixed gets the tenants

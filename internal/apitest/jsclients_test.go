@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -26,38 +24,11 @@ import (
 // NEBULA_REQUIRE_NODE=1 (CI), when they fail.
 
 // jsClients returns the directory of the clients with their modules
-// installed (npm ci when missing).
+// installed (npm ci when missing; npmdir_test.go).
 func jsClients(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs("jsclients")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		if os.Getenv("NEBULA_REQUIRE_NODE") == "1" {
-			t.Fatal("NEBULA_REQUIRE_NODE=1 but node is not installed")
-		}
-		t.Skip("node is not installed: the npm client tests need Node 20")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "graphql-ws")); err != nil {
-		npmInstall.Do(func() {
-			cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-			cmd.Dir = dir
-			if out, err := cmd.CombinedOutput(); err != nil {
-				npmErr = string(out)
-			}
-		})
-		if npmErr != "" {
-			t.Fatalf("npm ci in %s failed:\n%s", dir, npmErr)
-		}
-	}
-	return dir
+	return npmDir(t, "jsclients", "graphql-ws")
 }
-
-var (
-	npmInstall sync.Once
-	npmErr     string
-)
 
 // jsRun is one run of subscribe.mjs; lines are its JSON output so far.
 type jsRun struct {

@@ -13,11 +13,10 @@ import (
 	"time"
 )
 
-// npmDir returns the directory of an npm package of this one (jsfrontend)
-// with its modules installed: npm ci, once per directory and test binary,
-// when node_modules lacks probe. Without node the test skips, unless
-// NEBULA_REQUIRE_NODE=1 (CI), when it fails — as jsClients does for
-// jsclients.
+// npmDir returns the directory of an npm package of this one (jsclients,
+// jsfrontend) with its modules installed: npm ci, once per directory and
+// test binary, when node_modules lacks probe. Without node the test skips,
+// unless NEBULA_REQUIRE_NODE=1 (CI), when it fails.
 func npmDir(t *testing.T, name, probe string) string {
 	t.Helper()
 	dir, err := filepath.Abs(name)
