@@ -298,7 +298,7 @@ type ComplexityRoot struct {
 		DesiredRevision  func(childComplexity int) int
 		DesiredState     func(childComplexity int) int
 		Drift            func(childComplexity int, first *int) int
-		Events           func(childComplexity int, first *int, before *int, typeArg *gqlmodel.KubeEventType) int
+		Events           func(childComplexity int, first *int, after *string, last *int, before *string, typeArg *gqlmodel.KubeEventType) int
 		ID               func(childComplexity int) int
 		Install          func(childComplexity int) int
 		Inventory        func(childComplexity int) int
@@ -576,7 +576,7 @@ type ComplexityRoot struct {
 		Deployments              func(childComplexity int, first *int, after *string, last *int, before *string) int
 		EligibleClusters         func(childComplexity int, first *int, after *string, last *int, before *string) int
 		EligibleNamespaceTargets func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Events                   func(childComplexity int, first *int, before *int, typeArg *gqlmodel.KubeEventType, serviceID *string) int
+		Events                   func(childComplexity int, first *int, after *string, last *int, before *string, typeArg *gqlmodel.KubeEventType, serviceID *string) int
 		ID                       func(childComplexity int) int
 		Name                     func(childComplexity int) int
 		NamespaceSelector        func(childComplexity int) int
@@ -661,9 +661,15 @@ type ComplexityRoot struct {
 		Type       func(childComplexity int) int
 	}
 
-	KubeEventPage struct {
-		Events  func(childComplexity int) int
-		HasMore func(childComplexity int) int
+	KubeEventConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	KubeEventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Label struct {
@@ -1039,7 +1045,7 @@ type ComplexityRoot struct {
 		CreatedAt func(childComplexity int) int
 		Domains   func(childComplexity int) int
 		Drift     func(childComplexity int, environmentID string, first *int) int
-		Events    func(childComplexity int, environmentID string, first *int, before *int, typeArg *gqlmodel.KubeEventType) int
+		Events    func(childComplexity int, environmentID string, first *int, after *string, last *int, before *string, typeArg *gqlmodel.KubeEventType) int
 		Git       func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Image     func(childComplexity int) int
@@ -1377,7 +1383,7 @@ type ClusterResolver interface {
 	Commands(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.CommandConnection, error)
 	DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error)
 	Install(ctx context.Context, obj *model.Cluster) (*install.Bundle, error)
-	Events(ctx context.Context, obj *model.Cluster, first *int, before *int, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventPage, error)
+	Events(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventConnection, error)
 	Drift(ctx context.Context, obj *model.Cluster, first *int) ([]*model.Drift, error)
 	Revisions(ctx context.Context, obj *model.Cluster, first *int, before *int) (*gqlmodel.RevisionPage, error)
 	Revision(ctx context.Context, obj *model.Cluster, number int) (*delivery.Revision, error)
@@ -1419,7 +1425,7 @@ type EnvironmentResolver interface {
 	Deployments(ctx context.Context, obj *model.Environment, first *int, after *string, last *int, before *string) (*gqlmodel.DeploymentConnection, error)
 	Placement(ctx context.Context, obj *model.Environment) (*delivery.Placement, error)
 	Variables(ctx context.Context, obj *model.Environment) ([]*model.Variable, error)
-	Events(ctx context.Context, obj *model.Environment, first *int, before *int, typeArg *gqlmodel.KubeEventType, serviceID *string) (*gqlmodel.KubeEventPage, error)
+	Events(ctx context.Context, obj *model.Environment, first *int, after *string, last *int, before *string, typeArg *gqlmodel.KubeEventType, serviceID *string) (*gqlmodel.KubeEventConnection, error)
 }
 type InvitationResolver interface {
 	Status(ctx context.Context, obj *model.Invitation) (gqlmodel.InvitationStatus, error)
@@ -1564,7 +1570,7 @@ type ServiceResolver interface {
 	Webhook(ctx context.Context, obj *model.Service) (*model.Webhook, error)
 	Builds(ctx context.Context, obj *model.Service, first *int, after *string, last *int, before *string, environmentID *string) (*gqlmodel.BuildConnection, error)
 	Logs(ctx context.Context, obj *model.Service, environmentID string, filter *gqlmodel.LogFilter, first *int, after *int, last *int, before *int) (*gqlmodel.LogPage, error)
-	Events(ctx context.Context, obj *model.Service, environmentID string, first *int, before *int, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventPage, error)
+	Events(ctx context.Context, obj *model.Service, environmentID string, first *int, after *string, last *int, before *string, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventConnection, error)
 	Drift(ctx context.Context, obj *model.Service, environmentID string, first *int) ([]*model.Drift, error)
 }
 type SessionResolver interface {
@@ -2545,7 +2551,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Cluster.Events(childComplexity, args["first"].(*int), args["before"].(*int), args["type"].(*gqlmodel.KubeEventType)), true
+		return e.ComplexityRoot.Cluster.Events(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["type"].(*gqlmodel.KubeEventType)), true
 	case "Cluster.id":
 		if e.ComplexityRoot.Cluster.ID == nil {
 			break
@@ -3573,7 +3579,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Environment.Events(childComplexity, args["first"].(*int), args["before"].(*int), args["type"].(*gqlmodel.KubeEventType), args["serviceId"].(*string)), true
+		return e.ComplexityRoot.Environment.Events(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["type"].(*gqlmodel.KubeEventType), args["serviceId"].(*string)), true
 	case "Environment.id":
 		if e.ComplexityRoot.Environment.ID == nil {
 			break
@@ -3897,18 +3903,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.KubeEvent.Type(childComplexity), true
 
-	case "KubeEventPage.events":
-		if e.ComplexityRoot.KubeEventPage.Events == nil {
+	case "KubeEventConnection.edges":
+		if e.ComplexityRoot.KubeEventConnection.Edges == nil {
 			break
 		}
 
-		return e.ComplexityRoot.KubeEventPage.Events(childComplexity), true
-	case "KubeEventPage.hasMore":
-		if e.ComplexityRoot.KubeEventPage.HasMore == nil {
+		return e.ComplexityRoot.KubeEventConnection.Edges(childComplexity), true
+	case "KubeEventConnection.nodes":
+		if e.ComplexityRoot.KubeEventConnection.Nodes == nil {
 			break
 		}
 
-		return e.ComplexityRoot.KubeEventPage.HasMore(childComplexity), true
+		return e.ComplexityRoot.KubeEventConnection.Nodes(childComplexity), true
+	case "KubeEventConnection.pageInfo":
+		if e.ComplexityRoot.KubeEventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEventConnection.PageInfo(childComplexity), true
+
+	case "KubeEventEdge.cursor":
+		if e.ComplexityRoot.KubeEventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEventEdge.Cursor(childComplexity), true
+	case "KubeEventEdge.node":
+		if e.ComplexityRoot.KubeEventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KubeEventEdge.Node(childComplexity), true
 
 	case "Label.key":
 		if e.ComplexityRoot.Label.Key == nil {
@@ -5761,7 +5786,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Service.Events(childComplexity, args["environmentId"].(string), args["first"].(*int), args["before"].(*int), args["type"].(*gqlmodel.KubeEventType)), true
+		return e.ComplexityRoot.Service.Events(childComplexity, args["environmentId"].(string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["type"].(*gqlmodel.KubeEventType)), true
 	case "Service.git":
 		if e.ComplexityRoot.Service.Git == nil {
 			break
@@ -7904,15 +7929,19 @@ type Environment implements Node {
   variables: [Variable!]!
   "Kubernetes events of the environment's objects, newest first (first at most 500, before an event's number); viewers of the project read them."
   events(
-    "At most this many events, 0 to 500."
-    first: Int = 50
-    "Only events numbered below this (the last event's number, for older ones)."
-    before: Int
+    "Page forwards, to older events: how many, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor): older events."
+    after: String
+    "Page backwards, to newer events: how many, from the oldest (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor): newer events."
+    before: String
     "Only events of this type."
     type: KubeEventType
     "Only events of this service's objects (a service of the environment's project)."
     serviceId: ID
-  ): KubeEventPage!
+  ): KubeEventConnection!
 }
 
 "A page of environments."
@@ -8027,13 +8056,17 @@ type Cluster implements Node {
   install: ClusterInstall!
   "Kubernetes events of the objects the agent manages on the cluster, newest first. Tenant admins only (they span projects): null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   events(
-    "At most this many events, 0 to 500."
-    first: Int = 50
-    "Only events numbered below this (the last event's number, for older ones)."
-    before: Int
+    "Page forwards, to older events: how many, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor): older events."
+    after: String
+    "Page backwards, to newer events: how many, from the oldest (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor): newer events."
+    before: String
     "Only events of this type."
     type: KubeEventType
-  ): KubeEventPage
+  ): KubeEventConnection
   "Objects on the cluster found changed outside NebulaCtrl (drift), newest first, as the agent reported them before applying them again. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   drift(
     "At most this many drifts, 0 to 200."
@@ -8483,13 +8516,17 @@ type Service implements Node {
   events(
     "The environment whose events to read (one of the service's project)."
     environmentId: ID!
-    "At most this many events, 0 to 500."
-    first: Int = 50
-    "Only events numbered below this (the last event's number, for older ones)."
-    before: Int
+    "Page forwards, to older events: how many, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor): older events."
+    after: String
+    "Page backwards, to newer events: how many, from the oldest (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor): newer events."
+    before: String
     "Only events of this type."
     type: KubeEventType
-  ): KubeEventPage!
+  ): KubeEventConnection!
   "The service's objects in an environment found changed outside NebulaCtrl, newest first; viewers of the project."
   drift(
     "The environment whose drift to read (one of the service's project)."
@@ -8553,12 +8590,22 @@ type KubeEvent {
   service: Service
 }
 
-"A page of Kubernetes events, newest first. It pages by event number (before), not by cursor."
-type KubeEventPage {
-  "The page's events, newest first."
-  events: [KubeEvent!]!
-  "Whether older events are stored (pass the last event's number as before)."
-  hasMore: Boolean!
+"A page of Kubernetes events, newest first."
+type KubeEventConnection {
+  "The page's events, each with its cursor."
+  edges: [KubeEventEdge!]!
+  "The page's events, without cursors."
+  nodes: [KubeEvent!]!
+  "Where the page stands in the list."
+  pageInfo: PageInfo!
+}
+
+"A Kubernetes event in a page, with its cursor."
+type KubeEventEdge {
+  "Opaque: pass it as after or before to page from this event."
+  cursor: String!
+  "The event."
+  node: KubeEvent!
 }
 
 "Where a line of a service's log came from."
@@ -12059,14 +12106,26 @@ func (ec *executionContext) childFields_KubeEvent(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type KubeEvent", field.Name)
 }
 
-func (ec *executionContext) childFields_KubeEventPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_KubeEventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "events":
-		return ec.fieldContext_KubeEventPage_events(ctx, field)
-	case "hasMore":
-		return ec.fieldContext_KubeEventPage_hasMore(ctx, field)
+	case "edges":
+		return ec.fieldContext_KubeEventConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_KubeEventConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_KubeEventConnection_pageInfo(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type KubeEventPage", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type KubeEventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_KubeEventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_KubeEventEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_KubeEventEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type KubeEventEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Label(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13454,22 +13513,38 @@ func (ec *executionContext) field_Cluster_events_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["first"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["before"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "type",
 		func(ctx context.Context, v any) (*gqlmodel.KubeEventType, error) {
 			return ec.unmarshalOKubeEventType2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventType(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["type"] = arg2
+	args["type"] = arg4
 	return args, nil
 }
 
@@ -13694,30 +13769,46 @@ func (ec *executionContext) field_Environment_events_args(ctx context.Context, r
 		return nil, err
 	}
 	args["first"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["before"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "type",
 		func(ctx context.Context, v any) (*gqlmodel.KubeEventType, error) {
 			return ec.unmarshalOKubeEventType2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventType(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["type"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "serviceId",
+	args["type"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "serviceId",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["serviceId"] = arg3
+	args["serviceId"] = arg5
 	return args, nil
 }
 
@@ -15062,22 +15153,38 @@ func (ec *executionContext) field_Service_events_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["first"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["before"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "type",
 		func(ctx context.Context, v any) (*gqlmodel.KubeEventType, error) {
 			return ec.unmarshalOKubeEventType2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventType(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["type"] = arg3
+	args["type"] = arg5
 	return args, nil
 }
 
@@ -19861,11 +19968,11 @@ func (ec *executionContext) _Cluster_events(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Cluster().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["before"].(*int), fc.Args["type"].(*gqlmodel.KubeEventType))
+			return ec.Resolvers.Cluster().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["type"].(*gqlmodel.KubeEventType))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.KubeEventPage) graphql.Marshaler {
-			return ec.marshalOKubeEventPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.KubeEventConnection) graphql.Marshaler {
+			return ec.marshalOKubeEventConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventConnection(ctx, selections, v)
 		},
 		true,
 		false,
@@ -19878,7 +19985,7 @@ func (ec *executionContext) fieldContext_Cluster_events(ctx context.Context, fie
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_KubeEventPage(ctx, field)
+			return ec.childFields_KubeEventConnection(ctx, field)
 		},
 	}
 	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
@@ -24337,11 +24444,11 @@ func (ec *executionContext) _Environment_events(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Environment().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["before"].(*int), fc.Args["type"].(*gqlmodel.KubeEventType), fc.Args["serviceId"].(*string))
+			return ec.Resolvers.Environment().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["type"].(*gqlmodel.KubeEventType), fc.Args["serviceId"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.KubeEventPage) graphql.Marshaler {
-			return ec.marshalNKubeEventPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.KubeEventConnection) graphql.Marshaler {
+			return ec.marshalNKubeEventConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -24354,7 +24461,7 @@ func (ec *executionContext) fieldContext_Environment_events(ctx context.Context,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_KubeEventPage(ctx, field)
+			return ec.childFields_KubeEventConnection(ctx, field)
 		},
 	}
 	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
@@ -25537,16 +25644,48 @@ func (ec *executionContext) fieldContext_KubeEvent_service(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _KubeEventPage_events(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEventPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _KubeEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEventConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_KubeEventPage_events(ctx, field)
+			return ec.fieldContext_KubeEventConnection_edges(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Events, nil
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.KubeEventEdge) graphql.Marshaler {
+			return ec.marshalNKubeEventEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KubeEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KubeEventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KubeEventConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEventConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.KubeEvent) graphql.Marshaler {
@@ -25556,9 +25695,9 @@ func (ec *executionContext) _KubeEventPage_events(ctx context.Context, field gra
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_KubeEventPage_events(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_KubeEventConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "KubeEventPage",
+		Object:     "KubeEventConnection",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -25569,27 +25708,91 @@ func (ec *executionContext) fieldContext_KubeEventPage_events(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _KubeEventPage_hasMore(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEventPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _KubeEventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEventConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_KubeEventPage_hasMore(ctx, field)
+			return ec.fieldContext_KubeEventConnection_pageInfo(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.HasMore, nil
+			return obj.PageInfo, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_KubeEventPage_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("KubeEventPage", field, false, false, "Boolean")
+func (ec *executionContext) fieldContext_KubeEventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KubeEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KubeEventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEventEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("KubeEventEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _KubeEventEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.KubeEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KubeEventEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.KubeEvent) graphql.Marshaler {
+			return ec.marshalNKubeEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐKubeEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KubeEventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KubeEventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_KubeEvent(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Label_key(ctx context.Context, field graphql.CollectedField, obj *model.Label) (ret graphql.Marshaler) {
@@ -33792,11 +33995,11 @@ func (ec *executionContext) _Service_events(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Service().Events(ctx, obj, fc.Args["environmentId"].(string), fc.Args["first"].(*int), fc.Args["before"].(*int), fc.Args["type"].(*gqlmodel.KubeEventType))
+			return ec.Resolvers.Service().Events(ctx, obj, fc.Args["environmentId"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["type"].(*gqlmodel.KubeEventType))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.KubeEventPage) graphql.Marshaler {
-			return ec.marshalNKubeEventPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.KubeEventConnection) graphql.Marshaler {
+			return ec.marshalNKubeEventConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -33809,7 +34012,7 @@ func (ec *executionContext) fieldContext_Service_events(ctx context.Context, fie
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_KubeEventPage(ctx, field)
+			return ec.childFields_KubeEventConnection(ctx, field)
 		},
 	}
 	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
@@ -48267,30 +48470,73 @@ func (ec *executionContext) _KubeEvent(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
-var kubeEventPageImplementors = []string{"KubeEventPage"}
+var kubeEventConnectionImplementors = []string{"KubeEventConnection"}
 
-func (ec *executionContext) _KubeEventPage(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.KubeEventPage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, kubeEventPageImplementors)
+func (ec *executionContext) _KubeEventConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.KubeEventConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, kubeEventConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("KubeEventPage")
-		case "events":
-			out.Values[i] = ec._KubeEventPage_events(ctx, field, obj)
+			out.Values[i] = graphql.MarshalString("KubeEventConnection")
+		case "edges":
+			out.Values[i] = ec._KubeEventConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "hasMore":
+		case "nodes":
+			out.Values[i] = ec._KubeEventConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._KubeEventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var kubeEventEdgeImplementors = []string{"KubeEventEdge"}
+
+func (ec *executionContext) _KubeEventEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.KubeEventEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, kubeEventEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("KubeEventEdge")
+		case "cursor":
 			if ec.OperationContext.DirectFields {
-				if res := graphql.MarshalBoolean(obj.HasMore); res != graphql.Null && res != graphql.RequiredNull {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
 					out.Values[i] = res
 					break
 				}
 			}
-			out.Values[i] = ec._KubeEventPage_hasMore(ctx, field, obj)
+			out.Values[i] = ec._KubeEventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._KubeEventEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -55693,12 +55939,36 @@ func (ec *executionContext) marshalNKubeEvent2ᚖgithubᚗcomᚋnebulactrlᚋneb
 	return ec._KubeEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNKubeEventPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.KubeEventPage) graphql.Marshaler {
+func (ec *executionContext) marshalNKubeEventConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.KubeEventConnection) graphql.Marshaler {
 	if v == nil {
-		graphql.AddInvalidNullError(ctx, "KubeEventPage!")
+		graphql.AddInvalidNullError(ctx, "KubeEventConnection!")
 		return graphql.Null
 	}
-	return ec._KubeEventPage(ctx, sel, v)
+	return ec._KubeEventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNKubeEventEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.KubeEventEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNKubeEventEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNKubeEventEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.KubeEventEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "KubeEventEdge!")
+		return graphql.Null
+	}
+	return ec._KubeEventEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNKubeEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventType(ctx context.Context, v any) (gqlmodel.KubeEventType, error) {
@@ -57862,11 +58132,11 @@ func (ec *executionContext) marshalOInvitationConnection2ᚖgithubᚗcomᚋnebul
 	return ec._InvitationConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOKubeEventPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.KubeEventPage) graphql.Marshaler {
+func (ec *executionContext) marshalOKubeEventConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.KubeEventConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
-	return ec._KubeEventPage(ctx, sel, v)
+	return ec._KubeEventConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOKubeEventType2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventType(ctx context.Context, v any) (*gqlmodel.KubeEventType, error) {

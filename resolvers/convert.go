@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -418,31 +419,63 @@ func logArgs(environmentID string, f *gqlmodel.LogFilter) (model.EnvironmentID, 
 	return env, read, nil
 }
 
-// eventPage reads a page of events, newest first.
-func eventPage(ctx context.Context, p *control.Plane, read agents.EventRead, first, before *int, typ *gqlmodel.KubeEventType) (*gqlmodel.KubeEventPage, error) {
-	n := deref(first, 50)
-	if n < 0 || n > 500 || deref(before, 0) < 0 {
-		return nil, core.Invalid("first must be between 0 and 500, before an event's number", "first")
+// eventConn pages Kubernetes events, newest first, by their numbers:
+// forwards (first, after) to older ones, backwards (last, before) to newer
+// ones.
+func eventConn(ctx context.Context, p *control.Plane, read agents.EventRead, first *int, after *string, last *int, before *string,
+	typ *gqlmodel.KubeEventType) (*gqlmodel.KubeEventConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
+	if err != nil {
+		return nil, err
 	}
-	read.Before, read.Limit = int64(deref(before, 0)), n+1
+	var from, to int64
+	for _, c := range []struct {
+		cursor, name string
+		n            *int64
+	}{{pg.After, "after", &from}, {pg.Before, "before", &to}} {
+		if c.cursor == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(c.cursor, 10, 64)
+		if err != nil || n < 1 {
+			return nil, core.Invalid(c.name+" is not a cursor this API issued", c.name)
+		}
+		*c.n = n
+	}
+	if from != 0 && to != 0 {
+		return nil, core.Invalid("give after or before, not both", "before")
+	}
 	if typ != nil {
 		// As Kubernetes names them: Normal, Warning.
 		t := strings.ToLower(string(*typ))
 		read.Type = strings.ToUpper(t[:1]) + t[1:]
 	}
+	read.Limit = pg.First + 1
+	if pg.FromEnd {
+		read.After, read.Oldest = to, to == 0 // oldest first: reversed below
+	} else {
+		read.Before = from
+	}
 	evs, err := p.Agents.KubeEvents(ctx, read)
 	if err != nil {
 		return nil, err
 	}
-	page := &gqlmodel.KubeEventPage{}
-	if len(evs) > n {
-		evs, page.HasMore = evs[:n], true
+	page := store.Page[model.KubeEvent]{Items: make([]*model.KubeEvent, 0, len(evs))}
+	more := len(evs) > pg.First
+	for i := range evs[:min(len(evs), pg.First)] {
+		page.Items = append(page.Items, &evs[i])
 	}
-	page.Events = make([]*model.KubeEvent, len(evs))
-	for i := range evs {
-		page.Events[i] = &evs[i]
+	if pg.FromEnd {
+		slices.Reverse(page.Items)
+		page.HasPrevious = more
+	} else {
+		page.HasNext = more
 	}
-	return page, nil
+	return conn(ctx, page, func(e *model.KubeEvent) string { return strconv.FormatInt(e.ID, 10) },
+		func(c string, n *model.KubeEvent) *gqlmodel.KubeEventEdge { return &gqlmodel.KubeEventEdge{Cursor: c, Node: n} },
+		func(e []*gqlmodel.KubeEventEdge, n []*model.KubeEvent, pi *gqlmodel.PageInfo) *gqlmodel.KubeEventConnection {
+			return &gqlmodel.KubeEventConnection{Edges: e, Nodes: n, PageInfo: pi}
+		}), nil
 }
 
 // ptrs points at each item of a read.

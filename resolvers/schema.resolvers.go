@@ -217,8 +217,8 @@ func (r *clusterResolver) Install(ctx context.Context, obj *model.Cluster) (*ins
 	return &b, nil
 }
 
-func (r *clusterResolver) Events(ctx context.Context, obj *model.Cluster, first *int, before *int, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventPage, error) {
-	return eventPage(ctx, r.Plane, agents.EventRead{Cluster: obj.ID}, first, before, typeArg)
+func (r *clusterResolver) Events(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventConnection, error) {
+	return eventConn(ctx, r.Plane, agents.EventRead{Cluster: obj.ID}, first, after, last, before, typeArg)
 }
 
 func (r *clusterResolver) Drift(ctx context.Context, obj *model.Cluster, first *int) ([]*model.Drift, error) {
@@ -374,7 +374,7 @@ func (r *environmentResolver) Variables(ctx context.Context, obj *model.Environm
 	return r.Plane.Delivery.Variables(ctx, obj.Scope(), &obj.ID, nil)
 }
 
-func (r *environmentResolver) Events(ctx context.Context, obj *model.Environment, first *int, before *int, typeArg *gqlmodel.KubeEventType, serviceID *string) (*gqlmodel.KubeEventPage, error) {
+func (r *environmentResolver) Events(ctx context.Context, obj *model.Environment, first *int, after *string, last *int, before *string, typeArg *gqlmodel.KubeEventType, serviceID *string) (*gqlmodel.KubeEventConnection, error) {
 	read := agents.EventRead{Environment: obj.ID}
 	if serviceID != nil {
 		var err error
@@ -382,7 +382,7 @@ func (r *environmentResolver) Events(ctx context.Context, obj *model.Environment
 			return nil, err
 		}
 	}
-	return eventPage(ctx, r.Plane, read, first, before, typeArg)
+	return eventConn(ctx, r.Plane, read, first, after, last, before, typeArg)
 }
 
 func (r *invitationResolver) Status(ctx context.Context, obj *model.Invitation) (gqlmodel.InvitationStatus, error) {
@@ -1361,12 +1361,12 @@ func (r *serviceResolver) Logs(ctx context.Context, obj *model.Service, environm
 	return page, nil
 }
 
-func (r *serviceResolver) Events(ctx context.Context, obj *model.Service, environmentID string, first *int, before *int, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventPage, error) {
+func (r *serviceResolver) Events(ctx context.Context, obj *model.Service, environmentID string, first *int, after *string, last *int, before *string, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventConnection, error) {
 	env, err := decode[model.EnvironmentID](gid.Environment, environmentID, "environmentId")
 	if err != nil {
 		return nil, err
 	}
-	return eventPage(ctx, r.Plane, agents.EventRead{Environment: env, Service: obj.ID}, first, before, typeArg)
+	return eventConn(ctx, r.Plane, agents.EventRead{Environment: env, Service: obj.ID}, first, after, last, before, typeArg)
 }
 
 func (r *serviceResolver) Drift(ctx context.Context, obj *model.Service, environmentID string, first *int) ([]*model.Drift, error) {

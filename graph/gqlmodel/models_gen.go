@@ -762,12 +762,22 @@ type InviteMemberPayload struct {
 	UserErrors []*UserError `json:"userErrors"`
 }
 
-// A page of Kubernetes events, newest first. It pages by event number (before), not by cursor.
-type KubeEventPage struct {
-	// The page's events, newest first.
-	Events []*model.KubeEvent `json:"events"`
-	// Whether older events are stored (pass the last event's number as before).
-	HasMore bool `json:"hasMore"`
+// A page of Kubernetes events, newest first.
+type KubeEventConnection struct {
+	// The page's events, each with its cursor.
+	Edges []*KubeEventEdge `json:"edges"`
+	// The page's events, without cursors.
+	Nodes []*model.KubeEvent `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A Kubernetes event in a page, with its cursor.
+type KubeEventEdge struct {
+	// Opaque: pass it as after or before to page from this event.
+	Cursor string `json:"cursor"`
+	// The event.
+	Node *model.KubeEvent `json:"node"`
 }
 
 // A label to set, or one key=value pair of a selector, which must match a label exactly.

@@ -17,7 +17,7 @@ func (a *stageAgent) events(evs ...protocol.Event) {
 	a.handled()
 }
 
-const eventFields = `events { number count type reason message objectKind objectName service { name } } hasMore`
+const eventFields = `nodes { number count type reason message objectKind objectName service { name } } pageInfo { hasNextPage }`
 
 // An agent's events are stored once per occurrence and read on the
 // service, the environment and the cluster; secret values in messages are
@@ -46,29 +46,66 @@ func TestKubeEvents(t *testing.T) {
 		agent.events(backoff, again) // sent again: stored once
 
 		svc := f.Node(t, f.ServiceID, `... on Service { events(environmentId: "`+f.EnvironmentID+`") { `+eventFields+` } }`)
-		evs := decodeInto[[]map[string]any](t, dig(svc, "events.events"))
+		evs := decodeInto[[]map[string]any](t, dig(svc, "events.nodes"))
 		if len(evs) != 2 || evs[0]["count"] != float64(2) || evs[1]["count"] != float64(1) ||
 			evs[0]["message"] != "login failed with [redacted]" || dig(evs[0], "service.name") != "api" {
 			t.Errorf("the service's events: %v", evs)
 		}
 		envEvents := f.Env.MustDo(t, f.Users[Viewer].Token, `query($e: ID!) { node(id: $e) { ... on Environment { events(first: 2) { `+eventFields+` } } } }`,
 			map[string]any{"e": f.EnvironmentID})
-		list := envEvents.List("node.events.events")
+		list := envEvents.List("node.events.nodes")
 		if len(list) != 2 || dig(list[0], "objectKind") != "Namespace" || dig(list[0], "service") != nil ||
-			envEvents.Get("node.events.hasMore") != true {
+			envEvents.Get("node.events.pageInfo.hasNextPage") != true {
 			t.Errorf("the environment's events, as a viewer: %s", envEvents.Body)
 		}
 		warnings := f.Node(t, f.EnvironmentID, `... on Environment { events(type: WARNING) { `+eventFields+` } }`)
-		if n := len(dig(warnings, "events.events").([]any)); n != 2 {
+		if n := len(dig(warnings, "events.nodes").([]any)); n != 2 {
 			t.Errorf("%d warnings, want 2", n)
 		}
-		if n := len(dig(f.Node(t, f.ProtectedEnvironmentID, `... on Environment { events { `+eventFields+` } }`), "events.events").([]any)); n != 0 {
+		if n := len(dig(f.Node(t, f.ProtectedEnvironmentID, `... on Environment { events { `+eventFields+` } }`), "events.nodes").([]any)); n != 0 {
 			t.Errorf("%d events of an environment the cluster does not run were stored", n)
 		}
 		// A cluster's events span projects: tenant admins only.
 		cl := f.Node(t, f.ClusterID, `... on Cluster { events { `+eventFields+` } }`)
-		if n := len(dig(cl, "events.events").([]any)); n != 3 {
+		if n := len(dig(cl, "events.nodes").([]any)); n != 3 {
 			t.Errorf("the cluster shows %d events, want 3", n)
+		}
+		// Paged one at a time, both ways: the same three, newest first.
+		all := dig(cl, "events.nodes").([]any)
+		walk := func(arg, cursorArg, next, more string) []any {
+			var got []any
+			cursor := ""
+			for range 5 {
+				args := arg + ": 1"
+				if cursor != "" {
+					args += `, ` + cursorArg + `: "` + cursor + `"`
+				}
+				r := f.Node(t, f.ClusterID, `... on Cluster { events(`+args+`) { nodes { number } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`)
+				nodes := dig(r, "events.nodes").([]any)
+				if arg == "last" {
+					got = append(nodes, got...)
+				} else {
+					got = append(got, nodes...)
+				}
+				if dig(r, "events.pageInfo."+more) != true {
+					return got
+				}
+				cursor = dig(r, "events.pageInfo."+next).(string)
+			}
+			t.Fatalf("paging the cluster's events by %s does not end", arg)
+			return nil
+		}
+		for _, way := range [][4]string{{"first", "after", "endCursor", "hasNextPage"}, {"last", "before", "startCursor", "hasPreviousPage"}} {
+			got := walk(way[0], way[1], way[2], way[3])
+			if len(got) != len(all) {
+				t.Fatalf("paging by %s: %v, want %v", way[0], got, all)
+			}
+			for i := range got {
+				if dig(got[i], "number") != dig(all[i], "number") {
+					t.Errorf("paging by %s: %v, want %v", way[0], got, all)
+					break
+				}
+			}
 		}
 		res := f.Env.Do(t, f.Users[Viewer].Token, `query($c: ID!) { node(id: $c) { ... on Cluster { events { `+eventFields+` } } } }`,
 			map[string]any{"c": f.ClusterID})

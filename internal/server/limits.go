@@ -229,12 +229,14 @@ func complexity() graph.ComplexityRoot {
 	c.Environment.EligibleClusters = page
 	c.Environment.EligibleNamespaceTargets = page
 	c.Environment.Deployments = page
-	c.Environment.Events = func(child int, first, _ *int, _ *gqlmodel.KubeEventType, _ *string) int {
-		return per(child, size(first, 50))
+	c.Environment.Events = func(child int, first *int, after *string, last *int, before *string, _ *gqlmodel.KubeEventType, _ *string) int {
+		return page(child, first, after, last, before)
 	}
 	c.Cluster.NamespaceTargets = page
 	c.Cluster.Commands = page
-	c.Cluster.Events = func(child int, first, _ *int, _ *gqlmodel.KubeEventType) int { return per(child, size(first, 50)) }
+	c.Cluster.Events = func(child int, first *int, after *string, last *int, before *string, _ *gqlmodel.KubeEventType) int {
+		return page(child, first, after, last, before)
+	}
 	c.Cluster.Drift = func(child int, first *int) int { return per(child, size(first, 20)) }
 	c.Cluster.Revisions = func(child int, first, _ *int) int { return per(child, size(first, 20)) }
 	c.Service.Releases = func(child int, first *int, after *string, last *int, before *string, _ *string) int {
@@ -246,8 +248,8 @@ func complexity() graph.ComplexityRoot {
 	c.Service.Logs = func(child int, _ string, _ *gqlmodel.LogFilter, first, _ *int, last, _ *int) int {
 		return per(child, size(first, size(last, 100)))
 	}
-	c.Service.Events = func(child int, _ string, first, _ *int, _ *gqlmodel.KubeEventType) int {
-		return per(child, size(first, 50))
+	c.Service.Events = func(child int, _ string, first *int, after *string, last *int, before *string, _ *gqlmodel.KubeEventType) int {
+		return page(child, first, after, last, before)
 	}
 	c.Service.Drift = func(child int, _ string, first *int) int { return per(child, size(first, 20)) }
 	c.Webhook.Deliveries = page

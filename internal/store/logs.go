@@ -385,9 +385,11 @@ type EventQuery struct {
 	ServiceID     model.ServiceID
 	// Type, when set, keeps only events of that type (Warning, Normal).
 	Type string
-	// After reads the events after that id, oldest first; otherwise the
-	// newest events before Before (0: the newest of all), newest first.
+	// After reads the events after that id, oldest first (Oldest: from
+	// the first, with After 0); otherwise the newest events before Before
+	// (0: the newest of all), newest first.
 	After, Before int64
+	Oldest        bool
 	// Since keeps the events that happened then or later.
 	Since time.Time
 	Limit int
@@ -421,7 +423,7 @@ func KubeEventsOf(ctx context.Context, q Querier, eq EventQuery) ([]model.KubeEv
 	}
 	order := "id DESC"
 	switch {
-	case eq.After > 0:
+	case eq.After > 0 || eq.Oldest:
 		add("id > ?", eq.After)
 		order = "id"
 	case eq.Before > 0:

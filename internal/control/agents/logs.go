@@ -568,7 +568,9 @@ type EventRead struct {
 	Type        string
 	After       int64
 	Before      int64
-	Limit       int
+	// Oldest reads oldest first from the first event (After 0).
+	Oldest bool
+	Limit  int
 }
 
 // KubeEvents reads events newest first (or, with After, oldest first after
@@ -579,7 +581,7 @@ func (p *Agents) KubeEvents(ctx context.Context, r EventRead) ([]model.KubeEvent
 	if r.Limit < 0 || r.Limit > 500 {
 		return nil, core.Invalid("at most 500 events at a time", "first")
 	}
-	q := store.EventQuery{Type: r.Type, After: r.After, Before: r.Before, Limit: r.Limit, Since: p.Now().Add(-p.Settings.LogRetention)}
+	q := store.EventQuery{Type: r.Type, After: r.After, Before: r.Before, Oldest: r.Oldest, Limit: r.Limit, Since: p.Now().Add(-p.Settings.LogRetention)}
 	switch {
 	case r.Cluster != "":
 		if _, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Clusters, r.Cluster, authz.ClusterManage); err != nil {

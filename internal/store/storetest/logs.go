@@ -159,6 +159,7 @@ func testLogQueries(t *testing.T, s *store.Store) {
 			{"a service", store.EventQuery{EnvironmentID: g.env.ID, ServiceID: g.service.ID}, []string{"e-1/2", "e-1/1"}},
 			{"warnings", store.EventQuery{ClusterID: g.cluster.ID, Type: "Warning"}, []string{"e-1/2", "e-1/1"}},
 			{"after", store.EventQuery{ClusterID: g.cluster.ID, After: stored[0].ID}, []string{"e-1/2", "e-2/1"}},
+			{"oldest first", store.EventQuery{ClusterID: g.cluster.ID, Oldest: true}, []string{"e-1/1", "e-1/2", "e-2/1"}},
 			{"before", store.EventQuery{ClusterID: g.cluster.ID, Before: stored[2].ID}, []string{"e-1/2", "e-1/1"}},
 			{"since", store.EventQuery{ClusterID: g.cluster.ID, Since: day.Add(90 * time.Minute)}, []string{"e-1/2"}},
 		} {
