@@ -472,7 +472,9 @@ func eventConn(ctx context.Context, p *control.Plane, read agents.EventRead, fir
 		page.HasNext = more
 	}
 	return conn(ctx, page, func(e *model.KubeEvent) string { return strconv.FormatInt(e.ID, 10) },
-		func(c string, n *model.KubeEvent) *gqlmodel.KubeEventEdge { return &gqlmodel.KubeEventEdge{Cursor: c, Node: n} },
+		func(c string, n *model.KubeEvent) *gqlmodel.KubeEventEdge {
+			return &gqlmodel.KubeEventEdge{Cursor: c, Node: n}
+		},
 		func(e []*gqlmodel.KubeEventEdge, n []*model.KubeEvent, pi *gqlmodel.PageInfo) *gqlmodel.KubeEventConnection {
 			return &gqlmodel.KubeEventConnection{Edges: e, Nodes: n, PageInfo: pi}
 		}), nil

@@ -120,8 +120,8 @@ func connReadsIn(op *graphql.OperationContext, fields []graphql.CollectedField) 
 // connect tokens, a project's webhooks), put in id order first: oldest
 // first, as ids are time-ordered.
 func pageOfAll[T any](all []*T, id func(*T) string, pg store.PageArgs) store.Page[T] {
-	slices.SortFunc(all, func(a, b *T) int { return strings.Compare(id(a), id(b)) })
-	return pageOfSlice(all, id, pg)
+	sorted := slices.SortedFunc(slices.Values(all), func(a, b *T) int { return strings.Compare(id(a), id(b)) })
+	return pageOfSlice(sorted, id, pg)
 }
 
 // pageOfSlice pages an in-memory list already in id order.
