@@ -279,8 +279,8 @@ func TestAgentEndToEnd(t *testing.T) {
 	// the state it applied is the revision's own, and it is kept across
 	// restarts with the applied revision.
 	hist := dig(cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Cluster {
-		revisions(first: 1) { revisions { number hash outcomes { agent result } } } } } }`, map[string]any{"id": f.cluster}),
-		"node", "revisions", "revisions").([]any)[0]
+		revisions(first: 1) { nodes { number hash outcomes { agent result } } } } } }`, map[string]any{"id": f.cluster}),
+		"node", "revisions", "nodes").([]any)[0]
 	if num(hist, "number") != rev2 || str(hist, "hash") == "" {
 		t.Fatalf("the newest revision in the history: %v, want %d", hist, rev2)
 	}
@@ -394,8 +394,8 @@ func TestAgentLeaderTakeover(t *testing.T) {
 	f.waitStatus(t, "CONNECTED", 5*time.Second)
 	// The revision history tells which replica applied what.
 	revs := dig(cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Cluster {
-		revisions(first: 100) { revisions { number outcomes { agent result } } } } } }`, map[string]any{"id": f.cluster}),
-		"node", "revisions", "revisions").([]any)
+		revisions(first: 100) { nodes { number outcomes { agent result } } } } } }`, map[string]any{"id": f.cluster}),
+		"node", "revisions", "nodes").([]any)
 	appliedBy := map[string]bool{}
 	for _, r := range revs {
 		outcomes, _ := dig(r, "outcomes").([]any)

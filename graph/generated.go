@@ -308,7 +308,7 @@ type ComplexityRoot struct {
 		Name             func(childComplexity int) int
 		NamespaceTargets func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Revision         func(childComplexity int, number int) int
-		Revisions        func(childComplexity int, first *int, before *int) int
+		Revisions        func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Status           func(childComplexity int) int
 		Tenant           func(childComplexity int) int
 	}
@@ -986,6 +986,12 @@ type ComplexityRoot struct {
 		State     func(childComplexity int) int
 	}
 
+	RevisionConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
 	RevisionDiff struct {
 		Added    func(childComplexity int) int
 		Changed  func(childComplexity int) int
@@ -996,16 +1002,16 @@ type ComplexityRoot struct {
 		To       func(childComplexity int) int
 	}
 
+	RevisionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	RevisionOutcome struct {
 		Agent  func(childComplexity int) int
 		At     func(childComplexity int) int
 		Errors func(childComplexity int) int
 		Result func(childComplexity int) int
-	}
-
-	RevisionPage struct {
-		HasMore   func(childComplexity int) int
-		Revisions func(childComplexity int) int
 	}
 
 	RevokeApiTokenPayload struct {
@@ -1385,7 +1391,7 @@ type ClusterResolver interface {
 	Install(ctx context.Context, obj *model.Cluster) (*install.Bundle, error)
 	Events(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventConnection, error)
 	Drift(ctx context.Context, obj *model.Cluster, first *int) ([]*model.Drift, error)
-	Revisions(ctx context.Context, obj *model.Cluster, first *int, before *int) (*gqlmodel.RevisionPage, error)
+	Revisions(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.RevisionConnection, error)
 	Revision(ctx context.Context, obj *model.Cluster, number int) (*delivery.Revision, error)
 	ActiveRevision(ctx context.Context, obj *model.Cluster) (*delivery.ActiveRevision, error)
 }
@@ -2626,7 +2632,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Cluster.Revisions(childComplexity, args["first"].(*int), args["before"].(*int)), true
+		return e.ComplexityRoot.Cluster.Revisions(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Cluster.status":
 		if e.ComplexityRoot.Cluster.Status == nil {
 			break
@@ -5571,6 +5577,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Revision.State(childComplexity), true
 
+	case "RevisionConnection.edges":
+		if e.ComplexityRoot.RevisionConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionConnection.Edges(childComplexity), true
+	case "RevisionConnection.nodes":
+		if e.ComplexityRoot.RevisionConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionConnection.Nodes(childComplexity), true
+	case "RevisionConnection.pageInfo":
+		if e.ComplexityRoot.RevisionConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionConnection.PageInfo(childComplexity), true
+
 	case "RevisionDiff.added":
 		if e.ComplexityRoot.RevisionDiff.Added == nil {
 			break
@@ -5614,6 +5639,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RevisionDiff.To(childComplexity), true
 
+	case "RevisionEdge.cursor":
+		if e.ComplexityRoot.RevisionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionEdge.Cursor(childComplexity), true
+	case "RevisionEdge.node":
+		if e.ComplexityRoot.RevisionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionEdge.Node(childComplexity), true
+
 	case "RevisionOutcome.agent":
 		if e.ComplexityRoot.RevisionOutcome.Agent == nil {
 			break
@@ -5638,19 +5676,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevisionOutcome.Result(childComplexity), true
-
-	case "RevisionPage.hasMore":
-		if e.ComplexityRoot.RevisionPage.HasMore == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RevisionPage.HasMore(childComplexity), true
-	case "RevisionPage.revisions":
-		if e.ComplexityRoot.RevisionPage.Revisions == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RevisionPage.Revisions(childComplexity), true
 
 	case "RevokeApiTokenPayload.apiToken":
 		if e.ComplexityRoot.RevokeApiTokenPayload.APIToken == nil {
@@ -8072,13 +8097,17 @@ type Cluster implements Node {
     "At most this many drifts, 0 to 200."
     first: Int = 20
   ): [Drift!]
-  "The cluster's desired revisions, newest first: what caused each, its hash, what the agents did with it. Pass the last revision's number as before for older ones. Tenant admins only (a revision spans projects): null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
+  "The cluster's desired revisions, newest first: what caused each, its hash, what the agents did with it.. Tenant admins only (a revision spans projects): null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   revisions(
-    "At most this many revisions, 1 to 100."
-    first: Int = 20
-    "Only revisions numbered below this (the last revision's number, for older ones)."
-    before: Int
-  ): RevisionPage
+    "Page forwards, to older revisions: how many, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor): older revisions."
+    after: String
+    "Page backwards, to newer revisions: how many, from the first (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor): newer revisions."
+    before: String
+  ): RevisionConnection
   "One desired revision; null if the cluster never had it. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   revision(
     "The revision's number."
@@ -8109,12 +8138,22 @@ type Revision {
   ): RevisionDiff!
 }
 
-"A page of a cluster's revisions, newest first. It pages by revision number (before), not by cursor."
-type RevisionPage {
-  "The page's revisions, newest first."
-  revisions: [Revision!]!
-  "Whether older revisions exist (pass the last revision's number as before)."
-  hasMore: Boolean!
+"A page of a cluster's desired revisions, newest first."
+type RevisionConnection {
+  "The page's revisions, each with its cursor."
+  edges: [RevisionEdge!]!
+  "The page's revisions, without cursors."
+  nodes: [Revision!]!
+  "Where the page stands in the list."
+  pageInfo: PageInfo!
+}
+
+"A revision in a page, with its cursor."
+type RevisionEdge {
+  "Opaque: pass it as after or before to page from this revision."
+  cursor: String!
+  "The revision."
+  node: Revision!
 }
 
 "What an agent did with a revision."
@@ -12608,6 +12647,18 @@ func (ec *executionContext) childFields_Revision(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Revision", field.Name)
 }
 
+func (ec *executionContext) childFields_RevisionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_RevisionConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_RevisionConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_RevisionConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevisionConnection", field.Name)
+}
+
 func (ec *executionContext) childFields_RevisionDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "from":
@@ -12628,6 +12679,16 @@ func (ec *executionContext) childFields_RevisionDiff(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type RevisionDiff", field.Name)
 }
 
+func (ec *executionContext) childFields_RevisionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_RevisionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_RevisionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevisionEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_RevisionOutcome(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "agent":
@@ -12640,16 +12701,6 @@ func (ec *executionContext) childFields_RevisionOutcome(ctx context.Context, fie
 		return ec.fieldContext_RevisionOutcome_errors(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevisionOutcome", field.Name)
-}
-
-func (ec *executionContext) childFields_RevisionPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "revisions":
-		return ec.fieldContext_RevisionPage_revisions(ctx, field)
-	case "hasMore":
-		return ec.fieldContext_RevisionPage_hasMore(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type RevisionPage", field.Name)
 }
 
 func (ec *executionContext) childFields_RevokeApiTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13611,14 +13662,30 @@ func (ec *executionContext) field_Cluster_revisions_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["first"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["before"] = arg1
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -20066,11 +20133,11 @@ func (ec *executionContext) _Cluster_revisions(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Cluster().Revisions(ctx, obj, fc.Args["first"].(*int), fc.Args["before"].(*int))
+			return ec.Resolvers.Cluster().Revisions(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.RevisionPage) graphql.Marshaler {
-			return ec.marshalORevisionPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.RevisionConnection) graphql.Marshaler {
+			return ec.marshalORevisionConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionConnection(ctx, selections, v)
 		},
 		true,
 		false,
@@ -20083,7 +20150,7 @@ func (ec *executionContext) fieldContext_Cluster_revisions(ctx context.Context, 
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RevisionPage(ctx, field)
+			return ec.childFields_RevisionConnection(ctx, field)
 		},
 	}
 	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
@@ -32739,6 +32806,102 @@ func (ec *executionContext) fieldContext_Revision_diff(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _RevisionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevisionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.RevisionEdge) graphql.Marshaler {
+			return ec.marshalNRevisionEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevisionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*delivery.Revision) graphql.Marshaler {
+			return ec.marshalNRevision2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevisionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Revision(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevisionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RevisionDiff_from(ctx context.Context, field graphql.CollectedField, obj *delivery.RevisionDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -32945,6 +33108,61 @@ func (ec *executionContext) fieldContext_RevisionDiff_released(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _RevisionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevisionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _RevisionEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevisionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *delivery.Revision) graphql.Marshaler {
+			return ec.marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevision(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Revision(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RevisionOutcome_agent(ctx context.Context, field graphql.CollectedField, obj *store.RevisionOutcome) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -33044,61 +33262,6 @@ func (ec *executionContext) fieldContext_RevisionOutcome_errors(_ context.Contex
 		},
 	}
 	return fc, nil
-}
-
-func (ec *executionContext) _RevisionPage_revisions(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevisionPage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_RevisionPage_revisions(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Revisions, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*delivery.Revision) graphql.Marshaler {
-			return ec.marshalNRevision2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevisionᚄ(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_RevisionPage_revisions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "RevisionPage",
-		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Revision(ctx, field)
-		},
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _RevisionPage_hasMore(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevisionPage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_RevisionPage_hasMore(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.HasMore, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_RevisionPage_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RevisionPage", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _RevokeApiTokenPayload_apiToken(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.RevokeAPITokenPayload) (ret graphql.Marshaler) {
@@ -51093,6 +51256,49 @@ func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var revisionConnectionImplementors = []string{"RevisionConnection"}
+
+func (ec *executionContext) _RevisionConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.RevisionConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revisionConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevisionConnection")
+		case "edges":
+			out.Values[i] = ec._RevisionConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._RevisionConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._RevisionConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var revisionDiffImplementors = []string{"RevisionDiff"}
 
 func (ec *executionContext) _RevisionDiff(ctx context.Context, sel ast.SelectionSet, obj *delivery.RevisionDiff) graphql.Marshaler {
@@ -51168,6 +51374,50 @@ func (ec *executionContext) _RevisionDiff(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var revisionEdgeImplementors = []string{"RevisionEdge"}
+
+func (ec *executionContext) _RevisionEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.RevisionEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revisionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevisionEdge")
+		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._RevisionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._RevisionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var revisionOutcomeImplementors = []string{"RevisionOutcome"}
 
 func (ec *executionContext) _RevisionOutcome(ctx context.Context, sel ast.SelectionSet, obj *store.RevisionOutcome) graphql.Marshaler {
@@ -51211,50 +51461,6 @@ func (ec *executionContext) _RevisionOutcome(ctx context.Context, sel ast.Select
 			out.Values[i] = ec._RevisionOutcome_errors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
-			}
-		default:
-			panic("unknown field " + strconv.Quote(field.Name))
-		}
-	}
-	out.Dispatch(ctx)
-	if out.Invalids > 0 {
-		return graphql.Null
-	}
-
-	if n := len(deferred.Defers); n > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
-		ec.ProcessDeferredGroup(deferred)
-	}
-
-	return out
-}
-
-var revisionPageImplementors = []string{"RevisionPage"}
-
-func (ec *executionContext) _RevisionPage(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.RevisionPage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, revisionPageImplementors)
-
-	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
-	for i, field := range fields {
-		switch field.Name {
-		case "__typename":
-			out.Values[i] = graphql.MarshalString("RevisionPage")
-		case "revisions":
-			out.Values[i] = ec._RevisionPage_revisions(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "hasMore":
-			if ec.OperationContext.DirectFields {
-				if res := graphql.MarshalBoolean(obj.HasMore); res != graphql.Null && res != graphql.RequiredNull {
-					out.Values[i] = res
-					break
-				}
-			}
-			out.Values[i] = ec._RevisionPage_hasMore(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -56699,6 +56905,30 @@ func (ec *executionContext) marshalNRevisionDiff2ᚖgithubᚗcomᚋnebulactrlᚋ
 	return ec._RevisionDiff(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNRevisionEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.RevisionEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRevisionEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRevisionEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.RevisionEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RevisionEdge!")
+		return graphql.Null
+	}
+	return ec._RevisionEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNRevisionOutcome2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋstoreᚐRevisionOutcome(ctx context.Context, sel ast.SelectionSet, v store.RevisionOutcome) graphql.Marshaler {
 	return ec._RevisionOutcome(ctx, sel, &v)
 }
@@ -58321,11 +58551,11 @@ func (ec *executionContext) marshalORevision2ᚖgithubᚗcomᚋnebulactrlᚋnebu
 	return ec._Revision(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalORevisionPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.RevisionPage) graphql.Marshaler {
+func (ec *executionContext) marshalORevisionConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.RevisionConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
-	return ec._RevisionPage(ctx, sel, v)
+	return ec._RevisionConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOService2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐService(ctx context.Context, sel ast.SelectionSet, v *model.Service) graphql.Marshaler {

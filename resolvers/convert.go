@@ -419,31 +419,55 @@ func logArgs(environmentID string, f *gqlmodel.LogFilter) (model.EnvironmentID, 
 	return env, read, nil
 }
 
-// eventConn pages Kubernetes events, newest first, by their numbers:
-// forwards (first, after) to older ones, backwards (last, before) to newer
-// ones.
-func eventConn(ctx context.Context, p *control.Plane, read agents.EventRead, first *int, after *string, last *int, before *string,
-	typ *gqlmodel.KubeEventType) (*gqlmodel.KubeEventConnection, error) {
+// numbered reads a connection's arguments over a list of numbered items
+// shown newest first (events, revisions): forwards (first, after) to
+// lower numbers, backwards (last, before) to higher ones. from is the
+// cursor's number: 0 for none (the newest, or backwards the first).
+func numbered(first *int, after *string, last *int, before *string) (store.PageArgs, int64, error) {
 	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
+		return pg, 0, err
+	}
+	c, name := pg.After, "after"
+	switch {
+	case pg.After != "" && pg.Before != "":
+		return pg, 0, core.Invalid("give after or before, not both", "before")
+	case pg.FromEnd && pg.After != "":
+		return pg, 0, core.Invalid("after pages forwards: give it with first", "after")
+	case !pg.FromEnd && pg.Before != "":
+		return pg, 0, core.Invalid("before pages backwards: give it with last", "before")
+	case pg.FromEnd:
+		c, name = pg.Before, "before"
+	}
+	if c == "" {
+		return pg, 0, nil
+	}
+	n, err := strconv.ParseInt(c, 10, 64)
+	if err != nil || n < 1 {
+		return pg, 0, core.Invalid(name+" is not a cursor this API issued", name)
+	}
+	return pg, n, nil
+}
+
+// numberedPage is the page of pg from items read for it (one more than
+// the page, to tell whether there are more): read backwards, oldest
+// first, they are put newest first.
+func numberedPage[T any](items []*T, pg store.PageArgs) store.Page[T] {
+	more := len(items) > pg.First
+	items = items[:min(len(items), pg.First)]
+	if !pg.FromEnd {
+		return store.Page[T]{Items: items, HasNext: more}
+	}
+	slices.Reverse(items)
+	return store.Page[T]{Items: items, HasPrevious: more}
+}
+
+// eventConn pages Kubernetes events, newest first, by their numbers.
+func eventConn(ctx context.Context, p *control.Plane, read agents.EventRead, first *int, after *string, last *int, before *string,
+	typ *gqlmodel.KubeEventType) (*gqlmodel.KubeEventConnection, error) {
+	pg, from, err := numbered(first, after, last, before)
+	if err != nil {
 		return nil, err
-	}
-	var from, to int64
-	for _, c := range []struct {
-		cursor, name string
-		n            *int64
-	}{{pg.After, "after", &from}, {pg.Before, "before", &to}} {
-		if c.cursor == "" {
-			continue
-		}
-		n, err := strconv.ParseInt(c.cursor, 10, 64)
-		if err != nil || n < 1 {
-			return nil, core.Invalid(c.name+" is not a cursor this API issued", c.name)
-		}
-		*c.n = n
-	}
-	if from != 0 && to != 0 {
-		return nil, core.Invalid("give after or before, not both", "before")
 	}
 	if typ != nil {
 		// As Kubernetes names them: Normal, Warning.
@@ -452,7 +476,7 @@ func eventConn(ctx context.Context, p *control.Plane, read agents.EventRead, fir
 	}
 	read.Limit = pg.First + 1
 	if pg.FromEnd {
-		read.After, read.Oldest = to, to == 0 // oldest first: reversed below
+		read.After, read.Oldest = from, from == 0
 	} else {
 		read.Before = from
 	}
@@ -460,18 +484,11 @@ func eventConn(ctx context.Context, p *control.Plane, read agents.EventRead, fir
 	if err != nil {
 		return nil, err
 	}
-	page := store.Page[model.KubeEvent]{Items: make([]*model.KubeEvent, 0, len(evs))}
-	more := len(evs) > pg.First
-	for i := range evs[:min(len(evs), pg.First)] {
-		page.Items = append(page.Items, &evs[i])
+	items := make([]*model.KubeEvent, len(evs))
+	for i := range evs {
+		items[i] = &evs[i]
 	}
-	if pg.FromEnd {
-		slices.Reverse(page.Items)
-		page.HasPrevious = more
-	} else {
-		page.HasNext = more
-	}
-	return conn(ctx, page, func(e *model.KubeEvent) string { return strconv.FormatInt(e.ID, 10) },
+	return conn(ctx, numberedPage(items, pg), func(e *model.KubeEvent) string { return strconv.FormatInt(e.ID, 10) },
 		func(c string, n *model.KubeEvent) *gqlmodel.KubeEventEdge {
 			return &gqlmodel.KubeEventEdge{Cursor: c, Node: n}
 		},

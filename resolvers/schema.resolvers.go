@@ -225,16 +225,25 @@ func (r *clusterResolver) Drift(ctx context.Context, obj *model.Cluster, first *
 	return ptrs(r.Plane.Agents.Drifts(ctx, obj.ID, "", "", deref(first, 20)))
 }
 
-func (r *clusterResolver) Revisions(ctx context.Context, obj *model.Cluster, first *int, before *int) (*gqlmodel.RevisionPage, error) {
-	var from int64
-	if before != nil {
-		from = int64(*before)
-	}
-	rs, more, err := r.Plane.Delivery.RevisionHistory(ctx, obj, from, deref(first, 20))
+func (r *clusterResolver) Revisions(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.RevisionConnection, error) {
+	pg, from, err := numbered(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
-	return &gqlmodel.RevisionPage{Revisions: rs, HasMore: more}, nil
+	rs, more, err := r.Plane.Delivery.RevisionHistory(ctx, obj, from, pg.First, pg.FromEnd)
+	if err != nil {
+		return nil, err
+	}
+	if more {
+		rs = append(rs, nil) // numberedPage tells more from one over the page
+	}
+	return conn(ctx, numberedPage(rs, pg), func(v *delivery.Revision) string { return strconv.FormatInt(v.Number, 10) },
+		func(c string, n *delivery.Revision) *gqlmodel.RevisionEdge {
+			return &gqlmodel.RevisionEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.RevisionEdge, n []*delivery.Revision, pi *gqlmodel.PageInfo) *gqlmodel.RevisionConnection {
+			return &gqlmodel.RevisionConnection{Edges: e, Nodes: n, PageInfo: pi}
+		}), nil
 }
 
 func (r *clusterResolver) Revision(ctx context.Context, obj *model.Cluster, number int) (*delivery.Revision, error) {

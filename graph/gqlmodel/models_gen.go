@@ -1097,12 +1097,22 @@ type RemoveProjectMemberPayload struct {
 	UserErrors []*UserError `json:"userErrors"`
 }
 
-// A page of a cluster's revisions, newest first. It pages by revision number (before), not by cursor.
-type RevisionPage struct {
-	// The page's revisions, newest first.
-	Revisions []*delivery.Revision `json:"revisions"`
-	// Whether older revisions exist (pass the last revision's number as before).
-	HasMore bool `json:"hasMore"`
+// A page of a cluster's desired revisions, newest first.
+type RevisionConnection struct {
+	// The page's revisions, each with its cursor.
+	Edges []*RevisionEdge `json:"edges"`
+	// The page's revisions, without cursors.
+	Nodes []*delivery.Revision `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A revision in a page, with its cursor.
+type RevisionEdge struct {
+	// Opaque: pass it as after or before to page from this revision.
+	Cursor string `json:"cursor"`
+	// The revision.
+	Node *delivery.Revision `json:"node"`
 }
 
 // An API token to revoke.

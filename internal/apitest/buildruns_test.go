@@ -402,8 +402,8 @@ func TestBuildLogSubscription(t *testing.T) {
 		events.waitValues(t, "deploymentEvents.stage", []string{"QUEUED", "BUILDING", "DELIVERING"})
 		// The build's success put its release into the desired state: the
 		// revision it made names it as its cause.
-		cause := f.MustDo(t, `query($c: ID!) { node(id: $c) { ... on Cluster { revisions(first: 1) { revisions { cause { action targetId details } } } } } }`,
-			map[string]any{"c": f.ClusterID}).Get("node.revisions.revisions.0.cause")
+		cause := f.MustDo(t, `query($c: ID!) { node(id: $c) { ... on Cluster { revisions(first: 1) { nodes { cause { action targetId details } } } } } }`,
+			map[string]any{"c": f.ClusterID}).Get("node.revisions.nodes.0.cause")
 		if c, _ := cause.(map[string]any); c == nil || c["action"] != "build.succeeded" || c["targetId"] != build ||
 			c["details"].(map[string]any)["imageDigest"] != Digest(99) {
 			t.Errorf("the newest revision's cause is %v, want build.succeeded of %s with its digest", cause, build)

@@ -28,7 +28,7 @@ func TestCostOfPagedFields(t *testing.T) {
 	f := env.NewFixture(t)
 	const lv, rv = "$s: ID!, $e: ID!", "$c: ID!"
 	logs := `node(id: $s) { ... on Service { logs(environmentId: $e, first: 999) { lines { number text pod } } } }`
-	revisions := `node(id: $c) { ... on Cluster { revisions(first: 100) { revisions { number state diff { added { name } } } } } }`
+	revisions := `node(id: $c) { ... on Cluster { revisions(first: 100) { nodes { number state diff { added { name } } } } } }`
 	varsOf := func(q string) map[string]any {
 		if strings.Contains(q, "$c") {
 			return map[string]any{"c": f.ClusterID}

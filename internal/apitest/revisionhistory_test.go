@@ -107,13 +107,18 @@ func TestRevisionHistory(t *testing.T) {
 			t.Errorf("applyErrors once the revision applied: %v, want null", got)
 		}
 
+		var endCursor, startCursor string
 		page := func(vars map[string]any) ([]historyRevision, bool) {
 			t.Helper()
-			r := f.MustDo(t, `query($c: ID!, $first: Int, $before: Int) { node(id: $c) { ... on Cluster {
-				revisions(first: $first, before: $before) { hasMore revisions { `+historyFields+` } } } } }`, vars)
-			return decodeInto[[]historyRevision](t, r.Get("node.revisions.revisions")), r.Get("node.revisions.hasMore") == true
+			r := f.MustDo(t, `query($c: ID!, $first: Int, $after: String, $last: Int, $before: String) { node(id: $c) { ... on Cluster {
+				revisions(first: $first, after: $after, last: $last, before: $before) { nodes { `+historyFields+` }
+					pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } } } }`, vars)
+			endCursor, startCursor = r.Str("node.revisions.pageInfo.endCursor"), r.Str("node.revisions.pageInfo.startCursor")
+			return decodeInto[[]historyRevision](t, r.Get("node.revisions.nodes")),
+				r.Get("node.revisions.pageInfo.hasNextPage") == true || r.Get("node.revisions.pageInfo.hasPreviousPage") == true
 		}
 		first, more := page(map[string]any{"c": f.ClusterID, "first": 3})
+		firstEnd := endCursor
 		if len(first) != 3 || !more {
 			t.Fatalf("the first page of 3: %d revisions, hasMore %v; want 3 and more (the fixture made %d before)", len(first), more, start)
 		}
@@ -157,11 +162,20 @@ func TestRevisionHistory(t *testing.T) {
 		}
 
 		// The next page goes on where the first ended, down to revision 1.
-		rest, more := page(map[string]any{"c": f.ClusterID, "first": 100, "before": first[2].Number})
+		rest, more := page(map[string]any{"c": f.ClusterID, "first": 100, "after": firstEnd})
 		if more || len(rest) != start || rest[0].Number != top-3 || rest[len(rest)-1].Number != 1 {
 			t.Errorf("the rest: %d revisions from %d, hasMore %v; want %d from %d down to 1", len(rest), rest[0].Number, more, start, top-3)
 		}
-		if r := f.Env.Do(t, f.Owner.Token, `query($c: ID!) { node(id: $c) { ... on Cluster { revisions(first: 101) { hasMore } } } }`,
+		// Backwards: the oldest two, then the two newer than them.
+		oldest, more := page(map[string]any{"c": f.ClusterID, "last": 2})
+		if !more || len(oldest) != 2 || oldest[0].Number != 2 || oldest[1].Number != 1 {
+			t.Errorf("the oldest two: %+v (more %v), want 2 and 1, and more", oldest, more)
+		}
+		newer, _ := page(map[string]any{"c": f.ClusterID, "last": 2, "before": startCursor})
+		if len(newer) != 2 || newer[0].Number != 4 || newer[1].Number != 3 {
+			t.Errorf("the two newer than 2: %+v, want 4 and 3", newer)
+		}
+		if r := f.Env.Do(t, f.Owner.Token, `query($c: ID!) { node(id: $c) { ... on Cluster { revisions(first: 101) { pageInfo { hasNextPage } } } } }`,
 			map[string]any{"c": f.ClusterID}); len(r.ErrorCodes()) == 0 || r.ErrorCodes()[0] != "BAD_USER_INPUT" {
 			t.Errorf("a page of 101: codes %v, want BAD_USER_INPUT", r.ErrorCodes())
 		}

@@ -221,7 +221,7 @@ func roleMatrix() map[string][]matrixCase {
 			nodeCase("environment.events", func(f *Fixture) string { return f.EnvironmentID }, `... on Environment { events { nodes { number } } }`, projectReaders),
 			nodeCase("cluster.events", clusterOf, `... on Cluster { events { nodes { number } } }`, tenantAdmins),
 			nodeCase("cluster.drift", clusterOf, `... on Cluster { drift { name } }`, tenantAdmins),
-			nodeCase("cluster.revisions", clusterOf, `... on Cluster { revisions(first: 1) { revisions { number state cause { action } outcomes { agent } diff { from } } } }`, tenantAdmins),
+			nodeCase("cluster.revisions", clusterOf, `... on Cluster { revisions(first: 1) { nodes { number state cause { action } outcomes { agent } diff { from } } } }`, tenantAdmins),
 			nodeCase("cluster.activeRevision", clusterOf, `... on Cluster { activeRevision { number confirmed } }`, everyone),
 			{
 				name:  "service.logs",

@@ -238,7 +238,7 @@ func complexity() graph.ComplexityRoot {
 		return page(child, first, after, last, before)
 	}
 	c.Cluster.Drift = func(child int, first *int) int { return per(child, size(first, 20)) }
-	c.Cluster.Revisions = func(child int, first, _ *int) int { return per(child, size(first, 20)) }
+	c.Cluster.Revisions = page
 	c.Service.Releases = func(child int, first *int, after *string, last *int, before *string, _ *string) int {
 		return page(child, first, after, last, before)
 	}

@@ -90,11 +90,25 @@ func RevisionByNumber(ctx context.Context, q Querier, cluster model.ClusterID, n
 // before (0: the newest), newest first, without their states, and whether
 // older ones remain.
 func RevisionHistory(ctx context.Context, q Querier, cluster model.ClusterID, before int64, limit int) ([]*Revision, bool, error) {
-	if before <= 0 {
-		before = math.MaxInt64
+	return revisionPage(ctx, q, cluster, before, limit, false)
+}
+
+// RevisionsAfter reads a cluster's revisions numbered above after (0:
+// from the first), oldest first, at most limit, and whether newer ones
+// remain.
+func RevisionsAfter(ctx context.Context, q Querier, cluster model.ClusterID, after int64, limit int) ([]*Revision, bool, error) {
+	return revisionPage(ctx, q, cluster, after, limit, true)
+}
+
+func revisionPage(ctx context.Context, q Querier, cluster model.ClusterID, from int64, limit int, up bool) ([]*Revision, bool, error) {
+	where := "cluster_id = $1 AND revision > $2 ORDER BY revision LIMIT $3"
+	if !up {
+		where = "cluster_id = $1 AND revision < $2 ORDER BY revision DESC LIMIT $3"
+		if from <= 0 {
+			from = math.MaxInt64
+		}
 	}
-	rs, err := revisions(ctx, q, false, "cluster_id = $1 AND revision < $2 ORDER BY revision DESC LIMIT $3",
-		string(cluster), before, limit+1)
+	rs, err := revisions(ctx, q, false, where, string(cluster), from, limit+1)
 	if err != nil {
 		return nil, false, err
 	}

@@ -51,21 +51,26 @@ type ActiveRevision struct {
 // maxRevisionPage bounds a page of revision history.
 const maxRevisionPage = 100
 
-// RevisionHistory lists a cluster's desired revisions older than before (0:
-// from the newest), newest first, with their causes and outcomes, and
-// whether older ones remain. Tenant admins: a revision spans projects.
-func (p *Delivery) RevisionHistory(ctx context.Context, c *model.Cluster, before int64, first int) ([]*Revision, bool, error) {
+// RevisionHistory lists a cluster's desired revisions older than from (0:
+// from the newest), newest first, or with newer those newer than from (0:
+// from the first), oldest first; with their causes and outcomes, and
+// whether more remain that way. Tenant admins: a revision spans projects.
+func (p *Delivery) RevisionHistory(ctx context.Context, c *model.Cluster, from int64, first int, newer bool) ([]*Revision, bool, error) {
 	if err := p.Authorizer().CheckCtx(ctx, authz.ClusterManage, c.Scope()); err != nil {
 		return nil, false, err
 	}
-	if first < 1 || first > maxRevisionPage {
-		return nil, false, core.Invalid(fmt.Sprintf("first must be between 1 and %d", maxRevisionPage), "first")
+	if first < 0 || first > maxRevisionPage {
+		return nil, false, core.Invalid(fmt.Sprintf("first must be between 0 and %d", maxRevisionPage), "first")
 	}
-	if before < 0 {
-		return nil, false, core.Invalid("before is a revision number: 1 or more", "before")
+	if from < 0 {
+		return nil, false, core.Invalid("a revision number is 1 or more", "before")
 	}
 	q := p.Querier(ctx)
-	rs, more, err := store.RevisionHistory(ctx, q, c.ID, before, first)
+	read := store.RevisionHistory
+	if newer {
+		read = store.RevisionsAfter
+	}
+	rs, more, err := read(ctx, q, c.ID, from, first)
 	if err != nil {
 		return nil, false, err
 	}

@@ -453,6 +453,17 @@ func testRevisionHistory(t *testing.T, s *store.Store) {
 	if more {
 		t.Error("last page: hasMore true")
 	}
+	// Oldest first, from the first or after a number.
+	page, more, err = store.RevisionsAfter(ctx, s.Q(), c.ID, 0, 2)
+	wantNoErr(t, "the oldest two", err)
+	if len(page) != 2 || page[0].Number != 1 || page[1].Number != 2 || !more {
+		t.Errorf("the oldest two: %v (more %v), want 1 and 2, and more", page, more)
+	}
+	page, more, err = store.RevisionsAfter(ctx, s.Q(), c.ID, 2, 2)
+	wantNoErr(t, "after 2", err)
+	if len(page) != 1 || page[0].Number != 3 || more {
+		t.Errorf("after 2: %v (more %v), want 3 alone", page, more)
+	}
 
 	t2 := t1.Add(time.Second)
 	failure := []model.ObjectError{{Object: "Deployment shop-prod/api-web-r3", Message: "quota exceeded"}}

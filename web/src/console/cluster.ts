@@ -28,12 +28,12 @@ const ClusterRevisions = graphql(`
     node(id: $id) {
       ... on Cluster {
         revisions(first: 10) {
-          hasMore
-          revisions {
+          nodes {
             number hash createdAt
             cause { action actor { email } }
             outcomes { agent result at }
           }
+          pageInfo { hasNextPage }
         }
       }
     }
@@ -115,7 +115,7 @@ export function ClusterView({ id }: { id: string }) {
     ${revs
       ? html`<h2>Revisions</h2>
         <table tabindex="0"><thead><tr><th scope="col">Revision</th><th scope="col">Made by</th><th scope="col">Applied</th></tr></thead>
-          <tbody>${revs.revisions.map(
+          <tbody>${revs.nodes.map(
             (r) => html`<tr><td>${r.number} <code class="muted">${r.hash.slice(0, 12)}</code></td>
               <td>${r.cause ? `${r.cause.action}${r.cause.actor ? ' by ' + r.cause.actor.email : ''}` : ''}</td>
               <td>${r.outcomes.map((o) => `${o.result.toLowerCase()} by ${o.agent}`).join(', ')}</td></tr>`,

@@ -297,7 +297,7 @@ export type ConsoleClusterRevisionsQueryVariables = Exact<{
 
 
 export type ConsoleClusterRevisionsQuery = { node:
-    | { revisions: { hasMore: boolean, revisions: Array<{ number: number, hash: string, createdAt: string, cause: { action: string, actor: { email: string } | null } | null, outcomes: Array<{ agent: string, result: RevisionResult, at: string }> }> } | null }
+    | { revisions: { nodes: Array<{ number: number, hash: string, createdAt: string, cause: { action: string, actor: { email: string } | null } | null, outcomes: Array<{ agent: string, result: RevisionResult, at: string }> }>, pageInfo: { hasNextPage: boolean } } | null }
     | Record<PropertyKey, never>
    | null };
 
@@ -849,8 +849,7 @@ export const ConsoleClusterRevisionsDocument = new TypedDocumentString(`
   node(id: $id) {
     ... on Cluster {
       revisions(first: 10) {
-        hasMore
-        revisions {
+        nodes {
           number
           hash
           createdAt
@@ -866,11 +865,14 @@ export const ConsoleClusterRevisionsDocument = new TypedDocumentString(`
             at
           }
         }
+        pageInfo {
+          hasNextPage
+        }
       }
     }
   }
 }
-    `, {"hash":"sha256:bfe419023b1b72309237739ec385a29f51a2b5184a6b88e61d2e45ce1142ffbe"}) as unknown as TypedDocumentString<ConsoleClusterRevisionsQuery, ConsoleClusterRevisionsQueryVariables>;
+    `, {"hash":"sha256:5c4598402aa68fc16ba66ab3f80b10a9ca1a96905c7436d9fed9bf4046547323"}) as unknown as TypedDocumentString<ConsoleClusterRevisionsQuery, ConsoleClusterRevisionsQueryVariables>;
 export const ConsoleRegenerateTokenDocument = new TypedDocumentString(`
     mutation ConsoleRegenerateToken($id: ID!, $name: String!) {
   regenerateConnectToken(input: {clusterId: $id, confirmName: $name}) {

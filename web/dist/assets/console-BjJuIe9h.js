@@ -334,13 +334,12 @@ fragment ConsoleProjectCard on Project {
     }
   }
 }
-    `,{hash:`sha256:e838b6d6797a7469c21718c39e586c914ed91e1233511cfe845c9720f3b04471`}),"\n  query ConsoleClusterRevisions($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        revisions(first: 10) {\n          hasMore\n          revisions {\n            number hash createdAt\n            cause { action actor { email } }\n            outcomes { agent result at }\n          }\n        }\n      }\n    }\n  }\n":new G(`
+    `,{hash:`sha256:e838b6d6797a7469c21718c39e586c914ed91e1233511cfe845c9720f3b04471`}),"\n  query ConsoleClusterRevisions($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        revisions(first: 10) {\n          nodes {\n            number hash createdAt\n            cause { action actor { email } }\n            outcomes { agent result at }\n          }\n          pageInfo { hasNextPage }\n        }\n      }\n    }\n  }\n":new G(`
     query ConsoleClusterRevisions($id: ID!) {
   node(id: $id) {
     ... on Cluster {
       revisions(first: 10) {
-        hasMore
-        revisions {
+        nodes {
           number
           hash
           createdAt
@@ -356,11 +355,14 @@ fragment ConsoleProjectCard on Project {
             at
           }
         }
+        pageInfo {
+          hasNextPage
+        }
       }
     }
   }
 }
-    `,{hash:`sha256:bfe419023b1b72309237739ec385a29f51a2b5184a6b88e61d2e45ce1142ffbe`}),"\n  mutation ConsoleRegenerateToken($id: ID!, $name: String!) {\n    regenerateConnectToken(input: { clusterId: $id, confirmName: $name }) {\n      secret\n      userErrors { message }\n    }\n  }\n":new G(`
+    `,{hash:`sha256:5c4598402aa68fc16ba66ab3f80b10a9ca1a96905c7436d9fed9bf4046547323`}),"\n  mutation ConsoleRegenerateToken($id: ID!, $name: String!) {\n    regenerateConnectToken(input: { clusterId: $id, confirmName: $name }) {\n      secret\n      userErrors { message }\n    }\n  }\n":new G(`
     mutation ConsoleRegenerateToken($id: ID!, $name: String!) {
   regenerateConnectToken(input: {clusterId: $id, confirmName: $name}) {
     secret
@@ -1044,12 +1046,12 @@ fragment ConsoleTenantSection on Tenant {
     node(id: $id) {
       ... on Cluster {
         revisions(first: 10) {
-          hasMore
-          revisions {
+          nodes {
             number hash createdAt
             cause { action actor { email } }
             outcomes { agent result at }
           }
+          pageInfo { hasNextPage }
         }
       }
     }
@@ -1082,7 +1084,7 @@ fragment ConsoleTenantSection on Tenant {
             </form>`}`:``}
     ${r?X`<h2>Revisions</h2>
         <table tabindex="0"><thead><tr><th scope="col">Revision</th><th scope="col">Made by</th><th scope="col">Applied</th></tr></thead>
-          <tbody>${r.revisions.map(e=>X`<tr><td>${e.number} <code class="muted">${e.hash.slice(0,12)}</code></td>
+          <tbody>${r.nodes.map(e=>X`<tr><td>${e.number} <code class="muted">${e.hash.slice(0,12)}</code></td>
               <td>${e.cause?`${e.cause.action}${e.cause.actor?` by `+e.cause.actor.email:``}`:``}</td>
               <td>${e.outcomes.map(e=>`${e.result.toLowerCase()} by ${e.agent}`).join(`, `)}</td></tr>`)}</tbody></table>`:``}
   `}var tt=K(`
