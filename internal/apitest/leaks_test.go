@@ -211,14 +211,14 @@ func TestClusterCommandsFollowProjectAccess(t *testing.T) {
 			t.Run(string(tc.role), func(t *testing.T) {
 				tok := f.Users[tc.role].Token
 				res := env.MustDo(t, tok, `query($c: ID!) { node(id: $c) { ... on Cluster {
-					commands(first: 10) { nodes { id kind args requestedBy { id } } } } } }`, map[string]any{"c": f.ClusterID})
+					commands(first: 10) { nodes { id kind args { namespace service process } requestedBy { id } } } } } }`, map[string]any{"c": f.ClusterID})
 				if got := res.IDs("node.commands.nodes"); strings.Join(got, ",") != strings.Join(tc.wantList, ",") {
 					t.Errorf("commands: got %v, want %v", got, tc.wantList)
 				}
 				if body := string(res.Body); !tc.wantRestart && (strings.Contains(body, `"service":"api"`) || strings.Contains(body, `"namespace":"shop"`)) {
 					t.Errorf("the restart's details show: %s", body)
 				}
-				one := env.Do(t, tok, `query($id: ID!) { node(id: $id) { ... on Command { kind args requestedBy { id } } } }`,
+				one := env.Do(t, tok, `query($id: ID!) { node(id: $id) { ... on Command { kind args { namespace service process } requestedBy { id } } } }`,
 					map[string]any{"id": restart})
 				switch codes := one.ErrorCodes(); {
 				case tc.wantRestart && len(codes) > 0:
