@@ -7164,7 +7164,7 @@ Conventions (see docs/graphql.md):
 - Every object with an ` + "`" + `id` + "`" + ` implements ` + "`" + `Node` + "`" + `; ids are opaque and global.
 - Lists of objects are Relay connections: ` + "`" + `first` + "`" + ` (0 to 100, default 20) with ` + "`" + `after` + "`" + ` pages forwards, ` + "`" + `last` + "`" + ` (0 to 100)
   with ` + "`" + `before` + "`" + ` backwards, never ` + "`" + `first` + "`" + ` and ` + "`" + `last` + "`" + ` together; cursors are opaque. A few lists page by numbers of their
-  own (log lines, Kubernetes events, revisions) or take only a ` + "`" + `first` + "`" + `: each says how.
+  own (a service's log lines, a build's log) or take only a ` + "`" + `first` + "`" + `: each says how.
 - Every mutation takes one ` + "`" + `input` + "`" + ` and returns a payload with ` + "`" + `userErrors` + "`" + `.
 - Every error carries ` + "`" + `extensions.code` + "`" + `.
 - A field says who may read it. A caller whose role may not gets a ` + "`" + `FORBIDDEN` + "`" + ` error at the field's path, and ` + "`" + `null` + "`" + `
