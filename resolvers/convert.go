@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -458,8 +457,11 @@ func numberedPage[T any](items []*T, pg store.PageArgs) store.Page[T] {
 	if !pg.FromEnd {
 		return store.Page[T]{Items: items, HasNext: more}
 	}
-	slices.Reverse(items)
-	return store.Page[T]{Items: items, HasPrevious: more}
+	newest := make([]*T, len(items))
+	for i, it := range items {
+		newest[len(items)-1-i] = it
+	}
+	return store.Page[T]{Items: newest, HasPrevious: more}
 }
 
 // eventConn pages Kubernetes events, newest first, by their numbers.
