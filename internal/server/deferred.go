@@ -27,7 +27,7 @@ import (
 // boundary separates the parts of a multipart/mixed response.
 const boundary = "graphql"
 
-// deferring tells whether a first response has parts to follow.
+// deferring tells whether a response has parts to follow.
 func deferring(resp *graphql.Response) bool { return resp.HasNext != nil && *resp.HasNext }
 
 // incremental is one deferred fragment in a later part.
@@ -43,7 +43,7 @@ type incremental struct {
 // the first as its envelope with hasNext, a later one as an incremental
 // part.
 func deferredPart(resp *graphql.Response, first bool) ([]byte, error) {
-	hasNext := resp.HasNext != nil && *resp.HasNext
+	hasNext := deferring(resp)
 	if first {
 		b, err := appendResponse(nil, resp, true)
 		if err != nil {

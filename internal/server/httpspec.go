@@ -122,6 +122,12 @@ func writeProblem(w http.ResponseWriter, media string, status int, msg, code str
 // never ran has no data key.
 func writeResponse(w http.ResponseWriter, media string, status int, resp *graphql.Response, ran bool) {
 	head, data, tail, err := responseParts(resp, ran)
+	writeEncoded(w, media, status, head, data, tail, err)
+}
+
+// writeEncoded writes a response as responseParts made it, or, when it
+// could not be encoded (err), an INTERNAL error.
+func writeEncoded(w http.ResponseWriter, media string, status int, head, data, tail []byte, err error) {
 	if err != nil {
 		status = http.StatusInternalServerError
 		head, data, tail = nil, []byte(`{"errors":[{"message":"internal error: the response could not be encoded","extensions":{"code":"INTERNAL"}}]}`), nil
@@ -355,7 +361,7 @@ func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 func writeCacheable(w http.ResponseWriter, r *http.Request, media string, resp *graphql.Response) {
 	head, data, tail, err := responseParts(resp, true)
 	if err != nil {
-		writeResponse(w, media, http.StatusOK, resp, true)
+		writeEncoded(w, media, http.StatusOK, nil, nil, nil, err)
 		return
 	}
 	h := sha256.New()
@@ -371,7 +377,7 @@ func writeCacheable(w http.ResponseWriter, r *http.Request, media string, resp *
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	writeResponse(w, media, http.StatusOK, resp, true)
+	writeEncoded(w, media, http.StatusOK, head, data, tail, nil)
 }
 
 // etagMatches is If-None-Match's weak comparison: any listed tag, or *.

@@ -101,11 +101,7 @@ func ListAudit(ctx context.Context, q Querier, tenant model.TenantID, f AuditFil
 		}
 		add(c.cond, seq)
 	}
-	order := "DESC"
-	if pg.FromEnd {
-		order = "ASC"
-	}
-	items, err := queryAudit(ctx, q, strings.Join(where, " AND "), order, pg.limit(), args...)
+	items, err := queryAudit(ctx, q, strings.Join(where, " AND "), pg.readOrder("DESC"), pg.limit(), args...)
 	if err != nil {
 		return Page[model.AuditEvent]{}, err
 	}

@@ -35,10 +35,8 @@ func (pg PageArgs) limit() int {
 }
 
 // keyset is what pg's cursors ask of a list of col in order: the
-// conditions (their placeholders numbered from $n+1) with their arguments,
-// and the order to read the rows in, which is the list's reversed when
-// paging from the end.
-func (pg PageArgs) keyset(col, order string, n int) (conds []string, args []any, read string) {
+// conditions, their placeholders numbered from $n+1, with their arguments.
+func (pg PageArgs) keyset(col, order string, n int) (conds []string, args []any) {
 	if pg.After != "" {
 		args = append(args, pg.After)
 		conds = append(conds, fmt.Sprintf("%s %s $%d", col, after(order), n+len(args)))
@@ -47,11 +45,16 @@ func (pg PageArgs) keyset(col, order string, n int) (conds []string, args []any,
 		args = append(args, pg.Before)
 		conds = append(conds, fmt.Sprintf("%s %s $%d", col, after(reversed(order)), n+len(args)))
 	}
-	read = order
+	return conds, args
+}
+
+// readOrder is the order to read the rows of a list in order: the list's
+// reversed when paging from the end.
+func (pg PageArgs) readOrder(order string) string {
 	if pg.FromEnd {
-		read = reversed(order)
+		return reversed(order)
 	}
-	return conds, args, read
+	return order
 }
 
 func reversed(order string) string {
@@ -212,10 +215,10 @@ func (t *Table[K, T]) newest(ctx context.Context, q Querier, pg PageArgs, where 
 }
 
 func (t *Table[K, T]) page(ctx context.Context, q Querier, pg PageArgs, order, where string, args []any) (Page[T], error) {
-	conds, more, read := pg.keyset("id", order, len(args))
+	conds, more := pg.keyset("id", order, len(args))
 	where = strings.Join(append([]string{"(" + where + ")"}, conds...), " AND ")
 	args = append(args, more...)
-	sql := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY id %s LIMIT $%d", t.cols(), t.Name, where, read, len(args)+1)
+	sql := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY id %s LIMIT $%d", t.cols(), t.Name, where, pg.readOrder(order), len(args)+1)
 	items, err := t.query(ctx, q, sql, append(args, pg.limit())...)
 	if err != nil {
 		return Page[T]{}, err
@@ -264,13 +267,14 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 	}
 	var sql string
 	var args []any
+	read := pg.readOrder(order)
 	if q.Dialect().Name == "postgres" {
 		// One index range per parent, read only as far as the page: the
 		// window function below reads every row of every parent first (an
 		// environment's whole deployment history for its newest one). The
 		// rows are put in order below, by parent, not sorted here.
 		args = []any{slices.Compact(slices.Sorted(slices.Values(parents)))}
-		conds, more, read := pg.keyset("id", order, len(args))
+		conds, more := pg.keyset("id", order, len(args))
 		args = append(append(args, more...), pg.limit())
 		sql = fmt.Sprintf(`SELECT %[1]s FROM unnest($1::text[]) AS nebula_parents(nebula_parent)
 		CROSS JOIN LATERAL (SELECT %[2]s FROM %[5]s WHERE %[6]s ORDER BY id %[4]s LIMIT $%[7]d) page%[8]s`,
@@ -278,7 +282,7 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 			strings.Join(append([]string{parentCol + " = nebula_parent"}, conds...), " AND "), len(args), join)
 	} else {
 		in, inArgs := inList(parents, 0)
-		conds, more, read := pg.keyset("id", order, len(inArgs))
+		conds, more := pg.keyset("id", order, len(inArgs))
 		args = append(append(inArgs, more...), pg.limit())
 		where := strings.Join(append([]string{fmt.Sprintf("%s IN (%s)", parentCol, in)}, conds...), " AND ")
 		sql = fmt.Sprintf(`SELECT %[1]s FROM (
@@ -298,7 +302,6 @@ func (t *Table[K, T]) listByParentsJoined(ctx context.Context, q Querier, parent
 	// By parent, and within a parent in id order, as the statement read
 	// them (ids are UUIDs, ordered alike by the database's collation and by
 	// their bytes); each page is a part of items, capped at its end.
-	_, _, read := pg.keyset("id", order, 0)
 	slices.SortFunc(items, func(a, b *T) int {
 		if c := strings.Compare(parent(a), parent(b)); c != 0 {
 			return c

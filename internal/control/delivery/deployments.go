@@ -235,20 +235,9 @@ func (p *Delivery) tenantDeployments(ctx context.Context, tenant model.TenantID,
 	if err := p.Authorizer().Check(ctx, a, authz.TenantRead, model.Scope{Tenant: tenant}); err != nil {
 		return store.Page[model.Deployment]{}, err
 	}
-	s, err := p.Authorizer().Subject(ctx, a, model.Scope{Tenant: tenant})
+	all, projects, err := p.readableProjects(ctx, a, tenant)
 	if err != nil {
 		return store.Page[model.Deployment]{}, err
-	}
-	var projects []model.ProjectID
-	all := s == authz.SubjectTenantAdmin
-	if !all {
-		g, err := p.GrantsOf(ctx, a)
-		if err != nil {
-			return store.Page[model.Deployment]{}, err
-		}
-		for id := range g.Projects {
-			projects = append(projects, id)
-		}
 	}
 	page, err := read(ctx, p.Querier(ctx), tenant, all, projects, pg)
 	if err != nil {

@@ -27,22 +27,32 @@ func (p *Delivery) Projects(ctx context.Context, tenant model.TenantID, pg store
 	if err != nil {
 		return store.Page[model.Project]{}, err
 	}
-	s, err := p.Authorizer().Subject(ctx, a, model.Scope{Tenant: tenant})
+	all, ids, err := p.readableProjects(ctx, a, tenant)
 	if err != nil {
 		return store.Page[model.Project]{}, err
 	}
-	if s == authz.SubjectTenantAdmin {
+	if all {
 		return store.ProjectsOf(ctx, p.Querier(ctx), tenant, pg)
+	}
+	return store.ProjectsIn(ctx, p.Querier(ctx), tenant, ids, pg)
+}
+
+// readableProjects are the tenant's projects a caller may read: all of
+// them for a tenant admin, else those the caller holds a role in (ids).
+func (p *Delivery) readableProjects(ctx context.Context, a *authz.Actor, tenant model.TenantID) (all bool, ids []model.ProjectID, err error) {
+	s, err := p.Authorizer().Subject(ctx, a, model.Scope{Tenant: tenant})
+	if err != nil || s == authz.SubjectTenantAdmin {
+		return err == nil, nil, err
 	}
 	g, err := p.GrantsOf(ctx, a)
 	if err != nil {
-		return store.Page[model.Project]{}, err
+		return false, nil, err
 	}
-	ids := make([]model.ProjectID, 0, len(g.Projects))
+	ids = make([]model.ProjectID, 0, len(g.Projects))
 	for id := range g.Projects {
 		ids = append(ids, id)
 	}
-	return store.ProjectsIn(ctx, p.Querier(ctx), tenant, ids, pg)
+	return false, ids, nil
 }
 
 // CreateProject creates a project; tenant admins only, within the plan.
