@@ -40,7 +40,7 @@ build:
 # that drive connections, subscriptions and replicas concurrently: run again
 # under the race detector.
 RACE_PKGS ?= ./authz ./internal/bus ./internal/drain ./internal/hub ./internal/server ./internal/control/... ./agent ./internal/protocol
-RACE_API  ?= TestHeartbeat|TestWS|TestLiveGrants|TestSubscription|TestConnectionLimits|TestGracefulShutdown|TestIdempotencyConcurrent|TestReplicas|TestUnavailable|TestWebhookTwoReplicas|TestClientFollows
+RACE_API  ?= TestStream|TestDeferOverHTTP|TestHeartbeat|TestWS|TestLiveGrants|TestSubscription|TestConnectionLimits|TestGracefulShutdown|TestIdempotencyConcurrent|TestReplicas|TestUnavailable|TestWebhookTwoReplicas|TestClientFollows
 
 ## test: the whole test suite (PostgreSQL tests start their own server), then the concurrent parts under -race
 test:

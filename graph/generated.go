@@ -7067,18 +7067,14 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		return func(ctx context.Context) *graphql.Response {
 			var response graphql.Response
 			var data graphql.Marshaler
+			var items bool
 			if first {
 				first = false
 				ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
 				data = ec._Query(ctx, opCtx.Operation.SelectionSet)
 			} else {
 				if atomic.LoadInt32(&ec.PendingDeferred) > 0 {
-					result := <-ec.DeferredResults
-					atomic.AddInt32(&ec.PendingDeferred, -1)
-					data = result.Result
-					response.Path = result.Path
-					response.Label = result.Label
-					response.Errors = result.Errors
+					data, items = ec.NextIncremental(&response)
 				} else {
 					return nil
 				}
@@ -7089,6 +7085,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 			data.MarshalGQL(buf)
 			response.Data = buf.Bytes()
+			if items {
+				response.Items, response.Data = response.Data, nil
+			}
 			if atomic.LoadInt32(&ec.Deferred) > 0 {
 				hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0
 				response.HasNext = &hasNext
@@ -7188,7 +7187,8 @@ scalar Map @specifiedBy(url: "https://www.rfc-editor.org/rfc/rfc8259#section-4")
 """
 Delivers the fragment it marks after the rest of the response, as an incremental part: over HTTP with
 ` + "`" + `Accept: multipart/mixed` + "`" + ` (deferSpec=20220824), over graphql-transport-ws and over server-sent events.
-A client that asks for none of those gets the whole answer in one response.
+A client that asks for none of those gets the whole answer in one response. Queries only: a mutation or
+subscription that uses it is refused (BAD_USER_INPUT).
 """
 directive @defer(
   "Deferred when true or absent."
@@ -7196,6 +7196,22 @@ directive @defer(
   "A name for the part, echoed in it, so the client can tell the parts apart."
   label: String
 ) on FRAGMENT_SPREAD | INLINE_FRAGMENT
+
+"""
+Delivers the list field it marks in parts: its first initialCount items with the rest of the response,
+then the others as incremental parts ` + "`" + `{"items": [...], "path": [..., index]}` + "`" + ` in order, as they are
+ready, over the same transports as @defer (deferSpec=20220824). A client that asks for none of them gets
+the whole list in one response. On list fields of queries only (e.g. a connection's ` + "`" + `edges` + "`" + ` or ` + "`" + `nodes` + "`" + `);
+elsewhere refused (BAD_USER_INPUT).
+"""
+directive @stream(
+  "Streamed when true or absent; when false the list comes whole."
+  if: Boolean = true
+  "A name for the parts, echoed in each, so the client can tell them apart; unique in the document."
+  label: String
+  "How many items come with the rest of the response, 0 or more (0 when absent)."
+  initialCount: Int = 0
+) on FIELD
 
 "An object with a global id, which ` + "`" + `Query.node` + "`" + ` reads."
 interface Node {
@@ -54438,11 +54454,20 @@ func (ec *executionContext) marshalNAddProjectMemberPayload2ᚖgithubᚗcomᚋne
 }
 
 func (ec *executionContext) marshalNApiToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAPITokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.APIToken) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNApiToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAPIToken(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNApiToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAPIToken(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNApiToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAPIToken(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54470,11 +54495,20 @@ func (ec *executionContext) marshalNApiTokenConnection2ᚖgithubᚗcomᚋnebulac
 }
 
 func (ec *executionContext) marshalNApiTokenEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAPITokenEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.APITokenEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNApiTokenEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAPITokenEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNApiTokenEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAPITokenEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNApiTokenEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAPITokenEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54498,11 +54532,20 @@ func (ec *executionContext) marshalNApplyError2githubᚗcomᚋnebulactrlᚋnebul
 }
 
 func (ec *executionContext) marshalNApplyError2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐObjectErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ObjectError) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNApplyError2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐObjectError(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNApplyError2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐObjectError(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNApplyError2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐObjectError(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54514,11 +54557,20 @@ func (ec *executionContext) marshalNApplyError2ᚕgithubᚗcomᚋnebulactrlᚋne
 }
 
 func (ec *executionContext) marshalNApproval2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApprovalᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Approval) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNApproval2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApproval(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNApproval2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApproval(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNApproval2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐApproval(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54561,11 +54613,20 @@ func (ec *executionContext) marshalNApproveCliLoginPayload2ᚖgithubᚗcomᚋneb
 }
 
 func (ec *executionContext) marshalNAuditEvent2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAuditEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AuditEvent) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNAuditEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAuditEvent(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNAuditEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAuditEvent(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNAuditEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAuditEvent(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54585,11 +54646,20 @@ func (ec *executionContext) marshalNAuditEvent2ᚖgithubᚗcomᚋnebulactrlᚋne
 }
 
 func (ec *executionContext) marshalNAuditEventEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAuditEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.AuditEventEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNAuditEventEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAuditEventEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNAuditEventEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAuditEventEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNAuditEventEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐAuditEventEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54623,11 +54693,20 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 }
 
 func (ec *executionContext) marshalNBuild2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Build) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNBuild2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuild(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNBuild2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuild(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNBuild2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuild(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54655,11 +54734,20 @@ func (ec *executionContext) marshalNBuildConnection2ᚖgithubᚗcomᚋnebulactrl
 }
 
 func (ec *executionContext) marshalNBuildEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.BuildEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNBuildEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNBuildEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNBuildEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54679,11 +54767,20 @@ func (ec *executionContext) marshalNBuildEdge2ᚖgithubᚗcomᚋnebulactrlᚋneb
 }
 
 func (ec *executionContext) marshalNBuildLogLine2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildLogLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.BuildLogLine) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNBuildLogLine2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildLogLine(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNBuildLogLine2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildLogLine(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNBuildLogLine2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildLogLine(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54744,11 +54841,20 @@ func (ec *executionContext) marshalNChangePreview2ᚖgithubᚗcomᚋnebulactrl�
 }
 
 func (ec *executionContext) marshalNChangeSet2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ChangeSet) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNChangeSet2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSet(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNChangeSet2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSet(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNChangeSet2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSet(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54768,11 +54874,20 @@ func (ec *executionContext) marshalNChangeSet2ᚖgithubᚗcomᚋnebulactrlᚋneb
 }
 
 func (ec *executionContext) marshalNChangeSetChange2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ChangeSetChange) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNChangeSetChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetChange(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNChangeSetChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetChange(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNChangeSetChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetChange(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54792,11 +54907,20 @@ func (ec *executionContext) marshalNChangeSetChange2ᚖgithubᚗcomᚋnebulactrl
 }
 
 func (ec *executionContext) marshalNChangeSetComment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ChangeSetComment) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNChangeSetComment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetComment(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNChangeSetComment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetComment(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNChangeSetComment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetComment(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54824,11 +54948,20 @@ func (ec *executionContext) marshalNChangeSetConnection2ᚖgithubᚗcomᚋnebula
 }
 
 func (ec *executionContext) marshalNChangeSetEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ChangeSetEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNChangeSetEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNChangeSetEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNChangeSetEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54879,11 +55012,20 @@ func (ec *executionContext) marshalNChangeSetState2githubᚗcomᚋnebulactrlᚋn
 }
 
 func (ec *executionContext) marshalNCluster2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐClusterᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Cluster) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNCluster2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCluster(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNCluster2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCluster(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNCluster2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCluster(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54903,11 +55045,20 @@ func (ec *executionContext) marshalNCluster2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 }
 
 func (ec *executionContext) marshalNClusterChange2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐClusterChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*core.ClusterChange) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNClusterChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐClusterChange(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNClusterChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐClusterChange(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNClusterChange2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐClusterChange(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54935,11 +55086,20 @@ func (ec *executionContext) marshalNClusterConnection2ᚖgithubᚗcomᚋnebulact
 }
 
 func (ec *executionContext) marshalNClusterEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ClusterEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNClusterEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNClusterEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNClusterEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -54971,11 +55131,20 @@ func (ec *executionContext) marshalNClusterNode2githubᚗcomᚋnebulactrlᚋnebu
 }
 
 func (ec *executionContext) marshalNClusterNode2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []protocol.Node) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNClusterNode2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNode(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNClusterNode2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNode(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNClusterNode2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNode(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -55001,11 +55170,20 @@ func (ec *executionContext) marshalNClusterWorkload2githubᚗcomᚋnebulactrlᚋ
 }
 
 func (ec *executionContext) marshalNClusterWorkload2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkloadᚄ(ctx context.Context, sel ast.SelectionSet, v []protocol.Workload) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNClusterWorkload2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkload(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNClusterWorkload2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkload(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNClusterWorkload2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkload(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -55017,11 +55195,20 @@ func (ec *executionContext) marshalNClusterWorkload2ᚕgithubᚗcomᚋnebulactrl
 }
 
 func (ec *executionContext) marshalNCommand2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommandᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Command) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNCommand2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommand(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNCommand2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommand(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNCommand2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommand(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -55057,11 +55244,20 @@ func (ec *executionContext) marshalNCommandConnection2ᚖgithubᚗcomᚋnebulact
 }
 
 func (ec *executionContext) marshalNCommandEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCommandEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.CommandEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNCommandEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCommandEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNCommandEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCommandEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNCommandEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐCommandEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -55110,11 +55306,20 @@ func (ec *executionContext) marshalNConfigChange2githubᚗcomᚋnebulactrlᚋneb
 }
 
 func (ec *executionContext) marshalNConfigChange2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConfigChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ConfigChange) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNConfigChange2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConfigChange(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNConfigChange2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConfigChange(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNConfigChange2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConfigChange(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -55136,11 +55341,20 @@ func (ec *executionContext) marshalNConfigChangeKind2githubᚗcomᚋnebulactrl�
 }
 
 func (ec *executionContext) marshalNConnectToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectTokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ConnectToken) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐConnectToken(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -55160,11 +55374,20 @@ func (ec *executionContext) marshalNConnectToken2ᚖgithubᚗcomᚋnebulactrlᚋ
 }
 
 func (ec *executionContext) marshalNConnectTokenEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐConnectTokenEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ConnectTokenEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNConnectTokenEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐConnectTokenEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNConnectTokenEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐConnectTokenEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNConnectTokenEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐConnectTokenEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -55412,11 +55635,20 @@ func (ec *executionContext) marshalNDeployPayload2ᚖgithubᚗcomᚋnebulactrl�
 }
 
 func (ec *executionContext) marshalNDeployment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Deployment) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDeployment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeployment(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDeployment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeployment(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDeployment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeployment(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -55444,11 +55676,20 @@ func (ec *executionContext) marshalNDeploymentConnection2ᚖgithubᚗcomᚋnebul
 }
 
 func (ec *executionContext) marshalNDeploymentEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.DeploymentEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDeploymentEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDeploymentEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDeploymentEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -55468,11 +55709,20 @@ func (ec *executionContext) marshalNDeploymentEdge2ᚖgithubᚗcomᚋnebulactrl�
 }
 
 func (ec *executionContext) marshalNDeploymentEvent2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.DeploymentEvent) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDeploymentEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentEvent(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDeploymentEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentEvent(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDeploymentEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentEvent(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -55514,11 +55764,20 @@ func (ec *executionContext) marshalNDesiredObject2githubᚗcomᚋnebulactrlᚋne
 }
 
 func (ec *executionContext) marshalNDesiredObject2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐObjectᚄ(ctx context.Context, sel ast.SelectionSet, v []desired.Object) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDesiredObject2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐObject(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDesiredObject2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐObject(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDesiredObject2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐObject(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -55534,11 +55793,20 @@ func (ec *executionContext) marshalNDomain2githubᚗcomᚋnebulactrlᚋnebulaᚋ
 }
 
 func (ec *executionContext) marshalNDomain2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDomainᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Domain) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDomain2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDomain(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDomain2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDomain(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDomain2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDomain(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -55563,11 +55831,20 @@ func (ec *executionContext) unmarshalNDomainInput2ᚖgithubᚗcomᚋnebulactrl�
 }
 
 func (ec *executionContext) marshalNDrift2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDriftᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Drift) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDrift2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDrift(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDrift2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDrift(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDrift2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDrift(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -55587,11 +55864,20 @@ func (ec *executionContext) marshalNDrift2ᚖgithubᚗcomᚋnebulactrlᚋnebula�
 }
 
 func (ec *executionContext) marshalNEnvironment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEnvironmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Environment) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNEnvironment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEnvironment(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNEnvironment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEnvironment(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNEnvironment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEnvironment(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -55619,11 +55905,20 @@ func (ec *executionContext) marshalNEnvironmentConnection2ᚖgithubᚗcomᚋnebu
 }
 
 func (ec *executionContext) marshalNEnvironmentEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐEnvironmentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.EnvironmentEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNEnvironmentEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐEnvironmentEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNEnvironmentEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐEnvironmentEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNEnvironmentEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐEnvironmentEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -55657,11 +55952,20 @@ func (ec *executionContext) marshalNHeldService2githubᚗcomᚋnebulactrlᚋnebu
 }
 
 func (ec *executionContext) marshalNHeldService2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐHeldServiceᚄ(ctx context.Context, sel ast.SelectionSet, v []desired.HeldService) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNHeldService2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐHeldService(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNHeldService2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐHeldService(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNHeldService2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋdesiredᚐHeldService(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56051,11 +56355,20 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 }
 
 func (ec *executionContext) marshalNInvitation2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Invitation) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNInvitation2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐInvitation(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56075,11 +56388,20 @@ func (ec *executionContext) marshalNInvitation2ᚖgithubᚗcomᚋnebulactrlᚋne
 }
 
 func (ec *executionContext) marshalNInvitationEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInvitationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.InvitationEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNInvitationEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInvitationEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNInvitationEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInvitationEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNInvitationEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐInvitationEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56122,11 +56444,20 @@ func (ec *executionContext) marshalNInviteMemberPayload2ᚖgithubᚗcomᚋnebula
 }
 
 func (ec *executionContext) marshalNKubeEvent2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐKubeEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.KubeEvent) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNKubeEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐKubeEvent(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNKubeEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐKubeEvent(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNKubeEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐKubeEvent(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56154,11 +56485,20 @@ func (ec *executionContext) marshalNKubeEventConnection2ᚖgithubᚗcomᚋnebula
 }
 
 func (ec *executionContext) marshalNKubeEventEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.KubeEventEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNKubeEventEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNKubeEventEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNKubeEventEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐKubeEventEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56188,11 +56528,20 @@ func (ec *executionContext) marshalNKubeEventType2githubᚗcomᚋnebulactrlᚋne
 }
 
 func (ec *executionContext) marshalNLabel2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLabelᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Label) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNLabel2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLabel(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNLabel2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLabel(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNLabel2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLabel(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56241,11 +56590,20 @@ func (ec *executionContext) marshalNLimitedResource2githubᚗcomᚋnebulactrlᚋ
 }
 
 func (ec *executionContext) marshalNLogLine2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.LogLine) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNLogLine2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogLine(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNLogLine2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogLine(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNLogLine2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogLine(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56301,11 +56659,20 @@ func (ec *executionContext) marshalNMap2map(ctx context.Context, sel ast.Selecti
 }
 
 func (ec *executionContext) marshalNMember2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Member) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNMember2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMember(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNMember2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMember(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNMember2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMember(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56333,11 +56700,20 @@ func (ec *executionContext) marshalNMemberConnection2ᚖgithubᚗcomᚋnebulactr
 }
 
 func (ec *executionContext) marshalNMemberEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐMemberEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.MemberEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNMemberEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐMemberEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNMemberEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐMemberEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNMemberEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐMemberEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56357,11 +56733,20 @@ func (ec *executionContext) marshalNMemberEdge2ᚖgithubᚗcomᚋnebulactrlᚋne
 }
 
 func (ec *executionContext) marshalNNamespaceTarget2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐNamespaceTargetᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.NamespaceTarget) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNNamespaceTarget2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐNamespaceTarget(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNNamespaceTarget2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐNamespaceTarget(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNNamespaceTarget2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐNamespaceTarget(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56389,11 +56774,20 @@ func (ec *executionContext) marshalNNamespaceTargetConnection2ᚖgithubᚗcomᚋ
 }
 
 func (ec *executionContext) marshalNNamespaceTargetEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐNamespaceTargetEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.NamespaceTargetEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNNamespaceTargetEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐNamespaceTargetEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNNamespaceTargetEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐNamespaceTargetEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNNamespaceTargetEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐNamespaceTargetEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56442,11 +56836,20 @@ func (ec *executionContext) marshalNPlan2ᚖgithubᚗcomᚋnebulactrlᚋnebula�
 }
 
 func (ec *executionContext) marshalNPlanLimit2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐPlanLimitᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PlanLimit) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNPlanLimit2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐPlanLimit(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNPlanLimit2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐPlanLimit(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNPlanLimit2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐPlanLimit(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56480,11 +56883,20 @@ func (ec *executionContext) marshalNPreviewedRelease2githubᚗcomᚋnebulactrl�
 }
 
 func (ec *executionContext) marshalNPreviewedRelease2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedReleaseᚄ(ctx context.Context, sel ast.SelectionSet, v []core.PreviewedRelease) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNPreviewedRelease2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedRelease(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNPreviewedRelease2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedRelease(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNPreviewedRelease2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedRelease(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56496,11 +56908,20 @@ func (ec *executionContext) marshalNPreviewedRelease2ᚕgithubᚗcomᚋnebulactr
 }
 
 func (ec *executionContext) marshalNPreviewedRelease2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedReleaseᚄ(ctx context.Context, sel ast.SelectionSet, v []*core.PreviewedRelease) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNPreviewedRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedRelease(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNPreviewedRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedRelease(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNPreviewedRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋcoreᚐPreviewedRelease(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56524,11 +56945,20 @@ func (ec *executionContext) marshalNProcess2githubᚗcomᚋnebulactrlᚋnebula�
 }
 
 func (ec *executionContext) marshalNProcess2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProcessᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Process) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNProcess2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProcess(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNProcess2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProcess(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNProcess2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProcess(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56567,11 +56997,20 @@ func (ec *executionContext) unmarshalNProcessInput2ᚖgithubᚗcomᚋnebulactrl�
 }
 
 func (ec *executionContext) marshalNProject2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProjectᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Project) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNProject2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProject(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNProject2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProject(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNProject2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProject(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56599,11 +57038,20 @@ func (ec *executionContext) marshalNProjectConnection2ᚖgithubᚗcomᚋnebulact
 }
 
 func (ec *executionContext) marshalNProjectEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐProjectEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ProjectEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNProjectEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐProjectEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNProjectEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐProjectEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNProjectEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐProjectEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56623,11 +57071,20 @@ func (ec *executionContext) marshalNProjectEdge2ᚖgithubᚗcomᚋnebulactrlᚋn
 }
 
 func (ec *executionContext) marshalNProjectMember2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProjectMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ProjectMember) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNProjectMember2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProjectMember(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNProjectMember2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProjectMember(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNProjectMember2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProjectMember(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56655,11 +57112,20 @@ func (ec *executionContext) marshalNProjectMemberConnection2ᚖgithubᚗcomᚋne
 }
 
 func (ec *executionContext) marshalNProjectMemberEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐProjectMemberEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ProjectMemberEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNProjectMemberEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐProjectMemberEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNProjectMemberEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐProjectMemberEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNProjectMemberEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐProjectMemberEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56759,11 +57225,20 @@ func (ec *executionContext) marshalNRegisterClusterPayload2ᚖgithubᚗcomᚋneb
 }
 
 func (ec *executionContext) marshalNRelease2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐReleaseᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Release) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐRelease(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐRelease(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNRelease2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐRelease(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56799,11 +57274,20 @@ func (ec *executionContext) marshalNReleaseDiff2ᚖgithubᚗcomᚋnebulactrlᚋn
 }
 
 func (ec *executionContext) marshalNReleaseEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐReleaseEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ReleaseEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNReleaseEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐReleaseEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNReleaseEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐReleaseEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNReleaseEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐReleaseEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56827,11 +57311,20 @@ func (ec *executionContext) marshalNReleaseVariable2githubᚗcomᚋnebulactrlᚋ
 }
 
 func (ec *executionContext) marshalNReleaseVariable2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐReleaseVariableᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ReleaseVariable) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNReleaseVariable2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐReleaseVariable(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNReleaseVariable2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐReleaseVariable(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNReleaseVariable2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐReleaseVariable(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56874,11 +57367,20 @@ func (ec *executionContext) marshalNRemoveProjectMemberPayload2ᚖgithubᚗcom�
 }
 
 func (ec *executionContext) marshalNRevision2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevisionᚄ(ctx context.Context, sel ast.SelectionSet, v []*delivery.Revision) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevision(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevision(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNRevision2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋcontrolᚋdeliveryᚐRevision(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56906,11 +57408,20 @@ func (ec *executionContext) marshalNRevisionDiff2ᚖgithubᚗcomᚋnebulactrlᚋ
 }
 
 func (ec *executionContext) marshalNRevisionEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.RevisionEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNRevisionEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNRevisionEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNRevisionEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐRevisionEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -56934,11 +57445,20 @@ func (ec *executionContext) marshalNRevisionOutcome2githubᚗcomᚋnebulactrlᚋ
 }
 
 func (ec *executionContext) marshalNRevisionOutcome2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋstoreᚐRevisionOutcomeᚄ(ctx context.Context, sel ast.SelectionSet, v []store.RevisionOutcome) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNRevisionOutcome2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋstoreᚐRevisionOutcome(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNRevisionOutcome2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋstoreᚐRevisionOutcome(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNRevisionOutcome2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋstoreᚐRevisionOutcome(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57043,11 +57563,20 @@ func (ec *executionContext) marshalNRotateWebhookSecretPayload2ᚖgithubᚗcom�
 }
 
 func (ec *executionContext) marshalNService2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐServiceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Service) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNService2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐService(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNService2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐService(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNService2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐService(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57075,11 +57604,20 @@ func (ec *executionContext) marshalNServiceConnection2ᚖgithubᚗcomᚋnebulact
 }
 
 func (ec *executionContext) marshalNServiceEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐServiceEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ServiceEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNServiceEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐServiceEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNServiceEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐServiceEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNServiceEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐServiceEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57099,11 +57637,20 @@ func (ec *executionContext) marshalNServiceEdge2ᚖgithubᚗcomᚋnebulactrlᚋn
 }
 
 func (ec *executionContext) marshalNSession2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSessionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Session) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNSession2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSession(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNSession2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSession(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNSession2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSession(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57218,9 +57765,16 @@ func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v
 }
 
 func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := make(graphql.Array, len(v))
-	for i := range v {
-		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		for i := range v {
+			ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+		}
 	}
 
 	for _, e := range ret {
@@ -57233,11 +57787,20 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 }
 
 func (ec *executionContext) marshalNTenant2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐTenantᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Tenant) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNTenant2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐTenant(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNTenant2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐTenant(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNTenant2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐTenant(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57265,11 +57828,20 @@ func (ec *executionContext) marshalNTenantConnection2ᚖgithubᚗcomᚋnebulactr
 }
 
 func (ec *executionContext) marshalNTenantEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐTenantEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.TenantEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNTenantEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐTenantEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNTenantEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐTenantEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNTenantEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐTenantEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57404,11 +57976,20 @@ func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋnebulactrlᚋnebula�
 }
 
 func (ec *executionContext) marshalNUserError2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.UserError) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNUserError2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserError(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNUserError2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserError(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNUserError2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐUserError(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57438,11 +58019,20 @@ func (ec *executionContext) marshalNUserKind2githubᚗcomᚋnebulactrlᚋnebula�
 }
 
 func (ec *executionContext) marshalNVariable2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariableᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Variable) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNVariable2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariable(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNVariable2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariable(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNVariable2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐVariable(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57495,11 +58085,20 @@ func (ec *executionContext) marshalNViewer2ᚖgithubᚗcomᚋnebulactrlᚋnebula
 }
 
 func (ec *executionContext) marshalNWebhook2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Webhook) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhook2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhook(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhook2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhook(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhook2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhook(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57519,11 +58118,20 @@ func (ec *executionContext) marshalNWebhook2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 }
 
 func (ec *executionContext) marshalNWebhookAttempt2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Attempt) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhookAttempt2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAttempt(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookAttempt2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAttempt(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookAttempt2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAttempt(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57551,11 +58159,20 @@ func (ec *executionContext) marshalNWebhookConnection2ᚖgithubᚗcomᚋnebulact
 }
 
 func (ec *executionContext) marshalNWebhookDelivery2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDeliveryᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.WebhookDelivery) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhookDelivery2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDelivery(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookDelivery2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDelivery(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookDelivery2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐWebhookDelivery(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57583,11 +58200,20 @@ func (ec *executionContext) marshalNWebhookDeliveryConnection2ᚖgithubᚗcomᚋ
 }
 
 func (ec *executionContext) marshalNWebhookDeliveryEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookDeliveryEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.WebhookDeliveryEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhookDeliveryEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookDeliveryEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookDeliveryEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookDeliveryEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookDeliveryEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookDeliveryEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57607,11 +58233,20 @@ func (ec *executionContext) marshalNWebhookDeliveryEdge2ᚖgithubᚗcomᚋnebula
 }
 
 func (ec *executionContext) marshalNWebhookEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.WebhookEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhookEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57631,11 +58266,20 @@ func (ec *executionContext) marshalNWebhookEdge2ᚖgithubᚗcomᚋnebulactrlᚋn
 }
 
 func (ec *executionContext) marshalNWebhookEndpoint2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpointᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Endpoint) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEndpoint(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57655,11 +58299,20 @@ func (ec *executionContext) marshalNWebhookEndpoint2ᚖgithubᚗcomᚋnebulactrl
 }
 
 func (ec *executionContext) marshalNWebhookEndpointEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.WebhookEndpointEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhookEndpointEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookEndpointEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookEndpointEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEndpointEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57724,11 +58377,20 @@ func (ec *executionContext) unmarshalNWebhookEventType2ᚕgithubᚗcomᚋnebulac
 }
 
 func (ec *executionContext) marshalNWebhookEventType2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []gqlmodel.WebhookEventType) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhookEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventType(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventType(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventType(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57740,11 +58402,20 @@ func (ec *executionContext) marshalNWebhookEventType2ᚕgithubᚗcomᚋnebulactr
 }
 
 func (ec *executionContext) marshalNWebhookMessage2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Message) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhookMessage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessage(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookMessage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessage(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookMessage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐMessage(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57772,11 +58443,20 @@ func (ec *executionContext) marshalNWebhookMessageConnection2ᚖgithubᚗcomᚋn
 }
 
 func (ec *executionContext) marshalNWebhookMessageEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookMessageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.WebhookMessageEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhookMessageEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookMessageEdge(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookMessageEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookMessageEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookMessageEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookMessageEdge(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57810,11 +58490,20 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 }
 
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57854,11 +58543,20 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 }
 
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57882,11 +58580,20 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57910,11 +58617,20 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 }
 
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -57958,11 +58674,20 @@ func (ec *executionContext) marshalOApiToken2ᚕᚖgithubᚗcomᚋnebulactrlᚋn
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNApiToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAPIToken(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNApiToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAPIToken(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNApiToken2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐAPIToken(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -58097,11 +58822,20 @@ func (ec *executionContext) marshalOChangeSetState2ᚕgithubᚗcomᚋnebulactrl�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNChangeSetState2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetState(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNChangeSetState2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetState(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNChangeSetState2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐChangeSetState(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -58181,11 +58915,20 @@ func (ec *executionContext) marshalODomain2ᚕᚖgithubᚗcomᚋnebulactrlᚋneb
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDomain2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDomain(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDomain2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDomain(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDomain2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDomain(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -58217,11 +58960,20 @@ func (ec *executionContext) marshalODrift2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebu
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNDrift2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDrift(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDrift2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDrift(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDrift2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDrift(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -58291,9 +59043,16 @@ func (ec *executionContext) marshalOID2ᚕstringᚄ(ctx context.Context, sel ast
 	if v == nil {
 		return graphql.Null
 	}
-	ret := make(graphql.Array, len(v))
-	for i := range v {
-		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		for i := range v {
+			ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+		}
 	}
 
 	for _, e := range ret {
@@ -58484,11 +59243,20 @@ func (ec *executionContext) marshalOProcess2ᚕᚖgithubᚗcomᚋnebulactrlᚋne
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNProcess2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProcess(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNProcess2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProcess(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNProcess2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐProcess(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -58593,9 +59361,16 @@ func (ec *executionContext) marshalOString2ᚕstringᚄ(ctx context.Context, sel
 	if v == nil {
 		return graphql.Null
 	}
-	ret := make(graphql.Array, len(v))
-	for i := range v {
-		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, sel, v[i])
+		})
+	} else {
+		ret = make(graphql.Array, len(v))
+		for i := range v {
+			ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+		}
 	}
 
 	for _, e := range ret {
@@ -58762,11 +59537,20 @@ func (ec *executionContext) marshalOWebhookEventType2ᚕgithubᚗcomᚋnebulactr
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhookEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventType(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventType(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNWebhookEventType2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐWebhookEventType(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -58804,11 +59588,20 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -58823,11 +59616,20 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -58842,11 +59644,20 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {
@@ -58861,11 +59672,20 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
-	})
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
+		})
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {

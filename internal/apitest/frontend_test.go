@@ -273,6 +273,81 @@ func TestUrqlDefer(t *testing.T) {
 	}
 }
 
+// checkStreamed asserts what a client saw of the streamed query (common.mjs
+// streamedQuery, each tenant's projects @stream(initialCount: 1)): the
+// first part off the wire holds one project and says more follow, a later
+// part holds the others as items, a result before the last showed the
+// first project alone, and the last holds every project in order.
+func checkStreamed(t *testing.T, run *jsRun, want []string) {
+	t.Helper()
+	finals := run.values("final")
+	if run.err != nil || len(finals) != 1 {
+		t.Fatalf("the client did not end with a result: %v", run.err)
+	}
+	final := lineAs[deferResult](t, finals[0])
+	if !final.Complete || len(final.Tenants) != 1 || final.Tenants[0].Projects == nil || !slices.Equal(*final.Tenants[0].Projects, want) {
+		t.Errorf("the last result %+v: want the projects %v in order", final, want)
+	}
+	chunks := run.values("chunk")
+	if len(chunks) < 2 {
+		t.Fatalf("%d parts off the wire, want the first and at least one of items", len(chunks))
+	}
+	if n := len(lineAs[[]any](t, dig(chunks[0], "data.viewer.tenants.edges.0.node.projects.edges"))); n != 1 || dig(chunks[0], "hasNext") != true {
+		t.Errorf("the first part: %v, want one project (initialCount 1) and hasNext", chunks[0])
+	}
+	items := 0
+	for _, c := range chunks[1:] {
+		incs, _ := dig(c, "incremental").([]any)
+		for _, inc := range incs {
+			if l, ok := dig(inc, "items").([]any); ok && dig(inc, "label") == "projects" {
+				items += len(l)
+			}
+		}
+	}
+	if items != len(want)-1 {
+		t.Errorf("the parts after the first carry %d projects as items, want %d", items, len(want)-1)
+	}
+	early := 0
+	for _, v := range run.values("result") {
+		r := lineAs[deferResult](t, v)
+		if len(r.Tenants) == 1 && r.Tenants[0].Projects != nil && len(*r.Tenants[0].Projects) == 1 && (r.Loading || r.HasNext) {
+			early++
+		}
+	}
+	if early == 0 {
+		t.Errorf("no result showed the first project before the others arrived")
+	}
+}
+
+// TestApolloStream watches the streamed query with Apollo Client over HTTP
+// (multipart/mixed) and over graphql-transport-ws.
+func TestApolloStream(t *testing.T) {
+	dir := jsFrontend(t)
+	env := NewEnv(t, OpenSQLite(t))
+	f := streamFixture(t, env)
+	want := f.MustDo(t, `{ viewer { tenants(first: 5) { nodes { projects(first: 20) { nodes { id } } } } } }`, nil).IDs("viewer.tenants.nodes.0.projects.nodes")
+	for _, transport := range []string{"http", "ws"} {
+		t.Run(transport, func(t *testing.T) {
+			checkStreamed(t, runNode(t, dir, time.Minute, "apollo.mjs", "stream-"+transport, env.Server.URL, f.Owner.Token), want)
+		})
+	}
+}
+
+// TestUrqlStream runs the streamed query with urql and graphcache over
+// HTTP: with urql's own Accept header (SSE), and asking for
+// multipart/mixed.
+func TestUrqlStream(t *testing.T) {
+	dir := jsFrontend(t)
+	env := NewEnv(t, OpenSQLite(t))
+	f := streamFixture(t, env)
+	want := f.MustDo(t, `{ viewer { tenants(first: 5) { nodes { projects(first: 20) { nodes { id } } } } } }`, nil).IDs("viewer.tenants.nodes.0.projects.nodes")
+	for _, mode := range []string{"stream", "stream-multipart"} {
+		t.Run(mode, func(t *testing.T) {
+			checkStreamed(t, runNode(t, dir, time.Minute, "urql.mjs", mode, env.Server.URL, f.Owner.Token), want)
+		})
+	}
+}
+
 // TestApolloPersistedIdempotentDeploy sends one deploy through Apollo's
 // PersistedQueryLink with one Idempotency-Key to each of two replicas on
 // one store: the deployment is made once, and the second replica answers

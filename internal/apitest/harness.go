@@ -266,6 +266,7 @@ func (e *Env) Next() int64 { return e.seq.Add(1) }
 type GraphQLError struct {
 	Message    string         `json:"message"`
 	Path       []any          `json:"path"`
+	Locations  []any          `json:"locations"`
 	Extensions map[string]any `json:"extensions"`
 }
 

@@ -15,14 +15,19 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// Incremental delivery (@defer) as Apollo Client, urql and Relay speak it:
-// the format of deferSpec=20220824. The first response is the operation's
-// data without its deferred fragments and "hasNext": true; each later one
-// is {"incremental": [{"data", "path", "label", "errors"}], "hasNext"},
-// the last with "hasNext": false. Over HTTP the parts go as
+// Incremental delivery (@defer and @stream) as Apollo Client, urql and
+// Relay speak it: the format of deferSpec=20220824. The first response is
+// the operation's data without its deferred fragments, with the first
+// items of its streamed lists, and "hasNext": true; each later one is
+// {"incremental": [...], "hasNext"}, one entry a deferred fragment's
+// {"data", "path", "label", "errors"} or a streamed list's next items
+// {"items", "path" (ending with the first item's index), "label",
+// "errors"}; the last has "hasNext": false. Over HTTP the parts go as
 // multipart/mixed to a client that accepts it; one that does not gets the
-// whole answer in one response, every deferred fragment merged in at its
-// path. Over websockets and SSE each part is one message.
+// whole answer in one response, every deferred fragment and streamed item
+// merged in at its path. Over websockets and SSE each part is one message.
+// What the server cannot serve incrementally is refused before it runs
+// (incremental.go).
 
 // boundary separates the parts of a multipart/mixed response.
 const boundary = "graphql"
@@ -30,9 +35,11 @@ const boundary = "graphql"
 // deferring tells whether a response has parts to follow.
 func deferring(resp *graphql.Response) bool { return resp.HasNext != nil && *resp.HasNext }
 
-// incremental is one deferred fragment in a later part.
+// incremental is one deferred fragment, or a streamed list's items, in a
+// later part.
 type incremental struct {
-	Data       json.RawMessage `json:"data"`
+	Data       json.RawMessage `json:"data,omitempty"`
+	Items      json.RawMessage `json:"items,omitempty"`
 	Path       ast.Path        `json:"path"`
 	Label      string          `json:"label,omitempty"`
 	Errors     gqlerror.List   `json:"errors,omitempty"`
@@ -55,14 +62,14 @@ func deferredPart(resp *graphql.Response, first bool) ([]byte, error) {
 	if path == nil {
 		path = ast.Path{}
 	}
-	data := resp.Data
-	if len(data) == 0 {
-		data = json.RawMessage("null")
+	inc := incremental{Data: resp.Data, Items: resp.Items, Path: path, Label: resp.Label, Errors: resp.Errors, Extensions: resp.Extensions}
+	if len(inc.Data) == 0 && len(inc.Items) == 0 {
+		inc.Data = json.RawMessage("null") // a fragment nulled by an error
 	}
 	return json.Marshal(struct {
 		Incremental []incremental `json:"incremental"`
 		HasNext     bool          `json:"hasNext"`
-	}{[]incremental{{Data: data, Path: path, Label: resp.Label, Errors: resp.Errors, Extensions: resp.Extensions}}, hasNext})
+	}{[]incremental{inc}, hasNext})
 }
 
 // acceptsMultipart tells whether a request's Accept header takes
@@ -126,6 +133,12 @@ func mergeDeferred(ctx context.Context, first *graphql.Response, next graphql.Re
 			break
 		}
 		out.Errors = append(out.Errors, resp.Errors...)
+		if len(resp.Items) > 0 {
+			if err := mergeItems(tree, resp.Path, resp.Items); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if len(resp.Data) == 0 || string(resp.Data) == "null" {
 			continue
 		}
@@ -133,22 +146,7 @@ func mergeDeferred(ctx context.Context, first *graphql.Response, next graphql.Re
 		if err := decodeNumbers(resp.Data, &part); err != nil {
 			return nil, err
 		}
-		at := tree
-		for _, p := range resp.Path {
-			switch k := p.(type) {
-			case ast.PathName:
-				m, _ := at.(map[string]any)
-				at = m[string(k)]
-			case ast.PathIndex:
-				l, _ := at.([]any)
-				if int(k) < 0 || int(k) >= len(l) {
-					at = nil
-					break
-				}
-				at = l[k]
-			}
-		}
-		target, ok := at.(map[string]any)
+		target, ok := at(tree, resp.Path).(map[string]any)
 		if !ok {
 			continue // its parent was nulled by an error, reported already
 		}
@@ -162,6 +160,53 @@ func mergeDeferred(ctx context.Context, first *graphql.Response, next graphql.Re
 	}
 	out.Data = data
 	return out, nil
+}
+
+// at is the value at path in tree, nil when there is none.
+func at(tree any, path ast.Path) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case ast.PathName:
+			m, _ := tree.(map[string]any)
+			tree = m[string(k)]
+		case ast.PathIndex:
+			l, _ := tree.([]any)
+			if int(k) < 0 || int(k) >= len(l) {
+				return nil
+			}
+			tree = l[k]
+		}
+	}
+	return tree
+}
+
+// mergeItems puts a streamed list's items in tree, from the index path
+// ends with: the list is the value at the path before it, held by an
+// object under the name before that. Items of a list nulled by an error
+// (reported already), or null themselves, are left out.
+func mergeItems(tree any, path ast.Path, items json.RawMessage) error {
+	if string(items) == "null" || len(path) < 2 {
+		return nil
+	}
+	first, ok := path[len(path)-1].(ast.PathIndex)
+	name, named := path[len(path)-2].(ast.PathName)
+	if !ok || !named {
+		return nil
+	}
+	parent, ok := at(tree, path[:len(path)-2]).(map[string]any)
+	if !ok {
+		return nil
+	}
+	list, ok := parent[string(name)].([]any)
+	if !ok || int(first) != len(list) {
+		return nil
+	}
+	var more []any
+	if err := decodeNumbers(items, &more); err != nil {
+		return err
+	}
+	parent[string(name)] = append(list, more...)
+	return nil
 }
 
 func decodeNumbers(b []byte, v any) error {

@@ -171,6 +171,7 @@ func (s *Server) graphQL() http.Handler {
 	srv.Use(heldParams{limit: newSelectionLimit(orDefault(s.cfg.MaxSelections, config.DefaultMaxSelections), s.cfg.MaxTokens, docs)})
 	srv.Use(heldOperation{limit: depthLimit{max: s.cfg.MaxDepth}})
 	srv.Use(previewLimit{max: orDefault(s.cfg.MaxPreviews, config.DefaultMaxPreviews)})
+	srv.Use(incrementalRules{})
 	srv.Use(heldOperation{limit: extension.FixedComplexityLimit(s.cfg.MaxComplexity)})
 	srv.AroundOperations(resolvers.Loaders(s.plane))
 	srv.AroundOperations(s.metrics.operations)

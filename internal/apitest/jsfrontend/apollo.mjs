@@ -4,13 +4,17 @@
 //
 //   node apollo.mjs defer-http <url> <token>
 //   node apollo.mjs defer-ws <url> <token>
+//   node apollo.mjs stream-http <url> <token>
+//   node apollo.mjs stream-ws <url> <token>
 //
-// watch the deferred dashboard query (common.mjs) through an InMemoryCache
+// watch the deferred dashboard query (common.mjs), or the one that streams
+// each tenant's projects (@stream), through an InMemoryCache
 // (keyed by id, relayStylePagination on Tenant.projects), over HttpLink
 // (multipart/mixed) or GraphQLWsLink (graphql-transport-ws), with the
-// @defer handler of deferSpec=20220824. Every part off the wire is printed
-// ({"chunk"}), every result the query emits ({"result"}), and the last
-// ({"final"}) with whether every deferred field arrived.
+// incremental handler of deferSpec=20220824 (@defer and @stream). Every part
+// off the wire is printed ({"chunk"}), every result the query emits
+// ({"result"}), and the last ({"final"}) with whether every deferred field
+// arrived.
 //
 //   node apollo.mjs deploy <token> <key> <serviceId> <environmentId> <digest> <url>...
 //
@@ -30,7 +34,7 @@ import { createClient } from 'graphql-ws';
 import { tap } from 'rxjs';
 import WebSocket from 'ws';
 
-import { deferredQuery, loggingFetch, out, run, tenantsOf } from './common.mjs';
+import { queryFor, loggingFetch, out, run, tenantsOf } from './common.mjs';
 
 const [mode, ...args] = process.argv.slice(2);
 
@@ -48,7 +52,8 @@ function cache() {
 // incremental handler merges it.
 const wire = new ApolloLink((operation, forward) => forward(operation).pipe(tap((chunk) => out({ chunk }))));
 
-async function deferred(transport, url, token) {
+async function deferred(mode, transport, url, token) {
+  const query = queryFor(mode);
   let ws;
   let terminal;
   if (transport === 'http') {
@@ -71,7 +76,7 @@ async function deferred(transport, url, token) {
   });
   const final = await new Promise((resolve, reject) => {
     let n = 0;
-    const sub = client.watchQuery({ query: gql(deferredQuery), fetchPolicy: 'network-only', errorPolicy: 'all' }).subscribe({
+    const sub = client.watchQuery({ query: gql(query), fetchPolicy: 'network-only', errorPolicy: 'all' }).subscribe({
       next: (r) => {
         n++;
         const result = { n, dataState: r.dataState, loading: r.loading, networkStatus: r.networkStatus,
@@ -131,12 +136,14 @@ async function deploy(token, key, serviceId, environmentId, digest, ...urls) {
 run(async () => {
   switch (mode) {
     case 'defer-http':
-      return deferred('http', ...args);
+    case 'stream-http':
+      return deferred(mode, 'http', ...args);
     case 'defer-ws':
-      return deferred('ws', ...args);
+    case 'stream-ws':
+      return deferred(mode, 'ws', ...args);
     case 'deploy':
       return deploy(...args);
     default:
-      throw new Error(`unknown mode ${mode}: defer-http, defer-ws or deploy`);
+      throw new Error(`unknown mode ${mode}: defer-http, defer-ws, stream-http, stream-ws or deploy`);
   }
 });

@@ -100,6 +100,29 @@ export const deferredQuery = `query Dash {
   }
 }`;
 
+// streamedQuery streams each tenant's projects after the first
+// (schema.graphqls: @stream on Tenant.projects' edges).
+export const streamedQuery = `query Streamed {
+  viewer {
+    user { id }
+    tenants(first: 5) {
+      edges {
+        node {
+          id
+          name
+          projects(first: 20) {
+            edges @stream(initialCount: 1, label: "projects") { cursor node { id name } }
+          }
+        }
+      }
+    }
+  }
+}`;
+
+// queryFor picks a mode's document: defer… the deferred dashboard query,
+// stream… the streamed one. tenantsOf summarises the results of both.
+export const queryFor = (mode) => (mode.startsWith('stream') ? streamedQuery : deferredQuery);
+
 // tenantsOf summarises a result's data: each tenant's id and its projects'
 // ids; null while they have not arrived, with whether the field is absent
 // or null.

@@ -3,12 +3,13 @@
 // line on stdout (common.mjs); a failure ends it with {"end":"failed"} and
 // exit 1.
 //
-//   node urql.mjs <defer|defer-multipart> <url> <token>
+//   node urql.mjs <defer|defer-multipart|stream|stream-multipart> <url> <token>
 //
-// runs the deferred dashboard query (common.mjs) through graphcache
+// runs the deferred dashboard query (common.mjs), or the one that streams
+// each tenant's projects (stream…), through graphcache
 // (relayPagination on Tenant.projects) and the fetchExchange, POSTed
-// (preferGetMethod: false). defer sends urql's own Accept header, which
-// lists text/event-stream before multipart/mixed; defer-multipart asks for
+// (preferGetMethod: false). defer and stream send urql's own Accept header,
+// which lists text/event-stream before multipart/mixed; …-multipart asks for
 // multipart/mixed (deferSpec=20220824) or JSON only. Every HTTP exchange
 // is printed ({"request"}, {"response"}), every part off the wire
 // ({"chunk"}), every result ({"result"}), and
@@ -17,14 +18,17 @@ import { Client, fetchExchange } from '@urql/core';
 import { cacheExchange } from '@urql/exchange-graphcache';
 import { relayPagination } from '@urql/exchange-graphcache/extras';
 
-import { deferredQuery, out, run, tenantsOf, wireFetch, wireSettled } from './common.mjs';
+import { queryFor, out, run, tenantsOf, wireFetch, wireSettled } from './common.mjs';
 
 const [mode, url, token] = process.argv.slice(2);
 
 run(async () => {
-  if (mode !== 'defer' && mode !== 'defer-multipart') throw new Error(`unknown mode ${mode}: defer or defer-multipart`);
+  if (!['defer', 'defer-multipart', 'stream', 'stream-multipart'].includes(mode)) {
+    throw new Error(`unknown mode ${mode}: defer, defer-multipart, stream or stream-multipart`);
+  }
+  const query = queryFor(mode);
   const headers = { authorization: 'Bearer ' + token };
-  if (mode === 'defer-multipart') {
+  if (mode.endsWith('-multipart')) {
     headers.accept = 'multipart/mixed;deferSpec=20220824, application/graphql-response+json;q=0.9, application/json;q=0.8';
   }
   const client = new Client({
@@ -42,7 +46,7 @@ run(async () => {
   });
   const final = await new Promise((resolve, reject) => {
     let n = 0;
-    const { unsubscribe } = client.query(deferredQuery, {}, { requestPolicy: 'network-only' }).subscribe((r) => {
+    const { unsubscribe } = client.query(query, {}, { requestPolicy: 'network-only' }).subscribe((r) => {
       n++;
       const result = { n, hasNext: r.hasNext, stale: r.stale, tenants: tenantsOf(r.data),
         error: r.error ? String(r.error.message || r.error) : undefined };

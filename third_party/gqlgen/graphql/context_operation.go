@@ -50,6 +50,10 @@ type OperationContext struct {
 	// the query, kept by the generated code (codegen.Field.ArgsCacheable).
 	fieldArgsMu sync.Mutex
 	fieldArgs   map[*ast.Field]map[string]any
+
+	// NEBULA PATCH (14): where a streamed list sends its items, set by
+	// NewExecutionContextState; empty, no list streams.
+	incremental incrementalSink
 }
 
 // CachedFieldArgs returns the arguments kept for f by KeepFieldArgs. They

@@ -41,12 +41,39 @@ func NewExecutionContextState[R any, D any, C any](
 	parsedSchema *ast.Schema,
 	deferredResults chan DeferredResult,
 ) *ExecutionContextState[R, D, C] {
-	return &ExecutionContextState[R, D, C]{
+	ec := &ExecutionContextState[R, D, C]{
 		OperationContext:      operationContext,
 		ExecutableSchemaState: executableSchemaState,
 		ParsedSchema:          parsedSchema,
 		DeferredResults:       deferredResults,
 	}
+	// NEBULA PATCH (14): where a streamed list sends its items. The
+	// generated complexity function makes a state without an operation.
+	if operationContext != nil {
+		operationContext.incremental = incrementalSink{
+			deferred: &ec.Deferred,
+			pending:  &ec.PendingDeferred,
+			results:  deferredResults,
+		}
+	}
+	return ec
+}
+
+// NextIncremental waits for the next incremental payload (a deferred
+// fragment or a streamed list's items), fills response's path, label and
+// errors, and returns what to write as its data, or as its items when
+// items is true. NEBULA PATCH (14): the generated response handler took
+// the payload itself, and knew no items.
+func (ec *ExecutionContextState[R, D, C]) NextIncremental(response *Response) (data Marshaler, items bool) {
+	result := <-ec.DeferredResults
+	atomic.AddInt32(&ec.PendingDeferred, -1)
+	response.Path = result.Path
+	response.Label = result.Label
+	response.Errors = result.Errors
+	if result.delivered != nil {
+		result.delivered()
+	}
+	return result.Result, result.Items
 }
 
 func (ec *ExecutionContextState[R, D, C]) Schema() *ast.Schema {
@@ -72,6 +99,14 @@ func (ec *ExecutionContextState[R, D, C]) ProcessDeferredGroup(dg DeferredGroup)
 
 	atomic.AddInt32(&ec.PendingDeferred, int32(len(dg.Defers)))
 	ctx := WithFreshResponseContext(dg.Context)
+	// NEBULA PATCH (14): the group's payloads wait for the payload that
+	// holds the group's object (a deferred fragment in a deferred fragment,
+	// or in a streamed item), and what is resolved under them waits for
+	// them, each through its delivery gate.
+	parent := deliveryGate(dg.Context)
+	gate := make(chan struct{})
+	ctx = withDeliveryGate(ctx, gate)
+	delivered := deliveredOnce(gate, len(dg.Defers))
 
 	var (
 		errorsMu      sync.Mutex
@@ -87,15 +122,23 @@ func (ec *ExecutionContextState[R, D, C]) ProcessDeferredGroup(dg DeferredGroup)
 			errorsMu.Unlock()
 
 			ds := DeferredResult{
-				Path:   dg.Path,
-				Label:  label,
-				Result: view,
-				Errors: errs,
+				Path:      dg.Path,
+				Label:     label,
+				Result:    view,
+				Errors:    errs,
+				delivered: delivered,
 			}
 			// An invalid non-null field nulls its label's payload, the
 			// incremental form of bubbling null to the parent.
 			if view.payloadInvalid() {
 				ds.Result = Null
+			}
+			if parent != nil {
+				select {
+				case <-parent:
+				case <-ctx.Done():
+					return
+				}
 			}
 			select {
 			case ec.DeferredResults <- ds:

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -342,4 +344,94 @@ func TestElementContext(t *testing.T) {
 			}
 		}
 	}
+}
+
+// NEBULA PATCH (14) assumes a streamed list's items after initialCount
+// reach the response handler in order, each payload's path ending with its
+// first item's index, hasNext counted so that it turns false with the
+// last; and that an item that fails a non-null list nulls its payload's
+// items, with its error there, and ends the stream.
+func TestStreamedItems(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		fail    int // the item whose marshalling panics, -1 for none
+		nonNull bool
+	}{{"in order", -1, true}, {"a failed nullable item", 3, false}, {"a failed non-null item", 3, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			def := &ast.DirectiveDefinition{Name: "stream", Arguments: ast.ArgumentDefinitionList{
+				{Name: "if", DefaultValue: &ast.Value{Raw: "true", Kind: ast.BooleanValue}},
+				{Name: "label"}, {Name: "initialCount", DefaultValue: &ast.Value{Raw: "0", Kind: ast.IntValue}},
+			}}
+			dir := &ast.Directive{Name: "stream", Definition: def, Arguments: ast.ArgumentList{
+				{Name: "initialCount", Value: &ast.Value{Raw: "2", Kind: ast.IntValue}},
+				{Name: "label", Value: &ast.Value{Raw: "rest", Kind: ast.StringValue}},
+			}}
+			oc := &OperationContext{Operation: &ast.OperationDefinition{Operation: ast.Query}, RecoverFunc: DefaultRecover}
+			ec := NewExecutionContextState[struct{}, struct{}, struct{}](oc, nil, nil, make(chan DeferredResult))
+			ctx := WithResponseContext(WithOperationContext(context.Background(), oc), DefaultErrorPresenter, DefaultRecover)
+			ctx = WithFieldContext(ctx, &FieldContext{Field: CollectedField{Field: &ast.Field{Alias: "list", Directives: ast.DirectiveList{dir}}}})
+
+			if StreamOf(ctx, 2) != nil {
+				t.Fatal("a list of initialCount items streams")
+			}
+			s := StreamOf(ctx, 6)
+			if s == nil {
+				t.Fatal("a list of 6 items with @stream(initialCount: 2) does not stream")
+			}
+			first := s.Marshal(ctx, 6, c.nonNull, 0, false, func(ctx context.Context, i int) Marshaler {
+				if i == c.fail {
+					panic("item " + strconv.Itoa(i))
+				}
+				time.Sleep(time.Duration(6-i) * time.Millisecond) // later items are ready first
+				return MarshalString(strconv.Itoa(i))
+			})
+			if got := marshalled(first); got != `["0","1"]` {
+				t.Fatalf("first items %s, want the first two", got)
+			}
+			if ec.Deferred == 0 {
+				t.Fatal("a streamed list does not mark the operation as incremental")
+			}
+			var got []string
+			var errs int
+			for atomic.LoadInt32(&ec.PendingDeferred) > 0 {
+				var resp Response
+				data, isItems := ec.NextIncremental(&resp)
+				if !isItems || resp.Label != "rest" || len(resp.Path) != 2 || resp.Path[0] != ast.PathName("list") {
+					t.Fatalf("payload items=%v label %q path %v", isItems, resp.Label, resp.Path)
+				}
+				errs += len(resp.Errors)
+				if data == Null {
+					got = append(got, fmt.Sprintf("null@%v", resp.Path[1]))
+					continue
+				}
+				if idx := int(resp.Path[1].(ast.PathIndex)); idx != 2+len(got) && c.fail < 0 {
+					t.Fatalf("items at %d after %d items", idx, 2+len(got))
+				}
+				var items []any
+				_ = json.Unmarshal([]byte(marshalled(data)), &items)
+				for _, v := range items {
+					got = append(got, fmt.Sprint(v))
+				}
+			}
+			// Items ready together share a payload: a non-null item's
+			// failure nulls the payload it is in, which may hold item 2.
+			want := map[string][]string{
+				"in order":               {"2 3 4 5"},
+				"a failed nullable item": {"2 <nil> 4 5"},
+				"a failed non-null item": {"2 null@3", "null@2"},
+			}[c.name]
+			if streamed := strings.Join(got, " "); !slices.Contains(want, streamed) {
+				t.Errorf("streamed %q, want one of %q", streamed, want)
+			}
+			if wantErrs := map[bool]int{true: 0, false: 1}[c.fail < 0]; errs != wantErrs {
+				t.Errorf("%d errors in the payloads, want %d", errs, wantErrs)
+			}
+		})
+	}
+}
+
+func marshalled(m Marshaler) string {
+	var b bytes.Buffer
+	m.MarshalGQL(&b)
+	return b.String()
 }

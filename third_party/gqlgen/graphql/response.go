@@ -13,8 +13,11 @@ import (
 // https://github.com/facebook/graphql/commit/7b40390d48680b15cb93e02d46ac5eb249689876#diff-757cea6edf0288677a9eea4cfc801d87R107
 // and https://github.com/facebook/graphql/pull/384
 type Response struct {
-	Errors     gqlerror.List   `json:"errors,omitempty"`
-	Data       json.RawMessage `json:"data"`
+	Errors gqlerror.List   `json:"errors,omitempty"`
+	Data   json.RawMessage `json:"data"`
+	// NEBULA PATCH (14): a streamed list's items (@stream), in an
+	// incremental payload whose Data is empty.
+	Items      json.RawMessage `json:"items,omitempty"`
 	Label      string          `json:"label,omitempty"`
 	Path       ast.Path        `json:"path,omitempty"`
 	HasNext    *bool           `json:"hasNext,omitempty"`
