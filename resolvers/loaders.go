@@ -51,6 +51,8 @@ type loaders struct {
 	envPages pageCache[model.Environment]
 	svcPages pageCache[model.Service]
 	depPages pageCache[model.Deployment]
+	// later holds the prefetches left for streamed items (streamed.go).
+	later laterPrimes
 
 	// releaseHeads are releases read with the deployments prefetched,
 	// some of their columns (plan.go): they serve a deployment's release

@@ -1073,6 +1073,9 @@ func (r *projectResolver) Environments(ctx context.Context, obj *model.Project, 
 	}
 	l := loadersFrom(ctx, r.Plane)
 	p, ok := l.envPages.get(string(obj.ID), pg, 0)
+	if !ok && l.later.primedLater(string(obj.ID)) {
+		p, ok = l.envPages.get(string(obj.ID), pg, 0)
+	}
 	if !ok {
 		pages, err := r.Plane.Delivery.EnvironmentsOf(ctx, []model.Scope{obj.Scope()}, pg)
 		if err != nil {
@@ -1090,7 +1093,12 @@ func (r *projectResolver) Services(ctx context.Context, obj *model.Project, firs
 	if err != nil {
 		return nil, err
 	}
-	if p, ok := loadersFrom(ctx, r.Plane).svcPages.get(string(obj.ID), pg, 0); ok {
+	l := loadersFrom(ctx, r.Plane)
+	p, ok := l.svcPages.get(string(obj.ID), pg, 0)
+	if !ok && l.later.primedLater(string(obj.ID)) {
+		p, ok = l.svcPages.get(string(obj.ID), pg, 0)
+	}
+	if ok {
 		return serviceConn(ctx, p), nil
 	}
 	pages, err := r.Plane.Delivery.ServicesOf(ctx, []model.Scope{obj.Scope()}, pg)
@@ -1567,7 +1575,22 @@ func (r *tenantResolver) Projects(ctx context.Context, obj *model.Tenant, first 
 	if err != nil {
 		return nil, err
 	}
-	loadersFrom(ctx, r.Plane).primeProjects(ctx, p.Items)
+	l := loadersFrom(ctx, r.Plane)
+	if n, ok := streamedAfter(ctx, len(p.Items)); ok {
+		// The projects after the first n are streamed: their children are
+		// read when the first of them is written (streamed.go), and the
+		// stream writes them in turn, the first one's read serving all.
+		first, rest := p.Items[:n], p.Items[n:]
+		l.primeProjects(ctx, first)
+		ids := make([]string, len(rest))
+		for i, pr := range rest {
+			ids[i] = string(pr.ID)
+		}
+		l.later.primeLater(ids, func() { l.primeProjects(ctx, rest) })
+		resolvedAhead(ctx, "ProjectConnection")
+		return projectConn(ctx, p), nil
+	}
+	l.primeProjects(ctx, p.Items)
 	resolvedAhead(ctx, "ProjectConnection")
 	return projectConn(ctx, p), nil
 }

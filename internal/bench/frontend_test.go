@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
@@ -98,20 +101,10 @@ func BenchmarkDeferredFirstByte(b *testing.B) {
 		b.Fatalf("the deferred answer has %d parts, want %d and a closing boundary", parts, f.seed.Size.Projects+1)
 	}
 	streamed := f.request(b, streamedNested)
-	last.Reset()
-	req, _ = http.NewRequest(http.MethodPost, f.graphQL, bytes.NewReader(streamed))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+f.seed.Secret)
-	req.Header.Set("Accept", multipart["Accept"])
-	resp, err = f.client.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, _ = io.Copy(&last, resp.Body)
-	resp.Body.Close()
-	if parts := strings.Count(last.String(), "--graphql\r\n"); parts < 2 || !strings.Contains(last.String(), `"items":[`) ||
-		!strings.HasSuffix(last.String(), "--graphql--\r\n") {
-		b.Fatalf("the streamed answer has %d parts, want at least 2 with items, and a closing boundary", parts)
+	r, parts := f.streamedAnswer(b, streamed)
+	checkNested(b, r, f.seed)
+	if parts < 2 {
+		b.Fatalf("the streamed answer came in %d parts, want the first and parts of items", parts)
 	}
 	var plainFirst, plainTotal, defFirst, defTotal, strFirst, strTotal time.Duration
 	for b.Loop() {
@@ -182,5 +175,108 @@ func BenchmarkCompressedDashboard(b *testing.B) {
 	for _, enc := range encodings {
 		b.ReportMetric(float64(times[enc].Microseconds())/float64(b.N)/1000, enc+"-ms")
 		b.ReportMetric(float64(sizes[enc]), enc+"-wire-B")
+	}
+}
+
+// streamedAnswer posts a query with @stream asking for multipart/mixed and
+// returns its parts added up (each part of items appended to the projects
+// of the nested query), and how many parts came.
+func (f *fixture) streamedAnswer(tb testing.TB, body []byte) (nestedResponse, int) {
+	tb.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.graphQL, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+f.seed.Secret)
+	req.Header.Set("Accept", "multipart/mixed;deferSpec=20220824")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, params, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil || params["boundary"] == "" {
+		tb.Fatalf("Content-Type %q, want multipart/mixed", resp.Header.Get("Content-Type"))
+	}
+	type node = struct {
+		Projects struct {
+			Nodes []json.RawMessage `json:"nodes"`
+		} `json:"projects"`
+	}
+	var first struct {
+		Data struct {
+			Node node `json:"node"`
+		} `json:"data"`
+		Errors []any `json:"errors"`
+	}
+	mr := multipart.NewReader(resp.Body, params["boundary"])
+	parts := 0
+	for ; ; parts++ {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if parts == 0 {
+			if err := json.NewDecoder(p).Decode(&first); err != nil || len(first.Errors) > 0 {
+				tb.Fatalf("the first part: %v %v", err, first.Errors)
+			}
+			continue
+		}
+		var next struct {
+			Incremental []struct {
+				Items  []json.RawMessage `json:"items"`
+				Path   []any             `json:"path"`
+				Errors []any             `json:"errors"`
+			} `json:"incremental"`
+		}
+		if err := json.NewDecoder(p).Decode(&next); err != nil {
+			tb.Fatal(err)
+		}
+		for _, inc := range next.Incremental {
+			at, _ := inc.Path[len(inc.Path)-1].(float64)
+			if len(inc.Errors) > 0 || int(at) != len(first.Data.Node.Projects.Nodes) {
+				tb.Fatalf("part %d: items at %v (errors %v) after %d projects", parts, inc.Path, inc.Errors, len(first.Data.Node.Projects.Nodes))
+			}
+			first.Data.Node.Projects.Nodes = append(first.Data.Node.Projects.Nodes, inc.Items...)
+		}
+	}
+	whole, _ := json.Marshal(map[string]any{"data": first.Data})
+	var r nestedResponse
+	if err := json.Unmarshal(whole, &r); err != nil {
+		tb.Fatal(err)
+	}
+	return r, parts
+}
+
+// TestStreamedNestedQueryCount: the nested query with the projects after
+// the first ten streamed answers with every item, and reads the children
+// of the streamed projects in one batch, not one statement per project:
+// at most two statements more than the plain query's (environments and
+// deployments, once for the first ten and once for the others).
+func TestStreamedNestedQueryCount(t *testing.T) {
+	f := newFixture(t, mainSize)
+	f.fetch(t, f.graphQL, f.nested) // the token's use recorded: the steady state below
+	plain := len(f.queries.record(func() { f.fetch(t, f.graphQL, f.nested) }))
+	streamed := f.request(t, streamedNested)
+	var sql []statement
+	for try := range 3 { // the fewest of three: a batch split by a loaded machine is timing
+		var r nestedResponse
+		var parts int
+		got := f.queries.record(func() { r, parts = f.streamedAnswer(t, streamed) })
+		checkNested(t, r, f.seed)
+		if parts < 2 {
+			t.Fatalf("the streamed answer came in %d parts, want the first and parts of items", parts)
+		}
+		if try == 0 || len(got) < len(sql) {
+			sql = got
+		}
+	}
+	t.Logf("plain: %d statements; streamed: %d", plain, len(sql))
+	for j, q := range sql {
+		t.Logf("  %d. %s", j+1, clip(q.sql, 150))
+	}
+	if len(sql) > plain+2 {
+		t.Errorf("the streamed nested query sent %d SQL statements, want at most the plain one's %d + 2", len(sql), plain)
 	}
 }
