@@ -237,12 +237,18 @@ func nodeFieldsOf(ctx context.Context) []graphql.CollectedField {
 	return nodeFields(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil))
 }
 
+// childPage is a prefetched child connection of a list's items: its page,
+// the fields selected on its nodes, and whether it is in a @defer'd
+// fragment.
+type childPage struct {
+	pg       store.PageArgs
+	fields   []graphql.CollectedField
+	deferred bool
+}
+
 // childPages finds the fields called name among fields and returns, for
 // each, its validated page arguments and the fields selected on its nodes.
-func childPages(op *graphql.OperationContext, fields []graphql.CollectedField, name string) (out []struct {
-	pg     store.PageArgs
-	fields []graphql.CollectedField
-}) {
+func childPages(op *graphql.OperationContext, fields []graphql.CollectedField, name string) (out []childPage) {
 	for _, f := range fields {
 		if f.Name != name {
 			continue
@@ -254,10 +260,7 @@ func childPages(op *graphql.OperationContext, fields []graphql.CollectedField, n
 		}
 		sel := graphql.CollectFields(op, f.Selections, nil)
 		pg.NoNext = !connReadsIn(op, sel).more
-		out = append(out, struct {
-			pg     store.PageArgs
-			fields []graphql.CollectedField
-		}{pg, nodeFields(op, sel)})
+		out = append(out, childPage{pg, nodeFields(op, sel), f.IsDeferred()})
 	}
 	return out
 }
@@ -328,17 +331,35 @@ func (l *loaders) primeProjects(ctx context.Context, projects []*model.Project) 
 	for i, p := range projects {
 		scopes[i] = p.Scope()
 	}
-	for _, c := range childPages(op, fields, "environments") {
-		pages, err := l.plane.Delivery.EnvironmentsOf(ctx, scopes, c.pg)
-		if err != nil {
-			continue
+	var ids []string // of the projects, once a deferred child needs them
+	now := func(c childPage, read func()) {
+		if !c.deferred {
+			read()
+			return
 		}
-		l.primeEnvironments(ctx, op, l.envPages.put(pages, c.pg, 0), c.fields)
+		// In a @defer'd fragment: read after the first part, by the first
+		// fragment that needs it, for every project (streamed.go).
+		if ids == nil {
+			ids = make([]string, len(projects))
+			for i, p := range projects {
+				ids[i] = string(p.ID)
+			}
+		}
+		l.later.primeLater(ids, read)
+	}
+	for _, c := range childPages(op, fields, "environments") {
+		now(c, func() {
+			if pages, err := l.plane.Delivery.EnvironmentsOf(ctx, scopes, c.pg); err == nil {
+				l.primeEnvironments(ctx, op, l.envPages.put(pages, c.pg, 0), c.fields)
+			}
+		})
 	}
 	for _, c := range childPages(op, fields, "services") {
-		if pages, err := l.plane.Delivery.ServicesOf(ctx, scopes, c.pg); err == nil {
-			l.svcPages.put(pages, c.pg, 0)
-		}
+		now(c, func() {
+			if pages, err := l.plane.Delivery.ServicesOf(ctx, scopes, c.pg); err == nil {
+				l.svcPages.put(pages, c.pg, 0)
+			}
+		})
 	}
 }
 

@@ -8,14 +8,16 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// A connection whose nodes (or edges) are streamed (@stream, third_party/
+// Reading children later. A connection whose nodes (or edges) are streamed (@stream, third_party/
 // gqlgen patch 14) writes its first initialCount items with the first part
 // and the others after. Its prefetch follows: the children of the first
 // items are read before the first part, as for any list; those of the
 // others are left for later (primeLater), read in one batch by the first
 // of their resolvers to miss the cache, while the first part is already
 // on its way. Read all at once, they would hold the first part back for
-// items it does not carry.
+// items it does not carry. The same for a child list in a @defer'd
+// fragment (primeProjects): read by the first deferred fragment to need
+// it, for every parent, after the first part.
 
 // streamedAfter tells how many of a connection's length items the field
 // at ctx writes before it streams the rest: its nodes' or edges' @stream
@@ -48,7 +50,8 @@ func streamedAfter(ctx context.Context, length int) (int, bool) {
 	return first, streams && first < length
 }
 
-// later is a prefetch left for a streamed list's later items.
+// later is a prefetch left for a streamed list's later items, or for the
+// children a deferred fragment reads.
 type later struct {
 	once sync.Once
 	run  func()
@@ -58,7 +61,7 @@ type later struct {
 // parent they cover.
 type laterPrimes struct {
 	mu sync.Mutex
-	by map[string]*later
+	by map[string][]*later
 }
 
 // primeLater leaves run, the prefetch of the children of the parents ids,
@@ -68,23 +71,27 @@ func (p *laterPrimes) primeLater(ids []string, run func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.by == nil {
-		p.by = make(map[string]*later, len(ids))
+		p.by = make(map[string][]*later, len(ids))
 	}
 	for _, id := range ids {
-		p.by[id] = l
+		p.by[id] = append(p.by[id], l)
 	}
 }
 
-// primedLater runs the prefetch left for parent id, once for all the
-// parents it covers (a concurrent caller waits for it), and tells whether
-// there was one: the caller then looks in the cache again.
+// primedLater runs the prefetches left for parent id, each once for all
+// the parents it covers (a concurrent caller waits for it), those they
+// leave in turn included, and tells whether there was one: the caller
+// then looks in the cache again.
 func (p *laterPrimes) primedLater(id string) bool {
-	p.mu.Lock()
-	l := p.by[id]
-	p.mu.Unlock()
-	if l == nil {
-		return false
+	ran := false
+	for i := 0; ; i++ {
+		p.mu.Lock()
+		ls := p.by[id]
+		p.mu.Unlock()
+		if i >= len(ls) {
+			return ran
+		}
+		ls[i].once.Do(ls[i].run)
+		ran = true
 	}
-	l.once.Do(l.run)
-	return true
 }

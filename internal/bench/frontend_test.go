@@ -280,3 +280,31 @@ func TestStreamedNestedQueryCount(t *testing.T) {
 		t.Errorf("the streamed nested query sent %d SQL statements, want at most the plain one's %d + 2", len(sql), plain)
 	}
 }
+
+// TestDeferredNestedQueryCount: the nested query with each project's
+// environments deferred answers with every item, and reads the deferred
+// environments and their deployments in one batch after the first part,
+// not one statement per project: no more statements than the plain
+// query.
+func TestDeferredNestedQueryCount(t *testing.T) {
+	f := newFixture(t, mainSize)
+	f.fetch(t, f.graphQL, f.nested) // the token's use recorded: the steady state below
+	plain := len(f.queries.record(func() { f.fetch(t, f.graphQL, f.nested) }))
+	deferred := f.request(t, deferredNested)
+	var sql []statement
+	for try := range 3 { // the fewest of three: a batch split by a loaded machine is timing
+		var r nestedResponse
+		got := f.queries.record(func() { r, _ = f.fetch(t, f.graphQL, deferred) }) // JSON: the parts merged
+		checkNested(t, r, f.seed)
+		if try == 0 || len(got) < len(sql) {
+			sql = got
+		}
+	}
+	t.Logf("plain: %d statements; deferred: %d", plain, len(sql))
+	if len(sql) > plain {
+		t.Errorf("the deferred nested query sent %d SQL statements, want at most the plain one's %d", len(sql), plain)
+		for j, q := range sql {
+			t.Logf("  %d. %s", j+1, clip(q.sql, 150))
+		}
+	}
+}
