@@ -232,6 +232,17 @@ func roleMatrix() map[string][]matrixCase {
 				want: projectReaders,
 			},
 			nodeCase("deployment", func(f *Fixture) string { return f.DeploymentID }, `... on Deployment { stage }`, projectReaders),
+			nodeCase("deployment.events", func(f *Fixture) string { return f.DeploymentID },
+				`... on Deployment { events(last: 1) { edges { cursor } nodes { sequence } pageInfo { hasPreviousPage } } }`, projectReaders),
+			{
+				name: "service.drift",
+				query: `query($id: ID!, $e: ID!) { node(id: $id) { ... on Service {
+					drift(environmentId: $e, first: 5) { nodes { name } pageInfo { hasNextPage } } } } }`,
+				vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+					return map[string]any{"id": f.ServiceID, "e": f.EnvironmentID}
+				},
+				want: projectReaders,
+			},
 			{
 				name:  "auditEvent",
 				query: `query($id: ID!) { node(id: $id) { id } }`,
