@@ -364,11 +364,12 @@ func parseEventCursor(c string) (int64, error) {
 	return n, nil
 }
 
-// The pages of logs and of a deployment's events hold up to this many
-// items, and this many when neither first nor last is given.
+// The long pages: those of logs (a service's, a build's) and of a
+// deployment's events hold up to maxLongPage items, defaultLongPage when
+// neither first nor last is given.
 const (
-	maxLinePage     = agents.MaxLogPage
-	defaultLinePage = 100
+	maxLongPage     = agents.MaxLogPage
+	defaultLongPage = 100
 )
 
 // numberArg is a cursor's number numberCursors checked: 0 for none.

@@ -80,7 +80,7 @@ func (r *buildResolver) Release(ctx context.Context, obj *model.Build) (*model.R
 }
 
 func (r *buildResolver) Log(ctx context.Context, obj *model.Build, first *int, after *string, last *int, before *string) (*gqlmodel.BuildLogLineConnection, error) {
-	pg, err := pageArgsUpTo(first, after, last, before, defaultLinePage, maxLinePage)
+	pg, err := pageArgsUpTo(first, after, last, before, defaultLongPage, maxLongPage)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +293,7 @@ func (r *deploymentResolver) Approvals(ctx context.Context, obj *model.Deploymen
 }
 
 func (r *deploymentResolver) Events(ctx context.Context, obj *model.Deployment, first *int, after *string, last *int, before *string) (*gqlmodel.DeploymentEventConnection, error) {
-	pg, err := pageArgsUpTo(first, after, last, before, defaultLinePage, maxLinePage)
+	pg, err := pageArgsUpTo(first, after, last, before, defaultLongPage, maxLongPage)
 	if err != nil {
 		return nil, err
 	}
@@ -1339,7 +1339,7 @@ func (r *serviceResolver) Logs(ctx context.Context, obj *model.Service, environm
 	if err != nil {
 		return nil, err
 	}
-	pg, err := pageArgsUpTo(first, after, last, before, defaultLinePage, maxLinePage)
+	pg, err := pageArgsUpTo(first, after, last, before, defaultLongPage, maxLongPage)
 	if err != nil {
 		return nil, err
 	}
