@@ -128,9 +128,9 @@ func (f *fixture) deploy(t *testing.T, digest string) string {
 // events reads a deployment's stage and its events' stages.
 func (f *fixture) events(t *testing.T, id string) (stage string, stages []string, last string) {
 	t.Helper()
-	d := dig(f.cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Deployment { stage message events { stage message } } } }`,
+	d := dig(f.cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Deployment { stage message events { nodes { stage message } } } } }`,
 		map[string]any{"id": id}), "node")
-	evs, _ := dig(d, "events").([]any)
+	evs, _ := dig(d, "events", "nodes").([]any)
 	for _, e := range evs {
 		stages = append(stages, str(e, "stage"))
 	}

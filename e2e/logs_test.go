@@ -115,7 +115,7 @@ func TestContainerLogsOnCluster(t *testing.T) {
 	// A drift: the Deployment scaled by another field manager is reported
 	// (on the cluster, in clusterStatus, audited) before the agent applies
 	// it again.
-	sub.start("status", `subscription ($c: ID!) { clusterStatus(clusterId: $c) { drift { kind name fields managers service { name } } } }`,
+	sub.start("status", `subscription ($c: ID!) { clusterStatus(clusterId: $c) { drift { nodes { kind name fields managers service { name } } } } }`,
 		map[string]any{"c": f.cluster})
 	d := getDeployment(t, cs, f.namespace, "api-web-r1")
 	three := int32(3)
@@ -129,8 +129,8 @@ func TestContainerLogsOnCluster(t *testing.T) {
 		Service          struct{ Name string }
 	}
 	sub.until("status", "the drift in clusterStatus", 60*time.Second, func(ms []wsMessage) bool {
-		for _, c := range data[struct{ Drift []drift }](t, ms, "clusterStatus") {
-			for _, x := range c.Drift {
+		for _, c := range data[struct{ Drift struct{ Nodes []drift } }](t, ms, "clusterStatus") {
+			for _, x := range c.Drift.Nodes {
 				if x.Kind == "Deployment" && x.Name == "api-web-r1" && strings.Join(x.Fields, ",") == "spec.replicas" &&
 					strings.Join(x.Managers, ",") == "kubectl-edit" && x.Service.Name == "api" {
 					return true

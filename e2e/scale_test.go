@@ -890,13 +890,13 @@ func (b *scaleBench) events(ds []*scaleDeployment) []deploymentEvents {
 			continue
 		}
 		b.pages(e.id, `deployments(first: 20, after: $after) { pageInfo { hasNextPage endCursor }
-  nodes { id events(first: 1000) { stage blocker at } } }`, func(n any) {
+  nodes { id events(first: 1000) { nodes { stage blocker at } } } }`, func(n any) {
 			d := want[str(n, "id")]
 			if d == nil {
 				return
 			}
 			de := deploymentEvents{d: d}
-			evs, _ := dig(n, "events").([]any)
+			evs, _ := dig(n, "events", "nodes").([]any)
 			for _, ev := range evs {
 				at, err := time.Parse(time.RFC3339Nano, str(ev, "at"))
 				if err != nil {

@@ -175,7 +175,7 @@ type ComplexityRoot struct {
 		FinishedAt  func(childComplexity int) int
 		ID          func(childComplexity int) int
 		ImageDigest func(childComplexity int) int
-		Log         func(childComplexity int, first *int, after *int) int
+		Log         func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Message     func(childComplexity int) int
 		Release     func(childComplexity int) int
 		Repository  func(childComplexity int) int
@@ -201,11 +201,16 @@ type ComplexityRoot struct {
 		Seq  func(childComplexity int) int
 	}
 
-	BuildLogPage struct {
-		EndLine     func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
-		Lines       func(childComplexity int) int
-		Truncated   func(childComplexity int) int
+	BuildLogLineConnection struct {
+		Edges     func(childComplexity int) int
+		Nodes     func(childComplexity int) int
+		PageInfo  func(childComplexity int) int
+		Truncated func(childComplexity int) int
+	}
+
+	BuildLogLineEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	ChangePreview struct {
@@ -297,7 +302,7 @@ type ComplexityRoot struct {
 		CreatedAt        func(childComplexity int) int
 		DesiredRevision  func(childComplexity int) int
 		DesiredState     func(childComplexity int) int
-		Drift            func(childComplexity int, first *int) int
+		Drift            func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Events           func(childComplexity int, first *int, after *string, last *int, before *string, typeArg *gqlmodel.KubeEventType) int
 		ID               func(childComplexity int) int
 		Install          func(childComplexity int) int
@@ -514,7 +519,7 @@ type ComplexityRoot struct {
 		Cluster           func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		Environment       func(childComplexity int) int
-		Events            func(childComplexity int, after *string, first *int) int
+		Events            func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ID                func(childComplexity int) int
 		Message           func(childComplexity int) int
 		Release           func(childComplexity int) int
@@ -544,6 +549,17 @@ type ComplexityRoot struct {
 		Stage      func(childComplexity int) int
 	}
 
+	DeploymentEventConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	DeploymentEventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	DeploymentPayload struct {
 		Deployment func(childComplexity int) int
 		UserErrors func(childComplexity int) int
@@ -568,6 +584,17 @@ type ComplexityRoot struct {
 		Name       func(childComplexity int) int
 		Namespace  func(childComplexity int) int
 		Service    func(childComplexity int) int
+	}
+
+	DriftConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	DriftEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Environment struct {
@@ -688,10 +715,15 @@ type ComplexityRoot struct {
 		Stream    func(childComplexity int) int
 	}
 
-	LogPage struct {
-		HasNextPage     func(childComplexity int) int
-		HasPreviousPage func(childComplexity int) int
-		Lines           func(childComplexity int) int
+	LogLineConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	LogLineEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Member struct {
@@ -1050,12 +1082,12 @@ type ComplexityRoot struct {
 		Builds    func(childComplexity int, first *int, after *string, last *int, before *string, environmentID *string) int
 		CreatedAt func(childComplexity int) int
 		Domains   func(childComplexity int) int
-		Drift     func(childComplexity int, environmentID string, first *int) int
+		Drift     func(childComplexity int, environmentID string, first *int, after *string, last *int, before *string) int
 		Events    func(childComplexity int, environmentID string, first *int, after *string, last *int, before *string, typeArg *gqlmodel.KubeEventType) int
 		Git       func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Image     func(childComplexity int) int
-		Logs      func(childComplexity int, environmentID string, filter *gqlmodel.LogFilter, first *int, after *int, last *int, before *int) int
+		Logs      func(childComplexity int, environmentID string, filter *gqlmodel.LogFilter, first *int, after *string, last *int, before *string) int
 		Name      func(childComplexity int) int
 		Processes func(childComplexity int) int
 		Project   func(childComplexity int) int
@@ -1359,7 +1391,7 @@ type BuildResolver interface {
 	Deployment(ctx context.Context, obj *model.Build) (*model.Deployment, error)
 	Release(ctx context.Context, obj *model.Build) (*model.Release, error)
 
-	Log(ctx context.Context, obj *model.Build, first *int, after *int) (*gqlmodel.BuildLogPage, error)
+	Log(ctx context.Context, obj *model.Build, first *int, after *string, last *int, before *string) (*gqlmodel.BuildLogLineConnection, error)
 }
 type ChangeSetResolver interface {
 	Project(ctx context.Context, obj *model.ChangeSet) (*model.Project, error)
@@ -1390,7 +1422,7 @@ type ClusterResolver interface {
 	DesiredState(ctx context.Context, obj *model.Cluster) (map[string]any, error)
 	Install(ctx context.Context, obj *model.Cluster) (*install.Bundle, error)
 	Events(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventConnection, error)
-	Drift(ctx context.Context, obj *model.Cluster, first *int) ([]*model.Drift, error)
+	Drift(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.DriftConnection, error)
 	Revisions(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.RevisionConnection, error)
 	Revision(ctx context.Context, obj *model.Cluster, number int) (*delivery.Revision, error)
 	ActiveRevision(ctx context.Context, obj *model.Cluster) (*delivery.ActiveRevision, error)
@@ -1411,7 +1443,7 @@ type DeploymentResolver interface {
 	RequestedBy(ctx context.Context, obj *model.Deployment) (*model.User, error)
 
 	Approvals(ctx context.Context, obj *model.Deployment) ([]*model.Approval, error)
-	Events(ctx context.Context, obj *model.Deployment, after *string, first *int) ([]*model.DeploymentEvent, error)
+	Events(ctx context.Context, obj *model.Deployment, first *int, after *string, last *int, before *string) (*gqlmodel.DeploymentEventConnection, error)
 }
 type DeploymentEventResolver interface {
 	Deployment(ctx context.Context, obj *model.DeploymentEvent) (*model.Deployment, error)
@@ -1575,9 +1607,9 @@ type ServiceResolver interface {
 	Git(ctx context.Context, obj *model.Service) (*gqlmodel.GitSource, error)
 	Webhook(ctx context.Context, obj *model.Service) (*model.Webhook, error)
 	Builds(ctx context.Context, obj *model.Service, first *int, after *string, last *int, before *string, environmentID *string) (*gqlmodel.BuildConnection, error)
-	Logs(ctx context.Context, obj *model.Service, environmentID string, filter *gqlmodel.LogFilter, first *int, after *int, last *int, before *int) (*gqlmodel.LogPage, error)
+	Logs(ctx context.Context, obj *model.Service, environmentID string, filter *gqlmodel.LogFilter, first *int, after *string, last *int, before *string) (*gqlmodel.LogLineConnection, error)
 	Events(ctx context.Context, obj *model.Service, environmentID string, first *int, after *string, last *int, before *string, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventConnection, error)
-	Drift(ctx context.Context, obj *model.Service, environmentID string, first *int) ([]*model.Drift, error)
+	Drift(ctx context.Context, obj *model.Service, environmentID string, first *int, after *string, last *int, before *string) (*gqlmodel.DriftConnection, error)
 }
 type SessionResolver interface {
 	Method(ctx context.Context, obj *model.Session) (gqlmodel.SessionMethod, error)
@@ -2037,7 +2069,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Build.Log(childComplexity, args["first"].(*int), args["after"].(*int)), true
+		return e.ComplexityRoot.Build.Log(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Build.message":
 		if e.ComplexityRoot.Build.Message == nil {
 			break
@@ -2126,30 +2158,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BuildLogLine.Seq(childComplexity), true
 
-	case "BuildLogPage.endLine":
-		if e.ComplexityRoot.BuildLogPage.EndLine == nil {
+	case "BuildLogLineConnection.edges":
+		if e.ComplexityRoot.BuildLogLineConnection.Edges == nil {
 			break
 		}
 
-		return e.ComplexityRoot.BuildLogPage.EndLine(childComplexity), true
-	case "BuildLogPage.hasNextPage":
-		if e.ComplexityRoot.BuildLogPage.HasNextPage == nil {
+		return e.ComplexityRoot.BuildLogLineConnection.Edges(childComplexity), true
+	case "BuildLogLineConnection.nodes":
+		if e.ComplexityRoot.BuildLogLineConnection.Nodes == nil {
 			break
 		}
 
-		return e.ComplexityRoot.BuildLogPage.HasNextPage(childComplexity), true
-	case "BuildLogPage.lines":
-		if e.ComplexityRoot.BuildLogPage.Lines == nil {
+		return e.ComplexityRoot.BuildLogLineConnection.Nodes(childComplexity), true
+	case "BuildLogLineConnection.pageInfo":
+		if e.ComplexityRoot.BuildLogLineConnection.PageInfo == nil {
 			break
 		}
 
-		return e.ComplexityRoot.BuildLogPage.Lines(childComplexity), true
-	case "BuildLogPage.truncated":
-		if e.ComplexityRoot.BuildLogPage.Truncated == nil {
+		return e.ComplexityRoot.BuildLogLineConnection.PageInfo(childComplexity), true
+	case "BuildLogLineConnection.truncated":
+		if e.ComplexityRoot.BuildLogLineConnection.Truncated == nil {
 			break
 		}
 
-		return e.ComplexityRoot.BuildLogPage.Truncated(childComplexity), true
+		return e.ComplexityRoot.BuildLogLineConnection.Truncated(childComplexity), true
+
+	case "BuildLogLineEdge.cursor":
+		if e.ComplexityRoot.BuildLogLineEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildLogLineEdge.Cursor(childComplexity), true
+	case "BuildLogLineEdge.node":
+		if e.ComplexityRoot.BuildLogLineEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildLogLineEdge.Node(childComplexity), true
 
 	case "ChangePreview.clusters":
 		if e.ComplexityRoot.ChangePreview.Clusters == nil {
@@ -2546,7 +2591,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Cluster.Drift(childComplexity, args["first"].(*int)), true
+		return e.ComplexityRoot.Cluster.Drift(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Cluster.events":
 		if e.ComplexityRoot.Cluster.Events == nil {
 			break
@@ -3329,7 +3374,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Deployment.Events(childComplexity, args["after"].(*string), args["first"].(*int)), true
+		return e.ComplexityRoot.Deployment.Events(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Deployment.id":
 		if e.ComplexityRoot.Deployment.ID == nil {
 			break
@@ -3442,6 +3487,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeploymentEvent.Stage(childComplexity), true
 
+	case "DeploymentEventConnection.edges":
+		if e.ComplexityRoot.DeploymentEventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeploymentEventConnection.Edges(childComplexity), true
+	case "DeploymentEventConnection.nodes":
+		if e.ComplexityRoot.DeploymentEventConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeploymentEventConnection.Nodes(childComplexity), true
+	case "DeploymentEventConnection.pageInfo":
+		if e.ComplexityRoot.DeploymentEventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeploymentEventConnection.PageInfo(childComplexity), true
+
+	case "DeploymentEventEdge.cursor":
+		if e.ComplexityRoot.DeploymentEventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeploymentEventEdge.Cursor(childComplexity), true
+	case "DeploymentEventEdge.node":
+		if e.ComplexityRoot.DeploymentEventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeploymentEventEdge.Node(childComplexity), true
+
 	case "DeploymentPayload.deployment":
 		if e.ComplexityRoot.DeploymentPayload.Deployment == nil {
 			break
@@ -3529,6 +3606,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Drift.Service(childComplexity), true
+
+	case "DriftConnection.edges":
+		if e.ComplexityRoot.DriftConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DriftConnection.Edges(childComplexity), true
+	case "DriftConnection.nodes":
+		if e.ComplexityRoot.DriftConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DriftConnection.Nodes(childComplexity), true
+	case "DriftConnection.pageInfo":
+		if e.ComplexityRoot.DriftConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DriftConnection.PageInfo(childComplexity), true
+
+	case "DriftEdge.cursor":
+		if e.ComplexityRoot.DriftEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DriftEdge.Cursor(childComplexity), true
+	case "DriftEdge.node":
+		if e.ComplexityRoot.DriftEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DriftEdge.Node(childComplexity), true
 
 	case "Environment.clusterSelector":
 		if e.ComplexityRoot.Environment.ClusterSelector == nil {
@@ -4003,24 +4112,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LogLine.Stream(childComplexity), true
 
-	case "LogPage.hasNextPage":
-		if e.ComplexityRoot.LogPage.HasNextPage == nil {
+	case "LogLineConnection.edges":
+		if e.ComplexityRoot.LogLineConnection.Edges == nil {
 			break
 		}
 
-		return e.ComplexityRoot.LogPage.HasNextPage(childComplexity), true
-	case "LogPage.hasPreviousPage":
-		if e.ComplexityRoot.LogPage.HasPreviousPage == nil {
+		return e.ComplexityRoot.LogLineConnection.Edges(childComplexity), true
+	case "LogLineConnection.nodes":
+		if e.ComplexityRoot.LogLineConnection.Nodes == nil {
 			break
 		}
 
-		return e.ComplexityRoot.LogPage.HasPreviousPage(childComplexity), true
-	case "LogPage.lines":
-		if e.ComplexityRoot.LogPage.Lines == nil {
+		return e.ComplexityRoot.LogLineConnection.Nodes(childComplexity), true
+	case "LogLineConnection.pageInfo":
+		if e.ComplexityRoot.LogLineConnection.PageInfo == nil {
 			break
 		}
 
-		return e.ComplexityRoot.LogPage.Lines(childComplexity), true
+		return e.ComplexityRoot.LogLineConnection.PageInfo(childComplexity), true
+
+	case "LogLineEdge.cursor":
+		if e.ComplexityRoot.LogLineEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogLineEdge.Cursor(childComplexity), true
+	case "LogLineEdge.node":
+		if e.ComplexityRoot.LogLineEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogLineEdge.Node(childComplexity), true
 
 	case "Member.apiTokens":
 		if e.ComplexityRoot.Member.APITokens == nil {
@@ -5800,7 +5922,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Service.Drift(childComplexity, args["environmentId"].(string), args["first"].(*int)), true
+		return e.ComplexityRoot.Service.Drift(childComplexity, args["environmentId"].(string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Service.events":
 		if e.ComplexityRoot.Service.Events == nil {
 			break
@@ -5840,7 +5962,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Service.Logs(childComplexity, args["environmentId"].(string), args["filter"].(*gqlmodel.LogFilter), args["first"].(*int), args["after"].(*int), args["last"].(*int), args["before"].(*int)), true
+		return e.ComplexityRoot.Service.Logs(childComplexity, args["environmentId"].(string), args["filter"].(*gqlmodel.LogFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Service.name":
 		if e.ComplexityRoot.Service.Name == nil {
 			break
@@ -7161,9 +7283,9 @@ NebulaCtrl GraphQL API.
 
 Conventions (see docs/graphql.md):
 - Every object with an ` + "`" + `id` + "`" + ` implements ` + "`" + `Node` + "`" + `; ids are opaque and global.
-- Lists of objects are Relay connections: ` + "`" + `first` + "`" + ` (0 to 100, default 20) with ` + "`" + `after` + "`" + ` pages forwards, ` + "`" + `last` + "`" + ` (0 to 100)
-  with ` + "`" + `before` + "`" + ` backwards, never ` + "`" + `first` + "`" + ` and ` + "`" + `last` + "`" + ` together; cursors are opaque. A few lists page by numbers of their
-  own (a service's log lines, a build's log) or take only a ` + "`" + `first` + "`" + `: each says how.
+- Lists that grow are Relay connections: ` + "`" + `first` + "`" + ` (0 to 100, default 20) with ` + "`" + `after` + "`" + ` pages forwards, ` + "`" + `last` + "`" + ` (0 to 100)
+  with ` + "`" + `before` + "`" + ` backwards, never ` + "`" + `first` + "`" + ` and ` + "`" + `last` + "`" + ` together; cursors are opaque. Logs and a deployment's events page
+  by up to 1,000 (a service's log lines, a build's log lines, ` + "`" + `Deployment.events` + "`" + `): each says so.
 - Every mutation takes one ` + "`" + `input` + "`" + ` and returns a payload with ` + "`" + `userErrors` + "`" + `.
 - Every error carries ` + "`" + `extensions.code` + "`" + `.
 - A field says who may read it. A caller whose role may not gets a ` + "`" + `FORBIDDEN` + "`" + ` error at the field's path, and ` + "`" + `null` + "`" + `
@@ -8110,9 +8232,15 @@ type Cluster implements Node {
   ): KubeEventConnection
   "Objects on the cluster found changed outside NebulaCtrl (drift), newest first, as the agent reported them before applying them again. Tenant admins only: null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   drift(
-    "At most this many drifts, 0 to 200."
-    first: Int = 20
-  ): [Drift!]
+    "Page forwards, to older drifts: how many, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor): older drifts."
+    after: String
+    "Page backwards, to newer drifts: how many, from the oldest (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor): newer drifts."
+    before: String
+  ): DriftConnection
   "The cluster's desired revisions, newest first: what caused each, its hash, what the agents did with it.. Tenant admins only (a revision spans projects): null, with a FORBIDDEN error at this path, for a caller whose role may not read it."
   revisions(
     "Page forwards, to older revisions: how many, 0 to 100 (20 when neither first nor last is given). Not with last."
@@ -8550,23 +8678,23 @@ type Service implements Node {
   ): BuildConnection!
   """
   What the service's containers printed in an environment, kept for NEBULA_LOG_RETENTION (7 days); viewers of the project may read it.
-  Lines are numbered from 1 in the order stored: page forward with first/after, back with last/before (line numbers).
-  Without first or last, the last 100 lines.
+  A connection of the lines the filter selects, oldest first: page forwards to newer lines with first/after, back to older ones with last/before.
+  Without first or last, the last 100 lines (before before), or with after alone the first 100 after it.
   """
   logs(
     "The environment whose lines to read (one of the service's project)."
     environmentId: ID!
     "Only the lines that match every criterion given."
     filter: LogFilter
-    "Page forwards: at most this many lines (0 to 1,000), the first after after. Not with last."
+    "Page forwards, to newer lines: how many, 0 to 1,000. Not with last."
     first: Int
-    "Only lines numbered above this line number."
-    after: Int
-    "Page backwards: at most this many lines (0 to 1,000), the last before before. Not with first."
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor): newer lines."
+    after: String
+    "Page backwards, to older lines: how many, 0 to 1,000, the last before before (or the newest). Not with first."
     last: Int
-    "Only lines numbered below this line number."
-    before: Int
-  ): LogPage!
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor): older lines."
+    before: String
+  ): LogLineConnection!
   "Kubernetes events of the service's objects in an environment, newest first; viewers of the project read them."
   events(
     "The environment whose events to read (one of the service's project)."
@@ -8586,9 +8714,15 @@ type Service implements Node {
   drift(
     "The environment whose drift to read (one of the service's project)."
     environmentId: ID!
-    "At most this many drifts, 0 to 200."
-    first: Int = 20
-  ): [Drift!]!
+    "Page forwards, to older drifts: how many, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor): older drifts."
+    after: String
+    "Page backwards, to newer drifts: how many, from the oldest (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor): newer drifts."
+    before: String
+  ): DriftConnection!
 }
 
 "An object the agent manages found changed outside NebulaCtrl (kubectl edit, another controller): the agent reports it before it applies the object again, which reverts the change. Audited as cluster.drift_detected."
@@ -8607,6 +8741,24 @@ type Drift {
   detectedAt: Time!
   "The service the object belongs to; null for an object of none."
   service: Service
+}
+
+"A page of drifts, newest first."
+type DriftConnection {
+  "The page's drifts, each with its cursor."
+  edges: [DriftEdge!]!
+  "The page's drifts, without cursors."
+  nodes: [Drift!]!
+  "Where the page stands in the list."
+  pageInfo: PageInfo!
+}
+
+"A drift in a page, with its cursor."
+type DriftEdge {
+  "Opaque: pass it as after or before to page from this drift."
+  cursor: String!
+  "The drift."
+  node: Drift!
 }
 
 "A Kubernetes event's type."
@@ -8675,7 +8827,7 @@ enum LogStream {
 
 "A line a container of a service printed (secret values of the service replaced by [redacted])."
 type LogLine {
-  "Numbered from 1 per service and environment, in the order stored: pass it as after or before to page, or to resume a subscription."
+  "Numbered from 1 per service and environment, in the order stored: pass it as after to resume a subscription (a page's after and before are its edge's cursor)."
   number: Int!
   "When the container printed it."
   at: Time!
@@ -8693,14 +8845,22 @@ type LogLine {
   release: Release!
 }
 
-"A page of a service's log lines, in the order stored. It pages by line number (after, before), not by cursor."
-type LogPage {
-  "The page's lines, oldest first."
-  lines: [LogLine!]!
-  "Whether the filter selects lines before the first of this page."
-  hasPreviousPage: Boolean!
-  "Whether the filter selects lines after the last of this page."
-  hasNextPage: Boolean!
+"A page of a service's log lines, oldest first (in the order stored)."
+type LogLineConnection {
+  "The page's lines, each with its cursor."
+  edges: [LogLineEdge!]!
+  "The page's lines, without cursors."
+  nodes: [LogLine!]!
+  "Where the page stands among the lines the filter selects."
+  pageInfo: PageInfo!
+}
+
+"A log line in a page, with its cursor."
+type LogLineEdge {
+  "Opaque: pass it as after or before to page from this line."
+  cursor: String!
+  "The line."
+  node: LogLine!
 }
 
 "Which log lines to read; every criterion given must hold."
@@ -9018,13 +9178,17 @@ type Build implements Node {
   release: Release
   "How many times it was handed to the cluster's agent."
   attempts: Int!
-  "Its log, oldest line first; after is a line number (lines are numbered from 1)."
+  "Its log, a connection of its lines, first line first: page forwards with first/after, back with last/before. Without first or last, the first 100 lines (after after)."
   log(
-    "At most this many lines, 0 to 1,000."
-    first: Int = 100
-    "Only lines numbered above this (0: from the first line)."
-    after: Int = 0
-  ): BuildLogPage!
+    "Page forwards, to later lines: how many, 0 to 1,000 (100 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor): later lines."
+    after: String
+    "Page backwards, to earlier lines: how many, 0 to 1,000, the last before before (or the last lines). Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor): earlier lines."
+    before: String
+  ): BuildLogLineConnection!
   "When it was queued."
   createdAt: Time!
   "When it started running; null before."
@@ -9033,21 +9197,29 @@ type Build implements Node {
   finishedAt: Time
 }
 
-"A page of a build's log, oldest line first. It pages by line number (after), not by cursor."
-type BuildLogPage {
-  "The page's lines, oldest first."
-  lines: [BuildLogLine!]!
-  "The number of the last line on this page; pass it as after for the next."
-  endLine: Int!
-  "Whether more lines are stored after this page."
-  hasNextPage: Boolean!
-  "Whether the build wrote more than is kept (the last line kept says so)."
+"A page of a build's log lines, first line first."
+type BuildLogLineConnection {
+  "The page's lines, each with its cursor."
+  edges: [BuildLogLineEdge!]!
+  "The page's lines, without cursors."
+  nodes: [BuildLogLine!]!
+  "Where the page stands in the log."
+  pageInfo: PageInfo!
+  "Whether the build wrote more than is kept (NEBULA_BUILD_LOG_MAX_LINES or NEBULA_BUILD_LOG_MAX_BYTES): its last kept line says so. It is the build's, the same on every page."
   truncated: Boolean!
+}
+
+"A build log line in a page, with its cursor."
+type BuildLogLineEdge {
+  "Opaque: pass it as after or before to page from this line."
+  cursor: String!
+  "The line."
+  node: BuildLogLine!
 }
 
 "A line a build wrote."
 type BuildLogLine {
-  "Numbered from 1, in the order the build wrote them."
+  "Numbered from 1, in the order the build wrote them: pass it as buildLog's after to resume the subscription (a page's after and before are its edge's cursor)."
   number: Int!
   "When the build wrote it."
   at: Time!
@@ -9557,13 +9729,17 @@ type Deployment implements Node {
   approvalExpiresAt: Time
   "The decisions of reviewers, oldest first."
   approvals: [Approval!]!
-  "Every stage the deployment reached, oldest first, after the cursor given (an event's ` + "`" + `cursor` + "`" + `)."
+  "Every stage the deployment reached, oldest first: page forwards with first/after, back with last/before. An edge's cursor is its event's ` + "`" + `cursor` + "`" + `, which also resumes the deploymentEvents subscription."
   events(
-    "Only events after this one (its ` + "`" + `cursor` + "`" + `); from the first when omitted."
-    after: String
-    "At most this many events, 0 to 1,000 (100 when omitted)."
+    "Page forwards, to later events: how many, 0 to 1,000 (100 when neither first nor last is given). Not with last."
     first: Int
-  ): [DeploymentEvent!]!
+    "Page forwards: the page starts after this cursor (an edge's or event's cursor, or pageInfo.endCursor): later events."
+    after: String
+    "Page backwards, to earlier events: how many, 0 to 1,000, the last before before (or the latest). Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's or event's cursor, or pageInfo.startCursor): earlier events."
+    before: String
+  ): DeploymentEventConnection!
   "When it was made."
   createdAt: Time!
   "When it last changed."
@@ -9634,7 +9810,7 @@ type Subscription {
 type DeploymentEvent {
   "The deployment."
   deployment: Deployment!
-  "Resume after this event: pass it as ` + "`" + `after` + "`" + `."
+  "Resume after this event: pass it as ` + "`" + `after` + "`" + ` (to deploymentEvents, or to Deployment.events; its edge's cursor is the same)."
   cursor: String!
   "1 for the first event of the deployment, then one more for each."
   sequence: Int!
@@ -9646,6 +9822,24 @@ type DeploymentEvent {
   message: String!
   "When the stage was reached."
   at: Time!
+}
+
+"A page of a deployment's events, oldest first."
+type DeploymentEventConnection {
+  "The page's events, each with its cursor."
+  edges: [DeploymentEventEdge!]!
+  "The page's events, without cursors."
+  nodes: [DeploymentEvent!]!
+  "Where the page stands among the deployment's events."
+  pageInfo: PageInfo!
+}
+
+"A deployment event in a page, with its cursor."
+type DeploymentEventEdge {
+  "Opaque, the event's own cursor: pass it as after or before to page from this event, or as deploymentEvents' after to follow what comes next."
+  cursor: String!
+  "The event."
+  node: DeploymentEvent!
 }
 
 "A reviewer's decision."
@@ -11241,18 +11435,28 @@ func (ec *executionContext) childFields_BuildLogLine(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type BuildLogLine", field.Name)
 }
 
-func (ec *executionContext) childFields_BuildLogPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_BuildLogLineConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "lines":
-		return ec.fieldContext_BuildLogPage_lines(ctx, field)
-	case "endLine":
-		return ec.fieldContext_BuildLogPage_endLine(ctx, field)
-	case "hasNextPage":
-		return ec.fieldContext_BuildLogPage_hasNextPage(ctx, field)
+	case "edges":
+		return ec.fieldContext_BuildLogLineConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_BuildLogLineConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_BuildLogLineConnection_pageInfo(ctx, field)
 	case "truncated":
-		return ec.fieldContext_BuildLogPage_truncated(ctx, field)
+		return ec.fieldContext_BuildLogLineConnection_truncated(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type BuildLogPage", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type BuildLogLineConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_BuildLogLineEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_BuildLogLineEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_BuildLogLineEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BuildLogLineEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_ChangePreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11927,6 +12131,28 @@ func (ec *executionContext) childFields_DeploymentEvent(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type DeploymentEvent", field.Name)
 }
 
+func (ec *executionContext) childFields_DeploymentEventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_DeploymentEventConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_DeploymentEventConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_DeploymentEventConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeploymentEventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_DeploymentEventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_DeploymentEventEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_DeploymentEventEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeploymentEventEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_DeploymentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "deployment":
@@ -11977,6 +12203,28 @@ func (ec *executionContext) childFields_Drift(ctx context.Context, field graphql
 		return ec.fieldContext_Drift_service(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Drift", field.Name)
+}
+
+func (ec *executionContext) childFields_DriftConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_DriftConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_DriftConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_DriftConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DriftConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_DriftEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_DriftEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_DriftEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DriftEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Environment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12215,16 +12463,26 @@ func (ec *executionContext) childFields_LogLine(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type LogLine", field.Name)
 }
 
-func (ec *executionContext) childFields_LogPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_LogLineConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "lines":
-		return ec.fieldContext_LogPage_lines(ctx, field)
-	case "hasPreviousPage":
-		return ec.fieldContext_LogPage_hasPreviousPage(ctx, field)
-	case "hasNextPage":
-		return ec.fieldContext_LogPage_hasNextPage(ctx, field)
+	case "edges":
+		return ec.fieldContext_LogLineConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_LogLineConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_LogLineConnection_pageInfo(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type LogPage", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type LogLineConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_LogLineEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_LogLineEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_LogLineEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LogLineEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Member(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13469,13 +13727,29 @@ func (ec *executionContext) field_Build_log_args(ctx context.Context, rawArgs ma
 	}
 	args["first"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["after"] = arg1
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -13566,6 +13840,30 @@ func (ec *executionContext) field_Cluster_drift_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -13708,22 +14006,38 @@ func (ec *executionContext) field_Cluster_revisions_args(ctx context.Context, ra
 func (ec *executionContext) field_Deployment_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
-		func(ctx context.Context, v any) (*string, error) {
-			return ec.unmarshalOString2ᚖstring(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["after"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["first"] = arg1
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -15214,6 +15528,30 @@ func (ec *executionContext) field_Service_drift_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
 	return args, nil
 }
 
@@ -15299,8 +15637,8 @@ func (ec *executionContext) field_Service_logs_args(ctx context.Context, rawArgs
 	}
 	args["first"] = arg2
 	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
-		func(ctx context.Context, v any) (*int, error) {
-			return ec.unmarshalOInt2ᚖint(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -15315,8 +15653,8 @@ func (ec *executionContext) field_Service_logs_args(ctx context.Context, rawArgs
 	}
 	args["last"] = arg4
 	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "before",
-		func(ctx context.Context, v any) (*int, error) {
-			return ec.unmarshalOInt2ᚖint(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -17654,11 +17992,11 @@ func (ec *executionContext) _Build_log(ctx context.Context, field graphql.Collec
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Build().Log(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*int))
+			return ec.Resolvers.Build().Log(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.BuildLogPage) graphql.Marshaler {
-			return ec.marshalNBuildLogPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildLogPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.BuildLogLineConnection) graphql.Marshaler {
+			return ec.marshalNBuildLogLineConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildLogLineConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -17671,7 +18009,7 @@ func (ec *executionContext) fieldContext_Build_log(ctx context.Context, field gr
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_BuildLogPage(ctx, field)
+			return ec.childFields_BuildLogLineConnection(ctx, field)
 		},
 	}
 	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
@@ -17982,16 +18320,48 @@ func (ec *executionContext) fieldContext_BuildLogLine_text(_ context.Context, fi
 	return graphql.NewScalarFieldContext("BuildLogLine", field, false, false, "String")
 }
 
-func (ec *executionContext) _BuildLogPage_lines(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildLogPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _BuildLogLineConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildLogLineConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BuildLogPage_lines(ctx, field)
+			return ec.fieldContext_BuildLogLineConnection_edges(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Lines, nil
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.BuildLogLineEdge) graphql.Marshaler {
+			return ec.marshalNBuildLogLineEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildLogLineEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildLogLineConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuildLogLineConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildLogLineEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuildLogLineConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildLogLineConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildLogLineConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.BuildLogLine) graphql.Marshaler {
@@ -18001,9 +18371,9 @@ func (ec *executionContext) _BuildLogPage_lines(ctx context.Context, field graph
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_BuildLogPage_lines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_BuildLogLineConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "BuildLogPage",
+		Object:     "BuildLogLineConnection",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -18014,59 +18384,45 @@ func (ec *executionContext) fieldContext_BuildLogPage_lines(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _BuildLogPage_endLine(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildLogPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _BuildLogLineConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildLogLineConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BuildLogPage_endLine(ctx, field)
+			return ec.fieldContext_BuildLogLineConnection_pageInfo(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.EndLine, nil
+			return obj.PageInfo, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_BuildLogPage_endLine(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("BuildLogPage", field, false, false, "Int")
+func (ec *executionContext) fieldContext_BuildLogLineConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuildLogLineConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
-func (ec *executionContext) _BuildLogPage_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildLogPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _BuildLogLineConnection_truncated(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildLogLineConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BuildLogPage_hasNextPage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.HasNextPage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_BuildLogPage_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("BuildLogPage", field, false, false, "Boolean")
-}
-
-func (ec *executionContext) _BuildLogPage_truncated(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildLogPage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_BuildLogPage_truncated(ctx, field)
+			return ec.fieldContext_BuildLogLineConnection_truncated(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.Truncated, nil
@@ -18079,8 +18435,63 @@ func (ec *executionContext) _BuildLogPage_truncated(ctx context.Context, field g
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_BuildLogPage_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("BuildLogPage", field, false, false, "Boolean")
+func (ec *executionContext) fieldContext_BuildLogLineConnection_truncated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildLogLineConnection", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _BuildLogLineEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildLogLineEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildLogLineEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildLogLineEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildLogLineEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _BuildLogLineEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.BuildLogLineEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildLogLineEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BuildLogLine) graphql.Marshaler {
+			return ec.marshalNBuildLogLine2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildLogLine(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildLogLineEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuildLogLineEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildLogLine(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ChangePreview_clusters(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangePreview) (ret graphql.Marshaler) {
@@ -20100,11 +20511,11 @@ func (ec *executionContext) _Cluster_drift(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Cluster().Drift(ctx, obj, fc.Args["first"].(*int))
+			return ec.Resolvers.Cluster().Drift(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.Drift) graphql.Marshaler {
-			return ec.marshalODrift2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDriftᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.DriftConnection) graphql.Marshaler {
+			return ec.marshalODriftConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDriftConnection(ctx, selections, v)
 		},
 		true,
 		false,
@@ -20117,7 +20528,7 @@ func (ec *executionContext) fieldContext_Cluster_drift(ctx context.Context, fiel
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Drift(ctx, field)
+			return ec.childFields_DriftConnection(ctx, field)
 		},
 	}
 	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
@@ -23363,11 +23774,11 @@ func (ec *executionContext) _Deployment_events(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Deployment().Events(ctx, obj, fc.Args["after"].(*string), fc.Args["first"].(*int))
+			return ec.Resolvers.Deployment().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.DeploymentEvent) graphql.Marshaler {
-			return ec.marshalNDeploymentEvent2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentEventᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.DeploymentEventConnection) graphql.Marshaler {
+			return ec.marshalNDeploymentEventConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentEventConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -23380,7 +23791,7 @@ func (ec *executionContext) fieldContext_Deployment_events(ctx context.Context, 
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_DeploymentEvent(ctx, field)
+			return ec.childFields_DeploymentEventConnection(ctx, field)
 		},
 	}
 	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
@@ -23769,6 +24180,157 @@ func (ec *executionContext) fieldContext_DeploymentEvent_at(_ context.Context, f
 	return graphql.NewScalarFieldContext("DeploymentEvent", field, false, false, "Time")
 }
 
+func (ec *executionContext) _DeploymentEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeploymentEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeploymentEventConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.DeploymentEventEdge) graphql.Marshaler {
+			return ec.marshalNDeploymentEventEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentEventEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeploymentEventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeploymentEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeploymentEventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeploymentEventConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeploymentEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeploymentEventConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.DeploymentEvent) graphql.Marshaler {
+			return ec.marshalNDeploymentEvent2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeploymentEventConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeploymentEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeploymentEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeploymentEventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeploymentEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeploymentEventConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeploymentEventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeploymentEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeploymentEventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeploymentEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeploymentEventEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeploymentEventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeploymentEventEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _DeploymentEventEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeploymentEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeploymentEventEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeploymentEvent) graphql.Marshaler {
+			return ec.marshalNDeploymentEvent2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDeploymentEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeploymentEventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeploymentEventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeploymentEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DeploymentPayload_deployment(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DeploymentPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24113,6 +24675,157 @@ func (ec *executionContext) fieldContext_Drift_service(_ context.Context, field 
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Service(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DriftConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DriftConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DriftConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.DriftEdge) graphql.Marshaler {
+			return ec.marshalNDriftEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDriftEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DriftConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DriftConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DriftEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DriftConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DriftConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DriftConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Drift) graphql.Marshaler {
+			return ec.marshalNDrift2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDriftᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DriftConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DriftConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Drift(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DriftConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DriftConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DriftConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DriftConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DriftConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DriftEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DriftEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DriftEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DriftEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DriftEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _DriftEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.DriftEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DriftEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Drift) graphql.Marshaler {
+			return ec.marshalNDrift2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDrift(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DriftEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DriftEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Drift(ctx, field)
 		},
 	}
 	return fc, nil
@@ -26117,16 +26830,48 @@ func (ec *executionContext) fieldContext_LogLine_release(_ context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _LogPage_lines(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.LogPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _LogLineConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.LogLineConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_LogPage_lines(ctx, field)
+			return ec.fieldContext_LogLineConnection_edges(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Lines, nil
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.LogLineEdge) graphql.Marshaler {
+			return ec.marshalNLogLineEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLogLineEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogLineConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LogLineConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LogLineEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LogLineConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.LogLineConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogLineConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.LogLine) graphql.Marshaler {
@@ -26136,9 +26881,9 @@ func (ec *executionContext) _LogPage_lines(ctx context.Context, field graphql.Co
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_LogPage_lines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_LogLineConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "LogPage",
+		Object:     "LogLineConnection",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -26149,50 +26894,91 @@ func (ec *executionContext) fieldContext_LogPage_lines(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _LogPage_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.LogPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _LogLineConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.LogLineConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_LogPage_hasPreviousPage(ctx, field)
+			return ec.fieldContext_LogLineConnection_pageInfo(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.HasPreviousPage, nil
+			return obj.PageInfo, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_LogPage_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LogPage", field, false, false, "Boolean")
+func (ec *executionContext) fieldContext_LogLineConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LogLineConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
-func (ec *executionContext) _LogPage_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.LogPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _LogLineEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.LogLineEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_LogPage_hasNextPage(ctx, field)
+			return ec.fieldContext_LogLineEdge_cursor(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.HasNextPage, nil
+			return obj.Cursor, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_LogPage_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LogPage", field, false, false, "Boolean")
+func (ec *executionContext) fieldContext_LogLineEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogLineEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _LogLineEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.LogLineEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogLineEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LogLine) graphql.Marshaler {
+			return ec.marshalNLogLine2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogLine(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogLineEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LogLineEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LogLine(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Member_id(ctx context.Context, field graphql.CollectedField, obj *model.Member) (ret graphql.Marshaler) {
@@ -34125,11 +34911,11 @@ func (ec *executionContext) _Service_logs(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Service().Logs(ctx, obj, fc.Args["environmentId"].(string), fc.Args["filter"].(*gqlmodel.LogFilter), fc.Args["first"].(*int), fc.Args["after"].(*int), fc.Args["last"].(*int), fc.Args["before"].(*int))
+			return ec.Resolvers.Service().Logs(ctx, obj, fc.Args["environmentId"].(string), fc.Args["filter"].(*gqlmodel.LogFilter), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.LogPage) graphql.Marshaler {
-			return ec.marshalNLogPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLogPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.LogLineConnection) graphql.Marshaler {
+			return ec.marshalNLogLineConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLogLineConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -34142,7 +34928,7 @@ func (ec *executionContext) fieldContext_Service_logs(ctx context.Context, field
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_LogPage(ctx, field)
+			return ec.childFields_LogLineConnection(ctx, field)
 		},
 	}
 	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
@@ -34223,11 +35009,11 @@ func (ec *executionContext) _Service_drift(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Service().Drift(ctx, obj, fc.Args["environmentId"].(string), fc.Args["first"].(*int))
+			return ec.Resolvers.Service().Drift(ctx, obj, fc.Args["environmentId"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.Drift) graphql.Marshaler {
-			return ec.marshalNDrift2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDriftᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.DriftConnection) graphql.Marshaler {
+			return ec.marshalNDriftConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDriftConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -34240,7 +35026,7 @@ func (ec *executionContext) fieldContext_Service_drift(ctx context.Context, fiel
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Drift(ctx, field)
+			return ec.childFields_DriftConnection(ctx, field)
 		},
 	}
 	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
@@ -44870,41 +45656,29 @@ func (ec *executionContext) _BuildLogLine(ctx context.Context, sel ast.Selection
 	return out
 }
 
-var buildLogPageImplementors = []string{"BuildLogPage"}
+var buildLogLineConnectionImplementors = []string{"BuildLogLineConnection"}
 
-func (ec *executionContext) _BuildLogPage(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.BuildLogPage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, buildLogPageImplementors)
+func (ec *executionContext) _BuildLogLineConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.BuildLogLineConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, buildLogLineConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("BuildLogPage")
-		case "lines":
-			out.Values[i] = ec._BuildLogPage_lines(ctx, field, obj)
+			out.Values[i] = graphql.MarshalString("BuildLogLineConnection")
+		case "edges":
+			out.Values[i] = ec._BuildLogLineConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "endLine":
-			if ec.OperationContext.DirectFields {
-				if res := graphql.MarshalInt(obj.EndLine); res != graphql.Null && res != graphql.RequiredNull {
-					out.Values[i] = res
-					break
-				}
-			}
-			out.Values[i] = ec._BuildLogPage_endLine(ctx, field, obj)
+		case "nodes":
+			out.Values[i] = ec._BuildLogLineConnection_nodes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "hasNextPage":
-			if ec.OperationContext.DirectFields {
-				if res := graphql.MarshalBoolean(obj.HasNextPage); res != graphql.Null && res != graphql.RequiredNull {
-					out.Values[i] = res
-					break
-				}
-			}
-			out.Values[i] = ec._BuildLogPage_hasNextPage(ctx, field, obj)
+		case "pageInfo":
+			out.Values[i] = ec._BuildLogLineConnection_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -44915,7 +45689,51 @@ func (ec *executionContext) _BuildLogPage(ctx context.Context, sel ast.Selection
 					break
 				}
 			}
-			out.Values[i] = ec._BuildLogPage_truncated(ctx, field, obj)
+			out.Values[i] = ec._BuildLogLineConnection_truncated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var buildLogLineEdgeImplementors = []string{"BuildLogLineEdge"}
+
+func (ec *executionContext) _BuildLogLineEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.BuildLogLineEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, buildLogLineEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BuildLogLineEdge")
+		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._BuildLogLineEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._BuildLogLineEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -47621,6 +48439,93 @@ func (ec *executionContext) _DeploymentEvent(ctx context.Context, sel ast.Select
 	return out
 }
 
+var deploymentEventConnectionImplementors = []string{"DeploymentEventConnection"}
+
+func (ec *executionContext) _DeploymentEventConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.DeploymentEventConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deploymentEventConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeploymentEventConnection")
+		case "edges":
+			out.Values[i] = ec._DeploymentEventConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._DeploymentEventConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._DeploymentEventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var deploymentEventEdgeImplementors = []string{"DeploymentEventEdge"}
+
+func (ec *executionContext) _DeploymentEventEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.DeploymentEventEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deploymentEventEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeploymentEventEdge")
+		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._DeploymentEventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._DeploymentEventEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var deploymentPayloadImplementors = []string{"DeploymentPayload"}
 
 func (ec *executionContext) _DeploymentPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.DeploymentPayload) graphql.Marshaler {
@@ -47841,6 +48746,93 @@ func (ec *executionContext) _Drift(ctx context.Context, sel ast.SelectionSet, ob
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Drift_service(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var driftConnectionImplementors = []string{"DriftConnection"}
+
+func (ec *executionContext) _DriftConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.DriftConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, driftConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DriftConnection")
+		case "edges":
+			out.Values[i] = ec._DriftConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._DriftConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._DriftConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var driftEdgeImplementors = []string{"DriftEdge"}
+
+func (ec *executionContext) _DriftEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.DriftEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, driftEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DriftEdge")
+		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._DriftEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._DriftEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -48897,41 +49889,73 @@ func (ec *executionContext) _LogLine(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
-var logPageImplementors = []string{"LogPage"}
+var logLineConnectionImplementors = []string{"LogLineConnection"}
 
-func (ec *executionContext) _LogPage(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.LogPage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, logPageImplementors)
+func (ec *executionContext) _LogLineConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.LogLineConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, logLineConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := graphql.NewDeferredGroup(ctx)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("LogPage")
-		case "lines":
-			out.Values[i] = ec._LogPage_lines(ctx, field, obj)
+			out.Values[i] = graphql.MarshalString("LogLineConnection")
+		case "edges":
+			out.Values[i] = ec._LogLineConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "hasPreviousPage":
+		case "nodes":
+			out.Values[i] = ec._LogLineConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._LogLineConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var logLineEdgeImplementors = []string{"LogLineEdge"}
+
+func (ec *executionContext) _LogLineEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.LogLineEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, logLineEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LogLineEdge")
+		case "cursor":
 			if ec.OperationContext.DirectFields {
-				if res := graphql.MarshalBoolean(obj.HasPreviousPage); res != graphql.Null && res != graphql.RequiredNull {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
 					out.Values[i] = res
 					break
 				}
 			}
-			out.Values[i] = ec._LogPage_hasPreviousPage(ctx, field, obj)
+			out.Values[i] = ec._LogLineEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "hasNextPage":
-			if ec.OperationContext.DirectFields {
-				if res := graphql.MarshalBoolean(obj.HasNextPage); res != graphql.Null && res != graphql.RequiredNull {
-					out.Values[i] = res
-					break
-				}
-			}
-			out.Values[i] = ec._LogPage_hasNextPage(ctx, field, obj)
+		case "node":
+			out.Values[i] = ec._LogLineEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -54799,12 +55823,45 @@ func (ec *executionContext) marshalNBuildLogLine2ᚖgithubᚗcomᚋnebulactrlᚋ
 	return ec._BuildLogLine(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNBuildLogPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildLogPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.BuildLogPage) graphql.Marshaler {
+func (ec *executionContext) marshalNBuildLogLineConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildLogLineConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.BuildLogLineConnection) graphql.Marshaler {
 	if v == nil {
-		graphql.AddInvalidNullError(ctx, "BuildLogPage!")
+		graphql.AddInvalidNullError(ctx, "BuildLogLineConnection!")
 		return graphql.Null
 	}
-	return ec._BuildLogPage(ctx, sel, v)
+	return ec._BuildLogLineConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBuildLogLineEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildLogLineEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.BuildLogLineEdge) graphql.Marshaler {
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNBuildLogLineEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildLogLineEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNBuildLogLineEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildLogLineEdge(ctx, sel, v[i])
+		})
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBuildLogLineEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐBuildLogLineEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.BuildLogLineEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "BuildLogLineEdge!")
+		return graphql.Null
+	}
+	return ec._BuildLogLineEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNBuildStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐBuildStatus(ctx context.Context, v any) (model.BuildStatus, error) {
@@ -55741,6 +56798,47 @@ func (ec *executionContext) marshalNDeploymentEvent2ᚖgithubᚗcomᚋnebulactrl
 	return ec._DeploymentEvent(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNDeploymentEventConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentEventConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.DeploymentEventConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DeploymentEventConnection!")
+		return graphql.Null
+	}
+	return ec._DeploymentEventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDeploymentEventEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.DeploymentEventEdge) graphql.Marshaler {
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDeploymentEventEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentEventEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDeploymentEventEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentEventEdge(ctx, sel, v[i])
+		})
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDeploymentEventEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentEventEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.DeploymentEventEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DeploymentEventEdge!")
+		return graphql.Null
+	}
+	return ec._DeploymentEventEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNDeploymentPayload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDeploymentPayload(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.DeploymentPayload) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "DeploymentPayload!")
@@ -55861,6 +56959,47 @@ func (ec *executionContext) marshalNDrift2ᚖgithubᚗcomᚋnebulactrlᚋnebula�
 		return graphql.Null
 	}
 	return ec._Drift(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDriftConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDriftConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.DriftConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DriftConnection!")
+		return graphql.Null
+	}
+	return ec._DriftConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDriftEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDriftEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.DriftEdge) graphql.Marshaler {
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDriftEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDriftEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNDriftEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDriftEdge(ctx, sel, v[i])
+		})
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDriftEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDriftEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.DriftEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DriftEdge!")
+		return graphql.Null
+	}
+	return ec._DriftEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNEnvironment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEnvironmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Environment) graphql.Marshaler {
@@ -56622,12 +57761,45 @@ func (ec *executionContext) marshalNLogLine2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 	return ec._LogLine(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNLogPage2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLogPage(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.LogPage) graphql.Marshaler {
+func (ec *executionContext) marshalNLogLineConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLogLineConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.LogLineConnection) graphql.Marshaler {
 	if v == nil {
-		graphql.AddInvalidNullError(ctx, "LogPage!")
+		graphql.AddInvalidNullError(ctx, "LogLineConnection!")
 		return graphql.Null
 	}
-	return ec._LogPage(ctx, sel, v)
+	return ec._LogLineConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLogLineEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLogLineEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.LogLineEdge) graphql.Marshaler {
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNLogLineEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLogLineEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNLogLineEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLogLineEdge(ctx, sel, v[i])
+		})
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLogLineEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐLogLineEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.LogLineEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "LogLineEdge!")
+		return graphql.Null
+	}
+	return ec._LogLineEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNLogStream2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐLogStream(ctx context.Context, v any) (model.LogStream, error) {
@@ -58956,32 +60128,11 @@ func (ec *executionContext) unmarshalODomainInput2ᚕᚖgithubᚗcomᚋnebulactr
 	return res, nil
 }
 
-func (ec *executionContext) marshalODrift2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDriftᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Drift) graphql.Marshaler {
+func (ec *executionContext) marshalODriftConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐDriftConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.DriftConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
-	var ret graphql.Array
-	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
-		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNDrift2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDrift(ctx, sel, v[i])
-		})
-	} else {
-		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-			fc := graphql.GetFieldContext(ctx)
-			fc.Result = &v[i]
-			return ec.marshalNDrift2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐDrift(ctx, sel, v[i])
-		})
-	}
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
+	return ec._DriftConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOEnvironment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐEnvironment(ctx context.Context, sel ast.SelectionSet, v *model.Environment) graphql.Marshaler {

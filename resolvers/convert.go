@@ -337,9 +337,17 @@ func decideDeployment(ctx context.Context, plane *control.Plane, input gqlmodel.
 	return &gqlmodel.DeploymentPayload{Deployment: dep, UserErrors: ue}, err
 }
 
-// A deployment event's cursor is its sequence number, opaque to clients.
+// A deployment event's cursor is its sequence number, opaque to clients:
+// the same as its edge's in Deployment.events, so that either resumes
+// the deploymentEvents subscription.
+const eventCursorPrefix = "event:"
+
+func eventCursorID(e *model.DeploymentEvent) string {
+	return eventCursorPrefix + strconv.FormatInt(e.Seq, 10)
+}
+
 func eventCursor(seq int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("event:" + strconv.FormatInt(seq, 10)))
+	return cursor(eventCursorPrefix + strconv.FormatInt(seq, 10))
 }
 
 // parseEventCursor reads a cursor eventCursor made; "" is the start.
@@ -348,7 +356,7 @@ func parseEventCursor(c string) (int64, error) {
 		return 0, nil
 	}
 	b, err := base64.RawURLEncoding.DecodeString(c)
-	rest, ok := strings.CutPrefix(string(b), "event:")
+	rest, ok := strings.CutPrefix(string(b), eventCursorPrefix)
 	n, perr := strconv.ParseInt(rest, 10, 64)
 	if err != nil || !ok || perr != nil || n < 0 {
 		return 0, core.Invalid("the cursor is not one a deployment event gave", "after")
@@ -356,19 +364,73 @@ func parseEventCursor(c string) (int64, error) {
 	return n, nil
 }
 
-func eventArgs(after *string, first *int) (int64, int, error) {
-	n, err := parseEventCursor(deref(after, ""))
+// The long pages: those of logs (a service's, a build's) and of a
+// deployment's events hold up to maxLongPage items, defaultLongPage when
+// neither first nor last is given.
+const (
+	maxLongPage     = agents.MaxLogPage
+	defaultLongPage = 100
+)
+
+// numberArg is a cursor's number numberCursors checked: 0 for none.
+func numberArg(c string) int64 {
+	n, _ := strconv.ParseInt(c, 10, 64)
+	return n
+}
+
+func deploymentEventConn(ctx context.Context, p store.Page[model.DeploymentEvent]) *gqlmodel.DeploymentEventConnection {
+	return conn(ctx, p, eventCursorID,
+		func(c string, n *model.DeploymentEvent) *gqlmodel.DeploymentEventEdge {
+			return &gqlmodel.DeploymentEventEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.DeploymentEventEdge, n []*model.DeploymentEvent, pi *gqlmodel.PageInfo) *gqlmodel.DeploymentEventConnection {
+			return &gqlmodel.DeploymentEventConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func logLineID(l *model.LogLine) string { return strconv.FormatInt(l.Seq, 10) }
+
+func logLineConn(ctx context.Context, p store.Page[model.LogLine]) *gqlmodel.LogLineConnection {
+	return conn(ctx, p, logLineID,
+		func(c string, n *model.LogLine) *gqlmodel.LogLineEdge {
+			return &gqlmodel.LogLineEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.LogLineEdge, n []*model.LogLine, pi *gqlmodel.PageInfo) *gqlmodel.LogLineConnection {
+			return &gqlmodel.LogLineConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func buildLogLineConn(ctx context.Context, p store.Page[model.BuildLogLine], truncated bool) *gqlmodel.BuildLogLineConnection {
+	return conn(ctx, p, func(l *model.BuildLogLine) string { return strconv.FormatInt(l.Seq, 10) },
+		func(c string, n *model.BuildLogLine) *gqlmodel.BuildLogLineEdge {
+			return &gqlmodel.BuildLogLineEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.BuildLogLineEdge, n []*model.BuildLogLine, pi *gqlmodel.PageInfo) *gqlmodel.BuildLogLineConnection {
+			return &gqlmodel.BuildLogLineConnection{Edges: e, Nodes: n, PageInfo: pi, Truncated: truncated}
+		})
+}
+
+// driftConn pages a cluster's drifts (cluster set) or a service's in an
+// environment, newest first, by drift id.
+func driftConn(ctx context.Context, p *control.Plane, cluster model.ClusterID, env model.EnvironmentID, svc model.ServiceID,
+	first *int, after *string, last *int, before *string) (*gqlmodel.DriftConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
-	limit := 100
-	if first != nil {
-		if *first < 0 || *first > 1000 {
-			return 0, 0, core.Invalid("first must be between 0 and 1000", "first")
-		}
-		limit = *first
+	if pg, err = numberCursors(pg, ""); err != nil {
+		return nil, err
 	}
-	return n, limit, nil
+	pg.NoNext = !connReadsOf(ctx).more
+	page, err := p.Agents.Drifts(ctx, cluster, env, svc, pg)
+	if err != nil {
+		return nil, err
+	}
+	return conn(ctx, page, func(d *model.Drift) string { return strconv.FormatInt(d.ID, 10) },
+		func(c string, n *model.Drift) *gqlmodel.DriftEdge { return &gqlmodel.DriftEdge{Cursor: c, Node: n} },
+		func(e []*gqlmodel.DriftEdge, n []*model.Drift, pi *gqlmodel.PageInfo) *gqlmodel.DriftConnection {
+			return &gqlmodel.DriftConnection{Edges: e, Nodes: n, PageInfo: pi}
+		}), nil
 }
 
 // inventoryOf decodes the agent's last report, stored as the protocol

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -22,7 +23,13 @@ const DefaultPage = 20
 // after and before are cursors this API issued, and may bound a page
 // together.
 func pageArgs(first *int, after *string, last *int, before *string) (store.PageArgs, error) {
-	pg := store.PageArgs{First: DefaultPage}
+	return pageArgsUpTo(first, after, last, before, DefaultPage, store.MaxPage)
+}
+
+// pageArgsUpTo is pageArgs for a list whose pages hold up to most items
+// (logs: 1,000), def when neither first nor last is given.
+func pageArgsUpTo(first *int, after *string, last *int, before *string, def, most int) (store.PageArgs, error) {
+	pg := store.PageArgs{First: def}
 	if first != nil && last != nil {
 		return pg, core.Invalid("first and last cannot both be given: page forwards with first (and after) or backwards with last (and before)", "last")
 	}
@@ -31,8 +38,8 @@ func pageArgs(first *int, after *string, last *int, before *string) (store.PageA
 		n, name = last, "last"
 	}
 	if n != nil {
-		if *n < 0 || *n > store.MaxPage {
-			return pg, core.Invalid(fmt.Sprintf("%s must be between 0 and %d, got %d", name, store.MaxPage, *n), name)
+		if *n < 0 || *n > most {
+			return pg, core.Invalid(fmt.Sprintf("%s must be between 0 and %d, got %d", name, most, *n), name)
 		}
 		pg.First = *n
 	}
@@ -57,6 +64,31 @@ func decodeCursor(c *string, name string) (string, error) {
 		return "", core.Invalid(name+" is not a cursor this API issued", name)
 	}
 	return string(raw), nil
+}
+
+// numberCursors checks that pg's cursors are those of a list of numbered
+// items (log lines, drifts, a deployment's events): prefix and a number,
+// 1 or more. It returns pg with the bare numbers, as the store reads them.
+func numberCursors(pg store.PageArgs, prefix string) (store.PageArgs, error) {
+	var err error
+	if pg.After, err = bareNumber(pg.After, prefix, "after"); err != nil {
+		return pg, err
+	}
+	pg.Before, err = bareNumber(pg.Before, prefix, "before")
+	return pg, err
+}
+
+// bareNumber is the number of cursor c (decoded; "" for none) of
+// argument name.
+func bareNumber(c, prefix, name string) (string, error) {
+	if c == "" {
+		return "", nil
+	}
+	n, ok := strings.CutPrefix(c, prefix)
+	if v, err := strconv.ParseInt(n, 10, 64); !ok || err != nil || v < 1 || strconv.FormatInt(v, 10) != n {
+		return "", core.Invalid(name+" is not a cursor this API issued", name)
+	}
+	return n, nil
 }
 
 func cursor(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }

@@ -79,28 +79,20 @@ func (r *buildResolver) Release(ctx context.Context, obj *model.Build) (*model.R
 	return loadOptional(ctx, loadersFrom(ctx, r.Plane).releases, obj.ReleaseID)
 }
 
-func (r *buildResolver) Log(ctx context.Context, obj *model.Build, first *int, after *int) (*gqlmodel.BuildLogPage, error) {
-	n, from := deref(first, 100), int64(deref(after, 0))
-	if n < 0 || n > 1000 {
-		return nil, core.Invalid("first must be between 0 and 1000", "first")
-	}
-	if from < 0 {
-		return nil, core.Invalid("after must not be negative", "after")
-	}
-	lines, err := r.Plane.Builds.BuildLog(ctx, obj, from, n+1)
+func (r *buildResolver) Log(ctx context.Context, obj *model.Build, first *int, after *string, last *int, before *string) (*gqlmodel.BuildLogLineConnection, error) {
+	pg, err := pageArgsUpTo(first, after, last, before, defaultLongPage, maxLongPage)
 	if err != nil {
 		return nil, err
 	}
-	page := &gqlmodel.BuildLogPage{EndLine: int(from), Truncated: obj.LogTruncated}
-	if len(lines) > n {
-		lines, page.HasNextPage = lines[:n], true
+	if pg, err = numberCursors(pg, ""); err != nil {
+		return nil, err
 	}
-	page.Lines = make([]*model.BuildLogLine, len(lines))
-	for i := range lines {
-		page.Lines[i] = &lines[i]
-		page.EndLine = int(lines[i].Seq)
+	pg.NoNext = !connReadsOf(ctx).more
+	p, err := r.Plane.Builds.BuildLogPage(ctx, obj, pg)
+	if err != nil {
+		return nil, err
 	}
-	return page, nil
+	return buildLogLineConn(ctx, p, obj.LogTruncated), nil
 }
 
 func (r *changeSetResolver) Project(ctx context.Context, obj *model.ChangeSet) (*model.Project, error) {
@@ -221,8 +213,8 @@ func (r *clusterResolver) Events(ctx context.Context, obj *model.Cluster, first 
 	return eventConn(ctx, r.Plane, agents.EventRead{Cluster: obj.ID}, first, after, last, before, typeArg)
 }
 
-func (r *clusterResolver) Drift(ctx context.Context, obj *model.Cluster, first *int) ([]*model.Drift, error) {
-	return ptrs(r.Plane.Agents.Drifts(ctx, obj.ID, "", "", deref(first, 20)))
+func (r *clusterResolver) Drift(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.DriftConnection, error) {
+	return driftConn(ctx, r.Plane, obj.ID, "", "", first, after, last, before)
 }
 
 func (r *clusterResolver) Revisions(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.RevisionConnection, error) {
@@ -300,12 +292,20 @@ func (r *deploymentResolver) Approvals(ctx context.Context, obj *model.Deploymen
 	return r.Plane.Delivery.Approvals(ctx, obj)
 }
 
-func (r *deploymentResolver) Events(ctx context.Context, obj *model.Deployment, after *string, first *int) ([]*model.DeploymentEvent, error) {
-	from, limit, err := eventArgs(after, first)
+func (r *deploymentResolver) Events(ctx context.Context, obj *model.Deployment, first *int, after *string, last *int, before *string) (*gqlmodel.DeploymentEventConnection, error) {
+	pg, err := pageArgsUpTo(first, after, last, before, defaultLongPage, maxLongPage)
 	if err != nil {
 		return nil, err
 	}
-	return r.Plane.Delivery.DeploymentEvents(ctx, obj.ID, from, limit)
+	if pg, err = numberCursors(pg, eventCursorPrefix); err != nil {
+		return nil, err
+	}
+	pg.NoNext = !connReadsOf(ctx).more
+	p, err := r.Plane.Delivery.DeploymentEvents(ctx, obj, pg)
+	if err != nil {
+		return nil, err
+	}
+	return deploymentEventConn(ctx, p), nil
 }
 
 func (r *deploymentEventResolver) Deployment(ctx context.Context, obj *model.DeploymentEvent) (*model.Deployment, error) {
@@ -1342,40 +1342,41 @@ func (r *serviceResolver) Builds(ctx context.Context, obj *model.Service, first 
 	return buildConn(ctx, p), nil
 }
 
-func (r *serviceResolver) Logs(ctx context.Context, obj *model.Service, environmentID string, filter *gqlmodel.LogFilter, first *int, after *int, last *int, before *int) (*gqlmodel.LogPage, error) {
+func (r *serviceResolver) Logs(ctx context.Context, obj *model.Service, environmentID string, filter *gqlmodel.LogFilter, first *int, after *string, last *int, before *string) (*gqlmodel.LogLineConnection, error) {
 	env, read, err := logArgs(environmentID, filter)
 	if err != nil {
 		return nil, err
 	}
-	if first != nil && last != nil {
-		return nil, core.Invalid("give first or last, not both", "first")
+	pg, err := pageArgsUpTo(first, after, last, before, defaultLongPage, maxLongPage)
+	if err != nil {
+		return nil, err
 	}
-	n := deref(first, deref(last, 100))
-	read.After, read.Before = int64(deref(after, 0)), int64(deref(before, 0))
-	read.Last = first == nil // the tail, unless paging forward
-	read.Limit = n + 1
-	if n < 0 || n > agents.MaxLogPage || read.After < 0 || read.Before < 0 {
-		return nil, core.Invalid("first and last must be between 0 and 1000, after and before line numbers", "first")
+	if pg, err = numberCursors(pg, ""); err != nil {
+		return nil, err
 	}
+	// Without first or last, the tail (before before), unless after alone
+	// asks for the lines after it.
+	pg.FromEnd = last != nil || first == nil && pg.After == ""
+	read.After, read.Before, read.Last, read.Limit = numberArg(pg.After), numberArg(pg.Before), pg.FromEnd, pg.First+1
 	lines, err := r.Plane.Agents.ServiceLogs(ctx, obj.ID, env, read)
 	if err != nil {
 		return nil, err
 	}
-	page := &gqlmodel.LogPage{}
-	if len(lines) > n {
-		if read.Last {
-			lines, page.HasPreviousPage = lines[1:], true
-		} else {
-			lines, page.HasNextPage = lines[:n], true
-		}
+	// In order either way: read backwards, the line past the page is the
+	// first.
+	var page store.Page[model.LogLine]
+	more := len(lines) > pg.First
+	from, to := 0, min(len(lines), pg.First)
+	if pg.FromEnd {
+		from, to, page.HasPrevious = max(0, len(lines)-pg.First), len(lines), more
+	} else {
+		page.HasNext = more
 	}
-	page.HasPreviousPage = page.HasPreviousPage || read.After > 0 && len(lines) > 0
-	page.HasNextPage = page.HasNextPage || read.Before > 0 && len(lines) > 0
-	page.Lines = make([]*model.LogLine, len(lines))
-	for i := range lines {
-		page.Lines[i] = &lines[i]
+	page.Items = make([]*model.LogLine, 0, to-from)
+	for i := from; i < to; i++ {
+		page.Items = append(page.Items, &lines[i])
 	}
-	return page, nil
+	return logLineConn(ctx, page), nil
 }
 
 func (r *serviceResolver) Events(ctx context.Context, obj *model.Service, environmentID string, first *int, after *string, last *int, before *string, typeArg *gqlmodel.KubeEventType) (*gqlmodel.KubeEventConnection, error) {
@@ -1386,12 +1387,12 @@ func (r *serviceResolver) Events(ctx context.Context, obj *model.Service, enviro
 	return eventConn(ctx, r.Plane, agents.EventRead{Environment: env, Service: obj.ID}, first, after, last, before, typeArg)
 }
 
-func (r *serviceResolver) Drift(ctx context.Context, obj *model.Service, environmentID string, first *int) ([]*model.Drift, error) {
+func (r *serviceResolver) Drift(ctx context.Context, obj *model.Service, environmentID string, first *int, after *string, last *int, before *string) (*gqlmodel.DriftConnection, error) {
 	env, err := decode[model.EnvironmentID](gid.Environment, environmentID, "environmentId")
 	if err != nil {
 		return nil, err
 	}
-	return ptrs(r.Plane.Agents.Drifts(ctx, "", env, obj.ID, deref(first, 20)))
+	return driftConn(ctx, r.Plane, "", env, obj.ID, first, after, last, before)
 }
 
 func (r *sessionResolver) Method(ctx context.Context, obj *model.Session) (gqlmodel.SessionMethod, error) {

@@ -138,16 +138,24 @@ type BuildEdge struct {
 	Node *model.Build `json:"node"`
 }
 
-// A page of a build's log, oldest line first. It pages by line number (after), not by cursor.
-type BuildLogPage struct {
-	// The page's lines, oldest first.
-	Lines []*model.BuildLogLine `json:"lines"`
-	// The number of the last line on this page; pass it as after for the next.
-	EndLine int `json:"endLine"`
-	// Whether more lines are stored after this page.
-	HasNextPage bool `json:"hasNextPage"`
-	// Whether the build wrote more than is kept (the last line kept says so).
+// A page of a build's log lines, first line first.
+type BuildLogLineConnection struct {
+	// The page's lines, each with its cursor.
+	Edges []*BuildLogLineEdge `json:"edges"`
+	// The page's lines, without cursors.
+	Nodes []*model.BuildLogLine `json:"nodes"`
+	// Where the page stands in the log.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// Whether the build wrote more than is kept (NEBULA_BUILD_LOG_MAX_LINES or NEBULA_BUILD_LOG_MAX_BYTES): its last kept line says so. It is the build's, the same on every page.
 	Truncated bool `json:"truncated"`
+}
+
+// A build log line in a page, with its cursor.
+type BuildLogLineEdge struct {
+	// Opaque: pass it as after or before to page from this line.
+	Cursor string `json:"cursor"`
+	// The line.
+	Node *model.BuildLogLine `json:"node"`
 }
 
 // A deployment to cancel.
@@ -654,6 +662,24 @@ type DeploymentEdge struct {
 	Node *model.Deployment `json:"node"`
 }
 
+// A page of a deployment's events, oldest first.
+type DeploymentEventConnection struct {
+	// The page's events, each with its cursor.
+	Edges []*DeploymentEventEdge `json:"edges"`
+	// The page's events, without cursors.
+	Nodes []*model.DeploymentEvent `json:"nodes"`
+	// Where the page stands among the deployment's events.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A deployment event in a page, with its cursor.
+type DeploymentEventEdge struct {
+	// Opaque, the event's own cursor: pass it as after or before to page from this event, or as deploymentEvents' after to follow what comes next.
+	Cursor string `json:"cursor"`
+	// The event.
+	Node *model.DeploymentEvent `json:"node"`
+}
+
 // What a deployment mutation did.
 type DeploymentPayload struct {
 	// The deployment decided on or cancelled, or the new one; read it when userErrors is empty.
@@ -668,6 +694,24 @@ type DomainInput struct {
 	Host string `json:"host"`
 	// The process that serves it: one with a port.
 	Process string `json:"process"`
+}
+
+// A page of drifts, newest first.
+type DriftConnection struct {
+	// The page's drifts, each with its cursor.
+	Edges []*DriftEdge `json:"edges"`
+	// The page's drifts, without cursors.
+	Nodes []*model.Drift `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A drift in a page, with its cursor.
+type DriftEdge struct {
+	// Opaque: pass it as after or before to page from this drift.
+	Cursor string `json:"cursor"`
+	// The drift.
+	Node *model.Drift `json:"node"`
 }
 
 // A page of environments.
@@ -804,14 +848,22 @@ type LogFilter struct {
 	DeploymentID *string `json:"deploymentId,omitempty"`
 }
 
-// A page of a service's log lines, in the order stored. It pages by line number (after, before), not by cursor.
-type LogPage struct {
-	// The page's lines, oldest first.
-	Lines []*model.LogLine `json:"lines"`
-	// Whether the filter selects lines before the first of this page.
-	HasPreviousPage bool `json:"hasPreviousPage"`
-	// Whether the filter selects lines after the last of this page.
-	HasNextPage bool `json:"hasNextPage"`
+// A page of a service's log lines, oldest first (in the order stored).
+type LogLineConnection struct {
+	// The page's lines, each with its cursor.
+	Edges []*LogLineEdge `json:"edges"`
+	// The page's lines, without cursors.
+	Nodes []*model.LogLine `json:"nodes"`
+	// Where the page stands among the lines the filter selects.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A log line in a page, with its cursor.
+type LogLineEdge struct {
+	// Opaque: pass it as after or before to page from this line.
+	Cursor string `json:"cursor"`
+	// The line.
+	Node *model.LogLine `json:"node"`
 }
 
 // A page of members.

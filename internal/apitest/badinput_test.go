@@ -84,6 +84,8 @@ func fixtureValue(f, free *Fixture, name string) any {
 		return f.ProtectedEnvironmentID
 	case "f.service":
 		return f.ServiceID
+	case "f.deployment":
+		return f.DeploymentID
 	case "free.tenant":
 		return free.TenantID
 	case "free.project":
@@ -134,6 +136,21 @@ func badInputs() []badCase {
 			vars: ids("t", "f.tenant"), code: "BAD_USER_INPUT", mentions: []string{"last", "101"}},
 		{name: "audit events before not a cursor", query: `query($t: ID!) { node(id: $t) { ... on Tenant { auditEvents(last: 1, before: "YWJj") { nodes { id } } } } }`,
 			vars: ids("t", "f.tenant"), code: "BAD_USER_INPUT", mentions: []string{"before"}},
+		{name: "drift first: 101", query: `query($c: ID!) { node(id: $c) { ... on Cluster { drift(first: 101) { nodes { name } } } } }`,
+			vars: ids("c", "f.cluster"), code: "BAD_USER_INPUT", mentions: []string{"first", "101"}},
+		{name: "drift after not a drift's cursor", query: `query($s: ID!, $e: ID!) { node(id: $s) { ... on Service {
+			drift(environmentId: $e, after: "ZXZlbnQ6MQ") { nodes { name } } } } }`, // event:1
+			vars: ids("s", "f.service", "e", "f.environment"), code: "BAD_USER_INPUT", mentions: []string{"after", "cursor"}},
+		{name: "drift first and last", query: `query($c: ID!) { node(id: $c) { ... on Cluster { drift(first: 1, last: 1) { nodes { name } } } } }`,
+			vars: ids("c", "f.cluster"), code: "BAD_USER_INPUT", mentions: []string{"first", "last"}},
+		{name: "deployment events last: 1001", query: `query($d: ID!) { node(id: $d) { ... on Deployment { events(last: 1001) { nodes { sequence } } } } }`,
+			vars: ids("d", "f.deployment"), code: "BAD_USER_INPUT", mentions: []string{"last", "1000", "1001"}},
+		{name: "deployment events before a line's cursor", query: `query($d: ID!) { node(id: $d) { ... on Deployment { events(last: 1, before: "MQ") { nodes { sequence } } } } }`,
+			vars: ids("d", "f.deployment"), code: "BAD_USER_INPUT", mentions: []string{"before", "cursor"}},
+		{name: "logs first: -1", query: `query($s: ID!, $e: ID!) { node(id: $s) { ... on Service { logs(environmentId: $e, first: -1) { nodes { number } } } } }`,
+			vars: ids("s", "f.service", "e", "f.environment"), code: "BAD_USER_INPUT", mentions: []string{"first", "-1"}},
+		{name: "logs after line 0", query: `query($s: ID!, $e: ID!) { node(id: $s) { ... on Service { logs(environmentId: $e, after: "MA") { nodes { number } } } } }`, // 0
+			vars: ids("s", "f.service", "e", "f.environment"), code: "BAD_USER_INPUT", mentions: []string{"after", "cursor"}},
 		{name: "audit since after until", query: `query($t: ID!) { node(id: $t) { ... on Tenant {
 			auditEvents(filter: {since: "2030-01-02T00:00:00Z", until: "2030-01-01T00:00:00Z"}) { nodes { id } } } } }`,
 			vars: ids("t", "f.tenant"), code: "BAD_USER_INPUT", mentions: []string{"since", "until"}},

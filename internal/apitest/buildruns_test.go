@@ -63,15 +63,15 @@ func (a *stageAgent) buildReport(id string, from int64, status, digest, message 
 func buildState(t *testing.T, f *Fixture, build string) map[string]any {
 	t.Helper()
 	r := f.MustDo(t, `query($b: ID!) { node(id: $b) { ... on Build { status message imageDigest attempts
-		log(first: 100) { lines { number text } endLine hasNextPage truncated }
+		log(first: 100) { nodes { number text } pageInfo { hasNextPage endCursor } truncated }
 		release { number imageDigest }
-		deployment { id stage message events(first: 20) { stage } } } } }`, map[string]any{"b": build})
+		deployment { id stage message events(first: 20) { nodes { stage } } } } } }`, map[string]any{"b": build})
 	return r.Get("node").(map[string]any)
 }
 
 func stages(b map[string]any) []string {
 	var out []string
-	for _, e := range b["deployment"].(map[string]any)["events"].([]any) {
+	for _, e := range dig(b, "deployment.events.nodes").([]any) {
 		out = append(out, e.(map[string]any)["stage"].(string))
 	}
 	return out
@@ -79,7 +79,7 @@ func stages(b map[string]any) []string {
 
 func logText(b map[string]any) []string {
 	var out []string
-	for _, l := range b["log"].(map[string]any)["lines"].([]any) {
+	for _, l := range dig(b, "log.nodes").([]any) {
 		m := l.(map[string]any)
 		out = append(out, fmt.Sprint(m["number"], " ", m["text"]))
 	}
@@ -327,26 +327,66 @@ func TestBuildLogBounds(t *testing.T) {
 			}
 			agent.buildReport(a.Builds[0], 0, protocol.BuildRunning, "", "", lines...)
 			agent.buildReport(a.Builds[0], 150, protocol.BuildRunning, "", "", "line 151")
+			b := gid.Encode(gid.Build, a.Builds[0])
 			r := f.MustDo(t, `query($b: ID!) { node(id: $b) { ... on Build {
-				first: log(first: 1) { lines { number text } truncated }
-				end: log(first: 10, after: 95) { lines { number text } endLine hasNextPage } } } }`,
-				map[string]any{"b": gid.Encode(gid.Build, a.Builds[0])})
-			first := r.List("node.first.lines")[0].(map[string]any)["text"].(string)
+				first: log(first: 1) { nodes { number text } truncated }
+				upTo95: log(first: 95) { pageInfo { endCursor } }
+				last: log(last: 5) { nodes { number } pageInfo { hasPreviousPage hasNextPage startCursor } truncated } } } }`,
+				map[string]any{"b": b})
+			first := r.List("node.first.nodes")[0].(map[string]any)["text"].(string)
 			if len(first) > 300+40 || !strings.HasSuffix(first, "[line cut at 300 bytes]") {
 				t.Errorf("the long line was kept as %d bytes: …%s", len(first), first[max(0, len(first)-40):])
 			}
 			if r.Get("node.first.truncated") != true {
 				t.Error("the log does not say it was cut")
 			}
+			// Forwards after line 95 to the end; backwards from the end,
+			// and before line 96.
+			after95 := r.Str("node.upTo95.pageInfo.endCursor")
+			e := f.MustDo(t, `query($b: ID!, $after: String, $before: String) { node(id: $b) { ... on Build {
+				end: log(first: 10, after: $after) { nodes { number text } pageInfo { hasNextPage endCursor } }
+				back: log(last: 2, before: $before) { nodes { number } pageInfo { hasPreviousPage } } } } }`,
+				map[string]any{"b": b, "after": after95, "before": r.Str("node.last.pageInfo.startCursor")})
 			var end []string
-			for _, l := range r.List("node.end.lines") {
+			for _, l := range e.List("node.end.nodes") {
 				m := l.(map[string]any)
 				end = append(end, fmt.Sprint(m["number"], " ", m["text"]))
 			}
 			want := []string{"96 line 96", "97 line 97", "98 line 98", "99 line 99",
 				"100 [nebula: the log is cut here: a build keeps at most 100 lines and 10485760 bytes]"}
-			if !slices.Equal(end, want) || r.Get("node.end.hasNextPage") != false || r.Get("node.end.endLine") != float64(100) {
-				t.Errorf("the log's end: %q (more: %v)", end, r.Get("node.end.hasNextPage"))
+			if !slices.Equal(end, want) || e.Get("node.end.pageInfo.hasNextPage") != false {
+				t.Errorf("the log's end: %q (more: %v)", end, e.Get("node.end.pageInfo.hasNextPage"))
+			}
+			numbers := func(r Response, path string) []float64 {
+				var out []float64
+				for _, n := range r.List(path) {
+					out = append(out, dig(n, "number").(float64))
+				}
+				return out
+			}
+			if got := numbers(r, "node.last.nodes"); !slices.Equal(got, []float64{96, 97, 98, 99, 100}) ||
+				r.Get("node.last.pageInfo.hasPreviousPage") != true || r.Get("node.last.pageInfo.hasNextPage") != false || r.Get("node.last.truncated") != true {
+				t.Errorf("the last 5 lines: %v %s", got, r.Body)
+			}
+			if got := numbers(e, "node.back.nodes"); !slices.Equal(got, []float64{94, 95}) || e.Get("node.back.pageInfo.hasPreviousPage") != true {
+				t.Errorf("the 2 lines before line 96: %v %s", got, e.Body)
+			}
+			// Bad page arguments are refused, the log's own bounds included.
+			for name, args := range map[string]string{
+				"first and last":    `first: 1, last: 1`,
+				"first: 1001":       `first: 1001`,
+				"last: -1":          `last: -1`,
+				"a cursor not made": `after: "bm9wZQ"`,
+				"an event's cursor": `before: "ZXZlbnQ6MQ"`, // event:1, a deployment event's
+			} {
+				bad := env.Do(t, f.Owner.Token, `query($b: ID!) { node(id: $b) { ... on Build { log(`+args+`) { nodes { number } } } } }`, map[string]any{"b": b})
+				if codes := bad.ErrorCodes(); !slices.Equal(codes, []string{"BAD_USER_INPUT"}) {
+					t.Errorf("%s, log(%s): %v %s, want BAD_USER_INPUT", name, args, codes, bad.Body)
+				}
+			}
+			if ok := env.Do(t, f.Owner.Token, `query($b: ID!) { node(id: $b) { ... on Build { log(first: 1000) { nodes { number } } } } }`,
+				map[string]any{"b": b}); len(ok.ErrorCodes()) != 0 || len(ok.List("node.log.nodes")) != 100 {
+				t.Errorf("log(first: 1000): %.300s, want the 100 lines kept", ok.Body)
 			}
 		})
 	}
@@ -394,9 +434,9 @@ func TestBuildLogSubscription(t *testing.T) {
 			return last["type"] == "complete", fmt.Sprint(last)
 		})
 		// A viewer reads the log too; the numbers run on without a gap.
-		r := env.MustDo(t, f.Users[Viewer].Token, `query($b: ID!) { node(id: $b) { ... on Build { log { lines { number } } } } }`,
+		r := env.MustDo(t, f.Users[Viewer].Token, `query($b: ID!) { node(id: $b) { ... on Build { log { nodes { number } } } } }`,
 			map[string]any{"b": build})
-		if n := len(r.List("node.log.lines")); n != 6 {
+		if n := len(r.List("node.log.nodes")); n != 6 {
 			t.Errorf("the viewer reads %d lines, want 6", n)
 		}
 		events.waitValues(t, "deploymentEvents.stage", []string{"QUEUED", "BUILDING", "DELIVERING"})

@@ -39,7 +39,7 @@ func TestForbiddenFieldsArePartial(t *testing.T) {
 				webhookEndpoints { nodes { id } }
 				auditEvents(first: 5) { edges { node { id action } } } } } } }
 			cluster: node(id: $c) { ... on Cluster { id name connectTokens { nodes { id } } desiredState
-				events { pageInfo { hasNextPage } } drift { kind } } } }`
+				events { pageInfo { hasNextPage } } drift { nodes { kind } } } } }`
 		vars := map[string]any{"c": f.ClusterID}
 		admin := env.MustDo(t, f.Owner.Token, dashboard, vars)
 		if n := len(admin.List("viewer.tenants.edges.0.node.auditEvents.edges")); n == 0 {

@@ -27,7 +27,7 @@ func TestCostOfPagedFields(t *testing.T) {
 	env := NewEnv(t, OpenSQLite(t))
 	f := env.NewFixture(t)
 	const lv, rv = "$s: ID!, $e: ID!", "$c: ID!"
-	logs := `node(id: $s) { ... on Service { logs(environmentId: $e, first: 999) { lines { number text pod } } } }`
+	logs := `node(id: $s) { ... on Service { logs(environmentId: $e, first: 999) { nodes { number text pod } } } }`
 	revisions := `node(id: $c) { ... on Cluster { revisions(first: 100) { nodes { number state diff { added { name } } } } } }`
 	varsOf := func(q string) map[string]any {
 		if strings.Contains(q, "$c") {

@@ -1,6 +1,7 @@
 package apitest
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -19,7 +20,7 @@ import (
 const depFields = `id stage blocker message approvalExpiresAt createdAt
 	requestedBy { id } release { id number } cluster { id }
 	approvals { decision comment user { id } }
-	events { cursor sequence stage blocker message at }`
+	events { nodes { cursor sequence stage blocker message at } }`
 
 // depView is a deployment as depFields reads it.
 type depView struct {
@@ -46,7 +47,21 @@ type depView struct {
 			ID string `json:"id"`
 		} `json:"user"`
 	} `json:"approvals"`
-	Events []depEvent `json:"events"`
+	Events depEvents `json:"events"`
+}
+
+// depEvents reads a deployment's events (a connection) as its nodes.
+type depEvents []depEvent
+
+func (e *depEvents) UnmarshalJSON(b []byte) error {
+	var c struct {
+		Nodes []depEvent `json:"nodes"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return err
+	}
+	*e = c.Nodes
+	return nil
 }
 
 type depEvent struct {
@@ -262,32 +277,58 @@ func TestDeploymentDeliveryBlocker(t *testing.T) {
 			t.Errorf("cursors %q and %q, want two different ones", evs[0].Cursor, evs[1].Cursor)
 		}
 
-		page := func(after string, first any) []depEvent {
+		// The events page both ways; an edge's cursor is its event's.
+		const pageQuery = `query($id: ID!, $first: Int, $after: String, $last: Int, $before: String) { node(id: $id) { ... on Deployment {
+			events(first: $first, after: $after, last: $last, before: $before) { edges { cursor node { cursor } }
+				nodes { cursor sequence stage blocker message at } pageInfo { hasNextPage hasPreviousPage } } } } }`
+		page := func(vars map[string]any) ([]depEvent, Response) {
 			t.Helper()
-			r := env.MustDo(t, f.Owner.Token, `query($id: ID!, $after: String, $first: Int) { node(id: $id) { ... on Deployment {
-				events(after: $after, first: $first) { cursor sequence stage blocker message at } } } }`,
-				map[string]any{"id": d.ID, "after": after, "first": first})
-			return decodeInto[[]depEvent](t, r.Get("node.events"))
+			vars["id"] = d.ID
+			r := env.MustDo(t, f.Owner.Token, pageQuery, vars)
+			for _, e := range r.List("node.events.edges") {
+				if dig(e, "cursor") != dig(e, "node.cursor") {
+					t.Errorf("an edge's cursor %v is not its event's %v", dig(e, "cursor"), dig(e, "node.cursor"))
+				}
+			}
+			return decodeInto[[]depEvent](t, r.Get("node.events.nodes")), r
 		}
-		if p := page(evs[0].Cursor, nil); len(p) != 1 || !p[0].same(evs[1]) {
+		if p, _ := page(map[string]any{"after": evs[0].Cursor}); len(p) != 1 || !p[0].same(evs[1]) {
 			t.Errorf("events after event 1: %+v, want only event 2 %+v", p, evs[1])
 		}
-		if p := page(evs[1].Cursor, nil); len(p) != 0 {
+		if p, _ := page(map[string]any{"after": evs[1].Cursor}); len(p) != 0 {
 			t.Errorf("events after event 2: %+v, want none", p)
 		}
-		if p := page("", 1); len(p) != 1 || !p[0].same(evs[0]) {
-			t.Errorf("first 1 event: %+v, want only event 1 %+v", p, evs[0])
+		if p, r := page(map[string]any{"first": 1}); len(p) != 1 || !p[0].same(evs[0]) || r.Get("node.events.pageInfo.hasNextPage") != true {
+			t.Errorf("first 1 event: %+v (%s), want only event 1 %+v, and more", p, r.Body, evs[0])
 		}
+		if p, r := page(map[string]any{"last": 1}); len(p) != 1 || !p[0].same(evs[1]) || r.Get("node.events.pageInfo.hasPreviousPage") != true {
+			t.Errorf("last 1 event: %+v (%s), want only event 2 %+v, and more before", p, r.Body, evs[1])
+		}
+		if p, r := page(map[string]any{"last": 5, "before": evs[1].Cursor}); len(p) != 1 || !p[0].same(evs[0]) ||
+			r.Get("node.events.pageInfo.hasPreviousPage") != false {
+			t.Errorf("the events before event 2: %+v (%s), want only event 1 %+v", p, r.Body, evs[0])
+		}
+		if p, _ := page(map[string]any{"after": evs[0].Cursor, "before": evs[1].Cursor}); len(p) != 0 {
+			t.Errorf("the events between 1 and 2: %+v, want none", p)
+		}
+		// An edge's cursor resumes the subscription: what follows event 1.
+		sub := subscribeOn(t, env, f.Owner.Token, `subscription($d: ID!, $a: String) { deploymentEvents(deploymentId: $d, after: $a) { stage } }`,
+			map[string]any{"d": d.ID, "a": evs[0].Cursor})
+		sub.waitValues(t, "deploymentEvents.stage", []string{"DELIVERING"})
 
-		for _, bad := range []string{"not-a-cursor", "ZXZlbnQ6LTE" /* event:-1 */, evs[0].Cursor + "!"} {
-			r := env.Do(t, f.Owner.Token, `query($id: ID!, $after: String) { node(id: $id) { ... on Deployment { events(after: $after) { sequence } } } }`,
-				map[string]any{"id": d.ID, "after": bad})
+		for _, bad := range []map[string]any{{"after": "not-a-cursor"}, {"after": "ZXZlbnQ6LTE" /* event:-1 */}, {"after": evs[0].Cursor + "!"},
+			{"before": "MQ" /* 1, not an event's */}, {"first": 1, "last": 1}, {"first": 1001}, {"last": -1}} {
+			bad["id"] = d.ID
+			r := env.Do(t, f.Owner.Token, pageQuery, bad)
 			if codes := r.ErrorCodes(); !slices.Equal(codes, []string{"BAD_USER_INPUT"}) {
-				t.Errorf("events(after: %q): error codes %v (%s), want [BAD_USER_INPUT]", bad, codes, r.Body)
+				t.Errorf("events(%v): error codes %v (%s), want [BAD_USER_INPUT]", bad, codes, r.Body)
 			}
 			if r.Get("node") != nil {
-				t.Errorf("events(after: %q): node %v, want null", bad, r.Get("node"))
+				t.Errorf("events(%v): node %v, want null", bad, r.Get("node"))
 			}
+		}
+		if r := env.Do(t, f.Owner.Token, pageQuery, map[string]any{"id": d.ID, "first": 1000}); len(r.ErrorCodes()) != 0 {
+			t.Errorf("events(first: 1000): %s, want the events", r.Body)
 		}
 	})
 }

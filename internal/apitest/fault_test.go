@@ -441,8 +441,8 @@ func TestFaultsTwoReplicas(t *testing.T) {
 	}
 
 	for i, f := range all {
-		r := client.MustDo(t, token, `query($d: ID!) { node(id: $d) { ... on Deployment { stage events { sequence } } } }`, map[string]any{"d": ids[i]})
-		n := len(r.List("node.events"))
+		r := client.MustDo(t, token, `query($d: ID!) { node(id: $d) { ... on Deployment { stage events { nodes { sequence } } } } }`, map[string]any{"d": ids[i]})
+		n := len(r.List("node.events.nodes"))
 		if n == 0 {
 			t.Errorf("acknowledged deployment %s is missing", ids[i])
 			continue

@@ -28,7 +28,7 @@ func TestJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 		read := func() map[string]any {
-			return f.Node(t, dep, `... on Deployment { stage blocker message events { stage blocker } }`)
+			return f.Node(t, dep, `... on Deployment { stage blocker message events { nodes { stage blocker } } }`)
 		}
 		if d := read(); d["stage"] != "PROBING" || d["blocker"] != nil {
 			t.Fatalf("before the jobs: %v", d)

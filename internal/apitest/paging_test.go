@@ -1,10 +1,15 @@
 package apitest
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/protocol"
 )
 
 // Every connection walks page by page, with first/after, through exactly
@@ -19,6 +24,28 @@ func TestConnectionPaging(t *testing.T) {
 		web := f.NewService(t, f.ProjectID, "web")
 		// A second deployment under way (each service's newest is).
 		f.MustDo(t, deployMutation, map[string]any{"s": web, "e": f.EnvironmentID, "d": Digest(2000)})
+		// A deployment's events (QUEUED, DELIVERING); the cluster's agent
+		// sends the service's log lines, two drifts and a build's log.
+		dep, _ := wsDeploy(t, f)
+		git := f.NewGitService(t, "paged-builder", GitHubRepository)
+		build := f.MustDo(t, `mutation($s: ID!, $e: ID!) { deploy(input: {serviceId: $s, environmentId: $e, commit: "`+SampleCommit+`"}) {
+			build { id } `+ue+` } }`, map[string]any{"s": git, "e": f.EnvironmentID}).Str("deploy.build.id")
+		agent, _ := connectStageAgent(t, f, "prod-eu")
+		agent.logs(sent{s: newLogStream(t, f, f.ServiceID, f.EnvironmentID, "api-web-1"),
+			lines: printed(time.Now().Add(-time.Minute), "one", "two", "three")})
+		envID, svcID := rawID(t, gid.Environment, f.EnvironmentID), rawID(t, gid.Service, f.ServiceID)
+		for _, name := range []string{"api-web-r1", "api-web-r2"} {
+			agent.send(protocol.TypeDrift, protocol.Drift{Kind: "Deployment", Namespace: "shop-prod", Name: name,
+				Fields: []string{"spec.replicas"}, Managers: []string{"kubectl-edit"}, Environment: envID, Service: svcID, At: time.Now()})
+			agent.handled()
+		}
+		if _, err := env.Plane.RunJobsOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		rawBuild := rawID(t, gid.Build, build)
+		agent.waitBuilds(rawBuild)
+		agent.buildReport(rawBuild, 0, protocol.BuildRunning, "", "", "#1 load", "#2 build", "#3 push")
+		onEnv := `environmentId: "` + f.EnvironmentID + `", `
 		f.NewProject(t)
 		for i := range 2 {
 			f.MustDo(t, `mutation($t: ID!, $n: String!) { registerCluster(input: {tenantId: $t, name: $n,
@@ -42,23 +69,30 @@ func TestConnectionPaging(t *testing.T) {
 
 		cases := []struct {
 			name, token, node, field string
+			key                      string // what tells the nodes apart, when they have no id
 		}{
-			{"tenant.members", f.Owner.Token, f.TenantID, `... on Tenant { conn: members(first: $first, after: $after) { %s } }`},
-			{"tenant.projects", f.Owner.Token, f.TenantID, `... on Tenant { conn: projects(first: $first, after: $after) { %s } }`},
-			{"tenant.clusters", f.Owner.Token, f.TenantID, `... on Tenant { conn: clusters(first: $first, after: $after) { %s } }`},
-			{"cluster.namespaceTargets", f.Owner.Token, f.ClusterID, `... on Cluster { conn: namespaceTargets(first: $first, after: $after) { %s } }`},
-			{"project.members", f.Owner.Token, f.ProjectID, `... on Project { conn: members(first: $first, after: $after) { %s } }`},
-			{"project.environments", f.Owner.Token, f.ProjectID, `... on Project { conn: environments(first: $first, after: $after) { %s } }`},
-			{"project.services", f.Owner.Token, f.ProjectID, `... on Project { conn: services(first: $first, after: $after) { %s } }`},
-			{"service.releases", f.Owner.Token, f.ServiceID, `... on Service { conn: releases(first: $first, after: $after) { %s } }`},
-			{"environment.deployments", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: deployments(first: $first, after: $after) { %s } }`},
-			{"environment.eligibleClusters", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: eligibleClusters(first: $first, after: $after) { %s } }`},
-			{"environment.eligibleNamespaceTargets", f.Owner.Token, wide, `... on Environment { conn: eligibleNamespaceTargets(first: $first, after: $after) { %s } }`},
-			{"tenant.deploymentsUnderWay", f.Owner.Token, f.TenantID, `... on Tenant { conn: deploymentsUnderWay(first: $first, after: $after) { %s } }`},
-			{"tenant.deploymentsUnderWay, a viewer of one project", f.Users[Viewer].Token, f.TenantID, `... on Tenant { conn: deploymentsUnderWay(first: $first, after: $after) { %s } }`},
-			{"tenant.invitations", f.Owner.Token, f.TenantID, `... on Tenant { conn: invitations(first: $first, after: $after) { %s } }`},
-			{"cluster.connectTokens", f.Owner.Token, f.ClusterID, `... on Cluster { conn: connectTokens(first: $first, after: $after) { %s } }`},
-			{"viewer.apiTokens", f.Users[Editor].Token, "", ""},
+			{"tenant.members", f.Owner.Token, f.TenantID, `... on Tenant { conn: members(first: $first, after: $after) { %s } }`, ""},
+			{"tenant.projects", f.Owner.Token, f.TenantID, `... on Tenant { conn: projects(first: $first, after: $after) { %s } }`, ""},
+			{"tenant.clusters", f.Owner.Token, f.TenantID, `... on Tenant { conn: clusters(first: $first, after: $after) { %s } }`, ""},
+			{"cluster.namespaceTargets", f.Owner.Token, f.ClusterID, `... on Cluster { conn: namespaceTargets(first: $first, after: $after) { %s } }`, ""},
+			{"project.members", f.Owner.Token, f.ProjectID, `... on Project { conn: members(first: $first, after: $after) { %s } }`, ""},
+			{"project.environments", f.Owner.Token, f.ProjectID, `... on Project { conn: environments(first: $first, after: $after) { %s } }`, ""},
+			{"project.services", f.Owner.Token, f.ProjectID, `... on Project { conn: services(first: $first, after: $after) { %s } }`, ""},
+			{"service.releases", f.Owner.Token, f.ServiceID, `... on Service { conn: releases(first: $first, after: $after) { %s } }`, ""},
+			{"environment.deployments", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: deployments(first: $first, after: $after) { %s } }`, ""},
+			{"environment.eligibleClusters", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: eligibleClusters(first: $first, after: $after) { %s } }`, ""},
+			{"environment.eligibleNamespaceTargets", f.Owner.Token, wide, `... on Environment { conn: eligibleNamespaceTargets(first: $first, after: $after) { %s } }`, ""},
+			{"tenant.deploymentsUnderWay", f.Owner.Token, f.TenantID, `... on Tenant { conn: deploymentsUnderWay(first: $first, after: $after) { %s } }`, ""},
+			{"tenant.deploymentsUnderWay, a viewer of one project", f.Users[Viewer].Token, f.TenantID, `... on Tenant { conn: deploymentsUnderWay(first: $first, after: $after) { %s } }`, ""},
+			{"tenant.invitations", f.Owner.Token, f.TenantID, `... on Tenant { conn: invitations(first: $first, after: $after) { %s } }`, ""},
+			{"cluster.connectTokens", f.Owner.Token, f.ClusterID, `... on Cluster { conn: connectTokens(first: $first, after: $after) { %s } }`, ""},
+			{"viewer.apiTokens", f.Users[Editor].Token, "", "", ""},
+			{"deployment.events", f.Users[Viewer].Token, dep, `... on Deployment { conn: events(first: $first, after: $after) { %s } }`, "sequence"},
+			{"service.logs", f.Users[Viewer].Token, f.ServiceID, `... on Service { conn: logs(` + onEnv + `first: $first, after: $after) { %s } }`, "number"},
+			{"service.logs, filtered", f.Owner.Token, f.ServiceID, `... on Service { conn: logs(` + onEnv + `filter: {text: "t"}, first: $first, after: $after) { %s } }`, "number"},
+			{"build.log", f.Users[Viewer].Token, build, `... on Build { conn: log(first: $first, after: $after) { %s } }`, "number"},
+			{"cluster.drift", f.Owner.Token, f.ClusterID, `... on Cluster { conn: drift(first: $first, after: $after) { %s } }`, "name"},
+			{"service.drift", f.Users[Viewer].Token, f.ServiceID, `... on Service { conn: drift(` + onEnv + `first: $first, after: $after) { %s } }`, "name"},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -66,6 +100,9 @@ func TestConnectionPaging(t *testing.T) {
 				read := func(vars map[string]any) (Response, string) {
 					t.Helper()
 					sel := `edges { cursor node { id } } nodes { id } pageInfo { hasNextPage hasPreviousPage startCursor endCursor }`
+					if c.key != "" {
+						sel = strings.ReplaceAll(sel, "{ id }", "{ "+c.key+" }")
+					}
 					field := strings.Replace(c.field, "first: $first, after: $after", "first: $first, after: $after, last: $last, before: $before", 1)
 					q := `query($id: ID!, $first: Int, $after: String, $last: Int, $before: String) { node(id: $id) { id ` + fmt.Sprintf(field, sel) + ` } }`
 					path := "node.conn"
@@ -77,6 +114,17 @@ func TestConnectionPaging(t *testing.T) {
 					}
 					return env.MustDo(t, c.token, q, vars), path
 				}
+				// keys tells a page's nodes apart: by id, or by c.key.
+				keys := func(r Response, path string) []string {
+					if c.key == "" {
+						return r.IDs(path)
+					}
+					var out []string
+					for _, n := range r.List(path) {
+						out = append(out, fmt.Sprint(dig(n, c.key)))
+					}
+					return out
+				}
 				page := func(first int, after string) (ids []string, edgeCursors []string, end string, more bool) {
 					t.Helper()
 					vars := map[string]any{"first": first}
@@ -84,10 +132,11 @@ func TestConnectionPaging(t *testing.T) {
 						vars["after"] = after
 					}
 					r, path := read(vars)
-					ids = r.IDs(path + ".nodes")
+					ids = keys(r, path+".nodes")
 					for _, e := range r.List(path + ".edges") {
 						edgeCursors = append(edgeCursors, dig(e, "cursor").(string))
-						if id := dig(e, "node.id"); !slices.Contains(ids, id.(string)) {
+						key := cmp.Or(c.key, "id")
+						if id := fmt.Sprint(dig(e, "node."+key)); !slices.Contains(ids, id) {
 							t.Errorf("edge node %v is not among nodes %v", id, ids)
 						}
 					}
@@ -137,7 +186,7 @@ func TestConnectionPaging(t *testing.T) {
 						vars["before"] = before
 					}
 					r, path := read(vars)
-					ids := r.IDs(path + ".nodes")
+					ids := keys(r, path+".nodes")
 					if len(ids) > 1 {
 						t.Fatalf("page of last: 1 has %d items", len(ids))
 					}

@@ -171,7 +171,7 @@ func TestTwoProcessesOnOnePostgres(t *testing.T) {
 	}
 	deployment := func(id string) Response {
 		t.Helper()
-		return gql(eb, token, `query($d: ID!) { node(id: $d) { ... on Deployment { stage events { stage } } } }`, map[string]any{"d": id})
+		return gql(eb, token, `query($d: ID!) { node(id: $d) { ... on Deployment { stage events { nodes { stage } } } } }`, map[string]any{"d": id})
 	}
 	cancelled := func(id string) {
 		t.Helper()
@@ -187,8 +187,8 @@ func TestTwoProcessesOnOnePostgres(t *testing.T) {
 	// which would have cancelled the first deployment again.
 	second := awaitApproval(3)
 	cancelled(second)
-	if r := deployment(first); len(r.List("node.events")) != 3 {
-		t.Errorf("%d events after the approval expired, want 3 (QUEUED, AWAITING_APPROVAL, CANCELLED once): %s", len(r.List("node.events")), r.Body)
+	if r := deployment(first); len(r.List("node.events.nodes")) != 3 {
+		t.Errorf("%d events after the approval expired, want 3 (QUEUED, AWAITING_APPROVAL, CANCELLED once): %s", len(r.List("node.events.nodes")), r.Body)
 	}
 	audit := gql(ea, token, `query($t: ID!) { node(id: $t) { ... on Tenant { auditEvents(first: 50, filter: {action: "deployment.approval_expired"}) {
 		nodes { targetId } } } } }`, map[string]any{"t": tenant})

@@ -18,7 +18,7 @@ func TestCostRefusalsHeld(t *testing.T) {
 	var q strings.Builder
 	q.WriteString("query($s: ID!, $e: ID!) {")
 	for i := range 200 {
-		fmt.Fprintf(&q, " a%d: node(id: $s) { ... on Service { logs(environmentId: $e, first: 999) { lines { number text } } } }", i)
+		fmt.Fprintf(&q, " a%d: node(id: $s) { ... on Service { logs(environmentId: $e, first: 999) { nodes { number text } } } }", i)
 	}
 	q.WriteString(" }")
 	vars := map[string]any{"s": f.ServiceID, "e": f.EnvironmentID}

@@ -354,11 +354,11 @@ func TestReplicasJobsRunOnce(t *testing.T) {
 	if expired != 1 {
 		t.Errorf("the approval expired %d times across the runs, want once", expired)
 	}
-	d := f.Node(t, dep, `... on Deployment { stage message events { stage } }`)
+	d := f.Node(t, dep, `... on Deployment { stage message events { nodes { stage } } }`)
 	if d["stage"] != "CANCELLED" || !strings.Contains(d["message"].(string), "approval window closed") {
 		t.Errorf("after the jobs: %v", d)
 	}
-	if n := len(d["events"].([]any)); n != 3 {
+	if n := len(dig(d, "events.nodes").([]any)); n != 3 {
 		t.Errorf("%d events, want QUEUED, AWAITING_APPROVAL and one CANCELLED", n)
 	}
 	evs, _, _ := auditPage(t, r.a, f.Owner.Token, f.TenantID, 100, "", map[string]any{"action": "deployment.approval_expired"})

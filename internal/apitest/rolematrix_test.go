@@ -220,18 +220,29 @@ func roleMatrix() map[string][]matrixCase {
 			nodeCase("release", func(f *Fixture) string { return f.ReleaseID }, `... on Release { number imageDigest }`, projectReaders),
 			nodeCase("environment.events", func(f *Fixture) string { return f.EnvironmentID }, `... on Environment { events { nodes { number } } }`, projectReaders),
 			nodeCase("cluster.events", clusterOf, `... on Cluster { events { nodes { number } } }`, tenantAdmins),
-			nodeCase("cluster.drift", clusterOf, `... on Cluster { drift { name } }`, tenantAdmins),
+			nodeCase("cluster.drift", clusterOf, `... on Cluster { drift { nodes { name } } }`, tenantAdmins),
 			nodeCase("cluster.revisions", clusterOf, `... on Cluster { revisions(first: 1) { nodes { number state cause { action } outcomes { agent } diff { from } } } }`, tenantAdmins),
 			nodeCase("cluster.activeRevision", clusterOf, `... on Cluster { activeRevision { number confirmed } }`, everyone),
 			{
 				name:  "service.logs",
-				query: `query($id: ID!, $e: ID!) { node(id: $id) { ... on Service { logs(environmentId: $e) { lines { number } } } } }`,
+				query: `query($id: ID!, $e: ID!) { node(id: $id) { ... on Service { logs(environmentId: $e) { nodes { number } } } } }`,
 				vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
 					return map[string]any{"id": f.ServiceID, "e": f.EnvironmentID}
 				},
 				want: projectReaders,
 			},
 			nodeCase("deployment", func(f *Fixture) string { return f.DeploymentID }, `... on Deployment { stage }`, projectReaders),
+			nodeCase("deployment.events", func(f *Fixture) string { return f.DeploymentID },
+				`... on Deployment { events(last: 1) { edges { cursor } nodes { sequence } pageInfo { hasPreviousPage } } }`, projectReaders),
+			{
+				name: "service.drift",
+				query: `query($id: ID!, $e: ID!) { node(id: $id) { ... on Service {
+					drift(environmentId: $e, first: 5) { nodes { name } pageInfo { hasNextPage } } } } }`,
+				vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
+					return map[string]any{"id": f.ServiceID, "e": f.EnvironmentID}
+				},
+				want: projectReaders,
+			},
 			{
 				name:  "auditEvent",
 				query: `query($id: ID!) { node(id: $id) { id } }`,

@@ -71,9 +71,10 @@ type shownLine struct {
 	Pod    string `json:"pod"`
 }
 
-const logQuery = `query($s: ID!, $e: ID!, $f: LogFilter, $first: Int, $after: Int, $last: Int, $before: Int) { node(id: $s) { ... on Service {
+const logQuery = `query($s: ID!, $e: ID!, $f: LogFilter, $first: Int, $after: String, $last: Int, $before: String) { node(id: $s) { ... on Service {
 	logs(environmentId: $e, filter: $f, first: $first, after: $after, last: $last, before: $before) {
-		lines { number stream text pod container process release { id } } hasPreviousPage hasNextPage } } } }`
+		edges { cursor node { number } } nodes { number stream text pod container process release { id } }
+		pageInfo { hasPreviousPage hasNextPage startCursor endCursor } } } } }`
 
 func readLogs(t *testing.T, f *Fixture, token, svc, env string, vars map[string]any) ([]shownLine, Response) {
 	t.Helper()
@@ -82,7 +83,26 @@ func readLogs(t *testing.T, f *Fixture, token, svc, env string, vars map[string]
 		v[k] = x
 	}
 	r := f.Env.MustDo(t, token, logQuery, v)
-	return decodeInto[[]shownLine](t, r.Get("node.logs.lines")), r
+	lines := decodeInto[[]shownLine](t, r.Get("node.logs.nodes"))
+	edges := r.List("node.logs.edges")
+	if len(edges) != len(lines) {
+		t.Fatalf("%d edges for %d lines", len(edges), len(lines))
+	}
+	for i, e := range edges {
+		if dig(e, "node.number") != float64(lines[i].Number) || dig(e, "cursor") == "" {
+			t.Fatalf("edge %d: %v, want line %d with a cursor", i, e, lines[i].Number)
+		}
+	}
+	return lines, r
+}
+
+// lineCursors are the cursors of a page's lines by line number.
+func lineCursors(r Response) map[int]string {
+	out := map[int]string{}
+	for _, e := range r.List("node.logs.edges") {
+		out[int(dig(e, "node.number").(float64))] = dig(e, "cursor").(string)
+	}
+	return out
 }
 
 func texts(ls []shownLine) []string {
@@ -117,22 +137,40 @@ func TestServiceLogs(t *testing.T) {
 		// A resend (a reconnect) stores nothing twice; new lines follow.
 		agent.logs(sent{s: web, lines: append(printed(at, "listening on :8080", "GET /items 200", "GET /items/7 404"),
 			printed(at.Add(20*time.Millisecond), "GET /health 200")...)})
-		all, _ := readLogs(t, f, f.Users[Viewer].Token, f.ServiceID, f.EnvironmentID, map[string]any{"first": 100})
+		all, r := readLogs(t, f, f.Users[Viewer].Token, f.ServiceID, f.EnvironmentID, map[string]any{"first": 100})
 		if got := texts(all); !slices.Equal(got, []string{"listening on :8080", "GET /items 200", "GET /items/7 404", "warning: slow query", "GET /health 200"}) {
 			t.Errorf("after a resend: %q", got)
 		}
+		cursors := lineCursors(r)
 		// A gap: a marker before the lines after it.
 		agent.logs(sent{s: web, lines: printed(at.Add(time.Second), "back"), gap: "the log was rotated"})
 		last, r := readLogs(t, f, f.Users[Viewer].Token, f.ServiceID, f.EnvironmentID, map[string]any{"last": 2})
 		if len(last) != 2 || last[0].Stream != "MARKER" || !strings.Contains(last[0].Text, "the log was rotated") || last[1].Text != "back" ||
-			r.Get("node.logs.hasPreviousPage") != true || r.Get("node.logs.hasNextPage") != false {
+			r.Get("node.logs.pageInfo.hasPreviousPage") != true || r.Get("node.logs.pageInfo.hasNextPage") != false {
 			t.Errorf("the gap: %+v %s", last, r.Body)
 		}
-		// Pages and filters.
-		page, r := readLogs(t, f, f.Owner.Token, f.ServiceID, f.EnvironmentID, map[string]any{"first": 2, "after": 1})
-		if got := texts(page); !slices.Equal(got, []string{"GET /items 200", "GET /items/7 404"}) || r.Get("node.logs.hasNextPage") != true ||
-			r.Get("node.logs.hasPreviousPage") != true {
-			t.Errorf("first 2 after 1: %q %s", got, r.Body)
+		// Pages both ways, by the lines' cursors, and filters.
+		page, r := readLogs(t, f, f.Owner.Token, f.ServiceID, f.EnvironmentID, map[string]any{"first": 2, "after": cursors[1]})
+		if got := texts(page); !slices.Equal(got, []string{"GET /items 200", "GET /items/7 404"}) || r.Get("node.logs.pageInfo.hasNextPage") != true ||
+			r.Str("node.logs.pageInfo.endCursor") != cursors[3] {
+			t.Errorf("first 2 after line 1: %q %s", got, r.Body)
+		}
+		page, r = readLogs(t, f, f.Owner.Token, f.ServiceID, f.EnvironmentID, map[string]any{"last": 2, "before": cursors[4]})
+		if got := texts(page); !slices.Equal(got, []string{"GET /items 200", "GET /items/7 404"}) || r.Get("node.logs.pageInfo.hasPreviousPage") != true ||
+			r.Get("node.logs.pageInfo.hasNextPage") != false || r.Str("node.logs.pageInfo.startCursor") != cursors[2] {
+			t.Errorf("last 2 before line 4: %q %s", got, r.Body)
+		}
+		page, _ = readLogs(t, f, f.Owner.Token, f.ServiceID, f.EnvironmentID, map[string]any{"first": 10, "after": cursors[1], "before": cursors[5]})
+		if got := texts(page); !slices.Equal(got, []string{"GET /items 200", "GET /items/7 404", "warning: slow query"}) {
+			t.Errorf("between lines 1 and 5: %q", got)
+		}
+		page, _ = readLogs(t, f, f.Owner.Token, f.ServiceID, f.EnvironmentID, map[string]any{"after": cursors[5]})
+		if len(page) != 2 || page[0].Stream != "MARKER" || page[1].Text != "back" {
+			t.Errorf("after line 5 without first: %+v, want the 2 lines after it", page)
+		}
+		page, _ = readLogs(t, f, f.Owner.Token, f.ServiceID, f.EnvironmentID, map[string]any{"f": map[string]any{"text": "GET"}, "last": 1, "before": cursors[5]})
+		if got := texts(page); !slices.Equal(got, []string{"GET /items/7 404"}) {
+			t.Errorf("the last line with GET before line 5: %q", got)
 		}
 		for _, c := range []struct {
 			filter map[string]any
@@ -161,10 +199,19 @@ func TestServiceLogs(t *testing.T) {
 				t.Errorf("%s: 1000: %d lines, want the 7 stored", dir, len(page))
 			}
 		}
-		for _, n := range []int{1001, 5000} {
-			bad := env.Do(t, f.Owner.Token, logQuery, map[string]any{"s": f.ServiceID, "e": f.EnvironmentID, "first": n})
-			if codes := bad.ErrorCodes(); !slices.Equal(codes, []string{"BAD_USER_INPUT"}) {
-				t.Errorf("first: %d: %v", n, codes)
+		for name, vars := range map[string]map[string]any{
+			"first: 1001":         {"first": 1001},
+			"first: 5000":         {"first": 5000},
+			"last: 1001":          {"last": 1001},
+			"first: -1":           {"first": -1},
+			"first and last":      {"first": 1, "last": 1},
+			"a cursor not issued": {"after": "bm90IGEgbGluZQ"},
+			"a line number":       {"before": "4"},
+		} {
+			vars["s"], vars["e"] = f.ServiceID, f.EnvironmentID
+			bad := env.Do(t, f.Owner.Token, logQuery, vars)
+			if codes := bad.ErrorCodes(); !slices.Equal(codes, []string{"BAD_USER_INPUT"}) || bad.Get("node") != nil {
+				t.Errorf("%s: %v %s, want BAD_USER_INPUT", name, codes, bad.Body)
 			}
 		}
 		// Another tenant's admin: the service is not there.

@@ -141,9 +141,9 @@ func BenchmarkLogIngest(b *testing.B) {
 				if time.Now().After(storeDeadline) {
 					b.Fatalf("environment %s does not hold its %d lines after 2 min", c.env, perEnv)
 				}
-				r := env.MustDo(b, f.Owner.Token, `query($s: ID!, $e: ID!) { node(id: $s) { ... on Service { logs(environmentId: $e, last: 1) { lines { number } } } } }`,
+				r := env.MustDo(b, f.Owner.Token, `query($s: ID!, $e: ID!) { node(id: $s) { ... on Service { logs(environmentId: $e, last: 1) { nodes { number } } } } }`,
 					map[string]any{"s": f.ServiceID, "e": c.env})
-				if r.Get("node.logs.lines.0.number") == float64(perEnv) {
+				if r.Get("node.logs.nodes.0.number") == float64(perEnv) {
 					break
 				}
 				time.Sleep(20 * time.Millisecond)

@@ -133,7 +133,7 @@ func BenchmarkCostlyQuery(b *testing.B) {
 	var q strings.Builder
 	q.WriteString("query($s: ID!, $e: ID!) {")
 	for i := range 200 {
-		fmt.Fprintf(&q, " a%d: node(id: $s) { ... on Service { logs(environmentId: $e, first: 999) { lines { number text pod } } } }", i)
+		fmt.Fprintf(&q, " a%d: node(id: $s) { ... on Service { logs(environmentId: $e, first: 999) { nodes { number text pod } } } }", i)
 	}
 	q.WriteString(" }")
 	costly := q.String()

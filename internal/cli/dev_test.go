@@ -49,12 +49,12 @@ func TestDevDeploysToTheSimulatedCluster(t *testing.T) {
 	}
 	var stages []string
 	testutil.Eventually(t, 30*time.Second, "the deployment succeeds", func() (bool, string) {
-		res, err := c.do(ctx, `query($d: ID!) { node(id: $d) { ... on Deployment { stage events { stage } } } }`, map[string]any{"d": dep})
+		res, err := c.do(ctx, `query($d: ID!) { node(id: $d) { ... on Deployment { stage events { nodes { stage } } } } }`, map[string]any{"d": dep})
 		if err != nil {
 			t.Fatal(err)
 		}
 		stages = nil
-		evs, _ := dig(res, "node.events").([]any)
+		evs, _ := dig(res, "node.events.nodes").([]any)
 		for _, e := range evs {
 			stages = append(stages, dig(e, "stage").(string))
 		}
@@ -84,12 +84,12 @@ func TestDevDeploysToTheSimulatedCluster(t *testing.T) {
 		}
 		return dig(res, "node.stage") == "SUCCEEDED", fmt.Sprintf("%v\nstderr:\n%s", res, stderr.String())
 	})
-	res, err = c.do(ctx, `query($b: ID!) { node(id: $b) { ... on Build { status imageDigest log(first: 100) { lines { number text } } } } }`,
+	res, err = c.do(ctx, `query($b: ID!) { node(id: $b) { ... on Build { status imageDigest log(first: 100) { nodes { number text } } } } }`,
 		map[string]any{"b": build})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, _ := dig(res, "node.log.lines").([]any)
+	lines, _ := dig(res, "node.log.nodes").([]any)
 	if dig(res, "node.status") != "SUCCEEDED" || !strings.HasPrefix(fmt.Sprint(dig(res, "node.imageDigest")), "sha256:") || len(lines) != 11 ||
 		!strings.Contains(fmt.Sprint(dig(lines[0], "text")), "a simulated build of") {
 		t.Errorf("the simulated build: %v", res)

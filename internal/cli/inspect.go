@@ -124,7 +124,7 @@ connection from the last line (nothing missed or repeated). With -o json, one JS
 				return fmt.Errorf("no service %s to read logs of", tg.Service)
 			}
 			last := 0
-			for _, l := range svc.Logs.Lines {
+			for _, l := range svc.Logs.Nodes {
 				r.logLine(l)
 				last = l.Number
 			}

@@ -1904,7 +1904,7 @@ var AllDeploymentBlocker = []DeploymentBlocker{
 //
 // One stage a deployment reached.
 type DeploymentEventsDeploymentEventsDeploymentEvent struct {
-	// Resume after this event: pass it as `after`.
+	// Resume after this event: pass it as `after` (to deploymentEvents, or to Deployment.events; its edge's cursor is the same).
 	Cursor string `json:"cursor"`
 	// 1 for the first event of the deployment, then one more for each.
 	Sequence int `json:"sequence"`
@@ -3051,7 +3051,7 @@ func (v *LogFilter) GetDeploymentId() *string { return v.DeploymentId }
 //
 // A line a container of a service printed (secret values of the service replaced by [redacted]).
 type LogLine struct {
-	// Numbered from 1 per service and environment, in the order stored: pass it as after or before to page, or to resume a subscription.
+	// Numbered from 1 per service and environment, in the order stored: pass it as after to resume a subscription (a page's after and before are its edge's cursor).
 	Number int `json:"number"`
 	// When the container printed it.
 	At time.Time `json:"at"`
@@ -3638,33 +3638,49 @@ func (v *LogsNodeRelease) GetTypename() *string { return v.Typename }
 type LogsNodeService struct {
 	Typename *string `json:"__typename"`
 	// What the service's containers printed in an environment, kept for NEBULA_LOG_RETENTION (7 days); viewers of the project may read it.
-	// Lines are numbered from 1 in the order stored: page forward with first/after, back with last/before (line numbers).
-	// Without first or last, the last 100 lines.
-	Logs LogsNodeServiceLogsLogPage `json:"logs"`
+	// A connection of the lines the filter selects, oldest first: page forwards to newer lines with first/after, back to older ones with last/before.
+	// Without first or last, the last 100 lines (before before), or with after alone the first 100 after it.
+	Logs LogsNodeServiceLogsLogLineConnection `json:"logs"`
 }
 
 // GetTypename returns LogsNodeService.Typename, and is useful for accessing the field via an interface.
 func (v *LogsNodeService) GetTypename() *string { return v.Typename }
 
 // GetLogs returns LogsNodeService.Logs, and is useful for accessing the field via an interface.
-func (v *LogsNodeService) GetLogs() LogsNodeServiceLogsLogPage { return v.Logs }
+func (v *LogsNodeService) GetLogs() LogsNodeServiceLogsLogLineConnection { return v.Logs }
 
-// LogsNodeServiceLogsLogPage includes the requested fields of the GraphQL type LogPage.
+// LogsNodeServiceLogsLogLineConnection includes the requested fields of the GraphQL type LogLineConnection.
 // The GraphQL type's documentation follows.
 //
-// A page of a service's log lines, in the order stored. It pages by line number (after, before), not by cursor.
-type LogsNodeServiceLogsLogPage struct {
-	// The page's lines, oldest first.
-	Lines []LogLine `json:"lines"`
-	// Whether the filter selects lines before the first of this page.
+// A page of a service's log lines, oldest first (in the order stored).
+type LogsNodeServiceLogsLogLineConnection struct {
+	// The page's lines, without cursors.
+	Nodes []LogLine `json:"nodes"`
+	// Where the page stands among the lines the filter selects.
+	PageInfo LogsNodeServiceLogsLogLineConnectionPageInfo `json:"pageInfo"`
+}
+
+// GetNodes returns LogsNodeServiceLogsLogLineConnection.Nodes, and is useful for accessing the field via an interface.
+func (v *LogsNodeServiceLogsLogLineConnection) GetNodes() []LogLine { return v.Nodes }
+
+// GetPageInfo returns LogsNodeServiceLogsLogLineConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *LogsNodeServiceLogsLogLineConnection) GetPageInfo() LogsNodeServiceLogsLogLineConnectionPageInfo {
+	return v.PageInfo
+}
+
+// LogsNodeServiceLogsLogLineConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection stands in the whole list.
+type LogsNodeServiceLogsLogLineConnectionPageInfo struct {
+	// Whether items come before this page, when it was read backwards (with last, or with before and no first); false when it was read forwards.
 	HasPreviousPage bool `json:"hasPreviousPage"`
 }
 
-// GetLines returns LogsNodeServiceLogsLogPage.Lines, and is useful for accessing the field via an interface.
-func (v *LogsNodeServiceLogsLogPage) GetLines() []LogLine { return v.Lines }
-
-// GetHasPreviousPage returns LogsNodeServiceLogsLogPage.HasPreviousPage, and is useful for accessing the field via an interface.
-func (v *LogsNodeServiceLogsLogPage) GetHasPreviousPage() bool { return v.HasPreviousPage }
+// GetHasPreviousPage returns LogsNodeServiceLogsLogLineConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *LogsNodeServiceLogsLogLineConnectionPageInfo) GetHasPreviousPage() bool {
+	return v.HasPreviousPage
+}
 
 // LogsNodeSession includes the requested fields of the GraphQL type Session.
 // The GraphQL type's documentation follows.
@@ -10519,10 +10535,12 @@ query Logs ($service: ID!, $environment: ID!, $filter: LogFilter, $last: Int) {
 		__typename
 		... on Service {
 			logs(environmentId: $environment, filter: $filter, last: $last) {
-				lines {
+				nodes {
 					... LogLine
 				}
-				hasPreviousPage
+				pageInfo {
+					hasPreviousPage
+				}
 			}
 		}
 	}

@@ -202,6 +202,11 @@ func complexity() graph.ComplexityRoot {
 	page := func(child int, first *int, _ *string, last *int, _ *string) int {
 		return per(child, size(first, size(last, 20)))
 	}
+	// A connection of log lines or of a deployment's events: 100 by
+	// default, up to 1,000.
+	linePage := func(child int, first *int, _ *string, last *int, _ *string) int {
+		return per(child, size(first, size(last, 100)))
+	}
 	c.Tenant.Members = page
 	c.Tenant.Projects = page
 	c.Tenant.Clusters = page
@@ -237,7 +242,7 @@ func complexity() graph.ComplexityRoot {
 	c.Cluster.Events = func(child int, first *int, after *string, last *int, before *string, _ *gqlmodel.KubeEventType) int {
 		return page(child, first, after, last, before)
 	}
-	c.Cluster.Drift = func(child int, first *int) int { return per(child, size(first, 20)) }
+	c.Cluster.Drift = page
 	c.Cluster.Revisions = page
 	c.Service.Releases = func(child int, first *int, after *string, last *int, before *string, _ *string) int {
 		return page(child, first, after, last, before)
@@ -245,19 +250,21 @@ func complexity() graph.ComplexityRoot {
 	c.Service.Builds = func(child int, first *int, after *string, last *int, before *string, _ *string) int {
 		return page(child, first, after, last, before)
 	}
-	c.Service.Logs = func(child int, _ string, _ *gqlmodel.LogFilter, first, _ *int, last, _ *int) int {
-		return per(child, size(first, size(last, 100)))
+	c.Service.Logs = func(child int, _ string, _ *gqlmodel.LogFilter, first *int, after *string, last *int, before *string) int {
+		return linePage(child, first, after, last, before)
 	}
 	c.Service.Events = func(child int, _ string, first *int, after *string, last *int, before *string, _ *gqlmodel.KubeEventType) int {
 		return page(child, first, after, last, before)
 	}
-	c.Service.Drift = func(child int, _ string, first *int) int { return per(child, size(first, 20)) }
+	c.Service.Drift = func(child int, _ string, first *int, after *string, last *int, before *string) int {
+		return page(child, first, after, last, before)
+	}
 	c.Webhook.Deliveries = page
 	c.WebhookEndpoint.Messages = func(child int, first *int, after *string, last *int, before *string, _ *model.MessageStatus) int {
 		return page(child, first, after, last, before)
 	}
-	c.Build.Log = func(child int, first, _ *int) int { return per(child, size(first, 100)) }
-	c.Deployment.Events = func(child int, _ *string, first *int) int { return per(child, size(first, 100)) }
+	c.Build.Log = linePage
+	c.Deployment.Events = linePage
 	c.Viewer.Tenants = page
 	c.Viewer.APITokens = page
 	c.Member.APITokens = page

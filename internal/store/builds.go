@@ -216,6 +216,36 @@ func BuildLogAfter(ctx context.Context, q Querier, build model.BuildID, after in
 	return out, rows.Err()
 }
 
+// BuildLogPage reads one page of a build's log, in order (first line
+// first): pg's cursors are line numbers.
+func BuildLogPage(ctx context.Context, q Querier, build model.BuildID, pg PageArgs) (Page[model.BuildLogLine], error) {
+	args := []any{string(build)}
+	conds, more, err := pg.numbered("seq", "ASC", len(args))
+	if err != nil {
+		return Page[model.BuildLogLine]{}, err
+	}
+	args = append(append(args, more...), pg.limit())
+	rows, err := q.Query(ctx, fmt.Sprintf(`SELECT build_id, seq, tenant_id, at, line FROM build_log_lines
+		WHERE %s ORDER BY seq %s LIMIT $%d`, strings.Join(append([]string{"build_id = $1"}, conds...), " AND "),
+		pg.readOrder("ASC"), len(args)), args...)
+	if err != nil {
+		return Page[model.BuildLogLine]{}, fmt.Errorf("reading a build log: %w", err)
+	}
+	defer rows.Close()
+	var out []*model.BuildLogLine
+	for rows.Next() {
+		var l model.BuildLogLine
+		if err := rows.Scan(&l.BuildID, &l.Seq, &l.TenantID, &l.At, &l.Line); err != nil {
+			return Page[model.BuildLogLine]{}, err
+		}
+		out = append(out, &l)
+	}
+	if err := rows.Err(); err != nil {
+		return Page[model.BuildLogLine]{}, fmt.Errorf("reading a build log: %w", err)
+	}
+	return pageOf(out, pg), nil
+}
+
 // DeleteBuildLogsBefore deletes the log lines written before t (the
 // retention job) and says how many.
 func DeleteBuildLogsBefore(ctx context.Context, q Querier, t time.Time) (int64, error) {

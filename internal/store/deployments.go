@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nebulactrl/nebula/internal/model"
@@ -30,8 +31,31 @@ func InsertDeploymentEvent(ctx context.Context, q Querier, e *model.DeploymentEv
 // DeploymentEventsAfter reads a deployment's events numbered above after,
 // in order, at most limit.
 func DeploymentEventsAfter(ctx context.Context, q Querier, d model.DeploymentID, after int64, limit int) ([]*model.DeploymentEvent, error) {
+	return deploymentEvents(ctx, q, "deployment_id = $1 AND seq > $2 ORDER BY seq LIMIT $3", string(d), after, limit)
+}
+
+// DeploymentEventsPage reads one page of a deployment's events, in order
+// (oldest first): pg's cursors are event numbers.
+func DeploymentEventsPage(ctx context.Context, q Querier, d model.DeploymentID, pg PageArgs) (Page[model.DeploymentEvent], error) {
+	args := []any{string(d)}
+	conds, more, err := pg.numbered("seq", "ASC", len(args))
+	if err != nil {
+		return Page[model.DeploymentEvent]{}, err
+	}
+	args = append(append(args, more...), pg.limit())
+	evs, err := deploymentEvents(ctx, q, fmt.Sprintf("%s ORDER BY seq %s LIMIT $%d",
+		strings.Join(append([]string{"deployment_id = $1"}, conds...), " AND "), pg.readOrder("ASC"), len(args)), args...)
+	if err != nil {
+		return Page[model.DeploymentEvent]{}, err
+	}
+	return pageOf(evs, pg), nil
+}
+
+// deploymentEvents reads the events where (with its order and limit)
+// selects.
+func deploymentEvents(ctx context.Context, q Querier, where string, args ...any) ([]*model.DeploymentEvent, error) {
 	rows, err := q.Query(ctx, `SELECT deployment_id, seq, tenant_id, stage, blocker, message, created_at
-		FROM deployment_events WHERE deployment_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, string(d), after, limit)
+		FROM deployment_events WHERE `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading deployment events: %w", err)
 	}

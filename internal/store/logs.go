@@ -584,36 +584,45 @@ func InsertDrift(ctx context.Context, q Querier, d *model.Drift) error {
 	return nil
 }
 
-// DriftsOf reads the newest drifts of a cluster, or of a service in an
-// environment, newest first.
-func DriftsOf(ctx context.Context, q Querier, cluster model.ClusterID, env model.EnvironmentID, svc model.ServiceID, limit int) ([]model.Drift, error) {
+// DriftsOf reads one page of the drifts of a cluster, or of a service in
+// an environment, newest first: pg's cursors are drift ids (the order
+// they were stored in).
+func DriftsOf(ctx context.Context, q Querier, cluster model.ClusterID, env model.EnvironmentID, svc model.ServiceID, pg PageArgs) (Page[model.Drift], error) {
 	where, args := "cluster_id = $1", []any{string(cluster)}
 	if cluster == "" {
 		where, args = "environment_id = $1 AND service_id = $2", []any{string(env), string(svc)}
 	}
-	args = append(args, limit)
-	rows, err := q.Query(ctx, fmt.Sprintf(`SELECT id, tenant_id, cluster_id, project_id, environment_id, service_id, kind, namespace,
-		name, fields, managers, detected_at FROM drifts WHERE %s ORDER BY id DESC LIMIT $%d`, where, len(args)), args...)
+	conds, more, err := pg.numbered("id", "DESC", len(args))
 	if err != nil {
-		return nil, fmt.Errorf("reading drifts: %w", err)
+		return Page[model.Drift]{}, err
+	}
+	args = append(append(args, more...), pg.limit())
+	rows, err := q.Query(ctx, fmt.Sprintf(`SELECT id, tenant_id, cluster_id, project_id, environment_id, service_id, kind, namespace,
+		name, fields, managers, detected_at FROM drifts WHERE %s ORDER BY id %s LIMIT $%d`,
+		strings.Join(append([]string{where}, conds...), " AND "), pg.readOrder("DESC"), len(args)), args...)
+	if err != nil {
+		return Page[model.Drift]{}, fmt.Errorf("reading drifts: %w", err)
 	}
 	defer rows.Close()
-	var out []model.Drift
+	var out []*model.Drift
 	for rows.Next() {
 		var d model.Drift
 		var fields, managers string
 		if err := rows.Scan(&d.ID, &d.TenantID, &d.ClusterID, &d.ProjectID, &d.EnvironmentID, &d.ServiceID, &d.Kind, &d.Namespace,
 			&d.Name, &fields, &managers, &d.DetectedAt); err != nil {
-			return nil, err
+			return Page[model.Drift]{}, err
 		}
 		if err := json.Unmarshal([]byte(fields), &d.Fields); err != nil {
-			return nil, err
+			return Page[model.Drift]{}, err
 		}
 		if err := json.Unmarshal([]byte(managers), &d.Managers); err != nil {
-			return nil, err
+			return Page[model.Drift]{}, err
 		}
 		d.DetectedAt = d.DetectedAt.UTC()
-		out = append(out, d)
+		out = append(out, &d)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return Page[model.Drift]{}, fmt.Errorf("reading drifts: %w", err)
+	}
+	return pageOf(out, pg), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -46,6 +47,25 @@ func (pg PageArgs) keyset(col, order string, n int) (conds []string, args []any)
 		conds = append(conds, fmt.Sprintf("%s %s $%d", col, after(reversed(order)), n+len(args)))
 	}
 	return conds, args
+}
+
+// numbered is keyset for a list of numbered rows in order of col, their
+// number (an event's, a line's, a drift's): pg's cursors are numbers of
+// col. The conditions' placeholders are numbered from $n+1; a cursor that
+// is not a number is an error (callers check cursors first).
+func (pg PageArgs) numbered(col, order string, n int) (conds []string, args []any, err error) {
+	for _, c := range [2]struct{ cursor, cmp string }{{pg.After, after(order)}, {pg.Before, after(reversed(order))}} {
+		if c.cursor == "" {
+			continue
+		}
+		v, err := strconv.ParseInt(c.cursor, 10, 64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cursor %q is not a number of %s: %w", c.cursor, col, err)
+		}
+		args = append(args, v)
+		conds = append(conds, fmt.Sprintf("%s %s $%d", col, c.cmp, n+len(args)))
+	}
+	return conds, args, nil
 }
 
 // readOrder is the order to read the rows of a list in order: the list's

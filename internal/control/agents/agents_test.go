@@ -17,6 +17,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/control/delivery"
 	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
 )
 
 // The rules of the agents' side, tested on the embedded store without the
@@ -69,12 +70,12 @@ func deployment(t *testing.T, s *controltest.Shop, ctx context.Context, id model
 // stages are the stages a deployment's events went through, in order.
 func stages(t *testing.T, s *controltest.Shop, ctx context.Context, id model.DeploymentID) []model.DeploymentStage {
 	t.Helper()
-	evs, err := s.P.Delivery.DeploymentEvents(ctx, id, 0, 100)
+	evs, err := s.P.Delivery.DeploymentEvents(ctx, deployment(t, s, ctx, id), store.PageArgs{First: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []model.DeploymentStage
-	for _, e := range evs {
+	for _, e := range evs.Items {
 		out = append(out, e.Stage)
 	}
 	return out
@@ -947,7 +948,7 @@ func TestEventsAndDrift(t *testing.T) {
 		Environment: other.env.ID, Service: other.svc.ID, At: at}); err != nil {
 		t.Fatal(err)
 	}
-	if ds, err := s.P.Agents.Drifts(s.Admin, s.Cluster.ID, "", "", 10); err != nil || len(ds) != 0 {
+	if ds, err := s.P.Agents.Drifts(s.Admin, s.Cluster.ID, "", "", store.PageArgs{First: 10}); err != nil || len(ds.Items) != 0 {
 		t.Fatalf("a drift of what the cluster does not run was stored: %+v (%v)", ds, err)
 	}
 	if err := side.Drift(ctx, agents.DriftIn{Kind: "Deployment", Namespace: "shop-prod", Name: "api-web",
@@ -955,10 +956,11 @@ func TestEventsAndDrift(t *testing.T) {
 		Environment: s.Env.ID, Service: s.Svc.ID, At: at}); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := s.P.Agents.Drifts(s.Admin, s.Cluster.ID, "", "", 10)
+	page, err := s.P.Agents.Drifts(s.Admin, s.Cluster.ID, "", "", store.PageArgs{First: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ds := page.Items
 	if len(ds) != 1 || ds[0].Kind != "Deployment" || ds[0].Name != "api-web" || ds[0].ServiceID != s.Svc.ID ||
 		!slices.Equal(ds[0].Fields, []string{"spec.replicas", "metadata.annotations.token-" + agents.Redacted}) ||
 		!slices.Equal(ds[0].Managers, []string{"kubectl-edit"}) {
@@ -968,14 +970,14 @@ func TestEventsAndDrift(t *testing.T) {
 	if mark, err := s.P.Agents.ClusterDriftMark(s.Admin, s.Cluster.ID); err != nil || mark != ds[0].ID {
 		t.Errorf("the drift mark: %d (%v), want %d", mark, err, ds[0].ID)
 	}
-	if of, err := s.P.Agents.Drifts(s.Admin, "", s.Env.ID, s.Svc.ID, 10); err != nil || len(of) != 1 || of[0].ID != ds[0].ID {
+	if of, err := s.P.Agents.Drifts(s.Admin, "", s.Env.ID, s.Svc.ID, store.PageArgs{First: 10}); err != nil || len(of.Items) != 1 || of.Items[0].ID != ds[0].ID {
 		t.Errorf("the service's drifts: %+v (%v)", of, err)
 	}
-	if of, err := s.P.Agents.Drifts(other.admin, s.Cluster.ID, "", "", 10); err == nil || len(of) != 0 {
-		t.Errorf("another tenant's admin read %d drifts (%v)", len(of), err)
+	if of, err := s.P.Agents.Drifts(other.admin, s.Cluster.ID, "", "", store.PageArgs{First: 10}); err == nil || len(of.Items) != 0 {
+		t.Errorf("another tenant's admin read %d drifts (%v)", len(of.Items), err)
 	}
-	if of, err := s.P.Agents.Drifts(other.admin, "", s.Env.ID, s.Svc.ID, 10); err == nil || len(of) != 0 {
-		t.Errorf("another tenant's admin read %d of the service's drifts (%v)", len(of), err)
+	if of, err := s.P.Agents.Drifts(other.admin, "", s.Env.ID, s.Svc.ID, store.PageArgs{First: 10}); err == nil || len(of.Items) != 0 {
+		t.Errorf("another tenant's admin read %d of the service's drifts (%v)", len(of.Items), err)
 	}
 }
 

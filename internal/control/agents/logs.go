@@ -674,31 +674,31 @@ func (a *AgentSide) Drift(ctx context.Context, d DriftIn) error {
 	})
 }
 
-// Drifts reads the newest drifts of a cluster (tenant admins: they span
-// projects) or of a
-// service in an environment (the project's viewers).
-func (p *Agents) Drifts(ctx context.Context, cluster model.ClusterID, env model.EnvironmentID, svc model.ServiceID, limit int) ([]model.Drift, error) {
-	if limit < 0 || limit > 200 {
-		return nil, core.Invalid("at most 200 drifts at a time", "first")
+// Drifts reads a page of the drifts of a cluster (tenant admins: they
+// span projects) or of a service in an environment (the project's
+// viewers), newest first; pg's cursors are drift ids.
+func (p *Agents) Drifts(ctx context.Context, cluster model.ClusterID, env model.EnvironmentID, svc model.ServiceID, pg store.PageArgs) (store.Page[model.Drift], error) {
+	if pg.First < 0 || pg.First > store.MaxPage {
+		return store.Page[model.Drift]{}, core.Invalid(fmt.Sprintf("at most %d drifts at a time", store.MaxPage), "first")
 	}
 	if cluster != "" {
 		if _, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Clusters, cluster, authz.ClusterManage); err != nil {
-			return nil, err
+			return store.Page[model.Drift]{}, err
 		}
 	} else {
 		s, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Services, svc, authz.LogRead)
 		if err != nil {
-			return nil, err
+			return store.Page[model.Drift]{}, err
 		}
 		e, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Environments, env, authz.EnvironmentRead)
 		if err != nil {
-			return nil, err
+			return store.Page[model.Drift]{}, err
 		}
 		if e.ProjectID != s.ProjectID {
-			return nil, core.Invalid("the environment belongs to another project than the service", "environmentId")
+			return store.Page[model.Drift]{}, core.Invalid("the environment belongs to another project than the service", "environmentId")
 		}
 	}
-	return store.DriftsOf(ctx, p.Querier(ctx), cluster, env, svc, limit)
+	return store.DriftsOf(ctx, p.Querier(ctx), cluster, env, svc, pg)
 }
 
 // ClusterDriftMark is the number of the cluster's newest drift (0 for
@@ -708,9 +708,9 @@ func (p *Agents) ClusterDriftMark(ctx context.Context, id model.ClusterID) (int6
 	if _, err := core.Get(ctx, p.Plane, p.Querier(ctx), store.Clusters, id, authz.ClusterRead); err != nil {
 		return 0, err
 	}
-	ds, err := store.DriftsOf(ctx, p.Querier(ctx), id, "", "", 1)
-	if err != nil || len(ds) == 0 {
+	ds, err := store.DriftsOf(ctx, p.Querier(ctx), id, "", "", store.PageArgs{First: 1, NoNext: true})
+	if err != nil || len(ds.Items) == 0 {
 		return 0, err
 	}
-	return ds[0].ID, nil
+	return ds.Items[0].ID, nil
 }

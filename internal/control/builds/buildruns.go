@@ -236,6 +236,15 @@ func (p *Builds) BuildLog(ctx context.Context, b *model.Build, after int64, limi
 	return store.BuildLogAfter(ctx, p.Querier(ctx), b.ID, after, limit)
 }
 
+// BuildLogPage reads one page of a build's log, first line first; pg's
+// cursors are line numbers.
+func (p *Builds) BuildLogPage(ctx context.Context, b *model.Build, pg store.PageArgs) (store.Page[model.BuildLogLine], error) {
+	if err := p.Authorizer().CheckCtx(ctx, authz.BuildRead, b.Scope()); err != nil {
+		return store.Page[model.BuildLogLine]{}, err
+	}
+	return store.BuildLogPage(ctx, p.Querier(ctx), b.ID, pg)
+}
+
 // BuildOf is the build a deployment waits for or waited for, nil for a
 // deployment of an image built elsewhere.
 func (p *Builds) BuildOf(ctx context.Context, d *model.Deployment) (*model.Build, error) {

@@ -1176,11 +1176,11 @@ func TestSchedulerBoundsTimeoutsAndRetries(t *testing.T) {
 	if d.Stage != model.StageFailed {
 		t.Errorf("its deployment is %s, want FAILED", d.Stage)
 	}
-	events, err := s.P.Delivery.DeploymentEvents(s.Admin, prod.ID, 0, 50)
+	events, err := s.P.Delivery.DeploymentEvents(s.Admin, d, store.PageArgs{First: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := events[len(events)-1]
+	last := events.Items[len(events.Items)-1]
 	if last.Stage != model.StageFailed || !strings.Contains(last.Message, "timed out") ||
 		!strings.Contains(last.Message, "last lines of its log:\n#1 load build definition\n#2 RUN go test ./...") {
 		t.Errorf("the failure says %q", last.Message)

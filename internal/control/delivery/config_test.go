@@ -90,8 +90,8 @@ func TestConfigChangesMakeReleases(t *testing.T) {
 		t.Fatalf("the newest release is %+v, want release 2 freezing FEATURE_FLAG=on at service scope", rel)
 	}
 	d := newest(t, s)
-	evs, err := s.P.Delivery.DeploymentEvents(s.Admin, d.ID, 0, 1)
-	if err != nil || d.ReleaseID != rel.ID || len(evs) != 1 || !strings.Contains(evs[0].Message, "release 2: variable FEATURE_FLAG set by") {
+	evs, err := s.P.Delivery.DeploymentEvents(s.Admin, d, store.PageArgs{First: 1})
+	if err != nil || d.ReleaseID != rel.ID || len(evs.Items) != 1 || !strings.Contains(evs.Items[0].Message, "release 2: variable FEATURE_FLAG set by") {
 		t.Fatalf("the change's deployment: %+v, first event %+v (%v), want release 2's, saying what changed", d, evs, err)
 	}
 

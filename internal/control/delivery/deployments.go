@@ -181,10 +181,13 @@ func (p *Delivery) deployRelease(ctx context.Context, relID model.ReleaseID, act
 	return dep, nil
 }
 
-// DeploymentEvents reads a deployment's events after a sequence number.
-func (p *Delivery) DeploymentEvents(ctx context.Context, id model.DeploymentID, after int64, limit int) ([]*model.DeploymentEvent, error) {
-	_, evs, err := p.DeploymentAndEvents(ctx, id, after, limit)
-	return evs, err
+// DeploymentEvents reads one page of a deployment's events, oldest first;
+// pg's cursors are event numbers.
+func (p *Delivery) DeploymentEvents(ctx context.Context, d *model.Deployment, pg store.PageArgs) (store.Page[model.DeploymentEvent], error) {
+	if err := p.Authorizer().CheckCtx(ctx, authz.DeploymentRead, d.Scope()); err != nil {
+		return store.Page[model.DeploymentEvent]{}, err
+	}
+	return store.DeploymentEventsPage(ctx, p.Querier(ctx), d.ID, pg)
 }
 
 // DeploymentAndEvents is DeploymentEvents with the deployment as it was

@@ -174,6 +174,33 @@ func testBuildQueries(t *testing.T, s *store.Store) {
 		read, err = store.BuildLogAfter(ctx, s.Q(), b.ID, 1, 1)
 		wantNoErr(t, "reading after 1", err)
 		assertEqual(t, "the log after line 1", read, lines[1:2])
+		// Paged by line number both ways, and between two.
+		ptrsOf := func(ls []model.BuildLogLine) []*model.BuildLogLine {
+			out := make([]*model.BuildLogLine, len(ls))
+			for i := range ls {
+				out[i] = &ls[i]
+			}
+			return out
+		}
+		for _, tc := range []struct {
+			name string
+			pg   store.PageArgs
+			want store.Page[model.BuildLogLine]
+		}{
+			{"the first", store.PageArgs{First: 1}, store.Page[model.BuildLogLine]{Items: ptrsOf(lines[:1]), HasNext: true}},
+			{"after 1", store.PageArgs{First: 10, After: "1"}, store.Page[model.BuildLogLine]{Items: ptrsOf(lines[1:])}},
+			{"the last two", store.PageArgs{First: 2, FromEnd: true}, store.Page[model.BuildLogLine]{Items: ptrsOf(lines[1:]), HasPrevious: true}},
+			{"the one before 3", store.PageArgs{First: 1, Before: "3", FromEnd: true}, store.Page[model.BuildLogLine]{Items: ptrsOf(lines[1:2]), HasPrevious: true}},
+			{"between 1 and 3", store.PageArgs{First: 10, After: "1", Before: "3"}, store.Page[model.BuildLogLine]{Items: ptrsOf(lines[1:2])}},
+			{"between 1 and 3, from the end", store.PageArgs{First: 10, After: "1", Before: "3", FromEnd: true}, store.Page[model.BuildLogLine]{Items: ptrsOf(lines[1:2])}},
+		} {
+			got, err := store.BuildLogPage(ctx, s.Q(), b.ID, tc.pg)
+			wantNoErr(t, tc.name, err)
+			assertEqual(t, tc.name, got, tc.want)
+		}
+		if _, err := store.BuildLogPage(ctx, s.Q(), b.ID, store.PageArgs{First: 1, Before: "x"}); err == nil {
+			t.Error("a cursor that is not a line number: no error")
+		}
 		n, err := store.DeleteBuildLogsBefore(ctx, s.Q(), now)
 		wantNoErr(t, "deleting old lines", err)
 		if n < 1 {

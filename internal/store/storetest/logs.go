@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -88,6 +89,9 @@ func testLogQueries(t *testing.T, s *store.Store) {
 			{"all", store.LogQuery{}, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9}},
 			{"after", store.LogQuery{After: 5}, []int64{6, 7, 8, 9}},
 			{"before, last 2", store.LogQuery{Before: 6, Limit: 2, Last: true}, []int64{4, 5}},
+			{"between 3 and 7", store.LogQuery{After: 3, Before: 7}, []int64{4, 5, 6}},
+			{"between 3 and 7, last 2", store.LogQuery{After: 3, Before: 7, Limit: 2, Last: true}, []int64{5, 6}},
+			{"the last 2", store.LogQuery{Limit: 2, Last: true}, []int64{8, 9}},
 			{"first 2", store.LogQuery{Limit: 2}, []int64{1, 2}},
 			{"since", store.LogQuery{Since: day}, []int64{2, 3, 4, 5, 6, 7, 8, 9}},
 			{"until", store.LogQuery{Until: day.Add(2 * time.Hour)}, []int64{1, 2}},
@@ -190,12 +194,41 @@ func testLogQueries(t *testing.T, s *store.Store) {
 		if a.ID == 0 || b.ID <= a.ID {
 			t.Fatalf("ids %d %d", a.ID, b.ID)
 		}
-		got, err := store.DriftsOf(ctx, s.Q(), g.cluster.ID, "", "", 10)
+		got, err := store.DriftsOf(ctx, s.Q(), g.cluster.ID, "", "", store.PageArgs{First: 10})
 		wantNoErr(t, "reading the cluster's", err)
-		assertEqual(t, "the cluster's drifts", got, []model.Drift{*b, *a})
-		got, err = store.DriftsOf(ctx, s.Q(), "", g.env.ID, g.service.ID, 10)
+		assertEqual(t, "the cluster's drifts", got, store.Page[model.Drift]{Items: []*model.Drift{b, a}})
+		got, err = store.DriftsOf(ctx, s.Q(), "", g.env.ID, g.service.ID, store.PageArgs{First: 10})
 		wantNoErr(t, "reading the service's", err)
-		assertEqual(t, "the service's drifts", got, []model.Drift{*a})
+		assertEqual(t, "the service's drifts", got, store.Page[model.Drift]{Items: []*model.Drift{a}})
+
+		// Paged by id, newest first: forwards to older ones, backwards
+		// to newer ones, and between two ids.
+		c, d := mk("ConfigMap", "settings", g.service.ID), mk("Secret", "tls", g.service.ID)
+		wantNoErr(t, "recording", store.InsertDrift(ctx, s.Q(), c))
+		wantNoErr(t, "recording", store.InsertDrift(ctx, s.Q(), d))
+		id := func(x *model.Drift) string { return strconv.FormatInt(x.ID, 10) }
+		for _, tc := range []struct {
+			name string
+			pg   store.PageArgs
+			want store.Page[model.Drift]
+		}{
+			{"the newest two", store.PageArgs{First: 2}, store.Page[model.Drift]{Items: []*model.Drift{d, c}, HasNext: true}},
+			{"older than c", store.PageArgs{First: 2, After: id(c)}, store.Page[model.Drift]{Items: []*model.Drift{b, a}}},
+			{"the oldest two, from the end", store.PageArgs{First: 2, FromEnd: true}, store.Page[model.Drift]{Items: []*model.Drift{b, a}, HasPrevious: true}},
+			{"newer than b, backwards", store.PageArgs{First: 1, Before: id(b), FromEnd: true}, store.Page[model.Drift]{Items: []*model.Drift{c}, HasPrevious: true}},
+			{"between d and a", store.PageArgs{First: 10, After: id(d), Before: id(a)}, store.Page[model.Drift]{Items: []*model.Drift{c, b}}},
+			{"between d and a, the last one", store.PageArgs{First: 1, After: id(d), Before: id(a), FromEnd: true}, store.Page[model.Drift]{Items: []*model.Drift{b}, HasPrevious: true}},
+			{"without the row past the page", store.PageArgs{First: 1, NoNext: true}, store.Page[model.Drift]{Items: []*model.Drift{d}}},
+			{"none", store.PageArgs{First: 0}, store.Page[model.Drift]{Items: []*model.Drift{}, HasNext: true}},
+		} {
+			got, err := store.DriftsOf(ctx, s.Q(), g.cluster.ID, "", "", tc.pg)
+			wantNoErr(t, tc.name, err)
+			assertEqual(t, tc.name, got, tc.want)
+		}
+		_, err = store.DriftsOf(ctx, s.Q(), g.cluster.ID, "", "", store.PageArgs{First: 1, After: "not a number"})
+		if err == nil {
+			t.Error("a cursor that is not a drift's id: no error")
+		}
 	})
 
 	t.Run("retention removes what is older and keeps the rest", func(t *testing.T) {

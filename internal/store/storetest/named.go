@@ -760,6 +760,31 @@ func testDeploymentQueries(t *testing.T, s *store.Store) {
 			assertEqual(t, tc.name+", with the deployment", got, tc.want)
 			assertEqual(t, tc.name+", the deployment", d, mustGet(t, s, store.Deployments, tc.d.ID))
 		}
+		// Paged by event number, oldest first: forwards, backwards (from
+		// the last without a cursor), and between two numbers.
+		for _, tc := range []struct {
+			name string
+			pg   store.PageArgs
+			want store.Page[model.DeploymentEvent]
+		}{
+			{"the first two", store.PageArgs{First: 2}, store.Page[model.DeploymentEvent]{Items: events[:2], HasNext: true}},
+			{"after 2", store.PageArgs{First: 10, After: "2"}, store.Page[model.DeploymentEvent]{Items: events[2:]}},
+			{"after 2, two", store.PageArgs{First: 2, After: "2"}, store.Page[model.DeploymentEvent]{Items: events[2:4], HasNext: true}},
+			{"the last two", store.PageArgs{First: 2, FromEnd: true}, store.Page[model.DeploymentEvent]{Items: events[3:], HasPrevious: true}},
+			{"the two before 4", store.PageArgs{First: 2, Before: "4", FromEnd: true}, store.Page[model.DeploymentEvent]{Items: events[1:3], HasPrevious: true}},
+			{"the three before 4", store.PageArgs{First: 3, Before: "4", FromEnd: true}, store.Page[model.DeploymentEvent]{Items: events[:3]}},
+			{"between 1 and 5", store.PageArgs{First: 10, After: "1", Before: "5"}, store.Page[model.DeploymentEvent]{Items: events[1:4]}},
+			{"between 1 and 5, the last two", store.PageArgs{First: 2, After: "1", Before: "5", FromEnd: true},
+				store.Page[model.DeploymentEvent]{Items: events[2:4], HasPrevious: true}},
+			{"without the row past the page", store.PageArgs{First: 1, NoNext: true}, store.Page[model.DeploymentEvent]{Items: events[:1]}},
+		} {
+			got, err := store.DeploymentEventsPage(ctx, s.Q(), g.deployment.ID, tc.pg)
+			wantNoErr(t, tc.name, err)
+			assertEqual(t, tc.name, got, tc.want)
+		}
+		if _, err := store.DeploymentEventsPage(ctx, s.Q(), g.deployment.ID, store.PageArgs{First: 1, After: "event:1"}); err == nil {
+			t.Error("a cursor that is not an event number: no error")
+		}
 		_, _, err := store.DeploymentAndEventsAfter(ctx, s.Q(), model.DeploymentID(newID()), 0, 10)
 		wantErr(t, "the events of a missing deployment", err, store.ErrNotFound)
 		wantConflict(t, "inserting an event number twice", store.InsertDeploymentEvent(ctx, s.Q(), event(g.deployment, 3, model.StageFailed, nil)), false)

@@ -10,8 +10,7 @@ const Logs = graphql(`
       ... on Service {
         name
         logs(environmentId: $env, filter: $filter, last: 200) {
-          lines { number at stream text pod }
-          hasPreviousPage
+          nodes { number at stream text pod }
         }
       }
     }
@@ -46,13 +45,13 @@ export function LogsView({ service, env }: { service: string; env: string }) {
     run(Logs, { service, env, filter }).then(
       (d) => {
         if (gone) return;
-        const svc = d.node && 'logs' in d.node ? (d.node as { name: string; logs: { lines: LogLine[] } }) : null;
+        const svc = d.node && 'logs' in d.node ? (d.node as { name: string; logs: { nodes: LogLine[] } }) : null;
         if (!svc) {
           setError('No such service, or not yours to see.');
           return;
         }
         setName(svc.name);
-        kept = svc.logs.lines;
+        kept = svc.logs.nodes;
         last = kept.length ? kept[kept.length - 1].number : 0;
         setLines(kept);
         stop = follow(

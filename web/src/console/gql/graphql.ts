@@ -396,7 +396,7 @@ export type ConsoleLogsQueryVariables = Exact<{
 
 
 export type ConsoleLogsQuery = { node:
-    | { name: string, logs: { hasPreviousPage: boolean, lines: Array<{ number: number, at: string, stream: LogStream, text: string, pod: string }> } }
+    | { name: string, logs: { nodes: Array<{ number: number, at: string, stream: LogStream, text: string, pod: string }> } }
     | Record<PropertyKey, never>
    | null };
 
@@ -1140,19 +1140,18 @@ export const ConsoleLogsDocument = new TypedDocumentString(`
     ... on Service {
       name
       logs(environmentId: $env, filter: $filter, last: 200) {
-        lines {
+        nodes {
           number
           at
           stream
           text
           pod
         }
-        hasPreviousPage
       }
     }
   }
 }
-    `, {"hash":"sha256:bdd2df851ec8eb9cf0ef26f3c8028a05509d52035f589e520072660fec815a15"}) as unknown as TypedDocumentString<ConsoleLogsQuery, ConsoleLogsQueryVariables>;
+    `, {"hash":"sha256:60588f64c0a3bbb903e10431355891159f4719c84e36231d43c496ad20eb652d"}) as unknown as TypedDocumentString<ConsoleLogsQuery, ConsoleLogsQueryVariables>;
 export const ConsoleLogTailDocument = new TypedDocumentString(`
     subscription ConsoleLogTail($service: ID!, $env: ID!, $after: Int, $filter: LogFilter) {
   serviceLogs(

@@ -612,25 +612,24 @@ fragment ConsoleProjectCard on Project {
     }
   }
 }
-    `,{hash:`sha256:528bef26b8dc4e927d3195ada7decd315acb17f13c3aaaeaaa20b5c3a819f5c0`}),"\n  query ConsoleLogs($service: ID!, $env: ID!, $filter: LogFilter) {\n    node(id: $service) {\n      ... on Service {\n        name\n        logs(environmentId: $env, filter: $filter, last: 200) {\n          lines { number at stream text pod }\n          hasPreviousPage\n        }\n      }\n    }\n  }\n":new G(`
+    `,{hash:`sha256:528bef26b8dc4e927d3195ada7decd315acb17f13c3aaaeaaa20b5c3a819f5c0`}),"\n  query ConsoleLogs($service: ID!, $env: ID!, $filter: LogFilter) {\n    node(id: $service) {\n      ... on Service {\n        name\n        logs(environmentId: $env, filter: $filter, last: 200) {\n          nodes { number at stream text pod }\n        }\n      }\n    }\n  }\n":new G(`
     query ConsoleLogs($service: ID!, $env: ID!, $filter: LogFilter) {
   node(id: $service) {
     ... on Service {
       name
       logs(environmentId: $env, filter: $filter, last: 200) {
-        lines {
+        nodes {
           number
           at
           stream
           text
           pod
         }
-        hasPreviousPage
       }
     }
   }
 }
-    `,{hash:`sha256:bdd2df851ec8eb9cf0ef26f3c8028a05509d52035f589e520072660fec815a15`}),"\n  subscription ConsoleLogTail($service: ID!, $env: ID!, $after: Int, $filter: LogFilter) {\n    serviceLogs(serviceId: $service, environmentId: $env, after: $after, filter: $filter) {\n      number at stream text pod\n    }\n  }\n":new G(`
+    `,{hash:`sha256:60588f64c0a3bbb903e10431355891159f4719c84e36231d43c496ad20eb652d`}),"\n  subscription ConsoleLogTail($service: ID!, $env: ID!, $after: Int, $filter: LogFilter) {\n    serviceLogs(serviceId: $service, environmentId: $env, after: $after, filter: $filter) {\n      number at stream text pod\n    }\n  }\n":new G(`
     subscription ConsoleLogTail($service: ID!, $env: ID!, $after: Int, $filter: LogFilter) {
   serviceLogs(
     serviceId: $service
@@ -1240,8 +1239,7 @@ fragment ConsoleTenantSection on Tenant {
       ... on Service {
         name
         logs(environmentId: $env, filter: $filter, last: 200) {
-          lines { number at stream text pod }
-          hasPreviousPage
+          nodes { number at stream text pod }
         }
       }
     }
@@ -1252,7 +1250,7 @@ fragment ConsoleTenantSection on Tenant {
       number at stream text pod
     }
   }
-`);function _t({service:e,env:t}){let[n,r]=V(``),[i,a]=V([]),[o,s]=V(``),[c,l]=V(``),[u,d]=V({on:!1}),[f,p]=V(``);return H(()=>{let n=c?{text:c}:null,i=0,o=[],s=null,l=!1;return q(ht,{service:e,env:t,filter:n}).then(c=>{if(l)return;let u=c.node&&`logs`in c.node?c.node:null;u?(r(u.name),o=u.logs.lines,i=o.length?o[o.length-1].number:0,a(o),s=Y(gt,()=>({service:e,env:t,after:i,filter:n}),e=>{let t=e.serviceLogs;t.number<=i||(i=t.number,o=[...o,t].slice(-2e3),a(o))},(e,t)=>d({on:e,why:t}))):p(`No such service, or not yours to see.`)},e=>p(e.message)),()=>{l=!0,s?.()}},[e,t,c]),f?X`<${Q} error=${f} />`:X`
+`);function _t({service:e,env:t}){let[n,r]=V(``),[i,a]=V([]),[o,s]=V(``),[c,l]=V(``),[u,d]=V({on:!1}),[f,p]=V(``);return H(()=>{let n=c?{text:c}:null,i=0,o=[],s=null,l=!1;return q(ht,{service:e,env:t,filter:n}).then(c=>{if(l)return;let u=c.node&&`logs`in c.node?c.node:null;u?(r(u.name),o=u.logs.nodes,i=o.length?o[o.length-1].number:0,a(o),s=Y(gt,()=>({service:e,env:t,after:i,filter:n}),e=>{let t=e.serviceLogs;t.number<=i||(i=t.number,o=[...o,t].slice(-2e3),a(o))},(e,t)=>d({on:e,why:t}))):p(`No such service, or not yours to see.`)},e=>p(e.message)),()=>{l=!0,s?.()}},[e,t,c]),f?X`<${Q} error=${f} />`:X`
     <p><a href="#/">← Overview</a></p>
     <h1>Logs of ${n}</h1>
     <form class="deploy" aria-label="Filter the logs" onSubmit=${e=>{e.preventDefault(),l(o)}}>
