@@ -158,6 +158,24 @@ func (a *Actor) ActsIn(t model.TenantID) bool {
 	return slices.Contains(a.founded, t)
 }
 
+// Within is the tenants the actor acts in, and false; or nil and true for
+// an actor that acts in every tenant (with neither token nor session).
+// The result is the caller's to keep.
+func (a *Actor) Within() ([]model.TenantID, bool) {
+	var own []model.TenantID
+	switch {
+	case a.Token != nil:
+		own = []model.TenantID{a.Token.TenantID}
+	case a.Session != nil:
+		own = slices.Clone(a.Session.Tenants)
+	default:
+		return nil, true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append(own, a.founded...), false
+}
+
 // Covers tells whether the actor acts in every one of tenants: what
 // concerns all of them (a session that acts in them) is its to see and end,
 // and never what also concerns a tenant it does not act in.

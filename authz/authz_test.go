@@ -3,6 +3,7 @@ package authz
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 
@@ -157,5 +158,38 @@ func TestFoundedWhileChecking(t *testing.T) {
 	wg.Wait()
 	if err := z.Check(context.Background(), a, TenantRead, model.Scope{Tenant: "new"}); err != nil {
 		t.Errorf("after founding: %v", err)
+	}
+}
+
+// Within names exactly the tenants Covers accepts: a token's tenant, a
+// session's tenants, and those founded since; an actor with neither acts
+// in every tenant.
+func TestWithin(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		actor *Actor
+		want  []model.TenantID
+		every bool
+	}{
+		{"a token", &Actor{Token: &model.APIToken{TenantID: "t1"}}, []model.TenantID{"t1"}, false},
+		{"a session", &Actor{Session: &model.Session{Tenants: []model.TenantID{"t1", "t2"}}}, []model.TenantID{"t1", "t2"}, false},
+		{"neither", &Actor{}, nil, true},
+	} {
+		got, every := c.actor.Within()
+		if every != c.every || !slices.Equal(got, c.want) {
+			t.Errorf("%s: got %v, %v; want %v, %v", c.name, got, every, c.want, c.every)
+		}
+		for _, tenant := range got {
+			if !c.actor.Covers([]model.TenantID{tenant}) {
+				t.Errorf("%s: within %v, yet does not cover it", c.name, tenant)
+			}
+		}
+	}
+	s := &Actor{Session: &model.Session{Tenants: []model.TenantID{"t1"}}}
+	got, _ := s.Within()
+	got[0] = "changed"
+	s.Founded("new")
+	if again, _ := s.Within(); !slices.Equal(again, []model.TenantID{"t1", "new"}) || s.Session.Tenants[0] != "t1" {
+		t.Errorf("after a change to the result and a founding: within %v, the session's tenants %v", again, s.Session.Tenants)
 	}
 }

@@ -1120,6 +1120,17 @@ type ComplexityRoot struct {
 		UserAgent  func(childComplexity int) int
 	}
 
+	SessionConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	SessionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	SetClusterLabelsPayload struct {
 		Cluster    func(childComplexity int) int
 		UserErrors func(childComplexity int) int
@@ -1241,7 +1252,7 @@ type ComplexityRoot struct {
 	Viewer struct {
 		APITokens func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Session   func(childComplexity int) int
-		Sessions  func(childComplexity int) int
+		Sessions  func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Tenants   func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Token     func(childComplexity int) int
 		User      func(childComplexity int) int
@@ -1649,7 +1660,7 @@ type VariableResolver interface {
 	Service(ctx context.Context, obj *model.Variable) (*model.Service, error)
 }
 type ViewerResolver interface {
-	Sessions(ctx context.Context, obj *gqlmodel.Viewer) ([]*model.Session, error)
+	Sessions(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string, last *int, before *string) (*gqlmodel.SessionConnection, error)
 	Tenants(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string, last *int, before *string) (*gqlmodel.TenantConnection, error)
 	APITokens(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string, last *int, before *string) (*gqlmodel.APITokenConnection, error)
 }
@@ -6098,6 +6109,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Session.UserAgent(childComplexity), true
 
+	case "SessionConnection.edges":
+		if e.ComplexityRoot.SessionConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionConnection.Edges(childComplexity), true
+	case "SessionConnection.nodes":
+		if e.ComplexityRoot.SessionConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionConnection.Nodes(childComplexity), true
+	case "SessionConnection.pageInfo":
+		if e.ComplexityRoot.SessionConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionConnection.PageInfo(childComplexity), true
+
+	case "SessionEdge.cursor":
+		if e.ComplexityRoot.SessionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEdge.Cursor(childComplexity), true
+	case "SessionEdge.node":
+		if e.ComplexityRoot.SessionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionEdge.Node(childComplexity), true
+
 	case "SetClusterLabelsPayload.cluster":
 		if e.ComplexityRoot.SetClusterLabelsPayload.Cluster == nil {
 			break
@@ -6614,7 +6657,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Viewer.Sessions(childComplexity), true
+		args, err := ec.field_Viewer_sessions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Viewer.Sessions(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Viewer.tenants":
 		if e.ComplexityRoot.Viewer.Tenants == nil {
 			break
@@ -7508,8 +7556,17 @@ type Viewer {
   token: ApiToken
   "The session this request came with; null with an API token."
   session: Session
-  "The caller's sign-ins that have not ended or expired, newest first: revoke one to sign out there."
-  sessions: [Session!]!
+  "The caller's sign-ins that have not ended or expired, newest first: revoke one to sign out there. Only those that act in none but the tenants the caller acts in."
+  sessions(
+    "Page forwards: how many sessions, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many sessions, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): SessionConnection!
   "The tenants the caller acts in, oldest first: an API token's one tenant, or each tenant a session acts in."
   tenants(
     "Page forwards: how many tenants, 0 to 100 (20 when neither first nor last is given). Not with last."
@@ -8376,6 +8433,24 @@ type ClusterInstall {
   manifests: String!
   "The command that installs the agent: apply the manifests (saved under the file name it uses), then create the token Secret from $NEBULA_CONNECT_TOKEN, the token registerCluster or regenerateConnectToken returned."
   command: String!
+}
+
+"A page of sessions."
+type SessionConnection {
+  "The page's sessions, each with its cursor."
+  edges: [SessionEdge!]!
+  "The page's sessions, without cursors."
+  nodes: [Session!]!
+  "Where the page stands in the list."
+  pageInfo: PageInfo!
+}
+
+"A session in a page, with its cursor."
+type SessionEdge {
+  "Opaque: pass it as after or before to page from this session."
+  cursor: String!
+  "The session."
+  node: Session!
 }
 
 "A page of invitations."
@@ -13125,6 +13200,28 @@ func (ec *executionContext) childFields_Session(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Session", field.Name)
 }
 
+func (ec *executionContext) childFields_SessionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_SessionConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_SessionConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_SessionConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SessionConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_SessionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_SessionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_SessionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SessionEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_SetClusterLabelsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "cluster":
@@ -16176,6 +16273,44 @@ func (ec *executionContext) field_Tenant_webhookEndpoints_args(ctx context.Conte
 }
 
 func (ec *executionContext) field_Viewer_apiTokens_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Viewer_sessions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
@@ -35415,6 +35550,157 @@ func (ec *executionContext) fieldContext_Session_current(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Session", field, true, true, "Boolean")
 }
 
+func (ec *executionContext) _SessionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.SessionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.SessionEdge) graphql.Marshaler {
+			return ec.marshalNSessionEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSessionEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SessionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.SessionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSessionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.SessionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SessionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.SessionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _SessionEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.SessionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Session) graphql.Marshaler {
+			return ec.marshalNSession2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SessionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SessionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Session(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SetClusterLabelsPayload_cluster(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.SetClusterLabelsPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -37686,26 +37972,43 @@ func (ec *executionContext) _Viewer_sessions(ctx context.Context, field graphql.
 			return ec.fieldContext_Viewer_sessions(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Viewer().Sessions(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Viewer().Sessions(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.Session) graphql.Marshaler {
-			return ec.marshalNSession2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐSessionᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.SessionConnection) graphql.Marshaler {
+			return ec.marshalNSessionConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSessionConnection(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Viewer_sessions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Viewer_sessions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Viewer",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Session(ctx, field)
+			return ec.childFields_SessionConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Viewer_sessions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -53103,6 +53406,93 @@ func (ec *executionContext) _Session(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var sessionConnectionImplementors = []string{"SessionConnection"}
+
+func (ec *executionContext) _SessionConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.SessionConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sessionConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SessionConnection")
+		case "edges":
+			out.Values[i] = ec._SessionConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._SessionConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._SessionConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var sessionEdgeImplementors = []string{"SessionEdge"}
+
+func (ec *executionContext) _SessionEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.SessionEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sessionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SessionEdge")
+		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._SessionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._SessionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var setClusterLabelsPayloadImplementors = []string{"SetClusterLabelsPayload"}
 
 func (ec *executionContext) _SetClusterLabelsPayload(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.SetClusterLabelsPayload) graphql.Marshaler {
@@ -58839,6 +59229,47 @@ func (ec *executionContext) marshalNSession2ᚖgithubᚗcomᚋnebulactrlᚋnebul
 		return graphql.Null
 	}
 	return ec._Session(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSessionConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSessionConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.SessionConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SessionConnection!")
+		return graphql.Null
+	}
+	return ec._SessionConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSessionEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSessionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.SessionEdge) graphql.Marshaler {
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNSessionEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSessionEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNSessionEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSessionEdge(ctx, sel, v[i])
+		})
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSessionEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSessionEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.SessionEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SessionEdge!")
+		return graphql.Null
+	}
+	return ec._SessionEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNSessionMethod2githubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐSessionMethod(ctx context.Context, v any) (gqlmodel.SessionMethod, error) {

@@ -612,6 +612,16 @@ func optionalSecret(s string) *string {
 	return &s
 }
 
+func sessionConn(ctx context.Context, p store.Page[model.Session]) *gqlmodel.SessionConnection {
+	return conn(ctx, p, func(v *model.Session) string { return string(v.ID) },
+		func(c string, n *model.Session) *gqlmodel.SessionEdge {
+			return &gqlmodel.SessionEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.SessionEdge, n []*model.Session, pi *gqlmodel.PageInfo) *gqlmodel.SessionConnection {
+			return &gqlmodel.SessionConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
 func invitationConn(ctx context.Context, p store.Page[model.Invitation]) *gqlmodel.InvitationConnection {
 	return conn(ctx, p, func(v *model.Invitation) string { return string(v.ID) },
 		func(c string, n *model.Invitation) *gqlmodel.InvitationEdge {

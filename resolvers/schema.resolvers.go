@@ -1707,8 +1707,17 @@ func (r *variableResolver) Service(ctx context.Context, obj *model.Variable) (*m
 	return loadOptional(ctx, loadersFrom(ctx, r.Plane).services, obj.ServiceID)
 }
 
-func (r *viewerResolver) Sessions(ctx context.Context, obj *gqlmodel.Viewer) ([]*model.Session, error) {
-	return r.Plane.People.Sessions(ctx)
+func (r *viewerResolver) Sessions(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string, last *int, before *string) (*gqlmodel.SessionConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	pg.NoNext = !connReadsOf(ctx).more
+	p, err := r.Plane.People.Sessions(ctx, pg)
+	if err != nil {
+		return nil, err
+	}
+	return sessionConn(ctx, p), nil
 }
 
 func (r *viewerResolver) Tenants(ctx context.Context, obj *gqlmodel.Viewer, first *int, after *string, last *int, before *string) (*gqlmodel.TenantConnection, error) {

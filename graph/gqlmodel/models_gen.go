@@ -1283,6 +1283,24 @@ type ServiceEdge struct {
 	Node *model.Service `json:"node"`
 }
 
+// A page of sessions.
+type SessionConnection struct {
+	// The page's sessions, each with its cursor.
+	Edges []*SessionEdge `json:"edges"`
+	// The page's sessions, without cursors.
+	Nodes []*model.Session `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A session in a page, with its cursor.
+type SessionEdge struct {
+	// Opaque: pass it as after or before to page from this session.
+	Cursor string `json:"cursor"`
+	// The session.
+	Node *model.Session `json:"node"`
+}
+
 // A cluster's new labels.
 type SetClusterLabelsInput struct {
 	// The cluster.
@@ -1552,8 +1570,8 @@ type Viewer struct {
 	Token *model.APIToken `json:"token,omitempty"`
 	// The session this request came with; null with an API token.
 	Session *model.Session `json:"session,omitempty"`
-	// The caller's sign-ins that have not ended or expired, newest first: revoke one to sign out there.
-	Sessions []*model.Session `json:"sessions"`
+	// The caller's sign-ins that have not ended or expired, newest first: revoke one to sign out there. Only those that act in none but the tenants the caller acts in.
+	Sessions *SessionConnection `json:"sessions"`
 	// The tenants the caller acts in, oldest first: an API token's one tenant, or each tenant a session acts in.
 	Tenants *TenantConnection `json:"tenants"`
 	// The caller's own API tokens in the tenant their credential acts in (a session's first tenant), oldest first: working, expired and revoked; never their secrets.

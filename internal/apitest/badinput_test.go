@@ -151,6 +151,16 @@ func badInputs() []badCase {
 			vars: ids("s", "f.service", "e", "f.environment"), code: "BAD_USER_INPUT", mentions: []string{"first", "-1"}},
 		{name: "logs after line 0", query: `query($s: ID!, $e: ID!) { node(id: $s) { ... on Service { logs(environmentId: $e, after: "MA") { nodes { number } } } } }`, // 0
 			vars: ids("s", "f.service", "e", "f.environment"), code: "BAD_USER_INPUT", mentions: []string{"after", "cursor"}},
+		{name: "sessions first and last", query: `query { viewer { sessions(first: 1, last: 1) { nodes { id } } } }`,
+			code: "BAD_USER_INPUT", mentions: []string{"first", "last"}},
+		{name: "sessions first: -1", query: `query { viewer { sessions(first: -1) { nodes { id } } } }`,
+			code: "BAD_USER_INPUT", mentions: []string{"first", "-1"}},
+		{name: "sessions last: 101", query: `query { viewer { sessions(last: 101) { nodes { id } } } }`,
+			code: "BAD_USER_INPUT", mentions: []string{"last", "100", "101"}},
+		{name: "sessions after not a cursor", query: `query { viewer { sessions(after: "!!!") { nodes { id } } } }`,
+			code: "BAD_USER_INPUT", mentions: []string{"after", "cursor"}},
+		{name: "sessions before not a cursor", query: `query { viewer { sessions(last: 2, before: "%%") { nodes { id } } } }`,
+			code: "BAD_USER_INPUT", mentions: []string{"before", "cursor"}},
 		{name: "audit since after until", query: `query($t: ID!) { node(id: $t) { ... on Tenant {
 			auditEvents(filter: {since: "2030-01-02T00:00:00Z", until: "2030-01-01T00:00:00Z"}) { nodes { id } } } } }`,
 			vars: ids("t", "f.tenant"), code: "BAD_USER_INPUT", mentions: []string{"since", "until"}},

@@ -41,7 +41,7 @@ func tenantIDs(t *testing.T, f *Fixture) map[string][]string {
 	res = f.MustDo(t, `mutation($p: ID!) { openChangeSet(input: {projectId: $p, title: "isolated"}) { changeSet { id } } }`, map[string]any{"p": f.ProjectID})
 	ids["ChangeSet"] = []string{res.Str("openChangeSet.changeSet.id")}
 	person := f.NewPerson(t, "iso-person", "MEMBER")
-	ids["Session"] = person.Do(t, f.Env, `{ viewer { sessions { id } } }`, nil).IDs("viewer.sessions")
+	ids["Session"] = person.Do(t, f.Env, `{ viewer { sessions(first: 100) { nodes { id } } } }`, nil).IDs("viewer.sessions.nodes")
 	res = f.MustDo(t, `mutation($t: ID!) { inviteMember(input: {tenantId: $t, email: "iso-invited@a.test", name: "Iso", role: MEMBER}) {
 		invitation { id } `+ue+` } }`, map[string]any{"t": f.TenantID})
 	ids["Invitation"] = []string{res.Str("inviteMember.invitation.id")}
@@ -382,7 +382,7 @@ func TestSessionAndInvitationNodes(t *testing.T) {
 	EachStore(t, func(t *testing.T, env *Env) {
 		f := env.NewFixture(t)
 		person, colleague := f.NewPerson(t, "node-person", "MEMBER"), f.NewPerson(t, "node-colleague", "MEMBER")
-		session := person.Do(t, env, `{ viewer { sessions { id } } }`, nil).IDs("viewer.sessions")
+		session := person.Do(t, env, `{ viewer { sessions(first: 100) { nodes { id } } } }`, nil).IDs("viewer.sessions.nodes")
 		if len(session) != 1 {
 			t.Fatalf("the person's sessions: %v, want one", session)
 		}

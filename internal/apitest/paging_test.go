@@ -3,6 +3,7 @@ package apitest
 import (
 	"cmp"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -66,33 +67,44 @@ func TestConnectionPaging(t *testing.T) {
 		}
 		f.MustDo(t, `mutation($c: ID!, $n: String!) { regenerateConnectToken(input: {clusterId: $c, confirmName: $n}) { `+ue+` } }`,
 			map[string]any{"c": f.ClusterID, "n": "prod-eu"})
+		// A person signed in three times: by their invitation, then twice
+		// more; the first browser pages its viewer's sessions.
+		email, pass := f.Unique("paged-person")+"@people.example", "the paged person's passphrase"
+		person, _ := invitedBrowser(t, f, email, pass)
+		for range 2 {
+			if r := (&browser{t: t, env: env}).post("/auth/signin", map[string]string{"email": email, "passphrase": pass}); r.status != 200 {
+				t.Fatalf("signing in again: %d %s", r.status, r.raw)
+			}
+		}
 
 		cases := []struct {
 			name, token, node, field string
-			key                      string // what tells the nodes apart, when they have no id
+			key                      string       // what tells the nodes apart, when they have no id
+			session                  *http.Cookie // the caller's, instead of token
 		}{
-			{"tenant.members", f.Owner.Token, f.TenantID, `... on Tenant { conn: members(first: $first, after: $after) { %s } }`, ""},
-			{"tenant.projects", f.Owner.Token, f.TenantID, `... on Tenant { conn: projects(first: $first, after: $after) { %s } }`, ""},
-			{"tenant.clusters", f.Owner.Token, f.TenantID, `... on Tenant { conn: clusters(first: $first, after: $after) { %s } }`, ""},
-			{"cluster.namespaceTargets", f.Owner.Token, f.ClusterID, `... on Cluster { conn: namespaceTargets(first: $first, after: $after) { %s } }`, ""},
-			{"project.members", f.Owner.Token, f.ProjectID, `... on Project { conn: members(first: $first, after: $after) { %s } }`, ""},
-			{"project.environments", f.Owner.Token, f.ProjectID, `... on Project { conn: environments(first: $first, after: $after) { %s } }`, ""},
-			{"project.services", f.Owner.Token, f.ProjectID, `... on Project { conn: services(first: $first, after: $after) { %s } }`, ""},
-			{"service.releases", f.Owner.Token, f.ServiceID, `... on Service { conn: releases(first: $first, after: $after) { %s } }`, ""},
-			{"environment.deployments", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: deployments(first: $first, after: $after) { %s } }`, ""},
-			{"environment.eligibleClusters", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: eligibleClusters(first: $first, after: $after) { %s } }`, ""},
-			{"environment.eligibleNamespaceTargets", f.Owner.Token, wide, `... on Environment { conn: eligibleNamespaceTargets(first: $first, after: $after) { %s } }`, ""},
-			{"tenant.deploymentsUnderWay", f.Owner.Token, f.TenantID, `... on Tenant { conn: deploymentsUnderWay(first: $first, after: $after) { %s } }`, ""},
-			{"tenant.deploymentsUnderWay, a viewer of one project", f.Users[Viewer].Token, f.TenantID, `... on Tenant { conn: deploymentsUnderWay(first: $first, after: $after) { %s } }`, ""},
-			{"tenant.invitations", f.Owner.Token, f.TenantID, `... on Tenant { conn: invitations(first: $first, after: $after) { %s } }`, ""},
-			{"cluster.connectTokens", f.Owner.Token, f.ClusterID, `... on Cluster { conn: connectTokens(first: $first, after: $after) { %s } }`, ""},
-			{"viewer.apiTokens", f.Users[Editor].Token, "", "", ""},
-			{"deployment.events", f.Users[Viewer].Token, dep, `... on Deployment { conn: events(first: $first, after: $after) { %s } }`, "sequence"},
-			{"service.logs", f.Users[Viewer].Token, f.ServiceID, `... on Service { conn: logs(` + onEnv + `first: $first, after: $after) { %s } }`, "number"},
-			{"service.logs, filtered", f.Owner.Token, f.ServiceID, `... on Service { conn: logs(` + onEnv + `filter: {text: "t"}, first: $first, after: $after) { %s } }`, "number"},
-			{"build.log", f.Users[Viewer].Token, build, `... on Build { conn: log(first: $first, after: $after) { %s } }`, "number"},
-			{"cluster.drift", f.Owner.Token, f.ClusterID, `... on Cluster { conn: drift(first: $first, after: $after) { %s } }`, "name"},
-			{"service.drift", f.Users[Viewer].Token, f.ServiceID, `... on Service { conn: drift(` + onEnv + `first: $first, after: $after) { %s } }`, "name"},
+			{"tenant.members", f.Owner.Token, f.TenantID, `... on Tenant { conn: members(first: $first, after: $after) { %s } }`, "", nil},
+			{"tenant.projects", f.Owner.Token, f.TenantID, `... on Tenant { conn: projects(first: $first, after: $after) { %s } }`, "", nil},
+			{"tenant.clusters", f.Owner.Token, f.TenantID, `... on Tenant { conn: clusters(first: $first, after: $after) { %s } }`, "", nil},
+			{"cluster.namespaceTargets", f.Owner.Token, f.ClusterID, `... on Cluster { conn: namespaceTargets(first: $first, after: $after) { %s } }`, "", nil},
+			{"project.members", f.Owner.Token, f.ProjectID, `... on Project { conn: members(first: $first, after: $after) { %s } }`, "", nil},
+			{"project.environments", f.Owner.Token, f.ProjectID, `... on Project { conn: environments(first: $first, after: $after) { %s } }`, "", nil},
+			{"project.services", f.Owner.Token, f.ProjectID, `... on Project { conn: services(first: $first, after: $after) { %s } }`, "", nil},
+			{"service.releases", f.Owner.Token, f.ServiceID, `... on Service { conn: releases(first: $first, after: $after) { %s } }`, "", nil},
+			{"environment.deployments", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: deployments(first: $first, after: $after) { %s } }`, "", nil},
+			{"environment.eligibleClusters", f.Owner.Token, f.EnvironmentID, `... on Environment { conn: eligibleClusters(first: $first, after: $after) { %s } }`, "", nil},
+			{"environment.eligibleNamespaceTargets", f.Owner.Token, wide, `... on Environment { conn: eligibleNamespaceTargets(first: $first, after: $after) { %s } }`, "", nil},
+			{"tenant.deploymentsUnderWay", f.Owner.Token, f.TenantID, `... on Tenant { conn: deploymentsUnderWay(first: $first, after: $after) { %s } }`, "", nil},
+			{"tenant.deploymentsUnderWay, a viewer of one project", f.Users[Viewer].Token, f.TenantID, `... on Tenant { conn: deploymentsUnderWay(first: $first, after: $after) { %s } }`, "", nil},
+			{"tenant.invitations", f.Owner.Token, f.TenantID, `... on Tenant { conn: invitations(first: $first, after: $after) { %s } }`, "", nil},
+			{"cluster.connectTokens", f.Owner.Token, f.ClusterID, `... on Cluster { conn: connectTokens(first: $first, after: $after) { %s } }`, "", nil},
+			{"viewer.apiTokens", f.Users[Editor].Token, "", `conn: apiTokens(first: $first, after: $after) { %s }`, "", nil},
+			{"viewer.sessions", "", "", `conn: sessions(first: $first, after: $after) { %s }`, "", person.cookie},
+			{"deployment.events", f.Users[Viewer].Token, dep, `... on Deployment { conn: events(first: $first, after: $after) { %s } }`, "sequence", nil},
+			{"service.logs", f.Users[Viewer].Token, f.ServiceID, `... on Service { conn: logs(` + onEnv + `first: $first, after: $after) { %s } }`, "number", nil},
+			{"service.logs, filtered", f.Owner.Token, f.ServiceID, `... on Service { conn: logs(` + onEnv + `filter: {text: "t"}, first: $first, after: $after) { %s } }`, "number", nil},
+			{"build.log", f.Users[Viewer].Token, build, `... on Build { conn: log(first: $first, after: $after) { %s } }`, "number", nil},
+			{"cluster.drift", f.Owner.Token, f.ClusterID, `... on Cluster { conn: drift(first: $first, after: $after) { %s } }`, "name", nil},
+			{"service.drift", f.Users[Viewer].Token, f.ServiceID, `... on Service { conn: drift(` + onEnv + `first: $first, after: $after) { %s } }`, "name", nil},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -107,10 +119,17 @@ func TestConnectionPaging(t *testing.T) {
 					q := `query($id: ID!, $first: Int, $after: String, $last: Int, $before: String) { node(id: $id) { id ` + fmt.Sprintf(field, sel) + ` } }`
 					path := "node.conn"
 					if c.node == "" {
-						q = `query($first: Int, $after: String, $last: Int, $before: String) { viewer { conn: apiTokens(first: $first, after: $after, last: $last, before: $before) { ` + sel + ` } } }`
+						q = `query($first: Int, $after: String, $last: Int, $before: String) { viewer { ` + fmt.Sprintf(field, sel) + ` } }`
 						path = "viewer.conn"
 					} else {
 						vars["id"] = c.node
+					}
+					if c.session != nil {
+						r := env.DoSession(t, c.session, q, vars)
+						if r.Status != http.StatusOK || len(r.Errors) > 0 {
+							t.Fatalf("request failed: HTTP %d, errors %s\nquery: %s\nvars: %v", r.Status, r.errorList(), q, vars)
+						}
+						return r, path
 					}
 					return env.MustDo(t, c.token, q, vars), path
 				}
@@ -204,6 +223,16 @@ func TestConnectionPaging(t *testing.T) {
 					t.Errorf("pages of last 1: got %v, want %v", back, all)
 				}
 			})
+		}
+		// The person's three sessions, newest first: the browser's own,
+		// the oldest, last.
+		r := env.DoSession(t, person.cookie, `{ viewer { session { id } sessions(first: 100) { nodes { id createdAt } } } }`, nil)
+		nodes := r.List("viewer.sessions.nodes")
+		if len(r.Errors) > 0 || len(nodes) != 3 || dig(nodes[2], "id") != r.Str("viewer.session.id") {
+			t.Fatalf("the person's sessions: %s, want three, their own last", r.Body)
+		}
+		if !slices.IsSortedFunc(nodes, func(a, b any) int { return strings.Compare(dig(b, "createdAt").(string), dig(a, "createdAt").(string)) }) {
+			t.Errorf("the person's sessions are not newest first: %v", nodes)
 		}
 	})
 }

@@ -333,7 +333,7 @@ func roleMatrix() map[string][]matrixCase {
 		},
 		"viewer": {{
 			name:  "self",
-			query: `{ viewer { user { id } token { id } session { id } sessions { id } tenants { nodes { id } } apiTokens { nodes { id } } } }`,
+			query: `{ viewer { user { id } token { id } session { id } sessions { nodes { id } } tenants { nodes { id } } apiTokens { nodes { id } } } }`,
 			want:  everyone,
 			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
 				c := f.Users[r]
@@ -351,7 +351,7 @@ func roleMatrix() map[string][]matrixCase {
 				if got := res.Str("viewer.session.id"); got != wantSession {
 					t.Errorf("viewer.session.id: got %q, want %q", got, wantSession)
 				}
-				if got, want := res.IDs("viewer.sessions"), []string{wantSession}; c.Session != nil && !slices.Equal(got, want) {
+				if got, want := res.IDs("viewer.sessions.nodes"), []string{wantSession}; c.Session != nil && !slices.Equal(got, want) {
 					t.Errorf("viewer.sessions: got %v, want %v", got, want)
 				}
 				if got := res.IDs("viewer.tenants.nodes"); !slices.Equal(got, []string{f.TenantID}) {

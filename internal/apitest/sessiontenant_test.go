@@ -34,12 +34,12 @@ func invitedBrowser(t *testing.T, f *Fixture, email, pass string) (b *browser, s
 // sessionIDs lists the ids of viewer.sessions as a browser sees them.
 func sessionIDs(t *testing.T, b *browser) []string {
 	t.Helper()
-	a := b.gql(`{ viewer { sessions { id tenants { id } } } }`, nil)
+	a := b.gql(`{ viewer { sessions(first: 100) { nodes { id tenants { id } } } } }`, nil)
 	if a.status != 200 {
 		t.Fatalf("viewer.sessions: %d %s", a.status, a.raw)
 	}
 	var out []string
-	for _, s := range dig(a.body, "data.viewer.sessions").([]any) {
+	for _, s := range dig(a.body, "data.viewer.sessions.nodes").([]any) {
 		out = append(out, dig(s, "id").(string))
 	}
 	slices.Sort(out)

@@ -161,7 +161,7 @@ func TestSignIn(t *testing.T) {
 		}
 
 		// Signed in: GraphQL with the cookie alone, in this tenant only.
-		me := ada.gql(`{ viewer { user { email } token { id } session { id method current tenants { id } } sessions { id current } } }`, nil)
+		me := ada.gql(`{ viewer { user { email } token { id } session { id method current tenants { id } } sessions(first: 100) { nodes { id current } } } }`, nil)
 		if me.status != 200 || dig(me.body, "data.viewer.user.email") != email || dig(me.body, "data.viewer.token") != nil ||
 			dig(me.body, "data.viewer.session.current") != true || dig(me.body, "data.viewer.session.tenants.0.id") != f.TenantID ||
 			len(dig(me.body, "data.viewer.session.tenants").([]any)) != 1 {

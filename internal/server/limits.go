@@ -267,6 +267,7 @@ func complexity() graph.ComplexityRoot {
 	c.Deployment.Events = linePage
 	c.Viewer.Tenants = page
 	c.Viewer.APITokens = page
+	c.Viewer.Sessions = page
 	c.Member.APITokens = page
 	// Large text, by the element.
 	c.LogLine.Line = func(int) int { return costLine }

@@ -60,11 +60,26 @@ func TouchSession(ctx context.Context, q Querier, id model.SessionID, now time.T
 	return err
 }
 
-// UserSessions lists a user's sessions that have neither ended nor
-// expired, newest first.
-func UserSessions(ctx context.Context, q Querier, user model.UserID, now time.Time) ([]*model.Session, error) {
-	return Sessions.query(ctx, q, `SELECT `+Sessions.cols()+` FROM sessions
-		WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 ORDER BY created_at DESC, id DESC`, string(user), now)
+// UserSessions reads one page of a user's sessions that have neither
+// ended nor expired, newest first (ids are time-ordered). With within not
+// nil, only the sessions that act in none but those tenants are read (a
+// session's tenants are a JSON list): a caller sees the sign-ins of the
+// tenants it acts in, not where else the person is signed in.
+func UserSessions(ctx context.Context, q Querier, user model.UserID, within []model.TenantID, now time.Time, pg PageArgs) (Page[model.Session], error) {
+	where, args := "user_id = $1 AND revoked_at IS NULL AND expires_at > $2", []any{string(user), now}
+	if within != nil {
+		if len(within) == 0 {
+			return Page[model.Session]{}, nil // every session acts in a tenant
+		}
+		in, more := inList(within, len(args))
+		elements := "json_each(sessions.tenants) AS t"
+		if q.Dialect().Name == "postgres" {
+			elements = "json_array_elements_text(sessions.tenants::json) AS t(value)"
+		}
+		where += fmt.Sprintf(" AND NOT EXISTS (SELECT 1 FROM %s WHERE t.value NOT IN (%s))", elements, in)
+		args = append(args, more...)
+	}
+	return Sessions.newest(ctx, q, pg, where, args...)
 }
 
 // RevokeSession ends one session of a user; it reports whether one ended.

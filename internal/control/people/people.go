@@ -618,19 +618,20 @@ func (p *People) authenticateSession(ctx context.Context, secret, origin string)
 	return &authz.Actor{User: user, Session: s, Origin: origin}, nil
 }
 
-// Sessions lists the caller's live sessions that act only in tenants the
+// Sessions pages the caller's live sessions that act only in tenants the
 // caller acts in, newest first: a person invited into another tenant is
-// not shown, there, where and how they are signed in elsewhere.
-func (p *People) Sessions(ctx context.Context) ([]*model.Session, error) {
+// not shown, there, where and how they are signed in elsewhere. The
+// tenants are part of the read, so a page is full while there are more.
+func (p *People) Sessions(ctx context.Context, pg store.PageArgs) (store.Page[model.Session], error) {
 	a, err := authz.ActorFrom(ctx)
 	if err != nil {
-		return nil, err
+		return store.Page[model.Session]{}, err
 	}
-	all, err := store.UserSessions(ctx, p.Querier(ctx), a.User.ID, p.Now())
-	if err != nil {
-		return nil, err
+	within, every := a.Within()
+	if !every && within == nil {
+		within = []model.TenantID{} // acting in none: no session is the caller's to see
 	}
-	return slices.DeleteFunc(all, func(s *model.Session) bool { return !a.Covers(s.Tenants) }), nil
+	return store.UserSessions(ctx, p.Querier(ctx), a.User.ID, within, p.Now(), pg)
 }
 
 // Session reads one of the caller's live sessions that Sessions lists;

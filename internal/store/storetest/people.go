@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,17 +47,23 @@ func testPeople(t *testing.T, s *store.Store) {
 	})
 
 	t.Run("sessions", func(t *testing.T) {
-		mk := func(tenants []model.TenantID, hash string, created time.Time) *model.Session {
-			x := &model.Session{ID: model.SessionID(newID()), UserID: u.ID, Tenants: tenants, Method: "passphrase", Prefix: "nbs_abcdefgh",
+		mkOf := func(user model.UserID, tenants []model.TenantID, hash string, created time.Time) *model.Session {
+			x := &model.Session{ID: model.SessionID(newID()), UserID: user, Tenants: tenants, Method: "passphrase", Prefix: "nbs_abcdefgh",
 				Hash: []byte(hash), Address: "198.51.100.7", UserAgent: "Firefox", CreatedAt: created, LastSeenAt: created,
 				ExpiresAt: created.Add(12 * time.Hour)}
 			wantNoErr(t, "inserting a session", store.Sessions.Insert(ctx, s.Q(), x))
 			return x
 		}
+		mk := func(tenants []model.TenantID, hash string, created time.Time) *model.Session {
+			return mkOf(u.ID, tenants, hash, created)
+		}
 		s1 := mk([]model.TenantID{a.ID}, "h1", now)
 		s2 := mk([]model.TenantID{a.ID, b.ID}, "h2", now.Add(time.Minute))
 		s3 := mk([]model.TenantID{b.ID}, "h3", now.Add(2*time.Minute))
 		old := mk([]model.TenantID{a.ID}, "h4", now.Add(-13*time.Hour)) // expired
+		revoked := mk([]model.TenantID{a.ID}, "h5", now.Add(2*time.Minute))
+		theirs := mkOf(other.ID, []model.TenantID{a.ID}, "h6", now.Add(2*time.Minute))
+		s4 := mk([]model.TenantID{a.ID}, "h7", now.Add(150*time.Second))
 		got, err := store.SessionByHash(ctx, s.Q(), []byte("h2"))
 		wantNoErr(t, "by hash", err)
 		assertEqual(t, "session by hash", got, s2)
@@ -72,11 +79,49 @@ func testPeople(t *testing.T, s *store.Store) {
 		if got := mustGet(t, s, store.Sessions, s1.ID); !got.LastSeenAt.Equal(later) {
 			t.Errorf("touched after the interval: last seen %v, want %v", got.LastSeenAt, later)
 		}
+		if ok, err := store.RevokeSession(ctx, s.Q(), u.ID, revoked.ID, now); err != nil || !ok {
+			t.Fatalf("revoking a session: %v, %v", ok, err)
+		}
 
-		live, err := store.UserSessions(ctx, s.Q(), u.ID, now.Add(3*time.Minute))
-		wantNoErr(t, "listing", err)
-		wantIDs(t, "live sessions", live, []*model.Session{s3, s2, s1}, func(x *model.Session) model.SessionID { return x.ID })
-		_ = old
+		// Newest first, paged both ways; the ended, the expired and another
+		// user's sessions are never read.
+		sessID := func(x *model.Session) model.SessionID { return x.ID }
+		at := now.Add(3 * time.Minute)
+		page := func(what string, within []model.TenantID, pg store.PageArgs, want []*model.Session, hasNext, hasPrevious bool) {
+			t.Helper()
+			p, err := store.UserSessions(ctx, s.Q(), u.ID, within, at, pg)
+			wantNoErr(t, what, err)
+			wantIDs(t, what, p.Items, want, sessID)
+			if p.HasNext != hasNext || p.HasPrevious != hasPrevious {
+				t.Errorf("%s: HasNext %v, HasPrevious %v; want %v, %v", what, p.HasNext, p.HasPrevious, hasNext, hasPrevious)
+			}
+		}
+		page("live sessions", nil, store.PageArgs{First: 10}, []*model.Session{s4, s3, s2, s1}, false, false)
+		page("the first two", nil, store.PageArgs{First: 2}, []*model.Session{s4, s3}, true, false)
+		page("the first two, not asking for more", nil, store.PageArgs{First: 2, NoNext: true}, []*model.Session{s4, s3}, false, false)
+		page("after the second", nil, store.PageArgs{First: 2, After: string(s3.ID)}, []*model.Session{s2, s1}, false, false)
+		page("the last two", nil, store.PageArgs{First: 2, FromEnd: true}, []*model.Session{s2, s1}, false, true)
+		page("the two before the third", nil, store.PageArgs{First: 2, Before: string(s2.ID), FromEnd: true}, []*model.Session{s4, s3}, false, false)
+		page("between the first and the last", nil, store.PageArgs{First: 10, After: string(s4.ID), Before: string(s1.ID)}, []*model.Session{s3, s2}, false, false)
+		page("between, from the end", nil, store.PageArgs{First: 1, After: string(s4.ID), Before: string(s1.ID), FromEnd: true}, []*model.Session{s2}, false, true)
+		page("after an ended session", nil, store.PageArgs{First: 10, After: string(revoked.ID)}, []*model.Session{s3, s2, s1}, false, false)
+		page("none", nil, store.PageArgs{First: 0}, nil, true, false)
+		// Within tenants: only the sessions acting in none but those, and
+		// a page is full while there are more of them.
+		page("acting in a only", []model.TenantID{a.ID}, store.PageArgs{First: 10}, []*model.Session{s4, s1}, false, false)
+		page("acting in a only, the first", []model.TenantID{a.ID}, store.PageArgs{First: 1}, []*model.Session{s4}, true, false)
+		page("acting in a only, after the first", []model.TenantID{a.ID}, store.PageArgs{First: 1, After: string(s4.ID)}, []*model.Session{s1}, false, false)
+		page("acting in a only, the last", []model.TenantID{a.ID}, store.PageArgs{First: 1, FromEnd: true}, []*model.Session{s1}, false, true)
+		page("acting in b only", []model.TenantID{b.ID}, store.PageArgs{First: 10}, []*model.Session{s3}, false, false)
+		page("acting in a or b", []model.TenantID{b.ID, a.ID}, store.PageArgs{First: 10}, []*model.Session{s4, s3, s2, s1}, false, false)
+		page("acting in another tenant", []model.TenantID{model.TenantID(newID())}, store.PageArgs{First: 10}, nil, false, false)
+		page("acting in no tenant", []model.TenantID{}, store.PageArgs{First: 10}, nil, false, false)
+		if p, err := store.UserSessions(ctx, s.Q(), u.ID, nil, old.CreatedAt.Add(time.Minute), store.PageArgs{First: 10}); err != nil || !slices.ContainsFunc(p.Items, func(x *model.Session) bool { return x.ID == old.ID }) {
+			t.Errorf("before it expired, the old session is not listed: %v, %v", p.Items, err)
+		}
+		p, err := store.UserSessions(ctx, s.Q(), other.ID, nil, at, store.PageArgs{First: 10})
+		wantNoErr(t, "listing the other user's", err)
+		wantIDs(t, "the other user's sessions", p.Items, []*model.Session{theirs}, sessID)
 
 		ok, err := store.RevokeSession(ctx, s.Q(), other.ID, s3.ID, now)
 		wantNoErr(t, "revoking another's", err)

@@ -9,7 +9,10 @@ const Account = graphql(`
     viewer {
       user { email }
       tenants(first: 5) { nodes { id name } }
-      sessions { id method address userAgent createdAt lastSeenAt current tenants { name } }
+      sessions(first: 100) {
+        nodes { id method address userAgent createdAt lastSeenAt current tenants { name } }
+        pageInfo { hasNextPage }
+      }
     }
   }
 `);
@@ -60,7 +63,7 @@ export function AccountPage() {
     <table tabindex="0">
       <thead><tr><th scope="col">Since</th><th scope="col">Last seen</th><th scope="col">From</th><th scope="col">Tenants</th><th scope="col"></th></tr></thead>
       <tbody>
-        ${data.viewer.sessions.map(
+        ${data.viewer.sessions.nodes.map(
           (x) => html`<tr>
             <td>${new Date(x.createdAt).toLocaleString()} <span class="muted">(${x.method.toLowerCase()})</span></td>
             <td>${new Date(x.lastSeenAt).toLocaleString()}</td>
@@ -71,6 +74,9 @@ export function AccountPage() {
         )}
       </tbody>
     </table>
+    ${data.viewer.sessions.pageInfo.hasNextPage
+      ? html`<p class="muted">Your 100 newest sign-ins are shown: end some of these to see the older ones.</p>`
+      : ''}
   `;
 }
 

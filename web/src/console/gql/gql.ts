@@ -15,7 +15,7 @@ import * as types from './graphql';
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
-    "\n  query ConsoleAccount {\n    viewer {\n      user { email }\n      tenants(first: 5) { nodes { id name } }\n      sessions { id method address userAgent createdAt lastSeenAt current tenants { name } }\n    }\n  }\n": typeof types.ConsoleAccountDocument,
+    "\n  query ConsoleAccount {\n    viewer {\n      user { email }\n      tenants(first: 5) { nodes { id name } }\n      sessions(first: 100) {\n        nodes { id method address userAgent createdAt lastSeenAt current tenants { name } }\n        pageInfo { hasNextPage }\n      }\n    }\n  }\n": typeof types.ConsoleAccountDocument,
     "\n  mutation ConsoleRevokeSession($id: ID!) {\n    revokeSession(input: { sessionId: $id }) {\n      revokedSessionId\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleRevokeSessionDocument,
     "\n  mutation ConsoleCreateToken($name: String!, $tenant: ID, $days: Int) {\n    createApiToken(input: { name: $name, tenantId: $tenant, expiresInDays: $days }) {\n      secret\n      apiToken { prefix expiresAt }\n      userErrors { message }\n    }\n  }\n": typeof types.ConsoleCreateTokenDocument,
     "\n  query ConsoleApprovals {\n    viewer {\n      tenants(first: 5) {\n        nodes {\n          id\n          name\n          approvalQueue(first: 50) {\n            nodes {\n              id stage createdAt approvalExpiresAt\n              requestedBy { email }\n              release { number service { name } }\n              environment { name project { name } }\n            }\n            pageInfo { hasNextPage }\n          }\n        }\n      }\n    }\n  }\n": typeof types.ConsoleApprovalsDocument,
@@ -51,7 +51,7 @@ type Documents = {
     "\n  query ConsoleAdminTenants {\n    viewer { tenants(first: 5) { nodes { id name viewerRole } } }\n  }\n": typeof types.ConsoleAdminTenantsDocument,
 };
 const documents: Documents = {
-    "\n  query ConsoleAccount {\n    viewer {\n      user { email }\n      tenants(first: 5) { nodes { id name } }\n      sessions { id method address userAgent createdAt lastSeenAt current tenants { name } }\n    }\n  }\n": types.ConsoleAccountDocument,
+    "\n  query ConsoleAccount {\n    viewer {\n      user { email }\n      tenants(first: 5) { nodes { id name } }\n      sessions(first: 100) {\n        nodes { id method address userAgent createdAt lastSeenAt current tenants { name } }\n        pageInfo { hasNextPage }\n      }\n    }\n  }\n": types.ConsoleAccountDocument,
     "\n  mutation ConsoleRevokeSession($id: ID!) {\n    revokeSession(input: { sessionId: $id }) {\n      revokedSessionId\n      userErrors { message }\n    }\n  }\n": types.ConsoleRevokeSessionDocument,
     "\n  mutation ConsoleCreateToken($name: String!, $tenant: ID, $days: Int) {\n    createApiToken(input: { name: $name, tenantId: $tenant, expiresInDays: $days }) {\n      secret\n      apiToken { prefix expiresAt }\n      userErrors { message }\n    }\n  }\n": types.ConsoleCreateTokenDocument,
     "\n  query ConsoleApprovals {\n    viewer {\n      tenants(first: 5) {\n        nodes {\n          id\n          name\n          approvalQueue(first: 50) {\n            nodes {\n              id stage createdAt approvalExpiresAt\n              requestedBy { email }\n              release { number service { name } }\n              environment { name project { name } }\n            }\n            pageInfo { hasNextPage }\n          }\n        }\n      }\n    }\n  }\n": types.ConsoleApprovalsDocument,
@@ -90,7 +90,7 @@ const documents: Documents = {
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query ConsoleAccount {\n    viewer {\n      user { email }\n      tenants(first: 5) { nodes { id name } }\n      sessions { id method address userAgent createdAt lastSeenAt current tenants { name } }\n    }\n  }\n"): typeof import('./graphql').ConsoleAccountDocument;
+export function graphql(source: "\n  query ConsoleAccount {\n    viewer {\n      user { email }\n      tenants(first: 5) { nodes { id name } }\n      sessions(first: 100) {\n        nodes { id method address userAgent createdAt lastSeenAt current tenants { name } }\n        pageInfo { hasNextPage }\n      }\n    }\n  }\n"): typeof import('./graphql').ConsoleAccountDocument;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

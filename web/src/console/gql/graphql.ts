@@ -213,7 +213,7 @@ export type VariableStatus =
 export type ConsoleAccountQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type ConsoleAccountQuery = { viewer: { user: { email: string }, tenants: { nodes: Array<{ id: string, name: string }> }, sessions: Array<{ id: string, method: SessionMethod, address: string, userAgent: string, createdAt: string, lastSeenAt: string, current: boolean, tenants: Array<{ name: string }> }> } };
+export type ConsoleAccountQuery = { viewer: { user: { email: string }, tenants: { nodes: Array<{ id: string, name: string }> }, sessions: { nodes: Array<{ id: string, method: SessionMethod, address: string, userAgent: string, createdAt: string, lastSeenAt: string, current: boolean, tenants: Array<{ name: string }> }>, pageInfo: { hasNextPage: boolean } } } };
 
 export type ConsoleRevokeSessionMutationVariables = Exact<{
   id: string | number;
@@ -633,21 +633,26 @@ export const ConsoleAccountDocument = new TypedDocumentString(`
         name
       }
     }
-    sessions {
-      id
-      method
-      address
-      userAgent
-      createdAt
-      lastSeenAt
-      current
-      tenants {
-        name
+    sessions(first: 100) {
+      nodes {
+        id
+        method
+        address
+        userAgent
+        createdAt
+        lastSeenAt
+        current
+        tenants {
+          name
+        }
+      }
+      pageInfo {
+        hasNextPage
       }
     }
   }
 }
-    `, {"hash":"sha256:205c3a6f4cd09e1a3907a358a76d79878053b1d626bfbc8a69716f3e527feb25"}) as unknown as TypedDocumentString<ConsoleAccountQuery, ConsoleAccountQueryVariables>;
+    `, {"hash":"sha256:65ac1ce6dbdc82d2fe47372c10e84507e4126c35526237fc321e397a526af000"}) as unknown as TypedDocumentString<ConsoleAccountQuery, ConsoleAccountQueryVariables>;
 export const ConsoleRevokeSessionDocument = new TypedDocumentString(`
     mutation ConsoleRevokeSession($id: ID!) {
   revokeSession(input: {sessionId: $id}) {

@@ -121,7 +121,7 @@ fragment ConsoleProjectCard on Project {
       hasNextPage
     }
   }
-}`,{fragmentName:`ConsoleTenantSection`}),Oe={"\n  query ConsoleAccount {\n    viewer {\n      user { email }\n      tenants(first: 5) { nodes { id name } }\n      sessions { id method address userAgent createdAt lastSeenAt current tenants { name } }\n    }\n  }\n":new G(`
+}`,{fragmentName:`ConsoleTenantSection`}),Oe={"\n  query ConsoleAccount {\n    viewer {\n      user { email }\n      tenants(first: 5) { nodes { id name } }\n      sessions(first: 100) {\n        nodes { id method address userAgent createdAt lastSeenAt current tenants { name } }\n        pageInfo { hasNextPage }\n      }\n    }\n  }\n":new G(`
     query ConsoleAccount {
   viewer {
     user {
@@ -133,21 +133,26 @@ fragment ConsoleProjectCard on Project {
         name
       }
     }
-    sessions {
-      id
-      method
-      address
-      userAgent
-      createdAt
-      lastSeenAt
-      current
-      tenants {
-        name
+    sessions(first: 100) {
+      nodes {
+        id
+        method
+        address
+        userAgent
+        createdAt
+        lastSeenAt
+        current
+        tenants {
+          name
+        }
+      }
+      pageInfo {
+        hasNextPage
       }
     }
   }
 }
-    `,{hash:`sha256:205c3a6f4cd09e1a3907a358a76d79878053b1d626bfbc8a69716f3e527feb25`}),"\n  mutation ConsoleRevokeSession($id: ID!) {\n    revokeSession(input: { sessionId: $id }) {\n      revokedSessionId\n      userErrors { message }\n    }\n  }\n":new G(`
+    `,{hash:`sha256:65ac1ce6dbdc82d2fe47372c10e84507e4126c35526237fc321e397a526af000`}),"\n  mutation ConsoleRevokeSession($id: ID!) {\n    revokeSession(input: { sessionId: $id }) {\n      revokedSessionId\n      userErrors { message }\n    }\n  }\n":new G(`
     mutation ConsoleRevokeSession($id: ID!) {
   revokeSession(input: {sessionId: $id}) {
     revokedSessionId
@@ -885,7 +890,10 @@ fragment ConsoleTenantSection on Tenant {
     viewer {
       user { email }
       tenants(first: 5) { nodes { id name } }
-      sessions { id method address userAgent createdAt lastSeenAt current tenants { name } }
+      sessions(first: 100) {
+        nodes { id method address userAgent createdAt lastSeenAt current tenants { name } }
+        pageInfo { hasNextPage }
+      }
     }
   }
 `),Be=K(`
@@ -912,7 +920,7 @@ fragment ConsoleTenantSection on Tenant {
     <table tabindex="0">
       <thead><tr><th scope="col">Since</th><th scope="col">Last seen</th><th scope="col">From</th><th scope="col">Tenants</th><th scope="col"></th></tr></thead>
       <tbody>
-        ${e.viewer.sessions.map(e=>X`<tr>
+        ${e.viewer.sessions.nodes.map(e=>X`<tr>
             <td>${new Date(e.createdAt).toLocaleString()} <span class="muted">(${e.method.toLowerCase()})</span></td>
             <td>${new Date(e.lastSeenAt).toLocaleString()}</td>
             <td>${e.address} <span class="muted">${e.userAgent.slice(0,40)}</span></td>
@@ -921,6 +929,7 @@ fragment ConsoleTenantSection on Tenant {
           </tr>`)}
       </tbody>
     </table>
+    ${e.viewer.sessions.pageInfo.hasNextPage?X`<p class="muted">Your 100 newest sign-ins are shown: end some of these to see the older ones.</p>`:``}
   `}function Ue({tenants:e}){let[t,n]=V(``),[r,i]=V(e[0]?.id??``),[a,o]=V(``),[s,c]=V(``);return a?X`<p role="status">Your new token, shown only now (it expires in 90 days): <code data-testid="token">${a}</code></p>`:X`<form class="deploy" aria-label="Make a personal API token" onSubmit=${async e=>{e.preventDefault(),c(``);let n=(await q(Ve,{name:t,tenant:r,days:90})).createApiToken;n.userErrors.length||!n.secret?c(Z(n.userErrors)):o(n.secret)}}>
     <label for="tok-name">Token name</label>
     <input id="tok-name" value=${t} required placeholder="laptop" onInput=${e=>n(e.target.value)} />
