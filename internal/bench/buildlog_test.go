@@ -56,6 +56,7 @@ func BenchmarkBuildLog(b *testing.B) {
 		if _, err := env.Plane.RunJobsOnce(b.Context()); err != nil {
 			b.Fatal(err)
 		}
+		agent.waitHanded(b, a.Builds[0])
 		build := gid.Encode(gid.Build, a.Builds[0])
 		sub := subscribeBuildLog(b, env, f.Owner.Token, build)
 
@@ -121,10 +122,16 @@ func BenchmarkBuildLog(b *testing.B) {
 	}
 }
 
-type buildAgent struct{ conn *websocket.Conn }
+type buildAgent struct {
+	conn *websocket.Conn
+	// handed receives the id of each build the control plane hands the
+	// agent; it reports on a build only after that, as an agent does.
+	handed chan string
+}
 
 // dialBuildAgent connects as the fixture cluster's agent with builds.v1
-// and reads what the control plane sends, dropping it.
+// and reads what the control plane sends: the builds it is handed go to
+// handed, the rest is dropped.
 func dialBuildAgent(b *testing.B, f *apitest.Fixture) *buildAgent {
 	r := f.MustDo(b, `mutation($c: ID!) { regenerateConnectToken(input: {clusterId: $c, confirmName: "prod-eu"}) { secret } }`,
 		map[string]any{"c": f.ClusterID})
@@ -133,16 +140,53 @@ func dialBuildAgent(b *testing.B, f *apitest.Fixture) *buildAgent {
 	if err != nil {
 		b.Fatal(err)
 	}
-	a := &buildAgent{conn: conn}
-	a.send(b, protocol.TypeHello, protocol.Hello{Protocols: []int{protocol.Version}, Capabilities: protocol.Known})
+	a := &buildAgent{conn: conn, handed: make(chan string, 16)}
+	a.send(b, protocol.TypeHello, protocol.Hello{Protocols: []int{protocol.Version}, Capabilities: protocol.Known, Agent: "nebula-agent-bench"})
+	// The welcome: the control plane knows the session, so the builds it
+	// hands out from now on reach it.
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, frame, err := conn.ReadMessage(); err != nil {
+		b.Fatalf("reading the welcome: %v", err)
+	} else if m, err := protocol.DecodeServer(frame); err != nil {
+		b.Fatalf("decoding the welcome: %v", err)
+	} else if _, ok := m.(*protocol.Welcome); !ok {
+		b.Fatalf("got %s, want a welcome", frame)
+	}
+	_ = conn.SetReadDeadline(time.Time{})
 	go func() {
 		for {
-			if _, _, err := conn.ReadMessage(); err != nil {
+			_, frame, err := conn.ReadMessage()
+			if err != nil {
 				return
+			}
+			if m, err := protocol.DecodeServer(frame); err == nil {
+				if builds, ok := m.(*protocol.Builds); ok {
+					for _, j := range builds.Builds {
+						select {
+						case a.handed <- j.ID:
+						default:
+						}
+					}
+				}
 			}
 		}
 	}()
 	return a
+}
+
+// waitHanded waits until the control plane has handed the agent build id.
+func (a *buildAgent) waitHanded(b *testing.B, id string) {
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case got := <-a.handed:
+			if got == id {
+				return
+			}
+		case <-deadline:
+			b.Fatalf("the agent was not handed build %s in a minute", id)
+		}
+	}
 }
 
 func (a *buildAgent) send(b *testing.B, typ string, body any) {
