@@ -250,6 +250,22 @@ func (r *clusterResolver) ActiveRevision(ctx context.Context, obj *model.Cluster
 	return r.Plane.Delivery.ActiveRevision(ctx, obj)
 }
 
+func (r *clusterInventoryResolver) Nodes(ctx context.Context, obj *protocol.Inventory, first *int, after *string, last *int, before *string) (*gqlmodel.ClusterNodeConnection, error) {
+	pg, err := pageArgsByName(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	return clusterNodeConn(ctx, pageOfAll(pointersTo(obj.Nodes), clusterNodeKey, pg)), nil
+}
+
+func (r *clusterInventoryResolver) Workloads(ctx context.Context, obj *protocol.Inventory, first *int, after *string, last *int, before *string) (*gqlmodel.ClusterWorkloadConnection, error) {
+	pg, err := pageArgsByName(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	return clusterWorkloadConn(ctx, pageOfAll(pointersTo(obj.Workloads), clusterWorkloadKey, pg)), nil
+}
+
 func (r *commandResolver) Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error) {
 	return load(ctx, loadersFrom(ctx, r.Plane).clusters, obj.ClusterID)
 }
@@ -1873,6 +1889,10 @@ func (r *Resolver) ChangeSet() graph.ChangeSetResolver { return &changeSetResolv
 
 func (r *Resolver) Cluster() graph.ClusterResolver { return &clusterResolver{r} }
 
+func (r *Resolver) ClusterInventory() graph.ClusterInventoryResolver {
+	return &clusterInventoryResolver{r}
+}
+
 func (r *Resolver) Command() graph.CommandResolver { return &commandResolver{r} }
 
 func (r *Resolver) Deployment() graph.DeploymentResolver { return &deploymentResolver{r} }
@@ -1954,6 +1974,7 @@ type (
 	buildResolver            struct{ *Resolver }
 	changeSetResolver        struct{ *Resolver }
 	clusterResolver          struct{ *Resolver }
+	clusterInventoryResolver struct{ *Resolver }
 	commandResolver          struct{ *Resolver }
 	deploymentResolver       struct{ *Resolver }
 	deploymentEventResolver  struct{ *Resolver }
