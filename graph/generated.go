@@ -224,7 +224,7 @@ type ComplexityRoot struct {
 		AppliedBy   func(childComplexity int) int
 		Author      func(childComplexity int) int
 		Changes     func(childComplexity int) int
-		Comments    func(childComplexity int) int
+		Comments    func(childComplexity int, first *int, after *string, last *int, before *string) int
 		CreatedAt   func(childComplexity int) int
 		DecidedAt   func(childComplexity int) int
 		DecidedBy   func(childComplexity int) int
@@ -262,6 +262,17 @@ type ComplexityRoot struct {
 		Author   func(childComplexity int) int
 		Body     func(childComplexity int) int
 		Decision func(childComplexity int) int
+	}
+
+	ChangeSetCommentConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ChangeSetCommentEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	ChangeSetConnection struct {
@@ -1431,7 +1442,7 @@ type ChangeSetResolver interface {
 	Project(ctx context.Context, obj *model.ChangeSet) (*model.Project, error)
 	Author(ctx context.Context, obj *model.ChangeSet) (*model.User, error)
 	Changes(ctx context.Context, obj *model.ChangeSet) ([]*gqlmodel.ChangeSetChange, error)
-	Comments(ctx context.Context, obj *model.ChangeSet) ([]*gqlmodel.ChangeSetComment, error)
+	Comments(ctx context.Context, obj *model.ChangeSet, first *int, after *string, last *int, before *string) (*gqlmodel.ChangeSetCommentConnection, error)
 
 	DecidedBy(ctx context.Context, obj *model.ChangeSet) (*model.User, error)
 
@@ -2276,7 +2287,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.ChangeSet.Comments(childComplexity), true
+		args, err := ec.field_ChangeSet_comments_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ChangeSet.Comments(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "ChangeSet.createdAt":
 		if e.ComplexityRoot.ChangeSet.CreatedAt == nil {
 			break
@@ -2465,6 +2481,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ChangeSetComment.Decision(childComplexity), true
+
+	case "ChangeSetCommentConnection.edges":
+		if e.ComplexityRoot.ChangeSetCommentConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetCommentConnection.Edges(childComplexity), true
+	case "ChangeSetCommentConnection.nodes":
+		if e.ComplexityRoot.ChangeSetCommentConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetCommentConnection.Nodes(childComplexity), true
+	case "ChangeSetCommentConnection.pageInfo":
+		if e.ComplexityRoot.ChangeSetCommentConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetCommentConnection.PageInfo(childComplexity), true
+
+	case "ChangeSetCommentEdge.cursor":
+		if e.ComplexityRoot.ChangeSetCommentEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetCommentEdge.Cursor(childComplexity), true
+	case "ChangeSetCommentEdge.node":
+		if e.ComplexityRoot.ChangeSetCommentEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetCommentEdge.Node(childComplexity), true
 
 	case "ChangeSetConnection.edges":
 		if e.ComplexityRoot.ChangeSetConnection.Edges == nil {
@@ -9744,7 +9792,16 @@ type ChangeSet implements Node {
   "Its changes, in the order added."
   changes: [ChangeSetChange!]!
   "Comments and decisions, oldest first."
-  comments: [ChangeSetComment!]!
+  comments(
+    "Page forwards: how many comments, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many comments, from the newest (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): ChangeSetCommentConnection!
   "When it was opened."
   createdAt: Time!
   "When it last changed."
@@ -9837,6 +9894,24 @@ type ChangeSetComment {
   decision: ApprovalDecision
   "When it was written."
   at: Time!
+}
+
+"A page of a change set's comments and decisions, oldest first."
+type ChangeSetCommentConnection {
+  "The page's comments, each with its cursor."
+  edges: [ChangeSetCommentEdge!]!
+  "The page's comments, without cursors."
+  nodes: [ChangeSetComment!]!
+  "Where the page stands in the list."
+  pageInfo: PageInfo!
+}
+
+"A change set's comment in a page, with its cursor."
+type ChangeSetCommentEdge {
+  "Opaque: pass it as after or before to page from this comment."
+  cursor: String!
+  "The comment."
+  node: ChangeSetComment!
 }
 
 "What applying a change set now would do."
@@ -11787,6 +11862,28 @@ func (ec *executionContext) childFields_ChangeSetComment(ctx context.Context, fi
 		return ec.fieldContext_ChangeSetComment_at(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ChangeSetComment", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeSetCommentConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ChangeSetCommentConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ChangeSetCommentConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ChangeSetCommentConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeSetCommentConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeSetCommentEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ChangeSetCommentEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ChangeSetCommentEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeSetCommentEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_ChangeSetConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -14012,6 +14109,44 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // region    ***************************** args.gotpl *****************************
 
 func (ec *executionContext) field_Build_log_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_ChangeSet_comments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
@@ -19188,26 +19323,43 @@ func (ec *executionContext) _ChangeSet_comments(ctx context.Context, field graph
 			return ec.fieldContext_ChangeSet_comments(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.ChangeSet().Comments(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ChangeSet().Comments(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.ChangeSetComment) graphql.Marshaler {
-			return ec.marshalNChangeSetComment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetCommentConnection) graphql.Marshaler {
+			return ec.marshalNChangeSetCommentConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentConnection(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_ChangeSet_comments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_ChangeSet_comments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "ChangeSet",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ChangeSetComment(ctx, field)
+			return ec.childFields_ChangeSetCommentConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ChangeSet_comments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -19920,6 +20072,157 @@ func (ec *executionContext) _ChangeSetComment_at(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_ChangeSetComment_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ChangeSetComment", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ChangeSetCommentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetCommentConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetCommentConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.ChangeSetCommentEdge) graphql.Marshaler {
+			return ec.marshalNChangeSetCommentEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetCommentConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetCommentConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetCommentEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetCommentConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetCommentConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetCommentConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.ChangeSetComment) graphql.Marshaler {
+			return ec.marshalNChangeSetComment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetCommentConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetCommentConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetComment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetCommentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetCommentConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetCommentConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetCommentConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetCommentConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetCommentEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetCommentEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetCommentEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetCommentEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSetCommentEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _ChangeSetCommentEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetCommentEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetCommentEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetComment) graphql.Marshaler {
+			return ec.marshalNChangeSetComment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetComment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetCommentEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetCommentEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetComment(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ChangeSetConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetConnection) (ret graphql.Marshaler) {
@@ -47062,6 +47365,93 @@ func (ec *executionContext) _ChangeSetComment(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var changeSetCommentConnectionImplementors = []string{"ChangeSetCommentConnection"}
+
+func (ec *executionContext) _ChangeSetCommentConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ChangeSetCommentConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeSetCommentConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeSetCommentConnection")
+		case "edges":
+			out.Values[i] = ec._ChangeSetCommentConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ChangeSetCommentConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ChangeSetCommentConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var changeSetCommentEdgeImplementors = []string{"ChangeSetCommentEdge"}
+
+func (ec *executionContext) _ChangeSetCommentEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ChangeSetCommentEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeSetCommentEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeSetCommentEdge")
+		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSetCommentEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ChangeSetCommentEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var changeSetConnectionImplementors = []string{"ChangeSetConnection"}
 
 func (ec *executionContext) _ChangeSetConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ChangeSetConnection) graphql.Marshaler {
@@ -57171,6 +57561,47 @@ func (ec *executionContext) marshalNChangeSetComment2ᚖgithubᚗcomᚋnebulactr
 		return graphql.Null
 	}
 	return ec._ChangeSetComment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeSetCommentConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ChangeSetCommentConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ChangeSetCommentConnection!")
+		return graphql.Null
+	}
+	return ec._ChangeSetCommentConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeSetCommentEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ChangeSetCommentEdge) graphql.Marshaler {
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNChangeSetCommentEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNChangeSetCommentEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentEdge(ctx, sel, v[i])
+		})
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNChangeSetCommentEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ChangeSetCommentEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ChangeSetCommentEdge!")
+		return graphql.Null
+	}
+	return ec._ChangeSetCommentEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNChangeSetConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ChangeSetConnection) graphql.Marshaler {

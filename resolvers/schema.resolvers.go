@@ -107,8 +107,15 @@ func (r *changeSetResolver) Changes(ctx context.Context, obj *model.ChangeSet) (
 	return changesOut(ctx, r.Plane, obj)
 }
 
-func (r *changeSetResolver) Comments(ctx context.Context, obj *model.ChangeSet) ([]*gqlmodel.ChangeSetComment, error) {
-	return commentsOut(ctx, r.Plane, obj)
+func (r *changeSetResolver) Comments(ctx context.Context, obj *model.ChangeSet, first *int, after *string, last *int, before *string) (*gqlmodel.ChangeSetCommentConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	if pg, err = commentCursors(pg); err != nil {
+		return nil, err
+	}
+	return commentsOut(ctx, r.Plane, obj, pg)
 }
 
 func (r *changeSetResolver) DecidedBy(ctx context.Context, obj *model.ChangeSet) (*model.User, error) {

@@ -217,6 +217,24 @@ type ChangeSetComment struct {
 	At time.Time `json:"at"`
 }
 
+// A page of a change set's comments and decisions, oldest first.
+type ChangeSetCommentConnection struct {
+	// The page's comments, each with its cursor.
+	Edges []*ChangeSetCommentEdge `json:"edges"`
+	// The page's comments, without cursors.
+	Nodes []*ChangeSetComment `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A change set's comment in a page, with its cursor.
+type ChangeSetCommentEdge struct {
+	// Opaque: pass it as after or before to page from this comment.
+	Cursor string `json:"cursor"`
+	// The comment.
+	Node *ChangeSetComment `json:"node"`
+}
+
 // A page of change sets.
 type ChangeSetConnection struct {
 	// The page's change sets, each with its cursor.

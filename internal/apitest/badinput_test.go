@@ -89,6 +89,15 @@ func reported(kv ...string) func(t *testing.T, f, free *Fixture) map[string]any 
 	}
 }
 
+// openSet opens a change set of f's project with a comment: c.
+func openSet(t *testing.T, f, free *Fixture) map[string]any {
+	t.Helper()
+	c := f.MustDo(t, `mutation($p: ID!) { openChangeSet(input: {projectId: $p, title: "bad input"}) { changeSet { id } `+ue+` } }`,
+		map[string]any{"p": f.ProjectID}).Str("openChangeSet.changeSet.id")
+	f.MustDo(t, `mutation($c: ID!) { commentOnChangeSet(input: {changeSetId: $c, body: "a word"}) { `+ue+` } }`, map[string]any{"c": c})
+	return map[string]any{"c": c}
+}
+
 // fixtureValue resolves a name ("f.project", "free.cluster", …) to an id;
 // anything else is used as is.
 func fixtureValue(f, free *Fixture, name string) any {
@@ -178,6 +187,14 @@ func badInputs() []badCase {
 				v["b"] = base64.RawURLEncoding.EncodeToString([]byte(strings.Repeat("n", 321)))
 				return v
 			}, code: "BAD_USER_INPUT", mentions: []string{"before", "cursor"}},
+		{name: "change set comments first: 101", query: `query($c: ID!) { node(id: $c) { ... on ChangeSet { comments(first: 101) { nodes { body } } } } }`,
+			vars: openSet, code: "BAD_USER_INPUT", mentions: []string{"first", "101"}},
+		{name: "change set comments first and last", query: `query($c: ID!) { node(id: $c) { ... on ChangeSet { comments(first: 1, last: 1) { nodes { body } } } } }`,
+			vars: openSet, code: "BAD_USER_INPUT", mentions: []string{"first", "last"}},
+		{name: "change set comments after not a comment's cursor", query: `query($c: ID!) { node(id: $c) { ... on ChangeSet { comments(after: "Y29tbWVudDox") { nodes { body } } } } }`, // comment:1
+			vars: openSet, code: "BAD_USER_INPUT", mentions: []string{"after", "cursor"}},
+		{name: "change set comments before not a cursor", query: `query($c: ID!) { node(id: $c) { ... on ChangeSet { comments(last: 1, before: "!!!") { nodes { body } } } } }`,
+			vars: openSet, code: "BAD_USER_INPUT", mentions: []string{"before", "cursor"}},
 		{name: "deployment events last: 1001", query: `query($d: ID!) { node(id: $d) { ... on Deployment { events(last: 1001) { nodes { sequence } } } } }`,
 			vars: ids("d", "f.deployment"), code: "BAD_USER_INPUT", mentions: []string{"last", "1000", "1001"}},
 		{name: "deployment events before a line's cursor", query: `query($d: ID!) { node(id: $d) { ... on Deployment { events(last: 1, before: "MQ") { nodes { sequence } } } } }`,

@@ -74,6 +74,13 @@ func TestConnectionPaging(t *testing.T) {
 		}
 		f.MustDo(t, `mutation($c: ID!, $n: String!) { regenerateConnectToken(input: {clusterId: $c, confirmName: $n}) { `+ue+` } }`,
 			map[string]any{"c": f.ClusterID, "n": "prod-eu"})
+		// A change set with three comments.
+		set := f.MustDo(t, `mutation($p: ID!) { openChangeSet(input: {projectId: $p, title: "paged comments"}) { changeSet { id } `+ue+` } }`,
+			map[string]any{"p": f.ProjectID}).Str("openChangeSet.changeSet.id")
+		for _, body := range []string{"first word", "second word", "third word"} {
+			f.MustDo(t, `mutation($c: ID!, $b: String!) { commentOnChangeSet(input: {changeSetId: $c, body: $b}) { `+ue+` } }`,
+				map[string]any{"c": set, "b": body})
+		}
 		// A person signed in three times: by their invitation, then twice
 		// more; the first browser pages its viewer's sessions.
 		email, pass := f.Unique("paged-person")+"@people.example", "the paged person's passphrase"
@@ -112,6 +119,7 @@ func TestConnectionPaging(t *testing.T) {
 			{"build.log", f.Users[Viewer].Token, build, `... on Build { conn: log(first: $first, after: $after) { %s } }`, "number", nil},
 			{"cluster.inventory.nodes", f.Users[Viewer].Token, f.ClusterID, `... on Cluster { inventory { conn: nodes(first: $first, after: $after) { %s } } }`, "name", nil},
 			{"cluster.inventory.workloads", f.Users[Viewer].Token, f.ClusterID, `... on Cluster { inventory { conn: workloads(first: $first, after: $after) { %s } } }`, "name", nil},
+			{"changeSet.comments", f.Users[Viewer].Token, set, `... on ChangeSet { conn: comments(first: $first, after: $after) { %s } }`, "body", nil},
 			{"cluster.drift", f.Owner.Token, f.ClusterID, `... on Cluster { conn: drift(first: $first, after: $after) { %s } }`, "name", nil},
 			{"service.drift", f.Users[Viewer].Token, f.ServiceID, `... on Service { conn: drift(` + onEnv + `first: $first, after: $after) { %s } }`, "name", nil},
 		}
@@ -252,6 +260,23 @@ func TestConnectionPaging(t *testing.T) {
 		}
 		if want := []string{"shop/cart", "shop/web", "shop-prod/api"}; !slices.Equal(workloadNames, want) {
 			t.Errorf("the inventory's workloads: %v, want %v", workloadNames, want)
+		}
+		// The set's comments, oldest first; between two cursors, the one
+		// between them.
+		cm := env.MustDo(t, f.Owner.Token, `query($c: ID!) { node(id: $c) { ... on ChangeSet { comments { edges { cursor node { body } } } } } }`,
+			map[string]any{"c": set})
+		var bodies, commentCursors []string
+		for _, e := range cm.List("node.comments.edges") {
+			bodies, commentCursors = append(bodies, dig(e, "node.body").(string)), append(commentCursors, dig(e, "cursor").(string))
+		}
+		if want := []string{"first word", "second word", "third word"}; !slices.Equal(bodies, want) {
+			t.Fatalf("the set's comments: %v, want %v", bodies, want)
+		}
+		between := env.MustDo(t, f.Owner.Token, `query($c: ID!, $a: String, $b: String) { node(id: $c) { ... on ChangeSet {
+			comments(after: $a, before: $b) { nodes { body } pageInfo { hasNextPage hasPreviousPage } } } } }`,
+			map[string]any{"c": set, "a": commentCursors[0], "b": commentCursors[2]})
+		if got := between.List("node.comments.nodes"); len(got) != 1 || dig(got[0], "body") != "second word" {
+			t.Errorf("the comments between the first and the third: %s", between.Body)
 		}
 		// The person's three sessions, newest first: the browser's own,
 		// the oldest, last.

@@ -651,9 +651,9 @@ func printSetDetail(w io.Writer, s *client.ChangeSetDetail) {
 			fmt.Fprintf(w, "%s — %s\n", line, who(by))
 		}
 	}
-	if len(s.Comments) > 0 {
+	if len(s.Comments.Nodes) > 0 {
 		fmt.Fprintln(w, "Comments:")
-		for _, cm := range s.Comments {
+		for _, cm := range s.Comments.Nodes {
 			var by *string
 			if cm.Author != nil {
 				by = &cm.Author.Email

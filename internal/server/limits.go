@@ -222,6 +222,7 @@ func complexity() graph.ComplexityRoot {
 	c.Cluster.ConnectTokens = page
 	c.ClusterInventory.Nodes = page
 	c.ClusterInventory.Workloads = page
+	c.ChangeSet.Comments = page
 	c.Project.Members = page
 	c.Project.Environments = page
 	c.Project.Services = page
