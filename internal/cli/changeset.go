@@ -668,6 +668,9 @@ func printSetDetail(w io.Writer, s *client.ChangeSetDetail) {
 			}
 			fmt.Fprintf(w, "  %s %s%s%s\n", when(&cm.At), who(by), what, body)
 		}
+		if s.Comments.PageInfo.HasNextPage {
+			fmt.Fprintln(w, "  … the first 100; read the later ones through the API (ChangeSet.comments, after pageInfo.endCursor)")
+		}
 	}
 	if len(s.Deployments) > 0 {
 		fmt.Fprintln(w, "Deployments:")

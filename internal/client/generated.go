@@ -1296,11 +1296,18 @@ func (v *ChangeSetDetailChangesChangeSetChangeService) GetName() string { return
 type ChangeSetDetailCommentsChangeSetCommentConnection struct {
 	// The page's comments, without cursors.
 	Nodes []ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetComment `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo ChangeSetDetailCommentsChangeSetCommentConnectionPageInfo `json:"pageInfo"`
 }
 
 // GetNodes returns ChangeSetDetailCommentsChangeSetCommentConnection.Nodes, and is useful for accessing the field via an interface.
 func (v *ChangeSetDetailCommentsChangeSetCommentConnection) GetNodes() []ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetComment {
 	return v.Nodes
+}
+
+// GetPageInfo returns ChangeSetDetailCommentsChangeSetCommentConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailCommentsChangeSetCommentConnection) GetPageInfo() ChangeSetDetailCommentsChangeSetCommentConnectionPageInfo {
+	return v.PageInfo
 }
 
 // ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetComment includes the requested fields of the GraphQL type ChangeSetComment.
@@ -1351,6 +1358,20 @@ type ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetCommentAutho
 // GetEmail returns ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetCommentAuthorUser.Email, and is useful for accessing the field via an interface.
 func (v *ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetCommentAuthorUser) GetEmail() string {
 	return v.Email
+}
+
+// ChangeSetDetailCommentsChangeSetCommentConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection stands in the whole list.
+type ChangeSetDetailCommentsChangeSetCommentConnectionPageInfo struct {
+	// Whether items follow this page, when it was read forwards (with first, or with none of first, last and before); false when it was read backwards.
+	HasNextPage bool `json:"hasNextPage"`
+}
+
+// GetHasNextPage returns ChangeSetDetailCommentsChangeSetCommentConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailCommentsChangeSetCommentConnectionPageInfo) GetHasNextPage() bool {
+	return v.HasNextPage
 }
 
 // ChangeSetDetailDecidedByUser includes the requested fields of the GraphQL type User.
@@ -11606,6 +11627,9 @@ fragment ChangeSetDetail on ChangeSet {
 			author {
 				email
 			}
+		}
+		pageInfo {
+			hasNextPage
 		}
 	}
 	deployments {
