@@ -153,7 +153,7 @@ func (f *fixture) clusterState(t *testing.T) map[string]any {
 	t.Helper()
 	return dig(f.cp.gql(t, `query ($id: ID!) { node(id: $id) { ... on Cluster {
   status lastHeartbeatAt lastHeartbeatAge desiredRevision appliedRevision applyErrors { revision errors { object message } } activeRevision { number hash confirmed }
-  inventory { agentVersion kubernetesVersion capabilities nodes { name ready } workloads { namespace name replicas readyReplicas } } } } }`,
+  inventory { agentVersion kubernetesVersion capabilities nodes(first: 100) { nodes { name ready } } workloads(first: 100) { nodes { namespace name replicas readyReplicas } } } } } }`,
 		map[string]any{"id": f.cluster}), "node").(map[string]any)
 }
 
@@ -190,7 +190,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	if v := str(c, "inventory", "kubernetesVersion"); !strings.HasPrefix(v, "v1.37") {
 		t.Errorf("inventory Kubernetes version %q", v)
 	}
-	nodes, _ := dig(c, "inventory", "nodes").([]any)
+	nodes, _ := dig(c, "inventory", "nodes", "nodes").([]any)
 	if len(nodes) != 1 || str(nodes[0], "name") != sim.node || dig(nodes[0], "ready") != true {
 		t.Errorf("inventory nodes %v, want %s ready", nodes, sim.node)
 	}
@@ -232,7 +232,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		return d.Status.ReadyReplicas == 2, fmt.Sprintf("%+v", d.Status)
 	})
 	testutil.Eventually(t, 10*time.Second, "the inventory lists the managed workloads", func() (bool, string) {
-		w, _ := dig(f.clusterState(t), "inventory", "workloads").([]any)
+		w, _ := dig(f.clusterState(t), "inventory", "workloads", "nodes").([]any)
 		for _, x := range w {
 			if str(x, "name") == "api-web-r1" && num(x, "readyReplicas") == 2 {
 				return true, ""

@@ -43,6 +43,7 @@ type ResolverRoot interface {
 	Build() BuildResolver
 	ChangeSet() ChangeSetResolver
 	Cluster() ClusterResolver
+	ClusterInventory() ClusterInventoryResolver
 	Command() CommandResolver
 	Deployment() DeploymentResolver
 	DeploymentEvent() DeploymentEventResolver
@@ -223,7 +224,7 @@ type ComplexityRoot struct {
 		AppliedBy   func(childComplexity int) int
 		Author      func(childComplexity int) int
 		Changes     func(childComplexity int) int
-		Comments    func(childComplexity int) int
+		Comments    func(childComplexity int, first *int, after *string, last *int, before *string) int
 		CreatedAt   func(childComplexity int) int
 		DecidedAt   func(childComplexity int) int
 		DecidedBy   func(childComplexity int) int
@@ -261,6 +262,17 @@ type ComplexityRoot struct {
 		Author   func(childComplexity int) int
 		Body     func(childComplexity int) int
 		Decision func(childComplexity int) int
+	}
+
+	ChangeSetCommentConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ChangeSetCommentEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	ChangeSetConnection struct {
@@ -352,8 +364,8 @@ type ComplexityRoot struct {
 		AgentVersion      func(childComplexity int) int
 		Capabilities      func(childComplexity int) int
 		KubernetesVersion func(childComplexity int) int
-		Nodes             func(childComplexity int) int
-		Workloads         func(childComplexity int) int
+		Nodes             func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Workloads         func(childComplexity int, first *int, after *string, last *int, before *string) int
 	}
 
 	ClusterNode struct {
@@ -361,11 +373,33 @@ type ComplexityRoot struct {
 		Ready func(childComplexity int) int
 	}
 
+	ClusterNodeConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ClusterNodeEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ClusterWorkload struct {
 		Name          func(childComplexity int) int
 		Namespace     func(childComplexity int) int
 		ReadyReplicas func(childComplexity int) int
 		Replicas      func(childComplexity int) int
+	}
+
+	ClusterWorkloadConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ClusterWorkloadEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Command struct {
@@ -1408,7 +1442,7 @@ type ChangeSetResolver interface {
 	Project(ctx context.Context, obj *model.ChangeSet) (*model.Project, error)
 	Author(ctx context.Context, obj *model.ChangeSet) (*model.User, error)
 	Changes(ctx context.Context, obj *model.ChangeSet) ([]*gqlmodel.ChangeSetChange, error)
-	Comments(ctx context.Context, obj *model.ChangeSet) ([]*gqlmodel.ChangeSetComment, error)
+	Comments(ctx context.Context, obj *model.ChangeSet, first *int, after *string, last *int, before *string) (*gqlmodel.ChangeSetCommentConnection, error)
 
 	DecidedBy(ctx context.Context, obj *model.ChangeSet) (*model.User, error)
 
@@ -1437,6 +1471,10 @@ type ClusterResolver interface {
 	Revisions(ctx context.Context, obj *model.Cluster, first *int, after *string, last *int, before *string) (*gqlmodel.RevisionConnection, error)
 	Revision(ctx context.Context, obj *model.Cluster, number int) (*delivery.Revision, error)
 	ActiveRevision(ctx context.Context, obj *model.Cluster) (*delivery.ActiveRevision, error)
+}
+type ClusterInventoryResolver interface {
+	Nodes(ctx context.Context, obj *protocol.Inventory, first *int, after *string, last *int, before *string) (*gqlmodel.ClusterNodeConnection, error)
+	Workloads(ctx context.Context, obj *protocol.Inventory, first *int, after *string, last *int, before *string) (*gqlmodel.ClusterWorkloadConnection, error)
 }
 type CommandResolver interface {
 	Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error)
@@ -2249,7 +2287,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.ChangeSet.Comments(childComplexity), true
+		args, err := ec.field_ChangeSet_comments_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ChangeSet.Comments(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "ChangeSet.createdAt":
 		if e.ComplexityRoot.ChangeSet.CreatedAt == nil {
 			break
@@ -2438,6 +2481,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ChangeSetComment.Decision(childComplexity), true
+
+	case "ChangeSetCommentConnection.edges":
+		if e.ComplexityRoot.ChangeSetCommentConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetCommentConnection.Edges(childComplexity), true
+	case "ChangeSetCommentConnection.nodes":
+		if e.ComplexityRoot.ChangeSetCommentConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetCommentConnection.Nodes(childComplexity), true
+	case "ChangeSetCommentConnection.pageInfo":
+		if e.ComplexityRoot.ChangeSetCommentConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetCommentConnection.PageInfo(childComplexity), true
+
+	case "ChangeSetCommentEdge.cursor":
+		if e.ComplexityRoot.ChangeSetCommentEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetCommentEdge.Cursor(childComplexity), true
+	case "ChangeSetCommentEdge.node":
+		if e.ComplexityRoot.ChangeSetCommentEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeSetCommentEdge.Node(childComplexity), true
 
 	case "ChangeSetConnection.edges":
 		if e.ComplexityRoot.ChangeSetConnection.Edges == nil {
@@ -2837,13 +2912,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.ClusterInventory.Nodes(childComplexity), true
+		args, err := ec.field_ClusterInventory_nodes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ClusterInventory.Nodes(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "ClusterInventory.workloads":
 		if e.ComplexityRoot.ClusterInventory.Workloads == nil {
 			break
 		}
 
-		return e.ComplexityRoot.ClusterInventory.Workloads(childComplexity), true
+		args, err := ec.field_ClusterInventory_workloads_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ClusterInventory.Workloads(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "ClusterNode.name":
 		if e.ComplexityRoot.ClusterNode.Name == nil {
@@ -2857,6 +2942,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClusterNode.Ready(childComplexity), true
+
+	case "ClusterNodeConnection.edges":
+		if e.ComplexityRoot.ClusterNodeConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterNodeConnection.Edges(childComplexity), true
+	case "ClusterNodeConnection.nodes":
+		if e.ComplexityRoot.ClusterNodeConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterNodeConnection.Nodes(childComplexity), true
+	case "ClusterNodeConnection.pageInfo":
+		if e.ComplexityRoot.ClusterNodeConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterNodeConnection.PageInfo(childComplexity), true
+
+	case "ClusterNodeEdge.cursor":
+		if e.ComplexityRoot.ClusterNodeEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterNodeEdge.Cursor(childComplexity), true
+	case "ClusterNodeEdge.node":
+		if e.ComplexityRoot.ClusterNodeEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterNodeEdge.Node(childComplexity), true
 
 	case "ClusterWorkload.name":
 		if e.ComplexityRoot.ClusterWorkload.Name == nil {
@@ -2882,6 +2999,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ClusterWorkload.Replicas(childComplexity), true
+
+	case "ClusterWorkloadConnection.edges":
+		if e.ComplexityRoot.ClusterWorkloadConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterWorkloadConnection.Edges(childComplexity), true
+	case "ClusterWorkloadConnection.nodes":
+		if e.ComplexityRoot.ClusterWorkloadConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterWorkloadConnection.Nodes(childComplexity), true
+	case "ClusterWorkloadConnection.pageInfo":
+		if e.ComplexityRoot.ClusterWorkloadConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterWorkloadConnection.PageInfo(childComplexity), true
+
+	case "ClusterWorkloadEdge.cursor":
+		if e.ComplexityRoot.ClusterWorkloadEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterWorkloadEdge.Cursor(childComplexity), true
+	case "ClusterWorkloadEdge.node":
+		if e.ComplexityRoot.ClusterWorkloadEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClusterWorkloadEdge.Node(childComplexity), true
 
 	case "Command.args":
 		if e.ComplexityRoot.Command.Args == nil {
@@ -8553,10 +8702,64 @@ type ClusterInventory {
   capabilities: [String!]!
   "The cluster's Kubernetes version, e.g. ` + "`" + `v1.30.2` + "`" + `; empty when the agent could not read it."
   kubernetesVersion: String!
-  "The cluster's nodes."
+  "The cluster's nodes, by name, as the agent last reported them."
+  nodes(
+    "Page forwards: how many nodes, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many nodes, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): ClusterNodeConnection!
+  "The Kubernetes Deployments the agent manages, by namespace and name, as the agent last reported them."
+  workloads(
+    "Page forwards: how many workloads, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many workloads, from the end (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): ClusterWorkloadConnection!
+}
+
+"A page of a cluster's nodes, from the agent's last report."
+type ClusterNodeConnection {
+  "The page's nodes, each with its cursor."
+  edges: [ClusterNodeEdge!]!
+  "The page's nodes, without cursors."
   nodes: [ClusterNode!]!
-  "The Kubernetes Deployments the agent manages, by namespace and name."
-  workloads: [ClusterWorkload!]!
+  "Where the page stands in the list."
+  pageInfo: PageInfo!
+}
+
+"A cluster's node in a page, with its cursor."
+type ClusterNodeEdge {
+  "Opaque: pass it as after or before to page from this node (it names the node, so it pages the agent's next report too)."
+  cursor: String!
+  "The node."
+  node: ClusterNode!
+}
+
+"A page of the Kubernetes Deployments a cluster's agent manages, from its last report."
+type ClusterWorkloadConnection {
+  "The page's workloads, each with its cursor."
+  edges: [ClusterWorkloadEdge!]!
+  "The page's workloads, without cursors."
+  nodes: [ClusterWorkload!]!
+  "Where the page stands in the list."
+  pageInfo: PageInfo!
+}
+
+"A workload in a page, with its cursor."
+type ClusterWorkloadEdge {
+  "Opaque: pass it as after or before to page from this workload (it names the workload, so it pages the agent's next report too)."
+  cursor: String!
+  "The workload."
+  node: ClusterWorkload!
 }
 
 "A node of a cluster."
@@ -9589,7 +9792,16 @@ type ChangeSet implements Node {
   "Its changes, in the order added."
   changes: [ChangeSetChange!]!
   "Comments and decisions, oldest first."
-  comments: [ChangeSetComment!]!
+  comments(
+    "Page forwards: how many comments, 0 to 100 (20 when neither first nor last is given). Not with last."
+    first: Int
+    "Page forwards: the page starts after this cursor (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "Page backwards: how many comments, from the newest (or from before), 0 to 100. Not with first."
+    last: Int
+    "Page backwards: the page ends before this cursor (an edge's cursor or pageInfo.startCursor)."
+    before: String
+  ): ChangeSetCommentConnection!
   "When it was opened."
   createdAt: Time!
   "When it last changed."
@@ -9682,6 +9894,24 @@ type ChangeSetComment {
   decision: ApprovalDecision
   "When it was written."
   at: Time!
+}
+
+"A page of a change set's comments and decisions, oldest first."
+type ChangeSetCommentConnection {
+  "The page's comments, each with its cursor."
+  edges: [ChangeSetCommentEdge!]!
+  "The page's comments, without cursors."
+  nodes: [ChangeSetComment!]!
+  "Where the page stands in the list."
+  pageInfo: PageInfo!
+}
+
+"A change set's comment in a page, with its cursor."
+type ChangeSetCommentEdge {
+  "Opaque: pass it as after or before to page from this comment."
+  cursor: String!
+  "The comment."
+  node: ChangeSetComment!
 }
 
 "What applying a change set now would do."
@@ -11634,6 +11864,28 @@ func (ec *executionContext) childFields_ChangeSetComment(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type ChangeSetComment", field.Name)
 }
 
+func (ec *executionContext) childFields_ChangeSetCommentConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ChangeSetCommentConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ChangeSetCommentConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ChangeSetCommentConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeSetCommentConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeSetCommentEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ChangeSetCommentEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ChangeSetCommentEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeSetCommentEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ChangeSetConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "edges":
@@ -11830,6 +12082,28 @@ func (ec *executionContext) childFields_ClusterNode(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type ClusterNode", field.Name)
 }
 
+func (ec *executionContext) childFields_ClusterNodeConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ClusterNodeConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ClusterNodeConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ClusterNodeConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterNodeConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ClusterNodeEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ClusterNodeEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ClusterNodeEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterNodeEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ClusterWorkload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "namespace":
@@ -11842,6 +12116,28 @@ func (ec *executionContext) childFields_ClusterWorkload(ctx context.Context, fie
 		return ec.fieldContext_ClusterWorkload_readyReplicas(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClusterWorkload", field.Name)
+}
+
+func (ec *executionContext) childFields_ClusterWorkloadConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ClusterWorkloadConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ClusterWorkloadConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ClusterWorkloadConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterWorkloadConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ClusterWorkloadEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ClusterWorkloadEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ClusterWorkloadEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClusterWorkloadEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Command(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13813,6 +14109,120 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // region    ***************************** args.gotpl *****************************
 
 func (ec *executionContext) field_Build_log_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_ChangeSet_comments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_ClusterInventory_nodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_ClusterInventory_workloads_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
@@ -18913,26 +19323,43 @@ func (ec *executionContext) _ChangeSet_comments(ctx context.Context, field graph
 			return ec.fieldContext_ChangeSet_comments(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.ChangeSet().Comments(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ChangeSet().Comments(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.ChangeSetComment) graphql.Marshaler {
-			return ec.marshalNChangeSetComment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetCommentConnection) graphql.Marshaler {
+			return ec.marshalNChangeSetCommentConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentConnection(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_ChangeSet_comments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_ChangeSet_comments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "ChangeSet",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ChangeSetComment(ctx, field)
+			return ec.childFields_ChangeSetCommentConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ChangeSet_comments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -19645,6 +20072,157 @@ func (ec *executionContext) _ChangeSetComment_at(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_ChangeSetComment_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ChangeSetComment", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ChangeSetCommentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetCommentConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetCommentConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.ChangeSetCommentEdge) graphql.Marshaler {
+			return ec.marshalNChangeSetCommentEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetCommentConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetCommentConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetCommentEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetCommentConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetCommentConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetCommentConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.ChangeSetComment) graphql.Marshaler {
+			return ec.marshalNChangeSetComment2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetCommentConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetCommentConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetComment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetCommentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetCommentConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetCommentConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetCommentConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetCommentConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeSetCommentEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetCommentEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetCommentEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetCommentEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeSetCommentEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _ChangeSetCommentEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetCommentEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeSetCommentEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ChangeSetComment) graphql.Marshaler {
+			return ec.marshalNChangeSetComment2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetComment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeSetCommentEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeSetCommentEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeSetComment(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ChangeSetConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ChangeSetConnection) (ret graphql.Marshaler) {
@@ -21406,26 +21984,43 @@ func (ec *executionContext) _ClusterInventory_nodes(ctx context.Context, field g
 			return ec.fieldContext_ClusterInventory_nodes(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Nodes, nil
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ClusterInventory().Nodes(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []protocol.Node) graphql.Marshaler {
-			return ec.marshalNClusterNode2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNodeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ClusterNodeConnection) graphql.Marshaler {
+			return ec.marshalNClusterNodeConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterNodeConnection(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_ClusterInventory_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_ClusterInventory_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "ClusterInventory",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ClusterNode(ctx, field)
+			return ec.childFields_ClusterNodeConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ClusterInventory_nodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -21438,26 +22033,43 @@ func (ec *executionContext) _ClusterInventory_workloads(ctx context.Context, fie
 			return ec.fieldContext_ClusterInventory_workloads(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Workloads, nil
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ClusterInventory().Workloads(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []protocol.Workload) graphql.Marshaler {
-			return ec.marshalNClusterWorkload2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkloadᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.ClusterWorkloadConnection) graphql.Marshaler {
+			return ec.marshalNClusterWorkloadConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterWorkloadConnection(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_ClusterInventory_workloads(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_ClusterInventory_workloads(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "ClusterInventory",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ClusterWorkload(ctx, field)
+			return ec.childFields_ClusterWorkloadConnection(ctx, field)
 		},
 	}
+	if args, ok := ec.OperationContext.CachedFieldArgs(field.Field); ok {
+		fc.Args = args
+		return fc, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ClusterInventory_workloads_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	ec.OperationContext.KeepFieldArgs(field.Field, fc.Args)
 	return fc, nil
 }
 
@@ -21505,6 +22117,157 @@ func (ec *executionContext) _ClusterNode_ready(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_ClusterNode_ready(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClusterNode", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ClusterNodeConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClusterNodeConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterNodeConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.ClusterNodeEdge) graphql.Marshaler {
+			return ec.marshalNClusterNodeEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterNodeEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterNodeConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterNodeConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterNodeEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterNodeConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClusterNodeConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterNodeConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*protocol.Node) graphql.Marshaler {
+			return ec.marshalNClusterNode2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterNodeConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterNodeConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterNodeConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClusterNodeConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterNodeConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterNodeConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterNodeConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterNodeEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClusterNodeEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterNodeEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterNodeEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterNodeEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterNodeEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClusterNodeEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterNodeEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *protocol.Node) graphql.Marshaler {
+			return ec.marshalNClusterNode2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterNodeEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterNodeEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterNode(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ClusterWorkload_namespace(ctx context.Context, field graphql.CollectedField, obj *protocol.Workload) (ret graphql.Marshaler) {
@@ -21597,6 +22360,157 @@ func (ec *executionContext) _ClusterWorkload_readyReplicas(ctx context.Context, 
 }
 func (ec *executionContext) fieldContext_ClusterWorkload_readyReplicas(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ClusterWorkload", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ClusterWorkloadConnection_edges(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClusterWorkloadConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterWorkloadConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*gqlmodel.ClusterWorkloadEdge) graphql.Marshaler {
+			return ec.marshalNClusterWorkloadEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterWorkloadEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterWorkloadConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterWorkloadConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterWorkloadEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterWorkloadConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClusterWorkloadConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterWorkloadConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*protocol.Workload) graphql.Marshaler {
+			return ec.marshalNClusterWorkload2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkloadᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterWorkloadConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterWorkloadConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterWorkload(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterWorkloadConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClusterWorkloadConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterWorkloadConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *gqlmodel.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterWorkloadConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterWorkloadConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClusterWorkloadEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClusterWorkloadEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterWorkloadEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterWorkloadEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClusterWorkloadEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _ClusterWorkloadEdge_node(ctx context.Context, field graphql.CollectedField, obj *gqlmodel.ClusterWorkloadEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClusterWorkloadEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *protocol.Workload) graphql.Marshaler {
+			return ec.marshalNClusterWorkload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClusterWorkloadEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClusterWorkloadEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClusterWorkload(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Command_id(ctx context.Context, field graphql.CollectedField, obj *model.Command) (ret graphql.Marshaler) {
@@ -46451,6 +47365,93 @@ func (ec *executionContext) _ChangeSetComment(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var changeSetCommentConnectionImplementors = []string{"ChangeSetCommentConnection"}
+
+func (ec *executionContext) _ChangeSetCommentConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ChangeSetCommentConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeSetCommentConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeSetCommentConnection")
+		case "edges":
+			out.Values[i] = ec._ChangeSetCommentConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ChangeSetCommentConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ChangeSetCommentConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var changeSetCommentEdgeImplementors = []string{"ChangeSetCommentEdge"}
+
+func (ec *executionContext) _ChangeSetCommentEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ChangeSetCommentEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeSetCommentEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeSetCommentEdge")
+		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ChangeSetCommentEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ChangeSetCommentEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var changeSetConnectionImplementors = []string{"ChangeSetConnection"}
 
 func (ec *executionContext) _ChangeSetConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ChangeSetConnection) graphql.Marshaler {
@@ -47139,7 +48140,7 @@ func (ec *executionContext) _ClusterInventory(ctx context.Context, sel ast.Selec
 			}
 			out.Values[i] = ec._ClusterInventory_agentVersion(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "agentImage":
 			if ec.OperationContext.DirectFields {
@@ -47150,12 +48151,12 @@ func (ec *executionContext) _ClusterInventory(ctx context.Context, sel ast.Selec
 			}
 			out.Values[i] = ec._ClusterInventory_agentImage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "capabilities":
 			out.Values[i] = ec._ClusterInventory_capabilities(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "kubernetesVersion":
 			if ec.OperationContext.DirectFields {
@@ -47166,18 +48167,20 @@ func (ec *executionContext) _ClusterInventory(ctx context.Context, sel ast.Selec
 			}
 			out.Values[i] = ec._ClusterInventory_kubernetesVersion(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "nodes":
-			out.Values[i] = ec._ClusterInventory_nodes(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ClusterInventory_nodes(ctx, field, obj)
+				})
 		case "workloads":
-			out.Values[i] = ec._ClusterInventory_workloads(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ClusterInventory_workloads(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -47225,6 +48228,93 @@ func (ec *executionContext) _ClusterNode(ctx context.Context, sel ast.SelectionS
 				}
 			}
 			out.Values[i] = ec._ClusterNode_ready(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterNodeConnectionImplementors = []string{"ClusterNodeConnection"}
+
+func (ec *executionContext) _ClusterNodeConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ClusterNodeConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterNodeConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterNodeConnection")
+		case "edges":
+			out.Values[i] = ec._ClusterNodeConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ClusterNodeConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ClusterNodeConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterNodeEdgeImplementors = []string{"ClusterNodeEdge"}
+
+func (ec *executionContext) _ClusterNodeEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ClusterNodeEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterNodeEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterNodeEdge")
+		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ClusterNodeEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ClusterNodeEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -47297,6 +48387,93 @@ func (ec *executionContext) _ClusterWorkload(ctx context.Context, sel ast.Select
 				}
 			}
 			out.Values[i] = ec._ClusterWorkload_readyReplicas(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterWorkloadConnectionImplementors = []string{"ClusterWorkloadConnection"}
+
+func (ec *executionContext) _ClusterWorkloadConnection(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ClusterWorkloadConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterWorkloadConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterWorkloadConnection")
+		case "edges":
+			out.Values[i] = ec._ClusterWorkloadConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ClusterWorkloadConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ClusterWorkloadConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var clusterWorkloadEdgeImplementors = []string{"ClusterWorkloadEdge"}
+
+func (ec *executionContext) _ClusterWorkloadEdge(ctx context.Context, sel ast.SelectionSet, obj *gqlmodel.ClusterWorkloadEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clusterWorkloadEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClusterWorkloadEdge")
+		case "cursor":
+			if ec.OperationContext.DirectFields {
+				if res := graphql.MarshalString(obj.Cursor); res != graphql.Null && res != graphql.RequiredNull {
+					out.Values[i] = res
+					break
+				}
+			}
+			out.Values[i] = ec._ClusterWorkloadEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ClusterWorkloadEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -56386,6 +57563,47 @@ func (ec *executionContext) marshalNChangeSetComment2ᚖgithubᚗcomᚋnebulactr
 	return ec._ChangeSetComment(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNChangeSetCommentConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ChangeSetCommentConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ChangeSetCommentConnection!")
+		return graphql.Null
+	}
+	return ec._ChangeSetCommentConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeSetCommentEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ChangeSetCommentEdge) graphql.Marshaler {
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNChangeSetCommentEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNChangeSetCommentEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentEdge(ctx, sel, v[i])
+		})
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNChangeSetCommentEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetCommentEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ChangeSetCommentEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ChangeSetCommentEdge!")
+		return graphql.Null
+	}
+	return ec._ChangeSetCommentEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNChangeSetConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐChangeSetConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ChangeSetConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ChangeSetConnection!")
@@ -56573,23 +57791,19 @@ func (ec *executionContext) marshalNClusterInstall2ᚖgithubᚗcomᚋnebulactrl�
 	return ec._ClusterInstall(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNClusterNode2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNode(ctx context.Context, sel ast.SelectionSet, v protocol.Node) graphql.Marshaler {
-	return ec._ClusterNode(ctx, sel, &v)
-}
-
-func (ec *executionContext) marshalNClusterNode2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []protocol.Node) graphql.Marshaler {
+func (ec *executionContext) marshalNClusterNode2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []*protocol.Node) graphql.Marshaler {
 	var ret graphql.Array
 	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
 		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
-			return ec.marshalNClusterNode2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNode(ctx, sel, v[i])
+			return ec.marshalNClusterNode2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNode(ctx, sel, v[i])
 		})
 	} else {
 		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
-			return ec.marshalNClusterNode2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNode(ctx, sel, v[i])
+			return ec.marshalNClusterNode2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNode(ctx, sel, v[i])
 		})
 	}
 
@@ -56600,6 +57814,55 @@ func (ec *executionContext) marshalNClusterNode2ᚕgithubᚗcomᚋnebulactrlᚋn
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNClusterNode2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐNode(ctx context.Context, sel ast.SelectionSet, v *protocol.Node) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ClusterNode!")
+		return graphql.Null
+	}
+	return ec._ClusterNode(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNClusterNodeConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterNodeConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ClusterNodeConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ClusterNodeConnection!")
+		return graphql.Null
+	}
+	return ec._ClusterNodeConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNClusterNodeEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterNodeEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ClusterNodeEdge) graphql.Marshaler {
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNClusterNodeEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterNodeEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNClusterNodeEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterNodeEdge(ctx, sel, v[i])
+		})
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNClusterNodeEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterNodeEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ClusterNodeEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ClusterNodeEdge!")
+		return graphql.Null
+	}
+	return ec._ClusterNodeEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNClusterStatus2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐClusterStatus(ctx context.Context, v any) (model.ClusterStatus, error) {
@@ -56612,23 +57875,19 @@ func (ec *executionContext) marshalNClusterStatus2githubᚗcomᚋnebulactrlᚋne
 	return v
 }
 
-func (ec *executionContext) marshalNClusterWorkload2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkload(ctx context.Context, sel ast.SelectionSet, v protocol.Workload) graphql.Marshaler {
-	return ec._ClusterWorkload(ctx, sel, &v)
-}
-
-func (ec *executionContext) marshalNClusterWorkload2ᚕgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkloadᚄ(ctx context.Context, sel ast.SelectionSet, v []protocol.Workload) graphql.Marshaler {
+func (ec *executionContext) marshalNClusterWorkload2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkloadᚄ(ctx context.Context, sel ast.SelectionSet, v []*protocol.Workload) graphql.Marshaler {
 	var ret graphql.Array
 	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
 		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
-			return ec.marshalNClusterWorkload2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkload(ctx, sel, v[i])
+			return ec.marshalNClusterWorkload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkload(ctx, sel, v[i])
 		})
 	} else {
 		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 			fc := graphql.GetFieldContext(ctx)
 			fc.Result = &v[i]
-			return ec.marshalNClusterWorkload2githubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkload(ctx, sel, v[i])
+			return ec.marshalNClusterWorkload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkload(ctx, sel, v[i])
 		})
 	}
 
@@ -56639,6 +57898,55 @@ func (ec *executionContext) marshalNClusterWorkload2ᚕgithubᚗcomᚋnebulactrl
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNClusterWorkload2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋprotocolᚐWorkload(ctx context.Context, sel ast.SelectionSet, v *protocol.Workload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ClusterWorkload!")
+		return graphql.Null
+	}
+	return ec._ClusterWorkload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNClusterWorkloadConnection2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterWorkloadConnection(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ClusterWorkloadConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ClusterWorkloadConnection!")
+		return graphql.Null
+	}
+	return ec._ClusterWorkloadConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNClusterWorkloadEdge2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterWorkloadEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*gqlmodel.ClusterWorkloadEdge) graphql.Marshaler {
+	var ret graphql.Array
+	if stream := graphql.StreamOf(ctx, len(v)); stream != nil {
+		ret = stream.Marshal(ctx, len(v), true, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNClusterWorkloadEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterWorkloadEdge(ctx, sel, v[i])
+		})
+	} else {
+		ret = graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			fc := graphql.GetFieldContext(ctx)
+			fc.Result = &v[i]
+			return ec.marshalNClusterWorkloadEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterWorkloadEdge(ctx, sel, v[i])
+		})
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNClusterWorkloadEdge2ᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋgraphᚋgqlmodelᚐClusterWorkloadEdge(ctx context.Context, sel ast.SelectionSet, v *gqlmodel.ClusterWorkloadEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ClusterWorkloadEdge!")
+		return graphql.Null
+	}
+	return ec._ClusterWorkloadEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNCommand2ᚕᚖgithubᚗcomᚋnebulactrlᚋnebulaᚋinternalᚋmodelᚐCommandᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Command) graphql.Marshaler {

@@ -2,6 +2,9 @@ package resolvers
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nebulactrl/nebula/graph/gqlmodel"
@@ -129,9 +132,44 @@ func changesOut(ctx context.Context, p *control.Plane, set *model.ChangeSet) ([]
 	return out, nil
 }
 
-func commentsOut(ctx context.Context, p *control.Plane, set *model.ChangeSet) ([]*gqlmodel.ChangeSetComment, error) {
-	out := make([]*gqlmodel.ChangeSetComment, 0, len(set.Comments))
-	for _, c := range set.Comments {
+// A comment's key is its place among its set's comments, which are only
+// ever added to, from 1: commentKey pads it, so that keys sort as comments
+// do.
+func commentKey(n int) string { return fmt.Sprintf("comment:%08d", n) }
+
+// commentCursors checks that pg's cursors are comments' (commentKey).
+func commentCursors(pg store.PageArgs) (store.PageArgs, error) {
+	for _, c := range []struct{ key, name string }{{pg.After, "after"}, {pg.Before, "before"}} {
+		if c.key == "" {
+			continue
+		}
+		n, ok := strings.CutPrefix(c.key, "comment:")
+		if v, err := strconv.Atoi(n); !ok || err != nil || v < 1 || commentKey(v) != c.key {
+			return pg, core.Invalid(c.name+" is not a cursor this API issued", c.name)
+		}
+	}
+	return pg, nil
+}
+
+// numberedComment is a comment of a set with its place among them.
+type numberedComment struct {
+	n int
+	c *model.ChangeComment
+}
+
+// commentsOut is a page of set's comments, oldest first: their authors
+// are read for the page's alone.
+func commentsOut(ctx context.Context, p *control.Plane, set *model.ChangeSet, pg store.PageArgs) (*gqlmodel.ChangeSetCommentConnection, error) {
+	all := make([]*numberedComment, len(set.Comments))
+	for i := range set.Comments {
+		all[i] = &numberedComment{n: i + 1, c: &set.Comments[i]}
+	}
+	page := pageOfSlice(all, func(c *numberedComment) string { return commentKey(c.n) }, pg)
+	out := store.Page[gqlmodel.ChangeSetComment]{Items: make([]*gqlmodel.ChangeSetComment, len(page.Items)),
+		HasNext: page.HasNext, HasPrevious: page.HasPrevious}
+	keys := make(map[*gqlmodel.ChangeSetComment]string, len(page.Items))
+	for i, nc := range page.Items {
+		c := nc.c
 		author, err := userIn(ctx, p, set.TenantID, &c.Author)
 		if err != nil {
 			return nil, err
@@ -141,9 +179,15 @@ func commentsOut(ctx context.Context, p *control.Plane, set *model.ChangeSet) ([
 			d := model.ApprovalDecision(c.Decision)
 			cm.Decision = &d
 		}
-		out = append(out, cm)
+		out.Items[i], keys[cm] = cm, commentKey(nc.n)
 	}
-	return out, nil
+	return conn(ctx, out, func(c *gqlmodel.ChangeSetComment) string { return keys[c] },
+		func(c string, n *gqlmodel.ChangeSetComment) *gqlmodel.ChangeSetCommentEdge {
+			return &gqlmodel.ChangeSetCommentEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.ChangeSetCommentEdge, n []*gqlmodel.ChangeSetComment, pi *gqlmodel.PageInfo) *gqlmodel.ChangeSetCommentConnection {
+			return &gqlmodel.ChangeSetCommentConnection{Edges: e, Nodes: n, PageInfo: pi}
+		}), nil
 }
 
 // changeSetPreview is a set's preview: per cluster, and the releases it

@@ -446,6 +446,43 @@ func inventoryOf(c *model.Cluster) (*protocol.Inventory, error) {
 	return &inv, nil
 }
 
+// pointersTo is a list of pointers to the items of s (which it leaves as
+// they are).
+func pointersTo[T any](s []T) []*T {
+	out := make([]*T, len(s))
+	for i := range s {
+		out[i] = &s[i]
+	}
+	return out
+}
+
+// clusterNodeKey orders a cluster's reported nodes by name.
+func clusterNodeKey(n *protocol.Node) string { return n.Name }
+
+// clusterWorkloadKey orders a cluster's reported workloads by namespace,
+// then name: a NUL, below every character of a name, separates them.
+func clusterWorkloadKey(w *protocol.Workload) string { return w.Namespace + "\x00" + w.Name }
+
+func clusterNodeConn(ctx context.Context, p store.Page[protocol.Node]) *gqlmodel.ClusterNodeConnection {
+	return conn(ctx, p, clusterNodeKey,
+		func(c string, n *protocol.Node) *gqlmodel.ClusterNodeEdge {
+			return &gqlmodel.ClusterNodeEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.ClusterNodeEdge, n []*protocol.Node, pi *gqlmodel.PageInfo) *gqlmodel.ClusterNodeConnection {
+			return &gqlmodel.ClusterNodeConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
+func clusterWorkloadConn(ctx context.Context, p store.Page[protocol.Workload]) *gqlmodel.ClusterWorkloadConnection {
+	return conn(ctx, p, clusterWorkloadKey,
+		func(c string, n *protocol.Workload) *gqlmodel.ClusterWorkloadEdge {
+			return &gqlmodel.ClusterWorkloadEdge{Cursor: c, Node: n}
+		},
+		func(e []*gqlmodel.ClusterWorkloadEdge, n []*protocol.Workload, pi *gqlmodel.PageInfo) *gqlmodel.ClusterWorkloadConnection {
+			return &gqlmodel.ClusterWorkloadConnection{Edges: e, Nodes: n, PageInfo: pi}
+		})
+}
+
 func buildConn(ctx context.Context, p store.Page[model.Build]) *gqlmodel.BuildConnection {
 	return conn(ctx, p, func(v *model.Build) string { return string(v.ID) },
 		func(c string, n *model.Build) *gqlmodel.BuildEdge { return &gqlmodel.BuildEdge{Cursor: c, Node: n} },

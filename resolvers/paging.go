@@ -29,6 +29,24 @@ func pageArgs(first *int, after *string, last *int, before *string) (store.PageA
 // pageArgsUpTo is pageArgs for a list whose pages hold up to most items
 // (logs: 1,000), def when neither first nor last is given.
 func pageArgsUpTo(first *int, after *string, last *int, before *string, def, most int) (store.PageArgs, error) {
+	return pageArgsOf(first, after, last, before, def, most, maxCursor)
+}
+
+// pageArgsByName is pageArgs for a list keyed by names, not ids (a
+// cluster's nodes and workloads, from its agent's report): a cursor holds
+// up to maxNameCursor bytes, as a namespace and a Kubernetes name do.
+func pageArgsByName(first *int, after *string, last *int, before *string) (store.PageArgs, error) {
+	return pageArgsOf(first, after, last, before, DefaultPage, store.MaxPage, maxNameCursor)
+}
+
+// A cursor holds up to maxCursor bytes: an id, a number; up to
+// maxNameCursor for a namespace and a name (63 and 253 bytes, a separator).
+const (
+	maxCursor     = 100
+	maxNameCursor = 320
+)
+
+func pageArgsOf(first *int, after *string, last *int, before *string, def, most, cursorMax int) (store.PageArgs, error) {
 	pg := store.PageArgs{First: def}
 	if first != nil && last != nil {
 		return pg, core.Invalid("first and last cannot both be given: page forwards with first (and after) or backwards with last (and before)", "last")
@@ -44,10 +62,10 @@ func pageArgsUpTo(first *int, after *string, last *int, before *string, def, mos
 		pg.First = *n
 	}
 	var err error
-	if pg.After, err = decodeCursor(after, "after"); err != nil {
+	if pg.After, err = decodeCursorUpTo(after, "after", cursorMax); err != nil {
 		return pg, err
 	}
-	if pg.Before, err = decodeCursor(before, "before"); err != nil {
+	if pg.Before, err = decodeCursorUpTo(before, "before", cursorMax); err != nil {
 		return pg, err
 	}
 	pg.FromEnd = last != nil || first == nil && pg.Before != ""
@@ -56,11 +74,16 @@ func pageArgsUpTo(first *int, after *string, last *int, before *string, def, mos
 
 // decodeCursor reads a cursor argument: "" for none.
 func decodeCursor(c *string, name string) (string, error) {
+	return decodeCursorUpTo(c, name, maxCursor)
+}
+
+// decodeCursorUpTo is decodeCursor for a cursor of up to most bytes.
+func decodeCursorUpTo(c *string, name string, most int) (string, error) {
 	if c == nil || *c == "" {
 		return "", nil
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(*c)
-	if err != nil || len(raw) == 0 || len(raw) > 100 {
+	if err != nil || len(raw) == 0 || len(raw) > most {
 		return "", core.Invalid(name+" is not a cursor this API issued", name)
 	}
 	return string(raw), nil

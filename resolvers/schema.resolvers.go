@@ -107,8 +107,15 @@ func (r *changeSetResolver) Changes(ctx context.Context, obj *model.ChangeSet) (
 	return changesOut(ctx, r.Plane, obj)
 }
 
-func (r *changeSetResolver) Comments(ctx context.Context, obj *model.ChangeSet) ([]*gqlmodel.ChangeSetComment, error) {
-	return commentsOut(ctx, r.Plane, obj)
+func (r *changeSetResolver) Comments(ctx context.Context, obj *model.ChangeSet, first *int, after *string, last *int, before *string) (*gqlmodel.ChangeSetCommentConnection, error) {
+	pg, err := pageArgs(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	if pg, err = commentCursors(pg); err != nil {
+		return nil, err
+	}
+	return commentsOut(ctx, r.Plane, obj, pg)
 }
 
 func (r *changeSetResolver) DecidedBy(ctx context.Context, obj *model.ChangeSet) (*model.User, error) {
@@ -248,6 +255,22 @@ func (r *clusterResolver) Revision(ctx context.Context, obj *model.Cluster, numb
 
 func (r *clusterResolver) ActiveRevision(ctx context.Context, obj *model.Cluster) (*delivery.ActiveRevision, error) {
 	return r.Plane.Delivery.ActiveRevision(ctx, obj)
+}
+
+func (r *clusterInventoryResolver) Nodes(ctx context.Context, obj *protocol.Inventory, first *int, after *string, last *int, before *string) (*gqlmodel.ClusterNodeConnection, error) {
+	pg, err := pageArgsByName(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	return clusterNodeConn(ctx, pageOfAll(pointersTo(obj.Nodes), clusterNodeKey, pg)), nil
+}
+
+func (r *clusterInventoryResolver) Workloads(ctx context.Context, obj *protocol.Inventory, first *int, after *string, last *int, before *string) (*gqlmodel.ClusterWorkloadConnection, error) {
+	pg, err := pageArgsByName(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	return clusterWorkloadConn(ctx, pageOfAll(pointersTo(obj.Workloads), clusterWorkloadKey, pg)), nil
 }
 
 func (r *commandResolver) Cluster(ctx context.Context, obj *model.Command) (*model.Cluster, error) {
@@ -1873,6 +1896,10 @@ func (r *Resolver) ChangeSet() graph.ChangeSetResolver { return &changeSetResolv
 
 func (r *Resolver) Cluster() graph.ClusterResolver { return &clusterResolver{r} }
 
+func (r *Resolver) ClusterInventory() graph.ClusterInventoryResolver {
+	return &clusterInventoryResolver{r}
+}
+
 func (r *Resolver) Command() graph.CommandResolver { return &commandResolver{r} }
 
 func (r *Resolver) Deployment() graph.DeploymentResolver { return &deploymentResolver{r} }
@@ -1954,6 +1981,7 @@ type (
 	buildResolver            struct{ *Resolver }
 	changeSetResolver        struct{ *Resolver }
 	clusterResolver          struct{ *Resolver }
+	clusterInventoryResolver struct{ *Resolver }
 	commandResolver          struct{ *Resolver }
 	deploymentResolver       struct{ *Resolver }
 	deploymentEventResolver  struct{ *Resolver }

@@ -12,6 +12,7 @@ import (
 	"github.com/nebulactrl/nebula/internal/control/core"
 	"github.com/nebulactrl/nebula/internal/control/delivery"
 	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/protocol"
 )
 
 // A person or integration to add to a tenant.
@@ -216,6 +217,24 @@ type ChangeSetComment struct {
 	At time.Time `json:"at"`
 }
 
+// A page of a change set's comments and decisions, oldest first.
+type ChangeSetCommentConnection struct {
+	// The page's comments, each with its cursor.
+	Edges []*ChangeSetCommentEdge `json:"edges"`
+	// The page's comments, without cursors.
+	Nodes []*ChangeSetComment `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A change set's comment in a page, with its cursor.
+type ChangeSetCommentEdge struct {
+	// Opaque: pass it as after or before to page from this comment.
+	Cursor string `json:"cursor"`
+	// The comment.
+	Node *ChangeSetComment `json:"node"`
+}
+
 // A page of change sets.
 type ChangeSetConnection struct {
 	// The page's change sets, each with its cursor.
@@ -274,6 +293,42 @@ type ClusterEdge struct {
 	Cursor string `json:"cursor"`
 	// The cluster.
 	Node *model.Cluster `json:"node"`
+}
+
+// A page of a cluster's nodes, from the agent's last report.
+type ClusterNodeConnection struct {
+	// The page's nodes, each with its cursor.
+	Edges []*ClusterNodeEdge `json:"edges"`
+	// The page's nodes, without cursors.
+	Nodes []*protocol.Node `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A cluster's node in a page, with its cursor.
+type ClusterNodeEdge struct {
+	// Opaque: pass it as after or before to page from this node (it names the node, so it pages the agent's next report too).
+	Cursor string `json:"cursor"`
+	// The node.
+	Node *protocol.Node `json:"node"`
+}
+
+// A page of the Kubernetes Deployments a cluster's agent manages, from its last report.
+type ClusterWorkloadConnection struct {
+	// The page's workloads, each with its cursor.
+	Edges []*ClusterWorkloadEdge `json:"edges"`
+	// The page's workloads, without cursors.
+	Nodes []*protocol.Workload `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A workload in a page, with its cursor.
+type ClusterWorkloadEdge struct {
+	// Opaque: pass it as after or before to page from this workload (it names the workload, so it pages the agent's next report too).
+	Cursor string `json:"cursor"`
+	// The workload.
+	Node *protocol.Workload `json:"node"`
 }
 
 // The arguments of a command.

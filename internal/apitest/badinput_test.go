@@ -7,6 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nebulactrl/nebula/internal/gid"
+	"github.com/nebulactrl/nebula/internal/model"
+	"github.com/nebulactrl/nebula/internal/store"
 )
 
 // newFreeTenant builds a tenant on the FREE plan at its limits: two
@@ -66,6 +70,32 @@ func ids(kv ...string) func(t *testing.T, f, free *Fixture) map[string]any {
 		}
 		return out
 	}
+}
+
+// reported is ids once f's cluster has an inventory: its agent's report
+// of a node and a workload, recorded as a heartbeat would be.
+func reported(kv ...string) func(t *testing.T, f, free *Fixture) map[string]any {
+	return func(t *testing.T, f, free *Fixture) map[string]any {
+		t.Helper()
+		cid, err := gid.Decode[model.ClusterID](gid.Cluster, f.ClusterID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv := `{"agentVersion":"bad-input","nodes":[{"name":"node-a","ready":true}],"workloads":[{"namespace":"shop","name":"web","replicas":1}]}`
+		if err := store.RecordHeartbeat(t.Context(), f.Env.Store.Q(), cid, f.Env.Clock.Now(), &inv, 0, ""); err != nil {
+			t.Fatal(err)
+		}
+		return ids(kv...)(t, f, free)
+	}
+}
+
+// openSet opens a change set of f's project with a comment: c.
+func openSet(t *testing.T, f, free *Fixture) map[string]any {
+	t.Helper()
+	c := f.MustDo(t, `mutation($p: ID!) { openChangeSet(input: {projectId: $p, title: "bad input"}) { changeSet { id } `+ue+` } }`,
+		map[string]any{"p": f.ProjectID}).Str("openChangeSet.changeSet.id")
+	f.MustDo(t, `mutation($c: ID!) { commentOnChangeSet(input: {changeSetId: $c, body: "a word"}) { `+ue+` } }`, map[string]any{"c": c})
+	return map[string]any{"c": c}
 }
 
 // fixtureValue resolves a name ("f.project", "free.cluster", …) to an id;
@@ -143,6 +173,28 @@ func badInputs() []badCase {
 			vars: ids("s", "f.service", "e", "f.environment"), code: "BAD_USER_INPUT", mentions: []string{"after", "cursor"}},
 		{name: "drift first and last", query: `query($c: ID!) { node(id: $c) { ... on Cluster { drift(first: 1, last: 1) { nodes { name } } } } }`,
 			vars: ids("c", "f.cluster"), code: "BAD_USER_INPUT", mentions: []string{"first", "last"}},
+		{name: "inventory workloads first: 101", query: `query($c: ID!) { node(id: $c) { ... on Cluster { inventory { workloads(first: 101) { nodes { name } } } } } }`,
+			vars: reported("c", "f.cluster"), code: "BAD_USER_INPUT", mentions: []string{"first", "101"}},
+		{name: "inventory workloads after not a cursor", query: `query($c: ID!) { node(id: $c) { ... on Cluster { inventory { workloads(after: "!!!") { nodes { name } } } } } }`,
+			vars: reported("c", "f.cluster"), code: "BAD_USER_INPUT", mentions: []string{"after", "cursor"}},
+		{name: "inventory nodes first and last", query: `query($c: ID!) { node(id: $c) { ... on Cluster { inventory { nodes(first: 1, last: 1) { nodes { name } } } } } }`,
+			vars: reported("c", "f.cluster"), code: "BAD_USER_INPUT", mentions: []string{"first", "last"}},
+		{name: "inventory nodes last: -1", query: `query($c: ID!) { node(id: $c) { ... on Cluster { inventory { nodes(last: -1) { nodes { name } } } } } }`,
+			vars: reported("c", "f.cluster"), code: "BAD_USER_INPUT", mentions: []string{"last", "-1"}},
+		{name: "inventory nodes before too long a cursor", query: `query($c: ID!, $b: String) { node(id: $c) { ... on Cluster { inventory { nodes(last: 1, before: $b) { nodes { name } } } } } }`,
+			vars: func(t *testing.T, f, free *Fixture) map[string]any {
+				v := reported("c", "f.cluster")(t, f, free)
+				v["b"] = base64.RawURLEncoding.EncodeToString([]byte(strings.Repeat("n", 321)))
+				return v
+			}, code: "BAD_USER_INPUT", mentions: []string{"before", "cursor"}},
+		{name: "change set comments first: 101", query: `query($c: ID!) { node(id: $c) { ... on ChangeSet { comments(first: 101) { nodes { body } } } } }`,
+			vars: openSet, code: "BAD_USER_INPUT", mentions: []string{"first", "101"}},
+		{name: "change set comments first and last", query: `query($c: ID!) { node(id: $c) { ... on ChangeSet { comments(first: 1, last: 1) { nodes { body } } } } }`,
+			vars: openSet, code: "BAD_USER_INPUT", mentions: []string{"first", "last"}},
+		{name: "change set comments after not a comment's cursor", query: `query($c: ID!) { node(id: $c) { ... on ChangeSet { comments(after: "Y29tbWVudDox") { nodes { body } } } } }`, // comment:1
+			vars: openSet, code: "BAD_USER_INPUT", mentions: []string{"after", "cursor"}},
+		{name: "change set comments before not a cursor", query: `query($c: ID!) { node(id: $c) { ... on ChangeSet { comments(last: 1, before: "!!!") { nodes { body } } } } }`,
+			vars: openSet, code: "BAD_USER_INPUT", mentions: []string{"before", "cursor"}},
 		{name: "deployment events last: 1001", query: `query($d: ID!) { node(id: $d) { ... on Deployment { events(last: 1001) { nodes { sequence } } } } }`,
 			vars: ids("d", "f.deployment"), code: "BAD_USER_INPUT", mentions: []string{"last", "1000", "1001"}},
 		{name: "deployment events before a line's cursor", query: `query($d: ID!) { node(id: $d) { ... on Deployment { events(last: 1, before: "MQ") { nodes { sequence } } } } }`,

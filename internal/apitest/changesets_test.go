@@ -109,7 +109,7 @@ func TestChangeSetThroughTheAPI(t *testing.T) {
 			t.Fatalf("the revision moved %d → %d before the set was applied", rev, got)
 		}
 		env.MustDo(t, owner, `mutation($c: ID!) { approveChangeSet(input: {changeSetId: $c, comment: "ship it"}) { changeSet { state } `+ue+` } }`, map[string]any{"c": id})
-		applied := env.MustDo(t, editor, `mutation($c: ID!) { applyChangeSet(input: {changeSetId: $c}) { changeSet { state deployments { stage } comments { body decision } } `+ue+` } }`,
+		applied := env.MustDo(t, editor, `mutation($c: ID!) { applyChangeSet(input: {changeSetId: $c}) { changeSet { state deployments { stage } comments(first: 100) { nodes { body decision } } } `+ue+` } }`,
 			map[string]any{"c": id})
 		if applied.Str("applyChangeSet.changeSet.state") != "APPLIED" || len(applied.Get("applyChangeSet.changeSet.deployments").([]any)) != 4 {
 			t.Fatalf("applying: %s; want APPLIED with 4 deployments", applied.Body)

@@ -43,6 +43,13 @@ func TestConnectionPaging(t *testing.T) {
 		if _, err := env.Plane.RunJobsOnce(t.Context()); err != nil {
 			t.Fatal(err)
 		}
+		// The agent reports three nodes and three workloads, neither in
+		// the order they are listed in.
+		agent.send(protocol.TypeHeartbeat, protocol.Heartbeat{SentAt: time.Now().UTC(), Inventory: protocol.Inventory{
+			AgentVersion: "paged", Nodes: []protocol.Node{{Name: "node-c", Ready: true}, {Name: "node-a", Ready: true}, {Name: "node-b"}},
+			Workloads: []protocol.Workload{{Namespace: "shop-prod", Name: "api", Replicas: 2}, {Namespace: "shop", Name: "web", Replicas: 1},
+				{Namespace: "shop", Name: "cart", Replicas: 3}}}})
+		agent.handled()
 		rawBuild := rawID(t, gid.Build, build)
 		agent.waitBuilds(rawBuild)
 		agent.buildReport(rawBuild, 0, protocol.BuildRunning, "", "", "#1 load", "#2 build", "#3 push")
@@ -67,6 +74,13 @@ func TestConnectionPaging(t *testing.T) {
 		}
 		f.MustDo(t, `mutation($c: ID!, $n: String!) { regenerateConnectToken(input: {clusterId: $c, confirmName: $n}) { `+ue+` } }`,
 			map[string]any{"c": f.ClusterID, "n": "prod-eu"})
+		// A change set with three comments.
+		set := f.MustDo(t, `mutation($p: ID!) { openChangeSet(input: {projectId: $p, title: "paged comments"}) { changeSet { id } `+ue+` } }`,
+			map[string]any{"p": f.ProjectID}).Str("openChangeSet.changeSet.id")
+		for _, body := range []string{"first word", "second word", "third word"} {
+			f.MustDo(t, `mutation($c: ID!, $b: String!) { commentOnChangeSet(input: {changeSetId: $c, body: $b}) { `+ue+` } }`,
+				map[string]any{"c": set, "b": body})
+		}
 		// A person signed in three times: by their invitation, then twice
 		// more; the first browser pages its viewer's sessions.
 		email, pass := f.Unique("paged-person")+"@people.example", "the paged person's passphrase"
@@ -103,6 +117,9 @@ func TestConnectionPaging(t *testing.T) {
 			{"service.logs", f.Users[Viewer].Token, f.ServiceID, `... on Service { conn: logs(` + onEnv + `first: $first, after: $after) { %s } }`, "number", nil},
 			{"service.logs, filtered", f.Owner.Token, f.ServiceID, `... on Service { conn: logs(` + onEnv + `filter: {text: "t"}, first: $first, after: $after) { %s } }`, "number", nil},
 			{"build.log", f.Users[Viewer].Token, build, `... on Build { conn: log(first: $first, after: $after) { %s } }`, "number", nil},
+			{"cluster.inventory.nodes", f.Users[Viewer].Token, f.ClusterID, `... on Cluster { inventory { conn: nodes(first: $first, after: $after) { %s } } }`, "name", nil},
+			{"cluster.inventory.workloads", f.Users[Viewer].Token, f.ClusterID, `... on Cluster { inventory { conn: workloads(first: $first, after: $after) { %s } } }`, "name", nil},
+			{"changeSet.comments", f.Users[Viewer].Token, set, `... on ChangeSet { conn: comments(first: $first, after: $after) { %s } }`, "body", nil},
 			{"cluster.drift", f.Owner.Token, f.ClusterID, `... on Cluster { conn: drift(first: $first, after: $after) { %s } }`, "name", nil},
 			{"service.drift", f.Users[Viewer].Token, f.ServiceID, `... on Service { conn: drift(` + onEnv + `first: $first, after: $after) { %s } }`, "name", nil},
 		}
@@ -118,6 +135,9 @@ func TestConnectionPaging(t *testing.T) {
 					field := strings.Replace(c.field, "first: $first, after: $after", "first: $first, after: $after, last: $last, before: $before", 1)
 					q := `query($id: ID!, $first: Int, $after: String, $last: Int, $before: String) { node(id: $id) { id ` + fmt.Sprintf(field, sel) + ` } }`
 					path := "node.conn"
+					if strings.Contains(c.field, "inventory { conn:") {
+						path = "node.inventory.conn" // a connection of the cluster's inventory
+					}
 					if c.node == "" {
 						q = `query($first: Int, $after: String, $last: Int, $before: String) { viewer { ` + fmt.Sprintf(field, sel) + ` } }`
 						path = "viewer.conn"
@@ -223,6 +243,40 @@ func TestConnectionPaging(t *testing.T) {
 					t.Errorf("pages of last 1: got %v, want %v", back, all)
 				}
 			})
+		}
+		// The inventory's nodes by name, its workloads by namespace, then
+		// name.
+		inv := env.MustDo(t, f.Owner.Token, `query($c: ID!) { node(id: $c) { ... on Cluster { inventory {
+			nodes { nodes { name } } workloads { nodes { namespace name } } } } } }`, map[string]any{"c": f.ClusterID})
+		var nodeNames, workloadNames []string
+		for _, n := range inv.List("node.inventory.nodes.nodes") {
+			nodeNames = append(nodeNames, dig(n, "name").(string))
+		}
+		for _, w := range inv.List("node.inventory.workloads.nodes") {
+			workloadNames = append(workloadNames, dig(w, "namespace").(string)+"/"+dig(w, "name").(string))
+		}
+		if want := []string{"node-a", "node-b", "node-c"}; !slices.Equal(nodeNames, want) {
+			t.Errorf("the inventory's nodes: %v, want %v", nodeNames, want)
+		}
+		if want := []string{"shop/cart", "shop/web", "shop-prod/api"}; !slices.Equal(workloadNames, want) {
+			t.Errorf("the inventory's workloads: %v, want %v", workloadNames, want)
+		}
+		// The set's comments, oldest first; between two cursors, the one
+		// between them.
+		cm := env.MustDo(t, f.Owner.Token, `query($c: ID!) { node(id: $c) { ... on ChangeSet { comments { edges { cursor node { body } } } } } }`,
+			map[string]any{"c": set})
+		var bodies, commentCursors []string
+		for _, e := range cm.List("node.comments.edges") {
+			bodies, commentCursors = append(bodies, dig(e, "node.body").(string)), append(commentCursors, dig(e, "cursor").(string))
+		}
+		if want := []string{"first word", "second word", "third word"}; !slices.Equal(bodies, want) {
+			t.Fatalf("the set's comments: %v, want %v", bodies, want)
+		}
+		between := env.MustDo(t, f.Owner.Token, `query($c: ID!, $a: String, $b: String) { node(id: $c) { ... on ChangeSet {
+			comments(after: $a, before: $b) { nodes { body } pageInfo { hasNextPage hasPreviousPage } } } } }`,
+			map[string]any{"c": set, "a": commentCursors[0], "b": commentCursors[2]})
+		if got := between.List("node.comments.nodes"); len(got) != 1 || dig(got[0], "body") != "second word" {
+			t.Errorf("the comments between the first and the third: %s", between.Body)
 		}
 		// The person's three sessions, newest first: the browser's own,
 		// the oldest, last.

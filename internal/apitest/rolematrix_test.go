@@ -1170,7 +1170,7 @@ func roleMatrix() map[string][]matrixCase {
 		}},
 		"commentOnChangeSet": {{
 			name:  "open",
-			query: `mutation($c: ID!, $body: String!) { commentOnChangeSet(input: {changeSetId: $c, body: $body}) { changeSet { id comments { body } } ` + ue + ` } }`,
+			query: `mutation($c: ID!, $body: String!) { commentOnChangeSet(input: {changeSetId: $c, body: $body}) { changeSet { id comments(first: 100) { nodes { body } } } ` + ue + ` } }`,
 			vars: func(t *testing.T, f *Fixture, r Role) map[string]any {
 				return map[string]any{"c": f.changeSetAsOwner(t, r, 1, false), "body": "a word from " + string(r)}
 			},
@@ -1178,7 +1178,7 @@ func roleMatrix() map[string][]matrixCase {
 			effect: func(t *testing.T, f *Fixture, r Role, v map[string]any, res Response, ok bool) {
 				t.Helper()
 				var bodies []string
-				for _, c := range f.changeSet(t, v["c"].(string))["comments"].([]any) {
+				for _, c := range dig(f.changeSet(t, v["c"].(string)), "comments.nodes").([]any) {
 					bodies = append(bodies, dig(c, "body").(string))
 				}
 				if n := map[bool]int{true: 1, false: 0}[ok]; len(bodies) != n || (ok && bodies[0] != v["body"]) {
@@ -1291,7 +1291,7 @@ func changeSetVars(changes int, submit bool) func(t *testing.T, f *Fixture, r Ro
 func (f *Fixture) changeSet(t *testing.T, id string) map[string]any {
 	t.Helper()
 	n := f.Node(t, f.ProjectID, `... on Project { changeSets(first: 100) { nodes { id state title
-		changes { sequence variableName } comments { body decision } decidedBy { id } appliedBy { id } } } }`)
+		changes { sequence variableName } comments(first: 100) { nodes { body decision } } decidedBy { id } appliedBy { id } } } }`)
 	for _, s := range dig(n, "changeSets.nodes").([]any) {
 		if m := s.(map[string]any); m["id"] == id {
 			return m
@@ -1324,7 +1324,7 @@ func decidedByCaller(field string) func(t *testing.T, f *Fixture, r Role, v map[
 		if ok && res.Str(field+".changeSet.decidedBy.id") != f.Users[r].UserID {
 			t.Errorf("decidedBy: %s, want the caller %s", res.Body, f.Users[r].UserID)
 		}
-		comments := f.changeSet(t, v["c"].(string))["comments"].([]any)
+		comments := dig(f.changeSet(t, v["c"].(string)), "comments.nodes").([]any)
 		if n := map[bool]int{true: 1, false: 0}[ok]; len(comments) != n {
 			t.Errorf("the set has %d comments, want %d (the decision's)", len(comments), n)
 		}

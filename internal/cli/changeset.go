@@ -651,9 +651,9 @@ func printSetDetail(w io.Writer, s *client.ChangeSetDetail) {
 			fmt.Fprintf(w, "%s — %s\n", line, who(by))
 		}
 	}
-	if len(s.Comments) > 0 {
+	if len(s.Comments.Nodes) > 0 {
 		fmt.Fprintln(w, "Comments:")
-		for _, cm := range s.Comments {
+		for _, cm := range s.Comments.Nodes {
 			var by *string
 			if cm.Author != nil {
 				by = &cm.Author.Email
@@ -667,6 +667,9 @@ func printSetDetail(w io.Writer, s *client.ChangeSetDetail) {
 				body = ": " + body
 			}
 			fmt.Fprintf(w, "  %s %s%s%s\n", when(&cm.At), who(by), what, body)
+		}
+		if s.Comments.PageInfo.HasNextPage {
+			fmt.Fprintln(w, "  … the first 100; read the later ones through the API (ChangeSet.comments, after pageInfo.endCursor)")
 		}
 	}
 	if len(s.Deployments) > 0 {

@@ -1071,7 +1071,7 @@ type ChangeSetDetail struct {
 	// Its changes, in the order added.
 	Changes []ChangeSetDetailChangesChangeSetChange `json:"changes"`
 	// Comments and decisions, oldest first.
-	Comments []ChangeSetDetailCommentsChangeSetComment `json:"comments"`
+	Comments ChangeSetDetailCommentsChangeSetCommentConnection `json:"comments"`
 	// The deployments applying it started.
 	Deployments []ChangeSetDetailDeploymentsDeployment `json:"deployments"`
 }
@@ -1125,7 +1125,9 @@ func (v *ChangeSetDetail) GetAppliedBy() *ChangeSetDetailAppliedByUser { return 
 func (v *ChangeSetDetail) GetChanges() []ChangeSetDetailChangesChangeSetChange { return v.Changes }
 
 // GetComments returns ChangeSetDetail.Comments, and is useful for accessing the field via an interface.
-func (v *ChangeSetDetail) GetComments() []ChangeSetDetailCommentsChangeSetComment { return v.Comments }
+func (v *ChangeSetDetail) GetComments() ChangeSetDetailCommentsChangeSetCommentConnection {
+	return v.Comments
+}
 
 // GetDeployments returns ChangeSetDetail.Deployments, and is useful for accessing the field via an interface.
 func (v *ChangeSetDetail) GetDeployments() []ChangeSetDetailDeploymentsDeployment {
@@ -1287,11 +1289,32 @@ type ChangeSetDetailChangesChangeSetChangeService struct {
 // GetName returns ChangeSetDetailChangesChangeSetChangeService.Name, and is useful for accessing the field via an interface.
 func (v *ChangeSetDetailChangesChangeSetChangeService) GetName() string { return v.Name }
 
-// ChangeSetDetailCommentsChangeSetComment includes the requested fields of the GraphQL type ChangeSetComment.
+// ChangeSetDetailCommentsChangeSetCommentConnection includes the requested fields of the GraphQL type ChangeSetCommentConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of a change set's comments and decisions, oldest first.
+type ChangeSetDetailCommentsChangeSetCommentConnection struct {
+	// The page's comments, without cursors.
+	Nodes []ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetComment `json:"nodes"`
+	// Where the page stands in the list.
+	PageInfo ChangeSetDetailCommentsChangeSetCommentConnectionPageInfo `json:"pageInfo"`
+}
+
+// GetNodes returns ChangeSetDetailCommentsChangeSetCommentConnection.Nodes, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailCommentsChangeSetCommentConnection) GetNodes() []ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetComment {
+	return v.Nodes
+}
+
+// GetPageInfo returns ChangeSetDetailCommentsChangeSetCommentConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailCommentsChangeSetCommentConnection) GetPageInfo() ChangeSetDetailCommentsChangeSetCommentConnectionPageInfo {
+	return v.PageInfo
+}
+
+// ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetComment includes the requested fields of the GraphQL type ChangeSetComment.
 // The GraphQL type's documentation follows.
 //
 // A comment on a change set, or a decision with its comment.
-type ChangeSetDetailCommentsChangeSetComment struct {
+type ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetComment struct {
 	// The text; may be empty on a decision.
 	Body string `json:"body"`
 	// Set on a decision.
@@ -1299,35 +1322,57 @@ type ChangeSetDetailCommentsChangeSetComment struct {
 	// When it was written.
 	At time.Time `json:"at"`
 	// Null once they left the tenant.
-	Author *ChangeSetDetailCommentsChangeSetCommentAuthorUser `json:"author"`
+	Author *ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetCommentAuthorUser `json:"author"`
 }
 
-// GetBody returns ChangeSetDetailCommentsChangeSetComment.Body, and is useful for accessing the field via an interface.
-func (v *ChangeSetDetailCommentsChangeSetComment) GetBody() string { return v.Body }
+// GetBody returns ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetComment.Body, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetComment) GetBody() string {
+	return v.Body
+}
 
-// GetDecision returns ChangeSetDetailCommentsChangeSetComment.Decision, and is useful for accessing the field via an interface.
-func (v *ChangeSetDetailCommentsChangeSetComment) GetDecision() *ApprovalDecision { return v.Decision }
+// GetDecision returns ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetComment.Decision, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetComment) GetDecision() *ApprovalDecision {
+	return v.Decision
+}
 
-// GetAt returns ChangeSetDetailCommentsChangeSetComment.At, and is useful for accessing the field via an interface.
-func (v *ChangeSetDetailCommentsChangeSetComment) GetAt() time.Time { return v.At }
+// GetAt returns ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetComment.At, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetComment) GetAt() time.Time {
+	return v.At
+}
 
-// GetAuthor returns ChangeSetDetailCommentsChangeSetComment.Author, and is useful for accessing the field via an interface.
-func (v *ChangeSetDetailCommentsChangeSetComment) GetAuthor() *ChangeSetDetailCommentsChangeSetCommentAuthorUser {
+// GetAuthor returns ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetComment.Author, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetComment) GetAuthor() *ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetCommentAuthorUser {
 	return v.Author
 }
 
-// ChangeSetDetailCommentsChangeSetCommentAuthorUser includes the requested fields of the GraphQL type User.
+// ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetCommentAuthorUser includes the requested fields of the GraphQL type User.
 // The GraphQL type's documentation follows.
 //
 // A person or integration, as the tenant that reads it knows them: the same person has a different id, name
 // and kind in every tenant.
-type ChangeSetDetailCommentsChangeSetCommentAuthorUser struct {
+type ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetCommentAuthorUser struct {
 	// The user's email.
 	Email string `json:"email"`
 }
 
-// GetEmail returns ChangeSetDetailCommentsChangeSetCommentAuthorUser.Email, and is useful for accessing the field via an interface.
-func (v *ChangeSetDetailCommentsChangeSetCommentAuthorUser) GetEmail() string { return v.Email }
+// GetEmail returns ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetCommentAuthorUser.Email, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailCommentsChangeSetCommentConnectionNodesChangeSetCommentAuthorUser) GetEmail() string {
+	return v.Email
+}
+
+// ChangeSetDetailCommentsChangeSetCommentConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Where a page of a connection stands in the whole list.
+type ChangeSetDetailCommentsChangeSetCommentConnectionPageInfo struct {
+	// Whether items follow this page, when it was read forwards (with first, or with none of first, last and before); false when it was read backwards.
+	HasNextPage bool `json:"hasNextPage"`
+}
+
+// GetHasNextPage returns ChangeSetDetailCommentsChangeSetCommentConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *ChangeSetDetailCommentsChangeSetCommentConnectionPageInfo) GetHasNextPage() bool {
+	return v.HasNextPage
+}
 
 // ChangeSetDetailDecidedByUser includes the requested fields of the GraphQL type User.
 // The GraphQL type's documentation follows.
@@ -8441,7 +8486,7 @@ func (v *ShowChangeSetNodeChangeSet) GetChanges() []ChangeSetDetailChangesChange
 }
 
 // GetComments returns ShowChangeSetNodeChangeSet.Comments, and is useful for accessing the field via an interface.
-func (v *ShowChangeSetNodeChangeSet) GetComments() []ChangeSetDetailCommentsChangeSetComment {
+func (v *ShowChangeSetNodeChangeSet) GetComments() ChangeSetDetailCommentsChangeSetCommentConnection {
 	return v.ChangeSetDetail.Comments
 }
 
@@ -8510,7 +8555,7 @@ type __premarshalShowChangeSetNodeChangeSet struct {
 
 	Changes []ChangeSetDetailChangesChangeSetChange `json:"changes"`
 
-	Comments []ChangeSetDetailCommentsChangeSetComment `json:"comments"`
+	Comments ChangeSetDetailCommentsChangeSetCommentConnection `json:"comments"`
 
 	Deployments []ChangeSetDetailDeploymentsDeployment `json:"deployments"`
 }
@@ -11574,12 +11619,17 @@ fragment ChangeSetDetail on ChangeSet {
 			process
 		}
 	}
-	comments {
-		body
-		decision
-		at
-		author {
-			email
+	comments(first: 100) {
+		nodes {
+			body
+			decision
+			at
+			author {
+				email
+			}
+		}
+		pageInfo {
+			hasNextPage
 		}
 	}
 	deployments {

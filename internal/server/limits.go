@@ -220,6 +220,9 @@ func complexity() graph.ComplexityRoot {
 	c.Project.WebhookEndpoints = page
 	c.Project.Webhooks = page
 	c.Cluster.ConnectTokens = page
+	c.ClusterInventory.Nodes = page
+	c.ClusterInventory.Workloads = page
+	c.ChangeSet.Comments = page
 	c.Project.Members = page
 	c.Project.Environments = page
 	c.Project.Services = page

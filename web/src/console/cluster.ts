@@ -14,8 +14,8 @@ const ClusterPage = graphql(`
         activeRevision { number confirmed reportedAt }
         inventory {
           agentVersion kubernetesVersion capabilities
-          nodes { name ready }
-          workloads { namespace name replicas readyReplicas }
+          nodes(first: 100) { nodes { name ready } pageInfo { hasNextPage } }
+          workloads(first: 100) { nodes { namespace name replicas readyReplicas } pageInfo { hasNextPage } }
         }
         install { command }
       }
@@ -95,9 +95,11 @@ export function ClusterView({ id }: { id: string }) {
     ${c.inventory
       ? html`<h2>Inventory</h2>
         <p class="muted">agent ${c.inventory.agentVersion} · Kubernetes ${c.inventory.kubernetesVersion} · ${c.inventory.capabilities.join(', ')}</p>
-        <ul>${c.inventory.nodes.map((n) => html`<li>${n.name} ${n.ready ? 'ready' : html`<span class="problem">not ready</span>`}</li>`)}</ul>
+        <ul>${c.inventory.nodes.nodes.map((n) => html`<li>${n.name} ${n.ready ? 'ready' : html`<span class="problem">not ready</span>`}</li>`)}</ul>
+        ${c.inventory.nodes.pageInfo.hasNextPage ? html`<p class="muted">The first 100 nodes by name; there are more.</p>` : ''}
         <table tabindex="0"><thead><tr><th scope="col">Workload</th><th scope="col">Ready</th></tr></thead>
-          <tbody>${c.inventory.workloads.map((w) => html`<tr><td>${w.namespace}/${w.name}</td><td>${w.readyReplicas} / ${w.replicas}</td></tr>`)}</tbody></table>`
+          <tbody>${c.inventory.workloads.nodes.map((w) => html`<tr><td>${w.namespace}/${w.name}</td><td>${w.readyReplicas} / ${w.replicas}</td></tr>`)}</tbody></table>
+        ${c.inventory.workloads.pageInfo.hasNextPage ? html`<p class="muted">The first 100 workloads by namespace and name; there are more.</p>` : ''}`
       : html`<p>No agent has reported yet.</p>`}
     <h2>Install the agent</h2>
     <pre class="command"><code>${c.install.command}</code></pre>

@@ -287,7 +287,7 @@ export type ConsoleClusterQueryVariables = Exact<{
 
 
 export type ConsoleClusterQuery = { node:
-    | { id: string, name: string, status: ClusterStatus, lastHeartbeatAge: number | null, desiredRevision: number, appliedRevision: number, labels: Array<{ key: string, value: string }>, tenant: { viewerRole: TenantRole }, activeRevision: { number: number, confirmed: boolean, reportedAt: string } | null, inventory: { agentVersion: string, kubernetesVersion: string, capabilities: Array<string>, nodes: Array<{ name: string, ready: boolean }>, workloads: Array<{ namespace: string, name: string, replicas: number, readyReplicas: number }> } | null, install: { command: string } }
+    | { id: string, name: string, status: ClusterStatus, lastHeartbeatAge: number | null, desiredRevision: number, appliedRevision: number, labels: Array<{ key: string, value: string }>, tenant: { viewerRole: TenantRole }, activeRevision: { number: number, confirmed: boolean, reportedAt: string } | null, inventory: { agentVersion: string, kubernetesVersion: string, capabilities: Array<string>, nodes: { nodes: Array<{ name: string, ready: boolean }>, pageInfo: { hasNextPage: boolean } }, workloads: { nodes: Array<{ namespace: string, name: string, replicas: number, readyReplicas: number }>, pageInfo: { hasNextPage: boolean } } } | null, install: { command: string } }
     | Record<PropertyKey, never>
    | null };
 
@@ -831,15 +831,25 @@ export const ConsoleClusterDocument = new TypedDocumentString(`
         agentVersion
         kubernetesVersion
         capabilities
-        nodes {
-          name
-          ready
+        nodes(first: 100) {
+          nodes {
+            name
+            ready
+          }
+          pageInfo {
+            hasNextPage
+          }
         }
-        workloads {
-          namespace
-          name
-          replicas
-          readyReplicas
+        workloads(first: 100) {
+          nodes {
+            namespace
+            name
+            replicas
+            readyReplicas
+          }
+          pageInfo {
+            hasNextPage
+          }
         }
       }
       install {
@@ -848,7 +858,7 @@ export const ConsoleClusterDocument = new TypedDocumentString(`
     }
   }
 }
-    `, {"hash":"sha256:e838b6d6797a7469c21718c39e586c914ed91e1233511cfe845c9720f3b04471"}) as unknown as TypedDocumentString<ConsoleClusterQuery, ConsoleClusterQueryVariables>;
+    `, {"hash":"sha256:33dc2f717b198a3df5ce93b4985a909acf82556cab5fec371619af5ee8268d08"}) as unknown as TypedDocumentString<ConsoleClusterQuery, ConsoleClusterQueryVariables>;
 export const ConsoleClusterRevisionsDocument = new TypedDocumentString(`
     query ConsoleClusterRevisions($id: ID!) {
   node(id: $id) {

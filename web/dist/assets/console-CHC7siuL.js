@@ -296,7 +296,7 @@ fragment ConsoleProjectCard on Project {
     }
   }
 }
-    `,{hash:`sha256:007931239d8a927e8c50b226ee0743b8ea120ccd99ef3c6f059b299e9e9a499a`}),"\n  query ConsoleCluster($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        id name status lastHeartbeatAge desiredRevision appliedRevision\n        labels { key value }\n        tenant { viewerRole }\n        activeRevision { number confirmed reportedAt }\n        inventory {\n          agentVersion kubernetesVersion capabilities\n          nodes { name ready }\n          workloads { namespace name replicas readyReplicas }\n        }\n        install { command }\n      }\n    }\n  }\n":new G(`
+    `,{hash:`sha256:007931239d8a927e8c50b226ee0743b8ea120ccd99ef3c6f059b299e9e9a499a`}),"\n  query ConsoleCluster($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        id name status lastHeartbeatAge desiredRevision appliedRevision\n        labels { key value }\n        tenant { viewerRole }\n        activeRevision { number confirmed reportedAt }\n        inventory {\n          agentVersion kubernetesVersion capabilities\n          nodes(first: 100) { nodes { name ready } pageInfo { hasNextPage } }\n          workloads(first: 100) { nodes { namespace name replicas readyReplicas } pageInfo { hasNextPage } }\n        }\n        install { command }\n      }\n    }\n  }\n":new G(`
     query ConsoleCluster($id: ID!) {
   node(id: $id) {
     ... on Cluster {
@@ -322,15 +322,25 @@ fragment ConsoleProjectCard on Project {
         agentVersion
         kubernetesVersion
         capabilities
-        nodes {
-          name
-          ready
+        nodes(first: 100) {
+          nodes {
+            name
+            ready
+          }
+          pageInfo {
+            hasNextPage
+          }
         }
-        workloads {
-          namespace
-          name
-          replicas
-          readyReplicas
+        workloads(first: 100) {
+          nodes {
+            namespace
+            name
+            replicas
+            readyReplicas
+          }
+          pageInfo {
+            hasNextPage
+          }
         }
       }
       install {
@@ -339,7 +349,7 @@ fragment ConsoleProjectCard on Project {
     }
   }
 }
-    `,{hash:`sha256:e838b6d6797a7469c21718c39e586c914ed91e1233511cfe845c9720f3b04471`}),"\n  query ConsoleClusterRevisions($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        revisions(first: 10) {\n          nodes {\n            number hash createdAt\n            cause { action actor { email } }\n            outcomes { agent result at }\n          }\n          pageInfo { hasNextPage }\n        }\n      }\n    }\n  }\n":new G(`
+    `,{hash:`sha256:33dc2f717b198a3df5ce93b4985a909acf82556cab5fec371619af5ee8268d08`}),"\n  query ConsoleClusterRevisions($id: ID!) {\n    node(id: $id) {\n      ... on Cluster {\n        revisions(first: 10) {\n          nodes {\n            number hash createdAt\n            cause { action actor { email } }\n            outcomes { agent result at }\n          }\n          pageInfo { hasNextPage }\n        }\n      }\n    }\n  }\n":new G(`
     query ConsoleClusterRevisions($id: ID!) {
   node(id: $id) {
     ... on Cluster {
@@ -1042,8 +1052,8 @@ fragment ConsoleTenantSection on Tenant {
         activeRevision { number confirmed reportedAt }
         inventory {
           agentVersion kubernetesVersion capabilities
-          nodes { name ready }
-          workloads { namespace name replicas readyReplicas }
+          nodes(first: 100) { nodes { name ready } pageInfo { hasNextPage } }
+          workloads(first: 100) { nodes { namespace name replicas readyReplicas } pageInfo { hasNextPage } }
         }
         install { command }
       }
@@ -1078,9 +1088,11 @@ fragment ConsoleTenantSection on Tenant {
     <p>Revision ${t.desiredRevision} desired, ${t.appliedRevision} applied${t.activeRevision?X`; the agent runs ${t.activeRevision.number} (${t.activeRevision.confirmed?`confirmed by its hash`:`hash not confirmed`})`:``}.</p>
     ${t.inventory?X`<h2>Inventory</h2>
         <p class="muted">agent ${t.inventory.agentVersion} · Kubernetes ${t.inventory.kubernetesVersion} · ${t.inventory.capabilities.join(`, `)}</p>
-        <ul>${t.inventory.nodes.map(e=>X`<li>${e.name} ${e.ready?`ready`:X`<span class="problem">not ready</span>`}</li>`)}</ul>
+        <ul>${t.inventory.nodes.nodes.map(e=>X`<li>${e.name} ${e.ready?`ready`:X`<span class="problem">not ready</span>`}</li>`)}</ul>
+        ${t.inventory.nodes.pageInfo.hasNextPage?X`<p class="muted">The first 100 nodes by name; there are more.</p>`:``}
         <table tabindex="0"><thead><tr><th scope="col">Workload</th><th scope="col">Ready</th></tr></thead>
-          <tbody>${t.inventory.workloads.map(e=>X`<tr><td>${e.namespace}/${e.name}</td><td>${e.readyReplicas} / ${e.replicas}</td></tr>`)}</tbody></table>`:X`<p>No agent has reported yet.</p>`}
+          <tbody>${t.inventory.workloads.nodes.map(e=>X`<tr><td>${e.namespace}/${e.name}</td><td>${e.readyReplicas} / ${e.replicas}</td></tr>`)}</tbody></table>
+        ${t.inventory.workloads.pageInfo.hasNextPage?X`<p class="muted">The first 100 workloads by namespace and name; there are more.</p>`:``}`:X`<p>No agent has reported yet.</p>`}
     <h2>Install the agent</h2>
     <pre class="command"><code>${t.install.command}</code></pre>
     ${p?X`<h2>Connect token</h2>
