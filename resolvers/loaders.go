@@ -332,7 +332,7 @@ func (l *loaders) primeProjects(ctx context.Context, projects []*model.Project) 
 		scopes[i] = p.Scope()
 	}
 	var ids []string // of the projects, once a deferred child needs them
-	now := func(c childPage, read func()) {
+	prime := func(c childPage, read func()) {
 		if !c.deferred {
 			read()
 			return
@@ -348,14 +348,14 @@ func (l *loaders) primeProjects(ctx context.Context, projects []*model.Project) 
 		l.later.primeLater(ids, read)
 	}
 	for _, c := range childPages(op, fields, "environments") {
-		now(c, func() {
+		prime(c, func() {
 			if pages, err := l.plane.Delivery.EnvironmentsOf(ctx, scopes, c.pg); err == nil {
 				l.primeEnvironments(ctx, op, l.envPages.put(pages, c.pg, 0), c.fields)
 			}
 		})
 	}
 	for _, c := range childPages(op, fields, "services") {
-		now(c, func() {
+		prime(c, func() {
 			if pages, err := l.plane.Delivery.ServicesOf(ctx, scopes, c.pg); err == nil {
 				l.svcPages.put(pages, c.pg, 0)
 			}

@@ -37,12 +37,8 @@ func streamedAfter(ctx context.Context, length int) (int, bool) {
 		if d == nil {
 			return 0, false // a list of the same items written whole: it reads them all
 		}
-		args := d.ArgumentMap(op.Variables)
-		if on, ok := args["if"].(bool); ok && !on {
-			return 0, false
-		}
-		n, ok := graphql.StreamInitialCount(args["initialCount"])
-		if !ok {
+		n, _, on := graphql.StreamArgs(d, op.Variables)
+		if !on {
 			return 0, false
 		}
 		first, streams = min(first, n), true

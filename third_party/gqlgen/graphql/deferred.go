@@ -109,16 +109,27 @@ func StreamOf(ctx context.Context, length int) *Stream {
 	if oc.Operation == nil || oc.Operation.Operation != ast.Query || oc.incremental.results == nil {
 		return nil // refused before execution (internal/server); whole if not
 	}
-	args := d.ArgumentMap(oc.Variables)
-	if on, ok := args["if"].(bool); ok && !on {
+	initial, label, on := StreamArgs(d, oc.Variables)
+	if !on || initial >= length {
 		return nil
+	}
+	return &Stream{label: label, initial: initial, sink: oc.incremental}
+}
+
+// StreamArgs reads a @stream directive with the operation's variables: its
+// initialCount and label, and whether it streams at all (its if argument
+// not false, its initialCount a count).
+func StreamArgs(d *ast.Directive, vars map[string]any) (initial int, label string, on bool) {
+	args := d.ArgumentMap(vars)
+	if on, ok := args["if"].(bool); ok && !on {
+		return 0, "", false
 	}
 	initial, ok := StreamInitialCount(args["initialCount"])
-	if !ok || initial >= length {
-		return nil
+	if !ok {
+		return 0, "", false
 	}
-	label, _ := args["label"].(string)
-	return &Stream{label: label, initial: initial, sink: oc.incremental}
+	label, _ = args["label"].(string)
+	return initial, label, true
 }
 
 // StreamInitialCount reads @stream's initialCount, as a literal or a
